@@ -1,0 +1,148 @@
+"""Settings: a keyword argument wins, then an AGENTOTEL_* / OTEL_* environment variable, then the default.
+
+This is the only module that reads agentotel's environment variables. `instrument()` resolves one
+`Settings` and installs it with `configure()`; code that runs without `instrument()` (a `@tool` under
+someone else's tracer provider, say) gets `current()`, resolved from the environment alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+DEFAULT_DIRECTORY = "agentotel-traces"
+
+# OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT values that turn capture off; the GenAI
+# instrumentations also accept SPAN_ONLY / EVENT_ONLY / SPAN_AND_EVENT, which all mean "on" for us.
+_CAPTURE_OFF = {"false", "0", "no", "off", "no_content", "none"}
+_TRUE = {"true", "1", "yes", "on"}
+
+
+class ConfigError(ValueError):
+    """A setting has a value agentotel cannot use; the message names the setting and the value."""
+
+
+def _bool(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in {"false", "0", "no", "off"}:
+        return False
+    raise ConfigError(f"{name}={raw!r}: expected true or false")
+
+
+def _int(name: str, raw: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected a whole number") from None
+    if value < 0:
+        raise ConfigError(f"{name}={raw!r}: must not be negative")
+    return value
+
+
+def _float(name: str, raw: str) -> float:
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected a number") from None
+
+
+def _list(sep: str) -> Callable[[str, str], tuple[str, ...]]:
+    def parse(_name: str, raw: str) -> tuple[str, ...]:
+        return tuple(item.strip() for item in raw.split(sep) if item.strip())
+
+    return parse
+
+
+def _capture(name: str, raw: str) -> bool:
+    return raw.strip().lower() not in _CAPTURE_OFF
+
+
+def _exporters(name: str, raw: str) -> tuple[str, ...]:
+    names = tuple(item.strip().lower() for item in raw.split(",") if item.strip())
+    unknown = [n for n in names if n not in {"parquet", "otlp", "console", "none"}]
+    if unknown:
+        raise ConfigError(f"{name}={raw!r}: unknown exporter {unknown[0]!r} (use parquet, otlp, console or none)")
+    return tuple(n for n in names if n != "none")
+
+
+def _setting(env: str | tuple[str, ...], parse: Callable[[str, str], Any] | None, default: Any) -> Any:
+    names = (env,) if isinstance(env, str) else env
+    meta = {"env": names, "parse": parse or (lambda _n, raw: raw)}
+    if callable(default):
+        return field(default_factory=default, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every agentotel setting, resolved once. Field metadata names the environment variables read."""
+
+    directory: Path = _setting("AGENTOTEL_DIR", lambda _n, raw: Path(raw), Path(DEFAULT_DIRECTORY))
+    service_name: str | None = _setting("OTEL_SERVICE_NAME", None, None)
+    traces_exporters: tuple[str, ...] = _setting("OTEL_TRACES_EXPORTER", _exporters, ("parquet",))
+    capture_content: bool = _setting(
+        ("AGENTOTEL_CAPTURE_CONTENT", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), _capture, True
+    )
+    # Content policy: per-value and per-span payload limits keep a span far below OTLP's 4 MiB message.
+    max_value_bytes: int = _setting("AGENTOTEL_MAX_VALUE_BYTES", _int, 64 * 1024)
+    max_span_payload_bytes: int = _setting("AGENTOTEL_MAX_SPAN_PAYLOAD_BYTES", _int, 1024 * 1024)
+    redact_patterns: tuple[str, ...] = _setting("AGENTOTEL_REDACT_PATTERNS", _list("\n"), ())
+    redact_keys: tuple[str, ...] = _setting("AGENTOTEL_REDACT_KEYS", _list(","), ())
+    # Runs and environment.
+    propagate: bool = _setting("AGENTOTEL_PROPAGATE", _bool, False)
+    agent_version: str | None = _setting("AGENTOTEL_AGENT_VERSION", None, None)
+    config_files: tuple[str, ...] = _setting("AGENTOTEL_CONFIG_FILES", _list(os.pathsep), ())
+    credential_names: tuple[str, ...] = _setting("AGENTOTEL_CREDENTIAL_NAMES", _list(","), ())
+    capture_environment: bool = _setting("AGENTOTEL_CAPTURE_ENVIRONMENT", _bool, True)
+    # Cost: a JSON file of {model: {"input": usd_per_mtok, "output": usd_per_mtok, ...}} overriding the price library.
+    prices_file: Path | None = _setting("AGENTOTEL_PRICES_FILE", lambda _n, raw: Path(raw), None)
+    # Store: the WAL is folded into Parquet at this size or age, whichever comes first.
+    wal_max_bytes: int = _setting("AGENTOTEL_WAL_MAX_BYTES", _int, 64 * 1024 * 1024)
+    wal_max_age_s: float = _setting("AGENTOTEL_WAL_MAX_AGE_S", _float, 60.0)
+
+    @classmethod
+    def resolve(cls, environ: dict[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Settings from keyword overrides (None means "not given"), then the environment, then defaults."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            given = overrides.pop(f.name, None)
+            if given is not None:
+                values[f.name] = Path(given) if f.name in {"directory", "prices_file"} else given
+                continue
+            for env in f.metadata["env"]:
+                raw = environ.get(env)
+                if raw is not None and raw.strip() != "":
+                    values[f.name] = f.metadata["parse"](env, raw)
+                    break
+        if overrides:
+            raise TypeError(f"unknown setting(s): {', '.join(sorted(overrides))}")
+        return cls(**values)
+
+
+_current: Settings | None = None
+
+
+def configure(settings: Settings) -> None:
+    """Install the settings `instrument()` resolved; later `current()` calls return them."""
+    global _current
+    _current = settings
+
+
+def current() -> Settings:
+    """The installed settings, or settings from the environment when `instrument()` was not called."""
+    global _current
+    if _current is None:
+        _current = Settings.resolve()
+    return _current
+
+
+def reset() -> None:
+    """Forget installed settings (tests, and `shutdown()`), so the environment is read again."""
+    global _current
+    _current = None

@@ -1,0 +1,106 @@
+"""The run an agent step belongs to, and the tool calls a model asked for inside it.
+
+This is the seam between the halves of the instrumentation: `runs.run()` sets the current run,
+the provider adapters record the tool calls each model response asked for, and `@tool` claims the
+matching call so its span carries the model's `gen_ai.tool.call.id`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class PendingToolCall:
+    """A tool call a model asked for and no `@tool` execution has claimed yet."""
+
+    id: str
+    name: str
+    arguments: Any  # parsed JSON arguments (dict), or the raw string when it was not valid JSON
+
+
+def canonical_arguments(arguments: Any) -> str:
+    """Arguments as canonical JSON (sorted keys, no spaces) so equal arguments compare equal."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    try:
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+@dataclass
+class RunContext:
+    """What every span started inside a run is stamped with, plus the run's pending tool calls."""
+
+    run_id: str
+    name: str
+    trigger: str
+    user: str | None = None
+    session: str | None = None
+    parent: "RunContext | None" = None
+    attributes: dict[str, Any] = field(default_factory=dict)  # attribution stamped on every span of the run
+    _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record_tool_calls(self, calls: Iterable[PendingToolCall]) -> None:
+        """Remember tool calls a model response asked for, in the order it asked."""
+        with self._lock:
+            self._pending.extend(calls)
+
+    def claim_tool_call(self, name: str, arguments: Any) -> str | None:
+        """The id of the oldest pending call with this tool name and equal arguments, removed; else None."""
+        wanted = canonical_arguments(arguments)
+        with self._lock:
+            for call in self._pending:
+                if call.name == name and canonical_arguments(call.arguments) == wanted:
+                    self._pending.remove(call)
+                    return call.id
+        return None
+
+    def pending_tool_calls(self) -> list[PendingToolCall]:
+        with self._lock:
+            return list(self._pending)
+
+
+_current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("agentotel_run", default=None)
+
+
+def current_run() -> RunContext | None:
+    """The innermost run active in this context (thread or task), or None."""
+    return _current_run.get()
+
+
+def set_current_run(run: RunContext | None) -> contextvars.Token:
+    return _current_run.set(run)
+
+
+def reset_current_run(token: contextvars.Token) -> None:
+    _current_run.reset(token)
+
+
+def record_tool_calls(calls: Iterable[PendingToolCall]) -> None:
+    """Record a model response's tool calls in the current run (and every enclosing one); no-op outside a run."""
+    calls = list(calls)
+    run = current_run()
+    if run is not None and calls:
+        run.record_tool_calls(calls)
+
+
+def claim_tool_call(name: str, arguments: Any) -> str | None:
+    """The tool-call id a model gave for this tool execution, if it asked for it in the current run."""
+    run = current_run()
+    while run is not None:
+        call_id = run.claim_tool_call(name, arguments)
+        if call_id is not None:
+            return call_id
+        run = run.parent
+    return None

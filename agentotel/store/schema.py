@@ -1,0 +1,223 @@
+"""The span row: the store's Arrow schema and the one place a span becomes a row.
+
+The in-process exporter (from `ReadableSpan`) and the collector (from OTLP protobuf) both normalise a
+span into plain Python values and append them to `SpanColumns`, so a span looks the same whichever way
+it came. Which attributes are promoted to typed columns and which payload attributes move to
+`input`/`output` comes from the generated registry (`agentotel.semconv`), not from this file.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+
+from agentotel import semconv
+
+SCHEMA_VERSION = 1
+"""Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`."""
+
+METADATA_KEY = b"agentotel.schema_version"
+
+_ARROW = {
+    "string": pa.string(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "list<string>": pa.list_(pa.string()),
+}
+
+STRING_MAP = pa.map_(pa.string(), pa.string())
+TIMESTAMP = pa.timestamp("ns", tz="UTC")
+
+EVENT = pa.struct([("time", TIMESTAMP), ("name", pa.string()), ("attributes", STRING_MAP)])
+LINK = pa.struct([("trace_id", pa.string()), ("span_id", pa.string()), ("attributes", STRING_MAP)])
+
+_HEAD = [
+    ("trace_id", pa.string()),
+    ("span_id", pa.string()),
+    ("parent_span_id", pa.string()),
+    ("name", pa.string()),
+    ("kind", pa.string()),
+    ("status_code", pa.string()),
+    ("status_message", pa.string()),
+    ("start_time", TIMESTAMP),
+    ("end_time", TIMESTAMP),
+    ("duration_ns", pa.int64()),
+    ("service_name", pa.string()),
+    ("scope_name", pa.string()),
+    ("scope_version", pa.string()),
+]
+# Promoted columns in a stable order (the contract fixes names and types, not order).
+PROMOTED = {attr: (column, _ARROW[arrow]) for attr, (column, arrow) in semconv.PROMOTED_COLUMNS.items()}
+_TAIL = [
+    ("input", pa.string()),
+    ("output", pa.string()),
+    ("attributes", STRING_MAP),
+    ("resource_attributes", STRING_MAP),
+    ("events", pa.list_(EVENT)),
+    ("links", pa.list_(LINK)),
+]
+
+SPAN_SCHEMA = pa.schema(
+    _HEAD + [(column, arrow) for column, arrow in PROMOTED.values()] + _TAIL,
+    metadata={METADATA_KEY: str(SCHEMA_VERSION).encode()},
+)
+"""The Arrow schema of a span row; Parquet files and WAL batches use exactly this."""
+
+COLUMNS = tuple(SPAN_SCHEMA.names)
+
+SERVICE_NAME = "service.name"  # resource attribute (OTel resource semconv), read for the service_name column
+
+
+def encode_value(value: Any) -> str:
+    """One attribute value as a map string: strings as they are, everything else as JSON. Never raises."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(_json_safe(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        # JSON has no NaN or infinity; keep them readable rather than emitting invalid JSON.
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a value that cannot even be printed still must not fail the batch
+        return f"<unprintable {type(value).__name__}>"
+
+
+def encode_attributes(attributes: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Attributes as map entries (key, string value)."""
+    if not attributes:
+        return []
+    return [(str(key), encode_value(value)) for key, value in attributes.items()]
+
+
+def _promote(value: Any, arrow: pa.DataType) -> Any:
+    """A typed copy of an attribute for its promoted column, or None when it does not fit the type."""
+    try:
+        if arrow == pa.string():
+            return value if isinstance(value, str) else encode_value(value)
+        if arrow == pa.int64():
+            if isinstance(value, bool):
+                return None
+            result = int(value)
+            return result if -(2**63) <= result < 2**63 else None
+        if arrow == pa.float64():
+            return None if isinstance(value, bool) else float(value)
+        if arrow == pa.bool_():
+            return value if isinstance(value, bool) else None
+        if isinstance(value, str):
+            return [value]
+        return [v if isinstance(v, str) else encode_value(v) for v in value]
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+class SpanColumns:
+    """Columns of span rows under construction; `append` one normalised span, then `to_batch()`.
+
+    Timestamps are integer nanoseconds since the epoch; ids are lower-case hex strings; kind and
+    status are their OTel SDK names (CLIENT, ERROR, ...). Never raises on attribute values.
+    """
+
+    def __init__(self) -> None:
+        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+
+    def __len__(self) -> int:
+        return len(self._columns["span_id"])
+
+    def append(
+        self,
+        *,
+        trace_id: str,
+        span_id: str,
+        parent_span_id: str | None,
+        name: str,
+        kind: str,
+        status_code: str,
+        status_message: str | None,
+        start_time_ns: int,
+        end_time_ns: int,
+        attributes: Mapping[str, Any] | None,
+        resource_attributes: Mapping[str, Any] | None,
+        encoded_resource: list[tuple[str, str]] | None = None,
+        scope_name: str | None,
+        scope_version: str | None,
+        events: Sequence[tuple[int, str, Mapping[str, Any] | None]] = (),
+        links: Sequence[tuple[str, str, Mapping[str, Any] | None]] = (),
+    ) -> None:
+        """Add one span. `encoded_resource` lets a caller reuse one resource's map entries across spans."""
+        c = self._columns
+        c["trace_id"].append(trace_id)
+        c["span_id"].append(span_id)
+        c["parent_span_id"].append(parent_span_id or None)
+        c["name"].append(name)
+        c["kind"].append(kind)
+        c["status_code"].append(status_code)
+        c["status_message"].append(status_message or None)
+        c["start_time"].append(start_time_ns)
+        c["end_time"].append(end_time_ns)
+        c["duration_ns"].append(end_time_ns - start_time_ns if start_time_ns and end_time_ns else None)
+        service = (resource_attributes or {}).get(SERVICE_NAME)
+        c["service_name"].append(None if service is None else encode_value(service))
+        c["scope_name"].append(scope_name or None)
+        c["scope_version"].append(scope_version or None)
+
+        promoted: dict[str, Any] = {}
+        payload: dict[str, str] = {}
+        rest: list[tuple[str, str]] = []
+        for key, value in (attributes or {}).items():
+            column = semconv.PAYLOAD_COLUMNS.get(key)
+            if column is not None and column not in payload:
+                payload[column] = encode_value(value)
+                continue
+            target = PROMOTED.get(key)
+            if target is not None:
+                promoted[target[0]] = _promote(value, target[1])
+            rest.append((str(key), encode_value(value)))
+        for column, _arrow in PROMOTED.values():
+            c[column].append(promoted.get(column))
+        c["input"].append(payload.get("input"))
+        c["output"].append(payload.get("output"))
+        c["attributes"].append(rest)
+        c["resource_attributes"].append(
+            encoded_resource if encoded_resource is not None else encode_attributes(resource_attributes)
+        )
+        c["events"].append(
+            [{"time": t, "name": n, "attributes": encode_attributes(a)} for t, n, a in events] if events else []
+        )
+        c["links"].append(
+            [{"trace_id": t, "span_id": s, "attributes": encode_attributes(a)} for t, s, a in links] if links else []
+        )
+
+    def to_batch(self) -> pa.RecordBatch:
+        """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
+        arrays = [pa.array(self._columns[f.name], type=f.type) for f in SPAN_SCHEMA]
+        self._columns = {name: [] for name in COLUMNS}
+        return pa.RecordBatch.from_arrays(arrays, schema=SPAN_SCHEMA)
+
+
+def payload_attribute(operation: str | None, column: str, span_attributes: Iterable[str] = ()) -> str | None:
+    """Which payload attribute a span's `input`/`output` column came from, for rebuilding the span.
+
+    A span carries at most one payload attribute per column; its operation's span group in the
+    registry says which one it is.
+    """
+    group = semconv.SPAN_ATTRIBUTES.get(f"span.agentotel.{operation}", ())
+    for attr in group:
+        if semconv.PAYLOAD_COLUMNS.get(attr) == column:
+            return attr
+    return None
