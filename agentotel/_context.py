@@ -48,6 +48,8 @@ class RunContext:
     session: str | None = None
     parent: "RunContext | None" = None
     attributes: dict[str, Any] = field(default_factory=dict)  # attribution stamped on every span of the run
+    # Tool definitions sent to a model during the run: name -> JSON schema (the environment records them).
+    tool_definitions: dict[str, Any] = field(default_factory=dict)
     _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -65,6 +67,11 @@ class RunContext:
                     self._pending.remove(call)
                     return call.id
         return None
+
+    def record_tool_definitions(self, definitions: dict[str, Any]) -> None:
+        """Remember tool definitions (name -> schema) a model request carried."""
+        with self._lock:
+            self.tool_definitions.update(definitions)
 
     def pending_tool_calls(self) -> list[PendingToolCall]:
         with self._lock:
@@ -88,11 +95,18 @@ def reset_current_run(token: contextvars.Token) -> None:
 
 
 def record_tool_calls(calls: Iterable[PendingToolCall]) -> None:
-    """Record a model response's tool calls in the current run (and every enclosing one); no-op outside a run."""
+    """Record a model response's tool calls in the current run; no-op outside a run."""
     calls = list(calls)
     run = current_run()
     if run is not None and calls:
         run.record_tool_calls(calls)
+
+
+def record_tool_definitions(definitions: dict[str, Any]) -> None:
+    """Record tool definitions (name -> schema) sent to a model in the current run; no-op outside a run."""
+    run = current_run()
+    if run is not None and definitions:
+        run.record_tool_definitions(definitions)
 
 
 def claim_tool_call(name: str, arguments: Any) -> str | None:
