@@ -1,0 +1,86 @@
+"""`python -m benchmarks [names...] [--quick]`: run the benchmarks, print ratios, regenerate RESULTS.md.
+
+Names are module suffixes (`store` for `bench_store.py`). Full mode (no --quick) rewrites
+`benchmarks/RESULTS.md` from `benchmarks/results.json`, replacing only the sections it ran, so a
+subset can be re-measured without losing the others. Exits 1 when a benchmark module failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from benchmarks import _report
+from benchmarks.harness import Result, error_result
+
+HERE = Path(__file__).resolve().parent
+
+
+def discover() -> list[str]:
+    """Area names of every `benchmarks/bench_<area>.py`, sorted."""
+    return sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules([str(HERE)]) if m.name.startswith("bench_"))
+
+
+def run_module(area: str, quick: bool) -> tuple[str, list[Result], float]:
+    """Import and run one benchmark module; a failure becomes an error row instead of stopping the run."""
+    start = time.perf_counter()
+    doc = ""
+    try:
+        module = importlib.import_module(f"benchmarks.bench_{area}")
+        doc = (module.__doc__ or "").strip()
+        results = module.run(quick=quick)
+        bad = [r for r in results if not isinstance(r, Result)]
+        if bad:
+            raise TypeError(f"run() must return Result rows, got {type(bad[0]).__name__}")
+        if not results:
+            raise ValueError("run() returned no rows")
+    except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        traceback.print_exc(file=sys.stderr)
+        results = [error_result(area, detail)]
+    return doc, list(results), time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="benchmarks to run (e.g. store query); default: all")
+    parser.add_argument("--quick", action="store_true", help="smoke run of a few seconds each; writes nothing")
+    parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--no-write", action="store_true", help="full mode without rewriting RESULTS.md")
+    args = parser.parse_args(argv)
+
+    available = discover()
+    if args.list:
+        print("\n".join(available))
+        return 0
+    wanted = [n.removeprefix("bench_").removesuffix(".py") for n in args.names] or available
+    unknown = [n for n in wanted if n not in available]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; available: {', '.join(available)}")
+
+    mode = "quick" if args.quick else "full"
+    print(f"benchmarks ({mode}): {', '.join(wanted)}", flush=True)
+    sections = {}
+    failed = False
+    for area in wanted:
+        print(f"\n== {area}", flush=True)
+        doc, results, elapsed = run_module(area, args.quick)
+        failed |= any(r.error for r in results)
+        for row in results:
+            print("  " + _report.format_row(row), flush=True)
+        print(f"  ({elapsed:.1f} s)", flush=True)
+        sections[area] = _report.section(area, doc, results, elapsed)
+
+    if not args.quick and not args.no_write:
+        path = _report.write(sections)
+        print(f"\nwrote {path.relative_to(HERE.parent)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
