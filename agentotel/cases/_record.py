@@ -1,0 +1,155 @@
+"""One run as detectors, case cutting and checking see it: its summary, steps, and a few span attributes.
+
+`RunRecord` is plain data so every part of `agentotel.cases` can be exercised from step dicts alone;
+`load_run` / `load_history` fill it from `agentotel.open(...)` (the query layer) when there is a store.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+from agentotel import semconv
+from agentotel.cases._steps import TOOL, is_error, tool_name, tool_payload
+
+# The span attributes (beyond the step fields) that detectors and cases read.
+_ATTRIBUTES = (
+    semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+    semconv.GEN_AI_TOOL_DEFINITIONS,
+    semconv.GEN_AI_SYSTEM_INSTRUCTIONS,
+    semconv.AGENTOTEL_REPLAY_CASE,
+    semconv.AGENTOTEL_ENV_HASH,
+    semconv.AGENTOTEL_ENV_COMMIT,
+    semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH,
+)
+
+
+@dataclass
+class RunRecord:
+    """A run: its summary (`run_id`, `trace_id`, `status`, `start_time`, `task`, `output`, ...), its
+    trajectory steps, and the extra attributes of each step's span (keyed by span id) and of its root."""
+
+    run: dict[str, Any]
+    steps: list[dict[str, Any]]
+    span_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
+    root_attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.get("run_id")
+
+    def attribute(self, step: Mapping[str, Any], name: str) -> str | None:
+        return self.span_attributes.get(str(step.get("span_id")), {}).get(name)
+
+    def tool_steps(self) -> list[dict[str, Any]]:
+        return [s for s in self.steps if s.get("type") == TOOL]
+
+    @property
+    def status(self) -> str:
+        """`ok` or `error`: the run's own status, else error when its last step failed."""
+        raw = str(self.run.get("status") or "").lower()
+        if raw in {"error", "failed", "failure"}:
+            return "error"
+        if raw:
+            return "ok"
+        return "error" if self.steps and is_error(self.steps[-1]) else "ok"
+
+
+@dataclass(frozen=True)
+class ToolSighting:
+    """A tool call of an earlier run, as drift detectors compare against it."""
+
+    run_id: str
+    start_time: Any
+    output: Any
+    schema_hash: str | None
+    status: str | None = None
+
+
+@dataclass
+class History:
+    """What earlier runs in the store saw of each tool, most recent first."""
+
+    tools: dict[str, list[ToolSighting]] = field(default_factory=dict)
+
+    def latest(self, name: str, *, successful: bool = True) -> ToolSighting | None:
+        for sighting in self.tools.get(name, ()):
+            if not successful or str(sighting.status or "").lower() != "error":
+                return sighting
+        return None
+
+    @classmethod
+    def from_records(cls, records: Iterable[RunRecord]) -> "History":
+        """History built from earlier runs given in order, oldest first (the most recent wins)."""
+        history = cls()
+        for record in records:
+            for step in record.tool_steps():
+                sighting = ToolSighting(
+                    run_id=str(record.run_id),
+                    start_time=step.get("start_time"),
+                    output=tool_payload(step.get("output")),
+                    schema_hash=record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH),
+                    status=step.get("status"),
+                )
+                history.tools.setdefault(str(tool_name(step)), []).insert(0, sighting)
+        return history
+
+
+# ---- from the store ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def sql(name: str) -> str:
+    """A query of agentotel/cases/sql/ by file name (without .sql)."""
+    return resources.files("agentotel.cases").joinpath("sql", f"{name}.sql").read_text("utf-8")
+
+
+def _rows(relation: Any) -> list[dict[str, Any]]:
+    columns = list(relation.columns)
+    return [dict(zip(columns, row)) for row in relation.fetchall()]
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    for method in ("to_dict", "_asdict"):
+        if hasattr(value, method):
+            return dict(getattr(value, method)())
+    return dict(vars(value))
+
+
+def load_run(traces: Any, run: str) -> RunRecord:
+    """The run (named by run id, trace id or a unique prefix) from a `Traces`, with the attributes cases need."""
+    trajectory = traces.trajectory(run)
+    summary = _as_dict(trajectory.run)
+    steps = [_as_dict(step) for step in trajectory.steps]
+    run_id = summary.get("run_id")
+    span_attributes: dict[str, dict[str, str]] = {}
+    root_attributes: dict[str, str] = {}
+    for row in _rows(traces.sql(sql("run_spans"), {"run_id": run_id})):
+        attributes = dict(row["attributes"] or {})
+        chosen = {name: attributes[name] for name in _ATTRIBUTES if name in attributes}
+        span_attributes[row["span_id"]] = chosen
+        if row["operation"] == "invoke_agent" and not root_attributes:
+            root_attributes = chosen
+            summary.setdefault("task", row["input"])
+            summary.setdefault("output", row["output"])
+            summary.setdefault("start_time", row["start_time"])
+    return RunRecord(summary, steps, span_attributes, root_attributes)
+
+
+def load_history(traces: Any, record: RunRecord) -> History:
+    """Every earlier run's calls of the tools this run used (earlier = started before this run)."""
+    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
+    start = record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
+    history = History()
+    if not names or start is None:
+        return history
+    params = {"names": names, "run_id": record.run_id, "before": start, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH}
+    for row in _rows(traces.sql(sql("tool_history"), params)):
+        history.tools.setdefault(row["tool_name"], []).append(
+            ToolSighting(row["run_id"], row["start_time"], tool_payload(row["output"]), row["schema_hash"], row["status_code"])
+        )
+    return history
