@@ -1,0 +1,619 @@
+"""The content policy: what of a payload reaches a span — JSON-safe, redacted, and bounded.
+
+Every capture in agentotel (tool arguments and results, messages, retrieval queries and documents,
+run task and output) goes through one `Payload` per span:
+
+    payload = Payload()
+    payload.set(span, GEN_AI_TOOL_CALL_ARGUMENTS, arguments)   # nothing at all when capture is off
+    payload.apply_markers(span)                                # agentotel.payload.redactions / .truncated
+
+The order is fixed: a value is first made JSON-safe (any Python value, never an exception), then
+secrets are redacted, then it is truncated to the per-value limit and what is left of the span's
+budget, keeping valid JSON. Redaction happens before truncation so a cut can never leave the visible
+half of a secret behind.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import datetime as _dt
+import enum
+import functools
+import json
+import math
+import re
+import sys
+import uuid
+from collections import deque
+from decimal import Decimal
+from pathlib import PurePath
+from typing import Any, Mapping
+
+from opentelemetry.trace import Span
+
+from agentotel import _config
+from agentotel._internal import internal_errors
+from agentotel.semconv import AGENTOTEL_PAYLOAD_REDACTIONS, AGENTOTEL_PAYLOAD_TRUNCATED
+
+__all__ = ["Payload", "capture_enabled", "redact", "redact_text", "to_json_safe"]
+
+REDACTED = "[REDACTED]"
+
+# Structural bounds applied while converting, so that a huge or deep value costs little to record.
+_MAX_DEPTH = 32
+_MAX_ITEMS = 1000
+# Strings are cut to the value limit plus this margin before redaction, so the final cut (always at or
+# below the value limit) falls past any secret that straddled the early cut.
+_PRECUT_MARGIN = 1024
+# Below this many bytes there is no room for a useful value; a marker string is recorded instead.
+_MIN_ROOM = 16
+_TRUNCATED_MARK = "…[truncated]"
+
+
+def capture_enabled() -> bool:
+    """True when payloads (arguments, results, messages, documents, task, output) may be recorded."""
+    return _config.current().capture_content
+
+
+# --- Redaction rules --------------------------------------------------------------------------------
+
+# Credentials with a recognisable shape, wherever they appear in text: (hints, pattern). A rule runs
+# only when one of its hints (lower-case fragments) is in the text, so clean text costs one scan.
+_SHAPES = [
+    (("sk-",), r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic (sk-ant-api03-)
+    (("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+     r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),  # AWS access key ids
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub tokens
+    (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,}"),  # GitHub fine-grained tokens
+    (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),  # GitLab
+    (("xox", "xapp-"), r"\b(?:xox[abposrec]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})"),  # Slack
+    (("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google API keys
+    (("sk_", "rk_", "whsec_"), r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})"),  # Stripe
+    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    (("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
+    # PEM private keys, up to the END line, or to the end of the text when the value was cut.
+    (("private key",), r"-----BEGIN[A-Z ]*PRIVATE KEY-----[^\"]*?(?:-----END[A-Z ]*PRIVATE KEY-----|$)"),
+]  # fmt: skip
+
+_BEARER = re.compile(r"\b(?i:bearer)\s+([A-Za-z0-9._~+/=\-]{8,})")
+# "Basic <base64>" is also ordinary English ("Basic usage"), so a match only counts when it decodes
+# to user:password.
+_BASIC = re.compile(r"\bBasic\s+([A-Za-z0-9+/]{6,}={0,2})")
+# user:password@ in a URL or connection string (postgres://u:p@h, redis://:p@h, https://u:p@h).
+_URL_CREDENTIALS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@")
+
+# Words that make a key name secret (as a whole word within the key: DB_PASSWORD, apiKey, x-api-key).
+_SECRET_WORDS = (
+    "password", "passwd", "pwd", "passphrase", "secret", "token", "api_key", "access_key", "private_key",
+    "credential", "credentials", "authorization", "auth", "cookie", "session_key",
+)  # fmt: skip
+_SECRET_WORD_SET = frozenset(w.replace("_", "") for w in _SECRET_WORDS)
+
+
+def _key_value_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    word = "|".join(sorted((re.escape(w).replace("_", "[_-]?") for w in words), key=len, reverse=True))
+    # The word starts the key or a part of it (DB_PASSWORD, dbPassword) and does not run on into a
+    # longer lower-case word (max_tokens is not a token). The suffix is one character class so that
+    # a failed match costs linear time. Forms: key=value, key: value, "key": "value", 'key'='value'.
+    # A value that is already a marker, or an auth scheme whose token the bearer/basic rules handle,
+    # is left alone.
+    return re.compile(
+        rf"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))(?i:{word})(?![a-z0-9])[A-Za-z0-9_.\-]*"
+        rf"(\\?[\"']?)\s*[:=]\s*(?!\[REDACTED|(?i:bearer|basic)\s)"
+        rf"(?:(\\?[\"'])((?:(?!\2).)*?)\2|([^\s\"'`,;&<>{{}}\[\]\\]+))"
+    )
+
+
+_KEY_VALUE = _key_value_pattern(_SECRET_WORDS)
+
+_KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie")
+
+# The rules in the order they run (bearer/basic before key=value, so "Authorization: Bearer x" keeps its
+# scheme): (hints, pattern, replacement); a replacement returning None leaves that match alone.
+_RULES: list[tuple[frozenset[str], re.Pattern[str], Any]] = [
+    (frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in _SHAPES
+]
+
+# One scan of the lower-cased text for every hint decides which rules run at all.
+_ALL_HINTS = sorted(
+    {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS), key=len, reverse=True
+)
+_HINT = re.compile("|".join(re.escape(h) for h in _ALL_HINTS))
+
+def _camel_to_snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _default_secret_key(key: str) -> bool:
+    parts = [p for p in re.split(r"[_.\-\s]+", _camel_to_snake(key).lower()) if p]
+    if any(p in _SECRET_WORD_SET for p in parts):
+        return True
+    return any(parts[i] + parts[i + 1] in _SECRET_WORD_SET for i in range(len(parts) - 1))
+
+
+class _Policy:
+    """Settings compiled once: capture flag, limits and redaction rules (incl. the user's extras)."""
+
+    def __init__(self, settings: _config.Settings) -> None:
+        self.settings = settings
+        self.capture = settings.capture_content
+        self.max_value_bytes = max(0, settings.max_value_bytes)
+        self.max_span_bytes = max(0, settings.max_span_payload_bytes)
+        self.extra_patterns: list[re.Pattern[str]] = []
+        for pattern in settings.redact_patterns:
+            with internal_errors("content.redact_patterns"):
+                self.extra_patterns.append(re.compile(pattern))
+        extra_keys = tuple(k.strip() for k in settings.redact_keys if k.strip())
+        self.extra_keys = frozenset(k.lower() for k in extra_keys)
+        self.extra_key_value = _key_value_pattern(extra_keys) if extra_keys else None
+
+    def secret_key(self, key: str) -> bool:
+        if _default_secret_key(key):
+            return True
+        return bool(self.extra_keys) and key.lower() in self.extra_keys
+
+    def redact_text(self, text: str) -> tuple[str, int]:
+        text, count = _redact_known(text)
+        if self.extra_key_value is not None:
+            text, n = _subn(self.extra_key_value, _key_value_replacement, text)
+            count += n
+        for pattern in self.extra_patterns:
+            text, n = pattern.subn(REDACTED, text)
+            count += n
+        return text, count
+
+
+def _subn(pattern: re.Pattern[str], replacement: Any, text: str) -> tuple[str, int]:
+    """`pattern.subn` where `replacement(match)` may return None to leave a match as it is (not counted)."""
+    count = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal count
+        out = replacement(match)
+        if out is None:
+            return match.group(0)
+        count += 1
+        return out
+
+    return pattern.sub(replace, text), count
+
+
+def _replace_group(match: re.Match[str], group: int) -> str:
+    whole, base = match.group(0), match.start(0)
+    return whole[: match.start(group) - base] + REDACTED + whole[match.end(group) - base :]
+
+
+def _key_value_replacement(match: re.Match[str]) -> str | None:
+    group = 3 if match.group(3) is not None else 4
+    value = match.group(group)
+    if not value or REDACTED in value:  # empty, or already redacted by another rule
+        return None
+    return _replace_group(match, group)
+
+
+def _basic_replacement(match: re.Match[str]) -> str | None:
+    token = match.group(1)
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if b":" not in decoded or not decoded.isascii():
+        return None
+    return _replace_group(match, 1)
+
+
+_RULES += [
+    (frozenset({"bearer"}), _BEARER, lambda m: _replace_group(m, 1)),
+    (frozenset({"basic"}), _BASIC, _basic_replacement),
+    (frozenset({"://"}), _URL_CREDENTIALS, lambda m: _replace_group(m, 1)),
+    (frozenset(_KEY_HINTS), _KEY_VALUE, _key_value_replacement),
+]
+
+
+def _redact_known(text: str) -> tuple[str, int]:
+    found = set(_HINT.findall(text.lower()))
+    if not found:
+        return text, 0
+    count = 0
+    for hints, pattern, replacement in _RULES:
+        if hints & found:
+            text, n = _subn(pattern, replacement, text)
+            count += n
+    return text, count
+
+
+_policy_cache: _Policy | None = None
+
+
+def _policy() -> _Policy:
+    global _policy_cache
+    settings = _config.current()
+    policy = _policy_cache
+    if policy is None or policy.settings is not settings:
+        policy = _policy_cache = _Policy(settings)
+    return policy
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """The text with every recognised secret replaced by [REDACTED], and how many were replaced."""
+    return _policy().redact_text(text)
+
+
+# --- JSON-safe conversion (with optional redaction) ---------------------------------------------------
+
+
+def _qualname(obj: Any) -> str:
+    t = type(obj)
+    module = getattr(t, "__module__", "")
+    name = getattr(t, "__qualname__", t.__name__)
+    return name if module in ("builtins", "", None) else f"{module}.{name}"
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+        if isinstance(text, str):
+            # Memory addresses differ from run to run and would make every run's payload differ.
+            return _ADDRESS.sub("", text) if " at 0x" in text else text
+    except Exception:  # noqa: BLE001 - a user's __repr__ may raise anything
+        pass
+    return f"<unrepresentable {_qualname(value)}>"
+
+
+class _Walker:
+    """One conversion of a value to plain JSON types: bounded, cycle-safe, optionally redacting."""
+
+    __slots__ = ("policy", "string_cap", "redactions", "truncated", "_path")
+
+    def __init__(self, policy: _Policy | None, string_cap: int | None) -> None:
+        self.policy = policy  # None: convert only, no redaction
+        self.string_cap = string_cap
+        self.redactions = 0
+        self.truncated = False
+        self._path: set[int] = set()
+
+    def text(self, value: str) -> str:
+        cap = self.string_cap
+        if cap is not None and len(value) > cap:
+            value = value[:cap]
+            self.truncated = True
+        if self.policy is not None:
+            value, n = self.policy.redact_text(value)
+            self.redactions += n
+        return value
+
+    def key(self, key: Any) -> str:
+        if isinstance(key, str):
+            return key
+        if key is None or isinstance(key, (bool, int, float)):
+            return json.dumps(key) if not isinstance(key, float) or math.isfinite(key) else repr(key)
+        if isinstance(key, enum.Enum):
+            return str(key.value)
+        return _safe_repr(key)
+
+    def walk(self, value: Any, depth: int = 0) -> Any:
+        t = type(value)
+        if t is str:
+            return self.text(value)
+        if value is None or t is bool or t is int:
+            return value
+        if t is float:
+            return value if math.isfinite(value) else repr(value)
+        if t is dict or t is list or t is tuple:
+            return self._container(value, depth)
+        return self._other(value, depth)
+
+    def _container(self, value: Any, depth: int) -> Any:
+        if depth >= _MAX_DEPTH:
+            self.truncated = True
+            return "[max depth]"
+        ident = id(value)
+        if ident in self._path:
+            return "[cycle]"
+        self._path.add(ident)
+        try:
+            if isinstance(value, dict):
+                return self._mapping(value.items(), len(value), depth)
+            return self._sequence(value, len(value), depth)
+        finally:
+            self._path.discard(ident)
+
+    def _mapping(self, items: Any, size: int, depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        policy = self.policy
+        for i, (k, v) in enumerate(items):
+            if i >= _MAX_ITEMS:
+                out["…"] = f"[{size - _MAX_ITEMS} more keys]"
+                self.truncated = True
+                break
+            key = self.key(k)
+            if policy is not None and policy.secret_key(key) and _is_scalar_secret(v):
+                out[key] = REDACTED
+                self.redactions += 1
+            else:
+                out[key] = self.walk(v, depth + 1)
+        return out
+
+    def _sequence(self, items: Any, size: int, depth: int) -> list[Any]:
+        out = []
+        for i, v in enumerate(items):
+            if i >= _MAX_ITEMS:
+                out.append(f"[{size - _MAX_ITEMS} more items]")
+                self.truncated = True
+                break
+            out.append(self.walk(v, depth + 1))
+        return out
+
+    def _other(self, value: Any, depth: int) -> Any:  # noqa: C901 - one flat dispatch reads best here
+        try:
+            if isinstance(value, str):
+                return self.text(str.__str__(value))
+            if isinstance(value, bool):
+                return bool(value)
+            if isinstance(value, enum.Enum):
+                return self.walk(value.value, depth + 1) if depth < _MAX_DEPTH else str(value.name)
+            if isinstance(value, int):
+                return int(value)
+            if isinstance(value, float):
+                return self.walk(float(value), depth)
+            if isinstance(value, (dict, list, tuple)):
+                if isinstance(value, tuple) and hasattr(value, "_asdict"):  # namedtuple
+                    return self._guarded(value, depth, lambda: value._asdict())
+                return self._container(value, depth)
+            if isinstance(value, (bytes, bytearray, memoryview)):
+                return self._bytes(bytes(value[: self._bytes_cap()]), len(value))
+            if isinstance(value, (set, frozenset, deque)):
+                return self._guarded(value, depth, lambda: _ordered(value))
+            if isinstance(value, _dt.datetime | _dt.date | _dt.time):
+                return value.isoformat()
+            if isinstance(value, _dt.timedelta):
+                return value.total_seconds()
+            if isinstance(value, (uuid.UUID, Decimal, PurePath, complex)):
+                return self.text(str(value))
+            numpy = sys.modules.get("numpy")
+            if numpy is not None:
+                if isinstance(value, numpy.generic):
+                    return self.walk(value.item(), depth)
+                if isinstance(value, numpy.ndarray):
+                    items = value.ravel()[:_MAX_ITEMS].tolist() if value.size > _MAX_ITEMS else value.tolist()
+                    return self._guarded(value, depth, lambda: items, size=max(value.size, len(items)))
+            if isinstance(value, BaseException):
+                return self.text(f"{_qualname(value)}: {_safe_str(value)}")
+            t = type(value)
+            if hasattr(t, "model_dump") and hasattr(t, "model_fields"):  # pydantic v2
+                return self._guarded(value, depth, lambda: value.model_dump(mode="json"))
+            if hasattr(t, "dict") and hasattr(t, "__fields__"):  # pydantic v1
+                return self._guarded(value, depth, lambda: value.dict())
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                return self._guarded(
+                    value, depth, lambda: {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+                )
+            if isinstance(value, Mapping):
+                return self._guarded(value, depth, lambda: dict(value.items()))
+            if t.__repr__ is object.__repr__ and hasattr(value, "__dict__") and not isinstance(value, type):
+                # A plain object: its public attributes say more than "<X object at 0x...>", and stay
+                # stable between runs (an address would make every run differ).
+                return self._guarded(
+                    value,
+                    depth,
+                    lambda: {"__class__": _qualname(value)}
+                    | {k: v for k, v in vars(value).items() if not k.startswith("_")},
+                )
+            if t.__repr__ is object.__repr__:
+                return f"<{_qualname(value)}>"
+        except Exception:  # noqa: BLE001 - whatever a user type does, conversion goes on
+            pass
+        return self.text(_safe_repr(value))
+
+    def _guarded(self, value: Any, depth: int, convert: Any, size: int | None = None) -> Any:
+        """Convert through a plain container built by `convert` (which may run user code)."""
+        if depth >= _MAX_DEPTH:
+            self.truncated = True
+            return "[max depth]"
+        ident = id(value)
+        if ident in self._path:
+            return "[cycle]"
+        self._path.add(ident)
+        try:
+            plain = convert()
+            if isinstance(plain, dict):
+                return self._mapping(plain.items(), len(plain), depth)
+            if isinstance(plain, (list, tuple)):
+                if size is not None and size > len(plain):
+                    out = self._sequence(plain, len(plain), depth)
+                    out.append(f"[{size - len(plain)} more items]")
+                    self.truncated = True
+                    return out
+                return self._sequence(plain, len(plain), depth)
+            return self.walk(plain, depth + 1)
+        except Exception:  # noqa: BLE001 - a failing model_dump / property falls back to repr
+            return self.text(_safe_repr(value))
+        finally:
+            self._path.discard(ident)
+
+    def _bytes_cap(self) -> int:
+        return self.string_cap if self.string_cap is not None else sys.maxsize
+
+    def _bytes(self, data: bytes, size: int) -> str:
+        if size > len(data):
+            self.truncated = True
+        try:
+            return self.text(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001
+        return f"<unprintable {_qualname(value)}>"
+
+
+def _ordered(value: Any) -> list[Any]:
+    """Set members in a stable order, so equal sets serialise equally from run to run."""
+    items = list(value)
+    if isinstance(value, deque):
+        return items
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=_safe_repr)
+
+
+def _is_scalar_secret(value: Any) -> bool:
+    """Under a secret key, text is hidden; numbers, flags and containers are kept (and walked)."""
+    return isinstance(value, (str, bytes, bytearray)) or (
+        value is not None and not isinstance(value, (int, float, bool, dict, list, tuple, set, frozenset))
+    )
+
+
+def to_json_safe(value: Any) -> Any:
+    """`value` as plain JSON types (dict, list, str, int, float, bool, None). Never raises.
+
+    Dataclasses, pydantic models, bytes, sets, datetimes, enums, numpy values and plain objects are
+    converted; cycles become "[cycle]"; anything else becomes its repr (or a placeholder when even
+    that fails). Containers are bounded to 1000 items and 32 levels.
+    """
+    try:
+        return _Walker(None, None).walk(value)
+    except Exception:  # noqa: BLE001 - e.g. RecursionError from a pathological object
+        return f"<unserialisable {_qualname(value)}>"
+
+
+def redact(value: Any) -> tuple[Any, int]:
+    """`value` made JSON-safe with every secret (by shape, or under a secret key) replaced, and the count."""
+    walker = _Walker(_policy(), None)
+    try:
+        return walker.walk(value), walker.redactions
+    except Exception:  # noqa: BLE001
+        return f"<unserialisable {_qualname(value)}>", 0
+
+
+# --- Truncation ---------------------------------------------------------------------------------------
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _utf8_len(text: str) -> int:
+    # Most payloads are ASCII: len() is then exact and far cheaper than encoding.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _shrink(value: Any, string_cap: int, item_cap: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= string_cap else value[:string_cap] + _TRUNCATED_MARK
+    if isinstance(value, list):
+        out = [_shrink(v, string_cap, item_cap) for v in value[:item_cap]]
+        if len(value) > item_cap:
+            out.append(f"[{len(value) - item_cap} more items]")
+        return out
+    if isinstance(value, dict):
+        out_d = {}
+        for i, (k, v) in enumerate(value.items()):
+            if i >= item_cap:
+                out_d["…"] = f"[{len(value) - item_cap} more keys]"
+                break
+            out_d[k] = _shrink(v, string_cap, item_cap)
+        return out_d
+    return value
+
+
+def _fit(value: Any, text: str, room: int) -> str:
+    """JSON text of `value` in at most `room` UTF-8 bytes, cut where it keeps the structure valid."""
+    string_cap = max(room // 2, 8)
+    item_cap = _MAX_ITEMS
+    for _ in range(40):
+        candidate = _dumps(_shrink(value, string_cap, item_cap))
+        if _utf8_len(candidate) <= room:
+            return candidate
+        if string_cap > 8:
+            string_cap //= 2
+        if item_cap > 1 and string_cap <= 64:
+            item_cap //= 2
+        elif string_cap <= 8 and item_cap <= 1:
+            break
+    # Too deep or too wide to shrink into place: keep the beginning of the text, as one JSON string.
+    keep = max(room // 6 - len(_TRUNCATED_MARK), 0)
+    while True:
+        candidate = _dumps(text[:keep] + _TRUNCATED_MARK)
+        if _utf8_len(candidate) <= room or keep == 0:
+            return candidate if _utf8_len(candidate) <= room else '""'
+        keep //= 2
+
+
+# --- Payload ------------------------------------------------------------------------------------------
+
+
+class Payload:
+    """The payloads of one span: each value encoded within the per-value limit and the span's budget.
+
+    `encode` returns JSON text (or None when capture is off); `redactions` and `truncated` accumulate
+    over the span's values and `apply_markers` records them on the span.
+    """
+
+    __slots__ = ("redactions", "truncated", "_policy", "_budget")
+
+    def __init__(self) -> None:
+        self._policy = _policy()
+        self._budget = self._policy.max_span_bytes
+        self.redactions = 0
+        self.truncated = False
+
+    @property
+    def capture(self) -> bool:
+        return self._policy.capture
+
+    def encode(self, value: Any) -> str | None:
+        """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded)."""
+        if not self._policy.capture:
+            return None
+        with internal_errors("content.encode"):
+            return self._encode(value)
+        return None
+
+    def _encode(self, value: Any) -> str:
+        policy = self._policy
+        room = min(policy.max_value_bytes, self._budget)
+        if room < _MIN_ROOM:
+            self.truncated = True
+            return '"[truncated]"' if self._budget >= 13 else '""'
+        walker = _Walker(policy, room + _PRECUT_MARGIN)
+        try:
+            safe = walker.walk(value)
+        except RecursionError:
+            safe = f"<unserialisable {_qualname(value)}>"
+        self.redactions += walker.redactions
+        text = _dumps(safe)
+        size = len(text)
+        if size * 4 > room:  # possibly over: measure exactly (4 bytes is the most a character takes)
+            size = _utf8_len(text)
+            if size > room:
+                text = _fit(safe, text, room)
+                size = _utf8_len(text)
+                walker.truncated = True
+        if walker.truncated:
+            self.truncated = True
+        self._budget -= size
+        return text
+
+    def set(self, span: Span, attribute: str, value: Any) -> None:
+        """Encode `value` and set it on `span` as `attribute`; nothing when capture is off."""
+        encoded = self.encode(value)
+        if encoded is not None:
+            span.set_attribute(attribute, encoded)
+
+    def apply_markers(self, span: Span) -> None:
+        """Record on `span` how many secrets were redacted and whether anything was truncated."""
+        if self.redactions:
+            span.set_attribute(AGENTOTEL_PAYLOAD_REDACTIONS, self.redactions)
+        if self.truncated:
+            span.set_attribute(AGENTOTEL_PAYLOAD_TRUNCATED, True)
