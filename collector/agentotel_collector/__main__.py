@@ -1,0 +1,69 @@
+"""`agentotel-collector`: run the OTLP receiver until SIGTERM or Ctrl-C.
+
+Example: agentotel-collector --dir /var/lib/agentotel --http 0.0.0.0:4318 --grpc 0.0.0.0:4317 --token-file /etc/agentotel/tokens
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import signal
+import sys
+import threading
+
+from agentotel._config import ConfigError
+
+from ._collector import Collector
+from ._settings import Settings, env_name
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentotel-collector",
+        description="Receive OTLP spans (HTTP and gRPC) and write them to an agentotel Parquet store.",
+        epilog="Every option also reads AGENTOTEL_COLLECTOR_<OPTION> (e.g. AGENTOTEL_COLLECTOR_HTTP=0.0.0.0:4318). "
+        "Example: agentotel-collector --dir /var/lib/agentotel --http 0.0.0.0:4318 --token-file tokens.txt",
+    )
+    for f in dataclasses.fields(Settings):
+        default = f.default if f.default is not None else "none"
+        if isinstance(default, tuple):
+            default = f"{default[0]}:{default[1]}"
+        parser.add_argument(
+            f"--{f.name.replace('_', '-')}",
+            dest=f.name,
+            default=None,
+            metavar=f.name.upper().removesuffix("_S").removesuffix("_BYTES") if f.name not in {"http", "grpc"} else "HOST:PORT",
+            help=f"{f.metadata['help']} [${env_name(f.name)}; default {default}]",
+        )
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the collector in the foreground; exit status 0 after an orderly stop, 2 on a bad setting."""
+    args = vars(_parser().parse_args(argv))
+    logging.basicConfig(level=args.pop("log_level"), format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        settings = Settings.resolve(**args)
+        collector = Collector(settings)
+        collector.start()
+    except (ConfigError, OSError) as exc:
+        print(f"agentotel-collector: {exc}", file=sys.stderr)
+        return 2
+
+    stop = threading.Event()
+
+    def _on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    while not stop.wait(1.0):
+        pass
+    collector.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

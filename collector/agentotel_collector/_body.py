@@ -1,0 +1,116 @@
+"""Request bodies: bounded reading and bounded decompression (gzip, zstd).
+
+A compression bomb is stopped after producing at most `limit + 1` bytes, whatever the
+compressed size claims, so memory per request stays within the configured limits.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+
+import zstandard
+
+_CHUNK = 256 * 1024
+# zstd frames may ask for a huge window; a legitimate OTLP sender never needs more than this.
+_ZSTD_MAX_WINDOW = 32 * 1024 * 1024
+
+
+class BodyError(ValueError):
+    """A request body the collector will not use; `status` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def too_large(limit: int) -> BodyError:
+    return BodyError(413, f"request body exceeds {limit} bytes after decompression")
+
+
+def decompress(body: bytes, encoding: str, limit: int) -> bytes:
+    """The decoded body for a Content-Encoding (identity, gzip, zstd); BodyError past `limit` bytes or when corrupt."""
+    if encoding in ("", "identity"):
+        if len(body) > limit:
+            raise too_large(limit)
+        return body
+    if encoding in ("gzip", "x-gzip"):
+        return _gunzip(body, limit)
+    if encoding == "zstd":
+        return _unzstd(body, limit)
+    raise BodyError(415, f"unsupported Content-Encoding {encoding!r} (use gzip, zstd or none)")
+
+
+def _gunzip(body: bytes, limit: int) -> bytes:
+    out = bytearray()
+    data = body
+    try:
+        # A gzip stream may hold several members back to back; each gets a fresh decompressor.
+        while data:
+            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while data and not inflater.eof:
+                out += inflater.decompress(data, limit + 1 - len(out))
+                if len(out) > limit:
+                    raise too_large(limit)
+                data = inflater.unconsumed_tail
+            if not inflater.eof:
+                raise BodyError(400, "gzip body is truncated")
+            data = inflater.unused_data
+    except zlib.error as exc:
+        raise BodyError(400, f"gzip body is corrupt: {exc}") from None
+    return bytes(out)
+
+
+def _unzstd(body: bytes, limit: int) -> bytes:
+    out = bytearray()
+    try:
+        reader = zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW).stream_reader(
+            io.BytesIO(body), read_across_frames=True
+        )
+        while True:
+            chunk = reader.read(min(_CHUNK, limit + 1 - len(out)))
+            if not chunk:
+                break
+            out += chunk
+            if len(out) > limit:
+                raise too_large(limit)
+    except zstandard.ZstdError as exc:
+        raise BodyError(400, f"zstd body is corrupt: {exc}") from None
+    return bytes(out)
+
+
+def read_exact(rfile: io.BufferedIOBase, length: int) -> bytes:
+    """Exactly `length` bytes from the connection; BodyError if the client stops early."""
+    data = rfile.read(length)
+    if len(data) != length:
+        raise BodyError(400, f"request body ended after {len(data)} of {length} bytes")
+    return data
+
+
+def read_chunked(rfile: io.BufferedIOBase, limit: int) -> bytes:
+    """A Transfer-Encoding: chunked body, refusing it once it passes `limit` bytes."""
+    out = bytearray()
+    while True:
+        line = rfile.readline(1024)
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise BodyError(400, "malformed chunked body") from None
+        if size == 0:
+            # Trailer section: header lines up to an empty line.
+            while rfile.readline(8192).strip():
+                pass
+            return bytes(out)
+        if len(out) + size > limit:
+            raise BodyError(413, f"request body exceeds {limit} bytes")
+        out += read_exact(rfile, size)
+        rfile.readline(8)  # the CRLF after each chunk
+
+
+def discard(rfile: io.BufferedIOBase, length: int) -> None:
+    """Read and drop `length` bytes, so a refused request leaves the connection usable."""
+    while length > 0:
+        chunk = rfile.read(min(_CHUNK, length))
+        if not chunk:
+            return
+        length -= len(chunk)

@@ -1,0 +1,120 @@
+"""The running receiver: both listeners, the write path, and an orderly stop."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+from typing import Any
+
+import grpc
+
+from ._grpc import start_grpc
+from ._http import HttpServer
+from ._ingest import Ingest, SpanStore
+from ._service import Service
+from ._settings import Settings
+
+log = logging.getLogger("agentotel_collector")
+
+
+class Collector:
+    """An OTLP receiver writing the agentotel store; `start()`, then `stop()` (or use it as a context manager).
+
+    `Collector(dir="traces", http=("127.0.0.1", 0), grpc=None).start()` listens on an ephemeral port;
+    `http_address` / `grpc_address` say where. Keyword options are `Settings` fields; anything not given
+    comes from AGENTOTEL_COLLECTOR_* variables, then the defaults.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, store: SpanStore | None = None, **options: Any) -> None:
+        if settings is not None and options:
+            raise TypeError("pass either settings or keyword options, not both")
+        self.settings = settings or Settings.resolve(**options)
+        self._store = store
+        self._http: HttpServer | None = None
+        self._http_thread: threading.Thread | None = None
+        self._grpc: grpc.Server | None = None
+        self.http_address: tuple[str, int] | None = None
+        self.grpc_address: tuple[str, int] | None = None
+        self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
+
+    def start(self) -> "Collector":
+        """Open the store and start listening; returns self."""
+        settings = self.settings
+        if self._store is None:
+            from agentotel.store import StoreWriter
+
+            self._store = StoreWriter(
+                settings.dir,
+                writer_id=settings.writer_id,
+                wal_max_bytes=settings.wal_max_bytes,
+                wal_max_age_s=settings.wal_max_age_s,
+            )
+        self._ingest = Ingest(self._store, max_queue_bytes=settings.queue_bytes, write_timeout_s=settings.write_timeout_s)
+        self.service = Service(settings, self._ingest)
+        try:
+            if settings.http is not None:
+                self._http = HttpServer(settings.http, self.service, self._ssl_context())
+                self.http_address = self._http.server_address[:2]
+                self._http_thread = threading.Thread(
+                    target=self._http.serve_forever, kwargs={"poll_interval": 0.2}, name="agentotel-collector-http", daemon=True
+                )
+                self._http_thread.start()
+                log.info("agentotel-collector: OTLP/HTTP on %s:%d%s", *self.http_address, " (TLS)" if settings.tls_cert else "")
+            if settings.grpc is not None:
+                self._grpc, port = start_grpc(self.service, settings.grpc, self._grpc_credentials())
+                self.grpc_address = (settings.grpc[0], port)
+                log.info("agentotel-collector: OTLP/gRPC on %s:%d%s", *self.grpc_address, " (TLS)" if settings.tls_cert else "")
+        except BaseException:
+            self.stop()
+            raise
+        log.info("agentotel-collector: writing to %s", settings.dir)
+        return self
+
+    def stop(self, grace_s: float = 30.0) -> None:
+        """Stop accepting, finish requests in progress, fold the WAL into Parquet, release the store."""
+        with self._stop_lock:
+            if self._stopped.is_set():
+                return
+            service = getattr(self, "service", None)
+            if service is not None:
+                service.stopping = True  # new requests get 503 (they will be retried elsewhere or later)
+            grpc_stopped = self._grpc.stop(grace_s) if self._grpc is not None else None
+            if self._http is not None:
+                self._http.shutdown()
+                self._http.server_close()
+            if service is not None:
+                service.wait_idle(grace_s)
+            if grpc_stopped is not None:
+                grpc_stopped.wait(grace_s)
+            ingest = getattr(self, "_ingest", None)
+            if ingest is not None:
+                ingest.close()
+            if self._store is not None:
+                self._store.close()
+            self._stopped.set()
+            log.info("agentotel-collector: stopped; WAL folded into Parquet")
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until `stop()` has finished; False on timeout."""
+        return self._stopped.wait(timeout_s)
+
+    def __enter__(self) -> "Collector":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if self.settings.tls_cert is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(str(self.settings.tls_cert), str(self.settings.tls_key))
+        return context
+
+    def _grpc_credentials(self) -> grpc.ServerCredentials | None:
+        if self.settings.tls_cert is None or self.settings.tls_key is None:
+            return None
+        return grpc.ssl_server_credentials([(self.settings.tls_key.read_bytes(), self.settings.tls_cert.read_bytes())])

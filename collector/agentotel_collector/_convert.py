@@ -1,0 +1,133 @@
+"""OTLP protobuf spans → store rows, exactly as the in-process exporter would write the same spans.
+
+Each OTLP `AnyValue` becomes the Python value the SDK held before its OTLP exporter encoded it
+(strings, bools, ints, floats, bytes, sequences, mappings), and the span goes through the shared
+`SpanColumns`, so a row is identical column by column whichever way the span came.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentotel.store.schema import SpanColumns, encode_attributes
+
+# OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
+# read SPAN_KIND_UNSPECIFIED as INTERNAL, which is also what the SDK defaults to.
+_KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+_STATUSES = ("UNSET", "OK", "ERROR")
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+class TooManySpans(ValueError):
+    """The request holds more spans than the collector accepts in one request."""
+
+
+@dataclass
+class Converted:
+    """What one export request became: the rows to store, and the spans that could not be used."""
+
+    batch: pa.RecordBatch | None
+    accepted: int
+    rejected: int
+    error_message: str
+
+
+def _array(value: Any) -> list[Any]:
+    return [_value(v) for v in value.array_value.values]
+
+
+def _kvlist(value: Any) -> dict[str, Any]:
+    return {kv.key: _value(kv.value) for kv in value.kvlist_value.values}
+
+
+_READERS = {
+    "string_value": lambda v: v.string_value,
+    "bool_value": lambda v: v.bool_value,
+    "int_value": lambda v: v.int_value,
+    "double_value": lambda v: v.double_value,
+    "bytes_value": lambda v: v.bytes_value,
+    "array_value": _array,
+    "kvlist_value": _kvlist,
+    None: lambda v: None,
+}
+
+
+def _value(value: Any) -> Any:
+    """An OTLP AnyValue as the Python value the SDK attribute had."""
+    return _READERS[value.WhichOneof("value")](value)
+
+
+def _attributes(key_values: Any) -> dict[str, Any]:
+    # Strings dominate agent spans; test for them first instead of going through the table.
+    out: dict[str, Any] = {}
+    for kv in key_values:
+        v = kv.value
+        which = v.WhichOneof("value")
+        out[kv.key] = v.string_value if which == "string_value" else _READERS[which](v)
+    return out
+
+
+def _problem(span: Any) -> str | None:
+    """Why a span cannot be stored, or None when it can."""
+    if len(span.trace_id) != 16 or span.trace_id == _ZERO_TRACE:
+        return "trace_id must be 16 bytes (32 hex characters) and not all zero"
+    if len(span.span_id) != 8 or span.span_id == _ZERO_SPAN:
+        return "span_id must be 8 bytes (16 hex characters) and not all zero"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return "parent_span_id must be empty or 8 bytes (16 hex characters)"
+    return None
+
+
+def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None) -> Converted:
+    """Rows for every usable span of an export request; unusable spans are counted, with the first reason."""
+    if max_spans is not None:
+        total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+        if total > max_spans:
+            raise TooManySpans(f"request holds {total} spans; at most {max_spans} are accepted per request")
+    columns = SpanColumns()
+    append = columns.append
+    rejected = 0
+    first_problem = ""
+    for resource_spans in request.resource_spans:
+        resource = _attributes(resource_spans.resource.attributes)
+        encoded_resource = encode_attributes(resource)
+        for scope_spans in resource_spans.scope_spans:
+            scope = scope_spans.scope
+            scope_name = scope.name
+            scope_version = scope.version
+            for span in scope_spans.spans:
+                problem = _problem(span)
+                if problem is not None:
+                    rejected += 1
+                    first_problem = first_problem or f"span {span.name!r}: {problem}"
+                    continue
+                parent = span.parent_span_id
+                status = span.status
+                append(
+                    trace_id=span.trace_id.hex(),
+                    span_id=span.span_id.hex(),
+                    parent_span_id=parent.hex() if parent and parent != _ZERO_SPAN else None,
+                    name=span.name,
+                    kind=_KINDS[span.kind] if 0 <= span.kind < len(_KINDS) else "INTERNAL",
+                    status_code=_STATUSES[status.code] if 0 <= status.code < len(_STATUSES) else "UNSET",
+                    status_message=status.message,
+                    start_time_ns=span.start_time_unix_nano,
+                    end_time_ns=span.end_time_unix_nano,
+                    attributes=_attributes(span.attributes),
+                    resource_attributes=resource,
+                    encoded_resource=encoded_resource,
+                    scope_name=scope_name,
+                    scope_version=scope_version,
+                    events=[(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in span.events],
+                    links=[(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in span.links],
+                )
+    accepted = len(columns)
+    if rejected:
+        first_problem = f"{rejected} span(s) rejected; first: {first_problem}"
+    return Converted(columns.to_batch() if accepted else None, accepted, rejected, first_problem)

@@ -1,0 +1,91 @@
+"""OTLP/gRPC: opentelemetry.proto.collector.trace.v1.TraceService/Export, with the HTTP semantics.
+
+Back-pressure answers UNAVAILABLE with a RetryInfo (as `grpc-status-details-bin`, which the Go
+Collector's exporters read, and as `google.rpc.retryinfo-bin`, which the Python exporter reads).
+gzip is handled by gRPC itself; its message-size limit applies to the decompressed message.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import grpc
+from google.protobuf.any_pb2 import Any as AnyMessage
+from google.protobuf.duration_pb2 import Duration
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from ._convert import TooManySpans
+from ._ingest import Busy
+from ._service import UNAVAILABLE, Service
+
+log = logging.getLogger("agentotel_collector")
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, service: Service) -> None:
+        self._service = service
+
+    def Export(self, request: ExportTraceServiceRequest, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
+        service = self._service
+        metadata = dict(context.invocation_metadata())
+        if not service.authorized(metadata.get("authorization")):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        try:
+            with service.admitted():
+                return service.export(request)
+        except TooManySpans as exc:
+            message = str(exc)
+            code = grpc.StatusCode.INVALID_ARGUMENT
+        except Busy as exc:
+            message = f"{exc}; retry later"
+            code = grpc.StatusCode.UNAVAILABLE
+            context.set_trailing_metadata(_retry_metadata(service.settings.retry_after_s, message))
+        except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
+            log.exception("agentotel-collector: internal error handling a gRPC export")
+            message = "internal error in agentotel-collector (see its log)"
+            code = grpc.StatusCode.INTERNAL
+        context.abort(code, message)
+        raise AssertionError("unreachable: abort raises")
+
+
+def _retry_metadata(seconds: int, message: str) -> tuple[tuple[str, bytes], ...]:
+    retry = RetryInfo(retry_delay=Duration(seconds=seconds))
+    detail = AnyMessage()
+    detail.Pack(retry)
+    status = Status(code=UNAVAILABLE, message=message, details=[detail])
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("google.rpc.retryinfo-bin", retry.SerializeToString()),
+    )
+
+
+def start_grpc(service: Service, address: tuple[str, int], credentials: grpc.ServerCredentials | None) -> tuple[grpc.Server, int]:
+    """A started gRPC server for the trace service, and the port it listens on."""
+    settings = service.settings
+    # Threads beyond the decoding slots wait for one and then answer UNAVAILABLE (retryable everywhere);
+    # gRPC's own RESOURCE_EXHAUSTED past maximum_concurrent_rpcs is retried by the Collector only with RetryInfo,
+    # so keep that limit well above what the slots let through.
+    workers = settings.max_concurrent_requests * 2 + 2
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentotel-collector-grpc"),
+        maximum_concurrent_rpcs=workers * 4,
+        options=[
+            ("grpc.max_receive_message_length", settings.max_decompressed_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(service), server)
+    host, port = address
+    target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    bound = server.add_secure_port(target, credentials) if credentials is not None else server.add_insecure_port(target)
+    if bound == 0:
+        raise OSError(f"agentotel-collector: cannot listen for OTLP/gRPC on {target}")
+    server.start()
+    return server, bound

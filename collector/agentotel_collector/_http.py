@@ -1,0 +1,254 @@
+"""OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd) and GET /health.
+
+A thread per connection (bounded), HTTP/1.1 keep-alive. Every refusal drains the request body
+when it is small enough, so the sender reads the answer and the connection stays usable. Error
+bodies are `google.rpc.Status` in the request's content type; no traceback ever reaches a body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from google.protobuf.message import DecodeError
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from . import _body, _otlp_json
+from ._convert import TooManySpans
+from ._ingest import Busy
+from ._service import (
+    INTERNAL,
+    INVALID_ARGUMENT,
+    NOT_FOUND,
+    RESOURCE_EXHAUSTED,
+    UNAUTHENTICATED,
+    UNAVAILABLE,
+    UNIMPLEMENTED,
+    Service,
+)
+
+log = logging.getLogger("agentotel_collector")
+
+TRACES_PATH = "/v1/traces"
+HEALTH_PATH = "/health"
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+_FORMATS = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
+# A refused body up to this size is read and dropped so the connection stays usable; bigger ones close it.
+_DRAIN_LIMIT = 4 * 1024 * 1024
+
+
+class _Refusal(Exception):
+    def __init__(self, status: int, code: int, message: str, *, retry: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.retry = status, code, message, retry
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "agentotel-collector"
+    sys_version = ""
+    timeout = 30  # idle keep-alive connections and stalled bodies free their thread after this
+    server: "HttpServer"
+
+    def setup(self) -> None:
+        self.request.settimeout(self.timeout)
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()  # here, in the connection's thread, not in the accept loop
+        super().setup()
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        log.debug("http %s: " + format, self.address_string(), *args)
+
+    # -- routes -------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._drained = False
+        path = self.path.split("?", 1)[0]
+        if path != HEALTH_PATH:
+            self._answer_error(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}", JSON)
+            return
+        service = self.server.service
+        ok = not service.stopping and service.ingest.healthy
+        body = json.dumps({"status": "ok" if ok else "unavailable"}).encode()
+        self._answer(200 if ok else 503, JSON, body, retry=not ok)
+
+    def do_POST(self) -> None:
+        self._drained = False
+        fmt = _FORMATS.get(self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower())
+        try:
+            self._export(fmt)
+        except _Refusal as refusal:
+            self._answer_error(refusal.status, refusal.code, refusal.message, fmt or JSON, retry=refusal.retry)
+        except (ConnectionError, TimeoutError, socket.timeout):
+            self.close_connection = True
+        except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
+            log.exception("agentotel-collector: internal error handling a request")
+            self._answer_error(500, INTERNAL, "internal error in agentotel-collector (see its log)", fmt or JSON)
+
+    def do_PUT(self) -> None:
+        self._not_allowed()
+
+    do_DELETE = do_PATCH = do_PUT
+
+    def _not_allowed(self) -> None:
+        self._drained = False
+        self._drain()
+        self._answer_error(405, UNIMPLEMENTED, f"method {self.command} not allowed; POST spans to {TRACES_PATH}", JSON)
+
+    # -- export -------------------------------------------------------------------------------
+
+    def _export(self, fmt: str | None) -> None:
+        service = self.server.service
+        settings = service.settings
+        path = self.path.split("?", 1)[0]
+        if path != TRACES_PATH:
+            self._refuse(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}")
+        if not service.authorized(self.headers.get("Authorization")):
+            self._refuse(401, UNAUTHENTICATED, "missing or wrong bearer token")
+        if fmt is None:
+            got = self.headers.get("Content-Type", "")
+            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}")
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in ("", "identity", "gzip", "x-gzip", "zstd"):
+            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none")
+        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+        length = self._content_length()
+        if not chunked and length is None:
+            self._refuse(411, INVALID_ARGUMENT, "Content-Length is required")
+        if length is not None and length > settings.max_request_bytes:
+            self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}")
+        try:
+            with service.admitted():
+                raw = (
+                    _body.read_chunked(self.rfile, settings.max_request_bytes)
+                    if chunked
+                    else _body.read_exact(self.rfile, length or 0)
+                )
+                self._drained = True
+                data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
+                del raw
+                request = self._parse(data, fmt)
+                del data
+                response = service.export(request)
+        except _body.BodyError as exc:
+            # A body we stopped reading half-way leaves the connection out of step: close it.
+            self.close_connection = self.close_connection or not self._drained
+            raise _Refusal(exc.status, RESOURCE_EXHAUSTED if exc.status == 413 else INVALID_ARGUMENT, str(exc)) from None
+        except TooManySpans as exc:
+            raise _Refusal(413, RESOURCE_EXHAUSTED, str(exc)) from None
+        except Busy as exc:
+            self._drain()  # harmless when the body was already read: the length is then zero
+            raise _Refusal(503, UNAVAILABLE, f"{exc}; retry later", retry=True) from None
+        body = response.SerializeToString() if fmt == PROTOBUF else _otlp_json.dump_message(response)
+        self._answer(200, fmt, body)
+
+    def _parse(self, data: bytes, fmt: str) -> ExportTraceServiceRequest:
+        if fmt == JSON:
+            try:
+                return _otlp_json.parse_request(data)
+            except _otlp_json.JsonError as exc:
+                raise _Refusal(400, INVALID_ARGUMENT, str(exc)) from None
+        try:
+            return ExportTraceServiceRequest.FromString(data)
+        except DecodeError as exc:
+            raise _Refusal(400, INVALID_ARGUMENT, f"body is not a protobuf ExportTraceServiceRequest: {exc}") from None
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _content_length(self) -> int | None:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            return None
+        try:
+            length = int(raw)
+        except ValueError:
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            raise _Refusal(400, INVALID_ARGUMENT, f"bad Content-Length {raw!r}")
+        return length
+
+    def _refuse(self, status: int, code: int, message: str) -> None:
+        self._drain()
+        raise _Refusal(status, code, message)
+
+    def _drain(self) -> None:
+        """Read and drop an unread body so the answer reaches the sender; close instead if it is large."""
+        if self._drained:
+            return
+        self._drained = True
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = 0
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower() or length > _DRAIN_LIMIT:
+            self.close_connection = True
+        elif length > 0:
+            _body.discard(self.rfile, length)
+
+    def _answer_error(self, status: int, code: int, message: str, fmt: str, *, retry: bool = False) -> None:
+        if fmt == PROTOBUF:
+            body = Status(code=code, message=message).SerializeToString()
+        else:
+            body = json.dumps({"code": code, "message": message}).encode()
+        self._answer(status, fmt, body, retry=retry)
+
+    def _answer(self, status: int, content_type: str, body: bytes, *, retry: bool = False) -> None:
+        self._drained = True  # the body has been consumed (or abandoned) by now
+        if self.server.service.stopping:
+            self.close_connection = True
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if retry:
+            self.send_header("Retry-After", str(self.server.service.settings.retry_after_s))
+        if status == 401:
+            self.send_header("WWW-Authenticate", 'Bearer realm="agentotel-collector"')
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class HttpServer(ThreadingHTTPServer):
+    """The OTLP/HTTP listener: one thread per connection, at most `max_connections` of them."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], service: Service, ssl_context: ssl.SSLContext | None) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.service = service
+        self._ssl_context = ssl_context
+        self._connections = threading.BoundedSemaphore(service.settings.max_connections)
+        super().__init__(address, _Handler)
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self._ssl_context is not None:
+            sock = self._ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
+
+    def process_request(self, request, client_address) -> None:
+        if not self._connections.acquire(blocking=False):
+            # Over the connection limit: refuse at once; senders treat a closed connection as retryable.
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connections.release()
+
+    def handle_error(self, request, client_address) -> None:
+        # TLS handshakes that fail, clients that vanish: worth a debug line, not a traceback on stderr.
+        log.debug("agentotel-collector: connection from %s failed", client_address, exc_info=True)

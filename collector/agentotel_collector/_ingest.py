@@ -1,0 +1,131 @@
+"""The write path shared by OTLP/HTTP and OTLP/gRPC: a bounded queue in front of one store writer.
+
+Request threads decode and convert in parallel, then hand their batch to `Ingest.write`, which
+returns only once the batch is in the WAL and fsync'd. One writer thread drains the queue and
+appends everything waiting as one batch (group commit: one fsync for many requests). When the queue
+is full, the store is slow, or a write fails, `write` raises `Busy`, which the protocols answer with
+503 / UNAVAILABLE and a retry delay, never with an error the sender would treat as permanent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Protocol
+
+import pyarrow as pa
+
+log = logging.getLogger("agentotel_collector")
+
+
+class Busy(Exception):
+    """The collector cannot take this request now; the sender should retry later."""
+
+
+class SpanStore(Protocol):
+    """What the ingest path needs from `agentotel.store.StoreWriter`."""
+
+    def append(self, batch: pa.RecordBatch) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _Ticket:
+    __slots__ = ("batch", "done", "error")
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        self.batch = batch
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+
+class Ingest:
+    """Durable writes with back-pressure: `write(batch)` returns once the batch is fsync'd, or raises Busy."""
+
+    def __init__(
+        self,
+        store: SpanStore,
+        *,
+        max_queue_bytes: int,
+        write_timeout_s: float,
+        max_group_rows: int = 16384,
+    ) -> None:
+        self._store = store
+        self._max_queue_bytes = max_queue_bytes
+        self._write_timeout_s = write_timeout_s
+        self._max_group_rows = max_group_rows
+        self._queue: deque[_Ticket] = deque()
+        self._queued_bytes = 0
+        self._cond = threading.Condition()
+        self._closing = False
+        self._healthy = True
+        self._thread = threading.Thread(target=self._run, name="agentotel-collector-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def healthy(self) -> bool:
+        """False after the last store write failed (until one succeeds again)."""
+        return self._healthy
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Return once `batch` is durable in the store; raise Busy when it could not be made durable in time."""
+        ticket = _Ticket(batch)
+        size = batch.nbytes
+        with self._cond:
+            if self._closing:
+                raise Busy("the collector is shutting down")
+            # One oversized batch is still accepted into an empty queue, or it could never be written.
+            if self._queue and self._queued_bytes + size > self._max_queue_bytes:
+                raise Busy("write queue is full")
+            self._queue.append(ticket)
+            self._queued_bytes += size
+            self._cond.notify()
+        if not ticket.done.wait(self._write_timeout_s):
+            # The batch may still land; the sender's retry then makes a duplicate, which readers collapse.
+            raise Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s")
+        if ticket.error is not None:
+            raise Busy(f"the store could not write: {ticket.error}")
+
+    def _take(self) -> list[_Ticket] | None:
+        with self._cond:
+            while not self._queue:
+                if self._closing:
+                    return None
+                self._cond.wait()
+            tickets = [self._queue.popleft()]
+            rows = tickets[0].batch.num_rows
+            while self._queue and rows + self._queue[0].batch.num_rows <= self._max_group_rows:
+                ticket = self._queue.popleft()
+                rows += ticket.batch.num_rows
+                tickets.append(ticket)
+            return tickets
+
+    def _run(self) -> None:
+        while True:
+            tickets = self._take()
+            if tickets is None:
+                return
+            error: BaseException | None = None
+            try:
+                batches = [t.batch for t in tickets]
+                self._store.append(batches[0] if len(batches) == 1 else pa.concat_batches(batches))
+                self._healthy = True
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a retryable answer to the sender
+                error = exc
+                self._healthy = False
+                log.error("agentotel-collector: store write failed: %r", exc)
+            with self._cond:
+                for ticket in tickets:
+                    self._queued_bytes -= ticket.batch.nbytes
+            for ticket in tickets:
+                ticket.error = error
+                ticket.batch = None  # type: ignore[assignment] - free memory now, not when the request ends
+                ticket.done.set()
+
+    def close(self) -> None:
+        """Stop taking writes, finish every queued one, and wait for the writer thread."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()

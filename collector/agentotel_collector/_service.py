@@ -1,0 +1,87 @@
+"""What an export means, independent of the protocol: authorise, admit, convert, write durably."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import threading
+from typing import Iterator
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from ._convert import convert
+from ._ingest import Busy, Ingest
+from ._settings import Settings
+
+# google.rpc.Code numbers, used in Status bodies (HTTP) and as gRPC status codes.
+INVALID_ARGUMENT = 3
+NOT_FOUND = 5
+RESOURCE_EXHAUSTED = 8
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+UNAUTHENTICATED = 16
+
+
+class Service:
+    """The receiver's behaviour shared by OTLP/HTTP and OTLP/gRPC."""
+
+    def __init__(self, settings: Settings, ingest: Ingest) -> None:
+        self.settings = settings
+        self.ingest = ingest
+        self._tokens = settings.tokens()
+        self._slots = threading.BoundedSemaphore(settings.max_concurrent_requests)
+        self._inflight = 0
+        self._idle = threading.Condition()
+        self.stopping = False
+
+    def authorized(self, header: str | None) -> bool:
+        """Whether an Authorization header carries an accepted bearer token (always, when none is configured)."""
+        if not self._tokens:
+            return True
+        scheme, _, presented = (header or "").strip().partition(" ")
+        candidate = presented.strip().encode("utf-8") if scheme.lower() == "bearer" else b""
+        # Compare against every token, without stopping early, so timing says nothing about which matched.
+        matched = False
+        for token in self._tokens:
+            matched |= hmac.compare_digest(candidate, token)
+        return matched and bool(candidate)
+
+    @contextlib.contextmanager
+    def admitted(self) -> Iterator[None]:
+        """Hold one of the decoding slots that bound memory; Busy when none frees up in time or when stopping."""
+        if self.stopping:
+            raise Busy("the collector is shutting down")
+        if not self._slots.acquire(timeout=self.settings.admission_timeout_s):
+            raise Busy("too many requests in progress")
+        with self._idle:
+            self._inflight += 1
+        try:
+            yield
+        finally:
+            self._slots.release()
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    def export(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
+        """Store every usable span durably; the response reports rejected ones. Busy, TooManySpans propagate."""
+        converted = convert(request, max_spans=self.settings.max_spans_per_request)
+        if converted.batch is not None:
+            self.ingest.write(converted.batch)
+        response = ExportTraceServiceResponse()
+        if converted.rejected:
+            response.partial_success.rejected_spans = converted.rejected
+            response.partial_success.error_message = converted.error_message
+        return response
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no admitted request is in progress; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._inflight == 0, timeout_s)
+
+
+__all__ = ["Busy", "Service"]
