@@ -1,0 +1,240 @@
+"""The query side: DuckDB over the store — runs, step-by-step trajectories, run diffs and plain SQL.
+
+    traces = agentotel.open()                    # ./agentotel-traces, or $AGENTOTEL_DIR
+    traces.runs().df()                           # one row per run
+    t = traces.trajectory("3f2a")                # a run id, a trace id, or an unambiguous prefix
+    d = traces.diff("3f2a", "9c1e")              # where two runs diverged, and why
+    traces.sql("SELECT tool_name, count(*) FROM tool_calls GROUP BY 1").fetchall()
+
+Views for SQL: spans, llm_calls, tool_calls, retrievals, runs, steps (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from agentotel import _config, semconv
+from agentotel.query import _sources
+from agentotel.query.diff import RunDiff, diff_trajectories
+from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
+from agentotel.store import schema
+
+__all__ = [
+    "open",
+    "Traces",
+    "Trajectory",
+    "Step",
+    "RunDiff",
+    "QueryError",
+    "StoreNotFound",
+    "RunNotFound",
+    "SQLError",
+    "StoreWarning",
+]
+
+
+class QueryError(Exception):
+    """A mistake in what was asked (no store there, no such run, bad SQL); the message says what to do."""
+
+
+class StoreNotFound(QueryError):
+    """The directory does not exist or holds no spans yet."""
+
+
+class RunNotFound(QueryError):
+    """A run name matched no run, or more than one."""
+
+    def __init__(self, message: str, candidates: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.candidates = list(candidates)
+
+
+class SQLError(QueryError):
+    """DuckDB rejected a query; the message is DuckDB's, on one line."""
+
+
+class StoreWarning(UserWarning):
+    """Part of the store was skipped (a damaged file, say); the rest was read."""
+
+
+# Attribute names the SQL reads, bound as DuckDB variables so no attribute name is written in SQL.
+_SQL_VARIABLES = {
+    "AGENTOTEL_RUN_NAME": semconv.AGENTOTEL_RUN_NAME,
+    "AGENTOTEL_RUN_TRIGGER": semconv.AGENTOTEL_RUN_TRIGGER,
+    "AGENTOTEL_RUN_PARENT_ID": semconv.AGENTOTEL_RUN_PARENT_ID,
+    "AGENTOTEL_ENV_HASH": semconv.AGENTOTEL_ENV_HASH,
+}
+_MACROS = ("macro_step_type", "macro_is_run_root", "macro_step_run")
+_VIEWS = ("spans", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
+_DERIVED = ("step_type", "step_run", "is_root")  # columns trace_spans.sql adds to the span row
+_ONE_TRACE = "_one_trace"
+
+
+def _sql(name: str) -> str:
+    """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for)."""
+    return resources.files("agentotel.query").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+@dataclass(frozen=True)
+class _RunRef:
+    run_id: str
+    trace_id: str
+
+
+class Traces:
+    """DuckDB over one store directory: `.sql()`, `.runs()`, `.trajectory()`, `.diff()`.
+
+    The files present when it was opened are what it reads; open again to see newer spans.
+    """
+
+    def __init__(self, directory: str | Path | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else _config.current().directory
+        if not self.directory.is_dir():
+            raise StoreNotFound(
+                f"no trace store at {self.directory}: run an instrumented agent first "
+                "(or `agentotel demo`), or point --dir / AGENTOTEL_DIR at the right directory"
+            )
+        sources = _sources.load(self.directory)
+        self.warnings: list[str] = list(sources.warnings)
+        for message in self.warnings:
+            _warnings.warn(message, StoreWarning, stacklevel=2)
+        if sources.empty:
+            skipped = f" ({len(self.warnings)} unreadable file(s) skipped)" if self.warnings else ""
+            raise StoreNotFound(
+                f"no spans in {self.directory} yet{skipped}: run an instrumented agent first (or `agentotel demo`)"
+            )
+        self._con = duckdb.connect()
+        self._setup(sources)
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def _setup(self, sources: _sources.Sources) -> None:
+        con = self._con
+        for name, value in _SQL_VARIABLES.items():
+            con.execute(f"SET VARIABLE {name} = $value", {"value": value})
+        con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
+        empty = schema.SPAN_SCHEMA.empty_table()
+        if sources.parquet:
+            con.read_parquet(sources.parquet, hive_partitioning=False).create_view("_parquet_spans")
+        else:
+            con.register("_parquet_spans", empty)
+        con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
+        con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
+        for macro in _MACROS:
+            con.execute(_sql(macro))
+        con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
+        for view in _VIEWS:
+            con.execute(f"CREATE TEMP VIEW {view} AS {self._view_sql(view)}")
+
+    @staticmethod
+    def _view_sql(view: str) -> str:
+        text = _sql(view)
+        # runs.sql aggregates `_run_source`: every span for the view, one trace's spans for a trajectory.
+        return text.replace("_run_source", "spans") if view == "runs" else text
+
+    # -- SQL ------------------------------------------------------------------------------------
+    def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> duckdb.DuckDBPyRelation:
+        """A DuckDB relation for the query over the views (`.df()`, `.pl()`, `.arrow()`, `.fetchall()`).
+
+        Bind values with `params` (`?` or `$name` placeholders), never by formatting them into the text.
+        """
+        try:
+            return self._con.sql(query, params=params)
+        except duckdb.Error as exc:
+            raise SQLError(_one_line(exc)) from None
+
+    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self._con.sql(query, params=params or {}).to_arrow_table().to_pylist()
+
+    # -- runs -----------------------------------------------------------------------------------
+    def runs(self) -> duckdb.DuckDBPyRelation:
+        """Every run, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
+        return self._con.sql("SELECT * FROM runs ORDER BY start_time DESC, run_id")
+
+    def resolve(self, name: str) -> _RunRef:
+        """The run a name means: a run id, a trace id, or an unambiguous prefix of either."""
+        name = (name or "").strip()
+        if not name:
+            raise RunNotFound("a run name is empty: give a run id, a trace id, or a prefix of one")
+        matches = self._rows(_sql("run_lookup"), {"name": name})
+        exact = [m for m in matches if name in (m["run_id"], m["trace_id"])]
+        runs = {m["run_id"]: m for m in (exact or matches)}
+        if not runs:
+            raise RunNotFound(f"no run matches {name!r} (try `agentotel runs`)")
+        if len(runs) > 1 and exact and len({m["trace_id"] for m in exact}) == 1 and name == exact[0]["trace_id"]:
+            # A trace id naming several runs (nested runs share a trace): the outermost one is meant.
+            outer = self._rows("SELECT run_id FROM runs WHERE trace_id = $t AND parent_run_id IS NULL", {"t": name})
+            if len(outer) == 1:
+                return _RunRef(outer[0]["run_id"], name)
+        if len(runs) > 1:
+            shown = sorted(runs)[:10]
+            more = f" and {len(runs) - len(shown)} more" if len(runs) > len(shown) else ""
+            raise RunNotFound(
+                f"{name!r} is ambiguous: it matches {len(runs)} runs ({', '.join(shown)}{more}); give more characters",
+                sorted(runs),
+            )
+        (ref,) = runs.values()
+        return _RunRef(ref["run_id"], ref["trace_id"])
+
+    def _trace_rows(self, trace_id: str) -> pa.Table:
+        return self._con.sql(_sql("trace_spans"), params={"trace": trace_id}).to_arrow_table()
+
+    def _summary(self, trace_rows: pa.Table, run_id: str) -> dict[str, Any]:
+        source = trace_rows.drop_columns([c for c in _DERIVED if c in trace_rows.column_names])
+        self._con.register(_ONE_TRACE, source)
+        try:
+            rows = self._rows(
+                f"SELECT * FROM ({_sql('runs').replace('_run_source', _ONE_TRACE)}) WHERE run_id = $run",
+                {"run": run_id},
+            )
+        finally:
+            self._con.unregister(_ONE_TRACE)
+        return rows[0] if rows else {"run_id": run_id}
+
+    def run(self, name: str) -> dict[str, Any]:
+        """One run's summary (the `runs` view's columns) by run id, trace id or prefix."""
+        ref = self.resolve(name)
+        return self._summary(self._trace_rows(ref.trace_id), ref.run_id)
+
+    # -- trajectories and diffs -----------------------------------------------------------------
+    def trajectory(self, run: str) -> Trajectory:
+        """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
+        ref = self.resolve(run)
+        rows = self._trace_rows(ref.trace_id)
+        return build_trajectory(self._summary(rows, ref.run_id), rows.to_pylist(), ref.run_id)
+
+    def diff(self, run_a: str, run_b: str) -> RunDiff:
+        """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""
+        return diff_trajectories(self.trajectory(run_a), self.trajectory(run_b))
+
+    def environment(self, run: str) -> dict[str, str]:
+        """The `agentotel.env.*` attributes of a run's root span (the snapshot is under agentotel.env.snapshot)."""
+        return self.trajectory(run).environment
+
+    # -- lifetime -------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "Traces":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Traces({str(self.directory)!r})"
+
+
+def open(directory: str | Path | None = None) -> Traces:  # noqa: A001 - the public name is agentotel.open
+    """DuckDB over the store at `directory` (else $AGENTOTEL_DIR, else ./agentotel-traces)."""
+    return Traces(directory)

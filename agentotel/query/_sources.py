@@ -1,0 +1,167 @@
+"""What a query reads: the store's Parquet files (validated), the WAL's complete batches, migrated files.
+
+Validating a file means reading its footer with pyarrow; the answer is cached by (path, size, mtime),
+so opening a large store a second time costs one `stat` per file. A file that cannot be read is left
+out with a warning naming it, so one damaged file never hides every other run.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from agentotel.store import schema
+
+_CURRENT = "current"
+_MIGRATE = "migrate"
+_SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    kind: str  # current | migrate | skip
+    version: int | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Sources:
+    """The readable parts of one store directory."""
+
+    parquet: list[str] = field(default_factory=list)  # files in the current schema, read by DuckDB directly
+    migrated: pa.Table | None = None  # older files, upgraded in memory
+    wal: pa.Table | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.parquet and not (self.migrated and self.migrated.num_rows) and not (
+            self.wal and self.wal.num_rows
+        )
+
+
+_cache: dict[tuple[str, int, int], _Verdict] = {}
+_cache_lock = threading.Lock()
+
+
+def _conform(table: pa.Table) -> pa.Table:
+    """The table with exactly SPAN_SCHEMA's columns: matched by name, cast, missing ones as nulls."""
+    columns = []
+    for f in schema.SPAN_SCHEMA:
+        if f.name in table.column_names:
+            columns.append(table.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=schema.SPAN_SCHEMA)
+
+
+def _from_unversioned(table: pa.Table) -> pa.Table:
+    # Version 0: a span table without agentotel's version metadata, e.g. rewritten by another tool
+    # (Spark, pandas) that dropped key-value metadata. Its columns are matched by name.
+    return _conform(table)
+
+
+MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {0: _from_unversioned}
+"""Schema version v -> a function upgrading a table of version v to v + 1. Add one when a column changes."""
+
+
+def _migrate(table: pa.Table, version: int) -> pa.Table:
+    while version < schema.SCHEMA_VERSION:
+        table = MIGRATIONS[version](table)
+        version += 1
+    return _conform(table)
+
+
+def _file_version(metadata: dict[bytes, bytes] | None) -> int:
+    raw = (metadata or {}).get(schema.METADATA_KEY)
+    return int(raw) if raw is not None else 0
+
+
+def _check(path: Path) -> _Verdict:
+    try:
+        file_schema = pq.read_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable footer means the same thing: skip the file
+        return _Verdict(_SKIP, reason=f"unreadable Parquet ({_one_line(exc)})")
+    try:
+        version = _file_version(file_schema.metadata)
+    except ValueError:
+        return _Verdict(_SKIP, reason="its schema version is not a number")
+    if version > schema.SCHEMA_VERSION:
+        return _Verdict(_SKIP, version, f"schema version {version} is newer than this agentotel reads "
+                        f"({schema.SCHEMA_VERSION}); upgrade agentotel")
+    if version < schema.SCHEMA_VERSION and version not in MIGRATIONS:
+        return _Verdict(_SKIP, version, f"no migration from schema version {version}")
+    if version == schema.SCHEMA_VERSION and set(schema.COLUMNS) <= set(file_schema.names):
+        return _Verdict(_CURRENT, version)
+    return _Verdict(_MIGRATE, version)
+
+
+def _verdict(path: Path) -> _Verdict:
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    with _cache_lock:
+        found = _cache.get(key)
+    if found is None:
+        found = _check(path)
+        with _cache_lock:
+            _cache[key] = found
+    return found
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def parquet_files(directory: Path) -> list[Path]:
+    """The published Parquet files of a store (temp files start with '.' and are not published yet)."""
+    spans = directory / "spans"
+    if not spans.is_dir():
+        return []
+    return sorted(p for p in spans.rglob("*.parquet") if not p.name.startswith(".") and p.is_file())
+
+
+def _read_wal(directory: Path, warnings: list[str]) -> pa.Table | None:
+    if not (directory / "wal").is_dir():
+        return None
+    try:
+        from agentotel.store import read_wal
+    except ImportError:  # the store writer is not installed in this build: nothing to read
+        return None
+    try:
+        table = read_wal(directory)
+    except Exception as exc:  # noqa: BLE001 - a damaged WAL must not hide the Parquet files
+        warnings.append(f"skipped the write-ahead log in {directory / 'wal'}: {_one_line(exc)}")
+        return None
+    if table is None or table.num_rows == 0:
+        return None
+    return _conform(table)
+
+
+def load(directory: Path) -> Sources:
+    """Find, validate and (where needed) migrate everything readable in the store directory."""
+    sources = Sources()
+    migrated: list[pa.Table] = []
+    for path in parquet_files(directory):
+        try:
+            verdict = _verdict(path)
+        except FileNotFoundError:  # removed by a concurrent compaction; its rows are in the new file
+            continue
+        if verdict.kind == _CURRENT:
+            sources.parquet.append(str(path))
+        elif verdict.kind == _MIGRATE:
+            try:
+                migrated.append(_migrate(pq.read_table(path), verdict.version or 0))
+            except Exception as exc:  # noqa: BLE001 - as for a damaged footer: skip, say which file
+                sources.warnings.append(f"skipped {path}: cannot migrate ({_one_line(exc)})")
+        else:
+            sources.warnings.append(f"skipped {path}: {verdict.reason}")
+    if migrated:
+        sources.migrated = pa.concat_tables(migrated)
+    sources.wal = _read_wal(directory, sources.warnings)
+    return sources

@@ -1,0 +1,84 @@
+-- The `runs` view: one row per run (who started it, when, how it went, what it used), aggregated over
+-- `_run_source` (every span for the view; one run's spans for Traces.trajectory). A run still in
+-- progress has no root span yet: it is listed with status 'running' from the spans already recorded.
+WITH s AS (
+    SELECT
+        *,
+        coalesce(run_id, trace_id) AS run_key,
+        agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root,
+        agentotel_step_type(operation, scope_name) AS step_type,
+        agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
+    FROM _run_source
+),
+roots AS (
+    SELECT
+        run_key,
+        arg_min(trace_id, start_time) AS trace_id,
+        arg_min(coalesce(attributes[getvariable('AGENTOTEL_RUN_NAME')], name), start_time) AS name,
+        arg_min(attributes[getvariable('AGENTOTEL_RUN_TRIGGER')], start_time) AS trigger,
+        arg_min(attributes[getvariable('AGENTOTEL_ENV_HASH')], start_time) AS env_hash,
+        arg_min(attributes[getvariable('AGENTOTEL_RUN_PARENT_ID')], start_time) AS parent_run_id,
+        arg_min(status_code, start_time) AS status_code,
+        arg_min(duration_ns, start_time) AS duration_ns
+    FROM s WHERE is_root
+    GROUP BY run_key
+),
+members AS (
+    SELECT
+        run_key,
+        bool_and(run_id IS NULL) AS outside_runs,
+        min(trace_id) AS trace_id,
+        min(start_time) AS start_time,
+        max(end_time) AS end_time,
+        max(user_id) AS user_id,
+        max(session_id) AS session_id,
+        max(agent_name) AS agent_name,
+        max(service_name) AS service_name
+    FROM s
+    GROUP BY run_key
+),
+step_totals AS (
+    SELECT
+        step_run AS run_key,
+        count(*) AS steps,
+        count(*) FILTER (WHERE step_type = 'llm') AS model_calls,
+        count(*) FILTER (WHERE step_type = 'tool') AS tool_calls,
+        count(*) FILTER (WHERE step_type = 'retrieval') AS retrievals,
+        count(*) FILTER (WHERE status_code = 'ERROR') AS errors,
+        sum(input_tokens)::BIGINT AS input_tokens,
+        sum(output_tokens)::BIGINT AS output_tokens,
+        sum(cost_usd) AS cost_usd,
+        list_sort(list(DISTINCT coalesce(response_model, request_model))
+            FILTER (WHERE step_type IN ('llm', 'embedding') AND coalesce(response_model, request_model) IS NOT NULL)) AS models
+    FROM s
+    WHERE step_type IS NOT NULL AND step_run IS NOT NULL
+    GROUP BY step_run
+)
+SELECT
+    m.run_key AS run_id,
+    coalesce(r.name, '(unnamed)') AS name,
+    coalesce(r.trace_id, m.trace_id) AS trace_id,
+    m.user_id,
+    m.session_id,
+    r.trigger,
+    m.start_time,
+    coalesce(r.duration_ns, epoch_ns(m.end_time) - epoch_ns(m.start_time)) / 1e6 AS duration_ms,
+    CASE WHEN r.run_key IS NULL THEN 'running' WHEN r.status_code = 'ERROR' THEN 'error' ELSE 'ok' END AS status,
+    coalesce(t.steps, 0) AS steps,
+    coalesce(t.model_calls, 0) AS model_calls,
+    coalesce(t.tool_calls, 0) AS tool_calls,
+    coalesce(t.retrievals, 0) AS retrievals,
+    coalesce(t.errors, 0) + CASE WHEN r.status_code = 'ERROR' THEN 1 ELSE 0 END AS errors,
+    coalesce(t.input_tokens, 0) AS input_tokens,
+    coalesce(t.output_tokens, 0) AS output_tokens,
+    t.cost_usd,
+    coalesce(t.models, []) AS models,
+    r.env_hash,
+    m.agent_name,
+    m.service_name,
+    r.parent_run_id
+FROM members m
+LEFT JOIN roots r USING (run_key)
+LEFT JOIN step_totals t USING (run_key)
+-- Spans outside any run form a run of their own only when their trace has no real run.
+WHERE NOT (m.outside_runs AND m.trace_id IN (SELECT trace_id FROM members WHERE NOT outside_runs))

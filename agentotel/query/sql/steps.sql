@@ -1,0 +1,32 @@
+-- The `steps` view: one row per trajectory step of every run, numbered from 1 by start time within its
+-- run (the same numbering as Traces.trajectory()).
+WITH s AS (
+    SELECT *,
+        agentotel_step_type(operation, scope_name) AS step_type,
+        agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
+    FROM spans
+)
+SELECT
+    step_run AS run_id,
+    row_number() OVER (PARTITION BY step_run ORDER BY start_time, span_id) AS "index",
+    step_type AS type,
+    name,
+    trace_id,
+    span_id,
+    parent_span_id,
+    CASE WHEN status_code = 'ERROR' THEN 'error' ELSE 'ok' END AS status,
+    start_time,
+    duration_ns / 1e6 AS duration_ms,
+    coalesce(response_model, request_model) AS model,
+    tool_name,
+    tool_call_id,
+    input_tokens,
+    output_tokens,
+    cost_usd,
+    error_type,
+    user_id,
+    session_id,
+    input,
+    output
+FROM s
+WHERE step_type IS NOT NULL AND step_run IS NOT NULL

@@ -1,0 +1,10 @@
+-- Every span (each once) of one trace, for rebuilding one run's trajectory: the tree links of
+-- all spans, plus the step columns and payloads of the spans that are steps.
+SELECT
+    *,
+    agentotel_step_type(operation, scope_name) AS step_type,
+    agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run,
+    agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root
+FROM _raw_spans
+WHERE trace_id = $trace
+QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1

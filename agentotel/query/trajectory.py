@@ -1,0 +1,224 @@
+"""A run's trajectory: its steps in order, rebuilt from the span tree.
+
+A step is a model call, tool call, retrieval, embedding or sub-agent span of the run (which spans are
+steps is decided in SQL, `sql/macro_step_type.sql`, so the `steps` view and `Traces.trajectory()`
+always agree). Transport spans (HTTP) are not steps, but the tree is walked through them, so a step's
+parent is the nearest enclosing step.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Mapping
+
+from agentotel import semconv
+
+EXCLUDED_SCOPES: tuple[str, ...] = (
+    # Client SDKs that trace their own calls: their span duplicates the model call agentotel records.
+    "com.anthropic.sdk.python",
+    "openai.sdk.python",
+)
+"""Instrumentation scopes whose spans are never steps (a client SDK's own duplicate span of a model call)."""
+
+_ENV_PREFIX = semconv.AGENTOTEL_ENV_HASH.rpartition(".")[0] + "."
+
+
+@dataclass
+class Step:
+    """One step of a trajectory; `to_dict()` is its `--json` form (ARCHITECTURE.md, "Query")."""
+
+    index: int
+    type: str  # llm | tool | retrieval | embedding | agent
+    name: str
+    span_id: str
+    parent_index: int | None
+    depth: int
+    status: str  # ok | error
+    start_time: datetime | None
+    duration_ms: float | None
+    model: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    requested_by: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    input: Any = None  # parsed JSON when the payload is JSON, else the text; None when not captured
+    output: Any = None
+    error_type: str | None = None
+    orphan: bool = False  # its parent span never arrived (a lost span); placed at the top level
+    raw_input: str | None = field(default=None, repr=False)
+    raw_output: str | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("raw_input")
+        data.pop("raw_output")
+        data["start_time"] = _iso(self.start_time)
+        return data
+
+
+@dataclass
+class Trajectory:
+    """A run's summary (`.run`, the `runs` view's columns) and its steps in order (`.steps`)."""
+
+    run: dict[str, Any]
+    steps: list[Step]
+    environment: dict[str, str] = field(default_factory=dict)  # the root span's agentotel.env.* attributes
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--json` form: {"run": {...}, "steps": [...]}."""
+        return {"run": jsonable(self.run), "steps": [s.to_dict() for s in self.steps]}
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with timestamps as ISO strings, ready for json.dumps."""
+    return {k: _iso(v) for k, v in row.items()}
+
+
+def parse_payload(raw: str | None) -> Any:
+    """A stored payload as JSON when it is JSON (a JSON string holding JSON is unwrapped), else the text."""
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _attributes(row: Mapping[str, Any]) -> dict[str, str]:
+    value = row.get("attributes") or []
+    return dict(value) if not isinstance(value, dict) else value
+
+
+def build_trajectory(run: dict[str, Any], rows: Iterable[Mapping[str, Any]], run_id: str) -> Trajectory:
+    """The trajectory of `run_id` from every span row of its trace (as `sql/trace_spans.sql` returns them)."""
+    rows = list(rows)
+    by_id = {r["span_id"]: r for r in rows}
+    root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
+    chosen = sorted(
+        (r for r in rows if r.get("step_type") and r.get("step_run") == run_id),
+        key=lambda r: (r["start_time"] is None, r["start_time"] or datetime.min, r["span_id"]),
+    )
+    index_of = {r["span_id"]: i for i, r in enumerate(chosen, start=1)}
+    steps: list[Step] = []
+    for i, row in enumerate(chosen, start=1):
+        parent_index, depth, orphan = _place(row, by_id, index_of, root)
+        raw_in, raw_out = row.get("input"), row.get("output")
+        steps.append(
+            Step(
+                index=i,
+                type=row["step_type"],
+                name=row["name"],
+                span_id=row["span_id"],
+                parent_index=parent_index,
+                depth=depth,
+                status="error" if row.get("status_code") == "ERROR" else "ok",
+                start_time=row.get("start_time"),
+                duration_ms=row["duration_ns"] / 1e6 if row.get("duration_ns") is not None else None,
+                model=row.get("response_model") or row.get("request_model"),
+                tool_name=row.get("tool_name"),
+                tool_call_id=row.get("tool_call_id"),
+                input_tokens=row.get("input_tokens"),
+                output_tokens=row.get("output_tokens"),
+                cost_usd=row.get("cost_usd"),
+                input=parse_payload(raw_in),
+                output=parse_payload(raw_out),
+                error_type=row.get("error_type"),
+                orphan=orphan,
+                raw_input=raw_in,
+                raw_output=raw_out,
+            )
+        )
+    _link_requests(steps)
+    environment = {k: v for k, v in _attributes(root).items() if k.startswith(_ENV_PREFIX)} if root else {}
+    return Trajectory(run=run, steps=steps, environment=environment)
+
+
+def _place(
+    row: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]], index_of: Mapping[str, int], root: Any
+) -> tuple[int | None, int, bool]:
+    """(parent step index, depth, orphan): walk up the span tree, through non-step spans, to the run's root."""
+    parent_index: int | None = None
+    depth = 0
+    seen = {row["span_id"]}
+    parent_id = row.get("parent_span_id")
+    while parent_id and parent_id not in seen:
+        seen.add(parent_id)
+        if root is not None and parent_id == root["span_id"]:
+            break
+        parent = by_id.get(parent_id)
+        if parent is None:
+            # The parent never arrived. While the run is still going its root is not recorded yet,
+            # so only a finished run's missing parent means a lost span.
+            return parent_index, depth, root is not None and parent_index is None
+        if parent["span_id"] in index_of:
+            depth += 1
+            if parent_index is None:
+                parent_index = index_of[parent["span_id"]]
+        parent_id = parent.get("parent_span_id")
+    return parent_index, depth, False
+
+
+def _link_requests(steps: list[Step]) -> None:
+    """Set each tool step's `requested_by`: the latest earlier model step whose output holds its call id."""
+    for step in steps:
+        if step.type != "tool" or not step.tool_call_id:
+            continue
+        needle = json.dumps(step.tool_call_id)
+        for earlier in reversed(steps[: step.index - 1]):
+            if earlier.type == "llm" and earlier.raw_output and needle in earlier.raw_output:
+                step.requested_by = earlier.index
+                break
+
+
+# -- short forms for tables -------------------------------------------------------------------------
+def _compact(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _parts_text(message: Mapping[str, Any]) -> str:
+    pieces = []
+    for part in message.get("parts") or []:
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            pieces.append(str(part.get("content", "")))
+        elif kind == "tool_call":
+            pieces.append(f"→ {part.get('name')}({_compact(part.get('arguments'))})")
+        elif kind == "tool_call_response":
+            pieces.append(f"← {_compact(part.get('response'))}")
+    if not pieces and "content" in message:
+        pieces.append(_compact(message.get("content")))
+    return " ".join(pieces)
+
+
+def summarize(value: Any, width: int = 60, *, last: bool = False) -> str:
+    """One line for a table cell: message text and tool calls for chat payloads, compact JSON otherwise."""
+    if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
+        messages = value[-1:] if last else value
+        text = " | ".join(_parts_text(m) for m in messages)
+    else:
+        text = _compact(value)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
