@@ -85,6 +85,10 @@ class Settings:
     directory: Path = _setting("AGENTOTEL_DIR", lambda _n, raw: Path(raw), Path(DEFAULT_DIRECTORY))
     service_name: str | None = _setting("OTEL_SERVICE_NAME", None, None)
     traces_exporters: tuple[str, ...] = _setting("OTEL_TRACES_EXPORTER", _exporters, ("parquet",))
+    # Which OTLP exporter `otlp` means; the exporter itself reads the other OTEL_EXPORTER_OTLP_* variables.
+    otlp_protocol: str = _setting(
+        ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"), lambda _n, raw: raw.strip().lower(), "http/protobuf"
+    )
     capture_content: bool = _setting(
         ("AGENTOTEL_CAPTURE_CONTENT", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), _capture, True
     )

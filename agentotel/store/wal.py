@@ -1,0 +1,196 @@
+"""The write-ahead log: one Arrow IPC stream per live writer, `<dir>/wal/<writer>.arrows`.
+
+Each appended batch is written with one `write()` and fsync'd before `append()` returns, so a batch is
+either wholly on disk or (if the process died mid-write) a truncated tail that readers skip. A live
+writer holds an exclusive `flock` on its file; recovery folds only files whose lock it can take, i.e.
+files of dead writers. The stream's schema message carries the file's *segment* id: the name of the
+Parquet files its contents become. Folding publishes those files first and only then starts a new
+segment, so a crash in between is repaired by recovery without writing a span twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from agentotel.store.schema import SPAN_SCHEMA
+
+log = logging.getLogger("agentotel.store")
+
+WAL_DIR = "wal"
+SUFFIX = ".arrows"
+DAMAGED_DIR = "damaged"
+SEGMENT_KEY = b"agentotel.segment"
+
+_sync = getattr(os, "fdatasync", os.fsync)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (a new, renamed or removed file) durable."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: memoryview) -> None:
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def schema_message(segment: str) -> bytes:
+    """The stream's first message: the span schema plus the segment id in its metadata."""
+    metadata = dict(SPAN_SCHEMA.metadata or {})
+    metadata[SEGMENT_KEY] = segment.encode()
+    return SPAN_SCHEMA.with_metadata(metadata).serialize().to_pybytes()
+
+
+class WalFile:
+    """The WAL file of one live writer: locked, appended to, and restarted at each new segment."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise OSError(f"{path}: the WAL is in use by another live writer (choose another writer_id)") from None
+        self.size = os.fstat(self._fd).st_size
+        self.segment: str | None = None
+        self.started = time.monotonic()
+
+    def start_segment(self, segment: str) -> None:
+        """Forget the current contents and begin a new segment (the old one must already be published)."""
+        os.ftruncate(self._fd, 0)
+        header = schema_message(segment)
+        _write_all(self._fd, memoryview(header))
+        _sync(self._fd)
+        self.segment, self.size, self.started = segment, len(header), time.monotonic()
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        """Append one batch; it is on disk when this returns."""
+        data = batch.serialize()
+        _write_all(self._fd, memoryview(data))
+        _sync(self._fd)
+        self.size += data.size
+
+    def close(self, *, remove: bool) -> None:
+        if self._fd < 0:
+            return
+        if remove:
+            # Unlink while still holding the lock, so no recovering process folds it meanwhile.
+            self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+        self._fd = -1
+
+
+@dataclass
+class WalContents:
+    """What a WAL file holds: its segment id, its complete batches, and whether its tail was damaged."""
+
+    segment: str | None
+    batches: list[pa.RecordBatch] = field(default_factory=list)
+    damaged: str | None = None  # the reason, when something after the last complete batch could not be read
+    header_only: bool = True
+
+    @property
+    def rows(self) -> int:
+        return sum(b.num_rows for b in self.batches)
+
+
+def read_file(path: Path) -> WalContents:
+    """Every complete batch of a WAL file; a truncated or corrupt tail is reported, not raised."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return WalContents(segment=None)
+    if not data:
+        return WalContents(segment=None)
+    try:
+        reader = pa.ipc.open_stream(pa.py_buffer(data))
+    except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+        return WalContents(segment=None, damaged=f"unreadable schema: {exc}")
+    metadata = reader.schema.metadata or {}
+    segment = metadata.get(SEGMENT_KEY, b"").decode() or None
+    contents = WalContents(segment=segment)
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            break
+        except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
+            contents.damaged = str(exc)
+            break
+        contents.header_only = False
+        if batch.num_rows:
+            # Batches are always written with SPAN_SCHEMA; drop the segment metadata for readers.
+            contents.batches.append(batch.replace_schema_metadata(SPAN_SCHEMA.metadata))
+    return contents
+
+
+def wal_files(directory: Path) -> list[Path]:
+    """The WAL files of a store, live and orphaned (damaged files set aside are not included)."""
+    wal = Path(directory) / WAL_DIR
+    try:
+        return sorted(p for p in wal.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def read_wal(directory: str | os.PathLike[str]) -> pa.Table:
+    """Every complete batch in the store's WAL files, as one table of `SPAN_SCHEMA` (for queries).
+
+    Takes no locks, so it can run next to live writers: a batch being written is simply not there yet.
+    Read the WAL *before* listing Parquet files: a fold in between then shows a span twice (which the
+    query side collapses) rather than not at all.
+    """
+    batches: list[pa.RecordBatch] = []
+    for path in wal_files(Path(directory)):
+        batches.extend(read_file(path).batches)
+    return pa.Table.from_batches(batches, schema=SPAN_SCHEMA)
+
+
+def set_aside(path: Path, reason: str) -> Path | None:
+    """Move a damaged WAL file to `wal/damaged/`, with one warning; never raises."""
+    target_dir = path.parent / DAMAGED_DIR
+    target = target_dir / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    try:
+        target_dir.mkdir(exist_ok=True)
+        os.replace(path, target)
+        fsync_dir(path.parent)
+    except OSError as exc:
+        log.warning("agentotel: damaged WAL %s (%s) could not be set aside: %s", path, reason, exc)
+        return None
+    log.warning(
+        "agentotel: WAL %s had a damaged tail (%s); every complete batch was kept, the file was moved to %s",
+        path,
+        reason,
+        target,
+    )
+    return target
+
+
+def lock_orphan(path: Path) -> int | None:
+    """An fd holding the lock of a dead writer's WAL file, or None when its writer is alive or it is gone."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Another recoverer may have folded and unlinked it between our open and our lock.
+        if os.fstat(fd).st_ino != os.stat(path).st_ino:
+            raise FileNotFoundError(path)
+    except (BlockingIOError, FileNotFoundError):
+        os.close(fd)
+        return None
+    return fd

@@ -1,0 +1,249 @@
+"""`StoreWriter`: spans appended durably to a WAL, folded into immutable, atomically published Parquet files.
+
+    <dir>/spans/date=YYYY-MM-DD/<segment>.parquet   one file per WAL segment and start date
+    <dir>/wal/<writer>.arrows                       the durable tail not yet folded
+
+A file becomes visible only by `rename` from a dot-prefixed temporary name after its bytes are
+fsync'd, and the folder is fsync'd after the rename, so a reader (or a crash) never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from agentotel.store import wal
+from agentotel.store.schema import SPAN_SCHEMA
+
+log = logging.getLogger("agentotel.store")
+
+SPANS_DIR = "spans"
+REPLACES_KEY = b"agentotel.replaces"  # in a compacted file: the names of the files it supersedes
+_DAY_NS = 86_400 * 10**9
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def partition_name(day: int) -> str:
+    return "date=" + time.strftime("%Y-%m-%d", time.gmtime(day * 86_400))
+
+
+def parquet_files(directory: str | os.PathLike[str]) -> list[str]:
+    """The store's visible Parquet files as one consistent snapshot (no span in two of them).
+
+    While a compaction is publishing, a glob can see a merged file next to the inputs it replaces
+    for an instant; this drops any input a listed merged file names in its metadata.
+    """
+    spans = Path(directory) / SPANS_DIR
+    files = sorted(str(p) for p in spans.glob("date=*/*.parquet") if not p.name.startswith("."))
+    replaced: set[str] = set()
+    for path in files:
+        if Path(path).name.startswith("c-"):
+            replaced.update(str(Path(path).parent / name) for name in replaces(path))
+    return [f for f in files if f not in replaced]
+
+
+def replaces(path: str | os.PathLike[str]) -> list[str]:
+    """The file names a compacted file supersedes (empty for a folded file, or one that vanished)."""
+    try:
+        metadata = pq.read_metadata(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return []
+    raw = metadata.get(REPLACES_KEY)
+    return json.loads(raw) if raw else []
+
+
+def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[str, str]], extra: dict[bytes, bytes] | None = None) -> Path:
+    """Write `table` as `partition/name` atomically: dot-prefixed temp, fsync, rename, fsync the folder."""
+    created = not partition.exists()
+    partition.mkdir(parents=True, exist_ok=True)
+    if created:
+        wal.fsync_dir(partition.parent)
+    table = table.sort_by(sort_by)
+    metadata = dict(SPAN_SCHEMA.metadata or {})
+    metadata.update(extra or {})
+    table = table.replace_schema_metadata(metadata)
+    final = partition / name
+    temp = partition / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
+    try:
+        with open(temp, "wb") as sink:
+            pq.write_table(
+                table,
+                sink,
+                compression="zstd",
+                write_page_index=True,
+                # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
+                bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
+                sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),
+                row_group_size=128 * 1024,
+            )
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.rename(temp, final)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    wal.fsync_dir(partition)
+    return final
+
+
+def _is_published(partition: Path, name: str) -> bool:
+    """Whether `name` is already in `partition`, directly or merged into a compacted file."""
+    if (partition / name).exists():
+        return True
+    return any(name in replaces(p) for p in partition.glob("c-*.parquet"))
+
+
+def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path]:
+    """Publish a segment's batches as one Parquet file per start date, rows in start-time order."""
+    table = pa.Table.from_batches(list(batches), schema=SPAN_SCHEMA)
+    if table.num_rows == 0:
+        return []
+    # Integer division truncates toward zero, so times before 1970 (or missing) land in date=1970-01-01.
+    starts = pc.max_element_wise(pc.fill_null(table.column("start_time").cast(pa.int64()), 0), 0)
+    days = pc.divide(starts, _DAY_NS)
+    published = []
+    for day in pc.unique(days).to_pylist():
+        part = table.filter(pc.equal(days, day))
+        partition = Path(directory) / SPANS_DIR / partition_name(day)
+        name = f"{segment}.parquet"
+        if skip_published and _is_published(partition, name):
+            continue
+        published.append(publish(part, partition, name, sort_by=[("start_time", "ascending")]))
+    return published
+
+
+class StoreWriter:
+    """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
+
+    Folding happens when the WAL reaches `wal_max_bytes` or `wal_max_age_s` (checked at each
+    append), on `fold()`, and on `close()`. At start it folds the WAL files of writers that died.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        writer_id: str | None = None,
+        wal_max_bytes: int | None = None,
+        wal_max_age_s: float | None = None,
+    ) -> None:
+        from agentotel import _config
+
+        settings = _config.current()
+        self.directory = Path(directory)
+        self.wal_max_bytes = settings.wal_max_bytes if wal_max_bytes is None else wal_max_bytes
+        self.wal_max_age_s = settings.wal_max_age_s if wal_max_age_s is None else wal_max_age_s
+        self.writer_id = _UNSAFE.sub("_", writer_id) if writer_id else f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._lock = threading.Lock()
+        self._batches: list[pa.RecordBatch] = []
+        self._seq = 0
+        wal_dir = self.directory / wal.WAL_DIR
+        wal_dir.mkdir(parents=True, exist_ok=True)
+        (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
+        self._wal = wal.WalFile(wal_dir / f"{self.writer_id}{wal.SUFFIX}")
+        try:
+            wal.fsync_dir(wal_dir)
+            if self._wal.size:  # a dead writer's file under the same (explicit) writer id
+                self._recover(self._wal.path, own=True)
+            self._wal.start_segment(self._next_segment())
+            self.recover()
+        except BaseException:
+            self._wal.close(remove=False)
+            raise
+        self._closed = False
+
+    @property
+    def wal_path(self) -> Path:
+        return self._wal.path
+
+    def _next_segment(self) -> str:
+        self._seq += 1
+        return f"{time.time_ns() // 1_000_000:013d}-{self.writer_id}-{self._seq:06d}"
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure."""
+        if batch.num_rows == 0:
+            return
+        with self._lock:
+            if self._closed:
+                raise OSError(f"{self.directory}: the store writer is closed")
+            self._wal.append(batch)
+            self._batches.append(batch)
+            if self._wal.size >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
+                self._fold_locked()
+
+    def fold(self) -> list[Path]:
+        """Publish the WAL's contents as Parquet now; returns the files written."""
+        with self._lock:
+            if self._closed:
+                return []
+            return self._fold_locked()
+
+    def _fold_locked(self) -> list[Path]:
+        if not self._batches:
+            return []
+        files = fold_batches(self.directory, self._wal.segment or self._next_segment(), self._batches)
+        # Only now that the Parquet files are durable may the WAL forget them.
+        self._batches = []
+        self._wal.start_segment(self._next_segment())
+        return files
+
+    def close(self) -> None:
+        """Fold what is in the WAL and release it. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._fold_locked()
+            except BaseException:
+                self._wal.close(remove=False)  # keep the WAL: the next start recovers it
+                raise
+            self._wal.close(remove=True)
+            wal.fsync_dir(self._wal.path.parent)
+
+    def recover(self) -> int:
+        """Fold the WAL files of dead writers into Parquet; returns the number of spans recovered."""
+        recovered = 0
+        for path in wal.wal_files(self.directory):
+            if path == self._wal.path:
+                continue
+            fd = wal.lock_orphan(path)
+            if fd is None:
+                continue
+            try:
+                recovered += self._recover(path, own=False)
+                if path.exists():
+                    path.unlink()
+                    wal.fsync_dir(path.parent)
+            finally:
+                os.close(fd)
+        return recovered
+
+    def _recover(self, path: Path, *, own: bool) -> int:
+        contents = wal.read_file(path)
+        if contents.batches:
+            segment = contents.segment or f"recovered-{uuid.uuid4().hex}"
+            fold_batches(self.directory, segment, contents.batches, skip_published=True)
+        if contents.damaged and not own:
+            wal.set_aside(path, contents.damaged)
+        elif contents.damaged:
+            # Our own file is restarted in place; keep a copy of the damaged bytes first.
+            aside = path.with_name(f".{path.name}.damaged")
+            aside.write_bytes(path.read_bytes())
+            wal.set_aside(aside, contents.damaged)
+        if contents.batches:
+            log.info("agentotel: recovered %d span(s) from %s", contents.rows, path)
+        return contents.rows
