@@ -1,47 +1,82 @@
-"""The environment of a run: captured once at `run()` start, stored on the root span, compared between runs.
+"""The environment of a run: captured at `run()` start, stored on the root span, compared between runs.
 
-    attributes = capture_for_run(run_context, repo=None)   # at run() start: cheap, never raises
-    attributes |= finish_for_run(run_context)              # at run() end: the full snapshot and its hash
-    snapshot = snapshot_from_attributes(row_attributes)     # back from a stored root span
-    print("\n".join(diff(snapshot_a, snapshot_b).lines()))
+    attributes = capture_for_run(run_context, repo=None)   # at run() start: cached facts, ~0.1 ms
+    attributes = finish_for_run(run_context)               # at run() end: + the snapshot and its hash
+    snapshot = snapshot_from_attributes(row["attributes"])  # back from a stored root span
+    print("\\n".join(diff(snapshot_a, snapshot_b).lines()))
+
+The snapshot records OS and Python, the git state, lockfiles and installed distributions, agentotel
+and SDK versions, agent config files, tool schemas, credential NAMES and who started the run. It
+holds facts and names, never payload content, so it is recorded even when content capture is off;
+its free text (remote URL, tool schemas, CI names) still goes through the content policy's
+redaction. Turn it off with AGENTOTEL_CAPTURE_ENVIRONMENT=false.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
 from typing import Any, Mapping
 
-from agentotel import semconv
+from agentotel import _config, semconv
+from agentotel._internal import internal_errors
+from agentotel.environment._capture import begin, clear_caches, digest, end
+from agentotel.environment._diff import Change, EnvDiff, diff
 
-__all__ = ["capture_for_run", "finish_for_run", "snapshot_from_attributes", "diff"]
-
-_pending: dict[int, dict[str, Any]] = {}
+__all__ = ["Change", "EnvDiff", "capture_for_run", "clear_caches", "diff", "finish_for_run", "snapshot_from_attributes"]
 
 
 def capture_for_run(run_context: Any, repo: Any = None) -> dict[str, Any]:
-    """The `agentotel.env.*` attributes known at run start (provisional minimal version)."""
-    snapshot = {"os": {"system": platform.system(), "machine": platform.machine()},
-                "python": {"implementation": platform.python_implementation(), "version": platform.python_version()}}
-    _pending[id(run_context)] = snapshot
-    return {semconv.AGENTOTEL_ENV_PYTHON_VERSION: f"{platform.python_implementation()} {platform.python_version()}"}
+    """The `agentotel.env.*` attributes known at run start; starts the slow checks. Never raises."""
+    with internal_errors("environment.capture_for_run"):
+        if _config.current().capture_environment:
+            return begin(run_context, repo)
+    return {}
 
 
 def finish_for_run(run_context: Any) -> dict[str, Any]:
-    """The full snapshot (JSON) and its hash, for the run's root span at run end."""
-    snapshot = _pending.pop(id(run_context), None)
-    if snapshot is None:
-        return {}
-    text = json.dumps(snapshot, sort_keys=True, separators=(",", ":"))
-    return {semconv.AGENTOTEL_ENV_SNAPSHOT: text,
-            semconv.AGENTOTEL_ENV_HASH: hashlib.sha256(text.encode()).hexdigest()[:16]}
+    """Every `agentotel.env.*` attribute, incl. the snapshot JSON and the environment hash. Never raises.
+
+    Waits for the checks started at run start (at most ~1 s in total; usually they are long done).
+    """
+    with internal_errors("environment.finish_for_run"):
+        return end(run_context)
+    return {}
 
 
-def snapshot_from_attributes(attributes: Mapping[str, str]) -> dict | None:
+def _loads(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def snapshot_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The snapshot dict of a stored root span (its `attributes` map), or None when it has none.
+
+    When the snapshot JSON is missing or damaged, a partial snapshot is rebuilt from the small
+    `agentotel.env.*` attributes, with "missing" saying why.
+    """
     raw = attributes.get(semconv.AGENTOTEL_ENV_SNAPSHOT)
-    return json.loads(raw) if raw else None
-
-
-def diff(snapshot_a: Any, snapshot_b: Any) -> Any:
-    raise NotImplementedError
+    if raw:
+        snapshot = _loads(raw) if isinstance(raw, str) else raw
+        if isinstance(snapshot, dict):
+            return snapshot
+    small = {k: _loads(v) for k, v in attributes.items() if k.startswith("agentotel.env.") and k != semconv.AGENTOTEL_ENV_SNAPSHOT}
+    if not small:
+        return None
+    repo = {k: small[a] for k, a in (("commit", semconv.AGENTOTEL_ENV_COMMIT), ("branch", semconv.AGENTOTEL_ENV_BRANCH),
+                                     ("dirty", semconv.AGENTOTEL_ENV_DIRTY)) if a in small}  # fmt: skip
+    partial: dict[str, Any] = {"schema": 1, "missing": {"snapshot": "no readable snapshot JSON on the span"}}
+    if repo:
+        partial["repo"] = repo
+    if semconv.AGENTOTEL_ENV_LOCKFILE_PATH in small:
+        partial["lockfiles"] = {small[semconv.AGENTOTEL_ENV_LOCKFILE_PATH]: {"sha256": small.get(semconv.AGENTOTEL_ENV_LOCKFILE_HASH)}}
+    if semconv.AGENTOTEL_ENV_OS_IMAGE in small:
+        partial["os"] = {"image": small[semconv.AGENTOTEL_ENV_OS_IMAGE]}
+    for key, attr in (("packages_hash", semconv.AGENTOTEL_ENV_PACKAGES_HASH), ("config_hash", semconv.AGENTOTEL_ENV_CONFIG_HASH),
+                      ("tool_schemas_hash", semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH)):  # fmt: skip
+        if attr in small:
+            partial.setdefault("hashes", {})[key] = small[attr]
+    return partial
