@@ -1,22 +1,584 @@
-"""The generic wrapper every provider adapter plugs into (placeholder while the adapters land)."""
+"""The one generic wrapper every provider adapter plugs into.
+
+An adapter (openai.py, anthropic.py) only declares `Patch`es: which SDK method to wrap, how to read
+its request (`Request`), its response (`Response`) and, for streams, its events (an accumulator).
+Everything else lives here: the `chat {model}` / `embeddings {model}` CLIENT span with the
+sampling-relevant attributes at start, request parameters, response, usage, cost, metrics, messages
+through the content policy, error handling, the pending tool calls of the run, and patching itself
+(idempotent, reversible, applied when the SDK is imported later).
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import json
+import logging
+import sys
 import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol
+from urllib.parse import urlsplit
 
-_lock = threading.Lock()
+import wrapt
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from agentotel import _context, _tracing
+from agentotel._internal import internal_errors
+from agentotel.semconv import (
+    AGENTOTEL_COST_USD,
+    ERROR_TYPE,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROVIDER_NAME,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_ID,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+    GEN_AI_SYSTEM_INSTRUCTIONS,
+    GEN_AI_TOKEN_TYPE,
+    GEN_AI_TOOL_DEFINITIONS,
+    GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+    GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+    METRIC_AGENTOTEL_CLIENT_COST,
+    METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+    METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+)
+
+log = logging.getLogger("agentotel.providers")
+
+ABANDONED_STREAM = "abandoned_stream"
+
+# The adapters, by the top-level module of the client library they patch.
+ADAPTERS = {"openai": "agentotel.providers.openai", "anthropic": "agentotel.providers.anthropic"}
+
+# Set in the OTel context while one of our model spans is active: a nested patched call (parse
+# calling create, a wrapper around a wrapper) then records nothing of its own.
+_IN_MODEL_CALL = otel_context.create_key("agentotel-model-call")
+
+# Spec bucket boundaries (GenAI semantic conventions v1.41).
+_TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+_DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+
+
+# --- What an adapter tells the core ------------------------------------------------------------------
+
+
+@dataclass
+class Usage:
+    """Token counts of one call; `input_tokens` includes cache reads and writes (the GenAI convention)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+@dataclass
+class Request:
+    """A model request as an adapter read it."""
+
+    operation: str  # "chat" or "embeddings"
+    provider: str  # gen_ai.provider.name
+    model: str | None
+    attributes: dict[str, Any] = field(default_factory=dict)  # request parameters, server.*, stream
+    stream: bool = False
+    input_messages: list[dict[str, Any]] | None = None
+    system_instructions: list[dict[str, Any]] | None = None
+    tool_definitions: list[dict[str, Any]] | None = None  # GenAI shape: {"type", "name", "description", "parameters"}
+
+
+@dataclass
+class Response:
+    """A model response (or what a stream accumulated) as an adapter read it."""
+
+    id: str | None = None
+    model: str | None = None
+    finish_reasons: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    output_messages: list[dict[str, Any]] | None = None
+    tool_calls: list[_context.PendingToolCall] = field(default_factory=list)
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+class Accumulator(Protocol):
+    """Reads one stream's events; `response()` is what they added up to (callable at any point)."""
+
+    def chunk(self, event: Any) -> None: ...
+
+    def response(self) -> Response: ...
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One SDK method to wrap: `module` and `target` ("Class.method") plus how to read it.
+
+    kind "call": the method returns a response, a stream, or a raw response wrapping either.
+    kind "stream_manager": the method returns a context manager whose `__enter__` yields a helper
+    stream (anthropic's `messages.stream`) reading a raw stream from its `_raw_stream` attribute.
+    """
+
+    module: str
+    target: str
+    request: Callable[[Any, dict[str, Any]], Request]
+    response: Callable[[Any], Response]
+    accumulator: Callable[[Request], Accumulator] | None = None
+    kind: str = "call"
+
+
+# --- Small helpers adapters share ---------------------------------------------------------------------
+
+
+def given(value: Any) -> bool:
+    """False for None and the SDKs' NOT_GIVEN / omit sentinels."""
+    return value is not None and type(value).__name__ not in ("NotGiven", "Omit")
+
+
+def put(attributes: dict[str, Any], name: str, value: Any, kind: type | tuple[type, ...] | None = None) -> None:
+    """Set `name` when `value` was given (and, with `kind`, has that type)."""
+    if given(value) and (kind is None or (isinstance(value, kind) and not isinstance(value, bool) or kind is bool)):
+        attributes[name] = value
+
+
+def field_of(obj: Any, name: str, default: Any = None) -> Any:
+    """`obj.name` or `obj[name]`: SDK objects and plain dicts alike."""
+    if obj is None:
+        return default
+    if isinstance(obj, dict):
+        value = obj.get(name, default)
+    else:
+        value = getattr(obj, name, default)
+    return value if given(value) else default
+
+
+def parse_arguments(arguments: Any) -> Any:
+    """Tool-call arguments as parsed JSON when they are a JSON string; else as given."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def text_part(content: str) -> dict[str, Any]:
+    return {"type": "text", "content": content}
+
+
+def tool_call_part(call_id: str | None, name: str | None, arguments: Any) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": parse_arguments(arguments)}
+
+
+def tool_response_part(call_id: str | None, response: Any) -> dict[str, Any]:
+    return {"type": "tool_call_response", "id": call_id, "response": response}
+
+
+def reasoning_part(content: str) -> dict[str, Any]:
+    return {"type": "reasoning", "content": content}
+
+
+def media_part(modality: str, *, mime_type: str | None = None, data: Any = None, uri: str | None = None) -> dict[str, Any]:
+    """A blob (inline data) or uri part; data URIs become blobs."""
+    if uri is not None and uri.startswith("data:") and "," in uri:
+        header, data = uri.split(",", 1)
+        mime_type = mime_type or header[5:].split(";", 1)[0] or None
+        uri = None
+    if uri is not None:
+        part = {"type": "uri", "modality": modality, "uri": uri}
+    else:
+        part = {"type": "blob", "modality": modality, "content": data}
+    if mime_type:
+        part["mime_type"] = mime_type
+    return part
+
+
+def server_attributes(base_url: Any) -> dict[str, Any]:
+    """server.address / server.port of a client's base URL (any base_url, Azure included)."""
+    if base_url is None:
+        return {}
+    parts = urlsplit(str(base_url))
+    if not parts.hostname:
+        return {}
+    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    attributes: dict[str, Any] = {SERVER_ADDRESS: parts.hostname}
+    if port:
+        attributes[SERVER_PORT] = port
+    return attributes
+
+
+def error_type(exc: BaseException) -> str:
+    """The exception's fully qualified class name (error.type)."""
+    cls = type(exc)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
+
+
+# --- Metrics -----------------------------------------------------------------------------------------
+
+
+class _Instruments:
+    def __init__(self, meter: Any) -> None:
+        self.tokens = meter.create_histogram(
+            METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+        self.duration = meter.create_histogram(
+            METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
+        self.cost = meter.create_counter(METRIC_AGENTOTEL_CLIENT_COST, unit="USD", description="Cost of model calls.")
+
+
+_instruments: tuple[Any, _Instruments] | None = None
+
+
+def _metrics() -> _Instruments:
+    global _instruments
+    provider = _tracing._meter_provider
+    cached = _instruments
+    if cached is None or cached[0] is not provider:
+        cached = _instruments = (provider, _Instruments(_tracing.get_meter("agentotel.providers")))
+    return cached[1]
+
+
+# --- One model call ------------------------------------------------------------------------------------
+
+
+class ModelCall:
+    """The span of one model call, from the request to the one and only `finish`."""
+
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "_ended", "_lock", "_response_reader")
+
+    def __init__(self, patch: Patch, request: Request) -> None:
+        from agentotel.content import Payload
+
+        self.request = request
+        self._response_reader = patch.response
+        self.run = _context.current_run()
+        self.start = time.monotonic()
+        self.first_chunk: float | None = None
+        self._ended = False
+        self._lock = threading.Lock()
+        attributes = {
+            GEN_AI_OPERATION_NAME: request.operation,
+            GEN_AI_PROVIDER_NAME: request.provider,
+            **({GEN_AI_REQUEST_MODEL: request.model} if request.model else {}),
+            **request.attributes,
+        }
+        name = f"{request.operation} {request.model}" if request.model else request.operation
+        tracer = _tracing.get_tracer(f"agentotel.{request.provider.split('.')[0]}")
+        self.span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        self.payload = Payload()
+        if self.span.is_recording():
+            if request.input_messages:
+                self.payload.set(self.span, GEN_AI_INPUT_MESSAGES, request.input_messages)
+            if request.system_instructions:
+                self.payload.set(self.span, GEN_AI_SYSTEM_INSTRUCTIONS, request.system_instructions)
+            if request.tool_definitions:
+                self.payload.set(self.span, GEN_AI_TOOL_DEFINITIONS, request.tool_definitions)
+        if request.tool_definitions and self.run is not None:
+            self.run.record_tool_definitions(
+                {d["name"]: d.get("parameters") for d in request.tool_definitions if d.get("name")}
+            )
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def context(self) -> otel_context.Context:
+        return otel_context.set_value(_IN_MODEL_CALL, True, trace.set_span_in_context(self.span))
+
+    def read_response(self, result: Any) -> Response | None:
+        with internal_errors("providers.read_response"):
+            return self._response_reader(result)
+        return None
+
+    def chunk_seen(self) -> None:
+        if self.first_chunk is None:
+            self.first_chunk = time.monotonic()
+
+    def finish(
+        self, response: Response | None = None, error: BaseException | None = None, error_kind: str | None = None
+    ) -> None:
+        """End the span once: record the response, usage, cost, metrics and tool calls; later calls do nothing."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+        try:
+            with internal_errors("providers.finish"):
+                self._record(response, error, error_kind)
+        finally:
+            self.span.end()
+
+    def _record(self, response: Response | None, error: BaseException | None, error_kind: str | None) -> None:
+        span, request = self.span, self.request
+        duration = time.monotonic() - self.start
+        usage = response.usage if response is not None else None
+        cost = None
+        if response is not None:
+            if response.tool_calls and self.run is not None:
+                self.run.record_tool_calls(response.tool_calls)
+            if usage is not None and usage.input_tokens is not None:
+                from agentotel.cost import cost_usd
+
+                cost = cost_usd(
+                    request.provider,
+                    response.model or request.model,
+                    input_tokens=usage.input_tokens or 0,
+                    output_tokens=usage.output_tokens or 0,
+                    cache_read_tokens=usage.cache_read_tokens or 0,
+                    cache_write_tokens=usage.cache_write_tokens or 0,
+                )
+        kind = error_kind or (error_type(error) if error is not None else None)
+        if span.is_recording():
+            if response is not None:
+                _set_response(span, response, self.payload)
+            if self.first_chunk is not None:
+                span.set_attribute(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, self.first_chunk - self.start)
+            if cost is not None:
+                span.set_attribute(AGENTOTEL_COST_USD, cost)
+            if kind is not None:
+                span.set_attribute(ERROR_TYPE, kind)
+                span.set_status(Status(StatusCode.ERROR, str(error) if error is not None else kind))
+                if error is not None:
+                    span.record_exception(error)
+            self.payload.apply_markers(span)
+        self._record_metrics(response, usage, cost, duration, kind)
+
+    def _record_metrics(
+        self, response: Response | None, usage: Usage | None, cost: float | None, duration: float, kind: str | None
+    ) -> None:
+        instruments = _metrics()
+        request = self.request
+        attributes: dict[str, Any] = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
+        if request.model:
+            attributes[GEN_AI_REQUEST_MODEL] = request.model
+        if response is not None and response.model:
+            attributes[GEN_AI_RESPONSE_MODEL] = response.model
+        for key in (SERVER_ADDRESS, SERVER_PORT):
+            if key in request.attributes:
+                attributes[key] = request.attributes[key]
+        if kind is not None:
+            attributes[ERROR_TYPE] = kind
+        instruments.duration.record(duration, attributes)
+        if usage is not None:
+            if usage.input_tokens is not None:
+                instruments.tokens.record(usage.input_tokens, {**attributes, GEN_AI_TOKEN_TYPE: "input"})
+            if usage.output_tokens is not None:
+                instruments.tokens.record(usage.output_tokens, {**attributes, GEN_AI_TOKEN_TYPE: "output"})
+        if cost is not None:
+            instruments.cost.add(cost, attributes)
+
+
+def _set_response(span: Any, response: Response, payload: Any) -> None:
+    if response.id:
+        span.set_attribute(GEN_AI_RESPONSE_ID, response.id)
+    if response.model:
+        span.set_attribute(GEN_AI_RESPONSE_MODEL, response.model)
+    if response.finish_reasons:
+        span.set_attribute(GEN_AI_RESPONSE_FINISH_REASONS, list(response.finish_reasons))
+    usage = response.usage
+    if usage is not None:
+        for name, value in (
+            (GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens),
+            (GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens),
+            (GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens),
+            (GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens),
+            (GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, usage.reasoning_tokens),
+        ):
+            if value is not None:
+                span.set_attribute(name, value)
+    for name, value in response.attributes.items():
+        span.set_attribute(name, value)
+    if response.output_messages:
+        payload.set(span, GEN_AI_OUTPUT_MESSAGES, response.output_messages)
+
+
+# --- The wrappers ------------------------------------------------------------------------------------------
+
+
+def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | None:
+    """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
+    if not is_instrumentation_enabled() or otel_context.get_value(_IN_MODEL_CALL):
+        return None
+    with internal_errors("providers.begin"):
+        return ModelCall(patch, patch.request(instance, kwargs))
+    return None
+
+
+def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
+    """What the user gets back: the result itself, or a proxy that finishes the span later."""
+    from agentotel.providers import _stream
+
+    with internal_errors("providers.returned"):
+        if _stream.is_raw_response(result):
+            return _stream.wrap_raw_response(result, call, patch)
+        if _stream.is_stream(result):
+            return _stream.wrap_stream(result, call, patch)
+        call.finish(call.read_response(result))
+        return result
+    call.finish()  # only reached when our own code failed: end the span, hand the result back untouched
+    return result
+
+
+def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
+    def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+        call = _begin(patch, instance, kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        token = otel_context.attach(call.context())
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.finish(error=exc)
+            raise
+        finally:
+            otel_context.detach(token)
+        return _returned(call, patch, result)
+
+    return wrapper
+
+
+def _async_wrapper(patch: Patch) -> Callable[..., Any]:
+    async def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+        call = _begin(patch, instance, kwargs)
+        if call is None:
+            return await wrapped(*args, **kwargs)
+        token = otel_context.attach(call.context())
+        try:
+            result = await wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.finish(error=exc)
+            raise
+        finally:
+            otel_context.detach(token)
+        return _returned(call, patch, result)
+
+    return wrapper
+
+
+def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
+    def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
+        from agentotel.providers import _stream
+
+        call = _begin(patch, instance, kwargs)
+        if call is None:
+            return wrapped(*args, **kwargs)
+        token = otel_context.attach(call.context())
+        try:
+            manager = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            call.finish(error=exc)
+            raise
+        finally:
+            otel_context.detach(token)
+        return _stream.wrap_manager(manager, call, patch)
+
+    return wrapper
+
+
+# --- Patching ------------------------------------------------------------------------------------------------
+
+
+class _Patched(wrapt.FunctionWrapper):
+    """Marks a method wrapped by agentotel, so no second layer is ever added."""
+
+
+_lock = threading.RLock()
 _enabled = False
+_hooked: set[str] = set()
+_applied: dict[str, list[tuple[type, str, Any]]] = {}
 
 
 def instrument_providers() -> None:
-    """Patch every supported client library (idempotent)."""
+    """Patch every supported client library importable now, and any imported later (idempotent)."""
     global _enabled
     with _lock:
         _enabled = True
+        for name in ADAPTERS:
+            if name not in _hooked:
+                _hooked.add(name)
+                # Fires now if the library is already imported, else right after its import.
+                wrapt.register_post_import_hook(_on_import, name)
+            elif name in sys.modules:
+                _apply(name)
 
 
 def uninstrument_providers() -> None:
-    """Remove every patch (idempotent)."""
+    """Remove every patch (idempotent); the import hooks stay but apply nothing until re-enabled."""
     global _enabled
     with _lock:
         _enabled = False
+        for name in list(_applied):
+            for cls, attribute, original in reversed(_applied.pop(name)):
+                if isinstance(cls.__dict__.get(attribute), _Patched):
+                    setattr(cls, attribute, original)
+
+
+def _on_import(module: Any) -> None:
+    with internal_errors("providers.import_hook"):
+        _apply(module.__name__)
+
+
+def _apply(name: str) -> None:
+    with _lock:
+        if not _enabled or name in _applied:
+            return
+        adapter = importlib.import_module(ADAPTERS[name])
+        applied = _applied[name] = []
+        for patch in adapter.PATCHES:
+            target = _resolve(patch)
+            if target is None:
+                continue
+            cls, attribute, original = target
+            if isinstance(original, _Patched):
+                continue
+            if patch.kind == "stream_manager":
+                make = _manager_wrapper
+            elif inspect.iscoroutinefunction(original):
+                make = _async_wrapper
+            else:
+                make = _sync_wrapper
+            setattr(cls, attribute, _Patched(original, make(patch)))
+            applied.append((cls, attribute, original))
+
+
+def _resolve(patch: Patch) -> tuple[type, str, Any] | None:
+    """The class, attribute and current function a patch targets; None (and a debug log) if missing."""
+    class_name, _, attribute = patch.target.rpartition(".")
+    try:
+        module = importlib.import_module(patch.module)
+        cls = getattr(module, class_name)
+        original = cls.__dict__[attribute]
+    except (ImportError, AttributeError, KeyError) as exc:
+        log.debug("agentotel: %s.%s not found (%r); that method is not traced", patch.module, patch.target, exc)
+        return None
+    return cls, attribute, original
+
+
+def patched_methods() -> list[str]:
+    """The SDK methods currently wrapped, as "module.Class.method" (for tests and diagnostics)."""
+    with _lock:
+        return [f"{cls.__module__}.{cls.__qualname__}.{attr}" for items in _applied.values() for cls, attr, _ in items]
+
+
+def iter_patches() -> Iterable[tuple[type, str, Any]]:
+    with _lock:
+        return [item for items in _applied.values() for item in items]

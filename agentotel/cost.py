@@ -1,0 +1,143 @@
+"""What a model call cost in US dollars, from the genai-prices library or the user's price file.
+
+Prices come from `genai-prices`, which ships its data with the package and works offline (agentotel
+never asks it to fetch updates). A JSON file named by `Settings.prices_file`
+(`AGENTOTEL_PRICES_FILE`) overrides it for private or fine-tuned models:
+
+    {"my-finetune": {"input": 3.0, "output": 12.0, "cache_read": 0.3, "cache_write": 3.75},
+     "openai/gpt-4o": {"input": 2.0, "output": 8.0}}
+
+Prices are USD per million tokens; a key is a model name, or `provider/model` to pin one provider.
+A model neither source knows gets no cost (None) and a debug log line: never a guess, never $0.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+from agentotel import _config
+
+log = logging.getLogger("agentotel.cost")
+
+__all__ = ["cost_usd"]
+
+# gen_ai.provider.name -> genai-prices provider id, where they differ.
+_PRICE_PROVIDERS = {"azure.ai.openai": "azure", "aws.bedrock": "aws", "gcp.vertex_ai": "google", "gcp.gemini": "google"}
+
+_override_lock = threading.Lock()
+_override_cache: tuple[Path | None, float | None, dict[str, dict[str, float]]] = (None, None, {})
+
+
+def cost_usd(
+    provider: str | None,
+    model: str | None,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+) -> float | None:
+    """The call's cost in USD, or None when the model's price is unknown.
+
+    `input_tokens` includes the cache reads and writes (the GenAI convention); they are priced at
+    their own rates when the price source has them.
+    """
+    if not model:
+        return None
+    override = _override_price(provider, model)
+    if override is not None:
+        return _price_from_override(override, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+    return _price_from_library(provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+
+
+def _price_from_override(
+    price: Mapping[str, float], input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
+) -> float:
+    per_token = {k: float(v) / 1_000_000 for k, v in price.items()}
+    base_input = per_token.get("input", 0.0)
+    uncached = max(input_tokens - cache_read - cache_write, 0)
+    return (
+        uncached * base_input
+        + cache_read * per_token.get("cache_read", base_input)
+        + cache_write * per_token.get("cache_write", base_input)
+        + output_tokens * per_token.get("output", 0.0)
+    )
+
+
+def _price_from_library(
+    provider: str | None, model: str, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
+) -> float | None:
+    calc = _genai_prices()
+    if calc is None:
+        return None
+    usage_cls, calc_price = calc
+    usage = usage_cls(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read or None,
+        cache_write_tokens=cache_write or None,
+    )
+    provider_id = _PRICE_PROVIDERS.get(provider or "", provider)
+    # First the provider the call went to, then any provider that knows the model (a proxy or a
+    # compatible server reporting a well-known model name).
+    for candidate in dict.fromkeys([provider_id, None]):
+        try:
+            return float(calc_price(usage, model, provider_id=candidate).total_price)
+        except LookupError:
+            continue
+        except Exception as exc:  # noqa: BLE001 - a price-library bug must not cost the span
+            log.debug("agentotel: genai-prices failed for %s/%s: %r", provider, model, exc)
+            return None
+    log.debug("agentotel: no price known for model %r (provider %r); no cost recorded", model, provider)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _genai_prices() -> tuple[Any, Any] | None:
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # pragma: no cover - a declared dependency, but never fatal
+        log.debug("agentotel: genai-prices is not installed; costs come from the price file only")
+        return None
+    return Usage, calc_price
+
+
+def _override_price(provider: str | None, model: str) -> Mapping[str, float] | None:
+    prices = _override_prices()
+    if not prices:
+        return None
+    return prices.get(f"{provider}/{model}") or prices.get(model)
+
+
+def _override_prices() -> dict[str, dict[str, float]]:
+    """The user's price file, re-read when its path or modification time changes."""
+    global _override_cache
+    path = _config.current().prices_file
+    if path is None:
+        return {}
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        log.debug("agentotel: prices file %s not readable", path)
+        return {}
+    with _override_lock:
+        cached_path, cached_mtime, cached = _override_cache
+        if cached_path == path and cached_mtime == mtime:
+            return cached
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            prices = {
+                str(name): {k: float(v) for k, v in entry.items() if isinstance(v, (int, float))}
+                for name, entry in data.items()
+                if isinstance(entry, dict)
+            }
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("agentotel: ignoring prices file %s: %s", path, exc)
+            prices = {}
+        _override_cache = (path, mtime, prices)
+        return prices

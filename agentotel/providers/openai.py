@@ -1,0 +1,387 @@
+"""How to read the openai SDK: chat completions, Responses, embeddings (sync and async, Azure included)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentotel._context import PendingToolCall
+from agentotel.providers._core import (
+    Patch,
+    Request,
+    Response,
+    Usage,
+    field_of,
+    given,
+    media_part,
+    parse_arguments,
+    put,
+    reasoning_part,
+    server_attributes,
+    text_part,
+    tool_call_part,
+    tool_response_part,
+)
+from agentotel.providers._stream import Bounded, arguments_limit, content_limit
+from agentotel.semconv import (
+    GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
+    GEN_AI_OUTPUT_TYPE,
+    GEN_AI_REQUEST_CHOICE_COUNT,
+    GEN_AI_REQUEST_ENCODING_FORMATS,
+    GEN_AI_REQUEST_FREQUENCY_PENALTY,
+    GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_PRESENCE_PENALTY,
+    GEN_AI_REQUEST_SEED,
+    GEN_AI_REQUEST_STOP_SEQUENCES,
+    GEN_AI_REQUEST_STREAM,
+    GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_P,
+)
+
+
+def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
+    client = getattr(instance, "_client", None)
+    provider = "azure.ai.openai" if "azure" in type(client).__name__.lower() else "openai"
+    return provider, server_attributes(getattr(client, "base_url", None))
+
+
+def _usage(usage: Any) -> Usage | None:
+    if usage is None:
+        return None
+    # Chat completions say prompt/completion tokens; Responses and embeddings say input/output.
+    input_tokens = field_of(usage, "prompt_tokens", field_of(usage, "input_tokens"))
+    output_tokens = field_of(usage, "completion_tokens", field_of(usage, "output_tokens"))
+    input_details = field_of(usage, "prompt_tokens_details") or field_of(usage, "input_tokens_details")
+    output_details = field_of(usage, "completion_tokens_details") or field_of(usage, "output_tokens_details")
+    return Usage(
+        input_tokens=input_tokens,  # OpenAI's prompt tokens already include the cached ones
+        output_tokens=output_tokens,
+        cache_read_tokens=field_of(input_details, "cached_tokens"),
+        cache_write_tokens=field_of(input_details, "cache_write_tokens"),
+        reasoning_tokens=field_of(output_details, "reasoning_tokens"),
+    )
+
+
+def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
+    if not given(tools):
+        return None
+    definitions = []
+    for tool in tools:
+        function = field_of(tool, "function")
+        source = function if function is not None else tool  # chat nests under "function"; Responses is flat
+        name = field_of(source, "name")
+        definition = {"type": field_of(tool, "type", "function"), "name": name}
+        if field_of(source, "description"):
+            definition["description"] = field_of(source, "description")
+        if field_of(source, "parameters") is not None:
+            definition["parameters"] = field_of(source, "parameters")
+        definitions.append(definition)
+    return definitions or None
+
+
+# --- content parts ------------------------------------------------------------------------------------
+
+
+def _content_parts(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [text_part(content)]
+    parts = []
+    for item in content:
+        kind = field_of(item, "type")
+        if kind in ("text", "input_text", "output_text"):
+            parts.append(text_part(field_of(item, "text", "")))
+        elif kind == "refusal":
+            parts.append(text_part(field_of(item, "refusal", "")))
+        elif kind == "image_url":
+            parts.append(media_part("image", uri=field_of(field_of(item, "image_url"), "url")))
+        elif kind == "input_image":
+            parts.append(media_part("image", uri=field_of(item, "image_url") or field_of(item, "file_id")))
+        elif kind == "input_audio":
+            audio = field_of(item, "input_audio")
+            parts.append(media_part("audio", mime_type=f"audio/{field_of(audio, 'format', 'wav')}", data=field_of(audio, "data")))
+        elif kind in ("file", "input_file"):
+            file = field_of(item, "file") or item
+            uri = field_of(file, "file_data") or field_of(file, "file_url") or field_of(file, "file_id")
+            parts.append(media_part("file", uri=uri))
+        else:
+            parts.append({"type": kind or "unknown", "content": item})
+    return parts
+
+
+def _chat_messages(messages: Any) -> list[dict[str, Any]]:
+    out = []
+    for message in messages or ():
+        role = field_of(message, "role", "user")
+        if role == "tool":
+            content = field_of(message, "content")
+            out.append({"role": "tool", "parts": [tool_response_part(field_of(message, "tool_call_id"), _plain(content))]})
+            continue
+        parts = _content_parts(field_of(message, "content"))
+        for call in field_of(message, "tool_calls") or ():
+            function = field_of(call, "function")
+            parts.append(tool_call_part(field_of(call, "id"), field_of(function, "name"), field_of(function, "arguments")))
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def _plain(content: Any) -> Any:
+    """A tool message's content as its text (a list of text parts joined), for tool_call_response."""
+    if isinstance(content, list):
+        texts = [field_of(p, "text") for p in content if field_of(p, "text") is not None]
+        return "".join(texts) if len(texts) == len(content) else content
+    return content
+
+
+# --- chat completions ---------------------------------------------------------------------------------
+
+
+def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    provider, attributes = _client_attributes(instance)
+    stream = kwargs.get("stream") is True
+    max_tokens = kwargs.get("max_completion_tokens")
+    put(attributes, GEN_AI_REQUEST_MAX_TOKENS, max_tokens if given(max_tokens) else kwargs.get("max_tokens"), int)
+    put(attributes, GEN_AI_REQUEST_TEMPERATURE, kwargs.get("temperature"), (int, float))
+    put(attributes, GEN_AI_REQUEST_TOP_P, kwargs.get("top_p"), (int, float))
+    put(attributes, GEN_AI_REQUEST_FREQUENCY_PENALTY, kwargs.get("frequency_penalty"), (int, float))
+    put(attributes, GEN_AI_REQUEST_PRESENCE_PENALTY, kwargs.get("presence_penalty"), (int, float))
+    put(attributes, GEN_AI_REQUEST_SEED, kwargs.get("seed"), int)
+    stop = kwargs.get("stop")
+    put(attributes, GEN_AI_REQUEST_STOP_SEQUENCES, [stop] if isinstance(stop, str) else stop, (list, tuple))
+    n = kwargs.get("n")
+    if given(n) and n != 1:
+        attributes[GEN_AI_REQUEST_CHOICE_COUNT] = n
+    response_format = kwargs.get("response_format")
+    if given(response_format):
+        kind = response_format.get("type") if isinstance(response_format, dict) else "json_schema"
+        attributes[GEN_AI_OUTPUT_TYPE] = "text" if kind == "text" else "json"
+    if stream:
+        attributes[GEN_AI_REQUEST_STREAM] = True
+    return Request(
+        operation="chat",
+        provider=provider,
+        model=kwargs.get("model") if isinstance(kwargs.get("model"), str) else None,
+        attributes=attributes,
+        stream=stream,
+        input_messages=_chat_messages(kwargs.get("messages")),
+        tool_definitions=_tool_definitions(kwargs.get("tools")),
+    )
+
+
+def _chat_response(completion: Any) -> Response:
+    response = Response(id=field_of(completion, "id"), model=field_of(completion, "model"), usage=_usage(field_of(completion, "usage")))
+    messages = []
+    for choice in field_of(completion, "choices") or ():
+        finish = field_of(choice, "finish_reason")
+        if finish:
+            response.finish_reasons.append(finish)
+        message = field_of(choice, "message")
+        parts = _content_parts(field_of(message, "content"))
+        if field_of(message, "refusal"):
+            parts.append(text_part(field_of(message, "refusal")))
+        for call in field_of(message, "tool_calls") or ():
+            function = field_of(call, "function")
+            name, arguments = field_of(function, "name"), field_of(function, "arguments")
+            parts.append(tool_call_part(field_of(call, "id"), name, arguments))
+            if field_of(call, "id") and name:
+                response.tool_calls.append(PendingToolCall(field_of(call, "id"), name, parse_arguments(arguments)))
+        messages.append({"role": field_of(message, "role", "assistant"), "parts": parts, "finish_reason": finish})
+    response.output_messages = messages
+    return response
+
+
+class _ChatStream:
+    """Chat completion chunks: text and tool calls per choice, assembled from deltas."""
+
+    def __init__(self, request: Request) -> None:
+        self.id: str | None = None
+        self.model: str | None = None
+        self.usage: Usage | None = None
+        self.choices: dict[int, dict[str, Any]] = {}
+        self.text_limit = content_limit()
+        self.args_limit = arguments_limit()
+
+    def chunk(self, chunk: Any) -> None:
+        self.id = self.id or field_of(chunk, "id")
+        self.model = self.model or field_of(chunk, "model")
+        if field_of(chunk, "usage") is not None:
+            self.usage = _usage(field_of(chunk, "usage"))
+        for choice in field_of(chunk, "choices") or ():
+            state = self.choices.get(field_of(choice, "index", 0))
+            if state is None:
+                state = self.choices[field_of(choice, "index", 0)] = {
+                    "text": Bounded(self.text_limit), "calls": {}, "finish": None, "role": "assistant"
+                }
+            delta = field_of(choice, "delta")
+            state["text"].add(field_of(delta, "content"))
+            state["role"] = field_of(delta, "role") or state["role"]
+            for call in field_of(delta, "tool_calls") or ():
+                slot = state["calls"].setdefault(field_of(call, "index", 0), {"id": None, "name": None, "args": Bounded(self.args_limit)})
+                slot["id"] = slot["id"] or field_of(call, "id")
+                function = field_of(call, "function")
+                slot["name"] = slot["name"] or field_of(function, "name")
+                slot["args"].add(field_of(function, "arguments"))
+            if field_of(choice, "finish_reason"):
+                state["finish"] = field_of(choice, "finish_reason")
+
+    def response(self) -> Response:
+        response = Response(id=self.id, model=self.model, usage=self.usage)
+        messages = []
+        for _, state in sorted(self.choices.items()):
+            parts = [text_part(state["text"].text())] if state["text"] else []
+            for _, slot in sorted(state["calls"].items()):
+                arguments = slot["args"].text()
+                parts.append(tool_call_part(slot["id"], slot["name"], arguments))
+                if slot["id"] and slot["name"]:
+                    response.tool_calls.append(PendingToolCall(slot["id"], slot["name"], parse_arguments(arguments)))
+            if state["finish"]:
+                response.finish_reasons.append(state["finish"])
+            messages.append({"role": state["role"], "parts": parts, "finish_reason": state["finish"]})
+        response.output_messages = messages
+        return response
+
+
+# --- Responses API ------------------------------------------------------------------------------------------
+
+
+def _responses_input(items: Any) -> list[dict[str, Any]]:
+    if isinstance(items, str):
+        return [{"role": "user", "parts": [text_part(items)]}]
+    out: list[dict[str, Any]] = []
+    for item in items or ():
+        kind = field_of(item, "type", "message")
+        if kind == "message":
+            out.append({"role": field_of(item, "role", "user"), "parts": _content_parts(field_of(item, "content"))})
+        elif kind == "function_call":
+            part = tool_call_part(field_of(item, "call_id"), field_of(item, "name"), field_of(item, "arguments"))
+            out.append({"role": "assistant", "parts": [part]})
+        elif kind == "function_call_output":
+            out.append({"role": "tool", "parts": [tool_response_part(field_of(item, "call_id"), field_of(item, "output"))]})
+        elif kind == "reasoning":
+            summary = "".join(field_of(s, "text", "") for s in field_of(item, "summary") or ())
+            out.append({"role": "assistant", "parts": [reasoning_part(summary)]})
+        else:
+            out.append({"role": field_of(item, "role", "user"), "parts": [{"type": kind, "content": item}]})
+    return out
+
+
+def _responses_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    provider, attributes = _client_attributes(instance)
+    stream = kwargs.get("stream") is True
+    put(attributes, GEN_AI_REQUEST_MAX_TOKENS, kwargs.get("max_output_tokens"), int)
+    put(attributes, GEN_AI_REQUEST_TEMPERATURE, kwargs.get("temperature"), (int, float))
+    put(attributes, GEN_AI_REQUEST_TOP_P, kwargs.get("top_p"), (int, float))
+    text = kwargs.get("text")
+    if given(kwargs.get("text_format")) or (isinstance(text, dict) and isinstance(text.get("format"), dict)):
+        kind = "json_schema" if given(kwargs.get("text_format")) else text["format"].get("type")
+        attributes[GEN_AI_OUTPUT_TYPE] = "text" if kind == "text" else "json"
+    if stream:
+        attributes[GEN_AI_REQUEST_STREAM] = True
+    instructions = kwargs.get("instructions")
+    model = kwargs.get("model")
+    return Request(
+        operation="chat",
+        provider=provider,
+        model=model if isinstance(model, str) else None,
+        attributes=attributes,
+        stream=stream,
+        input_messages=_responses_input(kwargs.get("input")) if given(kwargs.get("input")) else None,
+        system_instructions=[text_part(instructions)] if isinstance(instructions, str) else None,
+        tool_definitions=_tool_definitions(kwargs.get("tools")),
+    )
+
+
+_RESPONSE_STATUS_REASON = {"completed": "stop", "incomplete": "length", "failed": "error", "cancelled": "cancelled"}
+
+
+def _responses_response(result: Any) -> Response:
+    response = Response(id=field_of(result, "id"), model=field_of(result, "model"), usage=_usage(field_of(result, "usage")))
+    parts: list[dict[str, Any]] = []
+    for item in field_of(result, "output") or ():
+        kind = field_of(item, "type")
+        if kind == "message":
+            parts.extend(_content_parts(field_of(item, "content")))
+        elif kind == "function_call":
+            call_id, name, arguments = field_of(item, "call_id"), field_of(item, "name"), field_of(item, "arguments")
+            parts.append(tool_call_part(call_id, name, arguments))
+            if call_id and name:
+                response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+        elif kind == "reasoning":
+            summary = "".join(field_of(s, "text", "") for s in field_of(item, "summary") or ())
+            if summary:
+                parts.append(reasoning_part(summary))
+    status = field_of(result, "status")
+    reason = "tool_calls" if response.tool_calls and status == "completed" else _RESPONSE_STATUS_REASON.get(status, status)
+    if reason:
+        response.finish_reasons.append(reason)
+    response.output_messages = [{"role": "assistant", "parts": parts, "finish_reason": reason}]
+    return response
+
+
+class _ResponsesStream:
+    """Responses API events: the final response object when it arrives, else the text deltas so far."""
+
+    _FINAL = ("response.completed", "response.incomplete", "response.failed")
+
+    def __init__(self, request: Request) -> None:
+        self.latest: Any = None
+        self.final = False
+        self.text = Bounded(content_limit())
+
+    def chunk(self, event: Any) -> None:
+        kind = field_of(event, "type")
+        if kind == "response.output_text.delta":
+            self.text.add(field_of(event, "delta"))
+        elif field_of(event, "response") is not None and not self.final:
+            self.latest = field_of(event, "response")
+            self.final = kind in self._FINAL
+
+    def response(self) -> Response:
+        if self.final:
+            return _responses_response(self.latest)
+        response = Response(id=field_of(self.latest, "id"), model=field_of(self.latest, "model"))
+        if self.text:
+            response.output_messages = [{"role": "assistant", "parts": [text_part(self.text.text())], "finish_reason": None}]
+        return response
+
+
+# --- embeddings -------------------------------------------------------------------------------------------------
+
+
+def _embeddings_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    provider, attributes = _client_attributes(instance)
+    encoding = kwargs.get("encoding_format")
+    if given(encoding):
+        attributes[GEN_AI_REQUEST_ENCODING_FORMATS] = [encoding]
+    put(attributes, GEN_AI_EMBEDDINGS_DIMENSION_COUNT, kwargs.get("dimensions"), int)
+    model = kwargs.get("model")
+    return Request(operation="embeddings", provider=provider, model=model if isinstance(model, str) else None, attributes=attributes)
+
+
+def _embeddings_response(result: Any) -> Response:
+    response = Response(model=field_of(result, "model"), usage=_usage(field_of(result, "usage")))
+    data = field_of(result, "data") or ()
+    if data and isinstance(field_of(data[0], "embedding"), list):
+        response.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] = len(field_of(data[0], "embedding"))
+    return response
+
+
+# --- what to patch ------------------------------------------------------------------------------------------------
+
+_CHAT = "openai.resources.chat.completions.completions"
+_RESPONSES = "openai.resources.responses.responses"
+_EMBEDDINGS = "openai.resources.embeddings"
+
+PATCHES = [
+    *(
+        Patch(_CHAT, f"{cls}.{method}", _chat_request, _chat_response, _ChatStream)
+        for cls in ("Completions", "AsyncCompletions")
+        for method in ("create", "parse")
+    ),
+    *(
+        Patch(_RESPONSES, f"{cls}.{method}", _responses_request, _responses_response, _ResponsesStream)
+        for cls in ("Responses", "AsyncResponses")
+        for method in ("create", "parse")
+    ),
+    *(Patch(_EMBEDDINGS, f"{cls}.create", _embeddings_request, _embeddings_response) for cls in ("Embeddings", "AsyncEmbeddings")),
+]
