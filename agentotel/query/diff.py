@@ -89,6 +89,21 @@ def _arguments(step: Step) -> Any:
     return step.input
 
 
+def _without_call_ids(value: Any) -> Any:
+    # Tool-call ids are minted afresh by the provider on every run; they say nothing about behaviour.
+    if isinstance(value, dict):
+        drop = value.get("type") in ("tool_call", "tool_call_response")
+        return {k: _without_call_ids(v) for k, v in value.items() if not (drop and k == "id")}
+    if isinstance(value, list):
+        return [_without_call_ids(v) for v in value]
+    return value
+
+
+def _output(step: Step) -> Any:
+    """What a step produced, for comparison (a model's tool-call ids left out)."""
+    return _without_call_ids(step.output) if step.type == "llm" else step.output
+
+
 def _signature(step: Step) -> tuple[str, str, str]:
     return step.type, _who(step), canonical_arguments(_arguments(step))
 
@@ -150,7 +165,7 @@ def _changes(a: Step, b: Step) -> list[dict[str, Any]]:
             changes.append({"path": f"$.{label}", "a": left, "b": right})
     if _arguments(a) is not None or _arguments(b) is not None:
         changes.extend(json_changes(a.input, b.input, "$.input"))
-    changes.extend(json_changes(a.output, b.output, "$.output"))
+    changes.extend(json_changes(_output(a), _output(b), "$.output"))
     return changes[:_MAX_CHANGES]
 
 
@@ -163,7 +178,7 @@ def _pair_status(a: Step, b: Step) -> str:
         return ARGUMENTS_CHANGED
     if a.status != b.status:
         return STATUS_CHANGED
-    if a.output != b.output:
+    if _output(a) != _output(b):
         if a.type in ("tool", "retrieval") and shape(a.output) != shape(b.output):
             return OUTPUT_SHAPE_CHANGED
         return OUTPUT_CHANGED

@@ -1,0 +1,142 @@
+"""Run diffs: alignment, each divergence kind, environment, totals, the --json form."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import agentotel
+from agentotel import semconv as sc
+from agentotel.query.diff import KINDS, shape
+from spanbuild import SpanStore, assistant
+
+BASE = [("search", {"q": "otel"}, {"hits": [{"id": 1, "title": "t"}]}),
+        ("fetch", {"url": "u1"}, {"body": "text"}),
+        ("summarise", {"n": 3}, {"summary": "s"}),
+        ("save", {"path": "p"}, {"ok": True})]
+
+
+def agent_run(store: SpanStore, run_id: str, tools=BASE, *, model: str = "gpt-4o-mini", env: str = "e1",
+              status_of: dict | None = None, llm: bool = True):
+    run = store.run("agent", run_id, env={sc.AGENTOTEL_ENV_HASH: env, sc.AGENTOTEL_ENV_COMMIT: env + "-commit"})
+    for i, (name, arguments, result) in enumerate(tools):
+        call = f"call_{run_id}_{i}"
+        if llm:
+            run.llm(assistant(calls=[(call, name, arguments)]), model=model)
+        run.tool(name, arguments, result, call_id=call, error=(status_of or {}).get(name))
+    if llm:
+        run.llm(assistant("done"), model=model)
+    return run
+
+
+def diff(tmp_path, b_tools=BASE, **b_kw):
+    store = SpanStore(tmp_path)
+    agent_run(store, "run-a", llm=b_kw.get("llm", True))
+    agent_run(store, "run-b", b_tools, **b_kw)
+    store.write()
+    return agentotel.open(tmp_path).diff("run-a", "run-b")
+
+
+def test_identical_runs_have_no_divergence(tmp_path):
+    d = diff(tmp_path)
+    assert d.first_divergence is None
+    assert {p.status for p in d.pairs} == {"same"} and len(d.pairs) == 9
+
+
+def test_an_inserted_step_followed_by_identical_steps_is_one_difference(tmp_path):
+    store = SpanStore(tmp_path)
+    a = store.run("agent", "run-a")
+    b = store.run("agent", "run-b")
+    for i, (name, arguments, result) in enumerate(BASE):
+        a.tool(name, arguments, result)
+        if i == 1:
+            b.tool("retry_fetch", {"url": "u1"}, {"body": "text"})
+        b.tool(name, arguments, result)
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(None, 2, "step_added")]
+    assert d.first_divergence["kind"] == "step_added" and d.first_divergence["index_b"] == 2
+    # Every later step is still paired with its counterpart.
+    assert [(p.index_a, p.index_b) for p in d.pairs if p.status == "same"] == [(1, 1), (2, 3), (3, 4), (4, 5)]
+
+
+def test_a_removed_step(tmp_path):
+    d = diff(tmp_path, BASE[:1] + BASE[2:])
+    kinds = {p.status for p in d.differences}
+    assert kinds == {"step_removed"}
+    assert d.first_divergence["kind"] == "step_removed" and d.first_divergence["index_b"] is None
+
+
+def test_a_different_tool(tmp_path):
+    d = diff(tmp_path, BASE[:1] + [("download", {"url": "u1"}, {"body": "text"})] + BASE[2:], llm=False)
+    assert d.first_divergence["kind"] == "tool_changed"
+    assert (d.first_divergence["index_a"], d.first_divergence["index_b"]) == (2, 2)
+    assert "fetch" in d.first_divergence["detail"] and "download" in d.first_divergence["detail"]
+
+
+def test_in_an_agent_loop_the_model_step_that_chose_another_tool_diverges_first(tmp_path):
+    d = diff(tmp_path / "agent", BASE[:1] + [("download", {"url": "u1"}, {"body": "text"})] + BASE[2:])
+    assert [(p.index_a, p.status) for p in d.differences] == [(3, "output_changed"), (4, "tool_changed")]
+    assert d.first_divergence["index_a"] == 3
+    changes = d.differences[0].changes
+    assert {"path": "$.output[0].parts[0].name", "a": "fetch", "b": "download"} in changes
+
+
+def test_changed_arguments_report_json_paths(tmp_path):
+    d = diff(tmp_path, BASE[:1] + [("fetch", {"url": "u2"}, {"body": "text"})] + BASE[2:], llm=False)
+    first = d.first_divergence
+    assert first["kind"] == "arguments_changed" and first["index_a"] == 2
+    (pair,) = d.differences
+    assert {"path": "$.input.url", "a": "u1", "b": "u2"} in pair.changes
+
+
+def test_a_different_model(tmp_path):
+    d = diff(tmp_path, model="gpt-4o")
+    assert d.first_divergence["kind"] == "model_changed" and d.first_divergence["index_a"] == 1
+
+
+def test_changed_output_with_the_same_shape(tmp_path):
+    d = diff(tmp_path, BASE[:1] + [("fetch", {"url": "u1"}, {"body": "other text"})] + BASE[2:])
+    assert d.first_divergence["kind"] == "output_changed"
+    (pair,) = d.differences
+    assert pair.changes == [{"path": "$.output.body", "a": "text", "b": "other text"}]
+
+
+def test_a_tool_output_whose_shape_changed_is_schema_drift(tmp_path):
+    drifted = [("search", {"q": "otel"}, {"results": [{"id": "1", "title": "t"}]})] + BASE[1:]
+    d = diff(tmp_path, drifted)
+    assert d.first_divergence["kind"] == "output_shape_changed" and d.first_divergence["index_a"] == 2
+    assert "$.output.hits" in d.first_divergence["detail"]
+
+
+def test_a_changed_status(tmp_path):
+    d = diff(tmp_path, status_of={"save": "PermissionError"})
+    assert d.first_divergence["kind"] == "status_changed" and d.first_divergence["index_a"] == 8
+    assert d.totals["errors"] == {"a": 0, "b": 1}
+
+
+def test_environment_differences_and_totals_side_by_side(tmp_path):
+    d = diff(tmp_path, env="e2")
+    environment = d.to_dict()["environment"]
+    assert environment, "the environment comparison must say something"
+    text = json.dumps(environment)
+    assert "e1" in text and "e2" in text
+    assert d.totals["steps"] == {"a": 9, "b": 9}
+    assert d.totals["tool_calls"] == {"a": 4, "b": 4}
+    assert d.totals["cost_usd"]["a"] == pytest.approx(0.005)
+
+
+def test_the_json_form(tmp_path):
+    d = diff(tmp_path, BASE[:1] + [("fetch", {"url": "u2"}, {"body": "text"})] + BASE[2:])
+    data = json.loads(json.dumps(d.to_dict()))
+    assert set(data) == {"a", "b", "first_divergence", "pairs", "environment", "totals"}
+    assert set(data["first_divergence"]) == {"index_a", "index_b", "kind", "detail"}
+    assert set(data["pairs"][0]) == {"index_a", "index_b", "status", "changes"}
+    assert data["a"]["run_id"] == "run-a" and data["b"]["run_id"] == "run-b"
+    assert {p["status"] for p in data["pairs"]} <= {"same", *KINDS}
+
+
+def test_shape_keeps_keys_and_types_not_values():
+    assert shape({"a": 1, "b": [{"x": "s"}, {"x": "t"}]}) == {"a": "number", "b": [{"x": "string"}]}
+    assert shape({"a": 1}) != shape({"a": "1"})

@@ -1,0 +1,189 @@
+"""Traces over a store: views, runs, run names, bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import agentotel
+from agentotel import semconv as sc
+from agentotel.query import RunNotFound, SQLError, StoreNotFound, StoreWarning
+from spanbuild import MS, T0, SpanStore, assistant
+
+
+def weather_run(store: SpanStore, run_id: str, *, user: str = "alice", result=None, error: str | None = None, **kw):
+    run = store.run("weather", run_id, user=user, **kw)
+    run.llm(assistant(calls=[("c1", "get_weather", {"city": "Paris"})]), http_child=True)
+    run.tool("get_weather", {"city": "Paris"}, result if result is not None else {"temp": 20}, call_id="c1", error=error)
+    run.llm(assistant("It is 20 degrees in Paris"))
+    return run
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SpanStore(tmp_path)
+    weather_run(s, "run-aaaa1111")
+    weather_run(s, "run-aaaa2222", user="bob", error="TimeoutError")
+    s.write()
+    return s
+
+
+def test_views_are_available_to_sql(store):
+    traces = agentotel.open(store.directory)
+    counts = {v: traces.sql(f"SELECT count(*) FROM {v}").fetchall()[0][0]
+              for v in ("spans", "llm_calls", "tool_calls", "retrievals", "runs", "steps")}
+    # 2 runs x (root + 2 chat + 1 http + 1 tool)
+    assert counts == {"spans": 10, "llm_calls": 4, "tool_calls": 2, "retrievals": 0, "runs": 2, "steps": 6}
+
+
+def test_sql_returns_a_duckdb_relation_with_bound_parameters(store):
+    traces = agentotel.open(store.directory)
+    relation = traces.sql("SELECT run_id, user_id FROM runs WHERE user_id = $user", {"user": "bob"})
+    assert relation.fetchall() == [("run-aaaa2222", "bob")]
+    assert relation.to_arrow_table().num_rows == 1
+
+
+def test_runs_summarise_each_run(store):
+    rows = {r["run_id"]: r for r in agentotel.open(store.directory).runs().to_arrow_table().to_pylist()}
+    ok, failed = rows["run-aaaa1111"], rows["run-aaaa2222"]
+    assert (ok["name"], ok["user_id"], ok["status"], ok["trigger"]) == ("weather", "alice", "ok", "api")
+    assert (ok["steps"], ok["model_calls"], ok["tool_calls"], ok["errors"]) == (3, 2, 1, 0)
+    assert (ok["input_tokens"], ok["output_tokens"]) == (200, 40)
+    assert ok["cost_usd"] == pytest.approx(0.002)
+    assert ok["models"] == ["gpt-4o-mini"]
+    assert failed["errors"] == 1 and failed["user_id"] == "bob"
+
+
+def test_duplicate_spans_are_collapsed(store):
+    store.write(name="again.parquet")  # the same spans delivered twice
+    traces = agentotel.open(store.directory)
+    assert traces.sql("SELECT count(*) FROM spans").fetchall()[0][0] == 10
+    assert len(traces.trajectory("run-aaaa1111").steps) == 3
+
+
+def test_a_run_is_named_by_id_trace_id_or_unambiguous_prefix(store):
+    traces = agentotel.open(store.directory)
+    trace_id = store.runs[1].trace_id
+    assert traces.resolve("run-aaaa1111").run_id == "run-aaaa1111"
+    assert traces.resolve("run-aaaa2").run_id == "run-aaaa2222"
+    assert traces.resolve(trace_id).run_id == "run-aaaa2222"
+    assert traces.resolve(trace_id[:8]).run_id == "run-aaaa2222"
+
+
+def test_an_ambiguous_or_unknown_run_name_is_a_clear_error(store):
+    traces = agentotel.open(store.directory)
+    with pytest.raises(RunNotFound) as ambiguous:
+        traces.trajectory("run-aaaa")
+    assert ambiguous.value.candidates == ["run-aaaa1111", "run-aaaa2222"]
+    assert "ambiguous" in str(ambiguous.value) and "run-aaaa1111" in str(ambiguous.value)
+    with pytest.raises(RunNotFound, match="no run matches 'nope'"):
+        traces.trajectory("nope")
+
+
+def test_missing_and_empty_directories_are_clear_errors(tmp_path):
+    with pytest.raises(StoreNotFound, match="no trace store at"):
+        agentotel.open(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreNotFound, match="no spans in"):
+        agentotel.open(tmp_path / "empty")
+
+
+def test_a_corrupt_parquet_file_is_skipped_with_a_warning_naming_it(store):
+    bad = store.directory / "spans" / "date=2026-05-28" / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file")
+    with pytest.warns(StoreWarning, match="broken.parquet"):
+        traces = agentotel.open(store.directory)
+    assert any("broken.parquet" in w for w in traces.warnings)
+    assert traces.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 2
+
+
+def test_temp_files_are_not_read(store):
+    (store.directory / "spans" / "date=2026-05-28" / ".tmp-123.parquet").write_bytes(b"half written")
+    traces = agentotel.open(store.directory)
+    assert traces.warnings == []
+
+
+def test_an_older_schema_version_is_read_through_a_migration(store, tmp_path):
+    # A span file rewritten by another tool: no agentotel version metadata, some columns missing.
+    other = SpanStore(tmp_path / "other")
+    weather_run(other, "run-old")
+    table = pa.Table.from_batches([other.batch()]).drop_columns(["reasoning_tokens", "links", "events"])
+    table = table.replace_schema_metadata(None)
+    pq.write_table(table, store.directory / "spans" / "date=2026-05-28" / "legacy.parquet")
+    traces = agentotel.open(store.directory)
+    assert traces.warnings == []
+    assert [s.tool_name for s in traces.trajectory("run-old").steps] == [None, "get_weather", None]
+    assert traces.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 3
+
+
+def test_a_newer_schema_version_is_skipped_with_a_warning(store):
+    table = pa.Table.from_batches([store.batch()])
+    table = table.replace_schema_metadata({b"agentotel.schema_version": b"99"})
+    pq.write_table(table, store.directory / "spans" / "date=2026-05-28" / "future.parquet")
+    with pytest.warns(StoreWarning, match="future.parquet.*newer"):
+        agentotel.open(store.directory)
+
+
+def test_sql_errors_are_duckdbs_message_on_one_line(store):
+    traces = agentotel.open(store.directory)
+    with pytest.raises(SQLError) as error:
+        traces.sql("SELECT no_such_column FROM runs")
+    assert "no_such_column" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_run_in_progress_is_listed_from_the_spans_already_recorded(tmp_path):
+    store = SpanStore(tmp_path)
+    run = weather_run(store, "run-live")
+    run.finished = False  # the root span ends last: not written yet
+    store.write()
+    traces = agentotel.open(tmp_path)
+    (row,) = traces.runs().to_arrow_table().to_pylist()
+    assert (row["run_id"], row["status"], row["steps"]) == ("run-live", "running", 3)
+    assert not any(s.orphan for s in traces.trajectory("run-live").steps)
+
+
+def test_spans_recorded_outside_any_run_form_a_run_named_by_trace(tmp_path):
+    store = SpanStore(tmp_path)
+    run = store.run("x", "unused", user=None)
+    run.finished = False
+    root = run.raw("handle_request", {}, span_id="ab" * 8)
+    run.spans[-1]["parent_span_id"] = None
+    for span in run.spans:
+        span["attributes"].pop(sc.AGENTOTEL_RUN_ID)
+    run.llm(assistant("hello"), parent=root)
+    for span in run.spans:
+        span["attributes"].pop(sc.AGENTOTEL_RUN_ID, None)
+    store.write()
+    traces = agentotel.open(tmp_path)
+    (row,) = traces.runs().to_arrow_table().to_pylist()
+    assert row["run_id"] == run.trace_id and row["name"] == "handle_request" and row["steps"] == 1
+    assert [s.type for s in traces.trajectory(run.trace_id[:10]).steps] == ["llm"]
+
+
+def test_failed_tool_calls_for_a_user_last_week_and_their_cost_in_one_query(tmp_path):
+    """The analyst's question, answered by one SQL query over the views."""
+    store = SpanStore(tmp_path)
+    now = T0 + 10 * 24 * 3600 * 1000 * MS
+    weather_run(store, "old-fail", user="carol", error="TimeoutError", start=now - 9 * 24 * 3600 * 1000 * MS)
+    weather_run(store, "recent-fail", user="carol", error="TimeoutError", start=now - 2 * 24 * 3600 * 1000 * MS)
+    weather_run(store, "recent-ok", user="carol", start=now - 1 * 24 * 3600 * 1000 * MS)
+    weather_run(store, "other-user", user="dave", error="KeyError", start=now - 1 * 24 * 3600 * 1000 * MS)
+    store.write()
+    traces = agentotel.open(tmp_path)
+    rows = traces.sql(
+        """
+        SELECT t.run_id, t.tool_name, t.error_type, t.start_time,
+               (SELECT sum(l.cost_usd) FROM llm_calls l WHERE l.run_id = t.run_id) AS run_cost_usd
+        FROM tool_calls t
+        WHERE t.user_id = $user AND t.status_code = 'ERROR'
+          AND t.start_time >= $now - INTERVAL 7 DAY AND t.start_time < $now
+        ORDER BY t.start_time
+        """,
+        {"user": "carol", "now": dt.datetime.fromtimestamp(now / 1e9, dt.timezone.utc)},
+    ).fetchall()
+    assert [(r[0], r[1], r[2]) for r in rows] == [("recent-fail", "get_weather", "TimeoutError")]
+    assert rows[0][4] == pytest.approx(0.002)

@@ -1,0 +1,86 @@
+"""Trajectories: steps in order, their tree, the requesting model step, lost parents."""
+
+from __future__ import annotations
+
+import json
+
+import agentotel
+from agentotel import semconv as sc
+from spanbuild import SpanStore, assistant
+
+
+def test_steps_are_numbered_by_start_time_with_their_tree_and_requests(tmp_path):
+    store = SpanStore(tmp_path)
+    run = store.run("research", "run-1", env={sc.AGENTOTEL_ENV_HASH: "e1"})
+    run.retrieval("docs", "what is otel", [{"id": "d1", "score": 0.9}])
+    run.llm(assistant(calls=[("call_1", "search", {"q": "otel"}), ("call_2", "fetch", {"url": "u"})]), http_child=True)
+    run.tool("search", {"q": "otel"}, ["r1"], call_id="call_1")
+    fetch = run.tool("fetch", {"url": "u"}, {"body": "x"}, call_id="call_2")
+    run.llm(assistant("summarised"), parent=fetch)  # a model call made inside a tool
+    run.llm(assistant("done"))
+    store.write()
+
+    t = agentotel.open(tmp_path).trajectory("run-1")
+    assert [(s.index, s.type, s.tool_name or s.model) for s in t.steps] == [
+        (1, "retrieval", None), (2, "llm", "gpt-4o-mini"), (3, "tool", "search"), (4, "tool", "fetch"),
+        (5, "llm", "gpt-4o-mini"), (6, "llm", "gpt-4o-mini"),
+    ]
+    assert [s.requested_by for s in t.steps] == [None, None, 2, 2, None, None]
+    assert [(s.parent_index, s.depth) for s in t.steps] == [(None, 0)] * 4 + [(4, 1), (None, 0)]
+    assert t.steps[2].input == {"q": "otel"} and t.steps[2].output == ["r1"]
+    assert t.run["steps"] == 6 and t.run["tool_calls"] == 2
+    assert t.environment == {sc.AGENTOTEL_ENV_HASH: "e1"}
+    # The steps view numbers steps exactly as the trajectory does.
+    view = agentotel.open(tmp_path).sql('SELECT "index", span_id FROM steps WHERE run_id = $r ORDER BY 1', {"r": "run-1"})
+    assert view.fetchall() == [(s.index, s.span_id) for s in t.steps]
+
+
+def test_to_dict_is_the_json_form(tmp_path):
+    store = SpanStore(tmp_path)
+    run = store.run("r", "run-1")
+    run.tool("lookup", {"id": 1}, {"ok": True})
+    store.write()
+    data = json.loads(json.dumps(agentotel.open(tmp_path).trajectory("run-1").to_dict()))
+    assert set(data) == {"run", "steps"}
+    assert set(data["steps"][0]) >= {
+        "index", "type", "name", "span_id", "parent_index", "depth", "status", "start_time", "duration_ms", "model",
+        "tool_name", "tool_call_id", "requested_by", "input_tokens", "output_tokens", "cost_usd", "input", "output",
+    }
+    assert data["steps"][0]["output"] == {"ok": True}
+
+
+def test_transport_spans_and_sdk_duplicate_spans_are_not_steps(tmp_path):
+    store = SpanStore(tmp_path)
+    run = store.run("r", "run-1")
+    chat = run.llm(assistant("hi"), http_child=True)
+    run.raw("Messages.create", {sc.GEN_AI_OPERATION_NAME: "chat"}, parent=chat, scope="com.anthropic.sdk.python")
+    store.write()
+    t = agentotel.open(tmp_path).trajectory("run-1")
+    assert [s.name for s in t.steps] == ["chat gpt-4o-mini"]
+
+
+def test_a_span_whose_parent_never_arrived_still_appears_flagged(tmp_path):
+    store = SpanStore(tmp_path)
+    run = store.run("r", "run-1")
+    run.llm(assistant("hi"))
+    run.tool("lost", {}, {}, parent="00000000deadbeef")
+    store.write()
+    steps = agentotel.open(tmp_path).trajectory("run-1").steps
+    assert [(s.tool_name, s.orphan) for s in steps] == [(None, False), ("lost", True)]
+
+
+def test_a_nested_run_is_an_agent_step_of_the_outer_run(tmp_path):
+    store = SpanStore(tmp_path)
+    outer = store.run("planner", "outer")
+    delegate = outer.tool("delegate", {"task": "t"}, {"ok": True})
+    inner = store.run("worker", "inner", trace_id=outer.trace_id,
+                      env={sc.AGENTOTEL_RUN_PARENT_ID: "outer", "_parent_span": delegate})
+    inner.clock = outer.clock
+    inner.tool("work", {}, {"done": 1})
+    store.write()
+    traces = agentotel.open(tmp_path)
+    outer_steps = traces.trajectory("outer").steps
+    assert [(s.type, s.parent_index, s.depth) for s in outer_steps] == [("tool", None, 0), ("agent", 1, 1)]
+    assert [s.tool_name for s in traces.trajectory("inner").steps] == ["work"]
+    # The shared trace id names the outermost run.
+    assert traces.resolve(outer.trace_id).run_id == "outer"
