@@ -109,6 +109,15 @@ def record_tool_definitions(definitions: dict[str, Any]) -> None:
         run.record_tool_definitions(definitions)
 
 
+def has_pending_tool_calls(run: RunContext | None) -> bool:
+    """Whether `run` or an enclosing run holds unclaimed tool calls (a cheap check before claiming)."""
+    while run is not None:
+        if run._pending:
+            return True
+        run = run.parent
+    return False
+
+
 def claim_tool_call(name: str, arguments: Any) -> str | None:
     """The tool-call id a model gave for this tool execution, if it asked for it in the current run."""
     run = current_run()
