@@ -19,9 +19,9 @@ import gc
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-__all__ = ["Result", "Sample", "alternate", "timed", "error_result"]
+__all__ = ["Result", "Sample", "alternate", "interleave", "timed", "error_result"]
 
 
 @dataclass(frozen=True)
@@ -126,13 +126,32 @@ def alternate(
     The order goes ours, peer, peer, ours, ... so slow drift (thermal, other load on a shared machine)
     falls on both sides equally. Each call is preceded by a garbage collection and is measured alone.
     """
+    samples = interleave({"ours": ours, "peer": peer}, repeats=repeats, warmup=warmup)
+    return samples["ours"], samples["peer"]
+
+
+def interleave(
+    cases: Mapping[str, Callable[[], Any]],
+    *,
+    repeats: int,
+    warmup: int = 1,
+    before: Callable[[], Any] | None = None,
+) -> dict[str, Sample]:
+    """Seconds per call of each case, the cases taking turns within every repeat.
+
+    The order reverses on every other repeat (a b c, c b a, ...) so drift falls on every case alike.
+    `before`, when given, runs untimed before each call (clearing a scratch folder, say).
+    """
+    names = list(cases)
     for _ in range(warmup):
-        ours()
-        peer()
-    ours_times: list[float] = []
-    peer_times: list[float] = []
+        for name in names:
+            if before is not None:
+                before()
+            cases[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
     for i in range(repeats):
-        pair = ((ours, ours_times), (peer, peer_times))
-        for fn, times in pair if i % 2 == 0 else reversed(pair):
-            times.append(_time_once(fn))
-    return Sample(tuple(ours_times)), Sample(tuple(peer_times))
+        for name in names if i % 2 == 0 else reversed(names):
+            if before is not None:
+                before()
+            times[name].append(_time_once(cases[name]))
+    return {name: Sample(tuple(values)) for name, values in times.items()}

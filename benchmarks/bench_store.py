@@ -1,0 +1,246 @@
+"""Store: export throughput and bytes per span, against OTLP protobuf and OTLP JSON.
+
+Throughput: the corpus's SDK `ReadableSpan`s are handed to `ParquetSpanExporter.export` in batches of
+512 (the BatchSpanProcessor's default batch), against the SDK's OTLP encoder
+(`opentelemetry.exporter.otlp.proto.common.trace_encoder.encode_spans`) on the same batches. "End to
+end" is every export (each batch converted to Arrow, written to the WAL and fsync'd before it returns)
+plus the folds into zstd Parquet files and the final fold at shutdown; "to the WAL" defers folding
+(the WAL alone is durable); "conversion" is `spans_to_batch` alone, CPU only. The OTLP side does no I/O
+at all, so every I/O cost falls on our side. All cases take turns within each repeat.
+
+Size: the same corpus written through the exporter with default settings, bytes of the resulting
+Parquet files per span, against the OTLP protobuf request bytes (`encode_spans(batch).SerializeToString()`,
+per 512-span batch as an OTLP exporter sends them) and OTLP JSON (the same requests in the OTLP JSON
+mapping with hex ids, integer enums and int64 as strings, one line per request, as the Collector's
+file exporter writes them). Compressed OTLP rows are for context and carry no target.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+
+from agentotel.store import ParquetSpanExporter, compact, spans_to_batch
+from benchmarks import corpus
+from benchmarks.harness import Result, interleave
+
+BATCH = 512  # BatchSpanProcessor's default max_export_batch_size
+_NEVER_FOLD = {"wal_max_bytes": 1 << 50, "wal_max_age_s": 1e12}
+
+
+def _batches(spans: Sequence[ReadableSpan]) -> list[Sequence[ReadableSpan]]:
+    return [spans[i : i + BATCH] for i in range(0, len(spans), BATCH)]
+
+
+def _parquet_bytes(directory: Path) -> tuple[int, int]:
+    files = [p for p in (directory / "spans").rglob("*.parquet") if not p.name.startswith(".")]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def _otlp_json_line(spans: Sequence[ReadableSpan]) -> bytes:
+    """One OTLP JSON request as the Collector's file exporter writes it (hex ids, integer enums)."""
+    request = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource_spans in request.get("resourceSpans", ()):
+        for scope_spans in resource_spans.get("scopeSpans", ()):
+            for span in scope_spans.get("spans", ()):
+                _hex_ids(span)
+                for link in span.get("links", ()):
+                    _hex_ids(link)
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _hex_ids(item: dict[str, Any]) -> None:
+    # protobuf's JSON mapping writes bytes as base64; OTLP JSON requires ids as lower-case hex.
+    for key in ("traceId", "spanId", "parentSpanId"):
+        if item.get(key):
+            item[key] = base64.b64decode(item[key]).hex()
+
+
+def _zstd(data: bytes) -> int | None:
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return len(zstandard.ZstdCompressor(level=3).compress(data))
+
+
+def _throughput(spans: Sequence[ReadableSpan], label: str, *, repeats: int, warmup: int) -> list[Result]:
+    batches = _batches(spans)
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-"))
+    counter = iter(range(1 << 30))
+    open_exporters: list[ParquetSpanExporter] = []
+
+    def clean() -> None:
+        # Untimed: close what the WAL-only case left open (that folds), then drop every file.
+        while open_exporters:
+            open_exporters.pop().shutdown()
+        for child in scratch.iterdir():
+            shutil.rmtree(child, ignore_errors=True)
+
+    def end_to_end() -> None:
+        exporter = ParquetSpanExporter(scratch / f"e2e-{next(counter)}")
+        for batch in batches:
+            exporter.export(batch)
+        exporter.shutdown()
+
+    def to_wal() -> None:
+        exporter = ParquetSpanExporter(scratch / f"wal-{next(counter)}", **_NEVER_FOLD)
+        for batch in batches:
+            exporter.export(batch)
+        open_exporters.append(exporter)
+
+    def conversion() -> None:
+        for batch in batches:
+            spans_to_batch(batch)
+
+    def otlp_encode() -> None:
+        for batch in batches:
+            encode_spans(batch)
+
+    def otlp_serialize() -> None:
+        for batch in batches:
+            encode_spans(batch).SerializeToString()
+
+    try:
+        samples = interleave(
+            {"e2e": end_to_end, "wal": to_wal, "conversion": conversion, "otlp": otlp_encode, "otlp_bytes": otlp_serialize},
+            repeats=repeats,
+            warmup=warmup,
+            before=clean,
+        )
+    finally:
+        clean()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    n = len(spans)
+    rates = {name: sample.per_second(n) for name, sample in samples.items()}
+    peer, peer_name = rates["otlp"], "OTLP protobuf encode_spans"
+    serialized = rates["otlp_bytes"].median
+
+    def row(metric: str, name: str, target: str | None, notes: str) -> Result:
+        ours = rates[name]
+        ratio = ours.median / peer.median
+        return Result(
+            benchmark="export throughput",
+            metric=metric,
+            unit="spans/s",
+            ours=ours.median,
+            peer_name=peer_name,
+            peer=peer.median,
+            target=target,
+            met=None if target is None else ratio >= 3.0,
+            notes=notes,
+            corpus=label,
+            ours_spread=ours.spread,
+            peer_spread=peer.spread,
+            repeats=repeats,
+        )
+
+    return [
+        row(
+            "ReadableSpan -> Parquet, end to end (WAL fsync per batch, folds, shutdown)",
+            "e2e",
+            ">= 3x the OTLP encoder's rate",
+            f"OTLP encode + SerializeToString: {serialized:,.0f} spans/s",
+        ),
+        row(
+            "ReadableSpan -> WAL, durable (fsync per batch; folding deferred)",
+            "wal",
+            ">= 3x the OTLP encoder's rate",
+            "what export() costs its caller before it returns",
+        ),
+        row("ReadableSpan -> Arrow batch (spans_to_batch, no I/O)", "conversion", None, "CPU cost of the conversion alone"),
+    ]
+
+
+def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
+    batches = _batches(spans)
+    n = len(spans)
+    protobuf = [encode_spans(batch).SerializeToString() for batch in batches]
+    protobuf_bytes = sum(len(b) for b in protobuf)
+    protobuf_gzip = sum(len(gzip.compress(b, compresslevel=6)) for b in protobuf)
+    del protobuf
+    json_lines = b"".join(_otlp_json_line(batch) for batch in batches)
+    json_bytes = len(json_lines)
+    json_zstd = _zstd(json_lines)
+    del json_lines
+
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-size-"))
+    try:
+        exporter = ParquetSpanExporter(scratch)
+        for batch in batches:
+            exporter.export(batch)
+        exporter.shutdown()
+        parquet_bytes, files = _parquet_bytes(scratch)
+        try:
+            compact(scratch)
+            compacted_bytes, compacted_files = _parquet_bytes(scratch)
+        except Exception as exc:  # noqa: BLE001 - compaction is reported, not required, here
+            compacted_bytes, compacted_files = None, f"compact failed: {exc!r}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    ours = parquet_bytes / n
+    where = f"{files} Parquet file(s) after fold, default settings"
+
+    def row(
+        peer_name: str, peer_total: int | None, target: str | None, limit: float | None,
+        notes: str = where, value: float = ours, metric: str = "on disk (Parquet, zstd)",
+    ) -> Result:
+        peer = None if peer_total is None else peer_total / n
+        met = None if limit is None or peer is None else value < peer * limit
+        return Result(
+            benchmark="bytes per span",
+            metric=metric,
+            unit="bytes/span",
+            ours=value,
+            peer_name=peer_name,
+            peer=peer,
+            target=target,
+            met=met,
+            notes=notes,
+            corpus=label,
+        )
+
+    rows = [
+        row("OTLP protobuf (request bytes)", protobuf_bytes, "< 1/3 of OTLP protobuf", 1 / 3),
+        row("OTLP JSON (file exporter lines)", json_bytes, "< 1/10 of OTLP JSON", 1 / 10),
+        row("OTLP protobuf, gzip per request", protobuf_gzip, None, None, "context: what OTLP/HTTP with gzip sends"),
+    ]
+    if json_zstd is not None:
+        rows.append(row("OTLP JSON, zstd-compressed file", json_zstd, None, None, "context: the file exporter with compression: zstd"))
+    if compacted_bytes is not None:
+        rows.append(
+            row(
+                "OTLP protobuf (request bytes)", protobuf_bytes, None, None,
+                f"{compacted_files} file(s) after `agentotel compact`", compacted_bytes / n, "on disk after compaction",
+            )
+        )
+    else:
+        rows.append(Result("bytes per span", "after compact", "bytes/span", None, notes=str(compacted_files), corpus=label))
+    return rows
+
+
+def run(quick: bool) -> list[Result]:
+    n = 1_000 if quick else corpus.STANDARD_SIZE
+    spans = corpus.generate(n, seed=corpus.DEFAULT_SEED)
+    label = f"corpus seed={corpus.DEFAULT_SEED}, {n:,} spans"
+    repeats, warmup = (1, 0) if quick else (5, 1)
+    return _throughput(spans, label, repeats=repeats, warmup=warmup) + _size(spans, label)
+
+
+if __name__ == "__main__":
+    from benchmarks._report import format_row
+
+    for result in run(quick=bool(os.environ.get("QUICK"))):
+        print(format_row(result))
