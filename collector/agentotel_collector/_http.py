@@ -70,6 +70,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._drained = False
         path = self.path.split("?", 1)[0]
+        if path == TRACES_PATH:
+            self._not_allowed()
+            return
         if path != HEALTH_PATH:
             self._answer_error(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}", JSON)
             return
