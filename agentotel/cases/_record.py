@@ -23,7 +23,9 @@ _ATTRIBUTES = (
     semconv.AGENTOTEL_ENV_HASH,
     semconv.AGENTOTEL_ENV_COMMIT,
     semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH,
+    semconv.ERROR_TYPE,
 )
+STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 
 
 @dataclass
@@ -131,6 +133,8 @@ def load_run(traces: Any, run: str) -> RunRecord:
     for row in _rows(traces.sql(sql("run_spans"), {"run_id": run_id})):
         attributes = dict(row["attributes"] or {})
         chosen = {name: attributes[name] for name in _ATTRIBUTES if name in attributes}
+        if row["status_message"]:
+            chosen[STATUS_MESSAGE] = row["status_message"]
         span_attributes[row["span_id"]] = chosen
         if row["operation"] == "invoke_agent" and not root_attributes:
             root_attributes = chosen

@@ -55,3 +55,45 @@ def schema_hash_attr(value: str) -> dict[str, str]:
 def definitions_attr(*tools: tuple[str, dict]) -> dict[str, str]:
     return {semconv.GEN_AI_TOOL_DEFINITIONS: json.dumps(
         [{"type": "function", "name": name, "parameters": params} for name, params in tools])}
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "content": text}]}
+
+
+def assistant_calls(*calls: tuple[str, dict, str]) -> dict[str, Any]:
+    return {"role": "assistant", "parts": [{"type": "tool_call", "id": i, "name": n, "arguments": a} for n, a, i in calls]}
+
+
+def tool_reply(call_id: str, response: Any) -> dict[str, Any]:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": response}]}
+
+
+NEW_SHAPE = {"data": {"orders": [{"id": 1, "total": 10.5}]}, "next": None}
+
+
+def looping_run(run_id: str = "run-b", loops: int = 3) -> RunRecord:
+    """The buggy agent's run: search_orders now answers in a new shape; the agent sees no orders and retries."""
+    task = "How many orders does acme have?"
+    messages = [user(task)]
+    steps = [llm(1, calls=[("search_orders", {"customer": "acme"}, "c1")], messages=list(messages))]
+    index = 2
+    for n in range(loops):
+        call_id = f"c{n + 1}"
+        messages = messages + [assistant_calls(("search_orders", {"customer": "acme"}, call_id)), tool_reply(call_id, "no orders found")]
+        steps.append(tool(index, "search_orders", {"customer": "acme"}, NEW_SHAPE, requested_by=index - 1, call_id=call_id))
+        last = n == loops - 1
+        steps.append(llm(index + 1, messages=list(messages), text="acme has no orders" if last else None,
+                         calls=() if last else [("search_orders", {"customer": "acme"}, f"c{n + 2}")]))
+        index += 2
+    return record(*steps, run_id=run_id, task=task)
+
+
+def healthy_run_for_history() -> RunRecord:
+    """The same agent a day earlier, when search_orders still answered {"orders": [...]}."""
+    return record(
+        llm(1, calls=[("search_orders", {"customer": "acme"}, "c1")], messages=[user("How many orders does acme have?")]),
+        tool(2, "search_orders", {"customer": "acme"}, {"orders": [{"id": 1, "total": 10.5}]}, requested_by=1, call_id="c1"),
+        llm(3, text="acme has 1 order"),
+        run_id="run-a",
+    )

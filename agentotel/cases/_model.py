@@ -1,0 +1,180 @@
+"""Model calls in a case: the request hash both sides agree on, and a recorded answer as an SDK response.
+
+A recorded model call holds its messages in the GenAI input-messages shape; a replayed call arrives as
+the provider's HTTP request body. Both are reduced to one neutral form (role, text, tool calls, tool
+results; no ids, no model name) and hashed, so "the same request" means the same conversation. The
+recorded GenAI output messages are turned back into the provider's response JSON, which the real SDK
+then parses as if the provider had answered.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Iterable, Mapping
+
+from agentotel._context import canonical_arguments
+from agentotel.cases._steps import parse_json, sha
+
+# GenAI finish reasons -> OpenAI chat-completions finish reasons.
+_OPENAI_FINISH = {"tool_call": "tool_calls", "tool_calls": "tool_calls", "stop": "stop", "length": "length",
+                  "content_filter": "content_filter", "error": "stop"}
+
+
+def scrub(value: Any) -> Any:
+    """The value with secrets replaced by the content policy (nothing secret may enter a case)."""
+    from agentotel import content
+
+    redact = getattr(content, "redact", None)
+    if redact is not None:
+        return redact(value)[0]
+    if isinstance(value, str):
+        return content.redact_text(value)[0]
+    if isinstance(value, Mapping):
+        return {k: scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
+
+
+def _canon(value: Any) -> str:
+    return canonical_arguments(parse_json(value) if isinstance(value, str) else value)
+
+
+def _neutral(role: str, texts: Iterable[str], calls: Iterable[tuple[str, Any]], results: Iterable[Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "system" if role == "developer" else role}
+    text = "".join(t for t in texts if t)
+    if text:
+        message["text"] = text
+    calls = [[str(name), _canon(args)] for name, args in calls]
+    if calls:
+        message["calls"] = calls
+    results = [_canon(r) for r in results]
+    if results:
+        message["results"] = results
+    return message
+
+
+def neutral_from_genai(messages: Any, system_instructions: Any = None) -> list[dict[str, Any]]:
+    """The neutral form of a recorded request (GenAI input messages, plus system instructions if apart)."""
+    out = []
+    for message in parse_json(messages) or ():
+        if not isinstance(message, Mapping):
+            continue
+        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
+        out.append(
+            _neutral(
+                str(message.get("role") or ""),
+                (str(p.get("content") or "") for p in parts if p.get("type") == "text"),
+                ((p.get("name"), p.get("arguments")) for p in parts if p.get("type") == "tool_call"),
+                (p.get("response") for p in parts if p.get("type") == "tool_call_response"),
+            )
+        )
+    system = parse_json(system_instructions)
+    if system and not (out and out[0]["role"] == "system"):
+        items = system if isinstance(system, list) else [system]
+        texts = [str(p.get("content") or "") if isinstance(p, Mapping) else str(p) for p in items]
+        out.insert(0, _neutral("system", texts, (), ()))
+    return out
+
+
+def _openai_texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [str(p.get("text") or "") for p in content if isinstance(p, Mapping) and p.get("type") in ("text", "input_text")]
+    return []
+
+
+def neutral_from_openai(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The neutral form of an OpenAI chat-completions request body."""
+    out = []
+    for message in body.get("messages") or ():
+        role = str(message.get("role") or "")
+        if role == "tool":
+            content = message.get("content")
+            result = "".join(_openai_texts(content)) if isinstance(content, list) else content
+            out.append(_neutral(role, (), (), [result]))
+            continue
+        calls = [
+            ((call.get("function") or {}).get("name"), (call.get("function") or {}).get("arguments"))
+            for call in message.get("tool_calls") or ()
+        ]
+        out.append(_neutral(role, _openai_texts(message.get("content")), calls, ()))
+    return out
+
+
+def request_hash(neutral: list[dict[str, Any]]) -> str:
+    """The hash a model request is known by in a case (computed on redacted content, as recorded)."""
+    return sha(canonical_arguments(scrub(neutral)))
+
+
+# ---- recorded answers as provider responses ----------------------------------------------------------
+
+
+def _choices(output_messages: Any) -> list[tuple[str | None, list[dict[str, Any]], str]]:
+    choices = []
+    for message in parse_json(output_messages) or ():
+        if not isinstance(message, Mapping):
+            continue
+        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
+        text = "".join(str(p.get("content") or "") for p in parts if p.get("type") == "text") or None
+        calls = []
+        for number, part in enumerate(p for p in parts if p.get("type") == "tool_call"):
+            arguments = part.get("arguments")
+            calls.append(
+                {
+                    "id": part.get("id") or f"call_replay_{number}",
+                    "type": "function",
+                    "function": {
+                        "name": part.get("name"),
+                        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False),
+                    },
+                }
+            )
+        finish = str(message.get("finish_reason") or ("tool_call" if calls else "stop"))
+        choices.append((text, calls, _OPENAI_FINISH.get(finish, finish)))
+    return choices or [(None, [], "stop")]
+
+
+def openai_completion(fixture: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat.completion body carrying a recorded model answer."""
+    usage = fixture.get("usage") or {}
+    prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    return {
+        "id": fixture.get("response_id") or f"chatcmpl-replay-{fixture.get('step')}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": fixture.get("model") or "replay",
+        "choices": [
+            {
+                "index": index,
+                "message": {"role": "assistant", "content": text, "tool_calls": calls or None, "refusal": None},
+                "finish_reason": finish,
+                "logprobs": None,
+            }
+            for index, (text, calls, finish) in enumerate(_choices(fixture.get("response")))
+        ],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    }
+
+
+def openai_stream(fixture: Mapping[str, Any]) -> bytes:
+    """The same answer as a chat.completion.chunk event stream (for `stream=True` requests)."""
+    body = openai_completion(fixture)
+    events = []
+    for choice in body["choices"]:
+        message = choice["message"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message["content"]}
+        if message["tool_calls"]:
+            delta["tool_calls"] = [dict(call, index=i) for i, call in enumerate(message["tool_calls"])]
+        events.append({"index": choice["index"], "delta": delta, "finish_reason": None})
+        events.append({"index": choice["index"], "delta": {}, "finish_reason": choice["finish_reason"]})
+    chunks = [
+        {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"], "choices": [event]}
+        for event in events
+    ]
+    chunks.append({"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"],
+                   "choices": [], "usage": body["usage"]})
+    lines = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
+    return lines.encode("utf-8")

@@ -1,0 +1,364 @@
+"""Regression cases: a failed run cut at a step into a small, versioned YAML file that tests can replay.
+
+    case = new_case(record, at=3, layer="tool", name="orders-shape-drift")
+    case.save("cases/orders-shape-drift.yaml")      # commit it; `Case.load(path)` reads it back
+
+A case holds the input state at the chosen step (the task and the messages the model was sent), the
+frozen fixtures (every tool and model response recorded before that step), the environment's key facts,
+the harness layer and failure-mode tag, and assertions that can each be checked from a trace alone.
+Everything that enters a case goes through the content policy's redaction first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from agentotel import semconv
+from agentotel.cases._model import neutral_from_genai, request_hash, scrub
+from agentotel.cases._record import RunRecord
+from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, tool_name, tool_payload
+from agentotel.cases.detectors import LAYERS, Finding
+
+__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut"]
+
+FORMAT_VERSION = 1
+ARGUMENT_MATCHES = ("exact", "subset", "ignore")
+TRAJECTORY_MATCHES = ("strict", "unordered", "subset", "superset")
+
+
+class CaseError(ValueError):
+    """A case cannot be cut or read; the message says why in one line."""
+
+
+@dataclass
+class ExpectedCall:
+    """A tool call the run must make; `arguments` compared `exact`, as a `subset`, or `ignore`d."""
+
+    name: str
+    arguments: Any = None
+    match: str = "exact"
+
+
+@dataclass
+class Assertions:
+    """Hard gates, each decided from the replayed run's trace alone. None / empty means "not checked"."""
+
+    final_status: str | None = "ok"
+    forbidden_tools: list[str] = field(default_factory=list)
+    required_tools: list[str] = field(default_factory=list)
+    max_tool_calls: int | None = None
+    max_steps: int | None = None
+    max_cost_usd: float | None = None
+    must_not_repeat: list[str] = field(default_factory=list)  # tool names ("*": any tool) never called twice with the same arguments
+    expected_tool_calls: list[ExpectedCall] = field(default_factory=list)
+    trajectory_match: str = "superset"  # how expected_tool_calls compare with the calls made
+    final_output_contains: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ToolFixture:
+    """A recorded tool response, served to a call of `name` with equal canonical `arguments`."""
+
+    step: int
+    name: str
+    arguments: Any
+    output: Any = None
+    error: str | None = None  # the error the tool raised (its type and message), instead of an output
+
+
+@dataclass
+class ModelFixture:
+    """A recorded model response, served to the `occurrence`-th request with this `request_hash`."""
+
+    step: int
+    request_hash: str
+    occurrence: int
+    model: str | None
+    response: Any  # GenAI output messages
+    usage: dict[str, int] = field(default_factory=dict)
+    response_id: str | None = None
+
+
+@dataclass
+class Case:
+    """A regression case: what the agent saw at the failing step, the world before it, and the gates."""
+
+    name: str
+    layer: str
+    failure_mode: str | None = None
+    description: str | None = None
+    agent: str | None = None  # "package.module:function" the pytest plugin replays (called with the task)
+    source: dict[str, Any] = field(default_factory=dict)  # run id, trace id, the step cut at, findings
+    input: dict[str, Any] = field(default_factory=dict)  # task, messages at the step
+    environment: dict[str, Any] = field(default_factory=dict)
+    tools: list[ToolFixture] = field(default_factory=list)
+    models: list[ModelFixture] = field(default_factory=list)
+    assertions: Assertions = field(default_factory=Assertions)
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def at_step(self) -> int | None:
+        return self.source.get("at_step")
+
+    @property
+    def ref(self) -> str:
+        """What a replayed run's `agentotel.replay.case` attribute says: the case name."""
+        return self.name
+
+    # ---- file form -------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        assertions = {k: v for k, v in asdict(self.assertions).items() if v not in (None, [], "")}
+        if not self.assertions.expected_tool_calls:
+            assertions.pop("trajectory_match", None)
+        data: dict[str, Any] = {
+            "agentotel_case": FORMAT_VERSION,
+            "name": self.name,
+            "description": self.description,
+            "layer": self.layer,
+            "failure_mode": self.failure_mode,
+            "agent": self.agent,
+            "source": self.source,
+            "input": self.input,
+            "environment": self.environment,
+            "fixtures": {"tools": [asdict(t) for t in self.tools], "models": [asdict(m) for m in self.models]},
+            "assertions": assertions,
+        }
+        return {k: v for k, v in data.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], path: Path | None = None) -> "Case":
+        where = f"{path}: " if path else ""
+        if not isinstance(data, Mapping) or "agentotel_case" not in data:
+            raise CaseError(f"{where}not an agentotel case (no 'agentotel_case' version key)")
+        if int(data["agentotel_case"]) > FORMAT_VERSION:
+            raise CaseError(f"{where}case format {data['agentotel_case']} is newer than this agentotel reads ({FORMAT_VERSION})")
+        layer = data.get("layer")
+        if layer not in LAYERS:
+            raise CaseError(f"{where}layer {layer!r} is not one of {', '.join(LAYERS)}")
+        raw = dict(data.get("assertions") or {})
+        unknown = set(raw) - {f.name for f in fields(Assertions)}
+        if unknown:
+            raise CaseError(f"{where}unknown assertion(s): {', '.join(sorted(unknown))}")
+        raw["expected_tool_calls"] = [ExpectedCall(**c) for c in raw.get("expected_tool_calls") or ()]
+        assertions = Assertions(**raw)
+        _validate(assertions, where)
+        fixtures = data.get("fixtures") or {}
+        return cls(
+            name=str(data.get("name") or (path.stem if path else "case")),
+            layer=layer,
+            failure_mode=data.get("failure_mode"),
+            description=data.get("description"),
+            agent=data.get("agent"),
+            source=dict(data.get("source") or {}),
+            input=dict(data.get("input") or {}),
+            environment=dict(data.get("environment") or {}),
+            tools=[ToolFixture(**t) for t in fixtures.get("tools") or ()],
+            models=[ModelFixture(**m) for m in fixtures.get("models") or ()],
+            assertions=assertions,
+            path=path,
+        )
+
+    def dumps(self) -> str:
+        """The case as YAML text (block strings for long text, keys in a fixed order)."""
+        return "# agentotel regression case: edit the assertions freely; fixtures are the recorded world.\n" + yaml.dump(
+            self.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
+        )
+
+    def save(self, path: str | Path) -> Path:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(self.dumps(), encoding="utf-8")
+        self.path = target
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Case":
+        source = Path(path)
+        try:
+            data = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise CaseError(f"{source}: cannot read ({exc.strerror or exc})") from None
+        except yaml.YAMLError as exc:
+            raise CaseError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        return cls.from_dict(data, source)
+
+
+def _validate(assertions: Assertions, where: str = "") -> None:
+    if assertions.trajectory_match not in TRAJECTORY_MATCHES:
+        raise CaseError(f"{where}trajectory_match {assertions.trajectory_match!r} is not one of {', '.join(TRAJECTORY_MATCHES)}")
+    for call in assertions.expected_tool_calls:
+        if call.match not in ARGUMENT_MATCHES:
+            raise CaseError(f"{where}expected call {call.name}: match {call.match!r} is not one of {', '.join(ARGUMENT_MATCHES)}")
+    if assertions.final_status not in (None, "ok", "error"):
+        raise CaseError(f"{where}final_status {assertions.final_status!r} is not ok or error")
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+# ---- cutting a case from a run -----------------------------------------------------------------------
+
+
+def suggest_cut(record: RunRecord, found: Iterable[Finding]) -> int | None:
+    """The first affected step: the earliest step a finding points at, moved past a tool step so that
+    the tool's (bad) response is frozen in the case rather than fetched live."""
+    steps = sorted(s for f in found for s in f.steps[:1])
+    if not steps:
+        return None
+    first = steps[0]
+    by_index = {s["index"]: s for s in record.steps}
+    if by_index.get(first, {}).get("type") == TOOL:
+        later = [i for i in by_index if i > first]
+        return min(later) if later else first
+    return first
+
+
+def _error_text(step: Mapping[str, Any]) -> str:
+    output = step.get("output")
+    if isinstance(output, str) and output:
+        return output
+    return str(step.get("error_type") or step.get("status_message") or "error")
+
+
+def new_case(
+    record: RunRecord,
+    at: int,
+    layer: str,
+    *,
+    name: str | None = None,
+    failure_mode: str | None = None,
+    description: str | None = None,
+    agent: str | None = None,
+    found: Iterable[Finding] | None = None,
+) -> Case:
+    """A case cut from a recorded run at step `at` (fixtures: every response recorded before it).
+
+    `found` are the run's findings (they suggest the failure mode and the default assertions); when not
+    given, the run's own findings are used (without history, so no drift findings).
+    """
+    if layer not in LAYERS:
+        raise CaseError(f"layer {layer!r} is not one of {', '.join(LAYERS)}")
+    by_index = {s["index"]: s for s in record.steps}
+    if at not in by_index:
+        last = max(by_index, default=0)
+        raise CaseError(f"run {record.run_id} has no step {at} (steps 1..{last})")
+    if found is None:
+        from agentotel.cases.detectors import detect
+
+        found = detect(record)
+    found = list(found)
+    before = [s for s in record.steps if s["index"] < at]
+
+    tools, models = [], []
+    occurrences: dict[str, int] = {}
+    for step in before:
+        if step.get("type") == TOOL:
+            tools.append(
+                ToolFixture(
+                    step=step["index"],
+                    name=str(tool_name(step)),
+                    arguments=scrub(parse_json(step.get("input"))),
+                    output=None if is_error(step) else scrub(tool_payload(step.get("output"))),
+                    error=scrub(_error_text(step)) if is_error(step) else None,
+                )
+            )
+        elif step.get("type") == LLM:
+            if step.get("input") is None or step.get("output") is None:
+                raise CaseError(
+                    f"step {step['index']} has no recorded messages (was content capture off?): a case needs them to replay"
+                )
+            neutral = neutral_from_genai(step.get("input"), record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS))
+            digest = request_hash(neutral)
+            occurrences[digest] = occurrences.get(digest, 0) + 1
+            models.append(
+                ModelFixture(
+                    step=step["index"],
+                    request_hash=digest,
+                    occurrence=occurrences[digest],
+                    model=step.get("model"),
+                    response=scrub(parse_json(step.get("output"))),
+                    usage={"input_tokens": int(step.get("input_tokens") or 0), "output_tokens": int(step.get("output_tokens") or 0)},
+                )
+            )
+
+    at_step = by_index[at]
+    llm_at = next((s for s in record.steps if s["index"] >= at and s.get("type") == LLM), None)
+    messages = scrub(parse_json(llm_at.get("input"))) if llm_at else None
+
+    # The failure mode: a finding near the cut, preferably one of the layer the case is filed under.
+    near = [f for f in found if f.steps and f.steps[0] < at + 2] or found
+    chosen = [f for f in near if f.layer == layer] or near
+    if failure_mode is None and chosen:
+        failure_mode = chosen[0].kind
+    case = Case(
+        name=name or f"{record.run.get('name') or 'run'}-step-{at}",
+        layer=layer,
+        failure_mode=failure_mode,
+        description=description,
+        agent=agent,
+        source={
+            "run_id": record.run_id,
+            "trace_id": record.run.get("trace_id"),
+            "at_step": at,
+            "at": {"type": at_step.get("type"), "name": at_step.get("name")},
+            "findings": [{"kind": f.kind, "layer": f.layer, "steps": list(f.steps), "message": scrub(f.message)} for f in found],
+        },
+        input={"task": scrub(parse_json(record.run.get("task"))), "messages": messages},
+        environment=_environment(record),
+        tools=tools,
+        models=models,
+        assertions=_default_assertions(found),
+    )
+    return case
+
+
+def _environment(record: RunRecord) -> dict[str, Any]:
+    root = record.root_attributes
+    schemas = {}
+    for step in record.tool_steps():
+        digest = record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH)
+        if digest:
+            schemas[str(tool_name(step))] = digest
+    env = {
+        "hash": root.get(semconv.AGENTOTEL_ENV_HASH) or record.run.get("env_hash"),
+        "commit": root.get(semconv.AGENTOTEL_ENV_COMMIT),
+        "tool_schemas_hash": root.get(semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH),
+        "models": sorted({str(s["model"]) for s in record.steps if s.get("type") == LLM and s.get("model")}),
+        "tool_schemas": schemas,
+    }
+    return {k: v for k, v in env.items() if v not in (None, [], {})}
+
+
+def _default_assertions(found: list[Finding]) -> Assertions:
+    """Gates the findings suggest: what went wrong must not happen again. Edit them in the file."""
+    assertions = Assertions(final_status="ok")
+    for finding in found:
+        evidence = finding.evidence
+        if finding.kind == "repeated_tool_call" and evidence.get("tool") not in assertions.must_not_repeat:
+            assertions.must_not_repeat.append(evidence["tool"])
+        elif finding.kind == "unknown_tool" and evidence.get("tool") not in assertions.forbidden_tools:
+            assertions.forbidden_tools.append(evidence["tool"])
+        elif finding.kind == "budget_exceeded":
+            field_name = {"steps": "max_steps", "tool_calls": "max_tool_calls", "cost_usd": "max_cost_usd"}.get(evidence.get("budget"))
+            if field_name:
+                setattr(assertions, field_name, evidence.get("limit"))
+    return assertions
+
+
+def dumps_json(case: Case) -> str:
+    return json.dumps(case.to_dict(), indent=2, default=str)

@@ -1,0 +1,319 @@
+"""Replay: run an agent against a case's frozen world — recorded tool results and model answers.
+
+    with agentotel.replay("cases/orders-shape-drift.yaml") as replayer:
+        my_agent(task)                      # @tool bodies do not run; early model calls are answered from the case
+    print(replayer.violations)              # calls the case could not (or must not) answer
+
+Tools: a call is answered by the fixture with the same tool name and canonical arguments, occurrence by
+occurrence; once a key's recordings are used up its last result is served again (a tool is a function of
+its arguments). Policy `strict` makes a call the fixtures cannot answer, while recorded calls are still
+unserved, a violation (the agent left the recorded path before the failure step); `fifo` serves each
+tool's recordings in order whatever the arguments and reports the argument drift instead.
+
+Model calls (OpenAI chat completions through `httpx2`, the `openai` SDK's HTTP client): answered from
+the recorded responses by request hash + occurrence (`strict`) or in order (`fifo`), as real HTTP
+responses the SDK parses itself, so provider instrumentation records them like any call.
+
+Mode `live` lets what the case has no answer for go live (the rest of the run); `frozen` makes it a
+violation — the tool raises `ReplayMiss`, the model call gets an HTTP 400 — for a deterministic check.
+Every span started under a replay carries `agentotel.replay.case` (the case name), linking the replayed
+run to its case.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import threading
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from agentotel import semconv
+from agentotel._context import canonical_arguments, current_run
+from agentotel._internal import internal_errors
+from agentotel.cases import _active
+from agentotel.cases._model import neutral_from_openai, openai_completion, openai_stream, request_hash
+from agentotel.cases._steps import call_key
+from agentotel.cases.case import Case, ModelFixture, ToolFixture
+
+__all__ = ["replay", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayedToolError"]
+
+POLICIES = ("strict", "fifo")
+MODES = ("live", "frozen")
+
+
+class ReplayMismatch(Exception):
+    """A call the replay policy forbids: the agent left the case's recorded path before the failure step."""
+
+
+class ReplayMiss(ReplayMismatch):
+    """A call a frozen replay has no recording for."""
+
+
+class ReplayedToolError(Exception):
+    """A recorded tool failure whose exception type is not a built-in one, raised again on replay."""
+
+
+@dataclass
+class ReplayEvent:
+    """One call seen during a replay: what was asked, and how it was answered."""
+
+    kind: str  # "tool" or "model"
+    name: str
+    outcome: str  # "served", "repeated", "live", "violation"
+    detail: str = ""
+    fixture_step: int | None = None
+
+
+@dataclass
+class Replayer:
+    """Serves a case's fixtures; `events` and `violations` say what happened, `run_ids` which runs it served."""
+
+    case: Case
+    policy: str = "strict"
+    mode: str = "live"
+    events: list[ReplayEvent] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy {self.policy!r}: use one of {', '.join(POLICIES)}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r}: use one of {', '.join(MODES)}")
+        self._lock = threading.Lock()
+        self._tools_by_key: dict[str, deque[ToolFixture]] = defaultdict(deque)
+        self._tools_by_name: dict[str, deque[ToolFixture]] = defaultdict(deque)
+        self._last_by_key: dict[str, ToolFixture] = {}
+        for fixture in self.case.tools:
+            self._tools_by_key[call_key(fixture.name, fixture.arguments)].append(fixture)
+            self._tools_by_name[fixture.name].append(fixture)
+        self._models = list(self.case.models)
+        self._served_models: set[int] = set()
+        self._model_seen: dict[str, int] = defaultdict(int)
+
+    # ---- what happened ---------------------------------------------------------------------------
+
+    @property
+    def violations(self) -> list[ReplayEvent]:
+        return [e for e in self.events if e.outcome == "violation"]
+
+    @property
+    def live_calls(self) -> list[ReplayEvent]:
+        return [e for e in self.events if e.outcome == "live"]
+
+    @property
+    def run_id(self) -> str | None:
+        """The run the replay served first (the replayed run)."""
+        return self.run_ids[0] if self.run_ids else None
+
+    def _note(self, event: ReplayEvent) -> None:
+        self.events.append(event)
+        run = current_run()
+        if run is not None and run.run_id not in self.run_ids:
+            self.run_ids.append(run.run_id)
+
+    # Strict judges each kind on its own: a tool call is off the recorded path while recorded tool calls
+    # are unserved, whatever the model calls did (they may go through a client replay does not answer).
+    def _unserved_tools(self) -> int:
+        return sum(len(q) for q in self._tools_by_name.values())
+
+    def _unserved_models(self) -> int:
+        return len(self._models) - len(self._served_models)
+
+    # ---- tools -----------------------------------------------------------------------------------
+
+    def serve_tool(self, name: str, arguments: Any) -> tuple[bool, Any]:
+        """(True, recorded result) for a call the case answers; raises for a forbidden call; else (False, None)."""
+        key = call_key(name, arguments)
+        with self._lock:
+            fixture, outcome, detail = self._pick_tool(name, key, arguments)
+            if fixture is None:
+                forbidden = self.mode == "frozen" or (self.policy == "strict" and self._unserved_tools() > 0)
+                outcome = "violation" if forbidden else "live"
+                if forbidden and not detail:
+                    detail = (
+                        f"no recorded result for {key}"
+                        if self.mode == "frozen"
+                        else f"{key} is not the recorded call (recorded calls are still unserved)"
+                    )
+            self._note(ReplayEvent("tool", name, outcome, detail, fixture.step if fixture else None))
+        if outcome == "violation":
+            error = ReplayMiss if self.mode == "frozen" else ReplayMismatch
+            raise error(f"agentotel replay of {self.case.name}: {detail}")
+        if fixture is None:
+            return False, None
+        if fixture.error is not None:
+            raise _recorded_error(fixture.error)
+        return True, fixture.output
+
+    def _pick_tool(self, name: str, key: str, arguments: Any) -> tuple[ToolFixture | None, str, str]:
+        queue = self._tools_by_key.get(key)
+        if self.policy == "fifo" and self._tools_by_name.get(name):
+            fixture = self._tools_by_name[name].popleft()
+            fixture_key = call_key(fixture.name, fixture.arguments)
+            if fixture in self._tools_by_key[fixture_key]:
+                self._tools_by_key[fixture_key].remove(fixture)
+            self._last_by_key[fixture_key] = fixture
+            drift = "" if fixture_key == key else f"arguments drifted: recorded {canonical_arguments(fixture.arguments)}, got {canonical_arguments(arguments)}"
+            return fixture, "served", drift
+        if queue:
+            fixture = queue.popleft()
+            if fixture in self._tools_by_name[name]:
+                self._tools_by_name[name].remove(fixture)
+            self._last_by_key[key] = fixture
+            return fixture, "served", ""
+        if key in self._last_by_key:
+            return self._last_by_key[key], "repeated", ""
+        return None, "", ""
+
+    # ---- model calls -----------------------------------------------------------------------------
+
+    def answer_model(self, neutral: list[dict[str, Any]]) -> tuple[ModelFixture | None, str, str]:
+        """The recorded answer for a model request (in neutral form), and how it was chosen."""
+        digest = request_hash(neutral)
+        with self._lock:
+            self._model_seen[digest] += 1
+            fixture, detail = None, ""
+            if self.policy == "fifo":
+                fixture = next((m for i, m in enumerate(self._models) if i not in self._served_models), None)
+                if fixture is not None and fixture.request_hash != digest:
+                    detail = f"request drifted from the recording at step {fixture.step}"
+            else:
+                occurrence = self._model_seen[digest]
+                fixture = next((m for m in self._models if m.request_hash == digest and m.occurrence == occurrence), None)
+            if fixture is not None:
+                self._served_models.add(self._models.index(fixture))
+                outcome = "served"
+            else:
+                forbidden = self.mode == "frozen" or (self.policy == "strict" and self._unserved_models() > 0)
+                outcome = "violation" if forbidden else "live"
+                if forbidden:
+                    detail = f"no recorded answer for model request {digest}" + (
+                        "" if self.mode == "frozen" else " (recorded calls are still unserved)"
+                    )
+            self._note(ReplayEvent("model", digest, outcome, detail, fixture.step if fixture else None))
+        return fixture, outcome, detail
+
+
+def _recorded_error(text: str) -> Exception:
+    """The recorded tool failure as an exception: the built-in type when the record names one."""
+    kind, _, message = str(text).partition(":")
+    exc_type = getattr(builtins, kind.strip().rsplit(".", 1)[-1], None) if kind and " " not in kind.strip() else None
+    if isinstance(exc_type, type) and issubclass(exc_type, Exception):
+        return exc_type(message.strip() or text)
+    return ReplayedToolError(text)
+
+
+# ---- HTTP: answering model requests inside the SDK's own client --------------------------------------
+
+_patch_lock = threading.Lock()
+_patched = False
+
+
+def _answer_http(request: Any) -> Any:
+    """An httpx2 response for a model request the active replay answers, else None (send it for real)."""
+    replayer = _active.current()
+    if not isinstance(replayer, Replayer) or request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+        return None
+    import httpx2
+
+    try:
+        body = json.loads(request.content or b"{}")
+    except ValueError:
+        return None
+    fixture, outcome, detail = replayer.answer_model(neutral_from_openai(body))
+    if outcome == "violation":
+        error = {"message": f"agentotel replay of {replayer.case.name}: {detail}", "type": "invalid_request_error",
+                 "code": "agentotel_replay_miss"}
+        return httpx2.Response(400, json={"error": error}, request=request)
+    if fixture is None:
+        return None
+    data = fixture.__dict__
+    if body.get("stream"):
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=openai_stream(data), request=request)
+    return httpx2.Response(200, json=openai_completion(data), request=request)
+
+
+def _install_http_patch() -> None:
+    """Route httpx2 sends through the active replayer (once; a contextvar read when none is active)."""
+    global _patched
+    with _patch_lock:
+        if _patched:
+            return
+        try:
+            import httpx2
+        except ImportError:  # no SDK that could call a model: nothing to answer
+            return
+        sync_send, async_send = httpx2.Client.send, httpx2.AsyncClient.send
+
+        def send(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            response = _answer_http(request) if _active.current() is not None else None
+            return response if response is not None else sync_send(self, request, *args, **kwargs)
+
+        async def asend(self: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            response = _answer_http(request) if _active.current() is not None else None
+            return response if response is not None else await async_send(self, request, *args, **kwargs)
+
+        httpx2.Client.send = send  # type: ignore[method-assign]
+        httpx2.AsyncClient.send = asend  # type: ignore[method-assign]
+        _patched = True
+
+
+# ---- linking replayed spans to the case --------------------------------------------------------------
+
+
+class _CaseStamp:
+    """A span processor stamping `agentotel.replay.case` on every span started while a replay is active."""
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        replayer = _active.current()
+        if isinstance(replayer, Replayer):
+            with internal_errors("replay.stamp"):
+                span.set_attribute(semconv.AGENTOTEL_REPLAY_CASE, replayer.case.ref)
+
+    def _on_ending(self, span: Any) -> None:
+        pass
+
+    def on_end(self, span: Any) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+_stamped_providers: set[int] = set()
+
+
+def _install_stamp() -> None:
+    from agentotel._tracing import tracer_provider
+
+    provider = tracer_provider()
+    add = getattr(provider, "add_span_processor", None)
+    with _patch_lock:
+        if add is None or id(provider) in _stamped_providers:
+            return
+        # Attributes set in on_start reach every exporter whatever the processor order; inert outside a replay.
+        add(_CaseStamp())
+        _stamped_providers.add(id(provider))
+
+
+@contextlib.contextmanager
+def replay(case: Case | str | Path, *, policy: str = "strict", mode: str = "live") -> Iterator[Replayer]:
+    """Serve a case's recorded tool results and model answers to the code run inside the block."""
+    if not isinstance(case, Case):
+        case = Case.load(case)
+    replayer = Replayer(case, policy, mode)
+    with internal_errors("replay.install"):
+        _install_http_patch()
+        _install_stamp()
+    token = _active.activate(replayer)
+    try:
+        yield replayer
+    finally:
+        _active.deactivate(token)

@@ -1,0 +1,84 @@
+"""Cutting a case from a run, and the case file: versioned, readable YAML, secrets kept out."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from agentotel.cases import Case, CaseError, detect, new_case, suggest_cut
+from agentotel.cases._record import History
+from cases_build import NEW_SHAPE, healthy_run_for_history, looping_run
+
+
+def cut(tmp_path, at=3):
+    run = looping_run()
+    found = detect(run, History.from_records([healthy_run_for_history()]))
+    return new_case(run, at=at, layer="tool", name="orders-shape-drift", found=found), found
+
+
+def test_the_first_affected_step_is_the_model_call_after_the_drifted_tool_output():
+    run = looping_run()
+    found = detect(run, History.from_records([healthy_run_for_history()]))
+    assert {f.kind for f in found} >= {"repeated_tool_call", "tool_output_drift"}
+    assert suggest_cut(run, found) == 3  # the drift is at tool step 2; its response must be frozen
+
+
+def test_a_case_freezes_every_response_recorded_before_the_step(tmp_path):
+    case, _found = cut(tmp_path)
+    assert [(t.step, t.name, t.arguments, t.output) for t in case.tools] == [(2, "search_orders", {"customer": "acme"}, NEW_SHAPE)]
+    assert [(m.step, m.occurrence, m.model) for m in case.models] == [(1, 1, "gpt-4o-mini")]
+    assert case.models[0].response[0]["parts"][0]["name"] == "search_orders"
+    assert case.input["task"] == "How many orders does acme have?"
+    assert case.input["messages"][-1]["role"] == "tool"  # what the model was sent at step 3
+    assert case.failure_mode == "tool_output_drift" and case.layer == "tool"
+    assert case.source["at_step"] == 3 and case.source["run_id"] == "run-b"
+    assert case.environment["models"] == ["gpt-4o-mini"]
+    assert case.assertions.must_not_repeat == ["search_orders"] and case.assertions.final_status == "ok"
+
+
+def test_the_file_round_trips_and_reads_like_a_document(tmp_path):
+    case, _found = cut(tmp_path)
+    path = case.save(tmp_path / "cases" / "orders-shape-drift.yaml")
+    text = path.read_text()
+    assert text.startswith("# agentotel regression case")
+    data = yaml.safe_load(text)
+    assert data["agentotel_case"] == 1 and list(data)[:3] == ["agentotel_case", "name", "layer"]
+    loaded = Case.load(path)
+    assert loaded.to_dict() == case.to_dict()
+    assert loaded.path == path
+
+
+def test_secrets_never_enter_a_case(tmp_path):
+    run = looping_run()
+    secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    run.steps[1]["output"] = '{"orders": [], "api_key": "%s", "note": "token %s"}' % (secret, secret)
+    case = new_case(run, at=3, layer="tool")
+    path = case.save(tmp_path / "c.yaml")
+    assert secret not in path.read_text()
+    assert "[REDACTED]" in path.read_text()
+
+
+def test_bad_requests_are_one_clear_error(tmp_path):
+    run = looping_run()
+    with pytest.raises(CaseError, match="layer 'network' is not one of prompt, tool"):
+        new_case(run, at=3, layer="network")
+    with pytest.raises(CaseError, match="has no step 42"):
+        new_case(run, at=42, layer="tool")
+    no_content = looping_run()
+    no_content.steps[0]["input"] = None
+    with pytest.raises(CaseError, match="content capture off"):
+        new_case(no_content, at=3, layer="tool")
+
+
+def test_reading_a_file_that_is_not_a_case(tmp_path):
+    (tmp_path / "x.yaml").write_text("just: a mapping\n")
+    with pytest.raises(CaseError, match="not an agentotel case"):
+        Case.load(tmp_path / "x.yaml")
+    (tmp_path / "y.yaml").write_text("agentotel_case: 99\nlayer: tool\n")
+    with pytest.raises(CaseError, match="newer than this agentotel reads"):
+        Case.load(tmp_path / "y.yaml")
+    (tmp_path / "z.yaml").write_text("agentotel_case: 1\nlayer: tool\nassertions: {max_stepz: 3}\n")
+    with pytest.raises(CaseError, match="unknown assertion.*max_stepz"):
+        Case.load(tmp_path / "z.yaml")
+    with pytest.raises(CaseError, match="cannot read"):
+        Case.load(tmp_path / "missing.yaml")
