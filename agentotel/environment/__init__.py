@@ -25,11 +25,15 @@ from agentotel.environment._diff import Change, EnvDiff, diff
 __all__ = ["Change", "EnvDiff", "capture_for_run", "clear_caches", "diff", "finish_for_run", "snapshot_from_attributes"]
 
 
-def capture_for_run(run_context: Any, repo: Any = None) -> dict[str, Any]:
-    """The `agentotel.env.*` attributes known at run start; starts the slow checks. Never raises."""
+def capture_for_run(run_context: Any, repo: Any = None, *, agent_version: str | None = None) -> dict[str, Any]:
+    """The `agentotel.env.*` attributes known at run start; starts the slow checks. Never raises.
+
+    `repo`: the directory whose git state, lockfile and config files are recorded (default: the
+    working directory). `agent_version`: the run's `agent_version=` (else the setting).
+    """
     with internal_errors("environment.capture_for_run"):
         if _config.current().capture_environment:
-            return begin(run_context, repo)
+            return begin(run_context, repo, agent_version)
     return {}
 
 

@@ -159,7 +159,7 @@ def _redacted(value: Any) -> Any:
     return content.redact(value)[0]
 
 
-def capture(run_context: Any, repo: Any = None) -> Capture:
+def capture(run_context: Any, repo: Any = None, agent_version: str | None = None) -> Capture:
     settings = _config.current()
     cap = Capture()
     snap = cap.snapshot
@@ -199,9 +199,15 @@ def capture(run_context: Any, repo: Any = None) -> Capture:
         cap.attributes[semconv.AGENTOTEL_ENV_PACKAGES_HASH] = _packages_digest(packages)
     with cap.part("agent"):
         agent = _system.client_versions(snap.get("packages", {}))
-        version = (getattr(run_context, "attributes", None) or {}).get(semconv.GEN_AI_AGENT_VERSION) or settings.agent_version
+        version = (
+            agent_version
+            or (getattr(run_context, "attributes", None) or {}).get(semconv.GEN_AI_AGENT_VERSION)
+            or settings.agent_version
+        )
         if version:
-            agent["agent"] = _redacted(str(version))
+            version = str(version)
+            # The same name@version as the root span's gen_ai.agent.version.
+            agent["agent"] = _redacted(version if "@" in version else f"{getattr(run_context, 'name', 'agent')}@{version}")
         snap["agent"] = agent
     with cap.part("config_files"):
         _capture_config_files(cap, start, base, settings.config_files)
@@ -283,7 +289,8 @@ def _schedule_dirty(cap: Capture, root: Path) -> None:
         top = None
     # Cheap signals that the tree changed since the last check; an unstaged edit to any other tracked
     # file is seen at the next check (at most DIRTY_MAX_AGE_S later), not by the runs in between.
-    files = digest([cap.snapshot.get("lockfiles"), cap.snapshot.get("config_files")])
+    hashed = {**(cap.snapshot.get("lockfiles") or {}), **(cap.snapshot.get("config_files") or {})}
+    files = digest({path: entry.get("sha256") or entry.get("error") for path, entry in hashed.items()})
     commit = repo.get("commit")
     key = ("dirty", str(root), commit, _repo.index_key(root), top, files)
     job, new = _job(key, lambda: _repo.check_dirty(root, git, bool(commit)), DIRTY_MAX_AGE_S)
@@ -398,8 +405,8 @@ _captures: dict[int, tuple[weakref.ref, Capture]] = {}
 _captures_lock = threading.Lock()
 
 
-def begin(run_context: Any, repo: Any) -> dict[str, Any]:
-    cap = capture(run_context, repo)
+def begin(run_context: Any, repo: Any, agent_version: str | None = None) -> dict[str, Any]:
+    cap = capture(run_context, repo, agent_version)
     with _captures_lock:
         for key in [k for k, (ref, _c) in _captures.items() if ref() is None]:
             del _captures[key]  # runs whose end was never reported
