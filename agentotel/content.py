@@ -572,9 +572,13 @@ class Payload:
     def capture(self) -> bool:
         return self._policy.capture
 
-    def encode(self, value: Any) -> str | None:
-        """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded)."""
-        if not self._policy.capture:
+    def encode(self, value: Any, *, content: bool = True) -> str | None:
+        """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded).
+
+        `content=False` marks a value that is not content (document ids and scores, say): it is still
+        redacted and bounded, but recorded whether capture is on or off.
+        """
+        if content and not self._policy.capture:
             return None
         with internal_errors("content.encode"):
             return self._encode(value)
@@ -605,9 +609,9 @@ class Payload:
         self._budget -= size
         return text
 
-    def set(self, span: Span, attribute: str, value: Any) -> None:
+    def set(self, span: Span, attribute: str, value: Any, *, content: bool = True) -> None:
         """Encode `value` and set it on `span` as `attribute`; nothing when capture is off."""
-        encoded = self.encode(value)
+        encoded = self.encode(value, content=content)
         if encoded is not None:
             span.set_attribute(attribute, encoded)
 

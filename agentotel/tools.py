@@ -1,0 +1,669 @@
+"""`@tool` and `@retrieval`: an agent's own steps as `execute_tool` and `retrieval` spans.
+
+    @agentotel.tool
+    def get_weather(city: str, units: str = "metric") -> dict:
+        \"\"\"Current weather for a city.\"\"\"
+
+    @agentotel.retrieval(data_source="docs")
+    def search(query: str, k: int = 5) -> list[dict]: ...
+
+Plain functions, methods, async functions, generators and async generators are all supported, and
+each runs exactly as it would undecorated: arguments are recorded (as JSON, content policy applied)
+before the call, so a tool that mutates them does not change the record; its exceptions pass through
+unchanged; a failure inside the instrumentation never reaches it.
+
+A tool's JSON schema is derived once, at decoration, from its signature and type hints, and its
+hash (`agentotel.tool.schema_hash`) is on every span of the tool, so a changed interface is visible
+between runs. When a model asked for a call of this tool with equal arguments in the current run, the
+span carries the model's `gen_ai.tool.call.id`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import inspect
+import json
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, TypeVar
+
+from opentelemetry import context, trace
+from opentelemetry.trace import SpanKind
+
+from agentotel import _context, _tracing
+from agentotel._internal import report_internal_error
+from agentotel.content import Payload, to_json_safe
+from agentotel.runs import record_error
+from agentotel.semconv import (
+    AGENTOTEL_TOOL_SCHEMA_HASH,
+    GEN_AI_DATA_SOURCE_ID,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_RETRIEVAL_DOCUMENTS,
+    GEN_AI_RETRIEVAL_QUERY_TEXT,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_DESCRIPTION,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_TYPE,
+)
+
+__all__ = ["tool", "retrieval", "registered_tools", "schema_hash", "ToolInfo"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXECUTE_TOOL = "execute_tool"
+RETRIEVAL = "retrieval"
+
+# A generator's result is the items it yielded, up to this many (the rest are counted).
+_MAX_YIELDED = 100
+_MAX_DOCUMENTS = 1000
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """A decorated tool: its name, description, JSON schema and the schema's hash."""
+
+    name: str
+    description: str | None
+    schema: dict[str, Any]
+    schema_hash: str
+
+
+_registry: dict[str, ToolInfo] = {}
+
+
+def registered_tools() -> dict[str, ToolInfo]:
+    """Every `@tool` defined so far, by name (a later tool of the same name replaces an earlier one)."""
+    return dict(_registry)
+
+
+def schema_hash(schema: Mapping[str, Any]) -> str:
+    """SHA-256 (first 16 hex characters) of the schema's canonical JSON: sorted keys, no spaces."""
+    canonical = json.dumps(to_json_safe(schema), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+# --- Decorators -------------------------------------------------------------------------------------------
+
+
+def tool(fn: Any = None, *, name: str | None = None, description: str | None = None) -> Any:
+    """Record each call of the function as an `execute_tool {name}` span (`@tool` or `@tool(name=...)`).
+
+    `name` defaults to the function's name, `description` to its docstring. Works on functions,
+    methods, async functions, generators and async generators.
+    """
+    if fn is None:
+        return lambda f: _decorate(f, lambda inner: _ToolSpec(inner, name, description))
+    return _decorate(fn, lambda inner: _ToolSpec(inner, None, None))
+
+
+def retrieval(fn: Any = None, *, data_source: str | None = None) -> Any:
+    """Record each call as a `retrieval {data_source}` span with the query and the returned documents.
+
+    `data_source` defaults to the function's name. The query is the argument named query (or q,
+    text, question, prompt), else the first string argument. Documents may be strings, dicts or
+    objects with id / score / content-like fields, or (document, score) pairs; ids and scores are
+    recorded always, contents only when capture is on.
+    """
+    if fn is None:
+        return lambda f: _decorate(f, lambda inner: _RetrievalSpec(inner, data_source))
+    return _decorate(fn, lambda inner: _RetrievalSpec(inner, None))
+
+
+def _decorate(fn: Any, make_spec: Callable[[Callable[..., Any]], "_Spec"]) -> Any:
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(_decorate(fn.__func__, make_spec))
+    if not callable(fn):
+        raise TypeError(f"agentotel.tool / retrieval decorate functions, not {type(fn).__name__}")
+    spec = make_spec(fn)
+    if inspect.isasyncgenfunction(fn):
+        wrapper = _async_generator_wrapper(fn, spec)
+    elif inspect.isgeneratorfunction(fn):
+        wrapper = _generator_wrapper(fn, spec)
+    elif inspect.iscoroutinefunction(fn):
+        wrapper = _async_wrapper(fn, spec)
+    else:
+        wrapper = _sync_wrapper(fn, spec)
+    if isinstance(spec, _ToolSpec):
+        wrapper.tool_info = spec.info  # type: ignore[attr-defined]
+    return wrapper
+
+
+# --- What each kind of span records ----------------------------------------------------------------------
+
+
+class _Spec:
+    """Precomputed per decorated function: span name, static attributes, and how to bind arguments."""
+
+    span_name: str
+    attributes: dict[str, Any]
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.signature = _signature(fn)
+        params = list(self.signature.parameters.values()) if self.signature else []
+        # Methods: `self` / `cls` is the instance, not an argument anybody chose.
+        self.skip_first = bool(params) and params[0].name in ("self", "cls") and params[0].kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        )
+        if self.skip_first:
+            params = params[1:]
+        self.parameters = params
+        self.positional = tuple(
+            p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        )
+        var = [p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL]
+        self.var_positional = var[0] if var else "args"
+
+    def arguments(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The call's arguments by name, as given (defaults are not filled in), `self` left out."""
+        if self.skip_first and args:
+            args = args[1:]
+        names = self.positional
+        out = dict(zip(names, args))
+        if len(args) > len(names):
+            out[self.var_positional] = list(args[len(names) :])
+        if kwargs:
+            out.update(kwargs)  # **kwargs are flattened: they are arguments like any other
+        return out
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        raise NotImplementedError
+
+    def record_output(self, span: Any, payload: Payload, result: Any) -> None:
+        raise NotImplementedError
+
+
+class _ToolSpec(_Spec):
+    def __init__(self, fn: Callable[..., Any], name: str | None, description: str | None) -> None:
+        super().__init__(fn)
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        self.description = description if description is not None else (inspect.getdoc(fn) or None)
+        schema = _tool_schema(self.name, self.description, self.parameters, _type_hints(fn))
+        self.info = ToolInfo(self.name, self.description, schema, schema_hash(schema))
+        _registry[self.name] = self.info
+        self.span_name = f"{EXECUTE_TOOL} {self.name}"
+        self.attributes = {
+            GEN_AI_OPERATION_NAME: EXECUTE_TOOL,
+            GEN_AI_TOOL_NAME: self.name,
+            GEN_AI_TOOL_TYPE: "function",
+            AGENTOTEL_TOOL_SCHEMA_HASH: self.info.schema_hash,
+        }
+        if self.description:
+            self.attributes[GEN_AI_TOOL_DESCRIPTION] = self.description
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        arguments = self.arguments(args, kwargs)
+        payload.set(span, GEN_AI_TOOL_CALL_ARGUMENTS, arguments)
+        run = _context.current_run()
+        if run is not None and _context.has_pending_tool_calls(run):
+            call_id = _context.claim_tool_call(self.name, to_json_safe(arguments))
+            if call_id is not None:
+                span.set_attribute(GEN_AI_TOOL_CALL_ID, call_id)
+
+    def record_output(self, span: Any, payload: Payload, result: Any) -> None:
+        payload.set(span, GEN_AI_TOOL_CALL_RESULT, result)
+
+
+_QUERY_NAMES = ("query", "q", "text", "question", "prompt", "query_text", "search", "input")
+
+
+class _RetrievalSpec(_Spec):
+    def __init__(self, fn: Callable[..., Any], data_source: str | None) -> None:
+        super().__init__(fn)
+        self.data_source = data_source or getattr(fn, "__name__", None) or "retrieval"
+        self.span_name = f"{RETRIEVAL} {self.data_source}"
+        self.attributes = {GEN_AI_OPERATION_NAME: RETRIEVAL, GEN_AI_DATA_SOURCE_ID: self.data_source}
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        if not payload.capture:
+            return
+        arguments = self.arguments(args, kwargs)
+        query = next((arguments[n] for n in _QUERY_NAMES if n in arguments), None)
+        if query is None:
+            query = next((v for v in arguments.values() if isinstance(v, str)), None)
+        if query is not None:
+            payload.set(span, GEN_AI_RETRIEVAL_QUERY_TEXT, query)
+
+    def record_output(self, span: Any, payload: Payload, result: Any) -> None:
+        documents = _documents(result, with_content=payload.capture)
+        if documents is not None:
+            payload.set(span, GEN_AI_RETRIEVAL_DOCUMENTS, documents, content=False)
+
+
+_ID_FIELDS = ("id", "doc_id", "document_id", "_id", "uuid", "key")
+_SCORE_FIELDS = ("score", "similarity", "relevance_score", "_score", "distance")
+_CONTENT_FIELDS = ("content", "text", "page_content", "document", "body", "chunk", "snippet")
+_LIST_FIELDS = ("documents", "results", "matches", "hits", "items", "data")
+
+
+def _documents(result: Any, *, with_content: bool) -> list[dict[str, Any]] | None:
+    """A retrieval's result as [{id, score, content}], whatever reasonable shape it came in."""
+    if result is None:
+        return None
+    if isinstance(result, Mapping):
+        listed = next((result[k] for k in _LIST_FIELDS if isinstance(result.get(k), (list, tuple))), None)
+        items = listed if listed is not None else [result]
+    elif isinstance(result, (list, tuple)):
+        items = result
+    else:
+        items = [result]  # never iterate something else: it may be a one-shot iterator the caller needs
+    return [_document(item, with_content) for item in items[:_MAX_DOCUMENTS]]
+
+
+def _document(item: Any, with_content: bool) -> dict[str, Any]:
+    score = None
+    if isinstance(item, tuple) and len(item) == 2 and _is_number(item[1]):  # (document, score)
+        item, score = item
+    doc: dict[str, Any] = {}
+    if isinstance(item, (str, bytes)):
+        content = item
+    elif isinstance(item, Mapping):
+        doc_id = _first(item.get, _ID_FIELDS)
+        score = score if score is not None else _first(item.get, _SCORE_FIELDS)
+        content = _first(item.get, _CONTENT_FIELDS)
+        if doc_id is None and isinstance(item.get("metadata"), Mapping):
+            doc_id = _first(item["metadata"].get, _ID_FIELDS + ("source",))
+        if doc_id is not None:
+            doc["id"] = doc_id
+    else:
+        get = functools.partial(_safe_getattr, item)
+        doc_id = _first(get, _ID_FIELDS)
+        score = score if score is not None else _first(get, _SCORE_FIELDS)
+        content = _first(get, _CONTENT_FIELDS)
+        metadata = get("metadata")
+        if doc_id is None and isinstance(metadata, Mapping):
+            doc_id = _first(metadata.get, _ID_FIELDS + ("source",))
+        if doc_id is not None:
+            doc["id"] = doc_id
+        if content is None and doc_id is None and score is None:
+            content = item
+    if score is not None and _is_number(score):
+        doc["score"] = float(score)
+    if with_content and content is not None:
+        doc["content"] = content
+    return doc
+
+
+def _first(get: Callable[[str], Any], names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _safe_getattr(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - a property of the user's object may raise
+        return None
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, (int, float)) or type(value).__module__ == "numpy"
+
+
+# --- One call's span ---------------------------------------------------------------------------------------
+
+_tracer_cache: tuple[Any, Any] = (None, None)
+
+
+def _tracer() -> trace.Tracer:
+    """The agentotel tracer of the configured provider, kept until the provider changes."""
+    global _tracer_cache
+    provider = _tracing.tracer_provider()
+    cached_provider, tracer = _tracer_cache
+    if provider is not cached_provider:
+        tracer = _tracing.get_tracer()
+        _tracer_cache = (provider, tracer)
+    return tracer
+
+
+class _Call:
+    """One traced call: its span, the context that makes the span current, its payload."""
+
+    __slots__ = ("spec", "span", "ctx", "payload", "items", "more")
+
+    def __init__(self, spec: _Spec, args: tuple, kwargs: dict) -> None:
+        self.spec = spec
+        self.payload = Payload()
+        span = _tracer().start_span(spec.span_name, kind=SpanKind.INTERNAL, attributes=spec.attributes)
+        self.span = span
+        self.ctx = trace.set_span_in_context(span)
+        self.items: list[Any] | None = None
+        self.more = 0
+        try:
+            # Before the call, so a tool that mutates its arguments cannot change what is recorded.
+            spec.record_input(span, self.payload, args, kwargs)
+        except BaseException:
+            span.end()
+            raise
+
+    def collect(self, item: Any) -> None:
+        """Keep a yielded item (as it is now: the generator may change it later) for the result."""
+        if not self.payload.capture and not isinstance(self.spec, _RetrievalSpec):
+            return
+        if self.items is None:
+            self.items = []
+        if len(self.items) < _MAX_YIELDED:
+            self.items.append(to_json_safe(item))
+        else:
+            self.more += 1
+
+    def yielded(self) -> list[Any]:
+        items = list(self.items or [])
+        if self.more:
+            items.append(f"[{self.more} more items]")
+        return items
+
+    def succeed(self, result: Any) -> None:
+        try:
+            self.spec.record_output(self.span, self.payload, result)
+            self.payload.apply_markers(self.span)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("tools.result", exc)
+        self.span.end()
+
+    def fail(self, exc: BaseException) -> None:
+        try:
+            self.payload.apply_markers(self.span)
+            record_error(self.span, exc)
+        except Exception as internal:  # noqa: BLE001
+            report_internal_error("tools.error", internal)
+        self.span.end()
+
+
+def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:
+    try:
+        return _Call(spec, args, kwargs)
+    except Exception as exc:  # noqa: BLE001 - the tool runs untraced
+        report_internal_error("tools.start", exc)
+        return None
+
+
+def _finish(call: _Call | None, exc: BaseException | None, result: Any = None) -> None:
+    if call is None:
+        return
+    try:
+        if exc is None:
+            call.succeed(result)
+        else:
+            call.fail(exc)
+    except Exception as internal:  # noqa: BLE001
+        report_internal_error("tools.finish", internal)
+
+
+def _sync_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        call = _begin(spec, args, kwargs)
+        if call is None:
+            return fn(*args, **kwargs)
+        token = context.attach(call.ctx)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            context.detach(token)
+            _finish(call, exc)
+            raise
+        context.detach(token)
+        _finish(call, None, result)
+        return result
+
+    return wrapper
+
+
+def _async_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        call = _begin(spec, args, kwargs)
+        if call is None:
+            return await fn(*args, **kwargs)
+        token = context.attach(call.ctx)
+        try:
+            result = await fn(*args, **kwargs)
+        except BaseException as exc:
+            context.detach(token)
+            _finish(call, exc)
+            raise
+        context.detach(token)
+        _finish(call, None, result)
+        return result
+
+    return wrapper
+
+
+def _attach(call: _Call | None) -> Any:
+    return None if call is None else context.attach(call.ctx)
+
+
+def _detach(token: Any) -> None:
+    if token is not None:
+        context.detach(token)
+
+
+def _collect(call: _Call | None, item: Any) -> None:
+    if call is None:
+        return
+    try:
+        call.collect(item)
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("tools.collect", exc)
+
+
+def _generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
+    # The span starts when iteration starts (the body runs), and ends exactly once: on exhaustion, an
+    # error, close(), or garbage collection (which closes the generator). The span is current only
+    # while the body runs, never between items, so the caller's context is left alone.
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        call = _begin(spec, args, kwargs)
+        token = _attach(call)
+        try:
+            inner = fn(*args, **kwargs)
+        finally:
+            _detach(token)
+        throw: BaseException | None = None
+        sent: Any = None
+        while True:
+            token = _attach(call)
+            try:
+                item = inner.send(sent) if throw is None else inner.throw(throw)
+            except StopIteration as stop:
+                _detach(token)
+                _finish(call, None, call.yielded() if call else None)
+                return stop.value
+            except BaseException as exc:
+                _detach(token)
+                _finish(call, exc)
+                raise
+            _detach(token)
+            _collect(call, item)
+            throw = None
+            try:
+                sent = yield item
+            except GeneratorExit:
+                token = _attach(call)
+                try:
+                    inner.close()
+                finally:
+                    _detach(token)
+                    _finish(call, None, call.yielded() if call else None)
+                raise
+            except BaseException as exc:  # thrown in by the caller: the tool's body decides what happens
+                throw = exc
+
+    return wrapper
+
+
+def _async_generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        call = _begin(spec, args, kwargs)
+        token = _attach(call)
+        try:
+            inner = fn(*args, **kwargs)
+        finally:
+            _detach(token)
+        throw: BaseException | None = None
+        sent: Any = None
+        while True:
+            token = _attach(call)
+            try:
+                item = await (inner.asend(sent) if throw is None else inner.athrow(throw))
+            except StopAsyncIteration:
+                _detach(token)
+                _finish(call, None, call.yielded() if call else None)
+                return
+            except BaseException as exc:
+                _detach(token)
+                _finish(call, exc)
+                raise
+            _detach(token)
+            _collect(call, item)
+            throw = None
+            try:
+                sent = yield item
+            except GeneratorExit:
+                token = _attach(call)
+                try:
+                    await inner.aclose()
+                finally:
+                    _detach(token)
+                    _finish(call, None, call.yielded() if call else None)
+                raise
+            except BaseException as exc:
+                throw = exc
+
+    return wrapper
+
+
+# --- The JSON schema of a tool -----------------------------------------------------------------------------
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # noqa: BLE001 - unresolvable forward references: fall back to the raw annotations
+        return dict(getattr(fn, "__annotations__", {}) or {})
+
+
+def _tool_schema(name: str, description: str | None, parameters: list[inspect.Parameter], hints: dict[str, Any]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    additional = False
+    for p in parameters:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            additional = True
+            continue
+        annotation = hints.get(p.name, p.annotation)
+        prop = _type_schema(annotation) if annotation is not inspect.Parameter.empty else {}
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            prop = {"type": "array", "items": prop}
+        elif p.default is inspect.Parameter.empty:
+            required.append(p.name)
+        else:
+            prop = {**prop, "default": to_json_safe(p.default)}
+        properties[p.name] = prop
+    parameters_schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if additional:
+        parameters_schema["additionalProperties"] = True
+    return {"name": name, "description": description or "", "parameters": parameters_schema}
+
+
+_SIMPLE_TYPES: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    None: {"type": "null"},
+    bytes: {"type": "string", "contentEncoding": "base64"},
+    dict: {"type": "object"},
+    list: {"type": "array"},
+    tuple: {"type": "array"},
+    set: {"type": "array", "uniqueItems": True},
+    frozenset: {"type": "array", "uniqueItems": True},
+    Any: {},
+}
+
+
+def _type_schema(annotation: Any, depth: int = 0) -> dict[str, Any]:  # noqa: C901 - one dispatch over type forms
+    """A JSON schema for a type hint; {} (anything) for what has no JSON meaning."""
+    if depth > 8:
+        return {}
+    try:
+        simple = _SIMPLE_TYPES.get(annotation)
+    except TypeError:  # unhashable annotation
+        simple = None
+    if simple is not None:
+        return dict(simple)
+    if isinstance(annotation, str):
+        return {"x-annotation": annotation}  # an unresolved forward reference: keep its text
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        schema = _type_schema(args[0], depth + 1)
+        notes = [a for a in args[1:] if isinstance(a, str)]
+        return {**schema, "description": notes[0]} if notes else schema
+    if origin is typing.Union or origin is types.UnionType:
+        options = [_type_schema(a, depth + 1) for a in args]
+        return {"anyOf": options}
+    if origin is typing.Literal:
+        return {"enum": [to_json_safe(a) for a in args]}
+    if origin in (list, set, frozenset, typing.Sequence, typing.Iterable, typing.Collection):
+        schema: dict[str, Any] = {"type": "array"}
+        if args:
+            schema["items"] = _type_schema(args[0], depth + 1)
+        if origin in (set, frozenset):
+            schema["uniqueItems"] = True
+        return schema
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": _type_schema(args[0], depth + 1)}
+        return {"type": "array", "prefixItems": [_type_schema(a, depth + 1) for a in args]}
+    if origin in (dict, typing.Mapping, typing.MutableMapping):
+        schema = {"type": "object"}
+        if len(args) == 2:
+            schema["additionalProperties"] = _type_schema(args[1], depth + 1)
+        return schema
+    if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            return {"enum": [to_json_safe(m.value) for m in annotation]}
+        for base, schema in ((bool, {"type": "boolean"}), (int, {"type": "integer"}), (float, {"type": "number"}), (str, {"type": "string"})):
+            if issubclass(annotation, base):
+                return dict(schema)
+        model_schema = getattr(annotation, "model_json_schema", None)
+        if callable(model_schema):  # pydantic v2 model
+            try:
+                return to_json_safe(model_schema())
+            except Exception:  # noqa: BLE001
+                return {"type": "object", "title": annotation.__name__}
+        if dataclasses.is_dataclass(annotation) or typing.is_typeddict(annotation):
+            hints = _type_hints(annotation)
+            return {
+                "type": "object",
+                "title": annotation.__name__,
+                "properties": {k: _type_schema(v, depth + 1) for k, v in hints.items()},
+            }
+        return {"type": "object", "title": annotation.__name__}
+    return {}
