@@ -157,9 +157,9 @@ class Traces:
         return self._con.sql(query, params=params or {}).to_arrow_table().to_pylist()
 
     # -- runs -----------------------------------------------------------------------------------
-    def runs(self) -> duckdb.DuckDBPyRelation:
-        """Every run, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
-        return self._con.sql("SELECT * FROM runs ORDER BY start_time DESC, run_id")
+    def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
+        """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
+        return self._con.sql(_sql("runs_list"), params={"user": user, "limit": limit})
 
     def resolve(self, name: str) -> _RunRef:
         """The run a name means: a run id, a trace id, or an unambiguous prefix of either."""

@@ -15,6 +15,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from agentotel import store
 from agentotel.store import schema
 
 _CURRENT = "current"
@@ -118,23 +119,11 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def parquet_files(directory: Path) -> list[Path]:
-    """The published Parquet files of a store (temp files start with '.' and are not published yet)."""
-    spans = directory / "spans"
-    if not spans.is_dir():
-        return []
-    return sorted(p for p in spans.rglob("*.parquet") if not p.name.startswith(".") and p.is_file())
-
-
 def _read_wal(directory: Path, warnings: list[str]) -> pa.Table | None:
     if not (directory / "wal").is_dir():
         return None
     try:
-        from agentotel.store import read_wal
-    except ImportError:  # the store writer is not installed in this build: nothing to read
-        return None
-    try:
-        table = read_wal(directory)
+        table = store.read_wal(directory)
     except Exception as exc:  # noqa: BLE001 - a damaged WAL must not hide the Parquet files
         warnings.append(f"skipped the write-ahead log in {directory / 'wal'}: {_one_line(exc)}")
         return None
@@ -147,7 +136,8 @@ def load(directory: Path) -> Sources:
     """Find, validate and (where needed) migrate everything readable in the store directory."""
     sources = Sources()
     migrated: list[pa.Table] = []
-    for path in parquet_files(directory):
+    # The store's own listing: published files only, and a consistent snapshot during a compaction.
+    for path in map(Path, store.parquet_files(directory)):
         try:
             verdict = _verdict(path)
         except FileNotFoundError:  # removed by a concurrent compaction; its rows are in the new file

@@ -1,0 +1,519 @@
+"""The `agentotel` command: runs, trajectories, diffs, environments and SQL over a trace store.
+
+Thin on purpose: each command parses its arguments, calls the library (`agentotel.open`, the store,
+the demo) and formats the answer — a table on a terminal, JSON with `--json`. A user mistake is one
+line on stderr and exit status 1, never a traceback.
+
+Other parts of agentotel add commands with `@command(...)` (see `_EXTENSIONS`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import datetime as dt
+import importlib
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+PROG = "agentotel"
+
+# Modules that add their own commands through `command()` when they are present.
+_EXTENSIONS = ("agentotel.cases.cli",)
+
+
+class UserError(Exception):
+    """A mistake in how the command was used; printed as one line, exit status 1."""
+
+
+@dataclass
+class _Command:
+    name: str
+    help: str
+    example: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace, "Output"], int | None]
+    store: bool = True  # takes --dir
+
+
+_COMMANDS: dict[str, _Command] = {}
+
+
+def command(name: str, *, help: str, example: str, store: bool = True,
+            arguments: Callable[[argparse.ArgumentParser], None] = lambda p: None):
+    """Register a subcommand: `handler(args, out)`. Every command gets --json (and --dir when `store`).
+
+    `example` is shown under "Example:" in its --help (a test checks every command has one).
+    """
+
+    def register(handler: Callable[[argparse.Namespace, "Output"], int | None]):
+        _COMMANDS[name] = _Command(name, help, example, arguments, handler, store)
+        return handler
+
+    return register
+
+
+# -- output ---------------------------------------------------------------------------------------------
+class Output:
+    """Where a command writes: rich tables on stdout (colour only on a terminal), notes on stderr."""
+
+    def __init__(self, as_json: bool, stdout: Any = None, stderr: Any = None) -> None:
+        from rich.console import Console
+
+        self.json = as_json
+        out, err = stdout or sys.stdout, stderr or sys.stderr
+        tty = _isatty(out)
+        # Off a terminal: no colour, no cursor tricks, and a wide page so tables are not squeezed.
+        self.console = Console(file=out, width=None if tty else 200, no_color=not tty, highlight=False,
+                               soft_wrap=not tty)
+        self.errors = Console(file=err, stderr=True, no_color=not _isatty(err), highlight=False, soft_wrap=True)
+
+    def emit_json(self, value: Any) -> None:
+        self.console.file.write(json.dumps(value, indent=2, default=_json_default, ensure_ascii=False) + "\n")
+
+    def warn(self, message: str) -> None:
+        self.errors.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
+
+    @contextlib.contextmanager
+    def progress(self, label: str) -> Iterator[None]:
+        """A spinner on stderr while something slow runs (only on a terminal; silent in pipes and CI)."""
+        if not _isatty(self.errors.file):
+            yield
+            return
+        with self.errors.status(label):
+            yield
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    return str(value)
+
+
+def _table(*columns: str, title: str | None = None):
+    from rich import box
+    from rich.table import Table
+
+    table = Table(*columns, title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False)
+    return table
+
+
+def _ms(value: Any) -> str:
+    if value is None:
+        return ""
+    value = float(value)
+    return f"{value:.0f} ms" if value < 10_000 else f"{value / 1000:.1f} s"
+
+
+def _cost(value: Any) -> str:
+    return "" if value is None else f"${float(value):.4f}"
+
+
+def _int(value: Any) -> str:
+    return "" if value is None else f"{int(value):,}"
+
+
+def _when(value: Any) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, dt.datetime) else str(value or "")
+
+
+def _status(value: str | None) -> str:
+    colour = {"ok": "green", "error": "red", "running": "yellow"}.get(value or "", "")
+    return f"[{colour}]{value}[/]" if colour else str(value or "")
+
+
+def _short(identifier: str | None, n: int = 12) -> str:
+    return (identifier or "")[:n]
+
+
+# -- opening the store -------------------------------------------------------------------------------------
+def _open(args: argparse.Namespace, out: Output):
+    from agentotel import query
+
+    with out.progress("Reading the trace store…"), _store_warnings():
+        traces = query.open(args.dir)
+    for message in traces.warnings:
+        out.warn(message)
+    return traces
+
+
+@contextlib.contextmanager
+def _store_warnings() -> Iterator[None]:
+    # The CLI prints the store's warnings itself, once, as plain lines.
+    import warnings
+
+    from agentotel.query import StoreWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StoreWarning)
+        yield
+
+
+# -- runs -----------------------------------------------------------------------------------------------
+def _runs_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
+    p.add_argument("--user", help="only runs started by this user")
+
+
+@command("runs", help="list runs, newest first", example="agentotel runs --limit 20 --user alice",
+         arguments=_runs_arguments)
+def _runs(args: argparse.Namespace, out: Output) -> None:
+    traces = _open(args, out)
+    rows = traces.runs(user=args.user, limit=args.limit or None).to_arrow_table().to_pylist()
+    if out.json:
+        out.emit_json(rows)
+        return
+    table = _table("run", "name", "user", "started", "duration", "status", "steps", "llm", "tools", "errors",
+                   "tokens in/out", "cost", "models")
+    for r in rows:
+        table.add_row(_short(r["run_id"]), r["name"], r["user_id"] or "", _when(r["start_time"]), _ms(r["duration_ms"]),
+                      _status(r["status"]), str(r["steps"]), str(r["model_calls"]), str(r["tool_calls"]),
+                      str(r["errors"]) if r["errors"] else "", f"{_int(r['input_tokens'])}/{_int(r['output_tokens'])}",
+                      _cost(r["cost_usd"]), ", ".join(r["models"] or []))
+    out.console.print(table)
+    if not rows:
+        out.console.print("no runs match")
+
+
+# -- trajectory -----------------------------------------------------------------------------------------
+def _trajectory_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="run id, trace id, or an unambiguous prefix of either")
+    p.add_argument("--full", action="store_true", help="print every step's whole input and output")
+
+
+@command("trajectory", help="a run's steps in order", example="agentotel trajectory 3f2a --full",
+         arguments=_trajectory_arguments)
+def _trajectory(args: argparse.Namespace, out: Output) -> None:
+    traces = _open(args, out)
+    with out.progress("Rebuilding the trajectory…"):
+        trajectory = traces.trajectory(args.run)
+    if out.json:
+        out.emit_json(trajectory.to_dict())
+        return
+    print_trajectory(out, trajectory, full=args.full)
+
+
+def _who(step: Any) -> str:
+    if step.type == "tool":
+        return step.tool_name or step.name
+    if step.type in ("llm", "embedding"):
+        return step.model or step.name
+    return step.name
+
+
+def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title: str | None = None) -> None:
+    """A trajectory as a table (and with `full`, every payload in full below it)."""
+    from agentotel.query.trajectory import summarize
+
+    run = trajectory.run
+    heading = title or (f"Run {run.get('run_id')}  {run.get('name', '')}  ·  {run.get('status', '')}  ·  "
+                        f"{len(trajectory.steps)} steps  ·  {_ms(run.get('duration_ms'))}  ·  {_cost(run.get('cost_usd'))}")
+    table = _table("#", "type", "step", "status", "duration", "tokens", "cost", "input", "output", title=heading)
+    for s in trajectory.steps:
+        label = "  " * s.depth + _who(s)
+        if s.requested_by:
+            label += f" [dim]← #{s.requested_by}[/]"
+        if s.orphan:
+            label += " [yellow](parent lost)[/]"
+        tokens = f"{_int(s.input_tokens)}/{_int(s.output_tokens)}" if s.input_tokens is not None else ""
+        status = _status(s.status) + (f" {s.error_type}" if s.error_type else "")
+        table.add_row(str(s.index), s.type, label, status, _ms(s.duration_ms), tokens, _cost(s.cost_usd),
+                      summarize(s.input, 40, last=True), summarize(s.output, 48))
+    out.console.print(table)
+    if full:
+        from rich.syntax import Syntax
+
+        for s in trajectory.steps:
+            out.console.rule(f"step {s.index}: {s.type} {_who(s)}")
+            for label, value in (("input", s.input), ("output", s.output)):
+                text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+                out.console.print(f"[bold]{label}[/]")
+                out.console.print(Syntax(text or "", "json", word_wrap=True, theme="ansi_dark"))
+
+
+# -- diff ----------------------------------------------------------------------------------------------
+def _diff_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_a", metavar="RUN_A", help="the reference run (id, trace id or prefix)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run to compare with it")
+    p.add_argument("--all", action="store_true", help="list every aligned pair, not only those that differ")
+
+
+@command("diff", help="where and why two runs diverged", example="agentotel diff 3f2a 9c1e", arguments=_diff_arguments)
+def _diff(args: argparse.Namespace, out: Output) -> None:
+    traces = _open(args, out)
+    with out.progress("Aligning the two runs…"):
+        result = traces.diff(args.run_a, args.run_b)
+    if out.json:
+        out.emit_json(result.to_dict())
+        return
+    print_diff(out, result, every_pair=args.all)
+
+
+def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
+    """A run diff: the first divergence first, then differing pairs, environment and totals."""
+    a, b = result.a, result.b
+    out.console.print(f"A: {a.run.get('run_id')} ({a.run.get('name')})   B: {b.run.get('run_id')} ({b.run.get('name')})")
+    first = result.first_divergence
+    if first is None:
+        out.console.print("[green]No divergence:[/] every step aligned and matched.")
+    else:
+        where = f"A#{first['index_a'] or '-'} ↔ B#{first['index_b'] or '-'}"
+        out.console.print(f"[bold red]First divergence[/] at {where}: [bold]{first['kind']}[/] — {first['detail']}")
+    steps_a = {s.index: s for s in a.steps}
+    steps_b = {s.index: s for s in b.steps}
+    table = _table("A#", "B#", "status", "step in A", "step in B", "what changed", title="Aligned steps")
+    for pair in result.pairs:
+        if pair.status == "same" and not every_pair:
+            continue
+        sa, sb = steps_a.get(pair.index_a), steps_b.get(pair.index_b)
+        changes = "; ".join(_change_text(c) for c in pair.changes[:3])
+        if len(pair.changes) > 3:
+            changes += f"; +{len(pair.changes) - 3} more"
+        status = pair.status if pair.status == "same" else f"[yellow]{pair.status}[/]"
+        table.add_row(str(pair.index_a or "-"), str(pair.index_b or "-"), status,
+                      f"{sa.type} {_who(sa)}" if sa else "", f"{sb.type} {_who(sb)}" if sb else "", changes)
+    if table.row_count:
+        out.console.print(table)
+    lines = environment_lines(result.environment)
+    out.console.print("[bold]Environment:[/] " + ("same" if not lines else ""))
+    for line in lines:
+        out.console.print(f"  {line}")
+    totals = _table("", "A", "B", title="Totals")
+    for key, values in result.totals.items():
+        fmt = _cost if key == "cost_usd" else _ms if key == "duration_ms" else _int
+        va, vb = fmt(values["a"]), fmt(values["b"])
+        totals.add_row(key.replace("_", " "), va, vb if va == vb else f"[bold]{vb}[/]")
+    out.console.print(totals)
+
+
+def _change_text(change: dict[str, Any]) -> str:
+    def short(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return text if len(text) <= 30 else text[:29] + "…"
+
+    if "a" not in change:
+        return f"{change['path']} added"
+    if "b" not in change:
+        return f"{change['path']} removed"
+    return f"{change['path']}: {short(change['a'])} → {short(change['b'])}"
+
+
+def environment_lines(environment: dict[str, Any]) -> list[str]:
+    """Human lines for an environment comparison (H4's EnvDiff dict, or the attribute fallback)."""
+    lines: list[str] = []
+    for change in environment.get("changes") or []:
+        key = change.get("key") or change.get("path") or change.get("field") or "?"
+        if "text" in change:
+            lines.append(str(change["text"]))
+        else:
+            lines.append(f"{key}: {change.get('a')} → {change.get('b')}")
+    return lines
+
+
+# -- env ----------------------------------------------------------------------------------------------
+def _env_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="a run (id, trace id or prefix): show its environment")
+    p.add_argument("run_b", metavar="RUN_B", nargs="?", help="a second run: show only what differs")
+
+
+@command("env", help="a run's environment, or what differs between two", example="agentotel env 3f2a 9c1e",
+         arguments=_env_arguments)
+def _env(args: argparse.Namespace, out: Output) -> None:
+    from agentotel import environment
+
+    traces = _open(args, out)
+    snap_a = environment.snapshot_from_attributes(traces.environment(args.run))
+    if args.run_b is None:
+        if snap_a is None:
+            raise UserError(f"run {args.run!r} has no environment snapshot (recorded with environment capture off?)")
+        if out.json:
+            out.emit_json(snap_a)
+        else:
+            out.console.print_json(json.dumps(snap_a, default=str))
+        return
+    snap_b = environment.snapshot_from_attributes(traces.environment(args.run_b))
+    if snap_a is None or snap_b is None:
+        missing = args.run if snap_a is None else args.run_b
+        raise UserError(f"run {missing!r} has no environment snapshot to compare")
+    result = environment.diff(snap_a, snap_b)
+    if out.json:
+        out.emit_json(result.to_dict())
+        return
+    lines = list(result.lines())
+    out.console.print("\n".join(lines) if lines else "The two environments are the same.")
+
+
+# -- sql ----------------------------------------------------------------------------------------------
+def _sql_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", metavar="QUERY", help="SQL over the views spans, runs, steps, llm_calls, tool_calls, retrievals")
+    p.add_argument("--format", choices=("table", "json", "csv"), default=None, help="output format (default table)")
+
+
+@command("sql", help="run SQL over the trace views",
+         example="agentotel sql \"SELECT tool_name, count(*) FROM tool_calls GROUP BY 1\" --format csv",
+         arguments=_sql_arguments)
+def _sql(args: argparse.Namespace, out: Output) -> None:
+    import duckdb
+
+    from agentotel.query import SQLError
+
+    traces = _open(args, out)
+    fmt = args.format or ("json" if out.json else "table")
+    try:
+        relation = traces.sql(args.query)
+        if relation is None:  # a statement with no result (SET, CREATE VIEW ...)
+            return
+        table = relation.to_arrow_table()
+    except duckdb.Error as exc:
+        raise SQLError(" ".join(str(exc).split())) from None
+    rows = table.to_pylist()
+    if fmt == "json":
+        out.emit_json(rows)
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(table.column_names)
+        for row in rows:
+            writer.writerow([_csv_cell(row[c]) for c in table.column_names])
+        out.console.file.write(buffer.getvalue())
+    else:
+        grid = _table(*table.column_names)
+        for row in rows:
+            grid.add_row(*(_cell(row[c]) for c in table.column_names))
+        out.console.print(grid)
+        out.errors.print(f"{len(rows)} row(s)")
+
+
+def _cell(value: Any) -> str:
+    from rich.markup import escape
+
+    if value is None:
+        return "[dim]NULL[/]"
+    text = value if isinstance(value, str) else json.dumps(value, default=_json_default, ensure_ascii=False)
+    text = " ".join(text.split())
+    return escape(text if len(text) <= 80 else text[:79] + "…")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return json.dumps(value, default=_json_default, ensure_ascii=False)
+
+
+# -- compact ------------------------------------------------------------------------------------------
+@command("compact", help="merge small Parquet files into larger ones", example="agentotel compact --dir ./agentotel-traces")
+def _compact(args: argparse.Namespace, out: Output) -> None:
+    from agentotel import _config, store
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    if not directory.is_dir():
+        raise UserError(f"no trace store at {directory}")
+    with out.progress(f"Compacting {directory}…"):
+        stats = store.compact(directory)
+    if out.json:
+        out.emit_json(stats)
+        return
+    table = _table("", "", title=f"Compacted {directory}")
+    for key, value in stats.items():
+        table.add_row(str(key).replace("_", " "), str(value))
+    out.console.print(table)
+
+
+# -- demo ---------------------------------------------------------------------------------------------
+@command("demo", help="record two runs of a small agent (no network, no API key) and show where they diverge",
+         example="agentotel demo --dir /tmp/agentotel-demo")
+def _demo(args: argparse.Namespace, out: Output) -> None:
+    from agentotel import demo
+
+    with out.progress("Running the demo agent twice…"):
+        result = demo.run_demo(args.dir)
+    traces = result.traces
+    a, b = traces.trajectory(result.run_a), traces.trajectory(result.run_b)
+    diff = traces.diff(result.run_a, result.run_b)
+    if out.json:
+        out.emit_json({"directory": str(result.directory), "runs": [a.to_dict(), b.to_dict()], "diff": diff.to_dict()})
+        return
+    out.console.print(f"Recorded two runs of the demo agent in [bold]{result.directory}[/].\n")
+    print_trajectory(out, a, title=f"Run A {result.run_a}: {demo.DESCRIPTION_A}")
+    print_trajectory(out, b, title=f"Run B {result.run_b}: {demo.DESCRIPTION_B}")
+    print_diff(out, diff)
+    out.console.print(
+        f"\nTry: agentotel trajectory {result.run_b[:8]} --full --dir {result.directory}\n"
+        f"     agentotel sql \"SELECT tool_name, output FROM tool_calls\" --dir {result.directory}"
+    )
+
+
+# -- entry point --------------------------------------------------------------------------------------
+def _load_extensions() -> None:
+    for module in _EXTENSIONS:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # the extension exists but something it needs is missing: say so
+                raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every registered command."""
+    from agentotel import __version__
+
+    _load_extensions()
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Query agent runs recorded by agentotel: list them, rebuild one step by step, diff two.",
+        epilog="Example:\n  agentotel demo\n  agentotel runs\n  agentotel diff RUN_A RUN_B",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"agentotel {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for cmd in _COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help[:1].upper() + cmd.help[1:] + ".",
+                           epilog=f"Example:\n  {cmd.example}", formatter_class=argparse.RawDescriptionHelpFormatter)
+        cmd.arguments(p)
+        if cmd.store:
+            p.add_argument("--dir", default=None,
+                           help="the trace store (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        p.set_defaults(_command=cmd)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: Any = None, stderr: Any = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 a user error, 2 bad arguments)."""
+    from agentotel._config import ConfigError
+    from agentotel.query import QueryError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    out = Output(args.json, stdout, stderr)
+    try:
+        return int(args._command.handler(args, out) or 0)
+    except (UserError, QueryError, ConfigError) as exc:
+        out.errors.print(f"{PROG}: error: {exc}", markup=False, highlight=False)
+        return 1
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        out.errors.print(f"{PROG}: error: {exc.strerror or exc}: {exc.filename}", markup=False, highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        out.errors.print(f"{PROG}: interrupted", markup=False)
+        return 130
+    except BrokenPipeError:  # `agentotel sql ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
