@@ -257,7 +257,19 @@ def _array(values: list[Any], arrow: pa.DataType) -> pa.Array:
     except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
         # Rare: a string Arrow cannot hold (lone surrogates from undecodable bytes) or an out-of-range
         # number; repair the column value by value instead of losing the batch.
-        return pa.array([_repair(v) for v in values], type=arrow)
+        try:
+            return pa.array([_repair(v) for v in values], type=arrow)
+        except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
+            # Unreachable for the normalised values SpanColumns builds; never fail the whole batch anyway.
+            return pa.array([_or_none(v, arrow) for v in values], type=arrow)
+
+
+def _or_none(value: Any, arrow: pa.DataType) -> Any:
+    try:
+        pa.array([value], type=arrow)
+        return value
+    except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
+        return None
 
 
 def _repair(value: Any) -> Any:
@@ -267,7 +279,9 @@ def _repair(value: Any) -> Any:
         return None
     if isinstance(value, dict):
         return {k: _repair(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple):  # map entries are (key, value) tuples and must stay tuples
+        return tuple(_repair(v) for v in value)
+    if isinstance(value, list):
         return [_repair(v) for v in value]
     return value
 

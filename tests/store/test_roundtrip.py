@@ -1,0 +1,273 @@
+"""Spans made by the real OTel SDK, through ParquetSpanExporter, read back with pyarrow and DuckDB."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+
+from agentotel import semconv as sc
+from agentotel.store import SCHEMA_VERSION, SPAN_SCHEMA, ParquetSpanExporter, parquet_files, read_wal
+from tests.store.conftest import T0
+
+MESSAGES_IN = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Where is my parcel?"}]}])
+MESSAGES_OUT = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "On its way."}]}])
+
+
+def _agent_run(tracer):
+    """A run with a model call (an event, a link, an error) and a tool call, as an instrumented agent makes them."""
+    root = tracer.start_span("invoke_agent triage", kind=SpanKind.INTERNAL, start_time=T0)
+    root.set_attributes(
+        {
+            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
+            sc.GEN_AI_AGENT_NAME: "triage",
+            sc.AGENTOTEL_RUN_ID: "run-1",
+            sc.ENDUSER_ID: "alice",
+            sc.GEN_AI_CONVERSATION_ID: "session-9",
+            sc.AGENTOTEL_RUN_TASK: "find the parcel",
+            sc.AGENTOTEL_RUN_OUTPUT: "on its way",
+        }
+    )
+    from opentelemetry import trace
+
+    ctx = trace.set_span_in_context(root)
+    chat = tracer.start_span(
+        "chat gpt-4o",
+        context=ctx,
+        kind=SpanKind.CLIENT,
+        start_time=T0 + 1_000,
+        links=[Link(root.get_span_context(), {"link.reason": "retry-of", "attempt": 2})],
+    )
+    chat.set_attributes(
+        {
+            sc.GEN_AI_OPERATION_NAME: "chat",
+            sc.GEN_AI_PROVIDER_NAME: "openai",
+            sc.GEN_AI_REQUEST_MODEL: "gpt-4o",
+            sc.GEN_AI_RESPONSE_MODEL: "gpt-4o-2024-08-06",
+            sc.GEN_AI_USAGE_INPUT_TOKENS: 120,
+            sc.GEN_AI_USAGE_OUTPUT_TOKENS: 15,
+            sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 100,
+            sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 7,
+            sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 3,
+            sc.AGENTOTEL_COST_USD: 0.00125,
+            sc.GEN_AI_RESPONSE_FINISH_REASONS: ("stop", "length"),
+            sc.GEN_AI_INPUT_MESSAGES: MESSAGES_IN,
+            sc.GEN_AI_OUTPUT_MESSAGES: MESSAGES_OUT,
+            sc.GEN_AI_REQUEST_TEMPERATURE: 0.5,
+            sc.GEN_AI_REQUEST_STREAM: True,
+            sc.GEN_AI_REQUEST_STOP_SEQUENCES: ("\n\n", "END"),
+            sc.SERVER_PORT: 443,
+            sc.AGENTOTEL_RUN_ID: "run-1",
+            sc.ERROR_TYPE: "RateLimitError",
+        }
+    )
+    chat.add_event("gen_ai.retry", {"attempt": 1, "delay_s": 0.25}, timestamp=T0 + 2_000)
+    chat.set_status(Status(StatusCode.ERROR, "429 Too Many Requests"))
+    chat.end(end_time=T0 + 5_000)
+    tool = tracer.start_span("execute_tool lookup", context=ctx, start_time=T0 + 6_000)
+    tool.set_attributes(
+        {
+            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+            sc.GEN_AI_TOOL_NAME: "lookup",
+            sc.GEN_AI_TOOL_CALL_ID: "call_1",
+            sc.GEN_AI_TOOL_CALL_ARGUMENTS: '{"parcel":"P-1"}',
+            sc.GEN_AI_TOOL_CALL_RESULT: '{"status":"shipped"}',
+        }
+    )
+    tool.set_status(Status(StatusCode.OK))
+    tool.end(end_time=T0 + 7_000)
+    root.end(end_time=T0 + 8_000)
+
+
+TRACE = f"{(0xABC << 100) + 1:032x}"
+ROOT, CHAT, TOOL = (f"{i:016x}" for i in (1, 2, 3))
+RESOURCE = {
+    "service.name": "store-tests",
+    "deployment.environment": "test",
+}
+
+EXPECTED = {
+    CHAT: {
+        "trace_id": TRACE,
+        "span_id": CHAT,
+        "parent_span_id": ROOT,
+        "name": "chat gpt-4o",
+        "kind": "CLIENT",
+        "status_code": "ERROR",
+        "status_message": "429 Too Many Requests",
+        "start_time": T0 + 1_000,
+        "end_time": T0 + 5_000,
+        "duration_ns": 4_000,
+        "service_name": "store-tests",
+        "scope_name": "tests.store",
+        "scope_version": "1.2.3",
+        "run_id": "run-1",
+        "session_id": None,
+        "user_id": None,
+        "agent_name": None,
+        "operation": "chat",
+        "provider": "openai",
+        "request_model": "gpt-4o",
+        "response_model": "gpt-4o-2024-08-06",
+        "tool_name": None,
+        "tool_call_id": None,
+        "input_tokens": 120,
+        "output_tokens": 15,
+        "cache_read_tokens": 100,
+        "cache_write_tokens": 7,
+        "reasoning_tokens": 3,
+        "cost_usd": 0.00125,
+        "finish_reasons": ["stop", "length"],
+        "error_type": "RateLimitError",
+        "input": MESSAGES_IN,
+        "output": MESSAGES_OUT,
+        "attributes": {
+            sc.GEN_AI_OPERATION_NAME: "chat",
+            sc.GEN_AI_PROVIDER_NAME: "openai",
+            sc.GEN_AI_REQUEST_MODEL: "gpt-4o",
+            sc.GEN_AI_RESPONSE_MODEL: "gpt-4o-2024-08-06",
+            sc.GEN_AI_USAGE_INPUT_TOKENS: "120",
+            sc.GEN_AI_USAGE_OUTPUT_TOKENS: "15",
+            sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: "100",
+            sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: "7",
+            sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: "3",
+            sc.AGENTOTEL_COST_USD: "0.00125",
+            sc.GEN_AI_RESPONSE_FINISH_REASONS: '["stop","length"]',
+            sc.GEN_AI_REQUEST_TEMPERATURE: "0.5",
+            sc.GEN_AI_REQUEST_STREAM: "true",
+            sc.GEN_AI_REQUEST_STOP_SEQUENCES: '["\\n\\n","END"]',
+            sc.SERVER_PORT: "443",
+            sc.AGENTOTEL_RUN_ID: "run-1",
+            sc.ERROR_TYPE: "RateLimitError",
+        },
+        "resource_attributes": RESOURCE,
+        "events": [{"time": T0 + 2_000, "name": "gen_ai.retry", "attributes": {"attempt": "1", "delay_s": "0.25"}}],
+        "links": [{"trace_id": TRACE, "span_id": ROOT, "attributes": {"link.reason": "retry-of", "attempt": "2"}}],
+    },
+    ROOT: {
+        "parent_span_id": None,
+        "kind": "INTERNAL",
+        "status_code": "UNSET",
+        "status_message": None,
+        "duration_ns": 8_000,
+        "run_id": "run-1",
+        "user_id": "alice",
+        "session_id": "session-9",
+        "agent_name": "triage",
+        "operation": "invoke_agent",
+        "input": "find the parcel",
+        "output": "on its way",
+        "input_tokens": None,
+        "cost_usd": None,
+        "finish_reasons": None,
+        "events": [],
+        "links": [],
+    },
+    TOOL: {
+        "parent_span_id": ROOT,
+        "status_code": "OK",
+        "tool_name": "lookup",
+        "tool_call_id": "call_1",
+        "input": '{"parcel":"P-1"}',
+        "output": '{"status":"shipped"}',
+        "attributes": {sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: "lookup", sc.GEN_AI_TOOL_CALL_ID: "call_1"},
+    },
+}
+
+
+def _normalise(row: dict) -> dict:
+    """pyarrow and DuckDB rows in one comparable shape: maps as dicts, times as integer ns."""
+    out = dict(row)
+    for key in ("attributes", "resource_attributes"):
+        if isinstance(out[key], list):
+            out[key] = dict(out[key])
+    for key in ("events", "links"):
+        out[key] = [
+            {**item, "attributes": dict(item["attributes"]) if isinstance(item["attributes"], list) else item["attributes"]}
+            for item in out[key] or []
+        ]
+    return out
+
+
+@pytest.fixture
+def stored(tmp_path, sdk):
+    tracer, finished = sdk
+    _agent_run(tracer)
+    exporter = ParquetSpanExporter(tmp_path)
+    assert exporter.export(finished()) is SpanExportResult.SUCCESS
+    exporter.shutdown()
+    return tmp_path
+
+
+def _pyarrow_rows(directory) -> dict[str, dict]:
+    table = pa.concat_tables(pq.read_table(f) for f in parquet_files(directory))
+    # Times as integer ns, so nothing is lost in conversion to Python.
+    for name in ("start_time", "end_time"):
+        table = table.set_column(table.schema.get_field_index(name), name, table.column(name).cast(pa.int64()))
+    event = pa.struct([("time", pa.int64()), ("name", pa.string()), ("attributes", pa.map_(pa.string(), pa.string()))])
+    table = table.set_column(table.schema.get_field_index("events"), "events", table.column("events").cast(pa.list_(event)))
+    rows = table.to_pylist()
+    return {row["span_id"]: _normalise(row) for row in rows}
+
+
+def test_every_column_round_trips_through_pyarrow(stored):
+    rows = _pyarrow_rows(stored)
+    assert set(rows) == {ROOT, CHAT, TOOL}
+    assert set(rows[CHAT]) == set(SPAN_SCHEMA.names)
+    assert rows[CHAT] == EXPECTED[CHAT]  # every column of the richest span
+    for span_id in (ROOT, TOOL):
+        for column, value in EXPECTED[span_id].items():
+            assert rows[span_id][column] == value, (span_id, column)
+
+
+def test_files_carry_schema_version_zstd_page_index_bloom_filter_and_time_order(stored):
+    (path,) = parquet_files(stored)
+    assert "/spans/date=2026-01-01/" in path
+    metadata = pq.read_metadata(path)
+    assert metadata.metadata[b"agentotel.schema_version"] == str(SCHEMA_VERSION).encode()
+    column = metadata.row_group(0).column(metadata.schema.names.index("trace_id"))
+    assert column.compression == "ZSTD"
+    assert column.bloom_filter_offset is not None and column.bloom_filter_offset > 0
+    assert metadata.row_group(0).column(0).has_offset_index
+    assert pq.read_table(path, schema=SPAN_SCHEMA).schema.equals(SPAN_SCHEMA)
+    starts = pq.read_table(path, columns=["start_time"]).column(0).cast(pa.int64()).to_pylist()
+    assert starts == sorted(starts)
+    probe = duckdb.sql(f"select bloom_filter_excludes from parquet_bloom_probe('{path}', 'trace_id', 'ffff')").fetchall()
+    assert probe == [(True,)]
+
+
+def test_duckdb_reads_the_same_rows_by_glob(stored):
+    con = duckdb.connect()
+    relation = con.sql(
+        "select * replace (epoch_ns(start_time) as start_time, epoch_ns(end_time) as end_time, "
+        "list_transform(events, lambda e: {'time': epoch_ns(e.time), 'name': e.name, 'attributes': e.attributes}) as events) "
+        f"from read_parquet('{stored}/spans/**/*.parquet', hive_partitioning=false) order by span_id"
+    )
+    names = relation.columns
+    rows = {}
+    for values in relation.fetchall():
+        row = dict(zip(names, values))
+        rows[row["span_id"]] = _normalise(row)
+    assert rows == _pyarrow_rows(stored)
+    assert rows[CHAT]["events"][0]["time"] == T0 + 2_000
+    hive = con.sql(f"select distinct date::varchar from read_parquet('{stored}/spans/**/*.parquet', hive_partitioning=true)").fetchall()
+    assert hive == [("2026-01-01",)]
+
+
+def test_wal_holds_spans_until_folded(tmp_path, sdk):
+    tracer, finished = sdk
+    _agent_run(tracer)
+    exporter = ParquetSpanExporter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    assert exporter.export(finished()) is SpanExportResult.SUCCESS
+    assert parquet_files(tmp_path) == []
+    wal = read_wal(tmp_path)
+    assert sorted(wal.column("span_id").to_pylist()) == [ROOT, CHAT, TOOL]
+    exporter.shutdown()
+    assert read_wal(tmp_path).num_rows == 0
+    assert len(parquet_files(tmp_path)) == 1
+    assert list((tmp_path / "wal").glob("*.arrows")) == []

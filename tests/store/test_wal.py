@@ -1,0 +1,139 @@
+"""The write-ahead log: locking, recovery after a crash, and a truncated or corrupt tail."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from agentotel.store import StoreWriter, parquet_files, read_wal, spans_to_batch
+from tests.store.conftest import make_spans
+
+
+def _stored_ids(directory) -> list[str]:
+    ids = []
+    for path in parquet_files(directory):
+        ids += pq.read_table(path, columns=["span_id"]).column(0).to_pylist()
+    return sorted(ids)
+
+
+@pytest.fixture
+def batches(sdk):
+    tracer, finished = sdk
+    make_spans(tracer, 30)
+    spans = finished()
+    return [spans_to_batch(spans[i : i + 10]) for i in range(0, 30, 10)]
+
+
+def _dead_writer_wal(directory, batches, name="dead.arrows"):
+    """The WAL a writer leaves behind when it is killed: every appended batch, no fold."""
+    writer = StoreWriter(directory / "scratch", wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    for batch in batches:
+        writer.append(batch)
+    (directory / "wal").mkdir(parents=True, exist_ok=True)
+    target = directory / "wal" / name
+    shutil.copyfile(writer.wal_path, target)
+    writer.close()
+    return target
+
+
+def test_append_is_readable_from_the_wal_before_any_fold(tmp_path, batches):
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    writer.append(batches[0])
+    assert read_wal(tmp_path).num_rows == 10
+    assert parquet_files(tmp_path) == []
+    writer.close()
+
+
+def test_a_live_writers_wal_is_not_recovered_by_another_writer(tmp_path, batches):
+    live = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    live.append(batches[0])
+    other = StoreWriter(tmp_path)
+    assert other.recover() == 0
+    assert parquet_files(tmp_path) == []
+    assert live.wal_path.exists()
+    with pytest.raises(OSError, match="in use"):
+        StoreWriter(tmp_path, writer_id=live.writer_id)
+    live.close()
+    other.close()
+    assert len(_stored_ids(tmp_path)) == 10
+
+
+def test_recovery_folds_a_dead_writers_wal(tmp_path, batches):
+    wal = _dead_writer_wal(tmp_path, batches)
+    writer = StoreWriter(tmp_path)
+    assert not wal.exists()
+    assert len(_stored_ids(tmp_path)) == 30
+    assert read_wal(tmp_path).num_rows == 0
+    writer.close()
+
+
+def test_recovery_of_an_already_published_segment_writes_nothing_twice(tmp_path, batches):
+    """The crash came after the Parquet files were published but before the WAL was restarted."""
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    for batch in batches:
+        writer.append(batch)
+    leftover = tmp_path / "wal" / "crashed.arrows"
+    shutil.copyfile(writer.wal_path, leftover)
+    writer.fold()
+    writer.close()
+    StoreWriter(tmp_path).close()
+    assert not leftover.exists()
+    assert len(_stored_ids(tmp_path)) == 30
+
+
+def test_truncated_tail_keeps_every_complete_batch_and_sets_the_file_aside(tmp_path, batches, caplog):
+    wal = _dead_writer_wal(tmp_path, batches)
+    data = wal.read_bytes()
+    wal.write_bytes(data[: len(data) - 100])  # the process died in the middle of the third batch
+    with caplog.at_level(logging.WARNING, logger="agentotel.store"):
+        writer = StoreWriter(tmp_path)
+    assert len(_stored_ids(tmp_path)) == 20
+    assert not wal.exists()
+    (aside,) = (tmp_path / "wal" / "damaged").iterdir()
+    assert aside.read_bytes() == data[: len(data) - 100]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and str(wal) in warnings[0].getMessage()
+    assert read_wal(tmp_path).num_rows == 0  # the damaged file is no longer read as WAL
+    writer.close()
+
+
+def test_garbage_and_empty_wal_files_never_crash_start_up(tmp_path, batches, caplog):
+    (tmp_path / "wal").mkdir()
+    (tmp_path / "wal" / "garbage.arrows").write_bytes(b"\x00not arrow at all" * 10)
+    (tmp_path / "wal" / "empty.arrows").write_bytes(b"")
+    flipped = _dead_writer_wal(tmp_path, batches[:1], name="flipped.arrows")
+    data = bytearray(flipped.read_bytes())
+    data[-200:-100] = b"\xff" * 100  # corrupt bytes inside the only batch
+    flipped.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="agentotel.store"):
+        writer = StoreWriter(tmp_path)
+    writer.append(batches[1])
+    writer.close()
+    assert sorted(p.name for p in (tmp_path / "wal").glob("*.arrows")) == []
+    assert len(list((tmp_path / "wal" / "damaged").iterdir())) >= 1
+    assert 10 <= len(_stored_ids(tmp_path)) <= 20  # batch 1, and batch 0 if the flipped bytes were in padding
+
+
+def test_explicit_writer_id_recovers_its_own_previous_wal(tmp_path, batches):
+    _dead_writer_wal(tmp_path, batches, name="collector.arrows")
+    writer = StoreWriter(tmp_path, writer_id="collector")
+    assert len(_stored_ids(tmp_path)) == 30
+    writer.append(batches[0])
+    writer.close()
+    assert len(_stored_ids(tmp_path)) == 40  # the new append is a new span row (same ids: a re-sent batch)
+
+
+def test_size_and_age_thresholds_fold(tmp_path, batches):
+    by_size = StoreWriter(tmp_path / "size", wal_max_bytes=1, wal_max_age_s=3600)
+    by_size.append(batches[0])
+    assert len(parquet_files(tmp_path / "size")) == 1
+    by_age = StoreWriter(tmp_path / "age", wal_max_bytes=1 << 30, wal_max_age_s=0)
+    by_age.append(batches[0])
+    by_age.append(batches[1])
+    assert len(parquet_files(tmp_path / "age")) == 2
+    assert read_wal(tmp_path / "age").num_rows == 0
+    by_size.close()
+    by_age.close()
