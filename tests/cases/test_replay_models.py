@@ -1,0 +1,108 @@
+"""Model calls answered from a case through the real `openai` SDK (its httpx2 client), no network."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import openai
+import pytest
+
+from agentotel.cases import new_case, replay
+from cases_build import looping_run
+
+TASK = "How many orders does acme have?"
+FIRST = [{"role": "user", "content": TASK}]
+
+
+class ScriptedModel:
+    """The 'live' model: a chat-completions endpoint answered in-process, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        self.calls += 1
+        body = {
+            "id": f"live-{self.calls}", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "live answer"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+        return httpx2.Response(200, json=body)
+
+
+@pytest.fixture
+def live():
+    return ScriptedModel()
+
+
+@pytest.fixture
+def client(live):
+    return openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1", max_retries=0,
+                         http_client=httpx2.Client(transport=httpx2.MockTransport(live)))
+
+
+@pytest.fixture
+def case():
+    return new_case(looping_run(), at=3, layer="tool", name="orders")
+
+
+def second_request(completion) -> list[dict]:
+    call = completion.choices[0].message.tool_calls[0]
+    return FIRST + [
+        {"role": "assistant", "content": None, "tool_calls": [{"id": call.id, "type": "function",
+                                                               "function": {"name": call.function.name, "arguments": call.function.arguments}}]},
+        {"role": "tool", "tool_call_id": call.id, "content": "no orders found"},
+    ]
+
+
+def test_a_recorded_request_gets_its_recorded_answer_and_the_rest_goes_live(client, live, case):
+    with replay(case) as replayer:
+        first = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+        assert live.calls == 0
+        call = first.choices[0].message.tool_calls[0]
+        assert call.function.name == "search_orders" and json.loads(call.function.arguments) == {"customer": "acme"}
+        assert first.choices[0].finish_reason == "tool_calls" and first.usage.prompt_tokens == 100
+        second = client.chat.completions.create(model="gpt-4o-mini", messages=second_request(first))
+    assert second.choices[0].message.content == "live answer" and live.calls == 1
+    assert [e.outcome for e in replayer.events] == ["served", "live"]
+    # outside the replay everything goes to the endpoint
+    client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+    assert live.calls == 2
+
+
+def test_a_streamed_request_is_answered_as_a_stream(client, live, case):
+    with replay(case):
+        stream = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST, stream=True,
+                                                stream_options={"include_usage": True})
+        chunks = list(stream)
+    calls = [tc for c in chunks for ch in c.choices for tc in (ch.delta.tool_calls or ())]
+    assert calls[0].function.name == "search_orders" and live.calls == 0
+    assert chunks[-1].usage.completion_tokens == 20
+
+
+def test_frozen_replay_refuses_a_request_it_has_no_answer_for(client, live, case):
+    with replay(case, mode="frozen") as replayer:
+        first = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+        with pytest.raises(openai.BadRequestError, match="agentotel replay of orders: no recorded answer"):
+            client.chat.completions.create(model="gpt-4o-mini", messages=second_request(first))
+    assert live.calls == 0 and len(replayer.violations) == 1
+
+
+def test_strict_refuses_a_changed_first_request_and_fifo_serves_it(client, live, case):
+    changed = [{"role": "system", "content": "Be brief."}] + FIRST
+    with replay(case, policy="strict"):
+        with pytest.raises(openai.BadRequestError, match="recorded calls are still unserved"):
+            client.chat.completions.create(model="gpt-4o-mini", messages=changed)
+    with replay(case, policy="fifo") as replayer:
+        served = client.chat.completions.create(model="gpt-4o-mini", messages=changed)
+    assert served.choices[0].message.tool_calls[0].function.name == "search_orders"
+    assert "drifted" in replayer.events[0].detail and live.calls == 0
+
+
+async def test_the_async_client_is_answered_too(live, case):
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://model.test/v1", max_retries=0,
+                                http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(live)))
+    with replay(case):
+        first = await client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+    assert first.choices[0].message.tool_calls[0].function.name == "search_orders" and live.calls == 0
