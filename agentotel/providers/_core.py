@@ -219,10 +219,10 @@ def server_attributes(base_url: Any) -> dict[str, Any]:
 
 
 def error_type(exc: BaseException) -> str:
-    """The exception's fully qualified class name (error.type)."""
-    cls = type(exc)
-    module = cls.__module__
-    return cls.__qualname__ if module in ("builtins", "__main__") else f"{module}.{cls.__qualname__}"
+    """error.type for an exception: the one rule every agentotel span uses (runs.error_type)."""
+    from agentotel.runs import error_type as qualified_name
+
+    return qualified_name(exc)
 
 
 # --- Metrics -----------------------------------------------------------------------------------------
@@ -428,6 +428,8 @@ def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     from agentotel.providers import _stream
 
     with internal_errors("providers.returned"):
+        if inspect.isawaitable(result) and not _stream.is_stream(result):
+            return _awaited(call, patch, result)  # an async method we took for a sync one
         if _stream.is_raw_response(result):
             return _stream.wrap_raw_response(result, call, patch)
         if _stream.is_stream(result):
@@ -436,6 +438,15 @@ def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
         return result
     call.finish()  # only reached when our own code failed: end the span, hand the result back untouched
     return result
+
+
+async def _awaited(call: ModelCall, patch: Patch, awaitable: Any) -> Any:
+    try:
+        result = await awaitable
+    except BaseException as exc:
+        call.finish(error=exc)
+        raise
+    return _returned(call, patch, result)
 
 
 def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
@@ -552,7 +563,7 @@ def _apply(name: str) -> None:
                 continue
             if patch.kind == "stream_manager":
                 make = _manager_wrapper
-            elif inspect.iscoroutinefunction(original):
+            elif inspect.iscoroutinefunction(inspect.unwrap(original)):  # SDK decorators hide `async def`
                 make = _async_wrapper
             else:
                 make = _sync_wrapper
