@@ -11,34 +11,54 @@
 
 from __future__ import annotations
 
-from agentotel.cases._record import History, RunRecord, load_history, load_run
-from agentotel.cases.case import Assertions, Case, CaseError, ExpectedCall, new_case, suggest_cut
-from agentotel.cases.check import CheckReport, Gate, check, check_record, trajectory_match
-from agentotel.cases.detectors import Finding, Thresholds, detect, findings
-from agentotel.cases.replay import ReplayMismatch, ReplayMiss, Replayer, replay
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Assertions",
-    "Case",
-    "CaseError",
-    "CheckReport",
-    "ExpectedCall",
-    "Finding",
-    "Gate",
-    "History",
-    "ReplayMiss",
-    "ReplayMismatch",
-    "Replayer",
-    "RunRecord",
-    "Thresholds",
-    "check",
-    "check_record",
-    "detect",
-    "findings",
-    "load_history",
-    "load_run",
-    "new_case",
-    "replay",
-    "suggest_cut",
-    "trajectory_match",
-]
+# Loaded on first use: `agentotel.tools` imports `agentotel.cases._active` (the replay seam) on every
+# program's start, which must not pull in YAML, the case model or the query side.
+_EXPORTS = {
+    "History": "agentotel.cases._record",
+    "RunRecord": "agentotel.cases._record",
+    "load_history": "agentotel.cases._record",
+    "load_run": "agentotel.cases._record",
+    "Assertions": "agentotel.cases.case",
+    "Case": "agentotel.cases.case",
+    "CaseError": "agentotel.cases.case",
+    "ExpectedCall": "agentotel.cases.case",
+    "new_case": "agentotel.cases.case",
+    "suggest_cut": "agentotel.cases.case",
+    "CheckReport": "agentotel.cases.check",
+    "Gate": "agentotel.cases.check",
+    "check": "agentotel.cases.check",
+    "check_record": "agentotel.cases.check",
+    "trajectory_match": "agentotel.cases.check",
+    "Finding": "agentotel.cases.detectors",
+    "Thresholds": "agentotel.cases.detectors",
+    "detect": "agentotel.cases.detectors",
+    "findings": "agentotel.cases.detectors",
+    "ReplayMismatch": "agentotel.cases.replay",
+    "ReplayMiss": "agentotel.cases.replay",
+    "Replayer": "agentotel.cases.replay",
+    "replay": "agentotel.cases.replay",
+    "run_case": "agentotel.cases.runner",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentotel.cases._record import History, RunRecord, load_history, load_run
+    from agentotel.cases.case import Assertions, Case, CaseError, ExpectedCall, new_case, suggest_cut
+    from agentotel.cases.check import CheckReport, Gate, check, check_record, trajectory_match
+    from agentotel.cases.detectors import Finding, Thresholds, detect, findings
+    from agentotel.cases.replay import ReplayMismatch, ReplayMiss, Replayer, replay
+    from agentotel.cases.runner import run_case
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentotel.cases' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_EXPORTS)

@@ -99,6 +99,8 @@ class Case:
     tools: list[ToolFixture] = field(default_factory=list)
     models: list[ModelFixture] = field(default_factory=list)
     assertions: Assertions = field(default_factory=Assertions)
+    policy: str = "strict"  # how replay matches calls with the fixtures (strict | fifo)
+    mode: str = "live"  # what replay does past the fixtures (live | frozen)
     path: Path | None = field(default=None, compare=False)
 
     @property
@@ -126,6 +128,7 @@ class Case:
             "source": self.source,
             "input": self.input,
             "environment": self.environment,
+            "replay": {"policy": self.policy, "mode": self.mode},
             "fixtures": {"tools": [asdict(t) for t in self.tools], "models": [asdict(m) for m in self.models]},
             "assertions": assertions,
         }
@@ -149,6 +152,9 @@ class Case:
         assertions = Assertions(**raw)
         _validate(assertions, where)
         fixtures = data.get("fixtures") or {}
+        replay = dict(data.get("replay") or {})
+        if replay.get("policy", "strict") not in ("strict", "fifo") or replay.get("mode", "live") not in ("live", "frozen"):
+            raise CaseError(f"{where}replay: policy is strict or fifo, mode is live or frozen (got {replay})")
         return cls(
             name=str(data.get("name") or (path.stem if path else "case")),
             layer=layer,
@@ -161,6 +167,8 @@ class Case:
             tools=[ToolFixture(**t) for t in fixtures.get("tools") or ()],
             models=[ModelFixture(**m) for m in fixtures.get("models") or ()],
             assertions=assertions,
+            policy=replay.get("policy", "strict"),
+            mode=replay.get("mode", "live"),
             path=path,
         )
 

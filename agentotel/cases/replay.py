@@ -35,7 +35,7 @@ from agentotel import semconv
 from agentotel._context import canonical_arguments, current_run
 from agentotel._internal import internal_errors
 from agentotel.cases import _active
-from agentotel.cases._model import neutral_from_openai, openai_completion, openai_stream, request_hash
+from agentotel.cases._model import neutral_from_openai, openai_completion, openai_stream, request_hash, scrub
 from agentotel.cases._steps import call_key
 from agentotel.cases.case import Case, ModelFixture, ToolFixture
 
@@ -127,6 +127,8 @@ class Replayer:
 
     def serve_tool(self, name: str, arguments: Any) -> tuple[bool, Any]:
         """(True, recorded result) for a call the case answers; raises for a forbidden call; else (False, None)."""
+        # Keyed as the record keys them: JSON-safe and redacted, so a secret argument still matches.
+        arguments = scrub(arguments)
         key = call_key(name, arguments)
         with self._lock:
             fixture, outcome, detail = self._pick_tool(name, key, arguments)
