@@ -118,7 +118,10 @@ def _ms(value: Any) -> str:
 
 
 def _cost(value: Any) -> str:
-    return "" if value is None else f"${float(value):.4f}"
+    if value is None:
+        return ""
+    value = float(value)
+    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
 
 
 def _int(value: Any) -> str:
@@ -170,8 +173,10 @@ def _runs_arguments(p: argparse.ArgumentParser) -> None:
 @command("runs", help="list runs, newest first", example="agentotel runs --limit 20 --user alice",
          arguments=_runs_arguments)
 def _runs(args: argparse.Namespace, out: Output) -> None:
+    from agentotel.query import pylist
+
     traces = _open(args, out)
-    rows = traces.runs(user=args.user, limit=args.limit or None).to_arrow_table().to_pylist()
+    rows = pylist(traces.runs(user=args.user, limit=args.limit or None).to_arrow_table())
     if out.json:
         out.emit_json(rows)
         return
@@ -286,10 +291,10 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
                       f"{sa.type} {_who(sa)}" if sa else "", f"{sb.type} {_who(sb)}" if sb else "", changes)
     if table.row_count:
         out.console.print(table)
-    lines = environment_lines(result.environment)
+    lines = result.environment_lines
     out.console.print("[bold]Environment:[/] " + ("same" if not lines else ""))
     for line in lines:
-        out.console.print(f"  {line}")
+        out.console.print(f"  {line}", markup=False)
     totals = _table("", "A", "B", title="Totals")
     for key, values in result.totals.items():
         fmt = _cost if key == "cost_usd" else _ms if key == "duration_ms" else _int
@@ -308,18 +313,6 @@ def _change_text(change: dict[str, Any]) -> str:
     if "b" not in change:
         return f"{change['path']} removed"
     return f"{change['path']}: {short(change['a'])} → {short(change['b'])}"
-
-
-def environment_lines(environment: dict[str, Any]) -> list[str]:
-    """Human lines for an environment comparison (H4's EnvDiff dict, or the attribute fallback)."""
-    lines: list[str] = []
-    for change in environment.get("changes") or []:
-        key = change.get("key") or change.get("path") or change.get("field") or "?"
-        if "text" in change:
-            lines.append(str(change["text"]))
-        else:
-            lines.append(f"{key}: {change.get('a')} → {change.get('b')}")
-    return lines
 
 
 # -- env ----------------------------------------------------------------------------------------------
@@ -367,7 +360,7 @@ def _sql_arguments(p: argparse.ArgumentParser) -> None:
 def _sql(args: argparse.Namespace, out: Output) -> None:
     import duckdb
 
-    from agentotel.query import SQLError
+    from agentotel.query import SQLError, pylist
 
     traces = _open(args, out)
     fmt = args.format or ("json" if out.json else "table")
@@ -378,7 +371,7 @@ def _sql(args: argparse.Namespace, out: Output) -> None:
         table = relation.to_arrow_table()
     except duckdb.Error as exc:
         raise SQLError(" ".join(str(exc).split())) from None
-    rows = table.to_pylist()
+    rows = pylist(table)
     if fmt == "json":
         out.emit_json(rows)
     elif fmt == "csv":

@@ -73,13 +73,21 @@ _SQL_VARIABLES = {
 }
 _MACROS = ("macro_step_type", "macro_is_run_root", "macro_step_run")
 _VIEWS = ("spans", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
-_DERIVED = ("step_type", "step_run", "is_root")  # columns trace_spans.sql adds to the span row
+_DERIVED = ("step_type", "step_run", "is_root", "start_ns")  # columns trace_spans.sql adds to the span row
 _ONE_TRACE = "_one_trace"
 
 
 def _sql(name: str) -> str:
     """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for)."""
     return resources.files("agentotel.query").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+def pylist(table: pa.Table) -> list[dict[str, Any]]:
+    """Rows as dicts; nanosecond timestamps become datetimes (to the microsecond, all Python keeps)."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_timestamp(f.type) and f.type.unit == "ns":
+            table = table.set_column(i, f.name, table.column(i).cast(pa.timestamp("us", tz=f.type.tz), safe=False))
+    return table.to_pylist()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -154,7 +162,7 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        return self._con.sql(query, params=params or {}).to_arrow_table().to_pylist()
+        return pylist(self._con.sql(query, params=params or {}).to_arrow_table())
 
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
@@ -211,7 +219,7 @@ class Traces:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
         rows = self._trace_rows(ref.trace_id)
-        return build_trajectory(self._summary(rows, ref.run_id), rows.to_pylist(), ref.run_id)
+        return build_trajectory(self._summary(rows, ref.run_id), pylist(rows), ref.run_id)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -59,6 +59,7 @@ class RunDiff:
     first_divergence: dict[str, Any] | None
     environment: dict[str, Any]
     totals: dict[str, dict[str, Any]]
+    environment_lines: list[str] = field(default_factory=list)  # the environment differences, for people
 
     @property
     def differences(self) -> list[Pair]:
@@ -234,13 +235,15 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
 
 
 # -- environment and totals ---------------------------------------------------------------------------
-def _environment(a: Trajectory, b: Trajectory) -> dict[str, Any]:
+def _environment(a: Trajectory, b: Trajectory) -> tuple[dict[str, Any], list[str]]:
+    """The environment comparison (agentotel.environment's, when both runs have a snapshot) and its lines."""
     try:
         from agentotel.environment import diff as env_diff, snapshot_from_attributes
 
         snap_a, snap_b = snapshot_from_attributes(a.environment), snapshot_from_attributes(b.environment)
         if snap_a is not None and snap_b is not None:
-            return env_diff(snap_a, snap_b).to_dict()
+            result = env_diff(snap_a, snap_b)
+            return result.to_dict(), ([] if result.same else list(result.lines()))
     except (ImportError, NotImplementedError):
         pass  # the environment comparison is not available in this build: compare the attributes
     keys = sorted(set(a.environment) | set(b.environment))
@@ -249,7 +252,7 @@ def _environment(a: Trajectory, b: Trajectory) -> dict[str, Any]:
         for k in keys
         if a.environment.get(k) != b.environment.get(k)
     ]
-    return {"same": not changes, "changes": changes}
+    return {"same": not changes, "changes": changes}, [f"{c['key']}: {c['a']} → {c['b']}" for c in changes]
 
 
 def _totals(a: Trajectory, b: Trajectory) -> dict[str, dict[str, Any]]:
@@ -284,5 +287,6 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
                 "kind": pair.status,
                 "detail": _detail(pair.status, left, right, changes),
             }
-    return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=_environment(a, b),
-                   totals=_totals(a, b))
+    environment, lines = _environment(a, b)
+    return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
+                   totals=_totals(a, b), environment_lines=lines)

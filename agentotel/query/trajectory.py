@@ -113,7 +113,7 @@ def build_trajectory(run: dict[str, Any], rows: Iterable[Mapping[str, Any]], run
     root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
     chosen = sorted(
         (r for r in rows if r.get("step_type") and r.get("step_run") == run_id),
-        key=lambda r: (r["start_time"] is None, r["start_time"] or datetime.min, r["span_id"]),
+        key=lambda r: (r.get("start_ns") is None, r.get("start_ns") or 0, r["span_id"]),
     )
     index_of = {r["span_id"]: i for i, r in enumerate(chosen, start=1)}
     steps: list[Step] = []
