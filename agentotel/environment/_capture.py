@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 import weakref
@@ -370,14 +371,12 @@ def _tool_entry(name: str, schema_hash: str, schema: Any, description: Any) -> d
 
 
 def _capture_tools(cap: Capture) -> None:
-    try:
-        from agentotel.tools import registered_tools
-    except ImportError:
-        cap.missing["tools"] = "agentotel.tools is not available"
-        return
+    # No module, no @tool: importing agentotel.tools here would only cost the run's start time.
+    tools_module = sys.modules.get("agentotel.tools")
     tools = {}
-    for name, info in sorted(registered_tools().items()):
-        tools[name] = _tool_entry(name, info.schema_hash, info.schema, getattr(info, "description", None))
+    if tools_module is not None:
+        for name, info in sorted(tools_module.registered_tools().items()):
+            tools[name] = _tool_entry(name, info.schema_hash, info.schema, None)  # the schema holds the description
     cap.snapshot["tools"] = tools
     cap.attributes[semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH] = digest({n: t["schema_hash"] for n, t in tools.items()})
 
