@@ -414,6 +414,7 @@ class _Conversation:
     """The message history an agent re-sends each turn: pre-encoded messages grouped in whole turns."""
 
     head: list[str]  # system (OpenAI-style) and the task; never dropped
+    budget: int
     turns: list[list[str]] = field(default_factory=list)
     chars: int = 0
 
@@ -421,7 +422,7 @@ class _Conversation:
         self.turns.append(messages)
         self.chars += sum(len(m) for m in messages)
         # Past the budget, drop whole old turns (keep at least the latest), like a context manager.
-        while self.chars > CONTEXT_BUDGET_CHARS and len(self.turns) > 1:
+        while self.chars > self.budget and len(self.turns) > 1:
             self.chars -= sum(len(m) for m in self.turns.pop(0))
 
     def encoded(self) -> str:
@@ -431,8 +432,9 @@ class _Conversation:
 class _Run:
     """Builds the spans of one run (and its sub-runs) with explicit clocks; each step is one span."""
 
-    def __init__(self, sdk: _Sdk, assets: dict[str, _AgentAssets], rng: random.Random, start_ns: int) -> None:
+    def __init__(self, sdk: _Sdk, assets: dict[str, _AgentAssets], rng: random.Random, start_ns: int, context_budget: int) -> None:
         self.sdk = sdk
+        self.context_budget = context_budget
         self.assets = assets
         self.rng = rng
         self.text = _Text(rng)
@@ -491,7 +493,7 @@ class _Run:
         head.append(_dumps({"role": "user", "parts": [{"type": "text", "content": task}]}))
         state = {
             "spec": spec, "assets": assets, "model": model, "attribution": attribution, "root": root,
-            "conversation": _Conversation(head), "prev_input_tokens": 0,
+            "conversation": _Conversation(head, self.context_budget), "prev_input_tokens": 0,
             "run": {"run_id": run_id, "user": user, "session": session, "trigger": trigger},
         }
         answer = self._loop(state, budget)
@@ -795,10 +797,19 @@ def _run_sizes(n_spans: int, seed: int) -> Iterator[tuple[int, int]]:
         index += 1
 
 
-def iter_chunks(n_spans: int, *, seed: int = DEFAULT_SEED, chunk_size: int = 10_000) -> Iterator[list[ReadableSpan]]:
+def iter_chunks(
+    n_spans: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    chunk_size: int = 10_000,
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS,
+) -> Iterator[list[ReadableSpan]]:
     """Exactly `n_spans` spans of whole runs, a list of about `chunk_size` at a time (runs never split).
 
     Memory stays at one chunk, so 1,000,000 spans can be streamed into a store or an encoder.
+    `context_budget_chars` caps the history a chat re-sends; the chat inputs are most of the corpus's
+    bytes (about 24 KB a span on average with the default), so a smaller budget makes a lighter corpus
+    of the same shape for benchmarks that need many spans more than big payloads.
     """
     sdk = _Sdk()
     assets = {spec.name: _make_assets(spec, seed) for spec in (*_AGENTS, *_SUB_AGENTS.values())}
@@ -808,7 +819,7 @@ def iter_chunks(n_spans: int, *, seed: int = DEFAULT_SEED, chunk_size: int = 10_
         sdk.ids.rng = rng
         start_ns += int(rng.expovariate(1.0 / _MEAN_RUN_GAP_S) * 1e9)
         spec = rng.choices(_AGENTS, weights=_AGENT_WEIGHTS)[0]
-        _Run(sdk, assets, rng, start_ns).run(spec, size - 1)
+        _Run(sdk, assets, rng, start_ns, context_budget_chars).run(spec, size - 1)
         if len(sdk.sink.spans) >= chunk_size:
             yield sdk.sink.spans
             sdk.sink.spans = []
@@ -817,9 +828,9 @@ def iter_chunks(n_spans: int, *, seed: int = DEFAULT_SEED, chunk_size: int = 10_
         sdk.sink.spans = []
 
 
-def generate(n_spans: int, *, seed: int = DEFAULT_SEED) -> list[ReadableSpan]:
+def generate(n_spans: int, *, seed: int = DEFAULT_SEED, context_budget_chars: int = CONTEXT_BUDGET_CHARS) -> list[ReadableSpan]:
     """Exactly `n_spans` spans of whole runs, in the order an exporter would receive them."""
-    return [span for chunk in iter_chunks(n_spans, seed=seed) for span in chunk]
+    return [span for chunk in iter_chunks(n_spans, seed=seed, context_budget_chars=context_budget_chars) for span in chunk]
 
 
 # ------------------------------------------------------------------------------------ statistics
