@@ -61,7 +61,7 @@ SELECT
     m.user_id,
     m.session_id,
     r.trigger,
-    m.start_time,
+    m.start_time::TIMESTAMPTZ AS start_time,  -- microseconds: what Python's datetime holds
     coalesce(r.duration_ns, epoch_ns(m.end_time) - epoch_ns(m.start_time)) / 1e6 AS duration_ms,
     CASE WHEN r.run_key IS NULL THEN 'running' WHEN r.status_code = 'ERROR' THEN 'error' ELSE 'ok' END AS status,
     coalesce(t.steps, 0) AS steps,

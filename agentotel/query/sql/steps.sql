@@ -15,7 +15,7 @@ SELECT
     span_id,
     parent_span_id,
     CASE WHEN status_code = 'ERROR' THEN 'error' ELSE 'ok' END AS status,
-    start_time,
+    start_time::TIMESTAMPTZ AS start_time,  -- microseconds: what Python's datetime holds
     duration_ns / 1e6 AS duration_ms,
     coalesce(response_model, request_model) AS model,
     tool_name,
