@@ -27,28 +27,28 @@ _EXPORTS = {
     "ExpectedCall": "agentotel.cases.case",
     "new_case": "agentotel.cases.case",
     "suggest_cut": "agentotel.cases.case",
-    "CheckReport": "agentotel.cases.check",
-    "Gate": "agentotel.cases.check",
-    "check": "agentotel.cases.check",
-    "check_record": "agentotel.cases.check",
-    "trajectory_match": "agentotel.cases.check",
+    "CheckReport": "agentotel.cases._check",
+    "Gate": "agentotel.cases._check",
+    "check": "agentotel.cases._check",
+    "check_record": "agentotel.cases._check",
+    "trajectory_match": "agentotel.cases._check",
     "Finding": "agentotel.cases.detectors",
     "Thresholds": "agentotel.cases.detectors",
     "detect": "agentotel.cases.detectors",
     "findings": "agentotel.cases.detectors",
-    "ReplayMismatch": "agentotel.cases.replay",
-    "ReplayMiss": "agentotel.cases.replay",
-    "Replayer": "agentotel.cases.replay",
-    "replay": "agentotel.cases.replay",
+    "ReplayMismatch": "agentotel.cases._replay",
+    "ReplayMiss": "agentotel.cases._replay",
+    "Replayer": "agentotel.cases._replay",
+    "replay": "agentotel.cases._replay",
     "run_case": "agentotel.cases.runner",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from agentotel.cases._record import History, RunRecord, load_history, load_run
     from agentotel.cases.case import Assertions, Case, CaseError, ExpectedCall, new_case, suggest_cut
-    from agentotel.cases.check import CheckReport, Gate, check, check_record, trajectory_match
+    from agentotel.cases._check import CheckReport, Gate, check, check_record, trajectory_match
     from agentotel.cases.detectors import Finding, Thresholds, detect, findings
-    from agentotel.cases.replay import ReplayMismatch, ReplayMiss, Replayer, replay
+    from agentotel.cases._replay import ReplayMismatch, ReplayMiss, Replayer, replay
     from agentotel.cases.runner import run_case
 
 

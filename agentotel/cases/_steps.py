@@ -181,14 +181,25 @@ class ShapeChange:
         }
 
     def summary(self) -> str:
+        """One line: the outermost paths removed, added and changed (children of those left out)."""
         bits = []
         if self.removed:
-            bits.append("removed " + ", ".join(sorted(self.removed)))
+            bits.append("removed " + ", ".join(_outermost(self.removed)))
         if self.added:
-            bits.append("added " + ", ".join(sorted(self.added)))
+            bits.append("added " + ", ".join(_outermost(self.added)))
         if self.changed:
             bits.append("changed " + ", ".join(f"{p} {a}->{b}" for p, (a, b) in sorted(self.changed.items())))
         return "; ".join(bits)
+
+
+def _parent(path: str) -> str:
+    if path.endswith("[]"):
+        return path[:-2]
+    return path.rsplit(".", 1)[0] if "." in path else path
+
+
+def _outermost(paths: Mapping[str, str]) -> list[str]:
+    return sorted(p for p in paths if _parent(p) == p or _parent(p) not in paths)
 
 
 def _under_empty_array(path: str, other: Mapping[str, str]) -> bool:

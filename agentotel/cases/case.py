@@ -129,7 +129,7 @@ class Case:
             "input": self.input,
             "environment": self.environment,
             "replay": {"policy": self.policy, "mode": self.mode},
-            "fixtures": {"tools": [asdict(t) for t in self.tools], "models": [asdict(m) for m in self.models]},
+            "fixtures": {"tools": [_compact(asdict(t)) for t in self.tools], "models": [_compact(asdict(m)) for m in self.models]},
             "assertions": assertions,
         }
         return {k: v for k, v in data.items() if v is not None}
@@ -175,7 +175,7 @@ class Case:
     def dumps(self) -> str:
         """The case as YAML text (block strings for long text, keys in a fixed order)."""
         return "# agentotel regression case: edit the assertions freely; fixtures are the recorded world.\n" + yaml.dump(
-            self.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100
+            self.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
         )
 
     def save(self, path: str | Path) -> Path:
@@ -195,6 +195,11 @@ class Case:
         except yaml.YAMLError as exc:
             raise CaseError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
         return cls.from_dict(data, source)
+
+
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    """A fixture without its empty optional fields (`error: null` on every success is noise)."""
+    return {k: v for k, v in data.items() if v is not None or k == "output"}
 
 
 def _validate(assertions: Assertions, where: str = "") -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from agentotel.cases.case import Case, CaseError
-from agentotel.cases.check import CheckReport, check
-from agentotel.cases.replay import replay
+from agentotel.cases._check import CheckReport, check
+from agentotel.cases._replay import replay
 
 __all__ = ["run_case", "load_agent"]
 

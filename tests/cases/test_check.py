@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentotel.cases import Assertions, ExpectedCall, check_record, new_case, trajectory_match
-from agentotel.cases.check import arguments_match
+from agentotel.cases._check import arguments_match
 from cases_build import healthy_run_for_history, llm, looping_run, record, tool
 
 
@@ -57,7 +57,7 @@ def test_calls_the_replay_refused_fail_the_replay_gate():
     case = new_case(looping_run(), at=3, layer="tool")
     run = healthy_run_for_history()
     run.steps[1]["status"] = "error"
-    run.span_attributes["s2"] = {"error.type": "agentotel.cases.replay.ReplayMismatch"}
+    run.span_attributes["s2"] = {"error.type": "agentotel.cases._replay.ReplayMismatch"}
     g = gates(check_record(case, run))
     assert not g["replay"].passed and "step 2" in g["replay"].evidence
 
