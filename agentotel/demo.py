@@ -61,14 +61,14 @@ def serve_model(responder: Responder) -> Iterator[str]:
         server.server_close()
 
 
-def completion(content: str | None = None, tool_calls: list[tuple[str, dict[str, Any]]] = (), *,
+def completion(content: str | None = None, tool_calls: list[tuple[Any, ...]] = (), *,
                prompt_tokens: int = 0, completion_tokens: int = 0, model: str = MODEL) -> dict[str, Any]:
-    """A chat.completions response body: text, or tool calls given as (name, arguments)."""
-    calls = [
-        {"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-         "function": {"name": name, "arguments": json.dumps(arguments)}}
-        for name, arguments in tool_calls
-    ]
+    """A chat.completions response body: text, and tool calls as (name, arguments) or (id, name, arguments)."""
+    calls = []
+    for call in tool_calls:
+        call_id, name, arguments = call if len(call) == 3 else (f"call_{uuid.uuid4().hex[:24]}", *call)
+        calls.append({"id": call_id, "type": "function",
+                      "function": {"name": name, "arguments": json.dumps(arguments)}})
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls
