@@ -99,6 +99,9 @@ def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
 
 
 def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    extra = kwargs.get("extra_body")
+    if isinstance(extra, dict):  # newer SDKs take sampling parameters only through extra_body
+        kwargs = {**extra, **kwargs}
     client = getattr(instance, "_client", None)
     attributes = server_attributes(getattr(client, "base_url", None))
     put(attributes, GEN_AI_REQUEST_MAX_TOKENS, kwargs.get("max_tokens"), int)

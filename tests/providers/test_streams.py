@@ -1,0 +1,183 @@
+"""Every way a stream can end ends its span exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import logging
+import threading
+
+import anthropic
+import openai
+import pytest
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+from agentotel import _config
+from agentotel.semconv import (
+    AGENTOTEL_PAYLOAD_TRUNCATED,
+    ERROR_TYPE,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_ID,
+    GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
+)
+from tests.providers.conftest import cassette
+
+USER = [{"role": "user", "content": "Say this is a test"}]
+HELLO = [{"role": "user", "content": "Say hello in one word."}]
+MODEL = "claude-sonnet-4-20250514"
+
+
+def openai_stream(**kwargs):
+    return openai.OpenAI(api_key="k").chat.completions.create(model="gpt-4", messages=USER, stream=True, **kwargs)
+
+
+def test_close_after_first_chunk_ends_once_without_error(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        stream = openai_stream()
+        next(iter(stream))
+        stream.close()
+        stream.close()
+    span = telemetry.one()
+    assert span.status.status_code is StatusCode.UNSET
+    assert GEN_AI_RESPONSE_FINISH_REASONS not in span.attributes
+    assert GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK in span.attributes
+
+
+def test_break_inside_with_ends_once(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        with openai_stream() as stream:
+            for _chunk in stream:
+                break
+        del stream
+        gc.collect()
+    span = telemetry.one()
+    assert ERROR_TYPE not in span.attributes
+    assert span.attributes[GEN_AI_RESPONSE_ID].startswith("chatcmpl-")
+
+
+def test_exception_in_users_loop_is_recorded_and_propagates(telemetry):
+    class Stop(Exception):
+        pass
+
+    with cassette("openai/test_chat_completion_streaming"), pytest.raises(Stop):
+        with openai_stream() as stream:
+            for _chunk in stream:
+                raise Stop
+    span = telemetry.one()
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes[ERROR_TYPE].endswith("Stop")
+
+
+def test_abandoned_stream_is_ended_by_garbage_collection(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        stream = openai_stream()
+        next(iter(stream))
+        del stream
+        gc.collect()
+    span = telemetry.one()
+    assert span.attributes[ERROR_TYPE] == "abandoned_stream"
+    assert span.status.status_code is StatusCode.ERROR
+
+
+def test_stream_without_finish_still_ends_on_exhaustion(telemetry):
+    with cassette("openai/test_chat_completion_streaming_not_complete"):
+        chunks = list(openai_stream())
+    span = telemetry.one()
+    assert span.attributes[GEN_AI_RESPONSE_ID] == chunks[0].id
+    assert "usage" not in json.dumps(dict(span.attributes))  # no usage was sent, none invented
+
+
+def test_chat_stream_helper_break_ends_when_manager_exits(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        with openai.OpenAI(api_key="k").chat.completions.stream(model="gpt-4", messages=USER) as stream:
+            for event in stream:
+                if event.type == "content.delta":
+                    break
+        assert len(telemetry.model_spans()) == 1  # ended by the manager's exit, not by GC
+    assert ERROR_TYPE not in telemetry.one().attributes
+
+
+def test_chat_stream_helper_to_the_end(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        with openai.OpenAI(api_key="k").chat.completions.stream(model="gpt-4", messages=USER) as stream:
+            final = stream.get_final_completion()
+    out = json.loads(telemetry.one().attributes[GEN_AI_OUTPUT_MESSAGES])
+    assert out[0]["parts"][0]["content"] == final.choices[0].message.content
+
+
+def test_responses_stream_helper(telemetry):
+    with cassette("openai/test_responses_create_streaming[content_mode0]"):
+        with openai.OpenAI(api_key="k").responses.stream(model="gpt-4o-mini", input="Say this is a test") as stream:
+            final = stream.get_final_response()
+    assert telemetry.one().attributes[GEN_AI_RESPONSE_ID] == final.id
+
+
+def test_anthropic_closed_early_and_interrupted(telemetry):
+    c = anthropic.Anthropic(api_key="k")
+    with cassette("anthropic/test_sync_messages_stream_closed_early_by_caller"):
+        with c.messages.stream(model=MODEL, max_tokens=100, messages=HELLO) as stream:
+            for _event in stream:
+                break
+    with cassette("anthropic/test_sync_messages_stream_interrupted_mid_iteration"), pytest.raises(KeyError):
+        with c.messages.stream(model=MODEL, max_tokens=100, messages=HELLO) as stream:
+            for _event in stream:
+                raise KeyError("stop")
+    with cassette("anthropic/test_sync_messages_stream_user_exception"), pytest.raises(RuntimeError):
+        for _event in c.messages.create(model=MODEL, max_tokens=100, messages=HELLO, stream=True):
+            raise RuntimeError("user")
+    gc.collect()
+    closed, interrupted, abandoned = telemetry.model_spans()
+    assert ERROR_TYPE not in closed.attributes
+    assert interrupted.attributes[ERROR_TYPE] == "KeyError"
+    # A plain `for` over an un-managed stream: the stream is dropped with the exception, so GC ends it.
+    assert abandoned.attributes[ERROR_TYPE] == "abandoned_stream"
+
+
+def test_streamed_text_is_bounded_by_the_content_policy(telemetry):
+    _config.configure(_config.Settings.resolve(max_value_bytes=64))
+    with cassette("openai/test_chat_completion_multiple_choices_streaming"):
+        list(openai.OpenAI(api_key="k").chat.completions.create(model="gpt-4o-mini", messages=USER, n=2, stream=True))
+    a = telemetry.one().attributes
+    assert len(a[GEN_AI_OUTPUT_MESSAGES]) <= 64
+    assert a[AGENTOTEL_PAYLOAD_TRUNCATED] is True
+
+
+async def test_async_break_and_abandon(telemetry):
+    aclient = openai.AsyncOpenAI(api_key="k")
+    with cassette("openai/test_async_chat_completion_streaming"):
+        async with await aclient.chat.completions.create(model="gpt-4", messages=USER, stream=True) as stream:
+            async for _chunk in stream:
+                break
+    with cassette("openai/test_async_chat_completion_streaming"):
+        stream = await aclient.chat.completions.create(model="gpt-4", messages=USER, stream=True)
+        await stream.__anext__()
+        del stream
+        gc.collect()
+    broke, abandoned = telemetry.model_spans()
+    assert ERROR_TYPE not in broke.attributes
+    assert abandoned.attributes[ERROR_TYPE] == "abandoned_stream"
+
+
+async def test_stream_consumed_in_another_task_and_thread_leaves_context_alone(telemetry, caplog):
+    aclient = openai.AsyncOpenAI(api_key="k")
+    caplog.set_level(logging.ERROR)
+    with cassette("openai/test_async_chat_completion_streaming"):
+        stream = await asyncio.create_task(aclient.chat.completions.create(model="gpt-4", messages=USER, stream=True))
+
+        async def consume():
+            return [c async for c in stream]
+
+        chunks = await asyncio.create_task(consume())
+    with cassette("openai/test_chat_completion_streaming"):
+        sync_stream = openai_stream()
+        result: list = []
+        worker = threading.Thread(target=lambda: result.extend(sync_stream))
+        worker.start()
+        worker.join()
+    assert chunks and result
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    assert len(telemetry.model_spans()) == 2
+    assert not [r for r in caplog.records if "detach" in r.getMessage().lower()]
