@@ -23,17 +23,23 @@ import inspect
 import os
 import sys
 import threading
+import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import baggage, context, trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.semconv.attributes.exception_attributes import (
+    EXCEPTION_MESSAGE,
+    EXCEPTION_STACKTRACE,
+    EXCEPTION_TYPE,
+)
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _config, _context, _tracing
 from agentotel._internal import internal_errors, report_internal_error
-from agentotel.content import Payload, redact
+from agentotel.content import Payload, capture_enabled, redact, redact_text
 from agentotel.semconv import (
     AGENTOTEL_RUN_ID,
     AGENTOTEL_RUN_METADATA,
@@ -88,11 +94,38 @@ def error_type(exc: BaseException) -> str:
     return cls.__qualname__ if module in ("builtins", None) else f"{module}.{cls.__qualname__}"
 
 
-def record_error(span: Any, exc: BaseException) -> None:
-    """Mark `span` as failed by `exc`: status ERROR, `error.type`, and an exception event."""
-    span.set_attribute(ERROR_TYPE, error_type(exc))
-    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"[:1024]))
-    span.record_exception(exc)
+def record_error(span: Any, exc: BaseException, payload: Payload | None = None) -> None:
+    """Mark `span` as failed by `exc`: status ERROR, `error.type`, and an `exception` event.
+
+    An exception's message and traceback can quote the data the code worked on, so they are treated
+    as content: redacted, bounded, and left out entirely when capture is off (only the type remains).
+    """
+    kind = error_type(exc)
+    span.set_attribute(ERROR_TYPE, kind)
+    if not (payload.capture if payload is not None else capture_enabled()):
+        span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+        span.add_event("exception", {EXCEPTION_TYPE: kind})
+        return
+    message, found = redact_text(_safe_str(exc)[:_MAX_ERROR_CHARS])
+    try:
+        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    except Exception:  # noqa: BLE001 - a failing __str__ inside the chain
+        stack = ""
+    stack, found_in_stack = redact_text(stack[-_MAX_ERROR_CHARS:])
+    if payload is not None:
+        payload.redactions += found + found_in_stack
+    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {message}"[:1024]))
+    span.add_event("exception", {EXCEPTION_TYPE: kind, EXCEPTION_MESSAGE: message, EXCEPTION_STACKTRACE: stack})
+
+
+_MAX_ERROR_CHARS = 16 * 1024
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a user's __str__ may raise
+        return f"<unprintable {type(exc).__name__}>"
 
 
 class Run:
@@ -324,9 +357,9 @@ def _finish_run(active: _Active, exc: BaseException | None) -> None:
     with internal_errors("runs.finish"):
         if current._has_output:
             active.payload.set(span, AGENTOTEL_RUN_OUTPUT, current._output)
-        active.payload.apply_markers(span)
         if exc is not None and not isinstance(exc, GeneratorExit):
-            record_error(span, exc)
+            record_error(span, exc, active.payload)
+        active.payload.apply_markers(span)
     if active.environment:
         environment = _environment()
         with internal_errors("runs.environment.finish"):

@@ -378,8 +378,8 @@ class _Call:
 
     def fail(self, exc: BaseException) -> None:
         try:
+            record_error(self.span, exc, self.payload)
             self.payload.apply_markers(self.span)
-            record_error(self.span, exc)
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.error", internal)
         self.span.end()
