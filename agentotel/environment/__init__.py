@@ -15,12 +15,14 @@ redaction. Turn it off with AGENTOTEL_CAPTURE_ENVIRONMENT=false.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from agentotel import _config, semconv
 from agentotel._internal import internal_errors
-from agentotel.environment._capture import begin, clear_caches, digest, end
-from agentotel.environment._diff import Change, EnvDiff, diff
+from agentotel.environment._capture import begin, clear_caches, end
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agentotel.environment._diff import Change, EnvDiff
 
 __all__ = ["Change", "EnvDiff", "capture_for_run", "clear_caches", "diff", "finish_for_run", "snapshot_from_attributes"]
 
@@ -45,6 +47,27 @@ def finish_for_run(run_context: Any) -> dict[str, Any]:
     with internal_errors("environment.finish_for_run"):
         return end(run_context)
     return {}
+
+
+def diff(snapshot_a: Mapping[str, Any] | None, snapshot_b: Mapping[str, Any] | None) -> "EnvDiff":
+    """What differs between two snapshots, key by key: `.changes`, `.lines()`, `.to_dict()`.
+
+    Packages added, removed or changed in version; lockfiles (with the packages that moved); config
+    files; tool schemas (with the changed fields); commit, branch, dirty state; models; OS and Python.
+    Volatile facts (host, who started the run, local paths, timings) are never differences.
+    """
+    from agentotel.environment import _diff
+
+    return _diff.diff(snapshot_a, snapshot_b)
+
+
+def __getattr__(name: str) -> Any:
+    # The diff types load with the diff: run() never needs them.
+    if name in {"Change", "EnvDiff"}:
+        from agentotel.environment import _diff
+
+        return getattr(_diff, name)
+    raise AttributeError(f"module 'agentotel.environment' has no attribute {name!r}")
 
 
 def _loads(value: Any) -> Any:

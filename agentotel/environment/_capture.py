@@ -56,16 +56,16 @@ def hashed_part(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Job:
-    """One slow check running in a daemon thread (so it never holds up interpreter exit)."""
+    """One slow check; `_start` runs a batch of them in one daemon thread (never holding up exit)."""
 
     def __init__(self, fn: Callable[[], Any]) -> None:
         self._fn = fn
         self._done = threading.Event()
         self.result: Any = None
         self.created = time.monotonic()
-        threading.Thread(target=self._run, name="agentotel-environment", daemon=True).start()
+        self.started = False
 
-    def _run(self) -> None:
+    def run(self) -> None:
         try:
             self.result = self._fn()
         except Exception as exc:  # noqa: BLE001 - reported where the result is used
@@ -75,6 +75,21 @@ class _Job:
 
     def wait(self, timeout: float) -> bool:
         return self._done.wait(max(0.0, timeout))
+
+
+def _start(jobs: list[_Job]) -> None:
+    """Run the jobs not yet started, one after the other, in one new daemon thread."""
+    with _jobs_lock:
+        todo = [job for job in jobs if not job.started]
+        for job in todo:
+            job.started = True
+    if todo:
+
+        def work() -> None:
+            for job in todo:
+                job.run()
+
+        threading.Thread(target=work, name="agentotel-environment", daemon=True).start()
 
 
 _jobs: dict[tuple[Any, ...], _Job] = {}
@@ -228,6 +243,8 @@ def capture(run_context: Any, repo: Any = None, agent_version: str | None = None
         if ci:
             who["ci"] = ci
         snap["who"] = _redacted(who)
+    # Started last, so the thread's start-up and its first slice of the GIL do not delay the snapshot.
+    _start([job for job, _apply, _name in cap.waits])
     return cap
 
 
@@ -338,7 +355,7 @@ def _capture_lockfiles(cap: Capture, start: Path, root: Path | None, base: Path)
 def _capture_config_files(cap: Capture, start: Path, base: Path, extra: tuple[str, ...]) -> None:
     files: dict[str, Any] = {}
     directories = [base] if start == base else [base, start]
-    candidates = [d / name for d in directories for name in _files.CONFIG_FILES]
+    candidates = [path for d in directories for path in _files.present_config_files(d)]
     for given in extra:
         path = Path(given).expanduser()
         candidates.append(path if path.is_absolute() else base / path)

@@ -11,9 +11,9 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import threading
-import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,34 +86,38 @@ _hashes = _StatCache(_sha256)
 def file_hash(path: Path) -> dict[str, Any] | None:
     """{"sha256": hex} for a readable file, {"error": why} when it cannot be read, None when absent."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return {"error": why(exc)}
-    if not path.is_file():
+    if not stat.S_ISREG(st.st_mode):
         return {"error": "not a regular file"}
     return _hashes.get(path, st)
 
 
-# --- directory listings (requirements*.txt) ----------------------------------------------------------
+# --- directory listings ----------------------------------------------------------------------------------
 
-_listings: dict[str, tuple[int, tuple[str, ...]]] = {}
+_listings: dict[str, tuple[int, frozenset[str]]] = {}
 
 
-def _requirements_files(directory: Path) -> tuple[str, ...]:
+def listing(directory: Path) -> frozenset[str]:
+    """The names in one directory (not below it), re-read only when the directory's mtime changes."""
+    key = str(directory)
     try:
-        mtime = directory.stat().st_mtime_ns
+        mtime = os.stat(key).st_mtime_ns
     except OSError:
-        return ()
-    cached = _listings.get(str(directory))
+        return frozenset()
+    cached = _listings.get(key)
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
-        names = tuple(sorted(n for n in os.listdir(directory) if _REQUIREMENTS.match(n) and n != "requirements.txt"))
+        names = frozenset(os.listdir(key))
     except OSError:
-        names = ()
-    _listings[str(directory)] = (mtime, names)
+        names = frozenset()
+    if len(_listings) > 256:
+        _listings.clear()
+    _listings[key] = (mtime, names)
     return names
 
 
@@ -121,8 +125,9 @@ def find_lockfiles(start: Path, root: Path | None) -> tuple[Path | None, list[st
     """The nearest directory from `start` up to `root` holding a lockfile, and the lockfile names in it."""
     directory = start
     while True:
-        names = [n for n in LOCKFILES if (directory / n).is_file()]
-        names += _requirements_files(directory)
+        present = listing(directory)
+        names = [n for n in LOCKFILES if n in present]
+        names += sorted(n for n in present if n != "requirements.txt" and _REQUIREMENTS.match(n))
         if names:
             return directory, names
         if root is None or directory == root or directory.parent == directory:
@@ -130,10 +135,23 @@ def find_lockfiles(start: Path, root: Path | None) -> tuple[Path | None, list[st
         directory = directory.parent
 
 
+def present_config_files(directory: Path) -> list[Path]:
+    """The agent config files (AGENTS.md, CLAUDE.md, ...) in `directory`, from its cached listing."""
+    names = listing(directory)
+    found = [directory / n for n in CONFIG_FILES if "/" not in n and n in names]
+    for nested in (n for n in CONFIG_FILES if "/" in n):
+        head, _, rest = nested.partition("/")
+        if head in names and rest in listing(directory / head):
+            found.append(directory / nested)
+    return found
+
+
 # --- declared packages, parsed from a lockfile (so a diff can say which version moved) ---------------
 
 
 def _toml_packages(text: str) -> dict[str, str]:
+    import tomllib  # loaded with the first lockfile parsed, in the background thread
+
     data = tomllib.loads(text)
     return {p["name"]: str(p.get("version", "")) for p in data.get("package", []) if "name" in p}
 

@@ -16,12 +16,10 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from agentotel.environment._files import why
 
@@ -89,6 +87,8 @@ def strip_credentials(url: str) -> str:
     """The URL without user:password@ and without a query (where tokens also travel)."""
     if "://" not in url:
         return url  # scp-like git@host:path carries a user name, never a secret
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -187,6 +187,9 @@ def git_binary() -> str | None:
 
 def _stream_hash(args: list[str], cwd: Path, digest: "hashlib._Hash", deadline: float) -> bytes:
     """Run git, feed its stdout to `digest`, return the first 64 KiB of it; kill it at the deadline."""
+    import subprocess  # loaded in the background thread, not on run() start
+
+    # No optional locks: a status must never take index.lock from under the user's own git commands.
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
     proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     timer = threading.Timer(max(0.0, deadline - time.monotonic()), proc.kill)

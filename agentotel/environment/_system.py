@@ -120,6 +120,7 @@ _WELL_KNOWN = frozenset({
 })  # fmt: skip
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_credential(name: str) -> bool:
     if name in _WELL_KNOWN:
         return True
