@@ -286,3 +286,43 @@ def test_agent_version_given_to_run(repo: Path, capture) -> None:
     run = new_run("triager")
     capture_for_run(run, repo=repo, agent_version="3.1")
     assert snap(finish_for_run(run))["agent"]["agent"] == "triager@3.1"
+
+
+def _fake_git(directory: Path, body: str) -> None:
+    """A `git` on PATH that does `body` first (an external program standing in for a slow or broken git)."""
+    import shutil
+
+    real = shutil.which("git")
+    directory.mkdir()
+    script = directory / "git"
+    script.write_text(f"#!/bin/sh\nPATH={os.environ['PATH']}\n{body}\nexec {real} \"$@\"\n")
+    script.chmod(0o755)
+
+
+def test_a_slow_git_status_never_holds_the_run_for_long(repo: Path, capture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import time
+
+    from agentotel.environment import _capture
+
+    _fake_git(tmp_path / "slowbin", "sleep 0.6")
+    monkeypatch.setenv("PATH", str(tmp_path / "slowbin"))
+    monkeypatch.setattr(_capture, "FINISH_WAIT_S", 0.1)
+    started = time.perf_counter()
+    first = snap(capture(repo))
+    assert time.perf_counter() - started < 0.5
+    assert first["missing"]["repo.dirty"] == "still running after 0.1 s (a very large repository?)"
+    assert "commit" in first["repo"]  # everything else is there
+    time.sleep(0.8)  # the check finishes in the background; the next run uses its answer at once
+    started = time.perf_counter()
+    second = snap(capture(repo))
+    assert time.perf_counter() - started < 0.1
+    assert second["repo"]["dirty"] is False
+    assert second["capture"]["dirty"] == "reused from an earlier check in this process"
+
+
+def test_a_failing_git_is_recorded_with_why(repo: Path, capture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_git(tmp_path / "badbin", 'echo "fatal: simulated failure" >&2; exit 128')
+    monkeypatch.setenv("PATH", str(tmp_path / "badbin"))
+    s = snap(capture(repo))
+    assert s["missing"]["repo.dirty"] == "RuntimeError: git status exited with 128: fatal: simulated failure"
+    assert "dirty" not in s["repo"]
