@@ -84,7 +84,8 @@ def run_case(
     agentotel.flush()
     from agentotel._config import current
 
-    traces = agentotel.open(directory if directory is not None else current().directory)
+    # The store the runs went to: an earlier instrument() (the user's) wins over `directory`.
+    traces = agentotel.open(current().directory)
     try:
         return check(case, traces, replayer.run_id or run.id, replayer=replayer)
     finally:

@@ -1,0 +1,83 @@
+"""The pytest plugin: case files collected as tests, marked with their layer, replayed and judged."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentotel
+from agentotel.cases import Case, findings, load_run, new_case
+from orders_agent import TASK, World, buggy_agent
+from test_regression_story import needs_hook
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A user's project: the agent module, and three cases cut from a recorded looping run."""
+    store = tmp_path / "traces"
+    agentotel.instrument(store)
+    World.shape, World.live_calls = 1, 0
+    try:
+        with agentotel.run("orders", task=TASK) as good:
+            good.output = buggy_agent(TASK)
+        World.shape = 2
+        with agentotel.run("orders", task=TASK) as bad:
+            bad.output = buggy_agent(TASK)
+        agentotel.flush()
+        traces = agentotel.open(store)
+        found = findings(traces, bad.id)
+        base = new_case(load_run(traces, bad.id), at=3, layer="tool", found=found)
+    finally:
+        agentotel.shutdown()
+    project = tmp_path / "project"
+    (project / "cases").mkdir(parents=True)
+    (project / "pytest.ini").write_text("[pytest]\n")
+    shutil.copy(HERE / "orders_agent.py", project / "orders_agent.py")
+    for name, layer, agent in (("buggy", "tool", "buggy_agent"), ("fixed", "tool", "fixed_agent"), ("prompt-side", "prompt", "fixed_agent")):
+        case = Case.from_dict(base.to_dict())
+        case.name, case.layer, case.agent = name, layer, f"orders_agent:{agent}"
+        case.save(project / "cases" / f"{name}.yaml")
+    (project / "cases" / "notes.yaml").write_text("not: a case\n")  # other YAML is left alone
+    return project
+
+
+def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(project)]))
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "agentotel.cases.pytest_plugin", "-p", "no:cacheprovider", *args],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_each_case_is_one_test_selected_by_its_layer(project):
+    everything = pytest_in(project, "cases", "--collect-only", "-q")
+    assert everything.returncode == 0, everything.stdout + everything.stderr
+    assert sorted(line for line in everything.stdout.splitlines() if "::" in line) == [
+        "cases/buggy.yaml::buggy", "cases/fixed.yaml::fixed", "cases/prompt-side.yaml::prompt-side"]
+    prompt = pytest_in(project, "cases", "--collect-only", "-q", "-m", "prompt")
+    assert [line for line in prompt.stdout.splitlines() if "::" in line] == ["cases/prompt-side.yaml::prompt-side"]
+
+
+def test_a_broken_case_file_is_a_clear_collection_error(project):
+    (project / "cases" / "broken.yaml").write_text("agentotel_case: 1\nlayer: network\n")
+    result = pytest_in(project, "cases", "--collect-only", "-q")
+    assert result.returncode != 0
+    assert "layer 'network' is not one of prompt, tool" in result.stdout
+
+
+@needs_hook
+def test_replaying_the_tool_cases_fails_the_bug_and_passes_the_fix(project):
+    result = pytest_in(project, "cases", "-m", "tool", "-rA")
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "1 failed, 1 passed, 1 deselected" in out
+    assert "FAILED cases/buggy.yaml::buggy" in out and "PASSED cases/fixed.yaml::fixed" in out
+    assert 'FAIL  must_not_repeat: search_orders {"customer":"acme"} at steps 2, 4, 6, 8' in out
