@@ -73,7 +73,6 @@ _SQL_VARIABLES = {
 }
 _MACROS = ("macro_step_type", "macro_is_run_root", "macro_step_run")
 _VIEWS = ("spans", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
-_DERIVED = ("step_type", "step_run", "is_root", "start_ns")  # columns trace_spans.sql adds to the span row
 _ONE_TRACE = "_one_trace"
 
 
@@ -162,7 +161,10 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        return pylist(self._con.sql(query, params=params or {}).to_arrow_table())
+        # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
+        cursor = self._con.execute(query, params or {})
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
@@ -194,32 +196,28 @@ class Traces:
         (ref,) = runs.values()
         return _RunRef(ref["run_id"], ref["trace_id"])
 
-    def _trace_rows(self, trace_id: str) -> pa.Table:
-        return self._con.sql(_sql("trace_spans"), params={"trace": trace_id}).to_arrow_table()
+    def _load_trace(self, trace_id: str) -> None:
+        """Fetch one trace's spans into the temp table `_one_trace` (replacing the previous one)."""
+        self._con.execute(_sql("one_trace"), {"trace": trace_id})
 
-    def _summary(self, trace_rows: pa.Table, run_id: str) -> dict[str, Any]:
-        source = trace_rows.drop_columns([c for c in _DERIVED if c in trace_rows.column_names])
-        self._con.register(_ONE_TRACE, source)
-        try:
-            rows = self._rows(
-                f"SELECT * FROM ({_sql('runs').replace('_run_source', _ONE_TRACE)}) WHERE run_id = $run",
-                {"run": run_id},
-            )
-        finally:
-            self._con.unregister(_ONE_TRACE)
+    def _summary(self, run_id: str) -> dict[str, Any]:
+        rows = self._rows(
+            f"SELECT * FROM ({_sql('runs').replace('_run_source', _ONE_TRACE)}) WHERE run_id = $run", {"run": run_id}
+        )
         return rows[0] if rows else {"run_id": run_id}
 
     def run(self, name: str) -> dict[str, Any]:
         """One run's summary (the `runs` view's columns) by run id, trace id or prefix."""
         ref = self.resolve(name)
-        return self._summary(self._trace_rows(ref.trace_id), ref.run_id)
+        self._load_trace(ref.trace_id)
+        return self._summary(ref.run_id)
 
     # -- trajectories and diffs -----------------------------------------------------------------
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
-        rows = self._trace_rows(ref.trace_id)
-        return build_trajectory(self._summary(rows, ref.run_id), pylist(rows), ref.run_id)
+        self._load_trace(ref.trace_id)
+        return build_trajectory(self._summary(ref.run_id), self._rows(_sql("trace_spans")), ref.run_id)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -30,7 +30,7 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
     """SDK spans as one record batch of `SPAN_SCHEMA`. Never raises on attribute values."""
     columns = SpanColumns()
     resources: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
-    append = columns.append
+    append = columns.append_values  # positional: this loop is the exporter's hot path
     for span in spans:
         # ReadableSpan's properties copy (events, links) or wrap (attributes) on every access; read the
         # fields underneath when this is the SDK's own class, the public properties otherwise.
@@ -50,22 +50,22 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
         status = span.status
         start = span.start_time or 0
         append(
-            trace_id=f"{context.trace_id:032x}",
-            span_id=f"{context.span_id:016x}",
-            parent_span_id=f"{parent.span_id:016x}" if parent is not None else None,
-            name=span.name,
-            kind=span.kind.name,
-            status_code=status.status_code.name,
-            status_message=status.description,
-            start_time_ns=start,
-            end_time_ns=span.end_time or start,
-            attributes=attributes,
-            resource_attributes=cached[0],
-            encoded_resource=cached[1],
-            scope_name=scope.name if scope is not None else None,
-            scope_version=scope.version if scope is not None else None,
-            events=[(e.timestamp, e.name, _plain(e.attributes)) for e in events] if events else _EMPTY,
-            links=[(f"{l.context.trace_id:032x}", f"{l.context.span_id:016x}", _plain(l.attributes)) for l in links]
+            f"{context.trace_id:032x}",
+            f"{context.span_id:016x}",
+            f"{parent.span_id:016x}" if parent is not None else None,
+            span.name,
+            span.kind.name,
+            status.status_code.name,
+            status.description,
+            start,
+            span.end_time or start,
+            attributes,
+            cached[0],
+            cached[1],
+            scope.name if scope is not None else None,
+            scope.version if scope is not None else None,
+            [(e.timestamp, e.name, _plain(e.attributes)) for e in events] if events else _EMPTY,
+            [(f"{l.context.trace_id:032x}", f"{l.context.span_id:016x}", _plain(l.attributes)) for l in links]
             if links
             else _EMPTY,
         )

@@ -76,6 +76,7 @@ SERVICE_NAME = "service.name"  # resource attribute (OTel resource semconv), rea
 # One reusable encoder: json.dumps with non-default options builds a new encoder per call, which
 # dominated per-span conversion time. allow_nan=False makes NaN/inf take the _json_safe path below.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_encode_str = json.encoder.encode_basestring  # a JSON string literal, non-ASCII kept as it is
 
 
 def encode_value(value: Any) -> str:
@@ -87,6 +88,11 @@ def encode_value(value: Any) -> str:
         return repr(value)  # the same text JSON gives, without the encoder's overhead
     if kind is bool:
         return "true" if value else "false"
+    if kind is tuple or kind is list:
+        try:  # the common string array (finish reasons, stop sequences), in C
+            return "[" + ",".join(map(_encode_str, value)) + "]"
+        except TypeError:
+            pass
     try:
         return _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError):
@@ -187,6 +193,31 @@ class SpanColumns:
         links: Sequence[tuple[str, str, Mapping[str, Any] | None]] = (),
     ) -> None:
         """Add one span. `encoded_resource` lets a caller reuse one resource's map entries across spans."""
+        self.append_values(
+            trace_id, span_id, parent_span_id, name, kind, status_code, status_message, start_time_ns, end_time_ns,
+            attributes, resource_attributes, encoded_resource, scope_name, scope_version, events, links,
+        )  # fmt: skip
+
+    def append_values(
+        self,
+        trace_id: str,
+        span_id: str,
+        parent_span_id: str | None,
+        name: str,
+        kind: str,
+        status_code: str,
+        status_message: str | None,
+        start_time_ns: int,
+        end_time_ns: int,
+        attributes: Mapping[str, Any] | None,
+        resource_attributes: Mapping[str, Any] | None,
+        encoded_resource: list[tuple[str, str]] | None,
+        scope_name: str | None,
+        scope_version: str | None,
+        events: Sequence[tuple[int, str, Mapping[str, Any] | None]],
+        links: Sequence[tuple[str, str, Mapping[str, Any] | None]],
+    ) -> None:
+        """`append` with positional arguments, in that order: a hot loop saves most of a call's cost."""
         service = (resource_attributes or {}).get(SERVICE_NAME)
         promoted: dict[str, Any] = {}
         payload_in = payload_out = None

@@ -124,6 +124,10 @@ def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch
     return published
 
 
+def _unique_writer_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
 class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
@@ -145,10 +149,11 @@ class StoreWriter:
         self.directory = Path(directory)
         self.wal_max_bytes = settings.wal_max_bytes if wal_max_bytes is None else wal_max_bytes
         self.wal_max_age_s = settings.wal_max_age_s if wal_max_age_s is None else wal_max_age_s
-        self.writer_id = _UNSAFE.sub("_", writer_id) if writer_id else f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.writer_id = _UNSAFE.sub("_", writer_id) if writer_id else _unique_writer_id()
         self._lock = threading.Lock()
         self._batches: list[pa.RecordBatch] = []
         self._seq = 0
+        self._pid = os.getpid()
         wal_dir = self.directory / wal.WAL_DIR
         wal_dir.mkdir(parents=True, exist_ok=True)
         (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
@@ -172,10 +177,23 @@ class StoreWriter:
         self._seq += 1
         return f"{time.time_ns() // 1_000_000:013d}-{self.writer_id}-{self._seq:06d}"
 
+    def _after_fork(self) -> None:
+        """In a forked child: write to a WAL of its own; the parent's file, lock and batches stay the parent's."""
+        if self._pid == os.getpid():
+            return
+        self._pid = os.getpid()
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+        self._batches = []
+        os.close(self._wal._fd)  # the parent's descriptor keeps the parent's lock
+        self.writer_id = _unique_writer_id()
+        self._wal = wal.WalFile(self.directory / wal.WAL_DIR / f"{self.writer_id}{wal.SUFFIX}")
+        self._wal.start_segment(self._next_segment())
+
     def append(self, batch: pa.RecordBatch) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure."""
         if batch.num_rows == 0:
             return
+        self._after_fork()
         with self._lock:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
@@ -186,6 +204,7 @@ class StoreWriter:
 
     def fold(self) -> list[Path]:
         """Publish the WAL's contents as Parquet now; returns the files written."""
+        self._after_fork()
         with self._lock:
             if self._closed:
                 return []
@@ -202,6 +221,7 @@ class StoreWriter:
 
     def close(self) -> None:
         """Fold what is in the WAL and release it. Idempotent."""
+        self._after_fork()
         with self._lock:
             if self._closed:
                 return

@@ -29,11 +29,15 @@ from agentotel.semconv import (
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK,
     GEN_AI_SYSTEM_INSTRUCTIONS,
+    GEN_AI_TOKEN_TYPE,
     GEN_AI_TOOL_DEFINITIONS,
     GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
     GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+    METRIC_AGENTOTEL_CLIENT_COST,
+    METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+    METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
     SERVER_ADDRESS,
     SERVER_PORT,
 )
@@ -335,12 +339,12 @@ async def test_async_raw_response_error_and_embeddings(telemetry):
 def test_metrics_use_spec_buckets(telemetry):
     with cassette("openai/test_chat_completion_with_content"):
         client().chat.completions.create(model="gpt-4o-mini", messages=USER)
-    tokens = telemetry.metric_points("gen_ai.client.token.usage")
-    assert sorted(p.attributes["gen_ai.token.type"] for p in tokens) == ["input", "output"]
+    tokens = telemetry.metric_points(METRIC_GEN_AI_CLIENT_TOKEN_USAGE)
+    assert sorted(p.attributes[GEN_AI_TOKEN_TYPE] for p in tokens) == ["input", "output"]
     assert list(tokens[0].explicit_bounds)[:3] == [1, 4, 16]
-    duration = telemetry.metric_points("gen_ai.client.operation.duration")
+    duration = telemetry.metric_points(METRIC_GEN_AI_CLIENT_OPERATION_DURATION)
     assert list(duration[0].explicit_bounds)[:2] == [0.01, 0.02] and duration[0].count == 1
-    cost = telemetry.metric_points("agentotel.client.cost")
+    cost = telemetry.metric_points(METRIC_AGENTOTEL_CLIENT_COST)
     assert cost[0].value == pytest.approx(telemetry.one().attributes[AGENTOTEL_COST_USD])
 
 

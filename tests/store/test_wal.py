@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 
 import pyarrow.parquet as pq
@@ -137,3 +138,24 @@ def test_size_and_age_thresholds_fold(tmp_path, batches):
     assert read_wal(tmp_path / "age").num_rows == 0
     by_size.close()
     by_age.close()
+
+
+def test_a_forked_child_writes_its_own_wal_and_never_touches_the_parents(tmp_path, batches):
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    writer.append(batches[0])
+    pid = os.fork()
+    if pid == 0:  # the child: append, fold and close, as a forked worker process would
+        code = 0
+        try:
+            writer.append(batches[1])
+            writer.close()
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert read_wal(tmp_path).num_rows == 10  # the parent's durable batch is still in its WAL
+    assert len(_stored_ids(tmp_path)) == 10  # the child's batch, folded from the child's own WAL
+    writer.append(batches[2])
+    writer.close()
+    assert len(_stored_ids(tmp_path)) == 30
