@@ -116,11 +116,32 @@ _RULES: list[tuple[frozenset[str], re.Pattern[str], Any]] = [
     (frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in _SHAPES
 ]
 
+
+def _trie_pattern(words: set[str]) -> str:
+    """One regex matching any of `words`, shaped as a trie: Python's engine then tests a character per
+    branch instead of trying every word at every position (about twice as fast as a flat alternation)."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
+
+
 # One scan of the lower-cased text for every hint decides which rules run at all.
-_ALL_HINTS = sorted(
-    {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS), key=len, reverse=True
-)
-_HINT = re.compile("|".join(re.escape(h) for h in _ALL_HINTS))
+_ALL_HINTS = {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS)
+_HINT = re.compile(_trie_pattern(_ALL_HINTS))
+# No built-in rule matches fewer characters than this ("pwd=x").
+_MIN_SECRET_CHARS = 5
 
 def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
@@ -214,6 +235,8 @@ _RULES += [
 
 
 def _redact_known(text: str) -> tuple[str, int]:
+    if len(text) < _MIN_SECRET_CHARS:
+        return text, 0
     found = set(_HINT.findall(text.lower()))
     if not found:
         return text, 0

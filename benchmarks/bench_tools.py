@@ -1,0 +1,130 @@
+"""Tool overhead: `@agentotel.tool` against a hand-written span with the same attributes.
+
+Both sides run inside one `agentotel.run()`, on a tracer provider with agentotel's attribution processor
+and a span processor whose exporter drops spans (so export cost, equal for both, does not dilute the
+difference). The hand-written side is what a careful user would write instead of the decorator:
+`tracer.start_as_current_span("execute_tool add", attributes=...)` with the same static attributes, the
+arguments and the result set as `json.dumps` strings. Ours additionally binds arguments by name,
+applies the content policy (JSON-safe conversion, secret redaction, size limits) and checks for a
+pending model tool call. Rows: a trivial function (the issue's target), and a tool whose arguments
+and result are a realistic ~1 KB of text (informational).
+"""
+
+from __future__ import annotations
+
+import json
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanKind
+
+from agentotel import _config, _tracing
+from agentotel import semconv as sc
+from agentotel.runs import AttributionProcessor, run as agent_run
+from agentotel.tools import tool
+from benchmarks.harness import Result, alternate
+
+TARGET = 1.5
+
+
+class _Drop(SpanExporter):
+    def export(self, spans):  # noqa: ANN001
+        return SpanExportResult.SUCCESS
+
+
+def _add(a: int, b: int = 2) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def _summarise(document: dict, style: str = "short") -> dict:
+    """Summarise a document."""
+    return {"title": document["title"], "summary": document["body"][:300], "style": style}
+
+
+_DOCUMENT = {
+    "title": "Incident 4711: checkout latency",
+    "body": ("Latency on the checkout service rose after the deploy of build 812; the cache hit rate fell "
+             "from 93% to 41% and the database connection pool saturated. ") * 5,
+    "tags": ["checkout", "latency", "cache", "database"],
+    "severity": 2,
+}  # fmt: skip
+
+
+def _hand_written(tracer, fn, name: str, description: str, schema_hash: str):  # noqa: ANN001, ANN202
+    attributes = {
+        sc.GEN_AI_OPERATION_NAME: "execute_tool",
+        sc.GEN_AI_TOOL_NAME: name,
+        sc.GEN_AI_TOOL_TYPE: "function",
+        sc.AGENTOTEL_TOOL_SCHEMA_HASH: schema_hash,
+        sc.GEN_AI_TOOL_DESCRIPTION: description,
+    }
+    span_name = f"execute_tool {name}"
+
+    def call(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        with tracer.start_as_current_span(span_name, kind=SpanKind.INTERNAL, attributes=attributes) as span:
+            span.set_attribute(sc.GEN_AI_TOOL_CALL_ARGUMENTS, json.dumps({**dict(zip(("a", "b"), args)), **kwargs}))
+            result = fn(*args, **kwargs)
+            span.set_attribute(sc.GEN_AI_TOOL_CALL_RESULT, json.dumps(result))
+            return result
+
+    return call
+
+
+def _loop(fn, calls: int, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def body() -> None:
+        for _ in range(calls):
+            fn(*args, **kwargs)
+
+    return body
+
+
+def run(quick: bool) -> list[Result]:
+    calls = 300 if quick else 2000
+    repeats = 3 if quick else 11
+    provider = TracerProvider()
+    provider.add_span_processor(AttributionProcessor())
+    provider.add_span_processor(SimpleSpanProcessor(_Drop()))
+    _tracing.set_providers(provider)
+    previous = _config.current()
+    _config.configure(_config.Settings.resolve(capture_environment=False, capture_content=True))
+    results: list[Result] = []
+    try:
+        tracer = provider.get_tracer("hand-written")
+        cases = [
+            ("trivial function", _add, (1,), {"b": 3}, TARGET),
+            ("~1 KB arguments and result", _summarise, (_DOCUMENT,), {"style": "bullets"}, None),
+        ]
+        with agent_run("bench", user="bench", session="bench", trigger="test"):
+            for label, fn, args, kwargs, target in cases:
+                ours = tool(fn)
+                info = ours.tool_info
+                peer = _hand_written(tracer, fn, info.name, info.description or "", info.schema_hash)
+                assert ours(*args, **kwargs) == peer(*args, **kwargs)
+                ours_s, peer_s = alternate(_loop(ours, calls, *args, **kwargs), _loop(peer, calls, *args, **kwargs),
+                                           repeats=repeats, warmup=1)  # fmt: skip
+                ours_us = ours_s.scaled(1e6 / calls)
+                peer_us = peer_s.scaled(1e6 / calls)
+                ratio = ours_us.median / peer_us.median
+                results.append(
+                    Result(
+                        benchmark=f"@tool overhead, {label}",
+                        metric="time per call, capture on, inside run()",
+                        unit="µs/call",
+                        ours=round(ours_us.median, 2),
+                        peer_name="hand-written start_as_current_span, same attributes (json.dumps payloads)",
+                        peer=round(peer_us.median, 2),
+                        target=f"<= {target}x the hand-written span" if target else None,
+                        met=(ratio <= target) if target else None,
+                        notes="ours adds argument binding, redaction, size limits and the tool-call-id check",
+                        corpus=f"{calls} calls per repeat",
+                        ours_spread=ours_us.spread,
+                        peer_spread=peer_us.spread,
+                        repeats=repeats,
+                    )
+                )
+    finally:
+        _tracing.set_providers(None)
+        _config.configure(previous)
+        provider.shutdown()
+    return results
