@@ -15,7 +15,8 @@ unchanged; a failure inside the instrumentation never reaches it.
 A tool's JSON schema is derived once, at decoration, from its signature and type hints, and its
 hash (`agentotel.tool.schema_hash`) is on every span of the tool, so a changed interface is visible
 between runs. When a model asked for a call of this tool with equal arguments in the current run, the
-span carries the model's `gen_ai.tool.call.id`.
+span carries the model's `gen_ai.tool.call.id`. Under `agentotel.replay(case)` a (non-generator) tool
+call the case recorded is answered from the case instead of running the body.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from opentelemetry.trace import SpanKind
 
 from agentotel import _context, _tracing
 from agentotel._internal import report_internal_error
+from agentotel.cases import _active as _replay
 from agentotel.content import Payload, to_json_safe
 from agentotel.runs import record_error
 from agentotel.semconv import (
@@ -405,15 +407,40 @@ def _finish(call: _Call | None, exc: BaseException | None, result: Any = None) -
         report_internal_error("tools.finish", internal)
 
 
+def _replayed(spec: _Spec, args: tuple, kwargs: dict) -> tuple[bool, Any]:
+    """(True, recorded result) when a replay (`agentotel.replay`) answers this tool call instead of its body.
+
+    The replay's own exceptions (a recorded failure, a forbidden call) are the tool's outcome: they
+    propagate like any error of the tool.
+    """
+    if not isinstance(spec, _ToolSpec):
+        return False, None
+    try:
+        arguments = to_json_safe(spec.arguments(args, kwargs))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("tools.replay", exc)
+        return False, None
+    return _replay.serve_tool(spec.name, arguments)
+
+
 def _sync_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         call = _begin(spec, args, kwargs)
         if call is None:
+            if _replay.current() is not None:
+                served, value = _replayed(spec, args, kwargs)
+                if served:
+                    return value
             return fn(*args, **kwargs)
         token = context.attach(call.ctx)
         try:
-            result = fn(*args, **kwargs)
+            if _replay.current() is None:  # one contextvar read when no replay is active
+                result = fn(*args, **kwargs)
+            else:
+                served, result = _replayed(spec, args, kwargs)
+                if not served:
+                    result = fn(*args, **kwargs)
         except BaseException as exc:
             context.detach(token)
             _finish(call, exc)
@@ -430,10 +457,19 @@ def _async_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         call = _begin(spec, args, kwargs)
         if call is None:
+            if _replay.current() is not None:
+                served, value = _replayed(spec, args, kwargs)
+                if served:
+                    return value
             return await fn(*args, **kwargs)
         token = context.attach(call.ctx)
         try:
-            result = await fn(*args, **kwargs)
+            if _replay.current() is None:
+                result = await fn(*args, **kwargs)
+            else:
+                served, result = _replayed(spec, args, kwargs)
+                if not served:
+                    result = await fn(*args, **kwargs)
         except BaseException as exc:
             context.detach(token)
             _finish(call, exc)

@@ -632,3 +632,34 @@ def test_capture_off_records_no_payload_byte(recorded, configure):
     documents = json.loads(recorded.one("retrieval kb").attributes[sc.GEN_AI_RETRIEVAL_DOCUMENTS])
     assert documents == [{"id": "doc-1", "score": 0.5}, {}]
     assert recorded.one("execute_tool explode").attributes[sc.ERROR_TYPE] == "ValueError"
+
+
+# --- Replay seam ----------------------------------------------------------------------------------------
+
+
+class _Recorded:
+    """A replay server answering one tool call from a recording."""
+
+    def __init__(self) -> None:
+        self.asked: list = []
+
+    def serve_tool(self, name, arguments):
+        self.asked.append((name, arguments))
+        if arguments == {"city": "Paris"}:
+            return True, {"city": "Paris", "temp": -5, "units": "recorded"}
+        return False, None
+
+
+def test_a_replay_answers_the_tool_call_instead_of_its_body(recorded):
+    from agentotel.cases import _active
+
+    server = _Recorded()
+    token = _active.activate(server)
+    try:
+        assert get_weather("Paris") == {"city": "Paris", "temp": -5, "units": "recorded"}
+        assert get_weather("Oslo")["temp"] == 21  # not recorded: the body runs
+    finally:
+        _active.deactivate(token)
+    assert server.asked == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
+    first, second = recorded.named("execute_tool get_weather")
+    assert result_of(first)["units"] == "recorded" and result_of(second)["units"] == "metric"
