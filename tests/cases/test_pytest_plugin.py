@@ -50,27 +50,37 @@ def project(tmp_path):
 
 
 def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(project)]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(project)]), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "agentotel.cases.pytest_plugin", "-p", "no:cacheprovider", *args],
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
     )
 
 
-def test_each_case_is_one_test_selected_by_its_layer(project):
-    everything = pytest_in(project, "cases", "--collect-only", "-q")
-    assert everything.returncode == 0, everything.stdout + everything.stderr
-    assert sorted(line for line in everything.stdout.splitlines() if "::" in line) == [
+def collect_in(project: Path, capsys, monkeypatch, *args: str) -> tuple[int, list[str]]:
+    """Collection only, in this process (nothing is replayed, so nothing global changes)."""
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # only the plugin under test
+    code = pytest.main(["-p", "agentotel.cases.pytest_plugin", "-p", "no:cacheprovider", "--collect-only", "-q",
+                        "--rootdir", str(project), "cases", *args])
+    out = capsys.readouterr().out
+    return int(code), out.splitlines()
+
+
+def test_each_case_is_one_test_selected_by_its_layer(project, capsys, monkeypatch):
+    code, lines = collect_in(project, capsys, monkeypatch)
+    assert code == 0, lines
+    assert sorted(line for line in lines if "::" in line) == [
         "cases/buggy.yaml::buggy", "cases/fixed.yaml::fixed", "cases/prompt-side.yaml::prompt-side"]
-    prompt = pytest_in(project, "cases", "--collect-only", "-q", "-m", "prompt")
-    assert [line for line in prompt.stdout.splitlines() if "::" in line] == ["cases/prompt-side.yaml::prompt-side"]
+    code, lines = collect_in(project, capsys, monkeypatch, "-m", "prompt")
+    assert [line for line in lines if "::" in line] == ["cases/prompt-side.yaml::prompt-side"]
 
 
-def test_a_broken_case_file_is_a_clear_collection_error(project):
+def test_a_broken_case_file_is_a_clear_collection_error(project, capsys, monkeypatch):
     (project / "cases" / "broken.yaml").write_text("agentotel_case: 1\nlayer: network\n")
-    result = pytest_in(project, "cases", "--collect-only", "-q")
-    assert result.returncode != 0
-    assert "layer 'network' is not one of prompt, tool" in result.stdout
+    code, lines = collect_in(project, capsys, monkeypatch)
+    assert code != 0
+    assert any("layer 'network' is not one of prompt, tool" in line for line in lines)
 
 
 @needs_hook

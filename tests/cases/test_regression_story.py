@@ -14,7 +14,7 @@ from orders_agent import TASK, World, buggy_agent, fixed_agent
 
 HOOK = "serve_tool" in inspect.getsource(agentotel.tools)
 needs_hook = pytest.mark.xfail(
-    not HOOK, strict=True,
+    not HOOK, strict=True, run=False,
     reason="agentotel/tools.py does not yet ask agentotel.cases._active.serve_tool before running a tool body",
 )
 
