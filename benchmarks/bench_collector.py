@@ -1,0 +1,237 @@
+"""Collector: OTLP/HTTP ingest rate (durable) and CPU per 10,000 spans, against a decode-only receiver.
+
+The corpus's spans are encoded once, as an OTLP exporter sends them: `ExportTraceServiceRequest`
+protobuf, batches of 512, gzip. Four client threads (keep-alive connections) post every batch and wait
+for each answer. Ours is `agentotel-collector` in its own process with the real store: a 200 comes back
+only after the batch is converted, in the WAL and fsync'd; the final fold to Parquet at shutdown is not
+in the timed part. The comparison is the ceiling: a minimal receiver in its own process (the same
+Python HTTP server) that gunzips, parses the protobuf and throws it away. Both take turns within each
+repeat on the same pre-encoded bodies, so the client costs the same on both sides. CPU is the server
+process's user+system time (from /proc) per 10,000 spans.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import requests
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from agentotel import semconv
+from benchmarks import corpus
+from benchmarks.harness import Result, Sample, interleave
+
+BATCH = 512
+CLIENTS = 4
+_ROOT = Path(__file__).resolve().parents[1]
+_COLLECTOR = _ROOT / "collector"
+
+DECODE_ONLY = r"""
+import gzip, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args):
+        pass
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        ExportTraceServiceRequest.FromString(body)  # decode, then discard
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+server.daemon_threads = True
+server.serve_forever()
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+class _Server:
+    def __init__(self, args: list[str], port: int) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(_COLLECTOR), str(_ROOT), env.get("PYTHONPATH", "")])
+        self.port = port
+        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server {args[:3]} did not start") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(120)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _sender(port: int, bodies: Sequence[bytes], cpu: list[float], pid: int) -> Callable[[], None]:
+    url = f"http://127.0.0.1:{port}/v1/traces"
+    headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
+    sessions = [requests.Session() for _ in range(CLIENTS)]
+
+    def post_all() -> None:
+        before = _cpu_seconds(pid)
+
+        def client(i: int) -> None:
+            for body in bodies[i::CLIENTS]:
+                while True:
+                    response = sessions[i].post(url, data=body, headers=headers, timeout=120)
+                    if response.status_code == 200:
+                        break
+                    if response.status_code != 503:
+                        raise RuntimeError(f"HTTP {response.status_code}: {response.content[:200]!r}")
+                    time.sleep(float(response.headers.get("Retry-After", "1")))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        cpu.append(_cpu_seconds(pid) - before)
+
+    return post_all
+
+
+def _without_content(request):
+    """The request as a sender with content capture off would send it: no messages, arguments or results."""
+    for resource_spans in request.resource_spans:
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                kept = [kv for kv in span.attributes if kv.key not in _CONTENT]
+                del span.attributes[:]
+                span.attributes.extend(kept)
+    return request
+
+
+_CONTENT = frozenset(semconv.PAYLOAD_COLUMNS) | {semconv.GEN_AI_SYSTEM_INSTRUCTIONS}
+
+
+def _workload(name: str, spans, strip: bool) -> tuple[str, list[bytes], int, int]:
+    raw = []
+    for i in range(0, len(spans), BATCH):
+        request = encode_spans(spans[i : i + BATCH])
+        raw.append((_without_content(request) if strip else request).SerializeToString())
+    return name, [gzip.compress(body) for body in raw], sum(map(len, raw)), len(spans)
+
+
+def run(quick: bool) -> list[Result]:
+    """Both servers run once; each workload is measured on both, taking turns within each repeat."""
+    repeats = 1 if quick else 3
+    spans = corpus.generate(2 * BATCH if quick else 40 * BATCH)
+    heavy = spans[: (2 if quick else 12) * BATCH]
+    workloads = [
+        _workload("agent corpus, content captured", heavy, strip=False),
+        _workload("agent corpus, content capture off", spans, strip=True),
+    ]
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-collector-"))
+    ours_port, peer_port = _free_port(), _free_port()
+    ours = peer = None
+    results: list[Result] = []
+    try:
+        ours = _Server(
+            [sys.executable, "-m", "agentotel_collector", "--dir", str(scratch / "store"), "--http", f"127.0.0.1:{ours_port}",
+             "--grpc", "off", "--log-level", "ERROR"],
+            ours_port,
+        )
+        peer = _Server([sys.executable, "-c", DECODE_ONLY, str(peer_port)], peer_port)
+        for name, bodies, raw_bytes, n_spans in workloads:
+            ours_cpu: list[float] = []
+            peer_cpu: list[float] = []
+            samples = interleave(
+                {
+                    "ours": _sender(ours_port, bodies, ours_cpu, ours.process.pid),
+                    "peer": _sender(peer_port, bodies, peer_cpu, peer.process.pid),
+                },
+                repeats=repeats,
+                warmup=1,
+            )
+            # The warm-up's CPU is the first entry of each list: leave it out.
+            results += _results(name, samples, ours_cpu[1:], peer_cpu[1:], n_spans, len(bodies), raw_bytes, repeats)
+    finally:
+        for server in (ours, peer):
+            if server is not None:
+                server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def _results(name, samples, ours_cpu, peer_cpu, n_spans, n_bodies, raw_bytes, repeats) -> list[Result]:
+    rate_ours: Sample = samples["ours"].per_second(n_spans)
+    rate_peer: Sample = samples["peer"].per_second(n_spans)
+    cpu_ours = Sample(tuple(c * 10_000 / n_spans for c in ours_cpu))
+    cpu_peer = Sample(tuple(c * 10_000 / n_spans for c in peer_cpu))
+    described = (
+        f"{name}: corpus seed={corpus.DEFAULT_SEED}, {n_spans:,} spans in {n_bodies} gzip requests of {BATCH} "
+        f"({raw_bytes / n_spans:,.0f} B/span before gzip), {CLIENTS} clients, {os.cpu_count()} cores"
+    )
+    ratio = rate_ours.median / rate_peer.median
+    mb_s = rate_ours.median * raw_bytes / n_spans / 1e6
+    return [
+        Result(
+            benchmark=f"collector ingest rate ({name})",
+            metric="spans per second acknowledged, OTLP/HTTP protobuf gzip, durable (WAL fsync'd) before the 200",
+            unit="spans/s",
+            ours=rate_ours.median,
+            peer_name="decode-only receiver (gunzip + protobuf parse, discard)",
+            peer=rate_peer.median,
+            target=">= 20,000 spans/s and within 3x of the decode-only ceiling (ratio >= 0.33)",
+            met=rate_ours.median >= 20_000 and ratio >= 1 / 3,
+            notes=f"one collector process; {mb_s:,.1f} MB/s of uncompressed OTLP; the ceiling does no conversion and no I/O",
+            corpus=described,
+            ours_spread=rate_ours.spread,
+            peer_spread=rate_peer.spread,
+            repeats=repeats,
+        ),
+        Result(
+            benchmark=f"collector CPU cost ({name})",
+            metric="server CPU seconds (user+system) per 10,000 spans ingested",
+            unit="s",
+            ours=cpu_ours.median if len(cpu_ours) else None,
+            peer_name="decode-only receiver",
+            peer=cpu_peer.median if len(cpu_peer) else None,
+            notes="both include HTTP handling and gunzip; ours adds conversion to Arrow, WAL write, fsync and folds to Parquet",
+            corpus=described,
+            ours_spread=cpu_ours.spread,
+            peer_spread=cpu_peer.spread,
+            repeats=repeats,
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    for result in run(quick="--quick" in sys.argv):
+        print(result.to_dict())
