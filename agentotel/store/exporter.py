@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanKind, StatusCode
 
 from agentotel._internal import report_internal_error
 from agentotel.store.schema import SpanColumns, encode_attributes
@@ -18,6 +19,9 @@ from agentotel.store.writer import StoreWriter
 log = logging.getLogger("agentotel.store")
 
 _EMPTY: tuple = ()
+# Enum .name is a descriptor lookup; a dict is several times faster in the per-span loop.
+_KIND = {kind: kind.name for kind in SpanKind}
+_STATUS = {code: code.name for code in StatusCode}
 
 
 def _plain(attributes: Any) -> Any:
@@ -30,6 +34,7 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
     """SDK spans as one record batch of `SPAN_SCHEMA`. Never raises on attribute values."""
     columns = SpanColumns()
     resources: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
+    scopes: dict[int, tuple[str | None, str | None]] = {}
     append = columns.append_values  # positional: this loop is the exporter's hot path
     for span in spans:
         # ReadableSpan's properties copy (events, links) or wrap (attributes) on every access; read the
@@ -47,6 +52,9 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
             resource_attributes = resource.attributes if resource is not None else {}
             cached = resources[id(resource)] = (resource_attributes, encode_attributes(resource_attributes))
         scope = span.instrumentation_scope
+        names = scopes.get(id(scope))
+        if names is None:
+            names = scopes[id(scope)] = (scope.name, scope.version) if scope is not None else (None, None)
         status = span.status
         start = span.start_time or 0
         append(
@@ -54,16 +62,16 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
             f"{context.span_id:016x}",
             f"{parent.span_id:016x}" if parent is not None else None,
             span.name,
-            span.kind.name,
-            status.status_code.name,
+            _KIND[span.kind],
+            _STATUS[status.status_code],
             status.description,
             start,
             span.end_time or start,
             attributes,
             cached[0],
             cached[1],
-            scope.name if scope is not None else None,
-            scope.version if scope is not None else None,
+            names[0],
+            names[1],
             [(e.timestamp, e.name, _plain(e.attributes)) for e in events] if events else _EMPTY,
             [(f"{l.context.trace_id:032x}", f"{l.context.span_id:016x}", _plain(l.attributes)) for l in links]
             if links
