@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from agentotel.store import wal
 from agentotel.store.schema import SPAN_SCHEMA
-from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, publish, replaces
+from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, publish, recover, replaces
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this are merged
 TARGET_BYTES = 256 * 1024 * 1024  # inputs per merged file, at most (on-disk size)
@@ -42,13 +42,16 @@ def compact(directory: str | os.PathLike[str], *, small_bytes: int = SMALL_BYTES
     """Merge each partition's small Parquet files, sorted by (trace_id, start_time), without duplicate spans.
 
     Returns statistics: partitions, files_before, files_after, rows_before, rows_after,
-    duplicates_dropped, bytes_before, bytes_after, leftovers_removed.
+    duplicates_dropped, bytes_before, bytes_after, leftovers_removed, wal_spans_recovered (spans of
+    dead writers' WAL files folded into Parquet first; live writers' WALs are left alone).
     """
     spans = Path(directory) / SPANS_DIR
     stats = dict.fromkeys(
-        ["partitions", "files_before", "files_after", "rows_before", "rows_after", "duplicates_dropped", "bytes_before", "bytes_after", "leftovers_removed"],
+        ["partitions", "files_before", "files_after", "rows_before", "rows_after", "duplicates_dropped", "bytes_before", "bytes_after", "leftovers_removed", "wal_spans_recovered"],
         0,
     )
+    # Spans a crashed process left in its WAL become Parquet first, so they are compacted too.
+    stats["wal_spans_recovered"] = recover(directory)
     if not spans.is_dir():
         return stats
     with open(spans / ".compact.lock", "a+") as lock:

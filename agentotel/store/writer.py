@@ -236,34 +236,44 @@ class StoreWriter:
 
     def recover(self) -> int:
         """Fold the WAL files of dead writers into Parquet; returns the number of spans recovered."""
-        recovered = 0
-        for path in wal.wal_files(self.directory):
-            if path == self._wal.path:
-                continue
-            fd = wal.lock_orphan(path)
-            if fd is None:
-                continue
-            try:
-                recovered += self._recover(path, own=False)
-                if path.exists():
-                    path.unlink()
-                    wal.fsync_dir(path.parent)
-            finally:
-                os.close(fd)
-        return recovered
+        return recover(self.directory, skip=self._wal.path)
 
     def _recover(self, path: Path, *, own: bool) -> int:
-        contents = wal.read_file(path)
-        if contents.batches:
-            segment = contents.segment or f"recovered-{uuid.uuid4().hex}"
-            fold_batches(self.directory, segment, contents.batches, skip_published=True)
-        if contents.damaged and not own:
-            wal.set_aside(path, contents.damaged)
-        elif contents.damaged:
-            # Our own file is restarted in place; keep a copy of the damaged bytes first.
-            aside = path.with_name(f".{path.name}.damaged")
-            aside.write_bytes(path.read_bytes())
-            wal.set_aside(aside, contents.damaged)
-        if contents.batches:
-            log.info("agentotel: recovered %d span(s) from %s", contents.rows, path)
-        return contents.rows
+        return _recover_file(self.directory, path, own=own)
+
+
+def recover(directory: str | os.PathLike[str], *, skip: Path | None = None) -> int:
+    """Fold the WAL files of dead writers (those whose lock is free) into Parquet; returns the spans recovered."""
+    directory = Path(directory)
+    recovered = 0
+    for path in wal.wal_files(directory):
+        if path == skip:
+            continue
+        fd = wal.lock_orphan(path)
+        if fd is None:
+            continue
+        try:
+            recovered += _recover_file(directory, path, own=False)
+            if path.exists():
+                path.unlink()
+                wal.fsync_dir(path.parent)
+        finally:
+            os.close(fd)
+    return recovered
+
+
+def _recover_file(directory: Path, path: Path, *, own: bool) -> int:
+    contents = wal.read_file(path)
+    if contents.batches:
+        segment = contents.segment or f"recovered-{uuid.uuid4().hex}"
+        fold_batches(directory, segment, contents.batches, skip_published=True)
+    if contents.damaged and not own:
+        wal.set_aside(path, contents.damaged)
+    elif contents.damaged:
+        # Our own file is restarted in place; keep a copy of the damaged bytes first.
+        aside = path.with_name(f".{path.name}.damaged")
+        aside.write_bytes(path.read_bytes())
+        wal.set_aside(aside, contents.damaged)
+    if contents.batches:
+        log.info("agentotel: recovered %d span(s) from %s", contents.rows, path)
+    return contents.rows

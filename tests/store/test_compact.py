@@ -119,3 +119,19 @@ def test_a_concurrent_reader_never_sees_a_span_twice_or_misses_one(tmp_path, sdk
     assert all(r == (expected, expected) for r in results), {r for r in results if r != (expected, expected)}
     assert listings and set(listings) == {expected}
     assert len(parquet_files(tmp_path)) == 1
+
+
+def test_compact_folds_wal_files_of_dead_writers_but_not_live_ones(tmp_path, sdk):
+    spans = _spans(sdk, 20)
+    live = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    live.append(spans_to_batch(spans[:10]))
+    dead = StoreWriter(tmp_path / "elsewhere", wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    dead.append(spans_to_batch(spans[10:]))
+    (tmp_path / "wal" / "dead.arrows").write_bytes(dead.wal_path.read_bytes())
+    dead.close()
+    stats = compact(tmp_path)
+    assert stats["wal_spans_recovered"] == 10
+    assert sum(pq.read_metadata(f).num_rows for f in parquet_files(tmp_path)) == 10
+    assert live.wal_path.exists()
+    live.close()
+    assert sum(pq.read_metadata(f).num_rows for f in parquet_files(tmp_path)) == 20
