@@ -44,9 +44,12 @@ REDACTED = "[REDACTED]"
 # Structural bounds applied while converting, so that a huge or deep value costs little to record.
 _MAX_DEPTH = 32
 _MAX_ITEMS = 1000
-# Strings are cut to the value limit plus this margin before redaction, so the final cut (always at or
+# Strings are cut (before a word) to the value limit plus this margin before redaction, so the final cut (at or
 # below the value limit) falls past any secret that straddled the early cut.
 _PRECUT_MARGIN = 1024
+# A capped walk keeps at most this many container members in all, and every string at least this long.
+_MAX_NODES = 20_000
+_MIN_STRING_CHARS = 64
 # Below this many bytes there is no room for a useful value; a marker string is recorded instead.
 _MIN_ROOM = 16
 _TRUNCATED_MARK = "…[truncated]"
@@ -292,20 +295,27 @@ def _safe_repr(value: Any) -> str:
 class _Walker:
     """One conversion of a value to plain JSON types: bounded, cycle-safe, optionally redacting."""
 
-    __slots__ = ("policy", "string_cap", "redactions", "truncated", "_path")
+    __slots__ = ("policy", "string_cap", "budget", "nodes", "redactions", "truncated", "_path")
 
     def __init__(self, policy: _Policy | None, string_cap: int | None) -> None:
         self.policy = policy  # None: convert only, no redaction
+        # With a cap, strings share a budget of that many characters: once it is spent the rest are cut
+        # short, so an enormous value costs little to redact and serialise (it is truncated anyway).
         self.string_cap = string_cap
+        self.budget = string_cap if string_cap is not None else 0
+        self.nodes = 0
         self.redactions = 0
         self.truncated = False
         self._path: set[int] = set()
 
     def text(self, value: str) -> str:
         cap = self.string_cap
-        if cap is not None and len(value) > cap:
-            value = value[:cap]
-            self.truncated = True
+        if cap is not None:
+            limit = min(cap, max(self.budget, _MIN_STRING_CHARS))
+            if len(value) > limit:
+                value = _cut_before_word(value, limit)
+                self.truncated = True
+            self.budget -= len(value)
         if self.policy is not None:
             value, n = self.policy.redact_text(value)
             self.redactions += n
@@ -351,8 +361,8 @@ class _Walker:
         out: dict[str, Any] = {}
         policy = self.policy
         for i, (k, v) in enumerate(items):
-            if i >= _MAX_ITEMS:
-                out["…"] = f"[{size - _MAX_ITEMS} more keys]"
+            if i >= _MAX_ITEMS or self._full():
+                out["…"] = f"[{size - i} more keys]"
                 self.truncated = True
                 break
             key = self.key(k)
@@ -366,12 +376,17 @@ class _Walker:
     def _sequence(self, items: Any, size: int, depth: int) -> list[Any]:
         out = []
         for i, v in enumerate(items):
-            if i >= _MAX_ITEMS:
-                out.append(f"[{size - _MAX_ITEMS} more items]")
+            if i >= _MAX_ITEMS or self._full():
+                out.append(f"[{size - i} more items]")
                 self.truncated = True
                 break
             out.append(self.walk(v, depth + 1))
         return out
+
+    def _full(self) -> bool:
+        """Whether this value already has as many members as any payload may (capped walks only)."""
+        self.nodes += 1
+        return self.string_cap is not None and self.nodes > _MAX_NODES
 
     def _other(self, value: Any, depth: int) -> Any:  # noqa: C901 - one flat dispatch reads best here
         try:
@@ -470,6 +485,18 @@ class _Walker:
             return self.text(data.decode("utf-8"))
         except UnicodeDecodeError:
             return "base64:" + base64.b64encode(data).decode("ascii")
+
+
+def _cut_before_word(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, dropping the word the cut went through.
+
+    The cut happens before redaction; a secret it cut through would no longer match its rule, and its
+    visible half would stay. Dropping the last run of non-space characters (up to 512) removes it.
+    """
+    text = text[:limit]
+    tail = text[-512:]
+    last_space = max(tail.rfind(" "), tail.rfind("\n"), tail.rfind("\t"), tail.rfind("\r"))
+    return text[: len(text) - len(tail) + last_space + 1] if last_space >= 0 else text[: len(text) - len(tail)]
 
 
 def _safe_str(value: Any) -> str:
