@@ -194,6 +194,8 @@ class _RunScope:
     # --- decorator -----------------------------------------------------------------------------------
 
     def __call__(self, fn: F) -> F:
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise TypeError(f"run() cannot decorate the generator {fn.__qualname__}: use `with run(...)` in its body")
         name, options = self._name, self._options
         task_given = options.get("task") is not None
         signature = _signature(fn)
@@ -426,6 +428,9 @@ def _bound_arguments(signature: inspect.Signature, args: tuple, kwargs: dict) ->
     except TypeError:
         return {"args": list(args), "kwargs": kwargs} if args or kwargs else None
     arguments = dict(bound.arguments)
+    first = next(iter(signature.parameters), None)
+    if first in ("self", "cls"):  # a method's instance is not part of the task
+        arguments.pop(first, None)
     return arguments or None
 
 

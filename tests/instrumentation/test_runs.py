@@ -131,6 +131,24 @@ async def test_decorator_on_an_async_function(recorded):
     assert root.attributes[sc.AGENTOTEL_RUN_OUTPUT] == "42"
 
 
+def test_decorated_method_task_leaves_self_out(recorded):
+    class Agent:
+        @run("method-agent", trigger="test")
+        def solve(self, problem: str) -> str:
+            return problem.upper()
+
+    assert Agent().solve("abc") == "ABC"
+    assert recorded.one("invoke_agent method-agent").attributes[sc.AGENTOTEL_RUN_TASK] == '{"problem":"abc"}'
+
+
+def test_decorating_a_generator_is_refused_clearly():
+    with pytest.raises(TypeError, match="generator"):
+
+        @run("streaming")
+        def stream():
+            yield 1
+
+
 def test_bare_decorator_uses_the_function_name(recorded):
     @agentotel.run
     def nightly():
