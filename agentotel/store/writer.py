@@ -154,6 +154,7 @@ class StoreWriter:
         self._batches: list[pa.RecordBatch] = []
         self._seq = 0
         self._pid = os.getpid()
+        self._fold_failed = False
         wal_dir = self.directory / wal.WAL_DIR
         wal_dir.mkdir(parents=True, exist_ok=True)
         (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
@@ -193,6 +194,9 @@ class StoreWriter:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure."""
         if batch.num_rows == 0:
             return
+        if not batch.schema.equals(SPAN_SCHEMA):
+            # One foreign batch would make the whole IPC stream unreadable after it.
+            raise ValueError("StoreWriter.append: the batch does not have SPAN_SCHEMA (build it with SpanColumns)")
         self._after_fork()
         with self._lock:
             if self._closed:
@@ -200,7 +204,15 @@ class StoreWriter:
             self._wal.append(batch)
             self._batches.append(batch)
             if self._wal.size >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
-                self._fold_locked()
+                try:
+                    self._fold_locked()
+                except OSError as exc:
+                    # The batch is durable in the WAL; folding is retried at the next append and at close.
+                    if not self._fold_failed:
+                        log.warning("agentotel: cannot fold the WAL %s into Parquet yet: %s", self._wal.path, exc)
+                    self._fold_failed = True
+                else:
+                    self._fold_failed = False
 
     def fold(self) -> list[Path]:
         """Publish the WAL's contents as Parquet now; returns the files written."""

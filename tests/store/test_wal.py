@@ -159,3 +159,28 @@ def test_a_forked_child_writes_its_own_wal_and_never_touches_the_parents(tmp_pat
     writer.append(batches[2])
     writer.close()
     assert len(_stored_ids(tmp_path)) == 30
+
+
+def test_a_fold_that_fails_keeps_the_batches_durable_in_the_wal(tmp_path, batches, caplog):
+    writer = StoreWriter(tmp_path, wal_max_bytes=1, wal_max_age_s=3600)  # fold after every append
+    blocker = tmp_path / "spans" / "date=2026-01-01"
+    blocker.write_text("a file where the partition folder should be")
+    with caplog.at_level(logging.WARNING, logger="agentotel.store"):
+        writer.append(batches[0])  # durable, even though it cannot be folded now
+        writer.append(batches[1])
+    assert len([r for r in caplog.records if "cannot fold" in r.getMessage()]) == 1
+    assert read_wal(tmp_path).num_rows == 20
+    blocker.unlink()
+    writer.append(batches[2])
+    assert read_wal(tmp_path).num_rows == 0
+    assert len(_stored_ids(tmp_path)) == 30
+    writer.close()
+
+
+def test_a_batch_of_another_schema_is_refused(tmp_path):
+    import pyarrow as pa
+
+    writer = StoreWriter(tmp_path)
+    with pytest.raises(ValueError, match="SPAN_SCHEMA"):
+        writer.append(pa.record_batch({"x": [1]}))
+    writer.close()
