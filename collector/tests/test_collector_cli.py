@@ -1,0 +1,164 @@
+"""The command line, its environment variables, TLS, and the shipped Collector pipelines."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+import requests
+import yaml
+from collector_support import COLLECTOR_ROOT, Collector, make_spans, stored_table, subprocess_env
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+from agentotel._config import ConfigError
+from agentotel_collector import Settings
+
+
+def test_defaults_are_loopback_and_the_shared_store_default():
+    settings = Settings.resolve(environ={})
+
+    assert settings.http == ("127.0.0.1", 4318)
+    assert settings.grpc == ("127.0.0.1", 4317)
+    assert settings.dir == Path("agentotel-traces")
+    assert settings.max_decompressed_bytes == 64 * 1024 * 1024
+
+
+def test_options_win_over_environment_variables_which_win_over_defaults():
+    environ = {
+        "AGENTOTEL_COLLECTOR_HTTP": "0.0.0.0:14318",
+        "AGENTOTEL_COLLECTOR_GRPC": "off",
+        "AGENTOTEL_COLLECTOR_MAX_DECOMPRESSED_BYTES": "8MiB",
+        "AGENTOTEL_COLLECTOR_WAL_MAX_AGE_S": "5",
+        "AGENTOTEL_DIR": "/from/agentotel/dir",
+    }
+
+    settings = Settings.resolve(environ=environ, http="[::1]:9999")
+
+    assert settings.http == ("::1", 9999)
+    assert settings.grpc is None
+    assert settings.max_decompressed_bytes == 8 * 1024 * 1024
+    assert settings.wal_max_age_s == 5.0
+    assert settings.dir == Path("/from/agentotel/dir")
+    assert Settings.resolve(environ={**environ, "AGENTOTEL_COLLECTOR_DIR": "/mine"}).dir == Path("/mine")
+
+
+@pytest.mark.parametrize(
+    "options, phrase",
+    [
+        ({"http": "localhost"}, "expected HOST:PORT"),
+        ({"grpc": "127.0.0.1:99999"}, "port out of range"),
+        ({"max_request_bytes": "lots"}, "expected a size"),
+        ({"tls_cert": "cert.pem"}, "TLS needs both"),
+    ],
+)
+def test_bad_settings_say_which_and_why(options, phrase):
+    with pytest.raises(ConfigError, match=phrase):
+        Settings.resolve(environ={}, **options)
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agentotel_collector", *args],
+        env={**subprocess_env(), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_help_names_every_option_with_its_environment_variable():
+    result = run_cli("--help")
+
+    assert result.returncode == 0
+    for option, variable in [("--dir", "AGENTOTEL_COLLECTOR_DIR"), ("--http", "AGENTOTEL_COLLECTOR_HTTP"),
+                             ("--grpc", "AGENTOTEL_COLLECTOR_GRPC"), ("--token-file", "AGENTOTEL_COLLECTOR_TOKEN_FILE"),
+                             ("--tls-cert", "AGENTOTEL_COLLECTOR_TLS_CERT"), ("--tls-key", "AGENTOTEL_COLLECTOR_TLS_KEY"),
+                             ("--max-decompressed-bytes", "AGENTOTEL_COLLECTOR_MAX_DECOMPRESSED_BYTES"),
+                             ("--wal-max-bytes", "AGENTOTEL_COLLECTOR_WAL_MAX_BYTES")]:
+        assert option in result.stdout and variable in result.stdout
+    assert "Example:" in result.stdout
+
+
+def test_a_bad_setting_exits_2_with_a_message_and_no_traceback():
+    result = run_cli("--http", "nonsense", env={"AGENTOTEL_COLLECTOR_GRPC": "off"})
+
+    assert result.returncode == 2
+    assert "expected HOST:PORT" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_console_script_is_declared():
+    text = (COLLECTOR_ROOT / "pyproject.toml").read_text()
+    assert 'agentotel-collector = "agentotel_collector.__main__:main"' in text
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def test_tls_on_both_protocols_with_the_real_exporters(tmp_path, certificate, monkeypatch):
+    cert, key = certificate
+    # requests lets these variables override the exporter's own CA file; this test trusts only its certificate.
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    spans = make_spans(2)
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=("127.0.0.1", 0), tls_cert=cert, tls_key=key) as running:
+        https = HttpExporter(endpoint=f"https://localhost:{running.http_address[1]}/v1/traces", certificate_file=str(cert),
+                             compression=Compression.Gzip, timeout=10)
+        assert https.export(spans[:7]) is SpanExportResult.SUCCESS
+        credentials = grpc.ssl_channel_credentials(cert.read_bytes())
+        secure = GrpcExporter(endpoint=f"localhost:{running.grpc_address[1]}", credentials=credentials, timeout=10)
+        assert secure.export(spans[7:]) is SpanExportResult.SUCCESS
+        # Plain HTTP to the TLS port is refused, and the server keeps serving.
+        with pytest.raises(requests.ConnectionError):
+            requests.post(f"http://127.0.0.1:{running.http_address[1]}/v1/traces", data=b"", timeout=5)
+        assert requests.get(f"https://localhost:{running.http_address[1]}/health", verify=str(cert), timeout=5).ok
+    assert len(stored_table(tmp_path / "store")) == len(spans)
+
+
+def _otelcol(name: str) -> dict:
+    return yaml.safe_load((COLLECTOR_ROOT / "otelcol" / name).read_text())
+
+
+@pytest.mark.parametrize("name", ["forward.yaml", "load-balanced.yaml"])
+def test_shipped_pipelines_reference_only_defined_components(name):
+    config = _otelcol(name)
+    traces = config["service"]["pipelines"]["traces"]
+
+    assert traces["processors"][0] == "memory_limiter"  # first, as the Collector recommends
+    for kind in ("receivers", "processors", "exporters"):
+        for component in traces[kind]:
+            assert component in config[kind], f"{name}: {component} is not defined under {kind}"
+    for extension in config["service"].get("extensions", []):
+        assert extension in config["extensions"]
+
+
+def test_forward_pipeline_sends_gzip_protobuf_with_retries_and_a_queue():
+    exporter = _otelcol("forward.yaml")["exporters"]["otlp_http/agentotel"]
+
+    assert (exporter["encoding"], exporter["compression"]) == ("proto", "gzip")
+    assert exporter["retry_on_failure"]["enabled"] and exporter["sending_queue"]["enabled"]
+    assert exporter["headers"]["Authorization"].startswith("Bearer ")
+
+
+def test_load_balanced_pipeline_routes_by_trace_id_over_grpc():
+    exporter = _otelcol("load-balanced.yaml")["exporters"]["load_balancing/agentotel"]
+
+    assert exporter["routing_key"] == "traceID"
+    assert exporter["protocol"]["otlp"]["compression"] == "gzip"
+    assert all(host.endswith(":4317") for host in exporter["resolver"]["static"]["hostnames"])
