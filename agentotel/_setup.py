@@ -83,12 +83,14 @@ def instrument(
             return
         settings = _config.Settings.resolve(directory=directory, service_name=service_name, capture_content=capture_content)
         provider = tracer_provider if tracer_provider is not None else _configured_provider()
-        add_exporters = provider is None or directory is not None
         # Build every exporter before touching global state, so a failure leaves nothing half-installed.
         processors: list[SpanProcessor] = []
         try:
-            if add_exporters:
+            if provider is None:
                 processors.extend(_CountingBatchProcessor(e) for e in _exporters_for(settings))
+            elif directory is not None:
+                # A configured provider already exports where its owner wants; the directory adds Parquet only.
+                processors.append(_CountingBatchProcessor(_parquet_exporter(settings.directory)))
             processors.extend(_CountingBatchProcessor(e) for e in exporters or ())
         except BaseException:
             for processor in processors:
