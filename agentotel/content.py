@@ -29,7 +29,7 @@ import uuid
 from collections import deque
 from decimal import Decimal
 from pathlib import PurePath
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from opentelemetry.trace import Span
 
@@ -111,12 +111,57 @@ def _key_value_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 _KEY_VALUE = _key_value_pattern(_SECRET_WORDS)
 
+
+def _subn(pattern: re.Pattern[str], replacement: Any, text: str) -> tuple[str, int]:
+    """`pattern.subn` where `replacement(match)` may return None to leave a match as it is (not counted)."""
+    count = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal count
+        out = replacement(match)
+        if out is None:
+            return match.group(0)
+        count += 1
+        return out
+
+    return pattern.sub(replace, text), count
+
+
+def _replace_group(match: re.Match[str], group: int) -> str:
+    whole, base = match.group(0), match.start(0)
+    return whole[: match.start(group) - base] + REDACTED + whole[match.end(group) - base :]
+
+
+def _key_value_replacement(match: re.Match[str]) -> str | None:
+    group = 3 if match.group(3) is not None else 4
+    value = match.group(group)
+    if not value or REDACTED in value:  # empty, or already redacted by another rule
+        return None
+    return _replace_group(match, group)
+
+
+def _basic_replacement(match: re.Match[str]) -> str | None:
+    token = match.group(1)
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if b":" not in decoded or not decoded.isascii():
+        return None
+    return _replace_group(match, 1)
+
+
 _KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "cookie")
 
-# The rules in the order they run (bearer/basic before key=value, so "Authorization: Bearer x" keeps its
-# scheme): (hints, pattern, replacement); a replacement returning None leaves that match alone.
-_RULES: list[tuple[frozenset[str], re.Pattern[str], Any]] = [
-    (frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in _SHAPES
+# Every built-in rule, in the order they run, as (hints, pattern, replacement): a rule runs only when
+# one of its hints (lower-case fragments) is in the text; a replacement returning None leaves that
+# match alone. Bearer and basic run before key=value so "Authorization: Bearer x" keeps its scheme.
+_RULES: list[tuple[frozenset[str], re.Pattern[str], Callable[[re.Match[str]], str | None]]] = [
+    *((frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in _SHAPES),
+    (frozenset({"bearer"}), _BEARER, lambda m: _replace_group(m, 1)),
+    (frozenset({"basic"}), _BASIC, _basic_replacement),
+    (frozenset({"://"}), _URL_CREDENTIALS, lambda m: _replace_group(m, 1)),
+    (frozenset(_KEY_HINTS), _KEY_VALUE, _key_value_replacement),
 ]
 
 
@@ -145,6 +190,22 @@ _ALL_HINTS = {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "
 _HINT = re.compile(_trie_pattern(_ALL_HINTS))
 # No built-in rule matches fewer characters than this ("pwd=x").
 _MIN_SECRET_CHARS = 5
+
+
+def _redact_known(text: str) -> tuple[str, int]:
+    """`text` with the built-in rules applied; the count of replacements."""
+    if len(text) < _MIN_SECRET_CHARS:
+        return text, 0
+    found = set(_HINT.findall(text.lower()))
+    if not found:
+        return text, 0
+    count = 0
+    for hints, pattern, replacement in _RULES:
+        if hints & found:
+            text, n = _subn(pattern, replacement, text)
+            count += n
+    return text, count
+
 
 def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
@@ -188,67 +249,6 @@ class _Policy:
             text, n = pattern.subn(REDACTED, text)
             count += n
         return text, count
-
-
-def _subn(pattern: re.Pattern[str], replacement: Any, text: str) -> tuple[str, int]:
-    """`pattern.subn` where `replacement(match)` may return None to leave a match as it is (not counted)."""
-    count = 0
-
-    def replace(match: re.Match[str]) -> str:
-        nonlocal count
-        out = replacement(match)
-        if out is None:
-            return match.group(0)
-        count += 1
-        return out
-
-    return pattern.sub(replace, text), count
-
-
-def _replace_group(match: re.Match[str], group: int) -> str:
-    whole, base = match.group(0), match.start(0)
-    return whole[: match.start(group) - base] + REDACTED + whole[match.end(group) - base :]
-
-
-def _key_value_replacement(match: re.Match[str]) -> str | None:
-    group = 3 if match.group(3) is not None else 4
-    value = match.group(group)
-    if not value or REDACTED in value:  # empty, or already redacted by another rule
-        return None
-    return _replace_group(match, group)
-
-
-def _basic_replacement(match: re.Match[str]) -> str | None:
-    token = match.group(1)
-    try:
-        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    if b":" not in decoded or not decoded.isascii():
-        return None
-    return _replace_group(match, 1)
-
-
-_RULES += [
-    (frozenset({"bearer"}), _BEARER, lambda m: _replace_group(m, 1)),
-    (frozenset({"basic"}), _BASIC, _basic_replacement),
-    (frozenset({"://"}), _URL_CREDENTIALS, lambda m: _replace_group(m, 1)),
-    (frozenset(_KEY_HINTS), _KEY_VALUE, _key_value_replacement),
-]
-
-
-def _redact_known(text: str) -> tuple[str, int]:
-    if len(text) < _MIN_SECRET_CHARS:
-        return text, 0
-    found = set(_HINT.findall(text.lower()))
-    if not found:
-        return text, 0
-    count = 0
-    for hints, pattern, replacement in _RULES:
-        if hints & found:
-            text, n = _subn(pattern, replacement, text)
-            count += n
-    return text, count
 
 
 _policy_cache: _Policy | None = None
