@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from datetime import datetime, timezone
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -58,42 +60,87 @@ def cost_usd(
 def _price_from_override(
     price: Mapping[str, float], input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
 ) -> float:
-    per_token = {k: float(v) / 1_000_000 for k, v in price.items()}
-    base_input = per_token.get("input", 0.0)
+    base_input = price.get("input", 0.0)
     uncached = max(input_tokens - cache_read - cache_write, 0)
     return (
         uncached * base_input
-        + cache_read * per_token.get("cache_read", base_input)
-        + cache_write * per_token.get("cache_write", base_input)
-        + output_tokens * per_token.get("output", 0.0)
-    )
+        + cache_read * price.get("cache_read", base_input)
+        + cache_write * price.get("cache_write", base_input)
+        + output_tokens * price.get("output", 0.0)
+    ) / 1_000_000
 
 
 def _price_from_library(
     provider: str | None, model: str, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
 ) -> float | None:
+    found = _library_model(provider, model)
+    if found is None:
+        log.debug("agentotel: no price known for model %r (provider %r); no cost recorded", model, provider)
+        return None
+    model_info, calc = found
+    try:
+        prices = model_info.get_prices(datetime.now(tz=timezone.utc))
+        rates = _flat_token_rates(prices)
+        if rates is not None:
+            # The common case (flat per-token prices): plain arithmetic, ~50x faster than the
+            # library's general calculation, which is the same sum in Decimal.
+            return _price_from_override(rates, input_tokens, output_tokens, cache_read, cache_write)
+        usage_cls, calc_price = calc
+        usage = usage_cls(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read or None,
+            cache_write_tokens=cache_write or None,
+        )
+        return float(prices.calc_price(usage)["total_price"])
+    except Exception as exc:  # noqa: BLE001 - a price-library bug must not cost the span
+        log.debug("agentotel: genai-prices failed for %s/%s: %r", provider, model, exc)
+        return None
+
+
+_TOKEN_KEYS = {"input_mtok": "input", "output_mtok": "output", "cache_read_mtok": "cache_read", "cache_write_mtok": "cache_write"}
+
+
+_rates_cache: dict[int, tuple[Any, dict[str, float] | None]] = {}
+
+
+def _flat_token_rates(prices: Any) -> dict[str, float] | None:
+    """USD per million tokens when the model's prices are flat token rates (else None: use the library)."""
+    cached = _rates_cache.get(id(prices))
+    if cached is not None and cached[0] is prices:
+        return cached[1]
+    rates = _read_flat_rates(prices)
+    _rates_cache[id(prices)] = (prices, rates)  # the snapshot's price objects live as long as the process
+    return rates
+
+
+def _read_flat_rates(prices: Any) -> dict[str, float] | None:
+    rates: dict[str, float] = {}
+    for key, value in vars(prices).items():
+        if value is None or key.startswith("_"):
+            continue
+        if key in _TOKEN_KEYS and isinstance(value, Decimal):
+            rates[_TOKEN_KEYS[key]] = float(value)
+        elif "mtok" in key and not key.startswith(("input_audio", "output_audio", "cache_audio")) or key == "requests_kcount":
+            return None  # tiered prices, or a unit our usage cannot express: the library decides
+    return rates if "input" in rates else None
+
+
+@lru_cache(maxsize=1024)
+def _library_model(provider: str | None, model: str) -> tuple[Any, Any] | None:
+    """genai-prices' model entry for (provider, model): the call's provider first, then any that knows it."""
     calc = _genai_prices()
     if calc is None:
         return None
-    usage_cls, calc_price = calc
-    usage = usage_cls(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cache_read_tokens=cache_read or None,
-        cache_write_tokens=cache_write or None,
-    )
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot.get_snapshot()
     provider_id = _PRICE_PROVIDERS.get(provider or "", provider)
-    # First the provider the call went to, then any provider that knows the model (a proxy or a
-    # compatible server reporting a well-known model name).
     for candidate in dict.fromkeys([provider_id, None]):
         try:
-            return float(calc_price(usage, model, provider_id=candidate).total_price)
+            return snapshot.find_provider_model(model, None, candidate, None)[1], calc
         except LookupError:
             continue
-        except Exception as exc:  # noqa: BLE001 - a price-library bug must not cost the span
-            log.debug("agentotel: genai-prices failed for %s/%s: %r", provider, model, exc)
-            return None
-    log.debug("agentotel: no price known for model %r (provider %r); no cost recorded", model, provider)
     return None
 
 

@@ -75,3 +75,17 @@ def test_prices_work_without_network(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     assert float(out.stdout.strip()) > 0, out.stderr
+
+
+@pytest.mark.parametrize(
+    "provider, model",
+    [("openai", "gpt-4o-mini"), ("openai", "gpt-4-0613"), ("anthropic", "claude-sonnet-4-20250514"),
+     ("openai", "text-embedding-3-small"), ("azure.ai.openai", "gpt-4o"), ("anthropic", "claude-opus-4-1")],
+)  # fmt: skip
+def test_fast_path_matches_the_library(provider, model):
+    from genai_prices import Usage, calc_price
+
+    ours = cost_usd(provider, model, input_tokens=3000, output_tokens=500, cache_read_tokens=1000, cache_write_tokens=200)
+    usage = Usage(input_tokens=3000, output_tokens=500, cache_read_tokens=1000, cache_write_tokens=200)
+    library = calc_price(usage, model, provider_id={"azure.ai.openai": "azure"}.get(provider, provider)).total_price
+    assert ours == pytest.approx(float(library), rel=1e-9)
