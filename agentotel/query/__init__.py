@@ -11,6 +11,7 @@ Views for SQL: spans, llm_calls, tool_calls, retrievals, runs, steps (see ARCHIT
 
 from __future__ import annotations
 
+import datetime as dt
 import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -97,6 +98,19 @@ def _one_line(exc: BaseException) -> str:
 class _RunRef:
     run_id: str
     trace_id: str
+    first_start: Any = None  # the run's spans start within [first_start, last_start]
+    last_start: Any = None
+
+
+def _ref(row: Mapping[str, Any]) -> _RunRef:
+    # Python datetimes keep microseconds, the store nanoseconds: widen the window so no edge span is lost.
+    slack = dt.timedelta(milliseconds=1)
+    first, last = row.get("first_start"), row.get("last_start")
+    return _RunRef(row["run_id"], row["trace_id"], first - slack if first else _EPOCH, last + slack if last else _FOREVER)
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 
 class Traces:
@@ -178,14 +192,16 @@ class Traces:
             raise RunNotFound("a run name is empty: give a run id, a trace id, or a prefix of one")
         matches = self._rows(_sql("run_lookup"), {"name": name})
         exact = [m for m in matches if name in (m["run_id"], m["trace_id"])]
-        runs = {m["run_id"]: m for m in (exact or matches)}
+        runs: dict[str, dict[str, Any]] = {}
+        for m in exact or matches:  # a run whose spans span two traces is still one run
+            runs.setdefault(m["run_id"], m)
         if not runs:
             raise RunNotFound(f"no run matches {name!r} (try `agentotel runs`)")
         if len(runs) > 1 and exact and len({m["trace_id"] for m in exact}) == 1 and name == exact[0]["trace_id"]:
             # A trace id naming several runs (nested runs share a trace): the outermost one is meant.
             outer = self._rows("SELECT run_id FROM runs WHERE trace_id = $t AND parent_run_id IS NULL", {"t": name})
-            if len(outer) == 1:
-                return _RunRef(outer[0]["run_id"], name)
+            if len(outer) == 1 and outer[0]["run_id"] in runs:
+                return _ref(runs[outer[0]["run_id"]])
         if len(runs) > 1:
             shown = sorted(runs)[:10]
             more = f" and {len(runs) - len(shown)} more" if len(runs) > len(shown) else ""
@@ -194,11 +210,11 @@ class Traces:
                 sorted(runs),
             )
         (ref,) = runs.values()
-        return _RunRef(ref["run_id"], ref["trace_id"])
+        return _ref(ref)
 
-    def _load_trace(self, trace_id: str) -> None:
-        """Fetch one trace's spans into the temp table `_one_trace` (replacing the previous one)."""
-        self._con.execute(_sql("one_trace"), {"trace": trace_id})
+    def _load_trace(self, ref: _RunRef) -> None:
+        """Fetch the spans of a run's trace into the temp table `_one_trace` (replacing the previous one)."""
+        self._con.execute(_sql("one_trace"), {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start})
 
     def _summary(self, run_id: str) -> dict[str, Any]:
         rows = self._rows(
@@ -209,14 +225,14 @@ class Traces:
     def run(self, name: str) -> dict[str, Any]:
         """One run's summary (the `runs` view's columns) by run id, trace id or prefix."""
         ref = self.resolve(name)
-        self._load_trace(ref.trace_id)
+        self._load_trace(ref)
         return self._summary(ref.run_id)
 
     # -- trajectories and diffs -----------------------------------------------------------------
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
-        self._load_trace(ref.trace_id)
+        self._load_trace(ref)
         return build_trajectory(self._summary(ref.run_id), self._rows(_sql("trace_spans")), ref.run_id)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:

@@ -73,9 +73,9 @@ def test_a_nested_run_is_an_agent_step_of_the_outer_run(tmp_path):
     store = SpanStore(tmp_path)
     outer = store.run("planner", "outer")
     delegate = outer.tool("delegate", {"task": "t"}, {"ok": True})
-    inner = store.run("worker", "inner", trace_id=outer.trace_id,
+    inside_delegate = outer.spans[-1]["start_time_ns"] + 1_000_000
+    inner = store.run("worker", "inner", trace_id=outer.trace_id, start=inside_delegate,
                       env={sc.AGENTOTEL_RUN_PARENT_ID: "outer", "_parent_span": delegate})
-    inner.clock = outer.clock
     inner.tool("work", {}, {"done": 1})
     store.write()
     traces = agentotel.open(tmp_path)
