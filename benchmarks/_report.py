@@ -54,7 +54,9 @@ def _number(value: float | None) -> str:
 
 def _ratio(row: Result) -> str:
     ratio = row.ratio
-    return "n/a" if ratio is None else f"{ratio:.3g}×"
+    if ratio is None:
+        return "n/a"
+    return f"{ratio:,.0f}×" if abs(ratio) >= 100 else f"{ratio:#.3g}×"
 
 
 def _spread(spread: float | None) -> str:
@@ -196,14 +198,14 @@ def render(stored: dict[str, Any]) -> str:
     summary = [
         "## Summary",
         "",
-        "| benchmark | measurement | ratio | target | met |",
-        "|---|---|---|---|---|",
+        "| benchmark | measurement | compared with | ratio | target | met |",
+        "|---|---|---|---|---|---|",
     ]
     for area in sorted(sections):
         for data in sections[area]["results"]:
             row = Result.from_dict(data)
             summary.append(
-                f"| {_cell(area)} | {_cell(row.benchmark)}: {_cell(row.metric)} | {_ratio(row)} "
+                f"| {_cell(area)} | {_cell(row.benchmark)}: {_cell(row.metric)} | {_cell(row.peer_name or '—')} | {_ratio(row)} "
                 f"| {_cell(row.target or '—')} | {_met(row)} |"
             )
     lines += summary + [""]

@@ -19,7 +19,8 @@ What a run looks like (three agent archetypes: a coding assistant, a support bot
 - several services, users, sessions, models and providers; runs overlap in time over days.
 
 `iter_chunks(n)` yields the spans a chunk at a time (1,000,000 spans never need to be in memory at
-once); `generate(n)` returns a list. `stats(spans)` summarises a corpus; `stats_markdown()` is the
+once); `generate(n)` returns a list; `write_store(dir, n)` / `cached_store(n)` put a corpus into an
+agentotel store for query benchmarks. `stats(spans)` summarises a corpus; `stats_markdown()` is the
 summary of the standard corpus that RESULTS.md shows.
 """
 
@@ -29,9 +30,13 @@ import bisect
 import hashlib
 import json
 import math
+import os
 import random
+import shutil
+import tempfile
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from opentelemetry import trace
@@ -51,7 +56,17 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from agentotel import __version__ as _agentotel_version
 from agentotel import semconv as sc
 
-__all__ = ["DEFAULT_SEED", "STANDARD_SIZE", "iter_chunks", "generate", "stats", "format_stats", "stats_markdown"]
+__all__ = [
+    "DEFAULT_SEED",
+    "STANDARD_SIZE",
+    "iter_chunks",
+    "generate",
+    "write_store",
+    "cached_store",
+    "stats",
+    "format_stats",
+    "stats_markdown",
+]
 
 DEFAULT_SEED = 0
 STANDARD_SIZE = 20_000
@@ -831,6 +846,53 @@ def iter_chunks(
 def generate(n_spans: int, *, seed: int = DEFAULT_SEED, context_budget_chars: int = CONTEXT_BUDGET_CHARS) -> list[ReadableSpan]:
     """Exactly `n_spans` spans of whole runs, in the order an exporter would receive them."""
     return [span for chunk in iter_chunks(n_spans, seed=seed, context_budget_chars=context_budget_chars) for span in chunk]
+
+
+def write_store(
+    directory: str | os.PathLike[str],
+    n_spans: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS,
+    batch_size: int = 512,
+) -> Path:
+    """The corpus written into an agentotel store at `directory` (through `StoreWriter`, folded to Parquet)."""
+    from agentotel.store import StoreWriter, spans_to_batch
+
+    directory = Path(directory)
+    writer = StoreWriter(directory)
+    try:
+        for chunk in iter_chunks(n_spans, seed=seed, context_budget_chars=context_budget_chars):
+            for i in range(0, len(chunk), batch_size):
+                writer.append(spans_to_batch(chunk[i : i + batch_size]))
+    finally:
+        writer.close()
+    return directory
+
+
+def cached_store(
+    n_spans: int,
+    *,
+    seed: int = DEFAULT_SEED,
+    context_budget_chars: int = CONTEXT_BUDGET_CHARS,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """A store holding the corpus, built on first use and reused after (large stores take minutes).
+
+    Keyed by size, seed, budget and the store's schema version, under `cache_dir` (default: the
+    system temp folder). A build that did not finish is discarded and redone.
+    """
+    from agentotel.store import SCHEMA_VERSION
+
+    base = Path(cache_dir) if cache_dir is not None else Path(tempfile.gettempdir()) / "agentotel-bench-corpus"
+    directory = base / f"spans{n_spans}-seed{seed}-ctx{context_budget_chars}-schema{SCHEMA_VERSION}"
+    done = directory / ".complete"
+    if done.exists():
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    write_store(directory, n_spans, seed=seed, context_budget_chars=context_budget_chars)
+    done.write_text(f"{n_spans}\n")
+    return directory
 
 
 # ------------------------------------------------------------------------------------ statistics

@@ -130,3 +130,17 @@ def test_variety_and_registered_attribute_names_only(spans):
     assert documents and {"id", "score", "content"} <= set(documents[0])
     text = corpus.format_stats(data, title="t")
     assert "| chat |" in text and "p99" in text
+
+
+def test_cached_store_holds_the_corpus_and_is_reused(tmp_path):
+    import duckdb
+
+    directory = corpus.cached_store(600, seed=3, cache_dir=tmp_path)
+    files = sorted(directory.glob("spans/date=*/*.parquet"))
+    assert files and (directory / ".complete").exists()
+    count, runs = duckdb.sql(
+        f"select count(*), count(distinct run_id) from read_parquet('{directory}/spans/**/*.parquet')"
+    ).fetchone()
+    assert count == 600 and runs >= 3
+    assert corpus.cached_store(600, seed=3, cache_dir=tmp_path) == directory
+    assert sorted(directory.glob("spans/date=*/*.parquet")) == files  # reused, not rebuilt

@@ -108,7 +108,7 @@ def test_results_markdown_has_a_table_per_benchmark_with_target_and_verdict():
     text = _report.render(stored)
     assert "## store: Store: title." in text
     assert "What is measured." in text
-    assert "| export throughput: spans/s end to end | c | 9,000 spans/s | OTLP: 3,000 spans/s | 3× | >= 3x | met |" in text
+    assert "| export throughput: spans/s end to end | c | 9,000 spans/s | OTLP: 3,000 spans/s | 3.00× | >= 3x | met |" in text
     assert "| 0.125× | < 1/10 | MISSED |" in text
     assert "cores" in text and "Python" in text and "pyarrow" in text
     assert "## Corpus" in text
