@@ -24,7 +24,7 @@ from agentotel.cases._record import RunRecord
 from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, tool_name, tool_payload
 from agentotel.cases.detectors import LAYERS, Finding
 
-__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut"]
+__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
 
 FORMAT_VERSION = 1
 ARGUMENT_MATCHES = ("exact", "subset", "ignore")
@@ -227,6 +227,15 @@ _Dumper.add_representer(str, _str)
 # ---- cutting a case from a run -----------------------------------------------------------------------
 
 
+def primary_finding(found: Iterable[Finding], before: int | None = None) -> Finding | None:
+    """The finding a case is about: the earliest, preferring a cause (a tool, the model, ...) over a
+    workflow symptom at the same step (a loop is what a changed tool output looks like from outside)."""
+    candidates = [f for f in found if f.steps and (before is None or f.steps[0] < before)]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda f: (f.steps[0], f.layer == "workflow", f.kind))
+
+
 def suggest_cut(record: RunRecord, found: Iterable[Finding]) -> int | None:
     """The first affected step: the earliest step a finding points at, moved past a tool step so that
     the tool's (bad) response is frozen in the case rather than fetched live."""
@@ -314,10 +323,10 @@ def new_case(
     messages = scrub(parse_json(llm_at.get("input"))) if llm_at else None
 
     # The failure mode: a finding near the cut, preferably one of the layer the case is filed under.
-    near = [f for f in found if f.steps and f.steps[0] < at + 2] or found
-    chosen = [f for f in near if f.layer == layer] or near
-    if failure_mode is None and chosen:
-        failure_mode = chosen[0].kind
+    same_layer = [f for f in found if f.layer == layer]
+    chosen = primary_finding(same_layer, at + 2) or primary_finding(found, at + 2) or primary_finding(found)
+    if failure_mode is None and chosen is not None:
+        failure_mode = chosen.kind
     case = Case(
         name=name or f"{record.run.get('name') or 'run'}-step-{at}",
         layer=layer,

@@ -1,0 +1,151 @@
+"""`agentotel check` and `agentotel case new|check|run`: from "this run was wrong" to a regression case.
+
+    agentotel check 3f2a                                        # what went wrong, and where to cut
+    agentotel case new 3f2a --at 3 --layer tool -o cases/orders.yaml
+    agentotel case run cases/orders.yaml --agent my_agent:answer   # or: pytest cases/
+
+Registered into the `agentotel` command by `agentotel.cli` (its `_EXTENSIONS`); each handler only
+parses, calls `agentotel.cases`, and formats. Exit status 3 means a case failed one of its gates.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentotel.cli import Output, UserError, _open, _table, command
+
+CASE_FAILED = 3
+
+_CUT_HINT = "agentotel case new {run} --at {at} --layer {layer} -o cases/{name}.yaml"
+
+
+def _thresholds(args: argparse.Namespace) -> Any:
+    from agentotel.cases.detectors import Thresholds
+
+    return Thresholds(
+        repeated_tool_calls=args.repeats,
+        max_steps=args.max_steps,
+        max_tool_calls=args.max_tool_calls,
+        max_tokens=args.max_tokens,
+        max_cost_usd=args.max_cost,
+    )
+
+
+def _check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", metavar="RUN", help="run id, trace id, or an unambiguous prefix of either")
+    p.add_argument("--repeats", type=int, default=3, help="same tool, same arguments this many times is a loop (default 3)")
+    p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
+    p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
+    p.add_argument("--max-tokens", type=int, help="budget: flag a run using more tokens (in + out)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="budget: flag a run costing more")
+
+
+@command("check", help="find what went wrong in a run: loops, ignored tool errors, drift, bad calls, overruns",
+         example="agentotel check 3f2a --max-tool-calls 20", arguments=_check_arguments)
+def _check(args: argparse.Namespace, out: Output) -> int:
+    from agentotel.cases import load_history, load_run
+    from agentotel.cases.case import primary_finding, suggest_cut
+    from agentotel.cases.detectors import detect
+
+    traces = _open(args, out)
+    with out.progress("Checking the run…"):
+        record = load_run(traces, args.run)
+        found = detect(record, load_history(traces, record), thresholds=_thresholds(args))
+    at = suggest_cut(record, found)
+    if out.json:
+        out.emit_json({"run_id": record.run_id, "findings": [f.to_dict() for f in found], "suggested_cut": at})
+        return 0
+    if not found:
+        out.console.print(f"run {record.run_id}: no findings")
+        return 0
+    table = _table("steps", "layer", "kind", "what", title=f"run {record.run_id}: {len(found)} finding(s)")
+    for f in found:
+        table.add_row(",".join(map(str, f.steps)), f.layer, f.kind, f.message)
+    out.console.print(table)
+    first = primary_finding(found)
+    if at is not None and first is not None:
+        name = (first.evidence.get("tool") or first.kind).replace("_", "-")
+        out.console.print("To make it a regression case:\n  " + _CUT_HINT.format(run=record.run_id[:12], at=at, layer=first.layer, name=name),
+                          markup=False, highlight=False)
+    return 0
+
+
+def _case_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("new", "check", "run"),
+                   help="new: cut a case from RUN; check: judge a run against CASE; run: replay CASE and judge it")
+    p.add_argument("target", metavar="RUN|CASE", help="the run to cut (new), or the case file (check, run)")
+    p.add_argument("run", metavar="RUN", nargs="?", help="check: the run to judge (default: the case's latest replay)")
+    p.add_argument("--at", type=int, metavar="STEP", help="new: the first affected step (default: suggested by the findings)")
+    p.add_argument("--layer", help="new: prompt, tool, workflow, memory, model or product (default: the finding's)")
+    p.add_argument("-o", "--output", metavar="FILE", help="new: where to write the case (default: cases/NAME.yaml)")
+    p.add_argument("--name", help="new: the case name (default: from the file name)")
+    p.add_argument("--failure-mode", help="new: the failure-mode tag (default: the finding's kind)")
+    p.add_argument("--agent", metavar="MODULE:FUNCTION", help="new: record the agent entry point; run: the agent to replay")
+    p.add_argument("--policy", choices=("strict", "fifo"), help="run: how calls match the fixtures (default: the case's)")
+    p.add_argument("--mode", choices=("live", "frozen"), help="run: live or frozen past the fixtures (default: the case's)")
+
+
+@command("case", help="regression cases: cut one from a run (new), judge a run (check), replay and judge (run)",
+         example="agentotel case new 3f2a --at 3 --layer tool -o cases/orders.yaml", arguments=_case_arguments)
+def _case(args: argparse.Namespace, out: Output) -> int:
+    from agentotel.cases.case import CaseError
+
+    try:
+        return {"new": _case_new, "check": _case_check, "run": _case_run}[args.action](args, out)
+    except CaseError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _case_new(args: argparse.Namespace, out: Output) -> int:
+    from agentotel.cases import load_history, load_run, new_case, suggest_cut
+    from agentotel.cases.case import primary_finding
+    from agentotel.cases.detectors import detect
+
+    traces = _open(args, out)
+    record = load_run(traces, args.target)
+    found = detect(record, load_history(traces, record))
+    at = args.at if args.at is not None else suggest_cut(record, found)
+    if at is None:
+        raise UserError(f"run {record.run_id} has no findings to suggest a step: give --at STEP")
+    cause = primary_finding(found, at + 2)
+    layer = args.layer or (cause.layer if cause else None)
+    if layer is None:
+        raise UserError("give --layer (prompt, tool, workflow, memory, model or product)")
+    name = args.name or (Path(args.output).stem if args.output else f"{record.run.get('name') or 'run'}-step-{at}")
+    case = new_case(record, at=at, layer=layer, name=name, failure_mode=args.failure_mode, agent=args.agent, found=found)
+    path = case.save(args.output or Path("cases") / f"{name}.yaml")
+    if out.json:
+        out.emit_json({"path": str(path), "case": case.to_dict()})
+        return 0
+    gates = ", ".join(k for k in case.to_dict().get("assertions", {}))
+    out.console.print(
+        f"wrote {path}: cut at step {at} [{layer}{', ' + case.failure_mode if case.failure_mode else ''}], "
+        f"{len(case.tools)} tool and {len(case.models)} model fixture(s), gates: {gates or 'none'}",
+        markup=False, highlight=False,
+    )
+    return 0
+
+
+def _print_report(out: Output, report: Any) -> int:
+    if out.json:
+        out.emit_json(report.to_dict())
+    else:
+        out.console.print("\n".join(report.lines()), markup=False, highlight=False)
+    return 0 if report.passed else CASE_FAILED
+
+
+def _case_check(args: argparse.Namespace, out: Output) -> int:
+    from agentotel.cases import check
+
+    traces = _open(args, out)
+    return _print_report(out, check(args.target, traces, args.run))
+
+
+def _case_run(args: argparse.Namespace, out: Output) -> int:
+    from agentotel.cases import run_case
+
+    with out.progress("Replaying the case…"):
+        report = run_case(args.target, agent=args.agent, directory=args.dir, policy=args.policy, mode=args.mode)
+    return _print_report(out, report)

@@ -1,0 +1,81 @@
+"""`agentotel check` and `agentotel case new|check|run`: the three commands from a bad run to a case."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+import agentotel
+from agentotel.cli import build_parser, main
+from orders_agent import TASK, World, buggy_agent
+
+
+@pytest.fixture
+def store(tmp_path):
+    directory = tmp_path / "traces"
+    agentotel.instrument(directory)
+    World.shape, World.live_calls = 1, 0
+    with agentotel.run("orders", task=TASK):
+        buggy_agent(TASK)
+    World.shape = 2
+    with agentotel.run("orders", task=TASK) as bad:
+        buggy_agent(TASK)
+    agentotel.flush()
+    yield directory, bad.id
+    agentotel.shutdown()
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_check_lists_the_findings_and_says_where_to_cut(store):
+    directory, run = store
+    code, out, _err = cli("check", run[:8], "--dir", str(directory))
+    assert code == 0
+    assert "repeated_tool_call" in out and "tool_output_drift" in out and "2,4,6,8" in out
+    assert f"agentotel case new {run[:12]} --at 3 --layer tool -o cases/search-orders.yaml" in out
+    code, out, _err = cli("check", run, "--dir", str(directory), "--json", "--max-tool-calls", "2")
+    data = json.loads(out)
+    assert data["suggested_cut"] == 3
+    assert {f["kind"] for f in data["findings"]} == {"repeated_tool_call", "tool_output_drift", "budget_exceeded"}
+
+
+def test_three_commands_from_a_bad_run_to_a_case_that_fails_on_the_bug_and_passes_on_the_fix(store, tmp_path, monkeypatch):
+    directory, run = store
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("case", "new", run[:8], "--dir", str(directory), "-o", "cases/orders.yaml")
+    assert code == 0, err
+    assert "wrote cases/orders.yaml: cut at step 3 [tool, tool_output_drift], 1 tool and 1 model fixture(s)" in out
+    code, out, err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:buggy_agent", "--dir", str(directory))
+    assert code == 3 and "FAIL  must_not_repeat" in out, err
+    code, out, _err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:fixed_agent", "--dir", str(directory))
+    assert code == 0 and "PASS" in out
+    code, out, _err = cli("case", "check", "cases/orders.yaml", "--dir", str(directory), "--json")
+    assert code == 0 and json.loads(out)["passed"] is True  # the latest replay is the fixed agent's
+
+
+def test_mistakes_are_one_line_errors(store, tmp_path):
+    directory, run = store
+    case = tmp_path / "c.yaml"
+    assert cli("case", "new", run, "--dir", str(directory), "-o", str(case))[0] == 0
+    code, _out, err = cli("case", "check", str(case), "--dir", str(directory))
+    assert code == 1 and err.strip().endswith("replay it first, or name a run") and "Traceback" not in err
+    code, _out, err = cli("case", "new", run, "--dir", str(directory), "--at", "99", "-o", str(case))
+    assert code == 1 and "has no step 99" in err
+    code, _out, err = cli("case", "run", str(case), "--dir", str(directory))
+    assert code == 1 and "no agent entry point" in err
+    code, _out, err = cli("case", "run", str(case), "--agent", "nowhere:agent", "--dir", str(directory))
+    assert code == 1 and "cannot import nowhere" in err
+
+
+def test_the_commands_have_help_with_an_example():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in ("check", "case"):
+        text = sub.choices[name].format_help()
+        assert "Example:\n  agentotel " + name in text
