@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping
 from opentelemetry.trace import Span
 
 from agentotel import _config
-from agentotel._internal import internal_errors
+from agentotel._internal import internal_errors, report_internal_error
 from agentotel.semconv import AGENTOTEL_PAYLOAD_REDACTIONS, AGENTOTEL_PAYLOAD_TRUNCATED
 
 __all__ = ["Payload", "capture_enabled", "redact", "redact_text", "to_json_safe"]
@@ -549,8 +549,8 @@ def redact(value: Any) -> tuple[Any, int]:
 # --- Truncation ---------------------------------------------------------------------------------------
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+# One encoder for every payload: json.dumps with options builds a new encoder on each call.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _utf8_len(text: str) -> int:
@@ -630,9 +630,11 @@ class Payload:
         """
         if content and not self._policy.capture:
             return None
-        with internal_errors("content.encode"):
+        try:
             return self._encode(value)
-        return None
+        except Exception as exc:  # noqa: BLE001 - on the hot path: try/except is cheaper than a context manager
+            report_internal_error("content.encode", exc)
+            return None
 
     def _encode(self, value: Any) -> str:
         policy = self._policy

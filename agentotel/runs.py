@@ -465,10 +465,10 @@ class AttributionProcessor(SpanProcessor):
                 stamp = _baggage_attribution(parent_context if parent_context is not None else context.get_current())
                 if not stamp:
                     return
-            existing = span.attributes or {}
-            for key, value in stamp.items():
-                if key not in existing:
-                    span.set_attribute(key, value)
+            existing = span.attributes
+            if existing and any(key in existing for key in stamp):
+                stamp = {key: value for key, value in stamp.items() if key not in existing}
+            span.set_attributes(stamp)  # one lock round for all of them
         except Exception as exc:  # noqa: BLE001 - a processor must never fail the span
             report_internal_error("runs.attribution", exc)
 
