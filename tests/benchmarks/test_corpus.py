@@ -138,9 +138,9 @@ def test_cached_store_holds_the_corpus_and_is_reused(tmp_path):
     directory = corpus.cached_store(600, seed=3, cache_dir=tmp_path)
     files = sorted(directory.glob("spans/date=*/*.parquet"))
     assert files and (directory / ".complete").exists()
-    count, runs = duckdb.sql(
+    [(count, runs)] = duckdb.sql(
         f"select count(*), count(distinct run_id) from read_parquet('{directory}/spans/**/*.parquet')"
-    ).fetchone()
+    ).fetchall()
     assert count == 600 and runs >= 3
     assert corpus.cached_store(600, seed=3, cache_dir=tmp_path) == directory
     assert sorted(directory.glob("spans/date=*/*.parquet")) == files  # reused, not rebuilt
