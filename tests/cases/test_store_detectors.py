@@ -1,0 +1,92 @@
+"""Detectors and checks over a real store: spans recorded by the real instrumentation, read back with DuckDB."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import openai
+import pytest
+
+import agentotel
+from agentotel import semconv
+from agentotel.cases import check, findings, load_run, new_case, run_case
+from orders_agent import MODEL, TASK, TOOLS, World, buggy_agent
+
+
+@pytest.fixture
+def store(tmp_path):
+    directory = tmp_path / "traces"
+    agentotel.instrument(directory)
+    World.shape, World.live_calls = 1, 0
+    yield directory
+    agentotel.shutdown()
+
+
+def answering(message: dict):
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json={
+            "id": "x", "object": "chat.completion", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}})
+    return openai.OpenAI(api_key="sk-test", base_url="http://model.test/v1", max_retries=0,
+                         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def test_a_call_of_an_unknown_tool_with_bad_arguments_is_named_from_the_recorded_definitions(store):
+    bad_call = {"id": "c1", "type": "function", "function": {"name": "search_ordrs", "arguments": '{"customer": 5}'}}
+    wrong_type = {"id": "c2", "type": "function", "function": {"name": "search_orders", "arguments": '{"customer": 5}'}}
+    with agentotel.run("orders", task=TASK) as run:
+        answering({"role": "assistant", "content": None, "tool_calls": [bad_call]}).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": TASK}], tools=TOOLS)
+        answering({"role": "assistant", "content": None, "tool_calls": [wrong_type]}).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": TASK}], tools=TOOLS)
+    agentotel.flush()
+    found = {(f.kind, f.steps) for f in findings(agentotel.open(store), run.id)}
+    assert ("unknown_tool", (1,)) in found
+    assert ("wrong_arguments", (2,)) in found
+    assert ("unanswered_tool_calls", (2,)) in found  # and nobody ran the call it asked for
+
+
+def test_a_changed_tool_signature_is_interface_drift(store):
+    @agentotel.tool(name="lookup")
+    def lookup_v1(customer: str) -> dict:
+        return {"ok": True}
+
+    with agentotel.run("orders") as first:
+        lookup_v1("acme")
+
+    @agentotel.tool(name="lookup")
+    def lookup_v2(customer: str, region: str = "eu") -> dict:
+        return {"ok": True}
+
+    with agentotel.run("orders") as second:
+        lookup_v2("acme")
+    agentotel.flush()
+    traces = agentotel.open(store)
+    drift = [f for f in findings(traces, second.id) if f.kind == "tool_interface_drift"]
+    assert len(drift) == 1 and drift[0].evidence["earlier_run"] == first.id
+    assert drift[0].evidence["before"] != drift[0].evidence["after"]
+    assert not [f for f in findings(traces, first.id) if f.kind == "tool_interface_drift"]
+
+
+def test_a_frozen_replay_is_linked_to_its_case_and_a_refused_call_fails_it_from_the_trace_alone(store):
+    with agentotel.run("orders", task=TASK):
+        buggy_agent(TASK)
+    World.shape = 2
+    with agentotel.run("orders", task=TASK) as bad:
+        buggy_agent(TASK)
+    agentotel.flush()
+    case = new_case(load_run(agentotel.open(store), bad.id), at=3, layer="tool", name="frozen-orders")
+    case.mode = "frozen"  # nothing past the fixtures: the second model call has no recorded answer
+    report = run_case(case, agent=buggy_agent, directory=store)
+    assert not report.passed
+    traces = agentotel.open(store)
+    linked = traces.sql("SELECT count(*) FROM spans WHERE run_id = $run AND attributes[$attr] = 'frozen-orders'",
+                        {"run": report.run_id, "attr": semconv.AGENTOTEL_REPLAY_CASE}).fetchall()[0][0]
+    assert linked >= 4  # the run's root, both model calls and the tool call
+    from_trace = check(case, traces)  # no replayer at hand: the latest replay, judged from its spans
+    gates = {g.name: g for g in from_trace.gates}
+    assert from_trace.run_id == report.run_id
+    assert not gates["replay"].passed and "step 3 (chat gpt-4o-mini)" in gates["replay"].evidence
+    assert not gates["final_status"].passed
