@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import Result
+from benchmarks.harness import Result, Sample
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,20 +100,22 @@ def run(quick: bool) -> list[Result]:
         shutil.rmtree(pycache, ignore_errors=True)
 
     corpus = f"git repository of {files:,} committed files + uv.lock + AGENTS.md; {processes} fresh processes, {later} later runs each"
-    git_ms = statistics.median(status)
-    first_start = statistics.median(firsts_start)
-    later_start_ms = statistics.median(later_start)
+    git_ms = Sample(tuple(status))
+
+    def row(metric: str, values: list[float], target: str | None, limit: float | None, notes: str, peer: bool = True) -> Result:
+        sample = Sample(tuple(values))
+        return Result("environment capture", metric, "ms", round(sample.median, 3),
+                      "git status --porcelain (one call)" if peer else None, round(git_ms.median, 2) if peer else None,
+                      target, None if limit is None else sample.median < limit, notes, corpus,
+                      ours_spread=sample.spread, peer_spread=git_ms.spread if peer else None, repeats=len(sample))  # fmt: skip
+
     return [
-        Result("environment capture", "time added to run() start, first run in a process (incl. import)", "ms",
-               round(first_start, 2), "git status --porcelain (one call)", round(git_ms, 2), "< 50 ms",
-               first_start < 50, "git status runs in a background thread; see the run-end rows", corpus),
-        Result("environment capture", "time added to run() start, later runs (median)", "ms",
-               round(later_start_ms, 3), "git status --porcelain (one call)", round(git_ms, 2), "< 1 ms",
-               later_start_ms < 1, "cached facts, a stat per named file, HEAD read from .git", corpus),
-        Result("environment capture", "time added to run() end, first run (waits for the background git status)", "ms",
-               round(statistics.median(firsts_end), 2), "git status --porcelain (one call)", round(git_ms, 2), None, None,
-               "only when the run is shorter than git status; snapshot JSON + hash included", corpus),
-        Result("environment capture", "time added to run() end, later runs (median)", "ms",
-               round(statistics.median(later_end), 3), None, None, None, None,
-               "dirty check reused while HEAD, index, top-level entries and hashed files are unchanged (max 60 s)", corpus),
+        row("time added to run() start, first run in a process (incl. import)", firsts_start, "< 50 ms", 50,
+            "git status runs in a background thread; see the run-end rows"),
+        row("time added to run() start, later runs (median of each process)", later_start, "< 1 ms", 1,
+            "cached facts, a stat per named file, HEAD read from .git"),
+        row("time added to run() end, first run (waits for the background git status)", firsts_end, None, None,
+            "only a run shorter than git status waits; includes snapshot JSON + hash"),
+        row("time added to run() end, later runs (median of each process)", later_end, None, None,
+            "dirty check reused while HEAD, index, top-level entries and hashed files are unchanged (max 60 s)", peer=False),
     ]  # fmt: skip
