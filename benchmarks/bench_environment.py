@@ -78,7 +78,7 @@ def _git_status_ms(repo: Path) -> float:
 
 
 def run(quick: bool) -> list[Result]:
-    files = 2_000 if quick else 50_000
+    files = 1_000 if quick else 50_000
     processes = 1 if quick else 7
     later = 20 if quick else 200
     tmp = Path(tempfile.mkdtemp(prefix="agentotel-bench-env-"))
