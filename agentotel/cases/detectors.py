@@ -34,7 +34,7 @@ from agentotel.cases._steps import (
 )
 from agentotel._context import canonical_arguments
 
-__all__ = ["Finding", "Thresholds", "LAYERS", "KINDS", "detect", "findings"]
+__all__ = ["Finding", "Thresholds", "LAYERS", "KINDS", "detect", "findings", "findings_table"]
 
 LAYERS = ("prompt", "tool", "workflow", "memory", "model", "product")
 
@@ -462,6 +462,32 @@ def _budgets(record: RunRecord, _history: History, limits: Thresholds) -> list[F
 
 
 _DETECTORS = (_repetition, _retry_loops, _ignored_errors, _output_drift, _interface_drift, _call_form, _termination, _budgets)
+
+
+def findings_table(traces: Any, runs: Iterable[str] | None = None, *, thresholds: Thresholds | None = None) -> Any:
+    """Findings of many runs (default: every run in the store) as an Arrow table, for a `findings` view.
+
+    Columns: run_id, kind, layer, first_step, steps (list), message, evidence (JSON). Detectors are
+    Python, so this is computed when asked for — register it as a view for SQL over one store snapshot.
+    """
+    import pyarrow as pa
+
+    if runs is None:
+        runs = [row[0] for row in traces.sql("SELECT run_id FROM runs ORDER BY start_time").fetchall()]
+    rows: dict[str, list[Any]] = {k: [] for k in ("run_id", "kind", "layer", "first_step", "steps", "message", "evidence")}
+    for run in runs:
+        record = load_run(traces, run)
+        for f in detect(record, load_history(traces, record), thresholds=thresholds):
+            rows["run_id"].append(record.run_id)
+            rows["kind"].append(f.kind)
+            rows["layer"].append(f.layer)
+            rows["first_step"].append(f.steps[0] if f.steps else None)
+            rows["steps"].append(list(f.steps))
+            rows["message"].append(f.message)
+            rows["evidence"].append(json.dumps(f.evidence, default=str, ensure_ascii=False))
+    schema = pa.schema([("run_id", pa.string()), ("kind", pa.string()), ("layer", pa.string()), ("first_step", pa.int64()),
+                        ("steps", pa.list_(pa.int64())), ("message", pa.string()), ("evidence", pa.string())])
+    return pa.table(rows, schema=schema)
 
 
 def format_findings(items: Iterable[Finding]) -> str:

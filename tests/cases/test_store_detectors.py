@@ -90,3 +90,18 @@ def test_a_frozen_replay_is_linked_to_its_case_and_a_refused_call_fails_it_from_
     assert from_trace.run_id == report.run_id
     assert not gates["replay"].passed and "step 3 (chat gpt-4o-mini)" in gates["replay"].evidence
     assert not gates["final_status"].passed
+
+
+def test_findings_of_every_run_as_a_table_for_sql(store):
+    from agentotel.cases.detectors import findings_table
+
+    with agentotel.run("orders", task=TASK):
+        buggy_agent(TASK)
+    World.shape = 2
+    with agentotel.run("orders", task=TASK) as bad:
+        buggy_agent(TASK)
+    agentotel.flush()
+    table = findings_table(agentotel.open(store))
+    rows = sorted(zip(table["run_id"].to_pylist(), table["kind"].to_pylist(), table["first_step"].to_pylist()))
+    assert rows == [(bad.id, "repeated_tool_call", 2), (bad.id, "tool_output_drift", 2)]
+    assert json.loads(table["evidence"][1].as_py())["tool"] == "search_orders"
