@@ -141,3 +141,41 @@ def test_stored_types_of_small_attributes(repo: Path, store: Store) -> None:
     assert attributes[semconv.AGENTOTEL_ENV_DIRTY] == "false"
     assert attributes[semconv.AGENTOTEL_ENV_LOCKFILE_PATH] == "uv.lock"
     assert isinstance(pa.array([attributes[semconv.AGENTOTEL_ENV_SNAPSHOT]]), pa.StringArray)
+
+
+def test_agentotel_env_command_tells_the_two_runs_apart(repo: Path, store: Store) -> None:
+    import io
+
+    from agentotel.cli import main
+
+    @agentotel.tool
+    def close_ticket(ticket_id: str) -> bool:
+        return True
+
+    with agentotel.run("triage", repo=repo, run_id="cli-a"):
+        close_ticket("T-1")
+    (repo / "uv.lock").write_text(UV_LOCK.replace('version = "0.27.0"', 'version = "0.28.1"'))
+    (repo / "AGENTS.md").write_text(AGENTS_MD + "Ask before closing.\n")
+
+    @agentotel.tool
+    def close_ticket(ticket_id: str, reason: str) -> bool:  # noqa: F811 - the changed signature
+        return True
+
+    with agentotel.run("triage", repo=repo, run_id="cli-b"):
+        close_ticket("T-1", "done")
+    store.provider.force_flush()
+
+    out = io.StringIO()
+    assert main(["env", "cli-a", "cli-b", "--dir", str(store.directory), "--json"], stdout=out, stderr=io.StringIO()) == 0
+    changes = json.loads(out.getvalue())["changes"]
+    assert [(c["section"], c["key"], c["kind"]) for c in changes] == [
+        ("lockfiles", "uv.lock", "changed"),
+        ("config_files", "AGENTS.md", "changed"),
+        ("tools", "close_ticket", "changed"),
+    ]
+    assert changes[0]["detail"][0] == "httpx 0.27.0 → 0.28.1"
+    assert "schema.parameters.properties.reason added" in changes[2]["detail"]
+
+    text = io.StringIO()
+    assert main(["env", "cli-a", "cli-b", "--dir", str(store.directory)], stdout=text, stderr=io.StringIO()) == 0
+    assert "lockfile uv.lock changed: httpx 0.27.0 → 0.28.1" in text.getvalue()
