@@ -50,7 +50,7 @@ AGENTOTEL_ENV_HASH: Final = "agentotel.env.hash"
 """Hash of the whole environment snapshot, to group runs by identical environment. (string, development)"""
 
 AGENTOTEL_ENV_SNAPSHOT: Final = "agentotel.env.snapshot"
-"""The full environment snapshot as JSON, redacted by the content policy. (string, development)"""
+"""The full environment snapshot as JSON, redacted by the content policy. Facts and names only (versions, hashes, file paths, credential names), never payload content, so it is recorded even when content capture is off. Read it back with `agentotel.environment.snapshot_from_attributes`. (string, development)"""
 
 AGENTOTEL_ENV_COMMIT: Final = "agentotel.env.commit"
 """The git commit of the working directory. (string, development)"""
@@ -59,7 +59,7 @@ AGENTOTEL_ENV_BRANCH: Final = "agentotel.env.branch"
 """The git branch of the working directory. (string, development)"""
 
 AGENTOTEL_ENV_DIRTY: Final = "agentotel.env.dirty"
-"""Whether the working tree has uncommitted changes. (boolean, development)"""
+"""Whether the working tree has uncommitted changes. From a `git status` run in the background at run start; set at run end, absent when git is missing or too slow (the snapshot's `missing` says why). (boolean, development)"""
 
 AGENTOTEL_ENV_LOCKFILE_PATH: Final = "agentotel.env.lockfile.path"
 """The lockfile found, relative to the repository root. (string, development)"""
