@@ -278,8 +278,28 @@ class SpanColumns:
             for column in _PROMOTED_NAMES:
                 columns[column] = [p.get(column) for p in promoted]
             columns.update(zip(_TAIL_NAMES, transposed[14:]))
-        arrays = [_array(columns.get(f.name, []), f.type) for f in SPAN_SCHEMA]
+        arrays = [
+            _shared(columns[f.name], f.type) if f.name == "resource_attributes" and rows else _array(columns.get(f.name, []), f.type)
+            for f in SPAN_SCHEMA
+        ]
         return pa.RecordBatch.from_arrays(arrays, schema=SPAN_SCHEMA)
+
+
+def _shared(values: Sequence[Any], arrow: pa.DataType) -> pa.Array:
+    """A column whose rows mostly share one object (every span of a provider has one resource): convert each once."""
+    index: dict[int, int] = {}
+    unique: list[Any] = []
+    positions = []
+    for value in values:
+        key = id(value)
+        position = index.get(key)
+        if position is None:
+            position = index[key] = len(unique)
+            unique.append(value)
+        positions.append(position)
+    if len(unique) == len(values):
+        return _array(list(values), arrow)
+    return _array(unique, arrow).take(pa.array(positions, type=pa.int32()))
 
 
 def _array(values: list[Any], arrow: pa.DataType) -> pa.Array:
