@@ -180,7 +180,12 @@ def capture(run_context: Any, repo: Any = None, agent_version: str | None = None
     cap = Capture()
     snap = cap.snapshot
     environ = os.environ
-    start = Path(os.path.abspath(os.fspath(repo))) if repo is not None else Path(os.getcwd())
+    try:
+        start: Path | None = Path(os.path.abspath(os.fspath(repo))) if repo is not None else Path(os.getcwd())
+    except OSError as exc:  # the working directory was deleted under the process
+        start = None
+        snap["repo"] = None
+        cap.missing["repo"] = f"no working directory: {_files.why(exc)}"
 
     with cap.part("os"):
         facts = _system.machine()
@@ -201,12 +206,12 @@ def capture(run_context: Any, repo: Any = None, agent_version: str | None = None
             cap.attributes[semconv.AGENTOTEL_ENV_SANDBOX_ID] = sandbox
 
     root = None
-    with cap.part("repo"):
-        root = _capture_repo(cap, start)
-    base = root or start
-
-    with cap.part("lockfiles"):
-        _capture_lockfiles(cap, start, root, base)
+    if start is not None:
+        with cap.part("repo"):
+            root = _capture_repo(cap, start)
+        base = root or start
+        with cap.part("lockfiles"):
+            _capture_lockfiles(cap, start, root, base)
     with cap.part("packages"):
         packages, problems = _files.installed_packages()
         snap["packages"] = packages
@@ -225,8 +230,9 @@ def capture(run_context: Any, repo: Any = None, agent_version: str | None = None
             # The same name@version as the root span's gen_ai.agent.version.
             agent["agent"] = _redacted(version if "@" in version else f"{getattr(run_context, 'name', 'agent')}@{version}")
         snap["agent"] = agent
-    with cap.part("config_files"):
-        _capture_config_files(cap, start, base, settings.config_files)
+    if start is not None:
+        with cap.part("config_files"):
+            _capture_config_files(cap, start, base, settings.config_files)
     if root is not None:
         with cap.part("repo.dirty"):
             _schedule_dirty(cap, root)

@@ -43,6 +43,8 @@ def find_root(start: Path) -> Path | None:
         if directory.parent == directory:
             break
         directory = directory.parent
+    if len(_roots) > 1024:
+        _roots.clear()
     _roots[key] = found
     return found
 

@@ -326,3 +326,13 @@ def test_a_failing_git_is_recorded_with_why(repo: Path, capture, monkeypatch: py
     s = snap(capture(repo))
     assert s["missing"]["repo.dirty"] == "RuntimeError: git status exited with 128: fatal: simulated failure"
     assert "dirty" not in s["repo"]
+
+
+def test_deleted_working_directory(tmp_path: Path, capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    s = snap(capture())
+    assert s["repo"] is None and s["missing"]["repo"].startswith("no working directory: FileNotFoundError")
+    assert s["packages"] and s["os"]["name"]
