@@ -143,20 +143,40 @@ def test_compact_merges_small_files_and_keeps_every_span(tmp_path):
     assert agentotel.open(tmp_path).sql("SELECT count(*) FROM spans").fetchall()[0][0] == before
 
 
-def test_demo_records_two_runs_and_points_at_the_divergence_in_under_ten_seconds(tmp_path):
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """`agentotel demo` run once, as a user would: a fresh process, a new directory."""
+    directory = tmp_path_factory.mktemp("demo") / "traces"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "agentotel.cli", "demo", "--dir", str(tmp_path / "demo")],
-                          capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
-    elapsed = time.monotonic() - started
+    proc = subprocess.run([sys.executable, "-m", "agentotel.cli", "demo", "--dir", str(directory)],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=directory.parent)
+    return directory, proc, time.monotonic() - started
+
+
+def test_demo_records_two_runs_and_points_at_the_divergence_in_under_ten_seconds(demo):
+    directory, proc, elapsed = demo
     assert proc.returncode == 0, proc.stderr
     assert elapsed < 10, f"the demo took {elapsed:.1f} s"
     out = proc.stdout
     assert "First divergence at A#3 ↔ B#3: output_shape_changed" in out and "lookup_order" in out
-    traces = agentotel.open(tmp_path / "demo")
-    runs = traces.runs().fetchall()
-    assert len(runs) == 2
+    traces = agentotel.open(directory)
+    assert len(traces.runs().fetchall()) == 2
     a, b = sorted(traces.runs().to_arrow_table().to_pylist(), key=lambda r: r["start_time"])
     assert [s.tool_name for s in traces.trajectory(a["run_id"]).steps if s.type == "tool"] == ["lookup_order", "track_shipment"]
     assert [s.tool_name for s in traces.trajectory(b["run_id"]).steps if s.type == "tool"] == ["lookup_order"]
     assert all(s.tool_call_id and s.requested_by for s in traces.trajectory(a["run_id"]).steps if s.type == "tool")
+
+
+def test_env_shows_a_snapshot_and_compares_two(demo):
+    directory, proc, _ = demo
+    assert proc.returncode == 0, proc.stderr
+    runs = agentotel.open(directory).runs().fetchall()
+    a, b = runs[1][0], runs[0][0]
+    code, out, err = run_cli("env", a, "--dir", str(directory), "--json")
+    assert code == 0, err
+    assert isinstance(json.loads(out), dict) and json.loads(out)
+    code, out, err = run_cli("env", a, b, "--dir", str(directory))
+    assert code == 0 and out.strip(), err
+    code, out, err = run_cli("env", a, b, "--dir", str(directory), "--json")
+    assert code == 0 and json.loads(out)["same"] is True
