@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
+import json
 import os
 import sys
 import threading
@@ -235,6 +236,9 @@ class _RunScope:
         try:
             _start_run(active, self._name, self._options)
         except Exception as exc:  # noqa: BLE001 - the run goes on untraced
+            started = getattr(active, "span", None)
+            if started is not None:
+                started.end()
             _unwind(active)
             report_internal_error("runs.start", exc)
             active.run = _untraced_run(self._name, self._options)
@@ -389,8 +393,10 @@ def _untraced_run(name: str, options: dict[str, Any]) -> Run:
 def _environment() -> Any:
     try:
         from agentotel import environment
-    except ImportError:  # not built yet, or stripped from a deployment: runs go on without it
-        return None
+    except ModuleNotFoundError as exc:
+        if exc.name != "agentotel.environment":  # the module exists but is broken: say so
+            report_internal_error("runs.environment.import", exc)
+        return None  # not installed: runs go on without an environment snapshot
     return environment
 
 
@@ -410,8 +416,6 @@ def _attribute_values(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
