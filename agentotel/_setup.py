@@ -71,10 +71,12 @@ def instrument(
     tracer_provider: trace.TracerProvider | None = None,
     exporters: Iterable[SpanExporter] | None = None,
 ) -> None:
-    """Record every supported LLM call, tool and run as spans, kept as Parquet in `directory`. Idempotent.
+    """Record every supported LLM call, tool and run as spans, kept as Parquet in `directory`.
 
-    Raises OSError when the directory cannot be written (so you learn it now, not from a log line
-    later), and `agentotel._config.ConfigError` for an unusable setting.
+    Idempotent: a second call changes nothing (after `uninstrument()` it restores the library
+    patches); call `shutdown()` first to start over with other settings. `exporters` are extra
+    SpanExporters fed every span. Raises OSError when the directory cannot be written (so you learn
+    it now, not from a log line later) and `agentotel._config.ConfigError` for an unusable setting.
     """
     global _state
     with _lock:
@@ -99,7 +101,8 @@ def instrument(
         if provider is None:
             provider = _default_provider(settings)
         _config.configure(settings)
-        _tracing.set_providers(tracer_provider)
+        # agentotel's own tracers follow the provider chosen here, global or not.
+        _tracing.set_providers(provider if trace.get_tracer_provider() is not provider else None)
         state = _State(settings=settings, provider=provider)
         if hasattr(provider, "add_span_processor"):
             _add_attribution(provider)
@@ -176,22 +179,25 @@ def _default_provider(settings: _config.Settings) -> TracerProvider:
         # agentotel flushes and folds at exit itself (see _at_exit), in the right order.
         _own_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         trace.set_tracer_provider(_own_provider)
-        if trace.get_tracer_provider() is not _own_provider:  # someone won the race to set it
-            _tracing.set_providers(_own_provider)
     return _own_provider
 
 
 def _exporters_for(settings: _config.Settings) -> list[SpanExporter]:
     exporters: list[SpanExporter] = []
-    for name in settings.traces_exporters:
-        if name == "parquet":
-            exporters.append(_parquet_exporter(settings.directory))
-        elif name == "otlp":
-            exporters.append(_otlp_exporter(settings.otlp_protocol))
-        elif name == "console":
-            from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+    try:
+        for name in settings.traces_exporters:
+            if name == "parquet":
+                exporters.append(_parquet_exporter(settings.directory))
+            elif name == "otlp":
+                exporters.append(_otlp_exporter(settings.otlp_protocol))
+            elif name == "console":
+                from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-            exporters.append(ConsoleSpanExporter())
+                exporters.append(ConsoleSpanExporter())
+    except BaseException:
+        for exporter in exporters:  # release the WAL of a Parquet exporter made before the failure
+            exporter.shutdown()
+        raise
     return exporters
 
 
