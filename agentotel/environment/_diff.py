@@ -14,7 +14,7 @@ _KEYED = ("packages", "lockfiles", "config_files", "tools", "model_tools")  # on
 _ORDER = ("repo", "lockfiles", "packages", "config_files", "tools", "model_tools", "models", "agent",
           "credentials", "os", "python", "container")  # fmt: skip
 _NOUN = {"packages": "package", "lockfiles": "lockfile", "config_files": "config file", "tools": "tool",
-         "model_tools": "tool sent to a model", "credentials": "credential", "models": "model"}  # fmt: skip
+         "model_tools": "tool definition", "credentials": "credential", "models": "model"}  # fmt: skip
 
 
 def _short(value: Any) -> str:

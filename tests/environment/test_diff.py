@@ -43,7 +43,7 @@ def test_bump_agents_edit_and_tool_change_are_exactly_the_differences(repo: Path
         "lockfile uv.lock changed: requests 2.31.0 → 2.32.0; uncommitted",
         f"config file AGENTS.md changed: sha256: {a['config_files']['AGENTS.md']['sha256'][:12]} → "
         f"{b['config_files']['AGENTS.md']['sha256'][:12]}; uncommitted",
-        "tool sent to a model search changed: schema.properties.limit added",
+        "tool definition search changed: schema.properties.limit added",
     ]
     assert not result.same and result.hash_a != result.hash_b
     assert json.loads(json.dumps(result.to_dict()))["changes"][0]["key"] == "uv.lock"
