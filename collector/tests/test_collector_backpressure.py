@@ -136,3 +136,31 @@ def test_health_reports_shutdown(stuck):
 
     assert response.status_code == 503 and response.json() == {"status": "unavailable"}
 
+
+
+def test_stop_finishes_requests_in_progress_and_refuses_new_ones(tmp_path):
+    disk = StuckDisk(tmp_path / "store")
+    collector = Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None).start()
+    first, second = bodies(2)
+    answers: list[requests.Response] = []
+    in_progress = post_in_background(http_url(collector), first, answers)
+    disk.writing.wait(10)
+
+    stopping = threading.Thread(target=collector.stop)
+    stopping.start()
+    wait_until(lambda: collector.service.stopping)
+    try:
+        late = requests.post(http_url(collector), data=second, headers=PROTOBUF, timeout=5)
+    except requests.ConnectionError:
+        pass  # no longer listening
+    else:  # accepted just before the listener closed: refused, retryably
+        assert late.status_code == 503 and late.headers["Retry-After"] == "1"
+    assert stopping.is_alive()  # still waiting for the request in progress
+
+    disk.released.set()
+    in_progress.join()
+    stopping.join(30)
+    assert [a.status_code for a in answers] == [200]
+    assert not stopping.is_alive()
+    assert not any(f.stat().st_size for f in (tmp_path / "store" / "wal").glob("*.arrows"))  # folded
+    assert len(stored_table(tmp_path / "store")) == 7
