@@ -290,6 +290,25 @@ async def test_async_generator_exhausted_and_closed(recorded):
     assert first.attributes[sc.AGENTOTEL_RUN_ID] == current.id
 
 
+def test_abandoned_async_generator_span_ends_when_the_loop_finalises_it(recorded):
+    @tool
+    async def feed():
+        for i in range(100):
+            yield i
+
+    async def main():
+        gen = feed()
+        assert await gen.__anext__() == 0
+        del gen  # abandoned mid-stream: asyncio schedules its aclose() on the loop
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    asyncio.run(main())
+    span = recorded.one("execute_tool feed")
+    assert result_of(span) == [0] and span.end_time is not None
+    assert span.status.status_code is StatusCode.UNSET
+
+
 async def test_async_generator_error(recorded):
     @tool
     async def failing():
