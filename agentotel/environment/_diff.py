@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -103,8 +104,6 @@ def _paths(a: Any, b: Any, prefix: str = "") -> list[str]:
 
 def _compact(value: Any) -> Any:
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
     return value
 

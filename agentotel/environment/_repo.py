@@ -218,6 +218,21 @@ def _stream_hash(args: list[str], cwd: Path, digest: "hashlib._Hash", deadline: 
     return head
 
 
+def _status_paths(status: bytes) -> list[str]:
+    """The paths of `git status --porcelain=v1 -z` entries ("XY path", a rename followed by its source)."""
+    paths = []
+    entries = status.split(b"\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if len(entry) > 3:
+            paths.append(entry[3:].decode("utf-8", "replace"))
+            if entry[:1] in (b"R", b"C"):
+                i += 1  # the source path of a rename or copy
+        i += 1
+    return paths
+
+
 def check_dirty(root: Path, git: str, has_commit: bool = True) -> dict[str, Any]:
     """Run `git status` (and `git diff HEAD` when dirty): {"dirty", "diff_hash", "changed"...} or {"error"}."""
     deadline = time.monotonic() + STATUS_TIMEOUT_S
@@ -229,8 +244,7 @@ def check_dirty(root: Path, git: str, has_commit: bool = True) -> dict[str, Any]
         )  # fmt: skip
         if status == b"":
             return {"dirty": False}
-        entries = [e for e in status.split(b"\0") if e]
-        paths = [e[3:].decode("utf-8", "replace") for e in entries if len(e) > 3 and e[2:3] == b" "]
+        paths = _status_paths(status)
         # The diff hash covers the status list (so untracked files count) and the full tracked diff.
         if has_commit:
             diff = [git, "-C", str(root), "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"]

@@ -336,3 +336,9 @@ def test_deleted_working_directory(tmp_path: Path, capture, monkeypatch: pytest.
     s = snap(capture())
     assert s["repo"] is None and s["missing"]["repo"].startswith("no working directory: FileNotFoundError")
     assert s["packages"] and s["os"]["name"]
+
+
+def test_a_renamed_file_is_one_changed_path(repo: Path, capture) -> None:
+    git(repo, "mv", "main.py", "app with space.py")
+    s = snap(capture(repo))
+    assert s["repo"]["changed"] == ["app with space.py"]
