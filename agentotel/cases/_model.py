@@ -178,3 +178,100 @@ def openai_stream(fixture: Mapping[str, Any]) -> bytes:
                    "choices": [], "usage": body["usage"]})
     lines = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks) + "data: [DONE]\n\n"
     return lines.encode("utf-8")
+
+
+# ---- Anthropic messages ------------------------------------------------------------------------------
+
+_ANTHROPIC_STOP = {"tool_call": "tool_use", "tool_calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}
+
+
+def _anthropic_blocks(content: Any) -> tuple[list[str], list[tuple[str, Any]], list[Any]]:
+    if isinstance(content, str):
+        return [content], [], []
+    texts, calls, results = [], [], []
+    for block in content or ():
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind in ("tool_use", "server_tool_use"):
+            calls.append((block.get("name"), block.get("input")))
+        elif kind == "tool_result":
+            result = block.get("content")
+            if isinstance(result, list):
+                pieces = [b.get("text") for b in result if isinstance(b, Mapping) and b.get("type") == "text"]
+                result = "".join(pieces) if len(pieces) == len(result) else result
+            results.append(result)
+    return texts, calls, results
+
+
+def neutral_from_anthropic(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The neutral form of an Anthropic messages request body (the system prompt first)."""
+    out = []
+    system = body.get("system")
+    if system:
+        out.append(_neutral("system", _anthropic_blocks(system)[0], (), ()))
+    for message in body.get("messages") or ():
+        texts, calls, results = _anthropic_blocks(message.get("content"))
+        role = str(message.get("role") or "user")
+        if results and not texts and not calls:
+            role = "tool"  # a user turn made only of tool results, as the instrumentation records it
+        out.append(_neutral(role, texts, calls, results))
+    return out
+
+
+def _anthropic_content(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    blocks: list[dict[str, Any]] = []
+    finish = "stop"
+    for message in parse_json(fixture.get("response")) or ():
+        if not isinstance(message, Mapping):
+            continue
+        finish = str(message.get("finish_reason") or finish)
+        for number, part in enumerate(p for p in message.get("parts") or () if isinstance(p, Mapping)):
+            if part.get("type") == "text":
+                blocks.append({"type": "text", "text": str(part.get("content") or "")})
+            elif part.get("type") == "tool_call":
+                arguments = parse_json(part.get("arguments"))
+                blocks.append({"type": "tool_use", "id": part.get("id") or f"toolu_replay_{number}", "name": part.get("name"),
+                               "input": arguments if isinstance(arguments, Mapping) else {}})
+        break  # Anthropic answers with one message
+    if any(b["type"] == "tool_use" for b in blocks) and finish in ("stop", "end_turn"):
+        finish = "tool_use"
+    return blocks, _ANTHROPIC_STOP.get(finish, finish)
+
+
+def anthropic_message(fixture: Mapping[str, Any]) -> dict[str, Any]:
+    """A messages API response body carrying a recorded model answer."""
+    usage = fixture.get("usage") or {}
+    blocks, stop = _anthropic_content(fixture)
+    return {
+        "id": fixture.get("response_id") or f"msg_replay_{fixture.get('step')}",
+        "type": "message",
+        "role": "assistant",
+        "model": fixture.get("model") or "replay",
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": int(usage.get("input_tokens") or 0), "output_tokens": int(usage.get("output_tokens") or 0)},
+    }
+
+
+def anthropic_stream(fixture: Mapping[str, Any]) -> bytes:
+    """The same answer as the messages API's server-sent events (for `stream=True` requests)."""
+    body = anthropic_message(fixture)
+    start = dict(body, content=[], stop_reason=None, usage={"input_tokens": body["usage"]["input_tokens"], "output_tokens": 0})
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(body["content"]):
+        if block["type"] == "text":
+            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}})
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": dict(block, input={})})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
+                   "usage": {"output_tokens": body["usage"]["output_tokens"]}})
+    events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode("utf-8")

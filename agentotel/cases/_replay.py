@@ -10,7 +10,8 @@ its arguments). Policy `strict` makes a call the fixtures cannot answer, while r
 unserved, a violation (the agent left the recorded path before the failure step); `fifo` serves each
 tool's recordings in order whatever the arguments and reports the argument drift instead.
 
-Model calls (OpenAI chat completions through `httpx2`, the `openai` SDK's HTTP client): answered from
+Model calls (OpenAI chat completions and Anthropic messages, through `httpx2`, the HTTP client of both
+SDKs): answered from
 the recorded responses by request hash + occurrence (`strict`) or in order (`fifo`), as real HTTP
 responses the SDK parses itself, so provider instrumentation records them like any call.
 
@@ -29,13 +30,22 @@ import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments, current_run
 from agentotel._internal import internal_errors
 from agentotel.cases import _active
-from agentotel.cases._model import neutral_from_openai, openai_completion, openai_stream, request_hash, scrub
+from agentotel.cases._model import (
+    anthropic_message,
+    anthropic_stream,
+    neutral_from_anthropic,
+    neutral_from_openai,
+    openai_completion,
+    openai_stream,
+    request_hash,
+    scrub,
+)
 from agentotel.cases._steps import call_key
 from agentotel.cases.case import Case, ModelFixture, ToolFixture
 
@@ -215,28 +225,46 @@ _patch_lock = threading.Lock()
 _patched = False
 
 
+# Model endpoints replay answers, by the end of the request path: how to read the request, and how to
+# write a recorded answer as the provider's response (whole, and as an event stream).
+def _openai_error(message: str) -> dict[str, Any]:
+    return {"error": {"type": "invalid_request_error", "code": "agentotel_replay_miss", "message": message}}
+
+
+def _anthropic_error(message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+_ENDPOINTS: dict[str, tuple[Callable[..., Any], ...]] = {
+    "/chat/completions": (neutral_from_openai, openai_completion, openai_stream, _openai_error),
+    "/v1/messages": (neutral_from_anthropic, anthropic_message, anthropic_stream, _anthropic_error),
+}
+
+
 def _answer_http(request: Any) -> Any:
     """An httpx2 response for a model request the active replay answers, else None (send it for real)."""
     replayer = _active.current()
-    if not isinstance(replayer, Replayer) or request.method != "POST" or not request.url.path.endswith("/chat/completions"):
+    if not isinstance(replayer, Replayer) or request.method != "POST":
         return None
+    endpoint = next((e for suffix, e in _ENDPOINTS.items() if request.url.path.endswith(suffix)), None)
+    if endpoint is None:
+        return None
+    read, whole, streamed, error = endpoint
     import httpx2
 
     try:
         body = json.loads(request.content or b"{}")
     except ValueError:
         return None
-    fixture, outcome, detail = replayer.answer_model(neutral_from_openai(body))
-    if outcome == "violation":
-        error = {"message": f"agentotel replay of {replayer.case.name}: {detail}", "type": "invalid_request_error",
-                 "code": "agentotel_replay_miss"}
-        return httpx2.Response(400, json={"error": error}, request=request)
+    fixture, outcome, detail = replayer.answer_model(read(body))
+    if outcome == "violation":  # a 400: SDKs do not retry it, and its message names the replay
+        return httpx2.Response(400, json=error(f"agentotel replay of {replayer.case.name}: {detail}"), request=request)
     if fixture is None:
         return None
     data = fixture.__dict__
     if body.get("stream"):
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=openai_stream(data), request=request)
-    return httpx2.Response(200, json=openai_completion(data), request=request)
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=streamed(data), request=request)
+    return httpx2.Response(200, json=whole(data), request=request)
 
 
 def _install_http_patch() -> None:

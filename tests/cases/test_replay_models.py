@@ -106,3 +106,53 @@ async def test_the_async_client_is_answered_too(live, case):
     with replay(case):
         first = await client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
     assert first.choices[0].message.tool_calls[0].function.name == "search_orders" and live.calls == 0
+
+
+ANTHROPIC_FIRST = [{"role": "user", "content": TASK}]
+
+
+def anthropic_case():
+    """A case recorded from an Anthropic run (the instrumentation's GenAI shape, Anthropic stop reasons)."""
+    from cases_build import llm, record, tool, user
+
+    steps = [
+        llm(1, calls=[("search_orders", {"customer": "acme"}, "toolu_1")], messages=[user(TASK)], finish="tool_use"),
+        tool(2, "search_orders", {"customer": "acme"}, {"orders": []}, requested_by=1, call_id="toolu_1"),
+        llm(3, text="none", messages=[user(TASK)]),
+    ]
+    steps[0]["model"] = "claude-test-model"
+    return new_case(record(*steps), at=3, layer="tool", name="anthropic-orders")
+
+
+@pytest.fixture
+def claude(live):
+    import anthropic
+
+    def handler(request):
+        live.calls += 1
+        return httpx2.Response(200, json={"id": "msg_live", "type": "message", "role": "assistant", "model": "claude-test-model",
+                                          "content": [{"type": "text", "text": "live"}], "stop_reason": "end_turn",
+                                          "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
+
+    return anthropic.Anthropic(api_key="sk-ant-test", base_url="http://model.test", max_retries=0,
+                               http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def test_anthropic_messages_are_answered_whole_and_streamed(claude, live):
+    case = anthropic_case()
+    with replay(case, policy="fifo"):
+        message = claude.messages.create(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST)
+    assert message.stop_reason == "tool_use" and message.content[0].name == "search_orders"
+    assert message.content[0].input == {"customer": "acme"} and live.calls == 0
+    with replay(case):
+        with claude.messages.stream(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST) as stream:
+            final = stream.get_final_message()
+    assert final.content[0].type == "tool_use" and final.content[0].input == {"customer": "acme"} and live.calls == 0
+    with replay(case, mode="frozen"):
+        claude.messages.create(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST)
+        import anthropic
+
+        with pytest.raises(anthropic.BadRequestError, match="agentotel replay of anthropic-orders"):
+            claude.messages.create(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST + [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "search_orders", "input": {"customer": "acme"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "[]"}]}])
