@@ -3,10 +3,10 @@
 Cost model (measured by benchmarks/bench_environment.py): at run start only cached facts and `stat`
 calls — OS/Python facts once per process, files re-hashed only when their stat changes, installed
 distributions re-listed only when a sys.path directory changes, HEAD read from `.git`. The two slow
-parts — `git status` (dirtiness, ~90 ms on 50,000 files) and parsing a lockfile that changed — run
-in a daemon thread started at run start; `finish_for_run` waits for them (at most FINISH_WAIT_S in
-total) and adds them to the snapshot. Span attributes are exported when the root span ends, so facts
-that arrive at run end are stored exactly like those known at the start.
+parts — `git status` (dirtiness, 0.1-0.4 s on 50,000 files) and parsing a lockfile that changed —
+run in one daemon thread started at the end of capture; `finish_for_run` waits for them (at most
+FINISH_WAIT_S in total) and adds them to the snapshot. Span attributes are exported when the root
+span ends, so facts that arrive at run end are stored exactly like those known at the start.
 """
 
 from __future__ import annotations
