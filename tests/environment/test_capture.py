@@ -342,3 +342,32 @@ def test_a_renamed_file_is_one_changed_path(repo: Path, capture) -> None:
     git(repo, "mv", "main.py", "app with space.py")
     s = snap(capture(repo))
     assert s["repo"]["changed"] == ["app with space.py"]
+
+
+def test_identical_environments_hash_equal_across_processes(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from agentotel._context import RunContext; from agentotel.environment import capture_for_run, finish_for_run\n"
+        "r = RunContext(run_id='x', name='n', trigger='test'); capture_for_run(r, repo=sys.argv[1])\n"
+        "print(finish_for_run(r)['agentotel.env.hash'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "AGENTOTEL_RAISE_INTERNAL_ERRORS"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    hashes = {subprocess.run([sys.executable, "-c", code, str(repo)], env=env, capture_output=True, text=True, check=True).stdout.strip()
+              for _ in range(2)}  # fmt: skip
+    assert len(hashes) == 1 and len(hashes.pop()) == 16
+
+
+def test_concurrent_runs_in_threads(repo: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(_i: int) -> str:
+        run = new_run()
+        capture_for_run(run, repo=repo)
+        return finish_for_run(run)[semconv.AGENTOTEL_ENV_HASH]
+
+    with ThreadPoolExecutor(8) as pool:
+        hashes = set(pool.map(one, range(32)))
+    assert len(hashes) == 1
