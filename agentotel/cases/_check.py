@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments
@@ -130,7 +130,7 @@ def _replay_gate(record: RunRecord, replayer: Any) -> Gate:
     refused = []
     for step in steps_with_errors(record):
         attributes = record.span_attributes.get(str(step.get("span_id")), {})
-        error_type = str(attributes.get(semconv.ERROR_TYPE) or "")
+        error_type = str(step.get("error_type") or attributes.get(semconv.ERROR_TYPE) or "")
         message = str(attributes.get(STATUS_MESSAGE) or step.get("output") or "")
         if error_type.rsplit(".", 1)[-1] in _REPLAY_ERRORS or _REPLAY_MARK in message:
             refused.append(f"step {step['index']} ({step.get('name')})")
@@ -244,7 +244,3 @@ def trajectory_match(expected: Sequence[ExpectedCall], actual: Sequence[tuple[st
     if extra and mode in ("unordered", "subset"):
         bits.append("not expected: " + ", ".join(extra))
     return False, "; ".join(bits)
-
-
-def check_many(cases: Iterable[Case], traces: Any) -> list[CheckReport]:
-    return [check(c, traces) for c in cases]

@@ -24,6 +24,7 @@ _ATTRIBUTES = (
     semconv.AGENTOTEL_ENV_COMMIT,
     semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH,
     semconv.ERROR_TYPE,
+    semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 

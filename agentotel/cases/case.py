@@ -318,6 +318,8 @@ def new_case(
                 )
             )
 
+    # A payload cut by the content policy at record time is served cut on replay: say so in the case.
+    truncated = [s["index"] for s in before if record.attribute(s, semconv.AGENTOTEL_PAYLOAD_TRUNCATED) in ("true", "True", True)]
     at_step = by_index[at]
     llm_at = next((s for s in record.steps if s["index"] >= at and s.get("type") == LLM), None)
     messages = scrub(parse_json(llm_at.get("input"))) if llm_at else None
@@ -339,6 +341,7 @@ def new_case(
             "at_step": at,
             "at": {"type": at_step.get("type"), "name": at_step.get("name")},
             "findings": [{"kind": f.kind, "layer": f.layer, "steps": list(f.steps), "message": scrub(f.message)} for f in found],
+            **({"truncated_fixtures": truncated} if truncated else {}),
         },
         input={"task": scrub(parse_json(record.run.get("task"))), "messages": messages},
         environment=_environment(record),

@@ -82,3 +82,12 @@ def test_reading_a_file_that_is_not_a_case(tmp_path):
         Case.load(tmp_path / "z.yaml")
     with pytest.raises(CaseError, match="cannot read"):
         Case.load(tmp_path / "missing.yaml")
+
+
+def test_a_fixture_cut_by_the_content_policy_is_flagged_in_the_case():
+    from agentotel import semconv
+
+    run = looping_run()
+    run.span_attributes["s2"] = {semconv.AGENTOTEL_PAYLOAD_TRUNCATED: "true"}
+    assert new_case(run, at=3, layer="tool").source["truncated_fixtures"] == [2]
+    assert "truncated_fixtures" not in new_case(looping_run(), at=3, layer="tool").source
