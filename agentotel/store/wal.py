@@ -65,22 +65,36 @@ class WalFile:
             os.close(self._fd)
             raise OSError(f"{path}: the WAL is in use by another live writer (choose another writer_id)") from None
         self.size = os.fstat(self._fd).st_size
+        self._broken = 0  # the errno of a failed write that could not be cut off
         self.segment: str | None = None
         self.started = time.monotonic()
 
     def start_segment(self, segment: str) -> None:
         """Forget the current contents and begin a new segment (the old one must already be published)."""
         os.ftruncate(self._fd, 0)
+        self._broken = 0
         header = schema_message(segment)
         _write_all(self._fd, memoryview(header))
         _sync(self._fd)
         self.segment, self.size, self.started = segment, len(header), time.monotonic()
 
     def append(self, batch: pa.RecordBatch) -> None:
-        """Append one batch; it is on disk when this returns."""
+        """Append one batch; it is on disk when this returns. On failure the file is as it was before."""
+        if self._broken:
+            raise OSError(self._broken, f"{self.path}: the WAL could not be repaired after a failed write", str(self.path))
         data = batch.serialize()
-        _write_all(self._fd, memoryview(data))
-        _sync(self._fd)
+        try:
+            _write_all(self._fd, memoryview(data))
+            _sync(self._fd)
+        except OSError as exc:
+            # A partial batch would make every later batch unreadable: cut it off, or stop appending.
+            try:
+                os.ftruncate(self._fd, self.size)
+            except OSError:
+                self._broken = exc.errno or 1
+            if exc.filename is None:
+                exc.filename = str(self.path)
+            raise
         self.size += data.size
 
     def close(self, *, remove: bool) -> None:

@@ -184,3 +184,26 @@ def test_a_batch_of_another_schema_is_refused(tmp_path):
     with pytest.raises(ValueError, match="SPAN_SCHEMA"):
         writer.append(pa.record_batch({"x": [1]}))
     writer.close()
+
+
+def test_a_partial_write_is_cut_off_so_later_batches_stay_readable(tmp_path, batches):
+    import resource
+    import signal
+
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    writer.append(batches[0])
+    limit = writer.wal_path.stat().st_size + 100  # the next batch can only be written in part
+    previous_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, previous_limit[1]))
+        with pytest.raises(OSError):
+            writer.append(batches[1])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, previous_limit)
+        signal.signal(signal.SIGXFSZ, previous_handler)
+    writer.append(batches[2])
+    wal = read_wal(tmp_path)
+    assert wal.num_rows == 20
+    assert wal.column("span_id").to_pylist() == batches[0].column("span_id").to_pylist() + batches[2].column("span_id").to_pylist()
+    writer.close()
