@@ -1,15 +1,20 @@
 """The environment of a run: captured at `run()` start, stored on the root span, compared between runs.
 
-    attributes = capture_for_run(run_context, repo=None)   # at run() start: cached facts, ~0.1 ms
+    attributes = capture_for_run(run_context, repo=None)   # at run() start: ~0.3 ms after the first run
     attributes = finish_for_run(run_context)               # at run() end: + the snapshot and its hash
     snapshot = snapshot_from_attributes(row["attributes"])  # back from a stored root span
     print("\\n".join(diff(snapshot_a, snapshot_b).lines()))
 
-The snapshot records OS and Python, the git state, lockfiles and installed distributions, agentotel
-and SDK versions, agent config files, tool schemas, credential NAMES and who started the run. It
-holds facts and names, never payload content, so it is recorded even when content capture is off;
-its free text (remote URL, tool schemas, CI names) still goes through the content policy's
-redaction. Turn it off with AGENTOTEL_CAPTURE_ENVIRONMENT=false.
+The snapshot records OS and Python, the git state (of the working directory or `repo=`), lockfiles
+and installed distributions, agentotel and SDK versions, agent config files (AGENTS.md, CLAUDE.md,
+... plus AGENTOTEL_CONFIG_FILES, relative to the repository root), tool schemas, credential NAMES
+and who started the run. It holds facts and names, never payload content, so it is recorded even
+when content capture is off; its free text (remote URL, tool schemas, CI names) still goes through
+the content policy's redaction. Turn it off with AGENTOTEL_CAPTURE_ENVIRONMENT=false.
+
+The environment hash (`agentotel.env.hash`) covers everything except volatile facts — host name,
+container id, who started the run, local paths, timings, reasons for missing parts — so identical
+environments hash equal across runs, processes and machines; `diff` compares the same part.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from agentotel.environment._files import canonical_name
 
 # Environment variables that name the image or sandbox a process runs in, when a platform sets one.
-_IMAGE_VARS = ("AGENTOTEL_IMAGE", "CONTAINER_IMAGE", "IMAGE_DIGEST", "IMAGE_NAME", "DOCKER_IMAGE", "MODAL_IMAGE_ID")
+_IMAGE_VARS = ("CONTAINER_IMAGE", "IMAGE_DIGEST", "IMAGE_NAME", "DOCKER_IMAGE", "MODAL_IMAGE_ID")
 _SANDBOX_VARS = ("E2B_SANDBOX_ID", "MODAL_TASK_ID", "CODESPACE_NAME", "CONTAINER_NAME", "DAYTONA_WS_ID")
 _HEX_ID = re.compile(r"(?<![0-9a-f])([0-9a-f]{64}|[0-9a-f]{32})(?![0-9a-f])")
 
