@@ -66,20 +66,25 @@ class WalFile:
             raise OSError(f"{path}: the WAL is in use by another live writer (choose another writer_id)") from None
         self.size = os.fstat(self._fd).st_size
         self._broken = 0  # the errno of a failed write that could not be cut off
+        self._needs_header = False
         self.segment: str | None = None
         self.started = time.monotonic()
 
     def start_segment(self, segment: str) -> None:
         """Forget the current contents and begin a new segment (the old one must already be published)."""
+        # Until the header is on disk, no batch may be written (it would be unreadable without it).
+        self.segment, self._needs_header = segment, True
         os.ftruncate(self._fd, 0)
         self._broken = 0
         header = schema_message(segment)
         _write_all(self._fd, memoryview(header))
         _sync(self._fd)
-        self.segment, self.size, self.started = segment, len(header), time.monotonic()
+        self.size, self.started, self._needs_header = len(header), time.monotonic(), False
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Append one batch; it is on disk when this returns. On failure the file is as it was before."""
+        if self._needs_header:
+            self.start_segment(self.segment or "")
         if self._broken:
             raise OSError(self._broken, f"{self.path}: the WAL could not be repaired after a failed write", str(self.path))
         data = batch.serialize()
