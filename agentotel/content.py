@@ -62,20 +62,21 @@ def capture_enabled() -> bool:
 
 # --- Redaction rules --------------------------------------------------------------------------------
 
-# Credentials with a recognisable shape, wherever they appear in text: (hints, pattern). A rule runs
-# only when one of its hints (lower-case fragments) is in the text, so clean text costs one scan.
+# Credentials with a recognisable shape, wherever they appear in text: (hints, pattern). A token must
+# not be glued onto a letter or digit before it ("task-<uuid>" is not an OpenAI key); "_", ":", "=",
+# quotes and spaces all separate.
 _SHAPES = [
-    (("sk-",), r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic (sk-ant-api03-)
+    (("sk-",), r"(?<![A-Za-z0-9])sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI, Anthropic (sk-ant-api03-)
     (("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
-     r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),  # AWS access key ids
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub tokens
-    (("github_pat_",), r"\bgithub_pat_[A-Za-z0-9_]{22,}"),  # GitHub fine-grained tokens
-    (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),  # GitLab
-    (("xox", "xapp-"), r"\b(?:xox[abposrec]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})"),  # Slack
-    (("aiza",), r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google API keys
-    (("sk_", "rk_", "whsec_"), r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})"),  # Stripe
-    (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
-    (("eyj",), r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"),  # AWS access key ids
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}"),  # GitHub tokens
+    (("github_pat_",), r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{22,}"),  # GitHub fine-grained tokens
+    (("glpat-",), r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\-]{20,}"),  # GitLab
+    (("xox", "xapp-"), r"(?<![A-Za-z0-9])(?:xox[abposrec]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})"),  # Slack
+    (("aiza",), r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{35}"),  # Google API keys
+    (("sk_", "rk_", "whsec_"), r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})"),  # Stripe
+    (("hf_",), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),  # Hugging Face
+    (("eyj",), r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
     # PEM private keys, up to the END line, or to the end of the text when the value was cut.
     (("private key",), r"-----BEGIN[A-Z ]*PRIVATE KEY-----[^\"]*?(?:-----END[A-Z ]*PRIVATE KEY-----|$)"),
 ]  # fmt: skip
@@ -85,7 +86,7 @@ _BEARER = re.compile(r"\b(?i:bearer)\s+([A-Za-z0-9._~+/=\-]{8,})")
 # to user:password.
 _BASIC = re.compile(r"\bBasic\s+([A-Za-z0-9+/]{6,}={0,2})")
 # user:password@ in a URL or connection string (postgres://u:p@h, redis://:p@h, https://u:p@h).
-_URL_CREDENTIALS = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@")
+_URL_CREDENTIALS = re.compile(r"://[^\s:/@\"'<>]*:([^\s@/\"'<>]+)@")
 
 # Words that make a key name secret (as a whole word within the key: DB_PASSWORD, apiKey, x-api-key).
 _SECRET_WORDS = (

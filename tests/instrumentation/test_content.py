@@ -342,3 +342,41 @@ def test_capture_off_by_setting(configure):
     payload = Payload()
     assert payload.encode({"a": 1}) is None
     assert not payload.capture
+
+
+# --- Randomised: any structure, any limit, any place for a secret -------------------------------------
+
+
+def _random_value(rng, secrets: list[str], depth: int = 0):
+    kind = rng.randrange(7 if depth < 4 else 3)
+    if kind == 0:
+        return rng.choice([None, True, 3, -1.5, 10**20, "", "é€😀"])
+    if kind in (1, 2):
+        words = [rng.choice(["alpha", "beta", "x=1", "key:", "note", "http://h/p", "\n", "\"quoted\"", "\\"]) for _ in range(rng.randrange(12))]
+        if rng.random() < 0.5:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(secrets))
+        return rng.choice([" ", "_", ",", "\t", "/"]).join(words)
+    if kind in (3, 4):
+        return [_random_value(rng, secrets, depth + 1) for _ in range(rng.randrange(6))]
+    if kind == 5:
+        return {rng.choice(["a", "b", "password", "note", "id", "text"]) + str(i): _random_value(rng, secrets, depth + 1) for i in range(rng.randrange(5))}
+    return (rng.choice(secrets), _random_value(rng, secrets, depth + 1))
+
+
+def test_random_values_always_encode_to_valid_bounded_json_without_secrets(configure):
+    import random
+
+    rng = random.Random(20261130)
+    secrets = [SECRETS[k] for k in ("openai", "anthropic", "github", "stripe", "huggingface", "jwt", "slack")]
+    secrets += ["password=hunter2hunter2", "Authorization: Bearer zzTOPzzTOPzzTOP", "postgres://u:pw0rdpw0rd@db/x"]
+    tells = ["1B2c3D4e5F6g7H8", "Zx9Yw8Vu7Ts6", "16C7e42F292c", "4eC39HqLyjWD", "abcdefghijklmnop", "dozjgNryP4J3", "AbCdEfGhIjKlMnOp",
+             "hunter2hunter2", "zzTOPzzTOPzzTOP", "pw0rdpw0rd"]  # fmt: skip
+    for _ in range(300):
+        limit = rng.choice([16, 40, 100, 300, 2000, 64 * 1024])
+        configure(max_value_bytes=limit)
+        value = _random_value(rng, secrets)
+        text = Payload().encode(value)
+        assert len(text.encode()) <= limit, (limit, text)
+        json.loads(text)
+        for tell in tells:
+            assert tell not in text, (tell, text)
