@@ -206,3 +206,17 @@ def test_health(collector: Collector):
 
     assert response.status_code == 200
     assert response.json() == {"status": "ok"}
+
+
+def test_grpc_partial_success(collector: Collector, sdk_spans):
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    request = encode_spans(sdk_spans[:3])
+    request.resource_spans[0].scope_spans[0].spans[1].trace_id = bytes(16)  # all zero: unusable
+    host, port = collector.grpc_address
+    with grpc.insecure_channel(f"{host}:{port}") as channel:
+        response = trace_service_pb2_grpc.TraceServiceStub(channel).Export(request, timeout=10)
+
+    assert response.partial_success.rejected_spans == 1
+    assert "not all zero" in response.partial_success.error_message
+    assert len(stored_table(collector.settings.dir)) == 2
