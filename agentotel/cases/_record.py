@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
@@ -117,6 +118,9 @@ def _rows(relation: Any) -> list[dict[str, Any]]:
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
+    if dataclasses.is_dataclass(value):
+        # Every field, the raw payload text included: a case must serve back exactly what was recorded.
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     for method in ("to_dict", "_asdict"):
         if hasattr(value, method):
             return dict(getattr(value, method)())

@@ -29,6 +29,17 @@ def parse_json(value: Any) -> Any:
     return value
 
 
+def recorded(step: Mapping[str, Any], column: str) -> Any:
+    """A step's payload exactly as recorded (its raw JSON parsed once), for serving it back on replay."""
+    raw = step.get(f"raw_{column}")
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return parse_json(step.get(column))
+
+
 def tool_payload(value: Any) -> Any:
     """A tool's result as data: a tool that returns JSON *text* is read as the JSON it holds."""
     value = parse_json(value)

@@ -21,7 +21,7 @@ import yaml
 from agentotel import semconv
 from agentotel.cases._model import neutral_from_genai, request_hash, scrub
 from agentotel.cases._record import RunRecord
-from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, tool_name, tool_payload
+from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, recorded, tool_name
 from agentotel.cases.detectors import LAYERS, Finding
 
 __all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
@@ -294,8 +294,8 @@ def new_case(
                 ToolFixture(
                     step=step["index"],
                     name=str(tool_name(step)),
-                    arguments=scrub(parse_json(step.get("input"))),
-                    output=None if is_error(step) else scrub(tool_payload(step.get("output"))),
+                    arguments=scrub(recorded(step, "input")),
+                    output=None if is_error(step) else scrub(recorded(step, "output")),
                     error=scrub(_error_text(step)) if is_error(step) else None,
                 )
             )
@@ -313,7 +313,7 @@ def new_case(
                     request_hash=digest,
                     occurrence=occurrences[digest],
                     model=step.get("model"),
-                    response=scrub(parse_json(step.get("output"))),
+                    response=scrub(recorded(step, "output")),
                     usage={"input_tokens": int(step.get("input_tokens") or 0), "output_tokens": int(step.get("output_tokens") or 0)},
                 )
             )

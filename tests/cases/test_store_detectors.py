@@ -105,3 +105,21 @@ def test_findings_of_every_run_as_a_table_for_sql(store):
     rows = sorted(zip(table["run_id"].to_pylist(), table["kind"].to_pylist(), table["first_step"].to_pylist()))
     assert rows == [(bad.id, "repeated_tool_call", 2), (bad.id, "tool_output_drift", 2)]
     assert json.loads(table["evidence"][1].as_py())["tool"] == "search_orders"
+
+
+def test_a_tool_answering_json_text_gets_json_text_back_on_replay(store):
+    from agentotel.cases import replay
+    from agentotel.cases._active import serve_tool
+
+    @agentotel.tool
+    def report(customer: str) -> str:
+        return json.dumps({"orders": 2})
+
+    with agentotel.run("report") as first:
+        report("acme")
+        report("globex")
+    agentotel.flush()
+    case = new_case(load_run(agentotel.open(store), first.id), at=2, layer="tool")
+    assert case.tools[0].output == '{"orders": 2}'
+    with replay(case):
+        assert serve_tool("report", {"customer": "acme"}) == (True, '{"orders": 2}')
