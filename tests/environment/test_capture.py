@@ -125,7 +125,7 @@ def test_linked_worktree(repo: Path, capture, tmp_path: Path) -> None:
     assert s["repo"]["dirty"] is False
 
 
-@pytest.mark.parametrize("kind", ["directory", "symlink-loop", "no-permission"])
+@pytest.mark.parametrize("kind", ["directory", "symlink-loop", "read-error", "no-permission"])
 def test_unreadable_config_file_is_recorded_with_why(repo: Path, capture, kind: str) -> None:
     target = repo / "CLAUDE.md"
     if kind == "directory":
@@ -134,6 +134,11 @@ def test_unreadable_config_file_is_recorded_with_why(repo: Path, capture, kind: 
     elif kind == "symlink-loop":
         target.symlink_to(target)
         expected = "OSError: Too many levels of symbolic links"
+    elif kind == "read-error":
+        if not os.path.exists("/proc/self/mem"):
+            pytest.skip("needs Linux /proc: a regular file whose read fails even for root")
+        target.symlink_to("/proc/self/mem")  # stat says regular file; reading offset 0 fails with EIO
+        expected = "OSError: Input/output error"
     else:
         if os.geteuid() == 0:
             pytest.skip("root reads files whatever their mode; the other cases cover unreadable files")
@@ -300,6 +305,7 @@ def _fake_git(directory: Path, body: str) -> None:
 
 
 def test_a_slow_git_status_never_holds_the_run_for_long(repo: Path, capture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import threading
     import time
 
     from agentotel.environment import _capture
@@ -312,7 +318,10 @@ def test_a_slow_git_status_never_holds_the_run_for_long(repo: Path, capture, mon
     assert time.perf_counter() - started < 0.5
     assert first["missing"]["repo.dirty"] == "still running after 0.1 s (a very large repository?)"
     assert "commit" in first["repo"]  # everything else is there
-    time.sleep(0.8)  # the check finishes in the background; the next run uses its answer at once
+    for thread in threading.enumerate():  # the check finishes in the background ...
+        if thread.name == "agentotel-environment":
+            thread.join(10)
+    # ... and the next run uses its answer at once.
     started = time.perf_counter()
     second = snap(capture(repo))
     assert time.perf_counter() - started < 0.1
