@@ -92,6 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
             log.exception("agentotel-collector: internal error handling a request")
+            self.close_connection = True  # the body may be half read: start the next request on a new connection
             self._answer_error(500, INTERNAL, "internal error in agentotel-collector (see its log)", fmt or JSON)
 
     def do_PUT(self) -> None:
