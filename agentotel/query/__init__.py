@@ -74,7 +74,6 @@ _SQL_VARIABLES = {
 }
 _MACROS = ("macro_step_type", "macro_is_run_root", "macro_step_run")
 _VIEWS = ("spans", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
-_ONE_TRACE = "_one_trace"
 
 
 def _sql(name: str) -> str:
@@ -155,13 +154,7 @@ class Traces:
             con.execute(_sql(macro))
         con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         for view in _VIEWS:
-            con.execute(f"CREATE TEMP VIEW {view} AS {self._view_sql(view)}")
-
-    @staticmethod
-    def _view_sql(view: str) -> str:
-        text = _sql(view)
-        # runs.sql aggregates `_run_source`: every span for the view, one trace's spans for a trajectory.
-        return text.replace("_run_source", "spans") if view == "runs" else text
+            con.execute(f"CREATE TEMP VIEW {view} AS {_sql(view)}")
 
     # -- SQL ------------------------------------------------------------------------------------
     def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> duckdb.DuckDBPyRelation:
@@ -216,24 +209,16 @@ class Traces:
         """Fetch the spans of a run's trace into the temp table `_one_trace` (replacing the previous one)."""
         self._con.execute(_sql("one_trace"), {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start})
 
-    def _summary(self, run_id: str) -> dict[str, Any]:
-        rows = self._rows(
-            f"SELECT * FROM ({_sql('runs').replace('_run_source', _ONE_TRACE)}) WHERE run_id = $run", {"run": run_id}
-        )
-        return rows[0] if rows else {"run_id": run_id}
-
     def run(self, name: str) -> dict[str, Any]:
         """One run's summary (the `runs` view's columns) by run id, trace id or prefix."""
-        ref = self.resolve(name)
-        self._load_trace(ref)
-        return self._summary(ref.run_id)
+        return self.trajectory(name).run
 
     # -- trajectories and diffs -----------------------------------------------------------------
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
         self._load_trace(ref)
-        return build_trajectory(self._summary(ref.run_id), self._rows(_sql("trace_spans")), ref.run_id)
+        return build_trajectory(self._rows(_sql("trace_spans")), ref.run_id)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

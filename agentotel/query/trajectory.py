@@ -106,7 +106,7 @@ def _attributes(row: Mapping[str, Any]) -> dict[str, str]:
     return dict(value) if not isinstance(value, dict) else value
 
 
-def build_trajectory(run: dict[str, Any], rows: Iterable[Mapping[str, Any]], run_id: str) -> Trajectory:
+def build_trajectory(rows: Iterable[Mapping[str, Any]], run_id: str) -> Trajectory:
     """The trajectory of `run_id` from every span row of its trace (as `sql/trace_spans.sql` returns them)."""
     rows = list(rows)
     by_id = {r["span_id"]: r for r in rows}
@@ -147,7 +147,54 @@ def build_trajectory(run: dict[str, Any], rows: Iterable[Mapping[str, Any]], run
         )
     _link_requests(steps)
     environment = {k: v for k, v in _attributes(root).items() if k.startswith(_ENV_PREFIX)} if root else {}
-    return Trajectory(run=run, steps=steps, environment=environment)
+    return Trajectory(run=_summary(run_id, rows, root, steps), steps=steps, environment=environment)
+
+
+def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any] | None, steps: list[Step]) -> dict[str, Any]:
+    """The run's row of the `runs` view, computed from the rows at hand.
+
+    `sql/runs.sql` is the definition; this mirrors it for one run because planning that query costs
+    ~30 ms, a third of a trajectory's budget. tests/query/test_trajectory.py checks they agree.
+    """
+    own = [r for r in rows if (r.get("run_id") or r["trace_id"]) == run_id]
+    attributes = _attributes(root) if root else {}
+
+    def latest(column: str) -> Any:
+        values = [r[column] for r in own if r.get(column) is not None]
+        return max(values) if values else None
+
+    start = min((r["start_time"] for r in own if r.get("start_time")), default=None)
+    end = max((r["end_time"] for r in own if r.get("end_time")), default=None)
+    if root is not None and root.get("duration_ns") is not None:
+        duration_ms = root["duration_ns"] / 1e6
+    else:
+        duration_ms = (end - start).total_seconds() * 1e3 if start and end else None
+    root_error = root is not None and root.get("status_code") == "ERROR"
+    costs = [s.cost_usd for s in steps if s.cost_usd is not None]
+    return {
+        "run_id": run_id,
+        "name": (attributes.get(semconv.AGENTOTEL_RUN_NAME) or root["name"]) if root else "(unnamed)",
+        "trace_id": root["trace_id"] if root else min((r["trace_id"] for r in own), default=None),
+        "user_id": latest("user_id"),
+        "session_id": latest("session_id"),
+        "trigger": attributes.get(semconv.AGENTOTEL_RUN_TRIGGER),
+        "start_time": start,
+        "duration_ms": duration_ms,
+        "status": "running" if root is None else "error" if root_error else "ok",
+        "steps": len(steps),
+        "model_calls": sum(s.type == "llm" for s in steps),
+        "tool_calls": sum(s.type == "tool" for s in steps),
+        "retrievals": sum(s.type == "retrieval" for s in steps),
+        "errors": sum(s.status == "error" for s in steps) + int(root_error),
+        "input_tokens": sum(s.input_tokens or 0 for s in steps),
+        "output_tokens": sum(s.output_tokens or 0 for s in steps),
+        "cost_usd": sum(costs) if costs else None,
+        "models": sorted({s.model for s in steps if s.type in ("llm", "embedding") and s.model}),
+        "env_hash": attributes.get(semconv.AGENTOTEL_ENV_HASH),
+        "agent_name": latest("agent_name"),
+        "service_name": latest("service_name"),
+        "parent_run_id": attributes.get(semconv.AGENTOTEL_RUN_PARENT_ID),
+    }
 
 
 def _place(

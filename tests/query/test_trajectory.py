@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import agentotel
 from agentotel import semconv as sc
+from agentotel.query import pylist
 from spanbuild import SpanStore, assistant
 
 
@@ -84,3 +87,35 @@ def test_a_nested_run_is_an_agent_step_of_the_outer_run(tmp_path):
     assert [s.tool_name for s in traces.trajectory("inner").steps] == ["work"]
     # The shared trace id names the outermost run.
     assert traces.resolve(outer.trace_id).run_id == "outer"
+
+
+def test_a_trajectorys_run_summary_is_the_runs_view_row(tmp_path):
+    """Traces.trajectory() computes the run row in Python (for speed); it must equal the `runs` view's."""
+    store = SpanStore(tmp_path)
+    done = store.run("research", "run-done", env={sc.AGENTOTEL_ENV_HASH: "e1"})
+    done.retrieval("docs", "q", [{"id": "d1"}])
+    done.llm(assistant(calls=[("c1", "search", {"q": "x"})]), model="gpt-4o", cost=0.25)
+    done.tool("search", {"q": "x"}, {"hits": []}, call_id="c1", error="TimeoutError")
+    done.llm(assistant("done"), cost=None, http_child=True)
+    failed = store.run("failing", "run-failed", user="bob", status="ERROR")
+    failed.tool("boom", {}, None, error="ValueError")
+    live = store.run("live", "run-live")
+    live.finished = False
+    live.llm(assistant("thinking"))
+    outer = store.run("planner", "run-outer")
+    delegate = outer.tool("delegate", {}, {"ok": True})
+    inner = store.run("worker", "run-inner", trace_id=outer.trace_id, start=outer.spans[-1]["start_time_ns"] + 1_000_000,
+                      env={sc.AGENTOTEL_RUN_PARENT_ID: "run-outer", "_parent_span": delegate})
+    inner.tool("work", {}, {})
+    store.write()
+    traces = agentotel.open(tmp_path)
+    view = {r["run_id"]: r for r in pylist(traces.sql("SELECT * FROM runs").to_arrow_table())}
+    assert set(view) == {"run-done", "run-failed", "run-live", "run-outer", "run-inner"}
+    for run_id, expected in view.items():
+        got = traces.trajectory(run_id).run
+        assert set(got) == set(expected), run_id
+        for key, value in expected.items():
+            if isinstance(value, float):
+                assert got[key] == pytest.approx(value), (run_id, key)
+            else:
+                assert got[key] == value, (run_id, key)

@@ -1,6 +1,6 @@
--- The `runs` view: one row per run (who started it, when, how it went, what it used), aggregated over
--- `_run_source` (every span for the view; one run's spans for Traces.trajectory). A run still in
+-- The `runs` view: one row per run (who started it, when, how it went, what it used). A run still in
 -- progress has no root span yet: it is listed with status 'running' from the spans already recorded.
+-- Traces.trajectory() computes the same row for one run in Python (trajectory._summary); keep them in step.
 WITH s AS (
     SELECT
         *,
@@ -8,7 +8,7 @@ WITH s AS (
         agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root,
         agentotel_step_type(operation, scope_name) AS step_type,
         agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
-    FROM _run_source
+    FROM spans
 ),
 roots AS (
     SELECT
