@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Protocol
 from urllib.parse import urlsplit
 
@@ -206,16 +207,16 @@ def media_part(modality: str, *, mime_type: str | None = None, data: Any = None,
 
 def server_attributes(base_url: Any) -> dict[str, Any]:
     """server.address / server.port of a client's base URL (any base_url, Azure included)."""
-    if base_url is None:
-        return {}
-    parts = urlsplit(str(base_url))
+    return {} if base_url is None else dict(_server_attributes(str(base_url)))
+
+
+@lru_cache(maxsize=256)
+def _server_attributes(base_url: str) -> tuple[tuple[str, Any], ...]:
+    parts = urlsplit(base_url)
     if not parts.hostname:
-        return {}
+        return ()
     port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
-    attributes: dict[str, Any] = {SERVER_ADDRESS: parts.hostname}
-    if port:
-        attributes[SERVER_PORT] = port
-    return attributes
+    return ((SERVER_ADDRESS, parts.hostname),) + (((SERVER_PORT, port),) if port else ())
 
 
 def error_type(exc: BaseException) -> str:
@@ -257,6 +258,22 @@ def _metrics() -> _Instruments:
     return cached[1]
 
 
+_tracers: dict[tuple[Any, str], Any] = {}
+
+
+def _tracer(provider: str) -> Any:
+    """The tracer of scope `agentotel.<library>`, kept until the configured provider changes."""
+    tracer_provider = _tracing.tracer_provider()
+    key = (tracer_provider, provider)
+    tracer = _tracers.get(key)
+    if tracer is None:
+        if len(_tracers) > 32:  # providers replaced many times (tests): forget the old ones
+            _tracers.clear()
+        scope = "agentotel.anthropic" if provider == "anthropic" else "agentotel.openai"
+        tracer = _tracers[key] = _tracing.get_tracer(scope)
+    return tracer
+
+
 # --- One model call ------------------------------------------------------------------------------------
 
 
@@ -282,8 +299,7 @@ class ModelCall:
             **request.attributes,
         }
         name = f"{request.operation} {request.model}" if request.model else request.operation
-        tracer = _tracing.get_tracer(f"agentotel.{request.provider.split('.')[0]}")
-        self.span = tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
         self.payload = Payload()
         if self.span.is_recording():
             if request.input_messages:
@@ -388,12 +404,13 @@ class ModelCall:
 
 
 def _set_response(span: Any, response: Response, payload: Any) -> None:
+    attributes: dict[str, Any] = {}
     if response.id:
-        span.set_attribute(GEN_AI_RESPONSE_ID, response.id)
+        attributes[GEN_AI_RESPONSE_ID] = response.id
     if response.model:
-        span.set_attribute(GEN_AI_RESPONSE_MODEL, response.model)
+        attributes[GEN_AI_RESPONSE_MODEL] = response.model
     if response.finish_reasons:
-        span.set_attribute(GEN_AI_RESPONSE_FINISH_REASONS, list(response.finish_reasons))
+        attributes[GEN_AI_RESPONSE_FINISH_REASONS] = list(response.finish_reasons)
     usage = response.usage
     if usage is not None:
         for name, value in (
@@ -404,11 +421,13 @@ def _set_response(span: Any, response: Response, payload: Any) -> None:
             (GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, usage.reasoning_tokens),
         ):
             if value is not None:
-                span.set_attribute(name, value)
-    for name, value in response.attributes.items():
-        span.set_attribute(name, value)
+                attributes[name] = value
+    attributes.update(response.attributes)
     if response.output_messages:
-        payload.set(span, GEN_AI_OUTPUT_MESSAGES, response.output_messages)
+        encoded = payload.encode(response.output_messages)
+        if encoded is not None:
+            attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
+    span.set_attributes(attributes)
 
 
 # --- The wrappers ------------------------------------------------------------------------------------------

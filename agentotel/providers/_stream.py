@@ -18,7 +18,7 @@ import wrapt
 from opentelemetry import context as otel_context
 
 from agentotel import _config
-from agentotel._internal import internal_errors
+from agentotel._internal import internal_errors, report_internal_error
 from agentotel.providers._core import ABANDONED_STREAM, Accumulator, ModelCall, Patch
 
 
@@ -111,9 +111,13 @@ class StreamProxy(wrapt.ObjectProxy):
 
     # -- hooks ------------------------------------------------------------------------------------
     def _self_chunk(self, chunk: Any) -> None:
-        self._self_call.chunk_seen()
-        with internal_errors("providers.stream_chunk"):
+        call = self._self_call
+        if call.first_chunk is None:
+            call.chunk_seen()
+        try:  # per chunk: a plain try is far cheaper than the internal_errors context manager
             self._self_accumulator.chunk(chunk)
+        except Exception as exc:  # noqa: BLE001 - telemetry must never break the user's loop
+            report_internal_error("providers.stream_chunk", exc)
 
     def _self_end(self, error: BaseException | None = None, kind: str | None = None) -> None:
         call = self._self_call

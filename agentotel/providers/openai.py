@@ -190,53 +190,69 @@ def _chat_response(completion: Any) -> Response:
     return response
 
 
+class _Choice:
+    __slots__ = ("text", "calls", "finish", "role")
+
+    def __init__(self, text_limit: int) -> None:
+        self.text = Bounded(text_limit)
+        self.calls: dict[int, list[Any]] = {}  # index -> [id, name, Bounded arguments]
+        self.finish: str | None = None
+        self.role = "assistant"
+
+
 class _ChatStream:
-    """Chat completion chunks: text and tool calls per choice, assembled from deltas."""
+    """Chat completion chunks: text and tool calls per choice, assembled from deltas.
+
+    Chunks are the SDK's typed objects: plain attribute access keeps the per-chunk cost low.
+    """
 
     def __init__(self, request: Request) -> None:
         self.id: str | None = None
         self.model: str | None = None
         self.usage: Usage | None = None
-        self.choices: dict[int, dict[str, Any]] = {}
+        self.choices: dict[int, _Choice] = {}
         self.text_limit = content_limit()
         self.args_limit = arguments_limit()
 
     def chunk(self, chunk: Any) -> None:
-        self.id = self.id or field_of(chunk, "id")
-        self.model = self.model or field_of(chunk, "model")
-        if field_of(chunk, "usage") is not None:
-            self.usage = _usage(field_of(chunk, "usage"))
-        for choice in field_of(chunk, "choices") or ():
-            state = self.choices.get(field_of(choice, "index", 0))
+        if self.id is None:
+            self.id, self.model = chunk.id, chunk.model
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices:
+            state = self.choices.get(choice.index)
             if state is None:
-                state = self.choices[field_of(choice, "index", 0)] = {
-                    "text": Bounded(self.text_limit), "calls": {}, "finish": None, "role": "assistant"
-                }
-            delta = field_of(choice, "delta")
-            state["text"].add(field_of(delta, "content"))
-            state["role"] = field_of(delta, "role") or state["role"]
-            for call in field_of(delta, "tool_calls") or ():
-                slot = state["calls"].setdefault(field_of(call, "index", 0), {"id": None, "name": None, "args": Bounded(self.args_limit)})
-                slot["id"] = slot["id"] or field_of(call, "id")
-                function = field_of(call, "function")
-                slot["name"] = slot["name"] or field_of(function, "name")
-                slot["args"].add(field_of(function, "arguments"))
-            if field_of(choice, "finish_reason"):
-                state["finish"] = field_of(choice, "finish_reason")
+                state = self.choices[choice.index] = _Choice(self.text_limit)
+            delta = choice.delta
+            if delta is not None:
+                if delta.content:
+                    state.text.add(delta.content)
+                if delta.role:
+                    state.role = delta.role
+                for call in delta.tool_calls or ():
+                    slot = state.calls.get(call.index)
+                    if slot is None:
+                        slot = state.calls[call.index] = [None, None, Bounded(self.args_limit)]
+                    slot[0] = slot[0] or call.id
+                    if call.function is not None:
+                        slot[1] = slot[1] or call.function.name
+                        slot[2].add(call.function.arguments)
+            if choice.finish_reason:
+                state.finish = choice.finish_reason
 
     def response(self) -> Response:
         response = Response(id=self.id, model=self.model, usage=self.usage)
         messages = []
         for _, state in sorted(self.choices.items()):
-            parts = [text_part(state["text"].text())] if state["text"] else []
-            for _, slot in sorted(state["calls"].items()):
-                arguments = slot["args"].text()
-                parts.append(tool_call_part(slot["id"], slot["name"], arguments))
-                if slot["id"] and slot["name"]:
-                    response.tool_calls.append(PendingToolCall(slot["id"], slot["name"], parse_arguments(arguments)))
-            if state["finish"]:
-                response.finish_reasons.append(state["finish"])
-            messages.append({"role": state["role"], "parts": parts, "finish_reason": state["finish"]})
+            parts = [text_part(state.text.text())] if state.text else []
+            for _, (call_id, name, buffer) in sorted(state.calls.items()):
+                arguments = buffer.text()
+                parts.append(tool_call_part(call_id, name, arguments))
+                if call_id and name:
+                    response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+            if state.finish:
+                response.finish_reasons.append(state.finish)
+            messages.append({"role": state.role, "parts": parts, "finish_reason": state.finish})
         response.output_messages = messages
         return response
 

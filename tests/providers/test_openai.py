@@ -17,6 +17,7 @@ from agentotel.semconv import (
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_OUTPUT_TYPE,
     GEN_AI_PROVIDER_NAME,
     GEN_AI_REQUEST_CHOICE_COUNT,
     GEN_AI_REQUEST_MAX_TOKENS,
@@ -363,3 +364,31 @@ def test_any_base_url_and_azure_set_server_and_provider(telemetry, model_server)
     assert plain.attributes[GEN_AI_PROVIDER_NAME] == "openai"
     assert az.attributes[GEN_AI_PROVIDER_NAME] == "azure.ai.openai"
     assert (az.attributes[SERVER_ADDRESS], az.attributes[SERVER_PORT]) == ("127.0.0.1", port)
+
+
+def test_parse_helpers_are_traced_once(telemetry, model_server):
+    from pydantic import BaseModel
+
+    from tests.providers.conftest import Scripted
+
+    class Answer(BaseModel):
+        city: str
+
+    completion = {"id": "c-parse", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"city": "Paris"}'}, "finish_reason": "stop"}],
+                  "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}}  # fmt: skip
+    response = {"id": "resp-parse", "object": "response", "created_at": 0, "status": "completed", "model": "gpt-4o-mini",
+                "output": [{"id": "m1", "type": "message", "role": "assistant", "status": "completed",
+                            "content": [{"type": "output_text", "text": '{"city": "Oslo"}', "annotations": []}]}],
+                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+                "usage": {"input_tokens": 5, "output_tokens": 4, "total_tokens": 9,
+                          "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}  # fmt: skip
+    model_server.script(Scripted(completion), Scripted(response))
+    c = openai.OpenAI(api_key=KEY, base_url=model_server.url + "/v1")
+    parsed = c.chat.completions.parse(model="gpt-4o-mini", messages=USER, response_format=Answer)
+    assert parsed.choices[0].message.parsed == Answer(city="Paris")
+    result = c.responses.parse(model="gpt-4o-mini", input="where?", text_format=Answer)
+    assert result.output_parsed == Answer(city="Oslo")
+    chat, resp = telemetry.model_spans()
+    assert chat.attributes[GEN_AI_RESPONSE_ID] == "c-parse" and chat.attributes[GEN_AI_OUTPUT_TYPE] == "json"
+    assert resp.attributes[GEN_AI_RESPONSE_ID] == "resp-parse"

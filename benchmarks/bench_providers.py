@@ -1,0 +1,264 @@
+"""LLM client instrumentation overhead (openai chat completions on a mocked transport)
+
+Per-call time added by instrumentation to `client.chat.completions.create`, content capture on, for a
+plain call and a 30-chunk stream, on the same `httpx2.MockTransport` (no network, no server): agentotel,
+a hand-written span with the same attributes (the floor a generic wrapper can aim at), and the peers
+that install and run with openai 3.x. Every configuration runs in its own process (the peers patch
+globally); inside it, uninstrumented and instrumented batches are timed in that process, and the
+overhead is their difference (median over batches, then over rounds that rotate the order).
+Spans go through a SimpleSpanProcessor to an exporter that drops them, for every configuration.
+
+Peers: `opentelemetry-instrumentation-openai-v2` needs `httpx` (openai 3.x ships `httpx2` only) and an
+`opentelemetry-util-genai` older than the one pip resolves; it runs only when
+`AGENTOTEL_BENCH_PEER_PATH` names a directory with both (see RESULTS.md notes), else its row says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = {
+    "openinference": "openinference-instrumentation-openai",
+    "openllmetry": "opentelemetry-instrumentation-openai (OpenLLMetry)",
+    "openai-v2": "opentelemetry-instrumentation-openai-v2",
+}
+CHUNKS = 30
+MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Count to thirty."}]
+
+
+# --- the worker (one configuration, one process) ----------------------------------------------------------
+
+
+def _transport() -> Any:
+    import httpx2
+
+    completion = json.dumps({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "one two three"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23},
+    }).encode()  # fmt: skip
+    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini-2024-07-18"}
+    events = [{**chunk, "choices": [{"index": 0, "delta": {"content": f"{i} "}, "finish_reason": None}]} for i in range(CHUNKS - 1)]
+    events.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    events.append({**chunk, "choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 30, "total_tokens": 50}})
+    stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+
+    def handler(request: Any) -> Any:
+        if b'"stream":true' in request.content.replace(b" ", b""):
+            return httpx2.Response(200, content=stream, headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, content=completion, headers={"content-type": "application/json"})
+
+    return httpx2.MockTransport(handler)
+
+
+def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
+    """The same span, written by hand: what a user would write without a library."""
+    from opentelemetry.trace import SpanKind
+
+    from agentotel import semconv as s
+    from agentotel.cost import cost_usd
+
+    start = {s.GEN_AI_OPERATION_NAME: "chat", s.GEN_AI_PROVIDER_NAME: "openai", s.GEN_AI_REQUEST_MODEL: "gpt-4o-mini",
+             s.SERVER_ADDRESS: "api.openai.com", s.SERVER_PORT: 443}  # fmt: skip
+
+    def inputs(span: Any, kwargs: dict) -> None:
+        span.set_attribute(s.GEN_AI_INPUT_MESSAGES, json.dumps(
+            [{"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in kwargs["messages"]]))  # fmt: skip
+
+    def finish(span: Any, rid: str, model: str, reason: str, text: str, usage: Any) -> None:
+        span.set_attribute(s.GEN_AI_RESPONSE_ID, rid)
+        span.set_attribute(s.GEN_AI_RESPONSE_MODEL, model)
+        span.set_attribute(s.GEN_AI_RESPONSE_FINISH_REASONS, [reason])
+        span.set_attribute(s.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens)
+        span.set_attribute(s.GEN_AI_USAGE_OUTPUT_TOKENS, usage.completion_tokens)
+        span.set_attribute(s.AGENTOTEL_COST_USD, cost_usd("openai", model, input_tokens=usage.prompt_tokens,
+                                                          output_tokens=usage.completion_tokens))  # fmt: skip
+        span.set_attribute(s.GEN_AI_OUTPUT_MESSAGES, json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": reason}]))  # fmt: skip
+
+    def plain(**kwargs: Any) -> Any:
+        with tracer.start_as_current_span("chat gpt-4o-mini", kind=SpanKind.CLIENT, attributes=start) as span:
+            inputs(span, kwargs)
+            result = client.chat.completions.create(**kwargs)
+            choice = result.choices[0]
+            finish(span, result.id, result.model, choice.finish_reason, choice.message.content, result.usage)
+            return result
+
+    def stream(**kwargs: Any) -> Any:
+        span = tracer.start_span("chat gpt-4o-mini", kind=SpanKind.CLIENT, attributes=start)
+        inputs(span, kwargs)
+        text, reason, usage, rid, model = [], None, None, None, None
+        for chunk in client.chat.completions.create(**kwargs):
+            rid, model = chunk.id, chunk.model
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                text.append(choice.delta.content or "")
+                reason = choice.finish_reason or reason
+            yield chunk
+        finish(span, rid, model, reason, "".join(text), usage)
+        span.end()
+
+    return plain, stream
+
+
+def _instrument(config: str, tracer_provider: Any) -> None:
+    if config == "agentotel":
+        from agentotel import _tracing
+        from agentotel.providers import instrument_providers
+
+        _tracing.set_providers(tracer_provider)
+        instrument_providers()
+    elif config == "openinference":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif config == "openllmetry":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif config == "openai-v2":
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+
+
+def _worker(config: str, calls: int, batches: int) -> dict[str, Any]:
+    import openai
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(tracer_provider)
+    import httpx2
+
+    client = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=_transport()))
+
+    def plain() -> Any:
+        return client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+
+    def stream() -> Any:
+        for _ in client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options={"include_usage": True}):
+            pass
+
+    def per_call(fn: Any, n: int) -> list[float]:
+        out = []
+        for _ in range(batches):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out.append((time.perf_counter() - start) / n)
+        return out
+
+    stream_calls = max(calls // 4, 5)
+    plain(), stream()  # warm up (imports, pydantic caches)
+    base = {"plain": per_call(plain, calls), "stream": per_call(stream, stream_calls)}
+    if config == "hand-written":
+        hand_plain, hand_stream = _hand_written(client, tracer_provider.get_tracer("bench"))
+
+        def plain() -> Any:
+            return hand_plain(model="gpt-4o-mini", messages=MESSAGES)
+
+        def stream() -> Any:
+            for _ in hand_stream(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options={"include_usage": True}):
+                pass
+    else:
+        _instrument(config, tracer_provider)
+    plain(), stream()
+    inst = {"plain": per_call(plain, calls), "stream": per_call(stream, stream_calls)}
+    return {kind: {"base": base[kind], "inst": inst[kind]} for kind in ("plain", "stream")}
+
+
+def _run_worker(config: str, calls: int, batches: int) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    if config == "openai-v2" and os.environ.get("AGENTOTEL_BENCH_PEER_PATH"):
+        env["PYTHONPATH"] = os.pathsep.join([os.environ["AGENTOTEL_BENCH_PEER_PATH"], env["PYTHONPATH"]])
+    env.update({
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",  # genai-openai: content on, in spans
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+        "TRACELOOP_TRACE_CONTENT": "true",  # OpenLLMetry: content on
+        "AGENTOTEL_CAPTURE_CONTENT": "true",
+    })  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_providers", "--worker", config, str(calls), str(batches)],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=900,
+    )  # fmt: skip
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["failed"])[-1]
+        return {"error": last[:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# --- the benchmark --------------------------------------------------------------------------------------------
+
+
+def run(quick: bool) -> list[Result]:
+    calls, batches, rounds = (20, 3, 1) if quick else (200, 7, 3)
+    configs = ["agentotel", "hand-written", *PEERS]
+    overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in configs}
+    baselines: dict[str, list[float]] = {"plain": [], "stream": []}
+    errors: dict[str, str] = {}
+    for r in range(rounds):
+        order = configs[r % len(configs) :] + configs[: r % len(configs)]
+        for config in order:
+            if config in errors:
+                continue
+            data = _run_worker(config, calls, batches)
+            if "error" in data:
+                errors[config] = data["error"]
+                continue
+            for kind in ("plain", "stream"):
+                base, inst = statistics.median(data[kind]["base"]), statistics.median(data[kind]["inst"])
+                overheads[config][kind].append((inst - base) * 1e6)
+                baselines[kind].append(base * 1e6)
+
+    def median(values: list[float]) -> float | None:
+        return statistics.median(values) if values else None
+
+    results = []
+    for kind, label in (("plain", "plain call"), ("stream", f"{CHUNKS}-chunk stream")):
+        ours = median(overheads["agentotel"][kind])
+        hand = median(overheads["hand-written"][kind])
+        base = median(baselines[kind])
+        note = f"uninstrumented call: {base:.0f} µs" if base is not None else ""
+        common = dict(benchmark=f"openai chat overhead, {label}", metric="µs added per call (instrumented − uninstrumented)",
+                      unit="µs", ours=ours, corpus=f"httpx2.MockTransport, {calls} calls × {batches} batches × {rounds} rounds",
+                      repeats=rounds)  # fmt: skip
+        results.append(Result(**common, peer_name="hand-written span, same attributes", peer=hand,
+                              target="< 1.5× the hand-written span's overhead",
+                              met=(ours <= 1.5 * hand) if ours is not None and hand is not None else None,
+                              notes=note + (f"; agentotel failed: {errors['agentotel']}" if "agentotel" in errors else "")))  # fmt: skip
+        for peer, name in PEERS.items():
+            value = median(overheads[peer][kind])
+            results.append(Result(**common, peer_name=name, peer=value, target="lowest overhead of all",
+                                  met=(ours < value) if ours is not None and value is not None else None,
+                                  notes=f"does not run with openai 3.x here: {errors[peer]}" if peer in errors else note))  # fmt: skip
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
+        try:
+            print(json.dumps(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+        except Exception as exc:  # the parent reports why this configuration could not run
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            sys.exit(1)
+    else:
+        for row in run(quick="--quick" in sys.argv):
+            print(json.dumps(row.to_dict()))
