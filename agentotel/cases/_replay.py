@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import json
+import sys
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -211,11 +212,19 @@ class Replayer:
 
 
 def _recorded_error(text: str) -> Exception:
-    """The recorded tool failure as an exception: the built-in type when the record names one."""
-    kind, _, message = str(text).partition(":")
-    exc_type = getattr(builtins, kind.strip().rsplit(".", 1)[-1], None) if kind and " " not in kind.strip() else None
+    """The recorded tool failure raised again: as its own exception class when that class is a built-in
+    or already imported (a case never imports a module by name), else as `ReplayedToolError`."""
+    kind, sep, message = str(text).partition(": ")
+    if not sep:
+        kind, message = str(text), ""
+    module_name, _, class_name = kind.strip().rpartition(".")
+    owner = sys.modules.get(module_name) if module_name else builtins
+    exc_type = getattr(owner, class_name, None) if owner is not None else None
     if isinstance(exc_type, type) and issubclass(exc_type, Exception):
-        return exc_type(message.strip() or text)
+        try:
+            return exc_type(message) if message else exc_type()
+        except Exception:  # noqa: BLE001 - a class that needs other arguments: keep the text
+            pass
     return ReplayedToolError(text)
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from agentotel import semconv
 from agentotel.cases._model import neutral_from_genai, request_hash, scrub
-from agentotel.cases._record import RunRecord
+from agentotel.cases._record import STATUS_MESSAGE, RunRecord
 from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, recorded, tool_name
 from agentotel.cases.detectors import LAYERS, Finding
 
@@ -250,11 +250,16 @@ def suggest_cut(record: RunRecord, found: Iterable[Finding]) -> int | None:
     return first
 
 
-def _error_text(step: Mapping[str, Any]) -> str:
+def _error_text(record: RunRecord, step: Mapping[str, Any]) -> str:
+    """A failed tool call as `Type: message` (its error type, and its status message without the type)."""
+    kind = str(step.get("error_type") or record.attribute(step, semconv.ERROR_TYPE) or "Exception")
+    status = str(record.attribute(step, STATUS_MESSAGE) or "")
+    short = kind.rsplit(".", 1)[-1]
+    message = status[len(short) + 2 :] if status.startswith(short + ": ") else status
     output = step.get("output")
-    if isinstance(output, str) and output:
-        return output
-    return str(step.get("error_type") or step.get("status_message") or "error")
+    if not message and isinstance(output, str):
+        message = output
+    return f"{kind}: {message}" if message else kind
 
 
 def new_case(
@@ -296,7 +301,7 @@ def new_case(
                     name=str(tool_name(step)),
                     arguments=scrub(recorded(step, "input")),
                     output=None if is_error(step) else scrub(recorded(step, "output")),
-                    error=scrub(_error_text(step)) if is_error(step) else None,
+                    error=scrub(_error_text(record, step)) if is_error(step) else None,
                 )
             )
         elif step.get("type") == LLM:

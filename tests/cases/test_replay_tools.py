@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentotel.cases import Case, ReplayMiss, ReplayMismatch, new_case, replay
+from agentotel.cases._replay import ReplayedToolError
 from agentotel.cases._active import serve_tool
 from agentotel.cases.case import ToolFixture
 from cases_build import NEW_SHAPE, looping_run
@@ -67,11 +68,14 @@ def test_fifo_serves_in_order_and_reports_argument_drift(case):
 def test_a_recorded_failure_is_raised_again(case):
     case.tools.append(ToolFixture(step=5, name="charge", arguments={"amount": 5}, error="ValueError: card declined"))
     case.tools.append(ToolFixture(step=6, name="refund", arguments={}, error="billing.PaymentError: nope"))
+    case.tools.append(ToolFixture(step=7, name="parse", arguments={}, error="json.decoder.JSONDecodeError: bad"))
     with replay(case, policy="fifo"):
         with pytest.raises(ValueError, match="card declined"):
             serve_tool("charge", {"amount": 5})
-        with pytest.raises(Exception, match="billing.PaymentError: nope"):
+        with pytest.raises(ReplayedToolError, match="billing.PaymentError: nope"):  # not imported: never imported by name
             serve_tool("refund", {})
+        with pytest.raises(ReplayedToolError, match="JSONDecodeError: bad"):  # a class needing more arguments
+            serve_tool("parse", {})
 
 
 def test_replay_takes_a_path_and_rejects_unknown_policies(case, tmp_path):

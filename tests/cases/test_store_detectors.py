@@ -123,3 +123,28 @@ def test_a_tool_answering_json_text_gets_json_text_back_on_replay(store):
     assert case.tools[0].output == '{"orders": 2}'
     with replay(case):
         assert serve_tool("report", {"customer": "acme"}) == (True, '{"orders": 2}')
+
+
+class PaymentError(Exception):
+    pass
+
+
+def test_a_recorded_tool_failure_is_raised_again_as_its_own_exception(store):
+    from agentotel.cases import replay
+    from agentotel.cases._active import serve_tool
+
+    @agentotel.tool
+    def charge(amount: int) -> dict:
+        raise PaymentError(f"card declined for {amount}")
+
+    with agentotel.run("pay") as paid:
+        with pytest.raises(PaymentError):
+            charge(5)
+    agentotel.flush()
+    record = load_run(agentotel.open(store), paid.id)
+    record.steps.append(dict(record.steps[0], index=2))  # something after it, to cut at
+    case = new_case(record, at=2, layer="tool")
+    assert case.tools[0].error == f"{PaymentError.__module__}.PaymentError: card declined for 5"
+    with replay(case):
+        with pytest.raises(PaymentError, match="card declined for 5"):
+            serve_tool("charge", {"amount": 5})
