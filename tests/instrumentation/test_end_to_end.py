@@ -37,11 +37,14 @@ def support_agent(question: str) -> None:
 
 
 @pytest.fixture
-def instrumented(tmp_path):
+def instrumented(tmp_path, monkeypatch):
+    # Keep the test quick: no environment snapshot (it runs git). Everything else is instrument()'s.
+    monkeypatch.setenv("AGENTOTEL_CAPTURE_ENVIRONMENT", "false")
+    _config.reset()
+
     def install(**options):
         agentotel.instrument(tmp_path / "traces", **options)
-        # instrument() resolved its settings; keep the test quick by not snapshotting the environment.
-        _config.configure(_config.Settings.resolve(capture_environment=False, **options))
+        assert _config.current().capture_content is options.get("capture_content", True)
         return tmp_path / "traces"
 
     yield install
