@@ -322,10 +322,12 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
     version = options["agent_version"] or settings.agent_version
     if version:
         attributes[GEN_AI_AGENT_VERSION] = version if "@" in version else f"{name}@{version}"
+    active.payload = Payload()
     if options["metadata"] is not None:
         # Metadata is the user's labels, not content: recorded (redacted) even when capture is off.
-        safe, _count = redact(options["metadata"])
+        safe, count = redact(options["metadata"])
         attributes[AGENTOTEL_RUN_METADATA] = _json(safe)
+        active.payload.redactions += count
 
     # The run is current before its span starts, so the processor stamps the root span consistently.
     active.tokens.append(("run", _context.set_current_run(run_context)))
@@ -345,7 +347,6 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
         trigger=run_context.trigger, parent_id=None if parent_id is None else str(parent_id),
     )  # fmt: skip
 
-    active.payload = Payload()
     if options["task"] is not None:
         active.payload.set(span, AGENTOTEL_RUN_TASK, options["task"])
 

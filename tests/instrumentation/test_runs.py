@@ -52,6 +52,7 @@ def test_metadata_and_agent_version(recorded):
         pass
     root = recorded.one("invoke_agent a")
     assert root.attributes[sc.AGENTOTEL_RUN_METADATA] == '{"ticket":"ENG-42","token":"[REDACTED]"}'
+    assert root.attributes[sc.AGENTOTEL_PAYLOAD_REDACTIONS] == 1
     assert root.attributes[sc.GEN_AI_AGENT_VERSION] == "a@1.2"
 
 
