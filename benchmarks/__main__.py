@@ -1,16 +1,24 @@
 """`python -m benchmarks [names...] [--quick]`: run the benchmarks, print ratios, regenerate RESULTS.md.
 
-Names are module suffixes (`store` for `bench_store.py`). Full mode (no --quick) rewrites
-`benchmarks/RESULTS.md` from `benchmarks/results.json`, replacing only the sections it ran, so a
-subset can be re-measured without losing the others. Exits 1 when a benchmark module failed.
+Names are module suffixes (`store` for `bench_store.py`). Each benchmark module runs in its own child
+process, so one module's global state (an installed tracer provider, patched clients, memory) cannot
+leak into the next one's numbers, and a crash or hang becomes an error row instead of ending the run.
+Full mode (no --quick) rewrites `benchmarks/RESULTS.md` from `benchmarks/results.json`, replacing only
+the sections it ran, so a subset can be re-measured without losing the others. Exits 1 when a
+benchmark module failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import pkgutil
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -27,7 +35,7 @@ def discover() -> list[str]:
 
 
 def run_module(area: str, quick: bool) -> tuple[str, list[Result], float]:
-    """Import and run one benchmark module; a failure becomes an error row instead of stopping the run."""
+    """Import and run one benchmark module here; a failure becomes an error row instead of stopping the run."""
     start = time.perf_counter()
     doc = ""
     try:
@@ -46,12 +54,52 @@ def run_module(area: str, quick: bool) -> tuple[str, list[Result], float]:
     return doc, list(results), time.perf_counter() - start
 
 
+def run_isolated(area: str, quick: bool, timeout_s: float | None = None) -> tuple[str, list[Result], float]:
+    """Run one benchmark module in a child process (its rows print as they come); same result as run_module.
+
+    When the child dies or hangs, the error row is printed here, since the child could not print it.
+    """
+    start = time.perf_counter()
+    fd, out = tempfile.mkstemp(prefix=f"agentotel-bench-{area}-", suffix=".json")
+    os.close(fd)
+    command = [sys.executable, "-m", "benchmarks", "--child", out, area] + (["--quick"] if quick else [])
+    try:
+        # Its own process group, so a timeout also ends whatever servers the benchmark started.
+        child = subprocess.Popen(command, cwd=HERE.parent, start_new_session=True)
+        try:
+            child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            raise
+        data = json.loads(Path(out).read_text() or "null")
+        if data is not None:
+            return data["doc"], [Result.from_dict(r) for r in data["results"]], data["elapsed_s"]
+        failure = f"the benchmark process exited with {child.returncode} and no results"
+    except subprocess.TimeoutExpired:
+        failure = f"timed out after {timeout_s:.0f} s"
+    finally:
+        Path(out).unlink(missing_ok=True)
+    results, elapsed = [error_result(area, failure)], time.perf_counter() - start
+    _print_rows(results, elapsed)
+    return "", results, elapsed
+
+
+def _print_rows(results: list[Result], elapsed: float) -> None:
+    for row in results:
+        print("  " + _report.format_row(row), flush=True)
+    print(f"  ({elapsed:.1f} s)", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (e.g. store query); default: all")
     parser.add_argument("--quick", action="store_true", help="smoke run of a few seconds each; writes nothing")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--no-write", action="store_true", help="full mode without rewriting RESULTS.md")
+    parser.add_argument("--in-process", action="store_true", help="run every module in this process (debugging)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per module (default: none)")
+    parser.add_argument("--child", metavar="JSON", help=argparse.SUPPRESS)  # internal: run one module, write its rows
     args = parser.parse_args(argv)
 
     available = discover()
@@ -59,6 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(available))
         return 0
     wanted = [n.removeprefix("bench_").removesuffix(".py") for n in args.names] or available
+
+    if args.child:
+        [area] = wanted
+        doc, results, elapsed = run_module(area, args.quick)
+        _print_rows(results, elapsed)
+        Path(args.child).write_text(
+            json.dumps({"doc": doc, "results": [r.to_dict() for r in results], "elapsed_s": elapsed})
+        )
+        return 0
+
     unknown = [n for n in wanted if n not in available]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; available: {', '.join(available)}")
@@ -69,11 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for area in wanted:
         print(f"\n== {area}", flush=True)
-        doc, results, elapsed = run_module(area, args.quick)
+        if args.in_process:
+            doc, results, elapsed = run_module(area, args.quick)
+            _print_rows(results, elapsed)
+        else:
+            doc, results, elapsed = run_isolated(area, args.quick, args.timeout)
         failed |= any(r.error for r in results)
-        for row in results:
-            print("  " + _report.format_row(row), flush=True)
-        print(f"  ({elapsed:.1f} s)", flush=True)
         sections[area] = _report.section(area, doc, results, elapsed)
 
     if not args.quick and not args.no_write:

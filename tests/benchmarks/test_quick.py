@@ -112,3 +112,9 @@ def test_results_markdown_has_a_table_per_benchmark_with_target_and_verdict():
     assert "| 0.125× | < 1/10 | MISSED |" in text
     assert "cores" in text and "Python" in text and "pyarrow" in text
     assert "## Corpus" in text
+
+
+def test_a_module_that_cannot_run_in_its_child_process_becomes_an_error_row():
+    doc, results, _elapsed = runner.run_isolated("missing_for_test", quick=True, timeout_s=120)
+    assert doc == ""
+    assert len(results) == 1 and results[0].error.startswith("ModuleNotFoundError")
