@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import semconv
-from agentotel.cases._record import History, RunRecord, load_history, load_run
+from agentotel.cases._record import STATUS_MESSAGE, History, RunRecord, load_history, load_run
 from agentotel.cases._steps import (
     LLM,
     TOOL,
@@ -130,7 +130,8 @@ def _repetition(record: RunRecord, _history: History, limits: Thresholds) -> lis
             )
     requests: dict[str, list[int]] = defaultdict(list)
     for step in record.steps:
-        if step.get("type") == LLM and step.get("input") is not None:
+        # A request retried after an error (a 429, a timeout) is a retry, not the agent going round.
+        if step.get("type") == LLM and step.get("input") is not None and not is_error(step):
             requests[sha(canonical_arguments(parse_json(step.get("input"))))].append(step["index"])
     for digest, indexes in requests.items():
         if len(indexes) >= limits.repeated_model_requests:
@@ -188,7 +189,7 @@ def _ignored_errors(record: RunRecord, _history: History, _limits: Thresholds) -
                 [step["index"]],
                 f"{name} failed at step {step['index']} and the run went on for {len(later)} more steps without retrying it",
                 tool=name,
-                error=step.get("output") if isinstance(step.get("output"), str) else None,
+                error=record.attribute(step, STATUS_MESSAGE) or step.get("error_type"),
                 following_steps=[s.get("index") for s in later],
             )
         )
@@ -365,9 +366,12 @@ def _termination(record: RunRecord, _history: History, _limits: Thresholds) -> l
     steps = [s for s in record.steps if s.get("type") in (LLM, TOOL)]
     for position, step in enumerate(steps):
         answer = final_text(step)
-        if answer is None or position == len(steps) - 1:
+        if answer is None:
             continue
-        later = steps[position + 1 :]
+        # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
+        later = [s for s in steps[position + 1 :] if s.get("parent_index") == step.get("parent_index")]
+        if not later:
+            continue
         out.append(
             _finding(
                 "kept_going_after_answer",

@@ -180,3 +180,14 @@ def test_budget_breaches_name_the_step_that_went_over():
     assert budgets["cost_usd"].layer == "product"
     within = Thresholds(max_steps=3, max_tool_calls=1, max_tokens=240, max_cost_usd=0.05)
     assert detect(run, thresholds=within) == []
+
+
+def test_a_sub_agent_answer_does_not_end_the_run_and_a_retried_request_is_no_loop():
+    same = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+    sub_answer = llm(2, text="sub-agent done", messages=same)
+    sub_answer["parent_index"] = 1
+    agent_step = {"index": 1, "type": "agent", "name": "invoke_agent helper", "span_id": "s1", "status": "ok", "parent_index": None}
+    run = record(agent_step, sub_answer, tool(3, "save", {"x": 1}, {"ok": True}), llm(4, text="all done"))
+    assert "kept_going_after_answer" not in kinds(detect(run))
+    failed = llm(1, messages=same, status="error")
+    assert "repeated_model_request" not in kinds(detect(record(failed, llm(2, messages=same, text="ok"))))
