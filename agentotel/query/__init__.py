@@ -205,10 +205,6 @@ class Traces:
         (ref,) = runs.values()
         return _ref(ref)
 
-    def _load_trace(self, ref: _RunRef) -> None:
-        """Fetch the spans of a run's trace into the temp table `_one_trace` (replacing the previous one)."""
-        self._con.execute(_sql("one_trace"), {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start})
-
     def run(self, name: str) -> dict[str, Any]:
         """One run's summary (the `runs` view's columns) by run id, trace id or prefix."""
         return self.trajectory(name).run
@@ -217,8 +213,8 @@ class Traces:
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
-        self._load_trace(ref)
-        return build_trajectory(self._rows(_sql("trace_spans")), ref.run_id)
+        rows = self._rows(_sql("trace_spans"), {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start})
+        return build_trajectory(rows, ref.run_id)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -1,9 +1,13 @@
--- The span rows of `_one_trace` for rebuilding a trajectory: the tree links of all spans, plus the step
--- columns and payloads of the spans that are steps.
+-- Every span (each once) of one trace ($trace) that started within [$first, $last], for rebuilding a
+-- run's trajectory: the tree links of all spans, plus the step columns and payloads of the steps.
+-- The window (when the run's own spans ran, from run_lookup.sql) lets DuckDB skip Parquet row groups
+-- by their start_time statistics, since files are in start-time order.
 SELECT
-    *,
+    * EXCLUDE (resource_attributes, events, links),  -- not needed here: less to decompress
     epoch_ns(start_time) AS start_ns,
     agentotel_step_type(operation, scope_name) AS step_type,
     agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run,
     agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root
-FROM _one_trace
+FROM _raw_spans
+WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
+QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
