@@ -193,19 +193,10 @@ _HINT = re.compile(_trie_pattern(_ALL_HINTS))
 _MIN_SECRET_CHARS = 5
 
 
-def _could_hold_secret(text: str, lower: str) -> bool:
-    """False only when no built-in rule can match, decided with a few C-speed string operations.
-
-    Every rule needs one of: ':' or '=' (key=value, URLs), a whitespace-free run of at least 15
-    characters (every token shape: sk-..., AKIA..., ghp_..., JWTs, PEM bodies), a PEM dash line, or the
-    words bearer / basic. Plain prose has none, and then skips the (slower) regex scan entirely.
-    """
-    if ":" in text or "=" in text or "-----" in text or "bearer" in lower or "basic" in lower:
-        return True
-    return max(map(len, text.split()), default=0) >= _MIN_TOKEN_CHARS
-
-
-_MIN_TOKEN_CHARS = 15  # the shortest token shape: a Slack token, xoxb- and 10 characters
+# No built-in rule can match text that has no ':' or '=' (key=value, URLs), no whitespace-free run of
+# at least this many characters (every token shape: the shortest is a Slack token, xoxb- and 10
+# characters), no PEM dash line and no bearer / basic: plain prose then skips the regex scan entirely.
+_MIN_TOKEN_CHARS = 15
 
 
 def _redact_known(text: str) -> tuple[str, int]:
@@ -213,7 +204,14 @@ def _redact_known(text: str) -> tuple[str, int]:
     if len(text) < _MIN_SECRET_CHARS:
         return text, 0
     lower = text.lower()
-    if not _could_hold_secret(text, lower):
+    if not (
+        ":" in text
+        or "=" in text
+        or "-----" in text
+        or "bearer" in lower
+        or "basic" in lower
+        or max(map(len, text.split()), default=0) >= _MIN_TOKEN_CHARS
+    ):
         return text, 0
     found = set(_HINT.findall(lower))
     if not found:
@@ -253,6 +251,8 @@ class _Policy:
         extra_keys = tuple(k.strip() for k in settings.redact_keys if k.strip())
         self.extra_keys = frozenset(k.lower() for k in extra_keys)
         self.extra_key_value = _key_value_pattern(extra_keys) if extra_keys else None
+        if not self.extra_patterns and self.extra_key_value is None:
+            self.redact_text = _redact_known  # type: ignore[method-assign]  # the common case, one call less
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
