@@ -26,8 +26,8 @@ summary of the standard corpus that RESULTS.md shows.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -99,7 +99,7 @@ step next done first last before after again still already without within betwee
 retry timeout limit token cache memory disk network api key secret log debug info warning status
 report summary analysis review source paper result study method approach performance latency throughput
 """.split()
-_CUM_WEIGHTS = list(__import__("itertools").accumulate(1.0 / (rank + 1) ** 0.9 for rank in range(len(_WORDS))))
+_CUM_WEIGHTS = list(itertools.accumulate(1.0 / (rank + 1) ** 0.9 for rank in range(len(_WORDS))))
 
 _CODE_TEMPLATES = (
     "{i}def {a}_{b}(self, {c}, {d}=None):",
