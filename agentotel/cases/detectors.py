@@ -217,7 +217,7 @@ def _output_drift(record: RunRecord, history: History, _limits: Thresholds) -> l
             _finding(
                 "tool_output_drift",
                 [step["index"]],
-                f"{name} output changed shape since run {earlier.run_id}: {change.summary()}",
+                f"{name} output changed shape since run {earlier.run_id[:8]}: {change.summary()}",
                 tool=name,
                 earlier_run=earlier.run_id,
                 **change.to_dict(),
@@ -242,7 +242,7 @@ def _interface_drift(record: RunRecord, history: History, _limits: Thresholds) -
             _finding(
                 "tool_interface_drift",
                 [step["index"]],
-                f"{name} schema changed since run {earlier.run_id} ({earlier.schema_hash} -> {current})",
+                f"{name} schema changed since run {earlier.run_id[:8]} ({earlier.schema_hash} -> {current})",
                 tool=name,
                 earlier_run=earlier.run_id,
                 before=earlier.schema_hash,

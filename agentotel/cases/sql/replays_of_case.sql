@@ -1,7 +1,7 @@
 -- The runs replayed from a regression case, most recent first (the default run `case check` judges).
-SELECT run_id, min(start_time) AS started
+-- Spans recorded outside agentotel.run() belong to the run named by their trace id, as in the runs view.
+SELECT coalesce(run_id, trace_id) AS run, min(start_time) AS started
 FROM spans
 WHERE attributes[$case_attribute] = $case
-  AND run_id IS NOT NULL
-GROUP BY run_id
+GROUP BY coalesce(run_id, trace_id)
 ORDER BY started DESC
