@@ -34,7 +34,7 @@ from benchmarks.harness import Result, interleave
 
 FULL_SPANS = 1_000_000
 _UNIQUE = 100_000  # distinct spans generated; the rest are re-identified copies (see _write_corpus)
-QUICK_SPANS = 2_000
+QUICK_SPANS = 1_000
 CONTEXT_CHARS = 2_000  # chat history re-sent per call; the default (96 KB) would make ~24 GB of JSON
 
 # DuckDB over the Collector's file-exporter output: every span with the attributes a question needs.
@@ -101,7 +101,7 @@ _OTLP_TWO_TRAJECTORIES = _OTLP_TRAJECTORY.replace("trace_id = $trace", "trace_id
     "SELECT span_id", "SELECT trace_id, span_id")
 
 
-def _write_corpus(n_spans: int, scratch: Path) -> tuple[Path, list[str], int, int]:
+def _write_corpus(n_spans: int, scratch: Path, unique: int) -> tuple[Path, list[str], int, int]:
     """The corpus as a compacted store and as OTLP JSON files; returns (store, json files, runs, unique spans).
 
     Generating SDK spans and encoding OTLP JSON run at about a thousand spans a second here, so a
@@ -110,7 +110,7 @@ def _write_corpus(n_spans: int, scratch: Path) -> tuple[Path, list[str], int, in
     identically on both sides. The store side goes through `ParquetSpanExporter` (the first copy) and
     `StoreWriter` (the others), then `compact()`.
     """
-    unique = min(n_spans, _UNIQUE)
+    unique = min(n_spans, unique)
     copies = -(-n_spans // unique)
     store, otlp = scratch / "store", scratch / "otlp"
     otlp.mkdir(parents=True)
@@ -187,7 +187,7 @@ def run(quick: bool) -> list[Result]:
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-query-"))
     try:
         started = time.perf_counter()
-        store, files, n_runs, unique = _write_corpus(n_spans, scratch)
+        store, files, n_runs, unique = _write_corpus(n_spans, scratch, QUICK_SPANS // 2 if quick else _UNIQUE)
         build_s = time.perf_counter() - started
         print(f"bench_query: corpus of {n_spans:,} spans written in {build_s:.0f} s", file=sys.stderr)
         parquet_bytes = _bytes(list((store / "spans").rglob("*.parquet")))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import agentotel
+import agentotel.query
 from agentotel import semconv as sc
 from agentotel.query import RunNotFound, SQLError, StoreNotFound, StoreWarning
 from spanbuild import MS, T0, SpanStore, assistant
@@ -187,3 +189,13 @@ def test_failed_tool_calls_for_a_user_last_week_and_their_cost_in_one_query(tmp_
     ).fetchall()
     assert [(r[0], r[1], r[2]) for r in rows] == [("recent-fail", "get_weather", "TimeoutError")]
     assert rows[0][4] == pytest.approx(0.002)
+
+
+def test_every_sql_file_opens_with_a_comment_and_names_no_attribute():
+    folder = Path(agentotel.query.__file__).parent / "sql"
+    files = sorted(folder.glob("*.sql"))
+    assert len(files) >= 10
+    for path in files:
+        text = path.read_text()
+        assert text.startswith("-- "), path.name
+        assert "gen_ai." not in text and "agentotel." not in text and "enduser." not in text, path.name
