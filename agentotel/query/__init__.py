@@ -167,6 +167,15 @@ class Traces:
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
 
+    def add_view(self, name: str, query: str) -> None:
+        """Make `query` (over the views) available to SQL as the view `name`, e.g. a `findings` view."""
+        if not name.isidentifier() or name.lower() in _VIEWS:
+            raise QueryError(f"{name!r} cannot be a view name (a plain identifier, not one of {', '.join(_VIEWS)})")
+        try:
+            self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+        except duckdb.Error as exc:
+            raise SQLError(_one_line(exc)) from None
+
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         cursor = self._con.execute(query, params or {})

@@ -199,3 +199,11 @@ def test_every_sql_file_opens_with_a_comment_and_names_no_attribute():
         text = path.read_text()
         assert text.startswith("-- "), path.name
         assert "gen_ai." not in text and "agentotel." not in text and "enduser." not in text, path.name
+
+
+def test_other_parts_can_add_a_view(store):
+    traces = agentotel.open(store.directory)
+    traces.add_view("failed_tools", "SELECT run_id, tool_name FROM tool_calls WHERE status_code = 'ERROR'")
+    assert traces.sql("SELECT * FROM failed_tools").fetchall() == [("run-aaaa2222", "get_weather")]
+    with pytest.raises(agentotel.query.QueryError):
+        traces.add_view("runs", "SELECT 1")
