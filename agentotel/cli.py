@@ -77,7 +77,9 @@ class Output:
         self.console.file.write(json.dumps(value, indent=2, default=_json_default, ensure_ascii=False) + "\n")
 
     def warn(self, message: str) -> None:
-        self.errors.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
+        from rich.markup import escape
+
+        self.errors.print(f"[yellow]warning:[/] {escape(message)}", markup=True, highlight=False)
 
     @contextlib.contextmanager
     def progress(self, label: str) -> Iterator[None]:
