@@ -12,6 +12,7 @@ process's user+system time (from /proc) per 10,000 spans.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import os
 import shutil
@@ -66,6 +67,13 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -181,6 +189,12 @@ def run(quick: bool) -> list[Result]:
             )
             # The warm-up's CPU is the first entry of each list: leave it out.
             results += _results(name, samples, ours_cpu[1:], peer_cpu[1:], n_spans, len(bodies), raw_bytes, repeats)
+        peak = _peak_rss_mb(ours.process.pid)
+        results = [
+            dataclasses.replace(r, notes=f"{r.notes}; collector peak RSS {peak:,.0f} MB over the whole run")
+            if r.benchmark.startswith("collector CPU") else r
+            for r in results
+        ]
     finally:
         for server in (ours, peer):
             if server is not None:

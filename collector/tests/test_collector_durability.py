@@ -90,7 +90,7 @@ def kill_and_restart_run(tmp_path: Path, *, runs: int, batch_size: int, kills: i
 
 
 def test_sigkill_loses_no_acknowledged_span(tmp_path):
-    kill_and_restart_run(tmp_path, runs=1500, batch_size=500, kills=3)  # 10,500 spans
+    kill_and_restart_run(tmp_path, runs=1000, batch_size=500, kills=3)  # 7,000 spans
 
 
 @pytest.mark.slow
