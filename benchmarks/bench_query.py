@@ -196,10 +196,10 @@ def run(quick: bool) -> list[Result]:
         started = time.perf_counter()
         traces = agentotel.open(store)
         open_s = time.perf_counter() - started
+        small_groups = agentotel.open(_with_row_groups(store, scratch / "store-16k", _SMALL_ROW_GROUP))
         con = duckdb.connect()
         for key, name in _VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $v", {"v": key})
-        con.execute("CREATE TEMP TABLE _files AS SELECT unnest($f) AS f", {"f": files})
         con.sql(_OTLP_SPANS, params={"files": files}).create_view("otlp_spans")
 
         # Two runs of the same agent, picked reproducibly among the mid-sized ones.
@@ -210,9 +210,12 @@ def run(quick: bool) -> list[Result]:
         for row in rows:
             by_name.setdefault(row[2], []).append(row)
         pool = max(by_name.values(), key=len)
-        (run_a, trace_a, _, steps_a), (run_b, trace_b, _, steps_b) = rng.sample(pool, 2)
+        (run_a, trace_a, _, steps_a) = rng.choice(pool)
+        # Another run of the same agent, not a copy of the same generated run (copies share all but the first digit).
+        (run_b, trace_b, _, steps_b) = rng.choice([r for r in pool if r[0][1:] != run_a[1:]])
 
-        traces.runs().to_arrow_table(), traces.trajectory(run_a), traces.diff(run_a, run_b)  # warm-up
+        for t in (traces, small_groups):  # warm-up
+            t.runs().to_arrow_table(), t.trajectory(run_a), t.diff(run_a, run_b)
         samples = interleave(
             {
                 "runs": lambda: traces.runs().to_arrow_table(),
@@ -221,6 +224,8 @@ def run(quick: bool) -> list[Result]:
                 "trajectory_otlp": lambda: con.sql(_OTLP_TRAJECTORY, params={"trace": trace_a}).to_arrow_table(),
                 "diff": lambda: traces.diff(run_a, run_b),
                 "diff_otlp": lambda: con.sql(_OTLP_TWO_TRAJECTORIES, params={"a": trace_a, "b": trace_b}).to_arrow_table(),
+                "trajectory_16k": lambda: small_groups.trajectory(run_a),
+                "diff_16k": lambda: small_groups.diff(run_a, run_b),
             },
             repeats=repeats,
             warmup=1 if quick else 0,  # a pass over GBs of JSON warms nothing; ours is warmed just above
@@ -234,8 +239,8 @@ def run(quick: bool) -> list[Result]:
                  f"{CONTEXT_CHARS:,} chars); store {parquet_bytes / 1e6:,.0f} MB Parquet, OTLP JSON "
                  f"{json_bytes / 1e6:,.0f} MB in {len(files)} files")
 
-    def row(name: str, metric: str, target_ms: float | None, notes: str) -> Result:
-        ours, peer = ms[name], ms[f"{name}_otlp"]
+    def row(name: str, metric: str, target_ms: float | None, notes: str, variant: str = "") -> Result:
+        ours, peer = ms[name + variant], ms[f"{name}_otlp"]
         met = None
         target = None
         if target_ms is not None:
@@ -244,7 +249,7 @@ def run(quick: bool) -> list[Result]:
         else:
             target = ">= 10x faster than DuckDB over OTLP JSON"
             met = peer.median >= 10 * ours.median
-        return Result(benchmark=f"query: {name}", metric=metric, unit="ms", ours=ours.median,
+        return Result(benchmark=f"query: {name}" + (f" ({variant.strip('_')}-row row groups)" if variant else ""), metric=metric, unit="ms", ours=ours.median,
                       peer_name="DuckDB read_json over OTLP JSON files", peer=peer.median, target=target, met=met,
                       notes=notes, corpus=described, ours_spread=ours.spread, peer_spread=peer.spread,
                       repeats=repeats)
@@ -255,4 +260,24 @@ def run(quick: bool) -> list[Result]:
         row("trajectory", f"rebuild one run ({steps_a} steps), by run id", 100, "resolve the run id, fetch its trace, build steps"),
         row("diff", f"diff two runs ({steps_a} and {steps_b} steps)", 200,
             "ours includes alignment; the OTLP side only fetches both runs' spans, in one pass"),
+        row("trajectory", f"rebuild one run ({steps_a} steps), by run id", 100,
+            "the same store with its files rewritten in 16,384-row row groups (the writer uses 131,072): "
+            "a trajectory decompresses one row group", "_16k"),
+        row("diff", f"diff two runs ({steps_a} and {steps_b} steps)", 200, "as above, 16,384-row row groups", "_16k"),
     ]
+
+
+_SMALL_ROW_GROUP = 16_384
+
+
+def _with_row_groups(store: Path, target: Path, rows: int) -> Path:
+    """A copy of the store whose files have `rows`-row row groups (everything else as the writer does)."""
+    for path in parquet_files(store):
+        source = pq.ParquetFile(path)
+        out = target / Path(path).relative_to(store)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        table = source.read()
+        pq.write_table(table, out, compression="zstd", write_page_index=True, row_group_size=rows,
+                       bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
+                       sorting_columns=source.metadata.row_group(0).sorting_columns or None)
+    return target
