@@ -212,7 +212,8 @@ def run(quick: bool) -> list[Result]:
         pool = max(by_name.values(), key=len)
         (run_a, trace_a, _, steps_a) = rng.choice(pool)
         # Another run of the same agent, not a copy of the same generated run (copies share all but the first digit).
-        (run_b, trace_b, _, steps_b) = rng.choice([r for r in pool if r[0][1:] != run_a[1:]])
+        others = [r for r in pool if r[0][1:] != run_a[1:]] or [r for r in rows if r[0][1:] != run_a[1:]]
+        (run_b, trace_b, _, steps_b) = rng.choice(others or [r for r in rows if r[0] != run_a])
 
         for t in (traces, small_groups):  # warm-up
             t.runs().to_arrow_table(), t.trajectory(run_a), t.diff(run_a, run_b)
