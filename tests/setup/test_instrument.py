@@ -214,3 +214,17 @@ def test_run_attribution_is_added_once_to_the_provider(tmp_path):
     agentotel.instrument(tmp_path / "t")
     processors = trace.get_tracer_provider()._active_span_processor._span_processors
     assert sum(isinstance(p, runs.AttributionProcessor) for p in processors) == 1
+
+
+def test_uninstrument_removes_the_library_patches_and_instrument_restores_them(tmp_path):
+    openai = pytest.importorskip("openai", reason="the openai SDK is a test dependency of the providers")
+    create = lambda: openai.resources.chat.completions.Completions.__dict__["create"]  # noqa: E731
+    original = create()
+    agentotel.instrument(tmp_path / "t")
+    assert hasattr(create(), "__wrapped__")
+    agentotel.uninstrument()
+    assert create() is original
+    agentotel.instrument(tmp_path / "t")
+    assert hasattr(create(), "__wrapped__")
+    agentotel.shutdown()
+    assert create() is original
