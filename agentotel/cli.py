@@ -489,6 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, stdout: Any = None, stderr: Any = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 a user error, 2 bad arguments)."""
+    import duckdb
+
     from agentotel._config import ConfigError
     from agentotel.query import QueryError
 
@@ -499,6 +501,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: Any = None, stderr: Any =
         return int(args._command.handler(args, out) or 0)
     except (UserError, QueryError, ConfigError) as exc:
         out.errors.print(f"{PROG}: error: {exc}", markup=False, highlight=False)
+        return 1
+    except duckdb.Error as exc:  # a query that failed while its rows were read
+        out.errors.print(f"{PROG}: error: {' '.join(str(exc).split())}", markup=False, highlight=False)
         return 1
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         out.errors.print(f"{PROG}: error: {exc.strerror or exc}: {exc.filename}", markup=False, highlight=False)

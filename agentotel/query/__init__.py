@@ -178,9 +178,12 @@ class Traces:
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
-        cursor = self._con.execute(query, params or {})
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        try:
+            cursor = self._con.execute(query, params or {})
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+        except duckdb.Error as exc:  # a file damaged past its footer, say: still one clear line
+            raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
 
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
