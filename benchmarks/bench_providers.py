@@ -4,9 +4,10 @@ Per-call time added by instrumentation to `client.chat.completions.create`, cont
 plain call and a 30-chunk stream, on the same `httpx2.MockTransport` (no network, no server): agentotel,
 a hand-written span with the same attributes (the floor a generic wrapper can aim at), and the peers
 that install and run with openai 3.x. Every configuration runs in its own process (the peers patch
-globally); inside it, uninstrumented and instrumented batches are timed in that process, and the
-overhead is their difference (median over batches, then over rounds that rotate the order).
-Spans go through a SimpleSpanProcessor to an exporter that drops them, for every configuration.
+globally); inside it, uninstrumented and instrumented batches alternate (the instrumentation switched
+on and off between them), and the overhead is the median difference of back-to-back pairs, then the
+median over rounds that rotate the configurations' order.
+Times are CPU seconds of the measuring process. Spans go through a SimpleSpanProcessor to an exporter that drops them, for every configuration.
 
 Peers: `opentelemetry-instrumentation-openai-v2` needs `httpx` (openai 3.x ships `httpx2` only) and an
 `opentelemetry-util-genai` older than the one pip resolves; it runs only when
@@ -112,80 +113,109 @@ def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
     return plain, stream
 
 
-def _instrument(config: str, tracer_provider: Any) -> None:
+def _switch(config: str, tracer_provider: Any) -> Any:
+    """A function turning the configuration's instrumentation on (True) or off (False)."""
     if config == "agentotel":
         from agentotel import _tracing
-        from agentotel.providers import instrument_providers
+        from agentotel.providers import instrument_providers, uninstrument_providers
 
         _tracing.set_providers(tracer_provider)
-        instrument_providers()
-    elif config == "openinference":
+        return lambda on: instrument_providers() if on else uninstrument_providers()
+    if config == "openinference":
         from openinference.instrumentation.openai import OpenAIInstrumentor
-
-        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
     elif config == "openllmetry":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
     elif config == "openai-v2":
         from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    else:
+        return lambda on: None
+    instrumentor = OpenAIInstrumentor()
 
-        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    def switch(on: bool) -> None:
+        if on != instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.instrument(tracer_provider=tracer_provider) if on else instrumentor.uninstrument()
+
+    return switch
 
 
-def _worker(config: str, calls: int, batches: int) -> dict[str, Any]:
+def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[str, Any]:
+    """Paired batches: uninstrumented, then instrumented (order alternating), so drift cancels out."""
+    import httpx2
     import openai
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
     class Drop(SpanExporter):
+        count = 0
+
         def export(self, spans: Any) -> SpanExportResult:
+            Drop.count += len(spans)
             return SpanExportResult.SUCCESS
 
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(tracer_provider)
-    import httpx2
-
     client = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=_transport()))
+    stream_options = {"include_usage": True}
 
     def plain() -> Any:
         return client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
 
     def stream() -> Any:
-        for _ in client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options={"include_usage": True}):
+        for _ in client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options=stream_options):
             pass
 
-    def per_call(fn: Any, n: int) -> list[float]:
-        out = []
-        for _ in range(batches):
-            start = time.perf_counter()
-            for _ in range(n):
-                fn()
-            out.append((time.perf_counter() - start) / n)
-        return out
-
-    stream_calls = max(calls // 4, 5)
-    plain(), stream()  # warm up (imports, pydantic caches)
-    base = {"plain": per_call(plain, calls), "stream": per_call(stream, stream_calls)}
+    instrumented = {"plain": plain, "stream": stream}
     if config == "hand-written":
         hand_plain, hand_stream = _hand_written(client, tracer_provider.get_tracer("bench"))
 
-        def plain() -> Any:
-            return hand_plain(model="gpt-4o-mini", messages=MESSAGES)
-
-        def stream() -> Any:
-            for _ in hand_stream(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options={"include_usage": True}):
+        def hand_streamed() -> Any:
+            for _ in hand_stream(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options=stream_options):
                 pass
-    else:
-        _instrument(config, tracer_provider)
-    plain(), stream()
-    inst = {"plain": per_call(plain, calls), "stream": per_call(stream, stream_calls)}
-    return {kind: {"base": base[kind], "inst": inst[kind]} for kind in ("plain", "stream")}
+
+        instrumented = {"plain": lambda: hand_plain(model="gpt-4o-mini", messages=MESSAGES), "stream": hand_streamed}
+    switch = _switch(config, tracer_provider)
+
+    def batch(fn: Any, n: int) -> float:
+        # CPU time of this process: everything here is in-process (mocked transport), and on a shared
+        # machine wall time mostly measures the other processes.
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n
+
+    kinds = (("plain", plain, calls), ("stream", stream, max(calls // 4, 5)))
+    if not paired:
+        # Instrumented once, never switched off: baseline batches first, then instrumented ones.
+        base = {kind: [batch(fn, n) for _ in range(batches)] for kind, fn, n in kinds}
+        switch(True)
+        for kind, _, _ in kinds:
+            instrumented[kind]()
+        inst = {kind: [batch(instrumented[kind], n) for _ in range(batches)] for kind, _, n in kinds}
+        return {kind: {"base": base[kind], "inst": inst[kind], "unpaired": True} for kind, _, _ in kinds}
+    # Does switching off really switch off? (OpenLLMetry's uninstrument() leaves its wrappers on.)
+    switch(True)
+    plain()
+    switch(False)
+    before = Drop.count
+    plain()
+    if Drop.count != before:
+        return {"leaky": True}
+    out: dict[str, Any] = {}
+    for kind, base_fn, n in kinds:
+        base_fn(), instrumented[kind]()  # warm up (imports, pydantic caches)
+        base, inst = [], []
+        for b in range(batches):
+            for on in ((False, True) if b % 2 == 0 else (True, False)):
+                switch(on)
+                (inst if on else base).append(batch(instrumented[kind] if on else base_fn, n))
+        switch(False)
+        out[kind] = {"base": base, "inst": inst, "unpaired": False}
+    return out
 
 
-def _run_worker(config: str, calls: int, batches: int) -> dict[str, Any]:
+def _run_worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     if config == "openai-v2" and os.environ.get("AGENTOTEL_BENCH_PEER_PATH"):
         env["PYTHONPATH"] = os.pathsep.join([os.environ["AGENTOTEL_BENCH_PEER_PATH"], env["PYTHONPATH"]])
@@ -196,7 +226,8 @@ def _run_worker(config: str, calls: int, batches: int) -> dict[str, Any]:
         "AGENTOTEL_CAPTURE_CONTENT": "true",
     })  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_providers", "--worker", config, str(calls), str(batches)],
+        [sys.executable, "-m", "benchmarks.bench_providers", "--worker", config, str(calls), str(batches),
+         "paired" if paired else "unpaired"],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=900,
     )  # fmt: skip
     if out.returncode != 0:
@@ -209,24 +240,31 @@ def _run_worker(config: str, calls: int, batches: int) -> dict[str, Any]:
 
 
 def run(quick: bool) -> list[Result]:
-    calls, batches, rounds = (20, 3, 1) if quick else (200, 7, 3)
-    configs = ["agentotel", "hand-written", *PEERS]
-    overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in configs}
+    calls, batches, rounds = (10, 2, 1) if quick else (150, 9, 3)
+    # The quick (smoke) run skips the peers: each costs a process start and their imports.
+    configs = ["agentotel", "hand-written"] + ([] if quick else list(PEERS))
+    overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in ["agentotel", "hand-written", *PEERS]}
     baselines: dict[str, list[float]] = {"plain": [], "stream": []}
     errors: dict[str, str] = {}
+    unpaired: set[str] = set()
     for r in range(rounds):
         order = configs[r % len(configs) :] + configs[: r % len(configs)]
         for config in order:
             if config in errors:
                 continue
             data = _run_worker(config, calls, batches)
+            if data.get("leaky"):
+                data = _run_worker(config, calls, batches, paired=False)
             if "error" in data:
                 errors[config] = data["error"]
                 continue
             for kind in ("plain", "stream"):
-                base, inst = statistics.median(data[kind]["base"]), statistics.median(data[kind]["inst"])
-                overheads[config][kind].append((inst - base) * 1e6)
-                baselines[kind].append(base * 1e6)
+                # Paired batches (taken back to back): the median of their differences cancels drift.
+                pairs = [i - b for b, i in zip(data[kind]["base"], data[kind]["inst"])]
+                if data[kind].get("unpaired"):
+                    unpaired.add(config)
+                overheads[config][kind].append(statistics.median(pairs) * 1e6)
+                baselines[kind].append(statistics.median(data[kind]["base"]) * 1e6)
 
     def median(values: list[float]) -> float | None:
         return statistics.median(values) if values else None
@@ -246,16 +284,25 @@ def run(quick: bool) -> list[Result]:
                               notes=note + (f"; agentotel failed: {errors['agentotel']}" if "agentotel" in errors else "")))  # fmt: skip
         for peer, name in PEERS.items():
             value = median(overheads[peer][kind])
+            if quick:
+                note_peer = "not measured in the quick run"
+            elif peer in errors:
+                note_peer = f"does not run with openai 3.x here: {errors[peer]}"
+            elif peer in unpaired:
+                note_peer = note + "; its uninstrument() leaves its wrappers on, so its process times uninstrumented batches first, then instrumented ones (unpaired, noisier)"
+            else:
+                note_peer = note
             results.append(Result(**common, peer_name=name, peer=value, target="lowest overhead of all",
                                   met=(ours < value) if ours is not None and value is not None else None,
-                                  notes=f"does not run with openai 3.x here: {errors[peer]}" if peer in errors else note))  # fmt: skip
+                                  notes=note_peer))  # fmt: skip
     return results
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
         try:
-            print(json.dumps(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+            paired = len(sys.argv) < 6 or sys.argv[5] == "paired"
+            print(json.dumps(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), paired)))
         except Exception as exc:  # the parent reports why this configuration could not run
             print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
             sys.exit(1)
