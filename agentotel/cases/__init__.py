@@ -38,6 +38,7 @@ _EXPORTS = {
     "findings": "agentotel.cases.detectors",
     "ReplayMismatch": "agentotel.cases._replay",
     "ReplayMiss": "agentotel.cases._replay",
+    "ReplayFrontier": "agentotel.cases._replay",
     "Replayer": "agentotel.cases._replay",
     "replay": "agentotel.cases._replay",
     "run_case": "agentotel.cases.runner",
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentotel.cases.case import Assertions, Case, CaseError, ExpectedCall, new_case, suggest_cut
     from agentotel.cases._check import CheckReport, Gate, check, check_record, trajectory_match
     from agentotel.cases.detectors import Finding, Thresholds, detect, findings
-    from agentotel.cases._replay import ReplayMismatch, ReplayMiss, Replayer, replay
+    from agentotel.cases._replay import ReplayFrontier, ReplayMismatch, ReplayMiss, Replayer, replay
     from agentotel.cases.runner import run_case
 
 

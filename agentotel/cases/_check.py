@@ -27,6 +27,7 @@ __all__ = ["check", "check_record", "CheckReport", "Gate", "trajectory_match", "
 
 _REPLAY_ERRORS = ("ReplayMismatch", "ReplayMiss")
 _REPLAY_MARK = "agentotel replay of "
+_FRONTIER = "ReplayFrontier"
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,13 @@ def check_record(case: Case, record: RunRecord, *, replayer: Any = None) -> Chec
     steps = record.steps
     calls = [(str(tool_name(s)), parse_json(s.get("input")), s["index"]) for s in record.tool_steps()]
     gates = [_replay_gate(record, replayer)]
+    frontier = _frontier(record)
 
     if a.final_status is not None:
-        gates.append(Gate("final_status", record.status == a.final_status, f"run ended {record.status}, expected {a.final_status}"))
+        if frontier is not None:
+            gates.append(Gate("final_status", True, f"not reached: the frozen replay stopped at step {frontier['index']}"))
+        else:
+            gates.append(Gate("final_status", record.status == a.final_status, f"run ended {record.status}, expected {a.final_status}"))
     if a.forbidden_tools:
         hits = [(n, i) for n, _args, i in calls if n in a.forbidden_tools]
         gates.append(Gate("forbidden_tools", not hits, _where(hits) if hits else f"none of {', '.join(a.forbidden_tools)} called"))
@@ -113,12 +118,49 @@ def check_record(case: Case, record: RunRecord, *, replayer: Any = None) -> Chec
     if a.expected_tool_calls:
         ok, evidence = trajectory_match(a.expected_tool_calls, [(n, args) for n, args, _i in calls], a.trajectory_match)
         gates.append(Gate(f"expected_tool_calls ({a.trajectory_match})", ok, evidence))
+    if a.required_evidence:
+        gates.append(_evidence_gate(a.required_evidence, record, len(case.models)))
     if a.final_output_contains:
         text = _final_output(record)
         missing = [t for t in a.final_output_contains if t not in text]
         gates.append(Gate("final_output_contains", not missing,
                           f"missing {missing!r} in {text[:200]!r}" if missing else "all present"))
     return CheckReport(case.name, record.run_id, gates)
+
+
+def _frontier(record: RunRecord) -> dict[str, Any] | None:
+    """The model step a frozen replay stopped at (it ended in ReplayFrontier), if any."""
+    for step in record.steps:
+        if step.get("type") == LLM and str(step.get("error_type") or "").endswith(_FRONTIER):
+            return step
+    return None
+
+
+def _evidence_gate(wanted: Sequence[str], record: RunRecord, recorded_answers: int) -> Gate:
+    """The failure step (the first model request past the case's recorded answers) was shown the evidence."""
+    llm_steps = [s for s in record.steps if s.get("type") == LLM]
+    if len(llm_steps) <= recorded_answers:
+        return Gate("required_evidence", False, f"the run made no model request past the {recorded_answers} recorded one(s)")
+    step = llm_steps[recorded_answers]
+    shown = json.dumps(parse_json(step.get("input")), ensure_ascii=False)
+    missing = [text for text in wanted if text not in shown and json.dumps(text)[1:-1] not in shown]
+    if not missing:
+        return Gate("required_evidence", True, f"step {step['index']} was shown {', '.join(map(repr, wanted))}")
+    last = _last_message_text(step)
+    return Gate("required_evidence", False, f"step {step['index']} was not shown {', '.join(map(repr, missing))}; its last message: {last[:200]!r}")
+
+
+def _last_message_text(step: Mapping[str, Any]) -> str:
+    messages = parse_json(step.get("input"))
+    if not isinstance(messages, list) or not messages:
+        return ""
+    parts = messages[-1].get("parts") if isinstance(messages[-1], Mapping) else None
+    texts = []
+    for part in parts or ():
+        if isinstance(part, Mapping):
+            value = part.get("content", part.get("response"))
+            texts.append(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    return " ".join(texts)
 
 
 def _where(hits: Sequence[tuple[str, int]]) -> str:

@@ -11,12 +11,15 @@ unserved, a violation (the agent left the recorded path before the failure step)
 tool's recordings in order whatever the arguments and reports the argument drift instead.
 
 Model calls (OpenAI chat completions and Anthropic messages, through `httpx2`, the HTTP client of both
-SDKs): answered from
-the recorded responses by request hash + occurrence (`strict`) or in order (`fifo`), as real HTTP
-responses the SDK parses itself, so provider instrumentation records them like any call.
+SDKs) are answered from the recorded responses by request hash + occurrence (`strict`) or in order
+(`fifo`), as real HTTP responses the SDK parses itself, so provider instrumentation records them.
 
-Mode `live` lets what the case has no answer for go live (the rest of the run); `frozen` makes it a
-violation — the tool raises `ReplayMiss`, the model call gets an HTTP 400 — for a deterministic check.
+Mode `live` lets what the case has no answer for go live (the rest of the run). Mode `frozen` runs with
+no network and no credentials, for a deterministic check: a tool call the case cannot answer is a
+violation (the tool raises `ReplayMiss`), and the first model request past the recorded answers is the
+frontier — `ReplayFrontier` stops the run there, and the case's gates judge what the agent did up to
+it (`required_evidence`: what the model is shown at the failure step). A model request that leaves the
+recorded path while recorded answers are still unserved (`strict`) gets an HTTP 400 naming the replay.
 Every span started under a replay carries `agentotel.replay.case` (the case name), linking the replayed
 run to its case.
 """
@@ -50,7 +53,7 @@ from agentotel.cases._model import (
 from agentotel.cases._steps import call_key
 from agentotel.cases.case import Case, ModelFixture, ToolFixture
 
-__all__ = ["replay", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayedToolError"]
+__all__ = ["replay", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayFrontier", "ReplayedToolError"]
 
 POLICIES = ("strict", "fifo")
 MODES = ("live", "frozen")
@@ -64,6 +67,14 @@ class ReplayMiss(ReplayMismatch):
     """A call a frozen replay has no recording for."""
 
 
+class ReplayFrontier(BaseException):
+    """A frozen replay reached a model request the case has no answer for: the replayed run stops there.
+
+    A BaseException, like KeyboardInterrupt, so the agent's own `except Exception` cannot swallow it and
+    carry on as if the model had answered; `run_case` expects it.
+    """
+
+
 class ReplayedToolError(Exception):
     """A recorded tool failure whose exception type is not a built-in one, raised again on replay."""
 
@@ -74,7 +85,7 @@ class ReplayEvent:
 
     kind: str  # "tool" or "model"
     name: str
-    outcome: str  # "served", "repeated", "live", "violation"
+    outcome: str  # "served", "repeated", "live", "violation", "frontier"
     detail: str = ""
     fixture_step: int | None = None
 
@@ -110,6 +121,11 @@ class Replayer:
     @property
     def violations(self) -> list[ReplayEvent]:
         return [e for e in self.events if e.outcome == "violation"]
+
+    @property
+    def frontier(self) -> ReplayEvent | None:
+        """The model request a frozen replay stopped at, if it reached one."""
+        return next((e for e in self.events if e.outcome == "frontier"), None)
 
     @property
     def live_calls(self) -> list[ReplayEvent]:
@@ -200,13 +216,14 @@ class Replayer:
             if fixture is not None:
                 self._served_models.add(self._models.index(fixture))
                 outcome = "served"
+            elif self.policy == "strict" and self._unserved_models() > 0:
+                outcome = "violation"
+                detail = f"no recorded answer for model request {digest} (recorded calls are still unserved)"
+            elif self.mode == "frozen":
+                outcome = "frontier"
+                detail = f"every recorded answer is served; the run stops at this request ({digest})"
             else:
-                forbidden = self.mode == "frozen" or (self.policy == "strict" and self._unserved_models() > 0)
-                outcome = "violation" if forbidden else "live"
-                if forbidden:
-                    detail = f"no recorded answer for model request {digest}" + (
-                        "" if self.mode == "frozen" else " (recorded calls are still unserved)"
-                    )
+                outcome = "live"
             self._note(ReplayEvent("model", digest, outcome, detail, fixture.step if fixture else None))
         return fixture, outcome, detail
 
@@ -268,6 +285,8 @@ def _answer_http(request: Any) -> Any:
     fixture, outcome, detail = replayer.answer_model(read(body))
     if outcome == "violation":  # a 400: SDKs do not retry it, and its message names the replay
         return httpx2.Response(400, json=error(f"agentotel replay of {replayer.case.name}: {detail}"), request=request)
+    if outcome == "frontier":
+        raise ReplayFrontier(f"agentotel replay frontier of {replayer.case.name}: {detail}")
     if fixture is None:
         return None
     data = fixture.__dict__

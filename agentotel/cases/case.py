@@ -58,6 +58,9 @@ class Assertions:
     expected_tool_calls: list[ExpectedCall] = field(default_factory=list)
     trajectory_match: str = "superset"  # how expected_tool_calls compare with the calls made
     final_output_contains: list[str] = field(default_factory=list)
+    # Text the model must be shown at the failure step (the first request past the recorded answers):
+    # what a frozen, offline replay can judge when the run stops there.
+    required_evidence: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from agentotel.cases.case import Case, CaseError
 from agentotel.cases._check import CheckReport, check
-from agentotel.cases._replay import replay
+from agentotel.cases._replay import ReplayFrontier, replay
 
 __all__ = ["run_case", "load_agent"]
 
@@ -79,7 +79,7 @@ def run_case(
         try:
             with agentotel.run(f"replay {case.name}", trigger="test", task=task) as run:
                 run.output = _call(entry, task)
-        except Exception:  # noqa: BLE001 - the agent's failure is the run's status, judged by the case
+        except (Exception, ReplayFrontier):  # noqa: BLE001 - the run's status (or where a frozen replay stopped) is judged by the case
             pass
     agentotel.flush()
     from agentotel._config import current

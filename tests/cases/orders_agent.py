@@ -28,6 +28,7 @@ class World:
 
     shape = 1
     live_calls = 0
+    model_calls = 0  # requests that reached the scripted model (not answered by a replay)
 
 
 @agentotel.tool
@@ -41,6 +42,7 @@ def search_orders(customer: str) -> dict:
 
 def scripted_model(request: httpx2.Request) -> httpx2.Response:
     """A deterministic model: search first; answer once the tool reported orders; retry otherwise."""
+    World.model_calls += 1
     messages = json.loads(request.content)["messages"]
     last = messages[-1]
     searches = sum(1 for m in messages if m["role"] == "tool")

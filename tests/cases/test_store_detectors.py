@@ -11,7 +11,7 @@ import pytest
 import agentotel
 from agentotel import semconv
 from agentotel.cases import check, findings, load_run, new_case, run_case
-from orders_agent import MODEL, TASK, TOOLS, World, buggy_agent
+from orders_agent import MODEL, TASK, TOOLS, World, buggy_agent, fixed_agent
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_a_changed_tool_signature_is_interface_drift(store):
     assert not [f for f in findings(traces, first.id) if f.kind == "tool_interface_drift"]
 
 
-def test_a_frozen_replay_is_linked_to_its_case_and_a_refused_call_fails_it_from_the_trace_alone(store):
+def test_a_frozen_replay_runs_offline_and_judges_what_the_model_is_shown_at_the_failure_step(store):
     with agentotel.run("orders", task=TASK):
         buggy_agent(TASK)
     World.shape = 2
@@ -78,18 +78,37 @@ def test_a_frozen_replay_is_linked_to_its_case_and_a_refused_call_fails_it_from_
         buggy_agent(TASK)
     agentotel.flush()
     case = new_case(load_run(agentotel.open(store), bad.id), at=3, layer="tool", name="frozen-orders")
-    case.mode = "frozen"  # nothing past the fixtures: the second model call has no recorded answer
-    report = run_case(case, agent=buggy_agent, directory=store)
-    assert not report.passed
+    case.mode = "frozen"  # no model past the recorded answers, no live tool: CI without network or keys
+    case.assertions.required_evidence = ["2 orders"]
+    World.model_calls = World.live_calls = 0
+
+    buggy = run_case(case, agent=buggy_agent, directory=store)
+    fixed = run_case(case, agent=fixed_agent, directory=store)
+    assert World.model_calls == 0 and World.live_calls == 0
+
+    gates = {g.name: g for g in buggy.gates}
+    assert not buggy.passed and [g.name for g in buggy.failures] == ["required_evidence"]
+    assert "step 3 was not shown '2 orders'; its last message: 'no orders found'" in gates["required_evidence"].evidence
+    assert gates["final_status"].evidence == "not reached: the frozen replay stopped at step 3"
+    assert fixed.passed, fixed.lines()
+
     traces = agentotel.open(store)
     linked = traces.sql("SELECT count(*) FROM spans WHERE run_id = $run AND attributes[$attr] = 'frozen-orders'",
-                        {"run": report.run_id, "attr": semconv.AGENTOTEL_REPLAY_CASE}).fetchall()[0][0]
+                        {"run": fixed.run_id, "attr": semconv.AGENTOTEL_REPLAY_CASE}).fetchall()[0][0]
     assert linked >= 4  # the run's root, both model calls and the tool call
-    from_trace = check(case, traces)  # no replayer at hand: the latest replay, judged from its spans
-    gates = {g.name: g for g in from_trace.gates}
-    assert from_trace.run_id == report.run_id
-    assert not gates["replay"].passed and "step 3 (chat gpt-4o-mini)" in gates["replay"].evidence
-    assert not gates["final_status"].passed
+    from_trace = check(case, traces)  # no replayer at hand: the latest replay, judged from its spans alone
+    assert from_trace.run_id == fixed.run_id and from_trace.to_dict() == fixed.to_dict()
+
+
+def test_a_call_off_the_recorded_path_fails_the_replay_gate_from_the_trace_alone(store):
+    with agentotel.run("orders", task=TASK) as first:
+        buggy_agent(TASK)
+    agentotel.flush()
+    case = new_case(load_run(agentotel.open(store), first.id), at=3, layer="tool", name="strict-orders")
+    case.tools[0].arguments = {"customer": "globex"}  # the recording asked for another customer
+    report = run_case(case, agent=buggy_agent, directory=store)
+    gates = {g.name: g for g in check(case, agentotel.open(store), report.run_id).gates}
+    assert not gates["replay"].passed and "step 2 (execute_tool search_orders)" in gates["replay"].evidence
 
 
 def test_findings_of_every_run_as_a_table_for_sql(store):
