@@ -4,6 +4,10 @@
     agentotel case new 3f2a --at 3 --layer tool -o cases/orders.yaml
     agentotel case run cases/orders.yaml --agent my_agent:answer   # or: pytest cases/
 
+A `--mode frozen` case runs offline (no model, no live tool: CI without network or keys): the replay stops
+at the first model request past the recorded answers, and `--evidence TEXT` says what the model must be
+shown there.
+
 Registered into the `agentotel` command by `agentotel.cli` (its `_EXTENSIONS`); each handler only
 parses, calls `agentotel.cases`, and formats. Exit status 3 means a case failed one of its gates.
 """
@@ -83,8 +87,13 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="new: the case name (default: from the file name)")
     p.add_argument("--failure-mode", help="new: the failure-mode tag (default: the finding's kind)")
     p.add_argument("--agent", metavar="MODULE:FUNCTION", help="new: record the agent entry point; run: the agent to replay")
-    p.add_argument("--policy", choices=("strict", "fifo"), help="run: how calls match the fixtures (default: the case's)")
-    p.add_argument("--mode", choices=("live", "frozen"), help="run: live or frozen past the fixtures (default: the case's)")
+    p.add_argument("--policy", choices=("strict", "fifo"),
+                   help="how replay matches calls with the fixtures (new: stored in the case, default strict; run: override)")
+    p.add_argument("--mode", choices=("live", "frozen"),
+                   help="past the fixtures: live calls, or frozen (offline: stop at the first unanswered model request) "
+                        "(new: stored in the case, default live; run: override)")
+    p.add_argument("--evidence", action="append", default=[], metavar="TEXT",
+                   help="new: text the model must be shown at the failure step (repeatable; what a frozen replay judges)")
 
 
 @command("case", help="regression cases: cut one from a run (new), judge a run (check), replay and judge (run)",
@@ -115,6 +124,9 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
         raise UserError("give --layer (prompt, tool, workflow, memory, model or product)")
     name = args.name or (Path(args.output).stem if args.output else f"{record.run.get('name') or 'run'}-step-{at}")
     case = new_case(record, at=at, layer=layer, name=name, failure_mode=args.failure_mode, agent=args.agent, found=found)
+    case.policy = args.policy or case.policy
+    case.mode = args.mode or case.mode
+    case.assertions.required_evidence = list(args.evidence)
     path = case.save(args.output or Path("cases") / f"{name}.yaml")
     if out.json:
         out.emit_json({"path": str(path), "case": case.to_dict()})

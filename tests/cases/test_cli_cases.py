@@ -79,3 +79,17 @@ def test_the_commands_have_help_with_an_example():
     for name in ("check", "case"):
         text = sub.choices[name].format_help()
         assert "Example:\n  agentotel " + name in text
+
+
+def test_a_frozen_case_with_evidence_runs_offline(store, tmp_path, monkeypatch):
+    directory, run = store
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli("case", "new", run, "--dir", str(directory), "-o", "cases/offline.yaml", "--mode", "frozen",
+                         "--evidence", "2 orders", "--agent", "orders_agent:buggy_agent")
+    assert code == 0, err
+    World.model_calls = World.live_calls = 0
+    code, out, _err = cli("case", "run", "cases/offline.yaml", "--dir", str(directory))
+    assert code == 3 and "FAIL  required_evidence: step 3 was not shown '2 orders'" in out
+    code, out, _err = cli("case", "run", "cases/offline.yaml", "--agent", "orders_agent:fixed_agent", "--dir", str(directory))
+    assert code == 0, out
+    assert World.model_calls == 0 and World.live_calls == 0
