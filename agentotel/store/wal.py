@@ -1,7 +1,8 @@
 """The write-ahead log: one Arrow IPC stream per live writer, `<dir>/wal/<writer>.arrows`.
 
-Each appended batch is written with one `write()` and fsync'd before `append()` returns, so a batch is
-either wholly on disk or (if the process died mid-write) a truncated tail that readers skip. A live
+Each appended batch (its buffers zstd-compressed) is written with one `write()` and fsync'd before
+`append()` returns, so a batch is either wholly on disk or (if the process died mid-write) a
+truncated tail that readers skip; a write that fails part-way is cut off before the next one. A live
 writer holds an exclusive `flock` on its file; recovery folds only files whose lock it can take, i.e.
 files of dead writers. The stream's schema message carries the file's *segment* id: the name of the
 Parquet files its contents become. Folding publishes those files first and only then starts a new
