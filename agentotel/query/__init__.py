@@ -130,7 +130,8 @@ class Traces:
         for message in self.warnings:
             _warnings.warn(message, StoreWarning, stacklevel=2)
         if sources.empty:
-            skipped = f" ({len(self.warnings)} unreadable file(s) skipped)" if self.warnings else ""
+            more = f" and {len(self.warnings) - 1} more" if len(self.warnings) > 1 else ""
+            skipped = f" ({self.warnings[0]}{more})" if self.warnings else ""
             raise StoreNotFound(
                 f"no spans in {self.directory} yet{skipped}: run an instrumented agent first (or `agentotel demo`)"
             )

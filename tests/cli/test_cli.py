@@ -180,3 +180,15 @@ def test_env_shows_a_snapshot_and_compares_two(demo):
     assert code == 0 and out.strip(), err
     code, out, err = run_cli("env", a, b, "--dir", str(directory), "--json")
     assert code == 0 and json.loads(out)["same"] is True
+
+
+def test_a_file_damaged_past_its_footer_is_still_one_line(store):
+    (path,) = list((store / "spans").rglob("*.parquet"))
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 64] = b"\xff" * 64  # pages damaged, footer intact
+    path.write_bytes(bytes(data))
+    code, out, err = run_cli("trajectory", "run-a1", "--dir", str(store))
+    assert "Traceback" not in err
+    if code != 0:  # DuckDB noticed the damage: one line naming the store
+        assert code == 1 and err.count("\n") == 1 and err.startswith("agentotel: error:")
