@@ -355,7 +355,9 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
         environment = _environment()
         if environment is not None:
             with internal_errors("runs.environment.capture"):
-                span.set_attributes(_attribute_values(environment.capture_for_run(run_context, repo=options["repo"])))
+                span.set_attributes(_attribute_values(environment.capture_for_run(
+                    run_context, repo=options["repo"], agent_version=attributes.get(GEN_AI_AGENT_VERSION)
+                )))
                 active.environment = True
 
 

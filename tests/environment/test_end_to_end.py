@@ -179,3 +179,9 @@ def test_agentotel_env_command_tells_the_two_runs_apart(repo: Path, store: Store
     text = io.StringIO()
     assert main(["env", "cli-a", "cli-b", "--dir", str(store.directory)], stdout=text, stderr=io.StringIO()) == 0
     assert "lockfile uv.lock changed: httpx 0.27.0 → 0.28.1" in text.getvalue()
+
+
+def test_agent_version_given_to_run_reaches_the_snapshot(repo: Path, store: Store) -> None:
+    with agentotel.run("triage", repo=repo, run_id="run-version", agent_version="2.3.1"):
+        pass
+    assert stored_snapshot(store, "run-version")["agent"]["agent"] == "triage@2.3.1"
