@@ -26,6 +26,7 @@ _ATTRIBUTES = (
     semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH,
     semconv.ERROR_TYPE,
     semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
+    semconv.GEN_AI_RESPONSE_ID,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 

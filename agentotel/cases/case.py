@@ -323,6 +323,7 @@ def new_case(
                     model=step.get("model"),
                     response=scrub(recorded(step, "output")),
                     usage={"input_tokens": int(step.get("input_tokens") or 0), "output_tokens": int(step.get("output_tokens") or 0)},
+                    response_id=record.attribute(step, semconv.GEN_AI_RESPONSE_ID),
                 )
             )
 
