@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from datetime import datetime, timezone
 from decimal import Decimal
 from functools import lru_cache
@@ -73,19 +74,17 @@ def _price_from_override(
 def _price_from_library(
     provider: str | None, model: str, input_tokens: int, output_tokens: int, cache_read: int, cache_write: int
 ) -> float | None:
-    found = _library_model(provider, model)
+    found = _library_prices(provider, model, int(time.time() // 3600))
     if found is None:
         log.debug("agentotel: no price known for model %r (provider %r); no cost recorded", model, provider)
         return None
-    model_info, calc = found
+    prices, rates = found
+    if rates is not None:
+        # The common case (flat per-token prices): plain arithmetic, far faster than the library's
+        # general calculation, which computes the same sum in Decimal (tests check they agree).
+        return _price_from_override(rates, input_tokens, output_tokens, cache_read, cache_write)
     try:
-        prices = model_info.get_prices(datetime.now(tz=timezone.utc))
-        rates = _flat_token_rates(prices)
-        if rates is not None:
-            # The common case (flat per-token prices): plain arithmetic, ~50x faster than the
-            # library's general calculation, which is the same sum in Decimal.
-            return _price_from_override(rates, input_tokens, output_tokens, cache_read, cache_write)
-        usage_cls, calc_price = calc
+        usage_cls, _ = _genai_prices()  # type: ignore[misc]
         usage = usage_cls(
             input_tokens=input_tokens,
             output_tokens=output_tokens,
@@ -101,20 +100,22 @@ def _price_from_library(
 _TOKEN_KEYS = {"input_mtok": "input", "output_mtok": "output", "cache_read_mtok": "cache_read", "cache_write_mtok": "cache_write"}
 
 
-_rates_cache: dict[int, tuple[Any, dict[str, float] | None]] = {}
+@lru_cache(maxsize=1024)
+def _library_prices(provider: str | None, model: str, hour: int) -> tuple[Any, dict[str, float] | None] | None:
+    """The model's prices now (cached per hour: prices have start dates) and its flat rates if it has them."""
+    found = _library_model(provider, model)
+    if found is None:
+        return None
+    try:
+        prices = found.get_prices(datetime.now(tz=timezone.utc))
+    except Exception as exc:  # noqa: BLE001
+        log.debug("agentotel: genai-prices failed for %s/%s: %r", provider, model, exc)
+        return None
+    return prices, _flat_token_rates(prices)
 
 
 def _flat_token_rates(prices: Any) -> dict[str, float] | None:
     """USD per million tokens when the model's prices are flat token rates (else None: use the library)."""
-    cached = _rates_cache.get(id(prices))
-    if cached is not None and cached[0] is prices:
-        return cached[1]
-    rates = _read_flat_rates(prices)
-    _rates_cache[id(prices)] = (prices, rates)  # the snapshot's price objects live as long as the process
-    return rates
-
-
-def _read_flat_rates(prices: Any) -> dict[str, float] | None:
     rates: dict[str, float] = {}
     for key, value in vars(prices).items():
         if value is None or key.startswith("_"):
@@ -127,10 +128,9 @@ def _read_flat_rates(prices: Any) -> dict[str, float] | None:
 
 
 @lru_cache(maxsize=1024)
-def _library_model(provider: str | None, model: str) -> tuple[Any, Any] | None:
+def _library_model(provider: str | None, model: str) -> Any:
     """genai-prices' model entry for (provider, model): the call's provider first, then any that knows it."""
-    calc = _genai_prices()
-    if calc is None:
+    if _genai_prices() is None:
         return None
     from genai_prices import data_snapshot
 
@@ -138,7 +138,7 @@ def _library_model(provider: str | None, model: str) -> tuple[Any, Any] | None:
     provider_id = _PRICE_PROVIDERS.get(provider or "", provider)
     for candidate in dict.fromkeys([provider_id, None]):
         try:
-            return snapshot.find_provider_model(model, None, candidate, None)[1], calc
+            return snapshot.find_provider_model(model, None, candidate, None)[1]
         except LookupError:
             continue
     return None

@@ -28,7 +28,7 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from agentotel import _context, _tracing
+from agentotel import _config, _context, _tracing
 from agentotel._internal import internal_errors
 from agentotel.semconv import (
     AGENTOTEL_COST_USD,
@@ -142,9 +142,12 @@ class Patch:
 # --- Small helpers adapters share ---------------------------------------------------------------------
 
 
+_SENTINELS = frozenset({"NotGiven", "Omit"})
+
+
 def given(value: Any) -> bool:
     """False for None and the SDKs' NOT_GIVEN / omit sentinels."""
-    return value is not None and type(value).__name__ not in ("NotGiven", "Omit")
+    return value is not None and type(value).__name__ not in _SENTINELS
 
 
 def put(attributes: dict[str, Any], name: str, value: Any, kind: type | tuple[type, ...] | None = None) -> None:
@@ -157,11 +160,15 @@ def field_of(obj: Any, name: str, default: Any = None) -> Any:
     """`obj.name` or `obj[name]`: SDK objects and plain dicts alike."""
     if obj is None:
         return default
-    if isinstance(obj, dict):
-        value = obj.get(name, default)
-    else:
-        value = getattr(obj, name, default)
-    return value if given(value) else default
+    value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+    if value is None or type(value).__name__ in _SENTINELS:
+        return default
+    return value
+
+
+def capturing() -> bool:
+    """Whether message content may be recorded (adapters skip building it otherwise)."""
+    return _config.current().capture_content
 
 
 def parse_arguments(arguments: Any) -> Any:

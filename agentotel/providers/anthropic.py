@@ -16,6 +16,7 @@ from agentotel.providers._core import (
     Request,
     Response,
     Usage,
+    capturing,
     field_of,
     given,
     media_part,
@@ -116,14 +117,15 @@ def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
         attributes[GEN_AI_REQUEST_STREAM] = True
     system = kwargs.get("system")
     model = kwargs.get("model")
+    capture = capturing()
     return Request(
         operation="chat",
         provider="anthropic",
         model=model if isinstance(model, str) else None,
         attributes=attributes,
         stream=stream,
-        input_messages=_messages(kwargs.get("messages")),
-        system_instructions=_blocks(system) if given(system) else None,
+        input_messages=_messages(kwargs.get("messages")) if capture else None,
+        system_instructions=_blocks(system) if capture and given(system) else None,
         tool_definitions=_tool_definitions(kwargs.get("tools")),
     )
 

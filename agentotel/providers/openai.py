@@ -10,6 +10,7 @@ from agentotel.providers._core import (
     Request,
     Response,
     Usage,
+    capturing,
     field_of,
     given,
     media_part,
@@ -48,10 +49,17 @@ def _usage(usage: Any) -> Usage | None:
     if usage is None:
         return None
     # Chat completions say prompt/completion tokens; Responses and embeddings say input/output.
-    input_tokens = field_of(usage, "prompt_tokens", field_of(usage, "input_tokens"))
-    output_tokens = field_of(usage, "completion_tokens", field_of(usage, "output_tokens"))
-    input_details = field_of(usage, "prompt_tokens_details") or field_of(usage, "input_tokens_details")
-    output_details = field_of(usage, "completion_tokens_details") or field_of(usage, "output_tokens_details")
+    # (Asking a pydantic model for a field it lacks is slow, so only the right family is read.)
+    input_tokens = field_of(usage, "prompt_tokens")
+    if input_tokens is not None:
+        output_tokens = field_of(usage, "completion_tokens")
+        input_details = field_of(usage, "prompt_tokens_details")
+        output_details = field_of(usage, "completion_tokens_details")
+    else:
+        input_tokens = field_of(usage, "input_tokens")
+        output_tokens = field_of(usage, "output_tokens")
+        input_details = field_of(usage, "input_tokens_details")
+        output_details = field_of(usage, "output_tokens_details")
     return Usage(
         input_tokens=input_tokens,  # OpenAI's prompt tokens already include the cached ones
         output_tokens=output_tokens,
@@ -163,7 +171,7 @@ def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
         model=kwargs.get("model") if isinstance(kwargs.get("model"), str) else None,
         attributes=attributes,
         stream=stream,
-        input_messages=_chat_messages(kwargs.get("messages")),
+        input_messages=_chat_messages(kwargs.get("messages")) if capturing() else None,
         tool_definitions=_tool_definitions(kwargs.get("tools")),
     )
 
@@ -301,8 +309,8 @@ def _responses_request(instance: Any, kwargs: dict[str, Any]) -> Request:
         model=model if isinstance(model, str) else None,
         attributes=attributes,
         stream=stream,
-        input_messages=_responses_input(kwargs.get("input")) if given(kwargs.get("input")) else None,
-        system_instructions=[text_part(instructions)] if isinstance(instructions, str) else None,
+        input_messages=_responses_input(kwargs.get("input")) if capturing() and given(kwargs.get("input")) else None,
+        system_instructions=[text_part(instructions)] if capturing() and isinstance(instructions, str) else None,
         tool_definitions=_tool_definitions(kwargs.get("tools")),
     )
 
