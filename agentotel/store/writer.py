@@ -229,13 +229,15 @@ class StoreWriter:
                 return []
             return self._fold_locked()
 
-    def _fold_locked(self) -> list[Path]:
+    def _fold_locked(self, *, restart: bool = True) -> list[Path]:
         if not self._batches:
             return []
         files = fold_batches(self.directory, self._wal.segment or self._next_segment(), self._batches)
-        # Only now that the Parquet files are durable may the WAL forget them.
+        # Only now that the Parquet files are durable may the WAL forget them. (At close the file is
+        # unlinked instead; if the process dies first, recovery finds the segment already published.)
         self._batches, self._pending_bytes = [], 0
-        self._wal.start_segment(self._next_segment())
+        if restart:
+            self._wal.start_segment(self._next_segment())
         return files
 
     def close(self) -> None:
@@ -246,7 +248,7 @@ class StoreWriter:
                 return
             self._closed = True
             try:
-                self._fold_locked()
+                self._fold_locked(restart=False)
             except BaseException:
                 self._wal.close(remove=False)  # keep the WAL: the next start recovers it
                 raise
