@@ -247,3 +247,18 @@ def test_sdk_span_is_a_child_of_ours(telemetry):
     theirs = [s for s in telemetry.spans() if s.instrumentation_scope.name == "com.anthropic.sdk.python"]
     assert len(theirs) == 1
     assert theirs[0].parent.span_id == ours.context.span_id
+
+
+def test_raw_and_streaming_responses_keep_working(telemetry):
+    with cassette("anthropic/test_sync_messages_create_basic"):
+        raw = client().messages.with_raw_response.create(model=MODEL, max_tokens=100, messages=HELLO)
+        assert raw.headers.get("request-id") is not None or raw.http_response.status_code == 200
+        message = raw.parse()
+    with cassette("anthropic/test_sync_messages_create_streaming"):
+        with client().messages.with_streaming_response.create(model=MODEL, max_tokens=100, messages=HELLO, stream=True) as response:
+            assert response.http_response.status_code == 200
+            events = list(response.parse())
+    first, second = telemetry.model_spans()
+    assert first.attributes[GEN_AI_RESPONSE_ID] == message.id
+    assert second.attributes[GEN_AI_RESPONSE_ID] == events[0].message.id
+    assert second.attributes[GEN_AI_RESPONSE_FINISH_REASONS] == ("end_turn",)
