@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 import duckdb
 import pyarrow as pa
 
-from agentotel import _config, semconv
+from agentotel import _config, _tracing, semconv
 from agentotel.query import _sources
 from agentotel.query.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
@@ -72,8 +72,9 @@ _SQL_VARIABLES = {
     "AGENTOTEL_RUN_PARENT_ID": semconv.AGENTOTEL_RUN_PARENT_ID,
     "AGENTOTEL_ENV_HASH": semconv.AGENTOTEL_ENV_HASH,
 }
-_MACROS = ("macro_step_type", "macro_is_run_root", "macro_step_run")
-_VIEWS = ("spans", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
+_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run")
+# In creation order; the underscored ones are internal layers the public views share.
+_VIEWS = ("spans", "_duplicate_spans", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
 
 
 def _sql(name: str) -> str:
@@ -144,6 +145,7 @@ class Traces:
         for name, value in _SQL_VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
+        con.execute("SET VARIABLE OWN_SCOPE_PREFIX = $value", {"value": _tracing.SCOPE + "."})
         empty = schema.SPAN_SCHEMA.empty_table()
         if sources.parquet:
             con.read_parquet(sources.parquet, hive_partitioning=False).create_view("_parquet_spans")

@@ -14,13 +14,11 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from agentotel import semconv
+from agentotel.providers import ANTHROPIC_SDK_SCOPE
 
-EXCLUDED_SCOPES: tuple[str, ...] = (
-    # Client SDKs that trace their own calls: their span duplicates the model call agentotel records.
-    "com.anthropic.sdk.python",
-    "openai.sdk.python",
-)
-"""Instrumentation scopes whose spans are never steps (a client SDK's own duplicate span of a model call)."""
+EXCLUDED_SCOPES: tuple[str, ...] = (ANTHROPIC_SDK_SCOPE,)
+"""Client SDKs that trace their own calls: their span under an agentotel model-call span is a duplicate
+of that call, not a step (sql/macro_duplicates.sql)."""
 
 _ENV_PREFIX = semconv.AGENTOTEL_ENV_HASH.rpartition(".")[0] + "."
 

@@ -86,7 +86,7 @@ class RunBuilder:
         }
         if cost is not None:
             attributes[sc.AGENTOTEL_COST_USD] = cost
-        span = self._span(f"chat {model}", attributes, parent=parent, status=status, kind="CLIENT")
+        span = self._span(f"chat {model}", attributes, parent=parent, status=status, kind="CLIENT", scope="agentotel.openai")
         if http_child:  # a transport span under the model call: never a step
             self.clock -= 9 * MS
             self._span("POST", {"http.request.method": "POST"}, parent=span, ms=5, scope="opentelemetry.instrumentation.httpx")

@@ -8,6 +8,7 @@ import pytest
 
 import agentotel
 from agentotel import semconv as sc
+from agentotel.providers import ANTHROPIC_SDK_SCOPE
 from agentotel.query import pylist
 from spanbuild import SpanStore, assistant
 
@@ -56,10 +57,19 @@ def test_transport_spans_and_sdk_duplicate_spans_are_not_steps(tmp_path):
     store = SpanStore(tmp_path)
     run = store.run("r", "run-1")
     chat = run.llm(assistant("hi"), http_child=True)
-    run.raw("Messages.create", {sc.GEN_AI_OPERATION_NAME: "chat"}, parent=chat, scope="com.anthropic.sdk.python")
+    sdk = {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_USAGE_INPUT_TOKENS: 100}
+    run.raw("anthropic.messages.create", sdk, parent=chat, scope=ANTHROPIC_SDK_SCOPE)  # the SDK's copy of our call
+    alone = store.run("r", "run-2")  # agentotel's patches off: the SDK's span is the only record of the call
+    alone.raw("anthropic.messages.create", sdk, scope=ANTHROPIC_SDK_SCOPE)
     store.write()
-    t = agentotel.open(tmp_path).trajectory("run-1")
-    assert [s.name for s in t.steps] == ["chat gpt-4o-mini"]
+    traces = agentotel.open(tmp_path)
+    assert [s.name for s in traces.trajectory("run-1").steps] == ["chat gpt-4o-mini"]
+    assert [s.name for s in traces.trajectory("run-2").steps] == ["anthropic.messages.create"]
+    calls = traces.sql("SELECT run_id, count(*), sum(input_tokens) FROM llm_calls GROUP BY 1 ORDER BY 1").fetchall()
+    assert calls == [("run-1", 1, 100), ("run-2", 1, 100)]
+    counts = traces.sql("SELECT run_id, steps, model_calls, input_tokens FROM runs ORDER BY 1").fetchall()
+    assert counts == [("run-1", 1, 1, 100), ("run-2", 1, 1, 100)]
+    assert traces.sql("SELECT count(*) FROM steps").fetchall()[0][0] == 2
 
 
 def test_a_span_whose_parent_never_arrived_still_appears_flagged(tmp_path):

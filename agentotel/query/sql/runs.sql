@@ -6,9 +6,9 @@ WITH s AS (
         *,
         coalesce(run_id, trace_id) AS run_key,
         agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root,
-        agentotel_step_type(operation, scope_name) AS step_type,
+        agentotel_step_type(operation, duplicate) AS step_type,
         agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
-    FROM spans
+    FROM _spans_marked
 ),
 roots AS (
     SELECT

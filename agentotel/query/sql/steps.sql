@@ -2,9 +2,9 @@
 -- run (the same numbering as Traces.trajectory()).
 WITH s AS (
     SELECT *,
-        agentotel_step_type(operation, scope_name) AS step_type,
+        agentotel_step_type(operation, duplicate) AS step_type,
         agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
-    FROM spans
+    FROM _spans_marked
 )
 SELECT
     step_run AS run_id,

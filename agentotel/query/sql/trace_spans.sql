@@ -2,12 +2,17 @@
 -- run's trajectory: the tree links of all spans, plus the step columns and payloads of the steps.
 -- The window (when the run's own spans ran, from run_lookup.sql) lets DuckDB skip Parquet row groups
 -- by their start_time statistics, since files are in start-time order.
+WITH t AS (
+    SELECT * EXCLUDE (resource_attributes, events, links)  -- not needed here: less to decompress
+    FROM _raw_spans
+    WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
+)
 SELECT
-    * EXCLUDE (resource_attributes, events, links),  -- not needed here: less to decompress
-    epoch_ns(start_time) AS start_ns,
-    agentotel_step_type(operation, scope_name) AS step_type,
-    agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run,
-    agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root
-FROM _raw_spans
-WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
-QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
+    t.*,
+    epoch_ns(t.start_time) AS start_ns,
+    agentotel_step_type(t.operation, agentotel_duplicates(t.scope_name, p.operation, p.scope_name)) AS step_type,
+    agentotel_step_run(t.operation, t.attributes, t.run_id, t.parent_span_id, t.trace_id) AS step_run,
+    agentotel_is_run_root(t.operation, t.attributes, t.run_id, t.parent_span_id) AS is_root
+FROM t
+LEFT JOIN t AS p ON p.span_id = t.parent_span_id
