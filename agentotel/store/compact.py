@@ -33,13 +33,18 @@ from agentotel.store import wal
 from agentotel.store.schema import SPAN_SCHEMA
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, publish, recover, replaces
 
-SMALL_BYTES = 32 * 1024 * 1024  # files below this are merged
-TARGET_BYTES = 256 * 1024 * 1024  # inputs per merged file, at most (on-disk size)
+SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
+# Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
+# payloads compress 10-20x, so on-disk sizes would badly understate it.
+TARGET_BYTES = 512 * 1024 * 1024
 _STALE_TEMP_S = 3600  # a writer's temp file older than this belongs to a process that died mid-write
 
 
 def compact(directory: str | os.PathLike[str], *, small_bytes: int = SMALL_BYTES, target_bytes: int = TARGET_BYTES) -> dict[str, Any]:
     """Merge each partition's small Parquet files, sorted by (trace_id, start_time), without duplicate spans.
+
+    `small_bytes`: files smaller than this on disk are merged; `target_bytes`: the most input (counted
+    uncompressed, as it is held in memory) one merged file takes.
 
     Returns statistics: partitions, files_before, files_after, rows_before, rows_after,
     duplicates_dropped, bytes_before, bytes_after, leftovers_removed, wal_spans_recovered (spans of
@@ -70,10 +75,15 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
     stats["bytes_before"] += sum(sizes.values())
     small = [p for p in files if sizes[p] < small_bytes]
     groups: list[list[Path]] = []
+    group_bytes = 0
     for path in small:
-        if not groups or sum(sizes[p] for p in groups[-1]) + sizes[path] > target_bytes:
+        metadata = pq.read_metadata(path)
+        in_memory = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+        if not groups or group_bytes + in_memory > target_bytes:
             groups.append([])
+            group_bytes = 0
         groups[-1].append(path)
+        group_bytes += in_memory
     kept = [p for p in files if p not in small]
     rows_kept = sum(pq.read_metadata(p).num_rows for p in kept)
     stats["rows_before"] += rows_kept
