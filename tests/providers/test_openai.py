@@ -392,3 +392,16 @@ def test_parse_helpers_are_traced_once(telemetry, model_server):
     chat, resp = telemetry.model_spans()
     assert chat.attributes[GEN_AI_RESPONSE_ID] == "c-parse" and chat.attributes[GEN_AI_OUTPUT_TYPE] == "json"
     assert resp.attributes[GEN_AI_RESPONSE_ID] == "resp-parse"
+
+
+def test_unknown_model_gets_tokens_but_no_cost(telemetry, model_server):
+    from tests.providers.conftest import Scripted
+
+    body = {"id": "c9", "object": "chat.completion", "created": 0, "model": "my-finetune-7",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}  # fmt: skip
+    model_server.script(Scripted(body))
+    openai.OpenAI(api_key=KEY, base_url=model_server.url + "/v1").chat.completions.create(model="my-finetune-7", messages=USER)
+    a = telemetry.one().attributes
+    assert a[GEN_AI_USAGE_INPUT_TOKENS] == 7
+    assert AGENTOTEL_COST_USD not in a
