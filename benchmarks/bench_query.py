@@ -12,6 +12,8 @@ spans; it is not charged for aligning them.
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
 import shutil
@@ -176,6 +178,12 @@ def _copy_json(data: bytes, digit: bytes, shift_ns: int) -> bytes:
     return _TIMES.sub(lambda m: m.group(1) + str(int(m.group(2)) + shift_ns).encode() + b'"', data)
 
 
+def _reuse(scratch: Path, marker: Path) -> tuple[Path, list[str], int, int]:
+    data = json.loads(marker.read_text())
+    shutil.rmtree(scratch / "store-16k", ignore_errors=True)
+    return scratch / "store", data["files"], data["runs"], data["unique"]
+
+
 def _bytes(paths: list[Path]) -> int:
     return sum(p.stat().st_size for p in paths)
 
@@ -184,10 +192,20 @@ def run(quick: bool) -> list[Result]:
     n_spans = QUICK_SPANS if quick else FULL_SPANS
     # A query over OTLP JSON re-reads every file (GBs at full size): a few repeats are plenty.
     repeats = 2 if quick else 3
-    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-query-"))
+    # AGENTOTEL_BENCH_QUERY_KEEP=DIR keeps the written corpus there and reuses it next time (re-measuring
+    # a change to the query side need not regenerate a million spans).
+    keep = os.environ.get("AGENTOTEL_BENCH_QUERY_KEEP")
+    scratch = Path(keep) / ("quick" if quick else "full") if keep else Path(tempfile.mkdtemp(prefix="agentotel-bench-query-"))
+    done_marker = scratch / "corpus.json"
     try:
         started = time.perf_counter()
-        store, files, n_runs, unique = _write_corpus(n_spans, scratch, QUICK_SPANS // 2 if quick else _UNIQUE)
+        if keep and done_marker.exists():
+            store, files, n_runs, unique = _reuse(scratch, done_marker)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+            store, files, n_runs, unique = _write_corpus(n_spans, scratch, QUICK_SPANS // 2 if quick else _UNIQUE)
+            shutil.rmtree(scratch / "store-16k", ignore_errors=True)
+            done_marker.write_text(json.dumps({"files": files, "runs": n_runs, "unique": unique}))
         build_s = time.perf_counter() - started
         print(f"bench_query: corpus of {n_spans:,} spans written in {build_s:.0f} s", file=sys.stderr)
         parquet_bytes = _bytes(list((store / "spans").rglob("*.parquet")))
@@ -232,7 +250,8 @@ def run(quick: bool) -> list[Result]:
             warmup=1 if quick else 0,  # a pass over GBs of JSON warms nothing; ours is warmed just above
         )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     ms = {name: sample.scaled(1e3) for name, sample in samples.items()}
     described = (f"corpus seed={corpus.DEFAULT_SEED}, {n_spans:,} spans ({unique:,} generated, re-identified copies "
