@@ -20,6 +20,11 @@ from agentotel.store.schema import SpanColumns, encode_attributes
 _KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 _STATUSES = ("UNSET", "OK", "ERROR")
 
+# Rows are turned into Arrow this many spans at a time, so the Python objects of only that many spans
+# are alive at once: a request of 512 spans carrying whole conversations would otherwise hold several
+# copies of every prompt in memory at the same time.
+_CHUNK_SPANS = 128
+
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
 
@@ -94,6 +99,7 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
     append = columns.append_values  # positional: the hot loop saves most of a keyword call's cost
     rejected = 0
     first_problem = ""
+    batches: list[pa.RecordBatch] = []
     for resource_spans in request.resource_spans:
         resource = _attributes(resource_spans.resource.attributes)
         encoded_resource = encode_attributes(resource)
@@ -110,6 +116,8 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     rejected += 1
                     first_problem = first_problem or f"span {span.name!r}: {_problem(span)}"
                     continue
+                if len(columns) == _CHUNK_SPANS:
+                    batches.append(columns.to_batch())
                 status = span.status
                 start = span.start_time_unix_nano
                 append(
@@ -130,7 +138,10 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in span.events],
                     [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in span.links],
                 )
-    accepted = len(columns)
+    if len(columns):
+        batches.append(columns.to_batch())
+    accepted = sum(b.num_rows for b in batches)
     if rejected:
         first_problem = f"{rejected} span(s) rejected; first: {first_problem}"
-    return Converted(columns.to_batch() if accepted else None, accepted, rejected, first_problem)
+    batch = None if not batches else batches[0] if len(batches) == 1 else pa.concat_batches(batches)
+    return Converted(batch, accepted, rejected, first_problem)

@@ -38,8 +38,10 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         if not service.authorized(metadata.get("authorization")):
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
-            with service.admitted():
-                return service.export(request)
+            with service.in_flight():
+                with service.decoding():
+                    converted = service.convert(request)
+                return service.store(converted)
         except TooManySpans as exc:
             message = str(exc)
             code = grpc.StatusCode.INVALID_ARGUMENT

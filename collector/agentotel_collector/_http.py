@@ -128,18 +128,21 @@ class _Handler(BaseHTTPRequestHandler):
         if length is not None and length > settings.max_request_bytes:
             self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}")
         try:
-            with service.admitted():
-                raw = (
-                    _body.read_chunked(self.rfile, settings.max_request_bytes)
-                    if chunked
-                    else _body.read_exact(self.rfile, length or 0)
-                )
-                self._drained = True
-                data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
-                del raw
-                request = self._parse(data, fmt)
-                del data
-                response = service.export(request)
+            with service.in_flight():
+                with service.decoding():
+                    raw = (
+                        _body.read_chunked(self.rfile, settings.max_request_bytes)
+                        if chunked
+                        else _body.read_exact(self.rfile, length or 0)
+                    )
+                    self._drained = True
+                    data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
+                    del raw
+                    request = self._parse(data, fmt)
+                    del data
+                    converted = service.convert(request)
+                    del request  # only the rows wait for the disk, not the decoded request
+                response = service.store(converted)
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
             self.close_connection = self.close_connection or not self._drained

@@ -12,7 +12,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ._convert import convert
+from ._convert import Converted, convert
 from ._ingest import Busy, Ingest
 from ._settings import Settings
 
@@ -51,25 +51,39 @@ class Service:
         return matched and bool(candidate)
 
     @contextlib.contextmanager
-    def admitted(self) -> Iterator[None]:
-        """Hold one of the decoding slots that bound memory; Busy when none frees up in time or when stopping."""
-        if self.stopping:
-            raise Busy("the collector is shutting down")
-        if not self._slots.acquire(timeout=self.settings.admission_timeout_s):
-            raise Busy("too many requests in progress")
+    def in_flight(self) -> Iterator[None]:
+        """Count a request from arrival to answer, so a stop can wait for it; Busy once stopping."""
         with self._idle:
+            if self.stopping:
+                raise Busy("the collector is shutting down")
             self._inflight += 1
         try:
             yield
         finally:
-            self._slots.release()
             with self._idle:
                 self._inflight -= 1
                 self._idle.notify_all()
 
-    def export(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
-        """Store every usable span durably; the response reports rejected ones. Busy, TooManySpans propagate."""
-        converted = convert(request, max_spans=self.settings.max_spans_per_request)
+    @contextlib.contextmanager
+    def decoding(self) -> Iterator[None]:
+        """Hold one of the slots that bound decoding memory; Busy when none frees up in time.
+
+        A request holds its slot while it reads, decompresses, parses and converts, and gives it up
+        before waiting for the disk: the write queue (`queue_bytes`) bounds what waits there.
+        """
+        if not self._slots.acquire(timeout=self.settings.admission_timeout_s):
+            raise Busy("too many requests in progress")
+        try:
+            yield
+        finally:
+            self._slots.release()
+
+    def convert(self, request: ExportTraceServiceRequest) -> Converted:
+        """The request's usable spans as rows (TooManySpans past the per-request limit)."""
+        return convert(request, max_spans=self.settings.max_spans_per_request)
+
+    def store(self, converted: Converted) -> ExportTraceServiceResponse:
+        """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
         if converted.batch is not None:
             self.ingest.write(converted.batch)
         response = ExportTraceServiceResponse()
@@ -79,7 +93,7 @@ class Service:
         return response
 
     def wait_idle(self, timeout_s: float) -> bool:
-        """Wait until no admitted request is in progress; False on timeout."""
+        """Wait until no request is in progress; False on timeout."""
         with self._idle:
             return self._idle.wait_for(lambda: self._inflight == 0, timeout_s)
 

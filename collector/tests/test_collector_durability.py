@@ -127,7 +127,7 @@ class SlowDisk(StoreWriter):
         super().append(batch)
 
 collector = Collector(store=SlowDisk({store!r}), dir={store!r}, http=("127.0.0.1", {port}), grpc=None,
-                      queue_bytes=1024 * 1024, write_timeout_s=2, max_concurrent_requests=2, admission_timeout_s=0.1).start()
+                      queue_bytes=256 * 1024, write_timeout_s=2, max_concurrent_requests=2, admission_timeout_s=0.1).start()
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())
 print("ready", flush=True)
@@ -189,7 +189,7 @@ def test_overload_answers_503_with_retry_after_and_loses_nothing(tmp_path):
         assert refusals[0].status_code == 503
         assert refusals[0].headers["Retry-After"] == "1"
         assert "retry later" in Status.FromString(refusals[0].content).message
-        # Bounded memory: queue (1 MiB) + two decoding slots, far below this whatever the offered load.
+        # Bounded memory: queue (256 KiB) + two decoding slots, far below this whatever the offered load.
         assert peak_rss_bytes(process.pid) - baseline < 150 * 1024 * 1024
     finally:
         process.terminate()
