@@ -123,7 +123,6 @@ def main(argv: list[str] | None = None) -> int:
 
     mode = "quick" if args.quick else "full"
     print(f"benchmarks ({mode}): {', '.join(wanted)}", flush=True)
-    sections = {}
     failed = False
     for area in wanted:
         print(f"\n== {area}", flush=True)
@@ -133,11 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             doc, results, elapsed = run_isolated(area, args.quick, args.timeout)
         failed |= any(r.error for r in results)
-        sections[area] = _report.section(area, doc, results, elapsed)
-
-    if not args.quick and not args.no_write:
-        path = _report.write(sections)
-        print(f"\nwrote {path.relative_to(HERE.parent)}")
+        if not args.quick and not args.no_write:
+            # Written after every module, so a long run that is cut short keeps what it measured.
+            path = _report.write({area: _report.section(area, doc, results, elapsed)}, corpus_stats=area == wanted[-1])
+            print(f"  wrote {path.relative_to(HERE.parent)}", flush=True)
     return 1 if failed else 0
 
 

@@ -151,8 +151,8 @@ def _corpus_stats() -> str | None:
         return None
 
 
-def write(sections: dict[str, dict[str, Any]]) -> Path:
-    """Merge these sections into results.json and regenerate RESULTS.md from it."""
+def write(sections: dict[str, dict[str, Any]], *, corpus_stats: bool = True) -> Path:
+    """Merge these sections into results.json and regenerate RESULTS.md from it (and the corpus statistics)."""
     stored: dict[str, Any] = {}
     if RESULTS_JSON.exists():
         try:
@@ -161,7 +161,7 @@ def write(sections: dict[str, dict[str, Any]]) -> Path:
             stored = {}
     stored.setdefault("sections", {}).update(sections)
     stored["machine"] = machine()
-    corpus = _corpus_stats()
+    corpus = _corpus_stats() if corpus_stats or "corpus" not in stored else None
     if corpus is not None:
         stored["corpus"] = corpus
     RESULTS_JSON.write_text(json.dumps(stored, indent=2, sort_keys=True) + "\n")

@@ -54,8 +54,8 @@ class Result:
 
     @property
     def ratio(self) -> float | None:
-        """ours ÷ peer, or None when either is missing or the peer is zero."""
-        if self.ours is None or self.peer is None or self.peer == 0:
+        """ours ÷ peer, or None when either is missing or the peer is not positive (no meaningful ratio)."""
+        if self.ours is None or self.peer is None or self.peer <= 0:
             return None
         return self.ours / self.peer
 

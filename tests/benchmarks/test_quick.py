@@ -81,6 +81,7 @@ def test_result_ratio_is_ours_over_peer():
     assert Result("b", "m", "spans/s", 300.0, "peer", 100.0).ratio == 3.0
     assert Result("b", "m", "s", 1.0).ratio is None
     assert Result("b", "m", "s", 1.0, "peer", 0.0).ratio is None
+    assert Result("b", "m", "us", 5.0, "peer", -2.0).ratio is None  # a negative baseline is noise, not a ratio
     row = Result("b", "m", "s", 2.0, "peer", 4.0, "< 1x", True, "n")
     assert Result.from_dict(row.to_dict()) == row
     assert row.to_dict()["ratio"] == 0.5
