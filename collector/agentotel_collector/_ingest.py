@@ -50,11 +50,13 @@ class Ingest:
         max_queue_bytes: int,
         write_timeout_s: float,
         max_group_rows: int = 16384,
+        max_group_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self._store = store
         self._max_queue_bytes = max_queue_bytes
         self._write_timeout_s = write_timeout_s
         self._max_group_rows = max_group_rows
+        self._max_group_bytes = max_group_bytes
         self._queue: deque[_Ticket] = deque()
         self._queued_bytes = 0
         self._cond = threading.Condition()
@@ -94,10 +96,16 @@ class Ingest:
                     return None
                 self._cond.wait()
             tickets = [self._queue.popleft()]
-            rows = tickets[0].batch.num_rows
-            while self._queue and rows + self._queue[0].batch.num_rows <= self._max_group_rows:
+            rows, size = tickets[0].batch.num_rows, tickets[0].batch.nbytes
+            # Group commit: one write and one fsync for everything waiting, within bounds (the group is copied once).
+            while (
+                self._queue
+                and rows + self._queue[0].batch.num_rows <= self._max_group_rows
+                and size + self._queue[0].batch.nbytes <= self._max_group_bytes
+            ):
                 ticket = self._queue.popleft()
                 rows += ticket.batch.num_rows
+                size += ticket.batch.nbytes
                 tickets.append(ticket)
             return tickets
 
