@@ -130,14 +130,19 @@ def _memory_gb() -> float | None:
     return None
 
 
-def _git_commit() -> str | None:
+def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=10
-        )
+        out = subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _git_commit() -> str | None:
+    commit = _git("rev-parse", "--short", "HEAD")
+    if commit and _git("status", "--porcelain", "--untracked-files=no", "--", "agentotel", "collector"):
+        commit += " plus uncommitted changes to agentotel/ or collector/"
+    return commit
 
 
 def _corpus_stats() -> str | None:
@@ -224,7 +229,7 @@ def _render_section(data: dict[str, Any]) -> list[str]:
     if body.strip():
         lines += [body.strip(), ""]
     lines += [
-        f"Measured {data['date']} ({data['elapsed_s']} s).",
+        f"Measured {data['date']} ({data['elapsed_s']} s); reproduce with `python -m benchmarks {data['area']}`.",
         "",
         "| measurement | corpus | ours | comparison | ratio | target | met | notes |",
         "|---|---|---|---|---|---|---|---|",
