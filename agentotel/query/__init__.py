@@ -22,7 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from agentotel import _config, _tracing, semconv
-from agentotel.query import _sources
+from agentotel.query import _roots, _sources
 from agentotel.query.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
 from agentotel.store import schema
@@ -74,7 +74,8 @@ _SQL_VARIABLES = {
 }
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run")
 # In creation order; the underscored ones are internal layers the public views share.
-_VIEWS = ("spans", "_duplicate_spans", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps", "runs")
+_VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
+          "runs")
 
 
 def _sql(name: str) -> str:
@@ -156,8 +157,20 @@ class Traces:
         for macro in _MACROS:
             con.execute(_sql(macro))
         con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
+        con.register("_root_rows", self._root_rows(sources.parquet))
         for view in _VIEWS:
             con.execute(f"CREATE TEMP VIEW {view} AS {_sql(view)}")
+
+    def _root_rows(self, files: list[str]) -> pa.Table:
+        """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
+        query = _sql("root_attributes")
+
+        def extract(file: str) -> pa.Table:
+            return self._con.sql(query, params={"file": file}).to_arrow_table()
+
+        indexed = _roots.roots(self.directory, files, extract)
+        recent = self._con.sql(_sql("root_attributes_in_memory")).to_arrow_table().cast(_roots.SCHEMA)
+        return pa.concat_tables([indexed, recent])
 
     # -- SQL ------------------------------------------------------------------------------------
     def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> duckdb.DuckDBPyRelation:

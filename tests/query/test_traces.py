@@ -207,3 +207,26 @@ def test_other_parts_can_add_a_view(store):
     assert traces.sql("SELECT * FROM failed_tools").fetchall() == [("run-aaaa2222", "get_weather")]
     with pytest.raises(agentotel.query.QueryError):
         traces.add_view("runs", "SELECT 1")
+
+
+def test_the_roots_index_follows_the_files(store):
+    index = store.directory / ".index" / "roots"
+    agentotel.open(store.directory)
+    assert len(list(index.glob("*.parquet"))) == 1
+    other = SpanStore(store.directory)
+    late = weather_run(other, "run-late")
+    late.status = "ERROR"
+    path = other.write(name="late.parquet")
+    traces = agentotel.open(store.directory)
+    assert len(list(index.glob("*.parquet"))) == 2
+    assert traces.sql("SELECT status FROM runs WHERE run_id = 'run-late'").fetchall() == [("error",)]
+    path.unlink()
+    traces = agentotel.open(store.directory)
+    assert len(list(index.glob("*.parquet"))) == 1  # the vanished file's entry is gone
+    assert traces.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 2
+
+
+def test_a_store_where_the_index_cannot_be_written_still_works(store):
+    (store.directory / ".index").write_text("not a directory")  # writing the index fails, even as root
+    traces = agentotel.open(store.directory)
+    assert traces.sql("SELECT count(*) FROM runs WHERE name = 'weather'").fetchall()[0][0] == 2

@@ -1,4 +1,15 @@
--- The `_spans_marked` view: `spans` with `duplicate` (a client SDK's copy of a model call, not counted).
-SELECT s.*, d.span_id IS NOT NULL AS duplicate
-FROM spans s
-LEFT JOIN _duplicate_spans d ON d.trace_id = s.trace_id AND d.span_id = s.span_id
+-- The `_spans_marked` view: `spans` with what the runs and steps views derive per span — `duplicate`
+-- (a client SDK's copy of a model call, not counted), the root attributes from the roots index,
+-- `is_root` and `step_run` (the run the span is a step of) — without reading the attribute maps.
+WITH m AS (
+    SELECT s.*, d.span_id IS NOT NULL AS duplicate,
+           r.run_name, r.run_trigger, r.env_hash, r.parent_run_id,
+           agentotel_is_run_root(s.operation, r.run_name, s.run_id, s.parent_span_id) AS is_root
+    FROM spans s
+    LEFT JOIN _duplicate_spans d ON d.trace_id = s.trace_id AND d.span_id = s.span_id
+    LEFT JOIN _run_roots r ON r.trace_id = s.trace_id AND r.span_id = s.span_id
+)
+SELECT *,
+       agentotel_step_type(operation, duplicate) AS step_type,
+       agentotel_step_run(is_root, parent_run_id, run_id, trace_id) AS step_run
+FROM m

@@ -2,22 +2,16 @@
 -- progress has no root span yet: it is listed with status 'running' from the spans already recorded.
 -- Traces.trajectory() computes the same row for one run in Python (trajectory._summary); keep them in step.
 WITH s AS (
-    SELECT
-        *,
-        coalesce(run_id, trace_id) AS run_key,
-        agentotel_is_run_root(operation, attributes, run_id, parent_span_id) AS is_root,
-        agentotel_step_type(operation, duplicate) AS step_type,
-        agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
-    FROM _spans_marked
+    SELECT *, coalesce(run_id, trace_id) AS run_key FROM _spans_marked
 ),
 roots AS (
     SELECT
         run_key,
         arg_min(trace_id, start_time) AS trace_id,
-        arg_min(coalesce(attributes[getvariable('AGENTOTEL_RUN_NAME')], name), start_time) AS name,
-        arg_min(attributes[getvariable('AGENTOTEL_RUN_TRIGGER')], start_time) AS trigger,
-        arg_min(attributes[getvariable('AGENTOTEL_ENV_HASH')], start_time) AS env_hash,
-        arg_min(attributes[getvariable('AGENTOTEL_RUN_PARENT_ID')], start_time) AS parent_run_id,
+        arg_min(coalesce(run_name, name), start_time) AS name,
+        arg_min(run_trigger, start_time) AS trigger,
+        arg_min(env_hash, start_time) AS env_hash,
+        arg_min(parent_run_id, start_time) AS parent_run_id,
         arg_min(status_code, start_time) AS status_code,
         arg_min(duration_ns, start_time) AS duration_ns
     FROM s WHERE is_root

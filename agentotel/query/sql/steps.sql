@@ -1,11 +1,5 @@
 -- The `steps` view: one row per trajectory step of every run, numbered from 1 by start time within its
 -- run (the same numbering as Traces.trajectory()).
-WITH s AS (
-    SELECT *,
-        agentotel_step_type(operation, duplicate) AS step_type,
-        agentotel_step_run(operation, attributes, run_id, parent_span_id, trace_id) AS step_run
-    FROM _spans_marked
-)
 SELECT
     step_run AS run_id,
     row_number() OVER (PARTITION BY step_run ORDER BY start_time, span_id) AS "index",
@@ -28,5 +22,5 @@ SELECT
     session_id,
     input,
     output
-FROM s
+FROM _spans_marked
 WHERE step_type IS NOT NULL AND step_run IS NOT NULL

@@ -7,12 +7,17 @@ WITH t AS (
     FROM _raw_spans
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
+), r AS (
+    SELECT t.*,
+           agentotel_is_run_root(t.operation, t.attributes[getvariable('AGENTOTEL_RUN_NAME')], t.run_id,
+                                 t.parent_span_id) AS is_root,
+           agentotel_duplicates(t.scope_name, p.operation, p.scope_name) AS duplicate
+    FROM t
+    LEFT JOIN t AS p ON p.span_id = t.parent_span_id
 )
 SELECT
-    t.*,
-    epoch_ns(t.start_time) AS start_ns,
-    agentotel_step_type(t.operation, agentotel_duplicates(t.scope_name, p.operation, p.scope_name)) AS step_type,
-    agentotel_step_run(t.operation, t.attributes, t.run_id, t.parent_span_id, t.trace_id) AS step_run,
-    agentotel_is_run_root(t.operation, t.attributes, t.run_id, t.parent_span_id) AS is_root
-FROM t
-LEFT JOIN t AS p ON p.span_id = t.parent_span_id
+    * EXCLUDE (duplicate),
+    epoch_ns(start_time) AS start_ns,
+    agentotel_step_type(operation, duplicate) AS step_type,
+    agentotel_step_run(is_root, attributes[getvariable('AGENTOTEL_RUN_PARENT_ID')], run_id, trace_id) AS step_run
+FROM r
