@@ -211,6 +211,10 @@ def run(quick: bool) -> list[Result]:
         parquet_bytes = _bytes(list((store / "spans").rglob("*.parquet")))
         json_bytes = _bytes([Path(f) for f in files])
 
+        shutil.rmtree(store / ".index", ignore_errors=True)  # the first open builds the roots index
+        started = time.perf_counter()
+        agentotel.open(store).close()
+        cold_open_s = time.perf_counter() - started
         started = time.perf_counter()
         traces = agentotel.open(store)
         open_s = time.perf_counter() - started
@@ -276,7 +280,8 @@ def run(quick: bool) -> list[Result]:
 
     return [
         row("runs", "list every run (one row per run, aggregated)", None,
-            f"agentotel.open() itself took {open_s * 1e3:.0f} ms (file validation, cold); corpus written in {build_s:.0f} s"),
+            f"agentotel.open(): {cold_open_s:.1f} s the first time (validates files, builds the roots index), "
+            f"{open_s * 1e3:.0f} ms after; corpus written in {build_s:.0f} s"),
         row("trajectory", f"rebuild one run ({steps_a} steps), by run id", 100, "resolve the run id, fetch its trace, build steps"),
         row("diff", f"diff two runs ({steps_a} and {steps_b} steps)", 200,
             "ours includes alignment; the OTLP side only fetches both runs' spans, in one pass"),
