@@ -151,7 +151,10 @@ class Case:
         unknown = set(raw) - {f.name for f in fields(Assertions)}
         if unknown:
             raise CaseError(f"{where}unknown assertion(s): {', '.join(sorted(unknown))}")
-        raw["expected_tool_calls"] = [ExpectedCall(**c) for c in raw.get("expected_tool_calls") or ()]
+        try:
+            raw["expected_tool_calls"] = [ExpectedCall(**c) for c in raw.get("expected_tool_calls") or ()]
+        except TypeError as exc:
+            raise CaseError(f"{where}expected_tool_calls: each needs a name, and may have arguments and match ({exc})") from None
         assertions = Assertions(**raw)
         _validate(assertions, where)
         fixtures = data.get("fixtures") or {}
@@ -167,8 +170,8 @@ class Case:
             source=dict(data.get("source") or {}),
             input=dict(data.get("input") or {}),
             environment=dict(data.get("environment") or {}),
-            tools=[ToolFixture(**t) for t in fixtures.get("tools") or ()],
-            models=[ModelFixture(**m) for m in fixtures.get("models") or ()],
+            tools=_fixtures(ToolFixture, fixtures.get("tools"), f"{where}fixtures.tools"),
+            models=_fixtures(ModelFixture, fixtures.get("models"), f"{where}fixtures.models"),
             assertions=assertions,
             policy=replay.get("policy", "strict"),
             mode=replay.get("mode", "live"),
@@ -198,6 +201,20 @@ class Case:
         except yaml.YAMLError as exc:
             raise CaseError(f"{source}: not valid YAML ({str(exc).splitlines()[0]})") from None
         return cls.from_dict(data, source)
+
+
+def _fixtures(kind: type, items: Any, where: str) -> list[Any]:
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise CaseError(f"{where}: expected a list")
+    out = []
+    for number, item in enumerate(items, 1):
+        try:
+            out.append(kind(**item))
+        except TypeError as exc:
+            raise CaseError(f"{where}[{number}]: {exc}") from None
+    return out
 
 
 def _compact(data: dict[str, Any]) -> dict[str, Any]:

@@ -91,3 +91,12 @@ def test_a_fixture_cut_by_the_content_policy_is_flagged_in_the_case():
     run.span_attributes["s2"] = {semconv.AGENTOTEL_PAYLOAD_TRUNCATED: "true"}
     assert new_case(run, at=3, layer="tool").source["truncated_fixtures"] == [2]
     assert "truncated_fixtures" not in new_case(looping_run(), at=3, layer="tool").source
+
+
+def test_a_damaged_fixture_list_is_one_clear_error(tmp_path):
+    (tmp_path / "f.yaml").write_text("agentotel_case: 1\nlayer: tool\nfixtures:\n  tools:\n  - {name: x, colour: red}\n")
+    with pytest.raises(CaseError, match=r"fixtures.tools\[1\]: .*colour"):
+        Case.load(tmp_path / "f.yaml")
+    (tmp_path / "g.yaml").write_text("agentotel_case: 1\nlayer: tool\nfixtures: {models: oops}\n")
+    with pytest.raises(CaseError, match="fixtures.models: expected a list"):
+        Case.load(tmp_path / "g.yaml")

@@ -167,3 +167,39 @@ def test_a_recorded_tool_failure_is_raised_again_as_its_own_exception(store):
     with replay(case):
         with pytest.raises(PaymentError, match="card declined for 5"):
             serve_tool("charge", {"amount": 5})
+
+
+async def test_async_tools_and_tools_called_from_worker_threads_are_served_too(store):
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentotel.cases import replay
+
+    ran = []
+
+    @agentotel.tool
+    async def fetch(url: str) -> dict:
+        ran.append(url)
+        return {"status": 200}
+
+    @agentotel.tool
+    def parse(text: str) -> dict:
+        ran.append(text)
+        return {"words": len(text.split())}
+
+    with agentotel.run("fetcher") as first:
+        await fetch("https://a.example")
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(parse, "a b c").result()
+        await asyncio.sleep(0)
+    agentotel.flush()
+    record = load_run(agentotel.open(store), first.id)
+    record.steps.append(dict(record.steps[-1], index=len(record.steps) + 1))
+    case = new_case(record, at=len(record.steps), layer="tool")
+    ran.clear()
+    with replay(case, mode="frozen"):
+        with agentotel.run("fetcher again"):
+            assert await fetch("https://a.example") == {"status": 200}
+            with ThreadPoolExecutor(1) as pool:
+                assert pool.submit(parse, "a b c").result() == {"words": 3}
+    assert ran == []  # neither body ran
