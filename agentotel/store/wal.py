@@ -1,12 +1,13 @@
-"""The write-ahead log: one Arrow IPC stream per live writer, `<dir>/wal/<writer>.arrows`.
+"""The write-ahead log: Arrow IPC streams `<dir>/wal/<segment>.arrows`, one or two per live writer.
 
 Each appended batch (its buffers zstd-compressed) is written with one `write()` and fsync'd before
 `append()` returns, so a batch is either wholly on disk or (if the process died mid-write) a
 truncated tail that readers skip; a write that fails part-way is cut off before the next one. A live
-writer holds an exclusive `flock` on its file; recovery folds only files whose lock it can take, i.e.
-files of dead writers. The stream's schema message carries the file's *segment* id: the name of the
-Parquet files its contents become. Folding publishes those files first and only then starts a new
-segment, so a crash in between is repaired by recovery without writing a span twice.
+writer holds an exclusive `flock` on its files; recovery folds only files whose lock it can take, i.e.
+files of dead writers. Each file is one *segment*, named in the stream's schema metadata: the name of
+the Parquet files its contents become. A writer appends to a new segment file while the previous one
+is folded; a folded segment file is unlinked only after its Parquet files are durable, so a crash in
+between is repaired by recovery, which skips what is already published (nothing is written twice).
 """
 
 from __future__ import annotations
@@ -82,40 +83,35 @@ class _BatchEncoder:
 
 
 class WalFile:
-    """The WAL file of one live writer: locked, appended to, and restarted at each new segment."""
+    """One WAL segment of a live writer: created locked with its header, appended to, unlinked once folded."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    def __init__(self, directory: Path, segment: str) -> None:
+        # Made under a dot name and renamed into view only once locked and headed: a recovering
+        # process never sees it unlocked (it would take it for a dead writer's) or without a header.
+        self.path = directory / f"{segment}{SUFFIX}"
+        temp = directory / f".{segment}{SUFFIX}.new"
+        self._fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            header = schema_message(segment)
+            _write_all(self._fd, memoryview(header))
+            _sync(self._fd)
+            os.rename(temp, self.path)
+            fsync_dir(directory)
+        except BaseException:
             os.close(self._fd)
-            raise OSError(f"{path}: the WAL is in use by another live writer (choose another writer_id)") from None
-        self.size = os.fstat(self._fd).st_size
-        self._broken = 0  # the errno of a failed write that could not be cut off
-        self._needs_header = False
-        self.segment: str | None = None
+            temp.unlink(missing_ok=True)
+            raise
+        self.segment = segment
+        self.size = len(header)
         self.started = time.monotonic()
+        self._broken = 0  # the errno of a failed write that could not be cut off
         self._encoder = _BatchEncoder()
-
-    def start_segment(self, segment: str) -> None:
-        """Forget the current contents and begin a new segment (the old one must already be published)."""
-        # Until the header is on disk, no batch may be written (it would be unreadable without it).
-        self.segment, self._needs_header = segment, True
-        os.ftruncate(self._fd, 0)
-        self._broken = 0
-        header = schema_message(segment)
-        _write_all(self._fd, memoryview(header))
-        _sync(self._fd)
-        self.size, self.started, self._needs_header = len(header), time.monotonic(), False
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Append one batch; it is on disk when this returns. On failure the file is as it was before."""
-        if self._needs_header:
-            self.start_segment(self.segment or "")
         if self._broken:
-            raise OSError(self._broken, f"{self.path}: the WAL could not be repaired after a failed write", str(self.path))
+            raise OSError(self._broken, "the WAL could not be repaired after a failed write", str(self.path))
         data = self._encoder.encode(batch)
         try:
             _write_all(self._fd, memoryview(data))
@@ -132,13 +128,60 @@ class WalFile:
         self.size += len(data)
 
     def close(self, *, remove: bool) -> None:
+        """Release the file; with `remove` (its contents are published) unlink it first, lock still held."""
         if self._fd < 0:
             return
         if remove:
-            # Unlink while still holding the lock, so no recovering process folds it meanwhile.
             self.path.unlink(missing_ok=True)
+            fsync_dir(self.path.parent)
         os.close(self._fd)
         self._fd = -1
+
+    def abandon(self) -> None:
+        """In a forked child: drop the inherited descriptor (the parent's keeps the lock)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def release_writer_id(directory: Path, writer_id: str, fd: int) -> None:
+    """Remove the writer-id lock file (still holding it, so nobody takes it half-removed) and release it."""
+    try:
+        (directory / f".{writer_id}.lock").unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_locks(directory: Path) -> None:
+    """Delete the writer-id lock files and half-made segment files that crashed writers left behind."""
+    for path in directory.glob(".*.lock"):
+        fd = lock_orphan(path)
+        if fd is not None:
+            path.unlink(missing_ok=True)
+            os.close(fd)
+    now = time.time()
+    for path in directory.glob(f".*{SUFFIX}.new"):
+        # Unlocked for an instant after it is created, so only an old one is surely abandoned.
+        try:
+            if now - path.stat().st_mtime > 60:
+                fd = lock_orphan(path)
+                if fd is not None:
+                    path.unlink(missing_ok=True)
+                    os.close(fd)
+        except FileNotFoundError:
+            pass
+
+
+def lock_writer_id(directory: Path, writer_id: str) -> int:
+    """An fd holding `wal/.<writer_id>.lock`: one live writer per id. Raises OSError when it is taken."""
+    path = directory / f".{writer_id}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OSError(f"{path}: writer id {writer_id!r} is in use by another live writer (choose another writer_id)") from None
+    return fd
 
 
 @dataclass

@@ -131,12 +131,36 @@ def _unique_writer_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+class _Fold:
+    """A sealed WAL segment being folded into Parquet on a background thread."""
+
+    def __init__(self, directory: Path, segment: wal.WalFile, batches: list[pa.RecordBatch]) -> None:
+        self.directory, self.wal, self.batches = directory, segment, batches
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="agentotel-store-fold", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.finish()
+        except BaseException as exc:  # noqa: BLE001 - kept, retried by the writer, reported there
+            self.error = exc
+
+    def finish(self) -> None:
+        # skip_published: a failed earlier attempt may have published some of the dates already.
+        fold_batches(self.directory, self.wal.segment, self.batches, skip_published=self.error is not None)
+        self.wal.close(remove=True)  # only now that the Parquet files are durable
+        self.batches = []
+
+
 class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
-    Folding happens when the spans in the WAL reach `wal_max_bytes` (uncompressed Arrow size; the
-    file itself is zstd-compressed) or `wal_max_age_s` (both checked at each append), on `fold()`,
-    and on `close()`. At start it folds the WAL files of writers that died.
+    When the spans in the current WAL segment reach `wal_max_bytes` (uncompressed Arrow size; the
+    file itself is zstd-compressed) or the segment is `wal_max_age_s` old (both checked at each
+    append), appends move on to a new segment and the full one is folded on a background thread, so
+    `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
+    folds the WAL files of writers that died.
     """
 
     def __init__(
@@ -159,41 +183,49 @@ class StoreWriter:
         self._pending_bytes = 0
         self._seq = 0
         self._pid = os.getpid()
+        self._fold: _Fold | None = None
         self._fold_failed = False
-        wal_dir = self.directory / wal.WAL_DIR
-        wal_dir.mkdir(parents=True, exist_ok=True)
+        self._closed = False
+        self._wal_dir = self.directory / wal.WAL_DIR
+        self._wal_dir.mkdir(parents=True, exist_ok=True)
         (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
-        self._wal = wal.WalFile(wal_dir / f"{self.writer_id}{wal.SUFFIX}")
+        self._id_lock = wal.lock_writer_id(self._wal_dir, self.writer_id)
         try:
-            wal.fsync_dir(wal_dir)
-            if self._wal.size:  # a dead writer's file under the same (explicit) writer id
-                self._recover(self._wal.path, own=True)
-            self._wal.start_segment(self._next_segment())
+            self._wal = self._new_wal()
+        except BaseException:
+            os.close(self._id_lock)
+            raise
+        try:
             self.recover()
         except BaseException:
             self._wal.close(remove=False)
+            os.close(self._id_lock)
             raise
-        self._closed = False
 
     @property
     def wal_path(self) -> Path:
+        """The WAL segment file appends go to now."""
         return self._wal.path
 
-    def _next_segment(self) -> str:
+    def _new_wal(self) -> wal.WalFile:
         self._seq += 1
-        return f"{time.time_ns() // 1_000_000:013d}-{self.writer_id}-{self._seq:06d}"
+        return wal.WalFile(self._wal_dir, f"{time.time_ns() // 1_000_000:013d}-{self.writer_id}-{self._seq:06d}")
 
     def _after_fork(self) -> None:
-        """In a forked child: write to a WAL of its own; the parent's file, lock and batches stay the parent's."""
+        """In a forked child: write to WAL files of its own; the parent's files, locks and batches stay the parent's."""
         if self._pid == os.getpid():
             return
         self._pid = os.getpid()
         self._lock = threading.Lock()  # another thread may have held it at the fork
         self._batches, self._pending_bytes = [], 0
-        os.close(self._wal._fd)  # the parent's descriptor keeps the parent's lock
+        self._wal.abandon()
+        if self._fold is not None:
+            self._fold.wal.abandon()  # its thread did not survive the fork; the parent finishes it
+            self._fold = None
+        os.close(self._id_lock)
         self.writer_id = _unique_writer_id()
-        self._wal = wal.WalFile(self.directory / wal.WAL_DIR / f"{self.writer_id}{wal.SUFFIX}")
-        self._wal.start_segment(self._next_segment())
+        self._id_lock = wal.lock_writer_id(self._wal_dir, self.writer_id)
+        self._wal = self._new_wal()
 
     def append(self, batch: pa.RecordBatch) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure."""
@@ -212,33 +244,56 @@ class StoreWriter:
             # Measured uncompressed: it bounds the memory held for the fold as well as the file.
             if self._pending_bytes >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
                 try:
-                    self._fold_locked()
+                    self._seal_locked()
                 except OSError as exc:
                     # The batch is durable in the WAL; folding is retried at the next append and at close.
-                    if not self._fold_failed:
-                        log.warning("agentotel: cannot fold the WAL %s into Parquet yet: %s", self._wal.path, exc)
-                    self._fold_failed = True
-                else:
-                    self._fold_failed = False
+                    self._warn_fold_failed(exc)
+
+    def _warn_fold_failed(self, exc: BaseException) -> None:
+        if not self._fold_failed:
+            log.warning("agentotel: cannot fold the WAL in %s into Parquet yet: %s", self._wal_dir, exc)
+        self._fold_failed = True
+
+    def _settle_locked(self, *, wait: bool) -> bool:
+        """Finish the background fold (retrying it here if it failed); False when it is still running."""
+        fold = self._fold
+        if fold is None:
+            return True
+        if wait:
+            fold.thread.join()
+        elif fold.thread.is_alive():
+            return False
+        if fold.error is not None:
+            self._warn_fold_failed(fold.error)
+            fold.finish()  # raises again if the cause persists; the fold stays pending
+        self._fold = None
+        self._fold_failed = False
+        return True
+
+    def _seal_locked(self) -> None:
+        """Hand the current segment to a background fold and start a new one (unless a fold is still running)."""
+        if not self._batches or not self._settle_locked(wait=False):
+            return  # the previous fold is still running: keep appending to this segment meanwhile
+        sealed = self._wal
+        self._wal = self._new_wal()
+        batches, self._batches, self._pending_bytes = self._batches, [], 0
+        self._fold = _Fold(self.directory, sealed, batches)
 
     def fold(self) -> list[Path]:
-        """Publish the WAL's contents as Parquet now; returns the files written."""
+        """Publish everything in the WAL as Parquet now; returns the files written for the current segment."""
         self._after_fork()
         with self._lock:
             if self._closed:
                 return []
-            return self._fold_locked()
-
-    def _fold_locked(self, *, restart: bool = True) -> list[Path]:
-        if not self._batches:
-            return []
-        files = fold_batches(self.directory, self._wal.segment or self._next_segment(), self._batches)
-        # Only now that the Parquet files are durable may the WAL forget them. (At close the file is
-        # unlinked instead; if the process dies first, recovery finds the segment already published.)
-        self._batches, self._pending_bytes = [], 0
-        if restart:
-            self._wal.start_segment(self._next_segment())
-        return files
+            self._settle_locked(wait=True)
+            if not self._batches:
+                return []
+            files = fold_batches(self.directory, self._wal.segment, self._batches)
+            sealed = self._wal
+            self._wal = self._new_wal()
+            self._batches, self._pending_bytes = [], 0
+            sealed.close(remove=True)
+            return files
 
     def close(self) -> None:
         """Fold what is in the WAL and release it. Idempotent."""
@@ -248,53 +303,47 @@ class StoreWriter:
                 return
             self._closed = True
             try:
-                self._fold_locked(restart=False)
+                self._settle_locked(wait=True)
+                if self._batches:
+                    fold_batches(self.directory, self._wal.segment, self._batches)
+                    self._batches = []
             except BaseException:
-                self._wal.close(remove=False)  # keep the WAL: the next start recovers it
+                # Keep the WAL files: the next start recovers them.
+                self._wal.close(remove=False)
+                if self._fold is not None:
+                    self._fold.wal.close(remove=False)
+                os.close(self._id_lock)
                 raise
             self._wal.close(remove=True)
-            wal.fsync_dir(self._wal.path.parent)
+            wal.release_writer_id(self._wal_dir, self.writer_id, self._id_lock)
 
     def recover(self) -> int:
         """Fold the WAL files of dead writers into Parquet; returns the number of spans recovered."""
-        return recover(self.directory, skip=self._wal.path)
-
-    def _recover(self, path: Path, *, own: bool) -> int:
-        return _recover_file(self.directory, path, own=own)
+        return recover(self.directory)
 
 
-def recover(directory: str | os.PathLike[str], *, skip: Path | None = None) -> int:
+def recover(directory: str | os.PathLike[str]) -> int:
     """Fold the WAL files of dead writers (those whose lock is free) into Parquet; returns the spans recovered."""
     directory = Path(directory)
     recovered = 0
+    if (directory / wal.WAL_DIR).is_dir():
+        wal.remove_stale_locks(directory / wal.WAL_DIR)
     for path in wal.wal_files(directory):
-        if path == skip:
-            continue
-        fd = wal.lock_orphan(path)
+        fd = wal.lock_orphan(path)  # None for a live writer's file, ours included (flock is per open file)
         if fd is None:
             continue
         try:
-            recovered += _recover_file(directory, path, own=False)
+            contents = wal.read_file(path)
+            if contents.batches:
+                segment = contents.segment or f"recovered-{uuid.uuid4().hex}"
+                fold_batches(directory, segment, contents.batches, skip_published=True)
+                log.info("agentotel: recovered %d span(s) from %s", contents.rows, path)
+            recovered += contents.rows
+            if contents.damaged:
+                wal.set_aside(path, contents.damaged)
             if path.exists():
                 path.unlink()
                 wal.fsync_dir(path.parent)
         finally:
             os.close(fd)
     return recovered
-
-
-def _recover_file(directory: Path, path: Path, *, own: bool) -> int:
-    contents = wal.read_file(path)
-    if contents.batches:
-        segment = contents.segment or f"recovered-{uuid.uuid4().hex}"
-        fold_batches(directory, segment, contents.batches, skip_published=True)
-    if contents.damaged and not own:
-        wal.set_aside(path, contents.damaged)
-    elif contents.damaged:
-        # Our own file is restarted in place; keep a copy of the damaged bytes first.
-        aside = path.with_name(f".{path.name}.damaged")
-        aside.write_bytes(path.read_bytes())
-        wal.set_aside(aside, contents.damaged)
-    if contents.batches:
-        log.info("agentotel: recovered %d span(s) from %s", contents.rows, path)
-    return contents.rows

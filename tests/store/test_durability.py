@@ -78,6 +78,7 @@ def test_sigkill_after_flush_loses_nothing(tmp_path):
     # The next start folds what the dead writers left in their WALs.
     StoreWriter(tmp_path).close()
     assert list((tmp_path / "wal").glob("*.arrows")) == []
+    assert list((tmp_path / "wal").glob(".*.lock")) == []  # the killed writers' lock files are cleaned up too
     stored = duckdb.sql(f"select name from read_parquet('{tmp_path}/spans/**/*.parquet')").fetchall()
     for run in range(5):
         assert {f"run{run}-flushed-{i}" for i in range(200)} <= {name for (name,) in stored}

@@ -5,12 +5,26 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
+import time
 
 import pyarrow.parquet as pq
 import pytest
 
 from agentotel.store import StoreWriter, parquet_files, read_wal, spans_to_batch
 from tests.store.conftest import make_spans
+
+
+def _eventually(condition, timeout_s: float = 20.0) -> None:
+    """Wait for a background fold to have an effect."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+def _no_fold_running() -> bool:
+    return not any(t.name == "agentotel-store-fold" for t in threading.enumerate())
 
 
 def _stored_ids(directory) -> list[str]:
@@ -127,17 +141,18 @@ def test_explicit_writer_id_recovers_its_own_previous_wal(tmp_path, batches):
     assert len(_stored_ids(tmp_path)) == 40  # the new append is a new span row (same ids: a re-sent batch)
 
 
-def test_size_and_age_thresholds_fold(tmp_path, batches):
+def test_size_and_age_thresholds_fold_in_the_background(tmp_path, batches):
     by_size = StoreWriter(tmp_path / "size", wal_max_bytes=1, wal_max_age_s=3600)
     by_size.append(batches[0])
-    assert len(parquet_files(tmp_path / "size")) == 1
+    _eventually(lambda: len(parquet_files(tmp_path / "size")) == 1 and read_wal(tmp_path / "size").num_rows == 0)
     by_age = StoreWriter(tmp_path / "age", wal_max_bytes=1 << 30, wal_max_age_s=0)
     by_age.append(batches[0])
     by_age.append(batches[1])
-    assert len(parquet_files(tmp_path / "age")) == 2
-    assert read_wal(tmp_path / "age").num_rows == 0
+    _eventually(lambda: len(parquet_files(tmp_path / "age")) >= 1)
     by_size.close()
     by_age.close()
+    assert len(_stored_ids(tmp_path / "age")) == 20
+    assert read_wal(tmp_path / "age").num_rows == 0
 
 
 def test_a_forked_child_writes_its_own_wal_and_never_touches_the_parents(tmp_path, batches):
@@ -166,14 +181,17 @@ def test_a_fold_that_fails_keeps_the_batches_durable_in_the_wal(tmp_path, batche
     blocker = tmp_path / "spans" / "date=2026-01-01"
     blocker.write_text("a file where the partition folder should be")
     with caplog.at_level(logging.WARNING, logger="agentotel.store"):
-        writer.append(batches[0])  # durable, even though it cannot be folded now
-        writer.append(batches[1])
+        writer.append(batches[0])  # durable, even though it cannot be folded
+        _eventually(_no_fold_running)
+        writer.append(batches[1])  # retries the failed fold, which fails again
+        writer.append(batches[2])
     assert len([r for r in caplog.records if "cannot fold" in r.getMessage()]) == 1
-    assert read_wal(tmp_path).num_rows == 20
+    assert read_wal(tmp_path).num_rows == 30
+    assert parquet_files(tmp_path) == []
     blocker.unlink()
-    writer.append(batches[2])
-    assert read_wal(tmp_path).num_rows == 0
-    assert len(_stored_ids(tmp_path)) == 30
+    writer.append(batches[0])
+    _eventually(lambda: read_wal(tmp_path).num_rows == 0)
+    assert len(_stored_ids(tmp_path)) == 40
     writer.close()
 
 
