@@ -245,8 +245,8 @@ class StoreWriter:
             if self._pending_bytes >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
                 try:
                     self._seal_locked()
-                except OSError as exc:
-                    # The batch is durable in the WAL; folding is retried at the next append and at close.
+                except Exception as exc:  # noqa: BLE001 - the batch is durable: a fold problem must not fail it
+                    # Folding is retried at the next append and at close.
                     self._warn_fold_failed(exc)
 
     def _warn_fold_failed(self, exc: BaseException) -> None:
