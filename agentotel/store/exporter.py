@@ -135,7 +135,7 @@ class ParquetSpanExporter(SpanExporter):
             self._shutdown = True
         try:
             self._writer.close()
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - shutdown never raises; the WAL stays for recovery
             self._log_once("close", "agentotel: cannot fold the WAL of %s into Parquet: %s (recovered at the next start)", self._writer.directory, exc)
 
     def _log_once(self, key: str, message: str, *args: Any) -> None:
