@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from agentotel._context import canonical_arguments
 
@@ -233,7 +233,3 @@ def compare_shapes(before: Mapping[str, str], after: Mapping[str, str]) -> Shape
         if a != b and {a, b} != {"array", "array(empty)"}:
             changed[path] = (a, b)
     return ShapeChange(added, removed, changed)
-
-
-def steps_of_type(steps: Iterable[Mapping[str, Any]], kind: str) -> list[Mapping[str, Any]]:
-    return [s for s in steps if s.get("type") == kind]

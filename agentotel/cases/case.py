@@ -11,7 +11,6 @@ Everything that enters a case goes through the content policy's redaction first.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -409,7 +408,3 @@ def _default_assertions(found: list[Finding]) -> Assertions:
             if field_name:
                 setattr(assertions, field_name, evidence.get("limit"))
     return assertions
-
-
-def dumps_json(case: Case) -> str:
-    return json.dumps(case.to_dict(), indent=2, default=str)

@@ -501,7 +501,3 @@ def format_findings(items: Iterable[Finding]) -> str:
         for f in items
     ]
     return "\n".join(lines) if lines else "no findings"
-
-
-def to_json(items: Iterable[Finding]) -> str:
-    return json.dumps([f.to_dict() for f in items], indent=2, default=str)

@@ -13,7 +13,6 @@ import pytest
 import agentotel
 from agentotel.cases import Case, findings, load_run, new_case
 from orders_agent import TASK, World, buggy_agent
-from test_regression_story import needs_hook
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -83,7 +82,6 @@ def test_a_broken_case_file_is_a_clear_collection_error(project, capsys, monkeyp
     assert any("layer 'network' is not one of prompt, tool" in line for line in lines)
 
 
-@needs_hook
 def test_replaying_the_tool_cases_fails_the_bug_and_passes_the_fix(project):
     result = pytest_in(project, "cases", "-m", "tool", "-rA")
     out = result.stdout

@@ -3,20 +3,11 @@ regression case that fails on the bug and passes on the fix — no network, no l
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
 import agentotel
-import agentotel.tools
 from agentotel.cases import Case, findings, load_run, new_case, run_case, suggest_cut
 from orders_agent import TASK, World, buggy_agent, fixed_agent
-
-HOOK = "serve_tool" in inspect.getsource(agentotel.tools)
-needs_hook = pytest.mark.xfail(
-    not HOOK, strict=True, run=False,
-    reason="agentotel/tools.py does not yet ask agentotel.cases._active.serve_tool before running a tool body",
-)
 
 
 @pytest.fixture
@@ -49,7 +40,6 @@ def test_the_detectors_name_the_loop_and_the_drift(store):
     assert not findings(agentotel.open(store), good.id)
 
 
-@needs_hook
 def test_a_case_cut_at_the_first_affected_step_fails_on_the_bug_and_passes_on_the_fix(store, tmp_path):
     _good, bad = record_two_runs(store)
     traces = agentotel.open(store)
