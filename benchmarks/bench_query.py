@@ -134,6 +134,7 @@ def _write_corpus(n_spans: int, scratch: Path, unique: int) -> tuple[Path, list[
     files: list[str] = []
     writer = StoreWriter(store)
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.register("base", base)
     for key, name in _VARIABLES.items():
         con.execute(f"SET VARIABLE {name} = $v", {"v": key})
@@ -220,6 +221,7 @@ def run(quick: bool) -> list[Result]:
         open_s = time.perf_counter() - started
         small_groups = agentotel.open(_with_row_groups(store, scratch / "store-16k", _SMALL_ROW_GROUP))
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
         for key, name in _VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $v", {"v": key})
         con.sql(_OTLP_SPANS, params={"files": files}).create_view("otlp_spans")

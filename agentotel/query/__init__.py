@@ -143,6 +143,7 @@ class Traces:
     # -- set-up ---------------------------------------------------------------------------------
     def _setup(self, sources: _sources.Sources) -> None:
         con = self._con
+        con.execute("SET enable_progress_bar = false")  # the CLI shows its own, and only on a terminal
         for name, value in _SQL_VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
