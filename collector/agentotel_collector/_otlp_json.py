@@ -58,7 +58,7 @@ def parse_request(body: bytes) -> ExportTraceServiceRequest:
     """An ExportTraceServiceRequest from an OTLP/JSON body; JsonError says what is wrong with it."""
     try:
         document = json.loads(body)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
         raise JsonError(f"body must be a JSON object, got {type(document).__name__}")
@@ -75,7 +75,7 @@ def parse_request(body: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, binascii.Error, TypeError, ValueError) as exc:
+    except (json_format.ParseError, binascii.Error, TypeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not an OTLP/JSON trace export request: {exc}") from None
     return request
 

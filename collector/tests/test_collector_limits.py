@@ -15,6 +15,8 @@ from collector_support import Collector, http_url, make_spans, stored_table
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from agentotel_collector import _body
 
@@ -26,6 +28,27 @@ def gzip_bomb(total: int, member: int = 16 * 1024 * 1024) -> bytes:
     """`total` bytes of zeros as back-to-back gzip members: about 1,000 times smaller than it expands."""
     one = gzip.compress(bytes(member), compresslevel=9)
     return one * (total // member)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field, written by hand (the library refuses to build this message)."""
+    length, size = b"", len(payload)
+    while True:
+        length += bytes([(size & 0x7F) | (0x80 if size > 0x7F else 0)])
+        size >>= 7
+        if not size:
+            break
+    return bytes([number << 3 | 2]) + length + payload
+
+
+def deep_protobuf() -> bytes:
+    """An attribute value of arrays nested 500 deep: past protobuf's recursion limit."""
+    value = AnyValue(string_value="x").SerializeToString()
+    for _ in range(500):
+        value = _field(5, _field(1, value))  # AnyValue.array_value → ArrayValue.values
+    span = Span(trace_id=bytes(range(16)), span_id=bytes(range(1, 9)), name="deep").SerializeToString()
+    span += _field(9, _field(1, b"deep") + _field(2, value))  # Span.attributes: KeyValue(key, value)
+    return _field(1, _field(2, _field(2, span)))  # request.resource_spans.scope_spans.spans
 
 
 @pytest.fixture
@@ -77,6 +100,8 @@ CASES = [
     ("json of the wrong shape", {"Content-Type": "application/json"}, b'{"resourceSpans": 5}', 400, 3, "must be an array"),
     ("json with a wrong field type", {"Content-Type": "application/json"},
      b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": 7}]}]}]}', 400, 3, "not an OTLP/JSON trace export request"),
+    ("json nested too deep", {"Content-Type": "application/json"}, b"[" * 100_000 + b"]" * 100_000, 400, 3, "not valid JSON"),
+    ("protobuf nested too deep", PROTOBUF, deep_protobuf(), 400, 3, "not a protobuf ExportTraceServiceRequest"),
     ("unknown content type", {"Content-Type": "text/plain"}, b"hello", 415, 3, "unsupported Content-Type 'text/plain'"),
     ("unknown content encoding", {**PROTOBUF, "Content-Encoding": "br"}, b"x", 415, 3, "unsupported Content-Encoding 'br'"),
     ("corrupt gzip", {**PROTOBUF, "Content-Encoding": "gzip"}, b"this is not gzip at all", 400, 3, "gzip body is corrupt"),
