@@ -206,3 +206,23 @@ def test_grpc_refuses_a_missing_token_and_an_oversized_message(guarded, sdk_span
 
         stub.Export(request, metadata=[("authorization", f"Bearer {TOKEN}")], timeout=10)
     assert len(stored_table(guarded.settings.dir)) == 3
+
+
+def test_connections_past_the_limit_are_closed_and_the_server_recovers(tmp_path, sdk_spans):
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None, max_connections=1) as running:
+        first = requests.Session()
+        assert first.post(http_url(running), data=good_body(sdk_spans), headers=PROTOBUF, timeout=10).status_code == 200
+
+        with pytest.raises(requests.ConnectionError):  # the one slot is held by `first`'s keep-alive connection
+            requests.post(http_url(running), data=good_body(sdk_spans), headers=PROTOBUF, timeout=10)
+
+        first.close()
+        deadline = time.monotonic() + 10
+        while True:  # the slot frees once the server notices the closed connection
+            try:
+                response = requests.post(http_url(running), data=good_body(sdk_spans), headers=PROTOBUF, timeout=10)
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert response.status_code == 200
