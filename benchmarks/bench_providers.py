@@ -11,7 +11,9 @@ Times are CPU seconds of the measuring process. Spans go through a SimpleSpanPro
 
 Peers: `opentelemetry-instrumentation-openai-v2` needs `httpx` (openai 3.x ships `httpx2` only) and an
 `opentelemetry-util-genai` older than the one pip resolves; it runs only when
-`AGENTOTEL_BENCH_PEER_PATH` names a directory with both (see RESULTS.md notes), else its row says why.
+`AGENTOTEL_BENCH_PEER_PATH` names a directory with both, else its row says why. To build one:
+`pip install --target DIR httpx && pip install --no-deps --target DIR "opentelemetry-util-genai==1.1b0"`.
+OpenLLMetry's `uninstrument()` leaves its wrappers in place, so it is timed unpaired (see its notes).
 """
 
 from __future__ import annotations
