@@ -124,3 +124,20 @@ def test_anthropic_agent_links_tool_spans(telemetry, model_server):
     assert tool_span.attributes[GEN_AI_TOOL_CALL_ID] == "toolu_1"
     chats = [s for s in telemetry.model_spans()]
     assert len(chats) == 2 and all(s.parent is not None for s in chats)
+
+
+def test_a_model_call_counts_once_next_to_the_anthropic_sdk_span(telemetry, model_server, store):
+    """The SDK's own span (on here) is in the store, but the query views count the call once: ours."""
+    model_server.script(Scripted({"id": "msg_once", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                                  "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                                  "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 2}}))  # fmt: skip
+    client = anthropic.Anthropic(api_key="k", base_url=model_server.url,
+                                 open_telemetry={"tracer_provider": telemetry.tracer_provider})  # fmt: skip
+    with agentotel.run("once"):
+        client.messages.create(model="claude-sonnet-4-20250514", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+    telemetry.tracer_provider.force_flush()
+    traces = agentotel.open(store)
+    scopes = sorted(r[0] for r in traces.sql("select scope_name from spans where operation = 'chat'").fetchall())
+    assert scopes == ["agentotel.anthropic", "com.anthropic.sdk.python"]
+    calls = traces.sql("select scope_name, cost_usd from llm_calls").fetchall()
+    assert [c[0] for c in calls] == ["agentotel.anthropic"] and calls[0][1] > 0
