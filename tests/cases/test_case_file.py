@@ -100,3 +100,8 @@ def test_a_damaged_fixture_list_is_one_clear_error(tmp_path):
     (tmp_path / "g.yaml").write_text("agentotel_case: 1\nlayer: tool\nfixtures: {models: oops}\n")
     with pytest.raises(CaseError, match="fixtures.models: expected a list"):
         Case.load(tmp_path / "g.yaml")
+
+
+def test_a_prompt_layer_case_replays_in_order_rather_than_by_request_hash():
+    assert new_case(looping_run(), at=3, layer="prompt").policy == "fifo"
+    assert new_case(looping_run(), at=3, layer="tool").policy == "strict"
