@@ -1,12 +1,18 @@
 """From a failed run to a regression case: findings, case files, replay and checking.
 
-    from agentotel.cases import findings, new_case, replay, check
-    found = findings(traces, "5f1c2a8e")                     # loops, drift, ignored errors, ...
-    case = new_case(load_run(traces, "5f1c2a8e"), at=3, layer="tool", found=found)
-    case.save("cases/orders-shape-drift.yaml")
-    with replay(case):                                        # tools and early model calls served from the case
-        my_agent(case.input["task"])
-    assert check(case, agentotel.open()).passed
+    from agentotel.cases import findings, load_run, new_case, run_case, suggest_cut
+    traces = agentotel.open()
+    found = findings(traces, "5f1c2a8e")                  # loops, drift, ignored errors, bad calls, overruns
+    record = load_run(traces, "5f1c2a8e")
+    case = new_case(record, at=suggest_cut(record, found), layer="tool", found=found)
+    case.save("cases/orders-shape-drift.yaml")            # commit it
+    report = run_case(case, agent="my_agent:answer")      # replay (tools, early model calls from the case), then check
+    assert report.passed, "\n".join(report.lines())
+
+The same from the command line: `agentotel check RUN`, `agentotel case new RUN --at STEP --layer LAYER
+-o FILE`, then `pytest cases/` (the pytest plugin) or `agentotel case run FILE`. Lower level:
+`with agentotel.replay(case): ...` serves the fixtures to any code, and `check(case, traces, run)`
+judges a recorded run.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
     pytest cases/                    # replay every case against its agent; one test per case
     pytest cases/ -m tool            # only the tool-layer cases
 
-Each case is replayed (tools and early model calls served from the case, the rest live or frozen as the
-case says) against the agent entry point named in the case (`agent: package.module:function`), else
+Each case is replayed (tools and early model calls served from the case; past them the run goes live,
+or — `replay: {mode: frozen}` — stops offline at the first unanswered model request, so the case runs in
+CI without network or credentials) against the agent entry point named in the case (`agent: package.module:function`), else
 `--agentotel-agent` / the `agentotel_agent` ini option, inside a recorded run; the run is then checked
 against the case's assertions, and a failure lists every gate with its evidence.
 
