@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +163,10 @@ def test_load_balanced_pipeline_routes_by_trace_id_over_grpc():
     assert exporter["routing_key"] == "traceID"
     assert exporter["protocol"]["otlp"]["compression"] == "gzip"
     assert all(host.endswith(":4317") for host in exporter["resolver"]["static"]["hostnames"])
+
+
+def test_the_readme_documents_every_option():
+    readme = (COLLECTOR_ROOT / "README.md").read_text()
+
+    for field in dataclasses.fields(Settings):
+        assert f"`--{field.name.replace('_', '-')}" in readme, f"--{field.name} is missing from collector/README.md"
