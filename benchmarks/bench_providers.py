@@ -64,7 +64,7 @@ def _transport() -> Any:
     return httpx2.MockTransport(handler)
 
 
-def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
+def _hand_written(client: Any, tracer: Any, content: bool = True) -> tuple[Any, Any]:
     """The same span, written by hand: what a user would write without a library."""
     from opentelemetry.trace import SpanKind
 
@@ -75,6 +75,8 @@ def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
              s.SERVER_ADDRESS: "api.openai.com", s.SERVER_PORT: 443}  # fmt: skip
 
     def inputs(span: Any, kwargs: dict) -> None:
+        if not content:
+            return
         span.set_attribute(s.GEN_AI_INPUT_MESSAGES, json.dumps(
             [{"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in kwargs["messages"]]))  # fmt: skip
 
@@ -86,7 +88,8 @@ def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
         span.set_attribute(s.GEN_AI_USAGE_OUTPUT_TOKENS, usage.completion_tokens)
         span.set_attribute(s.AGENTOTEL_COST_USD, cost_usd("openai", model, input_tokens=usage.prompt_tokens,
                                                           output_tokens=usage.completion_tokens))  # fmt: skip
-        span.set_attribute(s.GEN_AI_OUTPUT_MESSAGES, json.dumps(
+        if content:
+            span.set_attribute(s.GEN_AI_OUTPUT_MESSAGES, json.dumps(
             [{"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": reason}]))  # fmt: skip
 
     def plain(**kwargs: Any) -> Any:
@@ -117,7 +120,7 @@ def _hand_written(client: Any, tracer: Any) -> tuple[Any, Any]:
 
 def _switch(config: str, tracer_provider: Any) -> Any:
     """A function turning the configuration's instrumentation on (True) or off (False)."""
-    if config == "agentotel":
+    if config.startswith("agentotel"):
         from agentotel import _tracing
         from agentotel.providers import instrument_providers, uninstrument_providers
 
@@ -169,8 +172,8 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
             pass
 
     instrumented = {"plain": plain, "stream": stream}
-    if config == "hand-written":
-        hand_plain, hand_stream = _hand_written(client, tracer_provider.get_tracer("bench"))
+    if config.startswith("hand-written"):
+        hand_plain, hand_stream = _hand_written(client, tracer_provider.get_tracer("bench"), content=not config.endswith("/off"))
 
         def hand_streamed() -> Any:
             for _ in hand_stream(model="gpt-4o-mini", messages=MESSAGES, stream=True, stream_options=stream_options):
@@ -225,7 +228,7 @@ def _run_worker(config: str, calls: int, batches: int, paired: bool = True) -> d
         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",  # genai-openai: content on, in spans
         "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
         "TRACELOOP_TRACE_CONTENT": "true",  # OpenLLMetry: content on
-        "AGENTOTEL_CAPTURE_CONTENT": "true",
+        "AGENTOTEL_CAPTURE_CONTENT": "false" if config.endswith("/off") else "true",
     })  # fmt: skip
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.bench_providers", "--worker", config, str(calls), str(batches),
@@ -244,8 +247,9 @@ def _run_worker(config: str, calls: int, batches: int, paired: bool = True) -> d
 def run(quick: bool) -> list[Result]:
     calls, batches, rounds = (10, 2, 1) if quick else (150, 9, 3)
     # The quick (smoke) run skips the peers: each costs a process start and their imports.
-    configs = ["agentotel", "hand-written"] + ([] if quick else list(PEERS))
-    overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in ["agentotel", "hand-written", *PEERS]}
+    # "/off": content capture off, to show what the content policy (redaction, bounds) costs.
+    configs = ["agentotel", "hand-written"] + ([] if quick else [*PEERS, "agentotel/off", "hand-written/off"])
+    overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in ["agentotel", "hand-written", *PEERS, "agentotel/off", "hand-written/off"]}
     baselines: dict[str, list[float]] = {"plain": [], "stream": []}
     errors: dict[str, str] = {}
     unpaired: set[str] = set()
@@ -297,6 +301,11 @@ def run(quick: bool) -> list[Result]:
             results.append(Result(**common, peer_name=name, peer=value, target="lowest overhead of all",
                                   met=(ours < value) if ours is not None and value is not None else None,
                                   notes=note_peer))  # fmt: skip
+        off, hand_off = median(overheads["agentotel/off"][kind]), median(overheads["hand-written/off"][kind])
+        if not quick:
+            results.append(Result(**{**common, "metric": common["metric"] + ", content capture off", "ours": off},
+                                  peer_name="hand-written span, no message attributes", peer=hand_off,
+                                  notes="what the wrapper costs without the content policy (messages, redaction, bounds)"))  # fmt: skip
     return results
 
 
