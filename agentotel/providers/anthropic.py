@@ -154,10 +154,13 @@ def _usage(usage: Any) -> Usage | None:
     )
 
 
-def _tool_calls(parts: list[dict[str, Any]]) -> list[PendingToolCall]:
-    return [
-        PendingToolCall(p["id"], p["name"], p["arguments"]) for p in parts if p["type"] == "tool_call" and p["id"] and p["name"]
-    ]
+def _tool_calls(blocks: Any) -> list[PendingToolCall]:
+    """The client-side tool calls (`tool_use`; server tools run at Anthropic and no `@tool` claims them)."""
+    calls = []
+    for block in blocks or ():
+        if field_of(block, "type") == "tool_use" and field_of(block, "id") and field_of(block, "name"):
+            calls.append(PendingToolCall(field_of(block, "id"), field_of(block, "name"), field_of(block, "input")))
+    return calls
 
 
 def _response(message: Any) -> Response:
@@ -169,7 +172,7 @@ def _response(message: Any) -> Response:
         finish_reasons=[stop] if stop else [],
         usage=_usage(field_of(message, "usage")),
         output_messages=[{"role": "assistant", "parts": parts, "finish_reason": stop}],
-        tool_calls=_tool_calls(parts),
+        tool_calls=_tool_calls(field_of(message, "content")),
     )
 
 
@@ -214,11 +217,14 @@ class _Stream:
             self._merge_usage(field_of(event, "usage"))
 
     def response(self) -> Response:
-        parts = []
+        parts, calls = [], []
         for _, block in sorted(self.blocks.items()):
             text = block["buffer"].text()
             if block["type"] in ("tool_use", "server_tool_use"):
-                parts.append(tool_call_part(block["id"], block["name"], text or {}))
+                part = tool_call_part(block["id"], block["name"], text or {})
+                parts.append(part)
+                if block["type"] == "tool_use" and block["id"] and block["name"]:
+                    calls.append(PendingToolCall(block["id"], block["name"], part["arguments"]))
             elif block["type"] == "thinking":
                 parts.append(reasoning_part(text))
             elif block["type"] == "text" and text:
@@ -229,7 +235,7 @@ class _Stream:
             finish_reasons=[self.stop] if self.stop else [],
             usage=_usage(self.usage) if self.usage else None,
             output_messages=[{"role": "assistant", "parts": parts, "finish_reason": self.stop}],
-            tool_calls=_tool_calls(parts),
+            tool_calls=calls,
         )
 
 
