@@ -24,12 +24,15 @@ from urllib.parse import urlsplit
 
 import wrapt
 from opentelemetry import context as otel_context
+from opentelemetry import metrics
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _config, _context, _tracing
-from agentotel._internal import internal_errors
+from agentotel._internal import internal_errors, report_internal_error
+from agentotel.content import Payload
+from agentotel.cost import cost_usd
 from agentotel.semconv import (
     AGENTOTEL_COST_USD,
     ERROR_TYPE,
@@ -256,9 +259,14 @@ class _Instruments:
 _instruments: tuple[Any, _Instruments] | None = None
 
 
-def _metrics() -> _Instruments:
+def _metrics() -> _Instruments | None:
+    """The instruments, or None while no SDK MeterProvider is configured (nothing would be recorded)."""
     global _instruments
     provider = _tracing._meter_provider
+    if provider is None:
+        provider = metrics.get_meter_provider()
+        if type(provider).__module__.startswith("opentelemetry.metrics"):  # the API's proxy / no-op
+            return None
     cached = _instruments
     if cached is None or cached[0] is not provider:
         cached = _instruments = (provider, _Instruments(_tracing.get_meter("agentotel.providers")))
@@ -290,8 +298,6 @@ class ModelCall:
     __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "_ended", "_lock", "_response_reader")
 
     def __init__(self, patch: Patch, request: Request) -> None:
-        from agentotel.content import Payload
-
         self.request = request
         self._response_reader = patch.response
         self.run = _context.current_run()
@@ -328,9 +334,12 @@ class ModelCall:
         return otel_context.set_value(_IN_MODEL_CALL, True, trace.set_span_in_context(self.span))
 
     def read_response(self, result: Any) -> Response | None:
-        with internal_errors("providers.read_response"):
+        # Plain try/except on the per-call path: the internal_errors context manager costs more.
+        try:
             return self._response_reader(result)
-        return None
+        except Exception as exc:  # noqa: BLE001 - telemetry must not break the call
+            report_internal_error("providers.read_response", exc)
+            return None
 
     def chunk_seen(self) -> None:
         if self.first_chunk is None:
@@ -345,8 +354,9 @@ class ModelCall:
                 return
             self._ended = True
         try:
-            with internal_errors("providers.finish"):
-                self._record(response, error, error_kind)
+            self._record(response, error, error_kind)
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("providers.finish", exc)
         finally:
             self.span.end()
 
@@ -359,8 +369,6 @@ class ModelCall:
             if response.tool_calls and self.run is not None:
                 self.run.record_tool_calls(response.tool_calls)
             if usage is not None and usage.input_tokens is not None:
-                from agentotel.cost import cost_usd
-
                 cost = cost_usd(
                     request.provider,
                     response.model or request.model,
@@ -389,6 +397,8 @@ class ModelCall:
         self, response: Response | None, usage: Usage | None, cost: float | None, duration: float, kind: str | None
     ) -> None:
         instruments = _metrics()
+        if instruments is None:
+            return
         request = self.request
         attributes: dict[str, Any] = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
         if request.model:
@@ -444,16 +454,16 @@ def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | N
     """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
     if not is_instrumentation_enabled() or otel_context.get_value(_IN_MODEL_CALL):
         return None
-    with internal_errors("providers.begin"):
+    try:
         return ModelCall(patch, patch.request(instance, kwargs))
-    return None
+    except Exception as exc:  # noqa: BLE001 - the call then runs untraced
+        report_internal_error("providers.begin", exc)
+        return None
 
 
 def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     """What the user gets back: the result itself, or a proxy that finishes the span later."""
-    from agentotel.providers import _stream
-
-    with internal_errors("providers.returned"):
+    try:
         if inspect.isawaitable(result) and not _stream.is_stream(result):
             return _awaited(call, patch, result)  # an async method we took for a sync one
         if _stream.is_raw_response(result):
@@ -462,8 +472,10 @@ def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
             return _stream.wrap_stream(result, call, patch)
         call.finish(call.read_response(result))
         return result
-    call.finish()  # only reached when our own code failed: end the span, hand the result back untouched
-    return result
+    except Exception as exc:  # noqa: BLE001 - our failure: end the span, hand the result back untouched
+        report_internal_error("providers.returned", exc)
+        call.finish()
+        return result
 
 
 async def _awaited(call: ModelCall, patch: Patch, awaitable: Any) -> Any:
@@ -513,8 +525,6 @@ def _async_wrapper(patch: Patch) -> Callable[..., Any]:
 
 def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        from agentotel.providers import _stream
-
         call = _begin(patch, instance, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
@@ -619,3 +629,7 @@ def patched_methods() -> list[str]:
 def iter_patches() -> Iterable[tuple[type, str, Any]]:
     with _lock:
         return [item for items in _applied.values() for item in items]
+
+
+# The stream proxies build on the definitions above (a cycle resolved by importing last).
+from agentotel.providers import _stream  # noqa: E402
