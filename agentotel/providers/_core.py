@@ -313,6 +313,13 @@ class ModelCall:
         }
         name = f"{request.operation} {request.model}" if request.model else request.operation
         self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        try:
+            self._record_request(request)
+        except BaseException:
+            self.span.end()  # the call runs untraced; never leave a span open
+            raise
+
+    def _record_request(self, request: Request) -> None:
         self.payload = Payload()
         if self.span.is_recording():
             if request.input_messages:
