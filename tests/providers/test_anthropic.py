@@ -262,3 +262,13 @@ def test_raw_and_streaming_responses_keep_working(telemetry):
     assert first.attributes[GEN_AI_RESPONSE_ID] == message.id
     assert second.attributes[GEN_AI_RESPONSE_ID] == events[0].message.id
     assert second.attributes[GEN_AI_RESPONSE_FINISH_REASONS] == ("end_turn",)
+
+
+async def test_async_create_stream(telemetry):
+    aclient = anthropic.AsyncAnthropic(api_key=KEY)
+    with cassette("anthropic/test_sync_messages_create_streaming"):
+        stream = await aclient.messages.create(model=MODEL, max_tokens=100, messages=HELLO, stream=True)
+        events = [event async for event in stream]
+    a = telemetry.one().attributes
+    assert a[GEN_AI_RESPONSE_ID] == events[0].message.id
+    assert a[GEN_AI_RESPONSE_FINISH_REASONS] == ("end_turn",)

@@ -405,3 +405,12 @@ def test_unknown_model_gets_tokens_but_no_cost(telemetry, model_server):
     a = telemetry.one().attributes
     assert a[GEN_AI_USAGE_INPUT_TOKENS] == 7
     assert AGENTOTEL_COST_USD not in a
+
+
+async def test_async_with_streaming_response_parse_is_awaited(telemetry):
+    aclient = openai.AsyncOpenAI(api_key=KEY)
+    with cassette("openai/test_async_chat_completion_with_content"):
+        async with aclient.chat.completions.with_streaming_response.create(model="gpt-4o-mini", messages=USER) as response:
+            assert response.headers.get("content-type", "").startswith("application/json")
+            completion = await response.parse()
+    assert telemetry.one().attributes[GEN_AI_RESPONSE_ID] == completion.id
