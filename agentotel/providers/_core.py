@@ -236,6 +236,13 @@ def error_type(exc: BaseException) -> str:
     return qualified_name(exc)
 
 
+def record_error(span: Any, exc: BaseException, payload: Any) -> None:
+    """Status, error.type and exception event, by the content policy (runs.record_error)."""
+    from agentotel.runs import record_error as record
+
+    record(span, exc, payload)
+
+
 # --- Metrics -----------------------------------------------------------------------------------------
 
 
@@ -392,11 +399,14 @@ class ModelCall:
                 span.set_attribute(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, self.first_chunk - self.start)
             if cost is not None:
                 span.set_attribute(AGENTOTEL_COST_USD, cost)
-            if kind is not None:
+            if error is not None:
+                # The message and traceback may quote the request: content, so they follow the policy.
+                record_error(span, error, self.payload)
+                if error_kind is not None:
+                    span.set_attribute(ERROR_TYPE, error_kind)
+            elif kind is not None:
                 span.set_attribute(ERROR_TYPE, kind)
-                span.set_status(Status(StatusCode.ERROR, str(error) if error is not None else kind))
-                if error is not None:
-                    span.record_exception(error)
+                span.set_status(Status(StatusCode.ERROR, kind))
             self.payload.apply_markers(span)
         self._record_metrics(response, usage, cost, duration, kind)
 

@@ -244,6 +244,17 @@ def test_api_error_marks_span_and_reraises_unchanged(telemetry):
     assert AGENTOTEL_COST_USD not in span.attributes
 
 
+def test_api_error_message_is_content_and_stays_out_when_capture_is_off(telemetry, capture_off):
+    with cassette("openai/test_chat_completion_404"), pytest.raises(openai.NotFoundError) as caught:
+        client().chat.completions.create(model="this-model-does-not-exist", messages=USER)
+    span = telemetry.one()
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes[ERROR_TYPE] == "openai.NotFoundError"
+    recorded = repr((span.status.description, [dict(e.attributes) for e in span.events]))
+    assert "this-model-does-not-exist" in str(caught.value)
+    assert "this-model-does-not-exist" not in recorded
+
+
 def test_responses_api_with_instructions_and_stream(telemetry):
     with cassette("openai/test_responses_create_streaming[content_mode0]"):
         stream = client().responses.create(
