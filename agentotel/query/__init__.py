@@ -212,6 +212,9 @@ class Traces:
         name = (name or "").strip()
         if not name:
             raise RunNotFound("a run name is empty: give a run id, a trace id, or a prefix of one")
+        by_id = self._rows(_sql("run_by_id"), {"name": name})
+        if len(by_id) == 1:  # a full run id or trace id of a finished run: the roots index knows it
+            return _ref(by_id[0])
         matches = self._rows(_sql("run_lookup"), {"name": name})
         exact = [m for m in matches if name in (m["run_id"], m["trace_id"])]
         runs: dict[str, dict[str, Any]] = {}
@@ -242,8 +245,14 @@ class Traces:
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
         ref = self.resolve(run)
-        rows = self._rows(_sql("trace_spans"), {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start})
-        return build_trajectory(rows, ref.run_id)
+        window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
+        rows = self._rows(_sql("trace_spans"), window)
+
+        def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
+            found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})
+            return dict(found[0]["attributes"] or {}) if found else {}
+
+        return build_trajectory(rows, ref.run_id, root_attributes)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -20,8 +20,12 @@ import pyarrow.parquet as pq
 
 INDEX_DIR = Path(".index") / "roots"  # starts with '.': no glob or dataset discovery of spans picks it up
 
-SCHEMA = pa.schema([(name, pa.string()) for name in
-                    ("trace_id", "span_id", "run_name", "run_trigger", "env_hash", "parent_run_id")])
+_TIME = pa.timestamp("ns", tz="UTC")
+SCHEMA = pa.schema([("trace_id", pa.string()), ("span_id", pa.string()), ("run_id", pa.string()),
+                    ("start_time", _TIME), ("end_time", _TIME)]
+                   + [(name, pa.string()) for name in ("run_name", "run_trigger", "env_hash", "parent_run_id")])
+
+_VERSION = 2  # of the entries' layout (SCHEMA); entries of another version are replaced
 
 _memory: dict[str, pa.Table] = {}
 _lock = threading.Lock()
@@ -30,13 +34,13 @@ _lock = threading.Lock()
 def _key(store: Path, path: Path) -> str:
     st = path.stat()
     relative = path.relative_to(store).as_posix().replace("/", "~")
-    return f"{relative}-{st.st_size}-{st.st_mtime_ns}"
+    return f"v{_VERSION}~{relative}-{st.st_size}-{st.st_mtime_ns}"
 
 
 def _load(index: Path, key: str) -> pa.Table | None:
     try:
         return pq.read_table(index / f"{key}.parquet").cast(SCHEMA)
-    except (OSError, pa.ArrowException):
+    except (OSError, ValueError, pa.ArrowException):  # unreadable, or from an older index layout
         return None
 
 

@@ -237,6 +237,9 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
 # -- environment and totals ---------------------------------------------------------------------------
 def _environment(a: Trajectory, b: Trajectory) -> tuple[dict[str, Any], list[str]]:
     """The environment comparison (agentotel.environment's, when both runs have a snapshot) and its lines."""
+    hash_a, hash_b = a.run.get("env_hash"), b.run.get("env_hash")
+    if hash_a and hash_a == hash_b:  # the same environment: no need to read and compare the snapshots
+        return {"same": True, "hash_a": hash_a, "hash_b": hash_b, "changes": []}, []
     try:
         from agentotel.environment import diff as env_diff, snapshot_from_attributes
 

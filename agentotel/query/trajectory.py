@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import semconv
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
@@ -64,7 +64,16 @@ class Trajectory:
 
     run: dict[str, Any]
     steps: list[Step]
-    environment: dict[str, str] = field(default_factory=dict)  # the root span's agentotel.env.* attributes
+    _root_attributes: Callable[[], Mapping[str, str]] | None = field(default=None, repr=False)
+    _environment: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """The root span's agentotel.env.* attributes (read on first use: attribute maps are costly)."""
+        if self._environment is None:
+            attributes = self._root_attributes() if self._root_attributes is not None else {}
+            self._environment = {k: v for k, v in attributes.items() if k.startswith(_ENV_PREFIX)}
+        return self._environment
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` form: {"run": {...}, "steps": [...]}."""
@@ -99,13 +108,15 @@ def parse_payload(raw: str | None) -> Any:
     return value
 
 
-def _attributes(row: Mapping[str, Any]) -> dict[str, str]:
-    value = row.get("attributes") or []
-    return dict(value) if not isinstance(value, dict) else value
+def build_trajectory(
+    rows: Iterable[Mapping[str, Any]],
+    run_id: str,
+    root_attributes: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None,
+) -> Trajectory:
+    """The trajectory of `run_id` from every span row of its trace (as `sql/trace_spans.sql` returns them).
 
-
-def build_trajectory(rows: Iterable[Mapping[str, Any]], run_id: str) -> Trajectory:
-    """The trajectory of `run_id` from every span row of its trace (as `sql/trace_spans.sql` returns them)."""
+    `root_attributes(root_row)` reads the root span's attribute map, when the environment is asked for.
+    """
     rows = list(rows)
     by_id = {r["span_id"]: r for r in rows}
     root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
@@ -144,8 +155,11 @@ def build_trajectory(rows: Iterable[Mapping[str, Any]], run_id: str) -> Trajecto
             )
         )
     _link_requests(steps)
-    environment = {k: v for k, v in _attributes(root).items() if k.startswith(_ENV_PREFIX)} if root else {}
-    return Trajectory(run=_summary(run_id, rows, root, steps), steps=steps, environment=environment)
+    loader = None
+    if root is not None and root_attributes is not None:
+        loader = lambda: root_attributes(root)  # noqa: E731 - a deferred read, bound to this root
+    return Trajectory(run=_summary(run_id, rows, root, steps), steps=steps, _root_attributes=loader,
+                      _environment=None if loader else {})
 
 
 def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any] | None, steps: list[Step]) -> dict[str, Any]:
@@ -155,7 +169,7 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
     ~30 ms, a third of a trajectory's budget. tests/query/test_trajectory.py checks they agree.
     """
     own = [r for r in rows if (r.get("run_id") or r["trace_id"]) == run_id]
-    attributes = _attributes(root) if root else {}
+    root = root or {}
 
     def latest(column: str) -> Any:
         values = [r[column] for r in own if r.get(column) is not None]
@@ -163,22 +177,22 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
 
     start = min((r["start_time"] for r in own if r.get("start_time")), default=None)
     end = max((r["end_time"] for r in own if r.get("end_time")), default=None)
-    if root is not None and root.get("duration_ns") is not None:
+    if root.get("duration_ns") is not None:
         duration_ms = root["duration_ns"] / 1e6
     else:
         duration_ms = (end - start).total_seconds() * 1e3 if start and end else None
-    root_error = root is not None and root.get("status_code") == "ERROR"
+    root_error = root.get("status_code") == "ERROR"
     costs = [s.cost_usd for s in steps if s.cost_usd is not None]
     return {
         "run_id": run_id,
-        "name": (attributes.get(semconv.AGENTOTEL_RUN_NAME) or root["name"]) if root else "(unnamed)",
+        "name": (root.get("run_name") or root["name"]) if root else "(unnamed)",
         "trace_id": root["trace_id"] if root else min((r["trace_id"] for r in own), default=None),
         "user_id": latest("user_id"),
         "session_id": latest("session_id"),
-        "trigger": attributes.get(semconv.AGENTOTEL_RUN_TRIGGER),
+        "trigger": root.get("run_trigger"),
         "start_time": start,
         "duration_ms": duration_ms,
-        "status": "running" if root is None else "error" if root_error else "ok",
+        "status": "running" if not root else "error" if root_error else "ok",
         "steps": len(steps),
         "model_calls": sum(s.type == "llm" for s in steps),
         "tool_calls": sum(s.type == "tool" for s in steps),
@@ -188,10 +202,10 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
         "output_tokens": sum(s.output_tokens or 0 for s in steps),
         "cost_usd": sum(costs) if costs else None,
         "models": sorted({s.model for s in steps if s.type in ("llm", "embedding") and s.model}),
-        "env_hash": attributes.get(semconv.AGENTOTEL_ENV_HASH),
+        "env_hash": root.get("env_hash"),
         "agent_name": latest("agent_name"),
         "service_name": latest("service_name"),
-        "parent_run_id": attributes.get(semconv.AGENTOTEL_RUN_PARENT_ID),
+        "parent_run_id": root.get("parent_run_id"),
     }
 
 

@@ -1,9 +1,12 @@
--- The root attributes of one Parquet file ($file): for each invoke_agent span, the run attributes the
--- runs and steps views need (the run's name, trigger, environment hash, enclosing run). Extracted once
+-- The root attributes of one Parquet file ($file): for each invoke_agent span, its ids and times and the
+-- run attributes the runs and steps views need (the run's name, trigger, environment hash, enclosing run). Extracted once
 -- per file into the roots index (_roots.py), so listing runs never reads every span's attribute map.
 SELECT
     trace_id,
     span_id,
+    run_id,
+    start_time,
+    end_time,
     attributes[getvariable('AGENTOTEL_RUN_NAME')] AS run_name,
     attributes[getvariable('AGENTOTEL_RUN_TRIGGER')] AS run_trigger,
     attributes[getvariable('AGENTOTEL_ENV_HASH')] AS env_hash,

@@ -3,6 +3,9 @@
 SELECT
     trace_id,
     span_id,
+    run_id,
+    start_time,
+    end_time,
     attributes[getvariable('AGENTOTEL_RUN_NAME')] AS run_name,
     attributes[getvariable('AGENTOTEL_RUN_TRIGGER')] AS run_trigger,
     attributes[getvariable('AGENTOTEL_ENV_HASH')] AS env_hash,
