@@ -10,6 +10,7 @@ import pytest
 from agentotel import _config
 from agentotel._context import RunContext
 from agentotel.environment import capture_for_run, clear_caches, finish_for_run
+from agentotel.environment._system import _CI
 
 from env_helpers import AGENTS_MD, UV_LOCK, git, new_run
 
@@ -20,6 +21,10 @@ def _fresh(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("AGENTOTEL_CREDENTIAL_NAMES", raising=False)
     monkeypatch.delenv("AGENTOTEL_AGENT_VERSION", raising=False)
     monkeypatch.delenv("AGENTOTEL_CAPTURE_ENVIRONMENT", raising=False)
+    # CI facts are part of the snapshot; tests that expect none must not see the CI they run in.
+    monkeypatch.delenv("CI", raising=False)
+    for _provider, detect, _facts in _CI:
+        monkeypatch.delenv(detect, raising=False)
     clear_caches()
     _config.reset()
     yield
