@@ -410,7 +410,16 @@ def _csv_cell(value: Any) -> Any:
 
 
 # -- compact ------------------------------------------------------------------------------------------
-@command("compact", help="merge small Parquet files into larger ones", example="agentotel compact --dir ./agentotel-traces")
+def _compact_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--grace", type=float, default=None, metavar="SECONDS",
+        help="remove replaced files once their merged file is this old (default 60; 0: now). Until then "
+             "readers that listed them keep working; agentotel's views never count a span twice",
+    )  # fmt: skip
+
+
+@command("compact", help="merge small Parquet files into larger ones",
+         example="agentotel compact --dir ./agentotel-traces --grace 0", arguments=_compact_arguments)
 def _compact(args: argparse.Namespace, out: Output) -> None:
     from agentotel import _config, store
 
@@ -418,7 +427,7 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     if not directory.is_dir():
         raise UserError(f"no trace store at {directory}")
     with out.progress(f"Compacting {directory}…"):
-        stats = store.compact(directory)
+        stats = store.compact(directory, **({} if args.grace is None else {"grace_s": args.grace}))
     if out.json:
         out.emit_json(stats)
         return

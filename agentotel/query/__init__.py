@@ -12,6 +12,7 @@ Views for SQL: spans, llm_calls, tool_calls, retrievals, runs, steps (see ARCHIT
 from __future__ import annotations
 
 import datetime as dt
+import os
 import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -137,8 +138,26 @@ class Traces:
             raise StoreNotFound(
                 f"no spans in {self.directory} yet{skipped}: run an instrumented agent first (or `agentotel demo`)"
             )
+        self._views: dict[str, str] = {}  # add_view()'s, re-created when the snapshot is renewed
+        self._connect(sources)
+
+    def _connect(self, sources: _sources.Sources) -> None:
+        self._files = list(sources.parquet)
         self._con = duckdb.connect()
         self._setup(sources)
+        for name, query in self._views.items():
+            self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+
+    def _current(self) -> duckdb.DuckDBPyConnection:
+        """The connection, renewed when a compaction has removed a file this snapshot reads.
+
+        A Traces reads the files present when it was opened; `agentotel compact` replaces small files
+        by a merged one (and removes them after a grace period), so a long-lived Traces takes a new
+        snapshot instead of failing on a file that is gone. Its spans are the same or more.
+        """
+        if any(not os.path.exists(path) for path in self._files):
+            self._connect(_sources.load(self.directory))
+        return self._con
 
     # -- set-up ---------------------------------------------------------------------------------
     def _setup(self, sources: _sources.Sources) -> None:
@@ -180,7 +199,7 @@ class Traces:
         Bind values with `params` (`?` or `$name` placeholders), never by formatting them into the text.
         """
         try:
-            return self._con.sql(query, params=params)
+            return self._current().sql(query, params=params)
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
 
@@ -189,14 +208,15 @@ class Traces:
         if not name.isidentifier() or name.lower() in _VIEWS:
             raise QueryError(f"{name!r} cannot be a view name (a plain identifier, not one of {', '.join(_VIEWS)})")
         try:
-            self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+            self._current().execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
+        self._views[name] = query
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         try:
-            cursor = self._con.execute(query, params or {})
+            cursor = self._current().execute(query, params or {})
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
         except duckdb.Error as exc:  # a file damaged past its footer, say: still one clear line
@@ -205,7 +225,7 @@ class Traces:
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
         """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
-        return self._con.sql(_sql("runs_list"), params={"user": user, "limit": limit})
+        return self._current().sql(_sql("runs_list"), params={"user": user, "limit": limit})
 
     def resolve(self, name: str) -> _RunRef:
         """The run a name means: a run id, a trace id, or an unambiguous prefix of either."""

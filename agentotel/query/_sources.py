@@ -134,24 +134,50 @@ def _read_wal(directory: Path, warnings: list[str]) -> pa.Table | None:
 
 def load(directory: Path) -> Sources:
     """Find, validate and (where needed) migrate everything readable in the store directory."""
+    # The WAL is read before the Parquet files are listed: a fold that happens in between then shows its
+    # spans twice (collapsed by the spans view) rather than not at all.
+    wal_warnings: list[str] = []
+    wal = _read_wal(directory, wal_warnings)
+    for _attempt in range(_LISTING_ATTEMPTS):
+        sources = _load_parquet(directory)
+        if sources is not None:
+            break
+    else:  # compactions kept replacing files under us: take what the last listing could read
+        sources = _load_parquet(directory, tolerate_missing=True)
+    sources.wal = wal
+    sources.warnings[:0] = wal_warnings
+    return sources
+
+
+# A file removed while we validate it was merged by a concurrent compaction into a file our listing may
+# predate, so the listing is taken again rather than the file skipped.
+_LISTING_ATTEMPTS = 5
+
+
+def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources | None:
     sources = Sources()
     migrated: list[pa.Table] = []
     # The store's own listing: published files only, and a consistent snapshot during a compaction.
     for path in map(Path, store.parquet_files(directory)):
         try:
             verdict = _verdict(path)
-        except FileNotFoundError:  # removed by a concurrent compaction; its rows are in the new file
-            continue
+        except FileNotFoundError:
+            if tolerate_missing:
+                continue
+            return None
         if verdict.kind == _CURRENT:
             sources.parquet.append(str(path))
         elif verdict.kind == _MIGRATE:
             try:
                 migrated.append(_migrate(pq.read_table(path), verdict.version or 0))
+            except FileNotFoundError:
+                if tolerate_missing:
+                    continue
+                return None
             except Exception as exc:  # noqa: BLE001 - as for a damaged footer: skip, say which file
                 sources.warnings.append(f"skipped {path}: cannot migrate ({_one_line(exc)})")
         else:
             sources.warnings.append(f"skipped {path}: {verdict.reason}")
     if migrated:
         sources.migrated = pa.concat_tables(migrated)
-    sources.wal = _read_wal(directory, sources.warnings)
     return sources

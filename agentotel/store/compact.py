@@ -7,13 +7,17 @@ How readers stay correct while it runs. A merged file `c-<...>.parquet` is publi
 - `agentotel.store.parquet_files()` (what the query side reads) lists the folder and drops every
   file a listed merged file supersedes: it returns either the inputs or the merged file, never both,
   and never neither — the merged file appears before the inputs disappear.
-- A reader that listed the inputs just before they were unlinked gets "file not found" when it
-  opens one; it lists again and retries (the query side does this), so no span is missed silently.
-- A plain glob (`read_parquet('spans/**/*.parquet')`) can, for the instant between the rename and
-  the unlinks, see a span twice; the `spans` view collapses duplicate (trace_id, span_id) anyway.
+- The inputs are not unlinked at once: a later `compact()` removes them once their merged file is
+  `grace_s` old (default 60 s). A reader holding a snapshot of the inputs (an open `Traces`, a
+  DuckDB query already planned over them) keeps reading them meanwhile; `Traces` takes a new snapshot
+  when one of its files is gone. A reader that still finds a file gone lists again and retries (the
+  query side does this), so no span is missed silently.
+- A plain glob (`read_parquet('spans/**/*.parquet')`) can, until the inputs are removed, see a span
+  twice; the `spans` view collapses duplicate (trace_id, span_id) anyway. `compact(grace_s=0)`
+  removes them at once.
 
-A crash between publishing and unlinking leaves superseded inputs behind; the next `compact()`
-removes them first. One compaction at a time per store (an flock on `spans/.compact.lock`).
+A crash between publishing and unlinking leaves superseded inputs behind too, removed the same way.
+One compaction at a time per store (an flock on `spans/.compact.lock`).
 """
 
 from __future__ import annotations
@@ -31,20 +35,25 @@ import pyarrow.parquet as pq
 
 from agentotel.store import wal
 from agentotel.store.schema import SPAN_SCHEMA
-from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, publish, recover, replaces
+from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
 # payloads compress 10-20x, so on-disk sizes would badly understate it.
 TARGET_BYTES = 512 * 1024 * 1024
+GRACE_S = 60.0  # how long superseded inputs stay readable for readers that listed them before a merge
 _STALE_TEMP_S = 3600  # a writer's temp file older than this belongs to a process that died mid-write
 
 
-def compact(directory: str | os.PathLike[str], *, small_bytes: int = SMALL_BYTES, target_bytes: int = TARGET_BYTES) -> dict[str, Any]:
+def compact(
+    directory: str | os.PathLike[str], *, small_bytes: int = SMALL_BYTES, target_bytes: int = TARGET_BYTES,
+    grace_s: float = GRACE_S,
+) -> dict[str, Any]:
     """Merge each partition's small Parquet files, sorted by (trace_id, start_time), without duplicate spans.
 
     `small_bytes`: files smaller than this on disk are merged; `target_bytes`: the most input (counted
-    uncompressed, as it is held in memory) one merged file takes.
+    uncompressed, as it is held in memory) one merged file takes; `grace_s`: superseded files are
+    removed once their merged file is this old (by this call when it is 0, else by a later one).
 
     Returns statistics: partitions, files_before, files_after, rows_before, rows_after,
     duplicates_dropped, bytes_before, bytes_after, leftovers_removed, wal_spans_recovered (spans of
@@ -62,13 +71,15 @@ def compact(directory: str | os.PathLike[str], *, small_bytes: int = SMALL_BYTES
     with open(spans / ".compact.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         for partition in sorted(p for p in spans.glob("date=*") if p.is_dir()):
-            _compact_partition(partition, stats, small_bytes, target_bytes)
+            _compact_partition(partition, stats, small_bytes, target_bytes, grace_s)
+            if grace_s <= 0:
+                stats["leftovers_removed"] += _remove_leftovers(partition, 0)
     return stats
 
 
-def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int) -> None:
-    stats["leftovers_removed"] += _remove_leftovers(partition)
-    files = sorted(p for p in partition.glob("*.parquet") if not p.name.startswith("."))
+def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int, grace_s: float) -> None:
+    stats["leftovers_removed"] += _remove_leftovers(partition, grace_s)
+    files = [Path(p) for p in parquet_files(partition.parent.parent) if Path(p).parent == partition]
     stats["partitions"] += 1
     stats["files_before"] += len(files)
     sizes = {p: p.stat().st_size for p in files}
@@ -110,10 +121,8 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             sort_by=[("trace_id", "ascending"), ("start_time", "ascending")],
             extra={REPLACES_KEY: json.dumps(superseded).encode()},
         )
-        # The merged file is durable and visible: only now may its inputs go.
-        for path in group:
-            path.unlink(missing_ok=True)
-        wal.fsync_dir(partition)
+        # The merged file is durable and visible, and it names its inputs: from now on no listing
+        # returns them, and they are removed after the grace period (`_remove_leftovers`).
         out.append(merged)
     stats["files_after"] += len(out)
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
@@ -133,16 +142,21 @@ def _drop_duplicates(table: pa.Table) -> pa.Table:
     return table.take(pa.array(sorted(first.column("__row_min").to_pylist()), type=pa.int64()))
 
 
-def _remove_leftovers(partition: Path) -> int:
-    """Delete inputs a merged file already supersedes (a crash after publishing), and stale temp files."""
+def _remove_leftovers(partition: Path, grace_s: float) -> int:
+    """Delete inputs a merged file at least `grace_s` old supersedes, and stale temp files."""
     removed = 0
+    now = time.time()
     for merged in partition.glob("c-*.parquet"):
+        try:
+            if now - merged.stat().st_mtime < grace_s:
+                continue
+        except FileNotFoundError:
+            continue
         for name in replaces(merged):
             path = partition / name
             if path != merged and path.exists():
                 path.unlink(missing_ok=True)
                 removed += 1
-    now = time.time()
     for temp in partition.glob(".*.tmp"):
         try:
             if now - temp.stat().st_mtime > _STALE_TEMP_S:

@@ -89,7 +89,9 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
                 # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
                 bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
                 sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),
-                row_group_size=128 * 1024,
+                # A trajectory decompresses whole row groups: smaller ones make one run cheaper to read
+                # (bench_query: trajectory 64 -> 51 ms, diff 188 -> 139 ms at 1M spans).
+                row_group_size=16 * 1024,
             )
             sink.flush()
             os.fsync(sink.fileno())

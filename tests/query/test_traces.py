@@ -230,3 +230,64 @@ def test_a_store_where_the_index_cannot_be_written_still_works(store):
     (store.directory / ".index").write_text("not a directory")  # writing the index fails, even as root
     traces = agentotel.open(store.directory)
     assert traces.sql("SELECT count(*) FROM runs WHERE name = 'weather'").fetchall()[0][0] == 2
+
+
+def test_a_reader_never_misses_a_span_while_the_store_is_written_folded_and_compacted(tmp_path):
+    """Readers open the store while a writer appends and folds and compaction merges: no span goes missing."""
+    import threading
+
+    from agentotel.store import StoreWriter, compact
+
+    builder = SpanStore(tmp_path)
+    writer = StoreWriter(tmp_path, wal_max_bytes=1)  # every append starts a new segment and folds the last
+    written = 0
+    done = threading.Event()
+    seen: list[tuple[int, int]] = []
+
+    def read() -> None:
+        while not done.is_set():
+            floor = written  # spans appended (durable) before this open: all of them must be visible
+            count = agentotel.open(tmp_path).sql("SELECT count(*) FROM spans").fetchall()[0][0]
+            seen.append((floor, count))
+
+    def squash() -> None:
+        while not done.is_set():
+            compact(tmp_path)
+
+    threads = [threading.Thread(target=read), threading.Thread(target=squash)]
+    try:
+        for i in range(30):
+            run = builder.run("agent", f"run-{i:04d}")
+            run.tool("get_weather", {"city": "Paris"}, {"temp": i})
+            batch = builder.batch([run])
+            writer.append(batch)
+            written += batch.num_rows
+            if i == 2:
+                for thread in threads:
+                    thread.start()
+    finally:
+        done.set()
+        for thread in threads:
+            if thread.is_alive() or thread.ident:
+                thread.join()
+        writer.close()
+    assert seen, "the reader never ran"
+    assert all(count >= floor for floor, count in seen), [s for s in seen if s[1] < s[0]][:3]
+    assert agentotel.open(tmp_path).sql("SELECT count(*) FROM spans").fetchall()[0][0] == written
+
+
+def test_an_open_traces_follows_a_compaction_that_removed_its_files(tmp_path):
+    from agentotel.store import compact
+
+    s = SpanStore(tmp_path)
+    for i in range(3):
+        run = s.run("r", f"run-{i}")
+        run.tool("t", {"i": i}, {"ok": True})
+        s.write([run])
+    traces = agentotel.open(tmp_path)
+    before = traces.sql("SELECT count(*) FROM spans").fetchall()[0][0]
+    traces.add_view("tool_names", "SELECT DISTINCT tool_name FROM tool_calls")
+    compact(tmp_path, grace_s=0)  # every file the snapshot read is gone now
+    assert traces.sql("SELECT count(*) FROM spans").fetchall()[0][0] == before
+    assert traces.sql("SELECT * FROM tool_names").fetchall() == [("t",)]
+    assert [s.tool_name for s in traces.trajectory("run-1").steps if s.type == "tool"] == ["t"]
