@@ -328,8 +328,10 @@ def _env_arguments(p: argparse.ArgumentParser) -> None:
 def _env(args: argparse.Namespace, out: Output) -> None:
     from agentotel import environment
 
+    from agentotel.query.diff import run_snapshot
+
     traces = _open(args, out)
-    snap_a = environment.snapshot_from_attributes(traces.environment(args.run))
+    snap_a = run_snapshot(traces.trajectory(args.run))
     if args.run_b is None:
         if snap_a is None:
             raise UserError(f"run {args.run!r} has no environment snapshot (recorded with environment capture off?)")
@@ -338,7 +340,7 @@ def _env(args: argparse.Namespace, out: Output) -> None:
         else:
             out.console.print_json(json.dumps(snap_a, default=str))
         return
-    snap_b = environment.snapshot_from_attributes(traces.environment(args.run_b))
+    snap_b = run_snapshot(traces.trajectory(args.run_b))
     if snap_a is None or snap_b is None:
         missing = args.run if snap_a is None else args.run_b
         raise UserError(f"run {missing!r} has no environment snapshot to compare")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -115,6 +116,9 @@ _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 
+_FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
+
+
 class Traces:
     """DuckDB over one store directory: `.sql()`, `.runs()`, `.trajectory()`, `.diff()`.
 
@@ -143,6 +147,7 @@ class Traces:
 
     def _connect(self, sources: _sources.Sources) -> None:
         self._files = list(sources.parquet)
+        self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
         self._setup(sources)
         for name, query in self._views.items():
@@ -198,10 +203,26 @@ class Traces:
 
         Bind values with `params` (`?` or `$name` placeholders), never by formatting them into the text.
         """
+        con = self._current()
+        if _FINDINGS.search(query) and "findings" not in self._views:
+            self._register_findings()
         try:
-            return self._current().sql(query, params=params)
+            return con.sql(query, params=params)
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
+
+    def findings(self, run: str, **options: Any) -> list[Any]:
+        """What went wrong in a run: loops, ignored tool errors, drift, bad calls, overruns (agentotel.cases)."""
+        from agentotel.cases import findings
+
+        return findings(self, run, **options)
+
+    def _register_findings(self) -> None:
+        # Detectors are Python, so the `findings` view is computed the first time a query names it.
+        from agentotel.cases.detectors import findings_table
+
+        self._con.register("_findings", findings_table(self))
+        self.add_view("findings", "SELECT * FROM _findings")
 
     def add_view(self, name: str, query: str) -> None:
         """Make `query` (over the views) available to SQL as the view `name`, e.g. a `findings` view."""

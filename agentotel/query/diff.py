@@ -235,15 +235,30 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
 
 
 # -- environment and totals ---------------------------------------------------------------------------
+def run_snapshot(trajectory: Trajectory) -> dict[str, Any] | None:
+    """The run's environment snapshot plus the models its steps used (models are recorded per call)."""
+    from agentotel.environment import snapshot_from_attributes
+
+    snapshot = snapshot_from_attributes(trajectory.environment)
+    if snapshot is None:
+        return None
+    return {**snapshot, "models": _models(trajectory)}
+
+
+def _models(trajectory: Trajectory) -> list[str]:
+    return sorted({step.model for step in trajectory.steps if step.model})
+
+
 def _environment(a: Trajectory, b: Trajectory) -> tuple[dict[str, Any], list[str]]:
     """The environment comparison (agentotel.environment's, when both runs have a snapshot) and its lines."""
     hash_a, hash_b = a.run.get("env_hash"), b.run.get("env_hash")
-    if hash_a and hash_a == hash_b:  # the same environment: no need to read and compare the snapshots
+    if hash_a and hash_a == hash_b and _models(a) == _models(b):
+        # The same environment and models: no need to read and compare the snapshots.
         return {"same": True, "hash_a": hash_a, "hash_b": hash_b, "changes": []}, []
     try:
-        from agentotel.environment import diff as env_diff, snapshot_from_attributes
+        from agentotel.environment import diff as env_diff
 
-        snap_a, snap_b = snapshot_from_attributes(a.environment), snapshot_from_attributes(b.environment)
+        snap_a, snap_b = run_snapshot(a), run_snapshot(b)
         if snap_a is not None and snap_b is not None:
             result = env_diff(snap_a, snap_b)
             return result.to_dict(), ([] if result.same else list(result.lines()))

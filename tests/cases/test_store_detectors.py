@@ -125,6 +125,11 @@ def test_findings_of_every_run_as_a_table_for_sql(store):
     assert rows == [(bad.id, "repeated_tool_call", 2), (bad.id, "tool_output_drift", 2)]
     assert json.loads(table["evidence"][1].as_py())["tool"] == "search_orders"
 
+    traces = agentotel.open(store)  # the same findings through the query side: a view and a method
+    by_sql = traces.sql("SELECT run_id, kind, first_step FROM findings ORDER BY kind").fetchall()
+    assert sorted(by_sql) == rows
+    assert [(f.kind, f.steps[0]) for f in traces.findings(bad.id)] == [(kind, step) for _r, kind, step in rows]
+
 
 def test_a_tool_answering_json_text_gets_json_text_back_on_replay(store):
     from agentotel.cases import replay

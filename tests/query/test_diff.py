@@ -140,3 +140,16 @@ def test_the_json_form(tmp_path):
 def test_shape_keeps_keys_and_types_not_values():
     assert shape({"a": 1, "b": [{"x": "s"}, {"x": "t"}]}) == {"a": "number", "b": [{"x": "string"}]}
     assert shape({"a": 1}) != shape({"a": "1"})
+
+
+def test_the_environment_difference_names_a_changed_model_even_when_the_snapshots_hash_equal(tmp_path):
+    snapshot = json.dumps({"python": {"version": "3.11.7"}, "packages": {"openai": "3.57.0"}})
+    env = {sc.AGENTOTEL_ENV_SNAPSHOT: snapshot, sc.AGENTOTEL_ENV_HASH: "same-hash"}
+    s = SpanStore(tmp_path)
+    s.run("agent", "run-model-a", env=env).llm("hi", model="gpt-4o-mini")
+    s.run("agent", "run-model-b", env=env).llm("hi", model="gpt-4.1")
+    s.write()
+    result = agentotel.open(tmp_path).diff("run-model-a", "run-model-b").to_dict()
+    assert result["environment"]["same"] is False
+    text = json.dumps(result["environment"])
+    assert "gpt-4o-mini" in text and "gpt-4.1" in text

@@ -1,0 +1,5 @@
+"""`python -m agentotel`: the same as the `agentotel` command."""
+
+from agentotel.cli import main
+
+raise SystemExit(main())
