@@ -129,3 +129,41 @@ def test_a_trajectorys_run_summary_is_the_runs_view_row(tmp_path):
                 assert got[key] == pytest.approx(value), (run_id, key)
             else:
                 assert got[key] == value, (run_id, key)
+
+
+def test_the_steps_view_and_the_trajectory_agree_on_every_shared_field(tmp_path):
+    """The `steps` view is the SQL form of Traces.trajectory() (the tree and requests are Python-only)."""
+    store = SpanStore(tmp_path)
+    main = store.run("research", "run-main")
+    main.retrieval("docs", "q", [{"id": "d1"}])
+    main.llm(assistant(calls=[("call_1", "search", {"q": "x"}), ("call_2", "fetch", {"u": 1})]), http_child=True)
+    main.tool("search", {"q": "x"}, ["r1"], call_id="call_1")
+    fetch = main.tool("fetch", {"u": 1}, {"body": "x"}, call_id="call_2")
+    inside = main.llm(assistant(calls=[("call_3", "search", {"q": "y"})]), parent=fetch)
+    main.tool("search", {"q": "y"}, [], call_id="call_3", parent=inside)
+    main.tool("unasked", {}, {}, call_id="call_9")  # no model step asked for it
+    main.tool("lost", {}, {}, parent="00000000deadbeef")
+    outer = store.run("planner", "run-outer")
+    delegate = outer.tool("delegate", {}, {"ok": True})
+    inner = store.run("worker", "run-inner", trace_id=outer.trace_id, start=outer.spans[-1]["start_time_ns"] + 1_000_000,
+                      env={sc.AGENTOTEL_RUN_PARENT_ID: "run-outer", "_parent_span": delegate})
+    inner.llm(assistant(calls=[("call_4", "work", {})]))
+    inner.tool("work", {}, {"done": 1}, call_id="call_4")
+    store.write()
+
+    traces = agentotel.open(tmp_path)
+    fields = ("index", "type", "name", "span_id", "status", "model",
+              "tool_name", "tool_call_id", "input_tokens", "output_tokens", "cost_usd")
+    rows = pylist(traces.sql(f"SELECT run_id, {', '.join(repr(f).replace(chr(39), chr(34)) for f in fields)} "
+                             "FROM steps ORDER BY run_id, \"index\"").to_arrow_table())
+    assert {r["run_id"] for r in rows} == {"run-main", "run-outer", "run-inner"}
+    for run_id in ("run-main", "run-outer", "run-inner"):
+        steps = traces.trajectory(run_id).steps
+        view = [{f: r[f] for f in fields} for r in rows if r["run_id"] == run_id]
+        assert view == [{f: getattr(s, f) for f in fields} for s in steps], run_id
+    main_steps = {s.index: s for s in traces.trajectory("run-main").steps}
+    # The check above compares two implementations; this pins what the trajectory must say.
+    assert [(s.tool_name, s.parent_index, s.depth, s.requested_by) for s in main_steps.values() if s.type == "tool"] == [
+        ("search", None, 0, 2), ("fetch", None, 0, 2), ("search", 5, 2, 5), ("unasked", None, 0, None),
+        ("lost", None, 0, None),
+    ]
