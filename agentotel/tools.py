@@ -222,13 +222,18 @@ class _RetrievalSpec(_Spec):
         self.span_name = f"{RETRIEVAL} {self.data_source}"
         self.attributes = {GEN_AI_OPERATION_NAME: RETRIEVAL, GEN_AI_DATA_SOURCE_ID: self.data_source}
 
-    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
-        if not payload.capture:
-            return
+    def query(self, args: tuple, kwargs: dict) -> Any:
+        """The call's query: the argument named like one, else the first text argument, else None."""
         arguments = self.arguments(args, kwargs)
         query = next((arguments[n] for n in _QUERY_NAMES if n in arguments), None)
         if query is None:
             query = next((v for v in arguments.values() if isinstance(v, str)), None)
+        return query
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        if not payload.capture:
+            return
+        query = self.query(args, kwargs)
         if query is not None:
             payload.set(span, GEN_AI_RETRIEVAL_QUERY_TEXT, query)
 
@@ -413,14 +418,15 @@ def _replayed(spec: _Spec, args: tuple, kwargs: dict) -> tuple[bool, Any]:
     The replay's own exceptions (a recorded failure, a forbidden call) are the tool's outcome: they
     propagate like any error of the tool.
     """
-    if not isinstance(spec, _ToolSpec):
-        return False, None
     try:
-        arguments = to_json_safe(spec.arguments(args, kwargs))
+        if isinstance(spec, _RetrievalSpec):
+            serve, key = _replay.serve_retrieval, (spec.data_source, to_json_safe(spec.query(args, kwargs)))
+        else:
+            serve, key = _replay.serve_tool, (spec.name, to_json_safe(spec.arguments(args, kwargs)))
     except Exception as exc:  # noqa: BLE001
         report_internal_error("tools.replay", exc)
         return False, None
-    return _replay.serve_tool(spec.name, arguments)
+    return serve(*key)
 
 
 def _sync_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
@@ -499,6 +505,24 @@ def _collect(call: _Call | None, item: Any) -> None:
         report_internal_error("tools.collect", exc)
 
 
+def _generator(fn: Callable[..., Any], spec: _Spec, args: tuple, kwargs: dict, items: Callable[[Any], Any]) -> Any:
+    """The generator a wrapper drives: a replay's recorded items when it answers this call, else the body's."""
+    if _replay.current() is not None:
+        served, value = _replayed(spec, args, kwargs)
+        if served:
+            return items(value)
+    return fn(*args, **kwargs)
+
+
+def _items(value: Any) -> Any:
+    yield from value if isinstance(value, list) else () if value is None else [value]
+
+
+async def _async_items(value: Any) -> Any:
+    for item in value if isinstance(value, list) else () if value is None else [value]:
+        yield item
+
+
 def _generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any]:
     # The span starts when iteration starts (the body runs), and ends exactly once: on exhaustion, an
     # error, close(), or garbage collection (which closes the generator). The span is current only
@@ -508,9 +532,12 @@ def _generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..., Any
         call = _begin(spec, args, kwargs)
         token = _attach(call)
         try:
-            inner = fn(*args, **kwargs)
-        finally:
+            inner = _generator(fn, spec, args, kwargs, _items)
+        except BaseException as exc:  # a replay's answer to this call: a recorded failure, a forbidden call
             _detach(token)
+            _finish(call, exc)
+            raise
+        _detach(token)
         throw: BaseException | None = None
         sent: Any = None
         while True:
@@ -550,9 +577,12 @@ def _async_generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..
         call = _begin(spec, args, kwargs)
         token = _attach(call)
         try:
-            inner = fn(*args, **kwargs)
-        finally:
+            inner = _generator(fn, spec, args, kwargs, _async_items)
+        except BaseException as exc:
             _detach(token)
+            _finish(call, exc)
+            raise
+        _detach(token)
         throw: BaseException | None = None
         sent: Any = None
         while True:

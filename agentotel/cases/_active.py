@@ -1,6 +1,6 @@
 """The seam between `@tool` and replay: which replayer (if any) serves tool calls in this context.
 
-`agentotel.tools` asks, before running a tool's body:
+`agentotel.tools` asks, before running a tool's body (and `serve_retrieval` before a retrieval's):
 
     served, value = _active.serve_tool(name, arguments)
     if served:
@@ -21,6 +21,8 @@ from typing import Any, Protocol
 
 class Server(Protocol):
     def serve_tool(self, name: str, arguments: Any) -> tuple[bool, Any]: ...
+
+    def serve_retrieval(self, data_source: str, query: Any) -> tuple[bool, Any]: ...
 
 
 _active: contextvars.ContextVar[Server | None] = contextvars.ContextVar("agentotel_replay", default=None)
@@ -45,3 +47,11 @@ def serve_tool(name: str, arguments: Any) -> tuple[bool, Any]:
     if server is None:
         return False, None
     return server.serve_tool(name, arguments)
+
+
+def serve_retrieval(data_source: str, query: Any) -> tuple[bool, Any]:
+    """(True, recorded documents) when the active replay answers this retrieval, else (False, None)."""
+    server = _active.get()
+    if server is None:
+        return False, None
+    return server.serve_retrieval(data_source, query)

@@ -27,6 +27,7 @@ _ATTRIBUTES = (
     semconv.ERROR_TYPE,
     semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
     semconv.GEN_AI_RESPONSE_ID,
+    semconv.GEN_AI_DATA_SOURCE_ID,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 

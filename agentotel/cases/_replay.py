@@ -10,6 +10,9 @@ its arguments). Policy `strict` makes a call the fixtures cannot answer, while r
 unserved, a violation (the agent left the recorded path before the failure step); `fifo` serves each
 tool's recordings in order whatever the arguments and reports the argument drift instead.
 
+Retrievals (`@agentotel.retrieval`) are served like tool calls, keyed by data source and query text (what
+a retrieval span records); a replayed retrieval returns its recorded documents, `[{id, score, content}]`.
+
 Model calls (OpenAI chat completions and Anthropic messages, through `httpx2`, the HTTP client of both
 SDKs) are answered from the recorded responses by request hash + occurrence (`strict`) or in order
 (`fifo`), as real HTTP responses the SDK parses itself, so provider instrumentation records them.
@@ -50,7 +53,7 @@ from agentotel.cases._model import (
     request_hash,
     scrub,
 )
-from agentotel.cases._steps import call_key
+from agentotel.cases._steps import call_key, retrieval_call
 from agentotel.cases.case import Case, ModelFixture, ToolFixture
 
 __all__ = ["replay", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayFrontier", "ReplayedToolError"]
@@ -83,7 +86,7 @@ class ReplayedToolError(Exception):
 class ReplayEvent:
     """One call seen during a replay: what was asked, and how it was answered."""
 
-    kind: str  # "tool" or "model"
+    kind: str  # "tool", "retrieval" or "model"
     name: str
     outcome: str  # "served", "repeated", "live", "violation", "frontier"
     detail: str = ""
@@ -109,7 +112,12 @@ class Replayer:
         self._tools_by_key: dict[str, deque[ToolFixture]] = defaultdict(deque)
         self._tools_by_name: dict[str, deque[ToolFixture]] = defaultdict(deque)
         self._last_by_key: dict[str, ToolFixture] = {}
-        for fixture in self.case.tools:
+        # A retrieval is served as a call of its own kind: its data source and query are its name and arguments.
+        as_calls = [
+            ToolFixture(r.step, *retrieval_call(r.data_source, r.query), output=r.documents, error=r.error)
+            for r in self.case.retrievals
+        ]
+        for fixture in sorted([*self.case.tools, *as_calls], key=lambda f: f.step):
             self._tools_by_key[call_key(fixture.name, fixture.arguments)].append(fixture)
             self._tools_by_name[fixture.name].append(fixture)
         self._models = list(self.case.models)
@@ -152,7 +160,11 @@ class Replayer:
 
     # ---- tools -----------------------------------------------------------------------------------
 
-    def serve_tool(self, name: str, arguments: Any) -> tuple[bool, Any]:
+    def serve_retrieval(self, data_source: str, query: Any) -> tuple[bool, Any]:
+        """(True, recorded documents) for a retrieval the case answers; as `serve_tool` otherwise."""
+        return self.serve_tool(*retrieval_call(data_source, query), kind="retrieval")
+
+    def serve_tool(self, name: str, arguments: Any, kind: str = "tool") -> tuple[bool, Any]:
         """(True, recorded result) for a call the case answers; raises for a forbidden call; else (False, None)."""
         # Keyed as the record keys them: JSON-safe and redacted, so a secret argument still matches.
         arguments = scrub(arguments)
@@ -168,7 +180,7 @@ class Replayer:
                         if self.mode == "frozen"
                         else f"{key} is not the recorded call (recorded calls are still unserved)"
                     )
-            self._note(ReplayEvent("tool", name, outcome, detail, fixture.step if fixture else None))
+            self._note(ReplayEvent(kind, name, outcome, detail, fixture.step if fixture else None))
         if outcome == "violation":
             error = ReplayMiss if self.mode == "frozen" else ReplayMismatch
             raise error(f"agentotel replay of {self.case.name}: {detail}")

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 from agentotel._context import canonical_arguments
 
-LLM, TOOL = "llm", "tool"
+LLM, TOOL, RETRIEVAL = "llm", "tool", "retrieval"
 
 
 def parse_json(value: Any) -> Any:
@@ -61,6 +61,14 @@ def tool_name(step: Mapping[str, Any]) -> str | None:
 def call_key(name: str, arguments: Any) -> str:
     """The key a tool call is known by: its name and canonical arguments."""
     return f"{name} {canonical_arguments(arguments)}"
+
+
+def retrieval_call(data_source: str, query: Any) -> tuple[str, dict[str, Any]]:
+    """A retrieval as replay keys it, a call of its own (name, arguments): the data source and the query.
+
+    The query text is what a retrieval span records of its input, so it is all a recording can match on.
+    """
+    return f"{RETRIEVAL} {data_source}", {"query": query}
 
 
 def sha(text: str, length: int = 16) -> str:

@@ -20,10 +20,10 @@ import yaml
 from agentotel import semconv
 from agentotel.cases._model import neutral_from_genai, request_hash, scrub
 from agentotel.cases._record import STATUS_MESSAGE, RunRecord
-from agentotel.cases._steps import LLM, TOOL, is_error, parse_json, recorded, tool_name
+from agentotel.cases._steps import LLM, RETRIEVAL, TOOL, is_error, parse_json, recorded, tool_name
 from agentotel.cases.detectors import LAYERS, Finding
 
-__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
+__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "RetrievalFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
 
 FORMAT_VERSION = 1
 ARGUMENT_MATCHES = ("exact", "subset", "ignore")
@@ -74,6 +74,21 @@ class ToolFixture:
 
 
 @dataclass
+class RetrievalFixture:
+    """Recorded documents, served to a retrieval of `data_source` with an equal `query`.
+
+    What a retrieval span records is the query and the documents as {id, score, content}, so that is
+    what a replayed `@retrieval` function returns: a list of those dicts, whatever type it returned live.
+    """
+
+    step: int
+    data_source: str
+    query: Any
+    documents: Any = None
+    error: str | None = None  # the error the retrieval raised (its type and message), instead of documents
+
+
+@dataclass
 class ModelFixture:
     """A recorded model response, served to the `occurrence`-th request with this `request_hash`."""
 
@@ -100,6 +115,7 @@ class Case:
     environment: dict[str, Any] = field(default_factory=dict)
     tools: list[ToolFixture] = field(default_factory=list)
     models: list[ModelFixture] = field(default_factory=list)
+    retrievals: list[RetrievalFixture] = field(default_factory=list)
     assertions: Assertions = field(default_factory=Assertions)
     policy: str = "strict"  # how replay matches calls with the fixtures (strict | fifo)
     mode: str = "live"  # what replay does past the fixtures (live | frozen)
@@ -131,7 +147,11 @@ class Case:
             "input": self.input,
             "environment": self.environment,
             "replay": {"policy": self.policy, "mode": self.mode},
-            "fixtures": {"tools": [_compact(asdict(t)) for t in self.tools], "models": [_compact(asdict(m)) for m in self.models]},
+            "fixtures": {
+                "tools": [_compact(asdict(t)) for t in self.tools],
+                **({"retrievals": [_compact(asdict(r)) for r in self.retrievals]} if self.retrievals else {}),
+                "models": [_compact(asdict(m)) for m in self.models],
+            },
             "assertions": assertions,
         }
         return {k: v for k, v in data.items() if v is not None}
@@ -171,6 +191,7 @@ class Case:
             environment=dict(data.get("environment") or {}),
             tools=_fixtures(ToolFixture, fixtures.get("tools"), f"{where}fixtures.tools"),
             models=_fixtures(ModelFixture, fixtures.get("models"), f"{where}fixtures.models"),
+            retrievals=_fixtures(RetrievalFixture, fixtures.get("retrievals"), f"{where}fixtures.retrievals"),
             assertions=assertions,
             policy=replay.get("policy", "strict"),
             mode=replay.get("mode", "live"),
@@ -218,7 +239,7 @@ def _fixtures(kind: type, items: Any, where: str) -> list[Any]:
 
 def _compact(data: dict[str, Any]) -> dict[str, Any]:
     """A fixture without its empty optional fields (`error: null` on every success is noise)."""
-    return {k: v for k, v in data.items() if v is not None or k == "output"}
+    return {k: v for k, v in data.items() if v is not None or k in ("output", "documents")}
 
 
 def _validate(assertions: Assertions, where: str = "") -> None:
@@ -310,10 +331,25 @@ def new_case(
     found = list(found)
     before = [s for s in record.steps if s["index"] < at]
 
-    tools, models = [], []
+    tools, models, retrievals = [], [], []
     occurrences: dict[str, int] = {}
     for step in before:
-        if step.get("type") == TOOL:
+        if step.get("type") == RETRIEVAL:
+            if step.get("input") is None:
+                raise CaseError(
+                    f"step {step['index']} has no recorded query (was content capture off?): a case needs it to replay"
+                )
+            source = record.attribute(step, semconv.GEN_AI_DATA_SOURCE_ID) or str(step.get("name") or "").removeprefix(f"{RETRIEVAL} ")
+            retrievals.append(
+                RetrievalFixture(
+                    step=step["index"],
+                    data_source=source,
+                    query=scrub(recorded(step, "input")),
+                    documents=None if is_error(step) else scrub(recorded(step, "output")),
+                    error=scrub(_error_text(record, step)) if is_error(step) else None,
+                )
+            )
+        elif step.get("type") == TOOL:
             tools.append(
                 ToolFixture(
                     step=step["index"],
@@ -372,6 +408,7 @@ def new_case(
         environment=_environment(record),
         tools=tools,
         models=models,
+        retrievals=retrievals,
         assertions=_default_assertions(found),
         # A prompt fix changes the requests themselves, so they cannot match the recorded ones by hash:
         # serve the recorded answers in order and report the drift instead.
