@@ -82,7 +82,7 @@ def _openai_texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, list):
-        return [str(p.get("text") or "") for p in content if isinstance(p, Mapping) and p.get("type") in ("text", "input_text")]
+        return [str(p.get("text") or "") for p in content if isinstance(p, Mapping) and p.get("type") in ("text", "input_text", "output_text")]
     return []
 
 
@@ -274,4 +274,120 @@ def anthropic_stream(fixture: Mapping[str, Any]) -> bytes:
     events.append({"type": "message_delta", "delta": {"stop_reason": body["stop_reason"], "stop_sequence": None},
                    "usage": {"output_tokens": body["usage"]["output_tokens"]}})
     events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode("utf-8")
+
+
+# ---- OpenAI Responses API ----------------------------------------------------------------------------
+
+# GenAI finish reasons -> a response's status (a tool call completes the response like text does).
+_RESPONSES_STATUS = {"length": "incomplete", "error": "failed", "cancelled": "cancelled"}
+
+
+def neutral_from_openai_responses(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The neutral form of a Responses API request body: `instructions` first, then each input item."""
+    out = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        out.append(_neutral("system", [instructions], (), ()))
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"type": "message", "role": "user", "content": items}]
+    for item in items or ():
+        if not isinstance(item, Mapping):
+            continue
+        kind = item.get("type") or "message"
+        if kind == "message":
+            out.append(_neutral(str(item.get("role") or "user"), _openai_texts(item.get("content")), (), ()))
+        elif kind == "function_call":
+            out.append(_neutral("assistant", (), [(item.get("name"), item.get("arguments"))], ()))
+        elif kind == "function_call_output":
+            out.append(_neutral("tool", (), (), [item.get("output")]))
+        else:  # reasoning and other items carry no text the recording keeps as text
+            out.append(_neutral("assistant" if kind == "reasoning" else str(item.get("role") or "user"), (), (), ()))
+    return out
+
+
+def _responses_output(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The recorded answer as Responses output items (a message, then function calls), and the status."""
+    step = fixture.get("step")
+    items: list[dict[str, Any]] = []
+    status = "completed"
+    for message in parse_json(fixture.get("response")) or ():
+        if not isinstance(message, Mapping):
+            continue
+        status = _RESPONSES_STATUS.get(str(message.get("finish_reason")), "completed")
+        parts = [p for p in message.get("parts") or () if isinstance(p, Mapping)]
+        text = "".join(str(p.get("content") or "") for p in parts if p.get("type") == "text")
+        if text:
+            items.append({"id": f"msg_replay_{step}", "type": "message", "status": "completed", "role": "assistant",
+                          "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]})
+        for number, part in enumerate(p for p in parts if p.get("type") == "tool_call"):
+            arguments = part.get("arguments")
+            items.append({"id": f"fc_replay_{step}_{number}", "type": "function_call", "status": "completed",
+                          "call_id": part.get("id") or f"call_replay_{number}", "name": part.get("name"),
+                          "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)})
+        break  # a response is one assistant turn
+    return items, status
+
+
+def openai_response(fixture: Mapping[str, Any]) -> dict[str, Any]:
+    """A Responses API `response` body carrying a recorded model answer."""
+    usage = fixture.get("usage") or {}
+    prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    output, status = _responses_output(fixture)
+    now = int(time.time())
+    return {
+        "id": fixture.get("response_id") or f"resp_replay_{fixture.get('step')}",
+        "object": "response",
+        "created_at": now,
+        "completed_at": now,
+        "status": status,
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "instructions": None,
+        "metadata": {},
+        "model": fixture.get("model") or "replay",
+        "output": output,
+        "parallel_tool_calls": True,
+        "temperature": None,
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": None,
+        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
+                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion},
+    }
+
+
+def openai_response_stream(fixture: Mapping[str, Any]) -> bytes:
+    """The same answer as the Responses API's server-sent events, in the order the SDK's stream helper expects."""
+    body = openai_response(fixture)
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": dict(body, status="in_progress", output=[], usage=None, completed_at=None)}
+    ]
+    for index, item in enumerate(body["output"]):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            empty = dict(item["content"][0], text="")
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": dict(item, status="in_progress", content=[])})
+            events.append({"type": "response.content_part.added", "output_index": index, "item_id": item["id"],
+                           "content_index": 0, "part": empty})
+            events.append({"type": "response.output_text.delta", "output_index": index, "item_id": item["id"],
+                           "content_index": 0, "delta": text, "logprobs": []})
+            events.append({"type": "response.output_text.done", "output_index": index, "item_id": item["id"],
+                           "content_index": 0, "text": text, "logprobs": []})
+            events.append({"type": "response.content_part.done", "output_index": index, "item_id": item["id"],
+                           "content_index": 0, "part": item["content"][0]})
+        else:
+            events.append({"type": "response.output_item.added", "output_index": index,
+                           "item": dict(item, status="in_progress", arguments="")})
+            events.append({"type": "response.function_call_arguments.delta", "output_index": index, "item_id": item["id"],
+                           "delta": item["arguments"]})
+            events.append({"type": "response.function_call_arguments.done", "output_index": index, "item_id": item["id"],
+                           "name": item["name"], "arguments": item["arguments"]})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    final = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(body["status"], "response.failed")
+    events.append({"type": final, "response": body})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode("utf-8")

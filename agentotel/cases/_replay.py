@@ -13,7 +13,7 @@ tool's recordings in order whatever the arguments and reports the argument drift
 Retrievals (`@agentotel.retrieval`) are served like tool calls, keyed by data source and query text (what
 a retrieval span records); a replayed retrieval returns its recorded documents, `[{id, score, content}]`.
 
-Model calls (OpenAI chat completions and Anthropic messages, through `httpx2`, the HTTP client of both
+Model calls (OpenAI chat completions and responses, Anthropic messages, through `httpx2`, the HTTP client of both
 SDKs) are answered from the recorded responses by request hash + occurrence (`strict`) or in order
 (`fifo`), as real HTTP responses the SDK parses itself, so provider instrumentation records them.
 
@@ -48,7 +48,10 @@ from agentotel.cases._model import (
     anthropic_stream,
     neutral_from_anthropic,
     neutral_from_openai,
+    neutral_from_openai_responses,
     openai_completion,
+    openai_response,
+    openai_response_stream,
     openai_stream,
     request_hash,
     scrub,
@@ -275,6 +278,7 @@ def _anthropic_error(message: str) -> dict[str, Any]:
 
 _ENDPOINTS: dict[str, tuple[Callable[..., Any], ...]] = {
     "/chat/completions": (neutral_from_openai, openai_completion, openai_stream, _openai_error),
+    "/responses": (neutral_from_openai_responses, openai_response, openai_response_stream, _openai_error),
     "/v1/messages": (neutral_from_anthropic, anthropic_message, anthropic_stream, _anthropic_error),
 }
 
