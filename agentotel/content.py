@@ -199,19 +199,35 @@ _MIN_SECRET_CHARS = 5
 _MIN_TOKEN_CHARS = 15
 
 
-def _redact_known(text: str) -> tuple[str, int]:
-    """`text` with the built-in rules applied; the count of replacements."""
-    if len(text) < _MIN_SECRET_CHARS:
-        return text, 0
+# A run of that many non-space characters (re's \s and str.split() agree on what a space is).
+_TOKEN_RUN = re.compile(rf"\S{{{_MIN_TOKEN_CHARS}}}")
+
+
+def _may_match(text: str) -> str | None:
+    """`text.lower()` when a built-in rule may match somewhere in `text`; None when none can.
+
+    Every test is one of containment, so a text made by joining several with spaces passes whenever
+    one of them does (what `_unchanged` relies on).
+    """
     lower = text.lower()
-    if not (
+    if (
         ":" in text
         or "=" in text
         or "-----" in text
         or "bearer" in lower
         or "basic" in lower
-        or max(map(len, text.split()), default=0) >= _MIN_TOKEN_CHARS
+        or (len(text) >= _MIN_TOKEN_CHARS and _TOKEN_RUN.search(text) is not None)
     ):
+        return lower
+    return None
+
+
+def _redact_known(text: str) -> tuple[str, int]:
+    """`text` with the built-in rules applied; the count of replacements."""
+    if len(text) < _MIN_SECRET_CHARS:
+        return text, 0
+    lower = _may_match(text)
+    if lower is None:
         return text, 0
     found = set(_HINT.findall(lower))
     if not found:
@@ -251,13 +267,24 @@ class _Policy:
         extra_keys = tuple(k.strip() for k in settings.redact_keys if k.strip())
         self.extra_keys = frozenset(k.lower() for k in extra_keys)
         self.extra_key_value = _key_value_pattern(extra_keys) if extra_keys else None
-        if not self.extra_patterns and self.extra_key_value is None:
-            self.redact_text = _redact_known  # type: ignore[method-assign]  # the common case, one call less
+        self.known_keys: dict[str, bool] = {}
+        # The common case: the built-in rules only (one call less per text, and `_unchanged` can test
+        # all of a value's texts at once).
+        self.builtin_only = not self.extra_patterns and self.extra_key_value is None
+        if self.builtin_only:
+            self.redact_text = _redact_known  # type: ignore[method-assign]
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
             return True
         return bool(self.extra_keys) and key.lower() in self.extra_keys
+
+    def remember_key(self, key: str) -> bool:
+        """`secret_key(key)`, remembered in `known_keys` (a plain dict: cheaper to ask than a call)."""
+        secret = self.secret_key(key)
+        if len(self.known_keys) < 4096:
+            self.known_keys[key] = secret
+        return secret
 
     def redact_text(self, text: str) -> tuple[str, int]:
         text, count = _redact_known(text)
@@ -506,6 +533,62 @@ class _Walker:
             return "base64:" + base64.b64encode(data).decode("ascii")
 
 
+def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
+    """Whether `_Walker(policy, room + _PRECUT_MARGIN)` would return `value` as it is, JSON-equal.
+
+    True only for plain JSON types (exact dict, list, tuple, str, int, bool, None, finite float; str
+    keys) within the walker's depth, item and node bounds, whose strings add up to at most `room`
+    characters (so none is cut: see `_Walker.text`) and where no redaction rule and no secret key
+    applies. Such a value (messages, most tool arguments) is then serialised directly, without the
+    walker's copy; anything else, or any doubt, takes the walker. Nothing is changed here and no user
+    code runs: exact types only.
+    """
+    t = type(value)
+    if t is str:
+        return len(value) <= room and not policy.redact_text(value)[1]
+    if not (t is dict or t is list or t is tuple):
+        return value is None or t is bool or t is int or (t is float and math.isfinite(value))
+    known = policy.known_keys
+    chars = nodes = 0
+    texts: list[str] = []
+    stack = [(value, 0)]
+    while stack:
+        container, depth = stack.pop()
+        size = len(container)
+        nodes += size
+        if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes > _MAX_NODES:
+            return False
+        if type(container) is dict:
+            for k in container:
+                if type(k) is not str:
+                    return False
+                secret = known.get(k)
+                if secret is None:
+                    secret = policy.remember_key(k)
+                if secret and _is_scalar_secret(container[k]):
+                    return False
+            members = container.values()
+        else:
+            members = container
+        for v in members:
+            t = type(v)
+            if t is str:
+                chars += len(v)
+                if chars > room:
+                    return False
+                texts.append(v)
+            elif t is dict or t is list or t is tuple:
+                stack.append((v, depth + 1))
+            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
+                return False
+    # No redaction anywhere: one look at all the texts when no rule can match any of them (the usual
+    # case), else the walker's own test, text by text.
+    if policy.builtin_only and _may_match(" ".join(texts)) is None:
+        return True
+    redact = policy.redact_text
+    return not any(redact(text)[1] for text in texts)
+
+
 def _cut_before_word(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, dropping the word the cut went through.
 
@@ -568,8 +651,31 @@ def redact(value: Any) -> tuple[Any, int]:
 # --- Truncation ---------------------------------------------------------------------------------------
 
 
-# One encoder for every payload: json.dumps with options builds a new encoder on each call.
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _make_dumps() -> Callable[[Any], str]:
+    """One encoder for every payload (json.dumps with options builds a new encoder on each call).
+
+    `JSONEncoder.encode` also builds its C encoder on each call; what it encodes here is always plain
+    JSON without cycles (the walker's output, or a value `_unchanged` vouched for), so one C encoder
+    without the cycle check is built once. Where that C API differs, the plain encoder is used.
+    """
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    try:
+        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+
+        one_shot = c_make_encoder(None, None, encode_basestring, None, ":", ",", False, False, True)
+        sample = {"a": [1, 2.5, -0.0, 1e300, True, None, "é\n\"\ud800", (3,)], "": {}}
+        if c_make_encoder is None or "".join(one_shot(sample, 0)) != encode(sample):
+            return encode
+
+        def dumps(value: Any) -> str:
+            return "".join(one_shot(value, 0))
+
+        return dumps
+    except Exception:  # noqa: BLE001 - another Python's json internals: the public encoder
+        return encode
+
+
+_dumps = _make_dumps()
 
 
 def _utf8_len(text: str) -> int:
@@ -661,12 +767,17 @@ class Payload:
         if room < _MIN_ROOM:
             self.truncated = True
             return '"[truncated]"' if self._budget >= 13 else '""'
-        walker = _Walker(policy, room + _PRECUT_MARGIN)
-        try:
-            safe = walker.walk(value)
-        except RecursionError:
-            safe = f"<unserialisable {_qualname(value)}>"
-        self.redactions += walker.redactions
+        truncated = False
+        if _unchanged(value, policy, room):
+            safe = value  # what the walker would return (see _unchanged), without building a copy
+        else:
+            walker = _Walker(policy, room + _PRECUT_MARGIN)
+            try:
+                safe = walker.walk(value)
+            except RecursionError:
+                safe = f"<unserialisable {_qualname(value)}>"
+            self.redactions += walker.redactions
+            truncated = walker.truncated
         text = _dumps(safe)
         size = len(text)
         if size * 4 > room:  # possibly over: measure exactly (4 bytes is the most a character takes)
@@ -674,8 +785,8 @@ class Payload:
             if size > room:
                 text = _fit(safe, text, room)
                 size = _utf8_len(text)
-                walker.truncated = True
-        if walker.truncated:
+                truncated = True
+        if truncated:
             self.truncated = True
         self._budget -= size
         return text

@@ -1,0 +1,162 @@
+"""The content policy's fast path (plain JSON values serialised without the walker's copy) encodes
+exactly what the walker does: same text, same redaction count, same truncation marker.
+
+Messages go through `Payload.encode` on every model call, so the providers' overhead depends on that
+path; these cases are the ones where it must step aside (secrets, secret keys, bounds, non-plain
+types) and the ones where it must not change a thing.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import json
+from typing import Any
+
+import pytest
+
+from agentotel import _config, content
+from agentotel.content import Payload
+
+
+def _walker_encode(value: Any, budget: int | None = None) -> tuple[str, int, bool]:
+    """What `Payload.encode` returned before the fast path: the walker, then the shared encoder and fit."""
+    policy = content._policy()
+    budget = policy.max_span_bytes if budget is None else budget
+    room = min(policy.max_value_bytes, budget)
+    walker = content._Walker(policy, room + content._PRECUT_MARGIN)
+    safe = walker.walk(value)
+    text = json.dumps(safe, ensure_ascii=False, separators=(",", ":"))
+    truncated = walker.truncated
+    if len(text.encode("utf-8", "surrogatepass")) > room:
+        text = content._fit(safe, text, room)
+        truncated = True
+    return text, walker.redactions, truncated
+
+
+def _encode(value: Any) -> tuple[str | None, int, bool]:
+    payload = Payload()
+    text = payload.encode(value)
+    return text, payload.redactions, payload.truncated
+
+
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+class Text(str):
+    pass
+
+
+Pair = collections.namedtuple("Pair", "left right")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+_MESSAGES = [
+    {"role": "system", "parts": [{"type": "text", "content": "You are terse."}]},
+    {"role": "user", "parts": [{"type": "text", "content": "Count to thirty."}]},
+    {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "f", "arguments": {"x": 1.5, "y": None}}]},
+]
+
+CASES = {
+    "messages": _MESSAGES,
+    "scalars": [1, -2, 2.5, True, False, None, "", "é", "日本語", (1, 2), {"": {}}],
+    "a top-level string": "Count to thirty.",
+    "a top-level number": 42,
+    "non-finite floats": {"a": float("nan"), "b": [float("inf"), -float("inf")]},
+    "a secret in text": [{"role": "user", "parts": [{"type": "text", "content": "use sk-abcdefghijklmnopqrstuvwx1234"}]}],
+    "a bearer token": {"headers": "Authorization: Bearer abcdefgh12345678"},
+    "a url password": ["postgres://user:hunter2@db/x"],
+    "a secret key": {"api_key": "abc", "password": "x", "token": 3, "auth": {"nested": "kept"}},
+    "a secret key split oddly": {"pa_sswd": "hidden", "to-ken": "hidden"},
+    "ordinary words that look like hints": {"author": "the keyboard monkey", "passage": "basic usage"},
+    "long token-like runs": ["a" * 40, "xoxb-" + "1" * 20, "-----BEGIN PRIVATE KEY-----abc"],
+    "max depth - 1": _nested(31),
+    "max depth": _nested(32),
+    "max depth + 1": _nested(33),
+    "1000 items": list(range(1000)),
+    "1001 items": list(range(1001)),
+    "over 20,000 nodes": [list(range(900)) for _ in range(25)],
+    "non-str keys": {1: "a", 2.5: "b", True: "c", None: "d"},
+    "a namedtuple": {"pair": Pair(1, 2)},
+    "a str subclass": {"text": Text("plain")},
+    "an int enum": {"colour": Colour.RED},
+    "a set": {"tags": {"b", "a"}},
+    "bytes": {"blob": b"abc"},
+    "a lone surrogate": {"text": "a\ud800b"},
+    "a Kelvin sign key": {"\u212aey": "value"},
+    "a long string": "word " * 20_000,
+    "many long strings": ["word " * 5000 for _ in range(20)],
+    "a shared (not cyclic) member": [[1, 2]] * 3,
+}
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch):
+    def install(**overrides: Any) -> None:
+        _config.configure(_config.Settings.resolve(environ={}, **overrides))
+
+    yield install
+    _config.reset()
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fast_path_encodes_what_the_walker_does(settings, name):
+    settings(capture_content=True)
+    value = CASES[name]
+    try:
+        expected = _walker_encode(value)
+    except UnicodeEncodeError:  # the lone surrogate: both paths give up the same way (no attribute)
+        expected = (None, 0, False)
+    assert _encode(value) == expected
+
+
+def test_a_cycle_is_encoded_as_the_walker_does(settings):
+    settings(capture_content=True)
+    cyclic: list[Any] = [1, {"a": "b"}]
+    cyclic.append(cyclic)
+    text, redactions, truncated = _encode(cyclic)
+    assert (text, redactions, truncated) == _walker_encode(cyclic)
+    assert "[cycle]" in text
+
+
+@pytest.mark.parametrize("name", ["messages", "a secret key", "ordinary words that look like hints", "a top-level string"])
+def test_user_patterns_and_keys_are_applied_on_the_fast_path_too(settings, name):
+    settings(capture_content=True, redact_patterns=("thirty", "monkey"), redact_keys=("role", "author"))
+    value = CASES[name]
+    assert _encode(value) == _walker_encode(value)
+    if name == "messages":
+        text, redactions, _ = _encode(value)
+        assert "thirty" not in text and '"role":"[REDACTED]"' in text and redactions == 4
+
+
+def test_a_small_value_limit_truncates_as_before(settings):
+    settings(capture_content=True, max_value_bytes=120)
+    for value in (_MESSAGES, "x" * 200, ["short", "y" * 120]):
+        text, redactions, truncated = _encode(value)
+        assert (text, redactions, truncated) == _walker_encode(value)
+        assert truncated and len(text.encode()) <= 120
+
+
+def test_the_span_budget_is_shared_as_before(settings):
+    settings(capture_content=True, max_span_payload_bytes=300)
+    payload = Payload()
+    first = payload.encode(_MESSAGES)
+    second = payload.encode(_MESSAGES)
+    assert first == _walker_encode(_MESSAGES)[0]
+    assert second == _walker_encode(_MESSAGES, budget=300 - len(first.encode()))[0]
+    assert payload.truncated
+
+
+def test_the_fast_path_leaves_the_value_alone(settings):
+    settings(capture_content=True)
+    value = json.loads(json.dumps(_MESSAGES))
+    before = json.dumps(value)
+    _encode(value)
+    assert json.dumps(value) == before
