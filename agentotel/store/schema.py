@@ -152,8 +152,14 @@ def _promote(value: Any, arrow: pa.DataType) -> Any:
 _HEAD_NAMES = [name for name, _ in _HEAD]
 _PROMOTED_NAMES = [column for column, _ in PROMOTED.values()]
 _TAIL_NAMES = [name for name, _ in _TAIL]
-# attribute -> (column, arrow type, True when a str value can be stored as it is)
-_PROMOTE = {attr: (column, arrow, arrow == pa.string()) for attr, (column, arrow) in PROMOTED.items()}
+_PROMOTED_TYPES = [arrow for _, arrow in PROMOTED.values()]
+# One lookup per attribute decides where it goes: attribute -> (payload column or None, promoted
+# column index or -1, its arrow type, True when a str value can be stored as it is). An attribute
+# is never both: the registry keeps payloads out of the promoted columns.
+_ROUTE: dict[str, tuple[str | None, int, Any, bool]] = {
+    attr: (None, index, arrow, arrow == pa.string()) for index, (attr, (_, arrow)) in enumerate(PROMOTED.items())
+}
+_ROUTE.update({attr: (column, -1, None, False) for attr, column in semconv.PAYLOAD_COLUMNS.items()})
 
 
 class SpanColumns:
@@ -163,11 +169,17 @@ class SpanColumns:
     status are their OTel SDK names (CLIENT, ERROR, ...). Never raises on attribute values.
     """
 
-    # Rows are kept as tuples and transposed once in `to_batch`: one append per span instead of one
-    # per column is most of what makes this faster than OTLP encoding.
+    # The fixed fields of a span are kept as one tuple per row and transposed once in `to_batch`; the
+    # attribute map is kept flat (keys, values, offsets) and promoted columns sparse (rows, values), so
+    # a span costs one append per attribute and `to_batch` builds each Arrow column from a plain list.
 
     def __init__(self) -> None:
         self._rows: list[tuple] = []
+        self._keys: list[str] = []
+        self._values: list[str] = []
+        self._offsets: list[int] = [0]
+        self._promoted_rows: list[list[int]] = [[] for _ in _PROMOTED_NAMES]
+        self._promoted_values: list[list[Any]] = [[] for _ in _PROMOTED_NAMES]
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -219,29 +231,33 @@ class SpanColumns:
     ) -> None:
         """`append` with positional arguments, in that order: a hot loop saves most of a call's cost."""
         service = (resource_attributes or {}).get(SERVICE_NAME)
-        promoted: dict[str, Any] = {}
         payload_in = payload_out = None
-        rest: list[tuple[str, str]] = []
         if attributes:
-            payload_get = semconv.PAYLOAD_COLUMNS.get
-            promote_get = _PROMOTE.get
+            row = len(self._rows)
+            keys, values = self._keys, self._values
+            promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
+            route_get = _ROUTE.get
             for key, value in attributes.items():
-                column = payload_get(key)
-                if column is not None:
-                    encoded = value if type(value) is str else encode_value(value)
-                    if column == "input":
-                        if payload_in is None:
-                            payload_in = encoded
+                encoded = value if type(value) is str else None
+                route = route_get(key)
+                if route is not None:
+                    column, index, arrow, str_ok = route
+                    if column is not None:  # a payload: the first one per column moves there
+                        if encoded is None:
+                            encoded = encode_value(value)
+                        if column == "input":
+                            if payload_in is None:
+                                payload_in = encoded
+                                continue
+                        elif payload_out is None:
+                            payload_out = encoded
                             continue
-                    elif payload_out is None:
-                        payload_out = encoded
-                        continue
-                    rest.append((key, encoded))
-                    continue
-                target = promote_get(key)
-                if target is not None:
-                    promoted[target[0]] = value if (target[2] and type(value) is str) else _promote(value, target[1])
-                rest.append((key, value if type(value) is str else encode_value(value)))
+                    else:  # promoted: a typed copy in its column, and the attribute stays in the map
+                        promoted_rows[index].append(row)
+                        promoted_values[index].append(value if (str_ok and encoded is not None) else _promote(value, arrow))
+                keys.append(key)
+                values.append(encode_value(value) if encoded is None else encoded)
+        self._offsets.append(len(self._keys))
         self._rows.append(
             (
                 trace_id,
@@ -257,10 +273,8 @@ class SpanColumns:
                 None if service is None else encode_value(service),
                 scope_name or None,
                 scope_version or None,
-                promoted,
                 payload_in,
                 payload_out,
-                rest,
                 encoded_resource if encoded_resource is not None else encode_attributes(resource_attributes),
                 [{"time": t, "name": n, "attributes": encode_attributes(a)} for t, n, a in events] if events else [],
                 [{"trace_id": t, "span_id": s, "attributes": encode_attributes(a)} for t, s, a in links] if links else [],
@@ -269,20 +283,41 @@ class SpanColumns:
 
     def to_batch(self) -> pa.RecordBatch:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
-        rows, self._rows = self._rows, []
-        columns: dict[str, Any] = {}
-        if rows:
-            transposed = list(zip(*rows))
-            columns.update(zip(_HEAD_NAMES, transposed[:13]))
-            promoted = transposed[13]
-            for column in _PROMOTED_NAMES:
-                columns[column] = [p.get(column) for p in promoted]
-            columns.update(zip(_TAIL_NAMES, transposed[14:]))
-        arrays = [
-            _shared(columns[f.name], f.type) if f.name == "resource_attributes" and rows else _array(columns.get(f.name, []), f.type)
-            for f in SPAN_SCHEMA
-        ]
-        return pa.RecordBatch.from_arrays(arrays, schema=SPAN_SCHEMA)
+        rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
+        promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
+        self.__init__()
+        n = len(rows)
+        columns: dict[str, pa.Array] = {}
+        transposed = list(zip(*rows)) if rows else [[] for _ in range(18)]
+        for (name, arrow), values_of in zip(_HEAD, transposed[:13]):
+            columns[name] = _array(list(values_of), arrow)
+        for name, arrow, at, got in zip(_PROMOTED_NAMES, _PROMOTED_TYPES, promoted_rows, promoted_values):
+            if len(at) == n:  # on every span (run id, user): the values are the column
+                dense = got
+            else:
+                dense = [None] * n
+                for row, value in zip(at, got):
+                    dense[row] = value
+            columns[name] = _array(dense, arrow)
+        columns["input"] = _array(list(transposed[13]), pa.string())
+        columns["output"] = _array(list(transposed[14]), pa.string())
+        columns["attributes"] = _map(offsets, keys, values)
+        columns["resource_attributes"] = _shared(transposed[15], STRING_MAP) if rows else _array([], STRING_MAP)
+        columns["events"] = _array(list(transposed[16]), SPAN_SCHEMA.field("events").type)
+        columns["links"] = _array(list(transposed[17]), SPAN_SCHEMA.field("links").type)
+        return pa.RecordBatch.from_arrays([columns[name] for name in SPAN_SCHEMA.names], schema=SPAN_SCHEMA)
+
+
+def _map(offsets: list[int], keys: list[str], values: list[str]) -> pa.Array:
+    """A map<string, string> column from its flat entries: far cheaper than converting lists of pairs."""
+    try:
+        return pa.MapArray.from_arrays(
+            pa.array(offsets, type=pa.int32()), _array(keys, pa.string()), _array(values, pa.string()), type=STRING_MAP
+        )
+    except (pa.ArrowException, TypeError, ValueError):
+        # A key Arrow cannot hold even after repair (not a string): convert span by span, as pairs.
+        pairs = list(zip(keys, values))
+        return _array([pairs[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)], STRING_MAP)
 
 
 def _shared(values: Sequence[Any], arrow: pa.DataType) -> pa.Array:

@@ -216,6 +216,9 @@ def read_file(path: Path) -> WalContents:
     while True:
         try:
             batch = reader.read_next_batch()
+            # A torn or corrupt write can still parse as a batch; one that is not valid Arrow must not
+            # reach a Parquet writer or a query engine, so it counts as the damaged tail.
+            batch.validate(full=True)
         except StopIteration:
             break
         except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:

@@ -32,6 +32,7 @@ log = logging.getLogger("agentotel.store")
 SPANS_DIR = "spans"
 REPLACES_KEY = b"agentotel.replaces"  # in a compacted file: the names of the files it supersedes
 _DAY_NS = 86_400 * 10**9
+_BY_START = [("start_time", "ascending")]
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -70,7 +71,7 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
     partition.mkdir(parents=True, exist_ok=True)
     if created:
         wal.fsync_dir(partition.parent)
-    table = table.sort_by(sort_by)
+    table = sorted_table(table, sort_by)
     metadata = dict(SPAN_SCHEMA.metadata or {})
     metadata.update(extra or {})
     table = table.replace_schema_metadata(metadata)
@@ -103,6 +104,22 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
     return final
 
 
+def sorted_table(table: pa.Table, sort_by: list[tuple[str, str]], *, keys: pa.Table | None = None) -> pa.Table:
+    """`table` in `sort_by` order (stable, nulls last), as one chunk; no copy when it is already in order.
+
+    `keys` (default: `table`) holds the columns `sort_by` names. `Table.sort_by` takes from the chunked
+    columns, which for big string columns (prompts) costs several times a plain copy; taking from the
+    combined columns once is the cheap way.
+    """
+    table = table.combine_chunks()
+    if table.num_rows < 2:
+        return table
+    order = pc.sort_indices(table if keys is None else keys, sort_keys=sort_by)
+    if pc.all(pc.equal(order, pa.array(range(table.num_rows), type=order.type))).as_py():
+        return table
+    return table.take(order)
+
+
 def _is_published(partition: Path, name: str) -> bool:
     """Whether `name` is already in `partition`, directly or merged into a compacted file."""
     if (partition / name).exists():
@@ -116,16 +133,21 @@ def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch
     if table.num_rows == 0:
         return []
     # Integer division truncates toward zero, so times before 1970 (or missing) land in date=1970-01-01.
-    starts = pc.max_element_wise(pc.fill_null(table.column("start_time").cast(pa.int64()), 0), 0)
-    days = pc.divide(starts, _DAY_NS)
+    starts = table.column("start_time")
+    days = pc.divide(pc.max_element_wise(pc.fill_null(starts.cast(pa.int64()), 0), 0), _DAY_NS)
+    # Sorted once by date, then start time (within a date, the order publish would give): each date is
+    # a contiguous slice (no copy) that publish finds already in order.
+    keys = pa.table({"day": days, "start_time": starts})
+    table = sorted_table(table, [("day", "ascending"), *_BY_START], keys=keys)
+    counts = sorted((entry["values"], entry["counts"]) for entry in pc.value_counts(days).to_pylist())
     published = []
-    for day in pc.unique(days).to_pylist():
-        part = table.filter(pc.equal(days, day))
+    begin = 0
+    for day, count in counts:
         partition = Path(directory) / SPANS_DIR / partition_name(day)
         name = f"{segment}.parquet"
-        if skip_published and _is_published(partition, name):
-            continue
-        published.append(publish(part, partition, name, sort_by=[("start_time", "ascending")]))
+        if not (skip_published and _is_published(partition, name)):
+            published.append(publish(table.slice(begin, count), partition, name, sort_by=_BY_START))
+        begin += count
     return published
 
 

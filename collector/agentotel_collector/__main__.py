@@ -16,6 +16,7 @@ import threading
 from agentotel._config import ConfigError
 
 from ._collector import Collector
+from ._memory import keep_freed_memory
 from ._settings import Settings, env_name
 
 
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the collector in the foreground; exit status 0 after an orderly stop, 2 on a bad setting."""
     args = vars(_parser().parse_args(argv))
     logging.basicConfig(level=args.pop("log_level"), format="%(asctime)s %(levelname)s %(message)s")
+    keep_freed_memory()
     try:
         settings = Settings.resolve(**args)
         collector = Collector(settings)
