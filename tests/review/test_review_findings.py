@@ -320,3 +320,26 @@ def test_a_plain_parquet_glob_counts_each_span_once_after_compact(tmp_path):
     glob = str(tmp_path / "store" / "spans" / "**" / "*.parquet")
     [(raw,)] = duckdb.sql(f"SELECT count(*) FROM '{glob}'").fetchall()
     assert spans == 4 and raw == spans
+
+
+@pytest.mark.xfail(strict=True, reason="demo.py run_demo(): the demo honours the user's OTEL_TRACES_EXPORTER, so "
+                   "with `none` (or `otlp`, which also ships the demo's spans to the user's collector) it writes no "
+                   "store and ends with 'no trace store ... run `agentotel demo`'")
+def test_the_demo_works_for_a_user_whose_shell_sets_otel_traces_exporter(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENTOTEL_"))}
+    env.update(PYTHONPATH=str(ROOT), OTEL_TRACES_EXPORTER="none")
+    done = subprocess.run([sys.executable, "-m", "agentotel", "demo", "--dir", "traces"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "output_shape_changed" in done.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="runs.py _finish_run(): any BaseException but GeneratorExit marks the run "
+                   "as an error, so an agent that ends with sys.exit(0) inside run() is listed as failed")
+def test_a_run_ended_by_sys_exit_zero_is_not_a_failure(tmp_path):
+    subprocess.run([sys.executable, "-c", "import agentotel, sys\nagentotel.instrument('store')\n"
+                    "with agentotel.run('exits'):\n    sys.exit(0)\n"], cwd=tmp_path, check=True, timeout=120,
+                   env={**{k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENTOTEL_"))},
+                        "PYTHONPATH": str(ROOT)})
+    with agentotel.open(tmp_path / "store") as traces:
+        assert traces.sql("SELECT status FROM runs").fetchall() == [("ok",)]
