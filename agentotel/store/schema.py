@@ -180,6 +180,8 @@ class SpanColumns:
         self._offsets: list[int] = [0]
         self._promoted_rows: list[list[int]] = [[] for _ in _PROMOTED_NAMES]
         self._promoted_values: list[list[Any]] = [[] for _ in _PROMOTED_NAMES]
+        self.payload_chars = 0
+        """Characters in the `input` and `output` values appended so far: what a caller chunks by."""
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -258,6 +260,10 @@ class SpanColumns:
                 keys.append(key)
                 values.append(encode_value(value) if encoded is None else encoded)
         self._offsets.append(len(self._keys))
+        if payload_in is not None:
+            self.payload_chars += len(payload_in)
+        if payload_out is not None:
+            self.payload_chars += len(payload_out)
         self._rows.append(
             (
                 trace_id,

@@ -77,8 +77,13 @@ class _BatchEncoder:
         self._sink.truncate()
         return data
 
-    def encode(self, batch: pa.RecordBatch) -> bytes:
-        self._writer.write_batch(batch)
+    def encode(self, batches: list[pa.RecordBatch]) -> bytes:
+        try:
+            for batch in batches:
+                self._writer.write_batch(batch)
+        except BaseException:
+            self._take()  # drop the part encoded so far: it must never prefix the next append
+            raise
         return self._take()
 
 
@@ -108,11 +113,11 @@ class WalFile:
         self._broken = 0  # the errno of a failed write that could not be cut off
         self._encoder = _BatchEncoder()
 
-    def append(self, batch: pa.RecordBatch) -> None:
-        """Append one batch; it is on disk when this returns. On failure the file is as it was before."""
+    def append(self, batches: list[pa.RecordBatch]) -> None:
+        """Append batches with one write and one fsync; on disk when this returns. On failure the file is as it was."""
         if self._broken:
             raise OSError(self._broken, "the WAL could not be repaired after a failed write", str(self.path))
-        data = self._encoder.encode(batch)
+        data = self._encoder.encode(batches)
         try:
             _write_all(self._fd, memoryview(data))
             _sync(self._fd)

@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -251,20 +251,26 @@ class StoreWriter:
         self._id_lock = wal.lock_writer_id(self._wal_dir, self.writer_id)
         self._wal = self._new_wal()
 
-    def append(self, batch: pa.RecordBatch) -> None:
-        """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure."""
-        if batch.num_rows == 0:
+    def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch]) -> None:
+        """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure.
+
+        A list of batches is written with one write and one fsync (group commit), without first
+        being copied into one batch.
+        """
+        batches = [b for b in ([batch] if isinstance(batch, pa.RecordBatch) else batch) if b.num_rows]
+        if not batches:
             return
-        if not batch.schema.equals(SPAN_SCHEMA):
-            # One foreign batch would make the whole IPC stream unreadable after it.
-            raise ValueError("StoreWriter.append: the batch does not have SPAN_SCHEMA (build it with SpanColumns)")
+        for b in batches:
+            if not b.schema.equals(SPAN_SCHEMA):
+                # One foreign batch would make the whole IPC stream unreadable after it.
+                raise ValueError("StoreWriter.append: the batch does not have SPAN_SCHEMA (build it with SpanColumns)")
         self._after_fork()
         with self._lock:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
-            self._wal.append(batch)
-            self._batches.append(batch)
-            self._pending_bytes += batch.nbytes
+            self._wal.append(batches)
+            self._batches.extend(batches)
+            self._pending_bytes += sum(b.nbytes for b in batches)
             # Measured uncompressed: it bounds the memory held for the fold as well as the file.
             if self._pending_bytes >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
                 try:

@@ -1,10 +1,11 @@
 """The write path shared by OTLP/HTTP and OTLP/gRPC: a bounded queue in front of one store writer.
 
-Request threads decode and convert in parallel, then hand their batch to `Ingest.write`, which
-returns only once the batch is in the WAL and fsync'd. One writer thread drains the queue and
-appends everything waiting as one batch (group commit: one fsync for many requests). When the queue
-is full, the store is slow, or a write fails, `write` raises `Busy`, which the protocols answer with
-503 / UNAVAILABLE and a retry delay, never with an error the sender would treat as permanent.
+Request threads decode and convert in parallel, then hand their batches to `Ingest.write`, which
+returns only once they are in the WAL and fsync'd. One writer thread drains the queue and
+appends everything waiting at once (group commit: one write and one fsync for many requests, with
+no copy into one batch). When the queue is full, the store is slow, or a write fails, `write`
+raises `Busy`, which the protocols answer with 503 / UNAVAILABLE and a retry delay, never with an
+error the sender would treat as permanent.
 """
 
 from __future__ import annotations
@@ -26,22 +27,24 @@ class Busy(Exception):
 class SpanStore(Protocol):
     """What the ingest path needs from `agentotel.store.StoreWriter`."""
 
-    def append(self, batch: pa.RecordBatch) -> None: ...
+    def append(self, batch: pa.RecordBatch | list[pa.RecordBatch]) -> None: ...
 
     def close(self) -> None: ...
 
 
 class _Ticket:
-    __slots__ = ("batch", "done", "error")
+    __slots__ = ("batches", "rows", "size", "done", "error")
 
-    def __init__(self, batch: pa.RecordBatch) -> None:
-        self.batch = batch
+    def __init__(self, batches: list[pa.RecordBatch]) -> None:
+        self.batches = batches
+        self.rows = sum(b.num_rows for b in batches)
+        self.size = sum(b.nbytes for b in batches)
         self.done = threading.Event()
         self.error: BaseException | None = None
 
 
 class Ingest:
-    """Durable writes with back-pressure: `write(batch)` returns once the batch is fsync'd, or raises Busy."""
+    """Durable writes with back-pressure: `write(batches)` returns once they are fsync'd, or raises Busy."""
 
     def __init__(
         self,
@@ -50,7 +53,7 @@ class Ingest:
         max_queue_bytes: int,
         write_timeout_s: float,
         max_group_rows: int = 16384,
-        max_group_bytes: int = 16 * 1024 * 1024,
+        max_group_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         self._store = store
         self._max_queue_bytes = max_queue_bytes
@@ -70,10 +73,10 @@ class Ingest:
         """False after the last store write failed (until one succeeds again)."""
         return self._healthy
 
-    def write(self, batch: pa.RecordBatch) -> None:
-        """Return once `batch` is durable in the store; raise Busy when it could not be made durable in time."""
-        ticket = _Ticket(batch)
-        size = batch.nbytes
+    def write(self, batches: list[pa.RecordBatch]) -> None:
+        """Return once `batches` are durable in the store; raise Busy when they could not be made durable in time."""
+        ticket = _Ticket(batches)
+        size = ticket.size
         with self._cond:
             if self._closing:
                 raise Busy("the collector is shutting down")
@@ -96,16 +99,16 @@ class Ingest:
                     return None
                 self._cond.wait()
             tickets = [self._queue.popleft()]
-            rows, size = tickets[0].batch.num_rows, tickets[0].batch.nbytes
-            # Group commit: one write and one fsync for everything waiting, within bounds (the group is copied once).
+            rows, size = tickets[0].rows, tickets[0].size
+            # Group commit: one write and one fsync for everything waiting, within bounds.
             while (
                 self._queue
-                and rows + self._queue[0].batch.num_rows <= self._max_group_rows
-                and size + self._queue[0].batch.nbytes <= self._max_group_bytes
+                and rows + self._queue[0].rows <= self._max_group_rows
+                and size + self._queue[0].size <= self._max_group_bytes
             ):
                 ticket = self._queue.popleft()
-                rows += ticket.batch.num_rows
-                size += ticket.batch.nbytes
+                rows += ticket.rows
+                size += ticket.size
                 tickets.append(ticket)
             return tickets
 
@@ -116,8 +119,8 @@ class Ingest:
                 return
             error: BaseException | None = None
             try:
-                batches = [t.batch for t in tickets]
-                self._store.append(batches[0] if len(batches) == 1 else pa.concat_batches(batches))
+                # The whole group in one append: one write and one fsync, and no copy into one batch.
+                self._store.append([batch for t in tickets for batch in t.batches])
                 self._healthy = True
             except Exception as exc:  # noqa: BLE001 - every failure becomes a retryable answer to the sender
                 error = exc
@@ -125,10 +128,10 @@ class Ingest:
                 log.error("agentotel-collector: store write failed: %r", exc)
             with self._cond:
                 for ticket in tickets:
-                    self._queued_bytes -= ticket.batch.nbytes
+                    self._queued_bytes -= ticket.size
             for ticket in tickets:
                 ticket.error = error
-                ticket.batch = None  # type: ignore[assignment] - free memory now, not when the request ends
+                ticket.batches = []  # free memory now, not when the request ends
                 ticket.done.set()
 
     def close(self) -> None:

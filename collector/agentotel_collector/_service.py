@@ -84,8 +84,8 @@ class Service:
 
     def store(self, converted: Converted) -> ExportTraceServiceResponse:
         """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
-        if converted.batch is not None:
-            self.ingest.write(converted.batch)
+        if converted.batches:
+            self.ingest.write(converted.batches)
         response = ExportTraceServiceResponse()
         if converted.rejected:
             response.partial_success.rejected_spans = converted.rejected
