@@ -72,6 +72,29 @@ def test_transport_spans_and_sdk_duplicate_spans_are_not_steps(tmp_path):
     assert traces.sql("SELECT count(*) FROM steps").fetchall()[0][0] == 2
 
 
+def test_another_instrumentations_span_of_a_call_agentotel_recorded_counts_once_inside_or_outside(tmp_path):
+    """OpenLLMetry, OpenInference & co. patching the same client: their chat span sits inside ours or wraps it."""
+    store = SpanStore(tmp_path)
+    other = {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_USAGE_INPUT_TOKENS: 100, sc.GEN_AI_USAGE_OUTPUT_TOKENS: 20}
+    inside = store.run("r", "run-inside")
+    ours = inside.llm(assistant("hi"))
+    inside.raw("openai.chat", other, parent=ours, scope="opentelemetry.instrumentation.openai")
+    outside = store.run("r", "run-outside")
+    wrapper = outside.raw("openai.chat", other, scope="openinference.instrumentation.openai")
+    outside.clock -= 10_000_000
+    outside.llm(assistant("hi"), parent=wrapper)
+    alone = store.run("r", "run-alone")  # agentotel's patches off: the other span is the only record
+    alone.raw("openai.chat", other, scope="opentelemetry.instrumentation.openai")
+    store.write()
+    traces = agentotel.open(tmp_path)
+    counts = traces.sql("SELECT run_id, steps, model_calls, input_tokens FROM runs ORDER BY 1").fetchall()
+    assert counts == [("run-alone", 1, 1, 100), ("run-inside", 1, 1, 100), ("run-outside", 1, 1, 100)]
+    assert traces.sql("SELECT run_id, count(*) FROM llm_calls GROUP BY 1 ORDER BY 1").fetchall() == [
+        ("run-alone", 1), ("run-inside", 1), ("run-outside", 1)]
+    for run_id in ("run-inside", "run-outside"):
+        assert [s.name for s in traces.trajectory(run_id).steps] == ["chat gpt-4o-mini"], run_id
+
+
 def test_a_span_whose_parent_never_arrived_still_appears_flagged(tmp_path):
     store = SpanStore(tmp_path)
     run = store.run("r", "run-1")

@@ -181,9 +181,6 @@ def test_a_trace_id_prefix_names_the_outermost_run(recorded):
         assert traces.resolve(trace_id[:12]).run_id == recorded["a"]
 
 
-@pytest.mark.xfail(strict=True, reason="a second GenAI instrumentation's span of the same model call (nested in "
-                   "agentotel's chat span) counts as another llm step: steps and tokens doubled; only the "
-                   "anthropic SDK's scope is excluded (query/trajectory.py EXCLUDED_SCOPES)")
 def test_another_instrumentations_span_of_the_same_call_counts_once(tmp_path):
     # What opentelemetry-instrument does when another openai instrumentation is installed: that
     # instrumentation records the same HTTP call as a chat span with usage. An httpx request hook stands

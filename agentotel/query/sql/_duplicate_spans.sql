@@ -1,8 +1,15 @@
--- The `_duplicate_spans` view: (trace_id, span_id) of every client SDK span that duplicates a model call
+-- The `_duplicate_spans` view: (trace_id, span_id) of every span that is another record of a model call
 -- agentotel recorded (macro_duplicates.sql). Steps, runs and llm_calls leave them out.
+WITH own_calls AS (  -- the parents of agentotel's model-call spans
+    SELECT DISTINCT trace_id, parent_span_id AS span_id
+    FROM _raw_spans
+    WHERE operation IN ('chat', 'text_completion', 'generate_content', 'embeddings')
+      AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')) AND parent_span_id IS NOT NULL
+)
 SELECT c.trace_id, c.span_id
 FROM _raw_spans c
-JOIN _raw_spans p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
-WHERE list_contains(getvariable('EXCLUDED_SCOPES'), c.scope_name)
-  AND agentotel_duplicates(c.scope_name, p.operation, p.scope_name)
+LEFT JOIN _raw_spans p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+LEFT JOIN own_calls w ON w.trace_id = c.trace_id AND w.span_id = c.span_id
+WHERE NOT starts_with(c.scope_name, getvariable('OWN_SCOPE_PREFIX'))
+  AND agentotel_duplicates(c.scope_name, c.operation, p.operation, p.scope_name, w.span_id IS NOT NULL)
 GROUP BY ALL

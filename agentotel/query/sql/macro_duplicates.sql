@@ -1,10 +1,20 @@
--- agentotel_duplicates(scope_name, parent_operation, parent_scope): whether a span is a client SDK's own
--- span of a model call that agentotel also recorded — its scope is one of EXCLUDED_SCOPES (the
--- anthropic SDK's, say) and its parent is an agentotel model-call span. Without such a parent (agentotel's
--- patches off) the SDK span is the only record of the call and counts. The providers' rule.
-CREATE OR REPLACE TEMP MACRO agentotel_duplicates(scope_name, parent_operation, parent_scope) AS
+-- agentotel_duplicates(scope_name, operation, parent_operation, parent_scope, wraps_own_call): whether a
+-- span is another record of a model call agentotel recorded, so the call counts once:
+-- - a client SDK's own span (its scope is one of EXCLUDED_SCOPES, the anthropic SDK's, say) or another
+--   instrumentation's model-call span (OpenLLMetry, OpenInference, ...) whose parent is an agentotel
+--   model-call span;
+-- - another instrumentation's model-call span wrapping one of agentotel's (`wraps_own_call`: one of its
+--   children is an agentotel model-call span), when that instrumentation patched the client outside ours.
+-- Without an agentotel span next to it (agentotel's patches off) such a span is the only record of the
+-- call and counts. The providers' rule.
+CREATE OR REPLACE TEMP MACRO agentotel_duplicates(scope_name, operation, parent_operation, parent_scope, wraps_own_call) AS
     coalesce(
-        list_contains(getvariable('EXCLUDED_SCOPES'), scope_name)
-        AND parent_operation IN ('chat', 'text_completion', 'generate_content', 'embeddings')
-        AND starts_with(parent_scope, getvariable('OWN_SCOPE_PREFIX')),
+        NOT starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX'))
+        AND (
+            (list_contains(getvariable('EXCLUDED_SCOPES'), scope_name)
+                OR operation IN ('chat', 'text_completion', 'generate_content', 'embeddings'))
+            AND parent_operation IN ('chat', 'text_completion', 'generate_content', 'embeddings')
+            AND starts_with(parent_scope, getvariable('OWN_SCOPE_PREFIX'))
+            OR operation IN ('chat', 'text_completion', 'generate_content', 'embeddings') AND wraps_own_call
+        ),
         false)

@@ -8,12 +8,17 @@ WITH t AS (
     FROM _raw_spans
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
+), own_calls AS (  -- the parents of agentotel's model-call spans (macro_duplicates.sql)
+    SELECT DISTINCT parent_span_id AS span_id FROM t
+    WHERE operation IN ('chat', 'text_completion', 'generate_content', 'embeddings')
+      AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')) AND parent_span_id IS NOT NULL
 ), r AS (
     SELECT t.*, roots.run_name, roots.run_trigger, roots.env_hash, roots.parent_run_id,
            agentotel_is_run_root(t.operation, roots.run_name, t.run_id, t.parent_span_id) AS is_root,
-           agentotel_duplicates(t.scope_name, p.operation, p.scope_name) AS duplicate
+           agentotel_duplicates(t.scope_name, t.operation, p.operation, p.scope_name, w.span_id IS NOT NULL) AS duplicate
     FROM t
     LEFT JOIN t AS p ON p.span_id = t.parent_span_id
+    LEFT JOIN own_calls AS w ON w.span_id = t.span_id
     LEFT JOIN _run_roots AS roots ON roots.trace_id = t.trace_id AND roots.span_id = t.span_id
 )
 SELECT
