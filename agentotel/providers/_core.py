@@ -263,20 +263,19 @@ class _Instruments:
         self.cost = meter.create_counter(METRIC_AGENTOTEL_CLIENT_COST, unit="USD", description="Cost of model calls.")
 
 
-_instruments: tuple[Any, _Instruments] | None = None
+_instruments: tuple[Any, _Instruments | None] | None = None
 
 
 def _metrics() -> _Instruments | None:
     """The instruments, or None while no SDK MeterProvider is configured (nothing would be recorded)."""
     global _instruments
-    provider = _tracing._meter_provider
-    if provider is None:
-        provider = metrics.get_meter_provider()
-        if type(provider).__module__.startswith("opentelemetry.metrics"):  # the API's proxy / no-op
-            return None
+    provider = _tracing._meter_provider or metrics.get_meter_provider()
     cached = _instruments
     if cached is None or cached[0] is not provider:
-        cached = _instruments = (provider, _Instruments(_tracing.get_meter("agentotel.providers")))
+        # Kept per provider, "none" included: the API's proxy / no-op providers record nothing.
+        none = _tracing._meter_provider is None and type(provider).__module__.startswith("opentelemetry.metrics")
+        instruments = None if none else _Instruments(_tracing.get_meter("agentotel.providers"))
+        cached = _instruments = (provider, instruments)
     return cached[1]
 
 
@@ -393,12 +392,12 @@ class ModelCall:
                 )
         kind = error_kind or (error_type(error) if error is not None else None)
         if span.is_recording():
-            if response is not None:
-                _set_response(span, response, self.payload)
+            attributes = _response_attributes(response, self.payload) if response is not None else {}
             if self.first_chunk is not None:
-                span.set_attribute(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, self.first_chunk - self.start)
+                attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
             if cost is not None:
-                span.set_attribute(AGENTOTEL_COST_USD, cost)
+                attributes[AGENTOTEL_COST_USD] = cost
+            span.set_attributes(attributes)  # one call (one lock) for all of them
             if error is not None:
                 # The message and traceback may quote the request: content, so they follow the policy.
                 record_error(span, error, self.payload)
@@ -437,7 +436,7 @@ class ModelCall:
             instruments.cost.add(cost, attributes)
 
 
-def _set_response(span: Any, response: Response, payload: Any) -> None:
+def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
     attributes: dict[str, Any] = {}
     if response.id:
         attributes[GEN_AI_RESPONSE_ID] = response.id
@@ -461,7 +460,7 @@ def _set_response(span: Any, response: Response, payload: Any) -> None:
         encoded = payload.encode(response.output_messages)
         if encoded is not None:
             attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
-    span.set_attributes(attributes)
+    return attributes
 
 
 # --- The wrappers ------------------------------------------------------------------------------------------
@@ -478,17 +477,41 @@ def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | N
         return None
 
 
+_RESPONSE, _AWAITABLE, _RAW, _STREAM = range(4)
+# What a result type is: asking a pydantic model for attributes it lacks (`hasattr`) is slow, and a
+# client returns a handful of types, all of which answer the same for every instance.
+_result_kinds: dict[type, int] = {}
+
+
+def _result_kind(result: Any) -> int:
+    kind = _result_kinds.get(type(result))
+    if kind is None:
+        if inspect.isawaitable(result) and not _stream.is_stream(result):
+            kind = _AWAITABLE
+        elif _stream.is_raw_response(result):
+            kind = _RAW
+        elif _stream.is_stream(result):
+            kind = _STREAM
+        else:
+            kind = _RESPONSE
+        # A generator's awaitability is per object (types.coroutine), so those are never remembered.
+        if not inspect.isgenerator(result) and len(_result_kinds) < 256:
+            _result_kinds[type(result)] = kind
+    return kind
+
+
 def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     """What the user gets back: the result itself, or a proxy that finishes the span later."""
     try:
-        if inspect.isawaitable(result) and not _stream.is_stream(result):
+        kind = _result_kind(result)
+        if kind == _RESPONSE:
+            call.finish(call.read_response(result))
+            return result
+        if kind == _AWAITABLE:
             return _awaited(call, patch, result)  # an async method we took for a sync one
-        if _stream.is_raw_response(result):
+        if kind == _RAW:
             return _stream.wrap_raw_response(result, call, patch)
-        if _stream.is_stream(result):
-            return _stream.wrap_stream(result, call, patch)
-        call.finish(call.read_response(result))
-        return result
+        return _stream.wrap_stream(result, call, patch)
     except Exception as exc:  # noqa: BLE001 - our failure: end the span, hand the result back untouched
         report_internal_error("providers.returned", exc)
         call.finish()

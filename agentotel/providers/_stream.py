@@ -34,31 +34,35 @@ def arguments_limit() -> int:
 
 
 class Bounded:
-    """Text assembled from stream deltas, kept up to `limit` characters."""
+    """Text assembled from stream deltas, kept up to `limit` characters.
 
-    __slots__ = ("_parts", "_size", "limit", "truncated")
+    Per delta only an append while under the limit (the last one kept may run past it); the cut to
+    exactly `limit` characters happens once, in `text()`. Memory stays within the limit plus a delta.
+    """
+
+    __slots__ = ("_parts", "_size", "limit", "_refused")
 
     def __init__(self, limit: int) -> None:
         self._parts: list[str] = []
         self._size = 0
         self.limit = limit
-        self.truncated = False
+        self._refused = False
 
     def add(self, text: str | None) -> None:
-        if not text:
-            return
-        room = self.limit - self._size
-        if room <= 0:
-            self.truncated = True
-            return
-        if len(text) > room:
-            text = text[:room]
-            self.truncated = True
-        self._parts.append(text)
-        self._size += len(text)
+        if text:
+            if self._size < self.limit:
+                self._parts.append(text)
+                self._size += len(text)
+            else:
+                self._refused = True
+
+    @property
+    def truncated(self) -> bool:
+        return self._refused or self._size > self.limit
 
     def text(self) -> str:
-        return "".join(self._parts)
+        text = "".join(self._parts)
+        return text[: self.limit] if self._size > self.limit else text
 
     def __bool__(self) -> bool:
         return self._size > 0
@@ -123,9 +127,11 @@ class StreamProxy(wrapt.ObjectProxy):
         call = self._self_call
         if call.ended:
             return
-        response = None
-        with internal_errors("providers.stream_end"):
+        try:  # once per stream, on the user's path: a plain try (the internal_errors context manager costs more)
             response = self._self_accumulator.response()
+        except Exception as exc:  # noqa: BLE001
+            report_internal_error("providers.stream_end", exc)
+            response = None
         call.finish(response, error, kind)
 
     # -- sync ------------------------------------------------------------------------------------------
@@ -133,10 +139,24 @@ class StreamProxy(wrapt.ObjectProxy):
         # A generator over the wrapped stream's own iterator: much cheaper per chunk than a Python
         # `__next__` per step. A generator closed early (the loop left by `break`) is not the end of
         # the stream: the user may iterate on, and close() / `with` / GC end the span.
-        wrapped, on_chunk = self.__wrapped__, self._self_chunk
+        # Per chunk only the accumulator's own call: the first-chunk time is taken once, before the loop.
+        call, add = self._self_call, self._self_accumulator.chunk
         try:
-            for chunk in wrapped:
-                on_chunk(chunk)
+            chunks = iter(self.__wrapped__)
+            if call.first_chunk is None:
+                for chunk in chunks:
+                    call.chunk_seen()
+                    try:
+                        add(chunk)
+                    except Exception as exc:  # noqa: BLE001 - telemetry must never break the user's loop
+                        report_internal_error("providers.stream_chunk", exc)
+                    yield chunk
+                    break
+            for chunk in chunks:
+                try:
+                    add(chunk)
+                except Exception as exc:  # noqa: BLE001
+                    report_internal_error("providers.stream_chunk", exc)
                 yield chunk
         except GeneratorExit:
             raise

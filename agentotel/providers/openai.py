@@ -39,10 +39,22 @@ from agentotel.semconv import (
 )
 
 
+# (client type, base URL object) -> provider name and server.* attributes, by the URL object's id: the
+# entry holds the URL object, so that id is not reused while the entry lives, and a new `base_url`
+# (the SDK's setter makes a new URL object) is a new entry.
+_clients: dict[int, tuple[Any, type, str, dict[str, Any]]] = {}
+
+
 def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
     client = getattr(instance, "_client", None)
-    provider = "azure.ai.openai" if "azure" in type(client).__name__.lower() else "openai"
-    return provider, server_attributes(getattr(client, "base_url", None))
+    base_url = getattr(client, "base_url", None)
+    entry = _clients.get(id(base_url))
+    if entry is None or entry[0] is not base_url or entry[1] is not type(client):
+        provider = "azure.ai.openai" if "azure" in type(client).__name__.lower() else "openai"
+        if len(_clients) >= 64:  # clients made and dropped by the hundred: start over
+            _clients.clear()
+        entry = _clients[id(base_url)] = (base_url, type(client), provider, server_attributes(base_url))
+    return entry[2], dict(entry[3])
 
 
 def _usage(usage: Any) -> Usage | None:
@@ -120,6 +132,11 @@ def _content_parts(content: Any) -> list[dict[str, Any]]:
 def _chat_messages(messages: Any) -> list[dict[str, Any]]:
     out = []
     for message in messages or ():
+        if type(message) is dict:  # the usual {"role": ..., "content": "text"}: what the general case makes of it
+            role, content = message.get("role"), message.get("content")
+            if type(role) is str and role != "tool" and type(content) is str and message.get("tool_calls") is None:
+                out.append({"role": role, "parts": [text_part(content)]})
+                continue
         role = field_of(message, "role", "user")
         if role == "tool":
             content = field_of(message, "content")
@@ -144,9 +161,34 @@ def _plain(content: Any) -> Any:
 # --- chat completions ---------------------------------------------------------------------------------
 
 
+# Request parameters read into attributes (a call naming none of them skips reading them one by one).
+_CHAT_PARAMETERS = frozenset({
+    "max_completion_tokens", "max_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty",
+    "seed", "stop", "n", "response_format",
+})  # fmt: skip
+
+
 def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
     provider, attributes = _client_attributes(instance)
     stream = kwargs.get("stream") is True
+    if not _CHAT_PARAMETERS.isdisjoint(kwargs):
+        _chat_parameters(kwargs, attributes)
+    if stream:
+        attributes[GEN_AI_REQUEST_STREAM] = True
+    model = kwargs.get("model")
+    tools = kwargs.get("tools")
+    return Request(
+        operation="chat",
+        provider=provider,
+        model=model if isinstance(model, str) else None,
+        attributes=attributes,
+        stream=stream,
+        input_messages=_chat_messages(kwargs.get("messages")) if capturing() else None,
+        tool_definitions=_tool_definitions(tools) if tools is not None else None,
+    )
+
+
+def _chat_parameters(kwargs: dict[str, Any], attributes: dict[str, Any]) -> None:
     max_tokens = kwargs.get("max_completion_tokens")
     put(attributes, GEN_AI_REQUEST_MAX_TOKENS, max_tokens if given(max_tokens) else kwargs.get("max_tokens"), int)
     put(attributes, GEN_AI_REQUEST_TEMPERATURE, kwargs.get("temperature"), (int, float))
@@ -163,17 +205,6 @@ def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
     if given(response_format):
         kind = response_format.get("type") if isinstance(response_format, dict) else "json_schema"
         attributes[GEN_AI_OUTPUT_TYPE] = "text" if kind == "text" else "json"
-    if stream:
-        attributes[GEN_AI_REQUEST_STREAM] = True
-    return Request(
-        operation="chat",
-        provider=provider,
-        model=kwargs.get("model") if isinstance(kwargs.get("model"), str) else None,
-        attributes=attributes,
-        stream=stream,
-        input_messages=_chat_messages(kwargs.get("messages")) if capturing() else None,
-        tool_definitions=_tool_definitions(kwargs.get("tools")),
-    )
 
 
 def _chat_response(completion: Any) -> Response:
@@ -211,7 +242,8 @@ class _Choice:
 class _ChatStream:
     """Chat completion chunks: text and tool calls per choice, assembled from deltas.
 
-    Chunks are the SDK's typed objects: plain attribute access keeps the per-chunk cost low.
+    Chunks are the SDK's typed objects: plain attribute access, each read once, keeps the per-chunk
+    cost low (every attribute read on a pydantic model goes through its `__getattr__` hook).
     """
 
     def __init__(self, request: Request) -> None:
@@ -221,32 +253,49 @@ class _ChatStream:
         self.choices: dict[int, _Choice] = {}
         self.text_limit = content_limit()
         self.args_limit = arguments_limit()
+        # The choice of the previous chunk (most streams have one): no dict lookup per chunk.
+        self._index: int | None = None
+        self._state: _Choice | None = None
 
     def chunk(self, chunk: Any) -> None:
         if self.id is None:
             self.id, self.model = chunk.id, chunk.model
-        if chunk.usage is not None:
-            self.usage = _usage(chunk.usage)
+        usage = chunk.usage
+        if usage is not None:
+            self.usage = _usage(usage)
         for choice in chunk.choices:
-            state = self.choices.get(choice.index)
-            if state is None:
-                state = self.choices[choice.index] = _Choice(self.text_limit)
+            index = choice.index
+            if index == self._index:
+                state = self._state
+            else:
+                state = self.choices.get(index)
+                if state is None:
+                    state = self.choices[index] = _Choice(self.text_limit)
+                self._index, self._state = index, state
             delta = choice.delta
             if delta is not None:
-                if delta.content:
-                    state.text.add(delta.content)
-                if delta.role:
-                    state.role = delta.role
-                for call in delta.tool_calls or ():
-                    slot = state.calls.get(call.index)
-                    if slot is None:
-                        slot = state.calls[call.index] = [None, None, Bounded(self.args_limit)]
-                    slot[0] = slot[0] or call.id
-                    if call.function is not None:
-                        slot[1] = slot[1] or call.function.name
-                        slot[2].add(call.function.arguments)
-            if choice.finish_reason:
-                state.finish = choice.finish_reason
+                content = delta.content
+                if content:
+                    state.text.add(content)
+                role = delta.role
+                if role:
+                    state.role = role
+                calls = delta.tool_calls
+                if calls:
+                    self._tool_calls(state, calls)
+            finish = choice.finish_reason
+            if finish:
+                state.finish = finish
+
+    def _tool_calls(self, state: _Choice, calls: Any) -> None:
+        for call in calls:
+            slot = state.calls.get(call.index)
+            if slot is None:
+                slot = state.calls[call.index] = [None, None, Bounded(self.args_limit)]
+            slot[0] = slot[0] or call.id
+            if call.function is not None:
+                slot[1] = slot[1] or call.function.name
+                slot[2].add(call.function.arguments)
 
     def response(self) -> Response:
         response = Response(id=self.id, model=self.model, usage=self.usage)
