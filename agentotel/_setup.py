@@ -21,7 +21,7 @@ from typing import Any, Iterable
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from agentotel import _config, _tracing
 
@@ -32,10 +32,33 @@ log = logging.getLogger("agentotel")
 _SIGNAL_FLUSH_TIMEOUT_S = 10.0
 
 
+class _Accounted(SpanExporter):
+    """An exporter that counts the spans its receiver accepted (an OTLP 401 or an unreachable endpoint
+    is not durable), so `flush()` can tell; agentotel's Parquet exporter keeps that count itself."""
+
+    def __init__(self, exporter: SpanExporter) -> None:
+        self.inner = exporter
+        self.exported = 0
+
+    def export(self, spans: Any) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.exported += len(spans)
+        return result
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+
 class _CountingBatchProcessor(BatchSpanProcessor):
     """A BatchSpanProcessor that counts the spans handed to it, so `flush()` can tell if all were written."""
 
     def __init__(self, exporter: SpanExporter) -> None:
+        if not hasattr(exporter, "exported"):
+            exporter = _Accounted(exporter)
         super().__init__(exporter)
         self.exporter = exporter
         self.ended = 0
@@ -53,6 +76,7 @@ class _State:
     settings: _config.Settings
     provider: Any  # the provider whose tracers agentotel uses
     processors: list[SpanProcessor] = field(default_factory=list)  # the ones instrument() added
+    directories: list[Path] = field(default_factory=list)  # where those write Parquet
     patched: bool = False
 
 
@@ -74,19 +98,24 @@ def instrument(
     """Record every supported LLM call, tool and run as spans, kept as Parquet in `directory`.
 
     Idempotent: a second call changes nothing (after `uninstrument()` it restores the library
-    patches); call `shutdown()` first to start over with other settings. `exporters` are extra
+    patches), except that a directory given to it under a provider configured elsewhere (say
+    `opentelemetry-instrument` ran first) adds Parquet there; call `shutdown()` first to start over
+    with other settings. `exporters` are extra
     SpanExporters fed every span. Raises OSError when the directory cannot be written (so you learn
     it now, not from a log line later) and `agentotel._config.ConfigError` for an unusable setting.
     """
     global _state
     with _lock:
         if _state is not None:
+            if directory is not None:
+                _add_directory(_state, Path(directory).expanduser())
             _patch(_state)  # after uninstrument(), instrument() restores the patches
             return
         settings = _config.Settings.resolve(directory=directory, service_name=service_name, capture_content=capture_content)
         provider = tracer_provider if tracer_provider is not None else _configured_provider()
         # Build every exporter before touching global state, so a failure leaves nothing half-installed.
         processors: list[SpanProcessor] = []
+        writes_parquet = directory is not None if provider is not None else "parquet" in settings.traces_exporters
         try:
             if provider is None:
                 processors.extend(_CountingBatchProcessor(e) for e in _exporters_for(settings))
@@ -104,6 +133,8 @@ def instrument(
         # agentotel's own tracers follow the provider chosen here, global or not.
         _tracing.set_providers(provider if trace.get_tracer_provider() is not provider else None)
         state = _State(settings=settings, provider=provider)
+        if writes_parquet:
+            state.directories.append(settings.directory)
         if hasattr(provider, "add_span_processor"):
             _add_attribution(provider)
             for processor in processors:
@@ -116,6 +147,23 @@ def instrument(
         _state = state
         _patch(state)
         _install_exit_hooks()
+
+
+def _add_directory(state: _State, directory: Path) -> None:
+    """A later `instrument(directory)`: under a provider someone else configured (`opentelemetry-instrument`
+    ran our entry point first), the directory adds Parquet, as it would have on the first call."""
+    if any(Path(d).resolve() == directory.resolve() for d in state.directories):
+        return
+    if state.provider is _own_provider or not hasattr(state.provider, "add_span_processor"):
+        log.warning(
+            "agentotel: already instrumented (spans go to %s); instrument(%r) changes nothing: call shutdown() first",
+            ", ".join(map(str, state.directories)) or "the configured exporters", str(directory),
+        )
+        return
+    processor = _CountingBatchProcessor(_parquet_exporter(directory))
+    state.provider.add_span_processor(processor)
+    state.processors.append(processor)
+    state.directories.append(directory)
 
 
 def uninstrument() -> None:
@@ -137,9 +185,8 @@ def flush(timeout_s: float = 30) -> bool:
     for processor in state.processors:
         ended = processor.ended
         ok = processor.force_flush(int(timeout_s * 1000)) and ok
-        exported = getattr(processor.exporter, "exported", None)
-        if exported is not None:  # our Parquet exporter knows exactly what it has written
-            ok = ok and processor.exporter.force_flush() and exported >= ended
+        # Every exporter counts what its receiver accepted (see _Accounted): all of it, or not durable.
+        ok = ok and processor.exporter.force_flush() and processor.exporter.exported >= ended
     if not state.processors and hasattr(state.provider, "force_flush"):
         ok = bool(state.provider.force_flush(int(timeout_s * 1000)))
     return ok
