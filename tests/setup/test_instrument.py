@@ -166,12 +166,12 @@ def test_otlp_protocol_picks_the_exporter(tmp_path, monkeypatch):
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "otlp")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
     agentotel.instrument()
-    assert [type(p.exporter) for p in _our_processors(trace.get_tracer_provider())] == [Grpc]
+    assert [type(getattr(p.exporter, "inner", p.exporter)) for p in _our_processors(trace.get_tracer_provider())] == [Grpc]
     assert not (tmp_path / "agentotel-traces").exists()
     agentotel.shutdown()
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/protobuf")  # the traces-specific one wins
     agentotel.instrument()
-    assert [type(p.exporter) for p in _our_processors(trace.get_tracer_provider())] == [Http]
+    assert [type(getattr(p.exporter, "inner", p.exporter)) for p in _our_processors(trace.get_tracer_provider())] == [Http]
 
 
 def test_extra_exporters_receive_every_span(tmp_path):
