@@ -13,7 +13,6 @@ between is repaired by recovery, which skips what is already published (nothing 
 from __future__ import annotations
 
 import fcntl
-import io
 import logging
 import os
 import time
@@ -61,30 +60,38 @@ def schema_message(segment: str) -> bytes:
 _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1), use_threads=False)
 
 
+_EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # the IPC stream's end marker
+
+
+def _stream(batches: list[pa.RecordBatch]) -> pa.Buffer:
+    # An Arrow-native sink: writing into a Python file object would take the GIL back for every
+    # buffer of every column, which a busy process (the collector converting the next requests)
+    # hands over only every few milliseconds: measured 45 ms instead of 10 per 512-span batch.
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, SPAN_SCHEMA, options=_IPC_OPTIONS) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+    return sink.getvalue()
+
+
 class _BatchEncoder:
-    """IPC record-batch messages with compressed bodies (`RecordBatch.serialize()` cannot compress)."""
+    """IPC record-batch messages with compressed bodies (`RecordBatch.serialize()` cannot compress).
+
+    Each call encodes a whole stream and keeps what lies between its schema message and its end
+    marker: the batches' messages, to append to a stream whose schema is already written.
+    """
 
     def __init__(self) -> None:
-        self._sink = io.BytesIO()
-        self._writer = pa.ipc.new_stream(self._sink, SPAN_SCHEMA, options=_IPC_OPTIONS)
-        # The stream writer emits its schema with the first batch; spend that on an empty one.
-        self._writer.write_batch(pa.RecordBatch.from_arrays([pa.array([], f.type) for f in SPAN_SCHEMA], schema=SPAN_SCHEMA))
-        self._take()
+        empty = _stream([]).to_pybytes()
+        if not empty.endswith(_EOS):  # never expected: the format is fixed by the IPC specification
+            raise RuntimeError("unexpected Arrow IPC stream layout")
+        self._prefix = empty[: -len(_EOS)]
 
-    def _take(self) -> bytes:
-        data = self._sink.getvalue()
-        self._sink.seek(0)
-        self._sink.truncate()
-        return data
-
-    def encode(self, batches: list[pa.RecordBatch]) -> bytes:
-        try:
-            for batch in batches:
-                self._writer.write_batch(batch)
-        except BaseException:
-            self._take()  # drop the part encoded so far: it must never prefix the next append
-            raise
-        return self._take()
+    def encode(self, batches: list[pa.RecordBatch]) -> memoryview:
+        data = memoryview(_stream(batches)).cast("B")  # pyarrow's view is of signed chars
+        if data[: len(self._prefix)] != self._prefix or data[-len(_EOS) :] != _EOS:
+            raise RuntimeError("unexpected Arrow IPC stream layout")
+        return data[len(self._prefix) : -len(_EOS)]
 
 
 class WalFile:
@@ -119,7 +126,7 @@ class WalFile:
             raise OSError(self._broken, "the WAL could not be repaired after a failed write", str(self.path))
         data = self._encoder.encode(batches)
         try:
-            _write_all(self._fd, memoryview(data))
+            _write_all(self._fd, data)
             _sync(self._fd)
         except OSError as exc:
             # A partial batch would make every later batch unreadable: cut it off, or stop appending.
