@@ -7,11 +7,12 @@ someone else's tracer provider, say) gets `current()`, resolved from the environ
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 DEFAULT_DIRECTORY = "agentotel-traces"
 
@@ -78,13 +79,32 @@ def _setting(env: str | tuple[str, ...], parse: Callable[[str, str], Any] | None
     return field(default=default, metadata=meta)
 
 
+TRACES_EXPORTER_VARIABLE = "OTEL_TRACES_EXPORTER"
+
+
+@contextlib.contextmanager
+def parquet_only() -> Iterator[None]:
+    """Within the block, `instrument()` exports to Parquet only, whatever the shell's OTEL_TRACES_EXPORTER
+    says: for agentotel's own runs (the demo, a case replay) whose store is the point, not a user's
+    OTLP endpoint."""
+    previous = os.environ.get(TRACES_EXPORTER_VARIABLE)
+    os.environ[TRACES_EXPORTER_VARIABLE] = "parquet"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(TRACES_EXPORTER_VARIABLE, None)
+        else:
+            os.environ[TRACES_EXPORTER_VARIABLE] = previous
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every agentotel setting, resolved once. Field metadata names the environment variables read."""
 
     directory: Path = _setting("AGENTOTEL_DIR", lambda _n, raw: Path(raw), Path(DEFAULT_DIRECTORY))
     service_name: str | None = _setting("OTEL_SERVICE_NAME", None, None)
-    traces_exporters: tuple[str, ...] = _setting("OTEL_TRACES_EXPORTER", _exporters, ("parquet",))
+    traces_exporters: tuple[str, ...] = _setting(TRACES_EXPORTER_VARIABLE, _exporters, ("parquet",))
     # Which OTLP exporter `otlp` means; the exporter itself reads the other OTEL_EXPORTER_OTLP_* variables.
     otlp_protocol: str = _setting(
         ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"), lambda _n, raw: raw.strip().lower(), "http/protobuf"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import agentotel
+from agentotel import _config
 
 MODEL = "gpt-4o-mini"
 QUESTION = "Where is my order A-1042 and when will it arrive?"
@@ -200,10 +201,10 @@ def run_demo(directory: str | Path | None = None) -> DemoResult:
     """
     import openai
 
-    from agentotel import _config
-
     directory = Path(directory) if directory is not None else _config.Settings.resolve().directory
-    agentotel.instrument(directory=directory, service_name="agentotel-demo")
+    # The demo's spans are for its own store: not for an OTLP endpoint the user's shell points at.
+    with _config.parquet_only():
+        agentotel.instrument(directory=directory, service_name="agentotel-demo")
     answers = []
     run_ids = []
     try:

@@ -73,7 +73,10 @@ def run_case(
     if spec is None:
         raise CaseError(f"case {case.name}: no agent entry point (set 'agent: module:function' in the case, or configure one)")
     entry = load_agent(spec) if isinstance(spec, str) else spec
-    agentotel.instrument(directory)
+    from agentotel import _config
+
+    with _config.parquet_only():  # the replayed run is checked from the store, so it must be written there
+        agentotel.instrument(directory)
     task = case.input.get("task")
     with replay(case, policy=policy or case.policy, mode=mode or case.mode) as replayer:
         try:

@@ -314,9 +314,6 @@ def test_a_plain_parquet_glob_counts_each_span_once_after_compact(tmp_path):
     assert spans == 4 and raw == spans
 
 
-@pytest.mark.xfail(strict=True, reason="demo.py run_demo(): the demo honours the user's OTEL_TRACES_EXPORTER, so "
-                   "with `none` (or `otlp`, which also ships the demo's spans to the user's collector) it writes no "
-                   "store and ends with 'no trace store ... run `agentotel demo`'")
 def test_the_demo_works_for_a_user_whose_shell_sets_otel_traces_exporter(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "AGENTOTEL_"))}
     env.update(PYTHONPATH=str(ROOT), OTEL_TRACES_EXPORTER="none")
