@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -33,6 +34,7 @@ SPANS_DIR = "spans"
 REPLACES_KEY = b"agentotel.replaces"  # in a compacted file: the names of the files it supersedes
 _DAY_NS = 86_400 * 10**9
 _BY_START = [("start_time", "ascending")]
+_AGE_RETRY_S = 0.05  # the age timer's shortest wait
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -186,9 +188,9 @@ class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
     When the spans in the current WAL segment reach `wal_max_bytes` (uncompressed Arrow size; the
-    file itself is zstd-compressed) or the segment is `wal_max_age_s` old (both checked at each
-    append), appends move on to a new segment and the full one is folded on a background thread, so
-    `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
+    file itself is zstd-compressed) or the segment is `wal_max_age_s` old (checked at each append,
+    and by a timer thread, so an idle writer's spans reach Parquet too), appends move on to a new
+    segment and the full one is folded on a background thread, so `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
     folds the WAL files of writers that died.
     """
 
@@ -230,6 +232,32 @@ class StoreWriter:
             self._wal.close(remove=False)
             os.close(self._id_lock)
             raise
+        self._start_age_timer()
+
+    def _start_age_timer(self) -> None:
+        """A thread that folds a segment once it is `wal_max_age_s` old even when no append comes to check."""
+        self._timer_stop = threading.Event()
+        thread = threading.Thread(
+            target=_fold_when_old, args=(weakref.ref(self), self._timer_stop), name="agentotel-store-age", daemon=True
+        )
+        thread.start()
+
+    def _fold_if_old(self) -> float:
+        """Seal the segment when it is old enough (called by the age timer); returns seconds until the next check."""
+        with self._lock:
+            if self._closed or self._pid != os.getpid():
+                return -1.0
+            if self._batches:
+                age = time.monotonic() - self._wal.started
+                if age < self.wal_max_age_s:
+                    return self.wal_max_age_s - age
+                try:
+                    self._seal_locked()
+                except Exception as exc:  # noqa: BLE001 - the batches stay durable in the WAL; retried later
+                    self._warn_fold_failed(exc)
+                if self._batches:  # a fold was still running (or failed): look again soon
+                    return _AGE_RETRY_S
+            return self.wal_max_age_s
 
     @property
     def wal_path(self) -> Path:
@@ -255,6 +283,7 @@ class StoreWriter:
         self.writer_id = _unique_writer_id()
         self._id_lock = wal.lock_writer_id(self._wal_dir, self.writer_id)
         self._wal = self._new_wal()
+        self._start_age_timer()  # the parent's timer thread did not survive the fork
 
     def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch]) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure.
@@ -333,6 +362,7 @@ class StoreWriter:
     def close(self) -> None:
         """Fold what is in the WAL and release it. Idempotent."""
         self._after_fork()
+        self._timer_stop.set()
         with self._lock:
             if self._closed:
                 return
@@ -355,6 +385,19 @@ class StoreWriter:
     def recover(self) -> int:
         """Fold the WAL files of dead writers into Parquet; returns the number of spans recovered."""
         return recover(self.directory)
+
+
+def _fold_when_old(ref: "weakref.ref[StoreWriter]", stop: threading.Event) -> None:
+    """The age timer's loop: holds the writer only weakly, so an abandoned writer is not kept alive by it."""
+    wait = 0.0
+    while not stop.wait(max(wait, _AGE_RETRY_S)):
+        writer = ref()
+        if writer is None:
+            return
+        wait = writer._fold_if_old()
+        del writer
+        if wait < 0:
+            return
 
 
 def recover(directory: str | os.PathLike[str]) -> int:

@@ -155,6 +155,20 @@ def test_size_and_age_thresholds_fold_in_the_background(tmp_path, batches):
     assert read_wal(tmp_path / "age").num_rows == 0
 
 
+def test_an_idle_writer_folds_its_wal_once_it_is_old_enough(tmp_path, batches):
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=2.0)
+    writer.append(batches[0])
+    writer.append(batches[1])
+    assert parquet_files(tmp_path) == []  # younger than wal_max_age_s: still only in the WAL
+    # No further append, no close: the age timer alone publishes the spans and empties the WAL.
+    _eventually(lambda: len(parquet_files(tmp_path)) >= 1 and read_wal(tmp_path).num_rows == 0)
+    assert len(_stored_ids(tmp_path)) == 20
+    assert [p.name for p in (tmp_path / "wal").glob("*.arrows")] == [writer.wal_path.name]  # the new, empty segment
+    writer.append(batches[2])  # the writer goes on appending to the new segment
+    writer.close()
+    assert len(_stored_ids(tmp_path)) == 30
+
+
 def test_a_forked_child_writes_its_own_wal_and_never_touches_the_parents(tmp_path, batches):
     writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
     writer.append(batches[0])
