@@ -137,10 +137,15 @@ def _choices(output_messages: Any) -> list[tuple[str | None, list[dict[str, Any]
     return choices or [(None, [], "stop")]
 
 
+def _tokens(fixture: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """(input, output, cache read, reasoning) tokens of a recorded answer; input includes the cached ones."""
+    usage = fixture.get("usage") or {}
+    return tuple(int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"))  # type: ignore[return-value]
+
+
 def openai_completion(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A chat.completion body carrying a recorded model answer."""
-    usage = fixture.get("usage") or {}
-    prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    prompt, completion, cached, reasoning = _tokens(fixture)
     return {
         "id": fixture.get("response_id") or f"chatcmpl-replay-{fixture.get('step')}",
         "object": "chat.completion",
@@ -155,7 +160,9 @@ def openai_completion(fixture: Mapping[str, Any]) -> dict[str, Any]:
             }
             for index, (text, calls, finish) in enumerate(_choices(fixture.get("response")))
         ],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": cached},
+                  "completion_tokens_details": {"reasoning_tokens": reasoning}},
     }
 
 
@@ -244,6 +251,7 @@ def _anthropic_content(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]]
 def anthropic_message(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A messages API response body carrying a recorded model answer."""
     usage = fixture.get("usage") or {}
+    cache_read, cache_write = int(usage.get("cache_read_tokens") or 0), int(usage.get("cache_write_tokens") or 0)
     blocks, stop = _anthropic_content(fixture)
     return {
         "id": fixture.get("response_id") or f"msg_replay_{fixture.get('step')}",
@@ -253,14 +261,17 @@ def anthropic_message(fixture: Mapping[str, Any]) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": int(usage.get("input_tokens") or 0), "output_tokens": int(usage.get("output_tokens") or 0)},
+        # Recorded input tokens include the cache's, as the GenAI conventions count them; Anthropic's don't.
+        "usage": {"input_tokens": max(int(usage.get("input_tokens") or 0) - cache_read - cache_write, 0),
+                  "cache_read_input_tokens": cache_read, "cache_creation_input_tokens": cache_write,
+                  "output_tokens": int(usage.get("output_tokens") or 0)},
     }
 
 
 def anthropic_stream(fixture: Mapping[str, Any]) -> bytes:
     """The same answer as the messages API's server-sent events (for `stream=True` requests)."""
     body = anthropic_message(fixture)
-    start = dict(body, content=[], stop_reason=None, usage={"input_tokens": body["usage"]["input_tokens"], "output_tokens": 0})
+    start = dict(body, content=[], stop_reason=None, usage=dict(body["usage"], output_tokens=0))
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(body["content"]):
         if block["type"] == "text":
@@ -332,8 +343,7 @@ def _responses_output(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]],
 
 def openai_response(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A Responses API `response` body carrying a recorded model answer."""
-    usage = fixture.get("usage") or {}
-    prompt, completion = int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+    prompt, completion, cached, reasoning = _tokens(fixture)
     output, status = _responses_output(fixture)
     now = int(time.time())
     return {
@@ -353,8 +363,8 @@ def openai_response(fixture: Mapping[str, Any]) -> dict[str, Any]:
         "tool_choice": "auto",
         "tools": [],
         "top_p": None,
-        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": completion,
-                  "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + completion},
+        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": completion,
+                  "output_tokens_details": {"reasoning_tokens": reasoning}, "total_tokens": prompt + completion},
     }
 
 

@@ -28,6 +28,9 @@ _ATTRIBUTES = (
     semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
     semconv.GEN_AI_RESPONSE_ID,
     semconv.GEN_AI_DATA_SOURCE_ID,
+    semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+    semconv.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 

@@ -374,7 +374,7 @@ def new_case(
                     occurrence=occurrences[digest],
                     model=step.get("model"),
                     response=scrub(recorded(step, "output")),
-                    usage={"input_tokens": int(step.get("input_tokens") or 0), "output_tokens": int(step.get("output_tokens") or 0)},
+                    usage=_usage(record, step),
                     response_id=record.attribute(step, semconv.GEN_AI_RESPONSE_ID),
                 )
             )
@@ -415,6 +415,24 @@ def new_case(
         policy="fifo" if layer == "prompt" else "strict",
     )
     return case
+
+
+# Token counts beyond input and output, as a fixture's usage names them: a replayed answer reports them
+# again, so its cost is the recorded call's (cached input is cheaper).
+_USAGE_DETAILS = {
+    "cache_read_tokens": semconv.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
+    "cache_write_tokens": semconv.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+    "reasoning_tokens": semconv.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
+}
+
+
+def _usage(record: RunRecord, step: Mapping[str, Any]) -> dict[str, int]:
+    usage = {"input_tokens": int(step.get("input_tokens") or 0), "output_tokens": int(step.get("output_tokens") or 0)}
+    for key, attribute in _USAGE_DETAILS.items():
+        value = record.attribute(step, attribute)
+        if value not in (None, "", 0, "0"):
+            usage[key] = int(value)
+    return usage
 
 
 def _environment(record: RunRecord) -> dict[str, Any]:

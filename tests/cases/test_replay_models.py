@@ -158,3 +158,35 @@ def test_anthropic_messages_are_answered_whole_and_streamed(claude, live):
             claude.messages.create(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST + [
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "search_orders", "input": {"customer": "acme"}}]},
                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "[]"}]}])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_replayed_answer_reports_the_recorded_cache_tokens_so_it_costs_the_same(claude, client, stream, tmp_path):
+    """Recorded input tokens include the cache's (GenAI conventions); Anthropic's API counts them apart."""
+    import agentotel
+
+    case = anthropic_case()
+    case.models[0].usage = {"input_tokens": 1000, "output_tokens": 20, "cache_read_tokens": 600, "cache_write_tokens": 100}
+    openai_case = new_case(looping_run(), at=3, layer="tool", name="orders")
+    openai_case.models[0].usage = {"input_tokens": 1000, "output_tokens": 20, "cache_read_tokens": 600, "reasoning_tokens": 5}
+    agentotel.instrument(tmp_path)
+    try:
+        with replay(case, policy="fifo"):
+            if stream:
+                with claude.messages.stream(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST) as s:
+                    s.get_final_message()
+            else:
+                claude.messages.create(model="claude-test-model", max_tokens=100, messages=ANTHROPIC_FIRST)
+        with replay(openai_case):
+            if stream:
+                list(client.chat.completions.create(model="gpt-4o-mini", messages=FIRST, stream=True,
+                                                    stream_options={"include_usage": True}))
+            else:
+                client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+        assert agentotel.flush()
+        rows = agentotel.open(tmp_path).sql(
+            "SELECT provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens "
+            "FROM llm_calls ORDER BY provider").fetchall()
+    finally:
+        agentotel.shutdown()
+    assert rows == [("anthropic", 1000, 20, 600, 100, None), ("openai", 1000, 20, 600, None, 5)]

@@ -258,8 +258,6 @@ def test_instrument_with_a_directory_under_opentelemetry_instrument_writes_parqu
         assert traces.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
 
 
-@pytest.mark.xfail(strict=True, reason="cases/case.py (fixture usage) and cases/_model.py keep only input/output "
-                   "tokens, so a replayed model call loses its cached tokens and costs more than the recorded one")
 def test_a_replayed_model_call_costs_what_the_recorded_one_did(tmp_path):
     out = _python(tmp_path, '''
         import agentotel, openai
