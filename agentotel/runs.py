@@ -361,12 +361,20 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
                 active.environment = True
 
 
+def _failed(exc: BaseException | None) -> bool:
+    """Whether the run ended in failure: an exception, but not a generator closed early or a clean
+    `sys.exit(0)` (the program chose to stop, successfully)."""
+    if exc is None or isinstance(exc, GeneratorExit):
+        return False
+    return not (isinstance(exc, SystemExit) and exc.code in (None, 0))
+
+
 def _finish_run(active: _Active, exc: BaseException | None) -> None:
     span, current = active.span, active.run
     with internal_errors("runs.finish"):
         if current._has_output:
             active.payload.set(span, AGENTOTEL_RUN_OUTPUT, current._output)
-        if exc is not None and not isinstance(exc, GeneratorExit):
+        if _failed(exc):
             record_error(span, exc, active.payload)
         active.payload.apply_markers(span)
     if active.environment:
