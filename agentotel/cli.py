@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import csv
 import datetime as dt
+import decimal
 import importlib
 import io
 import json
@@ -99,8 +100,10 @@ def _isatty(stream: Any) -> bool:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, (dt.datetime, dt.date)):
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value.isoformat()
+    if isinstance(value, decimal.Decimal):  # DuckDB's sum() of integers is a HUGEINT, i.e. a Decimal here
+        return int(value) if value == value.to_integral_value() else float(value)
     return str(value)
 
 
@@ -380,7 +383,7 @@ def _sql(args: argparse.Namespace, out: Output) -> None:
         out.emit_json(rows)
     elif fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.writer(buffer)
+        writer = csv.writer(buffer, lineterminator="\n")  # "\r\n" would follow the last field into `$(...)`
         writer.writerow(table.column_names)
         for row in rows:
             writer.writerow([_csv_cell(row[c]) for c in table.column_names])
@@ -398,7 +401,7 @@ def _cell(value: Any) -> str:
 
     if value is None:
         return "[dim]NULL[/]"
-    text = value if isinstance(value, str) else json.dumps(value, default=_json_default, ensure_ascii=False)
+    text = value if isinstance(value, str) else _scalar_text(value)
     text = " ".join(text.split())
     return escape(text if len(text) <= 80 else text[:79] + "…")
 
@@ -406,8 +409,13 @@ def _cell(value: Any) -> str:
 def _csv_cell(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float)):
         return value
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
+    return _scalar_text(value)
+
+
+def _scalar_text(value: Any) -> str:
+    """A value as text in a table or CSV cell: numbers and times bare, lists and maps as JSON."""
+    if isinstance(value, (dt.datetime, dt.date, dt.time, decimal.Decimal)):
+        return str(_json_default(value))
     return json.dumps(value, default=_json_default, ensure_ascii=False)
 
 

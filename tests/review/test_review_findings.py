@@ -139,8 +139,6 @@ def recorded(tmp_path_factory) -> dict:
     return {"dir": str(tmp_path / "store"), "a": run_a, "b": run_b}
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py _json_default/_csv_cell: DuckDB sum() of a BIGINT (HUGEINT -> "
-                   "Decimal) is printed as the string \"2000\" in --format json and as '\"2000\"' in csv")
 def test_sql_prints_summed_tokens_as_numbers(recorded):
     code, out, _ = _cli("sql", "SELECT sum(input_tokens) AS tokens FROM llm_calls", "--format", "json",
                         "--dir", recorded["dir"])
