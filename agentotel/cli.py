@@ -329,12 +329,11 @@ def _env_arguments(p: argparse.ArgumentParser) -> None:
 @command("env", help="a run's environment, or what differs between two", example="agentotel env 3f2a 9c1e",
          arguments=_env_arguments)
 def _env(args: argparse.Namespace, out: Output) -> None:
-    from agentotel import environment
-
-    from agentotel.query.diff import run_snapshot
+    from agentotel.query.diff import compare_environments, run_snapshot
 
     traces = _open(args, out)
-    snap_a = run_snapshot(traces.trajectory(args.run))
+    trajectory_a = traces.trajectory(args.run)
+    snap_a = run_snapshot(trajectory_a)
     if args.run_b is None:
         if snap_a is None:
             raise UserError(f"run {args.run!r} has no environment snapshot (recorded with environment capture off?)")
@@ -343,11 +342,10 @@ def _env(args: argparse.Namespace, out: Output) -> None:
         else:
             out.console.print_json(json.dumps(snap_a, default=str))
         return
-    snap_b = run_snapshot(traces.trajectory(args.run_b))
-    if snap_a is None or snap_b is None:
+    result = compare_environments(trajectory_a, traces.trajectory(args.run_b))
+    if result is None:
         missing = args.run if snap_a is None else args.run_b
         raise UserError(f"run {missing!r} has no environment snapshot to compare")
-    result = environment.diff(snap_a, snap_b)
     if out.json:
         out.emit_json(result.to_dict())
         return

@@ -263,9 +263,11 @@ class Traces:
             runs.setdefault(m["run_id"], m)
         if not runs:
             raise RunNotFound(f"no run matches {name!r} (try `agentotel runs`)")
-        if len(runs) > 1 and exact and len({m["trace_id"] for m in exact}) == 1 and name == exact[0]["trace_id"]:
-            # A trace id naming several runs (nested runs share a trace): the outermost one is meant.
-            outer = self._rows("SELECT run_id FROM runs WHERE trace_id = $t AND parent_run_id IS NULL", {"t": name})
+        traces = {m["trace_id"] for m in runs.values()}
+        if len(runs) > 1 and len(traces) == 1 and next(iter(traces)).startswith(name):
+            # A trace id (or a prefix of one) naming several runs: nested runs share their trace, and no
+            # number of characters tells them apart. The outermost one is meant.
+            outer = self._rows("SELECT run_id FROM runs WHERE trace_id = $t AND parent_run_id IS NULL", {"t": next(iter(traces))})
             if len(outer) == 1 and outer[0]["run_id"] in runs:
                 return _ref(runs[outer[0]["run_id"]])
         if len(runs) > 1:

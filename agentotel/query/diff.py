@@ -245,6 +245,22 @@ def run_snapshot(trajectory: Trajectory) -> dict[str, Any] | None:
     return {**snapshot, "models": _models(trajectory)}
 
 
+def compare_environments(a: Trajectory, b: Trajectory) -> Any:
+    """agentotel.environment's comparison of two runs' snapshots (models included), or None when either
+    has none. The hashes are the ones the runs recorded (`runs` and `diff` show them): the models added
+    here are not part of what was hashed at record time."""
+    import dataclasses
+
+    from agentotel.environment import diff as env_diff
+
+    snap_a, snap_b = run_snapshot(a), run_snapshot(b)
+    if snap_a is None or snap_b is None:
+        return None
+    result = env_diff(snap_a, snap_b)
+    return dataclasses.replace(result, hash_a=a.run.get("env_hash") or result.hash_a,
+                               hash_b=b.run.get("env_hash") or result.hash_b)
+
+
 def _models(trajectory: Trajectory) -> list[str]:
     return sorted({step.model for step in trajectory.steps if step.model})
 
@@ -256,11 +272,8 @@ def _environment(a: Trajectory, b: Trajectory) -> tuple[dict[str, Any], list[str
         # The same environment and models: no need to read and compare the snapshots.
         return {"same": True, "hash_a": hash_a, "hash_b": hash_b, "changes": []}, []
     try:
-        from agentotel.environment import diff as env_diff
-
-        snap_a, snap_b = run_snapshot(a), run_snapshot(b)
-        if snap_a is not None and snap_b is not None:
-            result = env_diff(snap_a, snap_b)
+        result = compare_environments(a, b)
+        if result is not None:
             return result.to_dict(), ([] if result.same else list(result.lines()))
     except (ImportError, NotImplementedError):
         pass  # the environment comparison is not available in this build: compare the attributes

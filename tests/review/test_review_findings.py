@@ -157,9 +157,6 @@ def test_trajectory_full_shows_a_long_message_whole_when_piped(recorded):
     assert "END_OF_TASK_MARKER" in out
 
 
-@pytest.mark.xfail(strict=True, reason="environment/_diff.py diff() hashes the snapshot plus the models that "
-                   "query/diff.py run_snapshot() adds, so `agentotel env A B` reports a hash different from the "
-                   "run's recorded agentotel.env.hash shown by `runs`/`diff`")
 def test_env_compare_reports_the_recorded_environment_hash(recorded):
     code, out, _ = _cli("env", recorded["a"], recorded["b"], "--json", "--dir", recorded["dir"])
     assert code == 0
@@ -169,9 +166,6 @@ def test_env_compare_reports_the_recorded_environment_hash(recorded):
     assert json.loads(out)["hash_a"] == recorded_hash
 
 
-@pytest.mark.xfail(strict=True, reason="query/__init__.py resolve(): a trace-id prefix of a run with a sub-agent "
-                   "is 'ambiguous ... give more characters', though no prefix can tell them apart (the full "
-                   "trace id resolves to the outermost run)")
 def test_a_trace_id_prefix_names_the_outermost_run(recorded):
     with agentotel.open(recorded["dir"]) as traces:
         trace_id = traces.run(recorded["a"])["trace_id"]
