@@ -68,7 +68,7 @@ class Output:
 
         self.json = as_json
         out, err = stdout or sys.stdout, stderr or sys.stderr
-        tty = _isatty(out)
+        tty = self.tty = _isatty(out)
         # Off a terminal: no colour, no cursor tricks, and a wide page so tables are not squeezed.
         self.console = Console(file=out, width=None if tty else 200, no_color=not tty, highlight=False,
                                soft_wrap=not tty)
@@ -250,7 +250,10 @@ def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title:
             for label, value in (("input", s.input), ("output", s.output)):
                 text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
                 out.console.print(f"[bold]{label}[/]")
-                out.console.print(Syntax(text or "", "json", word_wrap=True, theme="ansi_dark"))
+                if out.tty:
+                    out.console.print(Syntax(text or "", "json", word_wrap=True, theme="ansi_dark"))
+                else:  # piped: the payload whole, never cropped to a page width
+                    out.console.file.write((text or "") + "\n")
 
 
 # -- diff ----------------------------------------------------------------------------------------------

@@ -149,8 +149,6 @@ def test_sql_prints_summed_tokens_as_numbers(recorded):
     assert out.splitlines() == ["tokens", "4000"]
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py print_trajectory: `trajectory --full` off a terminal renders "
-                   "payloads at a fixed 200 columns and crops longer lines, so the end of a long message is lost")
 def test_trajectory_full_shows_a_long_message_whole_when_piped(recorded):
     code, out, _ = _cli("trajectory", recorded["a"], "--full", "--dir", recorded["dir"])
     assert code == 0
