@@ -548,45 +548,53 @@ def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
         return len(value) <= room and not policy.redact_text(value)[1]
     if not (t is dict or t is list or t is tuple):
         return value is None or t is bool or t is int or (t is float and math.isfinite(value))
-    known = policy.known_keys
-    chars = nodes = 0
     texts: list[str] = []
-    stack = [(value, 0)]
-    while stack:
-        container, depth = stack.pop()
-        size = len(container)
-        nodes += size
-        if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes > _MAX_NODES:
-            return False
-        if type(container) is dict:
-            for k in container:
-                if type(k) is not str:
-                    return False
-                secret = known.get(k)
-                if secret is None:
-                    secret = policy.remember_key(k)
-                if secret and _is_scalar_secret(container[k]):
-                    return False
-            members = container.values()
-        else:
-            members = container
-        for v in members:
-            t = type(v)
-            if t is str:
-                chars += len(v)
-                if chars > room:
-                    return False
-                texts.append(v)
-            elif t is dict or t is list or t is tuple:
-                stack.append((v, depth + 1))
-            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
-                return False
+    nodes = [0]
+    if not _plain(value, 0, texts, nodes, policy) or nodes[0] > _MAX_NODES or sum(map(len, texts)) > room:
+        return False
     # No redaction anywhere: one look at all the texts when no rule can match any of them (the usual
     # case), else the walker's own test, text by text.
     if policy.builtin_only and _may_match(" ".join(texts)) is None:
         return True
     redact = policy.redact_text
     return not any(redact(text)[1] for text in texts)
+
+
+def _plain(container: Any, depth: int, texts: list[str], nodes: list[int], policy: _Policy) -> bool:
+    """`_unchanged` for one container: its strings go to `texts`, its member count to `nodes[0]`."""
+    size = len(container)
+    nodes[0] += size
+    if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes[0] > _MAX_NODES:
+        return False
+    if type(container) is dict:
+        known = policy.known_keys
+        for k, v in container.items():
+            if type(k) is not str:
+                return False
+            secret = known.get(k)
+            if secret is None:
+                secret = policy.remember_key(k)
+            if secret and _is_scalar_secret(v):
+                return False
+            t = type(v)
+            if t is str:
+                texts.append(v)
+            elif t is dict or t is list or t is tuple:
+                if not _plain(v, depth + 1, texts, nodes, policy):
+                    return False
+            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
+                return False
+    else:
+        for v in container:
+            t = type(v)
+            if t is str:
+                texts.append(v)
+            elif t is dict or t is list or t is tuple:
+                if not _plain(v, depth + 1, texts, nodes, policy):
+                    return False
+            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
+                return False
+    return True
 
 
 def _cut_before_word(text: str, limit: int) -> str:

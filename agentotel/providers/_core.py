@@ -164,9 +164,12 @@ def field_of(obj: Any, name: str, default: Any = None) -> Any:
     if obj is None:
         return default
     value = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-    if value is None or type(value).__name__ in _SENTINELS:
+    if value is None:
         return default
-    return value
+    kind = type(value)
+    if kind is str or kind is int or kind is list:  # the usual answers: no sentinel (skips the name test)
+        return value
+    return default if kind.__name__ in _SENTINELS else value
 
 
 def capturing() -> bool:
@@ -397,7 +400,8 @@ class ModelCall:
                 attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
             if cost is not None:
                 attributes[AGENTOTEL_COST_USD] = cost
-            span.set_attributes(attributes)  # one call (one lock) for all of them
+            if attributes:
+                span.set_attributes(attributes)  # one call (one lock) for all of them
             if error is not None:
                 # The message and traceback may quote the request: content, so they follow the policy.
                 record_error(span, error, self.payload)

@@ -216,14 +216,15 @@ def _chat_response(completion: Any) -> Response:
             response.finish_reasons.append(finish)
         message = field_of(choice, "message")
         parts = _content_parts(field_of(message, "content"))
-        if field_of(message, "refusal"):
-            parts.append(text_part(field_of(message, "refusal")))
+        refusal = field_of(message, "refusal")
+        if refusal:
+            parts.append(text_part(refusal))
         for call in field_of(message, "tool_calls") or ():
             function = field_of(call, "function")
-            name, arguments = field_of(function, "name"), field_of(function, "arguments")
-            parts.append(tool_call_part(field_of(call, "id"), name, arguments))
-            if field_of(call, "id") and name:
-                response.tool_calls.append(PendingToolCall(field_of(call, "id"), name, parse_arguments(arguments)))
+            call_id, name, arguments = field_of(call, "id"), field_of(function, "name"), field_of(function, "arguments")
+            parts.append(tool_call_part(call_id, name, arguments))
+            if call_id and name:
+                response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
         messages.append({"role": field_of(message, "role", "assistant"), "parts": parts, "finish_reason": finish})
     response.output_messages = messages
     return response
