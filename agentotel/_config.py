@@ -45,6 +45,27 @@ def _int(name: str, raw: str) -> int:
     return value
 
 
+_SIZE_UNITS = (("gib", 1 << 30), ("mib", 1 << 20), ("kib", 1 << 10), ("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10),
+               ("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10), ("b", 1))
+
+
+def parse_size(name: str, raw: str) -> int:
+    """A byte count from a setting: 1048576, 64MiB, 64M, 512KiB, 1G (units are powers of 1024)."""
+    text = raw.strip().lower().replace(" ", "")
+    scale = 1
+    for suffix, factor in _SIZE_UNITS:
+        if text.endswith(suffix):
+            text, scale = text[: -len(suffix)], factor
+            break
+    try:
+        value = int(float(text) * scale)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r}: expected a size such as 65536 or 64MiB") from None
+    if value <= 0:
+        raise ConfigError(f"{name}={raw!r}: must be positive")
+    return value
+
+
 def _float(name: str, raw: str) -> float:
     try:
         return float(raw.strip())
@@ -59,8 +80,18 @@ def _list(sep: str) -> Callable[[str, str], tuple[str, ...]]:
     return parse
 
 
+# OTel's GenAI capture modes (opentelemetry-util-genai) besides true/false: any of them records content.
+_CAPTURE_ON = _TRUE | {"span_only", "event_only", "span_and_event"}
+
+
 def _capture(name: str, raw: str) -> bool:
-    return raw.strip().lower() not in _CAPTURE_OFF
+    value = raw.strip().lower()
+    if value in _CAPTURE_ON:
+        return True
+    if value in _CAPTURE_OFF:
+        return False
+    # A misspelt "off" must not leave capture on: say so instead of guessing.
+    raise ConfigError(f"{name}={raw!r}: expected true or false (or NO_CONTENT, SPAN_ONLY, EVENT_ONLY, SPAN_AND_EVENT)")
 
 
 def _exporters(name: str, raw: str) -> tuple[str, ...]:
@@ -113,8 +144,8 @@ class Settings:
         ("AGENTOTEL_CAPTURE_CONTENT", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"), _capture, True
     )
     # Content policy: per-value and per-span payload limits keep a span far below OTLP's 4 MiB message.
-    max_value_bytes: int = _setting("AGENTOTEL_MAX_VALUE_BYTES", _int, 64 * 1024)
-    max_span_payload_bytes: int = _setting("AGENTOTEL_MAX_SPAN_PAYLOAD_BYTES", _int, 1024 * 1024)
+    max_value_bytes: int = _setting("AGENTOTEL_MAX_VALUE_BYTES", parse_size, 64 * 1024)
+    max_span_payload_bytes: int = _setting("AGENTOTEL_MAX_SPAN_PAYLOAD_BYTES", parse_size, 1024 * 1024)
     redact_patterns: tuple[str, ...] = _setting("AGENTOTEL_REDACT_PATTERNS", _list("\n"), ())
     redact_keys: tuple[str, ...] = _setting("AGENTOTEL_REDACT_KEYS", _list(","), ())
     # Runs and environment.
@@ -126,7 +157,7 @@ class Settings:
     # Cost: a JSON file of {model: {"input": usd_per_mtok, "output": usd_per_mtok, ...}} overriding the price library.
     prices_file: Path | None = _setting("AGENTOTEL_PRICES_FILE", lambda _n, raw: Path(raw), None)
     # Store: the WAL is folded into Parquet at this size or age, whichever comes first.
-    wal_max_bytes: int = _setting("AGENTOTEL_WAL_MAX_BYTES", _int, 64 * 1024 * 1024)
+    wal_max_bytes: int = _setting("AGENTOTEL_WAL_MAX_BYTES", parse_size, 64 * 1024 * 1024)
     wal_max_age_s: float = _setting("AGENTOTEL_WAL_MAX_AGE_S", _float, 60.0)
 
     @classmethod
