@@ -316,8 +316,9 @@ def _schedule_dirty(cap: Capture, root: Path) -> None:
     hashed = {**(cap.snapshot.get("lockfiles") or {}), **(cap.snapshot.get("config_files") or {})}
     files = digest({path: entry.get("sha256") or entry.get("error") for path, entry in hashed.items()})
     commit = repo.get("commit")
-    key = ("dirty", str(root), commit, _repo.index_key(root), top, files)
-    job, new = _job(key, lambda: _repo.check_dirty(root, git, bool(commit)), DIRTY_MAX_AGE_S)
+    exclude = tuple(_repo.exclusions(root, [_config.current().directory]))
+    key = ("dirty", str(root), commit, _repo.index_key(root), top, files, exclude)
+    job, new = _job(key, lambda: _repo.check_dirty(root, git, bool(commit), exclude), DIRTY_MAX_AGE_S)
     cap.snapshot["capture"] = {"dirty": "checked at this run" if new else "reused from an earlier check in this process"}
 
     def apply(result: dict[str, Any]) -> None:

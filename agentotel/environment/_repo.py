@@ -234,13 +234,32 @@ def _status_paths(status: bytes) -> list[str]:
     return paths
 
 
-def check_dirty(root: Path, git: str, has_commit: bool = True) -> dict[str, Any]:
-    """Run `git status` (and `git diff HEAD` when dirty): {"dirty", "diff_hash", "changed"...} or {"error"}."""
+def exclusions(root: Path, paths: list[Path]) -> list[str]:
+    """Git pathspecs leaving out `paths` that lie inside the repository at `root` (the trace store: runs
+    writing their own traces into the working tree must not make it look edited)."""
+    specs = []
+    for path in paths:
+        try:
+            inside = path.resolve().relative_to(root.resolve())
+        except (OSError, ValueError):
+            continue  # outside the repository: git never sees it
+        if inside.parts:
+            specs.append(f":(exclude){inside.as_posix()}")
+    return [".", *specs] if specs else []
+
+
+def check_dirty(root: Path, git: str, has_commit: bool = True, exclude: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run `git status` (and `git diff HEAD` when dirty): {"dirty", "diff_hash", "changed"...} or {"error"}.
+
+    `exclude`: pathspecs from `exclusions()`, left out of both.
+    """
     deadline = time.monotonic() + STATUS_TIMEOUT_S
+    pathspec = ["--", *exclude] if exclude else []
     try:
         digest = hashlib.sha256()
         status = _stream_hash(
-            [git, "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=dirty"],
+            [git, "-C", str(root), "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=dirty",
+             *pathspec],
             root, digest, deadline,
         )  # fmt: skip
         if status == b"":
@@ -248,7 +267,7 @@ def check_dirty(root: Path, git: str, has_commit: bool = True) -> dict[str, Any]
         paths = _status_paths(status)
         # The diff hash covers the status list (so untracked files count) and the full tracked diff.
         if has_commit:
-            diff = [git, "-C", str(root), "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color"]
+            diff = [git, "-C", str(root), "diff", "HEAD", "--binary", "--no-ext-diff", "--no-color", *pathspec]
             _stream_hash(diff, root, digest, deadline)
     except FileNotFoundError:
         return {"error": "git not found"}

@@ -59,6 +59,18 @@ def test_dirty_tree_is_seen_and_hashed(repo: Path, capture) -> None:
     assert snap(capture(repo))["repo"]["diff_hash"] != s["repo"]["diff_hash"]
 
 
+def test_the_trace_store_inside_the_repository_does_not_make_it_dirty(repo: Path, capture, monkeypatch) -> None:
+    monkeypatch.setenv("AGENTOTEL_DIR", str(repo / "agentotel-traces"))  # the default ./agentotel-traces, run from the repo
+    (repo / "agentotel-traces" / "wal").mkdir(parents=True)
+    (repo / "agentotel-traces" / "wal" / "x.arrows").write_text("spans\n")
+    assert snap(capture(repo))["repo"]["dirty"] is False
+    (repo / "notes.txt").write_text("untracked\n")
+    (repo / "main.py").write_text("print('changed')\n")
+    git(repo, "add", "main.py")
+    s = snap(capture(repo))
+    assert s["repo"]["dirty"] is True and s["repo"]["changed"] == ["main.py", "notes.txt"]
+
+
 def test_later_runs_reuse_the_dirty_check_until_a_signal_changes(repo: Path, capture) -> None:
     assert snap(capture(repo))["capture"]["dirty"] == "checked at this run"
     assert snap(capture(repo))["capture"]["dirty"] == "reused from an earlier check in this process"
