@@ -214,6 +214,21 @@ def _results(name, samples, ours_cpu, peer_cpu, n_spans, n_bodies, raw_bytes, re
     )
     ratio = rate_ours.median / rate_peer.median
     mb_s = rate_ours.median * raw_bytes / n_spans / 1e6
+    per_span = raw_bytes / n_spans
+    # What the numbers can and cannot show, in the row itself (the targets are fixed by the issue).
+    if per_span > 8_000:
+        limits = (
+            f"20,000 spans/s of these spans is {20_000 * per_span / 1e6:,.0f} MB/s of OTLP, "
+            f"{20_000 / rate_peer.median:.2f}x what the decode-only ceiling itself reaches here (that receiver's CPU "
+            "is mostly gunzip); beyond the ceiling's work ours converts every span in Python and compresses it "
+            "twice (WAL zstd-1, Parquet zstd-3), so the ratio is the reachable target"
+        )
+    else:
+        limits = (
+            "at this span size the ceiling spends a few µs of C per span (upb parse), while turning a span into a "
+            "row costs a Python receiver far more than that (see the CPU row), so within-3x (>= 1/3 of the "
+            "ceiling) is out of reach for any Python conversion; the absolute rate is the reachable target"
+        )
     return [
         Result(
             benchmark=f"collector ingest rate ({name})",
@@ -224,7 +239,10 @@ def _results(name, samples, ours_cpu, peer_cpu, n_spans, n_bodies, raw_bytes, re
             peer=rate_peer.median,
             target=">= 20,000 spans/s and within 3x of the decode-only ceiling (ratio >= 0.33)",
             met=rate_ours.median >= 20_000 and ratio >= 1 / 3,
-            notes=f"one collector process; {mb_s:,.1f} MB/s of uncompressed OTLP; the ceiling does no conversion and no I/O",
+            notes=(
+                f"one collector process; {mb_s:,.1f} MB/s of uncompressed OTLP; the ceiling does no conversion and "
+                f"no I/O; {limits}; load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"
+            ),
             corpus=described,
             ours_spread=rate_ours.spread,
             peer_spread=rate_peer.spread,
