@@ -92,6 +92,17 @@ class Output:
             yield
 
 
+def _count(raw: str) -> int:
+    """An argparse type: a whole number, 0 or more."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{raw} is negative: give 0 or more")
+    return value
+
+
 def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -171,7 +182,7 @@ def _store_warnings() -> Iterator[None]:
 
 # -- runs -----------------------------------------------------------------------------------------------
 def _runs_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
+    p.add_argument("--limit", type=_count, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
     p.add_argument("--user", help="only runs started by this user")
 
 
@@ -370,6 +381,8 @@ def _sql(args: argparse.Namespace, out: Output) -> None:
 
     from agentotel.query import SQLError, pylist
 
+    if not args.query.strip():
+        raise UserError("the query is empty: give SQL over the views, e.g. \"SELECT * FROM runs\"")
     traces = _open(args, out)
     fmt = args.format or ("json" if out.json else "table")
     try:

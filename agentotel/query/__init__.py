@@ -132,6 +132,11 @@ class Traces:
                 f"no trace store at {self.directory}: run an instrumented agent first "
                 "(or `agentotel demo`), or point --dir / AGENTOTEL_DIR at the right directory"
             )
+        if not any((self.directory / part).is_dir() for part in ("spans", "wal")):
+            inside = next((p for p in self.directory.parents if (p / "spans").is_dir() or (p / "wal").is_dir()), None)
+            hint = f" — did you mean {inside}?" if inside is not None else (
+                ": run an instrumented agent first (or `agentotel demo`), or point --dir / AGENTOTEL_DIR at the folder agentotel writes")
+            raise StoreNotFound(f"{self.directory} is not a trace store (no spans/ or wal/ folder in it){hint}")
         sources = _sources.load(self.directory)
         self.warnings: list[str] = list(sources.warnings)
         for message in self.warnings:

@@ -102,6 +102,13 @@ def test_sql_formats(store):
     assert code == 0 and "run-a1" in out and "2 row(s)" in err
 
 
+def test_a_negative_limit_is_a_usage_error(store, capsys):
+    with pytest.raises(SystemExit) as exit_:  # argparse's usage error, as for any bad option
+        run_cli("runs", "--limit", "-1", "--dir", str(store))
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "give 0 or more" in err and "Binder" not in err
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -112,6 +119,8 @@ def test_sql_formats(store):
         (("sql", "SELECT nope FROM runs", "--dir", "{store}"), "nope"),
         (("env", "run-a1", "--dir", "{store}"), "no environment snapshot"),
         (("compact", "--dir", "{missing}"), "no trace store at"),
+        (("sql", "  ", "--dir", "{store}"), "the query is empty"),
+        (("runs", "--dir", "{store}/spans"), "did you mean"),
     ],
 )
 def test_user_errors_are_one_line_and_a_non_zero_exit(store, tmp_path, argv, message):

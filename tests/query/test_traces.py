@@ -90,8 +90,13 @@ def test_missing_and_empty_directories_are_clear_errors(tmp_path):
     with pytest.raises(StoreNotFound, match="no trace store at"):
         agentotel.open(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreNotFound, match="empty is not a trace store .*run an instrumented agent first"):
+        agentotel.open(tmp_path / "empty")
+    (tmp_path / "empty" / "wal").mkdir()  # what instrument() leaves before any span is written
     with pytest.raises(StoreNotFound, match="no spans in"):
         agentotel.open(tmp_path / "empty")
+    with pytest.raises(StoreNotFound, match=r"wal is not a trace store .* did you mean .*empty\?"):
+        agentotel.open(tmp_path / "empty" / "wal")  # a folder inside the store
 
 
 def test_a_corrupt_parquet_file_is_skipped_with_a_warning_naming_it(store):
