@@ -35,6 +35,7 @@ REPLACES_KEY = b"agentotel.replaces"  # in a compacted file: the names of the fi
 _DAY_NS = 86_400 * 10**9
 _BY_START = [("start_time", "ascending")]
 _AGE_RETRY_S = 0.05  # the age timer's shortest wait
+_AGE_MAX_WAIT_S = 3600.0  # and its longest
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -390,7 +391,8 @@ class StoreWriter:
 def _fold_when_old(ref: "weakref.ref[StoreWriter]", stop: threading.Event) -> None:
     """The age timer's loop: holds the writer only weakly, so an abandoned writer is not kept alive by it."""
     wait = 0.0
-    while not stop.wait(max(wait, _AGE_RETRY_S)):
+    # Capped: a "never" age (1e12 s, inf) must not overflow the wait; NaN compares false and is capped too.
+    while not stop.wait(max(wait, _AGE_RETRY_S) if wait < _AGE_MAX_WAIT_S else _AGE_MAX_WAIT_S):
         writer = ref()
         if writer is None:
             return

@@ -169,6 +169,19 @@ def test_an_idle_writer_folds_its_wal_once_it_is_old_enough(tmp_path, batches):
     assert len(_stored_ids(tmp_path)) == 30
 
 
+@pytest.mark.parametrize("never", [1e12, float("inf")])
+def test_an_age_that_never_comes_keeps_the_age_timer_alive(tmp_path, batches, monkeypatch, never):
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=never)
+    writer.append(batches[0])
+    time.sleep(0.3)  # the timer's first look comes after 0.05 s; its next wait must not overflow
+    assert failures == []
+    assert parquet_files(tmp_path) == []
+    writer.close()
+    assert len(_stored_ids(tmp_path)) == 10
+
+
 def test_a_forked_child_writes_its_own_wal_and_never_touches_the_parents(tmp_path, batches):
     writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
     writer.append(batches[0])
