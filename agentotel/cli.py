@@ -198,11 +198,17 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
         return
     table = _table("run", "name", "user", "started", "duration", "status", "steps", "llm", "tools", "errors",
                    "tokens in/out", "cost", "models")
+    nested = False
     for r in rows:
+        # What the whole run used: its own calls and its sub-agents' (the steps columns are its own).
+        nested = nested or (r["total_input_tokens"], r["total_cost_usd"]) != (r["input_tokens"], r["cost_usd"])
         table.add_row(_short(r["run_id"]), r["name"], r["user_id"] or "", _when(r["start_time"]), _ms(r["duration_ms"]),
                       _status(r["status"]), str(r["steps"]), str(r["model_calls"]), str(r["tool_calls"]),
-                      str(r["errors"]) if r["errors"] else "", f"{_int(r['input_tokens'])}/{_int(r['output_tokens'])}",
-                      _cost(r["cost_usd"]), ", ".join(r["models"] or []))
+                      str(r["errors"]) if r["errors"] else "",
+                      f"{_int(r['total_input_tokens'])}/{_int(r['total_output_tokens'])}",
+                      _cost(r["total_cost_usd"]), ", ".join(r["models"] or []))
+    if nested:
+        table.caption = "tokens and cost include the runs nested in each run"
     out.console.print(table)
     if not rows:
         out.console.print("no runs match")

@@ -163,7 +163,8 @@ def build_trajectory(
 
 
 def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any] | None, steps: list[Step]) -> dict[str, Any]:
-    """The run's row of the `runs` view, computed from the rows at hand.
+    """The run's row of the `runs` view, computed from the rows at hand (the run's trace: a run nested in
+    another trace, started by a service the run called, is in the view's totals only).
 
     `sql/runs.sql` is the definition; this mirrors it for one run because planning that query costs
     ~30 ms, a third of a trajectory's budget. tests/query/test_trajectory.py checks they agree.
@@ -182,7 +183,11 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
     else:
         duration_ms = (end - start).total_seconds() * 1e3 if start and end else None
     root_error = root.get("status_code") == "ERROR"
+    failed_steps = sum(s.status == "error" for s in steps)
     costs = [s.cost_usd for s in steps if s.cost_usd is not None]
+    family = _nested_runs(rows, run_id) | {run_id}
+    family_steps = [r for r in rows if r.get("step_type") and r.get("step_run") in family]
+    family_costs = [r["cost_usd"] for r in family_steps if r.get("cost_usd") is not None]
     return {
         "run_id": run_id,
         "name": (root.get("run_name") or root["name"]) if root else "(unnamed)",
@@ -197,7 +202,7 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
         "model_calls": sum(s.type == "llm" for s in steps),
         "tool_calls": sum(s.type == "tool" for s in steps),
         "retrievals": sum(s.type == "retrieval" for s in steps),
-        "errors": sum(s.status == "error" for s in steps) + int(root_error),
+        "errors": failed_steps + int(root_error and not failed_steps),
         "input_tokens": sum(s.input_tokens or 0 for s in steps),
         "output_tokens": sum(s.output_tokens or 0 for s in steps),
         "cost_usd": sum(costs) if costs else None,
@@ -206,7 +211,25 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
         "agent_name": latest("agent_name"),
         "service_name": latest("service_name"),
         "parent_run_id": root.get("parent_run_id"),
+        "total_input_tokens": sum(r.get("input_tokens") or 0 for r in family_steps),
+        "total_output_tokens": sum(r.get("output_tokens") or 0 for r in family_steps),
+        "total_cost_usd": sum(family_costs) if family_costs else None,
     }
+
+
+def _nested_runs(rows: list[Mapping[str, Any]], run_id: str) -> set[str]:
+    """The runs nested in `run_id` at any depth, among the rows at hand (its trace: where sub-agents run)."""
+    parent_of = {(r.get("run_id") or r["trace_id"]): r.get("parent_run_id") for r in rows if r.get("is_root")}
+    nested: set[str] = set()
+    for child in parent_of:
+        seen, at = set(), child
+        while at is not None and at not in seen:
+            seen.add(at)
+            at = parent_of.get(at)
+            if at == run_id:
+                nested.add(child)
+                break
+    return nested
 
 
 def _place(

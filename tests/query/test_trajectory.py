@@ -122,6 +122,23 @@ def test_a_nested_run_is_an_agent_step_of_the_outer_run(tmp_path):
     assert traces.resolve(outer.trace_id).run_id == "outer"
 
 
+def test_a_runs_totals_include_its_sub_agents_and_a_failure_counts_once(tmp_path):
+    store = SpanStore(tmp_path)
+    outer = store.run("planner", "outer", status="ERROR")
+    outer.llm(assistant("plan"), input_tokens=100, output_tokens=10, cost=0.5)
+    delegate = outer.tool("delegate", {}, None, error="RuntimeError")  # failed, and the run failed with it
+    inner = store.run("worker", "inner", trace_id=outer.trace_id, start=outer.spans[-1]["start_time_ns"] + 1_000_000,
+                      env={sc.AGENTOTEL_RUN_PARENT_ID: "outer", "_parent_span": delegate})
+    inner.llm(assistant("work"), input_tokens=1000, output_tokens=200, cost=0.25)
+    store.write()
+    traces = agentotel.open(tmp_path)
+    rows = traces.sql("SELECT run_id, input_tokens, total_input_tokens, total_output_tokens, cost_usd, total_cost_usd, "
+                      "errors FROM runs ORDER BY run_id").fetchall()
+    assert rows == [("inner", 1000, 1000, 200, 0.25, 0.25, 0), ("outer", 100, 1100, 210, 0.5, 0.75, 1)]
+    run = traces.trajectory("outer").run
+    assert (run["total_input_tokens"], run["total_output_tokens"], run["total_cost_usd"], run["errors"]) == (1100, 210, 0.75, 1)
+
+
 def test_a_trajectorys_run_summary_is_the_runs_view_row(tmp_path):
     """Traces.trajectory() computes the run row in Python (for speed); it must equal the `runs` view's."""
     store = SpanStore(tmp_path)

@@ -1,7 +1,9 @@
 -- The `runs` view: one row per run (who started it, when, how it went, what it used). A run still in
 -- progress has no root span yet: it is listed with status 'running' from the spans already recorded.
 -- Traces.trajectory() computes the same row for one run in Python (trajectory._summary); keep them in step.
-WITH s AS (
+-- Steps, tokens and cost are the run's own; the total_* columns add every run nested inside it (the
+-- sub-agents a planner started), which is what the whole run cost.
+WITH RECURSIVE s AS (
     SELECT *, coalesce(run_id, trace_id) AS run_key FROM _spans_marked
 ),
 roots AS (
@@ -47,7 +49,8 @@ step_totals AS (
     FROM s
     WHERE step_type IS NOT NULL AND step_run IS NOT NULL
     GROUP BY step_run
-)
+),
+own AS (
 SELECT
     m.run_key AS run_id,
     coalesce(r.name, '(unnamed)') AS name,
@@ -62,7 +65,8 @@ SELECT
     coalesce(t.model_calls, 0) AS model_calls,
     coalesce(t.tool_calls, 0) AS tool_calls,
     coalesce(t.retrievals, 0) AS retrievals,
-    coalesce(t.errors, 0) + CASE WHEN r.status_code = 'ERROR' THEN 1 ELSE 0 END AS errors,
+    -- Failed steps; a run that failed with no failed step (its own code raised) counts one.
+    coalesce(t.errors, 0) + CASE WHEN r.status_code = 'ERROR' AND coalesce(t.errors, 0) = 0 THEN 1 ELSE 0 END AS errors,
     coalesce(t.input_tokens, 0) AS input_tokens,
     coalesce(t.output_tokens, 0) AS output_tokens,
     t.cost_usd,
@@ -76,3 +80,22 @@ LEFT JOIN roots r USING (run_key)
 LEFT JOIN step_totals t USING (run_key)
 -- Spans outside any run form a run of their own only when their trace has no real run.
 WHERE NOT (m.outside_runs AND m.trace_id IN (SELECT trace_id FROM members WHERE NOT outside_runs))
+),
+-- (run, ancestor) for every run and each run it is nested in, itself included; 64 levels at most.
+nesting(run_id, ancestor, depth) AS (
+    SELECT run_id, run_id, 0 FROM own
+    UNION ALL
+    SELECT n.run_id, o.parent_run_id, n.depth + 1
+    FROM nesting n JOIN own o ON o.run_id = n.ancestor
+    WHERE o.parent_run_id IS NOT NULL AND o.parent_run_id <> n.run_id AND n.depth < 64
+),
+rolled AS (
+    SELECT n.ancestor AS run_id,
+           sum(o.input_tokens)::BIGINT AS total_input_tokens,
+           sum(o.output_tokens)::BIGINT AS total_output_tokens,
+           sum(o.cost_usd) AS total_cost_usd
+    FROM nesting n JOIN own o ON o.run_id = n.run_id
+    GROUP BY n.ancestor
+)
+SELECT own.*, rolled.total_input_tokens, rolled.total_output_tokens, rolled.total_cost_usd
+FROM own JOIN rolled USING (run_id)
