@@ -194,12 +194,14 @@ class Traces:
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
         query = _sql("root_attributes")
+        one_file = query.replace("{source}", "read_parquet($file)")
 
         def extract(file: str) -> pa.Table:
-            return self._con.sql(query, params={"file": file}).to_arrow_table()
+            return self._con.sql(one_file, params={"file": file}).to_arrow_table()
 
         indexed = _roots.roots(self.directory, files, extract)
-        recent = self._con.sql(_sql("root_attributes_in_memory")).to_arrow_table().cast(_roots.SCHEMA)
+        not_in_parquet = "(SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans)"
+        recent = self._con.sql(query.replace("{source}", not_in_parquet)).to_arrow_table().cast(_roots.SCHEMA)
         return pa.concat_tables([indexed, recent])
 
     # -- SQL ------------------------------------------------------------------------------------

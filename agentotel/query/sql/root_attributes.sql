@@ -1,6 +1,8 @@
--- The root attributes of one Parquet file ($file): for each invoke_agent span, its ids and times and the
--- run attributes the runs and steps views need (the run's name, trigger, environment hash, enclosing run). Extracted once
--- per file into the roots index (_roots.py), so listing runs never reads every span's attribute map.
+-- The root attributes of a source of spans ({source}: one Parquet file, extracted once per file into the
+-- roots index (_roots.py) so listing runs never reads every span's attribute map; or the spans not in
+-- Parquet yet, the WAL's and migrated files', read afresh each time the store is opened): for each
+-- invoke_agent span, its ids and times and the run attributes the runs and steps views need (the run's
+-- name, trigger, environment hash, enclosing run).
 SELECT
     trace_id,
     span_id,
@@ -11,5 +13,5 @@ SELECT
     attributes[getvariable('AGENTOTEL_RUN_TRIGGER')] AS run_trigger,
     attributes[getvariable('AGENTOTEL_ENV_HASH')] AS env_hash,
     attributes[getvariable('AGENTOTEL_RUN_PARENT_ID')] AS parent_run_id
-FROM read_parquet($file)
+FROM {source}
 WHERE operation = 'invoke_agent'
