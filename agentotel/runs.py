@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import baggage, context, trace
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import Span, SpanProcessor
 from opentelemetry.semconv.attributes.exception_attributes import (
     EXCEPTION_MESSAGE,
     EXCEPTION_STACKTRACE,
@@ -486,15 +486,6 @@ class AttributionProcessor(SpanProcessor):
             span.set_attributes(stamp)  # one lock round for all of them
         except Exception as exc:  # noqa: BLE001 - a processor must never fail the span
             report_internal_error("runs.attribution", exc)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 # --- Context into threads ------------------------------------------------------------------------------

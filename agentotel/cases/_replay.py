@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from opentelemetry.sdk.trace import SpanProcessor
+
 from agentotel import semconv
 from agentotel._context import canonical_arguments, current_run
 from agentotel._internal import internal_errors
@@ -339,7 +341,7 @@ def _install_http_patch() -> None:
 # ---- linking replayed spans to the case --------------------------------------------------------------
 
 
-class _CaseStamp:
+class _CaseStamp(SpanProcessor):
     """A span processor stamping `agentotel.replay.case` on every span started while a replay is active."""
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
@@ -347,18 +349,6 @@ class _CaseStamp:
         if isinstance(replayer, Replayer):
             with internal_errors("replay.stamp"):
                 span.set_attribute(semconv.AGENTOTEL_REPLAY_CASE, replayer.case.ref)
-
-    def _on_ending(self, span: Any) -> None:
-        pass
-
-    def on_end(self, span: Any) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 _stamped_providers: set[int] = set()
