@@ -2,9 +2,9 @@
 
 Each test runs a small real agent in a subprocess, the way a user would: the real openai SDK against a
 scripted model on 127.0.0.1, `agentotel.instrument()` writing a real store, then the `agentotel`
-command or `agentotel.open()` reading it back. Every test here is `xfail(strict=True)` with the defect
-as its reason: when the defect is fixed the test passes, strict xfail turns that into a failure, and
-the marker is removed.
+command or `agentotel.open()` reading it back. A defect not fixed yet is marked `xfail(strict=True)`
+with the defect as its reason: when it is fixed the test passes, strict xfail turns that into a
+failure, and the marker is removed.
 """
 
 from __future__ import annotations
