@@ -2,17 +2,28 @@
 
 Per-call time added by instrumentation to `client.chat.completions.create`, content capture on, for a
 plain call and a 30-chunk stream, on the same `httpx2.MockTransport` (no network, no server): agentotel,
-a hand-written span with the same attributes (the floor a generic wrapper can aim at), and the peers
-that install and run with openai 3.x. Every configuration runs in its own process (the peers patch
-globally); inside it, uninstrumented and instrumented batches alternate (the instrumentation switched
-on and off between them), and the overhead is the median difference of back-to-back pairs, then the
-median over rounds that rotate the configurations' order.
-Times are CPU seconds of the measuring process. Spans go through a SimpleSpanProcessor to an exporter that drops them, for every configuration.
+a hand-written span with the same attributes (the floor a generic wrapper can aim at: every attribute
+agentotel records on these calls, same values, messages JSON-encoded in the GenAI shape; without the
+content policy's redaction and bounds), and the peers that install and run with openai 3.x. Every
+configuration runs in its own process (the peers patch globally); inside it, uninstrumented and
+instrumented batches alternate (the instrumentation switched on and off between them), and the
+overhead is the median difference of back-to-back batches, then the median over rounds that rotate the
+configurations' order. The hand-written span is timed inside agentotel's process, its batches
+interleaved with agentotel's and the baseline's, so the ratio against it compares batches taken moments
+apart. Times are CPU seconds of the measuring process (on a shared machine wall time mostly measures
+the other processes), with the garbage collector's view of the long-lived objects frozen after warm-up.
+Spans go through a SimpleSpanProcessor to an exporter that drops them, for every configuration.
 
-Peers: `opentelemetry-instrumentation-openai-v2` needs `httpx` (openai 3.x ships `httpx2` only) and an
-`opentelemetry-util-genai` older than the one pip resolves; it runs only when
-`AGENTOTEL_BENCH_PEER_PATH` names a directory with both, else its row says why. To build one:
-`pip install --target DIR httpx && pip install --no-deps --target DIR "opentelemetry-util-genai==1.1b0"`.
+Peers: `opentelemetry-instrumentation-openai-v2` (installed) imports `httpx`, which openai 3.x no
+longer ships (it uses `httpx2`), and needs `opentelemetry-util-genai` 1.1b0 (the installed 1.3b0 lacks
+`opentelemetry.util.genai.instruments`). It runs when `AGENTOTEL_BENCH_PEER_PATH` names a directory
+holding those three packages, put first on its worker's path only; without it, its row says why.
+To reproduce the committed row:
+
+    pip install --no-deps --target /work/peers/genai-openai-v2 httpx==0.28.1 httpcore==1.0.9 opentelemetry-util-genai==1.1b0
+    AGENTOTEL_BENCH_PEER_PATH=/work/peers/genai-openai-v2 python -m benchmarks providers
+
+(`--no-deps`: httpx's own dependencies come from the main install, so nothing else is shadowed.)
 OpenLLMetry's `uninstrument()` leaves its wrappers in place, so it is timed unpaired (see its notes).
 """
 
@@ -216,19 +227,20 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
             fn()
         return (time.process_time() - start) / n
 
-    kinds = (("plain", plain, calls), ("stream", stream, max(calls // 4, 2)))
+    # A streamed call takes ~4x a plain one: a quarter of the calls a batch, twice the batches.
+    kinds = (("plain", plain, calls, batches), ("stream", stream, max(calls // 4, 2), 2 * batches))
     if not paired:
         # Instrumented once, never switched off: baseline batches first, then instrumented ones.
-        for _, fn, _ in kinds:
+        for _, fn, _, _ in kinds:
             fn()
         gc.collect()
         gc.freeze()  # as in the paired case below
-        base = {kind: [batch(fn, n) for _ in range(batches)] for kind, fn, n in kinds}
+        base = {kind: [batch(fn, n) for _ in range(count)] for kind, fn, n, count in kinds}
         switch(True)
-        for kind, _, _ in kinds:
+        for kind, _, _, _ in kinds:
             instrumented[kind]()
-        inst = {kind: [batch(instrumented[kind], n) for _ in range(batches)] for kind, _, n in kinds}
-        return {kind: {"base": base[kind], "inst": inst[kind], "unpaired": True} for kind, _, _ in kinds}
+        inst = {kind: [batch(instrumented[kind], n) for _ in range(count)] for kind, _, n, count in kinds}
+        return {kind: {"base": base[kind], "inst": inst[kind], "unpaired": True} for kind, _, _, _ in kinds}
     # Does switching off really switch off? (OpenLLMetry's uninstrument() leaves its wrappers on.)
     switch(True)
     plain()
@@ -238,7 +250,7 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
     if Drop.count != before:
         return {"leaky": True}
     out: dict[str, Any] = {}
-    for kind, base_fn, n in kinds:
+    for kind, base_fn, _, _ in kinds:
         base_fn(), instrumented[kind]()  # warm up (imports, pydantic caches)
         if hand:
             hand[kind]()
@@ -247,12 +259,12 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
     # calls themselves make is still collected, and timed, as usual).
     gc.collect()
     gc.freeze()
-    for kind, base_fn, n in kinds:
+    for kind, base_fn, n, count in kinds:
         if hand:
             # Three arms a round (baseline, hand-written, agentotel), their order rotating.
             arms: list[tuple[str, Any, bool]] = [("base", base_fn, False), ("hand", hand[kind], False), ("inst", base_fn, True)]
             runs: dict[str, list[float]] = {"base": [], "hand": [], "inst": []}
-            for b in range(batches):
+            for b in range(count):
                 for name, fn, on in arms[b % 3 :] + arms[: b % 3]:
                     switch(on)
                     runs[name].append(batch(fn, n))
@@ -260,7 +272,7 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
             out[kind] = {**runs, "unpaired": False}
             continue
         base, inst = [], []
-        for b in range(batches):
+        for b in range(count):
             for on in ((False, True) if b % 2 == 0 else (True, False)):
                 switch(on)
                 (inst if on else base).append(batch(instrumented[kind] if on else base_fn, n))
@@ -295,7 +307,10 @@ def _run_worker(config: str, calls: int, batches: int, paired: bool = True) -> d
 
 def run(quick: bool) -> list[Result]:
     # Many short paired batches: the median of their differences is what stays stable on a shared machine.
-    calls, batches, rounds = (10, 2, 1) if quick else (40, 31, 3)
+    calls, batches, rounds = (10, 2, 1) if quick else (40, 31, 5)
+    # agentotel (with the hand-written span in its process: the 1.5x target) runs every round; the peers,
+    # 2-5x slower, and the content-off rows need fewer to be placed.
+    peer_rounds = 3
     # The quick (smoke) run skips the peers: each costs a process start and their imports.
     # "/off": content capture off, to show what the content policy (redaction, bounds) costs.
     configs = ["agentotel"] + ([] if quick else [*PEERS, "agentotel/off"])
@@ -306,7 +321,7 @@ def run(quick: bool) -> list[Result]:
     for r in range(rounds):
         order = configs[r % len(configs) :] + configs[: r % len(configs)]
         for config in order:
-            if config in errors:
+            if config in errors or (r >= peer_rounds and config != "agentotel"):
                 continue
             data = _run_worker(config, calls, batches)
             if data.get("leaky"):
@@ -328,6 +343,15 @@ def run(quick: bool) -> list[Result]:
     def median(values: list[float]) -> float | None:
         return statistics.median(values) if values else None
 
+    def spread(values: list[float]) -> float | None:
+        """Interquartile range over the rounds, relative to their median."""
+        if len(values) < 3 or statistics.median(values) <= 0:
+            return None
+        q1, _, q3 = statistics.quantiles(values, n=4)
+        return (q3 - q1) / statistics.median(values)
+
+    peer_path = os.environ.get("AGENTOTEL_BENCH_PEER_PATH")
+
     results = []
     for kind, label in (("plain", "plain call"), ("stream", f"{CHUNKS}-chunk stream")):
         ours = median(overheads["agentotel"][kind])
@@ -335,9 +359,10 @@ def run(quick: bool) -> list[Result]:
         base = median(baselines[kind])
         note = f"uninstrumented call: {base:.0f} µs" if base is not None else ""
         common = dict(benchmark=f"openai chat overhead, {label}", metric="µs added per call (instrumented − uninstrumented)",
-                      unit="µs", ours=ours, corpus=f"httpx2.MockTransport, {calls} calls × {batches} batches × {rounds} rounds",
-                      repeats=rounds)  # fmt: skip
+                      unit="µs", ours=ours, corpus=f"httpx2.MockTransport, {calls} calls × {batches} batches (streams: {max(calls // 4, 2)} × {2 * batches}) × {rounds} rounds",
+                      repeats=len(overheads["agentotel"][kind]) or None, ours_spread=spread(overheads["agentotel"][kind]))  # fmt: skip
         results.append(Result(**common, peer_name="hand-written span, same attributes", peer=hand,
+                              peer_spread=spread(overheads["hand-written"][kind]),
                               target="< 1.5× the hand-written span's overhead",
                               met=(ours <= 1.5 * hand) if ours is not None and hand is not None else None,
                               notes=note + (f"; agentotel failed: {errors['agentotel']}" if "agentotel" in errors else "")))  # fmt: skip
@@ -347,16 +372,24 @@ def run(quick: bool) -> list[Result]:
                 note_peer = "not measured in the quick run"
             elif peer in errors:
                 note_peer = f"does not run with openai 3.x here: {errors[peer]}"
+                if peer == "openai-v2" and not peer_path:
+                    note_peer += " (set AGENTOTEL_BENCH_PEER_PATH: see this section's text)"
             elif peer in unpaired:
                 note_peer = note + "; its uninstrument() leaves its wrappers on, so its process times uninstrumented batches first, then instrumented ones (unpaired, noisier)"
             else:
                 note_peer = note
-            results.append(Result(**common, peer_name=name, peer=value, target="lowest overhead of all",
+            if peer == "openai-v2" and peer_path and peer not in errors and not quick:
+                note_peer += "; run with httpx and opentelemetry-util-genai 1.1b0 from AGENTOTEL_BENCH_PEER_PATH"
+            note_peer += f"; {len(overheads[peer][kind])} rounds" if overheads[peer][kind] else ""
+            results.append(Result(**common, peer_name=name, peer=value, peer_spread=spread(overheads[peer][kind]),
+                                  target="lowest overhead of all",
                                   met=(ours < value) if ours is not None and value is not None else None,
                                   notes=note_peer))  # fmt: skip
         off, hand_off = median(overheads["agentotel/off"][kind]), median(overheads["hand-written/off"][kind])
         if not quick:
-            results.append(Result(**{**common, "metric": common["metric"] + ", content capture off", "ours": off},
+            results.append(Result(**{**common, "metric": common["metric"] + ", content capture off", "ours": off,
+                                     "repeats": len(overheads["agentotel/off"][kind]) or None,
+                                     "ours_spread": spread(overheads["agentotel/off"][kind])},
                                   peer_name="hand-written span, no message attributes", peer=hand_off,
                                   notes="what the wrapper costs without the content policy (messages, redaction, bounds)"))  # fmt: skip
     return results
