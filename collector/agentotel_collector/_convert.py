@@ -17,8 +17,8 @@ from agentotel.store.schema import SpanColumns, encode_attributes
 
 # OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
 # read SPAN_KIND_UNSPECIFIED as INTERNAL, which is also what the SDK defaults to.
-_KINDS = ("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_STATUSES = ("UNSET", "OK", "ERROR")
+_KINDS = dict(enumerate(("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")))
+_STATUSES = dict(enumerate(("UNSET", "OK", "ERROR")))  # unknown numbers: INTERNAL / UNSET
 
 # Rows are turned into Arrow once their payloads (prompts, tool results) reach this many characters,
 # so the Python objects of only that many are alive at once (a big request carrying whole
@@ -130,8 +130,8 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     span_id.hex(),
                     parent.hex() if parent and parent != _ZERO_SPAN else None,
                     span.name,
-                    _KINDS[span.kind] if 0 <= span.kind < len(_KINDS) else "INTERNAL",
-                    _STATUSES[status.code] if 0 <= status.code < len(_STATUSES) else "UNSET",
+                    _KINDS.get(span.kind, "INTERNAL"),
+                    _STATUSES.get(status.code, "UNSET"),
                     status.message,
                     start,
                     span.end_time_unix_nano or start,  # as the in-process exporter does for an unended span
