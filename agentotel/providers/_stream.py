@@ -5,6 +5,11 @@ it exactly once (`ModelCall.finish` is idempotent), whichever way the stream end
 `close()` (on the stream or on its `.response`), `with` left normally or by `break` or an exception,
 an error while reading, or garbage collection of an abandoned stream (`error.type=abandoned_stream`).
 
+A plain `for` loop (no `with`) left by an exception in the loop's body ends the span only when the
+stream is collected, as `abandoned_stream`: the interpreter closes the loop's iterator while that
+exception unwinds, but stashes it first, so neither the iterator's `GeneratorExit` nor the proxy's
+`__del__` can see it (and a `break` looks the same from there). Inside `with`, `__exit__` gets it.
+
 No OTel context is attached while the user iterates, so no context token can ever be detached in a
 different context (the async-generator finaliser bug): the span is only ended, never (de)activated.
 """
@@ -38,34 +43,35 @@ class Bounded:
 
     Per delta only an append while under the limit (the last one kept may run past it); the cut to
     exactly `limit` characters happens once, in `text()`. Memory stays within the limit plus a delta.
+    The fields are public so that an accumulator's per-chunk path can do what `add` does inline.
     """
 
-    __slots__ = ("_parts", "_size", "limit", "_refused")
+    __slots__ = ("parts", "size", "limit", "refused")
 
     def __init__(self, limit: int) -> None:
-        self._parts: list[str] = []
-        self._size = 0
+        self.parts: list[str] = []
+        self.size = 0
         self.limit = limit
-        self._refused = False
+        self.refused = False
 
     def add(self, text: str | None) -> None:
         if text:
-            if self._size < self.limit:
-                self._parts.append(text)
-                self._size += len(text)
+            if self.size < self.limit:
+                self.parts.append(text)
+                self.size += len(text)
             else:
-                self._refused = True
+                self.refused = True
 
     @property
     def truncated(self) -> bool:
-        return self._refused or self._size > self.limit
+        return self.refused or self.size > self.limit
 
     def text(self) -> str:
-        text = "".join(self._parts)
-        return text[: self.limit] if self._size > self.limit else text
+        text = "".join(self.parts)
+        return text[: self.limit] if self.size > self.limit else text
 
     def __bool__(self) -> bool:
-        return self._size > 0
+        return self.size > 0
 
 
 def is_stream(value: Any) -> bool:

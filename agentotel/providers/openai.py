@@ -276,8 +276,13 @@ class _ChatStream:
             delta = choice.delta
             if delta is not None:
                 content = delta.content
-                if content:
-                    state.text.add(content)
+                if content:  # Bounded.add, inline: this runs for nearly every chunk
+                    text = state.text
+                    if text.size < text.limit:
+                        text.parts.append(content)
+                        text.size += len(content)
+                    else:
+                        text.refused = True
                 role = delta.role
                 if role:
                     state.role = role
