@@ -11,16 +11,21 @@ import grpc
 import pytest
 import requests
 import zstandard
-from collector_support import Collector, http_url, plain_rows, rows_by_span, stored_table
+from collector_support import Collector, http_url, make_spans, plain_rows, rows_by_span, stored_table
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agentotel import semconv
 from agentotel.store import ParquetSpanExporter
+from agentotel.store.wal import read_file as read_wal_file
 
 # The shape of opentelemetry-proto's examples/trace.json: upper-case hex ids, integer enum, camelCase names.
 SPEC_EXAMPLE = {
@@ -99,6 +104,30 @@ def test_grpc_gzip_rows_match_the_in_process_exporter(collector: Collector, sdk_
     collector.stop()
 
     assert_same_rows(rows_by_span(stored_table(collector.settings.dir)), in_process_rows(sdk_spans, tmp_path / "direct"))
+
+
+def test_a_request_bigger_than_one_conversion_chunk_keeps_every_row(collector: Collector, tmp_path):
+    """Whole conversations in every span: the request is converted in pieces, logged without a copy into one batch."""
+    spans = make_spans(64, seed=7)  # 448 spans
+    provider = TracerProvider(resource=spans[0].resource)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agentotel", "0.1.0")
+    for i, parent in enumerate(spans):
+        # A big conversation on a child of every span: about 64,000 characters each (29 M in all), some not ASCII.
+        prompt = json.dumps([{"role": "user", "content": f"turn {i} \u00e9t\u00e9 " + "x" * 64_000}])
+        with tracer.start_as_current_span("chat big", context=trace.set_span_in_context(trace.NonRecordingSpan(parent.context))) as span:
+            span.set_attribute(semconv.GEN_AI_INPUT_MESSAGES, prompt)
+            span.set_attribute(semconv.AGENTOTEL_RUN_ID, f"big-{i}")
+    big = list(spans) + list(memory.get_finished_spans())
+    exporter = HttpExporter(endpoint=http_url(collector), compression=Compression.Gzip, timeout=60)
+    assert exporter.export(big) is SpanExportResult.SUCCESS  # one request
+    exporter.shutdown()
+    (wal_file,) = (collector.settings.dir / "wal").glob("*.arrows")
+    assert len(read_wal_file(wal_file).batches) >= 2  # converted in chunks, each logged as it is
+    collector.stop()
+
+    assert_same_rows(rows_by_span(stored_table(collector.settings.dir)), in_process_rows(big, tmp_path / "direct"))
 
 
 def test_acknowledged_spans_are_durable_before_any_fold(collector: Collector, sdk_spans):

@@ -8,10 +8,12 @@ import shutil
 import threading
 import time
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from agentotel.store import StoreWriter, parquet_files, read_wal, spans_to_batch
+from agentotel.store.wal import read_file
 from tests.store.conftest import make_spans
 
 
@@ -153,6 +155,22 @@ def test_size_and_age_thresholds_fold_in_the_background(tmp_path, batches):
     by_age.close()
     assert len(_stored_ids(tmp_path / "age")) == 20
     assert read_wal(tmp_path / "age").num_rows == 0
+
+
+def test_a_list_of_batches_is_appended_at_once_and_read_back_batch_by_batch(tmp_path, batches):
+    writer = StoreWriter(tmp_path, wal_max_bytes=1 << 30, wal_max_age_s=3600)
+    writer.append(batches)  # group commit: one write and one fsync for all three
+    writer.append([])  # nothing to write
+    contents = read_file(writer.wal_path)
+    assert [b.num_rows for b in contents.batches] == [10, 10, 10] and contents.damaged is None
+    assert sorted(read_wal(tmp_path).column("span_id").to_pylist()) == sorted(
+        s for b in batches for s in b.column("span_id").to_pylist()
+    )
+    with pytest.raises(ValueError, match="SPAN_SCHEMA"):
+        writer.append([batches[0], pa.record_batch({"x": [1]})])  # one foreign batch refuses the lot
+    assert read_wal(tmp_path).num_rows == 30
+    writer.close()
+    assert len(_stored_ids(tmp_path)) == 30
 
 
 def test_an_idle_writer_folds_its_wal_once_it_is_old_enough(tmp_path, batches):
