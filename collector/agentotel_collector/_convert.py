@@ -21,13 +21,14 @@ _KINDS = dict(enumerate(("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER",
 _STATUSES = dict(enumerate(("UNSET", "OK", "ERROR")))  # unknown numbers: INTERNAL / UNSET
 
 # Rows are turned into Arrow once their payloads (prompts, tool results) reach this many characters,
-# so the Python objects of only that many are alive at once (a big request carrying whole
-# conversations would otherwise hold one more copy of every prompt). Small spans are not chunked:
-# every batch costs the WAL one compression call per Arrow buffer, so 512 small spans in four batches
-# cost three times as much to log as in one (measured), and concatenating batches instead would copy
-# every prompt once more.
+# or this many spans, so the Python objects of only that many are alive at once (a big request
+# carrying whole conversations would otherwise hold one more copy of every prompt). Chunks are not
+# made smaller than that: every batch costs the WAL one compression call per Arrow buffer, so 512
+# small spans in four batches cost three times as much to log as in one (measured), and
+# concatenating batches instead would copy every prompt once more.
 _CHUNK_CHARS = 16 * 1024 * 1024
 _MIN_CHUNK_SPANS = 128
+_MAX_CHUNK_SPANS = 4096
 
 _NONE: tuple = ()
 _ZERO_TRACE = bytes(16)
@@ -121,7 +122,7 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     rejected += 1
                     first_problem = first_problem or f"span {span.name!r}: {_problem(span)}"
                     continue
-                if columns.payload_chars >= _CHUNK_CHARS and len(columns) >= _MIN_CHUNK_SPANS:
+                if (columns.payload_chars >= _CHUNK_CHARS and len(columns) >= _MIN_CHUNK_SPANS) or len(columns) == _MAX_CHUNK_SPANS:
                     batches.append(columns.to_batch())
                 status = span.status
                 start = span.start_time_unix_nano
