@@ -314,12 +314,10 @@ class ModelCall:
         self.first_chunk: float | None = None
         self._ended = False
         self._lock = threading.Lock()
-        attributes = {
-            GEN_AI_OPERATION_NAME: request.operation,
-            GEN_AI_PROVIDER_NAME: request.provider,
-            **({GEN_AI_REQUEST_MODEL: request.model} if request.model else {}),
-            **request.attributes,
-        }
+        attributes = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
+        if request.model:
+            attributes[GEN_AI_REQUEST_MODEL] = request.model
+        attributes.update(request.attributes)
         name = f"{request.operation} {request.model}" if request.model else request.operation
         self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
         try:

@@ -306,9 +306,10 @@ class _ChatStream:
     def response(self) -> Response:
         response = Response(id=self.id, model=self.model, usage=self.usage)
         messages = []
-        for _, state in sorted(self.choices.items()):
+        choices = self.choices
+        for state in (choices[i] for i in sorted(choices)) if len(choices) > 1 else choices.values():
             parts = [text_part(state.text.text())] if state.text else []
-            for _, (call_id, name, buffer) in sorted(state.calls.items()):
+            for _, (call_id, name, buffer) in sorted(state.calls.items()) if state.calls else ():
                 arguments = buffer.text()
                 parts.append(tool_call_part(call_id, name, arguments))
                 if call_id and name:
