@@ -208,6 +208,38 @@ def _chat_parameters(kwargs: dict[str, Any], attributes: dict[str, Any]) -> None
 
 
 def _chat_response(completion: Any) -> Response:
+    if isinstance(completion, dict):
+        return _chat_response_of(completion)
+    # The SDK's typed completion (what every call returns): read with the getattr builtin, which is
+    # far cheaper per field than `field_of`; a response carries no NOT_GIVEN sentinels, only None.
+    usage = getattr(completion, "usage", None)
+    response = Response(id=getattr(completion, "id", None), model=getattr(completion, "model", None),
+                        usage=_usage(usage) if usage is not None else None)  # fmt: skip
+    messages = []
+    for choice in getattr(completion, "choices", None) or ():
+        finish = getattr(choice, "finish_reason", None)
+        if finish:
+            response.finish_reasons.append(finish)
+        message = getattr(choice, "message", None)
+        content = getattr(message, "content", None)
+        parts = [text_part(content)] if type(content) is str else _content_parts(content)
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            parts.append(text_part(refusal))
+        for call in getattr(message, "tool_calls", None) or ():
+            function = getattr(call, "function", None)
+            call_id, name, arguments = getattr(call, "id", None), getattr(function, "name", None), getattr(function, "arguments", None)
+            parts.append(tool_call_part(call_id, name, arguments))
+            if call_id and name:
+                response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+        role = getattr(message, "role", None)
+        messages.append({"role": role if role is not None else "assistant", "parts": parts, "finish_reason": finish})
+    response.output_messages = messages
+    return response
+
+
+def _chat_response_of(completion: Any) -> Response:
+    """`_chat_response` for a completion given as plain dicts (any mapping shape `field_of` reads)."""
     response = Response(id=field_of(completion, "id"), model=field_of(completion, "model"), usage=_usage(field_of(completion, "usage")))
     messages = []
     for choice in field_of(completion, "choices") or ():
