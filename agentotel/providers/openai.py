@@ -62,6 +62,24 @@ def _usage(usage: Any) -> Usage | None:
         return None
     # Chat completions say prompt/completion tokens; Responses and embeddings say input/output.
     # (Asking a pydantic model for a field it lacks is slow, so only the right family is read.)
+    if not isinstance(usage, dict):  # the SDK's typed usage (no sentinels): the getattr builtin is cheaper
+        input_tokens = getattr(usage, "prompt_tokens", None)
+        if input_tokens is not None:
+            output_tokens = getattr(usage, "completion_tokens", None)
+            input_details = getattr(usage, "prompt_tokens_details", None)
+            output_details = getattr(usage, "completion_tokens_details", None)
+        else:
+            input_tokens = getattr(usage, "input_tokens", None)
+            output_tokens = getattr(usage, "output_tokens", None)
+            input_details = getattr(usage, "input_tokens_details", None)
+            output_details = getattr(usage, "output_tokens_details", None)
+        return Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=getattr(input_details, "cached_tokens", None),
+            cache_write_tokens=getattr(input_details, "cache_write_tokens", None),
+            reasoning_tokens=getattr(output_details, "reasoning_tokens", None),
+        )
     input_tokens = field_of(usage, "prompt_tokens")
     if input_tokens is not None:
         output_tokens = field_of(usage, "completion_tokens")
