@@ -12,21 +12,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from agentotel import _json
 from agentotel._context import canonical_arguments
 
 LLM, TOOL, RETRIEVAL = "llm", "tool", "retrieval"
 
 
-def parse_json(value: Any) -> Any:
-    """A payload as Python data: JSON text parsed (else left as text), anything else unchanged."""
-    if isinstance(value, (bytes, bytearray)):
-        value = value.decode("utf-8", "replace")
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+parse_json = _json.parse  # a payload as Python data: JSON text parsed, anything else unchanged
 
 
 def recorded(step: Mapping[str, Any], column: str) -> Any:

@@ -19,10 +19,9 @@ environments hash equal across runs, processes and machines; `diff` compares the
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Mapping
 
-from agentotel import _config, semconv
+from agentotel import _config, _json, semconv
 from agentotel._internal import internal_errors
 from agentotel.environment._capture import begin, clear_caches, end
 
@@ -75,15 +74,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'agentotel.environment' has no attribute {name!r}")
 
 
-def _loads(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def snapshot_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any] | None:
     """The snapshot dict of a stored root span (its `attributes` map), or None when it has none.
 
@@ -92,10 +82,10 @@ def snapshot_from_attributes(attributes: Mapping[str, Any]) -> dict[str, Any] | 
     """
     raw = attributes.get(semconv.AGENTOTEL_ENV_SNAPSHOT)
     if raw:
-        snapshot = _loads(raw) if isinstance(raw, str) else raw
+        snapshot = _json.parse(raw) if isinstance(raw, str) else raw
         if isinstance(snapshot, dict):
             return snapshot
-    small = {k: _loads(v) for k, v in attributes.items() if k.startswith("agentotel.env.") and k != semconv.AGENTOTEL_ENV_SNAPSHOT}
+    small = {k: _json.parse(v) for k, v in attributes.items() if k.startswith("agentotel.env.") and k != semconv.AGENTOTEL_ENV_SNAPSHOT}
     if not small:
         return None
     repo = {k: small[a] for k, a in (("commit", semconv.AGENTOTEL_ENV_COMMIT), ("branch", semconv.AGENTOTEL_ENV_BRANCH),

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable, Mapping
 
-from agentotel import semconv
+from agentotel import _json, semconv
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
 
 EXCLUDED_SCOPES: tuple[str, ...] = (ANTHROPIC_SDK_SCOPE,)
@@ -94,17 +94,10 @@ def jsonable(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def parse_payload(raw: str | None) -> Any:
     """A stored payload as JSON when it is JSON (a JSON string holding JSON is unwrapped), else the text."""
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return raw
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except ValueError:
-            pass
+    value = _json.parse(raw)
+    if isinstance(value, str) and value is not raw and value[:1] in ("{", "["):
+        inner = _json.parse(value)
+        return inner if isinstance(inner, (dict, list)) else value
     return value
 
 
