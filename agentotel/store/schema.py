@@ -149,9 +149,7 @@ def _promote(value: Any, arrow: pa.DataType) -> Any:
         return None
 
 
-_HEAD_NAMES = [name for name, _ in _HEAD]
 _PROMOTED_NAMES = [column for column, _ in PROMOTED.values()]
-_TAIL_NAMES = [name for name, _ in _TAIL]
 _PROMOTED_TYPES = [arrow for _, arrow in PROMOTED.values()]
 # One lookup per attribute decides where it goes: attribute -> (payload column or None, promoted
 # column index or -1, its arrow type, True when a str value can be stored as it is). An attribute
@@ -174,14 +172,16 @@ class SpanColumns:
     # a span costs one append per attribute and `to_batch` builds each Arrow column from a plain list.
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self._rows: list[tuple] = []
         self._keys: list[str] = []
         self._values: list[str] = []
         self._offsets: list[int] = [0]
         self._promoted_rows: list[list[int]] = [[] for _ in _PROMOTED_NAMES]
         self._promoted_values: list[list[Any]] = [[] for _ in _PROMOTED_NAMES]
-        self.payload_chars = 0
-        """Characters in the `input` and `output` values appended so far: what a caller chunks by."""
+        self.payload_chars = 0  # characters in the input/output values appended so far: what a caller chunks by
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -291,7 +291,7 @@ class SpanColumns:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
-        self.__init__()
+        self._reset()
         n = len(rows)
         columns: dict[str, pa.Array] = {}
         transposed = list(zip(*rows)) if rows else [[] for _ in range(18)]
