@@ -153,7 +153,7 @@ _PROMOTED_NAMES = [column for column, _ in PROMOTED.values()]
 _PROMOTED_TYPES = [arrow for _, arrow in PROMOTED.values()]
 # One lookup per attribute decides where it goes: attribute -> (payload column or None, promoted
 # column index or -1, its arrow type, True when a str value can be stored as it is). An attribute
-# is never both: the registry keeps payloads out of the promoted columns.
+# is never both (a payload attribute is routed as a payload, as the registry intends).
 _ROUTE: dict[str, tuple[str | None, int, Any, bool]] = {
     attr: (None, index, arrow, arrow == pa.string()) for index, (attr, (_, arrow)) in enumerate(PROMOTED.items())
 }
