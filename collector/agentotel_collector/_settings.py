@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from agentotel._config import DEFAULT_DIRECTORY, ConfigError
+from agentotel._config import parse_size as _size  # one size syntax (64MiB) for agentotel and its collector
 
 ENV_PREFIX = "AGENTOTEL_COLLECTOR_"
 MiB = 1024 * 1024
@@ -33,24 +34,6 @@ def _address(name: str, raw: str) -> tuple[str, int] | None:
     if not 0 <= number <= 65535:
         raise ConfigError(f"{name}={raw!r}: port out of range")
     return host, number
-
-
-def _size(name: str, raw: str) -> int:
-    """A byte count: 1048576, 64MiB, 64M, 512KiB, 1G."""
-    text = raw.strip().lower().replace(" ", "")
-    for suffix, factor in (("gib", 1 << 30), ("mib", MiB), ("kib", 1024), ("g", 1 << 30), ("m", MiB), ("k", 1024), ("b", 1)):
-        if text.endswith(suffix):
-            text, scale = text[: -len(suffix)], factor
-            break
-    else:
-        scale = 1
-    try:
-        value = int(float(text) * scale)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: expected a size such as 64MiB") from None
-    if value <= 0:
-        raise ConfigError(f"{name}={raw!r}: must be positive")
-    return value
 
 
 def _count(name: str, raw: str) -> int:
