@@ -55,7 +55,7 @@ class Collector:
         self.service = Service(settings, self._ingest)
         try:
             if settings.http is not None:
-                self._http = HttpServer(settings.http, self.service, self._ssl_context())
+                self._http = _listening("OTLP/HTTP", settings.http, lambda: HttpServer(settings.http, self.service, self._ssl_context()))
                 self.http_address = self._http.server_address[:2]
                 self._http_thread = threading.Thread(
                     target=self._http.serve_forever, kwargs={"poll_interval": 0.2}, name="agentotel-collector-http", daemon=True
@@ -63,13 +63,15 @@ class Collector:
                 self._http_thread.start()
                 log.info("agentotel-collector: OTLP/HTTP on %s:%d%s", *self.http_address, " (TLS)" if settings.tls_cert else "")
             if settings.grpc is not None:
-                self._grpc, port = start_grpc(self.service, settings.grpc, self._grpc_credentials())
+                self._grpc, port = _listening("OTLP/gRPC", settings.grpc,
+                                              lambda: start_grpc(self.service, settings.grpc, self._grpc_credentials()))
                 self.grpc_address = (settings.grpc[0], port)
                 log.info("agentotel-collector: OTLP/gRPC on %s:%d%s", *self.grpc_address, " (TLS)" if settings.tls_cert else "")
         except BaseException:
             self.stop()
             raise
         log.info("agentotel-collector: writing to %s", settings.dir)
+        self._serving = True
         return self
 
     def stop(self, grace_s: float = 30.0) -> None:
@@ -94,7 +96,8 @@ class Collector:
             if self._store is not None:
                 self._store.close()
             self._stopped.set()
-            log.info("agentotel-collector: stopped; WAL folded into Parquet")
+            if getattr(self, "_serving", False):
+                log.info("agentotel-collector: stopped; WAL folded into Parquet")
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until `stop()` has finished; False on timeout."""
@@ -118,3 +121,13 @@ class Collector:
         if self.settings.tls_cert is None or self.settings.tls_key is None:
             return None
         return grpc.ssl_server_credentials([(self.settings.tls_key.read_bytes(), self.settings.tls_cert.read_bytes())])
+
+
+def _listening(what: str, address: tuple[str, int], start: Any) -> Any:
+    """`start()`, with an address that cannot be bound named in the error (the port is taken, say)."""
+    try:
+        return start()
+    except OSError as exc:
+        if exc.errno is None:  # already says where (gRPC's own bind failure)
+            raise
+        raise OSError(exc.errno, f"cannot listen for {what} on {address[0]}:{address[1]}: {exc.strerror}") from None
