@@ -84,7 +84,9 @@ class Settings:
     max_spans_per_request: int = _opt(_count, 100_000, "most spans accepted in one request")
     max_concurrent_requests: int = _opt(_count, 2, "requests decoded at once; others wait, then get 503")
     max_connections: int = _opt(_count, 256, "open HTTP connections; more are refused")
-    queue_bytes: int = _opt(_size, 32 * MiB, "converted spans waiting for the store; beyond it 503")
+    # Room for several realistic requests (512 agent spans carrying whole conversations convert to
+    # ~12 MB each): with less, a fold's burst on the disk turns into 503s and one-second client waits.
+    queue_bytes: int = _opt(_size, 256 * MiB, "converted spans waiting for the store; beyond it 503")
     write_timeout_s: float = _opt(_seconds, 10.0, "longest wait for the store before answering 503")
     admission_timeout_s: float = _opt(_seconds, 2.0, "longest wait for a decoding slot before answering 503")
     retry_after_s: int = _opt(_count, 1, "Retry-After seconds sent with 503 / UNAVAILABLE")
