@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import logging
 import sys
 import threading
@@ -29,7 +28,7 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from agentotel import _config, _context, _tracing
+from agentotel import _config, _context, _json, _tracing
 from agentotel._internal import internal_errors, report_internal_error
 from agentotel.content import Payload
 from agentotel.cost import cost_usd
@@ -177,14 +176,7 @@ def capturing() -> bool:
     return _config.current().capture_content
 
 
-def parse_arguments(arguments: Any) -> Any:
-    """Tool-call arguments as parsed JSON when they are a JSON string; else as given."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
+parse_arguments = _json.parse  # tool-call arguments as parsed JSON when they are JSON text; else as given
 
 
 def text_part(content: str) -> dict[str, Any]:
