@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from agentotel import semconv
-from agentotel.cases._steps import TOOL, is_error, tool_name, tool_payload
+from agentotel.cases._steps import AGENT, TOOL, is_error, tool_name, tool_payload
 
 # The span attributes (beyond the step fields) that detectors and cases read.
 _ATTRIBUTES = (
@@ -44,6 +44,7 @@ class RunRecord:
     steps: list[dict[str, Any]]
     span_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
     root_attributes: dict[str, str] = field(default_factory=dict)
+    nested: dict[int, "RunRecord"] = field(default_factory=dict)  # sub-agent runs, by the agent step that ran them
 
     @property
     def run_id(self) -> str | None:
@@ -132,8 +133,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(vars(value))
 
 
-def load_run(traces: Any, run: str) -> RunRecord:
-    """The run (named by run id, trace id or a unique prefix) from a `Traces`, with the attributes cases need."""
+def load_run(traces: Any, run: str, *, _depth: int = 0) -> RunRecord:
+    """The run (named by run id, trace id or a unique prefix) from a `Traces`, with the attributes cases
+    need, and the sub-agent runs it started (nested runs, loaded the same way)."""
     trajectory = traces.trajectory(run)
     summary = _as_dict(trajectory.run)
     steps = [_as_dict(step) for step in trajectory.steps]
@@ -151,7 +153,17 @@ def load_run(traces: Any, run: str) -> RunRecord:
             summary.setdefault("task", row["input"])
             summary.setdefault("output", row["output"])
             summary.setdefault("start_time", row["start_time"])
-    return RunRecord(summary, steps, span_attributes, root_attributes)
+    record = RunRecord(summary, steps, span_attributes, root_attributes)
+    agents = {s["span_id"]: s["index"] for s in steps if s.get("type") == AGENT}
+    if agents and _depth < _MAX_NESTING:
+        params = {"trace": summary.get("trace_id"), "spans": sorted(agents)}
+        for row in _rows(traces.sql(sql("nested_runs"), params)):
+            if row["run_id"] and row["run_id"] != run_id:
+                record.nested[agents[row["span_id"]]] = load_run(traces, row["run_id"], _depth=_depth + 1)
+    return record
+
+
+_MAX_NESTING = 16  # sub-agents of sub-agents ...: far deeper than any real agent, and never a cycle
 
 
 def load_history(traces: Any, record: RunRecord) -> History:

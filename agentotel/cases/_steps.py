@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from agentotel import _json
 from agentotel._context import canonical_arguments
 
-LLM, TOOL, RETRIEVAL = "llm", "tool", "retrieval"
+LLM, TOOL, RETRIEVAL, AGENT = "llm", "tool", "retrieval", "agent"
 
 
 parse_json = _json.parse  # a payload as Python data: JSON text parsed, anything else unchanged

@@ -20,7 +20,7 @@ import yaml
 from agentotel import semconv
 from agentotel.cases._model import neutral_from_genai, request_hash, scrub
 from agentotel.cases._record import STATUS_MESSAGE, RunRecord
-from agentotel.cases._steps import LLM, RETRIEVAL, TOOL, is_error, parse_json, recorded, tool_name
+from agentotel.cases._steps import AGENT, LLM, RETRIEVAL, TOOL, is_error, parse_json, recorded, tool_name
 from agentotel.cases.detectors import LAYERS, Finding
 
 __all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "RetrievalFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
@@ -331,53 +331,10 @@ def new_case(
     found = list(found)
     before = [s for s in record.steps if s["index"] < at]
 
-    tools, models, retrievals = [], [], []
-    occurrences: dict[str, int] = {}
-    for step in before:
-        if step.get("type") == RETRIEVAL:
-            if step.get("input") is None:
-                raise CaseError(
-                    f"step {step['index']} has no recorded query (was content capture off?): a case needs it to replay"
-                )
-            source = record.attribute(step, semconv.GEN_AI_DATA_SOURCE_ID) or str(step.get("name") or "").removeprefix(f"{RETRIEVAL} ")
-            retrievals.append(
-                RetrievalFixture(
-                    step=step["index"],
-                    data_source=source,
-                    query=scrub(recorded(step, "input")),
-                    documents=None if is_error(step) else scrub(recorded(step, "output")),
-                    error=scrub(_error_text(record, step)) if is_error(step) else None,
-                )
-            )
-        elif step.get("type") == TOOL:
-            tools.append(
-                ToolFixture(
-                    step=step["index"],
-                    name=str(tool_name(step)),
-                    arguments=scrub(recorded(step, "input")),
-                    output=None if is_error(step) else scrub(recorded(step, "output")),
-                    error=scrub(_error_text(record, step)) if is_error(step) else None,
-                )
-            )
-        elif step.get("type") == LLM:
-            if step.get("input") is None or step.get("output") is None:
-                raise CaseError(
-                    f"step {step['index']} has no recorded messages (was content capture off?): a case needs them to replay"
-                )
-            neutral = neutral_from_genai(step.get("input"), record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS))
-            digest = request_hash(neutral)
-            occurrences[digest] = occurrences.get(digest, 0) + 1
-            models.append(
-                ModelFixture(
-                    step=step["index"],
-                    request_hash=digest,
-                    occurrence=occurrences[digest],
-                    model=step.get("model"),
-                    response=scrub(recorded(step, "output")),
-                    usage=_usage(record, step),
-                    response_id=record.attribute(step, semconv.GEN_AI_RESPONSE_ID),
-                )
-            )
+    tools: list[ToolFixture] = []
+    models: list[ModelFixture] = []
+    retrievals: list[RetrievalFixture] = []
+    _freeze(record, before, {}, tools, models, retrievals)
 
     # A payload cut by the content policy at record time is served cut on replay: say so in the case.
     truncated = [s["index"] for s in before if record.attribute(s, semconv.AGENTOTEL_PAYLOAD_TRUNCATED) in ("true", "True", True)]
@@ -415,6 +372,70 @@ def new_case(
         policy="fifo" if layer == "prompt" else "strict",
     )
     return case
+
+
+def _freeze(
+    record: RunRecord,
+    steps: list[dict[str, Any]],
+    occurrences: dict[str, int],
+    tools: list[ToolFixture],
+    models: list[ModelFixture],
+    retrievals: list[RetrievalFixture],
+    at: int | None = None,
+) -> None:
+    """Append the fixtures of `steps` (tool, retrieval and model responses), and of the sub-agent runs
+    they started, whose calls a replay must answer too. `at`: the outer step a sub-agent's fixtures are
+    filed under (its own step numbers are its run's)."""
+    where = "" if at is None else f" of sub-agent run {record.run_id}"
+    for step in steps:
+        index = step["index"] if at is None else at
+        if step.get("type") == RETRIEVAL:
+            if step.get("input") is None:
+                raise CaseError(
+                    f"step {step['index']}{where} has no recorded query (was content capture off?): a case needs it to replay"
+                )
+            source = record.attribute(step, semconv.GEN_AI_DATA_SOURCE_ID) or str(step.get("name") or "").removeprefix(f"{RETRIEVAL} ")
+            retrievals.append(
+                RetrievalFixture(
+                    step=index,
+                    data_source=source,
+                    query=scrub(recorded(step, "input")),
+                    documents=None if is_error(step) else scrub(recorded(step, "output")),
+                    error=scrub(_error_text(record, step)) if is_error(step) else None,
+                )
+            )
+        elif step.get("type") == TOOL:
+            tools.append(
+                ToolFixture(
+                    step=index,
+                    name=str(tool_name(step)),
+                    arguments=scrub(recorded(step, "input")),
+                    output=None if is_error(step) else scrub(recorded(step, "output")),
+                    error=scrub(_error_text(record, step)) if is_error(step) else None,
+                )
+            )
+        elif step.get("type") == LLM:
+            if step.get("input") is None or step.get("output") is None:
+                raise CaseError(
+                    f"step {step['index']}{where} has no recorded messages (was content capture off?): a case needs them to replay"
+                )
+            neutral = neutral_from_genai(step.get("input"), record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS))
+            digest = request_hash(neutral)
+            occurrences[digest] = occurrences.get(digest, 0) + 1
+            models.append(
+                ModelFixture(
+                    step=index,
+                    request_hash=digest,
+                    occurrence=occurrences[digest],
+                    model=step.get("model"),
+                    response=scrub(recorded(step, "output")),
+                    usage=_usage(record, step),
+                    response_id=record.attribute(step, semconv.GEN_AI_RESPONSE_ID),
+                )
+            )
+        elif step.get("type") == AGENT and step["index"] in record.nested:
+            nested = record.nested[step["index"]]
+            _freeze(nested, nested.steps, occurrences, tools, models, retrievals, step["index"] if at is None else at)
 
 
 # Token counts beyond input and output, as a fixture's usage names them: a replayed answer reports them
