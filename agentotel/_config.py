@@ -35,16 +35,6 @@ def _bool(name: str, raw: str) -> bool:
     raise ConfigError(f"{name}={raw!r}: expected true or false")
 
 
-def _int(name: str, raw: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r}: expected a whole number") from None
-    if value < 0:
-        raise ConfigError(f"{name}={raw!r}: must not be negative")
-    return value
-
-
 _SIZE_UNITS = (("gib", 1 << 30), ("mib", 1 << 20), ("kib", 1 << 10), ("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10),
                ("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10), ("b", 1))
 

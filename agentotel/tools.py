@@ -514,12 +514,17 @@ def _generator(fn: Callable[..., Any], spec: _Spec, args: tuple, kwargs: dict, i
     return fn(*args, **kwargs)
 
 
+def _recorded_items(value: Any) -> list[Any]:
+    """What a generator tool yielded, as its span recorded it (a list; None: nothing)."""
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
 def _items(value: Any) -> Any:
-    yield from value if isinstance(value, list) else () if value is None else [value]
+    yield from _recorded_items(value)
 
 
 async def _async_items(value: Any) -> Any:
-    for item in value if isinstance(value, list) else () if value is None else [value]:
+    for item in _recorded_items(value):
         yield item
 
 

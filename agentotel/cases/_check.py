@@ -82,7 +82,7 @@ def check(case: Case | str | Path, traces: Any, run: str | None = None, *, repla
         run = (replayer.run_id if replayer is not None else None) or latest_replay(traces, case)
         if run is None:
             raise CaseError(f"no replay of case {case.ref!r} in the store: replay it first, or name a run")
-    return check_record(case, load_run(traces, run), replayer=replayer)
+    return check_record(case, load_run(traces, run, nested=False), replayer=replayer)
 
 
 def check_record(case: Case, record: RunRecord, *, replayer: Any = None) -> CheckReport:

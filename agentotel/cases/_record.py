@@ -133,9 +133,10 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(vars(value))
 
 
-def load_run(traces: Any, run: str, *, _depth: int = 0) -> RunRecord:
+def load_run(traces: Any, run: str, *, nested: bool = True, _depth: int = 0) -> RunRecord:
     """The run (named by run id, trace id or a unique prefix) from a `Traces`, with the attributes cases
-    need, and the sub-agent runs it started (nested runs, loaded the same way)."""
+    need, and (`nested`) the sub-agent runs it started, loaded the same way: a case freezes their calls
+    too; detectors look at each run on its own and skip them."""
     trajectory = traces.trajectory(run)
     summary = _as_dict(trajectory.run)
     steps = [_as_dict(step) for step in trajectory.steps]
@@ -155,7 +156,7 @@ def load_run(traces: Any, run: str, *, _depth: int = 0) -> RunRecord:
             summary.setdefault("start_time", row["start_time"])
     record = RunRecord(summary, steps, span_attributes, root_attributes)
     agents = {s["span_id"]: s["index"] for s in steps if s.get("type") == AGENT}
-    if agents and _depth < _MAX_NESTING:
+    if nested and agents and _depth < _MAX_NESTING:
         params = {"trace": summary.get("trace_id"), "spans": sorted(agents)}
         for row in _rows(traces.sql(sql("nested_runs"), params)):
             if row["run_id"] and row["run_id"] != run_id:

@@ -55,7 +55,7 @@ def _check(args: argparse.Namespace, out: Output) -> int:
 
     traces = _open(args, out)
     with out.progress("Checking the run…"):
-        record = load_run(traces, args.run)
+        record = load_run(traces, args.run, nested=False)
         found = detect(record, load_history(traces, record), thresholds=_thresholds(args))
     at = suggest_cut(record, found)
     if out.json:

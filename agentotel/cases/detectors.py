@@ -90,7 +90,7 @@ def _finding(kind: str, steps: Iterable[int], message: str, **evidence: Any) -> 
 
 def findings(traces: Any, run: str, *, thresholds: Thresholds | None = None) -> list[Finding]:
     """Every finding for a run of the store, compared with the earlier runs in the same store."""
-    record = load_run(traces, run)
+    record = load_run(traces, run, nested=False)
     return detect(record, load_history(traces, record), thresholds=thresholds)
 
 
@@ -480,7 +480,7 @@ def findings_table(traces: Any, runs: Iterable[str] | None = None, *, thresholds
         runs = [row[0] for row in traces.sql("SELECT run_id FROM runs ORDER BY start_time").fetchall()]
     rows: dict[str, list[Any]] = {k: [] for k in ("run_id", "kind", "layer", "first_step", "steps", "message", "evidence")}
     for run in runs:
-        record = load_run(traces, run)
+        record = load_run(traces, run, nested=False)
         for f in detect(record, load_history(traces, record), thresholds=thresholds):
             rows["run_id"].append(record.run_id)
             rows["kind"].append(f.kind)

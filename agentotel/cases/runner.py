@@ -85,10 +85,8 @@ def run_case(
         except (Exception, ReplayFrontier):  # noqa: BLE001 - the run's status (or where a frozen replay stopped) is judged by the case
             pass
     agentotel.flush()
-    from agentotel._config import current
-
     # The store the runs went to: an earlier instrument() (the user's) wins over `directory`.
-    traces = agentotel.open(current().directory)
+    traces = agentotel.open(_config.current().directory)
     try:
         return check(case, traces, replayer.run_id or run.id, replayer=replayer)
     finally:

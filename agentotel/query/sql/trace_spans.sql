@@ -10,8 +10,7 @@ WITH t AS (
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
 ), own_calls AS (  -- the parents of agentotel's model-call spans (macro_duplicates.sql)
     SELECT DISTINCT parent_span_id AS span_id FROM t
-    WHERE operation IN ('chat', 'text_completion', 'generate_content', 'embeddings')
-      AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')) AND parent_span_id IS NOT NULL
+    WHERE agentotel_own_model_call(operation, scope_name) AND parent_span_id IS NOT NULL
 ), r AS (
     SELECT t.*, roots.run_name, roots.run_trigger, roots.env_hash, roots.parent_run_id,
            agentotel_is_run_root(t.operation, roots.run_name, t.run_id, t.parent_span_id) AS is_root,
