@@ -137,15 +137,20 @@ def _choices(output_messages: Any) -> list[tuple[str | None, list[dict[str, Any]
     return choices or [(None, [], "stop")]
 
 
-def _tokens(fixture: Mapping[str, Any]) -> tuple[int, int, int, int]:
-    """(input, output, cache read, reasoning) tokens of a recorded answer; input includes the cached ones."""
+_TOKEN_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+def _tokens(fixture: Mapping[str, Any]) -> dict[str, int]:
+    """A recorded answer's token counts, every one of `_TOKEN_COUNTS` (0 when not recorded); input tokens
+    include the cached ones, as the GenAI conventions count them."""
     usage = fixture.get("usage") or {}
-    return tuple(int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"))  # type: ignore[return-value]
+    return {key: int(usage.get(key) or 0) for key in _TOKEN_COUNTS}
 
 
 def openai_completion(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A chat.completion body carrying a recorded model answer."""
-    prompt, completion, cached, reasoning = _tokens(fixture)
+    tokens = _tokens(fixture)
+    prompt, completion = tokens["input_tokens"], tokens["output_tokens"]
     return {
         "id": fixture.get("response_id") or f"chatcmpl-replay-{fixture.get('step')}",
         "object": "chat.completion",
@@ -161,8 +166,8 @@ def openai_completion(fixture: Mapping[str, Any]) -> dict[str, Any]:
             for index, (text, calls, finish) in enumerate(_choices(fixture.get("response")))
         ],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": cached},
-                  "completion_tokens_details": {"reasoning_tokens": reasoning}},
+                  "prompt_tokens_details": {"cached_tokens": tokens["cache_read_tokens"]},
+                  "completion_tokens_details": {"reasoning_tokens": tokens["reasoning_tokens"]}},
     }
 
 
@@ -250,8 +255,8 @@ def _anthropic_content(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]]
 
 def anthropic_message(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A messages API response body carrying a recorded model answer."""
-    usage = fixture.get("usage") or {}
-    cache_read, cache_write = int(usage.get("cache_read_tokens") or 0), int(usage.get("cache_write_tokens") or 0)
+    tokens = _tokens(fixture)
+    cache_read, cache_write = tokens["cache_read_tokens"], tokens["cache_write_tokens"]
     blocks, stop = _anthropic_content(fixture)
     return {
         "id": fixture.get("response_id") or f"msg_replay_{fixture.get('step')}",
@@ -262,9 +267,9 @@ def anthropic_message(fixture: Mapping[str, Any]) -> dict[str, Any]:
         "stop_reason": stop,
         "stop_sequence": None,
         # Recorded input tokens include the cache's, as the GenAI conventions count them; Anthropic's don't.
-        "usage": {"input_tokens": max(int(usage.get("input_tokens") or 0) - cache_read - cache_write, 0),
+        "usage": {"input_tokens": max(tokens["input_tokens"] - cache_read - cache_write, 0),
                   "cache_read_input_tokens": cache_read, "cache_creation_input_tokens": cache_write,
-                  "output_tokens": int(usage.get("output_tokens") or 0)},
+                  "output_tokens": tokens["output_tokens"]},
     }
 
 
@@ -343,7 +348,8 @@ def _responses_output(fixture: Mapping[str, Any]) -> tuple[list[dict[str, Any]],
 
 def openai_response(fixture: Mapping[str, Any]) -> dict[str, Any]:
     """A Responses API `response` body carrying a recorded model answer."""
-    prompt, completion, cached, reasoning = _tokens(fixture)
+    tokens = _tokens(fixture)
+    prompt, completion = tokens["input_tokens"], tokens["output_tokens"]
     output, status = _responses_output(fixture)
     now = int(time.time())
     return {
@@ -363,8 +369,9 @@ def openai_response(fixture: Mapping[str, Any]) -> dict[str, Any]:
         "tool_choice": "auto",
         "tools": [],
         "top_p": None,
-        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": completion,
-                  "output_tokens_details": {"reasoning_tokens": reasoning}, "total_tokens": prompt + completion},
+        "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": tokens["cache_read_tokens"]},
+                  "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": tokens["reasoning_tokens"]},
+                  "total_tokens": prompt + completion},
     }
 
 
