@@ -435,7 +435,7 @@ def _freeze(
             )
         elif step.get("type") == AGENT and step["index"] in record.nested:
             nested = record.nested[step["index"]]
-            _freeze(nested, nested.steps, occurrences, tools, models, retrievals, step["index"] if at is None else at)
+            _freeze(nested, nested.steps, occurrences, tools, models, retrievals, index)
 
 
 # Token counts beyond input and output, as a fixture's usage names them: a replayed answer reports them
