@@ -18,7 +18,7 @@ import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -28,6 +28,7 @@ from agentotel.query import _roots, _sources
 from agentotel.query.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
 from agentotel.store import schema
+from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
     "open",
@@ -117,6 +118,21 @@ _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 
 _FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
+_SNAPSHOT_ATTEMPTS = 5
+_T = TypeVar("_T")
+_GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
+
+
+def _pattern(file: str) -> str:
+    """What DuckDB reads for a listed file: `<dir>/*/date=.../<name>`, the file in spans/ or, once a
+    compaction retired it, in .replaced/ (never both: it moved by one rename). DuckDB resolves the
+    pattern at each query, so a query planned before a compaction still finds every file of its
+    snapshot for the grace period. A path that is already a glob is read as it is.
+    """
+    path = Path(file)
+    if _GLOB_CHARACTERS.search(file) or path.parent.parent.name != SPANS_DIR:
+        return file
+    return str(path.parent.parent.parent / "*" / path.parent.name / path.name)
 
 
 class Traces:
@@ -151,6 +167,23 @@ class Traces:
         self._connect(sources)
 
     def _connect(self, sources: _sources.Sources) -> None:
+        """Bind the views to a snapshot whose files are all still in spans/ once bound (else to a newer one).
+
+        A compaction that retires a file while we bind (the roots index reads each file's path) would
+        leave this snapshot without that file's runs, so it is taken again.
+        """
+        for attempt in range(_SNAPSHOT_ATTEMPTS):
+            try:
+                self._bind(sources)
+            except duckdb.Error:
+                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
+                    raise
+            else:
+                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
+                    return
+            sources = _sources.load(self.directory)
+
+    def _bind(self, sources: _sources.Sources) -> None:
         self._files = list(sources.parquet)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
@@ -158,16 +191,34 @@ class Traces:
         for name, query in self._views.items():
             self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
 
-    def _current(self) -> duckdb.DuckDBPyConnection:
-        """The connection, renewed when a compaction has removed a file this snapshot reads.
+    def _moved(self) -> bool:
+        """Whether a file of this snapshot has left spans/ (a compaction merged and retired it)."""
+        return any(not os.path.exists(path) for path in self._files)
 
-        A Traces reads the files present when it was opened; `agentotel compact` replaces small files
-        by a merged one (and removes them after a grace period), so a long-lived Traces takes a new
-        snapshot instead of failing on a file that is gone. Its spans are the same or more.
+    def _current(self) -> duckdb.DuckDBPyConnection:
+        """The connection, renewed when a compaction has retired a file this snapshot reads.
+
+        A Traces reads the files present when it was opened. `agentotel compact` moves the small files it
+        merged out of spans/ (to .replaced/, deleted after a grace period); the views find them there
+        (see `_pattern`), so a query bound before that keeps working, and the next one takes a new
+        snapshot (the merged file: the same spans, or more).
         """
-        if any(not os.path.exists(path) for path in self._files):
+        if self._moved():
             self._connect(_sources.load(self.directory))
         return self._con
+
+    def _retrying(self, run: Callable[[duckdb.DuckDBPyConnection], _T]) -> _T:
+        """`run(connection)`, once more on a new snapshot if it failed because a compaction moved a file meanwhile.
+
+        DuckDB resolves a file when it scans it: a file retired between the check in `_current()` and
+        then is found under .replaced/ by its pattern, except in the instant of the rename itself.
+        """
+        try:
+            return run(self._current())
+        except duckdb.Error:
+            if not self._moved():
+                raise
+        return run(self._current())
 
     # -- set-up ---------------------------------------------------------------------------------
     def _setup(self, sources: _sources.Sources) -> None:
@@ -179,7 +230,7 @@ class Traces:
         con.execute("SET VARIABLE OWN_SCOPE_PREFIX = $value", {"value": _tracing.SCOPE + "."})
         empty = schema.SPAN_SCHEMA.empty_table()
         if sources.parquet:
-            con.read_parquet(sources.parquet, hive_partitioning=False).create_view("_parquet_spans")
+            con.read_parquet([_pattern(f) for f in sources.parquet], hive_partitioning=False).create_view("_parquet_spans")
         else:
             con.register("_parquet_spans", empty)
         con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
@@ -197,7 +248,7 @@ class Traces:
         one_file = query.replace("{source}", "read_parquet($file)")
 
         def extract(file: str) -> pa.Table:
-            return self._con.sql(one_file, params={"file": file}).to_arrow_table()
+            return self._con.sql(one_file, params={"file": _pattern(file)}).to_arrow_table()
 
         indexed = _roots.roots(self.directory, files, extract)
         not_in_parquet = "(SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans)"
@@ -210,11 +261,11 @@ class Traces:
 
         Bind values with `params` (`?` or `$name` placeholders), never by formatting them into the text.
         """
-        con = self._current()
+        self._current()
         if _FINDINGS.search(query) and "findings" not in self._views:
             self._register_findings()
         try:
-            return con.sql(query, params=params)
+            return self._retrying(lambda con: con.sql(query, params=params))
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
 
@@ -243,17 +294,20 @@ class Traces:
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
-        try:
-            cursor = self._current().execute(query, params or {})
+        def run(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+            cursor = con.execute(query, params or {})
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+        try:
+            return self._retrying(run)
         except duckdb.Error as exc:  # a file damaged past its footer, say: still one clear line
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
 
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
         """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
-        return self._current().sql(_sql("runs_list"), params={"user": user, "limit": limit})
+        return self._retrying(lambda con: con.sql(_sql("runs_list"), params={"user": user, "limit": limit}))
 
     def resolve(self, name: str) -> _RunRef:
         """The run a name means: a run id, a trace id, or an unambiguous prefix of either."""

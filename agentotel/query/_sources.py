@@ -149,6 +149,25 @@ def load(directory: Path) -> Sources:
     return sources
 
 
+def _finish_interrupted_compaction(directory: Path, listed: list[str]) -> None:
+    """Move out of spans/ the inputs a crashed compaction published a merged file for but did not retire.
+
+    Our own listing hides them anyway; this is for plain globs over spans/ (`duckdb ... 'spans/**/*.parquet'`),
+    which would otherwise count their spans twice until the next `agentotel compact`. A directory listing
+    tells whether there is any (the merged files' metadata is read only then). Best effort: a store this
+    process may not write to is left as it is.
+    """
+    from agentotel.store.compact import retire_superseded
+
+    published = {str(p) for p in (directory / "spans").glob("date=*/*.parquet") if not p.name.startswith(".")}
+    if not published - set(listed):
+        return
+    try:
+        retire_superseded(directory)
+    except OSError:
+        pass
+
+
 # A file removed while we validate it was merged by a concurrent compaction into a file our listing may
 # predate, so the listing is taken again rather than the file skipped.
 _LISTING_ATTEMPTS = 5
@@ -158,7 +177,10 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
     sources = Sources()
     migrated: list[pa.Table] = []
     # The store's own listing: published files only, and a consistent snapshot during a compaction.
-    for path in map(Path, store.parquet_files(directory)):
+    listed = store.parquet_files(directory)
+    if not tolerate_missing:
+        _finish_interrupted_compaction(directory, listed)
+    for path in map(Path, listed):
         try:
             verdict = _verdict(path)
         except FileNotFoundError:

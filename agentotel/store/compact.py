@@ -2,26 +2,28 @@
 
 How readers stay correct while it runs. A merged file `c-<...>.parquet` is published atomically
 (temp, fsync, rename) and names every file it supersedes in its key-value metadata
-(`agentotel.replaces`, transitively). Only after it is durable are the inputs unlinked. So:
+(`agentotel.replaces`, transitively). Right after it is durable, its inputs are *retired*: renamed
+(atomically, same file system) out of `spans/` to `<dir>/.replaced/date=.../<name>.parquet`, where no
+glob over `spans/` sees them, and deleted by a later `compact()` once retired for `grace_s` (60 s).
 
-- `agentotel.store.parquet_files()` (what the query side reads) lists the folder and drops every
-  file a listed merged file supersedes: it returns either the inputs or the merged file, never both,
-  and never neither — the merged file appears before the inputs disappear.
-- The inputs are not unlinked at once: a later `compact()` removes them once their merged file is
-  `grace_s` old (default 60 s). A reader holding a snapshot of the inputs (an open `Traces`, a
-  DuckDB query already planned over them) keeps reading them meanwhile; `Traces` takes a new snapshot
-  when one of its files is gone. A reader that still finds a file gone lists again and retries (the
-  query side does this), so no span is missed silently.
-- A plain glob (`read_parquet('spans/**/*.parquet')`) can, until the inputs are removed, see a span
-  twice; the `spans` view collapses duplicate (trace_id, span_id) anyway. `compact(grace_s=0)`
-  removes them at once.
+- A plain glob (`read_parquet('spans/**/*.parquet')`) sees each span once: the inputs leave `spans/`
+  microseconds after the merged file arrives (the order is explained in `_compact_partition`).
+- `agentotel.store.parquet_files()` (what the query side lists) also drops every file a listed
+  merged file supersedes, so even in those microseconds, or after a crash between the two steps, it
+  returns the inputs or the merged file, never both and never neither.
+- A reader that listed the inputs before the merge (an open `Traces`, a query in flight) can still
+  read them during the grace period: `Traces` binds each file as the pattern `<dir>/*/date=.../<name>`,
+  which matches the file in `spans/` or, once retired, in `.replaced/` (a rename: never both), and it
+  takes a new snapshot when one of its files has left `spans/`.
 
-A crash between publishing and unlinking leaves superseded inputs behind too, removed the same way.
+A crash between publishing and retiring leaves superseded inputs in `spans/`: the next `compact()`
+(and `agentotel.open()`, when it may write there) retires them first (`retire_superseded`).
 One compaction at a time per store (an flock on `spans/.compact.lock`).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -41,7 +43,8 @@ SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
 # payloads compress 10-20x, so on-disk sizes would badly understate it.
 TARGET_BYTES = 512 * 1024 * 1024
-GRACE_S = 60.0  # how long superseded inputs stay readable for readers that listed them before a merge
+GRACE_S = 60.0  # how long retired inputs stay readable for readers that listed them before a merge
+REPLACED_DIR = ".replaced"  # <dir>/.replaced/date=.../<name>: retired inputs, outside any glob over spans/
 _STALE_TEMP_S = 3600  # a writer's temp file older than this belongs to a process that died mid-write
 
 
@@ -52,12 +55,13 @@ def compact(
     """Merge each partition's small Parquet files, sorted by (trace_id, start_time), without duplicate spans.
 
     `small_bytes`: files smaller than this on disk are merged; `target_bytes`: the most input (counted
-    uncompressed, as it is held in memory) one merged file takes; `grace_s`: superseded files are
-    removed once their merged file is this old (by this call when it is 0, else by a later one).
+    uncompressed, as it is held in memory) one merged file takes; `grace_s`: superseded files leave
+    `spans/` at once and are deleted once retired this long (by this call when it is 0, else by a later one).
 
     Returns statistics: partitions, files_before, files_after, rows_before, rows_after,
-    duplicates_dropped, bytes_before, bytes_after, leftovers_removed, wal_spans_recovered (spans of
-    dead writers' WAL files folded into Parquet first; live writers' WALs are left alone).
+    duplicates_dropped, bytes_before, bytes_after, leftovers_removed (retired files and stale temp
+    files deleted), wal_spans_recovered (spans of dead writers' WAL files folded into Parquet first;
+    live writers' WALs are left alone).
     """
     spans = Path(directory) / SPANS_DIR
     stats = dict.fromkeys(
@@ -70,15 +74,26 @@ def compact(
         return stats
     with open(spans / ".compact.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        stats["leftovers_removed"] += _remove_retired(Path(directory), grace_s)
         for partition in sorted(p for p in spans.glob("date=*") if p.is_dir()):
+            stats["leftovers_removed"] += _remove_stale_temps(partition)
+            _retire_leftovers(partition)  # a crash between publishing and retiring, at any earlier compaction
             _compact_partition(partition, stats, small_bytes, target_bytes, grace_s)
-            if grace_s <= 0:
-                stats["leftovers_removed"] += _remove_leftovers(partition, 0)
+        if grace_s <= 0:
+            stats["leftovers_removed"] += _remove_retired(Path(directory), 0)
     return stats
 
 
+def retire_superseded(directory: str | os.PathLike[str]) -> int:
+    """Retire the files a merged file supersedes that are still in `spans/` (a compaction crashed between
+    publishing and retiring); returns how many. Safe while a compaction runs, and without its lock: a
+    merged file is durable before it is visible, so its inputs may leave `spans/` at any time.
+    """
+    spans = Path(directory) / SPANS_DIR
+    return sum(_retire_leftovers(partition) for partition in sorted(spans.glob("date=*")) if partition.is_dir())
+
+
 def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int, grace_s: float) -> None:
-    stats["leftovers_removed"] += _remove_leftovers(partition, grace_s)
     files = [Path(p) for p in parquet_files(partition.parent.parent) if Path(p).parent == partition]
     stats["partitions"] += 1
     stats["files_before"] += len(files)
@@ -121,8 +136,13 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             sort_by=[("trace_id", "ascending"), ("start_time", "ascending")],
             extra={REPLACES_KEY: json.dumps(superseded).encode()},
         )
-        # The merged file is durable and visible, and it names its inputs: from now on no listing
-        # returns them, and they are removed after the grace period (`_remove_leftovers`).
+        # Publish first, retire second. The merged file is durable and visible, and it names its
+        # inputs, so from here on `parquet_files()` no longer lists them; now they leave `spans/` too.
+        # In between (microseconds, or until the next compact()/open() after a crash here) a plain glob
+        # sees a span twice. The other order would make it see the spans zero times in between, and a
+        # crash there would hide accepted spans from every reader until a recovery: a transient double
+        # (which agentotel's views collapse) is the lesser fault, and nothing is ever lost either way.
+        _retire(partition, superseded, merged)
         out.append(merged)
     stats["files_after"] += len(out)
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
@@ -142,21 +162,73 @@ def _drop_duplicates(table: pa.Table) -> pa.Table:
     return table.take(pa.array(sorted(first.column("__row_min").to_pylist()), type=pa.int64()))
 
 
-def _remove_leftovers(partition: Path, grace_s: float) -> int:
-    """Delete inputs a merged file at least `grace_s` old supersedes, and stale temp files."""
+def _retired_folder(partition: Path) -> Path:
+    return partition.parent.parent / REPLACED_DIR / partition.name
+
+
+def _retire(partition: Path, names: list[str], merged: Path) -> int:
+    """Move the files `names` that are still in `partition` to `.replaced/` (one atomic rename each)."""
+    present = [name for name in names if name != merged.name and (partition / name).exists()]
+    if not present:
+        return 0
+    target = _retired_folder(partition)
+    if not target.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        wal.fsync_dir(target.parent.parent)
+        wal.fsync_dir(target.parent)
+    moved = 0
+    for name in present:
+        try:
+            os.rename(partition / name, target / name)
+        except FileNotFoundError:  # retired meanwhile by a reader's recovery (`retire_superseded`)
+            continue
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            # `.replaced` on another file system (a mount inside the store): no grace, but one copy.
+            (partition / name).unlink(missing_ok=True)
+        moved += 1
+    if moved:
+        wal.fsync_dir(target)
+        wal.fsync_dir(partition)
+    return moved
+
+
+def _retire_leftovers(partition: Path) -> int:
+    """Retire the inputs of merged files in `partition` that are still there (a crash between the two steps)."""
+    published = {p.name for p in partition.glob("*.parquet") if not p.name.startswith(".")}
+    retired = 0
+    for merged in sorted(partition / name for name in published if name.startswith("c-")):
+        names = [name for name in replaces(merged) if name in published]
+        if names:
+            retired += _retire(partition, names, merged)
+    return retired
+
+
+def _remove_retired(directory: Path, grace_s: float) -> int:
+    """Delete retired files retired at least `grace_s` ago (a rename sets a file's ctime: when it was retired)."""
     removed = 0
     now = time.time()
-    for merged in partition.glob("c-*.parquet"):
-        try:
-            if now - merged.stat().st_mtime < grace_s:
-                continue
-        except FileNotFoundError:
-            continue
-        for name in replaces(merged):
-            path = partition / name
-            if path != merged and path.exists():
-                path.unlink(missing_ok=True)
-                removed += 1
+    for folder in sorted((directory / REPLACED_DIR).glob("date=*")):
+        gone = 0
+        for path in folder.iterdir():
+            try:
+                if now - path.stat().st_ctime < grace_s:
+                    continue
+                path.unlink()
+                gone += 1
+            except FileNotFoundError:
+                pass
+        if gone:
+            wal.fsync_dir(folder)
+        removed += gone
+    return removed
+
+
+def _remove_stale_temps(partition: Path) -> int:
+    """Delete temp files of writers that died mid-write."""
+    removed = 0
+    now = time.time()
     for temp in partition.glob(".*.tmp"):
         try:
             if now - temp.stat().st_mtime > _STALE_TEMP_S:

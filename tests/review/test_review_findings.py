@@ -276,9 +276,6 @@ def test_a_replayed_model_call_costs_what_the_recorded_one_did(tmp_path):
     assert costs[False] == pytest.approx(costs[True])
 
 
-@pytest.mark.xfail(strict=True, reason="store/compact.py keeps the replaced files for a grace period under "
-                   "their published names, so the README's `duckdb ... 'agentotel-traces/spans/**/*.parquet'` "
-                   "counts every span twice for a minute after `agentotel compact`")
 def test_a_plain_parquet_glob_counts_each_span_once_after_compact(tmp_path):
     for _ in range(2):  # two processes: two Parquet files to merge
         _python(tmp_path, '''
