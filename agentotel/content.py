@@ -268,6 +268,9 @@ class _Policy:
         self.extra_keys = frozenset(k.lower() for k in extra_keys)
         self.extra_key_value = _key_value_pattern(extra_keys) if extra_keys else None
         self.known_keys: dict[str, bool] = {}
+        # The keys seen so far that are not secret (a subset of `known_keys`): a dict whose keys are all
+        # in it passes `_unchanged`'s key test in one C-level set operation.
+        self.plain_keys: set[str] = set()
         # The common case: the built-in rules only (one call less per text, and `_unchanged` can test
         # all of a value's texts at once).
         self.builtin_only = not self.extra_patterns and self.extra_key_value is None
@@ -284,6 +287,8 @@ class _Policy:
         secret = self.secret_key(key)
         if len(self.known_keys) < 4096:
             self.known_keys[key] = secret
+            if not secret:
+                self.plain_keys.add(key)
         return secret
 
     def redact_text(self, text: str) -> tuple[str, int]:
@@ -567,33 +572,33 @@ def _plain(container: Any, depth: int, texts: list[str], nodes: list[int], polic
     if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes[0] > _MAX_NODES:
         return False
     if type(container) is dict:
-        known = policy.known_keys
-        for k, v in container.items():
-            if type(k) is not str:
+        # Keys already known to be plain text that is no secret (nearly always): one set operation.
+        if not policy.plain_keys.issuperset(container) and not _plain_keys(container, policy):
+            return False
+        container = container.values()
+    for v in container:
+        t = type(v)
+        if t is str:
+            texts.append(v)
+        elif t is dict or t is list or t is tuple:
+            if not _plain(v, depth + 1, texts, nodes, policy):
                 return False
-            secret = known.get(k)
-            if secret is None:
-                secret = policy.remember_key(k)
-            if secret and _is_scalar_secret(v):
-                return False
-            t = type(v)
-            if t is str:
-                texts.append(v)
-            elif t is dict or t is list or t is tuple:
-                if not _plain(v, depth + 1, texts, nodes, policy):
-                    return False
-            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
-                return False
-    else:
-        for v in container:
-            t = type(v)
-            if t is str:
-                texts.append(v)
-            elif t is dict or t is list or t is tuple:
-                if not _plain(v, depth + 1, texts, nodes, policy):
-                    return False
-            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
-                return False
+        elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
+            return False
+    return True
+
+
+def _plain_keys(mapping: dict[Any, Any], policy: _Policy) -> bool:
+    """Whether every key is a str and none is a secret key over a value the walker would hide."""
+    known = policy.known_keys
+    for k, v in mapping.items():
+        if type(k) is not str:
+            return False
+        secret = known.get(k)
+        if secret is None:
+            secret = policy.remember_key(k)
+        if secret and _is_scalar_secret(v):
+            return False
     return True
 
 

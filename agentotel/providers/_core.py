@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 
 import wrapt
 from opentelemetry import context as otel_context
-from opentelemetry import metrics
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -264,7 +263,7 @@ _instruments: tuple[Any, _Instruments | None] | None = None
 def _metrics() -> _Instruments | None:
     """The instruments, or None while no SDK MeterProvider is configured (nothing would be recorded)."""
     global _instruments
-    provider = _tracing._meter_provider or metrics.get_meter_provider()
+    provider = _tracing.meter_provider()
     cached = _instruments
     if cached is None or cached[0] is not provider:
         # Kept per provider, "none" included: the API's proxy / no-op providers record nothing.

@@ -47,7 +47,11 @@ _clients: dict[int, tuple[Any, type, str, dict[str, Any]]] = {}
 
 def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
     client = getattr(instance, "_client", None)
-    base_url = getattr(client, "base_url", None)
+    # openai 3.x's `base_url` property runs an import statement on every read (~1.3 µs, a third of
+    # reading a request): the attribute behind it is read directly where it exists.
+    base_url = getattr(client, "_base_url", None)
+    if base_url is None:
+        base_url = getattr(client, "base_url", None)
     entry = _clients.get(id(base_url))
     if entry is None or entry[0] is not base_url or entry[1] is not type(client):
         provider = "azure.ai.openai" if "azure" in type(client).__name__.lower() else "openai"
