@@ -189,6 +189,11 @@ def _trie_pattern(words: set[str]) -> str:
 # One scan of the lower-cased text for every hint decides which rules run at all.
 _ALL_HINTS = {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS)
 _HINT = re.compile(_trie_pattern(_ALL_HINTS))
+# Bounds of a policy's memory of clean texts (`_Policy.clean_texts`); the strings stay alive while
+# remembered, so at most this many characters are kept from being freed.
+_CLEAN_TEXTS = 16_384
+_CLEAN_CHARS = 4 << 20
+
 # No built-in rule matches fewer characters than this ("pwd=x").
 _MIN_SECRET_CHARS = 5
 
@@ -274,8 +279,13 @@ class _Policy:
         # The common case: the built-in rules only (one call less per text, and `_unchanged` can test
         # all of a value's texts at once).
         self.builtin_only = not self.extra_patterns and self.extra_key_value is None
-        if self.builtin_only:
-            self.redact_text = _redact_known  # type: ignore[method-assign]
+        self._redact = _redact_known if self.builtin_only else self._redact_all
+        # Texts known to need no redaction under this policy. An agent sends its whole conversation
+        # again on every call, so most texts a call records were scanned on an earlier call: asking
+        # the set costs a hash lookup (cached on the string object) instead of a regex scan of every
+        # character. Bounded: starts over past _CLEAN_TEXTS entries or _CLEAN_CHARS characters.
+        self.clean_texts: set[str] = set()
+        self._clean_chars = 0
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
@@ -292,6 +302,26 @@ class _Policy:
         return secret
 
     def redact_text(self, text: str) -> tuple[str, int]:
+        if text in self.clean_texts:
+            return text, 0
+        redacted, count = self._redact(text)
+        if not count:
+            self.remember_clean(text)
+        return redacted, count
+
+    def remember_clean(self, text: str) -> None:
+        """Remember that `text` needs no redaction (see `clean_texts`)."""
+        size = len(text)
+        if size > _CLEAN_CHARS // 16:
+            return
+        total = self._clean_chars + size
+        if total > _CLEAN_CHARS or len(self.clean_texts) >= _CLEAN_TEXTS:
+            self.clean_texts = set()
+            total = size
+        self.clean_texts.add(text)
+        self._clean_chars = total
+
+    def _redact_all(self, text: str) -> tuple[str, int]:
         text, count = _redact_known(text)
         if self.extra_key_value is not None:
             text, n = _subn(self.extra_key_value, _key_value_replacement, text)
@@ -557,12 +587,18 @@ def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
     nodes = [0]
     if not _plain(value, 0, texts, nodes, policy) or nodes[0] > _MAX_NODES or sum(map(len, texts)) > room:
         return False
-    # No redaction anywhere: one look at all the texts when no rule can match any of them (the usual
-    # case), else the walker's own test, text by text.
-    if policy.builtin_only and _may_match(" ".join(texts)) is None:
+    # No redaction anywhere: texts seen clean before are skipped; one look at all the others when no
+    # rule can match any of them (the usual case), else the walker's own test, text by text.
+    clean = policy.clean_texts
+    fresh = [text for text in texts if text not in clean]
+    if not fresh:
+        return True
+    if policy.builtin_only and _may_match(" ".join(fresh)) is None:
+        for text in fresh:
+            policy.remember_clean(text)
         return True
     redact = policy.redact_text
-    return not any(redact(text)[1] for text in texts)
+    return not any(redact(text)[1] for text in fresh)
 
 
 def _plain(container: Any, depth: int, texts: list[str], nodes: list[int], policy: _Policy) -> bool:

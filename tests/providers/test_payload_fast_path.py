@@ -115,6 +115,40 @@ def test_fast_path_encodes_what_the_walker_does(settings, name):
     except UnicodeEncodeError:  # the lone surrogate: both paths give up the same way (no attribute)
         expected = (None, 0, False)
     assert _encode(value) == expected
+    assert _encode(value) == expected  # again, with the texts found clean the first time remembered
+
+
+def test_a_text_remembered_clean_is_redacted_once_a_user_pattern_covers_it(settings):
+    settings(capture_content=True)
+    value = [{"role": "user", "parts": [{"type": "text", "content": "deploy to cluster-internal-7"}]}]
+    assert _encode(value) == (json.dumps(value, separators=(",", ":")), 0, False)
+    assert "deploy to cluster-internal-7" in content._policy().clean_texts
+    settings(capture_content=True, redact_patterns=(r"internal-\d+",))
+    text, redactions, _ = _encode(value)
+    assert "internal-7" not in text and redactions == 1
+
+
+def test_a_text_with_a_secret_is_never_remembered_clean(settings):
+    settings(capture_content=True)
+    secret = "use sk-abcdefghijklmnopqrstuvwx1234 now"
+    for _ in range(2):
+        text, redactions, _ = _encode([{"role": "user", "parts": [{"type": "text", "content": secret}]}])
+        assert "sk-abcdefghijklmnopqrstuvwx1234" not in text and redactions == 1
+        assert content.redact_text(secret) == ("use [REDACTED] now", 1)
+    assert secret not in content._policy().clean_texts
+
+
+def test_the_memory_of_clean_texts_is_bounded(settings):
+    settings(capture_content=True)
+    policy = content._policy()
+    for i in range(content._CLEAN_TEXTS + 10):
+        policy.remember_clean(f"text {i}")
+    assert 0 < len(policy.clean_texts) <= content._CLEAN_TEXTS
+    policy.remember_clean("x" * (content._CLEAN_CHARS // 16 + 1))  # too long to keep
+    assert all(len(text) <= content._CLEAN_CHARS // 16 for text in policy.clean_texts)
+    for _ in range(20):
+        policy.remember_clean("y" * (content._CLEAN_CHARS // 16) + str(_))
+    assert sum(map(len, policy.clean_texts)) <= content._CLEAN_CHARS
 
 
 def test_a_cycle_is_encoded_as_the_walker_does(settings):
