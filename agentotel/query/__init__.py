@@ -208,16 +208,18 @@ class Traces:
         return self._con
 
     def _retrying(self, run: Callable[[duckdb.DuckDBPyConnection], _T]) -> _T:
-        """`run(connection)`, once more on a new snapshot if it failed because a compaction moved a file meanwhile.
+        """`run(connection)`, again on a new snapshot if it failed because a compaction moved a file meanwhile.
 
         DuckDB resolves a file when it scans it: a file retired between the check in `_current()` and
-        then is found under .replaced/ by its pattern, except in the instant of the rename itself.
+        then is found under .replaced/ by its pattern, except in the instant of the rename itself (or
+        once deleted, with `--grace 0`).
         """
-        try:
-            return run(self._current())
-        except duckdb.Error:
-            if not self._moved():
-                raise
+        for _attempt in range(_SNAPSHOT_ATTEMPTS - 1):
+            try:
+                return run(self._current())
+            except duckdb.Error:
+                if not self._moved():
+                    raise
         return run(self._current())
 
     # -- set-up ---------------------------------------------------------------------------------
