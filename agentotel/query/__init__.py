@@ -125,9 +125,11 @@ _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 
 def _pattern(file: str) -> str:
     """What DuckDB reads for a listed file: `<dir>/*/date=.../<name>`, the file in spans/ or, once a
-    compaction retired it, in .replaced/ (never both: it moved by one rename). DuckDB resolves the
-    pattern at each query, so a query planned before a compaction still finds every file of its
-    snapshot for the grace period. A path that is already a glob is read as it is.
+    compaction retired it, in .replaced/ (it moved by one rename). DuckDB resolves the pattern at each
+    query, so a query planned before a compaction still finds every file of its snapshot for the grace
+    period. DuckDB looks in the two folders one after the other: a query resolving it at the very
+    instant of the rename can match the file twice (the views keep one copy of a span) or not at all (an
+    error, which `_retrying` answers with a new snapshot). A path that is already a glob is read as it is.
     """
     path = Path(file)
     if _GLOB_CHARACTERS.search(file) or path.parent.parent.name != SPANS_DIR:
@@ -232,7 +234,8 @@ class Traces:
         con.execute("SET VARIABLE OWN_SCOPE_PREFIX = $value", {"value": _tracing.SCOPE + "."})
         empty = schema.SPAN_SCHEMA.empty_table()
         if sources.parquet:
-            con.read_parquet([_pattern(f) for f in sources.parquet], hive_partitioning=False).create_view("_parquet_spans")
+            patterns = [_pattern(f) for f in sources.parquet]
+            con.read_parquet(patterns, hive_partitioning=False).create_view("_parquet_spans")
         else:
             con.register("_parquet_spans", empty)
         con.register("_wal_spans", sources.wal if sources.wal is not None else empty)

@@ -13,8 +13,8 @@ glob over `spans/` sees them, and deleted by a later `compact()` once retired fo
   returns the inputs or the merged file, never both and never neither.
 - A reader that listed the inputs before the merge (an open `Traces`, a query in flight) can still
   read them during the grace period: `Traces` binds each file as the pattern `<dir>/*/date=.../<name>`,
-  which matches the file in `spans/` or, once retired, in `.replaced/` (a rename: never both), and it
-  takes a new snapshot when one of its files has left `spans/`.
+  which matches the file in `spans/` or, once retired, in `.replaced/` (one rename moves it: it is in
+  one of them at any instant), and it takes a new snapshot when one of its files has left `spans/`.
 
 A crash between publishing and retiring leaves superseded inputs in `spans/`: the next `compact()`
 (and `agentotel.open()`, when it may write there) retires them first (`retire_superseded`).
@@ -78,7 +78,7 @@ def compact(
         for partition in sorted(p for p in spans.glob("date=*") if p.is_dir()):
             stats["leftovers_removed"] += _remove_stale_temps(partition)
             _retire_leftovers(partition)  # a crash between publishing and retiring, at any earlier compaction
-            _compact_partition(partition, stats, small_bytes, target_bytes, grace_s)
+            _compact_partition(partition, stats, small_bytes, target_bytes)
         if grace_s <= 0:
             stats["leftovers_removed"] += _remove_retired(Path(directory), 0)
     return stats
@@ -93,7 +93,7 @@ def retire_superseded(directory: str | os.PathLike[str]) -> int:
     return sum(_retire_leftovers(partition) for partition in sorted(spans.glob("date=*")) if partition.is_dir())
 
 
-def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int, grace_s: float) -> None:
+def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int) -> None:
     files = [Path(p) for p in parquet_files(partition.parent.parent) if Path(p).parent == partition]
     stats["partitions"] += 1
     stats["files_before"] += len(files)

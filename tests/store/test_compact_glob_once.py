@@ -68,26 +68,29 @@ def test_a_glob_counts_each_span_once_during_the_grace_period(tmp_path):
     assert sorted(_glob(tmp_path)) == sorted(_traces_ids(tmp_path)) == sorted(ids)
 
 
+_COUNT_RAW = "SELECT count(*), count(DISTINCT span_id) FROM _raw_spans"  # every row read, before deduplication
+
+
 def test_a_traces_opened_before_compaction_answers_once_after_it(tmp_path):
     ids = _store(tmp_path)
     with agentotel.open(tmp_path) as traces:
         before = traces.trajectory("run-003")
         # Planned now, executed after the compaction: bound to the files that are about to be retired.
-        planned_raw = traces.sql("SELECT count(*), count(DISTINCT span_id) FROM _raw_spans")
+        planned_raw = traces.sql(_COUNT_RAW)
         planned_runs = traces.runs()
 
         compact(tmp_path)
 
         assert planned_raw.fetchall() == [(len(ids), len(ids))]
         assert sorted(r[0] for r in planned_runs.fetchall()) == [f"run-{i:03d}" for i in range(RUNS)]
-        assert traces.sql("SELECT count(*), count(DISTINCT span_id) FROM _raw_spans").fetchall() == [(len(ids), len(ids))]
+        assert traces.sql(_COUNT_RAW).fetchall() == [(len(ids), len(ids))]
         assert traces.sql("SELECT count(*) FROM runs").fetchall() == [(RUNS,)]
         after = traces.trajectory("run-003")
         assert [s.type for s in after.steps] == [s.type for s in before.steps] == ["llm", "tool"]
 
         compact(tmp_path, grace_s=0)  # the retired files are gone now too
 
-        assert traces.sql("SELECT count(*), count(DISTINCT span_id) FROM _raw_spans").fetchall() == [(len(ids), len(ids))]
+        assert traces.sql(_COUNT_RAW).fetchall() == [(len(ids), len(ids))]
         assert len(traces.trajectory("run-005").steps) == 2
 
 
@@ -152,7 +155,9 @@ _KILLED_COMPACTION = """
 
 @pytest.mark.parametrize("killed_at", [1, 3])
 @pytest.mark.parametrize("recovery", ["open", "compact"])
-def test_a_compaction_killed_between_publishing_and_retiring_loses_nothing_and_is_read_once(tmp_path, killed_at, recovery):
+def test_a_compaction_killed_between_publishing_and_retiring_loses_nothing_and_is_read_once(
+    tmp_path, killed_at, recovery
+):
     ids = _store(tmp_path)
     script = textwrap.dedent(_KILLED_COMPACTION).replace("{replaced}", REPLACED_DIR)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
