@@ -116,7 +116,12 @@ class Response:
 
 
 class Accumulator(Protocol):
-    """Reads one stream's events; `response()` is what they added up to (callable at any point)."""
+    """Reads one stream's events; `response()` is what they added up to (callable at any point).
+
+    It may also define `iterate(stream, call, end)`: a generator yielding the stream's events, each
+    read on its way (the stream proxy's sync loop then runs no call per event), that notes the first
+    event on `call` and calls `end()` / `end(exc)` when the stream ends or fails (not on close).
+    """
 
     def chunk(self, event: Any) -> None: ...
 

@@ -145,6 +145,13 @@ class StreamProxy(wrapt.ObjectProxy):
         # A generator over the wrapped stream's own iterator: much cheaper per chunk than a Python
         # `__next__` per step. A generator closed early (the loop left by `break`) is not the end of
         # the stream: the user may iterate on, and close() / `with` / GC end the span.
+        # An accumulator with its own `iterate` reads each chunk inline there (the same contract).
+        iterate = getattr(self._self_accumulator, "iterate", None)
+        if iterate is not None:
+            return iterate(self.__wrapped__, self._self_call, self._self_end)
+        return self._self_iterate()
+
+    def _self_iterate(self) -> Any:
         # Per chunk only the accumulator's own call: the first-chunk time is taken once, before the loop.
         call, add = self._self_call, self._self_accumulator.chunk
         try:

@@ -181,3 +181,44 @@ async def test_stream_consumed_in_another_task_and_thread_leaves_context_alone(t
     assert trace.get_current_span() is trace.INVALID_SPAN
     assert len(telemetry.model_spans()) == 2
     assert not [r for r in caplog.records if "detach" in r.getMessage().lower()]
+
+
+_TOOLS = [{"type": "function", "function": {"name": "get_current_weather", "parameters": {
+    "type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}}]  # fmt: skip
+
+
+@pytest.mark.parametrize("recording, extra", [
+    ("openai/test_chat_completion_multiple_choices_streaming", {"n": 2}),
+    ("openai/test_chat_completion_multiple_tools_streaming_with_content", {"tools": _TOOLS}),
+])  # fmt: skip
+def test_a_stream_read_by_for_by_next_and_by_async_for_records_the_same(telemetry, recording, extra):
+    """The sync loop reads chunks inline; `next()` and async streams feed the same code chunk by chunk."""
+    kwargs = dict(model="gpt-4o-mini", messages=USER, stream=True, **extra)
+
+    def recorded() -> dict:
+        [span] = telemetry.model_spans()
+        telemetry.exporter.clear()
+        attributes = dict(span.attributes)
+        assert attributes.pop(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK) >= 0
+        return attributes
+
+    with cassette(recording):
+        for _ in openai.OpenAI(api_key="k").chat.completions.create(**kwargs):
+            pass
+    by_for = recorded()
+    with cassette(recording):
+        stream = openai.OpenAI(api_key="k").chat.completions.create(**kwargs)
+        next(stream)
+        for _ in stream:  # a loop after next(): both paths feed one accumulator
+            pass
+    by_next_then_for = recorded()
+
+    async def read_async() -> None:
+        async for _ in await openai.AsyncOpenAI(api_key="k").chat.completions.create(**kwargs):
+            pass
+
+    with cassette(recording):
+        asyncio.run(read_async())
+    by_async_for = recorded()
+    assert json.loads(by_for[GEN_AI_OUTPUT_MESSAGES])  # something was assembled
+    assert by_for == by_next_then_for == by_async_for
