@@ -443,8 +443,8 @@ def _scalar_text(value: Any) -> str:
 def _compact_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grace", type=float, default=None, metavar="SECONDS",
-        help="remove replaced files once their merged file is this old (default 60; 0: now). Until then "
-             "readers that listed them keep working; agentotel's views never count a span twice",
+        help="replaced files leave spans/ at once (a plain glob counts each span once) and are deleted "
+             "once retired this long (default 60; 0: now), so queries planned before keep working",
     )  # fmt: skip
 
 

@@ -1,7 +1,9 @@
 """The Parquet span store: a WAL for durability, immutable Hive-partitioned Parquet files for queries.
 
     <dir>/spans/date=YYYY-MM-DD/<unique>.parquet    published by write-temp, fsync, rename
-    <dir>/wal/<writer>.arrows                       Arrow IPC stream: the durable tail not yet folded
+    <dir>/wal/<ms>-<writer>-<seq>.arrows            Arrow IPC segments: the durable tail not yet folded
+    <dir>/.replaced/date=YYYY-MM-DD/<unique>.parquet files a compaction merged, kept out of spans/ for a
+                                                    grace period, then deleted (see compact.py)
 """
 
 from agentotel.store.compact import compact

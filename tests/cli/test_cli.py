@@ -149,7 +149,7 @@ def test_compact_merges_small_files_and_keeps_every_span(tmp_path):
     assert code == 0, err
     stats = json.loads(out)
     assert isinstance(stats, dict) and stats
-    assert len(parquet_files(tmp_path)) < 4  # what readers see at once; the inputs wait out the grace period
+    assert len(parquet_files(tmp_path)) < 4  # the merged inputs leave spans/ at once (kept in .replaced/ for the grace period)
     assert agentotel.open(tmp_path).sql("SELECT count(*) FROM spans").fetchall()[0][0] == before
     code, _out, err = run_cli("compact", "--dir", str(tmp_path), "--grace", "0")
     assert code == 0, err
