@@ -787,7 +787,10 @@ class Payload:
     __slots__ = ("redactions", "truncated", "_policy", "_budget")
 
     def __init__(self) -> None:
-        self._policy = _policy()
+        policy = _policy_cache  # `_policy()`, its usual case inline (one Payload per model call)
+        if policy is None or policy.settings is not _config.current():
+            policy = _policy()
+        self._policy = policy
         self._budget = self._policy.max_span_bytes
         self.redactions = 0
         self.truncated = False
@@ -802,43 +805,41 @@ class Payload:
         `content=False` marks a value that is not content (document ids and scores, say): it is still
         redacted and bounded, but recorded whether capture is on or off.
         """
-        if content and not self._policy.capture:
+        policy = self._policy
+        if content and not policy.capture:
             return None
+        # One function, not two: it runs on every model call, with its code cold (providers/_core.py).
         try:
-            return self._encode(value)
+            room = min(policy.max_value_bytes, self._budget)
+            if room < _MIN_ROOM:
+                self.truncated = True
+                return '"[truncated]"' if self._budget >= 13 else '""'
+            truncated = False
+            if _unchanged(value, policy, room):
+                safe = value  # what the walker would return (see _unchanged), without building a copy
+            else:
+                walker = _Walker(policy, room + _PRECUT_MARGIN)
+                try:
+                    safe = walker.walk(value)
+                except RecursionError:
+                    safe = f"<unserialisable {_qualname(value)}>"
+                self.redactions += walker.redactions
+                truncated = walker.truncated
+            text = _dumps(safe)
+            size = len(text)
+            if size * 4 > room:  # possibly over: measure exactly (4 bytes is the most a character takes)
+                size = _utf8_len(text)
+                if size > room:
+                    text = _fit(safe, text, room)
+                    size = _utf8_len(text)
+                    truncated = True
+            if truncated:
+                self.truncated = True
+            self._budget -= size
+            return text
         except Exception as exc:  # noqa: BLE001 - on the hot path: try/except is cheaper than a context manager
             report_internal_error("content.encode", exc)
             return None
-
-    def _encode(self, value: Any) -> str:
-        policy = self._policy
-        room = min(policy.max_value_bytes, self._budget)
-        if room < _MIN_ROOM:
-            self.truncated = True
-            return '"[truncated]"' if self._budget >= 13 else '""'
-        truncated = False
-        if _unchanged(value, policy, room):
-            safe = value  # what the walker would return (see _unchanged), without building a copy
-        else:
-            walker = _Walker(policy, room + _PRECUT_MARGIN)
-            try:
-                safe = walker.walk(value)
-            except RecursionError:
-                safe = f"<unserialisable {_qualname(value)}>"
-            self.redactions += walker.redactions
-            truncated = walker.truncated
-        text = _dumps(safe)
-        size = len(text)
-        if size * 4 > room:  # possibly over: measure exactly (4 bytes is the most a character takes)
-            size = _utf8_len(text)
-            if size > room:
-                text = _fit(safe, text, room)
-                size = _utf8_len(text)
-                truncated = True
-        if truncated:
-            self.truncated = True
-        self._budget -= size
-        return text
 
     def set(self, span: Span, attribute: str, value: Any, *, content: bool = True) -> None:
         """Encode `value` and set it on `span` as `attribute`; nothing when capture is off."""

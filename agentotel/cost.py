@@ -52,9 +52,15 @@ def cost_usd(
     """
     if not model:
         return None
-    override = _override_price(provider, model)
-    if override is not None:
-        return _price_from_override(override, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+    if _config.current().prices_file is not None:
+        override = _override_price(provider, model)
+        if override is not None:
+            return _price_from_override(override, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+    # Once per model call, so the usual case (a model with flat token rates) takes few calls: see
+    # providers/_core.ModelCall on what a function costs there.
+    found = _library_prices(provider, model, int(time.time() // 3600))
+    if found is not None and found[1] is not None:
+        return _price_from_override(found[1], input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
     return _price_from_library(provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
 
 

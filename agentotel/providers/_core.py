@@ -24,7 +24,8 @@ from urllib.parse import urlsplit
 import wrapt
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _config, _context, _json, _tracing
@@ -279,11 +280,12 @@ def _metrics() -> _Instruments | None:
 
 
 _tracers: dict[tuple[Any, str], Any] = {}
+_finish_lock = threading.Lock()
 
 
 def _tracer(provider: str) -> Any:
     """The tracer of scope `agentotel.<library>`, kept until the configured provider changes."""
-    tracer_provider = _tracing.tracer_provider()
+    tracer_provider = _tracing._tracer_provider or trace.get_tracer_provider()  # _tracing.tracer_provider(), inline
     key = (tracer_provider, provider)
     tracer = _tracers.get(key)
     if tracer is None:
@@ -300,7 +302,10 @@ def _tracer(provider: str) -> Any:
 class ModelCall:
     """The span of one model call, from the request to the one and only `finish`."""
 
-    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "_ended", "_lock", "_response_reader")
+    # The per-call path (here, `finish`, the wrappers) is written with few calls of our own: between
+    # the request and the end of a call the SDK runs long enough to push our code out of the CPU
+    # caches, and each function run cold costs ~0.8 µs on this machine (benchmarks/bench_providers.py).
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "_ended", "_response_reader")
 
     def __init__(self, patch: Patch, request: Request) -> None:
         self.request = request
@@ -309,32 +314,34 @@ class ModelCall:
         self.start = time.monotonic()
         self.first_chunk: float | None = None
         self._ended = False
-        self._lock = threading.Lock()
         attributes = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
         if request.model:
             attributes[GEN_AI_REQUEST_MODEL] = request.model
         attributes.update(request.attributes)
         name = f"{request.operation} {request.model}" if request.model else request.operation
-        self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        span = self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
         try:
-            self._record_request(request)
+            payload = self.payload = Payload()
+            if span.is_recording():
+                for key, value in (
+                    (GEN_AI_INPUT_MESSAGES, request.input_messages),
+                    (GEN_AI_SYSTEM_INSTRUCTIONS, request.system_instructions),
+                    (GEN_AI_TOOL_DEFINITIONS, request.tool_definitions),
+                ):
+                    if value:
+                        encoded = payload.encode(value)
+                        if encoded is not None:
+                            span.set_attribute(key, encoded)
+            if request.tool_definitions and self.run is not None:
+                self._record_tool_definitions(request)
         except BaseException:
-            self.span.end()  # the call runs untraced; never leave a span open
+            span.end()  # the call runs untraced; never leave a span open
             raise
 
-    def _record_request(self, request: Request) -> None:
-        self.payload = Payload()
-        if self.span.is_recording():
-            if request.input_messages:
-                self.payload.set(self.span, GEN_AI_INPUT_MESSAGES, request.input_messages)
-            if request.system_instructions:
-                self.payload.set(self.span, GEN_AI_SYSTEM_INSTRUCTIONS, request.system_instructions)
-            if request.tool_definitions:
-                self.payload.set(self.span, GEN_AI_TOOL_DEFINITIONS, request.tool_definitions)
-        if request.tool_definitions and self.run is not None:
-            self.run.record_tool_definitions(
-                {d["name"]: d.get("parameters") for d in request.tool_definitions if d.get("name")}
-            )
+    def _record_tool_definitions(self, request: Request) -> None:
+        self.run.record_tool_definitions(  # type: ignore[union-attr]
+            {d["name"]: d.get("parameters") for d in request.tool_definitions or () if d.get("name")}
+        )
 
     @property
     def ended(self) -> bool:
@@ -359,7 +366,7 @@ class ModelCall:
         self, response: Response | None = None, error: BaseException | None = None, error_kind: str | None = None
     ) -> None:
         """End the span once: record the response, usage, cost, metrics and tool calls; later calls do nothing."""
-        with self._lock:
+        with _finish_lock:  # one lock for every call: held for a test-and-set only
             if self._ended:
                 return
             self._ended = True
@@ -389,7 +396,8 @@ class ModelCall:
                 )
         kind = error_kind or (error_type(error) if error is not None else None)
         if span.is_recording():
-            attributes = _response_attributes(response, self.payload) if response is not None else {}
+            payload = self.payload
+            attributes = _response_attributes(response, payload) if response is not None else {}
             if self.first_chunk is not None:
                 attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
             if cost is not None:
@@ -404,15 +412,21 @@ class ModelCall:
             elif kind is not None:
                 span.set_attribute(ERROR_TYPE, kind)
                 span.set_status(Status(StatusCode.ERROR, kind))
-            self.payload.apply_markers(span)
-        self._record_metrics(response, usage, cost, duration, kind)
+            if payload.redactions or payload.truncated:
+                payload.apply_markers(span)
+        instruments = _metrics()
+        if instruments is not None:
+            self._record_metrics(instruments, response, usage, cost, duration, kind)
 
     def _record_metrics(
-        self, response: Response | None, usage: Usage | None, cost: float | None, duration: float, kind: str | None
+        self,
+        instruments: _Instruments,
+        response: Response | None,
+        usage: Usage | None,
+        cost: float | None,
+        duration: float,
+        kind: str | None,
     ) -> None:
-        instruments = _metrics()
-        if instruments is None:
-            return
         request = self.request
         attributes: dict[str, Any] = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
         if request.model:
@@ -466,7 +480,9 @@ def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
 
 def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | None:
     """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
-    if not is_instrumentation_enabled() or otel_context.get_value(_IN_MODEL_CALL):
+    # OTel's is_instrumentation_enabled(), read from one look at the context.
+    current = otel_context.get_current()
+    if current.get(_SUPPRESS_INSTRUMENTATION_KEY) or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN) or current.get(_IN_MODEL_CALL):
         return None
     try:
         return ModelCall(patch, patch.request(instance, kwargs))
@@ -501,10 +517,14 @@ def _result_kind(result: Any) -> int:
 def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     """What the user gets back: the result itself, or a proxy that finishes the span later."""
     try:
-        kind = _result_kind(result)
+        kind = _result_kinds.get(type(result))
+        if kind is None:
+            kind = _result_kind(result)
         if kind == _RESPONSE:
             call.finish(call.read_response(result))
             return result
+        if kind == _STREAM and patch.accumulator is not None:
+            return _stream.StreamProxy(result, call, patch.accumulator(call.request))
         if kind == _AWAITABLE:
             return _awaited(call, patch, result)  # an async method we took for a sync one
         if kind == _RAW:

@@ -27,15 +27,14 @@ from agentotel._internal import internal_errors, report_internal_error
 from agentotel.providers._core import ABANDONED_STREAM, Accumulator, ModelCall, Patch
 
 
-def content_limit() -> int:
-    """How many characters of streamed text to keep: the per-value limit, or nothing when capture is off."""
+def limits() -> tuple[int, int]:
+    """How many characters of streamed text and of tool-call arguments to keep.
+
+    Text: the per-value limit, or nothing when capture is off. Arguments are kept (in memory) even
+    with capture off: `@tool` spans match on them.
+    """
     settings = _config.current()
-    return settings.max_value_bytes if settings.capture_content else 0
-
-
-def arguments_limit() -> int:
-    """Tool-call arguments are kept (in memory) even with capture off: `@tool` spans match on them."""
-    return _config.current().max_value_bytes
+    return (settings.max_value_bytes if settings.capture_content else 0), settings.max_value_bytes
 
 
 class Bounded:

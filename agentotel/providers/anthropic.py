@@ -27,7 +27,7 @@ from agentotel.providers._core import (
     tool_call_part,
     tool_response_part,
 )
-from agentotel.providers._stream import Bounded, arguments_limit, content_limit
+from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_MAX_TOKENS,
@@ -185,8 +185,7 @@ class _Stream:
         self.usage: dict[str, Any] = {}
         self.stop: str | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
-        self.text_limit = content_limit()
-        self.args_limit = arguments_limit()
+        self.text_limit, self.args_limit = limits()
 
     def _merge_usage(self, usage: Any) -> None:
         for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import repeat, starmap
+from time import monotonic
 from typing import Any, Callable, Iterator
 
 from agentotel._context import PendingToolCall
@@ -25,7 +26,7 @@ from agentotel.providers._core import (
     tool_call_part,
     tool_response_part,
 )
-from agentotel.providers._stream import Bounded, arguments_limit, content_limit
+from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
     GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_OUTPUT_TYPE,
@@ -311,8 +312,7 @@ class _ChatStream:
         self.model: str | None = None
         self.usage: Usage | None = None
         self.choices: dict[int, _Choice] = {}
-        self.text_limit = content_limit()
-        self.args_limit = arguments_limit()
+        self.text_limit, self.args_limit = limits()
         self._box: list[Any] = []
         self._feeder: Iterator[Any] | None = None
 
@@ -327,7 +327,7 @@ class _ChatStream:
         try:
             for chunk in stream:
                 if waiting:
-                    call.chunk_seen()  # type: ignore[union-attr]
+                    call.first_chunk = monotonic()  # type: ignore[union-attr]
                     waiting = False
                 try:
                     if self.id is None:
@@ -394,7 +394,7 @@ class _ChatStream:
         messages = []
         choices = self.choices
         for state in (choices[i] for i in sorted(choices)) if len(choices) > 1 else choices.values():
-            parts = [text_part(state.text.text())] if state.text else []
+            parts = [text_part(state.text.text())] if state.text.size else []
             for _, (call_id, name, buffer) in sorted(state.calls.items()) if state.calls else ():
                 arguments = buffer.text()
                 parts.append(tool_call_part(call_id, name, arguments))
@@ -492,7 +492,7 @@ class _ResponsesStream:
     def __init__(self, request: Request) -> None:
         self.latest: Any = None
         self.final = False
-        self.text = Bounded(content_limit())
+        self.text = Bounded(limits()[0])
 
     def chunk(self, event: Any) -> None:
         kind = field_of(event, "type")
