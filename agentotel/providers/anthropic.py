@@ -176,6 +176,14 @@ def _response(message: Any) -> Response:
     )
 
 
+# A content block delta's type -> the field holding its text (signature and citation deltas add none).
+_DELTA_TEXT = {"text_delta": "text", "input_json_delta": "partial_json", "thinking_delta": "thinking"}
+
+
+def _delta_text(delta: Any) -> Any:
+    return field_of(delta, "text") or field_of(delta, "partial_json") or field_of(delta, "thinking")
+
+
 class _Stream:
     """Raw message stream events: content blocks assembled from their deltas."""
 
@@ -194,6 +202,17 @@ class _Stream:
                 self.usage[name] = value
 
     def chunk(self, event: Any) -> None:
+        if type(event) is not dict and getattr(event, "type", None) == "content_block_delta":
+            # Nearly every event, as the SDK's typed object: read with plain attribute access (each
+            # `field_of` is a call), and only the delta's own field (asking a pydantic model for a
+            # field it lacks raises inside, which is slow).
+            state = self.blocks.get(event.index)
+            if state is not None:
+                delta = event.delta
+                name = _DELTA_TEXT.get(getattr(delta, "type", None))
+                text = getattr(delta, name, None) if name is not None else _delta_text(delta)
+                state["buffer"].add(text)
+            return
         kind = field_of(event, "type")
         if kind == "message_start":
             message = field_of(event, "message")
@@ -208,9 +227,8 @@ class _Stream:
             self.blocks[field_of(event, "index", len(self.blocks))] = state
         elif kind == "content_block_delta":
             state = self.blocks.get(field_of(event, "index", 0))
-            delta = field_of(event, "delta")
             if state is not None:
-                state["buffer"].add(field_of(delta, "text") or field_of(delta, "partial_json") or field_of(delta, "thinking"))
+                state["buffer"].add(_delta_text(field_of(event, "delta")))
         elif kind == "message_delta":
             self.stop = field_of(field_of(event, "delta"), "stop_reason") or self.stop
             self._merge_usage(field_of(event, "usage"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 import anthropic
@@ -197,6 +199,41 @@ def test_streamed_tool_use_is_assembled(telemetry, model_server):
     finally:
         _context.reset_current_run(token)
     assert run.pending_tool_calls() == [_context.PendingToolCall("toolu_9", "get_weather", {"city": "Paris"})]
+
+
+def test_streamed_thinking_and_text_are_assembled_typed_and_async_alike(telemetry, model_server):
+    events = [
+        {"type": "message_start", "message": {**_message(""), "content": [], "stop_reason": None}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Paris is "}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "the capital."}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "c2ln"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Paris"}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "."}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 12}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    expected = [{"type": "reasoning", "content": "Paris is the capital."}, {"type": "text", "content": "Paris."}]
+    model_server.script(Scripted(events=events))
+    for _ in client(base_url=model_server.url).messages.create(model=MODEL, max_tokens=10, messages=HELLO, stream=True):
+        pass
+
+    async def read_async() -> None:
+        stream = await anthropic.AsyncAnthropic(api_key="k", base_url=model_server.url).messages.create(
+            model=MODEL, max_tokens=10, messages=HELLO, stream=True
+        )
+        async for _ in stream:
+            pass
+
+    model_server.script(Scripted(events=events))
+    asyncio.run(read_async())
+    spans = telemetry.model_spans()
+    assert len(spans) == 2
+    for span in spans:
+        assert json.loads(span.attributes[GEN_AI_OUTPUT_MESSAGES])[0]["parts"] == expected
 
 
 def test_api_error(telemetry):
