@@ -481,9 +481,13 @@ def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
 
 def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | None:
     """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
-    # OTel's is_instrumentation_enabled(), read from one look at the context.
+    # OTel's is_instrumentation_enabled() and our own marker, from one look at the context.
     current = otel_context.get_current()
-    if current.get(_SUPPRESS_INSTRUMENTATION_KEY) or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN) or current.get(_IN_MODEL_CALL):
+    if (
+        current.get(_SUPPRESS_INSTRUMENTATION_KEY)
+        or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN)
+        or current.get(_IN_MODEL_CALL)
+    ):
         return None
     try:
         return ModelCall(patch, patch.request(instance, kwargs))
