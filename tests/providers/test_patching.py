@@ -67,6 +67,21 @@ def test_suppress_instrumentation_is_honoured(telemetry):
     assert telemetry.model_spans() == []
 
 
+def test_the_legacy_suppression_key_is_honoured_too(telemetry):
+    from opentelemetry import context
+
+    token = context.attach(context.set_value("suppress_instrumentation", True))  # what older instrumentations set
+    try:
+        with cassette("openai/test_chat_completion_with_content"):
+            openai.OpenAI(api_key="k").chat.completions.create(model="gpt-4o-mini", messages=USER)
+    finally:
+        context.detach(token)
+    assert telemetry.model_spans() == []
+    with cassette("openai/test_chat_completion_with_content"):
+        openai.OpenAI(api_key="k").chat.completions.create(model="gpt-4o-mini", messages=USER)
+    assert len(telemetry.model_spans()) == 1
+
+
 def test_a_call_made_inside_one_of_ours_gets_no_second_span(telemetry):
     inner = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=httpx2.MockTransport(
         lambda request: httpx2.Response(200, json=EMBEDDING))))  # fmt: skip
