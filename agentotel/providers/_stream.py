@@ -42,28 +42,22 @@ class Bounded:
 
     Per delta only an append while under the limit (the last one kept may run past it); the cut to
     exactly `limit` characters happens once, in `text()`. Memory stays within the limit plus a delta.
-    The fields are public so that an accumulator's per-chunk path can do what `add` does inline.
+    A cut text is flagged truncated where it is encoded: cut to the per-value limit, its message no
+    longer fits the limit and is fitted (content.Payload). The fields are public so that an
+    accumulator's per-chunk path can do what `add` does inline.
     """
 
-    __slots__ = ("parts", "size", "limit", "refused")
+    __slots__ = ("parts", "size", "limit")
 
     def __init__(self, limit: int) -> None:
         self.parts: list[str] = []
         self.size = 0
         self.limit = limit
-        self.refused = False
 
     def add(self, text: str | None) -> None:
-        if text:
-            if self.size < self.limit:
-                self.parts.append(text)
-                self.size += len(text)
-            else:
-                self.refused = True
-
-    @property
-    def truncated(self) -> bool:
-        return self.refused or self.size > self.limit
+        if text and self.size < self.limit:
+            self.parts.append(text)
+            self.size += len(text)
 
     def text(self) -> str:
         text = "".join(self.parts)

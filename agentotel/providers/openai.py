@@ -345,12 +345,9 @@ class _ChatStream:
                         delta = choice.delta
                         if delta is not None:
                             content = delta.content
-                            if content:  # Bounded.add, inline
-                                if text.size < text.limit:
-                                    text.parts.append(content)
-                                    text.size += len(content)
-                                else:
-                                    text.refused = True
+                            if content and text.size < text.limit:  # Bounded.add, inline
+                                text.parts.append(content)
+                                text.size += len(content)
                             role = delta.role
                             if role:
                                 state.role = role
