@@ -503,19 +503,18 @@ _result_kinds: dict[type, int] = {}
 
 
 def _result_kind(result: Any) -> int:
-    kind = _result_kinds.get(type(result))
-    if kind is None:
-        if inspect.isawaitable(result) and not _stream.is_stream(result):
-            kind = _AWAITABLE
-        elif _stream.is_raw_response(result):
-            kind = _RAW
-        elif _stream.is_stream(result):
-            kind = _STREAM
-        else:
-            kind = _RESPONSE
-        # A generator's awaitability is per object (types.coroutine), so those are never remembered.
-        if not inspect.isgenerator(result) and len(_result_kinds) < 256:
-            _result_kinds[type(result)] = kind
+    """The kind of a result whose type is not in `_result_kinds` yet (remembered there when it can be)."""
+    if inspect.isawaitable(result) and not _stream.is_stream(result):
+        kind = _AWAITABLE
+    elif _stream.is_raw_response(result):
+        kind = _RAW
+    elif _stream.is_stream(result):
+        kind = _STREAM
+    else:
+        kind = _RESPONSE
+    # A generator's awaitability is per object (types.coroutine), so those are never remembered.
+    if not inspect.isgenerator(result) and len(_result_kinds) < 256:
+        _result_kinds[type(result)] = kind
     return kind
 
 
@@ -528,7 +527,7 @@ def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
         if kind == _RESPONSE:
             call.finish(call.read_response(result))
             return result
-        if kind == _STREAM and patch.accumulator is not None:
+        if kind == _STREAM and patch.accumulator is not None:  # _stream.wrap_stream, inline (see ModelCall)
             return _stream.StreamProxy(result, call, patch.accumulator(call.request))
         if kind == _AWAITABLE:
             return _awaited(call, patch, result)  # an async method we took for a sync one
