@@ -1,0 +1,1 @@
+"""Reading runs for answers: alignment, diff and detectors over trajectories (never the files)."""
