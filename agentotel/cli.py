@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 PROG = "agentotel"
 
 # Modules that add their own commands through `command()` when they are present.
-_EXTENSIONS = ("agentotel.cases.cli",)
+_EXTENSIONS = ("agentotel.cases.cli", "agentotel.view.cli")
 
 
 class UserError(Exception):
@@ -487,7 +487,8 @@ def _demo(args: argparse.Namespace, out: Output) -> None:
     print_diff(out, diff)
     out.console.print(
         f"\nTry: agentotel trajectory {result.run_b[:8]} --full --dir {result.directory}\n"
-        f"     agentotel sql \"SELECT tool_name, output FROM tool_calls\" --dir {result.directory}"
+        f"     agentotel sql \"SELECT tool_name, output FROM tool_calls\" --dir {result.directory}\n"
+        f"     agentotel view --dir {result.directory}     (the runs and the diff in your browser)"
     )
 
 
@@ -555,4 +556,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: Any = None, stderr: Any =
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # Run as `python -m agentotel.cli`, this file is `__main__`; extensions register their commands with
+    # the importable `agentotel.cli`, so that module's main() is the one that knows them all.
+    from agentotel.cli import main as _main
+
+    sys.exit(_main())
