@@ -88,6 +88,10 @@
     return value;
   }
   function isMessages(v) { return Array.isArray(v) && v.length > 0 && v.every(function (m) { return m && typeof m === "object" && "role" in m; }); }
+  function errorText(s) {
+    var text = s.error || "failed";
+    return s.error_type && text.indexOf(s.error_type) !== 0 ? s.error_type + ": " + text : text;
+  }
   function shortId(id) { return id ? String(id).slice(0, 12) : ""; }
 
   // -- JSON and text -----------------------------------------------------------------------------
@@ -325,7 +329,7 @@
     var mine = (findings || []).filter(function (f) { return f.index === s.index || (f.steps || []).indexOf(s.index) >= 0; });
     return el("section", { "class": "detail", "aria-labelledby": "detail-title" },
       el("h2", { id: "detail-title", text: "Step " + s.index + ": " + s.name }), meta,
-      s.status === "error" ? el("div", { "class": "error-box", role: "alert", text: (s.error_type ? s.error_type + ": " : "") + (s.error || "failed") }) : null,
+      s.status === "error" ? el("div", { "class": "error-box", role: "alert", text: errorText(s) }) : null,
       mine.length ? el("div", {}, el("h3", { text: "Findings on this step" }), findingList(mine)) : null,
       el("h3", { text: s.type === "llm" ? "Messages sent" : s.type === "tool" ? "Arguments" : "Input" }), payload(s.input),
       el("h3", { text: s.type === "llm" ? "Answer" : s.type === "tool" ? "Result" : "Output" }), payload(s.output));
@@ -457,7 +461,7 @@
   }
   function valueCell(v) { return typeof v === "string" ? longText(v) : json(v); }
   function stepIO(s) {
-    return el("div", {}, s.status === "error" ? el("div", { "class": "error-box", text: (s.error_type ? s.error_type + ": " : "") + (s.error || "failed") }) : null,
+    return el("div", {}, s.status === "error" ? el("div", { "class": "error-box", text: errorText(s) }) : null,
       el("details", {}, el("summary", { text: s.type === "tool" ? "arguments" : "input" }), payload(s.input)),
       el("details", { open: true }, el("summary", { text: s.type === "tool" ? "result" : "output" }), payload(s.output)));
   }
