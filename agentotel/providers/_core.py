@@ -64,7 +64,20 @@ log = logging.getLogger("agentotel.providers")
 ABANDONED_STREAM = "abandoned_stream"
 
 # The adapters, by the top-level module of the client library they patch.
-ADAPTERS = {"openai": "agentotel.providers.openai", "anthropic": "agentotel.providers.anthropic"}
+ADAPTERS = {
+    "openai": "agentotel.providers.openai",
+    "anthropic": "agentotel.providers.anthropic",
+    "google.genai": "agentotel.providers.google_genai",
+    "botocore": "agentotel.providers.bedrock",
+}
+# gen_ai.provider.name -> the instrumentation scope of its spans (`agentotel.openai` for the rest:
+# openai, Azure and any OpenAI-compatible server).
+_SCOPES = {
+    "anthropic": "agentotel.anthropic",
+    "gcp.gemini": "agentotel.google_genai",
+    "gcp.vertex_ai": "agentotel.google_genai",
+    "aws.bedrock": "agentotel.bedrock",
+}
 
 # Set in the OTel context while one of our model spans is active: a nested patched call (parse
 # calling create, a wrapper around a wrapper) then records nothing of its own.
@@ -291,7 +304,7 @@ def _tracer(provider: str) -> Any:
     if tracer is None:
         if len(_tracers) > 32:  # providers replaced many times (tests): forget the old ones
             _tracers.clear()
-        scope = "agentotel.anthropic" if provider == "anthropic" else "agentotel.openai"
+        scope = _SCOPES.get(provider, "agentotel.openai")
         tracer = _tracers[key] = _tracing.get_tracer(scope)
     return tracer
 

@@ -132,7 +132,7 @@ def model_server() -> Iterator[ModelServer]:
                     (f"event: {e['type']}\n" if "type" in e and "anthropic" in self.path_kind() else "") + f"data: {json.dumps(e)}\n\n"
                     for e in reply.events
                 )
-                if "anthropic" not in self.path_kind():
+                if self.path_kind() == "openai":  # Gemini's and Anthropic's streams just end
                     payload += "data: [DONE]\n\n"
                 data, content_type = payload.encode(), "text/event-stream"
             else:
@@ -144,7 +144,9 @@ def model_server() -> Iterator[ModelServer]:
             self.wfile.write(data)
 
         def path_kind(self) -> str:
-            return "anthropic" if self.path.endswith("/messages") else "openai"
+            if self.path.endswith("/messages"):
+                return "anthropic"
+            return "gemini" if "GenerateContent" in self.path else "openai"
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state = ModelServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")
