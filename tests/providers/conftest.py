@@ -96,6 +96,8 @@ class Scripted:
     body: Any = None
     events: list[dict[str, Any]] | None = None
     status: int = 200
+    raw: bytes | None = None  # sent as it is (an AWS event stream, say), with `content_type`
+    content_type: str = "application/vnd.amazon.eventstream"
 
 
 @dataclass
@@ -127,7 +129,9 @@ def model_server() -> Iterator[ModelServer]:
             with state.lock:
                 state.requests.append({"path": self.path, "body": body})
                 reply = state.replies.pop(0) if state.replies else Scripted({"error": {"message": "no reply scripted"}}, status=500)
-            if reply.events is not None:
+            if reply.raw is not None:
+                data, content_type = reply.raw, reply.content_type
+            elif reply.events is not None:
                 payload = "".join(
                     (f"event: {e['type']}\n" if "type" in e and "anthropic" in self.path_kind() else "") + f"data: {json.dumps(e)}\n\n"
                     for e in reply.events
