@@ -365,3 +365,28 @@ def test_capture_off_keeps_tokens_not_content(telemetry, capture_off):
 
 def test_cassettes_travel_with_the_tests():
     assert len(RECORDED) >= 60 and Path(CASSETTES / "LICENSE").exists()
+
+
+def test_patched_when_imported_later_and_removed_by_uninstrument():
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import sys
+        from agentotel.providers import instrument_providers, uninstrument_providers
+        instrument_providers()
+        assert "botocore" not in sys.modules
+        from botocore.client import BaseClient
+        assert type(BaseClient.__dict__["_make_api_call"]).__name__ == "_Patched"
+        uninstrument_providers()
+        assert type(BaseClient.__dict__["_make_api_call"]).__name__ == "function"
+        print("ok")
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
+    assert out.stdout.strip() == "ok", out.stderr

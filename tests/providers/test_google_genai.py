@@ -285,3 +285,33 @@ def test_capture_off_records_no_content(telemetry, capture_off, model_server):
     a = telemetry.one().attributes
     assert a[GEN_AI_USAGE_OUTPUT_TOKENS] == 1
     assert not {GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES, GEN_AI_SYSTEM_INSTRUCTIONS} & set(a)
+
+
+def test_patched_when_imported_later_and_removed_by_uninstrument():
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent(
+        """
+        import sys
+        from agentotel.providers import instrument_providers, uninstrument_providers
+        instrument_providers()
+        assert "google.genai" not in sys.modules
+        from google.genai import models
+        patched = lambda: [type(cls.__dict__[m]).__name__ for cls in (models.Models, models.AsyncModels)
+                           for m in ("_generate_content", "generate_content_stream")]
+        assert set(patched()) == {"_Patched"}, patched()
+        uninstrument_providers()
+        assert set(patched()) == {"function"}, patched()
+        instrument_providers()
+        assert set(patched()) == {"_Patched"}
+        print("ok")
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
+    assert out.stdout.strip() == "ok", out.stderr
