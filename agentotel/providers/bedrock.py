@@ -244,8 +244,9 @@ _PARAMETERS = {
 
 def _family(model: str, body: Any) -> str:
     name = model.rpartition("/")[2].lower()
-    if name.split(".", 1)[0] in ("us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"):
-        name = name.split(".", 1)[1]
+    prefix, dot, rest = name.partition(".")
+    if dot and prefix in ("us", "eu", "apac", "global", "us-gov", "ca", "jp", "au"):  # a cross-region inference profile
+        name = rest
     body = body if isinstance(body, dict) else {}
     if name.startswith("anthropic.") or "anthropic_version" in body:
         return "claude_text" if "prompt" in body else "anthropic"
@@ -433,15 +434,19 @@ _bedrock_clients: dict[type, bool] = {}
 
 
 def _body_of(params: dict[str, Any]) -> Any:
+    """The request body as JSON, or None (not JSON, or a stream that cannot be read twice)."""
     body = params.get("body")
-    if isinstance(body, (bytes, bytearray, str)):
-        return json.loads(body)
     if hasattr(body, "read") and hasattr(body, "seek"):  # a seekable file: read, then put back where it was
         position = body.tell()
         data = body.read()
         body.seek(position)
-        return json.loads(data)
-    return None
+        body = data
+    if not isinstance(body, (bytes, bytearray, str)):
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
 
 
 def _request(instance: Any, kwargs: dict[str, Any]) -> _Request | None:

@@ -161,8 +161,10 @@ def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
             if parameters is not None:
                 definition["parameters"] = parameters
             definitions.append(definition)
-        # Built-in tools (google_search, code_execution, ...): one definition per tool set.
-        others = tool.items() if isinstance(tool, dict) else ((k, getattr(tool, k, None)) for k in type(tool).model_fields)
+        # Built-in tools (google_search, code_execution, ...): one definition per tool set. (An MCP
+        # session given as a tool is neither a dict nor a Tool: its tools are not known here.)
+        fields = getattr(type(tool), "model_fields", None) or ()
+        others = tool.items() if isinstance(tool, dict) else ((k, getattr(tool, k, None)) for k in fields)
         for kind, value in others:
             if kind != "function_declarations" and value is not None:
                 definitions.append({"type": kind, "name": kind})

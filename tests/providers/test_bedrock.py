@@ -390,3 +390,63 @@ def test_patched_when_imported_later_and_removed_by_uninstrument():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def _chunks(*bodies: dict) -> bytes:
+    """An InvokeModelWithResponseStream answer: each body a `chunk` event (its bytes base64 in the JSON payload)."""
+    import base64
+
+    headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    return b"".join(_event(headers, json.dumps({"bytes": base64.b64encode(json.dumps(b).encode()).decode()}).encode()) for b in bodies)
+
+
+STREAMED = {
+    # family: model id, request body, the chunks, expected text, finish, (input, output) tokens
+    "llama": ("meta.llama3-1-8b-instruct-v1:0", {"prompt": "Hi", "max_gen_len": 5},
+              [{"generation": "Hel", "prompt_token_count": 3}, {"generation": "lo", "generation_token_count": 2, "stop_reason": "stop"}],
+              "Hello", "stop", (3, 2)),
+    "mistral": ("mistral.mistral-7b-instruct-v0:2", {"prompt": "Hi", "max_tokens": 5},
+                [{"outputs": [{"text": "Hel", "stop_reason": None}]},
+                 {"outputs": [{"text": "lo", "stop_reason": "stop"}], "amazon-bedrock-invocationMetrics": {"inputTokenCount": 4, "outputTokenCount": 2}}],
+                "Hello", "stop", (4, 2)),
+    "cohere": ("cohere.command-text-v14", {"prompt": "Hi", "max_tokens": 5, "stream": True},
+               [{"text": "Hel", "is_finished": False}, {"text": "lo", "is_finished": False},
+                {"is_finished": True, "finish_reason": "COMPLETE", "amazon-bedrock-invocationMetrics": {"inputTokenCount": 1, "outputTokenCount": 2}}],
+               "Hello", "COMPLETE", (1, 2)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("family", list(STREAMED))
+def test_invoke_stream_of_the_text_families(telemetry, model_server, family):
+    model, body, chunks, text, finish, tokens = STREAMED[family]
+    model_server.script(Scripted(raw=_chunks(*chunks)))
+    client = bedrock(endpoint_url=model_server.url)
+    events = list(client.invoke_model_with_response_stream(modelId=model, body=json.dumps(body))["body"])
+    assert len(events) == len(chunks)
+    a = telemetry.one().attributes
+    assert output(telemetry.one())[0]["parts"] == [{"type": "text", "content": text}]
+    assert list(a[GEN_AI_RESPONSE_FINISH_REASONS]) == [finish]
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == tokens
+    assert a[GEN_AI_REQUEST_MAX_TOKENS] == 5
+
+
+def test_invoke_model_with_a_file_body_and_a_command_r_tool_call(telemetry, model_server):
+    import io
+
+    answer = {"response_id": "r-9", "text": "", "finish_reason": "COMPLETE", "tool_calls": [{"name": "get_weather", "parameters": {"city": "Oslo"}}],
+              "meta": {"billed_units": {"input_tokens": 30, "output_tokens": 12}}}  # fmt: skip
+    model_server.script(Scripted(answer))
+    body = io.BytesIO(json.dumps({"message": "Weather in Oslo?", "chat_history": [], "preamble": "Be brief.",
+                                  "tools": [{"name": "get_weather", "description": "Weather", "parameter_definitions": {}}]}).encode())  # fmt: skip
+    run, token = in_run()
+    try:
+        result = bedrock(endpoint_url=model_server.url).invoke_model(modelId="cohere.command-r-v1:0", body=body)
+        assert json.loads(result["body"].read()) == answer
+        assert run.pending_tool_calls() == [_context.PendingToolCall("r-9-0", "get_weather", {"city": "Oslo"})]
+    finally:
+        _context.reset_current_run(token)
+    a = telemetry.one().attributes
+    assert json.loads(a[GEN_AI_INPUT_MESSAGES]) == [{"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo?"}]}]
+    assert json.loads(a[GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "Be brief."}]
+    assert json.loads(a[GEN_AI_TOOL_DEFINITIONS])[0]["name"] == "get_weather"
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == (30, 12)
