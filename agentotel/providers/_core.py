@@ -64,7 +64,20 @@ log = logging.getLogger("agentotel.providers")
 ABANDONED_STREAM = "abandoned_stream"
 
 # The adapters, by the top-level module of the client library they patch.
-ADAPTERS = {"openai": "agentotel.providers.openai", "anthropic": "agentotel.providers.anthropic"}
+ADAPTERS = {
+    "openai": "agentotel.providers.openai",
+    "anthropic": "agentotel.providers.anthropic",
+    "google.genai": "agentotel.providers.google_genai",
+    "botocore": "agentotel.providers.bedrock",
+}
+# gen_ai.provider.name -> the instrumentation scope of its spans (`agentotel.openai` for the rest:
+# openai, Azure and any OpenAI-compatible server).
+_SCOPES = {
+    "anthropic": "agentotel.anthropic",
+    "gcp.gemini": "agentotel.google_genai",
+    "gcp.vertex_ai": "agentotel.google_genai",
+    "aws.bedrock": "agentotel.bedrock",
+}
 
 # Set in the OTel context while one of our model spans is active: a nested patched call (parse
 # calling create, a wrapper around a wrapper) then records nothing of its own.
@@ -136,14 +149,21 @@ class Patch:
     kind "call": the method returns a response, a stream, or a raw response wrapping either.
     kind "stream_manager": the method returns a context manager whose `__enter__` yields a helper
     stream (anthropic's `messages.stream`) reading a raw stream from its `_raw_stream` attribute.
+
+    A method shared by calls that are not model calls (botocore's `_make_api_call`) names its
+    positional parameters in `positional` (they reach `request` as keywords), has `request` return
+    None for the calls it does not trace, and may take over what the caller gets back with
+    `returned(call, result)` (a result holding a stream, or a body read once, needs the request).
     """
 
     module: str
     target: str
-    request: Callable[[Any, dict[str, Any]], Request]
+    request: Callable[[Any, dict[str, Any]], Request | None]
     response: Callable[[Any], Response]
     accumulator: Callable[[Request], Accumulator] | None = None
     kind: str = "call"
+    positional: tuple[str, ...] = ()
+    returned: Callable[[ModelCall, Any], Any] | None = None
 
 
 # --- Small helpers adapters share ---------------------------------------------------------------------
@@ -291,7 +311,7 @@ def _tracer(provider: str) -> Any:
     if tracer is None:
         if len(_tracers) > 32:  # providers replaced many times (tests): forget the old ones
             _tracers.clear()
-        scope = "agentotel.anthropic" if provider == "anthropic" else "agentotel.openai"
+        scope = _SCOPES.get(provider, "agentotel.openai")
         tracer = _tracers[key] = _tracing.get_tracer(scope)
     return tracer
 
@@ -479,8 +499,8 @@ def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
 # --- The wrappers ------------------------------------------------------------------------------------------
 
 
-def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | None:
-    """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
+def _begin(patch: Patch, instance: Any, args: tuple, kwargs: dict[str, Any]) -> ModelCall | None:
+    """A new model call, or None when instrumentation is suppressed, one of ours is already active or this is no model call."""
     # OTel's is_instrumentation_enabled() and our own marker, from one look at the context.
     current = otel_context.get_current()
     if (
@@ -490,7 +510,10 @@ def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | N
     ):
         return None
     try:
-        return ModelCall(patch, patch.request(instance, kwargs))
+        if patch.positional and args:
+            kwargs = {**dict(zip(patch.positional, args)), **kwargs}
+        request = patch.request(instance, kwargs)
+        return ModelCall(patch, request) if request is not None else None
     except Exception as exc:  # noqa: BLE001 - the call then runs untraced
         report_internal_error("providers.begin", exc)
         return None
@@ -521,6 +544,8 @@ def _result_kind(result: Any) -> int:
 def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     """What the user gets back: the result itself, or a proxy that finishes the span later."""
     try:
+        if patch.returned is not None:
+            return patch.returned(call, result)
         kind = _result_kinds.get(type(result))
         if kind is None:
             kind = _result_kind(result)
@@ -551,7 +576,7 @@ async def _awaited(call: ModelCall, patch: Patch, awaitable: Any) -> Any:
 
 def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())
@@ -569,7 +594,7 @@ def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
 
 def _async_wrapper(patch: Patch) -> Callable[..., Any]:
     async def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())
@@ -587,7 +612,7 @@ def _async_wrapper(patch: Patch) -> Callable[..., Any]:
 
 def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())
