@@ -352,15 +352,18 @@ class ToolCall:
             call.payload.apply_markers(call.span)
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.failed", internal)
-        call.span.end()
+        call.end()
 
 
-def start_tool_call(tool: DefinedTool, arguments: Any, call_id: str | None = None) -> ToolCall | None:
+def start_tool_call(tool: DefinedTool, arguments: Any, call_id: str | None = None, *, adopt: Any = None) -> ToolCall | None:
     """Start a framework tool call's span (arguments as parsed JSON, the model's call id when known);
-    None when it cannot be traced (the tool then runs untraced). `attach()` it around the tool's body."""
+    None when it cannot be traced (the tool then runs untraced). `attach()` it around the tool's body.
+
+    `adopt`: the framework's own instrumentation already has a span for this very call (current, with
+    this call id): it is completed with what agentotel records instead of a second span (one step)."""
     try:
         tool.register()
-        return ToolCall(_Call(tool, (arguments, call_id), {}))
+        return ToolCall(_Call(tool, (arguments, call_id), {}, adopt))
     except Exception as exc:  # noqa: BLE001
         report_internal_error("tools.start_framework", exc)
         return None
@@ -526,12 +529,17 @@ def _tracer() -> trace.Tracer:
 class _Call:
     """One traced call: its span, the context that makes the span current, its payload."""
 
-    __slots__ = ("spec", "span", "ctx", "payload", "items", "more")
+    __slots__ = ("spec", "span", "ctx", "payload", "items", "more", "adopted")
 
-    def __init__(self, spec: _Spec, args: tuple, kwargs: dict) -> None:
+    def __init__(self, spec: _Spec, args: tuple, kwargs: dict, adopt: Any = None) -> None:
         self.spec = spec
         self.payload = Payload()
-        span = _tracer().start_span(spec.span_name, kind=SpanKind.INTERNAL, attributes=spec.attributes)
+        self.adopted = adopt is not None  # another instrumentation's span of this call: completed, never ended here
+        if adopt is None:
+            span = _tracer().start_span(spec.span_name, kind=SpanKind.INTERNAL, attributes=spec.attributes)
+        else:
+            span = adopt
+            span.set_attributes(spec.attributes)
         self.span = span
         self.ctx = trace.set_span_in_context(span)
         self.items: list[Any] | None = None
@@ -540,8 +548,12 @@ class _Call:
             # Before the call, so a tool that mutates its arguments cannot change what is recorded.
             spec.record_input(span, self.payload, args, kwargs)
         except BaseException:
-            span.end()
+            self.end()
             raise
+
+    def end(self) -> None:
+        if not self.adopted:
+            self.span.end()
 
     def collect(self, item: Any) -> None:
         """Keep a yielded item (as it is now: the generator may change it later) for the result."""
@@ -566,7 +578,7 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("tools.result", exc)
-        self.span.end()
+        self.end()
 
     def fail(self, exc: BaseException) -> None:
         try:
@@ -574,7 +586,7 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.error", internal)
-        self.span.end()
+        self.end()
 
 
 def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:

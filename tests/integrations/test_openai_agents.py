@@ -9,6 +9,7 @@ import pytest
 from agents import Agent, RunContextWrapper, Runner, function_tool, set_trace_processors, set_tracing_disabled
 from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
 from agents.models.openai_responses import OpenAIResponsesModel
+from agents.tool_context import ToolContext
 from agents.tracing.processor_interface import TracingProcessor
 from openai import AsyncOpenAI
 
@@ -132,3 +133,33 @@ def test_handoff_target_is_an_agent_step(store, model_server, sdk_tracing):
     assert [s.type for s in trajectory.steps].count("tool") == 1
     # The weather agent's model calls and tool call are its steps.
     assert [s.type for s in trajectory.steps if s.parent_index == agent[0].index] == ["llm", "tool", "llm"]
+
+
+def test_an_agentotel_tool_under_function_tool_is_one_step_without_the_context(store, model_server, sdk_tracing):
+    seen = []
+
+    @function_tool(name_override="get_weather")
+    @agentotel.tool(name="get_weather")
+    def weather(ctx: ToolContext, city: str) -> str:
+        """Current weather of a city."""
+        seen.append(ctx.tool_call_id)
+        return f"18C, cloudy in {city}"
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [weather, get_time]
+    asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    assert seen == [CALL_ID]
+    step = assert_one_linked_tool_call(store.only_run())
+    assert step.input == {"city": "Paris"}
+
+
+def test_agentotel_tool_alone_takes_the_call_id_from_the_tool_context(store):
+    @agentotel.tool
+    def lookup(ctx: ToolContext, order: str) -> str:
+        return "shipped"
+
+    context = ToolContext(context=None, tool_name="lookup", tool_call_id="call_tc", tool_arguments='{"order": "A-1"}')
+    with agentotel.run("r"):
+        lookup(context, "A-1")
+    (step,) = store.only_run().steps
+    assert step.input == {"order": "A-1"} and step.tool_call_id == "call_tc"
