@@ -42,6 +42,7 @@ from agentotel.content import Payload, to_json_safe
 from agentotel.runs import record_error
 from agentotel.semconv import (
     AGENTOTEL_TOOL_SCHEMA_HASH,
+    AGENTOTEL_TOOL_SERVER,
     ERROR_TYPE,
     GEN_AI_DATA_SOURCE_ID,
     GEN_AI_OPERATION_NAME,
@@ -255,7 +256,8 @@ class DefinedTool(_ToolSpec):
     `start_tool_call()`.
     """
 
-    def __init__(self, name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function") -> None:
+    def __init__(self, name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function",
+                 server: str | None = None) -> None:
         self.name = name
         self.description = description or None
         self.parameters_schema = dict(parameters or {})
@@ -270,6 +272,8 @@ class DefinedTool(_ToolSpec):
         }
         if self.description:
             self.attributes[GEN_AI_TOOL_DESCRIPTION] = self.description
+        if server:
+            self.attributes[AGENTOTEL_TOOL_SERVER] = server
 
     def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
         arguments, call_id = args
@@ -285,20 +289,23 @@ class DefinedTool(_ToolSpec):
             run.record_tool_definitions({self.name: self.parameters_schema})
 
 
-_defined: dict[tuple[str, str, str], DefinedTool] = {}
+_defined: dict[tuple[str, str, str, str, str], DefinedTool] = {}
 
 
-def defined_tool(name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function") -> DefinedTool:
-    """The `DefinedTool` for a framework tool's definition (kept, so its schema is hashed once)."""
+def defined_tool(name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function",
+                 server: str | None = None) -> DefinedTool:
+    """The `DefinedTool` for a framework tool's definition (kept, so its schema is hashed once);
+    `server`: the server that runs it (an MCP server's name)."""
     try:
-        key = (name, description or "", json.dumps(parameters, sort_keys=True, default=str) if parameters else "")
+        schema = json.dumps(parameters, sort_keys=True, default=str) if parameters else ""
     except (TypeError, ValueError):
-        key = (name, description or "", repr(parameters))
+        schema = repr(parameters)
+    key = (name, description or "", schema, tool_type, server or "")
     tool = _defined.get(key)
     if tool is None:
         if len(_defined) > 4096:
             _defined.clear()
-        tool = _defined[key] = DefinedTool(name, description, parameters, tool_type)
+        tool = _defined[key] = DefinedTool(name, description, parameters, tool_type, server)
     return tool
 
 
