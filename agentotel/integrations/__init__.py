@@ -10,8 +10,9 @@ Both are idempotent. Covered:
 - pydantic-ai (`pydantic_ai`): tool calls (pydantic_ai.py);
 - MCP clients (`mcp`): `ClientSession.call_tool` / `list_tools`, trace context in `_meta` (mcp.py).
 
-Each adapter module defines `patches()`: the (owner, attribute, wrapper) triples to apply, where the
-wrapper is a wrapt wrapper `(wrapped, instance, args, kwargs)`. The span, arguments, result, errors and
+Each adapter module defines `patches()` (langchain.py also `graph_patches()`, applied when langgraph is
+imported): the (owner, attribute, wrapper) triples to apply, where the wrapper is a wrapt wrapper
+`(wrapped, instance, args, kwargs)`; a framework version missing one of them is left untraced. The span, arguments, result, errors and
 content policy all come from `agentotel.tools` (`defined_tool`, `start_tool_call`).
 """
 
@@ -31,12 +32,13 @@ __all__ = ["instrument_integrations", "uninstrument_integrations", "patched_attr
 
 log = logging.getLogger("agentotel.integrations")
 
-# The adapters, by the top-level module of the framework they patch.
+# The adapters' patch lists ("module:function"), by the top-level module of the framework they patch.
 FRAMEWORKS = {
-    "agents": "agentotel.integrations.openai_agents",
-    "langchain_core": "agentotel.integrations.langchain",
-    "pydantic_ai": "agentotel.integrations.pydantic_ai",
-    "mcp": "agentotel.integrations.mcp",
+    "agents": "agentotel.integrations.openai_agents:patches",
+    "langchain_core": "agentotel.integrations.langchain:patches",
+    "langgraph.pregel": "agentotel.integrations.langchain:graph_patches",  # langgraph is a namespace package
+    "pydantic_ai": "agentotel.integrations.pydantic_ai:patches",
+    "mcp": "agentotel.integrations.mcp:patches",
 }
 
 Patch = tuple[Any, str, Callable[..., Any]]  # owner (class or module), attribute, wrapt wrapper
@@ -89,9 +91,9 @@ def _apply(name: str) -> None:
     with _lock:
         if not _enabled or name in _applied:
             return
-        adapter = importlib.import_module(FRAMEWORKS[name])
+        module, _, function = FRAMEWORKS[name].partition(":")
         applied = _applied[name] = []
-        for owner, attribute, wrapper in _patches(adapter):
+        for owner, attribute, wrapper in _patches(importlib.import_module(module), function):
             original = _own(owner, attribute)
             if original is None or isinstance(original, _Patched):
                 continue
@@ -99,10 +101,10 @@ def _apply(name: str) -> None:
             applied.append((owner, attribute, original))
 
 
-def _patches(adapter: Any) -> Iterable[Patch]:
+def _patches(adapter: Any, function: str) -> Iterable[Patch]:
     try:
-        return list(adapter.patches())
-    except ImportError as exc:  # a framework version without what an adapter needs: left untraced
+        return list(getattr(adapter, function)())
+    except (ImportError, AttributeError) as exc:  # a framework version without what an adapter needs: left untraced
         log.debug("agentotel: %s cannot patch this version (%r)", adapter.__name__, exc)
         return []
 

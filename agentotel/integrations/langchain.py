@@ -26,17 +26,18 @@ def patches() -> list[tuple[Any, str, Any]]:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool
 
-    out: list[tuple[Any, str, Any]] = [
+    return [
         (BaseTool, "run", _run),
         (BaseTool, "arun", _arun),
         (BaseRetriever, "invoke", _retrieve),
         (BaseRetriever, "ainvoke", _aretrieve),
     ]
-    try:
-        from langgraph.pregel import Pregel
-    except ImportError:  # langchain without langgraph
-        return out
-    return out + [
+
+
+def graph_patches() -> list[tuple[Any, str, Any]]:
+    from langgraph.pregel import Pregel
+
+    return [
         (Pregel, "invoke", _graph_invoke),
         (Pregel, "ainvoke", _graph_ainvoke),
         (Pregel, "stream", _graph_stream),

@@ -134,3 +134,22 @@ def test_tool_schema_is_in_the_environment_and_on_the_span(store, model_server):
     assert schema_hash
     run = store.only_run()
     assert "get_weather" in json.loads(run.environment["agentotel.env.snapshot"])["model_tools"]
+
+
+def test_a_changed_tool_schema_shows_in_env_and_check(store, model_server):
+    from agentotel.query.diff import compare_environments
+
+    @tool("get_weather")
+    def weather_v2(city: str, units: str = "metric") -> str:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    with agentotel.run("weather") as first:
+        _graph(model_server).invoke(_question())
+    with agentotel.run("weather") as second:
+        _graph(model_server, (weather_v2, get_time)).invoke(_question())
+    traces = store.traces()
+    kinds = {f.kind: f for f in traces.findings(second.id)}
+    assert "tool_interface_drift" in kinds and kinds["tool_interface_drift"].evidence["tool"] == "get_weather"
+    env = compare_environments(traces.trajectory(first.id), traces.trajectory(second.id))
+    assert any("get_weather" in line for line in env.lines()), env.lines()
