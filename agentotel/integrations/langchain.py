@@ -47,23 +47,28 @@ def graph_patches() -> list[tuple[Any, str, Any]]:
 
 # --- tools -----------------------------------------------------------------------------------------------
 
-_tools: dict[int, tuple[Any, DefinedTool]] = {}  # id(tool) -> (the tool, kept so the id stays its own; definition)
+# id(tool) -> (the tool, kept so the id stays its own; its definition; the names of its injected arguments)
+_tools: dict[int, tuple[Any, DefinedTool, frozenset[str]]] = {}
+_ALWAYS_INJECTED = frozenset({"run_manager", "callbacks", "config"})
 
 
-def _definition(tool: Any) -> DefinedTool:
+def _definition(tool: Any) -> tuple[Any, DefinedTool, frozenset[str]]:
     entry = _tools.get(id(tool))
     if entry is None or entry[0] is not tool:
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
-        try:  # the definition a model is given (what `bind_tools` sends)
+        try:  # the definition a model is given (what `bind_tools` sends): injected arguments are not in it
             function = convert_to_openai_tool(tool)["function"]
             definition = defined_tool(function["name"], function.get("description"), function.get("parameters"))
+            offered = set((function.get("parameters") or {}).get("properties") or ())
+            injected = (frozenset(getattr(tool, "args", None) or ()) | _ALWAYS_INJECTED) - offered
         except Exception:  # noqa: BLE001 - a tool without a schema a model could be given
             definition = defined_tool(str(tool.name), getattr(tool, "description", None), None)
+            injected = _ALWAYS_INJECTED
         if len(_tools) > 4096:
             _tools.clear()
-        entry = _tools[id(tool)] = (tool, definition)
-    return entry[1]
+        entry = _tools[id(tool)] = (tool, definition, injected)
+    return entry
 
 
 def _start(tool: Any, args: tuple, kwargs: dict) -> ToolCall | None:
@@ -71,9 +76,10 @@ def _start(tool: Any, args: tuple, kwargs: dict) -> ToolCall | None:
         return None
     try:
         tool_input = args[0] if args else kwargs.get("tool_input")
-        if isinstance(tool_input, dict):
-            tool_input = tool._filter_injected_args(tool_input)
-        return start_tool_call(_definition(tool), tool_input, kwargs.get("tool_call_id"))
+        _tool, definition, injected = _definition(tool)
+        if isinstance(tool_input, dict) and not injected.isdisjoint(tool_input):
+            tool_input = {k: v for k, v in tool_input.items() if k not in injected}
+        return start_tool_call(definition, tool_input, kwargs.get("tool_call_id"))
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.langchain.tool", exc)
         return None
