@@ -309,8 +309,9 @@ def defined_tool(name: str, description: str | None, parameters: Mapping[str, An
     return tool
 
 
-# Set in the OTel context while a framework tool's span is current: a `@tool` function the framework
-# calls directly inside it is the same call, so it records nothing of its own.
+# (span, tool name) in the OTel context while a framework tool's span is current: a `@tool` function of
+# that name the framework calls directly inside it is the same call, so it records nothing of its own
+# (another @tool the body calls is a call of its own).
 _FRAMEWORK_TOOL = context.create_key("agentotel-framework-tool")
 
 
@@ -329,7 +330,9 @@ class ToolCall:
         return self._call.span
 
     def attach(self) -> None:
-        self._token = context.attach(context.set_value(_FRAMEWORK_TOOL, self._call.span, self._call.ctx))
+        call = self._call
+        marker = (call.span, getattr(call.spec, "name", None))
+        self._token = context.attach(context.set_value(_FRAMEWORK_TOOL, marker, call.ctx))
 
     def detach(self) -> None:
         token, self._token = self._token, None
@@ -598,8 +601,8 @@ class _Call:
 
 def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:
     marker = context.get_value(_FRAMEWORK_TOOL)
-    if marker is not None and marker is trace.get_current_span():
-        return None  # a framework's tool call already records this call (see ToolCall)
+    if marker is not None and marker[0] is trace.get_current_span() and marker[1] == getattr(spec, "name", None):
+        return None  # the framework's tool call of this very tool records it (see ToolCall)
     try:
         return _Call(spec, args, kwargs)
     except Exception as exc:  # noqa: BLE001 - the tool runs untraced

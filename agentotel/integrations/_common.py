@@ -6,6 +6,7 @@ from typing import Any
 
 from opentelemetry import context, trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
 from opentelemetry.trace import SpanKind
 
 from agentotel import _context, _tracing
@@ -17,7 +18,8 @@ from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
 
 def suppressed() -> bool:
     """OTel's suppress_instrumentation() is on: record nothing."""
-    return bool(context.get_value(_SUPPRESS_INSTRUMENTATION_KEY))
+    current = context.get_current()
+    return bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY) or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN))
 
 
 class AgentScope:

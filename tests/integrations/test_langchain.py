@@ -153,3 +153,28 @@ def test_a_changed_tool_schema_shows_in_env_and_check(store, model_server):
     assert "tool_interface_drift" in kinds and kinds["tool_interface_drift"].evidence["tool"] == "get_weather"
     env = compare_environments(traces.trajectory(first.id), traces.trajectory(second.id))
     assert any("get_weather" in line for line in env.lines()), env.lines()
+
+
+def test_another_agentotel_tool_called_inside_a_framework_tool_is_a_step_of_its_own(store):
+    @agentotel.tool
+    def search(query: str) -> str:
+        return "found"
+
+    @tool
+    def plan(goal: str) -> str:
+        """Plan a goal."""
+        return search(goal)
+
+    with agentotel.run("r"):
+        plan.invoke({"goal": "ship"})
+    steps = store.only_run().steps
+    assert [(s.name, s.depth) for s in steps] == [("execute_tool plan", 0), ("execute_tool search", 1)]
+
+
+def test_suppressed_instrumentation_records_no_tool_step(store):
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    with agentotel.run("r"):
+        with suppress_instrumentation():
+            assert get_weather.invoke({"city": "Paris"}) == "18C, cloudy in Paris"
+    assert store.only_run().steps == []
