@@ -163,3 +163,12 @@ def test_agentotel_tool_alone_takes_the_call_id_from_the_tool_context(store):
         lookup(context, "A-1")
     (step,) = store.only_run().steps
     assert step.input == {"order": "A-1"} and step.tool_call_id == "call_tc"
+
+
+def test_capture_off_keeps_the_link_but_no_content(store, model_server, sdk_tracing):
+    from agentotel import _config
+
+    _config.configure(_config.Settings.resolve(capture_content=False))
+    asyncio.run(Runner.run(_agent(model_server, "chat"), "Weather in Paris?"))
+    (step,) = [s for s in store.only_run().steps if s.type == "tool"]
+    assert step.tool_call_id == CALL_ID and step.input is None and step.output is None
