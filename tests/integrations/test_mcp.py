@@ -97,12 +97,10 @@ def test_an_error_result_is_an_error_step(store):
 
 
 def test_session_set_up_with_the_sdks_own_tracing_is_no_run_of_its_own(store, model_server, monkeypatch):
-    # mcp 2.x traces every request itself, through the global tracer provider: make it the store's.
-    from opentelemetry.util._once import Once
+    # mcp 2.x traces every request itself (its tracer comes from the global provider): record it here.
+    from mcp.shared import _otel
 
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER_SET_ONCE", Once())
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)
-    trace.set_tracer_provider(store.provider)
+    monkeypatch.setattr(_otel, "_tracer", store.provider.get_tracer("mcp-python-sdk"))
 
     async def main():
         async with Client(server) as client:
