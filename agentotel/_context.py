@@ -68,6 +68,15 @@ class RunContext:
                     return call.id
         return None
 
+    def release_tool_call(self, call_id: str) -> bool:
+        """Remove the pending call with this id (a framework named it); True when it was pending."""
+        with self._lock:
+            for call in self._pending:
+                if call.id == call_id:
+                    self._pending.remove(call)
+                    return True
+        return False
+
     def record_tool_definitions(self, definitions: dict[str, Any]) -> None:
         """Remember tool definitions (name -> schema) a model request carried."""
         with self._lock:
@@ -127,3 +136,12 @@ def claim_tool_call(name: str, arguments: Any) -> str | None:
             return call_id
         run = run.parent
     return None
+
+
+def release_tool_call(call_id: str) -> None:
+    """A framework executes the tool call with this id: it is no longer pending (no `@tool` may claim it)."""
+    run = current_run()
+    while run is not None:
+        if run.release_tool_call(call_id):
+            return
+        run = run.parent

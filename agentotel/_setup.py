@@ -171,6 +171,7 @@ def uninstrument() -> None:
     with _lock:
         if _state is not None and _state.patched:
             _call_providers("uninstrument_providers")
+            _call_integrations("uninstrument_integrations")
             _state.patched = False
 
 
@@ -290,6 +291,7 @@ def _add_attribution(provider: Any) -> None:
 def _patch(state: _State) -> None:
     if not state.patched:
         _call_providers("instrument_providers")
+        _call_integrations("instrument_integrations")
         state.patched = True
 
 
@@ -301,6 +303,17 @@ def _call_providers(function: str) -> None:
             raise
         return
     getattr(providers, function)()
+
+
+def _call_integrations(function: str) -> None:
+    """The agent frameworks' patches (agentotel.integrations), like the providers'."""
+    try:
+        import agentotel.integrations as integrations
+    except ModuleNotFoundError as exc:
+        if exc.name != "agentotel.integrations":
+            raise
+        return
+    getattr(integrations, function)()
 
 
 def _detach(provider: Any, processors: list[SpanProcessor]) -> None:
