@@ -349,7 +349,7 @@ def _env_arguments(p: argparse.ArgumentParser) -> None:
 @command("env", help="a run's environment, or what differs between two", example="agentotel env 3f2a 9c1e",
          arguments=_env_arguments)
 def _env(args: argparse.Namespace, out: Output) -> None:
-    from agentotel.query.diff import compare_environments, run_snapshot
+    from agentotel.analysis.diff import compare_environments, run_snapshot
 
     traces = _open(args, out)
     trajectory_a = traces.trajectory(args.run)
