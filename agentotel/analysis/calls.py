@@ -32,7 +32,7 @@ class CallInput:
     params: dict[str, Any] = field(default_factory=dict)  # temperature, max_tokens, tool_choice, ...
     added: list[Any] | None = None  # messages ({"role", **part} items) added since the previous call
     carried: int | None = None  # items of the previous call's conversation carried over unchanged
-    dropped: list[Any] | None = None  # items of the previous call's conversation not carried over
+    dropped: list[Any] | None = None  # items of the previous call's conversation it was not given again
 
 
 def model_inputs(trajectory: Trajectory) -> dict[int, CallInput]:
@@ -57,7 +57,10 @@ def model_inputs(trajectory: Trajectory) -> dict[int, CallInput]:
                 context = _items(_split(before.input)[1] or []) + _items(before.output if isinstance(before.output, list) else [])
             items = _items(messages)
             carried = _common_prefix(context, items)
-            call.carried, call.dropped, call.added = carried, context[carried:], items[carried:]
+            added = items[carried:]
+            # Past the carried prefix, an earlier item the call was given again (moved, say) is not lost.
+            dropped = [item for item in context[carried:] if item not in added]
+            call.carried, call.dropped, call.added = carried, dropped, added
         out[step.index] = call
         if step.status == "ok" and step.output is not None:  # a failed attempt is not what a retry continues
             previous[step.parent_index] = step

@@ -265,6 +265,11 @@ def _value(value: Any) -> str:
     return _excerpt(json.dumps(value, ensure_ascii=False, default=str), 40)
 
 
+def _side(change: dict[str, Any], side: str) -> str:
+    """One side of a change, `(unset)` where that side lacks the path."""
+    return _value(change[side]) if side in change else "(unset)"
+
+
 def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, Any]]) -> str:
     if kind == STEP_ADDED and b is not None:
         return f"run B has an extra step {b.index}: {_label(b)}"
@@ -283,7 +288,7 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
         return f"the tools offered to model call {a.index} changed: {_tool_changes(changes)}"
     if kind == PARAMS_CHANGED:
         found = [c for c in changes if c["path"].startswith("$.params")]
-        listed = ", ".join(f"{c['path'][len('$.params.'):]} {_value(c.get('a'))} → {_value(c.get('b'))}" for c in found[:4])
+        listed = ", ".join(f"{c['path'][len('$.params.'):]} {_side(c, 'a')} → {_side(c, 'b')}" for c in found[:4])
         return f"the request parameters of model call {a.index} changed: {listed}"
     if kind == HISTORY_CHANGED:
         change = next(c for c in changes if c["path"] == "$.history.dropped")
@@ -303,6 +308,37 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
     if kind == OUTPUT_SHAPE_CHANGED:
         return f"{who(a)} returned output of a different shape (schema drift): {paths}"
     return f"{who(a)} returned different output: {paths}"
+
+
+def describe_changes(changes: list[dict[str, Any]], limit: int = 3) -> str:
+    """A pair's changes in words, causes first: `system prompt: "…" → "…"; temperature 0 → 0.7; …`."""
+    said: list[str] = []
+    for c in changes:
+        path = c["path"]
+        if path.startswith("$.tools"):
+            if not any(text.startswith("tools offered") for text in said):
+                said.append("tools offered: " + _tool_changes(changes))
+        elif path == "$.instructions":
+            said.append(f"system prompt: {_text_change(c['a'], c['b'], 40)}")
+        elif path.startswith("$.params."):
+            said.append(f"{path[len('$.params.'):]} {_side(c, 'a')} → {_side(c, 'b')}")
+        elif path == "$.history.dropped":
+            said.append(f"earlier turns dropped or rewritten: {len(c['a'])} part(s) in A, {len(c['b'])} in B")
+        elif path.startswith("$.input.added"):
+            if not any(text.startswith("new messages") for text in said):
+                added = [x for x in changes if x["path"].startswith("$.input.added")]
+                said.append(f"new messages since the previous model call differ ({len(added)} change(s), first "
+                            f"{path[len('$.input.added'):]}: {_side(c, 'a')} → {_side(c, 'b')})")
+        elif path == "$.error":
+            said.append("; ".join(f"error in {side.upper()}: {_excerpt(c[side], 80)}" for side in ("a", "b") if c.get(side)))
+        elif "a" not in c:
+            said.append(f"{path} added")
+        elif "b" not in c:
+            said.append(f"{path} removed")
+        else:
+            said.append(f"{path}: {_value(c['a'])} → {_value(c['b'])}")
+    said = [text for text in said if text]
+    return "; ".join(said[:limit]) + (f"; +{len(said) - limit} more" if len(said) > limit else "")
 
 
 def _tool_changes(changes: list[dict[str, Any]]) -> str:
@@ -409,6 +445,8 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
                 "kind": pair.status,
                 "detail": _detail(pair.status, left, right, pair.changes),
             }
+            if pair.status == STEP_REMOVED and first["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
+                first["detail"] = f"run B ended after its step {first['index_b']}; " + first["detail"].replace("run B lacks", "it lacks")
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)
