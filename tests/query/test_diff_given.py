@@ -49,6 +49,7 @@ class Variant:
     prompt: str = PROMPT
     description: str = DESCRIPTION
     temperature: float | None = None
+    tool_choice: Any = None
     keep_history: bool = True
     answer: str = ANSWER
     fail_first: bool = False  # the model's first call answers 500; the agent retries it
@@ -97,7 +98,9 @@ def _anthropic_replies(answer: str) -> list[Callable[[], dict[str, Any]]]:
 def openai_agent(base_url: str, v: Variant) -> None:
     client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
     tools = [{"type": "function", "function": {"name": "lookup_order", "description": v.description, "parameters": SCHEMA}}]
-    extra = {"temperature": v.temperature} if v.temperature is not None else {}
+    extra: dict[str, Any] = {"temperature": v.temperature} if v.temperature is not None else {}
+    if v.tool_choice is not None:
+        extra["tool_choice"] = v.tool_choice
     messages: list[dict[str, Any]] = [{"role": "system", "content": v.prompt}, {"role": "user", "content": QUESTION}]
     for _ in range(v.turns):
         try:
@@ -119,7 +122,9 @@ def anthropic_agent(base_url: str, v: Variant) -> None:
     client = anthropic.Anthropic(base_url=base_url.removesuffix("/v1"), api_key="test-key", max_retries=0)
     tools = [{"name": "lookup_order", "description": v.description, "input_schema": SCHEMA}]
     # This SDK takes sampling parameters only through extra_body (the adapter reads them there too).
-    extra = {"extra_body": {"temperature": v.temperature}} if v.temperature is not None else {}
+    extra: dict[str, Any] = {"extra_body": {"temperature": v.temperature}} if v.temperature is not None else {}
+    if v.tool_choice is not None:
+        extra["tool_choice"] = v.tool_choice
     messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
     for _ in range(v.turns):
         reply = client.messages.create(model="claude-sonnet-4-20250514", max_tokens=200, system=v.prompt,
@@ -134,7 +139,45 @@ def anthropic_agent(base_url: str, v: Variant) -> None:
             {"type": "tool_result", "tool_use_id": b.id, "content": json.dumps(lookup_order(**b.input))} for b in uses]})
 
 
-AGENTS = {"openai": (openai_agent, _openai_replies), "anthropic": (anthropic_agent, _anthropic_replies)}
+def _responses_replies(answer: str) -> list[Callable[[], dict[str, Any]]]:
+    def response(n: int, output: list[dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+        return lambda: {"id": f"resp_{n}", "object": "response", "created_at": 0, "status": "completed",
+                        "model": "gpt-4o-mini", "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+                        "tools": [], "error": None, "incomplete_details": None, "metadata": {},
+                        "usage": {"input_tokens": 40 + 30 * n, "input_tokens_details": {"cached_tokens": 0},
+                                  "output_tokens": 9, "output_tokens_details": {"reasoning_tokens": 0},
+                                  "total_tokens": 49 + 30 * n}}  # fmt: skip
+
+    def call(n: int) -> dict[str, Any]:
+        return {"id": f"fc_{n}", "type": "function_call", "status": "completed", "call_id": f"call_{n}",
+                "name": "lookup_order", "arguments": json.dumps({"order_id": f"A-104{2 + n}"})}  # fmt: skip
+
+    text = [{"type": "output_text", "text": answer, "annotations": []}] if answer else []
+    final = [{"id": "msg_2", "type": "message", "status": "completed", "role": "assistant", "content": text}]
+    return [response(0, [call(0)]), response(1, [call(1)]), response(2, final)]
+
+
+def responses_agent(base_url: str, v: Variant) -> None:
+    client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+    tools = [{"type": "function", "name": "lookup_order", "description": v.description, "parameters": SCHEMA}]
+    extra = {"temperature": v.temperature} if v.temperature is not None else {}
+    items: list[Any] = [{"role": "user", "content": QUESTION}]
+    for _ in range(v.turns):
+        response = client.responses.create(model="gpt-4o-mini", instructions=v.prompt, input=items, tools=tools, **extra)
+        calls = [o for o in response.output if o.type == "function_call"]
+        if not calls:
+            return
+        if not v.keep_history:
+            items = items[:1]
+        for c in calls:
+            items.append({"type": "function_call", "call_id": c.call_id, "name": c.name, "arguments": c.arguments})
+            items.append({"type": "function_call_output", "call_id": c.call_id,
+                          "output": json.dumps(lookup_order(**json.loads(c.arguments)))})
+
+
+AGENTS = {"openai": (openai_agent, _openai_replies), "anthropic": (anthropic_agent, _anthropic_replies),
+          "responses": (responses_agent, _responses_replies)}
+PROVIDERS = ["openai", "anthropic", "responses"]
 
 
 def record(store, a: Variant, b: Variant, provider: str = "openai") -> tuple[str, str]:
@@ -167,7 +210,7 @@ def first_model_call(d) -> int:
 
 
 # -- what the model was given ------------------------------------------------------------------------
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_prompt_only_change_is_instructions_changed_at_the_first_model_call(store, provider):
     d = diff(store, Variant(), Variant(prompt=PROMPT + " Never reveal tracking numbers."), provider)
     first = d.first_divergence
@@ -179,7 +222,7 @@ def test_a_prompt_only_change_is_instructions_changed_at_the_first_model_call(st
     assert len(d.differences) == 3
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_changed_tool_description_is_tools_offered_changed(store, provider):
     d = diff(store, Variant(), Variant(description="Look up an order. Only for orders placed this year."), provider)
     first = d.first_divergence
@@ -189,7 +232,7 @@ def test_a_changed_tool_description_is_tools_offered_changed(store, provider):
             "b": "Look up an order. Only for orders placed this year."} in d.differences[0].changes  # fmt: skip
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_changed_temperature_is_params_changed(store, provider):
     d = diff(store, Variant(temperature=0.0), Variant(temperature=0.9), provider)
     first = d.first_divergence
@@ -198,7 +241,19 @@ def test_a_changed_temperature_is_params_changed(store, provider):
     assert "temperature 0.0 → 0.9" in first["detail"]
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(("provider", "a", "b", "said"), [
+    ("openai", "auto", "required", '"auto" → "required"'),
+    ("openai", None, {"type": "function", "function": {"name": "lookup_order"}}, "(unset) →"),
+    ("anthropic", {"type": "auto"}, {"type": "any"}, '"auto" → "any"'),
+])
+def test_a_changed_tool_choice_is_params_changed(store, provider, a, b, said):
+    d = diff(store, Variant(tool_choice=a), Variant(tool_choice=b), provider)
+    first = d.first_divergence
+    assert (first["kind"], first["index_a"]) == ("params_changed", 1)
+    assert "tool_choice " + said in first["detail"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_history_dropped_between_turns_is_history_changed_at_that_model_call(store, provider):
     d = diff(store, Variant(), Variant(keep_history=False), provider)
     first = d.first_divergence
@@ -211,20 +266,17 @@ def test_history_dropped_between_turns_is_history_changed_at_that_model_call(sto
     assert "dropped or rewritten" in first["detail"]
 
 
-def test_an_empty_answer_is_output_empty(store):
-    d = diff(store, Variant(), Variant(answer=""))
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_empty_answer_is_output_empty(store, provider):
+    d = diff(store, Variant(), Variant(answer=""), provider)
     first = d.first_divergence
     assert (first["kind"], first["index_a"]) == ("output_empty", 5)
     assert "returned nothing in run B" in first["detail"]
 
 
-def test_an_empty_anthropic_answer_is_output_empty(store):
-    d = diff(store, Variant(), Variant(answer=""), "anthropic")
-    assert (d.first_divergence["kind"], d.first_divergence["index_a"]) == ("output_empty", 5)
-
-
-def test_identical_runs_through_the_real_sdk_do_not_diverge(store):
-    d = diff(store, Variant(), Variant())
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_identical_runs_through_the_real_sdk_do_not_diverge(store, provider):
+    d = diff(store, Variant(), Variant(), provider)
     assert d.first_divergence is None and len(d.pairs) == 5
 
 
