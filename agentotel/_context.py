@@ -50,6 +50,8 @@ class RunContext:
     attributes: dict[str, Any] = field(default_factory=dict)  # attribution stamped on every span of the run
     # Tool definitions sent to a model during the run: name -> JSON schema (the environment records them).
     tool_definitions: dict[str, Any] = field(default_factory=dict)
+    tool_descriptions: dict[str, str] = field(default_factory=dict)  # name -> the description the model was given
+    instructions: str | None = None  # the system prompt of the run's first model call that had one
     _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -77,10 +79,12 @@ class RunContext:
                     return True
         return False
 
-    def record_tool_definitions(self, definitions: dict[str, Any]) -> None:
-        """Remember tool definitions (name -> schema) a model request carried."""
+    def record_tool_definitions(self, definitions: dict[str, Any], descriptions: dict[str, str] | None = None) -> None:
+        """Remember tool definitions (name -> schema, and name -> description) a model request carried."""
         with self._lock:
             self.tool_definitions.update(definitions)
+            if descriptions:
+                self.tool_descriptions.update(descriptions)
 
     def pending_tool_calls(self) -> list[PendingToolCall]:
         with self._lock:

@@ -242,6 +242,8 @@ def _who(step: Any) -> str:
 
 def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title: str | None = None) -> None:
     """A trajectory as a table (and with `full`, every payload in full below it)."""
+    from rich.markup import escape
+
     from agentotel.query.trajectory import summarize
 
     run = trajectory.run
@@ -256,14 +258,19 @@ def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title:
             label += " [yellow](parent lost)[/]"
         tokens = f"{_int(s.input_tokens)}/{_int(s.output_tokens)}" if s.input_tokens is not None else ""
         status = _status(s.status) + (f" {s.error_type}" if s.error_type else "")
+        # A failed step's output cell says why it failed (it rarely has an output).
+        output = f"[red]{escape(summarize(s.error, 100))}[/]" if s.error else escape(summarize(s.output, 48))
         table.add_row(str(s.index), s.type, label, status, _ms(s.duration_ms), tokens, _cost(s.cost_usd),
-                      summarize(s.input, 40, last=True), summarize(s.output, 48))
+                      escape(summarize(s.input, 40, last=True)), output)
     out.console.print(table)
     if full:
         from rich.syntax import Syntax
 
         for s in trajectory.steps:
             out.console.rule(f"step {s.index}: {s.type} {_who(s)}")
+            if s.error:
+                out.console.print("[bold red]error[/]")
+                out.console.print(s.error, markup=False, highlight=False, soft_wrap=True)
             for label, value in (("input", s.input), ("output", s.output)):
                 text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
                 out.console.print(f"[bold]{label}[/]")
@@ -293,6 +300,10 @@ def _diff(args: argparse.Namespace, out: Output) -> None:
 
 def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
     """A run diff: the first divergence first, then differing pairs, environment and totals."""
+    from rich.markup import escape
+
+    from agentotel.analysis.diff import describe_changes
+
     a, b = result.a, result.b
     out.console.print(f"A: {a.run.get('run_id')} ({a.run.get('name')})   B: {b.run.get('run_id')} ({b.run.get('name')})")
     first = result.first_divergence
@@ -300,7 +311,7 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
         out.console.print("[green]No divergence:[/] every step aligned and matched.")
     else:
         where = f"A#{first['index_a'] or '-'} ↔ B#{first['index_b'] or '-'}"
-        out.console.print(f"[bold red]First divergence[/] at {where}: [bold]{first['kind']}[/] — {first['detail']}")
+        out.console.print(f"[bold red]First divergence[/] at {where}: [bold]{first['kind']}[/] — {escape(first['detail'])}")
     steps_a = {s.index: s for s in a.steps}
     steps_b = {s.index: s for s in b.steps}
     table = _table("A#", "B#", "status", "step in A", "step in B", "what changed", title="Aligned steps")
@@ -308,12 +319,9 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
         if pair.status == "same" and not every_pair:
             continue
         sa, sb = steps_a.get(pair.index_a), steps_b.get(pair.index_b)
-        changes = "; ".join(_change_text(c) for c in pair.changes[:3])
-        if len(pair.changes) > 3:
-            changes += f"; +{len(pair.changes) - 3} more"
         status = pair.status if pair.status == "same" else f"[yellow]{pair.status}[/]"
-        table.add_row(str(pair.index_a or "-"), str(pair.index_b or "-"), status,
-                      f"{sa.type} {_who(sa)}" if sa else "", f"{sb.type} {_who(sb)}" if sb else "", changes)
+        table.add_row(str(pair.index_a or "-"), str(pair.index_b or "-"), status, _diff_step(sa), _diff_step(sb),
+                      escape(describe_changes(pair.changes)))
     if table.row_count:
         out.console.print(table)
     lines = result.environment_lines
@@ -328,16 +336,12 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
     out.console.print(totals)
 
 
-def _change_text(change: dict[str, Any]) -> str:
-    def short(value: Any) -> str:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return text if len(text) <= 30 else text[:29] + "…"
+def _diff_step(step: Any) -> str:
+    from rich.markup import escape
 
-    if "a" not in change:
-        return f"{change['path']} added"
-    if "b" not in change:
-        return f"{change['path']} removed"
-    return f"{change['path']}: {short(change['a'])} → {short(change['b'])}"
+    if step is None:
+        return ""
+    return f"{step.type} {escape(_who(step))}" + (" [red](failed)[/]" if step.status == "error" else "")
 
 
 # -- env ----------------------------------------------------------------------------------------------
@@ -349,7 +353,7 @@ def _env_arguments(p: argparse.ArgumentParser) -> None:
 @command("env", help="a run's environment, or what differs between two", example="agentotel env 3f2a 9c1e",
          arguments=_env_arguments)
 def _env(args: argparse.Namespace, out: Output) -> None:
-    from agentotel.query.diff import compare_environments, run_snapshot
+    from agentotel.analysis.diff import compare_environments, run_snapshot
 
     traces = _open(args, out)
     trajectory_a = traces.trajectory(args.run)

@@ -204,6 +204,31 @@ def capturing() -> bool:
 parse_arguments = _json.parse  # tool-call arguments as parsed JSON when they are JSON text; else as given
 
 
+def tool_choice(value: Any) -> str | None:
+    """A request's tool choice as one string: `auto`, `none`, `required`, or a named tool as canonical JSON."""
+    if not given(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"type"} and isinstance(value["type"], str):
+        return value["type"]  # anthropic's {"type": "auto"}
+    return _context.canonical_arguments(value)
+
+
+def instructions_text(request: "Request") -> str | None:
+    """The instructions a request carries: its system instructions, else its leading system/developer
+    messages (chat completions keep the system prompt among the messages), as text."""
+    parts = request.system_instructions
+    if not parts:
+        parts = []
+        for message in request.input_messages or ():
+            if message.get("role") not in ("system", "developer"):
+                break
+            parts.extend(message.get("parts") or ())
+    texts = [p.get("content") for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str)]
+    return "\n".join(texts) if texts else None
+
+
 def text_part(content: str) -> dict[str, Any]:
     return {"type": "text", "content": content}
 
@@ -353,15 +378,22 @@ class ModelCall:
                         encoded = payload.encode(value)
                         if encoded is not None:
                             span.set_attribute(key, encoded)
-            if request.tool_definitions and self.run is not None:
-                self._record_tool_definitions(request)
+            run = self.run
+            if run is not None:
+                if request.tool_definitions:
+                    self._record_tool_definitions(request)
+                if run.instructions is None and request.operation == "chat":
+                    # The environment keeps a hash of the run's first system prompt (captured content only).
+                    run.instructions = instructions_text(request)
         except BaseException:
             span.end()  # the call runs untraced; never leave a span open
             raise
 
     def _record_tool_definitions(self, request: Request) -> None:
+        definitions = [d for d in request.tool_definitions or () if d.get("name")]
         self.run.record_tool_definitions(  # type: ignore[union-attr]
-            {d["name"]: d.get("parameters") for d in request.tool_definitions or () if d.get("name")}
+            {d["name"]: d.get("parameters") for d in definitions},
+            {d["name"]: d["description"] for d in definitions if d.get("description")},
         )
 
     @property

@@ -24,10 +24,12 @@ from agentotel.providers._core import (
     server_attributes,
     text_part,
     tool_call_part,
+    tool_choice,
     tool_response_part,
 )
 from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
+    AGENTOTEL_REQUEST_TOOL_CHOICE,
     GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_CHOICE_COUNT,
@@ -194,7 +196,7 @@ def _plain(content: Any) -> Any:
 # Request parameters read into attributes (a call naming none of them skips reading them one by one).
 _CHAT_PARAMETERS = frozenset({
     "max_completion_tokens", "max_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty",
-    "seed", "stop", "n", "response_format",
+    "seed", "stop", "n", "response_format", "tool_choice",
 })  # fmt: skip
 
 
@@ -235,6 +237,7 @@ def _chat_parameters(kwargs: dict[str, Any], attributes: dict[str, Any]) -> None
     n = kwargs.get("n")
     if given(n) and n != 1:
         attributes[GEN_AI_REQUEST_CHOICE_COUNT] = n
+    put(attributes, AGENTOTEL_REQUEST_TOOL_CHOICE, tool_choice(kwargs.get("tool_choice")))
     response_format = kwargs.get("response_format")
     if given(response_format):
         kind = response_format.get("type") if isinstance(response_format, dict) else "json_schema"
@@ -468,6 +471,7 @@ def _responses_request(instance: Any, kwargs: dict[str, Any]) -> Request:
     put(attributes, GEN_AI_REQUEST_MAX_TOKENS, kwargs.get("max_output_tokens"), int)
     put(attributes, GEN_AI_REQUEST_TEMPERATURE, kwargs.get("temperature"), (int, float))
     put(attributes, GEN_AI_REQUEST_TOP_P, kwargs.get("top_p"), (int, float))
+    put(attributes, AGENTOTEL_REQUEST_TOOL_CHOICE, tool_choice(kwargs.get("tool_choice")))
     text = kwargs.get("text")
     if given(kwargs.get("text_format")) or (isinstance(text, dict) and isinstance(text.get("format"), dict)):
         kind = "json_schema" if given(kwargs.get("text_format")) else text["format"].get("type")

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
-from agentotel.query.diff import RunDiff, diff_trajectories
+from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
 from agentotel.store import schema
 from agentotel.store.writer import SPANS_DIR
@@ -361,7 +361,11 @@ class Traces:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})
             return dict(found[0]["attributes"] or {}) if found else {}
 
-        return build_trajectory(rows, ref.run_id, root_attributes)
+        def span_attributes(spans: list[str]) -> dict[str, dict[str, str]]:
+            found = self._rows(_sql("span_attributes"), {**window, "spans": spans})
+            return {row["span_id"]: dict(row["attributes"] or {}) for row in found}
+
+        return build_trajectory(rows, ref.run_id, root_attributes, span_attributes)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""
