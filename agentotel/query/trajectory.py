@@ -46,6 +46,7 @@ class Step:
     input: Any = None  # parsed JSON when the payload is JSON, else the text; None when not captured
     output: Any = None
     error_type: str | None = None
+    error: str | None = None  # the status message: the exception or API error text; None when ok
     orphan: bool = False  # its parent span never arrived (a lost span); placed at the top level
     raw_input: str | None = field(default=None, repr=False)
     raw_output: str | None = field(default=None, repr=False)
@@ -142,6 +143,7 @@ def build_trajectory(
                 input=parse_payload(raw_in),
                 output=parse_payload(raw_out),
                 error_type=row.get("error_type"),
+                error=row.get("status_message") or None,
                 orphan=orphan,
                 raw_input=raw_in,
                 raw_output=raw_out,
