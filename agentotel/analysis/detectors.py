@@ -82,7 +82,7 @@ class Finding:
 
     kind: str
     layer: str
-    steps: tuple[int, ...]  # every step involved, in order
+    steps: tuple[int, ...]  # every step involved: the cause (`index`) first, then the others in order
     message: str  # one line: what happened, with the step's error message when there is one
     evidence: dict[str, Any] = field(default_factory=dict)
     index: int | None = None  # the step where the cause shows
@@ -99,8 +99,9 @@ class Finding:
 
 def _finding(kind: str, layer: str, index: int | None, steps: Iterable[int], message: str, **evidence: Any) -> Finding:
     severity, suggestion = KINDS[kind]
-    involved = {s for s in steps if s is not None} | ({index} if index is not None else set())
-    return Finding(kind, layer, tuple(sorted(involved)), message, evidence, index, severity, suggestion)
+    others = sorted({s for s in steps if s is not None and s != index})
+    return Finding(kind, layer, tuple(([index] if index is not None else []) + others), message, evidence, index,
+                   severity, suggestion)
 
 
 # ---- entry points ------------------------------------------------------------------------------------
@@ -151,13 +152,15 @@ class _Run:
         (at the same level) whose response holds a call of that tool with those arguments."""
         if tool_step.get("requested_by") in self.by_index:
             return self.by_index[tool_step["requested_by"]]
-        name, arguments = tool_name(tool_step), canonical_arguments(parse_json(tool_step.get("input")))
+        key = call_key(str(tool_name(tool_step)), parse_json(tool_step.get("input")))
         for step in reversed(self.llm):
             if step["index"] >= tool_step["index"] or step.get("parent_index") != tool_step.get("parent_index"):
                 continue
-            if any(c.name == name and canonical_arguments(c.arguments) == arguments for c in requested_calls(step)):
-                return step
-            return None  # the nearest model step did not ask for it: the loop ran it on its own
+            asked = sum(call_key(c.name, c.arguments) == key for c in requested_calls(step))
+            ran = sum(call_key(str(tool_name(s)), parse_json(s.get("input"))) == key for s in self.steps
+                      if s.get("type") == TOOL and step["index"] < s["index"] < tool_step["index"])
+            # Asked for, and not already run: a call asked for once and run twice was re-run by the loop.
+            return step if asked > ran else None
         return None
 
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
@@ -727,13 +730,21 @@ def _call_form(run: _Run) -> list[Finding]:
 
 
 def _kept_going(run: _Run) -> list[Finding]:
+    """Steps after a final answer at its level, before anyone said anything new (a new user turn)."""
     steps = [s for s in run.steps if s.get("type") in (LLM, TOOL)]
     for position, step in enumerate(steps):
         answer = final_text(step)
         if answer is None:
             continue
         # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
-        later = [s for s in steps[position + 1:] if s.get("parent_index") == step.get("parent_index")]
+        heard = {_fingerprint(m) for m in input_messages(step) if m.get("role") == "user"}
+        later = []
+        for s in steps[position + 1:]:
+            if s.get("parent_index") != step.get("parent_index"):
+                continue
+            if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
+                break  # the user spoke again: a new turn of the conversation
+            later.append(s)
         if not later:
             continue
         return [_finding("kept_going_after_answer", "workflow", later[0]["index"], [step["index"], *(s["index"] for s in later)],
