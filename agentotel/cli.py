@@ -509,7 +509,7 @@ def _check(args: argparse.Namespace, out: Output) -> int:
         detectors.SEVERITIES.index(worst) >= detectors.SEVERITIES.index(args.fail_on)
     if out.json:
         out.emit_json({"runs": [{"run_id": record.run_id, "findings": [f.to_dict() for f in found],
-                                 "suggested_cut": _first_cause(found).index if _first_cause(found) else None}
+                                 "suggested_cut": _suggested_cut(record, found)}
                                 for record, found in checked], "worst": worst, "failed": failed})
         return 1 if failed else 0
     for record, found in checked:
@@ -523,6 +523,14 @@ def _first_cause(found: Sequence[Any]) -> Any:
     """The finding a case would be about: the earliest cause, a warning or worse before an info."""
     serious = [f for f in found if f.index is not None and f.severity != "info"] or [f for f in found if f.index is not None]
     return min(serious, key=lambda f: f.index) if serious else None
+
+
+def _suggested_cut(record: Any, found: Sequence[Any]) -> int | None:
+    """Where `agentotel case new` would cut for the first cause: past a tool step, at the model step that met it."""
+    from agentotel.cases.case import suggest_cut
+
+    first = _first_cause(found)
+    return suggest_cut(record, [first]) if first is not None else None
 
 
 def print_findings(out: Output, record: Any, found: Sequence[Any]) -> None:
@@ -545,9 +553,10 @@ def print_findings(out: Output, record: Any, found: Sequence[Any]) -> None:
     out.console.print(table)
     first = _first_cause(found)
     if first is not None:
+        at = _suggested_cut(record, found)
         name = str(first.evidence.get("tool") or first.kind).replace("_", "-")
         out.console.print("To make it a regression case:\n  " + _CUT_HINT.format(
-            run=str(record.run_id)[:12], at=first.index, layer=first.layer, name=name), markup=False, highlight=False)
+            run=str(record.run_id)[:12], at=at, layer=first.layer, name=name), markup=False, highlight=False)
 
 
 def _escape(text: str) -> str:

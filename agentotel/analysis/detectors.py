@@ -656,14 +656,6 @@ def _history_lost(run: _Run) -> list[Finding]:
 # ---- wrong tool-call form ----------------------------------------------------------------------------
 
 
-def _registered_schemas() -> dict[str, dict[str, Any]]:
-    try:
-        from agentotel.tools import registered_tools
-    except ImportError:  # the instrumentation half is absent: only the record's definitions count
-        return {}
-    return {name: dict((info.schema or {}).get("parameters") or {}) for name, info in registered_tools().items()}
-
-
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -699,12 +691,10 @@ def argument_problems(arguments: Any, schema: Mapping[str, Any]) -> list[str]:
 
 def _call_form(run: _Run) -> list[Finding]:
     out = []
-    registered = None
+    # Without the definitions sent to the model, the tools the run declared (its environment snapshot).
+    declared = {name: dict(schema.get("parameters") or {}) for name, schema in run.record.declared_tools().items()}
     for step in run.llm:
-        known = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
-        if not known:
-            registered = _registered_schemas() if registered is None else registered
-            known = registered
+        known = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)) or declared
         index = step["index"]
         for call in requested_calls(step):
             if not call.valid_json:
