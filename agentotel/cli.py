@@ -472,7 +472,7 @@ def _check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("runs", metavar="RUN", nargs="+", help="run ids, trace ids, or unambiguous prefixes")
     p.add_argument("--fail-on", choices=("warning", "error"),
                    help="exit 1 when a finding of this severity (or worse) exists, for CI (default: always exit 0)")
-    p.add_argument("--repeats", type=int, help="the same tool call this many times is a loop (default 3)")
+    p.add_argument("--repeats", type=int, help="the same tool call this many times in a run is a loop (default: only a call repeated right after the same answer)")
     p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
     p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
     p.add_argument("--max-tokens", type=int, help="budget: flag a run using more tokens (in + out)")

@@ -135,8 +135,6 @@ def load_run(traces: Any, run: str) -> RunRecord:
         span_attributes[row["span_id"]] = chosen
         if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
             root_attributes = chosen
-            summary.setdefault("task", row["input"])
-            summary.setdefault("output", row["output"])
             summary.setdefault("error", row["status_message"])
     return RunRecord(summary, steps, span_attributes, root_attributes)
 

@@ -146,6 +146,14 @@ class _Run:
         self.steps = record.steps
         self.by_index = {s["index"]: s for s in self.steps}
         self.llm = [s for s in self.steps if s.get("type") == LLM]
+        self.finals = [(s, text) for s in self.llm if (text := final_text(s)) is not None]
+        self._messages: dict[int, list[Mapping[str, Any]]] = {}
+
+    def messages(self, step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The input messages of a model step, parsed once."""
+        if step["index"] not in self._messages:
+            self._messages[step["index"]] = input_messages(step)
+        return self._messages[step["index"]]
 
     def requester(self, tool_step: Mapping[str, Any]) -> dict[str, Any] | None:
         """The model step that asked for a tool call: its `requested_by`, else the latest earlier model step
@@ -168,8 +176,7 @@ class _Run:
 
     def answers_after(self, after: int, level: Any) -> list[tuple[dict[str, Any], str]]:
         """The final answers (model steps that asked for no tool) after a step, at its level."""
-        return [(s, text) for s in self.llm if s["index"] > after and s.get("parent_index") == level
-                and (text := final_text(s)) is not None]
+        return [(s, text) for s, text in self.finals if s["index"] > after and s.get("parent_index") == level]
 
     def error(self, step: Mapping[str, Any]) -> str | None:
         return self.record.error(step)
@@ -177,7 +184,6 @@ class _Run:
 
 # ---- the run failed -------------------------------------------------------------------------------------
 
-_API_ERROR = re.compile(r"\b(4\d\d|5\d\d|rate.?limit|overloaded|timed? ?out|timeout|connection|unavailable|quota)\b", re.I)
 _CONTEXT_ERROR = re.compile(r"context.?length|context.?window|too many tokens|maximum context|prompt is too long", re.I)
 _ABANDONED = "abandoned_stream"
 
@@ -232,30 +238,31 @@ def _same_output(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def _repetition(run: _Run) -> list[Finding]:
-    """The same tool call again when it could bring nothing new: after an identical successful answer,
-    or `repeated_tool_calls` times. At the model step that asked again (model), or at the call itself
-    when no model step asked for it (workflow: the loop re-ran it)."""
+    """The same tool call made again right after it answered, with the same answer: nothing new could
+    come of it. At the model step that asked again (model), or at the call itself when no model step
+    asked for it (workflow: the loop re-ran it). Calls repeated with other calls in between (checking
+    state again after changing it) or whose answer changed (polling) are not loops."""
     out = []
-    calls: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for step in run.record.tool_steps():
-        calls[call_key(str(tool_name(step)), parse_json(step.get("input")))].append(step)
-    for key, group in calls.items():
-        if len(group) < 2:
+    tools = run.record.tool_steps()
+    reported: set[str] = set()
+    keys = [call_key(str(tool_name(s)), parse_json(s.get("input"))) for s in tools]
+    limit = run.policy.repeated_tool_calls
+    for n, step in enumerate(tools):
+        key = keys[n]
+        group = [s for s, k in zip(tools, keys) if k == key]
+        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and _same_output(tools[n - 1], step)
+        counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
+        if key in reported or is_error(step) or not (back_to_back or counted):
             continue
-        repeat = next((s for n, s in enumerate(group[1:], 1)
-                       if any(not is_error(p) and _same_output(p, s) for p in group[:n])), None)
-        if repeat is None and len(group) >= run.policy.repeated_tool_calls and not any(is_error(s) for s in group):
-            repeat = group[1]
-        if repeat is None:
-            continue
-        name = str(tool_name(repeat))
-        asker = run.requester(repeat)
+        reported.add(key)
+        name = str(tool_name(step))
+        asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
         else:
-            layer, index = "workflow", repeat["index"]
+            layer, index = "workflow", step["index"]
             how = f"the loop ran {name} {arguments} again at step {index} without the model asking"
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
@@ -273,13 +280,19 @@ def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return False
 
 
+def _raw(step: Mapping[str, Any], column: str) -> str:
+    """A payload's text as stored (one serialiser wrote every step, so equal payloads have equal text)."""
+    raw = step.get(f"raw_{column}")
+    return raw if isinstance(raw, str) else canonical_arguments(parse_json(step.get(column)))
+
+
 def _repeated_requests(run: _Run) -> list[Finding]:
     out = []
     requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
         # A request retried after an error (a 429, a timeout) is a retry, not the agent going round.
         if step.get("input") is not None and not _failed(step):
-            requests[sha(canonical_arguments(parse_json(step.get("input"))))].append(step)
+            requests[sha(_raw(step, "input"))].append(step)
     for digest, group in requests.items():
         sequential = [s for n, s in enumerate(group) if n == 0 or not _overlaps(group[n - 1], s)]
         if len(sequential) < run.policy.repeated_model_requests:
@@ -340,11 +353,10 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
         went_on = run.next_llm(at, level)
-        answers = run.answers_after(at, level)
-        if went_on is None or not answers:
-            continue  # the run ended there (run_failed), or never answered
-        if _acknowledges(answers[-1][1]) or _acknowledges(final_text(went_on)):
-            continue
+        answer = final_text(went_on) if went_on is not None else None
+        if answer is None or _acknowledges(answer):
+            continue  # the run ended there (run_failed), the model tried something else, or it said so
+        answers = [(went_on, answer)]
         error = run.error(step) or "failed"
         shown = text_of(went_on.get("input"))
         marker = (error.split(":")[-1].strip() or error)[:40]
@@ -449,15 +461,15 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
 
 
 def _ungrounded(run: _Run) -> list[Finding]:
-    """An answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
+    """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
     if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
         return []  # no tools: the model answers from what it knows, and that is by design
+    last: dict[Any, tuple[dict[str, Any], str]] = {}
+    for step, text in run.finals:
+        last[step.get("parent_index")] = (step, text)  # the answer each agent ended with
     out = []
-    for step in run.llm:
-        text = final_text(step)
-        if not text:
-            continue
-        sources = [text_of(run.record.run.get("task")), text_of(step.get("input")),
+    for step, text in last.values():
+        sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
                    run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
         outputs = []
         for earlier in run.steps:
@@ -621,11 +633,11 @@ def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
     return str(message.get("role")), _words(message_text(message))
 
 
-_WINDOWED_TOKENS = 16_000  # above this, dropping the oldest turns is deliberate context management
-
-
 def _history_lost(run: _Run) -> list[Finding]:
-    """Messages of earlier turns dropped or rewritten between two model calls of one conversation."""
+    """Messages of earlier turns dropped or rewritten between two model calls of one conversation.
+
+    Dropping the oldest turns while keeping the latest is context management (a window), not a loss.
+    """
     out = []
     previous: dict[Any, dict[str, Any]] = {}
     for step in run.llm:
@@ -634,8 +646,11 @@ def _history_lost(run: _Run) -> list[Finding]:
         previous[level] = step
         if before is None or _failed(before):
             continue
-        old = [_fingerprint(m) for m in input_messages(before) if m.get("role") not in ("system", "developer")]
-        new = [_fingerprint(m) for m in input_messages(step) if m.get("role") not in ("system", "developer")]
+        old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
+        if old_raw.endswith("]") and new_raw.startswith(old_raw[:-1]):
+            continue  # the same conversation, grown: the common case, decided without parsing
+        old = [_fingerprint(m) for m in run.messages(before) if m.get("role") not in ("system", "developer")]
+        new = [_fingerprint(m) for m in run.messages(step) if m.get("role") not in ("system", "developer")]
         first_user = next((m for m in old if m[0] == "user"), None)
         if not old or not new or first_user is None or first_user not in new:
             continue  # another conversation (or nothing captured)
@@ -643,9 +658,10 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        oldest_only = lost == old[: len(lost)]
-        if oldest_only and int(before.get("input_tokens") or 0) >= _WINDOWED_TOKENS:
-            continue
+        positions = [i for i, m in enumerate(old) if m not in kept]
+        contiguous = positions == list(range(positions[0], positions[-1] + 1))
+        if contiguous and positions[-1] < len(old) - 1 and all(m in kept for m in old[positions[-1] + 1:]):
+            continue  # the oldest turns went, the latest stayed: a context window
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -676,7 +692,7 @@ def argument_problems(arguments: Any, schema: Mapping[str, Any]) -> list[str]:
     for name, value in arguments.items():
         spec = properties.get(name)
         if spec is None:
-            if properties or schema.get("additionalProperties") is False:
+            if schema.get("additionalProperties") is False:  # JSON Schema allows other properties by default
                 problems.append(f"unknown argument {name!r}")
             continue
         wanted = spec.get("type") if isinstance(spec, Mapping) else None
@@ -694,7 +710,8 @@ def _call_form(run: _Run) -> list[Finding]:
     # Without the definitions sent to the model, the tools the run declared (its environment snapshot).
     declared = {name: dict(schema.get("parameters") or {}) for name, schema in run.record.declared_tools().items()}
     for step in run.llm:
-        known = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)) or declared
+        offered = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
+        known = offered or declared
         index = step["index"]
         for call in requested_calls(step):
             if not call.valid_json:
@@ -702,7 +719,7 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"the model called {call.name} at step {index} with arguments that are not valid JSON",
                                     tool=call.name, arguments=str(call.arguments)[:500]))
                 continue
-            if known and call.name not in known:
+            if offered and call.name not in offered:  # the declared tools need not be all the model was given
                 out.append(_finding("unknown_tool", "model", index, [index],
                                     f"the model called {call.name!r} at step {index}, which is not one of its tools "
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))

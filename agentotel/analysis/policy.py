@@ -29,7 +29,7 @@ __all__ = ["Policy", "load_policy", "policy_file"]
 class Policy:
     """Detector settings and an agent's policy. Budgets (`max_*`) and tool rules are off unless given."""
 
-    repeated_tool_calls: int = 3  # the same call this many times, whatever it answered, is a loop
+    repeated_tool_calls: int | None = None  # the same call this many times, whatever came between, is a loop
     repeated_model_requests: int = 2  # the same messages sent to the model this many times
     retry_errors: int = 3  # a tool failing this many times in a row
     max_steps: int | None = None

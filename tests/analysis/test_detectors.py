@@ -64,7 +64,7 @@ def test_the_loop_running_a_call_again_without_the_model_asking_is_a_workflow_lo
     assert (loop.index, loop.layer) == (3, "workflow")
 
 
-def test_polling_until_the_answer_changes_is_not_a_loop_but_the_threshold_still_counts():
+def test_polling_until_the_answer_changes_is_not_a_loop_but_a_policy_threshold_counts():
     polls = [tool(i, "job_status", {"id": 7}, {"state": s}) for i, s in ((1, "queued"), (2, "running"))]
     assert "repeated_tool_call" not in kinds(detect(record(*polls, llm(3, text="running"))))
     assert "repeated_tool_call" in kinds(detect(record(*polls, llm(3, text="running")), policy=Policy(repeated_tool_calls=2)))
