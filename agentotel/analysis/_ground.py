@@ -9,6 +9,7 @@ by chance, too common to be a fabrication worth an alarm.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from typing import Any, Iterable, Mapping
@@ -88,9 +89,11 @@ def _derivable(numbers: list[float]) -> set[float]:
     return out
 
 
-def _matches(value: float, decimals: int, known: set[float]) -> bool:
+def _matches(value: float, decimals: int, known: list[float]) -> bool:
+    """Whether a known number rounds to `value` at its decimals (`known` sorted)."""
     tolerance = 0.5 * 10 ** -decimals + 1e-9  # the answer may have rounded it
-    return any(abs(value - k) <= tolerance for k in known)
+    at = bisect.bisect_left(known, value - tolerance)
+    return at < len(known) and known[at] <= value + tolerance
 
 
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = ()) -> list[str]:
@@ -106,11 +109,14 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = ()) -> list[s
             if bare not in haystack:
                 missing.append(token)
         rest = pattern.sub(" ", rest)
-    known_dates = _dates(sources)
+    known_dates: set[tuple[int | None, int, int]] | None = None
     for pattern in (_ISO_DATE, _MONTH_DAY, _DAY_MONTH):
         for match in pattern.finditer(rest):
             date = next(iter(_dates(match.group(0))), None)
-            if date is not None and not _date_known(date, known_dates) and match.group(0).lower() not in haystack:
+            if date is None or match.group(0).lower() in haystack:
+                continue
+            known_dates = _dates(sources) if known_dates is None else known_dates
+            if not _date_known(date, known_dates):
                 missing.append(match.group(0))
         rest = pattern.sub(" ", rest)
     for token in _ID.findall(rest):
@@ -125,7 +131,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = ()) -> list[s
         candidates.append((token, value))
     if candidates:
         source_numbers = list(dict.fromkeys(v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None))
-        known = _derivable(source_numbers) | _counts_and_totals(outputs)
+        known = sorted(_derivable(source_numbers) | _counts_and_totals(outputs))
         for token, value in candidates:
             decimals = len(token.split(".", 1)[1]) if "." in token else 0
             if not _matches(value, decimals, known) and not _matches(value / 100, decimals + 2, known):

@@ -34,6 +34,7 @@ from agentotel.analysis._steps import (
     is_error,
     message_text,
     parse_json,
+    parts,
     requested_calls,
     sha,
     text_of,
@@ -148,6 +149,14 @@ class _Run:
         self.llm = [s for s in self.steps if s.get("type") == LLM]
         self.finals = [(s, text) for s in self.llm if (text := final_text(s)) is not None]
         self._messages: dict[int, list[Mapping[str, Any]]] = {}
+        self._fingerprints: dict[int, list[tuple[str, str]]] = {}
+
+    def fingerprints(self, step: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(role, text) of each non-system input message of a model step, computed once."""
+        key = -step["index"]
+        if key not in self._fingerprints:
+            self._fingerprints[key] = [_fingerprint(m) for m in self.messages(step) if m.get("role") not in ("system", "developer")]
+        return self._fingerprints[key]
 
     def messages(self, step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The input messages of a model step, parsed once."""
@@ -475,7 +484,7 @@ def _ungrounded(run: _Run) -> list[Finding]:
         for earlier in run.steps:
             if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent"):
                 continue
-            sources += [text_of(earlier.get("input")), text_of(earlier.get("output"))]
+            sources += [_raw(earlier, "input"), _raw(earlier, "output")]
             outputs.append(tool_payload(earlier.get("output")))
         missing = _ground.ungrounded(text, "\n".join(sources), outputs)
         if missing:
@@ -594,12 +603,13 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
     return out
 
 
-def instructions(record: RunRecord, step: Mapping[str, Any]) -> str:
+def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapping[str, Any]] | None = None) -> str:
     """The instructions a model step was given: `gen_ai.system_instructions`, else its system/developer messages."""
     attribute = record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
     if attribute:
         return text_of(attribute)
-    return "\n".join(message_text(m) for m in input_messages(step) if m.get("role") in ("system", "developer"))
+    given = input_messages(step) if messages is None else messages
+    return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
 
 
 _DIGITS = re.compile(r"\d+")
@@ -616,7 +626,7 @@ def _instructions_changed(run: _Run) -> list[Finding]:
         previous[level] = step
         if before is None:
             continue
-        a, b = instructions(run.record, before), instructions(run.record, step)
+        a, b = instructions(run.record, before, run.messages(before)), instructions(run.record, step, run.messages(step))
         if not a or not b or _DIGITS.sub("0", _words(a)) == _DIGITS.sub("0", _words(b)):
             continue
         offered = [sorted(tool_definitions(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS))) for s in (before, step)]
@@ -631,6 +641,16 @@ def _instructions_changed(run: _Run) -> list[Finding]:
 
 def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
     return str(message.get("role")), _words(message_text(message))
+
+
+def _windowed(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> bool:
+    """Whether `new` is `old` with its oldest turns cut (the opening user messages aside) and more added:
+    old's latest messages open new's body, in order."""
+    opening = 0
+    while opening < min(len(old), len(new)) and old[opening] == new[opening] and old[opening][0] == "user":
+        opening += 1
+    body, rest = new[opening:], old[opening:]
+    return any(rest[cut:] == body[: len(rest) - cut] for cut in range(1, len(rest)))
 
 
 def _history_lost(run: _Run) -> list[Finding]:
@@ -649,8 +669,7 @@ def _history_lost(run: _Run) -> list[Finding]:
         old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
         if old_raw.endswith("]") and new_raw.startswith(old_raw[:-1]):
             continue  # the same conversation, grown: the common case, decided without parsing
-        old = [_fingerprint(m) for m in run.messages(before) if m.get("role") not in ("system", "developer")]
-        new = [_fingerprint(m) for m in run.messages(step) if m.get("role") not in ("system", "developer")]
+        old, new = run.fingerprints(before), run.fingerprints(step)
         first_user = next((m for m in old if m[0] == "user"), None)
         if not old or not new or first_user is None or first_user not in new:
             continue  # another conversation (or nothing captured)
@@ -658,9 +677,7 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        positions = [i for i, m in enumerate(old) if m not in kept]
-        contiguous = positions == list(range(positions[0], positions[-1] + 1))
-        if contiguous and positions[-1] < len(old) - 1 and all(m in kept for m in old[positions[-1] + 1:]):
+        if _windowed(old, new):
             continue  # the oldest turns went, the latest stayed: a context window
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
@@ -765,7 +782,8 @@ def _unanswered(run: _Run) -> list[Finding]:
     out = []
     tool_steps = run.record.tool_steps()
     ran_ids = {s.get("tool_call_id") for s in tool_steps if s.get("tool_call_id")}
-    sent_back = set().union(*(answered_ids(s) for s in run.llm)) if run.llm else set()
+    sent_back = {str(part.get("id")) for s in run.llm for m in run.messages(s) for part in parts(m)
+                 if part.get("type") == "tool_call_response" and part.get("id") is not None}
     used: set[int] = set()
     for step in run.llm:
         if _failed(step):
