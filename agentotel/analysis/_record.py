@@ -76,6 +76,7 @@ class History:
     outputs: dict[str, OutputSchema] = field(default_factory=dict)
     schema_hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool -> (run id, hash), the latest
     runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
+    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step), newest first
 
     def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
@@ -140,16 +141,23 @@ def load_run(traces: Any, run: str) -> RunRecord:
 
 
 def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) -> History:
-    """Every call of this run's tools by the latest earlier runs of the same agent (same run name)."""
+    """What the latest earlier runs of the same agent (same run name) saw: every call of this run's tools,
+    and what each run's first model call was given (instructions, tools offered)."""
     names = sorted({str(tool_name(s)) for s in record.tool_steps()})
     start = record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
     history = History()
-    if not names or start is None:
+    if start is None:
         return history
     agent = record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name")
     params = {"names": names, "run": record.run_id, "before": start, "agent": agent if agent and agent != "(unnamed)" else None,
               "runs": runs, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH}
-    for row in traces._rows(sql("tool_history"), params):
-        history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
-                    row["status_code"] == "ERROR")
+    if names:
+        for row in traces._rows(sql("tool_history"), params):
+            history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
+                        row["status_code"] == "ERROR")
+    params = {k: params[k] for k in ("run", "before", "agent", "runs")}
+    params.update(definitions=semconv.GEN_AI_TOOL_DEFINITIONS, instructions=semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+    for row in traces._rows(sql("model_history"), params):
+        history.first_calls.append((row["run_id"], {"type": "llm", "input": _json.parse(row["input"]),
+                                                    "definitions": row["definitions"], "instructions": row["instructions"]}))
     return history

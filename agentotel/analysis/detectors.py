@@ -68,7 +68,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
-    "instructions_changed": ("warning", "the instructions changed mid-run: keep one system prompt per agent"),
+    "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
+    "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -639,6 +640,69 @@ def _instructions_changed(run: _Run) -> list[Finding]:
     return out
 
 
+def _first_user_text(messages: list[Mapping[str, Any]]) -> str:
+    return next((message_text(m) for m in messages if m.get("role") == "user"), "")
+
+
+def _masked(text: str, task: str) -> str:
+    """Instructions as compared: the task (a prompt template may quote it) and numbers (a clock) masked."""
+    words = _words(text)
+    task = _words(task)
+    if len(task) >= 8:
+        words = words.replace(task, "<task>")
+    return _DIGITS.sub("0", words)
+
+
+def _offered_key(definitions: Any) -> str:
+    offered = tool_definitions(definitions)
+    return json.dumps({n: [_words(d.get("description")), d.get("parameters")] for n, d in offered.items()}, sort_keys=True,
+                      default=str) if offered else ""
+
+
+def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] | None:
+    """What earlier runs agree on, as (value, latest run id): two or more runs all alike, or the one
+    earlier run of the same task (a templated prompt differs by task; the same task should not)."""
+    known = [(run_id, value, their_task) for run_id, value, their_task in values if value]
+    if not known or len({value for _r, value, _t in known}) != 1:
+        return None
+    if len(known) == 1 and _words(known[0][2]) != _words(task):
+        return None
+    return known[0][1], known[0][0]
+
+
+def _given_changed(run: _Run) -> list[Finding]:
+    """The first model call given other instructions or other tools than earlier runs of the agent agree on."""
+    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
+    if not run.history.first_calls or not top:
+        return []
+    first = top[0]
+    task = _first_user_text(run.messages(first))
+    earlier_instructions, earlier_tools = [], []
+    for run_id, call in run.history.first_calls:
+        messages = input_messages(call)
+        their_task = _first_user_text(messages)
+        said = text_of(call["instructions"]) if call.get("instructions") else "\n".join(
+            message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        earlier_instructions.append((run_id, _masked(said, their_task), their_task))
+        earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
+    out = []
+    mine = _masked(instructions(run.record, first, run.messages(first)), task)
+    agreed = _baseline(earlier_instructions, task)
+    if mine and agreed and mine != agreed[0]:
+        out.append(_finding("instructions_changed", "prompt", first["index"], [first["index"]],
+                            f"the instructions at step {first['index']} differ from those earlier runs of this agent used "
+                            f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
+    offered = _offered_key(run.record.attribute(first, semconv.GEN_AI_TOOL_DEFINITIONS))
+    agreed = _baseline(earlier_tools, task)
+    if offered and agreed and offered != agreed[0]:
+        before, after = json.loads(agreed[0]), json.loads(offered)
+        changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+        out.append(_finding("tools_offered_changed", "tool", first["index"], [first["index"]],
+                            f"the tools offered at step {first['index']} differ from earlier runs' (run {agreed[1][:8]}): "
+                            + ", ".join(changed), earlier_run=agreed[1], tools=changed))
+    return out
+
+
 def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
     return str(message.get("role")), _words(message_text(message))
 
@@ -944,7 +1008,7 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _history_lost, _call_form, _kept_going, _unanswered, _forbidden, _missing_evidence, _budgets,
+    _instructions_changed, _given_changed, _history_lost, _call_form, _kept_going, _unanswered, _forbidden, _missing_evidence, _budgets,
 )
 
 

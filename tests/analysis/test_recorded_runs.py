@@ -149,3 +149,25 @@ def test_a_budget_is_blamed_on_the_retrieval_that_blew_it(store):
     run = store.run(calls(LOOKUP), says(GOOD_ANSWER), search=True)
     found = store.findings(run, max_tokens=4000)
     assert cause(found, "budget_exceeded") == (1, "tool")  # the 40-document retrieval, not the model call
+
+
+def test_a_prompt_other_than_earlier_runs_used_is_a_prompt_finding_at_the_first_model_call(store):
+    store.good()
+    changed = store.run(calls(LOOKUP), says(GOOD_ANSWER), system="You are a support agent. Never share tracking numbers.")
+    assert cause(store.findings(changed), "instructions_changed") == (1, "prompt")
+    assert store.findings(store.good()) == []
+
+
+def test_a_prompt_quoting_the_task_is_no_change_between_tasks(store):
+    for question in ("Where is my order A-1042?", "Has order A-1042 shipped yet?", "Tracking for A-1042 please"):
+        run = store.run(calls(LOOKUP), says(GOOD_ANSWER), question=question,
+                        system=f"You are a support agent. The customer asks: {question}")
+        assert store.findings(run) == [], question
+
+
+def test_tools_offered_otherwise_than_earlier_runs_is_a_tool_finding(store):
+    store.good()
+    run = store.run(calls(LOOKUP), says(GOOD_ANSWER), offered=definitions(charge_card="Refund the customer's card."))
+    found = store.findings(run)
+    assert cause(found, "tools_offered_changed") == (1, "tool")
+    assert [f.evidence["tools"] for f in found if f.kind == "tools_offered_changed"] == [["charge_card"]]
