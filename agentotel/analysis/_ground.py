@@ -2,7 +2,8 @@
 
 A fact is grounded when the text the agent was given (tool results, documents, the task, earlier
 messages) contains it, or when it is trivially derived from numbers there: a count of a list, a sum,
-difference, product, ratio or percentage of two numbers, a total of a list's values, a rounding. Small
+difference, product, ratio or percentage of two numbers, a total or average of a list's values, a
+rounding; a date is also grounded when it is the day the run started (or the day either side). Small
 numbers (list positions, counts up to 10) and years in prose are never judged: too easy to get right
 by chance, too common to be a fabrication worth an alarm.
 """
@@ -10,6 +11,7 @@ by chance, too common to be a fabrication worth an alarm.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import itertools
 import re
 from typing import Any, Iterable, Mapping
@@ -65,15 +67,16 @@ def _counts_and_totals(values: Iterable[Any]) -> set[float]:
             found.add(float(len(node)))
             numbers = [v for v in node if isinstance(v, (int, float)) and not isinstance(v, bool)]
             if numbers:
-                found.add(float(sum(numbers)))
-            by_field: dict[str, float] = {}
+                found.update((float(sum(numbers)), sum(numbers) / len(numbers)))
+            by_field: dict[str, list[float]] = {}
             for item in node:
                 if isinstance(item, Mapping):
                     for key, value in item.items():
                         if isinstance(value, (int, float)) and not isinstance(value, bool):
-                            by_field[key] = by_field.get(key, 0.0) + value
+                            by_field.setdefault(key, []).append(value)
                 walk(item)
-            found.update(by_field.values())
+            for values in by_field.values():  # a total and an average of each field
+                found.update((float(sum(values)), sum(values) / len(values)))
 
     for value in values:
         walk(value)
@@ -96,9 +99,10 @@ def _matches(value: float, decimals: int, known: list[float]) -> bool:
     return at < len(known) and known[at] <= value + tolerance
 
 
-def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = ()) -> list[str]:
+def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:
     """The ids, numbers, dates, URLs and e-mail addresses of `answer` that `sources` neither contains nor
-    trivially gives (`outputs`: the tool results as data, for counts and totals)."""
+    trivially gives (`outputs`: the tool results as data, for counts and totals; `today`: when the run
+    started, a date an agent may state without being told)."""
     haystack = sources.lower()
     missing: list[str] = []
     rest = answer
@@ -115,7 +119,13 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = ()) -> list[s
             date = next(iter(_dates(match.group(0))), None)
             if date is None or match.group(0).lower() in haystack:
                 continue
-            known_dates = _dates(sources) if known_dates is None else known_dates
+            if known_dates is None:
+                known_dates = _dates(sources)
+                if isinstance(today, (dt.date, dt.datetime)):
+                    for shift in (-1, 0, 1):
+                        day = (today if isinstance(today, dt.date) and not isinstance(today, dt.datetime) else today.date())
+                        day = day + dt.timedelta(days=shift)
+                        known_dates.add((day.year, day.month, day.day))
             if not _date_known(date, known_dates):
                 missing.append(match.group(0))
         rest = pattern.sub(" ", rest)

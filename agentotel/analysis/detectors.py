@@ -149,6 +149,11 @@ class _Run:
         self.by_index = {s["index"]: s for s in self.steps}
         self.llm = [s for s in self.steps if s.get("type") == LLM]
         self.finals = [(s, text) for s in self.llm if (text := final_text(s)) is not None]
+        if self.finals and self.record.tool_steps() and not any(requested_calls(s) for s in self.llm):
+            # Tools ran but no model step asked for one natively: a text agent (ReAct, code agents) whose
+            # every step is text. Only the last model step of each level is its answer.
+            last = {s.get("parent_index"): s for s in self.llm}
+            self.finals = [(s, text) for s, text in self.finals if last.get(s.get("parent_index")) is s]
         self._messages: dict[int, list[Mapping[str, Any]]] = {}
         self._fingerprints: dict[int, list[tuple[str, str]]] = {}
 
@@ -363,7 +368,7 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
         went_on = run.next_llm(at, level)
-        answer = final_text(went_on) if went_on is not None else None
+        answer = dict((s["index"], t) for s, t in run.finals).get(went_on["index"]) if went_on is not None else None
         if answer is None or _acknowledges(answer):
             continue  # the run ended there (run_failed), the model tried something else, or it said so
         answers = [(went_on, answer)]
@@ -453,9 +458,12 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
     """An answer given with confidence after a retrieval found nothing, and no other evidence since."""
     out = []
     for step in run.steps:
-        if step.get("type") != RETRIEVAL:
+        if step.get("type") == TOOL and tool_payload(step.get("output")) in (None, "", {}) and not is_error(step):
+            why = "it returned nothing"  # an empty list can be an answer ("no orders"); nothing at all is not
+        elif step.get("type") == RETRIEVAL:
+            why = _no_evidence(step, run.policy)
+        else:
             continue
-        why = _no_evidence(step, run.policy)
         answers = run.answers_after(step["index"], step.get("parent_index"))
         if why is None or not answers:
             continue
@@ -464,8 +472,8 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
         if any(not is_error(s) and _no_evidence(s, run.policy) is None for s in since) or _acknowledges(text, nothing_found=True):
             continue
         out.append(_finding("answer_without_evidence", "product", answer["index"], [step["index"], answer["index"]],
-                            f"the retrieval at step {step['index']} found nothing ({why}) and step {answer['index']} "
-                            f"answered anyway", retrieval_step=step["index"], answer=text[:300]))
+                            f"{step.get('name')} at step {step['index']} gave nothing ({why}) and step {answer['index']} "
+                            f"answered anyway", evidence_step=step["index"], answer=text[:300]))
         break
     return out
 
@@ -487,7 +495,7 @@ def _ungrounded(run: _Run) -> list[Finding]:
                 continue
             sources += [_raw(earlier, "input"), _raw(earlier, "output")]
             outputs.append(tool_payload(earlier.get("output")))
-        missing = _ground.ungrounded(text, "\n".join(sources), outputs)
+        missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
         if missing:
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
@@ -820,8 +828,9 @@ def _call_form(run: _Run) -> list[Finding]:
 def _kept_going(run: _Run) -> list[Finding]:
     """Steps after a final answer at its level, before anyone said anything new (a new user turn)."""
     steps = [s for s in run.steps if s.get("type") in (LLM, TOOL)]
+    answers = {s["index"]: text for s, text in run.finals}
     for position, step in enumerate(steps):
-        answer = final_text(step)
+        answer = answers.get(step["index"])
         if answer is None:
             continue
         # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
@@ -908,7 +917,7 @@ def _forbidden(run: _Run) -> list[Finding]:
 
 def _missing_evidence(run: _Run) -> list[Finding]:
     required = list(run.policy.required_tools)
-    answers = [(s, final_text(s)) for s in run.llm if final_text(s) is not None and s.get("parent_index") is None]
+    answers = [(s, text) for s, text in run.finals if s.get("parent_index") is None]
     if not required or not answers:
         return []
     answer = answers[-1][0]

@@ -178,9 +178,17 @@ def test_a_well_formed_tool_call_is_not_flagged():
 
 
 def test_kept_going_after_a_final_answer_is_found_where_the_loop_went_on():
-    run = record(llm(1, text="The answer is 4."), tool(2, "calc", {"x": "2+2"}, 4), llm(3, text="4"))
+    run = record(llm(1, calls=[("calc", {"x": "2+2"}, "c1")]), tool(2, "calc", {"x": "2+2"}, 4, requested_by=1, call_id="c1"),
+                 llm(3, text="The answer is 4."), tool(4, "save", {"x": 4}, {"ok": True}), llm(5, text="Saved 4."))
     found = only(detect(run), "kept_going_after_answer")
-    assert (found.index, found.layer) == (2, "workflow") and found.evidence["answer"] == "The answer is 4."
+    assert (found.index, found.layer) == (4, "workflow") and found.evidence["answer"] == "The answer is 4."
+
+
+def test_a_text_agent_thinking_aloud_between_tool_calls_is_not_answering():
+    # ReAct and code agents ask for tools in text: only their last model step is the answer.
+    run = record(llm(1, text="Thought: look it up. Action: calc 2+2"), tool(2, "calc", {"x": "2+2"}, 4),
+                 llm(3, text="Thought: it is 4. Final Answer: 4"))
+    assert detect(run) == []
 
 
 def test_tool_calls_left_unanswered_at_any_step():
