@@ -471,6 +471,104 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     out.console.print(table)
 
 
+# -- check ---------------------------------------------------------------------------------------------
+def _check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run ids, trace ids, or unambiguous prefixes")
+    p.add_argument("--fail-on", choices=("warning", "error"),
+                   help="exit 1 when a finding of this severity (or worse) exists, for CI (default: always exit 0)")
+    p.add_argument("--repeats", type=int, help="the same tool call this many times in a run is a loop (default: only a call repeated right after the same answer)")
+    p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
+    p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
+    p.add_argument("--max-tokens", type=int, help="budget: flag a run using more tokens (in + out)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="budget: flag a run costing more")
+    p.add_argument("--forbid", action="append", metavar="TOOL", help="policy: a tool the agent must not call (repeatable)")
+    p.add_argument("--require", action="append", metavar="TOOL", help="policy: a tool whose evidence an answer needs (repeatable)")
+
+
+_CUT_HINT = "agentotel case new {run} --at {at} --layer {layer} -o cases/{name}.yaml"
+
+
+@command("check", help="where and why runs went wrong: each finding at its step, with layer, severity and a fix",
+         example="agentotel check 3f2a --fail-on error", arguments=_check_arguments)
+def _check(args: argparse.Namespace, out: Output) -> int:
+    """Findings per run, held to each agent's policy (pyproject.toml [tool.agentotel.check] or agentotel.toml)
+    with the options given on top; the exit status gates CI with --fail-on."""
+    from agentotel.analysis import detectors, policy
+    from agentotel.analysis._record import load_history, load_run
+
+    overrides = {"repeated_tool_calls": args.repeats, "max_steps": args.max_steps, "max_tool_calls": args.max_tool_calls,
+                 "max_tokens": args.max_tokens, "max_cost_usd": args.max_cost,
+                 "forbidden_tools": tuple(args.forbid) if args.forbid else None,
+                 "required_tools": tuple(args.require) if args.require else None}
+    traces = _open(args, out)
+    checked = []
+    with out.progress("Checking…"):
+        for name in args.runs:
+            record = load_run(traces, name)
+            held_to = policy.load_policy(detectors._agent(record)).with_options(**overrides)
+            checked.append((record, detectors.detect(record, load_history(traces, record), policy=held_to)))
+    every = [f for _record, found in checked for f in found]
+    worst = detectors.worst(every)
+    failed = args.fail_on is not None and worst is not None and \
+        detectors.SEVERITIES.index(worst) >= detectors.SEVERITIES.index(args.fail_on)
+    if out.json:
+        out.emit_json({"runs": [{"run_id": record.run_id, "findings": [f.to_dict() for f in found],
+                                 "suggested_cut": _suggested_cut(record, found)}
+                                for record, found in checked], "worst": worst, "failed": failed})
+        return 1 if failed else 0
+    for record, found in checked:
+        print_findings(out, record, found)
+    if failed:
+        out.errors.print(f"{PROG}: findings at {args.fail_on} or worse (--fail-on {args.fail_on})", markup=False, highlight=False)
+    return 1 if failed else 0
+
+
+def _first_cause(found: Sequence[Any]) -> Any:
+    """The finding a case would be about: the earliest cause, a warning or worse before an info."""
+    serious = [f for f in found if f.index is not None and f.severity != "info"] or [f for f in found if f.index is not None]
+    return min(serious, key=lambda f: f.index) if serious else None
+
+
+def _suggested_cut(record: Any, found: Sequence[Any]) -> int | None:
+    """Where `agentotel case new` would cut for the first cause: past a tool step, at the model step that met it."""
+    from agentotel.cases.case import suggest_cut
+
+    first = _first_cause(found)
+    return suggest_cut(record, [first]) if first is not None else None
+
+
+def print_findings(out: Output, record: Any, found: Sequence[Any]) -> None:
+    """A run's findings as a table: step, severity, layer, kind, what happened (with the step's error) and
+    what to do; then the command that makes the first one a regression case."""
+    if not found:
+        out.console.print(f"run {record.run_id}: no findings", markup=False, highlight=False)
+        return
+    by_index = {s["index"]: s for s in record.steps}
+    table = _table("step", "severity", "layer", "kind", "finding", title=f"run {record.run_id}: {len(found)} finding(s)")
+    for f in found:
+        text = f.message
+        step = by_index.get(f.index) or {}
+        error = record.error(step) if step else None
+        if error and error not in text:
+            text += f"\nerror at step {f.index}: {error}"
+        severity = {"error": "[red]error[/]", "warning": "[yellow]warning[/]"}.get(f.severity, f.severity)
+        table.add_row(str(f.index if f.index is not None else ""), severity, f.layer, f.kind,
+                      _escape(text) + f"\n[dim]→ {_escape(f.suggestion)}[/]")
+    out.console.print(table)
+    first = _first_cause(found)
+    if first is not None:
+        at = _suggested_cut(record, found)
+        name = str(first.evidence.get("tool") or first.kind).replace("_", "-")
+        out.console.print("To make it a regression case:\n  " + _CUT_HINT.format(
+            run=str(record.run_id)[:12], at=at, layer=first.layer, name=name), markup=False, highlight=False)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 # -- demo ---------------------------------------------------------------------------------------------
 @command("demo", help="record two runs of a small agent (no network, no API key) and show where they diverge",
          example="agentotel demo --dir /tmp/agentotel-demo")

@@ -1,6 +1,6 @@
-"""`agentotel check` and `agentotel case new|check|run`: from "this run was wrong" to a regression case.
+"""`agentotel case new|check|run`: from "this run was wrong" to a regression case.
 
-    agentotel check 3f2a                                        # what went wrong, and where to cut
+    agentotel check 3f2a                                        # what went wrong, and where to cut (agentotel.cli)
     agentotel case new 3f2a --at 3 --layer tool -o cases/orders.yaml
     agentotel case run cases/orders.yaml --agent my_agent:answer   # or: pytest cases/
 
@@ -21,60 +21,6 @@ from typing import Any
 from agentotel.cli import Output, UserError, _open, _table, command
 
 CASE_FAILED = 3
-
-_CUT_HINT = "agentotel case new {run} --at {at} --layer {layer} -o cases/{name}.yaml"
-
-
-def _thresholds(args: argparse.Namespace) -> Any:
-    from agentotel.cases.detectors import Thresholds
-
-    return Thresholds(
-        repeated_tool_calls=args.repeats,
-        max_steps=args.max_steps,
-        max_tool_calls=args.max_tool_calls,
-        max_tokens=args.max_tokens,
-        max_cost_usd=args.max_cost,
-    )
-
-
-def _check_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", metavar="RUN", help="run id, trace id, or an unambiguous prefix of either")
-    p.add_argument("--repeats", type=int, default=3, help="same tool, same arguments this many times is a loop (default 3)")
-    p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
-    p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
-    p.add_argument("--max-tokens", type=int, help="budget: flag a run using more tokens (in + out)")
-    p.add_argument("--max-cost", type=float, metavar="USD", help="budget: flag a run costing more")
-
-
-@command("check", help="find what went wrong in a run: loops, ignored tool errors, drift, bad calls, overruns",
-         example="agentotel check 3f2a --max-tool-calls 20", arguments=_check_arguments)
-def _check(args: argparse.Namespace, out: Output) -> int:
-    from agentotel.cases import load_history, load_run
-    from agentotel.cases.case import primary_finding, suggest_cut
-    from agentotel.cases.detectors import detect
-
-    traces = _open(args, out)
-    with out.progress("Checking the run…"):
-        record = load_run(traces, args.run, nested=False)
-        found = detect(record, load_history(traces, record), thresholds=_thresholds(args))
-    at = suggest_cut(record, found)
-    if out.json:
-        out.emit_json({"run_id": record.run_id, "findings": [f.to_dict() for f in found], "suggested_cut": at})
-        return 0
-    if not found:
-        out.console.print(f"run {record.run_id}: no findings")
-        return 0
-    table = _table("steps", "layer", "kind", "what", title=f"run {record.run_id}: {len(found)} finding(s)")
-    for f in found:
-        table.add_row(",".join(map(str, f.steps)), f.layer, f.kind, f.message)
-    out.console.print(table)
-    first = primary_finding(found)
-    if at is not None and first is not None:
-        name = (first.evidence.get("tool") or first.kind).replace("_", "-")
-        out.console.print("To make it a regression case:\n  " + _CUT_HINT.format(run=record.run_id[:12], at=at, layer=first.layer, name=name),
-                          markup=False, highlight=False)
-    return 0
-
 
 def _case_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("new", "check", "run"),

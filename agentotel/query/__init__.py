@@ -275,14 +275,15 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
 
     def findings(self, run: str, **options: Any) -> list[Any]:
-        """What went wrong in a run: loops, ignored tool errors, drift, bad calls, overruns (agentotel.cases)."""
-        from agentotel.cases import findings
+        """Where and why a run went wrong: each finding at the step where its cause shows, with its layer,
+        severity, evidence and a suggestion (agentotel.analysis.detectors; `policy=` overrides the agent's)."""
+        from agentotel.analysis.detectors import findings
 
         return findings(self, run, **options)
 
     def _register_findings(self) -> None:
         # Detectors are Python, so the `findings` view is computed the first time a query names it.
-        from agentotel.cases.detectors import findings_table
+        from agentotel.analysis.detectors import findings_table
 
         self._con.register("_findings", findings_table(self))
         self.add_view("findings", "SELECT * FROM _findings")

@@ -33,18 +33,6 @@ def cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_check_lists_the_findings_and_says_where_to_cut(store):
-    directory, run = store
-    code, out, _err = cli("check", run[:8], "--dir", str(directory))
-    assert code == 0
-    assert "repeated_tool_call" in out and "tool_output_drift" in out and "2,4,6,8" in out
-    assert f"agentotel case new {run[:12]} --at 3 --layer tool -o cases/search-orders.yaml" in out
-    code, out, _err = cli("check", run, "--dir", str(directory), "--json", "--max-tool-calls", "2")
-    data = json.loads(out)
-    assert data["suggested_cut"] == 3
-    assert {f["kind"] for f in data["findings"]} == {"repeated_tool_call", "tool_output_drift", "budget_exceeded"}
-
-
 def test_three_commands_from_a_bad_run_to_a_case_that_fails_on_the_bug_and_passes_on_the_fix(store, tmp_path, monkeypatch):
     directory, run = store
     monkeypatch.chdir(tmp_path)

@@ -111,26 +111,6 @@ def test_a_call_off_the_recorded_path_fails_the_replay_gate_from_the_trace_alone
     assert not gates["replay"].passed and "step 2 (execute_tool search_orders)" in gates["replay"].evidence
 
 
-def test_findings_of_every_run_as_a_table_for_sql(store):
-    from agentotel.cases.detectors import findings_table
-
-    with agentotel.run("orders", task=TASK):
-        buggy_agent(TASK)
-    World.shape = 2
-    with agentotel.run("orders", task=TASK) as bad:
-        buggy_agent(TASK)
-    agentotel.flush()
-    table = findings_table(agentotel.open(store))
-    rows = sorted(zip(table["run_id"].to_pylist(), table["kind"].to_pylist(), table["first_step"].to_pylist()))
-    assert rows == [(bad.id, "repeated_tool_call", 2), (bad.id, "tool_output_drift", 2)]
-    assert json.loads(table["evidence"][1].as_py())["tool"] == "search_orders"
-
-    traces = agentotel.open(store)  # the same findings through the query side: a view and a method
-    by_sql = traces.sql("SELECT run_id, kind, first_step FROM findings ORDER BY kind").fetchall()
-    assert sorted(by_sql) == rows
-    assert [(f.kind, f.steps[0]) for f in traces.findings(bad.id)] == [(kind, step) for _r, kind, step in rows]
-
-
 def test_a_tool_answering_json_text_gets_json_text_back_on_replay(store):
     from agentotel.cases import replay
     from agentotel.cases._active import serve_tool
