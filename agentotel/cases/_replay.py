@@ -81,8 +81,10 @@ class ReplayFrontier(BaseException):
     """A frozen replay reached a model request the case has no answer for: the replayed run stops there.
 
     A BaseException, like KeyboardInterrupt, so the agent's own `except Exception` cannot swallow it and
-    carry on as if the model had answered; `run_case` expects it.
+    carry on as if the model had answered; `run_case` expects it. A run it ends is not failed (`runs`).
     """
+
+    stops_a_replay = True
 
 
 class ReplayedToolError(Exception):
@@ -488,7 +490,8 @@ def replay(
     if not isinstance(case, Case):
         case = Case.load(case)
     replayer = Replayer(case, policy or case.policy, mode, tools, models)
-    replayer.directory = Path(directory) if directory is not None else replay_directory()
+    # Absolute: the path a failure names must work from wherever it is read.
+    replayer.directory = (Path(directory) if directory is not None else replay_directory()).absolute()
     replayer.sink = _Sink(replayer.directory)
     with internal_errors("replay.install"):
         _install_http_patch()

@@ -154,7 +154,7 @@ class Case:
     # ---- file form -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        assertions = {k: v for k, v in asdict(self.assertions).items() if v not in (None, [], "")}
+        assertions = {k: v for k, v in asdict(self.assertions).items() if v not in (None, [], {}, "")}
         if not self.assertions.expected_tool_calls:
             assertions.pop("trajectory_match", None)
         data: dict[str, Any] = {

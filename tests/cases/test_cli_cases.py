@@ -50,11 +50,20 @@ def test_three_commands_from_a_bad_run_to_a_case_that_fails_on_the_bug_and_passe
     monkeypatch.chdir(tmp_path)
     code, out, err = cli("case", "new", run[:8], "--dir", str(directory), "-o", "cases/orders.yaml")
     assert code == 0, err
-    assert "wrote cases/orders.yaml: cut at step 3 [tool, tool_output_drift], 1 tool and 1 model fixture(s)" in out
+    assert "wrote cases/orders.yaml: cut at step 3 [tool, tool_output_drift], 4 tool and 5 model fixture(s)" in out
+    assert "replay: tools frozen, models frozen" in out
+    assert "warning: offline (models frozen), a fix that changes what the model is shown stops the replay at step 3" in err
     code, out, err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:buggy_agent", "--dir", str(directory))
     assert code == 3 and "FAIL  must_not_repeat" in out, err
+    # Offline, the fix departs from the recording at step 3 and nothing says what the model must see there:
+    # the gates about the rest of the run are not reached, and that fails the case (no vacuous pass).
     code, out, _err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:fixed_agent", "--dir", str(directory))
-    assert code == 0 and "PASS" in out
+    assert code == 3 and "replay stopped at step 3 (departed)" in out
+    assert "NOT REACHED  must_not_repeat" in out and "--evidence TEXT" in out
+    World.model_calls = 0
+    code, out, _err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:fixed_agent", "--dir", str(directory),
+                          "--models", "live")
+    assert code == 0 and "PASS" in out and World.model_calls == 1  # step 3 went to the (scripted) model
     code, out, _err = cli("case", "check", "cases/orders.yaml", "--dir", str(directory), "--json")
     assert code == 0 and json.loads(out)["passed"] is True  # the latest replay is the fixed agent's
 
