@@ -27,6 +27,21 @@ CASE_FAILED = 3
 _CUT_HINT = "agentotel case new {run} --at {at} --layer {layer} -o cases/{name}.yaml"
 
 
+def _run_named(traces: Any, ref: str) -> str:
+    """The run a RUN argument means: a run id, trace id or prefix, else a run name (its latest run)."""
+    from agentotel.cases._record import sql
+    from agentotel.query import RunNotFound
+
+    try:
+        traces.resolve(ref)
+        return ref
+    except RunNotFound:
+        rows = traces.sql(sql("latest_run_named"), {"name": ref}).fetchall()
+        if not rows:
+            raise
+        return str(rows[0][0])
+
+
 def _thresholds(args: argparse.Namespace) -> Any:
     from agentotel.cases.detectors import Thresholds
 
@@ -40,7 +55,7 @@ def _thresholds(args: argparse.Namespace) -> Any:
 
 
 def _check_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", metavar="RUN", help="run id, trace id, or an unambiguous prefix of either")
+    p.add_argument("run", metavar="RUN", help="run id, trace id, an unambiguous prefix of either, or a run name (its latest run)")
     p.add_argument("--repeats", type=int, default=3, help="same tool, same arguments this many times is a loop (default 3)")
     p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
     p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
@@ -57,7 +72,7 @@ def _check(args: argparse.Namespace, out: Output) -> int:
 
     traces = _open(args, out)
     with out.progress("Checking the run…"):
-        record = load_run(traces, args.run, nested=False)
+        record = load_run(traces, _run_named(traces, args.run), nested=False)
         found = detect(record, load_history(traces, record), thresholds=_thresholds(args))
     at = suggest_cut(record, found)
     if out.json:
@@ -117,7 +132,7 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
         parsers[action].add_argument("--json", action="store_true", help="print JSON instead of text")
 
     new = parsers["new"]
-    new.add_argument("target", metavar="RUN", help="the run to cut: run id, trace id, or an unambiguous prefix")
+    new.add_argument("target", metavar="RUN", help="the run to cut: run id, trace id, a prefix, or a run name (its latest run)")
     new.add_argument("--at", type=int, metavar="STEP", help="the first affected step (default: suggested by the findings)")
     new.add_argument("--layer", help="prompt, tool, workflow, memory, model or product (default: the finding's)")
     new.add_argument("-o", "--output", metavar="FILE", help="where to write the case (default: cases/NAME.yaml)")
@@ -164,7 +179,7 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
     from agentotel.cases.detectors import detect
 
     traces = _open(args, out)
-    record = load_run(traces, args.target)
+    record = load_run(traces, _run_named(traces, args.target))
     found = detect(record, load_history(traces, record))
     at = args.at if args.at is not None else suggest_cut(record, found)
     if at is None:

@@ -96,6 +96,25 @@ async def _await(awaitable: Any) -> Any:
     return await awaitable
 
 
+# The keys model SDKs refuse to build a client without. Frozen models never send a request, so a replay
+# in CI needs no real key: a placeholder lets the agent build its client (unset ones only, for the replay).
+_KEY_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+_PLACEHOLDER_KEY = "agentotel-replay-no-key"
+
+
+@contextlib.contextmanager
+def _placeholder_keys(frozen: bool) -> Iterator[None]:
+    missing = [name for name in _KEY_VARIABLES if frozen and not os.environ.get(name)]
+    for name in missing:
+        os.environ[name] = _PLACEHOLDER_KEY
+    try:
+        yield
+    finally:
+        for name in missing:
+            if os.environ.get(name) == _PLACEHOLDER_KEY:
+                del os.environ[name]
+
+
 @contextlib.contextmanager
 def _no_production_exporter() -> Iterator[None]:
     """`instrument()` inside exports nowhere: a replay is recorded in its own store, and nothing else runs."""
@@ -127,7 +146,8 @@ def run_case(
     """Replay the case against the agent inside a recorded run, then check that run against the case.
 
     `tools` / `models` (`live` or `frozen`; default: the case's `replay:`) say what runs for real at and
-    after the cut; `mode` sets both. The replayed run is recorded in `replay_dir`, default
+    after the cut; `mode` sets both (with frozen models an unset OPENAI_API_KEY / ANTHROPIC_API_KEY is
+    set to a placeholder for the replay: no request is sent). The replayed run is recorded in `replay_dir`, default
     `<directory>/replays` (`directory`: the store, default the configured one), never in the store.
     The agent's own exceptions do not escape: a run that raised ends with status error, which the
     case's `final_status` gate judges; a replay that stopped (frozen models, no recorded answer) ends ok.
@@ -144,7 +164,8 @@ def run_case(
         agentotel.instrument()
     target = Path(replay_dir) if replay_dir is not None else replay_directory(directory)
     task = case.input.get("task")
-    with replay(case, policy=policy, mode=mode, tools=tools, models=models, directory=target) as replayer:
+    with replay(case, policy=policy, mode=mode, tools=tools, models=models, directory=target) as replayer, \
+            _placeholder_keys(replayer.models == "frozen"):
         try:
             with agentotel.run(f"replay {case.name}", trigger="test", task=task) as run:
                 try:
