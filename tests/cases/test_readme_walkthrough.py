@@ -89,6 +89,8 @@ def user_env(**extra: str) -> dict[str, str]:
            if not k.startswith(("AGENTOTEL_", "OTEL_", "OPENAI_", "ANTHROPIC_", "PYTEST_"))}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "collector")])
     env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens there: a request would fail loudly
+    # `pytest` with agentotel's plugin (installed, it is an entry point) and none of this machine's others.
+    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_PLUGINS="agentotel.cases.pytest_plugin")
     env.update(extra)
     return env
 
