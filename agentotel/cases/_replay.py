@@ -1,30 +1,34 @@
-"""Replay: run an agent against a case's frozen world — recorded tool results and model answers.
+"""Replay: run an agent against a case's recorded world, by kind of step.
 
-    with agentotel.replay("cases/orders-shape-drift.yaml") as replayer:
-        my_agent(task)                      # @tool bodies do not run; early model calls are answered from the case
-    print(replayer.violations)              # calls the case could not (or must not) answer
+    with agentotel.replay("cases/orders.yaml", tools="live", models="frozen") as replayer:
+        my_agent(task)                      # @tool bodies run; model requests equal to the recorded ones are answered
+    print(replayer.frontier, replayer.violations)
+
+Before the case's cut every recorded tool result and model answer is served (the world the failure
+happened in). At and after the cut, `tools` and `models` (default: the case's `replay:`) say what runs:
+`live` runs it for real, `frozen` serves the recording.
 
 Tools: a call is answered by the fixture with the same tool name and canonical arguments, occurrence by
-occurrence; once a key's recordings are used up its last result is served again (a tool is a function of
-its arguments). Policy `strict` makes a call the fixtures cannot answer, while recorded calls are still
-unserved, a violation (the agent left the recorded path before the failure step); `fifo` serves each
-tool's recordings in order whatever the arguments and reports the argument drift instead.
+occurrence; frozen, a used-up key's last result is served again (a tool is a function of its arguments)
+and a call the recording has no result for is a violation (`ReplayMiss`). Policy `strict` makes a call
+the fixtures cannot answer, while recorded calls before the cut are still unserved, a violation (the
+agent left the recorded path before the failure step); `fifo` serves each tool's recordings in order
+whatever the arguments and reports the argument drift instead. Retrievals (`@agentotel.retrieval`) are
+served like tool calls, keyed by data source and query text; they return `[{id, score, content}]`.
 
-Retrievals (`@agentotel.retrieval`) are served like tool calls, keyed by data source and query text (what
-a retrieval span records); a replayed retrieval returns its recorded documents, `[{id, score, content}]`.
+Model calls (OpenAI chat completions and responses, Anthropic messages, through `httpx2`, the HTTP
+client of both SDKs) are answered when the request equals a recorded one — the same messages, compared
+on canonical content (roles, text, tool calls, and the tool results the agent sends) — occurrence by
+occurrence (`strict`), or in order (`fifo`), as real HTTP responses the SDK parses itself. With frozen
+models a request that equals none stops the run (`ReplayFrontier`): it `departed` from the recording (a
+fixed tool returned something else: what it sends is in the run, for the gates to judge) or reached the
+`frontier` (the recording has no more answers). A request that leaves the recorded path before the cut
+(`strict`) gets an HTTP 400 naming the replay.
 
-Model calls (OpenAI chat completions and responses, Anthropic messages, through `httpx2`, the HTTP client of both
-SDKs) are answered from the recorded responses by request hash + occurrence (`strict`) or in order
-(`fifo`), as real HTTP responses the SDK parses itself, so provider instrumentation records them.
-
-Mode `live` lets what the case has no answer for go live (the rest of the run). Mode `frozen` runs with
-no network and no credentials, for a deterministic check: a tool call the case cannot answer is a
-violation (the tool raises `ReplayMiss`), and the first model request past the recorded answers is the
-frontier — `ReplayFrontier` stops the run there, and the case's gates judge what the agent did up to
-it (`required_evidence`: what the model is shown at the failure step). A model request that leaves the
-recorded path while recorded answers are still unserved (`strict`) gets an HTTP 400 naming the replay.
-Every span started under a replay carries `agentotel.replay.case` (the case name), linking the replayed
-run to its case.
+Every span started under a replay carries `agentotel.replay.case`; agentotel's exporters leave such
+spans out of the store, and the replay records them in its own (`<store>/replays` by default). A step
+served from the recording carries `agentotel.replay.frozen`; a replayed model answer costs 0, its
+recorded cost kept in `agentotel.replay.recorded_cost.usd`.
 """
 
 from __future__ import annotations

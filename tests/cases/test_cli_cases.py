@@ -142,6 +142,8 @@ def test_a_suite_is_reported_and_two_reports_compared_for_a_pull_request(store, 
     code, out, _err = cli("runs", "--dir", str(directory / "replays"), "--json")
     assert {r["name"] for r in json.loads(out)} == {"replay orders", "replay orders-again"}
     assert all(r["status"] == "ok" and not r["cost_usd"] for r in json.loads(out))
+    code, out, _err = cli("runs", "--dir", str(directory), "--json", "--include-replays", "--limit", "0")
+    assert sorted(r["name"] for r in json.loads(out)) == ["orders", "orders"] + ["replay orders"] * 2 + ["replay orders-again"] * 2
 
 
 def test_an_agent_that_cannot_be_imported_names_the_module_and_the_paths_tried(store, tmp_path, monkeypatch):
