@@ -1,8 +1,9 @@
-"""`agentotel check` and `agentotel case new|check|run`: from "this run was wrong" to a regression case.
+"""`agentotel check` and `agentotel case new|check|run|compare`: from "this run was wrong" to a regression case.
 
     agentotel check 3f2a                                        # what went wrong, and where to cut
-    agentotel case new 3f2a --at 3 --layer tool -o cases/orders.yaml
+    agentotel case new 3f2a --at 2 --layer tool --evidence 10.5 -o cases/orders.yaml
     agentotel case run cases/orders.yaml --agent my_agent:answer   # or: pytest cases/
+    agentotel case run cases/ --report after.json && agentotel case compare before.json after.json
 
 A case replays by kind of step: `--tools live|frozen --models live|frozen` (default: the case's `replay:`;
 cut at a tool step, the tool runs live and model calls are answered from the recording, offline). With
