@@ -184,6 +184,8 @@ def _store_warnings() -> Iterator[None]:
 def _runs_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=_count, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
     p.add_argument("--user", help="only runs started by this user")
+    p.add_argument("--include-replays", action="store_true",
+                   help="also list the regression cases' replays (kept apart, in <store>/replays)")
 
 
 @command("runs", help="list runs, newest first", example="agentotel runs --limit 20 --user alice",
@@ -193,6 +195,8 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
 
     traces = _open(args, out)
     rows = pylist(traces.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    if args.include_replays:
+        rows = _with_replays(rows, traces.directory, args)
     if out.json:
         out.emit_json(rows)
         return
@@ -212,6 +216,19 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
     out.console.print(table)
     if not rows:
         out.console.print("no runs match")
+
+
+def _with_replays(rows: list[dict[str, Any]], directory: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The store's runs and its replays' (agentotel.cases records them in <store>/replays), newest first."""
+    from agentotel import query
+
+    try:
+        replays = query.open(directory / "replays")
+    except query.StoreNotFound:
+        return rows
+    more = query.pylist(replays.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    merged = sorted(rows + more, key=lambda r: str(r["start_time"]), reverse=True)
+    return merged[: args.limit] if args.limit else merged
 
 
 # -- trajectory -----------------------------------------------------------------------------------------

@@ -363,8 +363,9 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
 
 def _failed(exc: BaseException | None) -> bool:
     """Whether the run ended in failure: an exception, but not a generator closed early or a clean
-    `sys.exit(0)` (the program chose to stop, successfully)."""
-    if exc is None or isinstance(exc, GeneratorExit):
+    `sys.exit(0)` (the program chose to stop, successfully), nor a regression case's replay stopping the
+    run where its recording ends (`agentotel.cases.ReplayFrontier`: the run did not fail, it was cut)."""
+    if exc is None or isinstance(exc, GeneratorExit) or getattr(exc, "stops_a_replay", False):
         return False
     return not (isinstance(exc, SystemExit) and exc.code in (None, 0))
 

@@ -29,7 +29,13 @@ AGENTOTEL_RUN_OUTPUT: Final = "agentotel.run.output"
 """The result the run recorded (`run.output = ...`), as JSON. Content; absent when capture is off. (string, development)"""
 
 AGENTOTEL_REPLAY_CASE: Final = "agentotel.replay.case"
-"""The regression case a replayed run was served from. (string, development)"""
+"""The regression case a replayed run was served from. Every span of a replay carries it; agentotel's exporters keep such spans out of the store (a replay is recorded in its own store, `<store>/replays/`). (string, development)"""
+
+AGENTOTEL_REPLAY_FROZEN: Final = "agentotel.replay.frozen"
+"""The step was answered from the case's recording (a frozen tool result or model answer), not run. (boolean, development)"""
+
+AGENTOTEL_REPLAY_RECORDED_COST_USD: Final = "agentotel.replay.recorded_cost.usd"
+"""What the recorded answer a replayed model call was served cost when it was recorded; the replayed call itself costs 0. (double, development)"""
 
 AGENTOTEL_COST_USD: Final = "agentotel.cost.usd"
 """The cost of the call in US dollars, from the price library or the user's override. Absent (never 0) when the model's price is unknown. (double, development)"""
@@ -254,6 +260,8 @@ ATTRIBUTE_TYPES: Final[Mapping[str, str]] = {
     AGENTOTEL_RUN_TASK: "string",
     AGENTOTEL_RUN_OUTPUT: "string",
     AGENTOTEL_REPLAY_CASE: "string",
+    AGENTOTEL_REPLAY_FROZEN: "boolean",
+    AGENTOTEL_REPLAY_RECORDED_COST_USD: "double",
     AGENTOTEL_COST_USD: "double",
     AGENTOTEL_PAYLOAD_TRUNCATED: "boolean",
     AGENTOTEL_PAYLOAD_REDACTIONS: "int",
