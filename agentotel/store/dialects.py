@@ -338,7 +338,7 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.input = _str(get(OI_INPUT_VALUE))
     elif operation == "execute_tool":
         out.set("tool_name", _str(get(OI_TOOL_NAME)))
-        out.set("tool_call_id", _str(get(OI_TOOL_CALL_ID) or get(OI_TOOL_ID)))
+        out.set("tool_call_id", _str(get(OI_TOOL_CALL_ID) or get(OI_TOOL_ID)) or _call_id_in(get(OI_OUTPUT_VALUE)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
     elif operation == "retrieval":
@@ -376,6 +376,7 @@ def _traceloop(attributes: Mapping[str, Any], out: Derived) -> None:
     out.set("operation", operation)
     if operation == "execute_tool":
         out.set("tool_name", _str(get(TL_ENTITY_NAME)))
+        out.set("tool_call_id", _call_id_in(get(TL_ENTITY_INPUT)) or _call_id_in(get(TL_ENTITY_OUTPUT)))
     elif operation == "invoke_agent":
         out.set("agent_name", _str(get(TL_ENTITY_NAME)))
     if kind is not None:
@@ -551,6 +552,28 @@ def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any) -> dic
         parts.append({"type": "tool_call", "id": _str(call.get("id")), "name": _str(function.get("name")),
                       "arguments": _load(function.get("arguments"))})
     return {"role": role, "parts": parts}
+
+
+_CALL_ID_KEY = "tool_call_id"
+
+
+def _call_id_in(payload: Any) -> str | None:
+    """The tool call id a framework's serialised tool input or output holds (LangChain's ToolMessage, say)."""
+    if not isinstance(payload, str) or f'"{_CALL_ID_KEY}"' not in payload:
+        return None
+    stack = [_load(payload)]
+    for _ in range(64):  # a few levels of wrapping, never a deep walk
+        if not stack:
+            break
+        value = stack.pop()
+        if isinstance(value, dict):
+            found = value.get(_CALL_ID_KEY)
+            if isinstance(found, str) and found:
+                return found
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return None
 
 
 def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> Any:
