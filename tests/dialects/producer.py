@@ -102,6 +102,18 @@ def langchain_flow(url: str) -> None:
     model.invoke(messages + [first, result])
 
 
+def pydantic_ai_flow(url: str, provider: object) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
+    agent = Agent(OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=url, api_key="test-key")), name="weather")
+    agent.tool_plain(weather, name="get_weather")
+    agent.run_sync("What is the weather in Paris?")
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -134,7 +146,11 @@ def main(options: dict) -> None:
         trace.set_tracer_provider(provider)
     instrument(options["instrumentations"], provider)
     tracer = provider.get_tracer("weather-app")
-    flow = (lambda: openai_flow(url, tool)) if options["flow"] == "openai" else (lambda: langchain_flow(url))
+    flow = {
+        "openai": lambda: openai_flow(url, tool),
+        "langchain": lambda: langchain_flow(url),
+        "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
+    }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
             with tracer.start_as_current_span("tools/list"):

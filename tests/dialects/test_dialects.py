@@ -166,3 +166,14 @@ def test_openllmetry_langchain_spans_beside_agentotels_count_once_and_join_the_r
     assert run["tool_calls"] == 2
     assert traces.sql("SELECT count(*) FROM steps WHERE run_id = ?", [run["run_id"]]).fetchall()[0][0] == len(steps)
     assert not [f for f in traces.findings(run["run_id"]) if "repeat" in f.kind]
+
+
+def test_pydantic_ai_instrument_all_spans_are_a_run_with_linked_steps(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="pydantic-ai")
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert run["name"] == "invoke_agent weather"  # pydantic-ai's root span: the run itself, not one of its steps
+    assert run["steps"] == 3
+    assert_weather_steps(traces, run)
+    assert glob_sum(store, "input_tokens") == IN  # the agent span's aggregated usage is not counted again

@@ -21,5 +21,5 @@ m AS (
 )
 SELECT *,
        agentotel_step_type(operation, duplicate) AS step_type,
-       agentotel_step_run(is_root, parent_run_id, run_id, trace_id) AS step_run
+       agentotel_step_run(is_root, parent_run_id, run_id, trace_id, operation) AS step_run
 FROM m

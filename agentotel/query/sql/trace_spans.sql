@@ -42,5 +42,5 @@ SELECT
     * EXCLUDE (duplicate),
     epoch_ns(start_time) AS start_ns,
     agentotel_step_type(operation, duplicate) AS step_type,
-    agentotel_step_run(is_root, parent_run_id, run_id, trace_id) AS step_run
+    agentotel_step_run(is_root, parent_run_id, run_id, trace_id, operation) AS step_run
 FROM r
