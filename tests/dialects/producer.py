@@ -68,6 +68,42 @@ def instrument(names: list[str], provider: object) -> None:
         OpenAIInstrumentor().instrument(tracer_provider=provider)
 
 
+class OtlpFiles:
+    """Writes each export as the OpenTelemetry Collector's file exporter does (OTLP/JSON, one request a
+    line, ids in hex) to <prefix>.jsonl, and as OTLP protobuf (one request) to <prefix>-N.pb."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.count = prefix, 0
+
+    def export(self, spans):
+        import base64
+
+        from google.protobuf import json_format
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        request = encode_spans(spans)
+        self.count += 1
+        with open(f"{self.prefix}-{self.count}.pb", "wb") as f:
+            f.write(request.SerializeToString())
+        document = json_format.MessageToDict(request)
+        for resource in document.get("resourceSpans", []):
+            for scope in resource.get("scopeSpans", []):
+                for span in scope.get("spans", []):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64decode(span[key]).hex()
+        with open(f"{self.prefix}.jsonl", "a") as f:
+            f.write(json.dumps(document) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        pass
+
+    def force_flush(self, timeout_millis=30000):
+        return True
+
+
 def weather(city: str) -> str:
     return f"sunny in {city}"
 
@@ -135,7 +171,9 @@ def main(options: dict) -> None:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
-        if options.get("otlp"):
+        if options.get("otlp_files"):
+            provider.add_span_processor(BatchSpanProcessor(OtlpFiles(options["otlp_files"])))
+        elif options.get("otlp"):
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
