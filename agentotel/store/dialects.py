@@ -95,8 +95,9 @@ AI_RESPONSE_FINISH_REASON = "ai.response.finishReason"
 AI_PROMPT_MESSAGES = "ai.prompt.messages"
 AI_USAGE_INPUT = ("ai.usage.inputTokens", "ai.usage.promptTokens", "ai.usage.tokens")
 AI_USAGE_OUTPUT = ("ai.usage.outputTokens", "ai.usage.completionTokens")
-AI_USAGE_CACHED = "ai.usage.cachedInputTokens"
-AI_USAGE_REASONING = "ai.usage.reasoningTokens"
+AI_USAGE_CACHED = ("ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens")
+AI_USAGE_CACHE_WRITE = "ai.usage.inputTokenDetails.cacheWriteTokens"
+AI_USAGE_REASONING = ("ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens")
 AI_TOOL_NAME = "ai.toolCall.name"
 AI_TOOL_ID = "ai.toolCall.id"
 AI_TOOL_ARGS = ("ai.toolCall.input", "ai.toolCall.args")
@@ -400,8 +401,9 @@ def _vercel(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("response_model", _str(get(AI_RESPONSE_MODEL)))
         out.set("input_tokens", _int(_first(attributes, AI_USAGE_INPUT)))
         out.set("output_tokens", _int(_first(attributes, AI_USAGE_OUTPUT)))
-        out.set("cache_read_tokens", _int(get(AI_USAGE_CACHED)))
-        out.set("reasoning_tokens", _int(get(AI_USAGE_REASONING)))
+        out.set("cache_read_tokens", _int(_first(attributes, AI_USAGE_CACHED)))
+        out.set("cache_write_tokens", _int(get(AI_USAGE_CACHE_WRITE)))
+        out.set("reasoning_tokens", _int(_first(attributes, AI_USAGE_REASONING)))
         if embed:
             return
         reason = _str(get(AI_RESPONSE_FINISH_REASON))

@@ -8,7 +8,9 @@ agentotel's own set-up, or an agentotel-collector over OTLP/HTTP.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +34,7 @@ def produce(store: Path, **options: Any) -> None:
     result = subprocess.run(
         [sys.executable, str(HERE / "producer.py"), json.dumps({"store": str(store), **options})],
         capture_output=True, text=True, timeout=180,
-        env={**__import__("os").environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false"},
+        env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false"},
     )
     assert result.returncode == 0, result.stderr[-4000:]
 
@@ -177,3 +179,59 @@ def test_pydantic_ai_instrument_all_spans_are_a_run_with_linked_steps(tmp_path: 
     assert run["steps"] == 3
     assert_weather_steps(traces, run)
     assert glob_sum(store, "input_tokens") == IN  # the agent span's aggregated usage is not counted again
+
+
+# -- another language ------------------------------------------------------------------------------------
+
+NODE_PACKAGES = ["ai@6", "@ai-sdk/openai@3", "@opentelemetry/sdk-node", "@opentelemetry/exporter-trace-otlp-proto", "zod"]
+
+
+@pytest.fixture(scope="module")
+def node_agent() -> Path:
+    """A folder with the Node agent and its npm packages installed (skipped only when npm cannot reach its registry)."""
+    import shutil
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed here")
+    # A cache folder outside the test's temporary one: the install (a minute or more) happens once a machine.
+    cache = Path(os.environ.get("AGENTOTEL_TEST_CACHE", Path.home() / ".cache" / "agentotel-tests"))
+    folder = cache / ("vercel-agent-" + hashlib.sha256(" ".join(NODE_PACKAGES).encode()).hexdigest()[:12])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text('{"name": "weather-node", "private": true, "type": "module"}')
+    shutil.copy(HERE / "vercel_agent.mjs", folder / "agent.mjs")
+    if (folder / ".installed").exists():
+        return folder
+    install = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *NODE_PACKAGES],
+                             cwd=folder, capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        reachable = subprocess.run(["npm", "ping"], cwd=folder, capture_output=True, timeout=60).returncode == 0
+        if not reachable:
+            pytest.skip(f"npm cannot reach its registry: {install.stderr[-300:]}")
+        raise AssertionError(install.stderr[-3000:])
+    (folder / ".installed").touch()
+    return folder
+
+
+def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, tmp_path: Path) -> None:
+    import producer
+
+    sys.path.insert(0, str(ROOT / "collector"))
+    from agentotel_collector import Collector
+
+    model_url = producer.serve()
+    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
+    try:
+        host, port = collector.http_address
+        run = subprocess.run(["node", "agent.mjs"], cwd=node_agent, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "MODEL_URL": model_url, "OTLP_URL": f"http://{host}:{port}/v1/traces"})
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "Sunny in Paris." in run.stdout
+    finally:
+        collector.stop()
+    traces = agentotel.open(tmp_path / "store")
+    run_row = only_run(traces)  # the trace of ai.generateText, named after it
+    assert (run_row["name"], run_row["user_id"], run_row["session_id"], run_row["service_name"]) == (
+        "ai.generateText", "carol", "s-9", "weather-node")
+    assert_weather_steps(traces, run_row)
+    assert glob_sum(tmp_path / "store", "input_tokens") == IN  # the outer span's usage is not a call's
+    assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"genai+vercel-ai+genai-legacy"}
