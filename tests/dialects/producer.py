@@ -150,6 +150,22 @@ def pydantic_ai_flow(url: str, provider: object) -> None:
     agent.run_sync("What is the weather in Paris?")
 
 
+def mcp_flow() -> None:
+    """A tool called over MCP (the mcp SDK's client and server, in memory): both sides trace the call."""
+    import anyio
+    from mcp.client.client import Client
+    from mcp.server.mcpserver.server import MCPServer
+
+    server = MCPServer("weather")
+    server.tool(name="get_weather")(weather)
+
+    async def call() -> None:
+        async with Client(server) as client:
+            await client.call_tool("get_weather", {"city": "Paris"})
+
+    anyio.run(call)
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -188,6 +204,7 @@ def main(options: dict) -> None:
         "openai": lambda: openai_flow(url, tool),
         "langchain": lambda: langchain_flow(url),
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
+        "mcp": mcp_flow,
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

@@ -235,3 +235,13 @@ def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, t
     assert_weather_steps(traces, run_row)
     assert glob_sum(tmp_path / "store", "input_tokens") == IN  # the outer span's usage is not a call's
     assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"genai+vercel-ai+genai-legacy"}
+
+
+def test_mcp_native_server_spans_a_tool_step_and_set_up_calls_are_not(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="mcp", root_span="weather-job", setup_trace=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    steps = traces.trajectory(run["run_id"]).steps
+    assert [(s.type, s.tool_name) for s in steps] == [("tool", "get_weather")]  # not server/discover, tools/list
+    assert traces.sql("SELECT dialect FROM tool_calls").fetchall() == [("genai+mcp",)]
