@@ -202,9 +202,10 @@ class SpanColumns:
         self._promoted_rows: list[list[int]] = [[] for _ in _PROMOTED_NAMES]
         self._promoted_values: list[list[Any]] = [[] for _ in _PROMOTED_NAMES]
         self._dialects: list[str | None] = []
-        # (row, trace, span, parent, start, end, operation, tool, input tokens, output tokens, response id,
-        # own) of each model or tool call: what `to_batch` finds two records of one call by.
+        # (row, trace, span, parent, start, end, attributes, own) of each model or tool call: what
+        # `to_batch` finds two records of one call by (the rest of what it needs, it reads then).
         self._calls: list[tuple] = []
+        self._foreign_calls = 0  # only a batch with another instrumentation's call can hold two records of one
         self.payload_chars = 0  # characters in the input/output values appended so far: what a caller chunks by
 
     def __len__(self) -> int:
@@ -295,7 +296,9 @@ class SpanColumns:
             self._dialects.append(None)
         operation_rows = self._promoted_rows[_OPERATION]
         if operation_rows and operation_rows[-1] == row and self._promoted_values[_OPERATION][-1] in _CALL_OPERATIONS:
-            self._note_call(row, trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, attributes, own)
+            self._calls.append((row, trace_id, span_id, parent_span_id or None, start_time_ns, end_time_ns, attributes, own))
+            if not own:
+                self._foreign_calls += 1
         self._offsets.append(len(self._keys))
         if payload_in is not None:
             self.payload_chars += len(payload_in)
@@ -386,24 +389,26 @@ class SpanColumns:
             self._promoted_rows[_COST].append(row)
             self._promoted_values[_COST].append(cost)
 
-    def _note_call(
-        self, row: int, trace_id: str, span_id: str, parent: str | None, start: int, end: int,
-        attributes: Mapping[str, Any] | None, own: bool,
-    ) -> None:
-        operation = self._promoted_values[_OPERATION][-1]
-        model = operation in dialects.MODEL_OPERATIONS
-        response_id = (attributes or {}).get(semconv.GEN_AI_RESPONSE_ID) if model else None
-        self._calls.append((
-            row, trace_id, span_id, parent or None, start, end, "model" if model else self._value(_TOOL_NAME, row),
-            self._value(_INPUT, row), self._value(_OUTPUT, row), response_id, own,
-        ))
+    def _duplicates(self) -> set[int]:
+        """The rows that are a second record of a call another row of this batch records (`duplicate_calls`)."""
+        def column(index: int) -> dict[int, Any]:
+            return dict(zip(self._promoted_rows[index], self._promoted_values[index]))
+
+        operation, tool, inputs, outputs = column(_OPERATION), column(_TOOL_NAME), column(_INPUT), column(_OUTPUT)
+        calls = []
+        for row, trace_id, span_id, parent, start, end, attributes, own in self._calls:
+            model = operation.get(row) in dialects.MODEL_OPERATIONS
+            response_id = (attributes or {}).get(semconv.GEN_AI_RESPONSE_ID) if model else None
+            calls.append((row, trace_id, span_id, parent, start, end, "model" if model else tool.get(row),
+                          inputs.get(row), outputs.get(row), response_id, own))
+        return duplicate_calls(calls)
 
     def to_batch(self) -> pa.RecordBatch:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
         dialect_of = self._dialects
-        duplicates = duplicate_calls(self._calls) if len(self._calls) > 1 else ()
+        duplicates = self._duplicates() if self._foreign_calls and len(self._calls) > 1 else ()
         self._reset()
         for row in duplicates:
             dialect_of[row] = f"{dialect_of[row]}+{DUPLICATE}" if dialect_of[row] else DUPLICATE
@@ -444,7 +449,8 @@ def _overlap(a: tuple, b: tuple) -> bool:
 def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
     """The rows that are a second record of a model or tool call another row of the batch records.
 
-    `calls` as `SpanColumns` notes them. One call recorded twice, by agentotel and another instrumentation
+    `calls`: (row, trace, span, parent, start, end, what was called ("model" or the tool's name), input
+    tokens, output tokens, response id, whether agentotel recorded it). One call recorded twice, by agentotel and another instrumentation
     or by two others, shows as: the same response id in one trace; a call span directly inside another of
     the same kind (the same tool); or siblings that overlap in time with the same token counts. Kept:
     agentotel's own record, else the outer one, else the earliest. The query views apply the same rules
