@@ -584,6 +584,32 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+# -- import -------------------------------------------------------------------------------------------
+def _import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="OTLP files: JSON lines (the OpenTelemetry Collector's file exporter) or protobuf; plain, .gz or .zst")
+
+
+@command("import", help="store the spans of OTLP JSON or protobuf files, as agentotel-collector would",
+         example="agentotel import traces.jsonl.zst --dir ./agentotel-traces", arguments=_import_arguments)
+def _import(args: argparse.Namespace, out: Output) -> None:
+    from agentotel import _config
+    from agentotel.store.otlp import import_files
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    missing = [p for p in args.paths if not Path(p).is_file()]
+    if missing:
+        raise UserError(f"no such file: {', '.join(missing)}")
+    try:
+        with out.progress(f"Importing {len(args.paths)} file(s) into {directory}…"):
+            stats = import_files(directory, args.paths)
+    except (ValueError, ImportError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    if out.json:
+        out.emit_json(stats)
+        return
+    rejected = f" ({stats['rejected']} rejected: no usable ids)" if stats["rejected"] else ""
+    out.console.print(f"Imported {stats['spans']} span(s) from {stats['files']} file(s) into {directory}{rejected}.")
 
 
 # -- demo ---------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from agentotel.store import wal
-from agentotel.store.schema import SPAN_SCHEMA
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, file_version, upgrade
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
@@ -99,7 +99,9 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
     stats["files_before"] += len(files)
     sizes = {p: p.stat().st_size for p in files}
     stats["bytes_before"] += sum(sizes.values())
-    small = [p for p in files if sizes[p] < small_bytes]
+    # A file of an older schema version is rewritten whatever its size: that brings its rows up to date.
+    old = {p for p in files if _version(p) < SCHEMA_VERSION}
+    small = [p for p in files if sizes[p] < small_bytes or p in old]
     groups: list[list[Path]] = []
     group_bytes = 0
     for path in small:
@@ -116,13 +118,13 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
     stats["rows_after"] += rows_kept
     out = list(kept)
     for group in groups:
-        if len(group) < 2 and not _has_duplicates(group):
+        if len(group) < 2 and not _has_duplicates(group) and group[0] not in old:
             rows = pq.read_metadata(group[0]).num_rows
             stats["rows_before"] += rows
             stats["rows_after"] += rows
             out.extend(group)
             continue
-        table = pa.concat_tables([pq.read_table(p, schema=SPAN_SCHEMA) for p in group])
+        table = pa.concat_tables([_read(p, p in old) for p in group])
         unique = _drop_duplicates(table)
         stats["rows_before"] += table.num_rows
         stats["rows_after"] += unique.num_rows
@@ -146,6 +148,19 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
         out.append(merged)
     stats["files_after"] += len(out)
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
+
+
+def _version(path: Path) -> int:
+    try:
+        return file_version(pq.read_schema(path).metadata)
+    except (ValueError, OSError, pa.ArrowException):
+        return SCHEMA_VERSION  # unreadable or odd: left as it is (readers skip it with a warning)
+
+
+def _read(path: Path, old: bool) -> pa.Table:
+    if old:
+        return upgrade(pq.read_table(path), _version(path))
+    return pq.read_table(path, schema=SPAN_SCHEMA)
 
 
 def _has_duplicates(group: list[Path]) -> bool:
