@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from agentotel import _config, _tracing
+from agentotel._internal import report_internal_error
 
 __all__ = ["flush", "instrument", "shutdown", "uninstrument"]
 
@@ -77,6 +78,7 @@ class _State:
     provider: Any  # the provider whose tracers agentotel uses
     processors: list[SpanProcessor] = field(default_factory=list)  # the ones instrument() added
     directories: list[Path] = field(default_factory=list)  # where those write Parquet
+    unusable: list[Path] = field(default_factory=list)  # folders that could not be opened: nothing kept there
     patched: bool = False
 
 
@@ -101,8 +103,11 @@ def instrument(
     patches), except that a directory given to it under a provider configured elsewhere (say
     `opentelemetry-instrument` ran first) adds Parquet there; call `shutdown()` first to start over
     with other settings. `exporters` are extra
-    SpanExporters fed every span. Raises OSError when the directory cannot be written (so you learn
-    it now, not from a log line later) and `agentotel._config.ConfigError` for an unusable setting.
+    SpanExporters fed every span. A directory that cannot be written (read-only, full, a file in
+    the way) is one warning: the program runs on untouched, its spans are not kept there and `flush()`
+    returns False; `shutdown()` then `instrument()` tries again. Raises
+    `agentotel._config.ConfigError` for a setting it cannot read (a mistyped capture setting must
+    not silently record content).
     """
     global _state
     with _lock:
@@ -121,20 +126,26 @@ def instrument(
                 processors.extend(_CountingBatchProcessor(e) for e in _exporters_for(settings))
             elif directory is not None:
                 # A configured provider already exports where its owner wants; the directory adds Parquet only.
-                processors.append(_CountingBatchProcessor(_parquet_exporter(settings.directory)))
+                parquet = _parquet_exporter(settings.directory)
+                if parquet is not None:
+                    processors.append(_CountingBatchProcessor(parquet))
             processors.extend(_CountingBatchProcessor(e) for e in exporters or ())
         except BaseException:
             for processor in processors:
                 processor.shutdown()
             raise
+        # An unusable folder was one warning (see _parquet_exporter): the program runs on without it.
+        opened = writes_parquet and any(_writes_to(p, settings.directory) for p in processors)
         if provider is None:
             provider = _default_provider(settings)
         _config.configure(settings)
         # agentotel's own tracers follow the provider chosen here, global or not.
         _tracing.set_providers(provider if trace.get_tracer_provider() is not provider else None)
         state = _State(settings=settings, provider=provider)
-        if writes_parquet:
+        if opened:
             state.directories.append(settings.directory)
+        elif writes_parquet:
+            state.unusable.append(settings.directory)
         if hasattr(provider, "add_span_processor"):
             _add_attribution(provider)
             for processor in processors:
@@ -145,8 +156,17 @@ def instrument(
             for processor in processors:
                 processor.shutdown()
         _state = state
-        _patch(state)
-        _install_exit_hooks()
+        try:
+            _patch(state)
+            _install_exit_hooks()
+        except Exception as exc:  # noqa: BLE001 - the program runs on; spans already wired keep flowing
+            report_internal_error("instrument.patch", exc)
+
+
+def _writes_to(processor: SpanProcessor, directory: Path) -> bool:
+    return getattr(getattr(processor, "exporter", None), "directory", None) is not None and Path(
+        processor.exporter.directory  # type: ignore[attr-defined]
+    ) == Path(directory)
 
 
 def _add_directory(state: _State, directory: Path) -> None:
@@ -160,7 +180,11 @@ def _add_directory(state: _State, directory: Path) -> None:
             ", ".join(map(str, state.directories)) or "the configured exporters", str(directory),
         )
         return
-    processor = _CountingBatchProcessor(_parquet_exporter(directory))
+    exporter = _parquet_exporter(directory)
+    if exporter is None:
+        state.unusable.append(directory)
+        return
+    processor = _CountingBatchProcessor(exporter)
     state.provider.add_span_processor(processor)
     state.processors.append(processor)
     state.directories.append(directory)
@@ -175,20 +199,31 @@ def uninstrument() -> None:
 
 
 def flush(timeout_s: float = 30) -> bool:
-    """Export everything recorded so far; True only when all of it is durable (written and fsync'd)."""
+    """Export everything recorded so far; True only when all of it is durable (written and fsync'd).
+
+    Never raises: an exporter or processor that fails is logged once and makes the result False.
+    """
+    try:
+        return _flush(timeout_s)
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the program
+        report_internal_error("flush", exc)
+        return False
+
+
+def _flush(timeout_s: float) -> bool:
     with _lock:
         state = _state
     if state is None:
         provider = trace.get_tracer_provider()
         return bool(provider.force_flush(int(timeout_s * 1000))) if hasattr(provider, "force_flush") else True
-    ok = True
+    ok = not state.unusable
     for processor in state.processors:
         ended = processor.ended
         ok = processor.force_flush(int(timeout_s * 1000)) and ok
         # Every exporter counts what its receiver accepted (see _Accounted): all of it, or not durable.
         ok = ok and processor.exporter.force_flush() and processor.exporter.exported >= ended
     if not state.processors and hasattr(state.provider, "force_flush"):
-        ok = bool(state.provider.force_flush(int(timeout_s * 1000)))
+        ok = bool(state.provider.force_flush(int(timeout_s * 1000))) and ok
     return ok
 
 
@@ -199,10 +234,16 @@ def shutdown() -> None:
         state = _state
         if state is None:
             return
-        uninstrument()
+        try:
+            uninstrument()
+        except Exception as exc:  # noqa: BLE001 - shutdown never raises; the rest still runs
+            report_internal_error("shutdown.uninstrument", exc)
         flush()
         for processor in state.processors:
-            processor.shutdown()
+            try:
+                processor.shutdown()
+            except Exception as exc:  # noqa: BLE001
+                report_internal_error("shutdown.processor", exc)
         _detach(state.provider, state.processors)
         _tracing.set_providers(None)
         _config.reset()
@@ -234,7 +275,9 @@ def _exporters_for(settings: _config.Settings) -> list[SpanExporter]:
     try:
         for name in settings.traces_exporters:
             if name == "parquet":
-                exporters.append(_parquet_exporter(settings.directory))
+                parquet = _parquet_exporter(settings.directory)
+                if parquet is not None:
+                    exporters.append(parquet)
             elif name == "otlp":
                 exporters.append(_otlp_exporter(settings.otlp_protocol))
             elif name == "console":
@@ -248,18 +291,19 @@ def _exporters_for(settings: _config.Settings) -> list[SpanExporter]:
     return exporters
 
 
-def _parquet_exporter(directory: Path) -> SpanExporter:
+def _parquet_exporter(directory: Path) -> SpanExporter | None:
+    """The Parquet exporter for `directory`, or None with one warning when the folder cannot be written."""
     from agentotel.store import ParquetSpanExporter
 
     try:
         return ParquetSpanExporter(directory)
     except OSError as exc:
-        raise OSError(
-            exc.errno,
-            f"agentotel cannot write traces to {directory}: {exc.strerror or exc} "
+        log.warning(
+            "agentotel cannot write traces to %s: %s; the program runs on but its spans are not kept "
             "(pass instrument(directory=...) or set AGENTOTEL_DIR to a writable folder)",
-            str(exc.filename or directory),
-        ) from exc
+            exc.filename or directory, exc.strerror or exc,
+        )
+        return None
 
 
 def _otlp_exporter(protocol: str) -> SpanExporter:

@@ -36,7 +36,7 @@ from opentelemetry import context, trace
 from opentelemetry.trace import SpanKind
 
 from agentotel import _context, _tracing
-from agentotel._internal import report_internal_error
+from agentotel._internal import end_span, report_internal_error
 from agentotel.cases import _active as _replay
 from agentotel.content import Payload, to_json_safe
 from agentotel.runs import record_error
@@ -381,7 +381,7 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("tools.result", exc)
-        self.span.end()
+        end_span(self.span, "tools.end")
 
     def fail(self, exc: BaseException) -> None:
         try:
@@ -389,7 +389,7 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.error", internal)
-        self.span.end()
+        end_span(self.span, "tools.end")
 
 
 def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:
