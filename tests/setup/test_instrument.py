@@ -254,3 +254,27 @@ def test_uninstrument_removes_the_library_patches_and_instrument_restores_them(t
     assert hasattr(create(), "__wrapped__")
     agentotel.shutdown()
     assert create() is original
+
+
+def test_flush_recovers_after_a_transient_full_disk(tmp_path, monkeypatch, caplog):
+    import errno
+
+    agentotel.instrument(tmp_path / "t")
+    (processor,) = _our_processors(trace.get_tracer_provider())
+    wal_fd = processor.exporter.writer._wal._fd
+    real_write, full = os.write, [True]
+
+    def write(fd, data):  # the disk is full for one write of the WAL, then has room again
+        if fd == wal_fd and full[0]:
+            full[0] = False
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    _record("lost")
+    with caplog.at_level("WARNING", logger="agentotel"):
+        assert agentotel.flush() is False
+    assert any("1 spans were not kept" in r.getMessage() for r in caplog.records)
+    _record("kept")
+    assert agentotel.flush() is True  # the disk has room again: flush says so
+    assert _stored(tmp_path / "t") == ["kept"]
