@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from agentotel.store import wal
+from agentotel.store import integrity, wal
 from agentotel.store.schema import SPAN_SCHEMA
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
@@ -122,7 +122,10 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             stats["rows_after"] += rows
             out.extend(group)
             continue
-        table = pa.concat_tables([pq.read_table(p, schema=SPAN_SCHEMA) for p in group])
+        tables = _read_whole(partition, group)
+        if not tables:
+            continue
+        table = pa.concat_tables(tables)
         unique = _drop_duplicates(table)
         stats["rows_before"] += table.num_rows
         stats["rows_after"] += unique.num_rows
@@ -146,6 +149,21 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
         out.append(merged)
     stats["files_after"] += len(out)
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
+
+
+def _read_whole(partition: Path, group: list[Path]) -> list[pa.Table]:
+    """The group's tables, every page checked: a damaged input is set aside (see integrity.py) and the group
+    merged without it. Merging it would give its damage fresh, valid checksums."""
+    tables = []
+    for path in list(group):
+        try:
+            tables.append(pq.read_table(path, schema=SPAN_SCHEMA, page_checksum_verification=True))
+        except (OSError, pa.ArrowException) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            integrity.quarantine(partition.parent.parent, path, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            group.remove(path)
+    return tables
 
 
 def _has_duplicates(group: list[Path]) -> bool:
