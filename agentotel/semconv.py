@@ -251,6 +251,9 @@ METRIC_GEN_AI_CLIENT_OPERATION_DURATION: Final = "gen_ai.client.operation.durati
 METRIC_AGENTOTEL_CLIENT_COST: Final = "agentotel.client.cost"
 """Cost of model calls in US dollars. (counter, USD)"""
 
+METRIC_AGENTOTEL_SPANS_DROPPED: Final = "agentotel.spans.dropped"
+"""Spans dropped because the embedded exporter's queue was full and did not drain in time. (counter, {span})"""
+
 ATTRIBUTE_TYPES: Final[Mapping[str, str]] = {
     AGENTOTEL_RUN_ID: "string",
     AGENTOTEL_RUN_NAME: "string",

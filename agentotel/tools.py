@@ -36,7 +36,7 @@ from opentelemetry import context, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _context, _tracing
-from agentotel._internal import report_internal_error
+from agentotel._internal import end_span, report_internal_error
 from agentotel.cases import _active as _replay
 from agentotel.content import Payload, to_json_safe
 from agentotel.runs import record_error
@@ -563,7 +563,7 @@ class _Call:
 
     def end(self) -> None:
         if not self.adopted:
-            self.span.end()
+            end_span(self.span, "tools.end")
 
     def collect(self, item: Any) -> None:
         """Keep a yielded item (as it is now: the generator may change it later) for the result."""

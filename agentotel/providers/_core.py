@@ -428,7 +428,10 @@ class ModelCall:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("providers.finish", exc)
         finally:
-            self.span.end()
+            try:  # inline, not end_span(): see the note on the per-call path above
+                self.span.end()
+            except Exception as exc:  # noqa: BLE001 - a failing span processor must not reach the caller
+                report_internal_error("providers.end", exc)
 
     def _record(self, response: Response | None, error: BaseException | None, error_kind: str | None) -> None:
         span, request = self.span, self.request

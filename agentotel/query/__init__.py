@@ -119,6 +119,8 @@ _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 _FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
 _SNAPSHOT_ATTEMPTS = 5
+# DuckDB's words for a file it could not decode (it names the file only for some of them).
+_DAMAGE = re.compile(r"(?i)corrupt|parquet|decompress|payload value|out of range|out of buffer|checksum|tprotocol|invalid data|invalid input")
 _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 
@@ -177,8 +179,8 @@ class Traces:
         for attempt in range(_SNAPSHOT_ATTEMPTS):
             try:
                 self._bind(sources)
-            except duckdb.Error:
-                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
+            except duckdb.Error as exc:
+                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not (self._moved() or self._set_aside_damaged(exc)):
                     raise
             else:
                 if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
@@ -219,10 +221,36 @@ class Traces:
         for _attempt in range(_SNAPSHOT_ATTEMPTS - 1):
             try:
                 return run(self._current())
-            except duckdb.Error:
-                if not self._moved():
+            except duckdb.Error as exc:
+                if self._moved():
+                    continue
+                if not self._set_aside_damaged(exc):
                     raise
+                self._connect(_sources.load(self.directory))  # without the file set aside
         return run(self._current())
+
+    def _set_aside_damaged(self, exc: duckdb.Error) -> bool:
+        """After a query failed reading the store: check the snapshot's files (the one the error names,
+        else all) and set the damaged ones aside (agentotel.store.integrity). True when one was."""
+        from agentotel.store import integrity
+
+        message = str(exc)
+        named = [f for f in self._files if f in message]
+        if not named and not _DAMAGE.search(message):
+            return False  # an error of the query itself (syntax, types), not of a file
+        found = []
+        for path in named or self._files:
+            try:
+                reason = integrity.check_file(path)
+            except FileNotFoundError:
+                continue
+            if reason is not None:
+                integrity.quarantine(self.directory, path, reason)
+                found.append(f"left out {path}: damaged ({reason})")
+        for note in found:
+            self.warnings.append(note)
+            _warnings.warn(note, StoreWarning, stacklevel=3)
+        return bool(found)
 
     # -- set-up ---------------------------------------------------------------------------------
     def _setup(self, sources: _sources.Sources) -> None:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from agentotel import store
-from agentotel.store import schema
+from agentotel.store import integrity, schema
 
 _CURRENT = "current"
 _MIGRATE = "migrate"
@@ -98,6 +98,9 @@ def _check(path: Path) -> _Verdict:
 
 
 def _verdict(path: Path) -> _Verdict:
+    damaged = integrity.known_damaged(path)  # found damaged, and could not be moved aside: stays out
+    if damaged is not None:
+        return _Verdict(_SKIP, reason=f"damaged ({damaged})")
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
     with _cache_lock:

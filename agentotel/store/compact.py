@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from agentotel.store import wal
+from agentotel.store import integrity, wal
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, file_version, upgrade
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
@@ -124,7 +124,10 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             stats["rows_after"] += rows
             out.extend(group)
             continue
-        table = pa.concat_tables([_read(p, p in old) for p in group])
+        tables = _read_whole(partition, group, old)
+        if not tables:
+            continue
+        table = pa.concat_tables(tables)
         unique = _drop_duplicates(table)
         stats["rows_before"] += table.num_rows
         stats["rows_after"] += unique.num_rows
@@ -157,10 +160,23 @@ def _version(path: Path) -> int:
         return SCHEMA_VERSION  # unreadable or odd: left as it is (readers skip it with a warning)
 
 
-def _read(path: Path, old: bool) -> pa.Table:
-    if old:
-        return upgrade(pq.read_table(path), _version(path))
-    return pq.read_table(path, schema=SPAN_SCHEMA)
+def _read_whole(partition: Path, group: list[Path], old: Any) -> list[pa.Table]:
+    """The group's tables, every page checked, files of an older schema upgraded: a damaged input is set
+    aside (see integrity.py) and the group merged without it. Merging it would give its damage fresh,
+    valid checksums."""
+    tables = []
+    for path in list(group):
+        try:
+            if path in old:
+                tables.append(upgrade(pq.read_table(path, page_checksum_verification=True), _version(path)))
+            else:
+                tables.append(pq.read_table(path, schema=SPAN_SCHEMA, page_checksum_verification=True))
+        except (OSError, pa.ArrowException) as exc:
+            if isinstance(exc, FileNotFoundError):
+                raise
+            integrity.quarantine(partition.parent.parent, path, str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+            group.remove(path)
+    return tables
 
 
 def _has_duplicates(group: list[Path]) -> bool:

@@ -49,6 +49,21 @@ class TooManySpans(ValueError):
     """The request holds more spans than the collector accepts in one request."""
 
 
+class InvalidRequest(ValueError):
+    """The request holds a value no span can have (answered 400 / INVALID_ARGUMENT: resending cannot help)."""
+
+
+# Timestamps are stored as signed 64-bit nanoseconds (up to the year 2262); OTLP's fixed64 goes further.
+_MAX_NS = 1 << 63
+
+
+def _check_times(span: Any) -> None:
+    for time_ns in (span.start_time_unix_nano, span.end_time_unix_nano, *(e.time_unix_nano for e in span.events)):
+        if time_ns >= _MAX_NS:
+            raise InvalidRequest(
+                f"span {span.name!r}: timestamp {time_ns} is out of range (at most {_MAX_NS - 1} ns since 1970)"
+            )
+
 @dataclass
 class Converted:
     """What one export request became: the rows to store, and the spans that could not be used."""
@@ -136,6 +151,8 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     batches.append(columns.to_batch())
                 status = span.status
                 start = span.start_time_unix_nano
+                if start >= _MAX_NS or span.end_time_unix_nano >= _MAX_NS or span.events:
+                    _check_times(span)
                 append(
                     trace_id.hex(),
                     span_id.hex(),

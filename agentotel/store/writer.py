@@ -92,6 +92,8 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
                 # finds the prompts agent runs repeat from call to call: about half the bytes per span.
                 compression_level=3,
                 write_page_index=True,
+                # A CRC-32 per page: DuckDB does not check them, agentotel.store.integrity does.
+                write_page_checksum=True,
                 # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
                 bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
                 sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),

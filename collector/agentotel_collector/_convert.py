@@ -1,5 +1,5 @@
 """OTLP protobuf spans → store rows: agentotel's own conversion (agentotel/store/otlp.py), shared with `agentotel import`."""
 
-from agentotel.store.otlp import Converted, TooManySpans, convert
+from agentotel.store.otlp import Converted, InvalidRequest, TooManySpans, convert
 
-__all__ = ["Converted", "TooManySpans", "convert"]
+__all__ = ["Converted", "InvalidRequest", "TooManySpans", "convert"]
