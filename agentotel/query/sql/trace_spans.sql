@@ -2,9 +2,11 @@
 -- run's trajectory: the tree links of all spans, plus the step columns and payloads of the steps.
 -- The window (when the run's spans ran) lets DuckDB skip Parquet row groups by their start_time
 -- statistics, since files are in start-time order. The attribute maps are not read (they are the
--- costliest column): the roots index supplies what the root spans' attributes say.
+-- costliest column): the roots index supplies what the root spans' attributes say. {call_attributes}
+-- is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what each call was
+-- given: instructions, tools offered, request parameters), cheaper than a second query.
 WITH t AS (
-    SELECT * EXCLUDE (attributes, resource_attributes, events, links)
+    SELECT * EXCLUDE (attributes, resource_attributes, events, links), {call_attributes} AS call_attributes
     FROM _raw_spans
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
