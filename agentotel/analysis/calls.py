@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from agentotel import _json, semconv
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
-    from agentotel.query.trajectory import Step, Trajectory
+    from agentotel.query.trajectory import Trajectory
 
 _REQUEST_PREFIX = semconv.GEN_AI_REQUEST_MODEL.rpartition(".")[0] + "."  # gen_ai.request.
 # Request parameters compared by a diff, by a short name: every gen_ai.request.* but the model (a model
@@ -39,37 +39,38 @@ def model_inputs(trajectory: Trajectory) -> dict[int, CallInput]:
     """Every model step's CallInput, by step index (reads the model calls' attributes once)."""
     attributes = trajectory.model_attributes
     out: dict[int, CallInput] = {}
-    previous: dict[int | None, Step] = {}  # the latest answered model call, per conversation (parent step)
+    previous: dict[int | None, list[dict[str, Any]]] = {}  # the latest answered call's conversation, per parent step
+    tools_seen: dict[str, dict[str, dict[str, Any]] | None] = {}  # calls of a run mostly offer the same tools
     for step in trajectory.steps:
         if step.type != "llm":
             continue
         found = attributes.get(step.index, {})
         system, messages = _split(step.input)
-        call = CallInput(
-            instructions=_instructions(found) or _text(system),
-            tools=_tools(found.get(semconv.GEN_AI_TOOL_DEFINITIONS)),
-            params=_params(found),
-        )
+        raw_tools = found.get(semconv.GEN_AI_TOOL_DEFINITIONS)
+        if raw_tools not in tools_seen:
+            tools_seen[raw_tools] = _tools(raw_tools)
+        call = CallInput(instructions=_instructions(found) or _text(system), tools=tools_seen[raw_tools],
+                         params=_params(found))
         if messages is not None:
-            before = previous.get(step.parent_index)
-            context: list[Any] = []
-            if before is not None:
-                context = _items(_split(before.input)[1] or []) + _items(before.output if isinstance(before.output, list) else [])
+            # Content was captured: no instructions or tools recorded means none were given.
+            call.instructions = call.instructions or ""
+            call.tools = call.tools if call.tools is not None else {}
+            context = previous.get(step.parent_index, [])
             items = _items(messages)
             carried = _common_prefix(context, items)
             added = items[carried:]
             # Past the carried prefix, an earlier item the call was given again (moved, say) is not lost.
             dropped = [item for item in context[carried:] if item not in added]
             call.carried, call.dropped, call.added = carried, dropped, added
+            if step.status == "ok" and step.output is not None:  # a failed attempt is not what a retry continues
+                previous[step.parent_index] = items + _items(step.output if isinstance(step.output, list) else [])
         out[step.index] = call
-        if step.status == "ok" and step.output is not None:  # a failed attempt is not what a retry continues
-            previous[step.parent_index] = step
     return out
 
 
 def _split(value: Any) -> tuple[list[Any], list[Any] | None]:
     """(leading system/developer messages, the rest) of a chat input; the rest is None when not messages."""
-    if not isinstance(value, list) or not all(isinstance(m, Mapping) for m in value):
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
         return [], None
     n = 0
     while n < len(value) and value[n].get("role") in _SYSTEM_ROLES:
@@ -79,7 +80,7 @@ def _split(value: Any) -> tuple[list[Any], list[Any] | None]:
 
 def _text(messages: list[Any]) -> str | None:
     texts = [p.get("content") for m in messages for p in (m.get("parts") or ())
-             if isinstance(p, Mapping) and isinstance(p.get("content"), str)]  # fmt: skip
+             if isinstance(p, dict) and isinstance(p.get("content"), str)]  # fmt: skip
     if not texts and messages:  # a message in another shape: {"role", "content"}
         texts = [m.get("content") for m in messages if isinstance(m.get("content"), str)]
     return "\n".join(texts) if texts else None
@@ -100,7 +101,7 @@ def _tools(raw: str | None) -> dict[str, dict[str, Any]] | None:
         return None
     tools = {}
     for definition in value:
-        if isinstance(definition, Mapping) and definition.get("name"):
+        if isinstance(definition, dict) and definition.get("name"):
             tools[str(definition["name"])] = {k: v for k, v in definition.items() if k != "name"}
     return tools
 
@@ -121,7 +122,7 @@ def _items(messages: list[Any]) -> list[dict[str, Any]]:
     minted afresh by each run."""
     out: list[dict[str, Any]] = []
     for message in messages:
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             out.append({"role": "", "content": message})
             continue
         role = message.get("role") or ""
@@ -130,7 +131,7 @@ def _items(messages: list[Any]) -> list[dict[str, Any]]:
             out.append({"role": role, "content": message.get("content")})
             continue
         for part in parts:
-            if not isinstance(part, Mapping):
+            if not isinstance(part, dict):
                 out.append({"role": role, "content": part})
                 continue
             drop_id = part.get("type") in ("tool_call", "tool_call_response")

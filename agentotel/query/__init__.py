@@ -75,6 +75,8 @@ _SQL_VARIABLES = {
     "AGENTOTEL_RUN_PARENT_ID": semconv.AGENTOTEL_RUN_PARENT_ID,
     "AGENTOTEL_ENV_HASH": semconv.AGENTOTEL_ENV_HASH,
 }
+# What trace_spans.sql reads as `call_attributes` for a diff: the attribute maps of model calls only.
+_MODEL_CALL_ATTRIBUTES = "CASE WHEN operation = 'chat' THEN attributes END"
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run")
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
@@ -382,9 +384,14 @@ class Traces:
     # -- trajectories and diffs -----------------------------------------------------------------
     def trajectory(self, run: str) -> Trajectory:
         """The run's steps in order (model calls, tool calls, retrievals, embeddings, sub-agents)."""
+        return self._trajectory(run)
+
+    def _trajectory(self, run: str, *, model_attributes: bool = False) -> Trajectory:
+        """`trajectory(run)`; with `model_attributes`, the model calls' attribute maps read in the same pass."""
         ref = self.resolve(run)
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
-        rows = self._rows(_sql("trace_spans"), window)
+        calls = _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)"
+        rows = self._rows(_sql("trace_spans").replace("{call_attributes}", calls), window)
 
         def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})
@@ -398,7 +405,8 @@ class Traces:
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""
-        return diff_trajectories(self.trajectory(run_a), self.trajectory(run_b))
+        return diff_trajectories(self._trajectory(run_a, model_attributes=True),
+                                 self._trajectory(run_b, model_attributes=True))
 
     def environment(self, run: str) -> dict[str, str]:
         """The `agentotel.env.*` attributes of a run's root span (the snapshot is under agentotel.env.snapshot)."""

@@ -168,8 +168,12 @@ def build_trajectory(
     loader = None
     if root is not None and root_attributes is not None:
         loader = lambda: root_attributes(root)  # noqa: E731 - a deferred read, bound to this root
+    # Model calls' attribute maps, when the rows carry them (trace_spans.sql's call_attributes, for a diff).
+    model_attributes = {index_of[r["span_id"]]: dict(r["call_attributes"]) for r in chosen
+                        if r.get("step_type") == "llm" and r.get("call_attributes") is not None}
     return Trajectory(run=_summary(run_id, rows, root, steps), steps=steps, _root_attributes=loader,
-                      _environment=None if loader else {}, _span_attributes=span_attributes)
+                      _environment=None if loader else {}, _span_attributes=span_attributes,
+                      _model_attributes=model_attributes or None)
 
 
 def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any] | None, steps: list[Step]) -> dict[str, Any]:

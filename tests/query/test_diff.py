@@ -158,3 +158,25 @@ def test_the_environment_difference_names_a_changed_model_even_when_the_snapshot
     assert result["environment"]["same"] is False
     text = json.dumps(result["environment"])
     assert "gpt-4o-mini" in text and "gpt-4.1" in text
+
+
+def test_a_failed_tool_call_and_its_retry_are_one_inserted_step(tmp_path):
+    store = SpanStore(tmp_path)
+    a, b = store.run("agent", "run-a"), store.run("agent", "run-b")
+    for i, (name, arguments, result) in enumerate(BASE):
+        a.tool(name, arguments, result)
+        if i == 1:
+            b.tool(name, arguments, None, error="TimeoutError")
+        b.tool(name, arguments, result)
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    # The failed attempt is the extra step; the identical successful call pairs with A's, unblamed.
+    assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(None, 2, "step_added")]
+    assert (2, 3, "same") in [(p.index_a, p.index_b, p.status) for p in d.pairs]
+    assert d.first_divergence["detail"] == "run B has an extra step 2: tool fetch (failed: TimeoutError)"
+
+
+def test_a_step_that_failed_without_a_retry_is_a_status_change(tmp_path):
+    d = diff(tmp_path, BASE[:3] + [("save", {"path": "p"}, None)], status_of={"save": "PermissionError"}, llm=False)
+    assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(4, 4, "status_changed")]
+    assert {"path": "$.error", "a": None, "b": "PermissionError"} in d.differences[0].changes

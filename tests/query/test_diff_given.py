@@ -344,3 +344,16 @@ def test_env_shows_a_changed_tool_description_and_system_prompt(store):
     assert "system prompt" in text
     code, text = run_cli("env", run_a, run_a, "--dir", str(store))
     assert "same environment" in text
+
+
+def test_with_content_capture_off_parameters_still_compare_and_nothing_else_is_invented(tmp_path):
+    directory = tmp_path / "store"
+    agentotel.instrument(directory=directory, capture_content=False)
+    try:
+        same = diff(directory, Variant(), Variant(prompt=PROMPT + " Be polite."))
+        warmer = diff(directory, Variant(), Variant(temperature=0.9))
+    finally:
+        agentotel.shutdown()
+    # No messages, instructions or tool definitions on record: those cannot differ, and are not said to.
+    assert same.first_divergence is None
+    assert (warmer.first_divergence["kind"], warmer.first_divergence["index_a"]) == ("params_changed", 1)

@@ -5,10 +5,13 @@
 -- costliest column): the roots index supplies what the root spans' attributes say. A span without run
 -- attributes (another service's, joined by context propagation) belongs to the trace's outermost run.
 -- Second records of a call are found as _duplicate_spans.sql finds them (keep the two in step).
+-- {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
+-- each call was given: instructions, tools offered, request parameters), cheaper than a second query.
 WITH t AS (
     SELECT * EXCLUDE (attributes, resource_attributes, events, links)
              REPLACE (coalesce(run_id, (SELECT arg_min(run_id, start_time) FROM _run_roots
                                         WHERE trace_id = $trace AND run_name IS NOT NULL AND parent_run_id IS NULL)) AS run_id),
+           {call_attributes} AS call_attributes,
            agentotel_call_key(operation, tool_name, scope_name) AS call_key,
            coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
     FROM _raw_spans
