@@ -50,6 +50,8 @@ class RunContext:
     attributes: dict[str, Any] = field(default_factory=dict)  # attribution stamped on every span of the run
     # Tool definitions sent to a model during the run: name -> JSON schema (the environment records them).
     tool_definitions: dict[str, Any] = field(default_factory=dict)
+    tool_descriptions: dict[str, str] = field(default_factory=dict)  # name -> the description the model was given
+    instructions: str | None = None  # the system prompt of the run's first model call that had one
     _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -68,10 +70,21 @@ class RunContext:
                     return call.id
         return None
 
-    def record_tool_definitions(self, definitions: dict[str, Any]) -> None:
-        """Remember tool definitions (name -> schema) a model request carried."""
+    def release_tool_call(self, call_id: str) -> bool:
+        """Remove the pending call with this id (a framework named it); True when it was pending."""
+        with self._lock:
+            for call in self._pending:
+                if call.id == call_id:
+                    self._pending.remove(call)
+                    return True
+        return False
+
+    def record_tool_definitions(self, definitions: dict[str, Any], descriptions: dict[str, str] | None = None) -> None:
+        """Remember tool definitions (name -> schema, and name -> description) a model request carried."""
         with self._lock:
             self.tool_definitions.update(definitions)
+            if descriptions:
+                self.tool_descriptions.update(descriptions)
 
     def pending_tool_calls(self) -> list[PendingToolCall]:
         with self._lock:
@@ -127,3 +140,12 @@ def claim_tool_call(name: str, arguments: Any) -> str | None:
             return call_id
         run = run.parent
     return None
+
+
+def release_tool_call(call_id: str) -> None:
+    """A framework executes the tool call with this id: it is no longer pending (no `@tool` may claim it)."""
+    run = current_run()
+    while run is not None:
+        if run.release_tool_call(call_id):
+            return
+        run = run.parent

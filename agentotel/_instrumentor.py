@@ -13,7 +13,7 @@ from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type:
 
 
 class AgentotelInstrumentor(BaseInstrumentor):  # type: ignore[misc]
-    """Patches openai and anthropic (whichever are installed, now or when imported later)."""
+    """Patches openai, anthropic, google-genai and botocore (whichever are installed, now or when imported later)."""
 
     def instrumentation_dependencies(self) -> Collection[str]:
         # Either client library is optional: the patches skip what is not installed, so no

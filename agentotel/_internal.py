@@ -43,3 +43,15 @@ def internal_errors(where: str) -> Iterator[None]:
         yield
     except Exception as exc:  # noqa: BLE001 - telemetry must never propagate its own failures
         report_internal_error(where, exc)
+
+
+def end_span(span: object, where: str) -> None:
+    """End `span`; a failing span processor (ours or one the user added) is logged, never raised.
+
+    The SDK calls every processor's `on_end` from `span.end()` without catching: without this, a broken
+    exporter would raise out of the user's `with run(...)` or tool call, or replace their exception.
+    """
+    try:
+        span.end()  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error(where, exc)

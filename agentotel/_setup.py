@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -24,6 +25,8 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from agentotel import _config, _tracing
+from agentotel._internal import report_internal_error
+from agentotel.semconv import AGENTOTEL_REPLAY_CASE as _REPLAY_CASE
 
 __all__ = ["flush", "instrument", "shutdown", "uninstrument"]
 
@@ -39,11 +42,18 @@ class _Accounted(SpanExporter):
     def __init__(self, exporter: SpanExporter) -> None:
         self.inner = exporter
         self.exported = 0
+        self.failed = 0
 
     def export(self, spans: Any) -> SpanExportResult:
-        result = self.inner.export(spans)
+        try:
+            result = self.inner.export(spans)
+        except BaseException:
+            self.failed += len(spans)
+            raise  # the batch processor logs it
         if result is SpanExportResult.SUCCESS:
             self.exported += len(spans)
+        else:
+            self.failed += len(spans)
         return result
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -53,22 +63,81 @@ class _Accounted(SpanExporter):
         self.inner.shutdown()
 
 
+# The embedded default's queue and batches. An agent ends spans in bursts (parallel tool calls, a tight
+# loop over documents): the SDK's 2,048-span queue drops the oldest spans silently once full, and a
+# thread-busy process starves the export thread (8 threads x 2,500 tool calls kept 4,184 of 20,001).
+# A larger queue absorbs a burst; past it, back-pressure: the thread ending a span waits (at most
+# _BACKPRESSURE_WAIT_S) for the exporter to make room instead of dropping.
+_QUEUE_SPANS = 16_384
+_EXPORT_BATCH_SPANS = 2_048  # one WAL append and fsync each
+_BACKPRESSURE_WAIT_S = 2.0
+
+
 class _CountingBatchProcessor(BatchSpanProcessor):
-    """A BatchSpanProcessor that counts the spans handed to it, so `flush()` can tell if all were written."""
+    """A BatchSpanProcessor that counts the spans handed to it, so `flush()` can tell if all were written,
+    and that holds a span's end back while its queue is full instead of dropping a span (see above)."""
 
     def __init__(self, exporter: SpanExporter) -> None:
         if not hasattr(exporter, "exported"):
             exporter = _Accounted(exporter)
-        super().__init__(exporter)
+        super().__init__(exporter, max_queue_size=_QUEUE_SPANS, max_export_batch_size=_EXPORT_BATCH_SPANS)
         self.exporter = exporter
         self.ended = 0
+        self.dropped = 0  # spans the queue had no room for (counted, logged, and a metric)
+        self.reported = self.reported_dropped = self.reported_failed = 0  # the losses flush() reported already
         self._count_lock = threading.Lock()
+        self._stalled = False  # the exporter made no room within the wait: drop (counted) until it does
+        # The SDK's queue and wake-up event (not public API): without them, no back-pressure.
+        inner = getattr(self, "_batch_processor", None)
+        self._queue = getattr(inner, "_queue", None)
+        self._wake = getattr(inner, "_worker_awaken", None)
+        self._worker = getattr(inner, "_worker_thread", None)
+        if getattr(self._queue, "maxlen", None) is None or self._wake is None:
+            self._queue = None
 
     def on_end(self, span: ReadableSpan) -> None:
-        if span.context is not None and span.context.trace_flags.sampled:
-            with self._count_lock:
-                self.ended += 1
+        # A regression case's replay is not production data: agentotel.cases records it in its own store.
+        if span.attributes and _REPLAY_CASE in span.attributes:
+            return
+        if span.context is None or not span.context.trace_flags.sampled:
+            return
+        with self._count_lock:
+            self.ended += 1
+        queue = self._queue
+        if queue is not None and len(queue) >= queue.maxlen and not self._room(queue):
+            self._drop()
         super().on_end(span)
+
+    def _room(self, queue: Any) -> bool:
+        """Wait for the export thread to make room in the full queue; False when it did not in time."""
+        if self._stalled:
+            if len(queue) > queue.maxlen // 2:
+                return False
+            self._stalled = False  # the exporter caught up: wait again next time
+        if threading.current_thread() is self._worker:
+            return False  # the export thread itself cannot wait for itself
+        deadline = time.monotonic() + _BACKPRESSURE_WAIT_S
+        pause = 0.0005
+        while len(queue) >= queue.maxlen:
+            self._wake.set()  # type: ignore[union-attr]
+            if time.monotonic() >= deadline:
+                self._stalled = True
+                return False
+            time.sleep(pause)  # let the export thread run (and take the GIL)
+            pause = min(pause * 2, 0.02)
+        return True
+
+    def _drop(self) -> None:
+        # The SDK drops the oldest span of a full queue when this one is added: count it.
+        with self._count_lock:
+            self.dropped += 1
+            first = self.dropped == 1
+        if first:
+            log.warning(
+                "agentotel: the span queue is full (%d spans) and the exporter does not keep up: spans are "
+                "being dropped (counted; flush() returns False and logs how many)", _QUEUE_SPANS,
+            )
+        _dropped_counter().add(1)
 
 
 @dataclass
@@ -77,6 +146,7 @@ class _State:
     provider: Any  # the provider whose tracers agentotel uses
     processors: list[SpanProcessor] = field(default_factory=list)  # the ones instrument() added
     directories: list[Path] = field(default_factory=list)  # where those write Parquet
+    unusable: list[Path] = field(default_factory=list)  # folders that could not be opened: nothing kept there
     patched: bool = False
 
 
@@ -101,8 +171,11 @@ def instrument(
     patches), except that a directory given to it under a provider configured elsewhere (say
     `opentelemetry-instrument` ran first) adds Parquet there; call `shutdown()` first to start over
     with other settings. `exporters` are extra
-    SpanExporters fed every span. Raises OSError when the directory cannot be written (so you learn
-    it now, not from a log line later) and `agentotel._config.ConfigError` for an unusable setting.
+    SpanExporters fed every span. A directory that cannot be written (read-only, full, a file in
+    the way) is one warning: the program runs on untouched, its spans are not kept there and `flush()`
+    returns False; `shutdown()` then `instrument()` tries again. Raises
+    `agentotel._config.ConfigError` for a setting it cannot read (a mistyped capture setting must
+    not silently record content).
     """
     global _state
     with _lock:
@@ -121,20 +194,26 @@ def instrument(
                 processors.extend(_CountingBatchProcessor(e) for e in _exporters_for(settings))
             elif directory is not None:
                 # A configured provider already exports where its owner wants; the directory adds Parquet only.
-                processors.append(_CountingBatchProcessor(_parquet_exporter(settings.directory)))
+                parquet = _parquet_exporter(settings.directory)
+                if parquet is not None:
+                    processors.append(_CountingBatchProcessor(parquet))
             processors.extend(_CountingBatchProcessor(e) for e in exporters or ())
         except BaseException:
             for processor in processors:
                 processor.shutdown()
             raise
+        # An unusable folder was one warning (see _parquet_exporter): the program runs on without it.
+        opened = writes_parquet and any(_writes_to(p, settings.directory) for p in processors)
         if provider is None:
             provider = _default_provider(settings)
         _config.configure(settings)
         # agentotel's own tracers follow the provider chosen here, global or not.
         _tracing.set_providers(provider if trace.get_tracer_provider() is not provider else None)
         state = _State(settings=settings, provider=provider)
-        if writes_parquet:
+        if opened:
             state.directories.append(settings.directory)
+        elif writes_parquet:
+            state.unusable.append(settings.directory)
         if hasattr(provider, "add_span_processor"):
             _add_attribution(provider)
             for processor in processors:
@@ -145,8 +224,17 @@ def instrument(
             for processor in processors:
                 processor.shutdown()
         _state = state
-        _patch(state)
-        _install_exit_hooks()
+        try:
+            _patch(state)
+            _install_exit_hooks()
+        except Exception as exc:  # noqa: BLE001 - the program runs on; spans already wired keep flowing
+            report_internal_error("instrument.patch", exc)
+
+
+def _writes_to(processor: SpanProcessor, directory: Path) -> bool:
+    return getattr(getattr(processor, "exporter", None), "directory", None) is not None and Path(
+        processor.exporter.directory  # type: ignore[attr-defined]
+    ) == Path(directory)
 
 
 def _add_directory(state: _State, directory: Path) -> None:
@@ -160,7 +248,11 @@ def _add_directory(state: _State, directory: Path) -> None:
             ", ".join(map(str, state.directories)) or "the configured exporters", str(directory),
         )
         return
-    processor = _CountingBatchProcessor(_parquet_exporter(directory))
+    exporter = _parquet_exporter(directory)
+    if exporter is None:
+        state.unusable.append(directory)
+        return
+    processor = _CountingBatchProcessor(exporter)
     state.provider.add_span_processor(processor)
     state.processors.append(processor)
     state.directories.append(directory)
@@ -171,25 +263,77 @@ def uninstrument() -> None:
     with _lock:
         if _state is not None and _state.patched:
             _call_providers("uninstrument_providers")
+            _call_integrations("uninstrument_integrations")
             _state.patched = False
 
 
 def flush(timeout_s: float = 30) -> bool:
-    """Export everything recorded so far; True only when all of it is durable (written and fsync'd)."""
+    """Export everything recorded so far; True only when all of it is durable (written and fsync'd).
+
+    Never raises: an exporter or processor that fails is logged once and makes the result False.
+    """
+    try:
+        return _flush(timeout_s)
+    except Exception as exc:  # noqa: BLE001 - telemetry never breaks the program
+        report_internal_error("flush", exc)
+        return False
+
+
+def _flush(timeout_s: float) -> bool:
     with _lock:
         state = _state
     if state is None:
         provider = trace.get_tracer_provider()
         return bool(provider.force_flush(int(timeout_s * 1000))) if hasattr(provider, "force_flush") else True
-    ok = True
+    ok = not state.unusable
     for processor in state.processors:
         ended = processor.ended
         ok = processor.force_flush(int(timeout_s * 1000)) and ok
-        # Every exporter counts what its receiver accepted (see _Accounted): all of it, or not durable.
-        ok = ok and processor.exporter.force_flush() and processor.exporter.exported >= ended
+        ok = _accounted(processor, ended) and ok
     if not state.processors and hasattr(state.provider, "force_flush"):
-        ok = bool(state.provider.force_flush(int(timeout_s * 1000)))
+        ok = bool(state.provider.force_flush(int(timeout_s * 1000))) and ok
     return ok
+
+
+def _accounted(processor: Any, ended: int) -> bool:
+    """Whether every span ended before this flush is durable, and no span was lost since the last flush.
+
+    Every exporter counts what its receiver accepted and what failed (see _Accounted), the processor
+    what its full queue dropped. A loss is reported once, by the flush() after it, with one log line
+    that says how many: a later flush() is True again once everything since is durable (a disk that
+    was full for a moment does not make every later flush() False).
+    """
+    exporter = processor.exporter
+    try:
+        exporter.force_flush()  # an exporter with a buffer of its own (OTLP) sends it now
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("flush.exporter", exc)
+        return False
+    dropped, failed = processor.dropped, getattr(exporter, "failed", 0)
+    lost = dropped + failed
+    new = lost - processor.reported
+    processor.reported = lost
+    if new > 0:
+        log.warning(
+            "agentotel: %d spans were not kept since the last flush (%d dropped: span queue full, %d failed to "
+            "export; %d in all so far)", new, dropped - processor.reported_dropped, failed - processor.reported_failed, lost,
+        )
+    processor.reported_dropped, processor.reported_failed = dropped, failed
+    return new <= 0 and exporter.exported + lost >= ended
+
+
+_counter: Any = None
+
+
+def _dropped_counter() -> Any:
+    global _counter
+    if _counter is None:
+        from agentotel.semconv import METRIC_AGENTOTEL_SPANS_DROPPED
+
+        _counter = _tracing.get_meter().create_counter(
+            METRIC_AGENTOTEL_SPANS_DROPPED, unit="{span}", description="Spans dropped because the span queue was full."
+        )
+    return _counter
 
 
 def shutdown() -> None:
@@ -199,10 +343,16 @@ def shutdown() -> None:
         state = _state
         if state is None:
             return
-        uninstrument()
+        try:
+            uninstrument()
+        except Exception as exc:  # noqa: BLE001 - shutdown never raises; the rest still runs
+            report_internal_error("shutdown.uninstrument", exc)
         flush()
         for processor in state.processors:
-            processor.shutdown()
+            try:
+                processor.shutdown()
+            except Exception as exc:  # noqa: BLE001
+                report_internal_error("shutdown.processor", exc)
         _detach(state.provider, state.processors)
         _tracing.set_providers(None)
         _config.reset()
@@ -234,7 +384,9 @@ def _exporters_for(settings: _config.Settings) -> list[SpanExporter]:
     try:
         for name in settings.traces_exporters:
             if name == "parquet":
-                exporters.append(_parquet_exporter(settings.directory))
+                parquet = _parquet_exporter(settings.directory)
+                if parquet is not None:
+                    exporters.append(parquet)
             elif name == "otlp":
                 exporters.append(_otlp_exporter(settings.otlp_protocol))
             elif name == "console":
@@ -248,18 +400,19 @@ def _exporters_for(settings: _config.Settings) -> list[SpanExporter]:
     return exporters
 
 
-def _parquet_exporter(directory: Path) -> SpanExporter:
+def _parquet_exporter(directory: Path) -> SpanExporter | None:
+    """The Parquet exporter for `directory`, or None with one warning when the folder cannot be written."""
     from agentotel.store import ParquetSpanExporter
 
     try:
         return ParquetSpanExporter(directory)
     except OSError as exc:
-        raise OSError(
-            exc.errno,
-            f"agentotel cannot write traces to {directory}: {exc.strerror or exc} "
+        log.warning(
+            "agentotel cannot write traces to %s: %s; the program runs on but its spans are not kept "
             "(pass instrument(directory=...) or set AGENTOTEL_DIR to a writable folder)",
-            str(exc.filename or directory),
-        ) from exc
+            exc.filename or directory, exc.strerror or exc,
+        )
+        return None
 
 
 def _otlp_exporter(protocol: str) -> SpanExporter:
@@ -290,6 +443,7 @@ def _add_attribution(provider: Any) -> None:
 def _patch(state: _State) -> None:
     if not state.patched:
         _call_providers("instrument_providers")
+        _call_integrations("instrument_integrations")
         state.patched = True
 
 
@@ -301,6 +455,17 @@ def _call_providers(function: str) -> None:
             raise
         return
     getattr(providers, function)()
+
+
+def _call_integrations(function: str) -> None:
+    """The agent frameworks' patches (agentotel.integrations), like the providers'."""
+    try:
+        import agentotel.integrations as integrations
+    except ModuleNotFoundError as exc:
+        if exc.name != "agentotel.integrations":
+            raise
+        return
+    getattr(integrations, function)()
 
 
 def _detach(provider: Any, processors: list[SpanProcessor]) -> None:

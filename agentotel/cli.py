@@ -184,6 +184,8 @@ def _store_warnings() -> Iterator[None]:
 def _runs_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=_count, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
     p.add_argument("--user", help="only runs started by this user")
+    p.add_argument("--include-replays", action="store_true",
+                   help="also list the regression cases' replays (kept apart, in <store>/replays)")
 
 
 @command("runs", help="list runs, newest first", example="agentotel runs --limit 20 --user alice",
@@ -193,6 +195,8 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
 
     traces = _open(args, out)
     rows = pylist(traces.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    if args.include_replays:
+        rows = _with_replays(rows, traces.directory, args)
     if out.json:
         out.emit_json(rows)
         return
@@ -212,6 +216,19 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
     out.console.print(table)
     if not rows:
         out.console.print("no runs match")
+
+
+def _with_replays(rows: list[dict[str, Any]], directory: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The store's runs and its replays' (agentotel.cases records them in <store>/replays), newest first."""
+    from agentotel import query
+
+    try:
+        replays = query.open(directory / "replays")
+    except query.StoreNotFound:
+        return rows
+    more = query.pylist(replays.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    merged = sorted(rows + more, key=lambda r: str(r["start_time"]), reverse=True)
+    return merged[: args.limit] if args.limit else merged
 
 
 # -- trajectory -----------------------------------------------------------------------------------------
@@ -242,6 +259,8 @@ def _who(step: Any) -> str:
 
 def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title: str | None = None) -> None:
     """A trajectory as a table (and with `full`, every payload in full below it)."""
+    from rich.markup import escape
+
     from agentotel.query.trajectory import summarize
 
     run = trajectory.run
@@ -256,14 +275,19 @@ def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title:
             label += " [yellow](parent lost)[/]"
         tokens = f"{_int(s.input_tokens)}/{_int(s.output_tokens)}" if s.input_tokens is not None else ""
         status = _status(s.status) + (f" {s.error_type}" if s.error_type else "")
+        # A failed step's output cell says why it failed (it rarely has an output).
+        output = f"[red]{escape(summarize(s.error, 100))}[/]" if s.error else escape(summarize(s.output, 48))
         table.add_row(str(s.index), s.type, label, status, _ms(s.duration_ms), tokens, _cost(s.cost_usd),
-                      summarize(s.input, 40, last=True), summarize(s.output, 48))
+                      escape(summarize(s.input, 40, last=True)), output)
     out.console.print(table)
     if full:
         from rich.syntax import Syntax
 
         for s in trajectory.steps:
             out.console.rule(f"step {s.index}: {s.type} {_who(s)}")
+            if s.error:
+                out.console.print("[bold red]error[/]")
+                out.console.print(s.error, markup=False, highlight=False, soft_wrap=True)
             for label, value in (("input", s.input), ("output", s.output)):
                 text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
                 out.console.print(f"[bold]{label}[/]")
@@ -293,6 +317,10 @@ def _diff(args: argparse.Namespace, out: Output) -> None:
 
 def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
     """A run diff: the first divergence first, then differing pairs, environment and totals."""
+    from rich.markup import escape
+
+    from agentotel.analysis.diff import describe_changes
+
     a, b = result.a, result.b
     out.console.print(f"A: {a.run.get('run_id')} ({a.run.get('name')})   B: {b.run.get('run_id')} ({b.run.get('name')})")
     first = result.first_divergence
@@ -300,7 +328,7 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
         out.console.print("[green]No divergence:[/] every step aligned and matched.")
     else:
         where = f"A#{first['index_a'] or '-'} ↔ B#{first['index_b'] or '-'}"
-        out.console.print(f"[bold red]First divergence[/] at {where}: [bold]{first['kind']}[/] — {first['detail']}")
+        out.console.print(f"[bold red]First divergence[/] at {where}: [bold]{first['kind']}[/] — {escape(first['detail'])}")
     steps_a = {s.index: s for s in a.steps}
     steps_b = {s.index: s for s in b.steps}
     table = _table("A#", "B#", "status", "step in A", "step in B", "what changed", title="Aligned steps")
@@ -308,12 +336,9 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
         if pair.status == "same" and not every_pair:
             continue
         sa, sb = steps_a.get(pair.index_a), steps_b.get(pair.index_b)
-        changes = "; ".join(_change_text(c) for c in pair.changes[:3])
-        if len(pair.changes) > 3:
-            changes += f"; +{len(pair.changes) - 3} more"
         status = pair.status if pair.status == "same" else f"[yellow]{pair.status}[/]"
-        table.add_row(str(pair.index_a or "-"), str(pair.index_b or "-"), status,
-                      f"{sa.type} {_who(sa)}" if sa else "", f"{sb.type} {_who(sb)}" if sb else "", changes)
+        table.add_row(str(pair.index_a or "-"), str(pair.index_b or "-"), status, _diff_step(sa), _diff_step(sb),
+                      escape(describe_changes(pair.changes)))
     if table.row_count:
         out.console.print(table)
     lines = result.environment_lines
@@ -328,16 +353,12 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
     out.console.print(totals)
 
 
-def _change_text(change: dict[str, Any]) -> str:
-    def short(value: Any) -> str:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        return text if len(text) <= 30 else text[:29] + "…"
+def _diff_step(step: Any) -> str:
+    from rich.markup import escape
 
-    if "a" not in change:
-        return f"{change['path']} added"
-    if "b" not in change:
-        return f"{change['path']} removed"
-    return f"{change['path']}: {short(change['a'])} → {short(change['b'])}"
+    if step is None:
+        return ""
+    return f"{step.type} {escape(_who(step))}" + (" [red](failed)[/]" if step.status == "error" else "")
 
 
 # -- env ----------------------------------------------------------------------------------------------
@@ -349,7 +370,7 @@ def _env_arguments(p: argparse.ArgumentParser) -> None:
 @command("env", help="a run's environment, or what differs between two", example="agentotel env 3f2a 9c1e",
          arguments=_env_arguments)
 def _env(args: argparse.Namespace, out: Output) -> None:
-    from agentotel.query.diff import compare_environments, run_snapshot
+    from agentotel.analysis.diff import compare_environments, run_snapshot
 
     traces = _open(args, out)
     trajectory_a = traces.trajectory(args.run)
@@ -465,6 +486,130 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     for key, value in stats.items():
         table.add_row(str(key).replace("_", " "), str(value))
     out.console.print(table)
+
+
+# -- check ---------------------------------------------------------------------------------------------
+def _check_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", metavar="RUN", nargs="+", help="run ids, trace ids, or unambiguous prefixes")
+    p.add_argument("--fail-on", choices=("warning", "error"),
+                   help="exit 1 when a finding of this severity (or worse) exists, for CI (default: always exit 0)")
+    p.add_argument("--repeats", type=int, help="the same tool call this many times in a run is a loop (default: only a call repeated right after the same answer)")
+    p.add_argument("--max-steps", type=int, help="budget: flag a run with more steps")
+    p.add_argument("--max-tool-calls", type=int, help="budget: flag a run with more tool calls")
+    p.add_argument("--max-tokens", type=int, help="budget: flag a run using more tokens (in + out)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="budget: flag a run costing more")
+    p.add_argument("--forbid", action="append", metavar="TOOL", help="policy: a tool the agent must not call (repeatable)")
+    p.add_argument("--require", action="append", metavar="TOOL", help="policy: a tool whose evidence an answer needs (repeatable)")
+
+
+_CUT_HINT = "agentotel case new {run} --at {at} --layer {layer} -o cases/{name}.yaml"
+
+
+@command("check", help="where and why runs went wrong: each finding at its step, with layer, severity and a fix",
+         example="agentotel check 3f2a --fail-on error", arguments=_check_arguments)
+def _check(args: argparse.Namespace, out: Output) -> int:
+    """Findings per run, held to each agent's policy (pyproject.toml [tool.agentotel.check] or agentotel.toml)
+    with the options given on top; the exit status gates CI with --fail-on."""
+    from agentotel.analysis import detectors, policy
+    from agentotel.analysis._record import load_history, load_run
+
+    overrides = {"repeated_tool_calls": args.repeats, "max_steps": args.max_steps, "max_tool_calls": args.max_tool_calls,
+                 "max_tokens": args.max_tokens, "max_cost_usd": args.max_cost,
+                 "forbidden_tools": tuple(args.forbid) if args.forbid else None,
+                 "required_tools": tuple(args.require) if args.require else None}
+    traces = _open(args, out)
+    checked = []
+    with out.progress("Checking…"):
+        for name in args.runs:
+            record = load_run(traces, name)
+            held_to = policy.load_policy(detectors._agent(record)).with_options(**overrides)
+            checked.append((record, detectors.detect(record, load_history(traces, record), policy=held_to)))
+    every = [f for _record, found in checked for f in found]
+    worst = detectors.worst(every)
+    failed = args.fail_on is not None and worst is not None and \
+        detectors.SEVERITIES.index(worst) >= detectors.SEVERITIES.index(args.fail_on)
+    if out.json:
+        out.emit_json({"runs": [{"run_id": record.run_id, "findings": [f.to_dict() for f in found],
+                                 "suggested_cut": _suggested_cut(record, found)}
+                                for record, found in checked], "worst": worst, "failed": failed})
+        return 1 if failed else 0
+    for record, found in checked:
+        print_findings(out, record, found)
+    if failed:
+        out.errors.print(f"{PROG}: findings at {args.fail_on} or worse (--fail-on {args.fail_on})", markup=False, highlight=False)
+    return 1 if failed else 0
+
+
+def _first_cause(found: Sequence[Any]) -> Any:
+    """The finding a case would be about: the earliest cause, a warning or worse before an info."""
+    serious = [f for f in found if f.index is not None and f.severity != "info"] or [f for f in found if f.index is not None]
+    return min(serious, key=lambda f: f.index) if serious else None
+
+
+def _suggested_cut(record: Any, found: Sequence[Any]) -> int | None:
+    """Where `agentotel case new` would cut for the first cause: past a tool step, at the model step that met it."""
+    from agentotel.cases.case import suggest_cut
+
+    first = _first_cause(found)
+    return suggest_cut(record, [first]) if first is not None else None
+
+
+def print_findings(out: Output, record: Any, found: Sequence[Any]) -> None:
+    """A run's findings as a table: step, severity, layer, kind, what happened (with the step's error) and
+    what to do; then the command that makes the first one a regression case."""
+    if not found:
+        out.console.print(f"run {record.run_id}: no findings", markup=False, highlight=False)
+        return
+    by_index = {s["index"]: s for s in record.steps}
+    table = _table("step", "severity", "layer", "kind", "finding", title=f"run {record.run_id}: {len(found)} finding(s)")
+    for f in found:
+        text = f.message
+        step = by_index.get(f.index) or {}
+        error = record.error(step) if step else None
+        if error and error not in text:
+            text += f"\nerror at step {f.index}: {error}"
+        severity = {"error": "[red]error[/]", "warning": "[yellow]warning[/]"}.get(f.severity, f.severity)
+        table.add_row(str(f.index if f.index is not None else ""), severity, f.layer, f.kind,
+                      _escape(text) + f"\n[dim]→ {_escape(f.suggestion)}[/]")
+    out.console.print(table)
+    first = _first_cause(found)
+    if first is not None:
+        at = _suggested_cut(record, found)
+        name = str(first.evidence.get("tool") or first.kind).replace("_", "-")
+        out.console.print("To make it a regression case:\n  " + _CUT_HINT.format(
+            run=str(record.run_id)[:12], at=at, layer=first.layer, name=name), markup=False, highlight=False)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+# -- import -------------------------------------------------------------------------------------------
+def _import_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="OTLP files: JSON lines (the OpenTelemetry Collector's file exporter) or protobuf; plain, .gz or .zst")
+
+
+@command("import", help="store the spans of OTLP JSON or protobuf files, as agentotel-collector would",
+         example="agentotel import traces.jsonl.zst --dir ./agentotel-traces", arguments=_import_arguments)
+def _import(args: argparse.Namespace, out: Output) -> None:
+    from agentotel import _config
+    from agentotel.store.otlp import import_files
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    missing = [p for p in args.paths if not Path(p).is_file()]
+    if missing:
+        raise UserError(f"no such file: {', '.join(missing)}")
+    try:
+        with out.progress(f"Importing {len(args.paths)} file(s) into {directory}…"):
+            stats = import_files(directory, args.paths)
+    except (ValueError, ImportError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    if out.json:
+        out.emit_json(stats)
+        return
+    rejected = f" ({stats['rejected']} rejected: no usable ids)" if stats["rejected"] else ""
+    out.console.print(f"Imported {stats['spans']} span(s) from {stats['files']} file(s) into {directory}{rejected}.")
 
 
 # -- demo ---------------------------------------------------------------------------------------------

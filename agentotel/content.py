@@ -77,11 +77,92 @@ _SHAPES = [
     (("sk_", "rk_", "whsec_"), r"(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z]{20,})"),  # Stripe
     (("hf_",), r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),  # Hugging Face
     (("eyj",), r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
-    # PEM private keys, up to the END line, or to the end of the text when the value was cut.
-    (("private key",), r"-----BEGIN[A-Z ]*PRIVATE KEY-----[^\"]*?(?:-----END[A-Z ]*PRIVATE KEY-----|$)"),
+    (("age-secret-key-",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    # The rule families of secret scanners (gitleaks, detect-secrets, GitHub's push protection): tokens
+    # with a fixed prefix, one rule per issuer. Cloud and PaaS:
+    (("gocspx-",), r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_\-]{24,}"),  # Google OAuth client secret
+    (("ya29.",), r"(?<![A-Za-z0-9])ya29\.[A-Za-z0-9_\-]{20,}"),  # Google OAuth access token
+    (("q~",), r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"),  # Azure AD client secret
+    (("ltai",), r"(?<![A-Za-z0-9])LTAI[A-Za-z0-9]{12,24}\b"),  # Alibaba Cloud access key id
+    (("_v1_",), r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}"),  # DigitalOcean
+    (("shp",), r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),  # Shopify
+    (("hrku-",), r"(?<![A-Za-z0-9])HRKU-[A-Za-z0-9_\-]{20,}"),  # Heroku (new format)
+    (("dapi",), r"(?<![A-Za-z0-9])dapi[a-f0-9]{32}(?:-\d)?"),  # Databricks
+    (("hvs.", "hvb.", "hvr."), r"(?<![A-Za-z0-9])hv[sbr]\.[A-Za-z0-9_\-]{24,}"),  # HashiCorp Vault
+    (("atlasv1",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=\-]{60,}"),  # Terraform Cloud
+    (("pul-",), r"(?<![A-Za-z0-9])pul-[a-f0-9]{40}"),  # Pulumi
+    (("dp.",), r"(?<![A-Za-z0-9])dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,}"),  # Doppler
+    (("sbp_",), r"(?<![A-Za-z0-9])sbp_[a-f0-9]{40}"),  # Supabase
+    (("fo1_", "fm1", "fm2_"), r"(?<![A-Za-z0-9])(?:fo1_[A-Za-z0-9_\-]{43}|fm[12][ar]?_[A-Za-z0-9+/=_\-]{40,})"),  # Fly.io
+    (("glc_", "glsa_"), r"(?<![A-Za-z0-9])(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),  # Grafana
+    (("nrak-", "nrii-"), r"(?<![A-Za-z0-9])NR(?:AK|II)-[A-Za-z0-9]{27,32}"),  # New Relic
+    (("sntrys_", "sntryu_"), r"(?<![A-Za-z0-9])sntry[su]_[A-Za-z0-9+/=_]{40,}"),  # Sentry
+    (("dt0c01.",), r"(?<![A-Za-z0-9])dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),  # Dynatrace
+    # Version control, CI and package registries:
+    (("atbb",), r"(?<![A-Za-z0-9])ATBB[A-Za-z0-9_=.\-]{32,}"),  # Bitbucket app password
+    (("glptt-", "gldt-", "glrt-", "glsoat-", "glft-", "glcbt-", "gr1348941"),
+     r"(?<![A-Za-z0-9])(?:gl(?:ptt|dt|rt|soat|ft|cbt)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})"),  # GitLab
+    (("npm_",), r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}"),  # npm
+    (("pypi-",), r"(?<![A-Za-z0-9])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"),  # PyPI upload token
+    (("rubygems_",), r"(?<![A-Za-z0-9])rubygems_[a-f0-9]{48}"),  # RubyGems
+    (("oy2",), r"(?<![A-Za-z0-9])oy2[a-z0-9]{43}"),  # NuGet
+    (("dckr_pat_",), r"(?<![A-Za-z0-9])dckr_pat_[A-Za-z0-9_\-]{27,}"),  # Docker Hub
+    (("pmak-",), r"(?<![A-Za-z0-9])PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),  # Postman
+    # Chat, webhooks, e-mail and SMS:
+    (("hooks.slack.com",), r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}"),  # Slack webhook
+    (("discord",), r"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]{40,}"),  # Discord webhook
+    (("webhook.office.com",), r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/_\-]{40,}"),  # Teams webhook
+    (("sg.",), r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}"),  # SendGrid
+    (("sk",), r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),  # Twilio API key
+    (("key-",), r"(?<![A-Za-z0-9])key-[0-9a-f]{32}(?![A-Za-z0-9])"),  # Mailgun (legacy)
+    (("-us",), r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),  # Mailchimp
+    (("xkeysib-",), r"(?<![A-Za-z0-9])xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),  # Brevo (Sendinblue)
+    # Payments:
+    (("sq0atp-", "sq0csp-", "eaaa"), r"(?<![A-Za-z0-9])(?:sq0atp-[A-Za-z0-9_\-]{22}|sq0csp-[A-Za-z0-9_\-]{43}|EAAA[A-Za-z0-9_\-]{60})"),  # Square
+    (("access_token$production$",), r"access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}"),  # Braintree / PayPal
+    (("flwseck",), r"(?<![A-Za-z0-9])FLWSECK(?:_TEST)?-[A-Za-z0-9]{32}-X"),  # Flutterwave
+    # Model and SaaS APIs:
+    (("gsk_",), r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{48,}"),  # Groq
+    (("r8_",), r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{37}"),  # Replicate
+    (("pplx-",), r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{40,}"),  # Perplexity
+    (("xai-",), r"(?<![A-Za-z0-9])xai-[A-Za-z0-9]{60,}"),  # xAI
+    (("lin_api_",), r"(?<![A-Za-z0-9])lin_api_[A-Za-z0-9]{40}"),  # Linear
+    (("ntn_", "secret_"), r"(?<![A-Za-z0-9])(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})(?![A-Za-z0-9])"),  # Notion
+    (("atatt3",), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=\-]{100,}"),  # Atlassian
+    (("pat",), r"(?<![A-Za-z0-9])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),  # Airtable
 ]  # fmt: skip
 
-_BEARER = re.compile(r"\b(?i:bearer)\s+([A-Za-z0-9._~+/=\-]{8,})")
+# Tokens with no fixed prefix whose shape alone is distinctive (looked for in a text's long words only):
+# Discord bot, Telegram bot, Mailgun (current format).
+_BARE_TOKENS = re.compile(
+    r"(?<![A-Za-z0-9_\-])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}(?![A-Za-z0-9_\-])"
+    r"|(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])"
+    r"|(?<![A-Za-z0-9])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![A-Za-z0-9])"
+)
+
+# Key blocks that span spaces and lines, replaced whole: (hints, pattern).
+_BLOCKS = [
+    # PEM and PGP private keys, up to the END line, or to the end of the text when the value was cut.
+    (("private key",),
+     r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----[^\"]*?(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)"),
+    (("putty-user-key-file",), r"PuTTY-User-Key-File-\d:[^\"]*?Private-MAC: *[0-9a-f]+"),
+]  # fmt: skip
+
+# Credentials recognised by what precedes them: (hints, pattern); the pattern's group 1 is replaced.
+_CONTEXTS = [
+    # Azure storage and Service Bus connection strings, and SAS URLs (sig= signs the whole grant).
+    (("accountkey", "sharedaccesskey", "sharedaccesssignature"),
+     r"(?i:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*([^;\s\"'&]{16,})"),
+    (("sig=",), r"(?<![A-Za-z0-9])sig=([A-Za-z0-9%+/=_\-]{16,})"),
+    # An AWS secret access key has no prefix: 40 characters near the words that name it.
+    (("aws", "secret"),
+     r"(?i:aws|secret)[^\n]{0,60}?(?<![A-Za-z0-9/+=])((?=[A-Za-z0-9/+]*[0-9])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+    # Heroku API keys and other issuers' UUID-shaped keys are told apart by the issuer's name close by.
+    (("heroku",), r"(?i:heroku)[^\n]{0,40}?\b([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"),
+]  # fmt: skip
+
+# The token ends where a key=value would go on ("Bearer expires_in=3600" is no token); padding '=' only.
+_BEARER = re.compile(r"\b(?i:bearer)\s+([A-Za-z0-9._~+/\-]{8,}=*)(?![A-Za-z0-9._~+/=\-])")
 # "Basic <base64>" is also ordinary English ("Basic usage"), so a match only counts when it decodes
 # to user:password.
 _BASIC = re.compile(r"\bBasic\s+([A-Za-z0-9+/]{6,}={0,2})")
@@ -141,6 +222,21 @@ def _key_value_replacement(match: re.Match[str]) -> str | None:
     return _replace_group(match, group)
 
 
+def _builtin_key_value_replacement(match: re.Match[str]) -> str | None:
+    """A built-in secret key's value, unless the key names something about the secret, not the secret
+    itself (`token_budget`, `auth_method`, `password_min_length`: see `_describes_secret`)."""
+    text, start = match.string, match.start(0)
+    before = start
+    while before > 0 and (text[before - 1].isalnum() or text[before - 1] in "_.-"):  # DB_ in DB_PASSWORD
+        before -= 1
+    if _describes_secret(text[before : match.start(1)]):
+        return None
+    value = match.group(3) if match.group(3) is not None else match.group(4)
+    if value is not None and value.lower() in _NOT_SECRET_VALUES:
+        return None
+    return _key_value_replacement(match)
+
+
 def _basic_replacement(match: re.Match[str]) -> str | None:
     token = match.group(1)
     try:
@@ -158,11 +254,12 @@ _KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "co
 # one of its hints (lower-case fragments) is in the text; a replacement returning None leaves that
 # match alone. Bearer and basic run before key=value so "Authorization: Bearer x" keeps its scheme.
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Callable[[re.Match[str]], str | None]]] = [
-    *((frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in _SHAPES),
+    *((frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in (*_SHAPES, *_BLOCKS)),
+    *((frozenset(hints), re.compile(pattern), lambda m: _replace_group(m, 1)) for hints, pattern in _CONTEXTS),
     (frozenset({"bearer"}), _BEARER, lambda m: _replace_group(m, 1)),
     (frozenset({"basic"}), _BASIC, _basic_replacement),
     (frozenset({"://"}), _URL_CREDENTIALS, lambda m: _replace_group(m, 1)),
-    (frozenset(_KEY_HINTS), _KEY_VALUE, _key_value_replacement),
+    (frozenset(_KEY_HINTS), _KEY_VALUE, _builtin_key_value_replacement),
 ]
 
 
@@ -187,8 +284,13 @@ def _trie_pattern(words: set[str]) -> str:
 
 
 # One scan of the lower-cased text for every hint decides which rules run at all.
-_ALL_HINTS = {h for hints, _p in _SHAPES for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS)
-_HINT = re.compile(_trie_pattern(_ALL_HINTS))
+# A token shape has no space in it and is at least _MIN_TOKEN_CHARS long: its hints are looked for in the
+# text's long words only (split() runs in C), the other rules' hints in the whole text. Two small tries
+# cost less than one big one run over every character.
+_TOKEN_HINT = re.compile(_trie_pattern({h for hints, _p in _SHAPES for h in hints}))
+_TEXT_HINT = re.compile(_trie_pattern(
+    {h for hints, _p in (*_BLOCKS, *_CONTEXTS) for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS)
+))
 # Bounds of a policy's memory of clean texts (`_Policy.clean_texts`); the strings stay alive while
 # remembered, so at most this many characters are kept from being freed.
 _CLEAN_TEXTS = 16_384
@@ -234,10 +336,16 @@ def _redact_known(text: str) -> tuple[str, int]:
     lower = _may_match(text)
     if lower is None:
         return text, 0
-    found = set(_HINT.findall(lower))
-    if not found:
-        return text, 0
     count = 0
+    found = set(_TEXT_HINT.findall(lower))
+    words = [w for w in text.split() if len(w) >= _MIN_TOKEN_CHARS] if len(text) >= _MIN_TOKEN_CHARS else None
+    if words:
+        joined = " ".join(words)
+        found.update(_TOKEN_HINT.findall(joined.lower()))
+        if _BARE_TOKENS.search(joined) is not None:
+            text, count = _BARE_TOKENS.subn(REDACTED, text)
+    if not found:
+        return text, count
     for hints, pattern, replacement in _RULES:
         if hints & found:
             text, n = _subn(pattern, replacement, text)
@@ -249,12 +357,43 @@ def _camel_to_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
 
 
+# Words that, after a secret word, make a key describe the secret instead of holding it: a budget, a
+# count, a type, a name, an expiry (`token_budget: 10000`, `auth_method`, `secret_name`, `token_url`).
+_DESCRIBING_WORDS = frozenset((
+    "budget", "budgets", "count", "counts", "limit", "limits", "max", "min", "type", "types", "kind", "length",
+    "len", "size", "ttl", "expiry", "expires", "expiration", "expired", "lifetime", "age", "name", "names",
+    "label", "url", "uri", "endpoint", "host", "path", "file", "dir", "env", "var", "header", "field",
+    "prefix", "suffix", "format", "method", "methods", "mode", "provider", "version", "enabled", "required",
+    "policy", "usage", "used", "remaining", "estimate", "estimated", "rate", "timeout", "window", "total",
+    "index", "offset", "cost", "price", "number", "num", "scope", "scopes", "hint", "strategy", "scheme",
+    "rotation", "rotated", "created", "updated", "status", "level", "ratio", "per", "require", "requires",
+))  # fmt: skip
+# And before it: an amount of secrets (`max_tokens`, `price_per_token`), not a secret.
+_AMOUNT_WORDS = frozenset(("max", "min", "price", "per", "cost", "count", "num", "total", "budget", "limit"))
+# Values no secret is: a flag or a null (`password_required: true`).
+_NOT_SECRET_VALUES = frozenset(("true", "false", "null", "none", "nil", "yes", "no"))
+
+
+def _key_parts(key: str) -> list[str]:
+    return [p for p in re.split(r"[_.\-\s]+", _camel_to_snake(key).lower()) if p]
+
+
+def _describes_secret(key: str) -> bool:
+    """Whether a word after the key's last secret word says the key is about a secret, not one."""
+    parts = _key_parts(key.strip("\"'\\"))
+    secret = [i for i, p in enumerate(parts) if p in _SECRET_WORD_SET or p.rstrip("s") in _SECRET_WORD_SET]
+    last, first = (secret[-1], secret[0]) if secret else (-1, len(parts))
+    return any(p in _DESCRIBING_WORDS for p in parts[last + 1 :]) or any(p in _AMOUNT_WORDS for p in parts[:first])
+
+
 @functools.lru_cache(maxsize=4096)
 def _default_secret_key(key: str) -> bool:
-    parts = [p for p in re.split(r"[_.\-\s]+", _camel_to_snake(key).lower()) if p]
-    if any(p in _SECRET_WORD_SET for p in parts):
-        return True
-    return any(parts[i] + parts[i + 1] in _SECRET_WORD_SET for i in range(len(parts) - 1))
+    parts = _key_parts(key)
+    if any(p in _SECRET_WORD_SET for p in parts) or any(
+        parts[i] + parts[i + 1] in _SECRET_WORD_SET for i in range(len(parts) - 1)
+    ):
+        return not _describes_secret(key)
+    return False
 
 
 class _Policy:

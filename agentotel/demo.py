@@ -155,7 +155,7 @@ def _tool_definitions() -> list[dict[str, Any]]:
     known = registered_tools()
     return [
         {"type": "function", "function": {"name": name, "description": known[name].description,
-                                          "parameters": known[name].schema}}
+                                          "parameters": known[name].schema["parameters"]}}
         for name in _TOOLS
     ]
 

@@ -39,7 +39,7 @@ from opentelemetry.semconv.attributes.exception_attributes import (
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _config, _context, _tracing
-from agentotel._internal import internal_errors, report_internal_error
+from agentotel._internal import end_span, internal_errors, report_internal_error
 from agentotel.content import Payload, capture_enabled, redact, redact_text
 from agentotel.semconv import (
     AGENTOTEL_RUN_ID,
@@ -238,7 +238,7 @@ class _RunScope:
         except Exception as exc:  # noqa: BLE001 - the run goes on untraced
             started = getattr(active, "span", None)
             if started is not None:
-                started.end()
+                end_span(started, "runs.start.end")
             _unwind(active)
             report_internal_error("runs.start", exc)
             active.run = _untraced_run(self._name, self._options)
@@ -252,6 +252,8 @@ class _RunScope:
             return
         try:
             _finish_run(active, exc)
+        except Exception as internal:  # noqa: BLE001 - the user's exception (if any) passes through unchanged
+            report_internal_error("runs.finish", internal)
         finally:
             _unwind(active)
 
@@ -363,8 +365,9 @@ def _start_run(active: _Active, name: str, options: dict[str, Any]) -> None:
 
 def _failed(exc: BaseException | None) -> bool:
     """Whether the run ended in failure: an exception, but not a generator closed early or a clean
-    `sys.exit(0)` (the program chose to stop, successfully)."""
-    if exc is None or isinstance(exc, GeneratorExit):
+    `sys.exit(0)` (the program chose to stop, successfully), nor a regression case's replay stopping the
+    run where its recording ends (`agentotel.cases.ReplayFrontier`: the run did not fail, it was cut)."""
+    if exc is None or isinstance(exc, GeneratorExit) or getattr(exc, "stops_a_replay", False):
         return False
     return not (isinstance(exc, SystemExit) and exc.code in (None, 0))
 
@@ -381,7 +384,7 @@ def _finish_run(active: _Active, exc: BaseException | None) -> None:
         environment = _environment()
         with internal_errors("runs.environment.finish"):
             span.set_attributes(_attribute_values(environment.finish_for_run(active.run_context)))
-    span.end()
+    end_span(span, "runs.end")
 
 
 def _unwind(active: _Active) -> None:

@@ -29,7 +29,13 @@ AGENTOTEL_RUN_OUTPUT: Final = "agentotel.run.output"
 """The result the run recorded (`run.output = ...`), as JSON. Content; absent when capture is off. (string, development)"""
 
 AGENTOTEL_REPLAY_CASE: Final = "agentotel.replay.case"
-"""The regression case a replayed run was served from. (string, development)"""
+"""The regression case a replayed run was served from. Every span of a replay carries it; agentotel's exporters keep such spans out of the store (a replay is recorded in its own store, `<store>/replays/`). (string, development)"""
+
+AGENTOTEL_REPLAY_FROZEN: Final = "agentotel.replay.frozen"
+"""The step was answered from the case's recording (a frozen tool result or model answer), not run. (boolean, development)"""
+
+AGENTOTEL_REPLAY_RECORDED_COST_USD: Final = "agentotel.replay.recorded_cost.usd"
+"""What the recorded answer a replayed model call was served cost when it was recorded; the replayed call itself costs 0. (double, development)"""
 
 AGENTOTEL_COST_USD: Final = "agentotel.cost.usd"
 """The cost of the call in US dollars, from the price library or the user's override. Absent (never 0) when the model's price is unknown. (double, development)"""
@@ -40,8 +46,14 @@ AGENTOTEL_PAYLOAD_TRUNCATED: Final = "agentotel.payload.truncated"
 AGENTOTEL_PAYLOAD_REDACTIONS: Final = "agentotel.payload.redactions"
 """How many secrets the content policy replaced in the span's payload. (int, development)"""
 
+AGENTOTEL_REQUEST_TOOL_CHOICE: Final = "agentotel.request.tool_choice"
+"""How the model was told to use the tools offered - `auto`, `none`, `required`, or a named tool as JSON. Absent when the request left it to the provider's default. `agentotel diff` compares it as a request parameter. (string, development)"""
+
 AGENTOTEL_TOOL_SCHEMA_HASH: Final = "agentotel.tool.schema_hash"
 """SHA-256 (hex, first 16 characters) of the tool's canonical JSON schema. (string, development)"""
+
+AGENTOTEL_TOOL_SERVER: Final = "agentotel.tool.server"
+"""The server that ran the tool, when a client called it on one (an MCP server's name). (string, development)"""
 
 AGENTOTEL_TOOL_ERROR_COUNT: Final = "agentotel.tool.error_count"
 """Reserved for detectors; number of errors a tool raised in a run. (int, development)"""
@@ -239,6 +251,9 @@ METRIC_GEN_AI_CLIENT_OPERATION_DURATION: Final = "gen_ai.client.operation.durati
 METRIC_AGENTOTEL_CLIENT_COST: Final = "agentotel.client.cost"
 """Cost of model calls in US dollars. (counter, USD)"""
 
+METRIC_AGENTOTEL_SPANS_DROPPED: Final = "agentotel.spans.dropped"
+"""Spans dropped because the embedded exporter's queue was full and did not drain in time. (counter, {span})"""
+
 ATTRIBUTE_TYPES: Final[Mapping[str, str]] = {
     AGENTOTEL_RUN_ID: "string",
     AGENTOTEL_RUN_NAME: "string",
@@ -248,10 +263,14 @@ ATTRIBUTE_TYPES: Final[Mapping[str, str]] = {
     AGENTOTEL_RUN_TASK: "string",
     AGENTOTEL_RUN_OUTPUT: "string",
     AGENTOTEL_REPLAY_CASE: "string",
+    AGENTOTEL_REPLAY_FROZEN: "boolean",
+    AGENTOTEL_REPLAY_RECORDED_COST_USD: "double",
     AGENTOTEL_COST_USD: "double",
     AGENTOTEL_PAYLOAD_TRUNCATED: "boolean",
     AGENTOTEL_PAYLOAD_REDACTIONS: "int",
+    AGENTOTEL_REQUEST_TOOL_CHOICE: "string",
     AGENTOTEL_TOOL_SCHEMA_HASH: "string",
+    AGENTOTEL_TOOL_SERVER: "string",
     AGENTOTEL_TOOL_ERROR_COUNT: "int",
     AGENTOTEL_ENV_HASH: "string",
     AGENTOTEL_ENV_SNAPSHOT: "string",
@@ -353,9 +372,9 @@ PAYLOAD_COLUMNS: Final[Mapping[str, str]] = {
 
 SPAN_ATTRIBUTES: Final[Mapping[str, tuple[str, ...]]] = {
     "span.agentotel.invoke_agent": (GEN_AI_OPERATION_NAME, GEN_AI_AGENT_NAME, AGENTOTEL_RUN_ID, AGENTOTEL_RUN_NAME, AGENTOTEL_RUN_TRIGGER, AGENTOTEL_RUN_PARENT_ID, ENDUSER_ID, GEN_AI_CONVERSATION_ID, GEN_AI_AGENT_VERSION, AGENTOTEL_RUN_TASK, AGENTOTEL_RUN_OUTPUT, AGENTOTEL_RUN_METADATA, AGENTOTEL_ENV_HASH, AGENTOTEL_ENV_SNAPSHOT, ERROR_TYPE,),
-    "span.agentotel.chat": (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_REQUEST_MODEL, SERVER_ADDRESS, SERVER_PORT, GEN_AI_REQUEST_MAX_TOKENS, GEN_AI_REQUEST_TEMPERATURE, GEN_AI_REQUEST_TOP_P, GEN_AI_REQUEST_STOP_SEQUENCES, GEN_AI_REQUEST_SEED, GEN_AI_REQUEST_CHOICE_COUNT, GEN_AI_REQUEST_STREAM, GEN_AI_RESPONSE_ID, GEN_AI_RESPONSE_MODEL, GEN_AI_RESPONSE_FINISH_REASONS, GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, AGENTOTEL_COST_USD, GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES, GEN_AI_SYSTEM_INSTRUCTIONS, GEN_AI_TOOL_DEFINITIONS, ERROR_TYPE,),
+    "span.agentotel.chat": (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_REQUEST_MODEL, SERVER_ADDRESS, SERVER_PORT, GEN_AI_REQUEST_MAX_TOKENS, GEN_AI_REQUEST_TEMPERATURE, GEN_AI_REQUEST_TOP_P, GEN_AI_REQUEST_STOP_SEQUENCES, GEN_AI_REQUEST_SEED, GEN_AI_REQUEST_CHOICE_COUNT, GEN_AI_REQUEST_STREAM, AGENTOTEL_REQUEST_TOOL_CHOICE, GEN_AI_RESPONSE_ID, GEN_AI_RESPONSE_MODEL, GEN_AI_RESPONSE_FINISH_REASONS, GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS, GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, AGENTOTEL_COST_USD, GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES, GEN_AI_SYSTEM_INSTRUCTIONS, GEN_AI_TOOL_DEFINITIONS, ERROR_TYPE,),
     "span.agentotel.embeddings": (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_REQUEST_MODEL, GEN_AI_REQUEST_ENCODING_FORMATS, GEN_AI_EMBEDDINGS_DIMENSION_COUNT, GEN_AI_USAGE_INPUT_TOKENS, AGENTOTEL_COST_USD, ERROR_TYPE,),
-    "span.agentotel.execute_tool": (GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_TOOL_TYPE, GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_CALL_ID, AGENTOTEL_TOOL_SCHEMA_HASH, GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT, ERROR_TYPE,),
+    "span.agentotel.execute_tool": (GEN_AI_OPERATION_NAME, GEN_AI_TOOL_NAME, GEN_AI_TOOL_TYPE, GEN_AI_TOOL_DESCRIPTION, GEN_AI_TOOL_CALL_ID, AGENTOTEL_TOOL_SCHEMA_HASH, AGENTOTEL_TOOL_SERVER, GEN_AI_TOOL_CALL_ARGUMENTS, GEN_AI_TOOL_CALL_RESULT, ERROR_TYPE,),
     "span.agentotel.retrieval": (GEN_AI_OPERATION_NAME, GEN_AI_DATA_SOURCE_ID, GEN_AI_RETRIEVAL_QUERY_TEXT, GEN_AI_RETRIEVAL_DOCUMENTS, ERROR_TYPE,),
 }
 """Span group id -> the attributes it references, from semconv/registry/spans.yaml."""

@@ -33,15 +33,17 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
 from opentelemetry import context, trace
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from agentotel import _context, _tracing
-from agentotel._internal import report_internal_error
+from agentotel._internal import end_span, report_internal_error
 from agentotel.cases import _active as _replay
 from agentotel.content import Payload, to_json_safe
 from agentotel.runs import record_error
 from agentotel.semconv import (
     AGENTOTEL_TOOL_SCHEMA_HASH,
+    AGENTOTEL_TOOL_SERVER,
+    ERROR_TYPE,
     GEN_AI_DATA_SOURCE_ID,
     GEN_AI_OPERATION_NAME,
     GEN_AI_RETRIEVAL_DOCUMENTS,
@@ -54,7 +56,8 @@ from agentotel.semconv import (
     GEN_AI_TOOL_TYPE,
 )
 
-__all__ = ["tool", "retrieval", "registered_tools", "schema_hash", "ToolInfo"]
+__all__ = ["tool", "retrieval", "registered_tools", "schema_hash", "ToolInfo", "DefinedTool", "defined_tool",
+           "start_tool_call", "ToolCall", "retrieval_call"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -155,15 +158,22 @@ class _Spec:
         )
         if self.skip_first:
             params = params[1:]
-        self.parameters = params
-        self.positional = tuple(
-            p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        )
+        positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        # The names call arguments bind to by position (a framework's context parameters included).
+        self.positional = tuple(p.name for p in params if p.kind in positional_kinds)
         var = [p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL]
         self.var_positional = var[0] if var else "args"
+        # A framework's context parameters (RunContext, ToolContext, RunnableConfig, callbacks, an
+        # injected tool-call id...) are handed in by the framework, not chosen by the model: they are
+        # neither arguments nor part of the schema, and the tool-call id is read from them.
+        hints = _type_hints(fn) if params else {}
+        self.context_params = tuple(p.name for p in params if _is_framework_context(hints.get(p.name, p.annotation)))
+        if self.context_params:
+            params = [p for p in params if p.name not in self.context_params]
+        self.parameters = params
 
     def arguments(self, args: tuple, kwargs: dict) -> dict[str, Any]:
-        """The call's arguments by name, as given (defaults are not filled in), `self` left out."""
+        """The call's arguments by name, as given (defaults are not filled in), `self` and context left out."""
         if self.skip_first and args:
             args = args[1:]
         names = self.positional
@@ -172,7 +182,23 @@ class _Spec:
             out[self.var_positional] = list(args[len(names) :])
         if kwargs:
             out.update(kwargs)  # **kwargs are flattened: they are arguments like any other
+        if self.context_params:
+            for name in self.context_params:
+                out.pop(name, None)
         return out
+
+    def context_call_id(self, args: tuple, kwargs: dict) -> str | None:
+        """The tool-call id a framework's context argument carries (ToolContext, RunContext, an injected id)."""
+        if self.skip_first and args:
+            args = args[1:]
+        bound = dict(zip(self.positional, args))
+        bound.update(kwargs)
+        for name in self.context_params:
+            value = bound.get(name)
+            call_id = value if isinstance(value, str) else getattr(value, "tool_call_id", None)
+            if isinstance(call_id, str) and call_id:
+                return call_id
+        return None
 
     def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
         raise NotImplementedError
@@ -200,16 +226,157 @@ class _ToolSpec(_Spec):
             self.attributes[GEN_AI_TOOL_DESCRIPTION] = self.description
 
     def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
-        arguments = self.arguments(args, kwargs)
-        payload.set(span, GEN_AI_TOOL_CALL_ARGUMENTS, arguments)
-        run = _context.current_run()
-        if run is not None and _context.has_pending_tool_calls(run):
-            call_id = _context.claim_tool_call(self.name, to_json_safe(arguments))
-            if call_id is not None:
-                span.set_attribute(GEN_AI_TOOL_CALL_ID, call_id)
+        call_id = self.context_call_id(args, kwargs) if self.context_params else None
+        _record_tool_input(span, payload, self.name, self.arguments(args, kwargs), call_id)
 
     def record_output(self, span: Any, payload: Payload, result: Any) -> None:
         payload.set(span, GEN_AI_TOOL_CALL_RESULT, result)
+
+
+def _record_tool_input(span: Any, payload: Payload, name: str, arguments: Any, call_id: str | None) -> None:
+    """Arguments and the model's tool-call id: the one given (a framework knows it), else the pending
+    call of this run with this tool name and equal arguments."""
+    payload.set(span, GEN_AI_TOOL_CALL_ARGUMENTS, arguments)
+    run = _context.current_run()
+    if call_id is not None:
+        span.set_attribute(GEN_AI_TOOL_CALL_ID, call_id)
+        if run is not None and _context.has_pending_tool_calls(run):
+            _context.release_tool_call(call_id)
+    elif run is not None and _context.has_pending_tool_calls(run):
+        call_id = _context.claim_tool_call(name, to_json_safe(arguments))
+        if call_id is not None:
+            span.set_attribute(GEN_AI_TOOL_CALL_ID, call_id)
+
+
+class DefinedTool(_ToolSpec):
+    """A tool a framework defined (name, description, JSON schema of its parameters), not a decorated
+    function: the same `execute_tool {name}` span, schema hash and content policy as `@tool`.
+
+    Integrations make one per framework tool (`defined_tool()` keeps them) and run each call through
+    `start_tool_call()`.
+    """
+
+    def __init__(self, name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function",
+                 server: str | None = None) -> None:
+        self.name = name
+        self.description = description or None
+        self.parameters_schema = dict(parameters or {})
+        schema = {"name": name, "description": description or "", "parameters": to_json_safe(self.parameters_schema)}
+        self.info = ToolInfo(name, self.description, schema, schema_hash(schema))
+        self.span_name = f"{EXECUTE_TOOL} {name}"
+        self.attributes = {
+            GEN_AI_OPERATION_NAME: EXECUTE_TOOL,
+            GEN_AI_TOOL_NAME: name,
+            GEN_AI_TOOL_TYPE: tool_type,
+            AGENTOTEL_TOOL_SCHEMA_HASH: self.info.schema_hash,
+        }
+        if self.description:
+            self.attributes[GEN_AI_TOOL_DESCRIPTION] = self.description
+        if server:
+            self.attributes[AGENTOTEL_TOOL_SERVER] = server
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        arguments, call_id = args
+        _record_tool_input(span, payload, self.name, arguments, call_id)
+
+    def register(self) -> None:
+        """Into the environment: the current run's tool definitions (`env`'s model tools), or, outside
+        any run, the process's tools (as a `@tool` is at decoration) so the next run records it."""
+        run = _context.current_run()
+        if run is None:
+            _registry[self.name] = self.info
+        elif run.tool_definitions.get(self.name) is not self.parameters_schema:
+            run.record_tool_definitions({self.name: self.parameters_schema})
+
+
+_defined: dict[tuple[str, str, str, str, str], DefinedTool] = {}
+
+
+def defined_tool(name: str, description: str | None, parameters: Mapping[str, Any] | None, tool_type: str = "function",
+                 server: str | None = None) -> DefinedTool:
+    """The `DefinedTool` for a framework tool's definition (kept, so its schema is hashed once);
+    `server`: the server that runs it (an MCP server's name)."""
+    try:
+        schema = json.dumps(parameters, sort_keys=True, default=str) if parameters else ""
+    except (TypeError, ValueError):
+        schema = repr(parameters)
+    key = (name, description or "", schema, tool_type, server or "")
+    tool = _defined.get(key)
+    if tool is None:
+        if len(_defined) > 4096:
+            _defined.clear()
+        tool = _defined[key] = DefinedTool(name, description, parameters, tool_type, server)
+    return tool
+
+
+# (span, tool name) in the OTel context while a framework tool's span is current: a `@tool` function of
+# that name the framework calls directly inside it is the same call, so it records nothing of its own
+# (another @tool the body calls is a call of its own).
+_FRAMEWORK_TOOL = context.create_key("agentotel-framework-tool")
+
+
+class ToolCall:
+    """One framework tool call in progress (`start_tool_call()`): current while `attach()`ed, ended by
+    `succeed`, `fail` or `failed` (a failure the framework turned into a result) exactly once."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: "_Call") -> None:
+        self._call = call
+        self._token: Any = None
+
+    @property
+    def span(self) -> Any:
+        return self._call.span
+
+    def attach(self) -> None:
+        call = self._call
+        marker = (call.span, getattr(call.spec, "name", None))
+        self._token = context.attach(context.set_value(_FRAMEWORK_TOOL, marker, call.ctx))
+
+    def detach(self) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            context.detach(token)
+
+    def succeed(self, result: Any) -> None:
+        self.detach()
+        _finish(self._call, None, result)
+
+    def fail(self, exc: BaseException) -> None:
+        self.detach()
+        _finish(self._call, exc)
+
+    def failed(self, result: Any, exc: BaseException | None = None, kind: str = "tool_error") -> None:
+        """The tool failed but the framework answered the model with `result` (an error text, a result
+        marked as an error): the result is recorded and the span marked ERROR."""
+        self.detach()
+        call = self._call
+        try:
+            call.spec.record_output(call.span, call.payload, result)
+            if exc is not None:
+                record_error(call.span, exc, call.payload)
+            else:
+                call.span.set_attribute(ERROR_TYPE, kind)
+                call.span.set_status(Status(StatusCode.ERROR, kind))
+            call.payload.apply_markers(call.span)
+        except Exception as internal:  # noqa: BLE001
+            report_internal_error("tools.failed", internal)
+        call.end()
+
+
+def start_tool_call(tool: DefinedTool, arguments: Any, call_id: str | None = None, *, adopt: Any = None) -> ToolCall | None:
+    """Start a framework tool call's span (arguments as parsed JSON, the model's call id when known);
+    None when it cannot be traced (the tool then runs untraced). `attach()` it around the tool's body.
+
+    `adopt`: the framework's own instrumentation already has a span for this very call (current, with
+    this call id): it is completed with what agentotel records instead of a second span (one step)."""
+    try:
+        tool.register()
+        return ToolCall(_Call(tool, (arguments, call_id), {}, adopt))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("tools.start_framework", exc)
+        return None
 
 
 _QUERY_NAMES = ("query", "q", "text", "question", "prompt", "query_text", "search", "input")
@@ -241,6 +408,37 @@ class _RetrievalSpec(_Spec):
         documents = _documents(result, with_content=payload.capture)
         if documents is not None:
             payload.set(span, GEN_AI_RETRIEVAL_DOCUMENTS, documents, content=False)
+
+
+class _SourceRetrieval(_RetrievalSpec):
+    """A framework retriever's `retrieval {data_source}` span (the query given, not bound from a signature)."""
+
+    def __init__(self, data_source: str) -> None:
+        self.data_source = data_source
+        self.span_name = f"{RETRIEVAL} {data_source}"
+        self.attributes = {GEN_AI_OPERATION_NAME: RETRIEVAL, GEN_AI_DATA_SOURCE_ID: data_source}
+
+    def record_input(self, span: Any, payload: Payload, args: tuple, kwargs: dict) -> None:
+        query = args[0]
+        if payload.capture and query is not None:
+            payload.set(span, GEN_AI_RETRIEVAL_QUERY_TEXT, query)
+
+
+_sources: dict[str, _SourceRetrieval] = {}
+
+
+def retrieval_call(data_source: str, query: Any) -> ToolCall | None:
+    """Start a framework retriever's span; its result (documents) is recorded by `succeed`."""
+    try:
+        spec = _sources.get(data_source)
+        if spec is None:
+            if len(_sources) > 1024:
+                _sources.clear()
+            spec = _sources[data_source] = _SourceRetrieval(data_source)
+        return ToolCall(_Call(spec, (query,), {}))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("tools.start_retrieval", exc)
+        return None
 
 
 _ID_FIELDS = ("id", "doc_id", "document_id", "_id", "uuid", "key")
@@ -341,12 +539,17 @@ def _tracer() -> trace.Tracer:
 class _Call:
     """One traced call: its span, the context that makes the span current, its payload."""
 
-    __slots__ = ("spec", "span", "ctx", "payload", "items", "more")
+    __slots__ = ("spec", "span", "ctx", "payload", "items", "more", "adopted")
 
-    def __init__(self, spec: _Spec, args: tuple, kwargs: dict) -> None:
+    def __init__(self, spec: _Spec, args: tuple, kwargs: dict, adopt: Any = None) -> None:
         self.spec = spec
         self.payload = Payload()
-        span = _tracer().start_span(spec.span_name, kind=SpanKind.INTERNAL, attributes=spec.attributes)
+        self.adopted = adopt is not None  # another instrumentation's span of this call: completed, never ended here
+        if adopt is None:
+            span = _tracer().start_span(spec.span_name, kind=SpanKind.INTERNAL, attributes=spec.attributes)
+        else:
+            span = adopt
+            span.set_attributes(spec.attributes)
         self.span = span
         self.ctx = trace.set_span_in_context(span)
         self.items: list[Any] | None = None
@@ -355,8 +558,12 @@ class _Call:
             # Before the call, so a tool that mutates its arguments cannot change what is recorded.
             spec.record_input(span, self.payload, args, kwargs)
         except BaseException:
-            span.end()
+            self.end()
             raise
+
+    def end(self) -> None:
+        if not self.adopted:
+            end_span(self.span, "tools.end")
 
     def collect(self, item: Any) -> None:
         """Keep a yielded item (as it is now: the generator may change it later) for the result."""
@@ -381,7 +588,7 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("tools.result", exc)
-        self.span.end()
+        self.end()
 
     def fail(self, exc: BaseException) -> None:
         try:
@@ -389,10 +596,13 @@ class _Call:
             self.payload.apply_markers(self.span)
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.error", internal)
-        self.span.end()
+        self.end()
 
 
 def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:
+    marker = context.get_value(_FRAMEWORK_TOOL)
+    if marker is not None and marker[0] is trace.get_current_span() and marker[1] == getattr(spec, "name", None):
+        return None  # the framework's tool call of this very tool records it (see ToolCall)
     try:
         return _Call(spec, args, kwargs)
     except Exception as exc:  # noqa: BLE001 - the tool runs untraced
@@ -619,6 +829,43 @@ def _async_generator_wrapper(fn: Callable[..., Any], spec: _Spec) -> Callable[..
                 throw = exc
 
     return wrapper
+
+
+# --- A framework's context parameters ---------------------------------------------------------------------
+
+# Frameworks hand a tool these (by its annotations); the model never chooses them.
+_CONTEXT_MODULES = ("agents.", "pydantic_ai.", "langchain_core.", "langchain.", "langgraph.", "mcp.")
+_CONTEXT_WORDS = ("RunContext", "ToolContext", "RunnableConfig", "CallbackManager", "Callbacks", "Injected")
+
+
+def _is_framework_context(annotation: Any, depth: int = 0) -> bool:
+    """Whether a parameter's type hint is a framework's context object or an injected value."""
+    if annotation is inspect.Parameter.empty or annotation is None or depth > 4:
+        return False
+    if isinstance(annotation, str):  # an unresolved forward reference: judge by the names in it
+        return any(word in annotation for word in _CONTEXT_WORDS)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *extras = typing.get_args(annotation)
+        return any(_is_injected(extra) for extra in extras) or _is_framework_context(base, depth + 1)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_is_framework_context(a, depth + 1) for a in typing.get_args(annotation) if a is not type(None))
+    cls = origin if isinstance(origin, type) else annotation
+    if not isinstance(cls, type):
+        return False
+    for base in cls.__mro__:
+        module = getattr(base, "__module__", "") or ""
+        if module.startswith(_CONTEXT_MODULES) and any(word in base.__name__ for word in _CONTEXT_WORDS[:4]):
+            return True
+        if base.__name__ == "Context" and module.startswith("mcp."):  # an MCP server's request context
+            return True
+    return False
+
+
+def _is_injected(extra: Any) -> bool:
+    """LangChain's InjectedToolCallId / InjectedState / InjectedStore markers (a class or an instance)."""
+    cls = extra if isinstance(extra, type) else type(extra)
+    return any(b.__name__.startswith("Injected") and (b.__module__ or "").startswith(_CONTEXT_MODULES) for b in cls.__mro__)
 
 
 # --- The JSON schema of a tool -----------------------------------------------------------------------------

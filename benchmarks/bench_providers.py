@@ -399,11 +399,299 @@ def run(quick: bool) -> list[Result]:
                                      "ours_spread": spread(overheads["agentotel/off"][kind])},
                                   peer_name="hand-written span, no message attributes", peer=hand_off,
                                   notes="what the wrapper costs without the content policy (messages, redaction, bounds)"))  # fmt: skip
+    return results + run_sdks(quick)
+
+
+# --- google-genai and Bedrock, side by side with their peers ---------------------------------------------------
+#
+# The same paired-batch method as above, one process per configuration, on an in-process transport:
+# google-genai on an `httpx2.MockTransport`, botocore answered from its own `before-send` event (no
+# socket; request signing and response parsing still run). The peers are installed each in its own
+# directory (`pip install --no-deps --target`), so that none is visible to the others or to the rest
+# of the environment (an installed instrumentor is loaded by every `opentelemetry-instrument` run):
+#
+#     for p in "otel-google-genai opentelemetry-instrumentation-google-genai==1.3b0" \
+#              "oi-google-genai openinference-instrumentation-google-genai==1.4.14" \
+#              "ollm-google-generativeai opentelemetry-instrumentation-google-generativeai==0.62.4" \
+#              "otel-botocore opentelemetry-instrumentation-botocore==0.66b2 opentelemetry-propagator-aws-xray==1.0.2" \
+#              "oi-bedrock openinference-instrumentation-bedrock==0.1.61 dacite==1.9.2" \
+#              "ollm-bedrock opentelemetry-instrumentation-bedrock==0.62.4"; do
+#         set -- $p; d=$1; shift; pip install --no-deps --target /work/peers/$d "$@"; done
+#
+# `AGENTOTEL_BENCH_PEERS` names the parent directory (default /work/peers); a peer not found there
+# gets a row saying so.
+
+PEERS_DIR = Path(os.environ.get("AGENTOTEL_BENCH_PEERS", "/work/peers"))
+SDK_PEERS = {
+    "genai": {
+        "otel-google-genai": ("opentelemetry-instrumentation-google-genai", "opentelemetry.instrumentation.google_genai", "GoogleGenAiSdkInstrumentor"),
+        "oi-google-genai": ("openinference-instrumentation-google-genai", "openinference.instrumentation.google_genai", "GoogleGenAIInstrumentor"),
+        "ollm-google-generativeai": ("opentelemetry-instrumentation-google-generativeai (OpenLLMetry)",
+                                     "opentelemetry.instrumentation.google_generativeai", "GoogleGenerativeAiInstrumentor"),
+    },
+    "bedrock": {
+        "otel-botocore": ("opentelemetry-instrumentation-botocore", "opentelemetry.instrumentation.botocore", "BotocoreInstrumentor"),
+        "oi-bedrock": ("openinference-instrumentation-bedrock", "openinference.instrumentation.bedrock", "BedrockInstrumentor"),
+        "ollm-bedrock": ("opentelemetry-instrumentation-bedrock (OpenLLMetry)", "opentelemetry.instrumentation.bedrock", "BedrockInstrumentor"),
+    },
+}  # fmt: skip
+SDK_CALLS = {"genai": ("generate_content", "generate_content_stream"), "bedrock": ("converse", "converse_stream")}
+
+
+def _event_stream(events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    """AWS event-stream messages (string headers), as Bedrock's ConverseStream sends them."""
+    import binascii
+    import struct
+
+    out = b""
+    for kind, body in events:
+        headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
+        encoded = b"".join(struct.pack("!B", len(k)) + k.encode() + struct.pack("!BH", 7, len(v)) + v.encode() for k, v in headers.items())
+        payload = json.dumps(body).encode()
+        prelude = struct.pack("!II", 16 + len(encoded) + len(payload), len(encoded))
+        message = prelude + struct.pack("!I", binascii.crc32(prelude)) + encoded + payload
+        out += message + struct.pack("!I", binascii.crc32(message))
+    return out
+
+
+def _sdk_calls(sdk: str) -> tuple[Any, Any]:
+    """(plain call, stream read to the end) of one SDK on an in-process transport, same answers as the openai rows."""
+    words = [f"{i} " for i in range(CHUNKS)]
+    if sdk == "genai":
+        import httpx2
+        from google import genai
+
+        def answer(text: str, last: bool) -> dict[str, Any]:
+            body: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}],
+                                    "modelVersion": "gemini-2.0-flash-001", "responseId": "r-1"}  # fmt: skip
+            if last:
+                body["candidates"][0]["finishReason"] = "STOP"
+                body["usageMetadata"] = {"promptTokenCount": 20, "candidatesTokenCount": CHUNKS, "totalTokenCount": 20 + CHUNKS}
+            return body
+
+        plain_body = json.dumps(answer("one two three", True)).encode()
+        stream_body = "".join(f"data: {json.dumps(answer(w, i == CHUNKS - 1))}\r\n\r\n" for i, w in enumerate(words)).encode()
+
+        def handler(request: Any) -> Any:
+            if "streamGenerateContent" in str(request.url):
+                return httpx2.Response(200, content=stream_body, headers={"content-type": "text/event-stream"})
+            return httpx2.Response(200, content=plain_body, headers={"content-type": "application/json"})
+
+        client = genai.Client(api_key="k", http_options={"client_args": {"transport": httpx2.MockTransport(handler)}})
+        contents = "Count to thirty."
+        config = {"system_instruction": "You are terse."}
+
+        def plain() -> Any:
+            return client.models.generate_content(model="gemini-2.0-flash", contents=contents, config=config)
+
+        def stream() -> None:
+            for _ in client.models.generate_content_stream(model="gemini-2.0-flash", contents=contents, config=config):
+                pass
+
+        plain.client = client  # type: ignore[attr-defined]  # kept alive: a collected Client closes its transport
+        return plain, stream
+    import io
+
+    import boto3
+    from botocore.awsrequest import AWSResponse
+
+    usage = {"inputTokens": 20, "outputTokens": CHUNKS, "totalTokens": 20 + CHUNKS}
+    converse = json.dumps({"output": {"message": {"role": "assistant", "content": [{"text": "one two three"}]}},
+                           "stopReason": "end_turn", "usage": usage, "metrics": {"latencyMs": 1}}).encode()  # fmt: skip
+    events = [("messageStart", {"role": "assistant"})]
+    events += [("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": w}}) for w in words]
+    events += [("contentBlockStop", {"contentBlockIndex": 0}), ("messageStop", {"stopReason": "end_turn"}),
+               ("metadata", {"usage": usage, "metrics": {"latencyMs": 1}})]  # fmt: skip
+    stream_body = _event_stream(events)
+
+    class Raw(io.BytesIO):
+        def stream(self, amt: int = 1024, decode_content: bool | None = None) -> Any:
+            while chunk := self.read(amt):
+                yield chunk
+
+    def send(request: Any, **kwargs: Any) -> Any:
+        if request.url.endswith("/converse-stream"):
+            return AWSResponse(request.url, 200, {"content-type": "application/vnd.amazon.eventstream"}, Raw(stream_body))
+        return AWSResponse(request.url, 200, {"content-type": "application/json"}, Raw(converse))
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s")
+    client.meta.events.register("before-send.bedrock-runtime", send)
+    messages = [{"role": "user", "content": [{"text": "Count to thirty."}]}]
+    system = [{"text": "You are terse."}]
+
+    def plain_call() -> Any:
+        return client.converse(modelId="amazon.nova-micro-v1:0", messages=messages, system=system)
+
+    def stream_call() -> None:
+        for _ in client.converse_stream(modelId="amazon.nova-micro-v1:0", messages=messages, system=system)["stream"]:
+            pass
+
+    return plain_call, stream_call
+
+
+def _sdk_switch(sdk: str, config: str, tracer_provider: Any) -> Any:
+    if config == "agentotel":
+        from agentotel import _tracing
+        from agentotel.providers import instrument_providers, uninstrument_providers
+
+        _tracing.set_providers(tracer_provider)
+        return lambda on: instrument_providers() if on else uninstrument_providers()
+    import importlib
+
+    _, module, cls = SDK_PEERS[sdk][config]
+    instrumentor = getattr(importlib.import_module(module), cls)()
+
+    def switch(on: bool) -> None:
+        # skip_dep_check: opentelemetry-instrumentation-google-genai declares google-genai < 3 and would
+        # otherwise instrument nothing here.
+        if on != instrumentor.is_instrumented_by_opentelemetry:
+            instrumentor.instrument(tracer_provider=tracer_provider, skip_dep_check=True) if on else instrumentor.uninstrument()
+
+    return switch
+
+
+def _sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str, Any]:
+    """Paired batches as in `_worker`; unpaired when switching off leaves spans on; an error when no span comes."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        count = 0
+
+        def export(self, spans: Any) -> SpanExportResult:
+            Drop.count += len(spans)
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(tracer_provider)
+    plain, stream = _sdk_calls(sdk)  # a client made before any instrumentation
+    switch = _sdk_switch(sdk, config, tracer_provider)
+    switch(True)
+    made_on = _sdk_calls(sdk)  # and one made while it is on
+    made_on[0](), made_on[1]()
+    if Drop.count < 2:
+        return {"error": f"records {Drop.count} spans for a call and a stream of this SDK"}
+    before = Drop.count
+    plain()
+    # Some peers wrap each client as it is made (botocore's ClientCreator): the client made while they
+    # were on is then the instrumented arm, the one made before the baseline, both timed with them on.
+    per_client = Drop.count == before
+    if not per_client:
+        switch(False)
+        before = Drop.count
+        plain()
+    paired = per_client or Drop.count == before
+
+    def batch(fn: Any, n: int) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n
+
+    kinds = (("plain", plain, made_on[0], calls, batches), ("stream", stream, made_on[1], max(calls // 4, 2), 2 * batches))
+    for _, fn, on_fn, _, _ in kinds:
+        fn(), on_fn()
+    gc.collect()
+    gc.freeze()
+    out: dict[str, Any] = {}
+    for kind, fn, on_fn, n, count in kinds:
+        base, inst = [], []
+        if per_client:
+            for b in range(count):
+                for on in ((False, True) if b % 2 == 0 else (True, False)):
+                    (inst if on else base).append(batch(on_fn if on else fn, n))
+        elif not paired:  # instrumented for good once switched on: all baseline batches first
+            switch(False)
+            base = [batch(fn, n) for _ in range(count)]
+            switch(True)
+            inst = [batch(fn, n) for _ in range(count)]
+        else:
+            for b in range(count):
+                for on in ((False, True) if b % 2 == 0 else (True, False)):
+                    switch(on)
+                    (inst if on else base).append(batch(fn, n))
+            switch(False)
+        out[kind] = {"base": base, "inst": inst, "unpaired": not paired}
+    return out
+
+
+def _run_sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str, Any]:
+    paths = [str(ROOT), os.environ.get("PYTHONPATH")]
+    if config != "agentotel":
+        peer = PEERS_DIR / config
+        if not peer.is_dir():
+            return {"error": f"not installed in {peer} (see this section's text)"}
+        paths.insert(0, str(peer))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)),
+           "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY", "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+           "TRACELOOP_TRACE_CONTENT": "true", "AGENTOTEL_CAPTURE_CONTENT": "true"}  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bench_providers", "--sdk-worker", sdk, config, str(calls), str(batches)],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=900,
+    )  # fmt: skip
+    if out.returncode != 0:
+        return {"error": ((out.stderr.strip().splitlines() or ["failed"])[-1])[:300]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_sdks(quick: bool) -> list[Result]:
+    """google-genai and Bedrock rows: agentotel against each peer, plain call and 30-chunk stream."""
+    calls, batches, rounds = (10, 2, 1) if quick else (40, 15, 3)
+    results: list[Result] = []
+    for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
+        configs = ["agentotel"] + ([] if quick else list(SDK_PEERS[sdk]))
+        overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in configs}
+        baselines: dict[str, list[float]] = {"plain": [], "stream": []}
+        errors: dict[str, str] = {}
+        unpaired: set[str] = set()
+        for r in range(rounds):
+            for config in configs[r % len(configs) :] + configs[: r % len(configs)]:
+                if config in errors:
+                    continue
+                data = _run_sdk_worker(sdk, config, calls, batches)
+                if "error" in data:
+                    errors[config] = data["error"]
+                    continue
+                for kind in ("plain", "stream"):
+                    runs = data[kind]
+                    if runs["unpaired"]:
+                        unpaired.add(config)
+                    overheads[config][kind].append(statistics.median(i - b for b, i in zip(runs["base"], runs["inst"])) * 1e6)
+                    baselines[kind].append(statistics.median(runs["base"]) * 1e6)
+        for kind, what in (("plain", "plain call"), ("stream", f"{CHUNKS}-chunk stream")):
+            ours = statistics.median(overheads["agentotel"][kind]) if overheads["agentotel"][kind] else None
+            base = statistics.median(baselines[kind]) if baselines[kind] else None
+            common = dict(benchmark=f"{label} overhead, {what}", metric="µs added per call (instrumented − uninstrumented)", unit="µs",
+                          ours=ours, corpus=f"in-process transport, {calls} calls × {batches} batches (streams: {max(calls // 4, 2)} × {2 * batches}) × {rounds} rounds",
+                          repeats=len(overheads["agentotel"][kind]) or None)  # fmt: skip
+            if "agentotel" in errors:
+                common["notes"] = f"agentotel failed: {errors['agentotel']}"
+            for peer, (name, _, _) in SDK_PEERS[sdk].items():
+                values = overheads.get(peer, {}).get(kind) or []
+                value = statistics.median(values) if values else None
+                if quick:
+                    note = "not measured in the quick run"
+                elif peer in errors:
+                    note = f"does not run here: {errors[peer]}"
+                else:
+                    note = f"uninstrumented call: {base:.0f} µs; {len(values)} rounds" if base is not None else ""
+                    if peer in unpaired:
+                        note += "; its uninstrument() leaves its wrappers on: timed unpaired (baseline batches first)"
+                results.append(Result(**{**common, "notes": common.get("notes", "") or note}, peer_name=name, peer=value,
+                                      target="lowest overhead of all", met=(ours < value) if ours is not None and value is not None else None))  # fmt: skip
     return results
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "--worker":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--sdk-worker":
+        try:
+            print(json.dumps(_sdk_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
+        except Exception as exc:  # the parent reports why this configuration could not run
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            sys.exit(1)
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--worker":
         try:
             paired = len(sys.argv) < 6 or sys.argv[5] == "paired"
             print(json.dumps(_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), paired)))

@@ -4,15 +4,18 @@
     traces = agentotel.open()
     found = findings(traces, "5f1c2a8e")                  # loops, drift, ignored errors, bad calls, overruns
     record = load_run(traces, "5f1c2a8e")
-    case = new_case(record, at=suggest_cut(record, found), layer="tool", found=found)
+    case = new_case(record, at=2, layer="tool", found=found)   # cut at the tool step the bug is in
+    case.assertions.required_evidence = ["10.5"]          # what the model must be shown after it
     case.save("cases/orders-shape-drift.yaml")            # commit it
-    report = run_case(case, agent="my_agent:answer")      # replay (tools, early model calls from the case), then check
+    report = run_case(case, agent="my_agent:answer")      # live tools, frozen models: offline
     assert report.passed, "\n".join(report.lines())
 
 The same from the command line: `agentotel check RUN`, `agentotel case new RUN --at STEP --layer LAYER
--o FILE`, then `pytest cases/` (the pytest plugin) or `agentotel case run FILE`. Lower level:
-`with agentotel.replay(case): ...` serves the fixtures to any code, and `check(case, traces, run)`
-judges a recorded run.
+--evidence TEXT -o FILE`, then `pytest cases/` (the pytest plugin) or `agentotel case run FILE`; a suite
+with `agentotel case run cases/ --report FILE` and `agentotel case compare BEFORE AFTER`. Every gate
+ends pass, fail or not_reached, and a case passes only when all were reached and passed. Replays are
+recorded in `<store>/replays`, never in the store. Lower level: `with agentotel.replay(case): ...` serves
+the recording to any code, and `check(case, traces, run)` judges a recorded run.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ _EXPORTS = {
     "ReplayFrontier": "agentotel.cases._replay",
     "Replayer": "agentotel.cases._replay",
     "replay": "agentotel.cases._replay",
+    "replay_directory": "agentotel.cases._replay",
     "run_case": "agentotel.cases.runner",
 }
 
@@ -55,7 +59,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agentotel.cases.case import Assertions, Case, CaseError, ExpectedCall, new_case, suggest_cut
     from agentotel.cases._check import CheckReport, Gate, check, check_record, trajectory_match
     from agentotel.cases.detectors import Finding, Thresholds, detect, findings
-    from agentotel.cases._replay import ReplayFrontier, ReplayMismatch, ReplayMiss, Replayer, replay
+    from agentotel.cases._replay import ReplayFrontier, ReplayMismatch, ReplayMiss, Replayer, replay, replay_directory
     from agentotel.cases.runner import run_case
 
 

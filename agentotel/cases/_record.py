@@ -10,10 +10,12 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from agentotel import semconv
-from agentotel.cases._steps import AGENT, TOOL, is_error, tool_name, tool_payload
+from agentotel.analysis._record import History, load_history  # noqa: F401 - re-exported for cases
+from agentotel.analysis._record import RunRecord as _AnalysisRecord
+from agentotel.cases._steps import AGENT, is_error
 
 # The span attributes (beyond the step fields) that detectors and cases read.
 _ATTRIBUTES = (
@@ -21,6 +23,8 @@ _ATTRIBUTES = (
     semconv.GEN_AI_TOOL_DEFINITIONS,
     semconv.GEN_AI_SYSTEM_INSTRUCTIONS,
     semconv.AGENTOTEL_REPLAY_CASE,
+    semconv.AGENTOTEL_REPLAY_FROZEN,
+    semconv.AGENTOTEL_REPLAY_RECORDED_COST_USD,
     semconv.AGENTOTEL_ENV_HASH,
     semconv.AGENTOTEL_ENV_COMMIT,
     semconv.AGENTOTEL_ENV_TOOL_SCHEMAS_HASH,
@@ -36,25 +40,11 @@ STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its
 
 
 @dataclass
-class RunRecord:
-    """A run: its summary (`run_id`, `trace_id`, `status`, `start_time`, `task`, `output`, ...), its
-    trajectory steps, and the extra attributes of each step's span (keyed by span id) and of its root."""
+class RunRecord(_AnalysisRecord):
+    """A run as `agentotel.analysis` reads it (summary, steps, span attributes), plus the sub-agent runs it
+    started, by the agent step that ran them: a case freezes their calls too."""
 
-    run: dict[str, Any]
-    steps: list[dict[str, Any]]
-    span_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
-    root_attributes: dict[str, str] = field(default_factory=dict)
-    nested: dict[int, "RunRecord"] = field(default_factory=dict)  # sub-agent runs, by the agent step that ran them
-
-    @property
-    def run_id(self) -> str | None:
-        return self.run.get("run_id")
-
-    def attribute(self, step: Mapping[str, Any], name: str) -> str | None:
-        return self.span_attributes.get(str(step.get("span_id")), {}).get(name)
-
-    def tool_steps(self) -> list[dict[str, Any]]:
-        return [s for s in self.steps if s.get("type") == TOOL]
+    nested: dict[int, "RunRecord"] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -65,46 +55,6 @@ class RunRecord:
         if raw:
             return "ok"
         return "error" if self.steps and is_error(self.steps[-1]) else "ok"
-
-
-@dataclass(frozen=True)
-class ToolSighting:
-    """A tool call of an earlier run, as drift detectors compare against it."""
-
-    run_id: str
-    start_time: Any
-    output: Any
-    schema_hash: str | None
-    status: str | None = None
-
-
-@dataclass
-class History:
-    """What earlier runs in the store saw of each tool, most recent first."""
-
-    tools: dict[str, list[ToolSighting]] = field(default_factory=dict)
-
-    def latest(self, name: str, *, successful: bool = True) -> ToolSighting | None:
-        for sighting in self.tools.get(name, ()):
-            if not successful or str(sighting.status or "").lower() != "error":
-                return sighting
-        return None
-
-    @classmethod
-    def from_records(cls, records: Iterable[RunRecord]) -> "History":
-        """History built from earlier runs given in order, oldest first (the most recent wins)."""
-        history = cls()
-        for record in records:
-            for step in record.tool_steps():
-                sighting = ToolSighting(
-                    run_id=str(record.run_id),
-                    start_time=step.get("start_time"),
-                    output=tool_payload(step.get("output")),
-                    schema_hash=record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH),
-                    status=step.get("status"),
-                )
-                history.tools.setdefault(str(tool_name(step)), []).insert(0, sighting)
-        return history
 
 
 # ---- from the store ----------------------------------------------------------------------------------
@@ -165,18 +115,3 @@ def load_run(traces: Any, run: str, *, nested: bool = True, _depth: int = 0) -> 
 
 
 _MAX_NESTING = 16  # sub-agents of sub-agents ...: far deeper than any real agent, and never a cycle
-
-
-def load_history(traces: Any, record: RunRecord) -> History:
-    """Every earlier run's calls of the tools this run used (earlier = started before this run)."""
-    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
-    start = record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
-    history = History()
-    if not names or start is None:
-        return history
-    params = {"names": names, "run_id": record.run_id, "before": start, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH}
-    for row in _rows(traces.sql(sql("tool_history"), params)):
-        history.tools.setdefault(row["tool_name"], []).append(
-            ToolSighting(row["run_id"], row["start_time"], tool_payload(row["output"]), row["schema_hash"], row["status_code"])
-        )
-    return history

@@ -1,30 +1,34 @@
-"""Replay: run an agent against a case's frozen world — recorded tool results and model answers.
+"""Replay: run an agent against a case's recorded world, by kind of step.
 
-    with agentotel.replay("cases/orders-shape-drift.yaml") as replayer:
-        my_agent(task)                      # @tool bodies do not run; early model calls are answered from the case
-    print(replayer.violations)              # calls the case could not (or must not) answer
+    with agentotel.replay("cases/orders.yaml", tools="live", models="frozen") as replayer:
+        my_agent(task)                      # @tool bodies run; model requests equal to the recorded ones are answered
+    print(replayer.frontier, replayer.violations)
+
+Before the case's cut every recorded tool result and model answer is served (the world the failure
+happened in). At and after the cut, `tools` and `models` (default: the case's `replay:`) say what runs:
+`live` runs it for real, `frozen` serves the recording.
 
 Tools: a call is answered by the fixture with the same tool name and canonical arguments, occurrence by
-occurrence; once a key's recordings are used up its last result is served again (a tool is a function of
-its arguments). Policy `strict` makes a call the fixtures cannot answer, while recorded calls are still
-unserved, a violation (the agent left the recorded path before the failure step); `fifo` serves each
-tool's recordings in order whatever the arguments and reports the argument drift instead.
+occurrence; frozen, a used-up key's last result is served again (a tool is a function of its arguments)
+and a call the recording has no result for is a violation (`ReplayMiss`). Policy `strict` makes a call
+the fixtures cannot answer, while recorded calls before the cut are still unserved, a violation (the
+agent left the recorded path before the failure step); `fifo` serves each tool's recordings in order
+whatever the arguments and reports the argument drift instead. Retrievals (`@agentotel.retrieval`) are
+served like tool calls, keyed by data source and query text; they return `[{id, score, content}]`.
 
-Retrievals (`@agentotel.retrieval`) are served like tool calls, keyed by data source and query text (what
-a retrieval span records); a replayed retrieval returns its recorded documents, `[{id, score, content}]`.
+Model calls (OpenAI chat completions and responses, Anthropic messages, through `httpx2`, the HTTP
+client of both SDKs) are answered when the request equals a recorded one — the same messages, compared
+on canonical content (roles, text, tool calls, and the tool results the agent sends) — occurrence by
+occurrence (`strict`), or in order (`fifo`), as real HTTP responses the SDK parses itself. With frozen
+models a request that equals none stops the run (`ReplayFrontier`): it `departed` from the recording (a
+fixed tool returned something else: what it sends is in the run, for the gates to judge) or reached the
+`frontier` (the recording has no more answers). A request that leaves the recorded path before the cut
+(`strict`) gets an HTTP 400 naming the replay.
 
-Model calls (OpenAI chat completions and responses, Anthropic messages, through `httpx2`, the HTTP client of both
-SDKs) are answered from the recorded responses by request hash + occurrence (`strict`) or in order
-(`fifo`), as real HTTP responses the SDK parses itself, so provider instrumentation records them.
-
-Mode `live` lets what the case has no answer for go live (the rest of the run). Mode `frozen` runs with
-no network and no credentials, for a deterministic check: a tool call the case cannot answer is a
-violation (the tool raises `ReplayMiss`), and the first model request past the recorded answers is the
-frontier — `ReplayFrontier` stops the run there, and the case's gates judge what the agent did up to
-it (`required_evidence`: what the model is shown at the failure step). A model request that leaves the
-recorded path while recorded answers are still unserved (`strict`) gets an HTTP 400 naming the replay.
-Every span started under a replay carries `agentotel.replay.case` (the case name), linking the replayed
-run to its case.
+Every span started under a replay carries `agentotel.replay.case`; agentotel's exporters leave such
+spans out of the store, and the replay records them in its own (`<store>/replays` by default). A step
+served from the recording carries `agentotel.replay.frozen`; a replayed model answer costs 0, its
+recorded cost kept in `agentotel.replay.recorded_cost.usd`.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments, current_run
@@ -61,7 +67,7 @@ from agentotel.cases._model import (
 from agentotel.cases._steps import call_key, retrieval_call
 from agentotel.cases.case import Case, ModelFixture, ToolFixture
 
-__all__ = ["replay", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayFrontier", "ReplayedToolError"]
+__all__ = ["replay", "replay_directory", "Replayer", "ReplayEvent", "ReplayMismatch", "ReplayMiss", "ReplayFrontier", "ReplayedToolError"]
 
 POLICIES = ("strict", "fifo")
 MODES = ("live", "frozen")
@@ -79,8 +85,10 @@ class ReplayFrontier(BaseException):
     """A frozen replay reached a model request the case has no answer for: the replayed run stops there.
 
     A BaseException, like KeyboardInterrupt, so the agent's own `except Exception` cannot swallow it and
-    carry on as if the model had answered; `run_case` expects it.
+    carry on as if the model had answered; `run_case` expects it. A run it ends is not failed (`runs`).
     """
+
+    stops_a_replay = True
 
 
 class ReplayedToolError(Exception):
@@ -100,32 +108,55 @@ class ReplayEvent:
 
 @dataclass
 class Replayer:
-    """Serves a case's fixtures; `events` and `violations` say what happened, `run_ids` which runs it served."""
+    """Serves a case's fixtures; `events` and `violations` say what happened, `run_ids` which runs it served.
+
+    `tools` and `models` say what happens at and after the case's cut, per kind of step: `live` runs it
+    for real, `frozen` serves the recording. Before the cut both kinds are served from the recording.
+    (`mode`, the old single switch, sets both.)
+    """
 
     case: Case
     policy: str = "strict"
-    mode: str = "live"
+    mode: str | None = None
+    tools: str | None = None
+    models: str | None = None
     events: list[ReplayEvent] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
+    sink: Any = field(default=None, repr=False)  # the span processor writing the replay's own store
+    directory: Path | None = None  # that store
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(f"policy {self.policy!r}: use one of {', '.join(POLICIES)}")
-        if self.mode not in MODES:
+        if self.mode is not None and self.mode not in MODES:
             raise ValueError(f"mode {self.mode!r}: use one of {', '.join(MODES)}")
+        self.tools = self.tools or self.mode or self.case.replay_tools
+        self.models = self.models or self.mode or self.case.replay_models
+        for kind, value in (("tools", self.tools), ("models", self.models)):
+            if value not in MODES:
+                raise ValueError(f"{kind} {value!r}: use one of {', '.join(MODES)}")
+        if self.mode is None:
+            self.mode = "frozen" if (self.tools, self.models) == ("frozen", "frozen") else "live"
         self._lock = threading.Lock()
         self._tools_by_key: dict[str, deque[ToolFixture]] = defaultdict(deque)
         self._tools_by_name: dict[str, deque[ToolFixture]] = defaultdict(deque)
         self._last_by_key: dict[str, ToolFixture] = {}
+        at = self.case.at_step
+        self.at = at if isinstance(at, int) else None
+
+        def wanted(step: int, kind: str) -> bool:  # before the cut always; from it on when that kind is frozen
+            return self.at is None or step < self.at or kind == "frozen"
+
         # A retrieval is served as a call of its own kind: its data source and query are its name and arguments.
         as_calls = [
             ToolFixture(r.step, *retrieval_call(r.data_source, r.query), output=r.documents, error=r.error)
             for r in self.case.retrievals
         ]
         for fixture in sorted([*self.case.tools, *as_calls], key=lambda f: f.step):
-            self._tools_by_key[call_key(fixture.name, fixture.arguments)].append(fixture)
-            self._tools_by_name[fixture.name].append(fixture)
-        self._models = list(self.case.models)
+            if wanted(fixture.step, self.tools):
+                self._tools_by_key[call_key(fixture.name, fixture.arguments)].append(fixture)
+                self._tools_by_name[fixture.name].append(fixture)
+        self._models = [m for m in self.case.models if wanted(m.step, self.models)]
         self._served_models: set[int] = set()
         self._model_seen: dict[str, int] = defaultdict(int)
 
@@ -137,8 +168,9 @@ class Replayer:
 
     @property
     def frontier(self) -> ReplayEvent | None:
-        """The model request a frozen replay stopped at, if it reached one."""
-        return next((e for e in self.events if e.outcome == "frontier"), None)
+        """Where a replay with frozen models stopped, if it did: `frontier` (the recording ran out) or
+        `departed` (the agent's request differs from the recorded one: what it sent is in the run)."""
+        return next((e for e in self.events if e.outcome in ("frontier", "departed")), None)
 
     @property
     def live_calls(self) -> list[ReplayEvent]:
@@ -160,8 +192,9 @@ class Replayer:
     def _unserved_tools(self) -> int:
         return sum(len(q) for q in self._tools_by_name.values())
 
-    def _unserved_models(self) -> int:
-        return len(self._models) - len(self._served_models)
+    def _unserved_models(self, before_cut: bool = False) -> list[ModelFixture]:
+        return [m for i, m in enumerate(self._models)
+                if i not in self._served_models and (not before_cut or self.at is None or m.step < self.at)]
 
     # ---- tools -----------------------------------------------------------------------------------
 
@@ -174,23 +207,25 @@ class Replayer:
         # Keyed as the record keys them: JSON-safe and redacted, so a secret argument still matches.
         arguments = scrub(arguments)
         key = call_key(name, arguments)
+        frozen = self.tools == "frozen"
         with self._lock:
             fixture, outcome, detail = self._pick_tool(name, key, arguments)
             if fixture is None:
-                forbidden = self.mode == "frozen" or (self.policy == "strict" and self._unserved_tools() > 0)
+                forbidden = frozen or (self.policy == "strict" and self._unserved_tools() > 0)
                 outcome = "violation" if forbidden else "live"
                 if forbidden and not detail:
                     detail = (
                         f"no recorded result for {key}"
-                        if self.mode == "frozen"
+                        if frozen
                         else f"{key} is not the recorded call (recorded calls are still unserved)"
                     )
             self._note(ReplayEvent(kind, name, outcome, detail, fixture.step if fixture else None))
         if outcome == "violation":
-            error = ReplayMiss if self.mode == "frozen" else ReplayMismatch
+            error = ReplayMiss if frozen else ReplayMismatch
             raise error(f"agentotel replay of {self.case.name}: {detail}")
         if fixture is None:
             return False, None
+        _mark_served()
         if fixture.error is not None:
             raise _recorded_error(fixture.error)
         return True, fixture.output
@@ -211,20 +246,30 @@ class Replayer:
                 self._tools_by_name[name].remove(fixture)
             self._last_by_key[key] = fixture
             return fixture, "served", ""
-        if key in self._last_by_key:
+        # Frozen tools are functions of their arguments: a used-up recording answers again. Live tools
+        # past their recordings run for real.
+        if key in self._last_by_key and self.tools == "frozen":
             return self._last_by_key[key], "repeated", ""
         return None, "", ""
 
     # ---- model calls -----------------------------------------------------------------------------
 
     def answer_model(self, neutral: list[dict[str, Any]]) -> tuple[ModelFixture | None, str, str]:
-        """The recorded answer for a model request (in neutral form), and how it was chosen."""
+        """The recorded answer for a model request (in neutral form), and how it was chosen.
+
+        A request is answered when it equals a recorded one (the same messages, compared on canonical
+        content: the tool results it sends too), occurrence by occurrence. One that equals none is a
+        `violation` while recorded requests before the cut are unserved (the agent left the recorded
+        path before the failure step); past them it goes `live`, or, with frozen models, stops the run:
+        `departed` (recorded answers remain: the agent now sends something else, say a fixed tool's
+        result) or `frontier` (the recording has no more answers).
+        """
         digest = request_hash(neutral)
         with self._lock:
             self._model_seen[digest] += 1
             fixture, detail = None, ""
             if self.policy == "fifo":
-                fixture = next((m for i, m in enumerate(self._models) if i not in self._served_models), None)
+                fixture = next(iter(self._unserved_models()), None)
                 if fixture is not None and fixture.request_hash != digest:
                     detail = f"request drifted from the recording at step {fixture.step}"
             else:
@@ -233,16 +278,41 @@ class Replayer:
             if fixture is not None:
                 self._served_models.add(self._models.index(fixture))
                 outcome = "served"
-            elif self.policy == "strict" and self._unserved_models() > 0:
+            elif self.policy == "strict" and self._unserved_models(before_cut=True):
                 outcome = "violation"
                 detail = f"no recorded answer for model request {digest} (recorded calls are still unserved)"
-            elif self.mode == "frozen":
-                outcome = "frontier"
-                detail = f"every recorded answer is served; the run stops at this request ({digest})"
+            elif self.models == "frozen":
+                waiting = self._unserved_models()
+                if waiting:
+                    outcome = "departed"
+                    detail = (f"the request departs from the recording at step {waiting[0].step} "
+                              f"(it sends {_sent(neutral)}); frozen models have no answer for it, the run stops here")
+                else:
+                    outcome = "frontier"
+                    detail = f"every recorded answer is served; the run stops at this request ({digest})"
             else:
                 outcome = "live"
             self._note(ReplayEvent("model", digest, outcome, detail, fixture.step if fixture else None))
         return fixture, outcome, detail
+
+
+def _sent(neutral: list[dict[str, Any]]) -> str:
+    """What a request adds at its end (the tool results after the last assistant turn), in short."""
+    tail: list[str] = []
+    for message in reversed(neutral):
+        if message.get("role") == "assistant":
+            break
+        tail[:0] = message.get("results") or ([message["text"]] if message.get("text") else [])
+    text = "; ".join(tail) or "a different conversation"
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _mark_served() -> None:
+    """Mark the current step's span (a tool's, or the model call's) as answered from the recording."""
+    with internal_errors("replay.mark"):
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.set_attribute(semconv.AGENTOTEL_REPLAY_FROZEN, True)
 
 
 def _recorded_error(text: str) -> Exception:
@@ -301,9 +371,11 @@ def _answer_http(request: Any) -> Any:
     except ValueError:
         return None
     fixture, outcome, detail = replayer.answer_model(read(body))
+    if fixture is not None:
+        _mark_served()
     if outcome == "violation":  # a 400: SDKs do not retry it, and its message names the replay
         return httpx2.Response(400, json=error(f"agentotel replay of {replayer.case.name}: {detail}"), request=request)
-    if outcome == "frontier":
+    if outcome in ("frontier", "departed"):
         raise ReplayFrontier(f"agentotel replay frontier of {replayer.case.name}: {detail}")
     if fixture is None:
         return None
@@ -338,46 +410,125 @@ def _install_http_patch() -> None:
         _patched = True
 
 
-# ---- linking replayed spans to the case --------------------------------------------------------------
+# ---- recording replays apart from production data -----------------------------------------------------
 
 
-class _CaseStamp(SpanProcessor):
-    """A span processor stamping `agentotel.replay.case` on every span started while a replay is active."""
+class _ReplayRecorder(SpanProcessor):
+    """Stamps `agentotel.replay.case` on every span started while a replay is active, and hands the span,
+    once ended, to that replay's own store. agentotel's production exporters skip stamped spans (see
+    `agentotel._setup`), so a replay never shows in the store's runs, totals or cost."""
+
+    def __init__(self) -> None:
+        self._owners: dict[int, Replayer] = {}  # by span id: on_end gets a new object for the span
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         replayer = _active.current()
         if isinstance(replayer, Replayer):
             with internal_errors("replay.stamp"):
                 span.set_attribute(semconv.AGENTOTEL_REPLAY_CASE, replayer.case.ref)
+                if replayer.sink is not None:
+                    self._owners[span.context.span_id] = replayer
+
+    def on_end(self, span: Any) -> None:
+        replayer = self._owners.pop(span.context.span_id, None) if span.context is not None else None
+        if replayer is not None and replayer.sink is not None:
+            with internal_errors("replay.record"):
+                replayer.sink.on_end(_as_replayed(span))
 
 
-_stamped_providers: set[int] = set()
+def _as_replayed(span: Any) -> Any:
+    """The span as a replay store keeps it: an answer served from the recording cost nothing now, so its
+    cost is 0 and the recorded call's cost is kept apart (`agentotel.replay.recorded_cost.usd`)."""
+    attributes = span.attributes or {}
+    if not attributes.get(semconv.AGENTOTEL_REPLAY_FROZEN) or semconv.AGENTOTEL_COST_USD not in attributes:
+        return span
+    changed = dict(attributes)
+    changed[semconv.AGENTOTEL_REPLAY_RECORDED_COST_USD] = changed[semconv.AGENTOTEL_COST_USD]
+    changed[semconv.AGENTOTEL_COST_USD] = 0.0
+    return ReadableSpan(
+        name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=changed,
+        events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
+        end_time=span.end_time, instrumentation_scope=span.instrumentation_scope,
+    )
 
 
-def _install_stamp() -> None:
+_recorders: dict[int, _ReplayRecorder] = {}
+
+
+def _install_recorder() -> None:
     from agentotel._tracing import tracer_provider
 
     provider = tracer_provider()
     add = getattr(provider, "add_span_processor", None)
     with _patch_lock:
-        if add is None or id(provider) in _stamped_providers:
+        if add is None or id(provider) in _recorders:
             return
         # Attributes set in on_start reach every exporter whatever the processor order; inert outside a replay.
-        add(_CaseStamp())
-        _stamped_providers.add(id(provider))
+        recorder = _recorders[id(provider)] = _ReplayRecorder()
+        add(recorder)
+
+
+def replay_directory(store: str | Path | None = None) -> Path:
+    """Where replays of cases are recorded: `<store>/replays` (the store: given, else the configured one)."""
+    from agentotel import _config
+
+    base = Path(store) if store is not None else Path(_config.current().directory)
+    return base / "replays"
 
 
 @contextlib.contextmanager
-def replay(case: Case | str | Path, *, policy: str = "strict", mode: str = "live") -> Iterator[Replayer]:
-    """Serve a case's recorded tool results and model answers to the code run inside the block."""
+def replay(
+    case: Case | str | Path,
+    *,
+    policy: str | None = None,
+    mode: str | None = None,
+    tools: str | None = None,
+    models: str | None = None,
+    directory: str | Path | None = None,
+) -> Iterator[Replayer]:
+    """Serve a case's recorded tool results and model answers to the code run inside the block.
+
+    `tools` / `models` (default: the case's `replay:`) say what runs live at and after the cut; `mode`
+    sets both. The spans recorded inside go to `directory` (default `<store>/replays`), not the store.
+    """
     if not isinstance(case, Case):
         case = Case.load(case)
-    replayer = Replayer(case, policy, mode)
+    replayer = Replayer(case, policy or case.policy, mode, tools, models)
+    # Absolute: the path a failure names must work from wherever it is read.
+    replayer.directory = (Path(directory) if directory is not None else replay_directory()).absolute()
+    replayer.sink = _Sink(replayer.directory)
     with internal_errors("replay.install"):
         _install_http_patch()
-        _install_stamp()
+        _install_recorder()
     token = _active.activate(replayer)
     try:
         yield replayer
     finally:
         _active.deactivate(token)
+        with internal_errors("replay.close"):
+            replayer.sink.close()
+
+
+class _Sink:
+    """A replay's own store, opened on its first span (a replay that records nothing writes nothing)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._processor: BatchSpanProcessor | None = None
+        self._lock = threading.Lock()
+
+    def on_end(self, span: Any) -> None:
+        with self._lock:
+            if self._processor is None:
+                from agentotel.store import ParquetSpanExporter
+
+                self._processor = BatchSpanProcessor(ParquetSpanExporter(self.directory))
+        self._processor.on_end(span)
+
+    def close(self) -> None:
+        """Write what was recorded and fold the log into Parquet: the replay is readable once this returns."""
+        with self._lock:
+            processor, self._processor = self._processor, None
+        if processor is not None:
+            processor.force_flush()
+            processor.shutdown()

@@ -27,6 +27,7 @@ __all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "RetrievalFixtur
 
 FORMAT_VERSION = 1
 ARGUMENT_MATCHES = ("exact", "subset", "ignore")
+REPLAY_KINDS = ("live", "frozen")  # what a replay does with a kind of step (tools, models) at and after the cut
 TRAJECTORY_MATCHES = ("strict", "unordered", "subset", "superset")
 
 
@@ -57,9 +58,15 @@ class Assertions:
     expected_tool_calls: list[ExpectedCall] = field(default_factory=list)
     trajectory_match: str = "superset"  # how expected_tool_calls compare with the calls made
     final_output_contains: list[str] = field(default_factory=list)
-    # Text the model must be shown at the failure step (the first request past the recorded answers):
-    # what a frozen, offline replay can judge when the run stops there.
+    # Text the model must be shown at the failure step (the first model request at or after the cut):
+    # what an offline replay (frozen models) can judge when the run departs from the recording there.
     required_evidence: list[str] = field(default_factory=list)
+    max_latency_s: float | None = None  # the run's wall time
+    # Evidence before action: {tool: [tools that must each have been called before it]}.
+    must_call_before: dict[str, list[str]] = field(default_factory=dict)
+    # Calls that must never happen: [{tool: NAME or "*", arguments: {key: value or glob}}]; a call whose
+    # arguments hold every key with a matching value is forbidden (say, a deploy to "prod-*").
+    forbidden_arguments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -118,12 +125,26 @@ class Case:
     retrievals: list[RetrievalFixture] = field(default_factory=list)
     assertions: Assertions = field(default_factory=Assertions)
     policy: str = "strict"  # how replay matches calls with the fixtures (strict | fifo)
-    mode: str = "live"  # what replay does past the fixtures (live | frozen)
+    # At and after the cut, per kind of step: `live` runs it for real, `frozen` serves the recording.
+    # Before the cut both are always served from the recording (the world up to the failure).
+    replay_tools: str = "live"
+    replay_models: str = "frozen"
     path: Path | None = field(default=None, compare=False)
 
     @property
     def at_step(self) -> int | None:
         return self.source.get("at_step")
+
+    @property
+    def mode(self) -> str:
+        """The old single switch: `frozen` when nothing runs live, else `live`."""
+        return "frozen" if (self.replay_tools, self.replay_models) == ("frozen", "frozen") else "live"
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in REPLAY_KINDS:
+            raise CaseError(f"mode {value!r} is not live or frozen")
+        self.replay_tools = self.replay_models = value
 
     @property
     def ref(self) -> str:
@@ -133,7 +154,7 @@ class Case:
     # ---- file form -------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        assertions = {k: v for k, v in asdict(self.assertions).items() if v not in (None, [], "")}
+        assertions = {k: v for k, v in asdict(self.assertions).items() if v not in (None, [], {}, "")}
         if not self.assertions.expected_tool_calls:
             assertions.pop("trajectory_match", None)
         data: dict[str, Any] = {
@@ -146,7 +167,7 @@ class Case:
             "source": self.source,
             "input": self.input,
             "environment": self.environment,
-            "replay": {"policy": self.policy, "mode": self.mode},
+            "replay": {"tools": self.replay_tools, "models": self.replay_models, "policy": self.policy},
             "fixtures": {
                 "tools": [_compact(asdict(t)) for t in self.tools],
                 **({"retrievals": [_compact(asdict(r)) for r in self.retrievals]} if self.retrievals else {}),
@@ -178,8 +199,15 @@ class Case:
         _validate(assertions, where)
         fixtures = data.get("fixtures") or {}
         replay = dict(data.get("replay") or {})
-        if replay.get("policy", "strict") not in ("strict", "fifo") or replay.get("mode", "live") not in ("live", "frozen"):
-            raise CaseError(f"{where}replay: policy is strict or fifo, mode is live or frozen (got {replay})")
+        # `mode` (live | frozen) is the old single switch: it sets both kinds; `tools`/`models` win over it.
+        tools_default, models_default = default_replay((data.get("source") or {}).get("at", {}).get("type"))
+        if "mode" in replay:
+            tools_default = models_default = replay["mode"]
+        tools, models = replay.get("tools", tools_default), replay.get("models", models_default)
+        if replay.get("policy", "strict") not in ("strict", "fifo") or tools not in REPLAY_KINDS or models not in REPLAY_KINDS:
+            raise CaseError(f"{where}replay: policy is strict or fifo; tools and models are live or frozen (got {replay})")
+        if not isinstance(assertions.must_call_before, Mapping) or not isinstance(assertions.forbidden_arguments, list):
+            raise CaseError(f"{where}must_call_before is {{tool: [tools before it]}}; forbidden_arguments a list of {{tool, arguments}}")
         return cls(
             name=str(data.get("name") or (path.stem if path else "case")),
             layer=layer,
@@ -194,7 +222,8 @@ class Case:
             retrievals=_fixtures(RetrievalFixture, fixtures.get("retrievals"), f"{where}fixtures.retrievals"),
             assertions=assertions,
             policy=replay.get("policy", "strict"),
-            mode=replay.get("mode", "live"),
+            replay_tools=tools,
+            replay_models=models,
             path=path,
         )
 
@@ -250,6 +279,15 @@ def _validate(assertions: Assertions, where: str = "") -> None:
             raise CaseError(f"{where}expected call {call.name}: match {call.match!r} is not one of {', '.join(ARGUMENT_MATCHES)}")
     if assertions.final_status not in (None, "ok", "error"):
         raise CaseError(f"{where}final_status {assertions.final_status!r} is not ok or error")
+
+
+def default_replay(cut_type: str | None) -> tuple[str, str]:
+    """(tools, models) a case replays with by default: offline, and running the code the fix is in.
+
+    Cut at a tool (or retrieval) step, the tool is what the fix changes: it runs live while model calls
+    are answered from the recording. Cut anywhere else, both are served (no side effects, no network).
+    """
+    return ("live", "frozen") if cut_type in (TOOL, RETRIEVAL) else ("frozen", "frozen")
 
 
 class _Dumper(yaml.SafeDumper):
@@ -331,10 +369,21 @@ def new_case(
     found = list(found)
     before = [s for s in record.steps if s["index"] < at]
 
+    # Every recorded response, the cut's and later ones too: before the cut they are the world the
+    # failure happened in; from the cut on they answer the kinds of step the replay keeps frozen (an
+    # unchanged agent then follows the recording to its end and shows the failure again).
     tools: list[ToolFixture] = []
     models: list[ModelFixture] = []
     retrievals: list[RetrievalFixture] = []
-    _freeze(record, before, {}, tools, models, retrievals)
+    occurrences: dict[str, int] = {}
+    _freeze(record, before, occurrences, tools, models, retrievals)
+    for step in record.steps[len(before):]:
+        if step.get("type") == LLM and is_error(step):
+            break
+        try:  # past the cut a step that cannot be frozen (an API error, content off) ends the recording
+            _freeze(record, [step], occurrences, tools, models, retrievals)
+        except CaseError:
+            break
 
     # A payload cut by the content policy at record time is served cut on replay: say so in the case.
     truncated = [s["index"] for s in before if record.attribute(s, semconv.AGENTOTEL_PAYLOAD_TRUNCATED) in ("true", "True", True)]
@@ -371,6 +420,7 @@ def new_case(
         # serve the recorded answers in order and report the drift instead.
         policy="fifo" if layer == "prompt" else "strict",
     )
+    case.replay_tools, case.replay_models = default_replay(at_step.get("type"))
     return case
 
 

@@ -3,20 +3,23 @@
     pytest cases/                    # replay every case against its agent; one test per case
     pytest cases/ -m tool            # only the tool-layer cases
 
-Each case is replayed (tools and early model calls served from the case; past them the run goes live,
-or — `replay: {mode: frozen}` — stops offline at the first unanswered model request, so the case runs in
-CI without network or credentials) against the agent entry point named in the case (`agent: package.module:function`), else
-`--agentotel-agent` / the `agentotel_agent` ini option, inside a recorded run; the run is then checked
-against the case's assertions, and a failure lists every gate with its evidence.
+Each case is replayed by kind of step, as its `replay: {tools, models}` says (by default, cut at a tool
+step: the tool runs for real and model calls are answered from the recording, so the case runs in CI
+without network or credentials), against the agent entry point named in the case (`agent:
+package.module:function`, imported from the case's folder and the current one, like pytest imports a
+test's modules), else `--agentotel-agent` / the `agentotel_agent` ini option, inside a recorded run; the
+run is then checked against the case's assertions, and a failure lists every gate with its evidence,
+the replay store and the replayed run's id.
 
-Options (command line, or ini without the dashes): `--agentotel-agent`, `--agentotel-dir` (the store
-the replayed runs are written to; default: a fresh temporary directory per session), and the ini
-`agentotel_cases` (globs matched against the end of a file's path; default `cases/*.yaml`, `cases/*.yml`).
+Options (command line, or ini without the dashes): `--agentotel-agent`, `--agentotel-tools` /
+`--agentotel-models` (live or frozen, over the cases' own), `--agentotel-dir` (the store whose
+`replays/` folder the replayed runs are recorded in; default `$AGENTOTEL_DIR`, else ./agentotel-traces —
+a replay never goes into the store itself), and the ini `agentotel_cases` (globs matched against the end
+of a file's path; default `cases/*.yaml`, `cases/*.yml`).
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,11 +42,14 @@ class CaseFailed(AssertionError):
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentotel", "agentotel regression cases")
     group.addoption("--agentotel-agent", default=None, help="agent entry point (module:function) for cases that name none")
-    group.addoption("--agentotel-dir", default=None, help="store for the replayed runs (default: a temporary directory)")
+    group.addoption("--agentotel-dir", default=None,
+                    help="the store whose replays/ folder records the replayed runs (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
+    group.addoption("--agentotel-tools", choices=("live", "frozen"), default=None, help="run tools live or frozen (default: each case's)")
+    group.addoption("--agentotel-models", choices=("live", "frozen"), default=None, help="call models live or frozen (default: each case's)")
     parser.addini("agentotel_cases", "globs of regression case files (matched against the end of the path)", type="linelist",
                   default=list(_DEFAULT_GLOBS))
     parser.addini("agentotel_agent", "agent entry point (module:function) for cases that name none", default="")
-    parser.addini("agentotel_dir", "store for the replayed runs", default="")
+    parser.addini("agentotel_dir", "the store whose replays/ folder records the replayed runs", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,15 +90,11 @@ class CaseFile(pytest.File):
         yield item
 
 
-def _store(config: pytest.Config) -> Path:
+def _store(config: pytest.Config) -> Path | None:
+    """The store named by the options, else None (the configured store). Never a temporary folder: the run
+    ids a failure names must be there to read afterwards (`agentotel trajectory RUN --dir ...`)."""
     given = config.getoption("--agentotel-dir") or config.getini("agentotel_dir")
-    if given:
-        return Path(given)
-    cached = getattr(config, "_agentotel_store", None)
-    if cached is None:
-        cached = Path(tempfile.mkdtemp(prefix="agentotel-cases-"))
-        config._agentotel_store = cached  # type: ignore[attr-defined]
-    return cached
+    return Path(given) if given else None
 
 
 class CaseItem(pytest.Item):
@@ -106,7 +108,8 @@ class CaseItem(pytest.Item):
         from agentotel.cases.runner import run_case
 
         agent = self.case.agent or self.config.getoption("--agentotel-agent") or self.config.getini("agentotel_agent") or None
-        report = run_case(self.case, agent=agent, directory=_store(self.config))
+        report = run_case(self.case, agent=agent, directory=_store(self.config),
+                          tools=self.config.getoption("--agentotel-tools"), models=self.config.getoption("--agentotel-models"))
         self.user_properties.append(("agentotel_run", report.run_id))
         if not report.passed:
             raise CaseFailed(report)

@@ -7,8 +7,9 @@
 
 The snapshot records OS and Python, the git state (of the working directory or `repo=`), lockfiles
 and installed distributions, agentotel and SDK versions, agent config files (AGENTS.md, CLAUDE.md,
-... plus AGENTOTEL_CONFIG_FILES, relative to the repository root), tool schemas, credential NAMES
-and who started the run. It holds facts and names, never payload content, so it is recorded even
+... plus AGENTOTEL_CONFIG_FILES, relative to the repository root), tool schemas, the tools offered to
+the model (schemas and descriptions), a hash of the run's first system prompt, credential NAMES and
+who started the run. It holds facts and names, never payload content, so it is recorded even
 when content capture is off; its free text (remote URL, tool schemas, CI names) still goes through
 the content policy's redaction. Turn it off with AGENTOTEL_CAPTURE_ENVIRONMENT=false.
 
@@ -57,7 +58,8 @@ def diff(snapshot_a: Mapping[str, Any] | None, snapshot_b: Mapping[str, Any] | N
     """What differs between two snapshots, key by key: `.changes`, `.lines()`, `.to_dict()`.
 
     Packages added, removed or changed in version; lockfiles (with the packages that moved); config
-    files; tool schemas (with the changed fields); commit, branch, dirty state; models; OS and Python.
+    files; tool schemas (with the changed fields) and descriptions; the system prompt's hash; commit,
+    branch, dirty state; models; OS and Python.
     Volatile facts (host, who started the run, local paths, timings) are never differences.
     """
     from agentotel.environment import _diff

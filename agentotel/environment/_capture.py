@@ -414,11 +414,19 @@ def _schema_hash(schema: Any) -> str:
 
 
 def _model_tools(cap: Capture, run_context: Any) -> None:
+    """What the run's model calls were offered (tool schemas and descriptions) and told (a hash of the
+    first system prompt: a fact, not its text)."""
+    instructions = getattr(run_context, "instructions", None)
+    if instructions:
+        cap.snapshot["instructions"] = {"sha256": hashlib.sha256(instructions.encode("utf-8", "replace")).hexdigest(),
+                                        "chars": len(instructions)}
     definitions = getattr(run_context, "tool_definitions", None) or {}
     if not definitions:
         return
+    descriptions = getattr(run_context, "tool_descriptions", None) or {}
     cap.snapshot["model_tools"] = {
-        name: _tool_entry("model:" + name, _schema_hash(schema), schema, None) for name, schema in sorted(dict(definitions).items())
+        name: _tool_entry("model:" + name, _schema_hash(schema), schema, descriptions.get(name))
+        for name, schema in sorted(dict(definitions).items())
     }
 
 

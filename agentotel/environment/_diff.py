@@ -12,10 +12,11 @@ from agentotel.environment._capture import digest, hashed_part
 _MAX_DETAIL = 20  # detail lines kept per change (a lockfile rewrite can move hundreds of packages)
 _HEX = re.compile(r"^[0-9a-f]{13,64}$")
 _KEYED = ("packages", "lockfiles", "config_files", "tools", "model_tools")  # one change per key
-_ORDER = ("repo", "lockfiles", "packages", "config_files", "tools", "model_tools", "models", "agent",
+_ORDER = ("repo", "lockfiles", "packages", "config_files", "tools", "model_tools", "instructions", "models", "agent",
           "credentials", "os", "python", "container")  # fmt: skip
 _NOUN = {"packages": "package", "lockfiles": "lockfile", "config_files": "config file", "tools": "tool",
-         "model_tools": "tool definition", "credentials": "credential", "models": "model"}  # fmt: skip
+         "model_tools": "tool definition", "credentials": "credential", "models": "model",
+         "instructions": "system prompt"}  # fmt: skip
 
 
 def _short(value: Any) -> str:
@@ -210,6 +211,14 @@ def _models(a: Any, b: Any) -> list[Change]:
     return _names("models", flat(a), flat(b))
 
 
+def _instructions(a: Any, b: Any) -> Change:
+    """One change for a changed system prompt: its hash (the snapshot never holds the text) and length."""
+    a, b = a or {}, b or {}
+    kind = "added" if not a else "removed" if not b else "changed"
+    detail = (f"{a.get('chars')} → {b.get('chars')} characters",) if a and b and a.get("chars") != b.get("chars") else ()
+    return Change("instructions", "sha256", kind, a.get("sha256"), b.get("sha256"), detail)
+
+
 def _fold_working_tree(changes: list[Change]) -> list[Change]:
     """Drop the working-tree change when every uncommitted path is a file already reported changed."""
     tree = next((c for c in changes if c.section == "repo" and c.key == "working tree"), None)
@@ -246,6 +255,8 @@ def diff(snapshot_a: dict[str, Any] | None, snapshot_b: dict[str, Any] | None) -
                               (vb or {}).get("env", []) + (vb or {}).get("declared", []))  # fmt: skip
         elif section == "models":
             changes += _models(va, vb)
+        elif section == "instructions":
+            changes.append(_instructions(va, vb))
         else:
             changes += _fields(section, va, vb, missing_b)
     return EnvDiff(

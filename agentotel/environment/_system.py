@@ -180,7 +180,7 @@ def os_user() -> str | None:
 
 # --- agent client and SDK versions -----------------------------------------------------------------------
 
-SDKS = ("openai", "anthropic")
+SDKS = ("openai", "anthropic", "google-genai", "botocore")  # the client libraries providers/ patches
 
 
 def client_versions(packages: Mapping[str, str]) -> dict[str, Any]:

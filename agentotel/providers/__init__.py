@@ -1,4 +1,4 @@
-"""Patches for LLM client libraries (openai, anthropic): one `chat {model}` / `embeddings {model}` span per call.
+"""Patches for LLM client libraries (openai, anthropic, google-genai, Bedrock): one `chat {model}` span per call.
 
 `instrument_providers()` patches every supported library that is importable now, or when it is imported
 later; `uninstrument_providers()` removes every patch. Both are idempotent.
@@ -6,8 +6,10 @@ later; `uninstrument_providers()` removes every patch. Both are idempotent.
 Traced: openai `chat.completions.create` / `.parse` (and `.stream`, which calls `create`),
 `responses.create` / `.parse` (and `.stream`), `embeddings.create`; anthropic `messages.create` /
 `.parse` / `.stream` and the same on `beta.messages`; sync and async clients, `with_raw_response` and
-`with_streaming_response` included. Spans come from the scopes `agentotel.openai` and
-`agentotel.anthropic`.
+`with_streaming_response` included; google-genai `models.generate_content` / `generate_content_stream`
+(sync and async; see google_genai.py); Bedrock Runtime's Converse, ConverseStream, InvokeModel and
+InvokeModelWithResponseStream (see bedrock.py). Spans come from the scopes `agentotel.openai`,
+`agentotel.anthropic`, `agentotel.google_genai` and `agentotel.bedrock`.
 
 Counting a model call once, next to the anthropic SDK's own span
 ------------------------------------------------------------------

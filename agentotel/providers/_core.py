@@ -64,7 +64,20 @@ log = logging.getLogger("agentotel.providers")
 ABANDONED_STREAM = "abandoned_stream"
 
 # The adapters, by the top-level module of the client library they patch.
-ADAPTERS = {"openai": "agentotel.providers.openai", "anthropic": "agentotel.providers.anthropic"}
+ADAPTERS = {
+    "openai": "agentotel.providers.openai",
+    "anthropic": "agentotel.providers.anthropic",
+    "google.genai": "agentotel.providers.google_genai",
+    "botocore": "agentotel.providers.bedrock",
+}
+# gen_ai.provider.name -> the instrumentation scope of its spans (`agentotel.openai` for the rest:
+# openai, Azure and any OpenAI-compatible server).
+_SCOPES = {
+    "anthropic": "agentotel.anthropic",
+    "gcp.gemini": "agentotel.google_genai",
+    "gcp.vertex_ai": "agentotel.google_genai",
+    "aws.bedrock": "agentotel.bedrock",
+}
 
 # Set in the OTel context while one of our model spans is active: a nested patched call (parse
 # calling create, a wrapper around a wrapper) then records nothing of its own.
@@ -136,14 +149,21 @@ class Patch:
     kind "call": the method returns a response, a stream, or a raw response wrapping either.
     kind "stream_manager": the method returns a context manager whose `__enter__` yields a helper
     stream (anthropic's `messages.stream`) reading a raw stream from its `_raw_stream` attribute.
+
+    A method shared by calls that are not model calls (botocore's `_make_api_call`) names its
+    positional parameters in `positional` (they reach `request` as keywords), has `request` return
+    None for the calls it does not trace, and may take over what the caller gets back with
+    `returned(call, result)` (a result holding a stream, or a body read once, needs the request).
     """
 
     module: str
     target: str
-    request: Callable[[Any, dict[str, Any]], Request]
+    request: Callable[[Any, dict[str, Any]], Request | None]
     response: Callable[[Any], Response]
     accumulator: Callable[[Request], Accumulator] | None = None
     kind: str = "call"
+    positional: tuple[str, ...] = ()
+    returned: Callable[[ModelCall, Any], Any] | None = None
 
 
 # --- Small helpers adapters share ---------------------------------------------------------------------
@@ -182,6 +202,31 @@ def capturing() -> bool:
 
 
 parse_arguments = _json.parse  # tool-call arguments as parsed JSON when they are JSON text; else as given
+
+
+def tool_choice(value: Any) -> str | None:
+    """A request's tool choice as one string: `auto`, `none`, `required`, or a named tool as canonical JSON."""
+    if not given(value):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and set(value) == {"type"} and isinstance(value["type"], str):
+        return value["type"]  # anthropic's {"type": "auto"}
+    return _context.canonical_arguments(value)
+
+
+def instructions_text(request: "Request") -> str | None:
+    """The instructions a request carries: its system instructions, else its leading system/developer
+    messages (chat completions keep the system prompt among the messages), as text."""
+    parts = request.system_instructions
+    if not parts:
+        parts = []
+        for message in request.input_messages or ():
+            if message.get("role") not in ("system", "developer"):
+                break
+            parts.extend(message.get("parts") or ())
+    texts = [p.get("content") for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str)]
+    return "\n".join(texts) if texts else None
 
 
 def text_part(content: str) -> dict[str, Any]:
@@ -291,7 +336,7 @@ def _tracer(provider: str) -> Any:
     if tracer is None:
         if len(_tracers) > 32:  # providers replaced many times (tests): forget the old ones
             _tracers.clear()
-        scope = "agentotel.anthropic" if provider == "anthropic" else "agentotel.openai"
+        scope = _SCOPES.get(provider, "agentotel.openai")
         tracer = _tracers[key] = _tracing.get_tracer(scope)
     return tracer
 
@@ -333,15 +378,22 @@ class ModelCall:
                         encoded = payload.encode(value)
                         if encoded is not None:
                             span.set_attribute(key, encoded)
-            if request.tool_definitions and self.run is not None:
-                self._record_tool_definitions(request)
+            run = self.run
+            if run is not None:
+                if request.tool_definitions:
+                    self._record_tool_definitions(request)
+                if run.instructions is None and request.operation == "chat":
+                    # The environment keeps a hash of the run's first system prompt (captured content only).
+                    run.instructions = instructions_text(request)
         except BaseException:
             span.end()  # the call runs untraced; never leave a span open
             raise
 
     def _record_tool_definitions(self, request: Request) -> None:
+        definitions = [d for d in request.tool_definitions or () if d.get("name")]
         self.run.record_tool_definitions(  # type: ignore[union-attr]
-            {d["name"]: d.get("parameters") for d in request.tool_definitions or () if d.get("name")}
+            {d["name"]: d.get("parameters") for d in definitions},
+            {d["name"]: d["description"] for d in definitions if d.get("description")},
         )
 
     @property
@@ -376,7 +428,10 @@ class ModelCall:
         except Exception as exc:  # noqa: BLE001
             report_internal_error("providers.finish", exc)
         finally:
-            self.span.end()
+            try:  # inline, not end_span(): see the note on the per-call path above
+                self.span.end()
+            except Exception as exc:  # noqa: BLE001 - a failing span processor must not reach the caller
+                report_internal_error("providers.end", exc)
 
     def _record(self, response: Response | None, error: BaseException | None, error_kind: str | None) -> None:
         span, request = self.span, self.request
@@ -479,8 +534,8 @@ def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
 # --- The wrappers ------------------------------------------------------------------------------------------
 
 
-def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | None:
-    """A new model call, or None when instrumentation is suppressed or one of ours is already active."""
+def _begin(patch: Patch, instance: Any, args: tuple, kwargs: dict[str, Any]) -> ModelCall | None:
+    """A new model call, or None when instrumentation is suppressed, one of ours is already active or this is no model call."""
     # OTel's is_instrumentation_enabled() and our own marker, from one look at the context.
     current = otel_context.get_current()
     if (
@@ -490,7 +545,10 @@ def _begin(patch: Patch, instance: Any, kwargs: dict[str, Any]) -> ModelCall | N
     ):
         return None
     try:
-        return ModelCall(patch, patch.request(instance, kwargs))
+        if patch.positional and args:
+            kwargs = {**dict(zip(patch.positional, args)), **kwargs}
+        request = patch.request(instance, kwargs)
+        return ModelCall(patch, request) if request is not None else None
     except Exception as exc:  # noqa: BLE001 - the call then runs untraced
         report_internal_error("providers.begin", exc)
         return None
@@ -521,6 +579,8 @@ def _result_kind(result: Any) -> int:
 def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
     """What the user gets back: the result itself, or a proxy that finishes the span later."""
     try:
+        if patch.returned is not None:
+            return patch.returned(call, result)
         kind = _result_kinds.get(type(result))
         if kind is None:
             kind = _result_kind(result)
@@ -551,7 +611,7 @@ async def _awaited(call: ModelCall, patch: Patch, awaitable: Any) -> Any:
 
 def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())
@@ -569,7 +629,7 @@ def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
 
 def _async_wrapper(patch: Patch) -> Callable[..., Any]:
     async def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())
@@ -587,7 +647,7 @@ def _async_wrapper(patch: Patch) -> Callable[..., Any]:
 
 def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
     def wrapper(wrapped: Callable[..., Any], instance: Any, args: tuple, kwargs: dict) -> Any:
-        call = _begin(patch, instance, kwargs)
+        call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
         token = otel_context.attach(call.context())

@@ -25,10 +25,12 @@ from agentotel.providers._core import (
     server_attributes,
     text_part,
     tool_call_part,
+    tool_choice,
     tool_response_part,
 )
 from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
+    AGENTOTEL_REQUEST_TOOL_CHOICE,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_MAX_TOKENS,
     GEN_AI_REQUEST_STOP_SEQUENCES,
@@ -110,6 +112,7 @@ def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
     put(attributes, GEN_AI_REQUEST_TOP_P, kwargs.get("top_p"), (int, float))
     put(attributes, GEN_AI_REQUEST_TOP_K, kwargs.get("top_k"), (int, float))
     put(attributes, GEN_AI_REQUEST_STOP_SEQUENCES, kwargs.get("stop_sequences"), (list, tuple))
+    put(attributes, AGENTOTEL_REQUEST_TOOL_CHOICE, tool_choice(kwargs.get("tool_choice")))
     if given(kwargs.get("output_format")) or isinstance(field_of(kwargs.get("output_config"), "format"), dict):
         attributes[GEN_AI_OUTPUT_TYPE] = "json"
     stream = kwargs.get("stream") is True

@@ -24,10 +24,12 @@ from agentotel.providers._core import (
     server_attributes,
     text_part,
     tool_call_part,
+    tool_choice,
     tool_response_part,
 )
 from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
+    AGENTOTEL_REQUEST_TOOL_CHOICE,
     GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_CHOICE_COUNT,
@@ -160,11 +162,12 @@ def _chat_messages(messages: Any) -> list[dict[str, Any]]:
     for message in messages or ():
         if type(message) is dict:  # the usual {"role": ..., "content": "text"}: what the general case makes of it
             role, content = message.get("role"), message.get("content")
-            if type(role) is str and role != "tool" and type(content) is str and message.get("tool_calls") is None:
+            if (type(role) is str and role != "tool" and role != "function" and type(content) is str
+                    and message.get("tool_calls") is None and message.get("function_call") is None):  # fmt: skip
                 out.append({"role": role, "parts": [text_part(content)]})
                 continue
         role = field_of(message, "role", "user")
-        if role == "tool":
+        if role == "tool" or role == "function":  # "function": the legacy form, whose results carry no call id
             content = field_of(message, "content")
             out.append({"role": "tool", "parts": [tool_response_part(field_of(message, "tool_call_id"), _plain(content))]})
             continue
@@ -172,6 +175,9 @@ def _chat_messages(messages: Any) -> list[dict[str, Any]]:
         for call in field_of(message, "tool_calls") or ():
             function = field_of(call, "function")
             parts.append(tool_call_part(field_of(call, "id"), field_of(function, "name"), field_of(function, "arguments")))
+        legacy = field_of(message, "function_call")
+        if legacy is not None:
+            parts.append(tool_call_part(None, field_of(legacy, "name"), field_of(legacy, "arguments")))
         out.append({"role": role, "parts": parts})
     return out
 
@@ -190,7 +196,7 @@ def _plain(content: Any) -> Any:
 # Request parameters read into attributes (a call naming none of them skips reading them one by one).
 _CHAT_PARAMETERS = frozenset({
     "max_completion_tokens", "max_tokens", "temperature", "top_p", "frequency_penalty", "presence_penalty",
-    "seed", "stop", "n", "response_format",
+    "seed", "stop", "n", "response_format", "tool_choice",
 })  # fmt: skip
 
 
@@ -203,7 +209,7 @@ def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
         attributes[GEN_AI_REQUEST_STREAM] = True
     model = kwargs.get("model")
     tools = kwargs.get("tools")
-    return Request(
+    request = Request(
         operation="chat",
         provider=provider,
         model=model if isinstance(model, str) else None,
@@ -212,6 +218,10 @@ def _chat_request(instance: Any, kwargs: dict[str, Any]) -> Request:
         input_messages=_chat_messages(kwargs.get("messages")) if capturing() else None,
         tool_definitions=_tool_definitions(tools) if tools is not None else None,
     )
+    functions = kwargs.get("functions")
+    if functions is not None and given(functions):  # the legacy form of `tools`
+        request.tool_definitions = [*(request.tool_definitions or ()), *(_tool_definitions(functions) or ())] or None
+    return request
 
 
 def _chat_parameters(kwargs: dict[str, Any], attributes: dict[str, Any]) -> None:
@@ -227,6 +237,7 @@ def _chat_parameters(kwargs: dict[str, Any], attributes: dict[str, Any]) -> None
     n = kwargs.get("n")
     if given(n) and n != 1:
         attributes[GEN_AI_REQUEST_CHOICE_COUNT] = n
+    put(attributes, AGENTOTEL_REQUEST_TOOL_CHOICE, tool_choice(kwargs.get("tool_choice")))
     response_format = kwargs.get("response_format")
     if given(response_format):
         kind = response_format.get("type") if isinstance(response_format, dict) else "json_schema"
@@ -258,6 +269,9 @@ def _chat_response(completion: Any) -> Response:
             parts.append(tool_call_part(call_id, name, arguments))
             if call_id and name:
                 response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+        function = getattr(message, "function_call", None)
+        if function is not None:
+            _legacy_call(response, parts, getattr(function, "name", None), getattr(function, "arguments", None))
         role = getattr(message, "role", None)
         messages.append({"role": role if role is not None else "assistant", "parts": parts, "finish_reason": finish})
     response.output_messages = messages
@@ -283,19 +297,31 @@ def _chat_response_of(completion: Any) -> Response:
             parts.append(tool_call_part(call_id, name, arguments))
             if call_id and name:
                 response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+        function = field_of(message, "function_call")
+        if function is not None:
+            _legacy_call(response, parts, field_of(function, "name"), field_of(function, "arguments"))
         messages.append({"role": field_of(message, "role", "assistant"), "parts": parts, "finish_reason": finish})
     response.output_messages = messages
     return response
 
 
+def _legacy_call(response: Response, parts: list[dict[str, Any]], name: Any, arguments: Any) -> None:
+    """A legacy `function_call` (no id of its own): `<completion id>-<n>`, so a `@tool` span can link to it."""
+    call_id = f"{response.id or 'call'}-{len(response.tool_calls)}"
+    parts.append(tool_call_part(call_id, name, arguments))
+    if name:
+        response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+
+
 class _Choice:
-    __slots__ = ("text", "calls", "finish", "role")
+    __slots__ = ("text", "calls", "finish", "role", "function")
 
     def __init__(self, text_limit: int) -> None:
         self.text = Bounded(text_limit)
         self.calls: dict[int, list[Any]] = {}  # index -> [id, name, Bounded arguments]
         self.finish: str | None = None
         self.role = "assistant"
+        self.function: list[Any] | None = None  # the legacy function_call: [name, Bounded arguments]
 
 
 class _ChatStream:
@@ -330,8 +356,8 @@ class _ChatStream:
                     call.first_chunk = monotonic()  # type: ignore[union-attr]
                     waiting = False
                 try:
-                    if self.id is None:
-                        self.id, self.model = chunk.id, chunk.model
+                    if not self.id or not self.model:  # Azure may open with a content-filter notice: no id, no model
+                        self.id, self.model = self.id or chunk.id or None, self.model or chunk.model or None
                     usage = chunk.usage
                     if usage is not None:
                         self.usage = _usage(usage)
@@ -354,6 +380,9 @@ class _ChatStream:
                             calls = delta.tool_calls
                             if calls:
                                 self._tool_calls(state, calls)
+                            function = delta.function_call
+                            if function is not None:
+                                self._function_call(state, function)
                         finish = choice.finish_reason
                         if finish:
                             state.finish = finish
@@ -386,6 +415,12 @@ class _ChatStream:
                 slot[1] = slot[1] or call.function.name
                 slot[2].add(call.function.arguments)
 
+    def _function_call(self, state: _Choice, function: Any) -> None:
+        if state.function is None:
+            state.function = [None, Bounded(self.args_limit)]
+        state.function[0] = state.function[0] or function.name
+        state.function[1].add(function.arguments)
+
     def response(self) -> Response:
         response = Response(id=self.id, model=self.model, usage=self.usage)
         messages = []
@@ -397,6 +432,8 @@ class _ChatStream:
                 parts.append(tool_call_part(call_id, name, arguments))
                 if call_id and name:
                     response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
+            if state.function is not None:
+                _legacy_call(response, parts, state.function[0], state.function[1].text())
             if state.finish:
                 response.finish_reasons.append(state.finish)
             messages.append({"role": state.role, "parts": parts, "finish_reason": state.finish})
@@ -434,6 +471,7 @@ def _responses_request(instance: Any, kwargs: dict[str, Any]) -> Request:
     put(attributes, GEN_AI_REQUEST_MAX_TOKENS, kwargs.get("max_output_tokens"), int)
     put(attributes, GEN_AI_REQUEST_TEMPERATURE, kwargs.get("temperature"), (int, float))
     put(attributes, GEN_AI_REQUEST_TOP_P, kwargs.get("top_p"), (int, float))
+    put(attributes, AGENTOTEL_REQUEST_TOOL_CHOICE, tool_choice(kwargs.get("tool_choice")))
     text = kwargs.get("text")
     if given(kwargs.get("text_format")) or (isinstance(text, dict) and isinstance(text.get("format"), dict)):
         kind = "json_schema" if given(kwargs.get("text_format")) else text["format"].get("type")

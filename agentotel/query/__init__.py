@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
-from agentotel.query.diff import RunDiff, diff_trajectories
+from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
 from agentotel.store import schema
 from agentotel.store.writer import SPANS_DIR
@@ -119,6 +119,8 @@ _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 _FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
 _SNAPSHOT_ATTEMPTS = 5
+# DuckDB's words for a file it could not decode (it names the file only for some of them).
+_DAMAGE = re.compile(r"(?i)corrupt|parquet|decompress|payload value|out of range|out of buffer|checksum|tprotocol|invalid data|invalid input")
 _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 
@@ -177,8 +179,8 @@ class Traces:
         for attempt in range(_SNAPSHOT_ATTEMPTS):
             try:
                 self._bind(sources)
-            except duckdb.Error:
-                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
+            except duckdb.Error as exc:
+                if attempt + 1 == _SNAPSHOT_ATTEMPTS or not (self._moved() or self._set_aside_damaged(exc)):
                     raise
             else:
                 if attempt + 1 == _SNAPSHOT_ATTEMPTS or not self._moved():
@@ -219,10 +221,36 @@ class Traces:
         for _attempt in range(_SNAPSHOT_ATTEMPTS - 1):
             try:
                 return run(self._current())
-            except duckdb.Error:
-                if not self._moved():
+            except duckdb.Error as exc:
+                if self._moved():
+                    continue
+                if not self._set_aside_damaged(exc):
                     raise
+                self._connect(_sources.load(self.directory))  # without the file set aside
         return run(self._current())
+
+    def _set_aside_damaged(self, exc: duckdb.Error) -> bool:
+        """After a query failed reading the store: check the snapshot's files (the one the error names,
+        else all) and set the damaged ones aside (agentotel.store.integrity). True when one was."""
+        from agentotel.store import integrity
+
+        message = str(exc)
+        named = [f for f in self._files if f in message]
+        if not named and not _DAMAGE.search(message):
+            return False  # an error of the query itself (syntax, types), not of a file
+        found = []
+        for path in named or self._files:
+            try:
+                reason = integrity.check_file(path)
+            except FileNotFoundError:
+                continue
+            if reason is not None:
+                integrity.quarantine(self.directory, path, reason)
+                found.append(f"left out {path}: damaged ({reason})")
+        for note in found:
+            self.warnings.append(note)
+            _warnings.warn(note, StoreWarning, stacklevel=3)
+        return bool(found)
 
     # -- set-up ---------------------------------------------------------------------------------
     def _setup(self, sources: _sources.Sources) -> None:
@@ -275,14 +303,15 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
 
     def findings(self, run: str, **options: Any) -> list[Any]:
-        """What went wrong in a run: loops, ignored tool errors, drift, bad calls, overruns (agentotel.cases)."""
-        from agentotel.cases import findings
+        """Where and why a run went wrong: each finding at the step where its cause shows, with its layer,
+        severity, evidence and a suggestion (agentotel.analysis.detectors; `policy=` overrides the agent's)."""
+        from agentotel.analysis.detectors import findings
 
         return findings(self, run, **options)
 
     def _register_findings(self) -> None:
         # Detectors are Python, so the `findings` view is computed the first time a query names it.
-        from agentotel.cases.detectors import findings_table
+        from agentotel.analysis.detectors import findings_table
 
         self._con.register("_findings", findings_table(self))
         self.add_view("findings", "SELECT * FROM _findings")
@@ -361,7 +390,11 @@ class Traces:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})
             return dict(found[0]["attributes"] or {}) if found else {}
 
-        return build_trajectory(rows, ref.run_id, root_attributes)
+        def span_attributes(spans: list[str]) -> dict[str, dict[str, str]]:
+            found = self._rows(_sql("span_attributes"), {**window, "spans": spans})
+            return {row["span_id"]: dict(row["attributes"] or {}) for row in found}
+
+        return build_trajectory(rows, ref.run_id, root_attributes, span_attributes)
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from agentotel import store
-from agentotel.store import schema
+from agentotel.store import integrity, schema
 
 _CURRENT = "current"
 _MIGRATE = "migrate"
@@ -51,14 +51,7 @@ _cache_lock = threading.Lock()
 
 
 def _conform(table: pa.Table) -> pa.Table:
-    """The table with exactly SPAN_SCHEMA's columns: matched by name, cast, missing ones as nulls."""
-    columns = []
-    for f in schema.SPAN_SCHEMA:
-        if f.name in table.column_names:
-            columns.append(table.column(f.name).cast(f.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, f.type))
-    return pa.Table.from_arrays(columns, schema=schema.SPAN_SCHEMA)
+    return schema.conform(table)
 
 
 def _from_unversioned(table: pa.Table) -> pa.Table:
@@ -67,7 +60,10 @@ def _from_unversioned(table: pa.Table) -> pa.Table:
     return _conform(table)
 
 
-MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {0: _from_unversioned}
+MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {
+    0: _from_unversioned,
+    1: lambda table: schema.upgrade(table, 1),  # the dialect column, and other instrumentations' spans normalised
+}
 """Schema version v -> a function upgrading a table of version v to v + 1. Add one when a column changes."""
 
 
@@ -79,8 +75,7 @@ def _migrate(table: pa.Table, version: int) -> pa.Table:
 
 
 def _file_version(metadata: dict[bytes, bytes] | None) -> int:
-    raw = (metadata or {}).get(schema.METADATA_KEY)
-    return int(raw) if raw is not None else 0
+    return schema.file_version(metadata)
 
 
 def _check(path: Path) -> _Verdict:
@@ -103,6 +98,9 @@ def _check(path: Path) -> _Verdict:
 
 
 def _verdict(path: Path) -> _Verdict:
+    damaged = integrity.known_damaged(path)  # found damaged, and could not be moved aside: stays out
+    if damaged is not None:
+        return _Verdict(_SKIP, reason=f"damaged ({damaged})")
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
     with _cache_lock:

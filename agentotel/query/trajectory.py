@@ -45,7 +45,9 @@ class Step:
     cost_usd: float | None = None
     input: Any = None  # parsed JSON when the payload is JSON, else the text; None when not captured
     output: Any = None
+    error: str | None = None  # the status message of a failed step: the exception or API error text
     error_type: str | None = None
+    error: str | None = None  # the status message: the exception or API error text; None when ok
     orphan: bool = False  # its parent span never arrived (a lost span); placed at the top level
     raw_input: str | None = field(default=None, repr=False)
     raw_output: str | None = field(default=None, repr=False)
@@ -66,6 +68,8 @@ class Trajectory:
     steps: list[Step]
     _root_attributes: Callable[[], Mapping[str, str]] | None = field(default=None, repr=False)
     _environment: dict[str, str] | None = field(default=None, repr=False)
+    _span_attributes: Callable[[list[str]], Mapping[str, Mapping[str, str]]] | None = field(default=None, repr=False)
+    _model_attributes: dict[int, dict[str, str]] | None = field(default=None, repr=False)
 
     @property
     def environment(self) -> dict[str, str]:
@@ -74,6 +78,16 @@ class Trajectory:
             attributes = self._root_attributes() if self._root_attributes is not None else {}
             self._environment = {k: v for k, v in attributes.items() if k.startswith(_ENV_PREFIX)}
         return self._environment
+
+    @property
+    def model_attributes(self) -> dict[int, dict[str, str]]:
+        """Each model step's span attributes by step index: what the call was given besides its messages
+        (system instructions, tools offered, request parameters). Read on first use, for a diff."""
+        if self._model_attributes is None:
+            spans = {s.span_id: s.index for s in self.steps if s.type == "llm"}
+            found = self._span_attributes(list(spans)) if spans and self._span_attributes is not None else {}
+            self._model_attributes = {spans[span]: dict(attributes) for span, attributes in found.items() if span in spans}
+        return self._model_attributes
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` form: {"run": {...}, "steps": [...]}."""
@@ -105,10 +119,13 @@ def build_trajectory(
     rows: Iterable[Mapping[str, Any]],
     run_id: str,
     root_attributes: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None,
+    span_attributes: Callable[[list[str]], Mapping[str, Mapping[str, str]]] | None = None,
 ) -> Trajectory:
     """The trajectory of `run_id` from every span row of its trace (as `sql/trace_spans.sql` returns them).
 
-    `root_attributes(root_row)` reads the root span's attribute map, when the environment is asked for.
+    `root_attributes(root_row)` reads the root span's attribute map, when the environment is asked for;
+    `span_attributes(span_ids)` the attribute maps of those spans (by span id), when a diff asks what
+    the model calls were given.
     """
     rows = list(rows)
     by_id = {r["span_id"]: r for r in rows}
@@ -141,7 +158,9 @@ def build_trajectory(
                 cost_usd=row.get("cost_usd"),
                 input=parse_payload(raw_in),
                 output=parse_payload(raw_out),
+                error=(row.get("status_message") or row.get("error_type")) if row.get("status_code") == "ERROR" else None,
                 error_type=row.get("error_type"),
+                error=row.get("status_message") or None,
                 orphan=orphan,
                 raw_input=raw_in,
                 raw_output=raw_out,
@@ -152,7 +171,7 @@ def build_trajectory(
     if root is not None and root_attributes is not None:
         loader = lambda: root_attributes(root)  # noqa: E731 - a deferred read, bound to this root
     return Trajectory(run=_summary(run_id, rows, root, steps), steps=steps, _root_attributes=loader,
-                      _environment=None if loader else {})
+                      _environment=None if loader else {}, _span_attributes=span_attributes)
 
 
 def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any] | None, steps: list[Step]) -> dict[str, Any]:

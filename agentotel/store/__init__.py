@@ -4,9 +4,11 @@
     <dir>/wal/<ms>-<writer>-<seq>.arrows            Arrow IPC segments: the durable tail not yet folded
     <dir>/.replaced/date=YYYY-MM-DD/<unique>.parquet files a compaction merged, kept out of spans/ for a
                                                     grace period, then deleted (see compact.py)
+    <dir>/damaged/spans/date=YYYY-MM-DD/<unique>.parquet files whose page checksums failed (integrity.py)
 """
 
 from agentotel.store.compact import compact
+from agentotel.store.integrity import verify_store
 from agentotel.store.exporter import ParquetSpanExporter, spans_to_batch
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
 from agentotel.store.wal import read_wal
@@ -21,4 +23,5 @@ __all__ = [
     "parquet_files",
     "read_wal",
     "spans_to_batch",
+    "verify_store",
 ]

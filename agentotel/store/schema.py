@@ -14,10 +14,13 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute, for renormalise
 
 from agentotel import semconv
+from agentotel._tracing import SCOPE as _OWN_SCOPE
+from agentotel.store import dialects
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`."""
 
 METADATA_KEY = b"agentotel.schema_version"
@@ -62,8 +65,10 @@ _TAIL = [
     ("links", pa.list_(LINK)),
 ]
 
+DIALECT = ("dialect", pa.string())  # which normalisation rules filled the promoted columns (store/dialects.py)
+
 SPAN_SCHEMA = pa.schema(
-    _HEAD + [(column, arrow) for column, arrow in PROMOTED.values()] + _TAIL,
+    _HEAD + [(column, arrow) for column, arrow in PROMOTED.values()] + [DIALECT] + _TAIL,
     metadata={METADATA_KEY: str(SCHEMA_VERSION).encode()},
 )
 """The Arrow schema of a span row; Parquet files and WAL batches use exactly this."""
@@ -159,6 +164,21 @@ _ROUTE: dict[str, tuple[str | None, int, Any, bool]] = {
 }
 _ROUTE.update({attr: (column, -1, None, False) for attr, column in semconv.PAYLOAD_COLUMNS.items()})
 
+_INDEX = {name: index for index, name in enumerate(_PROMOTED_NAMES)}
+_OPERATION, _TOOL_NAME, _PROVIDER = _INDEX["operation"], _INDEX["tool_name"], _INDEX["provider"]
+_REQUEST_MODEL, _RESPONSE_MODEL = _INDEX["request_model"], _INDEX["response_model"]
+_INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE = (_INDEX[c] for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+_COST = _INDEX["cost_usd"]
+# What a call's record holds that a second record of the same call must not count again.
+_USAGE = (_INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE, _INDEX["reasoning_tokens"], _COST)
+_OWN_PREFIX = _OWN_SCOPE + "."
+_CALL_OPERATIONS = dialects.MODEL_OPERATIONS | {"execute_tool"}
+OWN_DIALECT = "agentotel"
+DUPLICATE = "duplicate"
+"""In `dialect` (`openinference+duplicate`, say): the writer saw another span of the same call in the same
+batch, agentotel's own or the outer one, and left this one's token and cost columns empty (its attributes
+keep them), so a plain sum over the files counts the call once."""
+
 
 class SpanColumns:
     """Columns of span rows under construction; `append` one normalised span, then `to_batch()`.
@@ -181,6 +201,11 @@ class SpanColumns:
         self._offsets: list[int] = [0]
         self._promoted_rows: list[list[int]] = [[] for _ in _PROMOTED_NAMES]
         self._promoted_values: list[list[Any]] = [[] for _ in _PROMOTED_NAMES]
+        self._dialects: list[str | None] = []
+        # (row, trace, span, parent, start, end, attributes, own) of each model or tool call: what
+        # `to_batch` finds two records of one call by (the rest of what it needs, it reads then).
+        self._calls: list[tuple] = []
+        self._foreign_calls = 0  # only a batch with another instrumentation's call can hold two records of one
         self.payload_chars = 0  # characters in the input/output values appended so far: what a caller chunks by
 
     def __len__(self) -> int:
@@ -259,6 +284,21 @@ class SpanColumns:
                         promoted_values[index].append(value if (str_ok and encoded is not None) else _promote(value, arrow))
                 keys.append(key)
                 values.append(encode_value(value) if encoded is None else encoded)
+        row = len(self._rows)
+        own = scope_name is not None and (scope_name.startswith(_OWN_PREFIX) or scope_name == _OWN_SCOPE)
+        if own:
+            self._dialects.append(OWN_DIALECT)
+        elif attributes:
+            payload_in, payload_out = self._normalise(
+                row, attributes, name, kind, scope_name, status_code, events, payload_in, payload_out
+            )
+        else:
+            self._dialects.append(None)
+        operation_rows = self._promoted_rows[_OPERATION]
+        if operation_rows and operation_rows[-1] == row and self._promoted_values[_OPERATION][-1] in _CALL_OPERATIONS:
+            self._calls.append((row, trace_id, span_id, parent_span_id or None, start_time_ns, end_time_ns, attributes, own))
+            if not own:
+                self._foreign_calls += 1
         self._offsets.append(len(self._keys))
         if payload_in is not None:
             self.payload_chars += len(payload_in)
@@ -287,11 +327,91 @@ class SpanColumns:
             )
         )
 
+    def _value(self, index: int, row: int) -> Any:
+        """The row's value in promoted column `index` (None when it has none)."""
+        rows = self._promoted_rows[index]
+        return self._promoted_values[index][-1] if rows and rows[-1] == row else None
+
+    def _normalise(
+        self, row: int, attributes: Mapping[str, Any], name: str, kind: str, scope_name: str | None, status_code: str,
+        events: Sequence[tuple[int, str, Mapping[str, Any] | None]], payload_in: str | None, payload_out: str | None,
+    ) -> tuple[str | None, str | None]:
+        """Fill the promoted columns another instrumentation's attributes mean (store/dialects.py), and cost."""
+        derived = dialects.derive(attributes, name, kind, scope_name, status_code, events)
+        if derived is None:
+            self._dialects.append(None)
+            return payload_in, payload_out
+        self._dialects.append(derived.dialect)
+        promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
+        for column, value in derived.columns.items():
+            index = _INDEX.get(column)
+            if index is None or (promoted_rows[index] and promoted_rows[index][-1] == row):
+                continue  # the span's GenAI attribute says it already
+            value = _promote(value, _PROMOTED_TYPES[index])
+            if value is not None:
+                promoted_rows[index].append(row)
+                promoted_values[index].append(value)
+        if payload_in is None and derived.input is not None:
+            payload_in = derived.input
+            self.payload_chars += len(payload_in)
+        if payload_out is None and derived.output is not None:
+            payload_out = derived.output
+            self.payload_chars += len(payload_out)
+        operation = self._value(_OPERATION, row)
+        if operation is not None and operation not in dialects.MODEL_OPERATIONS:
+            # An agent or tool span's usage is the sum of its model calls: counted there, not again here.
+            for index in _USAGE:
+                if promoted_rows[index] and promoted_rows[index][-1] == row:
+                    promoted_rows[index].pop()
+                    promoted_values[index].pop()
+        elif operation is not None and self._value(_COST, row) is None:
+            self._cost(row)
+        return payload_in, payload_out
+
+    def _cost(self, row: int) -> None:
+        input_tokens = self._value(_INPUT, row)
+        if input_tokens is None:
+            return
+        from agentotel.cost import cost_usd  # imported here: the store must not need the price data to load
+
+        try:
+            cost = cost_usd(
+                self._value(_PROVIDER, row),
+                self._value(_RESPONSE_MODEL, row) or self._value(_REQUEST_MODEL, row),
+                input_tokens=input_tokens,
+                output_tokens=self._value(_OUTPUT, row) or 0,
+                cache_read_tokens=self._value(_CACHE_READ, row) or 0,
+                cache_write_tokens=self._value(_CACHE_WRITE, row) or 0,
+            )
+        except Exception:  # noqa: BLE001 - a price problem must never cost the span
+            cost = None
+        if cost is not None:
+            self._promoted_rows[_COST].append(row)
+            self._promoted_values[_COST].append(cost)
+
+    def _duplicates(self) -> set[int]:
+        """The rows that are a second record of a call another row of this batch records (`duplicate_calls`)."""
+        def column(index: int) -> dict[int, Any]:
+            return dict(zip(self._promoted_rows[index], self._promoted_values[index]))
+
+        operation, tool, inputs, outputs = column(_OPERATION), column(_TOOL_NAME), column(_INPUT), column(_OUTPUT)
+        calls = []
+        for row, trace_id, span_id, parent, start, end, attributes, own in self._calls:
+            model = operation.get(row) in dialects.MODEL_OPERATIONS
+            response_id = (attributes or {}).get(semconv.GEN_AI_RESPONSE_ID) if model else None
+            calls.append((row, trace_id, span_id, parent, start, end, "model" if model else tool.get(row),
+                          inputs.get(row), outputs.get(row), response_id, own))
+        return duplicate_calls(calls)
+
     def to_batch(self) -> pa.RecordBatch:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
+        dialect_of = self._dialects
+        duplicates = self._duplicates() if self._foreign_calls and len(self._calls) > 1 else ()
         self._reset()
+        for row in duplicates:
+            dialect_of[row] = f"{dialect_of[row]}+{DUPLICATE}" if dialect_of[row] else DUPLICATE
         n = len(rows)
         columns: dict[str, pa.Array] = {}
         transposed = list(zip(*rows)) if rows else [[] for _ in range(18)]
@@ -304,7 +424,12 @@ class SpanColumns:
                 dense = [None] * n
                 for row, value in zip(at, got):
                     dense[row] = value
+            if duplicates and name in _USAGE_NAMES:
+                dense = list(dense)
+                for row in duplicates:
+                    dense[row] = None
             columns[name] = _array(dense, arrow)
+        columns["dialect"] = _array(dialect_of, pa.string())
         columns["input"] = _array(list(transposed[13]), pa.string())
         columns["output"] = _array(list(transposed[14]), pa.string())
         columns["attributes"] = _map(offsets, keys, values)
@@ -312,6 +437,55 @@ class SpanColumns:
         columns["events"] = _array(list(transposed[16]), SPAN_SCHEMA.field("events").type)
         columns["links"] = _array(list(transposed[17]), SPAN_SCHEMA.field("links").type)
         return pa.RecordBatch.from_arrays([columns[name] for name in SPAN_SCHEMA.names], schema=SPAN_SCHEMA)
+
+
+_USAGE_NAMES = frozenset(_PROMOTED_NAMES[index] for index in _USAGE)
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    return a[4] <= b[5] and b[4] <= a[5]
+
+
+def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
+    """The rows that are a second record of a model or tool call another row of the batch records.
+
+    `calls`: (row, trace, span, parent, start, end, what was called ("model" or the tool's name), input
+    tokens, output tokens, response id, whether agentotel recorded it). One call recorded twice, by agentotel and another instrumentation
+    or by two others, shows as: the same response id in one trace; a call span directly inside another of
+    the same kind (the same tool); or siblings that overlap in time with the same token counts. Kept:
+    agentotel's own record, else the outer one, else the earliest. The query views apply the same rules
+    across batches (query/sql/macro_duplicates.sql).
+    """
+    by_span = {(c[1], c[2]): c for c in calls}
+    duplicates: set[int] = set()
+    for c in calls:  # nested
+        parent = by_span.get((c[1], c[3])) if c[3] else None
+        if parent is None or parent[6] != c[6] or c[6] is None:
+            continue
+        if c[10] and not parent[10]:
+            duplicates.add(parent[0])
+        elif not c[10]:
+            duplicates.add(c[0])
+    groups: dict[tuple, list[tuple]] = {}
+    for c in calls:
+        if c[6] == "model":
+            if c[9] is not None:
+                groups.setdefault((c[1], "id", c[9]), []).append(c)
+            if c[7] is not None and c[8] is not None:
+                groups.setdefault((c[1], c[3], c[7], c[8]), []).append(c)
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda c: (not c[10], c[4], c[2]))
+        kept = [m for m in members if m[0] not in duplicates][:1] or members[:1]
+        for m in members:
+            if m is kept[0] or (m[10] and kept[0][10]):
+                continue
+            if m[9] is not None and kept[0][9] is not None and m[9] != kept[0][9]:
+                continue  # two calls that got the same counts (a fan-out of one prompt)
+            if key[1] == "id" or _overlap(m, kept[0]):
+                duplicates.add(m[0])
+    return duplicates
 
 
 def _map(offsets: list[int], keys: list[str], values: list[str]) -> pa.Array:
@@ -389,3 +563,63 @@ def payload_attribute(operation: str | None, column: str, span_attributes: Itera
         if semconv.PAYLOAD_COLUMNS.get(attr) == column:
             return attr
     return None
+
+
+def renormalise(table: pa.Table) -> pa.Table:
+    """Rows written before the dialect rules (schema version 1), brought up to date: the promoted columns
+    other instrumentations' attributes mean filled in, `dialect` set, cost computed, and a second record
+    of a call within the table marked (store/dialects.py). What was stored stays where it was set.
+
+    `table` has SPAN_SCHEMA's columns (conformed). Costs a Python pass over the rows: it runs once per
+    old file, when `agentotel compact` rewrites it (readers upgrade old files in memory meanwhile).
+    """
+    if table.num_rows == 0:
+        return table
+    table = table.combine_chunks()
+    read = table.select(["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "scope_name",
+                         "operation", "attributes", "events"])
+    starts = table.column("start_time").cast(pa.int64()).to_pylist()
+    ends = table.column("end_time").cast(pa.int64()).to_pylist()
+    columns = SpanColumns()
+    for i, row in enumerate(read.to_pylist()):
+        attributes = dict(row["attributes"] or ())
+        events = [(0, e["name"], dict(e["attributes"] or ())) for e in row["events"] or ()]
+        columns.append_values(
+            row["trace_id"], row["span_id"], row["parent_span_id"], row["name"], row["kind"], row["status_code"], None,
+            starts[i] or 0, ends[i] or 0, attributes, {}, [], row["scope_name"], None, events, (),
+        )
+    fresh = columns.to_batch()
+    out = []
+    for field in SPAN_SCHEMA:
+        old = table.column(field.name)
+        if field.name == "dialect" or field.name in _USAGE_NAMES:
+            # Usage re-read from the attributes, so a second record of a call and an agent span's sum drop out.
+            out.append(fresh.column(field.name))
+        elif field.name in _PROMOTED_NAMES or field.name in ("input", "output"):
+            out.append(pa.compute.coalesce(old.chunk(0) if old.num_chunks else old, fresh.column(field.name)))
+        else:
+            out.append(old)
+    return pa.Table.from_arrays(out, schema=SPAN_SCHEMA)
+
+
+def conform(table: pa.Table) -> pa.Table:
+    """The table with exactly SPAN_SCHEMA's columns: matched by name, cast, missing ones as nulls."""
+    columns = []
+    for f in SPAN_SCHEMA:
+        if f.name in table.column_names:
+            columns.append(table.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(columns, schema=SPAN_SCHEMA)
+
+
+def file_version(metadata: Mapping[bytes, bytes] | None) -> int:
+    """The schema version a Parquet file's key-value metadata names (0: none, a file another tool rewrote)."""
+    raw = (metadata or {}).get(METADATA_KEY)
+    return int(raw) if raw is not None else 0
+
+
+def upgrade(table: pa.Table, version: int) -> pa.Table:
+    """Rows of an older schema version as the current writer would store them."""
+    table = conform(table)
+    return renormalise(table) if version < 2 else table

@@ -1,8 +1,12 @@
-"""The write-ahead log: Arrow IPC streams `<dir>/wal/<segment>.arrows`, one or two per live writer.
+"""The write-ahead log: framed Arrow IPC messages `<dir>/wal/<segment>.arrows`, one or two per live writer.
 
-Each appended batch (its buffers zstd-compressed) is written with one `write()` and fsync'd before
-`append()` returns, so a batch is either wholly on disk or (if the process died mid-write) a
-truncated tail that readers skip; a write that fails part-way is cut off before the next one. A live
+Each append (its batches' buffers zstd-compressed, as Arrow IPC messages) is one *frame*: a magic
+number, its kind, its length and a CRC-32 of its contents, written with one `write()` and fsync'd
+before `append()` returns. A frame is either wholly on disk and intact, or (the process died
+mid-write, a disk flipped a bit) fails its check: readers skip it and find the next frame by its
+magic number, so one damaged frame costs that frame's spans only, never the frames after it. A write
+that fails part-way is cut off before the next one. Files written before framing (a plain Arrow IPC
+stream) are still read, up to their first damaged batch. A live
 writer holds an exclusive `flock` on its files; recovery folds only files whose lock it can take, i.e.
 files of dead writers. Each file is one *segment*, named in the stream's schema metadata: the name of
 the Parquet files its contents become. A writer appends to a new segment file while the previous one
@@ -15,7 +19,9 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import struct
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +68,33 @@ _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_l
 
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # the IPC stream's end marker
 
+# Framing. A framed file starts with FILE_MAGIC (a plain IPC stream starts with 0xFFFFFFFF), then a
+# schema frame, then one batches frame per append. Frame header: FRAME_MAGIC, kind, payload length,
+# CRC-32 of (kind, length, payload).
+FILE_MAGIC = b"AOWAL\x002\n"
+FRAME_MAGIC = b"\xa6\x0e\x5a\xf7"
+_FRAME = struct.Struct("<4sBII")
+_SCHEMA_FRAME, _BATCHES_FRAME = 1, 2
+
+
+def _frame_header(kind: int, payload: memoryview | bytes) -> bytes:
+    crc = zlib.crc32(payload, zlib.crc32(struct.pack("<BI", kind, len(payload))))
+    return _FRAME.pack(FRAME_MAGIC, kind, len(payload), crc)
+
+
+def _frame_at(data: memoryview, pos: int) -> tuple[int, memoryview] | None:
+    """The (kind, payload) of an intact frame at `pos`, else None."""
+    if len(data) - pos < _FRAME.size:
+        return None
+    magic, kind, length, crc = _FRAME.unpack_from(data, pos)
+    start = pos + _FRAME.size
+    if magic != FRAME_MAGIC or kind not in (_SCHEMA_FRAME, _BATCHES_FRAME) or length > len(data) - start:
+        return None
+    payload = data[start : start + length]
+    if zlib.crc32(payload, zlib.crc32(struct.pack("<BI", kind, length))) != crc:
+        return None
+    return kind, payload
+
 
 def _stream(batches: list[pa.RecordBatch]) -> pa.Buffer:
     # An Arrow-native sink: writing into a Python file object would take the GIL back for every
@@ -105,7 +138,8 @@ class WalFile:
         self._fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            header = schema_message(segment)
+            schema = schema_message(segment)
+            header = FILE_MAGIC + _frame_header(_SCHEMA_FRAME, schema) + schema
             _write_all(self._fd, memoryview(header))
             _sync(self._fd)
             os.rename(temp, self.path)
@@ -125,6 +159,7 @@ class WalFile:
         if self._broken:
             raise OSError(self._broken, "the WAL could not be repaired after a failed write", str(self.path))
         data = self._encoder.encode(batches)
+        data = memoryview(_frame_header(_BATCHES_FRAME, data) + data)  # one write: a frame is whole or cut off
         try:
             _write_all(self._fd, data)
             _sync(self._fd)
@@ -202,8 +237,9 @@ class WalContents:
 
     segment: str | None
     batches: list[pa.RecordBatch] = field(default_factory=list)
-    damaged: str | None = None  # the reason, when something after the last complete batch could not be read
+    damaged: str | None = None  # the reason, when some part of the file could not be read
     header_only: bool = True
+    lost_frames: int = 0  # damaged frames skipped (framed files), each one append's batches
 
     @property
     def rows(self) -> int:
@@ -211,13 +247,15 @@ class WalContents:
 
 
 def read_file(path: Path) -> WalContents:
-    """Every complete batch of a WAL file; a truncated or corrupt tail is reported, not raised."""
+    """Every intact batch of a WAL file; a damaged frame or a truncated tail is reported, not raised."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return WalContents(segment=None)
     if not data:
         return WalContents(segment=None)
+    if data.startswith(FILE_MAGIC):
+        return _read_framed(memoryview(data), path)
     try:
         reader = pa.ipc.open_stream(pa.py_buffer(data))
     except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
@@ -240,6 +278,56 @@ def read_file(path: Path) -> WalContents:
         if batch.num_rows:
             # Batches are always written with SPAN_SCHEMA; drop the segment metadata for readers.
             contents.batches.append(batch.replace_schema_metadata(SPAN_SCHEMA.metadata))
+    return contents
+
+
+_STREAM_PREFIX: bytes | None = None
+
+
+def _read_framed(data: memoryview, path: Path) -> WalContents:
+    global _STREAM_PREFIX
+    if _STREAM_PREFIX is None:
+        _STREAM_PREFIX = _BatchEncoder()._prefix
+    contents = WalContents(segment=None)
+    problems: list[str] = []
+    pos, end = len(FILE_MAGIC), len(data)
+    payloads: list[memoryview] = []
+    while pos < end:
+        frame = _frame_at(data, pos)
+        if frame is None:
+            following = bytes(data[pos + 1 :]).find(FRAME_MAGIC)
+            if following < 0:
+                problems.append(f"a damaged or torn frame at byte {pos}, up to the end")
+                break
+            problems.append(f"a damaged frame at byte {pos}")
+            contents.lost_frames += 1
+            pos += 1 + following
+            continue
+        kind, payload = frame
+        pos += _FRAME.size + len(payload)
+        if kind == _SCHEMA_FRAME:
+            try:
+                schema = pa.ipc.read_schema(pa.py_buffer(payload))
+                contents.segment = (schema.metadata or {}).get(SEGMENT_KEY, b"").decode() or None
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                problems.append(f"unreadable schema: {exc}")
+        else:
+            payloads.append(payload)
+    if contents.segment is None and problems:
+        contents.segment = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else None  # its file is named for it
+    for payload in payloads:  # each frame is read on its own: a bad one cannot hide the others
+        try:
+            reader = pa.ipc.open_stream(pa.py_buffer(_STREAM_PREFIX + bytes(payload) + _EOS))
+            for batch in reader:
+                batch.validate(full=True)
+                contents.header_only = False
+                if batch.num_rows:
+                    contents.batches.append(batch.replace_schema_metadata(SPAN_SCHEMA.metadata))
+        except (pa.ArrowInvalid, pa.ArrowException, OSError, ValueError) as exc:
+            problems.append(f"an unreadable frame: {exc}")
+            contents.lost_frames += 1
+    if problems:
+        contents.damaged = "; ".join(problems)
     return contents
 
 
@@ -277,7 +365,7 @@ def set_aside(path: Path, reason: str) -> Path | None:
         log.warning("agentotel: damaged WAL %s (%s) could not be set aside: %s", path, reason, exc)
         return None
     log.warning(
-        "agentotel: WAL %s had a damaged tail (%s); every complete batch was kept, the file was moved to %s",
+        "agentotel: WAL %s was damaged (%s); every intact batch was kept, the file was moved to %s",
         path,
         reason,
         target,

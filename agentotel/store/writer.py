@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from agentotel.store import wal
-from agentotel.store.schema import SPAN_SCHEMA
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
 
 log = logging.getLogger("agentotel.store")
 
@@ -92,6 +92,8 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
                 # finds the prompts agent runs repeat from call to call: about half the bytes per span.
                 compression_level=3,
                 write_page_index=True,
+                # A CRC-32 per page: DuckDB does not check them, agentotel.store.integrity does.
+                write_page_checksum=True,
                 # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
                 bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
                 sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),
@@ -139,7 +141,7 @@ def _is_published(partition: Path, name: str) -> bool:
 
 def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path]:
     """Publish a segment's batches as one Parquet file per start date, rows in start-time order."""
-    table = pa.Table.from_batches(list(batches), schema=SPAN_SCHEMA)
+    table = pa.Table.from_batches([_current(b) for b in batches], schema=SPAN_SCHEMA)
     if table.num_rows == 0:
         return []
     # Integer division truncates toward zero, so times before 1970 (or missing) land in date=1970-01-01.
@@ -159,6 +161,17 @@ def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch
             published.append(publish(table.slice(begin, count), partition, name, sort_by=_BY_START))
         begin += count
     return published
+
+
+def _current(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A batch of the current schema: a dead writer of an older agentotel may have left another in its WAL."""
+    if batch.schema.equals(SPAN_SCHEMA):
+        return batch
+    from agentotel.store.schema import upgrade
+
+    # The WAL writes SPAN_SCHEMA's version into its stream; batches without the dialect column are version 1.
+    version = 1 if "dialect" not in batch.schema.names else SCHEMA_VERSION
+    return upgrade(pa.Table.from_batches([batch]), version).combine_chunks().to_batches()[0]
 
 
 def _unique_writer_id() -> str:

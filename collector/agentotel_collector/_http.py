@@ -19,7 +19,7 @@ from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from . import _body, _otlp_json
-from ._convert import TooManySpans
+from ._convert import InvalidRequest, TooManySpans
 from ._ingest import Busy
 from ._service import (
     INTERNAL,
@@ -123,6 +123,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none")
         chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
         length = self._content_length()
+        if chunked and length is not None:  # RFC 9112 6.1: a request framed two ways (request smuggling)
+            self.close_connection = True
+            raise _Refusal(400, INVALID_ARGUMENT, "both Transfer-Encoding and Content-Length are set")
         if not chunked and length is None:
             self._refuse(411, INVALID_ARGUMENT, "Content-Length is required")
         if length is not None and length > settings.max_request_bytes:
@@ -149,6 +152,8 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refusal(exc.status, RESOURCE_EXHAUSTED if exc.status == 413 else INVALID_ARGUMENT, str(exc)) from None
         except TooManySpans as exc:
             raise _Refusal(413, RESOURCE_EXHAUSTED, str(exc)) from None
+        except InvalidRequest as exc:
+            raise _Refusal(400, INVALID_ARGUMENT, str(exc)) from None
         except Busy as exc:
             self._drain()  # harmless when the body was already read: the length is then zero
             raise _Refusal(503, UNAVAILABLE, f"{exc}; retry later", retry=True) from None
@@ -169,9 +174,15 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing -----------------------------------------------------------------------------
 
     def _content_length(self) -> int | None:
-        raw = self.headers.get("Content-Length")
-        if raw is None:
+        values = self.headers.get_all("Content-Length") or []
+        if not values:
             return None
+        # RFC 9112 6.3: differing lengths (in several fields, or a list in one) frame the body two ways.
+        distinct = {v.strip() for value in values for v in value.split(",")}
+        if len(distinct) > 1:
+            self.close_connection = True
+            raise _Refusal(400, INVALID_ARGUMENT, f"conflicting Content-Length values {sorted(distinct)}")
+        raw = distinct.pop()
         try:
             length = int(raw)
         except ValueError:

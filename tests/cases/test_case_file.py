@@ -23,10 +23,16 @@ def test_the_first_affected_step_is_the_model_call_after_the_drifted_tool_output
     assert suggest_cut(run, found) == 3  # the drift is at tool step 2; its response must be frozen
 
 
-def test_a_case_freezes_every_response_recorded_before_the_step(tmp_path):
+def test_a_case_freezes_every_recorded_response_and_replays_by_kind_of_step(tmp_path):
     case, _found = cut(tmp_path)
-    assert [(t.step, t.name, t.arguments, t.output) for t in case.tools] == [(2, "search_orders", {"customer": "acme"}, NEW_SHAPE)]
-    assert [(m.step, m.occurrence, m.model) for m in case.models] == [(1, 1, "gpt-4o-mini")]
+    # Before the cut (step 3) the world the failure happened in; from it on, what frozen kinds replay.
+    assert [(t.step, t.name, t.arguments, t.output) for t in case.tools] == [
+        (step, "search_orders", {"customer": "acme"}, NEW_SHAPE) for step in (2, 4, 6)]
+    assert [(m.step, m.occurrence, m.model) for m in case.models] == [(1, 1, "gpt-4o-mini"), (3, 1, "gpt-4o-mini"),
+                                                                      (5, 1, "gpt-4o-mini"), (7, 1, "gpt-4o-mini")]
+    assert (case.replay_tools, case.replay_models) == ("frozen", "frozen")  # cut at a model step: nothing live
+    at_tool, _found = cut(tmp_path, at=2)
+    assert (at_tool.replay_tools, at_tool.replay_models) == ("live", "frozen")  # cut at the tool: it runs, offline
     assert case.models[0].response[0]["parts"][0]["name"] == "search_orders"
     assert case.input["task"] == "How many orders does acme have?"
     assert case.input["messages"][-1]["role"] == "tool"  # what the model was sent at step 3
@@ -46,6 +52,21 @@ def test_the_file_round_trips_and_reads_like_a_document(tmp_path):
     loaded = Case.load(path)
     assert loaded.to_dict() == case.to_dict()
     assert loaded.path == path
+    assert data["replay"] == {"tools": "frozen", "models": "frozen", "policy": "strict"}
+
+
+def test_the_old_mode_switch_still_reads_as_both_kinds(tmp_path):
+    case, _found = cut(tmp_path)
+    data = case.to_dict()
+    for mode in ("live", "frozen"):
+        data["replay"] = {"policy": "strict", "mode": mode}
+        loaded = Case.from_dict(data)
+        assert (loaded.replay_tools, loaded.replay_models, loaded.mode) == (mode, mode, mode)
+    data["replay"] = {"mode": "live", "models": "frozen"}  # the kind named wins over the old switch
+    assert (Case.from_dict(data).replay_tools, Case.from_dict(data).replay_models) == ("live", "frozen")
+    data["replay"] = {"tools": "sometimes"}
+    with pytest.raises(CaseError, match="tools and models are live or frozen"):
+        Case.from_dict(data)
 
 
 def test_secrets_never_enter_a_case(tmp_path):

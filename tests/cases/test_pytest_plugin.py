@@ -34,6 +34,7 @@ def project(tmp_path):
         traces = agentotel.open(store)
         found = findings(traces, bad.id)
         base = new_case(load_run(traces, bad.id), at=3, layer="tool", found=found)
+        base.assertions.required_evidence = ["2 orders"]  # offline, what the model must be shown at step 3
     finally:
         agentotel.shutdown()
     project = tmp_path / "project"
@@ -48,8 +49,13 @@ def project(tmp_path):
     return project
 
 
-def pytest_in(project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(project)]), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+def pytest_in(project: Path, *args: str, tmpdir: Path | None = None) -> subprocess.CompletedProcess:
+    """pytest run from the project folder as a user runs it: agentotel importable, the project NOT on
+    PYTHONPATH (the plugin imports the agent from the case's folder and the current directory)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTOTEL_", "OTEL_"))}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "collector")]), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "agentotel.cases.pytest_plugin", "-p", "no:cacheprovider", *args],
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
@@ -82,10 +88,21 @@ def test_a_broken_case_file_is_a_clear_collection_error(project, capsys, monkeyp
     assert any("layer 'network' is not one of prompt, tool" in line for line in lines)
 
 
-def test_replaying_the_tool_cases_fails_the_bug_and_passes_the_fix(project):
-    result = pytest_in(project, "cases", "-m", "tool", "-rA")
+def test_replaying_the_tool_cases_fails_the_bug_and_passes_the_fix(project, tmp_path):
+    temp = tmp_path / "system-temp"
+    temp.mkdir()
+    World.model_calls = 0
+    result = pytest_in(project, "cases", "-m", "tool", "-rA", tmpdir=temp)
     out = result.stdout
     assert result.returncode == 1, out + result.stderr
     assert "1 failed, 1 passed, 1 deselected" in out
     assert "FAILED cases/buggy.yaml::buggy" in out and "PASSED cases/fixed.yaml::fixed" in out
     assert 'FAIL  must_not_repeat: search_orders {"customer":"acme"} at steps 2, 4, 6, 8' in out
+    # The failure names the replay store and the run, and the run is there to read.
+    store = project / "agentotel-traces" / "replays"
+    line = next(line for line in out.splitlines() if line.strip().startswith("replayed run "))
+    run_id = line.split()[2]
+    assert f"in {store}: agentotel trajectory {run_id} --dir {store}" in line
+    assert agentotel.open(store).trajectory(run_id).run["status"] == "ok"
+    assert not (project / "agentotel-traces" / "spans").exists()  # replays never go into the store itself
+    assert list(temp.iterdir()) == []  # nothing left in the system temp folder

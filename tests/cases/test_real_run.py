@@ -82,7 +82,7 @@ def test_the_detectors_stay_quiet_on_a_healthy_real_run(recorded_run):
     assert findings(agentotel.open(store), run) == []
 
 
-def test_a_case_cut_from_a_real_run_replays_its_prefix_exactly_offline(recorded_run):
+def test_a_case_cut_from_a_real_run_replays_it_exactly_offline(recorded_run):
     store, run = recorded_run
     record = load_run(agentotel.open(store), run)
     tool_steps = [s["index"] for s in record.steps if s["type"] == "tool"]
@@ -90,11 +90,12 @@ def test_a_case_cut_from_a_real_run_replays_its_prefix_exactly_offline(recorded_
     case = new_case(record, at=at, layer="workflow", name="swe-prefix")
     case.mode = "frozen"
     case.assertions.required_evidence = [OBSERVATIONS[TURNS[-2]["tool_calls"][0]["id"]][:40]]
-    assert len(case.models) == len(tool_steps) and len(case.tools) == len(tool_steps)
+    assert len(case.models) == len(tool_steps) + 1 and len(case.tools) == len(tool_steps)  # the last answer too
 
     Recorded.model_calls = Recorded.tool_bodies = 0
     report = run_case(case, agent=swe_agent, directory=store)
     assert report.passed, report.lines()
     assert Recorded.model_calls == 0 and Recorded.tool_bodies == 0  # strict: every request hash matched
-    replayed = load_run(agentotel.open(store), report.run_id)
-    assert [s["type"] for s in replayed.steps] == [s["type"] for s in record.steps if s["index"] <= at]
+    assert report.stop is None  # the unchanged agent sent every recorded request: answered to the end
+    replayed = load_run(agentotel.open(store / "replays"), report.run_id)
+    assert [s["type"] for s in replayed.steps] == [s["type"] for s in record.steps]

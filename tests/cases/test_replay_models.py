@@ -8,6 +8,8 @@ import httpx2
 import openai
 import pytest
 
+from agentotel import semconv
+
 from agentotel.cases import ReplayFrontier, new_case, replay
 from cases_build import looping_run
 
@@ -57,7 +59,7 @@ def second_request(completion) -> list[dict]:
 
 
 def test_a_recorded_request_gets_its_recorded_answer_and_the_rest_goes_live(client, live, case):
-    with replay(case) as replayer:
+    with replay(case, models="live") as replayer:
         first = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
         assert live.calls == 0
         call = first.choices[0].message.tool_calls[0]
@@ -81,7 +83,21 @@ def test_a_streamed_request_is_answered_as_a_stream(client, live, case):
     assert chunks[-1].usage.completion_tokens == 20
 
 
+def test_frozen_models_answer_the_recorded_requests_and_stop_where_the_agent_departs(client, live, case):
+    with replay(case, models="frozen") as replayer:
+        first = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
+        again = client.chat.completions.create(model="gpt-4o-mini", messages=second_request(first))
+        assert again.choices[0].message.tool_calls[0].function.name == "search_orders"  # the recorded step 3
+        fixed = second_request(first)
+        fixed[-1]["content"] = '1 orders: [{"id": 1}]'  # what a fixed tool returns: not the recorded result
+        with pytest.raises(ReplayFrontier, match=r"departs from the recording at step 5 \(it sends 1 orders: "):
+            client.chat.completions.create(model="gpt-4o-mini", messages=fixed)
+    assert live.calls == 0 and not replayer.violations
+    assert replayer.frontier.outcome == "departed"
+
+
 def test_a_frozen_replay_stops_at_the_first_request_it_has_no_answer_for(client, live, case):
+    case.models = case.models[:1]  # a recording that ends at the cut
     with replay(case, mode="frozen") as replayer:
         first = client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
         with pytest.raises(ReplayFrontier, match="every recorded answer is served"):
@@ -184,9 +200,12 @@ def test_a_replayed_answer_reports_the_recorded_cache_tokens_so_it_costs_the_sam
             else:
                 client.chat.completions.create(model="gpt-4o-mini", messages=FIRST)
         assert agentotel.flush()
-        rows = agentotel.open(tmp_path).sql(
-            "SELECT provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens "
-            "FROM llm_calls ORDER BY provider").fetchall()
+        rows = agentotel.open(tmp_path / "replays").sql(
+            "SELECT provider, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, "
+            "cost_usd, attributes[$recorded] FROM llm_calls ORDER BY provider",
+            {"recorded": semconv.AGENTOTEL_REPLAY_RECORDED_COST_USD}).fetchall()
     finally:
         agentotel.shutdown()
-    assert rows == [("anthropic", 1000, 20, 600, 100, None), ("openai", 1000, 20, 600, None, 5)]
+    assert [r[:6] for r in rows] == [("anthropic", 1000, 20, 600, 100, None), ("openai", 1000, 20, 600, None, 5)]
+    # Served from the recording: nothing was spent now; what the recorded call cost is kept apart.
+    assert rows[1][6] == 0 and float(rows[1][7]) > 0

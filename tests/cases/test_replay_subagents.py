@@ -80,13 +80,16 @@ def case(tmp_path):
 
 
 def test_a_case_cut_after_a_sub_agent_freezes_its_calls_under_the_agent_step(case):
-    assert [(t.step, t.name, t.output) for t in case.tools] == [(1, "lookup", "ALPHA")]
+    assert [(t.step, t.name, t.output) for t in case.tools] == [(1, "lookup", "ALPHA"), (2, "publish", True)]
     assert [m.step for m in case.models] == [1, 1]
 
 
 def test_the_sub_agent_replays_offline(case):
     with replay(case, mode="frozen") as replayer:
-        with pytest.raises(Exception, match="no recorded result for publish"):  # the cut step itself is not frozen
-            planner("alpha")
+        assert planner("alpha") is True  # the cut step (publish) is frozen too: it is served its recorded result
     assert Live.model_calls == 0 and Live.lookups == 0
-    assert [(e.kind, e.outcome) for e in replayer.events][:3] == [("model", "served"), ("tool", "served"), ("model", "served")]
+    assert [(e.kind, e.outcome) for e in replayer.events] == [
+        ("model", "served"), ("tool", "served"), ("model", "served"), ("tool", "served")]
+    with replay(case, tools="live", models="frozen") as replayer:
+        planner("alpha")  # tools before the cut (the sub-agent's lookup) are served; publish, at the cut, runs
+    assert Live.lookups == 0 and [e.outcome for e in replayer.events][-1] == "live"

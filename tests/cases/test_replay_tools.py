@@ -23,10 +23,10 @@ def test_no_replay_means_every_tool_runs():
 
 
 def test_a_recorded_call_is_served_and_a_repeat_gets_the_same_answer(case):
-    with replay(case) as replayer:
-        assert serve_tool("search_orders", {"customer": "acme"}) == (True, NEW_SHAPE)
-        assert serve_tool("search_orders", {"customer": "acme"}) == (True, NEW_SHAPE)
-    assert [e.outcome for e in replayer.events] == ["served", "repeated"]
+    with replay(case, tools="frozen") as replayer:  # the three recorded calls (before and after the cut), then one more
+        for _ in range(4):
+            assert serve_tool("search_orders", {"customer": "acme"}) == (True, NEW_SHAPE)
+    assert [e.outcome for e in replayer.events] == ["served", "served", "served", "repeated"]
     assert serve_tool("search_orders", ACME) == (False, None)  # the replay ended with the block
 
 
@@ -37,17 +37,18 @@ def test_argument_order_does_not_matter(case):
 
 
 def test_strict_refuses_a_call_off_the_recorded_path(case):
-    with replay(case, policy="strict") as replayer:
+    with replay(case, policy="strict", tools="live") as replayer:
         with pytest.raises(ReplayMismatch, match="not the recorded call"):
             serve_tool("search_orders", {"customer": "globex"})
     assert replayer.violations and replayer.violations[0].name == "search_orders"
 
 
-def test_live_mode_lets_new_calls_run_once_the_recorded_ones_are_served(case):
-    with replay(case, mode="live") as replayer:
-        assert serve_tool("search_orders", ACME)[0] is True
+def test_live_tools_run_once_the_recorded_ones_before_the_cut_are_served(case):
+    with replay(case, tools="live") as replayer:
+        assert serve_tool("search_orders", ACME)[0] is True  # step 2: before the cut at step 3
+        assert serve_tool("search_orders", ACME) == (False, None)  # step 4 runs live: the recording is not served past the cut
         assert serve_tool("search_orders", {"customer": "globex"}) == (False, None)
-    assert [e.outcome for e in replayer.events] == ["served", "live"] and not replayer.violations
+    assert [e.outcome for e in replayer.events] == ["served", "live", "live"] and not replayer.violations
 
 
 def test_frozen_mode_never_runs_a_tool(case):

@@ -96,6 +96,8 @@ class Scripted:
     body: Any = None
     events: list[dict[str, Any]] | None = None
     status: int = 200
+    raw: bytes | None = None  # sent as it is (an AWS event stream, say), with `content_type`
+    content_type: str = "application/vnd.amazon.eventstream"
 
 
 @dataclass
@@ -127,12 +129,14 @@ def model_server() -> Iterator[ModelServer]:
             with state.lock:
                 state.requests.append({"path": self.path, "body": body})
                 reply = state.replies.pop(0) if state.replies else Scripted({"error": {"message": "no reply scripted"}}, status=500)
-            if reply.events is not None:
+            if reply.raw is not None:
+                data, content_type = reply.raw, reply.content_type
+            elif reply.events is not None:
                 payload = "".join(
                     (f"event: {e['type']}\n" if "type" in e and "anthropic" in self.path_kind() else "") + f"data: {json.dumps(e)}\n\n"
                     for e in reply.events
                 )
-                if "anthropic" not in self.path_kind():
+                if self.path_kind() == "openai":  # Gemini's and Anthropic's streams just end
                     payload += "data: [DONE]\n\n"
                 data, content_type = payload.encode(), "text/event-stream"
             else:
@@ -144,7 +148,9 @@ def model_server() -> Iterator[ModelServer]:
             self.wfile.write(data)
 
         def path_kind(self) -> str:
-            return "anthropic" if self.path.endswith("/messages") else "openai"
+            if self.path.endswith("/messages"):
+                return "anthropic"
+            return "gemini" if "GenerateContent" in self.path else "openai"
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state = ModelServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")

@@ -8,7 +8,7 @@ import pytest
 
 import agentotel
 from agentotel import semconv as sc
-from agentotel.query.diff import KINDS, shape
+from agentotel.analysis.diff import KINDS, shape
 from spanbuild import SpanStore, assistant
 
 BASE = [("search", {"q": "otel"}, {"hits": [{"id": 1, "title": "t"}]}),
@@ -65,7 +65,11 @@ def test_a_removed_step(tmp_path):
     d = diff(tmp_path, BASE[:1] + BASE[2:])
     kinds = {p.status for p in d.differences}
     assert kinds == {"step_removed"}
-    assert d.first_divergence["kind"] == "step_removed" and d.first_divergence["index_b"] is None
+    first = d.first_divergence
+    assert first["kind"] == "step_removed"
+    # index_b names the step of B where it went another way: its step before the gap.
+    (before,) = [p.index_b for p in d.pairs if p.index_a == first["index_a"] - 1]
+    assert first["index_b"] == before is not None
 
 
 def test_a_different_tool(tmp_path):
@@ -132,7 +136,8 @@ def test_the_json_form(tmp_path):
     data = json.loads(json.dumps(d.to_dict()))
     assert set(data) == {"a", "b", "first_divergence", "pairs", "environment", "totals"}
     assert set(data["first_divergence"]) == {"index_a", "index_b", "kind", "detail"}
-    assert set(data["pairs"][0]) == {"index_a", "index_b", "status", "changes"}
+    assert set(data["pairs"][0]) == {"index_a", "index_b", "status", "changes", "delta"}
+    assert data["pairs"][0]["delta"] == {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0}
     assert data["a"]["run_id"] == "run-a" and data["b"]["run_id"] == "run-b"
     assert {p["status"] for p in data["pairs"]} <= {"same", *KINDS}
 

@@ -98,16 +98,40 @@ def test_an_existing_provider_is_left_alone_unless_a_directory_is_given(tmp_path
     assert [s.name for s in memory.get_finished_spans()] == ["kept", "both"]
 
 
-def test_an_unwritable_directory_is_a_clear_error_and_installs_nothing(tmp_path):
+def test_an_unwritable_directory_is_one_warning_and_the_program_runs_on(tmp_path, caplog):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    with pytest.raises(OSError, match="cannot write traces to .*a-file/traces"):
-        agentotel.instrument(blocker / "traces")
-    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    with caplog.at_level("WARNING", logger="agentotel"):
+        agentotel.instrument(blocker / "traces")  # no exception: telemetry never stops the program
+    warnings = [r.getMessage() for r in caplog.records if "cannot write traces to" in r.getMessage()]
+    assert len(warnings) == 1 and "a-file/traces" in warnings[0]
+    with agentotel.run("still works") as current:
+        _record("not kept")
+        current.output = "done"
+    assert agentotel.flush() is False  # nothing recorded was kept: flush says so
+    agentotel.shutdown()
     agentotel.instrument(tmp_path / "ok")  # a good directory afterwards works
     _record("after")
     assert agentotel.flush()
     assert _stored(tmp_path / "ok") == ["after"]
+
+
+def test_a_full_disk_at_instrument_is_one_warning(tmp_path, monkeypatch, caplog):
+    import errno
+
+    real_open = os.open
+
+    def full(path, flags, *args, **kwargs):  # the OS answering ENOSPC for any new file in the store
+        if str(path).startswith(str(tmp_path / "full")) and flags & os.O_CREAT:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full)
+    with caplog.at_level("WARNING", logger="agentotel"):
+        agentotel.instrument(tmp_path / "full")
+    assert any("No space left on device" in r.getMessage() for r in caplog.records)
+    _record("dropped")
+    assert agentotel.flush() is False
 
 
 def test_traces_exporter_none_writes_nothing(tmp_path, monkeypatch):
@@ -230,3 +254,27 @@ def test_uninstrument_removes_the_library_patches_and_instrument_restores_them(t
     assert hasattr(create(), "__wrapped__")
     agentotel.shutdown()
     assert create() is original
+
+
+def test_flush_recovers_after_a_transient_full_disk(tmp_path, monkeypatch, caplog):
+    import errno
+
+    agentotel.instrument(tmp_path / "t")
+    (processor,) = _our_processors(trace.get_tracer_provider())
+    wal_fd = processor.exporter.writer._wal._fd
+    real_write, full = os.write, [True]
+
+    def write(fd, data):  # the disk is full for one write of the WAL, then has room again
+        if fd == wal_fd and full[0]:
+            full[0] = False
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    _record("lost")
+    with caplog.at_level("WARNING", logger="agentotel"):
+        assert agentotel.flush() is False
+    assert any("1 spans were not kept" in r.getMessage() for r in caplog.records)
+    _record("kept")
+    assert agentotel.flush() is True  # the disk has room again: flush says so
+    assert _stored(tmp_path / "t") == ["kept"]

@@ -124,6 +124,7 @@ EXPECTED = {
         "cost_usd": 0.00125,
         "finish_reasons": ["stop", "length"],
         "error_type": "RateLimitError",
+        "dialect": "genai",  # a scope other than agentotel's: its GenAI attributes are the rules that applied
         "input": MESSAGES_IN,
         "output": MESSAGES_OUT,
         "attributes": {

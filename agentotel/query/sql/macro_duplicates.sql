@@ -4,21 +4,20 @@ CREATE OR REPLACE TEMP MACRO agentotel_model_call(operation) AS
     operation IN ('chat', 'text_completion', 'generate_content', 'embeddings');
 CREATE OR REPLACE TEMP MACRO agentotel_own_model_call(operation, scope_name) AS
     agentotel_model_call(operation) AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX'));
--- agentotel_duplicates(scope_name, operation, parent_operation, parent_scope, wraps_own_call): whether a
--- span is another record of a model call agentotel recorded, so the call counts once:
--- - a client SDK's own span (its scope is one of EXCLUDED_SCOPES, the anthropic SDK's, say) or another
---   instrumentation's model-call span (OpenLLMetry, OpenInference, ...) whose parent is an agentotel
---   model-call span;
--- - another instrumentation's model-call span wrapping one of agentotel's (`wraps_own_call`: one of its
---   children is an agentotel model-call span), when that instrumentation patched the client outside ours.
--- Without an agentotel span next to it (agentotel's patches off) such a span is the only record of the
--- call and counts. The providers' rule.
-CREATE OR REPLACE TEMP MACRO agentotel_duplicates(scope_name, operation, parent_operation, parent_scope, wraps_own_call) AS
-    coalesce(
-        NOT starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX'))
-        AND (
-            (list_contains(getvariable('EXCLUDED_SCOPES'), scope_name) OR agentotel_model_call(operation))
-            AND agentotel_own_model_call(parent_operation, parent_scope)
-            OR agentotel_model_call(operation) AND wraps_own_call
-        ),
-        false)
+-- agentotel_call_key(operation, tool_name, scope_name): what two records of one call share: 'model' for a
+-- model call (and any span of a client SDK that traces its own calls, EXCLUDED_SCOPES), 'tool:<name>'
+-- for a tool call; NULL for every other span, which is never a duplicate.
+CREATE OR REPLACE TEMP MACRO agentotel_call_key(operation, tool_name, scope_name) AS
+    CASE
+        WHEN agentotel_model_call(operation) OR list_contains(getvariable('EXCLUDED_SCOPES'), scope_name) THEN 'model'
+        WHEN operation = 'execute_tool' THEN 'tool:' || coalesce(tool_name, '')
+    END;
+-- agentotel_marked_duplicate(dialect): the writer saw the other record of the call in the same batch and
+-- marked this one (store/schema.py DUPLICATE; its token and cost columns are empty).
+CREATE OR REPLACE TEMP MACRO agentotel_marked_duplicate(dialect) AS
+    coalesce(dialect = 'duplicate' OR ends_with(dialect, '+duplicate'), false);
+-- agentotel_preferred(own_a, start_a, span_a, own_b, start_b, span_b): of two sibling records of one model
+-- call (same parent, same token counts, overlapping in time), whether a is the one kept: agentotel's own,
+-- else the earlier.
+CREATE OR REPLACE TEMP MACRO agentotel_preferred(own_a, start_a, span_a, own_b, start_b, span_b) AS
+    (own_a AND NOT own_b) OR (own_a = own_b AND (start_a < start_b OR (start_a = start_b AND span_a < span_b)));

@@ -1,13 +1,21 @@
 -- The runs a name could mean: run ids and trace ids starting with $name (a full id or a prefix, as git
--- does with commits). Spans outside any run are a run named by their trace id. The time window of
--- each run's spans (first start to last end: its nested runs start inside it) lets the trajectory query
--- skip every Parquet row group outside it.
+-- does with commits). Spans outside any run are a run named by their trace id, unless their trace has a
+-- run (they belong to it, as _spans_marked.sql says). The time window of each run's spans (first start
+-- to last end: its nested runs start inside it) lets the trajectory query skip every Parquet row group
+-- outside it.
+WITH trace_runs AS (
+    SELECT trace_id, arg_min(run_id, start_time) AS run_id
+    FROM _run_roots
+    WHERE run_name IS NOT NULL AND parent_run_id IS NULL AND run_id IS NOT NULL
+    GROUP BY trace_id
+)
 SELECT
-    coalesce(run_id, trace_id) AS run_id,
-    trace_id,
-    min(start_time) AS first_start,
-    max(coalesce(end_time, start_time)) AS last_start
-FROM _raw_spans
-WHERE starts_with(run_id, $name) OR starts_with(trace_id, $name)
+    coalesce(s.run_id, tr.run_id, s.trace_id) AS run_id,
+    s.trace_id,
+    min(s.start_time) AS first_start,
+    max(coalesce(s.end_time, s.start_time)) AS last_start
+FROM _raw_spans s
+LEFT JOIN trace_runs tr ON tr.trace_id = s.trace_id
+WHERE starts_with(s.run_id, $name) OR starts_with(s.trace_id, $name)
 GROUP BY ALL
 ORDER BY run_id

@@ -40,6 +40,7 @@ step_totals AS (
         count(*) FILTER (WHERE step_type = 'llm') AS model_calls,
         count(*) FILTER (WHERE step_type = 'tool') AS tool_calls,
         count(*) FILTER (WHERE step_type = 'retrieval') AS retrievals,
+        count(*) FILTER (WHERE step_type IN ('llm', 'tool', 'retrieval', 'embedding')) AS work_steps,
         count(*) FILTER (WHERE status_code = 'ERROR') AS errors,
         sum(input_tokens)::BIGINT AS input_tokens,
         sum(output_tokens)::BIGINT AS output_tokens,
@@ -53,7 +54,7 @@ step_totals AS (
 own AS (
 SELECT
     m.run_key AS run_id,
-    coalesce(r.name, '(unnamed)') AS name,
+    coalesce(r.name, '(unnamed)') AS name,  -- a trace outside runs: its root span's name (service_name: its service)
     coalesce(r.trace_id, m.trace_id) AS trace_id,
     m.user_id,
     m.session_id,
@@ -78,8 +79,10 @@ SELECT
 FROM members m
 LEFT JOIN roots r USING (run_key)
 LEFT JOIN step_totals t USING (run_key)
--- Spans outside any run form a run of their own only when their trace has no real run.
-WHERE NOT (m.outside_runs AND m.trace_id IN (SELECT trace_id FROM members WHERE NOT outside_runs))
+-- Spans outside any run form a run of their own only when their trace has no real run, and only when
+-- they did some work: a model, tool, retrieval or embedding step (not a framework's set-up trace).
+WHERE NOT (m.outside_runs AND (coalesce(t.work_steps, 0) = 0
+                               OR m.trace_id IN (SELECT trace_id FROM members WHERE NOT outside_runs)))
 ),
 -- (run, ancestor) for every run and each run it is nested in, itself included; 64 levels at most.
 nesting(run_id, ancestor, depth) AS (

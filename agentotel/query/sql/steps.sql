@@ -18,6 +18,7 @@ SELECT
     output_tokens,
     cost_usd,
     error_type,
+    CASE WHEN status_code = 'ERROR' THEN coalesce(nullif(status_message, ''), error_type) END AS error,
     user_id,
     session_id,
     input,

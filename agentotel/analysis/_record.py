@@ -1,0 +1,163 @@
+"""One run as detectors see it, and what earlier runs of the same agent saw of its tools.
+
+`RunRecord` is plain data (the run's summary, its trajectory steps as dicts, a few span attributes),
+so detectors can be exercised from step dicts alone; `load_run` / `load_history` fill it from a
+`Traces` (the query layer: its trajectory and views, never the files).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+from agentotel import _json, semconv
+from agentotel.analysis._schema import OutputSchema
+from agentotel.analysis._steps import TOOL, is_error, tool_name, tool_payload
+
+# The span attributes (beyond the step fields) that detectors read.
+ATTRIBUTES = (
+    semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+    semconv.GEN_AI_TOOL_DEFINITIONS,
+    semconv.GEN_AI_SYSTEM_INSTRUCTIONS,
+    semconv.GEN_AI_TOOL_DESCRIPTION,
+    semconv.GEN_AI_DATA_SOURCE_ID,
+    semconv.GEN_AI_AGENT_NAME,
+    semconv.AGENTOTEL_RUN_NAME,
+    semconv.AGENTOTEL_ENV_SNAPSHOT,
+    semconv.ERROR_TYPE,
+)
+STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
+
+
+@dataclass
+class RunRecord:
+    """A run: its summary (`run_id`, `trace_id`, `status`, `start_time`, `task`, `output`, `error`, ...),
+    its trajectory steps, and the extra attributes of each step's span (keyed by span id) and of its root."""
+
+    run: dict[str, Any]
+    steps: list[dict[str, Any]]
+    span_attributes: dict[str, dict[str, str]] = field(default_factory=dict)
+    root_attributes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.get("run_id")
+
+    def attribute(self, step: Mapping[str, Any], name: str) -> str | None:
+        return self.span_attributes.get(str(step.get("span_id")), {}).get(name)
+
+    def error(self, step: Mapping[str, Any]) -> str | None:
+        """The step's error text: its status message (the exception or API error), else its error type."""
+        return step.get("error") or self.attribute(step, STATUS_MESSAGE) or step.get("error_type") or None
+
+    def tool_steps(self) -> list[dict[str, Any]]:
+        return [s for s in self.steps if s.get("type") == TOOL]
+
+    def declared_tools(self) -> dict[str, Mapping[str, Any]]:
+        """Tool name -> the schema the tool itself declares ({name, description, parameters}), from the
+        run's environment snapshot (every `@agentotel.tool` registered when the run started)."""
+        snapshot = _json.parse(self.root_attributes.get(semconv.AGENTOTEL_ENV_SNAPSHOT))
+        tools = snapshot.get("tools") if isinstance(snapshot, Mapping) else None
+        found: dict[str, Mapping[str, Any]] = {}
+        for name, info in (tools or {}).items() if isinstance(tools, Mapping) else ():
+            schema = info.get("schema") if isinstance(info, Mapping) else None
+            if isinstance(schema, Mapping):
+                found[str(name)] = schema
+        return found
+
+
+@dataclass
+class History:
+    """What earlier runs of the agent saw of each tool: its learned output schema and latest schema hash."""
+
+    outputs: dict[str, OutputSchema] = field(default_factory=dict)
+    schema_hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool -> (run id, hash), the latest
+    runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
+    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step), newest first
+
+    def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool) -> None:
+        """One earlier call, newest first (the first hash seen per tool is the latest)."""
+        if schema_hash and name not in self.schema_hashes:
+            self.schema_hashes[name] = (run_id, schema_hash)
+        if failed or output is None:
+            return
+        self.outputs.setdefault(name, OutputSchema()).learn(output)
+        seen = self.runs.setdefault(name, [])
+        if run_id not in seen:
+            seen.append(run_id)
+
+    @classmethod
+    def from_records(cls, records: Iterable[RunRecord]) -> "History":
+        """History from earlier runs given oldest first (the most recent one's schema hash wins)."""
+        history = cls()
+        for record in reversed(list(records)):
+            for step in reversed(record.tool_steps()):
+                history.add(str(record.run_id), str(tool_name(step)), tool_payload(step.get("output")),
+                            record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH), is_error(step))
+        return history
+
+
+# ---- from the store ----------------------------------------------------------------------------------
+
+HISTORY_RUNS = 20  # earlier runs a tool's output schema is learned from: enough to see optional fields
+
+
+@functools.cache
+def sql(name: str) -> str:
+    """A query of agentotel/analysis/sql/ by file name (without .sql)."""
+    return resources.files("agentotel.analysis").joinpath("sql", f"{name}.sql").read_text("utf-8")
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if dataclasses.is_dataclass(value):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return dict(value.to_dict())
+
+
+def load_run(traces: Any, run: str) -> RunRecord:
+    """The run (run id, trace id or a unique prefix) from a `Traces`, with the attributes detectors read."""
+    ref = traces.resolve(run)
+    trajectory = traces.trajectory(ref.run_id)
+    summary = _as_dict(trajectory.run)
+    steps = [_as_dict(step) for step in trajectory.steps]
+    params = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start, "run": ref.run_id,
+              "spans": [s["span_id"] for s in steps], "names": list(ATTRIBUTES)}
+    span_attributes: dict[str, dict[str, str]] = {}
+    root_attributes: dict[str, str] = {}
+    for row in traces._rows(sql("run_attributes"), params):
+        chosen = dict(row["attributes"] or {})
+        if row["status_message"]:
+            chosen[STATUS_MESSAGE] = row["status_message"]
+        span_attributes[row["span_id"]] = chosen
+        if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
+            root_attributes = chosen
+            summary.setdefault("error", row["status_message"])
+    return RunRecord(summary, steps, span_attributes, root_attributes)
+
+
+def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) -> History:
+    """What the latest earlier runs of the same agent (same run name) saw: every call of this run's tools,
+    and what each run's first model call was given (instructions, tools offered)."""
+    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
+    start = record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
+    history = History()
+    if start is None:
+        return history
+    agent = record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name")
+    params = {"names": names, "run": record.run_id, "before": start, "agent": agent if agent and agent != "(unnamed)" else None,
+              "runs": runs, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH}
+    if names:
+        for row in traces._rows(sql("tool_history"), params):
+            history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
+                        row["status_code"] == "ERROR")
+    params = {k: params[k] for k in ("run", "before", "agent", "runs")}
+    params.update(definitions=semconv.GEN_AI_TOOL_DEFINITIONS, instructions=semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+    for row in traces._rows(sql("model_history"), params):
+        history.first_calls.append((row["run_id"], {"type": "llm", "input": _json.parse(row["input"]),
+                                                    "definitions": row["definitions"], "instructions": row["instructions"]}))
+    return history

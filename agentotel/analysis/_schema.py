@@ -1,0 +1,107 @@
+"""A tool's output schema learned from earlier runs, and how a new output departs from it.
+
+Every earlier output of the tool adds to one schema: the types seen at each JSON path, and how often
+each field was there (not null) when the object holding it was. A field that was sometimes null or
+absent is optional. A new output drifts only when a field that was always there is gone, a path has a
+type never seen before, or a new object or array appears where there was none: a field that comes and
+goes, or is null this time, never raises an alarm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from agentotel.analysis._steps import outermost, parent_path, type_name
+
+
+@dataclass
+class Drift:
+    """How an output departs from the learned schema (paths like `$.orders[].id`)."""
+
+    gone: list[str]  # fields that were always there, missing now
+    new_types: dict[str, tuple[list[str], str]]  # path -> (types seen before, type now)
+    new_structures: list[str]  # objects or arrays never seen before
+
+    def summary(self) -> str:
+        bits = []
+        if self.gone:
+            bits.append("missing " + ", ".join(self.gone))
+        if self.new_types:
+            bits.append(", ".join(f"{p} is {now} (was {'|'.join(before)})" for p, (before, now) in sorted(self.new_types.items())))
+        if self.new_structures:
+            bits.append("new " + ", ".join(self.new_structures))
+        return "; ".join(bits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"missing": self.gone, "new_types": {p: {"before": b, "now": n} for p, (b, n) in self.new_types.items()},
+                "new_structures": self.new_structures}
+
+
+@dataclass
+class OutputSchema:
+    """What earlier outputs of one tool looked like: types per path, and how often each field was present."""
+
+    outputs: int = 0
+    types: dict[str, set[str]] = field(default_factory=dict)
+    objects: dict[str, int] = field(default_factory=dict)  # path -> objects seen there
+    present: dict[str, int] = field(default_factory=dict)  # field path -> times it held a non-null value
+
+    def learn(self, value: Any) -> None:
+        self.outputs += 1
+
+        def walk(node: Any, path: str) -> None:
+            self.types.setdefault(path, set()).add(type_name(node))
+            if isinstance(node, Mapping):
+                self.objects[path] = self.objects.get(path, 0) + 1
+                for key, child in node.items():
+                    child_path = f"{path}.{key}"
+                    if child is not None:
+                        self.present[child_path] = self.present.get(child_path, 0) + 1
+                    walk(child, child_path)
+            elif isinstance(node, (list, tuple)):
+                for child in node:
+                    walk(child, f"{path}[]")
+
+        walk(value, "$")
+
+    def required(self, path: str) -> bool:
+        """A field that held a value every time the object holding it was seen."""
+        return self.present.get(path, 0) > 0 and self.present.get(path, 0) == self.objects.get(parent_path(path), 0)
+
+    def drift(self, value: Any) -> Drift | None:
+        """How `value` departs from what was learned, or None when it fits (always None before any output)."""
+        if not self.outputs:
+            return None
+        gone: set[str] = set()
+        new_types: dict[str, tuple[list[str], str]] = {}
+        new_structures: set[str] = set()
+        required_by_parent: dict[str, list[str]] = {}
+        for path in self.present:
+            if self.required(path):
+                required_by_parent.setdefault(parent_path(path), []).append(path)
+
+        def walk(node: Any, path: str) -> None:
+            kind = type_name(node)
+            seen = self.types.get(path)
+            if seen is None:
+                if kind in ("object", "array") and path != "$" and parent_path(path) in self.types:
+                    new_structures.add(path)
+                return  # below a new path nothing can be compared
+            if kind != "null" and kind not in seen:
+                new_types[path] = (sorted(seen), kind)
+                return
+            if isinstance(node, Mapping):
+                for required in required_by_parent.get(path, ()):
+                    if required.rsplit(".", 1)[1] not in node:
+                        gone.add(required)
+                for key, child in node.items():
+                    walk(child, f"{path}.{key}")
+            elif isinstance(node, (list, tuple)):
+                for child in node:
+                    walk(child, f"{path}[]")
+
+        walk(value, "$")
+        if not (gone or new_types or new_structures):
+            return None
+        return Drift(outermost(gone), new_types, outermost(new_structures))

@@ -1,0 +1,1054 @@
+"""Findings: where a run went wrong and why — at the step where the cause shows, in the layer to fix.
+
+    from agentotel.analysis.detectors import findings
+    for f in findings(agentotel.open(), "5f1c2a8e"):
+        print(f.index, f.layer, f.severity, f.kind, f.message, f.suggestion)
+
+Each finding names the step where its cause shows (`index`), every step involved (`steps`), a kind,
+the harness layer to fix (`prompt`, `tool`, `workflow`, `memory`, `model`, `product`: decided from the
+evidence, not fixed per kind), a severity (`info`, `warning`, `error`), the evidence and a one-line
+suggestion. Detectors only read the record, and prefer silence to a guess: a good run has no findings.
+`detect(record, history, policy)` runs them over plain data, `findings(traces, run)` over a store.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from agentotel import semconv
+from agentotel._context import canonical_arguments
+from agentotel.analysis import _ground
+from agentotel.analysis._record import History, RunRecord, load_history, load_run
+from agentotel.analysis._steps import (
+    LLM,
+    RETRIEVAL,
+    TOOL,
+    answered_ids,
+    call_key,
+    final_text,
+    input_messages,
+    is_error,
+    message_text,
+    parse_json,
+    parts,
+    requested_calls,
+    sha,
+    text_of,
+    tool_name,
+    tool_payload,
+)
+from agentotel.analysis.policy import Policy, load_policy
+
+__all__ = ["Finding", "Policy", "Thresholds", "LAYERS", "SEVERITIES", "KINDS", "detect", "findings", "findings_table",
+           "format_findings", "totals", "worst"]
+
+LAYERS = ("prompt", "tool", "workflow", "memory", "model", "product")
+SEVERITIES = ("info", "warning", "error")
+
+# kind -> (severity, what to do about it). The layer comes from each finding's evidence.
+KINDS: dict[str, tuple[str, str]] = {
+    "run_failed": ("error", "handle or retry the failure the error names, so the run ends with an answer"),
+    "repeated_tool_call": ("warning", "stop calls that cannot bring new information: show the model the result, or end the loop"),
+    "repeated_model_request": ("warning", "the loop sent the model the same request again: add the new result or stop"),
+    "retry_loop": ("warning", "fix the failing tool or back off: retrying it unchanged fails the same way"),
+    "tool_error_ignored": ("warning", "pass the tool's error to the model and have it say so, retry, or stop"),
+    "tool_error_unreported": ("warning", "make the tool fail as an error (raise), not return an error as a result"),
+    "answer_without_evidence": ("warning", "answer only from evidence: say so when the search found nothing relevant"),
+    "ungrounded_answer": ("warning", "the answer states facts no tool, document or message gave: ground it or say it is unsure"),
+    "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
+    "tool_interface_drift": ("info", "the tool's parameters changed since earlier runs: check the prompts and callers still fit"),
+    "tools_offered_mismatch": ("warning", "offer the model the tool's own definition (name, description, parameters)"),
+    "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
+    "invalid_arguments_json": ("warning", "validate tool arguments and ask the model again on invalid JSON"),
+    "wrong_arguments": ("warning", "the arguments do not fit the tool's schema: clarify the parameters or validate them"),
+    "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
+    "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
+    "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
+    "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
+    "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
+    "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
+    "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
+    "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
+}
+
+Thresholds = Policy  # the name detectors' settings had before they were an agent's policy
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in a run: where its cause shows, what kind, which layer to fix, the evidence, what to do."""
+
+    kind: str
+    layer: str
+    steps: tuple[int, ...]  # every step involved: the cause (`index`) first, then the others in order
+    message: str  # one line: what happened, with the step's error message when there is one
+    evidence: dict[str, Any] = field(default_factory=dict)
+    index: int | None = None  # the step where the cause shows
+    severity: str = "warning"
+    suggestion: str = ""
+    run_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract form (ARCHITECTURE.md, "Findings"), plus the one-line message."""
+        return {"run_id": self.run_id, "index": self.index, "steps": list(self.steps), "kind": self.kind,
+                "layer": self.layer, "severity": self.severity, "evidence": self.evidence,
+                "suggestion": self.suggestion, "message": self.message}
+
+
+def _finding(kind: str, layer: str, index: int | None, steps: Iterable[int], message: str, **evidence: Any) -> Finding:
+    severity, suggestion = KINDS[kind]
+    others = sorted({s for s in steps if s is not None and s != index})
+    return Finding(kind, layer, tuple(([index] if index is not None else []) + others), message, evidence, index,
+                   severity, suggestion)
+
+
+# ---- entry points ------------------------------------------------------------------------------------
+
+
+def findings(traces: Any, run: str, *, policy: Policy | None = None, thresholds: Policy | None = None) -> list[Finding]:
+    """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml)
+    and compared with the earlier runs of the same agent in the store."""
+    record = load_run(traces, run)
+    chosen = policy or thresholds or load_policy(_agent(record))
+    return detect(record, load_history(traces, record), policy=chosen)
+
+
+def _agent(record: RunRecord) -> str | None:
+    return record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name") or record.run.get("agent_name")
+
+
+def detect(record: RunRecord, history: History | None = None, *, policy: Policy | None = None,
+           thresholds: Policy | None = None) -> list[Finding]:
+    """Every finding for one run, ordered by the step where its cause shows."""
+    chosen = policy or thresholds or Policy()
+    view = _Run(record, history or History(), chosen)
+    out: list[Finding] = []
+    for detector in _DETECTORS:
+        out.extend(f for f in detector(view) if f.kind not in chosen.ignore)
+    run_id = record.run_id
+    out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
+    return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
+
+
+def worst(found: Iterable[Finding]) -> str | None:
+    """The highest severity among findings (None when there are none)."""
+    levels = [SEVERITIES.index(f.severity) for f in found if f.severity in SEVERITIES]
+    return SEVERITIES[max(levels)] if levels else None
+
+
+class _Run:
+    """A record as detectors walk it: steps by index, model steps, who asked for each tool call."""
+
+    def __init__(self, record: RunRecord, history: History, policy: Policy) -> None:
+        self.record, self.history, self.policy = record, history, policy
+        self.steps = record.steps
+        self.by_index = {s["index"]: s for s in self.steps}
+        self.llm = [s for s in self.steps if s.get("type") == LLM]
+        self.finals = [(s, text) for s in self.llm if (text := final_text(s)) is not None]
+        if self.finals and self.record.tool_steps() and not any(requested_calls(s) for s in self.llm):
+            # Tools ran but no model step asked for one natively: a text agent (ReAct, code agents) whose
+            # every step is text. Only the last model step of each level is its answer.
+            last = {s.get("parent_index"): s for s in self.llm}
+            self.finals = [(s, text) for s, text in self.finals if last.get(s.get("parent_index")) is s]
+        self._messages: dict[int, list[Mapping[str, Any]]] = {}
+        self._fingerprints: dict[int, list[tuple[str, str]]] = {}
+
+    def fingerprints(self, step: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(role, text) of each non-system input message of a model step, computed once."""
+        key = -step["index"]
+        if key not in self._fingerprints:
+            self._fingerprints[key] = [_fingerprint(m) for m in self.messages(step) if m.get("role") not in ("system", "developer")]
+        return self._fingerprints[key]
+
+    def messages(self, step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The input messages of a model step, parsed once."""
+        if step["index"] not in self._messages:
+            self._messages[step["index"]] = input_messages(step)
+        return self._messages[step["index"]]
+
+    def requester(self, tool_step: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The model step that asked for a tool call: its `requested_by`, else the latest earlier model step
+        (at the same level) whose response holds a call of that tool with those arguments."""
+        if tool_step.get("requested_by") in self.by_index:
+            return self.by_index[tool_step["requested_by"]]
+        key = call_key(str(tool_name(tool_step)), parse_json(tool_step.get("input")))
+        for step in reversed(self.llm):
+            if step["index"] >= tool_step["index"] or step.get("parent_index") != tool_step.get("parent_index"):
+                continue
+            asked = sum(call_key(c.name, c.arguments) == key for c in requested_calls(step))
+            ran = sum(call_key(str(tool_name(s)), parse_json(s.get("input"))) == key for s in self.steps
+                      if s.get("type") == TOOL and step["index"] < s["index"] < tool_step["index"])
+            # Asked for, and not already run: a call asked for once and run twice was re-run by the loop.
+            return step if asked > ran else None
+        return None
+
+    def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
+        return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
+
+    def answers_after(self, after: int, level: Any) -> list[tuple[dict[str, Any], str]]:
+        """The final answers (model steps that asked for no tool) after a step, at its level."""
+        return [(s, text) for s, text in self.finals if s["index"] > after and s.get("parent_index") == level]
+
+    def error(self, step: Mapping[str, Any]) -> str | None:
+        return self.record.error(step)
+
+
+# ---- the run failed -------------------------------------------------------------------------------------
+
+_CONTEXT_ERROR = re.compile(r"context.?length|context.?window|too many tokens|maximum context|prompt is too long", re.I)
+_ABANDONED = "abandoned_stream"
+
+
+def _failed(step: Mapping[str, Any]) -> bool:
+    return is_error(step) or step.get("error_type") == _ABANDONED
+
+
+def _run_failed(run: _Run) -> list[Finding]:
+    """A run that failed always gets a finding: an uncaught exception, a model API error nothing recovered
+    from, an abandoned stream, or a run that stopped on a failed step."""
+    steps = run.steps
+    unrecovered = []
+    for step in steps:
+        if not _failed(step):
+            continue
+        later_ok = [s for s in steps if s["index"] > step["index"] and not _failed(s)]
+        if step.get("type") == LLM:
+            # A model call is recovered when a later model call (at its level) succeeded: a retry.
+            if any(s.get("type") == LLM and s.get("parent_index") == step.get("parent_index") for s in later_ok):
+                continue
+        elif later_ok:
+            continue  # a tool or retrieval error the run went on past: other detectors judge that
+        unrecovered.append(step)
+    failed_run = str(run.record.run.get("status") or "").lower() == "error"
+    if not unrecovered and not failed_run:
+        return []
+    step = unrecovered[-1] if unrecovered else None
+    error = (run.error(step) if step else None) or run.record.run.get("error") or run.record.root_attributes.get(semconv.ERROR_TYPE)
+    if step is None:
+        layer, where = "workflow", "in the agent's own code"  # the root failed, no step did
+        index = steps[-1]["index"] if steps else None
+    else:
+        index = step["index"]
+        where = f"at step {index} ({step.get('name')})"
+        if step.get("error_type") == _ABANDONED:
+            layer = "workflow"  # the caller stopped reading the stream
+        elif step.get("type") == LLM:
+            layer = "memory" if _CONTEXT_ERROR.search(error or "") else "model"
+        else:
+            layer = "tool"
+    return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
+                     f"the run failed {where}: {error or 'no error message recorded'}",
+                     error=error, error_type=step.get("error_type") if step else None)]
+
+
+# ---- loops -------------------------------------------------------------------------------------------
+
+
+def _same_output(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return canonical_arguments(tool_payload(a.get("output"))) == canonical_arguments(tool_payload(b.get("output")))
+
+
+def _repetition(run: _Run) -> list[Finding]:
+    """The same tool call made again right after it answered, with the same answer: nothing new could
+    come of it. At the model step that asked again (model), or at the call itself when no model step
+    asked for it (workflow: the loop re-ran it). Calls repeated with other calls in between (checking
+    state again after changing it) or whose answer changed (polling) are not loops."""
+    out = []
+    tools = run.record.tool_steps()
+    reported: set[str] = set()
+    keys = [call_key(str(tool_name(s)), parse_json(s.get("input"))) for s in tools]
+    limit = run.policy.repeated_tool_calls
+    for n, step in enumerate(tools):
+        key = keys[n]
+        group = [s for s, k in zip(tools, keys) if k == key]
+        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and _same_output(tools[n - 1], step)
+        counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
+        if key in reported or is_error(step) or not (back_to_back or counted):
+            continue
+        reported.add(key)
+        name = str(tool_name(step))
+        asker = run.requester(step)
+        arguments = key.split(" ", 1)[1]
+        if asker is not None:
+            layer, index = "model", asker["index"]
+            how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
+        else:
+            layer, index = "workflow", step["index"]
+            how = f"the loop ran {name} {arguments} again at step {index} without the model asking"
+        out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
+                            f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
+    return out
+
+
+def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether b started before a ended (parallel samples of one request, not a loop)."""
+    start_a, start_b, took = a.get("start_time"), b.get("start_time"), a.get("duration_ms")
+    if start_a is None or start_b is None or took is None:
+        return False
+    try:
+        return (start_b - start_a).total_seconds() * 1000 < took
+    except TypeError:
+        return False
+
+
+def _raw(step: Mapping[str, Any], column: str) -> str:
+    """A payload's text as stored (one serialiser wrote every step, so equal payloads have equal text)."""
+    raw = step.get(f"raw_{column}")
+    return raw if isinstance(raw, str) else canonical_arguments(parse_json(step.get(column)))
+
+
+def _repeated_requests(run: _Run) -> list[Finding]:
+    out = []
+    requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for step in run.llm:
+        # A request retried after an error (a 429, a timeout) is a retry, not the agent going round.
+        if step.get("input") is not None and not _failed(step):
+            requests[sha(_raw(step, "input"))].append(step)
+    for digest, group in requests.items():
+        sequential = [s for n, s in enumerate(group) if n == 0 or not _overlaps(group[n - 1], s)]
+        if len(sequential) < run.policy.repeated_model_requests:
+            continue
+        again = sequential[1]
+        out.append(_finding("repeated_model_request", "workflow", again["index"], [s["index"] for s in sequential],
+                            f"the same messages were sent to the model again at step {again['index']} ({len(sequential)} times)",
+                            request_hash=digest, count=len(sequential)))
+    return out
+
+
+def _retry_loops(run: _Run) -> list[Finding]:
+    out = []
+    streak: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    streaks: list[tuple[str, list[dict[str, Any]]]] = []
+    for step in run.record.tool_steps():
+        name = str(tool_name(step))
+        if is_error(step):
+            streak[name].append(step)
+            continue
+        if len(streak[name]) >= run.policy.retry_errors:
+            streaks.append((name, streak[name]))
+        streak[name] = []
+    streaks += [(name, s) for name, s in streak.items() if len(s) >= run.policy.retry_errors]
+    for name, failed in streaks:
+        first = failed[0]
+        error = run.error(first)
+        out.append(_finding("retry_loop", "tool", first["index"], [s["index"] for s in failed],
+                            f"{name} failed {len(failed)} times in a row from step {first['index']}: {error}",
+                            tool=name, count=len(failed), error=error))
+    return out
+
+
+# ---- errors carried past -----------------------------------------------------------------------------
+
+# Words by which an answer admits a failure, or that it found nothing: such an answer ignores nothing.
+_ADMITS_FAILURE = re.compile(
+    r"\b(errors?|fail\w*|unable|cannot|can't|could ?n[o']t|did ?n[o']t work|not (?:able|available|possible)|unavailable|"
+    r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down)\b", re.I)
+_ADMITS_NOTHING = re.compile(
+    r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
+
+
+def _acknowledges(text: str | None, *, nothing_found: bool = False) -> bool:
+    if not text:
+        return False
+    return bool(_ADMITS_FAILURE.search(text) or (nothing_found and _ADMITS_NOTHING.search(text)))
+
+
+def _ignored_errors(run: _Run) -> list[Finding]:
+    """A failed tool call the agent went on past as if it had worked: at the model step that went on.
+    `model` when the error reached the model, `workflow` when the loop kept it from the model."""
+    out = []
+    for step in run.record.tool_steps():
+        if not is_error(step):
+            continue
+        name, level, at = tool_name(step), step.get("parent_index"), step["index"]
+        if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
+            continue  # tried again
+        went_on = run.next_llm(at, level)
+        answer = dict((s["index"], t) for s, t in run.finals).get(went_on["index"]) if went_on is not None else None
+        if answer is None or _acknowledges(answer):
+            continue  # the run ended there (run_failed), the model tried something else, or it said so
+        answers = [(went_on, answer)]
+        error = run.error(step) or "failed"
+        shown = text_of(went_on.get("input"))
+        marker = (error.split(":")[-1].strip() or error)[:40]
+        seen = bool(step.get("tool_call_id") and step["tool_call_id"] in answered_ids(went_on)) and (
+            marker.lower() in shown.lower() or "error" in shown.lower())
+        layer = "model" if seen or not input_messages(went_on) else "workflow"
+        out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
+                            f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
+                            f"without saying so" + ("" if seen or layer == "model" else " (the error never reached it)"),
+                            tool=name, error=error, failed_step=at))
+    return out
+
+
+def _error_payload(value: Any) -> str | None:
+    """The error a successful-looking tool result carries ({"error": ...}, "Error: ..."), else None."""
+    value = tool_payload(value)
+    if isinstance(value, Mapping):
+        for key in ("error", "errors", "error_message", "exception"):
+            if value.get(key):
+                return str(value[key])[:200]
+        status = value.get("status")
+        if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
+            return str(value.get("message") or value.get("detail") or status)[:200]
+    elif isinstance(value, str) and re.match(r"\s*(error|exception|traceback \(most recent call last\))\b", value, re.I):
+        return value.strip()[:200]
+    return None
+
+
+def _unreported_errors(run: _Run) -> list[Finding]:
+    """A tool that returned its failure as a normal result, and an answer that never mentions it."""
+    out = []
+    for step in run.record.tool_steps():
+        if is_error(step):
+            continue
+        error = _error_payload(step.get("output"))
+        answers = run.answers_after(step["index"], step.get("parent_index"))
+        if error is None or not answers or _acknowledges(answers[-1][1]):
+            continue
+        name = tool_name(step)
+        if any(tool_name(s) == name and not is_error(s) and _error_payload(s.get("output")) is None
+               for s in run.record.tool_steps() if s["index"] > step["index"]):
+            continue  # a later call of the tool worked
+        out.append(_finding("tool_error_unreported", "tool", step["index"], [step["index"], answers[-1][0]["index"]],
+                            f"{name} returned an error as its result at step {step['index']} ({error}) and the answer "
+                            f"at step {answers[-1][0]['index']} never mentions it", tool=name, error=error))
+    return out
+
+
+# ---- answers and their evidence ---------------------------------------------------------------------
+
+
+def _documents(value: Any) -> list[Any] | None:
+    """The documents a retrieval returned (a list, or the one list inside an object), else None."""
+    value = tool_payload(value)
+    if isinstance(value, list):
+        return value
+    if isinstance(value, Mapping):
+        lists = [v for v in value.values() if isinstance(v, list)]
+        if len(lists) == 1:
+            return lists[0]
+    return None
+
+
+def _no_evidence(step: Mapping[str, Any], policy: Policy) -> str | None:
+    """Why a retrieval gave nothing to go on (empty, or every document below the policy's score), else None."""
+    if is_error(step):
+        return None
+    value = tool_payload(step.get("output"))
+    if value in (None, "", [], {}):
+        return "it returned nothing"
+    documents = _documents(value)
+    if documents is None:
+        return None
+    if not documents:
+        return "it returned no documents"
+    if policy.min_retrieval_score is not None:
+        scores = [d.get("score") for d in documents if isinstance(d, Mapping) and isinstance(d.get("score"), (int, float))]
+        if scores and len(scores) == len(documents) and max(scores) < policy.min_retrieval_score:
+            return f"every document scored below {policy.min_retrieval_score} (best {max(scores)})"
+    return None
+
+
+def _answer_without_evidence(run: _Run) -> list[Finding]:
+    """An answer given with confidence after a retrieval found nothing, and no other evidence since."""
+    out = []
+    for step in run.steps:
+        if step.get("type") == TOOL and tool_payload(step.get("output")) in (None, "", {}) and not is_error(step):
+            why = "it returned nothing"  # an empty list can be an answer ("no orders"); nothing at all is not
+        elif step.get("type") == RETRIEVAL:
+            why = _no_evidence(step, run.policy)
+        else:
+            continue
+        answers = run.answers_after(step["index"], step.get("parent_index"))
+        if why is None or not answers:
+            continue
+        answer, text = answers[0]
+        since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
+        if any(not is_error(s) and _no_evidence(s, run.policy) is None for s in since) or _acknowledges(text, nothing_found=True):
+            continue
+        out.append(_finding("answer_without_evidence", "product", answer["index"], [step["index"], answer["index"]],
+                            f"{step.get('name')} at step {step['index']} gave nothing ({why}) and step {answer['index']} "
+                            f"answered anyway", evidence_step=step["index"], answer=text[:300]))
+        break
+    return out
+
+
+def _ungrounded(run: _Run) -> list[Finding]:
+    """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
+    if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
+        return []  # no tools: the model answers from what it knows, and that is by design
+    last: dict[Any, tuple[dict[str, Any], str]] = {}
+    for step, text in run.finals:
+        last[step.get("parent_index")] = (step, text)  # the answer each agent ended with
+    out = []
+    for step, text in last.values():
+        sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
+                   run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
+        outputs = []
+        for earlier in run.steps:
+            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent"):
+                continue
+            sources += [_raw(earlier, "input"), _raw(earlier, "output")]
+            outputs.append(tool_payload(earlier.get("output")))
+        missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
+        if missing:
+            out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
+                                f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
+                                f"result, document, task or message", values=missing[:20]))
+    return out
+
+
+# ---- drift against earlier runs ----------------------------------------------------------------------
+
+
+def _output_drift(run: _Run) -> list[Finding]:
+    out = []
+    seen: set[str] = set()
+    for step in run.record.tool_steps():
+        name = str(tool_name(step))
+        schema = run.history.outputs.get(name)
+        if name in seen or schema is None or is_error(step) or step.get("output") is None:
+            continue
+        drift = schema.drift(tool_payload(step.get("output")))
+        if drift is None:
+            continue
+        seen.add(name)  # one finding per tool: the first step whose output departs from the learned schema
+        learned = run.history.runs.get(name, [])
+        out.append(_finding("tool_output_drift", "tool", step["index"], [step["index"]],
+                            f"{name} output changed shape at step {step['index']} (learned from {schema.outputs} "
+                            f"call(s) in {len(learned)} earlier run(s)): {drift.summary()}",
+                            tool=name, earlier_run=learned[0] if learned else None, learned_calls=schema.outputs,
+                            **drift.to_dict()))
+    return out
+
+
+def _interface_drift(run: _Run) -> list[Finding]:
+    out = []
+    seen: set[str] = set()
+    for step in run.record.tool_steps():
+        name = str(tool_name(step))
+        current = run.record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH)
+        earlier = run.history.schema_hashes.get(name)
+        if name in seen or not current or earlier is None or earlier[1] == current:
+            continue
+        seen.add(name)
+        out.append(_finding("tool_interface_drift", "tool", step["index"], [step["index"]],
+                            f"{name} schema changed since run {earlier[0][:8]} ({earlier[1]} -> {current})",
+                            tool=name, earlier_run=earlier[0], before=earlier[1], after=current))
+    return out
+
+
+# ---- what the model was given ----------------------------------------------------------------------------
+
+
+def tool_definitions(definitions: Any) -> dict[str, dict[str, Any]]:
+    """Tool name -> {description, parameters}, from `gen_ai.tool.definitions` (GenAI, OpenAI or Anthropic form)."""
+    found: dict[str, dict[str, Any]] = {}
+    for item in parse_json(definitions) or ():
+        if not isinstance(item, Mapping):
+            continue
+        fn = item.get("function") if isinstance(item.get("function"), Mapping) else item
+        name = fn.get("name")
+        if name:
+            params = fn.get("parameters") or fn.get("input_schema") or {}
+            found[str(name)] = {"description": fn.get("description"), "parameters": dict(params) if isinstance(params, Mapping) else {}}
+    return found
+
+
+def tool_schemas(definitions: Any) -> dict[str, dict[str, Any]]:
+    """Tool name -> JSON schema of its parameters, from `gen_ai.tool.definitions`."""
+    return {name: d["parameters"] for name, d in tool_definitions(definitions).items()}
+
+
+def _words(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+    types = {name: (spec.get("type") if isinstance(spec, Mapping) else None) for name, spec in properties.items()}
+    return types, set(schema.get("required") or ())
+
+
+def _offered_mismatch(run: _Run) -> list[Finding]:
+    """Tools offered to the model whose description or parameters differ from what the tool declares."""
+    declared = run.record.declared_tools()
+    for step in run.record.tool_steps():  # no snapshot: each tool span still says its own description
+        description = run.record.attribute(step, semconv.GEN_AI_TOOL_DESCRIPTION)
+        declared.setdefault(str(tool_name(step)), {"description": description} if description else {})
+    out = []
+    reported: set[str] = set()
+    for step in run.llm:
+        for name, offered in tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)).items():
+            own = declared.get(name)
+            if not own or name in reported:
+                continue
+            problems = []
+            said, says = _words(own.get("description")), _words(offered.get("description"))
+            if said and says and said not in says and says not in said:
+                problems.append(f"description {says[:80]!r} is not the tool's {said[:80]!r}")
+            if isinstance(own.get("parameters"), Mapping) and "properties" in offered.get("parameters", {}):
+                own_types, own_required = _parameter_facts(own["parameters"])
+                offered_types, offered_required = _parameter_facts(offered["parameters"])
+                if set(own_types) != set(offered_types):
+                    problems.append(f"parameters {sorted(offered_types)} are not the tool's {sorted(own_types)}")
+                elif own_required - offered_required:
+                    problems.append(f"required {sorted(own_required - offered_required)} not marked required")
+                else:
+                    changed = [p for p in own_types if own_types[p] and offered_types[p] and own_types[p] != offered_types[p]]
+                    if changed:
+                        problems.append("parameter types differ: " + ", ".join(
+                            f"{p} {offered_types[p]} (tool: {own_types[p]})" for p in changed))
+            if problems:
+                reported.add(name)
+                out.append(_finding("tools_offered_mismatch", "tool", step["index"], [step["index"]],
+                                    f"the model was offered {name} at step {step['index']} with " + "; ".join(problems),
+                                    tool=name, problems=problems))
+    return out
+
+
+def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapping[str, Any]] | None = None) -> str:
+    """The instructions a model step was given: `gen_ai.system_instructions`, else its system/developer messages."""
+    attribute = record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+    if attribute:
+        return text_of(attribute)
+    given = input_messages(step) if messages is None else messages
+    return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _instructions_changed(run: _Run) -> list[Finding]:
+    """The same agent's instructions changed between two of its model calls (numbers aside: a clock or a
+    counter in a prompt is not a change of instructions)."""
+    out = []
+    previous: dict[Any, dict[str, Any]] = {}
+    for step in run.llm:
+        level = step.get("parent_index")
+        before = previous.get(level)
+        previous[level] = step
+        if before is None:
+            continue
+        a, b = instructions(run.record, before, run.messages(before)), instructions(run.record, step, run.messages(step))
+        if not a or not b or _DIGITS.sub("0", _words(a)) == _DIGITS.sub("0", _words(b)):
+            continue
+        offered = [sorted(tool_definitions(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS))) for s in (before, step)]
+        if offered[0] != offered[1] or before.get("model") != step.get("model"):
+            continue  # another agent (other tools or model) sharing the loop: its own instructions
+        out.append(_finding("instructions_changed", "prompt", step["index"], [before["index"], step["index"]],
+                            f"the instructions at step {step['index']} differ from step {before['index']}'s",
+                            before=a[:500], after=b[:500]))
+        break
+    return out
+
+
+def _first_user_text(messages: list[Mapping[str, Any]]) -> str:
+    return next((message_text(m) for m in messages if m.get("role") == "user"), "")
+
+
+def _masked(text: str, task: str) -> str:
+    """Instructions as compared: the task (a prompt template may quote it) and numbers (a clock) masked."""
+    words = _words(text)
+    task = _words(task)
+    if len(task) >= 8:
+        words = words.replace(task, "<task>")
+    return _DIGITS.sub("0", words)
+
+
+def _offered_key(definitions: Any) -> str:
+    offered = tool_definitions(definitions)
+    return json.dumps({n: [_words(d.get("description")), d.get("parameters")] for n, d in offered.items()}, sort_keys=True,
+                      default=str) if offered else ""
+
+
+def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] | None:
+    """What earlier runs agree on, as (value, latest run id): two or more runs all alike, or the one
+    earlier run of the same task (a templated prompt differs by task; the same task should not)."""
+    known = [(run_id, value, their_task) for run_id, value, their_task in values if value]
+    if not known or len({value for _r, value, _t in known}) != 1:
+        return None
+    if len(known) == 1 and _words(known[0][2]) != _words(task):
+        return None
+    return known[0][1], known[0][0]
+
+
+def _given_changed(run: _Run) -> list[Finding]:
+    """The first model call given other instructions or other tools than earlier runs of the agent agree on."""
+    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
+    if not run.history.first_calls or not top:
+        return []
+    first = top[0]
+    task = _first_user_text(run.messages(first))
+    earlier_instructions, earlier_tools = [], []
+    for run_id, call in run.history.first_calls:
+        messages = input_messages(call)
+        their_task = _first_user_text(messages)
+        said = text_of(call["instructions"]) if call.get("instructions") else "\n".join(
+            message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        earlier_instructions.append((run_id, _masked(said, their_task), their_task))
+        earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
+    out = []
+    mine = _masked(instructions(run.record, first, run.messages(first)), task)
+    agreed = _baseline(earlier_instructions, task)
+    if mine and agreed and mine != agreed[0]:
+        out.append(_finding("instructions_changed", "prompt", first["index"], [first["index"]],
+                            f"the instructions at step {first['index']} differ from those earlier runs of this agent used "
+                            f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
+    offered = _offered_key(run.record.attribute(first, semconv.GEN_AI_TOOL_DEFINITIONS))
+    agreed = _baseline(earlier_tools, task)
+    if offered and agreed and offered != agreed[0]:
+        before, after = json.loads(agreed[0]), json.loads(offered)
+        changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
+        out.append(_finding("tools_offered_changed", "tool", first["index"], [first["index"]],
+                            f"the tools offered at step {first['index']} differ from earlier runs' (run {agreed[1][:8]}): "
+                            + ", ".join(changed), earlier_run=agreed[1], tools=changed))
+    return out
+
+
+def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
+    return str(message.get("role")), _words(message_text(message))
+
+
+def _windowed(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> bool:
+    """Whether `new` is `old` with its oldest turns cut (the opening user messages aside) and more added:
+    old's latest messages open new's body, in order."""
+    opening = 0
+    while opening < min(len(old), len(new)) and old[opening] == new[opening] and old[opening][0] == "user":
+        opening += 1
+    body, rest = new[opening:], old[opening:]
+    return any(rest[cut:] == body[: len(rest) - cut] for cut in range(1, len(rest)))
+
+
+def _history_lost(run: _Run) -> list[Finding]:
+    """Messages of earlier turns dropped or rewritten between two model calls of one conversation.
+
+    Dropping the oldest turns while keeping the latest is context management (a window), not a loss.
+    """
+    out = []
+    previous: dict[Any, dict[str, Any]] = {}
+    for step in run.llm:
+        level = step.get("parent_index")
+        before = previous.get(level)
+        previous[level] = step
+        if before is None or _failed(before):
+            continue
+        old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
+        if old_raw.endswith("]") and new_raw.startswith(old_raw[:-1]):
+            continue  # the same conversation, grown: the common case, decided without parsing
+        old, new = run.fingerprints(before), run.fingerprints(step)
+        first_user = next((m for m in old if m[0] == "user"), None)
+        if not old or not new or first_user is None or first_user not in new:
+            continue  # another conversation (or nothing captured)
+        kept = set(new)
+        lost = [m for m in old if m not in kept]
+        if not lost:
+            continue
+        if _windowed(old, new):
+            continue  # the oldest turns went, the latest stayed: a context window
+        out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
+                            f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
+                            + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
+                            lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
+    return out
+
+
+# ---- wrong tool-call form ----------------------------------------------------------------------------
+
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def argument_problems(arguments: Any, schema: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a call's arguments against its tool's parameter schema (top level), or []."""
+    if not isinstance(arguments, Mapping):
+        return [f"arguments are {type(arguments).__name__}, not an object"]
+    properties = schema.get("properties") or {}
+    problems = [f"missing required argument {name!r}" for name in schema.get("required") or () if name not in arguments]
+    for name, value in arguments.items():
+        spec = properties.get(name)
+        if spec is None:
+            if schema.get("additionalProperties") is False:  # JSON Schema allows other properties by default
+                problems.append(f"unknown argument {name!r}")
+            continue
+        wanted = spec.get("type") if isinstance(spec, Mapping) else None
+        types = [wanted] if isinstance(wanted, str) else list(wanted or ())
+        if types and not any(_JSON_TYPES.get(t, lambda _v: True)(value) for t in types):
+            problems.append(f"argument {name!r} is {type(value).__name__}, expected {'|'.join(types)}")
+        enum = spec.get("enum") if isinstance(spec, Mapping) else None
+        if enum and value not in enum:
+            problems.append(f"argument {name!r}={value!r} is not one of {enum}")
+    return problems
+
+
+def _call_form(run: _Run) -> list[Finding]:
+    out = []
+    # Without the definitions sent to the model, the tools the run declared (its environment snapshot).
+    declared = {name: dict(schema.get("parameters") or {}) for name, schema in run.record.declared_tools().items()}
+    for step in run.llm:
+        offered = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
+        known = offered or declared
+        index = step["index"]
+        for call in requested_calls(step):
+            if not call.valid_json:
+                out.append(_finding("invalid_arguments_json", "model", index, [index],
+                                    f"the model called {call.name} at step {index} with arguments that are not valid JSON",
+                                    tool=call.name, arguments=str(call.arguments)[:500]))
+                continue
+            if offered and call.name not in offered:  # the declared tools need not be all the model was given
+                out.append(_finding("unknown_tool", "model", index, [index],
+                                    f"the model called {call.name!r} at step {index}, which is not one of its tools "
+                                    f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
+                continue
+            schema = known.get(call.name)
+            problems = argument_problems(call.arguments, schema) if schema else []
+            if problems:
+                out.append(_finding("wrong_arguments", "model", index, [index],
+                                    f"the model called {call.name} at step {index} with {'; '.join(problems)}",
+                                    tool=call.name, arguments=call.arguments, problems=problems))
+    return out
+
+
+# ---- termination -------------------------------------------------------------------------------------
+
+
+def _kept_going(run: _Run) -> list[Finding]:
+    """Steps after a final answer at its level, before anyone said anything new (a new user turn)."""
+    steps = [s for s in run.steps if s.get("type") in (LLM, TOOL)]
+    answers = {s["index"]: text for s, text in run.finals}
+    for position, step in enumerate(steps):
+        answer = answers.get(step["index"])
+        if answer is None:
+            continue
+        # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
+        heard = {_fingerprint(m) for m in input_messages(step) if m.get("role") == "user"}
+        later = []
+        for s in steps[position + 1:]:
+            if s.get("parent_index") != step.get("parent_index"):
+                continue
+            if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
+                break  # the user spoke again: a new turn of the conversation
+            later.append(s)
+        if not later:
+            continue
+        return [_finding("kept_going_after_answer", "workflow", later[0]["index"], [step["index"], *(s["index"] for s in later)],
+                         f"the model gave a final answer at step {step['index']} and the loop went on at step "
+                         f"{later[0]['index']} ({len(later)} more steps)", answer=answer[:500])]
+    return []
+
+
+def _unanswered(run: _Run) -> list[Finding]:
+    """Tool calls a model step asked for that nothing ran (no tool step, no result sent back), at any step."""
+    out = []
+    tool_steps = run.record.tool_steps()
+    ran_ids = {s.get("tool_call_id") for s in tool_steps if s.get("tool_call_id")}
+    sent_back = {str(part.get("id")) for s in run.llm for m in run.messages(s) for part in parts(m)
+                 if part.get("type") == "tool_call_response" and part.get("id") is not None}
+    used: set[int] = set()
+    for step in run.llm:
+        if _failed(step):
+            continue
+        index, level = step["index"], step.get("parent_index")
+        next_model = run.next_llm(index, level)
+        window_end = next_model["index"] if next_model else float("inf")
+        missing = []
+        for call in requested_calls(step):
+            if call.id and (call.id in ran_ids or call.id in sent_back):
+                continue
+            match = next((s for s in tool_steps if s["index"] not in used and tool_name(s) == call.name and (
+                s.get("requested_by") == index or (s.get("requested_by") is None and index < s["index"] < window_end))), None)
+            if match is not None:
+                used.add(match["index"])
+                continue
+            missing.append({"id": call.id, "name": call.name})
+        if not missing:
+            continue
+        names = ", ".join(m["name"] for m in missing)
+        answers = run.answers_after(index, level)
+        if answers:
+            then = f"and step {answers[0][0]['index']} gave a final answer anyway"
+        elif next_model is not None:
+            then = f"and the loop went on to step {next_model['index']}"
+        else:
+            then = "when the run stopped"
+        out.append(_finding("unanswered_tool_calls", "workflow", index, [index, *([answers[0][0]["index"]] if answers else [])],
+                            f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
+                            calls=missing))
+    return out
+
+
+# ---- policy and budgets ------------------------------------------------------------------------------
+
+
+def _forbidden(run: _Run) -> list[Finding]:
+    forbidden = set(run.policy.forbidden_tools)
+    if not forbidden:
+        return []
+    out = []
+    ran = set()
+    for step in run.record.tool_steps():
+        name = tool_name(step)
+        if name in forbidden:
+            ran.add(step.get("tool_call_id"))
+            asker = run.requester(step)
+            out.append(_finding("forbidden_tool", "product", step["index"], [step["index"], *([asker["index"]] if asker else [])],
+                                f"{name} ran at step {step['index']}, a tool this agent's policy forbids", tool=name))
+    for step in run.llm:
+        for call in requested_calls(step):
+            if call.name in forbidden and not out:
+                out.append(_finding("forbidden_tool", "product", step["index"], [step["index"]],
+                                    f"the model asked for {call.name} at step {step['index']}, a tool this agent's policy forbids",
+                                    tool=call.name))
+    return out
+
+
+def _missing_evidence(run: _Run) -> list[Finding]:
+    required = list(run.policy.required_tools)
+    answers = [(s, text) for s, text in run.finals if s.get("parent_index") is None]
+    if not required or not answers:
+        return []
+    answer = answers[-1][0]
+    called = {tool_name(s) for s in run.steps if s["index"] < answer["index"] and not is_error(s)
+              and s.get("type") in (TOOL, RETRIEVAL)}
+    called |= {str(run.record.attribute(s, semconv.GEN_AI_DATA_SOURCE_ID)) for s in run.steps
+               if s.get("type") == RETRIEVAL and s["index"] < answer["index"] and not is_error(s)}
+    missing = [name for name in required if name not in called]
+    if not missing:
+        return []
+    return [_finding("missing_evidence", "product", answer["index"], [answer["index"]],
+                     f"step {answer['index']} answered without the evidence the policy requires: {', '.join(missing)} never "
+                     f"succeeded before it", missing=missing)]
+
+
+def totals(steps: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Steps, tool calls, tokens and cost of a list of steps."""
+    steps = list(steps)
+    cost = [float(s["cost_usd"]) for s in steps if s.get("cost_usd") is not None]
+    return {
+        "steps": len(steps),
+        "tool_calls": sum(1 for s in steps if s.get("type") == TOOL),
+        "tokens": sum(int(s.get("input_tokens") or 0) + int(s.get("output_tokens") or 0) for s in steps),
+        "cost_usd": round(sum(cost), 10) if cost else None,
+    }
+
+
+def _tokens(step: Mapping[str, Any]) -> int:
+    return int(step.get("input_tokens") or 0) + int(step.get("output_tokens") or 0)
+
+
+def _payload_size(step: Mapping[str, Any]) -> int:
+    raw = step.get("raw_output") if isinstance(step.get("raw_output"), str) else None
+    return len(raw) if raw is not None else len(json.dumps(step.get("output"), default=str))
+
+
+def _cause_of_growth(run: _Run, upto: int) -> dict[str, Any] | None:
+    """The step that made the model's input grow the most up to step `upto`: the tool or retrieval whose
+    result was added (a 40-document retrieval), or the model step itself when no result explains it."""
+    previous_tokens, previous_index = 0, 0
+    best: tuple[int, dict[str, Any]] | None = None
+    for step in run.llm:
+        if step["index"] > upto:
+            break
+        tokens_in = int(step.get("input_tokens") or 0)
+        growth = max(tokens_in - previous_tokens, int(step.get("output_tokens") or 0))
+        cause = step
+        between = [s for s in run.steps if previous_index < s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]
+        if between:
+            largest = max(between, key=_payload_size)
+            # About 4 characters a token: the result added explains at least half of the input's growth.
+            if _payload_size(largest) >= 2 * (tokens_in - previous_tokens) > 0:
+                cause = largest
+        if best is None or growth > best[0]:
+            best = (growth, cause)
+        previous_tokens, previous_index = tokens_in, step["index"]
+    return best[1] if best else None
+
+
+def _first_over(steps: list[Mapping[str, Any]], amount: Callable[[Mapping[str, Any]], float], limit: float) -> int | None:
+    """The index of the step at which the running total first went over the limit."""
+    running = 0.0
+    for step in steps:
+        running += amount(step)
+        if running > limit:
+            return step["index"]
+    return None
+
+
+def _budgets(run: _Run) -> list[Finding]:
+    out = []
+    policy = run.policy
+    used = totals(run.steps)
+    measures: list[tuple[str, float | None, Any, Callable[[Mapping[str, Any]], float]]] = [
+        ("steps", policy.max_steps, used["steps"], lambda s: 1),
+        ("tool_calls", policy.max_tool_calls, used["tool_calls"], lambda s: s.get("type") == TOOL),
+        ("tokens", policy.max_tokens, used["tokens"], _tokens),
+        ("cost_usd", policy.max_cost_usd, used["cost_usd"] or 0.0, lambda s: float(s.get("cost_usd") or 0.0)),
+    ]
+    for what, limit, value, amount in measures:
+        if limit is None or value <= limit:
+            continue
+        over = _first_over(run.steps, amount, limit)
+        cause = _cause_of_growth(run, over) if what in ("tokens", "cost_usd") and over is not None else None
+        if cause is not None and cause["index"] != over:
+            index = cause["index"]
+            layer = "tool" if cause.get("type") in (TOOL, RETRIEVAL) else "product"
+            why = f"; step {index} ({cause.get('name')}) added the most"
+        else:
+            index, layer, why = over, "product", ""
+        out.append(_finding("budget_exceeded", layer, index, [i for i in (over, index) if i is not None],
+                            f"{what} {value} over the budget of {limit} (went over at step {over}{why})",
+                            budget=what, limit=limit, used=value, over_at=over))
+    return out
+
+
+_DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
+    _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
+    _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
+    _instructions_changed, _given_changed, _history_lost, _call_form, _kept_going, _unanswered, _forbidden, _missing_evidence, _budgets,
+)
+
+
+# ---- many runs, and printing -------------------------------------------------------------------------
+
+
+def findings_table(traces: Any, runs: Iterable[str] | None = None, *, policy: Policy | None = None) -> Any:
+    """Findings of many runs (default: every run in the store) as an Arrow table, for the `findings` view.
+
+    Columns: run_id, index, steps (list), kind, layer, severity, evidence (JSON), suggestion, message.
+    Detectors are Python, so this is computed when asked for, over one store snapshot.
+    """
+    import pyarrow as pa
+
+    if runs is None:
+        runs = [row[0] for row in traces.sql("SELECT run_id FROM runs ORDER BY start_time").fetchall()]
+    columns = ("run_id", "index", "steps", "kind", "layer", "severity", "evidence", "suggestion", "message")
+    rows: dict[str, list[Any]] = {k: [] for k in columns}
+    for run in runs:
+        for f in findings(traces, run, policy=policy):
+            data = f.to_dict()
+            data["evidence"] = json.dumps(f.evidence, default=str, ensure_ascii=False)
+            for k in columns:
+                rows[k].append(data[k])
+    schema = pa.schema([("run_id", pa.string()), ("index", pa.int64()), ("steps", pa.list_(pa.int64())),
+                        ("kind", pa.string()), ("layer", pa.string()), ("severity", pa.string()),
+                        ("evidence", pa.string()), ("suggestion", pa.string()), ("message", pa.string())])
+    return pa.table(rows, schema=schema)
+
+
+def format_findings(items: Iterable[Finding]) -> str:
+    """Findings as readable lines."""
+    lines = [f"{f.severity:<7} step {f.index}  [{f.layer}] {f.kind}: {f.message}" for f in items]
+    return "\n".join(lines) if lines else "no findings"

@@ -1,0 +1,65 @@
+"""What every framework adapter shares: whether to trace, and an agent's scope (a run, or a step of one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import context, trace
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
+from opentelemetry.trace import SpanKind
+
+from agentotel import _context, _tracing
+from agentotel._internal import report_internal_error
+from agentotel.content import Payload
+from agentotel.runs import INVOKE_AGENT, record_error, run
+from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+
+
+def suppressed() -> bool:
+    """OTel's suppress_instrumentation() is on: record nothing."""
+    current = context.get_current()
+    return bool(current.get(_SUPPRESS_INSTRUMENTATION_KEY) or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN))
+
+
+class AgentScope:
+    """An agent invocation of a framework: a run of its own (`agentotel.run(name)`) when none is open,
+    else an `invoke_agent {name}` step of the open run. Enter and exit in the same context (sync `with`,
+    also inside async code). `opened_run` says which it was."""
+
+    __slots__ = ("name", "_run", "_span", "_token", "opened_run")
+
+    def __init__(self, name: str) -> None:
+        self.name = name or "agent"
+        self._run: Any = None
+        self._span: Any = None
+        self._token: Any = None
+        self.opened_run = False
+
+    def __enter__(self) -> "AgentScope":
+        try:
+            if _context.current_run() is None:
+                self._run = run(self.name)
+                self._run.__enter__()
+                self.opened_run = True
+            else:
+                self._span = _tracing.get_tracer().start_span(
+                    f"{INVOKE_AGENT} {self.name}", kind=SpanKind.INTERNAL,
+                    attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: self.name},
+                )
+                self._token = context.attach(trace.set_span_in_context(self._span))
+        except Exception as exc:  # noqa: BLE001 - the agent runs untraced
+            report_internal_error("integrations.agent_scope", exc)
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        try:
+            if self._run is not None:
+                self._run.__exit__(exc_type, exc, tb)
+            elif self._span is not None:
+                context.detach(self._token)
+                if exc is not None and not isinstance(exc, GeneratorExit):
+                    record_error(self._span, exc, Payload())
+                self._span.end()
+        except Exception as internal:  # noqa: BLE001
+            report_internal_error("integrations.agent_scope_exit", internal)

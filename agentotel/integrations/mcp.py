@@ -1,0 +1,174 @@
+"""MCP clients (`mcp` 1.x and 2.x): tool calls, tool listings, trace context to the server.
+
+- `ClientSession.call_tool` is an `execute_tool {tool}` span (tool type `extension`, the server's name
+  in `agentotel.tool.server`): the arguments, the result (structured content, else the content parts'
+  text), `isError` as an ERROR status, and the model's call id when a model of the run asked for this
+  call (MCP itself carries none).
+- `ClientSession.list_tools`' definitions go into the environment with their schema hashes: the current
+  run's tool definitions, or, outside any run, the process's tools the next run records.
+- The request's `_meta` carries the W3C trace context of the tool's span, so an instrumented server's
+  spans join the run (mcp 2.x injects it itself; on 1.x agentotel adds it where `call_tool` takes `meta`).
+- A session's own requests outside any run and any span (initialize, tools/list before the agent starts)
+  are not traced: mcp 2.x would otherwise record each as a trace, and so a run, of its own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+from typing import Any
+
+from opentelemetry import context, propagate, trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from agentotel import _context
+from agentotel._internal import report_internal_error
+from agentotel.integrations._common import suppressed
+from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
+
+_TOOL_TYPE = "extension"  # GenAI: a tool the agent calls on an external service
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    from mcp.client.session import ClientSession
+
+    global _injects_itself, _takes_meta
+    _injects_itself = importlib.util.find_spec("mcp.shared._otel") is not None
+    try:
+        _takes_meta = "meta" in inspect.signature(ClientSession.call_tool).parameters
+    except (TypeError, ValueError):
+        _takes_meta = False
+    out: list[tuple[Any, str, Any]] = [(ClientSession, "call_tool", _call_tool), (ClientSession, "list_tools", _list_tools)]
+    if _injects_itself:  # mcp 2.x traces its own requests (every request goes through one of these)
+        out += [(ClientSession, name, _send_request) for name in ("send_request", "send_discover") if name in ClientSession.__dict__]
+    return out
+
+
+_injects_itself = False
+_takes_meta = False
+
+
+# --- tools -------------------------------------------------------------------------------------------------
+
+
+def _server_name(session: Any) -> str | None:
+    info = getattr(session, "server_info", None)  # 2.x
+    if info is None:
+        result = getattr(session, "_initialize_result", None) or getattr(session, "initialize_result", None)
+        info = getattr(result, "server_info", None) or getattr(result, "serverInfo", None)
+    name = getattr(info, "name", None)
+    return str(name) if name else None
+
+
+# The definitions a session listed, by (session, tool name): a call's span carries its schema hash.
+_listed: dict[tuple[int, str], tuple[Any, DefinedTool]] = {}
+
+
+def _definition(session: Any, name: str) -> DefinedTool:
+    entry = _listed.get((id(session), name))
+    if entry is not None and entry[0] is session:
+        return entry[1]
+    return defined_tool(name, None, None, _TOOL_TYPE, _server_name(session))
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+async def _list_tools(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    result = await wrapped(*args, **kwargs)
+    try:
+        if not suppressed():
+            server = _server_name(instance)
+            if len(_listed) > 4096:
+                _listed.clear()
+            for tool in getattr(result, "tools", None) or ():
+                schema = _field(tool, "input_schema", "inputSchema")
+                definition = defined_tool(str(tool.name), getattr(tool, "description", None), schema, _TOOL_TYPE, server)
+                definition.register()
+                _listed[(id(instance), definition.name)] = (instance, definition)
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.mcp.list_tools", exc)
+    return result
+
+
+def _start(session: Any, args: tuple, kwargs: dict) -> ToolCall | None:
+    if suppressed():
+        return None
+    try:
+        name = args[0] if args else kwargs.get("name")
+        arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
+        return start_tool_call(_definition(session, str(name)), arguments if arguments is not None else {})
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.mcp.call_tool", exc)
+        return None
+
+
+def _result(result: Any) -> Any:
+    """What the tool answered: its content parts (a text part as its text), else its structured content."""
+    parts = []
+    for part in getattr(result, "content", None) or ():
+        text = getattr(part, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+        else:
+            dump = getattr(part, "model_dump", None)
+            parts.append(dump(mode="json", exclude_none=True) if callable(dump) else part)
+    if not parts:
+        return _field(result, "structured_content", "structuredContent")
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _with_trace_context(kwargs: dict) -> dict:
+    # mcp 1.x sends no trace context: put the tool span's into the request's `_meta`.
+    meta = dict(kwargs.get("meta") or {})
+    propagate.inject(meta)
+    return {**kwargs, "meta": meta} if meta else kwargs
+
+
+async def _call_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    call = _start(instance, args, kwargs)
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.attach()
+    try:
+        if not _injects_itself and _takes_meta:
+            kwargs = _with_trace_context(kwargs)
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    try:
+        value = _result(result)
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.mcp.result", exc)
+        value = None
+    if _field(result, "is_error", "isError"):
+        call.failed(value)
+    else:
+        call.succeed(value)
+    return result
+
+
+# --- a session's own requests outside runs ---------------------------------------------------------------
+
+
+async def _send_request(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if _context.current_run() is not None or trace.get_current_span().get_span_context().is_valid:
+        return await wrapped(*args, **kwargs)
+    # A parent that is not sampled: the SDK's span of this request (and an instrumented server's, which
+    # gets this trace context) are not recorded, so set-up before a run is no run of its own.
+    parent = NonRecordingSpan(SpanContext(
+        trace_id=int.from_bytes(os.urandom(16), "big") or 1, span_id=int.from_bytes(os.urandom(8), "big") or 1,
+        is_remote=False, trace_flags=TraceFlags(TraceFlags.DEFAULT),
+    ))
+    token = context.attach(trace.set_span_in_context(parent))
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        context.detach(token)

@@ -1,0 +1,201 @@
+"""OpenAI Agents SDK (`openai-agents`): function tools, agents and handoffs, runs.
+
+- A function tool's call (`@function_tool`, `FunctionTool`) is an `execute_tool {name}` span with the
+  model's arguments, the result, and the call id the SDK's `ToolContext` carries. A failure the SDK turns
+  into an error text for the model (its failure_error_function) marks the span ERROR with the exception.
+- `Runner.run` / `run_sync` / `run_streamed` open `agentotel.run(<agent name>)` when no run is open, else
+  they are an `invoke_agent {agent}` step of the open run.
+- Each further agent the loop runs (after a handoff) is an `invoke_agent {agent}` step, read from the
+  SDK's own agent spans (`agents.tracing`), which are created whether its tracing is on or off; the SDK's
+  tracing itself is left as it is.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from typing import Any
+
+from opentelemetry import context, trace
+from opentelemetry.trace import SpanKind
+
+from agentotel import _context, _json, _tracing
+from agentotel._internal import report_internal_error
+from agentotel.integrations._common import AgentScope, suppressed
+from agentotel.runs import INVOKE_AGENT
+from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+from agentotel.tools import DefinedTool, defined_tool, start_tool_call
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    from agents import run as run_module
+    from agents import tool as tool_module
+    from agents.tracing import spans
+
+    return [
+        (tool_module._FailureHandlingFunctionToolInvoker, "__call__", _invoke_tool),
+        (tool_module, "maybe_invoke_function_tool_failure_error_function", _failure_answered),
+        (run_module.AgentRunner, "run", _runner_run),
+        (run_module, "start_streaming", _start_streaming),
+        (spans.SpanImpl, "start", _span_start),
+        (spans.SpanImpl, "finish", _span_finish),
+        (spans.NoOpSpan, "start", _span_start),
+        (spans.NoOpSpan, "finish", _span_finish),
+    ]
+
+
+# --- function tools ------------------------------------------------------------------------------------
+
+_tools: dict[int, tuple[Any, DefinedTool]] = {}  # id(FunctionTool) -> (the tool, kept alive so the id stays its own; its definition)
+
+
+def _definition(tool: Any) -> DefinedTool:
+    entry = _tools.get(id(tool))
+    if entry is None or entry[0] is not tool:
+        if len(_tools) > 4096:
+            _tools.clear()
+        entry = _tools[id(tool)] = (tool, defined_tool(tool.name, tool.description, tool.params_json_schema))
+    return entry[1]
+
+
+class _Answered:
+    """The exception the SDK's failure handler turned into the tool's answer, during one tool call."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+
+_answered: contextvars.ContextVar[_Answered | None] = contextvars.ContextVar("agentotel_agents_answered", default=None)
+
+
+async def _invoke_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    tool = getattr(instance, "_function_tool", None)
+    if tool is None or suppressed():
+        return await wrapped(*args, **kwargs)
+    call = None
+    try:
+        ctx = args[0] if args else kwargs.get("ctx")
+        raw = args[1] if len(args) > 1 else kwargs.get("input")
+        call = start_tool_call(_definition(tool), _json.parse(raw), getattr(ctx, "tool_call_id", None))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.tool", exc)
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    answered = _Answered()
+    token = _answered.set(answered)
+    call.attach()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _answered.reset(token)
+        call.fail(exc)
+        raise
+    _answered.reset(token)
+    if answered.error is not None:
+        call.failed(result, answered.error)
+    else:
+        call.succeed(result)
+    return result
+
+
+async def _failure_answered(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    result = await wrapped(*args, **kwargs)
+    box = _answered.get()
+    if box is not None and result is not None:  # None: no handler, the exception propagates
+        box.error = kwargs.get("error")
+    return result
+
+
+# --- runs and agents -------------------------------------------------------------------------------------
+
+
+class _Runner:
+    """The Runner call in progress: its scope, and whether the SDK's first agent span is the scope's own."""
+
+    __slots__ = ("scope", "first_agent_seen")
+
+    def __init__(self, scope: AgentScope) -> None:
+        self.scope = scope
+        self.first_agent_seen = False
+
+
+_runner: contextvars.ContextVar[_Runner | None] = contextvars.ContextVar("agentotel_agents_runner", default=None)
+
+
+def _agent_name(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or "agent")
+
+
+async def _runner_run(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if suppressed() or _runner.get() is not None:  # run_sync -> run: one scope
+        return await wrapped(*args, **kwargs)
+    agent = args[0] if args else kwargs.get("starting_agent")
+    with AgentScope(_agent_name(agent)) as scope:
+        token = _runner.set(_Runner(scope))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _runner.reset(token)
+
+
+async def _start_streaming(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # run_streamed's loop, in the background task it starts: the run lasts as long as the loop.
+    if suppressed() or _runner.get() is not None:
+        return await wrapped(*args, **kwargs)
+    with AgentScope(_agent_name(kwargs.get("starting_agent"))) as scope:
+        token = _runner.set(_Runner(scope))
+        try:
+            return await wrapped(*args, **kwargs)
+        finally:
+            _runner.reset(token)
+
+
+# The SDK's agent spans (started and finished in the run loop's task) -> our invoke_agent step spans.
+_agent_spans: dict[int, tuple[Any, Any, Any]] = {}  # id(SDK span) -> (SDK span, our span, context token)
+_agent_lock = threading.Lock()
+
+
+def _span_start(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    result = wrapped(*args, **kwargs)
+    try:
+        data = instance.span_data
+        if type(data).__name__ == "AgentSpanData" and not suppressed() and _context.current_run() is not None:
+            _agent_started(instance, str(getattr(data, "name", None) or "agent"))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.agent_span", exc)
+    return result
+
+
+def _agent_started(sdk_span: Any, name: str) -> None:
+    runner = _runner.get()
+    if runner is not None and not runner.first_agent_seen:
+        runner.first_agent_seen = True
+        if name == runner.scope.name:
+            return  # the starting agent: the Runner's scope already stands for it
+    span = _tracing.get_tracer().start_span(
+        f"{INVOKE_AGENT} {name}", kind=SpanKind.INTERNAL,
+        attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: name},
+    )
+    token = context.attach(trace.set_span_in_context(span))
+    with _agent_lock:
+        _agent_spans[id(sdk_span)] = (sdk_span, span, token)
+
+
+def _span_finish(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if _agent_spans:
+        with _agent_lock:
+            entry = _agent_spans.get(id(instance))
+            if entry is not None and entry[0] is instance:
+                del _agent_spans[id(instance)]
+            else:
+                entry = None
+        if entry is not None:
+            _sdk_span, span, token = entry
+            try:
+                context.detach(token)
+            except Exception:  # noqa: BLE001 - finished in another context than it started: the span still ends
+                pass
+            span.end()
+    return wrapped(*args, **kwargs)

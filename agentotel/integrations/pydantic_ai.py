@@ -1,0 +1,123 @@
+"""pydantic-ai: tool calls and agent runs.
+
+- A function tool's execution (`@agent.tool`, `@agent.tool_plain`, `Tool(...)`, toolsets) is an
+  `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result, the
+  call id of the model's `ToolCallPart`. Output tools (the structured final answer) are not tool steps.
+- `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
+  is open, else is an `invoke_agent {agent}` step of the open run.
+- With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
+  `execute_tool` span of the call is completed with agentotel's record (schema hash, arguments by the
+  content policy, result) instead of a second span beside it, so the call is one step either way; its
+  model-call spans wrap agentotel's and count once (the providers' rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry import trace
+
+from agentotel._internal import report_internal_error
+from agentotel.integrations._common import AgentScope, suppressed
+from agentotel.semconv import GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID
+from agentotel.tools import EXECUTE_TOOL, DefinedTool, ToolCall, defined_tool, start_tool_call
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    from pydantic_ai.agent import Agent
+    from pydantic_ai.tool_manager import ToolManager
+
+    return [(ToolManager, "_raw_execute", _execute), (Agent, "iter", _iter)]
+
+
+# --- tools -----------------------------------------------------------------------------------------------
+
+_tools: dict[int, tuple[Any, DefinedTool]] = {}  # id(ToolDefinition) -> (it, kept so the id stays its own; ours)
+
+
+def _definition(tool_def: Any) -> DefinedTool:
+    entry = _tools.get(id(tool_def))
+    if entry is None or entry[0] is not tool_def:
+        if len(_tools) > 4096:
+            _tools.clear()
+        definition = defined_tool(tool_def.name, tool_def.description, tool_def.parameters_json_schema)
+        entry = _tools[id(tool_def)] = (tool_def, definition)
+    return entry[1]
+
+
+def _own_span_of(call_id: str | None) -> Any:
+    """pydantic-ai's instrumentation span of this tool call, when it is the current span."""
+    span = trace.get_current_span()
+    attributes = getattr(span, "attributes", None)
+    if not call_id or not attributes or not span.is_recording():
+        return None
+    if attributes.get(GEN_AI_OPERATION_NAME) == EXECUTE_TOOL and attributes.get(GEN_AI_TOOL_CALL_ID) == call_id:
+        return span
+    return None
+
+
+def _start(validated: Any) -> ToolCall | None:
+    if suppressed():
+        return None
+    try:
+        tool_def = validated.tool.tool_def
+        if getattr(tool_def, "kind", "function") != "function":
+            return None  # output tools are the run's answer; external / unapproved ones do not run here
+        part = validated.call
+        call_id = getattr(part, "tool_call_id", None)
+        arguments = part.args_as_dict() if hasattr(part, "args_as_dict") else validated.validated_args
+        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=_own_span_of(call_id))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.pydantic_ai.tool", exc)
+        return None
+
+
+async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    call = _start(args[0] if args else kwargs.get("validated"))
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.attach()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    call.succeed(result)
+    return result
+
+
+# --- agent runs ----------------------------------------------------------------------------------------------
+
+
+def _iter(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    manager = wrapped(*args, **kwargs)
+    if suppressed():
+        return manager
+    return _Scoped(manager, str(getattr(instance, "name", None) or "agent"))
+
+
+class _Scoped:
+    """`Agent.iter`'s async context manager, inside the agent's scope (a run, or a step of one)."""
+
+    __slots__ = ("_manager", "_scope")
+
+    def __init__(self, manager: Any, name: str) -> None:
+        self._manager = manager
+        self._scope = AgentScope(name)
+
+    async def __aenter__(self) -> Any:
+        self._scope.__enter__()
+        try:
+            return await self._manager.__aenter__()
+        except BaseException as exc:
+            self._scope.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        try:
+            return await self._manager.__aexit__(exc_type, exc, tb)
+        finally:
+            self._scope.__exit__(exc_type, exc, tb)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._manager, name)

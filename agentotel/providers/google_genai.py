@@ -1,0 +1,354 @@
+"""How to read google-genai: `models.generate_content` and its stream, sync and async, Gemini API and Vertex AI.
+
+One span per request to the model. `generate_content` may send several: automatic function calling
+runs the user's Python functions between requests, and automatic continuation follows continuation
+tokens. So the patch sits on the method that sends one request (`Models._generate_content`, called by
+`generate_content`, by `chats` and by the async client alike): every model call gets its own span with
+its own tokens and cost, and a `@agentotel.tool` function run by automatic function calling links to
+the call that asked for it. (Should a release drop that private method, the public one is patched.)
+Streams are patched at `generate_content_stream`, the object the user holds, so that closing it,
+leaving it early or dropping it ends the span as for every other provider; a stream that runs
+automatic function calling (which the SDK advises against) is then one span for its requests.
+
+The provider is `gcp.vertex_ai` for a Vertex AI client and `gcp.gemini` for the Gemini API.
+Gemini's function calls often carry no id: they then get `<response id>-<index>` so that the output
+message's tool call and the `@tool` span that claims it share one id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentotel._context import PendingToolCall
+from agentotel.providers._core import (
+    Patch,
+    Request,
+    Response,
+    Usage,
+    capturing,
+    field_of,
+    given,
+    media_part,
+    put,
+    reasoning_part,
+    server_attributes,
+    text_part,
+    tool_call_part,
+    tool_response_part,
+)
+from agentotel.providers._stream import Bounded, limits
+from agentotel.semconv import (
+    GEN_AI_OUTPUT_TYPE,
+    GEN_AI_REQUEST_CHOICE_COUNT,
+    GEN_AI_REQUEST_FREQUENCY_PENALTY,
+    GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_PRESENCE_PENALTY,
+    GEN_AI_REQUEST_SEED,
+    GEN_AI_REQUEST_STOP_SEQUENCES,
+    GEN_AI_REQUEST_STREAM,
+    GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_K,
+    GEN_AI_REQUEST_TOP_P,
+)
+
+_ROLES = {"model": "assistant", "user": "user", "function": "tool", "tool": "tool", "system": "system"}
+
+
+def _model_name(model: Any) -> str | None:
+    """The model id: `models/x`, `publishers/google/models/x` and full Vertex resource names give `x`."""
+    if not isinstance(model, str):
+        return None
+    return model.rpartition("models/")[2] if "models/" in model else model
+
+
+def _modality(mime_type: str | None) -> str:
+    kind = (mime_type or "").partition("/")[0]
+    return kind if kind in ("image", "audio", "video") else "file"
+
+
+def _part(part: Any) -> dict[str, Any] | None:
+    """A google-genai Part (or its dict form) in the GenAI message-part shape."""
+    if isinstance(part, str):
+        return text_part(part)
+    text = field_of(part, "text")
+    if text is not None:
+        return reasoning_part(text) if field_of(part, "thought") else text_part(text)
+    call = field_of(part, "function_call")
+    if call is not None:
+        return tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args"))
+    result = field_of(part, "function_response")
+    if result is not None:
+        return tool_response_part(field_of(result, "id"), field_of(result, "response"))
+    blob = field_of(part, "inline_data")
+    if blob is not None:
+        mime = field_of(blob, "mime_type")
+        return media_part(_modality(mime), mime_type=mime, data=field_of(blob, "data"))
+    file = field_of(part, "file_data")
+    if file is not None:
+        mime = field_of(file, "mime_type")
+        return media_part(_modality(mime), mime_type=mime, uri=field_of(file, "file_uri"))
+    if field_of(part, "uri") is not None:  # an uploaded types.File given directly as content
+        mime = field_of(part, "mime_type")
+        return media_part(_modality(mime), mime_type=mime, uri=field_of(part, "uri"))
+    if field_of(part, "thought_signature") is not None and not isinstance(part, dict):
+        return None  # a bare signature: nothing readable
+    return {"type": type(part).__name__ if not isinstance(part, dict) else "unknown", "content": part}
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [text_part(content)]
+    items = field_of(content, "parts")
+    if items is None:
+        items = content if isinstance(content, (list, tuple)) else [content]
+    return [p for p in map(_part, items) if p is not None]
+
+
+def _is_content(item: Any) -> bool:
+    return field_of(item, "parts") is not None or field_of(item, "role") is not None
+
+
+def _messages(contents: Any) -> list[dict[str, Any]]:
+    """The request's contents as messages: Content items as they are, loose parts grouped as the user's (as the SDK does)."""
+    if contents is None:
+        return []
+    if isinstance(contents, str) or not isinstance(contents, (list, tuple)):
+        contents = [contents]
+    messages: list[dict[str, Any]] = []
+    loose: list[dict[str, Any]] = []
+    for item in contents:
+        if _is_content(item):
+            if loose:
+                messages.append({"role": "user", "parts": loose})
+                loose = []
+            parts = _parts(item)
+            role = _ROLES.get(field_of(item, "role", "user"), "user")
+            if parts and all(p["type"] == "tool_call_response" for p in parts):
+                role = "tool"
+            messages.append({"role": role, "parts": parts})
+        else:
+            part = _part(item)
+            if part is not None:
+                loose.append(part)
+    if loose:
+        messages.append({"role": "user", "parts": loose})
+    return messages
+
+
+def _schema(value: Any) -> Any:
+    if value is None or isinstance(value, dict):
+        return value
+    dump = getattr(value, "model_dump", None)
+    return dump(exclude_none=True, mode="json") if dump is not None else value
+
+
+def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
+    if not given(tools) or not tools:
+        return None
+    definitions: list[dict[str, Any]] = []
+    for tool in tools:
+        if callable(tool) and not hasattr(tool, "function_declarations"):  # a Python function (automatic calling)
+            definitions.append(_callable_definition(tool))
+            continue
+        declarations = field_of(tool, "function_declarations")
+        for declaration in declarations or ():
+            definition = {"type": "function", "name": field_of(declaration, "name")}
+            if field_of(declaration, "description"):
+                definition["description"] = field_of(declaration, "description")
+            parameters = field_of(declaration, "parameters_json_schema") or _schema(field_of(declaration, "parameters"))
+            if parameters is not None:
+                definition["parameters"] = parameters
+            definitions.append(definition)
+        # Built-in tools (google_search, code_execution, ...): one definition per tool set. (An MCP
+        # session given as a tool is neither a dict nor a Tool: its tools are not known here.)
+        fields = getattr(type(tool), "model_fields", None) or ()
+        others = tool.items() if isinstance(tool, dict) else ((k, getattr(tool, k, None)) for k in fields)
+        for kind, value in others:
+            if kind != "function_declarations" and value is not None:
+                definitions.append({"type": kind, "name": kind})
+    return definitions or None
+
+
+def _callable_definition(function: Any) -> dict[str, Any]:
+    definition: dict[str, Any] = {"type": "function", "name": getattr(function, "__name__", repr(function))}
+    if getattr(function, "__doc__", None):
+        definition["description"] = function.__doc__.strip()
+    try:  # the declaration the SDK itself would send
+        from google.genai import types
+
+        declaration = types.FunctionDeclaration.from_callable_with_api_option(callable=function)
+        if declaration.parameters is not None:
+            definition["parameters"] = _schema(declaration.parameters)
+    except Exception:  # noqa: BLE001 - a signature the SDK cannot describe: name and description only
+        pass
+    return definition
+
+
+def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
+    client = getattr(instance, "_api_client", None)
+    provider = "gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini"
+    attributes = server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None))
+    config = kwargs.get("config")
+    if config is not None:
+        put(attributes, GEN_AI_REQUEST_MAX_TOKENS, field_of(config, "max_output_tokens"), int)
+        put(attributes, GEN_AI_REQUEST_TEMPERATURE, field_of(config, "temperature"), (int, float))
+        put(attributes, GEN_AI_REQUEST_TOP_P, field_of(config, "top_p"), (int, float))
+        put(attributes, GEN_AI_REQUEST_TOP_K, field_of(config, "top_k"), (int, float))
+        put(attributes, GEN_AI_REQUEST_SEED, field_of(config, "seed"), int)
+        put(attributes, GEN_AI_REQUEST_FREQUENCY_PENALTY, field_of(config, "frequency_penalty"), (int, float))
+        put(attributes, GEN_AI_REQUEST_PRESENCE_PENALTY, field_of(config, "presence_penalty"), (int, float))
+        put(attributes, GEN_AI_REQUEST_STOP_SEQUENCES, field_of(config, "stop_sequences"), (list, tuple))
+        count = field_of(config, "candidate_count")
+        if isinstance(count, int) and count != 1:
+            attributes[GEN_AI_REQUEST_CHOICE_COUNT] = count
+        mime = field_of(config, "response_mime_type")
+        if mime:
+            attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in mime else "text"
+    if stream:
+        attributes[GEN_AI_REQUEST_STREAM] = True
+    system = field_of(config, "system_instruction")
+    capture = capturing()
+    return Request(
+        operation="chat",
+        provider=provider,
+        model=_model_name(kwargs.get("model")),
+        attributes=attributes,
+        stream=stream,
+        input_messages=_messages(kwargs.get("contents")) if capture else None,
+        system_instructions=_parts(system) if capture and system is not None else None,
+        tool_definitions=_tool_definitions(field_of(config, "tools")),
+    )
+
+
+def _stream_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    return _request(instance, kwargs, stream=True)
+
+
+def _usage(metadata: Any) -> Usage | None:
+    if metadata is None:
+        return None
+    prompt = field_of(metadata, "prompt_token_count")
+    candidates = field_of(metadata, "candidates_token_count")
+    thoughts = field_of(metadata, "thoughts_token_count")
+    tool_prompt = field_of(metadata, "tool_use_prompt_token_count")
+    if prompt is None and candidates is None:
+        return None
+    # Gemini's prompt count includes the cached tokens (the GenAI convention); thinking tokens are
+    # counted apart from the candidates' but billed as output, so output includes them.
+    return Usage(
+        input_tokens=None if prompt is None else prompt + (tool_prompt or 0),
+        output_tokens=None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0),
+        cache_read_tokens=field_of(metadata, "cached_content_token_count"),
+        reasoning_tokens=thoughts,
+    )
+
+
+def _finish(candidate: Any) -> str | None:
+    reason = field_of(candidate, "finish_reason")
+    if reason is None:
+        return None
+    return str(getattr(reason, "value", reason)).lower()
+
+
+def _with_ids(parts: list[dict[str, Any]], response_id: str | None, calls: list[PendingToolCall]) -> None:
+    """Give id-less function calls `<response id>-<n>` (n counts the response's calls) and collect them as pending."""
+    for part in parts:
+        if part["type"] == "tool_call":
+            if not part["id"]:
+                part["id"] = f"{response_id or 'call'}-{len(calls)}"
+            if part["name"]:
+                calls.append(PendingToolCall(part["id"], part["name"], part["arguments"]))
+
+
+def _response(result: Any) -> Response:
+    response_id = field_of(result, "response_id")
+    response = Response(id=response_id, model=field_of(result, "model_version"), usage=_usage(field_of(result, "usage_metadata")))
+    messages = []
+    for candidate in field_of(result, "candidates") or ():
+        finish = _finish(candidate)
+        if finish:
+            response.finish_reasons.append(finish)
+        parts = _parts(field_of(candidate, "content"))
+        _with_ids(parts, response_id, response.tool_calls)
+        messages.append({"role": "assistant", "parts": parts, "finish_reason": finish})
+    response.output_messages = messages
+    return response
+
+
+class _Candidate:
+    __slots__ = ("text", "thought", "calls", "finish")
+
+    def __init__(self, text_limit: int) -> None:
+        self.text = Bounded(text_limit)
+        self.thought = Bounded(text_limit)
+        self.calls: list[dict[str, Any]] = []  # Gemini streams each function call whole, in one chunk
+        self.finish: str | None = None
+
+
+class _Stream:
+    """Stream chunks (each a partial GenerateContentResponse): text, thoughts and calls per candidate."""
+
+    def __init__(self, request: Request) -> None:
+        self.id: str | None = None
+        self.model: str | None = None
+        self.usage: Any = None
+        self.candidates: dict[int, _Candidate] = {}
+        self.text_limit = limits()[0]
+
+    def chunk(self, chunk: Any) -> None:
+        if self.id is None:
+            self.id = field_of(chunk, "response_id")
+        if self.model is None:
+            self.model = field_of(chunk, "model_version")
+        usage = field_of(chunk, "usage_metadata")
+        if usage is not None and field_of(usage, "prompt_token_count") is not None:
+            self.usage = usage  # the last chunk's counts are the totals
+        for position, candidate in enumerate(field_of(chunk, "candidates") or ()):
+            index = field_of(candidate, "index", position)
+            state = self.candidates.get(index)
+            if state is None:
+                state = self.candidates[index] = _Candidate(self.text_limit)
+            content = field_of(candidate, "content")
+            for part in field_of(content, "parts") or ():
+                text = field_of(part, "text")
+                if text is not None:
+                    (state.thought if field_of(part, "thought") else state.text).add(text)
+                    continue
+                call = field_of(part, "function_call")
+                if call is not None:
+                    state.calls.append(tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args")))
+            state.finish = _finish(candidate) or state.finish
+
+    def response(self) -> Response:
+        response = Response(id=self.id, model=self.model, usage=_usage(self.usage))
+        messages = []
+        for _, state in sorted(self.candidates.items()):
+            parts = [reasoning_part(state.thought.text())] if state.thought else []
+            if state.text:
+                parts.append(text_part(state.text.text()))
+            calls = [dict(c) for c in state.calls]
+            _with_ids(calls, self.id, response.tool_calls)
+            parts.extend(calls)
+            if state.finish:
+                response.finish_reasons.append(state.finish)
+            messages.append({"role": "assistant", "parts": parts, "finish_reason": state.finish})
+        response.output_messages = messages
+        return response
+
+
+def _patches() -> list[Patch]:
+    from google.genai import models
+
+    call = "_generate_content" if hasattr(models.Models, "_generate_content") else "generate_content"
+    return [
+        *(Patch("google.genai.models", f"{cls}.{call}", _request, _response, _Stream) for cls in ("Models", "AsyncModels")),
+        *(
+            Patch("google.genai.models", f"{cls}.generate_content_stream", _stream_request, _response, _Stream)
+            for cls in ("Models", "AsyncModels")
+        ),
+    ]
+
+
+PATCHES = _patches()

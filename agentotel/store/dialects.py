@@ -1,0 +1,623 @@
+"""Other instrumentations' spans → the store's promoted columns: one model call or tool call, one shape.
+
+Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI
+conventions in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the
+anthropic SDK's native spans. `SpanColumns` (the store's one span→row path, used by the in-process
+exporter, the collector and `agentotel import`) calls `derive()` for every span that is not
+agentotel's own; it returns the promoted columns those attributes mean (operation, provider, models,
+tokens, tool name and call id, user, session, error type) and the payload in the GenAI JSON shape
+(messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and documents).
+
+The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
+current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
+`openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, joined by `+`).
+
+This is the one module where other instrumentations' attribute names may be written out; the table of
+what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
+costs a handful of dictionary lookups, and only a span of a dialect has its keys scanned.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+from agentotel import semconv
+
+# -- names ---------------------------------------------------------------------------------------------
+# The GenAI conventions' older forms (before semantic-conventions 1.37), still emitted by many producers.
+GEN_AI_SYSTEM = "gen_ai.system"
+GEN_AI_USAGE_PROMPT_TOKENS = "gen_ai.usage.prompt_tokens"
+GEN_AI_USAGE_COMPLETION_TOKENS = "gen_ai.usage.completion_tokens"
+GEN_AI_USAGE_CACHE_READ_OLD = "gen_ai.usage.cache_read_input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_OLD = "gen_ai.usage.cache_creation_input_tokens"
+GEN_AI_USAGE_CACHE_WRITE = "gen_ai.usage.cache_write.input_tokens"  # the anthropic SDK's spelling
+GEN_AI_PROMPT_PREFIX = "gen_ai.prompt."  # gen_ai.prompt.N.role / .content / .tool_calls.K.*
+GEN_AI_COMPLETION_PREFIX = "gen_ai.completion."
+GEN_AI_TOOL_ARGUMENTS_OLD = "gen_ai.tool.arguments"
+GEN_AI_EVENT_CONTENT = "gen_ai.event.content"
+GEN_AI_EVENT_PROMPT = "gen_ai.prompt"  # on OpenLLMetry's gen_ai.content.prompt event
+GEN_AI_EVENT_COMPLETION = "gen_ai.completion"
+GEN_AI_OPERATION_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                   "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+_CHOICE_EVENT = "gen_ai.choice"
+_CONTENT_PROMPT_EVENT = "gen_ai.content.prompt"
+_CONTENT_COMPLETION_EVENT = "gen_ai.content.completion"
+EXCEPTION_EVENT = "exception"
+EXCEPTION_TYPE = "exception.type"
+
+# OpenInference (Arize).
+OI_SPAN_KIND = "openinference.span.kind"
+OI_INPUT_VALUE = "input.value"
+OI_OUTPUT_VALUE = "output.value"
+OI_LLM_PROVIDER = "llm.provider"
+OI_LLM_SYSTEM = "llm.system"
+OI_LLM_MODEL_NAME = "llm.model_name"
+OI_LLM_INVOCATION_PARAMETERS = "llm.invocation_parameters"
+OI_TOKENS_PROMPT = "llm.token_count.prompt"
+OI_TOKENS_COMPLETION = "llm.token_count.completion"
+OI_TOKENS_CACHE_READ = "llm.token_count.prompt_details.cache_read"
+OI_TOKENS_CACHE_WRITE = "llm.token_count.prompt_details.cache_write"
+OI_TOKENS_REASONING = "llm.token_count.completion_details.reasoning"
+OI_FINISH_REASON = "llm.finish_reason"
+OI_INPUT_MESSAGES = "llm.input_messages."
+OI_OUTPUT_MESSAGES = "llm.output_messages."
+OI_TOOL_NAME = "tool.name"
+OI_TOOL_CALL_ID = "tool_call.id"
+OI_TOOL_ID = "tool.id"
+OI_RETRIEVAL_DOCUMENTS = "retrieval.documents."
+OI_EMBEDDING_MODEL = "embedding.model_name"
+OI_AGENT_NAME = "agent.name"
+OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
+            "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
+
+# OpenLLMetry (Traceloop).
+TL_SPAN_KIND = "traceloop.span.kind"
+TL_ENTITY_NAME = "traceloop.entity.name"
+TL_ENTITY_INPUT = "traceloop.entity.input"
+TL_ENTITY_OUTPUT = "traceloop.entity.output"
+TL_REQUEST_TYPE = "llm.request.type"
+TL_USER = "traceloop.association.properties.user_id"
+TL_SESSION = "traceloop.association.properties.session_id"
+TL_KINDS = {"tool": "execute_tool", "agent": "invoke_agent"}  # workflow, task: not steps
+TL_REQUEST_TYPES = {"chat": "chat", "completion": "text_completion", "embedding": "embeddings"}
+
+# The Vercel AI SDK (`ai` on npm), experimental_telemetry.
+AI_OPERATION_ID = "ai.operationId"
+AI_MODEL_ID = "ai.model.id"
+AI_MODEL_PROVIDER = "ai.model.provider"
+AI_RESPONSE_MODEL = "ai.response.model"
+AI_RESPONSE_ID = "ai.response.id"
+AI_RESPONSE_TEXT = "ai.response.text"
+AI_RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
+AI_RESPONSE_FINISH_REASON = "ai.response.finishReason"
+AI_PROMPT_MESSAGES = "ai.prompt.messages"
+AI_USAGE_INPUT = ("ai.usage.inputTokens", "ai.usage.promptTokens", "ai.usage.tokens")
+AI_USAGE_OUTPUT = ("ai.usage.outputTokens", "ai.usage.completionTokens")
+AI_USAGE_CACHED = ("ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens")
+AI_USAGE_CACHE_WRITE = "ai.usage.inputTokenDetails.cacheWriteTokens"
+AI_USAGE_REASONING = ("ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens")
+AI_TOOL_NAME = "ai.toolCall.name"
+AI_TOOL_ID = "ai.toolCall.id"
+AI_TOOL_ARGS = ("ai.toolCall.input", "ai.toolCall.args")
+AI_TOOL_RESULT = ("ai.toolCall.output", "ai.toolCall.result")
+AI_METADATA_USER = ("ai.telemetry.metadata.userId", "ai.telemetry.metadata.user_id", "ai.telemetry.metadata.user")
+AI_METADATA_SESSION = ("ai.telemetry.metadata.sessionId", "ai.telemetry.metadata.session_id",
+                       "ai.telemetry.metadata.conversationId")
+_AI_MODEL_CALL = (".doGenerate", ".doStream")
+_AI_EMBED_CALL = ".doEmbed"
+_AI_TOOL_CALL = "ai.toolCall"
+
+# MCP's own spans (the mcp Python SDK; the MCP semantic conventions).
+MCP_METHOD = "mcp.method.name"
+MCP_TOOLS_CALL = "tools/call"
+
+# pydantic-ai (and Logfire, which shows its spans).
+PYDANTIC_AI_SCOPE = "pydantic-ai"
+PAI_TOOL_ARGUMENTS = "tool_arguments"
+PAI_TOOL_RESPONSE = "tool_response"
+PAI_FINAL_RESULT = "final_result"
+PAI_ALL_MESSAGES = "pydantic_ai.all_messages"
+
+ANTHROPIC_SDK_SCOPE = "com.anthropic.sdk.python"
+
+# Who started a trace, as other tools write it.
+USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER)
+SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION)
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
+
+_OPERATION = semconv.GEN_AI_OPERATION_NAME
+_PROVIDER = semconv.GEN_AI_PROVIDER_NAME
+_REQUEST_MODEL = semconv.GEN_AI_REQUEST_MODEL
+_RESPONSE_MODEL = semconv.GEN_AI_RESPONSE_MODEL
+_INPUT_TOKENS = semconv.GEN_AI_USAGE_INPUT_TOKENS
+_OUTPUT_TOKENS = semconv.GEN_AI_USAGE_OUTPUT_TOKENS
+
+# Any one of these keys makes a span worth a closer look (the rest of the rules only run then).
+_MARKERS = frozenset({
+    OI_SPAN_KIND, TL_SPAN_KIND, TL_REQUEST_TYPE, AI_OPERATION_ID, MCP_METHOD, GEN_AI_SYSTEM,
+    GEN_AI_USAGE_PROMPT_TOKENS, _OPERATION, _PROVIDER, _REQUEST_MODEL, _INPUT_TOKENS, semconv.GEN_AI_TOOL_NAME,
+    *USER_ATTRIBUTES, *SESSION_ATTRIBUTES,
+})
+
+
+class Derived:
+    """What the rules say about one span: column values (by store column name), payloads, dialect."""
+
+    __slots__ = ("columns", "input", "output", "dialects")
+
+    def __init__(self) -> None:
+        self.columns: dict[str, Any] = {}
+        self.input: str | None = None
+        self.output: str | None = None
+        self.dialects: list[str] = []
+
+    def set(self, column: str, value: Any) -> None:
+        if value is not None and value != "" and column not in self.columns:
+            self.columns[column] = value
+
+    @property
+    def dialect(self) -> str | None:
+        return "+".join(self.dialects) if self.dialects else None
+
+
+def derive(
+    attributes: Mapping[str, Any],
+    name: str,
+    kind: str,
+    scope_name: str | None,
+    status_code: str,
+    events: Sequence[tuple[int, str, Mapping[str, Any] | None]],
+) -> Derived | None:
+    """The promoted columns another instrumentation's span means; None when it is of no known dialect."""
+    if not attributes:
+        return None
+    if attributes.keys().isdisjoint(_MARKERS) and scope_name != PYDANTIC_AI_SCOPE:
+        if not events or status_code != "ERROR":
+            return None
+    out = Derived()
+    get = attributes.get
+    if get(_OPERATION) is not None or get(_PROVIDER) is not None or get(_INPUT_TOKENS) is not None or get(
+        semconv.GEN_AI_TOOL_NAME
+    ) is not None:
+        out.dialects.append("genai")
+    if OI_SPAN_KIND in attributes:
+        _openinference(attributes, out)
+    if TL_SPAN_KIND in attributes or TL_REQUEST_TYPE in attributes:
+        _traceloop(attributes, out)
+    if AI_OPERATION_ID in attributes:
+        _vercel(attributes, out)
+    if MCP_METHOD in attributes:
+        _mcp(attributes, name, kind, out)
+    if scope_name == PYDANTIC_AI_SCOPE:
+        _pydantic_ai(attributes, out)
+    if scope_name == ANTHROPIC_SDK_SCOPE:
+        out.dialects.append("anthropic-sdk")
+        out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
+    _legacy_genai(attributes, events, out)
+    for key in USER_ATTRIBUTES:
+        if key in attributes:
+            out.set("user_id", _str(attributes[key]))
+            break
+    for key in SESSION_ATTRIBUTES:
+        if key in attributes:
+            out.set("session_id", _str(attributes[key]))
+            break
+    if status_code == "ERROR" and semconv.ERROR_TYPE not in attributes:
+        for _time, event_name, event_attributes in events:
+            if event_name == EXCEPTION_EVENT and event_attributes:
+                out.set("error_type", _str(event_attributes.get(EXCEPTION_TYPE)))
+                break
+    if not out.dialects and not out.columns:
+        return None
+    return out
+
+
+# -- GenAI, older forms ---------------------------------------------------------------------------------
+
+
+def _legacy_genai(attributes: Mapping[str, Any], events: Sequence[Any], out: Derived) -> None:
+    get = attributes.get
+    used = False
+    system = get(GEN_AI_SYSTEM)
+    if system is not None:
+        out.set("provider", _str(system))
+        used = True
+    for attr, column in ((GEN_AI_USAGE_PROMPT_TOKENS, "input_tokens"), (GEN_AI_USAGE_COMPLETION_TOKENS, "output_tokens"),
+                         (GEN_AI_USAGE_CACHE_READ_OLD, "cache_read_tokens"),
+                         (GEN_AI_USAGE_CACHE_CREATION_OLD, "cache_write_tokens")):
+        value = get(attr)
+        if value is not None:
+            out.set(column, _int(value))
+            used = True
+    if out.input is None and (
+        (GEN_AI_PROMPT_PREFIX + "0.role") in attributes or (GEN_AI_PROMPT_PREFIX + "0.content") in attributes
+    ):
+        out.input = _dump(_flat_messages(_unflatten(attributes, GEN_AI_PROMPT_PREFIX), "", "user"))
+        used = True
+    if out.output is None and ((GEN_AI_COMPLETION_PREFIX + "0.content") in attributes or (
+        GEN_AI_COMPLETION_PREFIX + "0.role"
+    ) in attributes or (GEN_AI_COMPLETION_PREFIX + "0.tool_calls.0.name") in attributes):
+        messages = _flat_messages(_unflatten(attributes, GEN_AI_COMPLETION_PREFIX), "", "assistant")
+        out.output = _dump(messages)
+        reasons = [m["finish_reason"] for m in messages if m.get("finish_reason")]
+        if reasons:
+            out.set("finish_reasons", reasons)
+        used = True
+    if events and (out.input is None or out.output is None):
+        used = _message_events(attributes, events, out) or used
+    if used:
+        out.dialects.append("genai-legacy")
+        if _OPERATION not in attributes and "operation" not in out.columns and (
+            out.input is not None or out.columns.get("input_tokens") is not None or _REQUEST_MODEL in attributes
+        ):
+            out.set("operation", "chat")
+
+
+def _message_events(attributes: Mapping[str, Any], events: Sequence[Any], out: Derived) -> bool:
+    """Prompt and completion recorded as span events (the GenAI conventions' event form, OpenLLMetry's)."""
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for _time, event_name, event_attributes in events:
+        attrs = event_attributes or {}
+        if event_name in _MESSAGE_EVENTS:
+            body = _event_body(attrs)
+            inputs.append(_message(_MESSAGE_EVENTS[event_name], body.get("content"), body.get("tool_calls"),
+                                   body.get("id") or body.get("tool_call_id")))
+        elif event_name == _CHOICE_EVENT:
+            body = _event_body(attrs)
+            message = body.get("message") if isinstance(body.get("message"), dict) else body
+            converted = _message("assistant", message.get("content"), message.get("tool_calls"), None)
+            if body.get("finish_reason"):
+                converted["finish_reason"] = body["finish_reason"]
+            outputs.append(converted)
+        elif event_name == _CONTENT_PROMPT_EVENT and out.input is None:
+            out.input = _str(attrs.get(GEN_AI_EVENT_PROMPT))
+        elif event_name == _CONTENT_COMPLETION_EVENT and out.output is None:
+            out.output = _str(attrs.get(GEN_AI_EVENT_COMPLETION))
+        elif event_name == GEN_AI_OPERATION_DETAILS_EVENT:
+            if out.input is None and attrs.get(semconv.GEN_AI_INPUT_MESSAGES) is not None:
+                out.input = _str(attrs[semconv.GEN_AI_INPUT_MESSAGES])
+            if out.output is None and attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES) is not None:
+                out.output = _str(attrs[semconv.GEN_AI_OUTPUT_MESSAGES])
+    if inputs and out.input is None:
+        out.input = _dump(inputs)
+    if outputs and out.output is None:
+        out.output = _dump(outputs)
+        reasons = [m["finish_reason"] for m in outputs if m.get("finish_reason")]
+        if reasons:
+            out.set("finish_reasons", reasons)
+    return bool(inputs or outputs)
+
+
+def _event_body(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    raw = attrs.get(GEN_AI_EVENT_CONTENT)
+    if raw is not None:
+        parsed = _load(raw)
+        if isinstance(parsed, dict):
+            return parsed
+    return {k: (_load(v) if k in ("tool_calls", "message") else v) for k, v in attrs.items()}
+
+
+# -- OpenInference --------------------------------------------------------------------------------------
+
+
+def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("openinference")
+    kind = str(get(OI_SPAN_KIND) or "").upper()
+    operation = OI_KINDS.get(kind)
+    out.set("operation", operation)
+    if operation == "chat":
+        out.set("provider", _str(get(OI_LLM_PROVIDER) or get(OI_LLM_SYSTEM)))
+        model = _str(get(OI_LLM_MODEL_NAME))
+        requested = _load(get(OI_LLM_INVOCATION_PARAMETERS))
+        requested = requested.get("model") if isinstance(requested, dict) else None
+        out.set("request_model", _str(requested) or model)
+        out.set("response_model", model)
+        out.set("input_tokens", _int(get(OI_TOKENS_PROMPT)))
+        out.set("output_tokens", _int(get(OI_TOKENS_COMPLETION)))
+        out.set("cache_read_tokens", _int(get(OI_TOKENS_CACHE_READ)))
+        out.set("cache_write_tokens", _int(get(OI_TOKENS_CACHE_WRITE)))
+        out.set("reasoning_tokens", _int(get(OI_TOKENS_REASONING)))
+        reason = get(OI_FINISH_REASON)
+        if reason is not None:
+            out.set("finish_reasons", [_str(reason)])
+        keys = [k for k in attributes if k.startswith("llm.")]
+        inputs = _flat_messages(_unflatten(attributes, OI_INPUT_MESSAGES, keys), "message.", "user")
+        outputs = _flat_messages(_unflatten(attributes, OI_OUTPUT_MESSAGES, keys), "message.", "assistant")
+        if outputs and reason is not None and len(outputs) == 1:
+            outputs[0]["finish_reason"] = _str(reason)
+        out.input = _dump(inputs) if inputs else _str(get(OI_INPUT_VALUE))
+        out.output = _dump(outputs) if outputs else _str(get(OI_OUTPUT_VALUE))
+    elif operation == "embeddings":
+        out.set("request_model", _str(get(OI_EMBEDDING_MODEL)))
+        out.set("provider", _str(get(OI_LLM_PROVIDER) or get(OI_LLM_SYSTEM)))
+        out.set("input_tokens", _int(get(OI_TOKENS_PROMPT)))
+        out.input = _str(get(OI_INPUT_VALUE))
+    elif operation == "execute_tool":
+        out.set("tool_name", _str(get(OI_TOOL_NAME)))
+        out.set("tool_call_id", _str(get(OI_TOOL_CALL_ID) or get(OI_TOOL_ID)) or _call_id_in(get(OI_OUTPUT_VALUE)))
+        out.input = _str(get(OI_INPUT_VALUE))
+        out.output = _str(get(OI_OUTPUT_VALUE))
+    elif operation == "retrieval":
+        out.input = _str(get(OI_INPUT_VALUE))
+        documents = _unflatten(attributes, OI_RETRIEVAL_DOCUMENTS)
+        if documents:
+            out.output = _dump([_document(d) for _, d in sorted(documents.items())])
+        else:
+            out.output = _str(get(OI_OUTPUT_VALUE))
+    elif operation == "invoke_agent":
+        out.set("agent_name", _str(get(OI_AGENT_NAME)))
+        out.input = _str(get(OI_INPUT_VALUE))
+        out.output = _str(get(OI_OUTPUT_VALUE))
+
+
+def _document(flat: Mapping[str, Any]) -> dict[str, Any]:
+    document = {}
+    for key, target in (("document.id", "id"), ("document.content", "content"), ("document.score", "score")):
+        if key in flat:
+            document[target] = flat[key]
+    metadata = flat.get("document.metadata")
+    if metadata is not None:
+        document["metadata"] = _load(metadata) if isinstance(metadata, str) else metadata
+    return document
+
+
+# -- OpenLLMetry ----------------------------------------------------------------------------------------
+
+
+def _traceloop(attributes: Mapping[str, Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("traceloop")
+    kind = get(TL_SPAN_KIND)
+    operation = TL_KINDS.get(str(kind)) if kind is not None else TL_REQUEST_TYPES.get(str(get(TL_REQUEST_TYPE)))
+    out.set("operation", operation)
+    if operation == "execute_tool":
+        out.set("tool_name", _str(get(TL_ENTITY_NAME)))
+        out.set("tool_call_id", _call_id_in(get(TL_ENTITY_INPUT)) or _call_id_in(get(TL_ENTITY_OUTPUT)))
+    elif operation == "invoke_agent":
+        out.set("agent_name", _str(get(TL_ENTITY_NAME)))
+    if kind is not None:
+        out.input = _str(get(TL_ENTITY_INPUT))
+        out.output = _str(get(TL_ENTITY_OUTPUT))
+
+
+# -- the Vercel AI SDK ----------------------------------------------------------------------------------
+
+
+def _vercel(attributes: Mapping[str, Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("vercel-ai")
+    operation_id = str(get(AI_OPERATION_ID))
+    if operation_id.endswith(_AI_MODEL_CALL) or operation_id.endswith(_AI_EMBED_CALL):
+        embed = operation_id.endswith(_AI_EMBED_CALL)
+        out.set("operation", "embeddings" if embed else "chat")
+        provider = _str(get(AI_MODEL_PROVIDER))
+        out.set("provider", provider.split(".", 1)[0] if provider else None)
+        out.set("request_model", _str(get(AI_MODEL_ID)))
+        out.set("response_model", _str(get(AI_RESPONSE_MODEL)))
+        out.set("input_tokens", _int(_first(attributes, AI_USAGE_INPUT)))
+        out.set("output_tokens", _int(_first(attributes, AI_USAGE_OUTPUT)))
+        out.set("cache_read_tokens", _int(_first(attributes, AI_USAGE_CACHED)))
+        out.set("cache_write_tokens", _int(get(AI_USAGE_CACHE_WRITE)))
+        out.set("reasoning_tokens", _int(_first(attributes, AI_USAGE_REASONING)))
+        if embed:
+            return
+        reason = _str(get(AI_RESPONSE_FINISH_REASON))
+        if reason:
+            out.set("finish_reasons", [reason])
+        prompt = _load(get(AI_PROMPT_MESSAGES))
+        if isinstance(prompt, list):
+            out.input = _dump([_vercel_message(m) for m in prompt if isinstance(m, dict)])
+        parts: list[dict[str, Any]] = []
+        text = get(AI_RESPONSE_TEXT)
+        if text:
+            parts.append({"type": "text", "content": _str(text)})
+        calls = _load(get(AI_RESPONSE_TOOL_CALLS))
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict):
+                parts.append({"type": "tool_call", "id": call.get("toolCallId"), "name": call.get("toolName"),
+                              "arguments": _load(call.get("input", call.get("args")))})
+        if parts:
+            message: dict[str, Any] = {"role": "assistant", "parts": parts}
+            if reason:
+                message["finish_reason"] = reason
+            out.output = _dump([message])
+    elif operation_id == _AI_TOOL_CALL:
+        out.set("operation", "execute_tool")
+        out.set("tool_name", _str(get(AI_TOOL_NAME)))
+        out.set("tool_call_id", _str(get(AI_TOOL_ID)))
+        out.input = _str(_first(attributes, AI_TOOL_ARGS))
+        out.output = _str(_first(attributes, AI_TOOL_RESULT))
+
+
+def _vercel_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    role = message.get("role")
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"role": role, "parts": [{"type": "text", "content": content}]}
+    parts = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "content": part.get("text")})
+        elif kind == "tool-call":
+            parts.append({"type": "tool_call", "id": part.get("toolCallId"), "name": part.get("toolName"),
+                          "arguments": part.get("input", part.get("args"))})
+        elif kind == "tool-result":
+            result = part.get("output", part.get("result"))
+            if isinstance(result, dict) and "value" in result:  # ai v5: {"type": "text"|"json", "value": ...}
+                result = result["value"]
+            parts.append({"type": "tool_call_response", "id": part.get("toolCallId"), "response": result})
+        else:
+            parts.append(part)
+    return {"role": role, "parts": parts}
+
+
+# -- MCP ------------------------------------------------------------------------------------------------
+
+
+def _mcp(attributes: Mapping[str, Any], name: str, kind: str, out: Derived) -> None:
+    out.dialects.append("mcp")
+    if attributes.get(MCP_METHOD) != MCP_TOOLS_CALL:
+        return
+    out.set("operation", "execute_tool")
+    if semconv.GEN_AI_TOOL_NAME not in attributes:
+        # The client's span names the tool only in its name: "MCP send tools/call <tool>".
+        _, _, tool = name.partition(MCP_TOOLS_CALL)
+        out.set("tool_name", tool.strip() or None)
+
+
+# -- pydantic-ai ----------------------------------------------------------------------------------------
+
+
+def _pydantic_ai(attributes: Mapping[str, Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("pydantic-ai")
+    if get(PAI_TOOL_ARGUMENTS) is not None or get(PAI_TOOL_RESPONSE) is not None:
+        out.set("operation", "execute_tool")
+        out.input = _str(get(PAI_TOOL_ARGUMENTS))
+        out.output = _str(get(PAI_TOOL_RESPONSE))
+    elif get(PAI_FINAL_RESULT) is not None or get(PAI_ALL_MESSAGES) is not None:
+        out.set("operation", "invoke_agent")
+        out.output = _str(get(PAI_FINAL_RESULT))
+
+
+# -- helpers --------------------------------------------------------------------------------------------
+
+
+def _unflatten(attributes: Mapping[str, Any], prefix: str, keys: Sequence[str] | None = None) -> dict[int, dict[str, Any]]:
+    """`prefix.N.rest = v` attributes as {N: {rest: v}}."""
+    found: dict[int, dict[str, Any]] = {}
+    size = len(prefix)
+    for key in keys if keys is not None else attributes:
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[size:].partition(".")
+        if index.isdigit() and rest:
+            found.setdefault(int(index), {})[rest] = attributes[key]
+    return found
+
+
+def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role: str) -> list[dict[str, Any]]:
+    """Flattened messages (OpenInference's `message.*`, the older GenAI `N.*`) as GenAI messages."""
+    messages = []
+    for _, fields in sorted(flat.items()):
+        calls: dict[int, dict[str, Any]] = {}
+        texts: dict[int, str] = {}
+        for key, value in fields.items():
+            if not key.startswith(at):
+                continue
+            key = key[len(at):]
+            if key.startswith("tool_calls."):
+                index, _, rest = key[len("tool_calls."):].partition(".")
+                if index.isdigit():
+                    rest = rest.removeprefix("tool_call.")
+                    calls.setdefault(int(index), {})[rest.removeprefix("function.")] = value
+            elif key.startswith("contents."):
+                index, _, rest = key[len("contents."):].partition(".")
+                if index.isdigit() and rest.endswith("text"):
+                    texts[int(index)] = _str(value)
+        message = _message(
+            _str(fields.get(at + "role")) or default_role,
+            fields.get(at + "content"),
+            [calls[i] for i in sorted(calls)],
+            fields.get(at + "tool_call_id"),
+        )
+        for i in sorted(texts):
+            message["parts"].append({"type": "text", "content": texts[i]})
+        reason = fields.get(at + "finish_reason")
+        if reason is not None:
+            message["finish_reason"] = _str(reason)
+        messages.append(message)
+    return messages
+
+
+def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any) -> dict[str, Any]:
+    """One GenAI message: text content, tool calls (`{id, name, arguments}` or OpenAI's `function` form)."""
+    parts: list[dict[str, Any]] = []
+    if role == "tool" and tool_call_id is not None:
+        parts.append({"type": "tool_call_response", "id": _str(tool_call_id), "response": content})
+    elif isinstance(content, list):
+        parts.extend(p if isinstance(p, dict) else {"type": "text", "content": _str(p)} for p in content)
+    elif content is not None and content != "":
+        parts.append({"type": "text", "content": _str(content)})
+    for call in tool_calls if isinstance(tool_calls, list) else ():
+        if not isinstance(call, dict):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        parts.append({"type": "tool_call", "id": _str(call.get("id")), "name": _str(function.get("name")),
+                      "arguments": _load(function.get("arguments"))})
+    return {"role": role, "parts": parts}
+
+
+_CALL_ID_KEY = "tool_call_id"
+
+
+def _call_id_in(payload: Any) -> str | None:
+    """The tool call id a framework's serialised tool input or output holds (LangChain's ToolMessage, say)."""
+    if not isinstance(payload, str) or f'"{_CALL_ID_KEY}"' not in payload:
+        return None
+    stack = [_load(payload)]
+    for _ in range(64):  # a few levels of wrapping, never a deep walk
+        if not stack:
+            break
+        value = stack.pop()
+        if isinstance(value, dict):
+            found = value.get(_CALL_ID_KEY)
+            if isinstance(found, str) and found:
+                return found
+            stack.extend(v for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend(v for v in value if isinstance(v, (dict, list)))
+    return None
+
+
+def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _str(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    return _dump(value)
+
+
+def _int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        try:
+            return int(float(value))
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+
+def _load(value: Any) -> Any:
+    """A JSON text as its value (a value that is not JSON text stays as it is)."""
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)

@@ -1,0 +1,323 @@
+"""OTLP spans → store rows, exactly as the in-process exporter would write the same spans.
+
+Used by agentotel-collector (OTLP/HTTP and gRPC) and `agentotel import` (OTLP JSON and protobuf files).
+
+Each OTLP `AnyValue` becomes the Python value the SDK held before its OTLP exporter encoded it
+(strings, bools, ints, floats, bytes, sequences, mappings), and the span goes through the shared
+`SpanColumns`, so a row is identical column by column whichever way the span came.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Iterator, Sequence
+
+import pyarrow as pa
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentotel.store.schema import SpanColumns, encode_attributes
+
+# OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
+# read SPAN_KIND_UNSPECIFIED as INTERNAL, which is also what the SDK defaults to.
+_KINDS = dict(enumerate(("INTERNAL", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")))
+_STATUSES = dict(enumerate(("UNSET", "OK", "ERROR")))  # unknown numbers: INTERNAL / UNSET
+
+# Rows are turned into Arrow once their payloads (prompts, tool results) reach this many characters,
+# or this many spans, so the Python objects of only that many are alive at once (a big request
+# carrying whole conversations would otherwise hold one more copy of every prompt). Chunks are not
+# made smaller than that: every batch costs the WAL one compression call per Arrow buffer, so 512
+# small spans in four batches cost three times as much to log as in one (measured), and
+# concatenating batches instead would copy every prompt once more.
+_CHUNK_CHARS = 16 * 1024 * 1024
+_MIN_CHUNK_SPANS = 128
+_MAX_CHUNK_SPANS = 4096
+
+_NONE: tuple = ()
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+
+class TooManySpans(ValueError):
+    """The request holds more spans than the collector accepts in one request."""
+
+
+class InvalidRequest(ValueError):
+    """The request holds a value no span can have (answered 400 / INVALID_ARGUMENT: resending cannot help)."""
+
+
+# Timestamps are stored as signed 64-bit nanoseconds (up to the year 2262); OTLP's fixed64 goes further.
+_MAX_NS = 1 << 63
+
+
+def _check_times(span: Any) -> None:
+    for time_ns in (span.start_time_unix_nano, span.end_time_unix_nano, *(e.time_unix_nano for e in span.events)):
+        if time_ns >= _MAX_NS:
+            raise InvalidRequest(
+                f"span {span.name!r}: timestamp {time_ns} is out of range (at most {_MAX_NS - 1} ns since 1970)"
+            )
+
+@dataclass
+class Converted:
+    """What one export request became: the rows to store, and the spans that could not be used."""
+
+    batches: list[pa.RecordBatch]  # stored as they are: concatenating them would copy every prompt once more
+    accepted: int
+    rejected: int
+    error_message: str
+
+
+def _array(value: Any) -> list[Any]:
+    return [_value(v) for v in value.array_value.values]
+
+
+def _kvlist(value: Any) -> dict[str, Any]:
+    return {kv.key: _value(kv.value) for kv in value.kvlist_value.values}
+
+
+_READERS = {
+    "string_value": lambda v: v.string_value,
+    "bool_value": lambda v: v.bool_value,
+    "int_value": lambda v: v.int_value,
+    "double_value": lambda v: v.double_value,
+    "bytes_value": lambda v: v.bytes_value,
+    "array_value": _array,
+    "kvlist_value": _kvlist,
+    None: lambda v: None,
+}
+
+
+def _value(value: Any) -> Any:
+    """An OTLP AnyValue as the Python value the SDK attribute had."""
+    return _READERS[value.WhichOneof("value")](value)
+
+
+def _attributes(key_values: Any) -> dict[str, Any]:
+    # Strings dominate agent spans: a non-empty string_value can only be a string, so only the rest
+    # (other types, and the empty string) pay for the WhichOneof dispatch.
+    out: dict[str, Any] = {}
+    for kv in key_values:
+        v = kv.value
+        text = v.string_value
+        out[kv.key] = text if text else _READERS[v.WhichOneof("value")](v)
+    return out
+
+
+def _problem(span: Any) -> str:
+    """Why a span cannot be stored (called only for a span that failed the quick checks)."""
+    if len(span.trace_id) != 16 or span.trace_id == _ZERO_TRACE:
+        return "trace_id must be 16 bytes (32 hex characters) and not all zero"
+    if len(span.span_id) != 8 or span.span_id == _ZERO_SPAN:
+        return "span_id must be 8 bytes (16 hex characters) and not all zero"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return "parent_span_id must be empty or 8 bytes (16 hex characters)"
+    return "invalid ids"
+
+
+def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None) -> Converted:
+    """Rows for every usable span of an export request; unusable spans are counted, with the first reason."""
+    total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+    if max_spans is not None and total > max_spans:
+        raise TooManySpans(f"request holds {total} spans; at most {max_spans} are accepted per request")
+    columns = SpanColumns()
+    append = columns.append_values  # positional: the hot loop saves most of a keyword call's cost
+    rejected = 0
+    first_problem = ""
+    batches: list[pa.RecordBatch] = []
+    for resource_spans in request.resource_spans:
+        resource = _attributes(resource_spans.resource.attributes)
+        encoded_resource = encode_attributes(resource)
+        for scope_spans in resource_spans.scope_spans:
+            scope = scope_spans.scope
+            scope_name = scope.name
+            scope_version = scope.version
+            for span in scope_spans.spans:
+                trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+                if (
+                    len(trace_id) != 16 or len(span_id) != 8 or (parent and len(parent) != 8)
+                    or trace_id == _ZERO_TRACE or span_id == _ZERO_SPAN
+                ):  # fmt: skip
+                    rejected += 1
+                    first_problem = first_problem or f"span {span.name!r}: {_problem(span)}"
+                    continue
+                if (columns.payload_chars >= _CHUNK_CHARS and len(columns) >= _MIN_CHUNK_SPANS) or len(columns) == _MAX_CHUNK_SPANS:
+                    batches.append(columns.to_batch())
+                status = span.status
+                start = span.start_time_unix_nano
+                if start >= _MAX_NS or span.end_time_unix_nano >= _MAX_NS or span.events:
+                    _check_times(span)
+                append(
+                    trace_id.hex(),
+                    span_id.hex(),
+                    parent.hex() if parent and parent != _ZERO_SPAN else None,
+                    span.name,
+                    _KINDS.get(span.kind, "INTERNAL"),
+                    _STATUSES.get(status.code, "UNSET"),
+                    status.message,
+                    start,
+                    span.end_time_unix_nano or start,  # as the in-process exporter does for an unended span
+                    _attributes(span.attributes),
+                    resource,
+                    encoded_resource,
+                    scope_name,
+                    scope_version,
+                    [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in span.events] if span.events else _NONE,
+                    [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in span.links] if span.links else _NONE,
+                )
+    if len(columns):
+        batches.append(columns.to_batch())
+    accepted = sum(b.num_rows for b in batches)
+    if rejected:
+        first_problem = f"{rejected} span(s) rejected; first: {first_problem}"
+    return Converted(batches, accepted, rejected, first_problem)
+
+
+# -- OTLP/JSON --------------------------------------------------------------------------------------
+# The OTLP/JSON mapping of an export request.
+#
+# OTLP/JSON is protobuf's JSON mapping with one exception that the generic parser gets wrong: trace
+# and span ids are hex strings, not base64. We rewrite the id fields to what `json_format` expects and
+# let it do the rest (camelCase or original field names, integer or named enums, 64-bit integers as
+# strings or numbers). Unknown fields are ignored, as the specification asks of receivers.
+
+
+class JsonError(ValueError):
+    """The body is not an OTLP/JSON export request; the message says where."""
+
+
+_SPAN_IDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+_LINK_IDS = ("traceId", "spanId", "trace_id", "span_id")
+
+
+def _hex_to_base64(obj: dict, keys: tuple[str, ...]) -> None:
+    for key in keys:
+        value = obj.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise JsonError(f"{key} must be a hex string, got {type(value).__name__}")
+        try:
+            raw = bytes.fromhex(value)
+        except ValueError:
+            # An id that is not hex makes its span unusable (rejected with a reason), not the request.
+            raw = b"\x00"
+        obj[key] = base64.b64encode(raw).decode("ascii")
+
+
+def _children(obj: Any, *keys: str) -> list:
+    """The list under the first key present (camelCase or original field name), checked to be a list."""
+    if not isinstance(obj, dict):
+        raise JsonError(f"expected a JSON object, got {type(obj).__name__}")
+    for key in keys:
+        value = obj.get(key)
+        if value is not None:
+            if not isinstance(value, list):
+                raise JsonError(f"{key} must be an array")
+            return value
+    return []
+
+
+def parse_request(body: bytes) -> ExportTraceServiceRequest:
+    """An ExportTraceServiceRequest from an OTLP/JSON body; JsonError says what is wrong with it."""
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise JsonError(f"body is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise JsonError(f"body must be a JSON object, got {type(document).__name__}")
+    for resource_spans in _children(document, "resourceSpans", "resource_spans"):
+        for scope_spans in _children(resource_spans, "scopeSpans", "scope_spans"):
+            for span in _children(scope_spans, "spans"):
+                if not isinstance(span, dict):
+                    raise JsonError("each span must be a JSON object")
+                _hex_to_base64(span, _SPAN_IDS)
+                for link in _children(span, "links"):
+                    if not isinstance(link, dict):
+                        raise JsonError("each link must be a JSON object")
+                    _hex_to_base64(link, _LINK_IDS)
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(document, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, binascii.Error, TypeError, ValueError, RecursionError) as exc:
+        raise JsonError(f"body is not an OTLP/JSON trace export request: {exc}") from None
+    return request
+
+
+
+# -- files ----------------------------------------------------------------------------------------------
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _open_file(path: Path) -> IO[bytes]:
+    """The file's bytes, decompressed when it is gzip or zstd (by its first bytes, whatever its name)."""
+    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, closed there
+    head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+    if head.startswith(_GZIP_MAGIC):
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if head.startswith(_ZSTD_MAGIC):
+        try:
+            import zstandard
+        except ImportError:
+            raw.close()
+            raise ImportError(f"{path} is zstd-compressed: `pip install zstandard` to read it") from None
+        return zstandard.ZstdDecompressor().stream_reader(raw, closefd=True)  # type: ignore[return-value]
+    return raw
+
+
+def _requests(path: Path) -> Iterator[ExportTraceServiceRequest]:
+    """The export requests in one file: OTLP/JSON lines (the Collector's file exporter: one request a
+    line; a file holding one pretty-printed request works too) or one OTLP protobuf message."""
+    with _open_file(path) as stream:
+        reader = io.BufferedReader(stream) if not isinstance(stream, io.BufferedReader) else stream
+        first = reader.peek(64)[:64].lstrip()
+        if first[:1] != b"{":
+            request = ExportTraceServiceRequest()
+            try:
+                request.ParseFromString(reader.read())
+            except Exception as exc:  # noqa: BLE001 - protobuf raises DecodeError; say which file
+                raise JsonError(f"{path}: neither OTLP/JSON nor an OTLP protobuf message ({exc})") from None
+            yield request
+            return
+        pending = b""
+        for number, line in enumerate(reader, start=1):
+            text = pending + line
+            if not text.strip():
+                continue
+            try:
+                yield parse_request(text)
+                pending = b""
+            except JsonError as exc:
+                if "not valid JSON" not in str(exc):
+                    raise JsonError(f"{path}, line {number}: {exc}") from None
+                pending = text  # one request over several lines (pretty-printed): read on
+        if pending.strip():
+            yield parse_request(pending)
+
+
+def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
+    """Store the spans of OTLP files (JSON lines or protobuf; plain, .gz or .zst) in the store at
+    `directory`, through the same conversion as the collector. Returns files, spans, rejected (spans
+    without usable ids). Raises JsonError (a ValueError) for a file that is not OTLP."""
+    from agentotel.store.writer import StoreWriter
+
+    stats = {"files": 0, "spans": 0, "rejected": 0}
+    writer = StoreWriter(directory)
+    try:
+        for path in paths:
+            for request in _requests(Path(path)):
+                converted = convert(request)
+                writer.append(converted.batches)
+                stats["spans"] += converted.accepted
+                stats["rejected"] += converted.rejected
+            stats["files"] += 1
+    finally:
+        writer.close()
+    return stats

@@ -1,0 +1,247 @@
+"""An agent instrumented by other instrumentations (and optionally agentotel), run in its own process.
+
+    python producer.py '{"store": DIR, "instrumentations": ["openinference-openai"], "flow": "openai",
+                         "agentotel": false, "run": false, "otlp": null}'
+
+The real openai SDK (directly, or through langchain-openai) talks to a scripted model server on
+127.0.0.1: a model call that asks for `get_weather`, the tool, a second model call that answers. The
+spans go into the store in DIR (in-process ParquetSpanExporter, or agentotel's own set-up), or to an
+OTLP/HTTP endpoint (`otlp`: an agentotel-collector). Each scenario runs in a fresh process because
+these instrumentations patch the openai and langchain modules for good.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODEL = "gpt-4o-mini"
+REPLIES = [
+    {"id": "chatcmpl-dialects-1", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+         {"id": "call_weather_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]}}],
+     "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}},
+    {"id": "chatcmpl-dialects-2", "object": "chat.completion", "created": 1, "model": "gpt-4o-mini-2024-07-18",
+     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sunny in Paris."}}],
+     "usage": {"prompt_tokens": 70, "completion_tokens": 5, "total_tokens": 75}},
+]
+
+
+def serve() -> str:
+    replies = list(REPLIES)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = json.dumps(replies.pop(0) if replies else {"error": {"message": "no reply"}}).encode()
+            self.send_response(200 if body[:8] != b'{"error"' else 500)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def instrument(names: list[str], provider: object) -> None:
+    for name in names:
+        if name == "openinference-openai":
+            from openinference.instrumentation.openai import OpenAIInstrumentor
+        elif name == "openinference-langchain":
+            from openinference.instrumentation.langchain import LangChainInstrumentor as OpenAIInstrumentor
+        elif name == "openllmetry-openai":
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+        elif name == "openllmetry-langchain":
+            from opentelemetry.instrumentation.langchain import LangchainInstrumentor as OpenAIInstrumentor
+        elif name == "openai-v2":
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        else:
+            raise SystemExit(f"unknown instrumentation {name}")
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+
+class OtlpFiles:
+    """Writes each export as the OpenTelemetry Collector's file exporter does (OTLP/JSON, one request a
+    line, ids in hex) to <prefix>.jsonl, and as OTLP protobuf (one request) to <prefix>-N.pb."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix, self.count = prefix, 0
+
+    def export(self, spans):
+        import base64
+
+        from google.protobuf import json_format
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        request = encode_spans(spans)
+        self.count += 1
+        with open(f"{self.prefix}-{self.count}.pb", "wb") as f:
+            f.write(request.SerializeToString())
+        document = json_format.MessageToDict(request)
+        for resource in document.get("resourceSpans", []):
+            for scope in resource.get("scopeSpans", []):
+                for span in scope.get("spans", []):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64decode(span[key]).hex()
+        with open(f"{self.prefix}.jsonl", "a") as f:
+            f.write(json.dumps(document) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        pass
+
+    def force_flush(self, timeout_millis=30000):
+        return True
+
+
+def weather(city: str) -> str:
+    return f"sunny in {city}"
+
+
+def openai_flow(url: str, tool) -> None:
+    import openai
+
+    client = openai.OpenAI(base_url=url, api_key="test-key")
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
+                                               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
+    call = first.choices[0].message.tool_calls[0]
+    result = tool(**json.loads(call.function.arguments))
+    messages += [first.choices[0].message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": result}]
+    client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
+
+
+def langchain_flow(url: str) -> None:
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        return weather(city)
+
+    model = ChatOpenAI(model=MODEL, base_url=url, api_key="test-key").bind_tools([get_weather])
+    messages = [("user", "What is the weather in Paris?")]
+    first = model.invoke(messages)
+    result = get_weather.invoke(first.tool_calls[0])
+    model.invoke(messages + [first, result])
+
+
+def pydantic_ai_flow(url: str, provider: object) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
+    agent = Agent(OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=url, api_key="test-key")), name="weather")
+    agent.tool_plain(weather, name="get_weather")
+    agent.run_sync("What is the weather in Paris?")
+
+
+def mcp_flow() -> None:
+    """A tool called over MCP (the mcp SDK's client and server, in memory): both sides trace the call."""
+    import anyio
+    from mcp.client.client import Client
+    from mcp.server.mcpserver.server import MCPServer
+
+    server = MCPServer("weather")
+    server.tool(name="get_weather")(weather)
+
+    async def call() -> None:
+        async with Client(server) as client:
+            await client.call_tool("get_weather", {"city": "Paris"})
+
+    anyio.run(call)
+
+
+def main(options: dict) -> None:
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    if options.get("semconv"):
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = options["semconv"]
+    url = serve()
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+
+    tool = weather
+    if options.get("agentotel"):
+        import agentotel
+
+        agentotel.instrument(directory=options["store"], service_name="weather-agent")
+        provider = trace.get_tracer_provider()
+        tool = agentotel.tool(name="get_weather")(weather)
+    else:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+        provider = TracerProvider(resource=Resource.create({"service.name": "weather-agent"}))
+        if options.get("otlp_files"):
+            provider.add_span_processor(BatchSpanProcessor(OtlpFiles(options["otlp_files"])))
+        elif options.get("otlp"):
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
+        else:
+            from agentotel.store import ParquetSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(ParquetSpanExporter(options["store"])))
+        trace.set_tracer_provider(provider)
+    instrument(options["instrumentations"], provider)
+    tracer = provider.get_tracer("weather-app")
+    flow = {
+        "openai": lambda: openai_flow(url, tool),
+        "langchain": lambda: langchain_flow(url),
+        "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
+        "mcp": mcp_flow,
+    }[options["flow"]]
+    if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
+        with tracer.start_as_current_span("initialize"):
+            with tracer.start_as_current_span("tools/list"):
+                pass
+    if options.get("run"):
+        import agentotel
+
+        with agentotel.run("weather", user="alice", session="s-1"):
+            flow()
+            # A span of code agentotel does not see (another service's, joined by context propagation):
+            # its own tracer provider, so no run attributes are stamped on it.
+            if options.get("foreign_child"):
+                from opentelemetry.sdk.trace import TracerProvider
+                from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+                from agentotel.store import ParquetSpanExporter
+
+                other = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
+                exporter = ParquetSpanExporter(options["store"])
+                other.add_span_processor(SimpleSpanProcessor(exporter))
+                # The GenAI conventions' tool span, as an MCP server's middleware writes it.
+                attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_forecast"}
+                with other.get_tracer("weather-service").start_as_current_span("execute_tool lookup_forecast", attributes=attributes):
+                    pass
+                other.shutdown()
+    elif options.get("root_span"):
+        with tracer.start_as_current_span(options["root_span"], attributes=options.get("root_attributes") or {}):
+            flow()
+    else:
+        flow()
+    if options.get("agentotel"):
+        import agentotel
+
+        agentotel.shutdown()
+    else:
+        provider.shutdown()
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))

@@ -1,0 +1,247 @@
+"""Other instrumentations' spans become the same runs and steps as agentotel's own.
+
+Each scenario runs `producer.py` in a fresh process: the real instrumentation packages (OpenInference,
+OpenLLMetry, ...) drive the real openai SDK, directly or through langchain-openai, against a scripted
+model server on 127.0.0.1, and the spans reach the store through the in-process ParquetSpanExporter,
+agentotel's own set-up, or an agentotel-collector over OTLP/HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+import agentotel
+from agentotel.query import Traces, pylist
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent.parent
+# What the scripted server answers: two model calls (50 in / 10 out, 70 in / 5 out) around one tool call.
+TOKENS = [(50, 10), (70, 5)]
+IN, OUT = 120, 15
+
+
+def produce(store: Path, **options: Any) -> None:
+    env_path = f"{ROOT}{':' + str(ROOT / 'collector')}"
+    result = subprocess.run(
+        [sys.executable, str(HERE / "producer.py"), json.dumps({"store": str(store), **options})],
+        capture_output=True, text=True, timeout=180,
+        env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false"},
+    )
+    assert result.returncode == 0, result.stderr[-4000:]
+
+
+def only_run(traces: Traces) -> dict[str, Any]:
+    runs = pylist(traces.sql("SELECT * FROM runs").to_arrow_table())
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def glob_sum(store: Path, column: str) -> Any:
+    return duckdb.sql(f"SELECT sum({column}) FROM '{store}/spans/**/*.parquet'").fetchall()[0][0]
+
+
+def assert_weather_steps(traces: Traces, run: dict[str, Any], *, tool_step: bool = True, tool_call_id: bool = True) -> None:
+    """The two model calls (tokens, cost, messages in the GenAI shape) and, when recorded, the tool call between them."""
+    steps = traces.trajectory(run["run_id"]).steps
+    llm = [s for s in steps if s.type == "llm"]
+    assert [(s.input_tokens, s.output_tokens) for s in llm] == TOKENS
+    assert all(s.model and s.model.startswith("gpt-4o-mini") for s in llm)
+    assert all(s.cost_usd is not None and s.cost_usd > 0 for s in llm)  # gpt-4o-mini is priced by genai-prices
+    first_in = llm[0].input
+    assert first_in[0]["role"] == "user" and first_in[0]["parts"][0]["content"] == "What is the weather in Paris?"
+    call = [p for m in llm[0].output for p in m["parts"] if p["type"] == "tool_call"]
+    assert [(c["name"], c["id"]) for c in call] == [("get_weather", "call_weather_1")]
+    assert "Sunny in Paris." in json.dumps(llm[1].output)
+    tools = [s for s in steps if s.type == "tool" and s.tool_name == "get_weather"]
+    if tool_step:
+        assert len(tools) == 1
+        assert llm[0].index < tools[0].index < llm[1].index
+        assert "Paris" in json.dumps(tools[0].input)
+        if tool_call_id:
+            assert tools[0].tool_call_id == "call_weather_1"
+            assert tools[0].requested_by == llm[0].index
+    assert run["model_calls"] == 2
+    assert (run["input_tokens"], run["output_tokens"]) == (IN, OUT)
+    assert run["cost_usd"] == pytest.approx(sum(s.cost_usd for s in llm))
+
+
+# -- another instrumentation alone ----------------------------------------------------------------------
+
+
+def test_openinference_openai_spans_are_model_steps_of_a_run_named_after_the_root(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openinference-openai"], flow="openai", root_span="weather-job",
+            root_attributes={"user.id": "bob", "session.id": "sess-7"}, setup_trace=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)  # the set-up trace (initialize, tools/list: no model or tool) is not a run
+    assert (run["name"], run["user_id"], run["session_id"], run["service_name"]) == ("weather-job", "bob", "sess-7", "weather-agent")
+    assert_weather_steps(traces, run, tool_step=False)
+    assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"openinference"}
+    assert glob_sum(store, "input_tokens") == IN
+
+
+def test_openinference_langchain_model_and_tool_steps_are_linked(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job")
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert run["tool_calls"] == 1
+    assert_weather_steps(traces, run)
+
+
+def test_openllmetry_langchain_model_and_tool_steps(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openllmetry-langchain"], flow="langchain", root_span="weather-job")
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert_weather_steps(traces, run)
+    tool = traces.sql("SELECT dialect FROM tool_calls").fetchall()
+    assert tool == [("genai+traceloop",)]
+
+
+def test_through_the_collector_the_same_steps_and_cost(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "collector"))
+    from agentotel_collector import Collector
+
+    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
+    try:
+        host, port = collector.http_address
+        produce(tmp_path / "unused", instrumentations=["openinference-langchain"], flow="langchain",
+                root_span="weather-job", otlp=f"http://{host}:{port}/v1/traces")
+    finally:
+        collector.stop()
+    traces = agentotel.open(tmp_path / "store")
+    assert_weather_steps(traces, only_run(traces))
+
+
+@pytest.mark.parametrize("conventions", ["gen_ai_latest_experimental", ""])
+def test_opentelemetry_openai_v2_spans_are_model_steps(tmp_path: Path, conventions: str) -> None:
+    try:
+        import opentelemetry.instrumentation.openai_v2  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"opentelemetry-instrumentation-openai-v2 does not import here: {exc}")
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openai-v2"], flow="openai", root_span="weather-job", semconv=conventions)
+    traces = agentotel.open(store)
+    assert_weather_steps(traces, only_run(traces), tool_step=False)
+
+
+# -- beside agentotel's own instrumentation: each call counts once ---------------------------------------
+
+
+@pytest.mark.parametrize("other", ["openllmetry-openai", "openinference-openai"])
+def test_a_call_recorded_by_agentotel_and_another_instrumentation_counts_once(tmp_path: Path, other: str) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[other], flow="openai", agentotel=True, run=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert (run["name"], run["user_id"]) == ("weather", "alice")
+    assert_weather_steps(traces, run)
+    assert traces.sql("SELECT count(*) FROM llm_calls").fetchall()[0][0] == 2
+    # A plain glob over the files counts each call once: the writer saw both records in one batch.
+    assert glob_sum(store, "input_tokens") == IN
+    assert glob_sum(store, "output_tokens") == OUT
+    assert duckdb.sql(f"SELECT count(*) FROM '{store}/spans/**/*.parquet' WHERE ends_with(dialect, 'duplicate')").fetchall()[0][0] == 2
+    assert not [f for f in traces.findings(run["run_id"]) if "repeat" in f.kind]
+
+
+def test_openllmetry_langchain_spans_beside_agentotels_count_once_and_join_the_run(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openllmetry-langchain"], flow="langchain", agentotel=True, run=True,
+            foreign_child=True, setup_trace=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert_weather_steps(traces, run)
+    assert glob_sum(store, "input_tokens") == IN
+    # The other service's tool span carries no run attributes, but its trace is the run's: it is a step.
+    steps = traces.trajectory(run["run_id"]).steps
+    assert [s.tool_name for s in steps if s.type == "tool"] == ["get_weather", "lookup_forecast"]
+    assert run["tool_calls"] == 2
+    assert traces.sql("SELECT count(*) FROM steps WHERE run_id = ?", [run["run_id"]]).fetchall()[0][0] == len(steps)
+    assert not [f for f in traces.findings(run["run_id"]) if "repeat" in f.kind]
+
+
+def test_pydantic_ai_instrument_all_spans_are_a_run_with_linked_steps(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="pydantic-ai")
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert run["name"] == "invoke_agent weather"  # pydantic-ai's root span: the run itself, not one of its steps
+    assert run["steps"] == 3
+    assert_weather_steps(traces, run)
+    assert glob_sum(store, "input_tokens") == IN  # the agent span's aggregated usage is not counted again
+
+
+# -- another language ------------------------------------------------------------------------------------
+
+NODE_PACKAGES = ["ai@6", "@ai-sdk/openai@3", "@opentelemetry/sdk-node", "@opentelemetry/exporter-trace-otlp-proto", "zod"]
+
+
+@pytest.fixture(scope="module")
+def node_agent() -> Path:
+    """A folder with the Node agent and its npm packages installed (skipped only when npm cannot reach its registry)."""
+    import shutil
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are not installed here")
+    # A cache folder outside the test's temporary one: the install (a minute or more) happens once a machine.
+    cache = Path(os.environ.get("AGENTOTEL_TEST_CACHE", Path.home() / ".cache" / "agentotel-tests"))
+    folder = cache / ("vercel-agent-" + hashlib.sha256(" ".join(NODE_PACKAGES).encode()).hexdigest()[:12])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text('{"name": "weather-node", "private": true, "type": "module"}')
+    shutil.copy(HERE / "vercel_agent.mjs", folder / "agent.mjs")
+    if (folder / ".installed").exists():
+        return folder
+    install = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *NODE_PACKAGES],
+                             cwd=folder, capture_output=True, text=True, timeout=600)
+    if install.returncode != 0:
+        reachable = subprocess.run(["npm", "ping"], cwd=folder, capture_output=True, timeout=60).returncode == 0
+        if not reachable:
+            pytest.skip(f"npm cannot reach its registry: {install.stderr[-300:]}")
+        raise AssertionError(install.stderr[-3000:])
+    (folder / ".installed").touch()
+    return folder
+
+
+def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, tmp_path: Path) -> None:
+    import producer
+
+    sys.path.insert(0, str(ROOT / "collector"))
+    from agentotel_collector import Collector
+
+    model_url = producer.serve()
+    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
+    try:
+        host, port = collector.http_address
+        run = subprocess.run(["node", "agent.mjs"], cwd=node_agent, capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "MODEL_URL": model_url, "OTLP_URL": f"http://{host}:{port}/v1/traces"})
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "Sunny in Paris." in run.stdout
+    finally:
+        collector.stop()
+    traces = agentotel.open(tmp_path / "store")
+    run_row = only_run(traces)  # the trace of ai.generateText, named after it
+    assert (run_row["name"], run_row["user_id"], run_row["session_id"], run_row["service_name"]) == (
+        "ai.generateText", "carol", "s-9", "weather-node")
+    assert_weather_steps(traces, run_row)
+    assert glob_sum(tmp_path / "store", "input_tokens") == IN  # the outer span's usage is not a call's
+    assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"genai+vercel-ai+genai-legacy"}
+
+
+def test_mcp_native_server_spans_a_tool_step_and_set_up_calls_are_not(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="mcp", root_span="weather-job", setup_trace=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    steps = traces.trajectory(run["run_id"]).steps
+    assert [(s.type, s.tool_name) for s in steps] == [("tool", "get_weather")]  # not server/discover, tools/list
+    assert traces.sql("SELECT dialect FROM tool_calls").fetchall() == [("genai+mcp",)]

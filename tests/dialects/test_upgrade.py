@@ -1,0 +1,50 @@
+"""Files written before the dialect rules (schema version 1) read as steps, and `agentotel compact` rewrites them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+import agentotel
+from agentotel import store
+from agentotel.store import schema
+from test_dialects import IN, assert_weather_steps, glob_sum, only_run, produce
+
+# What a version-1 writer filled for a span with no gen_ai.* attributes: none of these.
+_DERIVED = [c for c in schema.SPAN_SCHEMA.names if c in schema._PROMOTED_NAMES or c in ("input", "output")]
+
+
+def as_version_1(path: Path) -> None:
+    """Rewrite a store file as the version-1 writer stored OpenInference spans: no dialect column, and
+    nothing promoted from attributes it did not know."""
+    table = pq.read_table(path)
+    foreign = pc.invert(pc.fill_null(pc.equal(table.column("dialect"), "agentotel"), False))
+    for name in _DERIVED:
+        column = table.column(name)
+        table = table.set_column(table.schema.get_field_index(name), name,
+                                 pc.if_else(foreign, pa.nulls(len(table), column.type), column))
+    table = table.drop_columns(["dialect"]).replace_schema_metadata({schema.METADATA_KEY: b"1"})
+    pq.write_table(table, path)
+
+
+def test_version_1_files_read_as_steps_and_compact_brings_them_up_to_date(tmp_path: Path) -> None:
+    directory = tmp_path / "store"
+    produce(directory, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job")
+    [path] = map(Path, store.parquet_files(directory))
+    as_version_1(path)
+    assert glob_sum(directory, "input_tokens") is None  # as it was: nothing promoted
+
+    traces = agentotel.open(directory)  # upgraded in memory
+    assert_weather_steps(traces, only_run(traces))
+    traces.close()
+
+    store.compact(directory, grace_s=0)
+    [path] = map(Path, store.parquet_files(directory))
+    assert schema.file_version(pq.read_schema(path).metadata) == schema.SCHEMA_VERSION
+    assert set(pq.read_table(path).column("dialect").to_pylist()) == {None, "openinference"}
+    assert glob_sum(directory, "input_tokens") == IN
+    traces = agentotel.open(directory)
+    assert_weather_steps(traces, only_run(traces))

@@ -1,0 +1,180 @@
+"""LangChain / LangGraph under `agentotel.instrument()` only: a ReAct graph's tool calls, retrievers, graph runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Annotated
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import InjectedToolCallId, ToolException, tool
+from langchain_openai import ChatOpenAI
+from langgraph.prebuilt import create_react_agent
+
+import agentotel
+from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+
+# create_react_agent is what most LangGraph agents in the wild still use.
+pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather of a city."""
+    return f"18C, cloudy in {city}"
+
+
+@tool
+def get_time(city: str) -> str:
+    """Local time of a city."""
+    return "12:00"
+
+
+def _graph(model_server, tools=(get_weather, get_time)):
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="k", base_url=model_server.url)
+    return create_react_agent(model, list(tools))
+
+
+def _question():
+    return {"messages": [HumanMessage("Weather in Paris?")]}
+
+
+def test_graph_invoke_opens_a_run_with_a_linked_tool_step(store, model_server):
+    result = _graph(model_server).invoke(_question())
+    assert result["messages"][-1].content == ANSWER
+    trajectory = store.only_run()
+    step = assert_one_linked_tool_call(trajectory)
+    assert step.output == "18C, cloudy in Paris"
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+
+
+def test_inside_a_user_run_the_graph_is_a_step(store, model_server):
+    with agentotel.run("support") as run:
+        asyncio.run(_graph(model_server).ainvoke(_question()))
+    trajectory = store.only_run()
+    assert trajectory.run["run_id"] == run.id
+    assert_one_linked_tool_call(trajectory)
+    (graph,) = [s for s in trajectory.steps if s.type == "agent"]
+    assert all(s.parent_index == graph.index for s in trajectory.steps if s.type in ("llm", "tool"))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_streamed_graph(store, model_server, mode):
+    graph = _graph(model_server)
+    if mode == "sync":
+        chunks = list(graph.stream(_question()))
+    else:
+        async def main():
+            return [chunk async for chunk in graph.astream(_question())]
+        chunks = asyncio.run(main())
+    assert chunks
+    assert_one_linked_tool_call(store.only_run())
+
+
+def test_a_handled_tool_error_is_an_error_step(store, model_server):
+    @tool
+    def get_weather(city: str) -> str:  # noqa: F811 - the same name the model calls
+        """Current weather of a city."""
+        raise ToolException("weather service down")
+
+    get_weather.handle_tool_error = True
+    _graph(model_server, (get_weather, get_time)).invoke(_question())
+    (step,) = [s for s in store.only_run().steps if s.type == "tool"]
+    assert step.status == "error" and step.tool_call_id == CALL_ID and step.output == "weather service down"
+
+
+def test_an_agentotel_tool_under_langchain_tool_is_one_step_without_injected_arguments(store, model_server):
+    @tool
+    @agentotel.tool
+    def get_weather(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:  # noqa: F811
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    _graph(model_server, (get_weather, get_time)).invoke(_question())
+    step = assert_one_linked_tool_call(store.only_run())
+    assert step.input == {"city": "Paris"}
+
+
+def test_agentotel_tool_alone_reads_the_injected_call_id(store):
+    @agentotel.tool
+    def lookup(order: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        return "shipped"
+
+    with agentotel.run("r"):
+        lookup("A-1", tool_call_id="call_x")
+    (step,) = store.only_run().steps
+    assert step.input == {"order": "A-1"} and step.tool_call_id == "call_x"
+
+
+class Docs(BaseRetriever):
+    def _get_relevant_documents(self, query: str, *, run_manager=None) -> list[Document]:
+        return [Document(page_content="Paris is in France", id="d1", metadata={"source": "atlas"})]
+
+
+def test_retriever_is_a_retrieval_step(store):
+    with agentotel.run("rag"):
+        docs = Docs().invoke("where is Paris")
+        asyncio.run(Docs().ainvoke("where is Paris"))
+    assert docs[0].page_content == "Paris is in France"
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["retrieval", "retrieval"]
+    assert steps[0].name == "retrieval Docs"
+    assert steps[0].input == "where is Paris"
+    assert steps[0].output == [{"id": "d1", "content": "Paris is in France"}]
+
+
+def test_tool_schema_is_in_the_environment_and_on_the_span(store, model_server):
+    _graph(model_server).invoke(_question())
+    traces = store.traces()
+    ((schema_hash,),) = traces.sql(
+        "select attributes['agentotel.tool.schema_hash'] from tool_calls").fetchall()
+    assert schema_hash
+    run = store.only_run()
+    assert "get_weather" in json.loads(run.environment["agentotel.env.snapshot"])["model_tools"]
+
+
+def test_a_changed_tool_schema_shows_in_env_and_check(store, model_server):
+    from agentotel.query.diff import compare_environments
+
+    @tool("get_weather")
+    def weather_v2(city: str, units: str = "metric") -> str:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    with agentotel.run("weather") as first:
+        _graph(model_server).invoke(_question())
+    with agentotel.run("weather") as second:
+        _graph(model_server, (weather_v2, get_time)).invoke(_question())
+    traces = store.traces()
+    kinds = {f.kind: f for f in traces.findings(second.id)}
+    assert "tool_interface_drift" in kinds and kinds["tool_interface_drift"].evidence["tool"] == "get_weather"
+    env = compare_environments(traces.trajectory(first.id), traces.trajectory(second.id))
+    assert any("get_weather" in line for line in env.lines()), env.lines()
+
+
+def test_another_agentotel_tool_called_inside_a_framework_tool_is_a_step_of_its_own(store):
+    @agentotel.tool
+    def search(query: str) -> str:
+        return "found"
+
+    @tool
+    def plan(goal: str) -> str:
+        """Plan a goal."""
+        return search(goal)
+
+    with agentotel.run("r"):
+        plan.invoke({"goal": "ship"})
+    steps = store.only_run().steps
+    assert [(s.name, s.depth) for s in steps] == [("execute_tool plan", 0), ("execute_tool search", 1)]
+
+
+def test_suppressed_instrumentation_records_no_tool_step(store):
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    with agentotel.run("r"):
+        with suppress_instrumentation():
+            assert get_weather.invoke({"city": "Paris"}) == "18C, cloudy in Paris"
+    assert store.only_run().steps == []

@@ -1,0 +1,120 @@
+"""MCP client under `agentotel.instrument()` only: a real in-memory MCP server, an openai tool loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from openai import AsyncOpenAI
+from opentelemetry import trace
+
+import agentotel
+from tests.integrations.conftest import ANSWER, assert_one_linked_tool_call
+
+server = MCPServer("weather-server")
+seen_traces: list[str] = []
+
+
+@server.tool()
+def get_weather(city: str) -> str:
+    """Current weather of a city."""
+    seen_traces.append(format(trace.get_current_span().get_span_context().trace_id, "032x"))
+    return f"18C, cloudy in {city}"
+
+
+@server.tool()
+def get_time(city: str) -> str:
+    """Local time of a city."""
+    return "12:00"
+
+
+@server.tool()
+def get_alerts(city: str) -> str:
+    """Weather alerts of a city."""
+    raise ValueError("alerts service down")
+
+
+def _openai_tools(listed) -> list[dict]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description or "",
+                                              "parameters": t.input_schema}} for t in listed.tools]
+
+
+async def _agent(model_server, client: Client, listed) -> str:
+    model = AsyncOpenAI(api_key="k", base_url=model_server.url)
+    messages: list = [{"role": "user", "content": "Weather in Paris?"}]
+    while True:
+        reply = await model.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=_openai_tools(listed))
+        message = reply.choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        if not message.tool_calls:
+            return message.content
+        for call in message.tool_calls:
+            result = await client.session.call_tool(call.function.name, json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result.content[0].text})
+
+
+def test_call_tool_in_an_openai_loop_is_a_linked_tool_step(store, model_server):
+    seen_traces.clear()
+
+    async def main():
+        async with Client(server) as client:  # initialize and tools/list before the run
+            listed = await client.session.list_tools()
+            with agentotel.run("mcp-agent") as run:
+                answer = await _agent(model_server, client, listed)
+        return run, answer
+
+    run, answer = asyncio.run(main())
+    assert answer == ANSWER
+    trajectory = store.only_run()  # session set-up made no run of its own
+    assert trajectory.run["run_id"] == run.id
+    step = assert_one_linked_tool_call(trajectory)
+    assert step.output == "18C, cloudy in Paris"
+    # The server ran the tool inside the run's trace: the request's _meta carried it.
+    assert seen_traces == [run.trace_id]
+    ((server_name, tool_type, schema_hash),) = store.traces().sql(
+        "select attributes['agentotel.tool.server'], attributes['gen_ai.tool.type'], "
+        "attributes['agentotel.tool.schema_hash'] from tool_calls").fetchall()
+    assert (server_name, tool_type) == ("weather-server", "extension") and schema_hash
+    # The listed definitions are in the run's environment, with the span's schema hash.
+    tools = json.loads(trajectory.environment["agentotel.env.snapshot"])["tools"]
+    assert tools["get_weather"]["schema_hash"] == schema_hash and "get_time" in tools
+
+
+def test_an_error_result_is_an_error_step(store):
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-errors"):
+                return await client.session.call_tool("get_alerts", {"city": "Paris"})
+
+    result = asyncio.run(main())
+    assert result.is_error
+    (step,) = store.only_run().steps
+    assert step.name == "execute_tool get_alerts" and step.status == "error"
+    assert step.input == {"city": "Paris"} and step.error_type == "tool_error"
+    assert step.output == "Error executing tool get_alerts"  # what the server answered (isError)
+
+
+def test_session_set_up_with_the_sdks_own_tracing_is_no_run_of_its_own(store, model_server, monkeypatch):
+    # mcp 2.x traces every request itself (its tracer comes from the global provider): record it here.
+    from mcp.shared import _otel
+
+    monkeypatch.setattr(_otel, "_tracer", store.provider.get_tracer("mcp-python-sdk"))
+
+    async def main():
+        async with Client(server) as client:
+            listed = await client.session.list_tools()
+            with agentotel.run("mcp-agent") as run:
+                await _agent(model_server, client, listed)
+        return run
+
+    run = asyncio.run(main())
+    traces = store.traces()
+    assert [r[0] for r in traces.sql("select run_id from runs").fetchall()] == [run.id]
+    # Inside the run the SDK's own spans are recorded: the server's span of the call joined the run.
+    names = [r[0] for r in traces.sql("select name from spans where run_id = $r", {"r": run.id}).fetchall()]
+    assert "tools/call get_weather" in names
+    trajectory = traces.trajectory(run.id)
+    own = [s for s in trajectory.steps if s.type == "tool" and s.depth == 0]
+    assert len(own) == 1 and own[0].tool_call_id == "call_weather_1"

@@ -1,0 +1,174 @@
+"""OpenAI Agents SDK under `agentotel.instrument()` only: function tools, runs, agents and handoffs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from agents import Agent, RunContextWrapper, Runner, function_tool, set_trace_processors, set_tracing_disabled
+from agents.models.openai_chatcompletions import OpenAIChatCompletionsModel
+from agents.models.openai_responses import OpenAIResponsesModel
+from agents.tool_context import ToolContext
+from agents.tracing.processor_interface import TracingProcessor
+from openai import AsyncOpenAI
+
+import agentotel
+from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """Current weather of a city."""
+    return f"18C, cloudy in {city}"
+
+
+@function_tool
+def get_time(ctx: RunContextWrapper[None], city: str) -> str:
+    """Local time of a city."""
+    return "12:00"
+
+
+class Collected(TracingProcessor):
+    """The SDK's own tracing, kept in memory (no upload): proves it keeps working next to agentotel."""
+
+    def __init__(self) -> None:
+        self.spans: list[str] = []
+
+    def on_trace_start(self, trace): pass
+    def on_trace_end(self, trace): pass
+    def on_span_start(self, span): pass
+    def on_span_end(self, span): self.spans.append(span.span_data.type)
+    def shutdown(self): pass
+    def force_flush(self): pass
+
+
+@pytest.fixture(params=[False, True], ids=["sdk-tracing-off", "sdk-tracing-on"])
+def sdk_tracing(request):
+    collected = Collected()
+    set_trace_processors([collected])
+    set_tracing_disabled(not request.param)
+    yield collected if request.param else None
+    set_tracing_disabled(True)
+
+
+def _agent(model_server, api: str, **kwargs) -> Agent:
+    client = AsyncOpenAI(api_key="k", base_url=model_server.url)
+    model = OpenAIResponsesModel("gpt-4o-mini", client) if api == "responses" else OpenAIChatCompletionsModel("gpt-4o-mini", client)
+    return Agent(name="weather", instructions="Answer about weather.", tools=[get_weather, get_time], model=model, **kwargs)
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_runner_run_opens_a_run_with_a_linked_tool_step(store, model_server, sdk_tracing, api):
+    result = asyncio.run(Runner.run(_agent(model_server, api), "Weather in Paris?"))
+    assert result.final_output == ANSWER
+
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "weather"
+    step = assert_one_linked_tool_call(trajectory)
+    assert step.output == "18C, cloudy in Paris"
+    # The Runner's scope is the run itself: no agent step repeats it.
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+    if sdk_tracing is not None:
+        assert {"agent", "function"} <= set(sdk_tracing.spans)
+
+
+def test_inside_a_user_run_the_agent_is_a_step(store, model_server, sdk_tracing):
+    with agentotel.run("support") as run:
+        result = Runner.run_sync(_agent(model_server, "chat"), "Weather in Paris?")
+    assert result.final_output == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["run_id"] == run.id
+    assert_one_linked_tool_call(trajectory)
+    agent = [s for s in trajectory.steps if s.type == "agent"]
+    assert [s.name for s in agent] == ["invoke_agent weather"]
+    assert all(s.parent_index == agent[0].index for s in trajectory.steps if s.type in ("llm", "tool"))
+
+
+def test_streamed_run(store, model_server, sdk_tracing):
+    async def main():
+        result = Runner.run_streamed(_agent(model_server, "chat"), "Weather in Paris?")
+        async for _event in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(main()) == ANSWER
+    assert_one_linked_tool_call(store.only_run())
+
+
+def test_a_failing_tool_answered_by_the_sdk_is_an_error_step(store, model_server, sdk_tracing):
+    @function_tool(name_override="get_weather")
+    def broken(city: str) -> str:
+        """Current weather of a city."""
+        raise RuntimeError("weather service down")
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [broken, get_time]
+    asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    step = next(s for s in store.only_run().steps if s.type == "tool")
+    assert step.status == "error" and step.tool_call_id == CALL_ID and step.error_type == "RuntimeError"
+    assert "error occurred" in step.output  # what the SDK answered the model
+    ((message,),) = store.traces().sql("select status_message from tool_calls").fetchall()
+    assert "weather service down" in message
+
+
+def test_handoff_target_is_an_agent_step(store, model_server, sdk_tracing):
+    # The triage agent hands off at once; the weather agent then calls its tool and answers.
+    client = AsyncOpenAI(api_key="k", base_url=model_server.url)
+    weather = _agent(model_server, "chat")
+    triage = Agent(name="triage", instructions="Route.", handoffs=[weather],
+                   model=OpenAIChatCompletionsModel("gpt-4o-mini", client))
+    model_server.before.append(
+        {"id": "chatcmpl-h", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None,
+                      "tool_calls": [{"id": "call_handoff", "type": "function",
+                                      "function": {"name": "transfer_to_weather", "arguments": "{}"}}]}}],
+         "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}})
+    result = asyncio.run(Runner.run(triage, "Weather in Paris?"))
+    assert result.final_output == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "triage"
+    agent = [s for s in trajectory.steps if s.type == "agent"]
+    assert [s.name for s in agent] == ["invoke_agent weather"]
+    assert [s.type for s in trajectory.steps].count("tool") == 1
+    # The weather agent's model calls and tool call are its steps.
+    assert [s.type for s in trajectory.steps if s.parent_index == agent[0].index] == ["llm", "tool", "llm"]
+
+
+def test_an_agentotel_tool_under_function_tool_is_one_step_without_the_context(store, model_server, sdk_tracing):
+    seen = []
+
+    @function_tool(name_override="get_weather")
+    @agentotel.tool(name="get_weather")
+    def weather(ctx: ToolContext, city: str) -> str:
+        """Current weather of a city."""
+        seen.append(ctx.tool_call_id)
+        return f"18C, cloudy in {city}"
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [weather, get_time]
+    asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    assert seen == [CALL_ID]
+    step = assert_one_linked_tool_call(store.only_run())
+    assert step.input == {"city": "Paris"}
+
+
+def test_agentotel_tool_alone_takes_the_call_id_from_the_tool_context(store):
+    @agentotel.tool
+    def lookup(ctx: ToolContext, order: str) -> str:
+        return "shipped"
+
+    context = ToolContext(context=None, tool_name="lookup", tool_call_id="call_tc", tool_arguments='{"order": "A-1"}')
+    with agentotel.run("r"):
+        lookup(context, "A-1")
+    (step,) = store.only_run().steps
+    assert step.input == {"order": "A-1"} and step.tool_call_id == "call_tc"
+
+
+def test_capture_off_keeps_the_link_but_no_content(store, model_server, sdk_tracing):
+    from agentotel import _config
+
+    _config.configure(_config.Settings.resolve(capture_content=False))
+    asyncio.run(Runner.run(_agent(model_server, "chat"), "Weather in Paris?"))
+    (step,) = [s for s in store.only_run().steps if s.type == "tool"]
+    assert step.tool_call_id == CALL_ID and step.input is None and step.output is None
