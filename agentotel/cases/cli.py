@@ -21,7 +21,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentotel.cli import Output, UserError, _open, _table, command
+from agentotel.cli import Output, UserError, _open, command
 
 CASE_FAILED = 3
 

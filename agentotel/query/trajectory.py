@@ -47,7 +47,6 @@ class Step:
     output: Any = None
     error: str | None = None  # the status message of a failed step: the exception or API error text
     error_type: str | None = None
-    error: str | None = None  # the status message: the exception or API error text; None when ok
     orphan: bool = False  # its parent span never arrived (a lost span); placed at the top level
     raw_input: str | None = field(default=None, repr=False)
     raw_output: str | None = field(default=None, repr=False)
@@ -160,7 +159,6 @@ def build_trajectory(
                 output=parse_payload(raw_out),
                 error=(row.get("status_message") or row.get("error_type")) if row.get("status_code") == "ERROR" else None,
                 error_type=row.get("error_type"),
-                error=row.get("status_message") or None,
                 orphan=orphan,
                 raw_input=raw_in,
                 raw_output=raw_out,
