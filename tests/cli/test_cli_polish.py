@@ -63,8 +63,9 @@ def test_runs_filters(demo, capsys):
     assert count("--agent", "order-support") == 2 and count("--agent", "someone-else") == 0
     assert count("--since", "1d") == 2 and count("--until", "2000-01-01") == 0
     assert count("--user", "demo-user", "--since", "2000-01-01", "--until", "2999-12-31") == 2
-    code, _out, err = cli(capsys, "runs", "--dir", demo, "--since", "last tuesday")
-    assert code == 2 and "is not a date" in err
+    with pytest.raises(SystemExit) as exit:
+        cli(capsys, "runs", "--dir", demo, "--since", "last tuesday")
+    assert exit.value.code == 2 and "is not a date" in capsys.readouterr().err
 
 
 def test_a_run_name_means_its_latest_run(demo, capsys):
