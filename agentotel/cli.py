@@ -551,18 +551,33 @@ def _compact_arguments(parser: argparse.ArgumentParser) -> None:
         help="replaced files leave spans/ at once (a plain glob counts each span once) and are deleted "
              "once retired this long (default 60; 0: now), so queries planned before keep working",
     )  # fmt: skip
+    parser.add_argument("--retain", type=_days, metavar="DAYS",
+                        help="first drop the date partitions older than this many days (30 or 30d; UTC dates)")
 
 
-@command("compact", help="merge small Parquet files into larger ones",
-         example="agentotel compact --dir ./agentotel-traces --grace 0", arguments=_compact_arguments)
+def _days(raw: str) -> int:
+    """An argparse type: a whole number of days, `30` or `30d`."""
+    text = raw.strip().removesuffix("d")
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of days (30 or 30d, at least 1)")
+    return int(text)
+
+
+@command("compact", help="merge small Parquet files into larger ones (and drop old partitions with --retain)",
+         example="agentotel compact --dir ./agentotel-traces --retain 30d", arguments=_compact_arguments)
 def _compact(args: argparse.Namespace, out: Output) -> None:
     from agentotel import _config, store
+    from agentotel.store import erase
 
     directory = Path(args.dir) if args.dir else _config.current().directory
     if not directory.is_dir():
         raise UserError(f"no trace store at {directory}")
     with out.progress(f"Compacting {directory}…"):
+        dropped = erase.drop_older_than(directory, args.retain) if args.retain else None
         stats = store.compact(directory, **({} if args.grace is None else {"grace_s": args.grace}))
+    if dropped is not None:
+        stats = {"partitions_dropped": len(dropped["partitions"]), "files_dropped": dropped["files"],
+                 "bytes_dropped": dropped["bytes"], "kept_from": dropped["cutoff"], **stats}
     if out.json:
         out.emit_json(stats)
         return
@@ -570,6 +585,41 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     for key, value in stats.items():
         table.add_row(str(key).replace("_", " "), str(value))
     out.console.print(table)
+
+
+# -- forget ---------------------------------------------------------------------------------------------
+def _forget_arguments(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", metavar="ID", help="erase every span of this user (enduser.id)")
+    who.add_argument("--session", metavar="ID", help="erase every span of this session (gen_ai.conversation.id)")
+    who.add_argument("--run", metavar="ID", help="erase every span of this run (its full run id)")
+
+
+@command("forget", help="erase a user's, a session's or a run's spans from the store, files rewritten atomically",
+         example="agentotel forget --user alice --dir ./agentotel-traces", arguments=_forget_arguments)
+def _forget(args: argparse.Namespace, out: Output) -> int:
+    from agentotel import _config
+    from agentotel.store import erase
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    if not directory.is_dir():
+        raise UserError(f"no trace store at {directory}")
+    with out.progress(f"Erasing from {directory}…"):
+        try:
+            stats = erase.forget(directory, user=args.user, session=args.session, run=args.run)
+        except erase.EraseError as exc:
+            raise UserError(str(exc)) from None
+    if out.json:
+        out.emit_json(stats)
+    else:
+        who = next(f"{k.removesuffix('_id')} {v}" for k, v in stats.items() if k.endswith("_id"))
+        out.console.print(f"Erased {stats['rows']} span(s) of {who}: {stats['files_rewritten']} file(s) rewritten, "
+                          f"{stats['files_removed']} removed.", markup=False, highlight=False)
+    if stats["wal_rows_pending"]:
+        out.warn(f"{stats['wal_rows_pending']} more span(s) of it are in a running writer's write-ahead log: "
+                 "run `agentotel forget` again once that writer has folded it (within a minute, or at its exit)")
+        return 1
+    return 0
 
 
 # -- check ---------------------------------------------------------------------------------------------
@@ -668,6 +718,8 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
 # -- import -------------------------------------------------------------------------------------------
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
