@@ -17,6 +17,8 @@ import decimal
 import importlib
 import io
 import json
+import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +105,26 @@ def _count(raw: str) -> int:
     return value
 
 
+def _moment(raw: str) -> dt.datetime:
+    """An argparse type: a date, an ISO timestamp (UTC unless it says otherwise), or an age like 90m, 24h, 7d."""
+    text = raw.strip()
+    match = re.fullmatch(r"(\d+)\s*([mhdw])", text)
+    if match:
+        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
+        return dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit: int(match.group(1))})
+    try:
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a date (2026-05-01), a timestamp or an age (24h, 7d)") from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def _until(raw: str) -> dt.datetime:
+    """`_moment`, where a bare date means the end of that day (--until 2026-05-01 includes the 1st)."""
+    value = _moment(raw)
+    return value + dt.timedelta(days=1) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.strip()) else value
+
+
 def _isatty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -134,10 +156,26 @@ def _ms(value: Any) -> str:
 
 
 def _cost(value: Any) -> str:
+    """Dollars to three significant digits, never in exponent form: $1.25, $0.0123, $0.000258."""
     if value is None:
         return ""
     value = float(value)
-    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
+    if value == 0 or not math.isfinite(value):
+        return "$0" if value == 0 else f"${value}"
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if size >= 1:
+        return f"{sign}${size:,.2f}"
+    return f"{sign}${size:.{min(12, 2 - math.floor(math.log10(size)))}f}"
+
+
+def _float(value: float) -> str:
+    """A float as people write it: six significant digits, no exponent for everyday sizes, no float noise
+    (0.00025830000000000004 is 0.0002583; 5.2e-05 is 0.000052)."""
+    if value == 0 or not math.isfinite(value) or not 1e-9 <= abs(value) < 1e15:
+        return repr(value)
+    digits = max(0, 5 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _int(value: Any) -> str:
@@ -153,8 +191,18 @@ def _status(value: str | None) -> str:
     return f"[{colour}]{value}[/]" if colour else str(value or "")
 
 
-def _short(identifier: str | None, n: int = 12) -> str:
-    return (identifier or "")[:n]
+def _prefixes(identifiers: Sequence[str | None], shortest: int = 8) -> dict[str, str]:
+    """Each id's shortest prefix (at least `shortest` characters) that no other id of the list shares."""
+    ids = sorted({i for i in identifiers if i})
+    out = {}
+    for k, identifier in enumerate(ids):
+        n = shortest
+        for other in (ids[k - 1] if k else None, ids[k + 1] if k + 1 < len(ids) else None):
+            if other:
+                common = next((j for j, (x, y) in enumerate(zip(identifier, other)) if x != y), min(len(identifier), len(other)))
+                n = max(n, common + 1)
+        out[identifier] = identifier[:n]
+    return out
 
 
 # -- opening the store -------------------------------------------------------------------------------------
@@ -184,6 +232,11 @@ def _store_warnings() -> Iterator[None]:
 def _runs_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=_count, default=50, help="show at most this many runs, newest first (default 50; 0: all)")
     p.add_argument("--user", help="only runs started by this user")
+    p.add_argument("--status", choices=("ok", "error", "running"), help="only runs that ended so (or are still running)")
+    p.add_argument("--agent", help="only runs of this agent (the name given to agentotel.run, or gen_ai.agent.name)")
+    p.add_argument("--since", type=_moment, metavar="WHEN",
+                   help="only runs started at or after WHEN: a date (2026-05-01), a timestamp, or an age (90m, 24h, 7d)")
+    p.add_argument("--until", type=_until, metavar="WHEN", help="only runs started before WHEN (a date: before that day ends)")
     p.add_argument("--include-replays", action="store_true",
                    help="also list the regression cases' replays (kept apart, in <store>/replays)")
 
@@ -194,25 +247,29 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
     from agentotel.query import pylist
 
     traces = _open(args, out)
-    rows = pylist(traces.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    filters = {"user": args.user, "status": args.status, "agent": args.agent, "since": args.since, "until": args.until}
+    rows = pylist(traces.runs(limit=args.limit or None, **filters).to_arrow_table())
     if args.include_replays:
         rows = _with_replays(rows, traces.directory, args)
     if out.json:
         out.emit_json(rows)
         return
-    table = _table("run", "name", "user", "started", "duration", "status", "steps", "llm", "tools", "errors",
-                   "tokens in/out", "cost", "models")
-    nested = False
+    # A run with sub-agents shows its own cost and, labelled, the cost with its sub-agents (as `trajectory` does).
+    nested = any((r["total_input_tokens"], r["total_cost_usd"]) != (r["input_tokens"], r["cost_usd"]) for r in rows)
+    columns = ["run", "name", "user", "started", "duration", "status", "steps", "llm", "tools", "errors",
+               "tokens in/out", "cost (own)"] + (["cost with sub-agents"] if nested else []) + ["models"]
+    table = _table(*columns)
+    short = _prefixes([r["run_id"] for r in rows])
     for r in rows:
-        # What the whole run used: its own calls and its sub-agents' (the steps columns are its own).
-        nested = nested or (r["total_input_tokens"], r["total_cost_usd"]) != (r["input_tokens"], r["cost_usd"])
-        table.add_row(_short(r["run_id"]), r["name"], r["user_id"] or "", _when(r["start_time"]), _ms(r["duration_ms"]),
-                      _status(r["status"]), str(r["steps"]), str(r["model_calls"]), str(r["tool_calls"]),
-                      str(r["errors"]) if r["errors"] else "",
-                      f"{_int(r['total_input_tokens'])}/{_int(r['total_output_tokens'])}",
-                      _cost(r["total_cost_usd"]), ", ".join(r["models"] or []))
+        cells = [short.get(r["run_id"], r["run_id"]), r["name"], r["user_id"] or "", _when(r["start_time"]), _ms(r["duration_ms"]),
+                 _status(r["status"]), str(r["steps"]), str(r["model_calls"]), str(r["tool_calls"]),
+                 str(r["errors"]) if r["errors"] else "", f"{_int(r['input_tokens'])}/{_int(r['output_tokens'])}",
+                 _cost(r["cost_usd"])]
+        if nested:
+            cells.append(_cost(r["total_cost_usd"]) if r["total_cost_usd"] != r["cost_usd"] else "")
+        table.add_row(*cells, ", ".join(r["models"] or []))
     if nested:
-        table.caption = "tokens and cost include the runs nested in each run"
+        table.caption = "steps, tokens and cost (own) are each run's own calls; cost with sub-agents adds the runs nested in it"
     out.console.print(table)
     if not rows:
         out.console.print("no runs match")
@@ -226,14 +283,15 @@ def _with_replays(rows: list[dict[str, Any]], directory: Any, args: argparse.Nam
         replays = query.open(directory / "replays")
     except query.StoreNotFound:
         return rows
-    more = query.pylist(replays.runs(user=args.user, limit=args.limit or None).to_arrow_table())
+    more = query.pylist(replays.runs(user=args.user, status=args.status, agent=args.agent, since=args.since,
+                                     until=args.until, limit=args.limit or None).to_arrow_table())
     merged = sorted(rows + more, key=lambda r: str(r["start_time"]), reverse=True)
     return merged[: args.limit] if args.limit else merged
 
 
 # -- trajectory -----------------------------------------------------------------------------------------
 def _trajectory_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run", metavar="RUN", help="run id, trace id, or an unambiguous prefix of either")
+    p.add_argument("run", metavar="RUN", help="run id, trace id, an unambiguous prefix of either, or a run name (its latest run)")
     p.add_argument("--full", action="store_true", help="print every step's whole input and output")
 
 
@@ -421,7 +479,7 @@ def _sql(args: argparse.Namespace, out: Output) -> None:
         raise SQLError(" ".join(str(exc).split())) from None
     rows = pylist(table)
     if fmt == "json":
-        out.emit_json(rows)
+        out.emit_json(_maps_as_objects(table, rows))
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")  # "\r\n" would follow the last field into `$(...)`
@@ -457,7 +515,33 @@ def _scalar_text(value: Any) -> str:
     """A value as text in a table or CSV cell: numbers and times bare, lists and maps as JSON."""
     if isinstance(value, (dt.datetime, dt.date, dt.time, decimal.Decimal)):
         return str(_json_default(value))
+    if isinstance(value, float):
+        return _float(value)
     return json.dumps(value, default=_json_default, ensure_ascii=False)
+
+
+def _maps_as_objects(table: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with every map column (DuckDB MAP, Arrow map: a list of key/value pairs) as a JSON object."""
+    import pyarrow as pa
+
+    def plain(kind: Any, value: Any) -> Any:
+        if value is None:
+            return None
+        if pa.types.is_map(kind):
+            return {str(k): plain(kind.item_type, v) for k, v in value}
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            return [plain(kind.value_type, v) for v in value]
+        if pa.types.is_struct(kind):
+            return {f.name: plain(f.type, value.get(f.name)) for f in kind}
+        return value
+
+    nested = [f for f in table.schema if pa.types.is_nested(f.type)]
+    if not nested:
+        return rows
+    for row in rows:
+        for f in nested:
+            row[f.name] = plain(f.type, row[f.name])
+    return rows
 
 
 # -- compact ------------------------------------------------------------------------------------------
@@ -467,18 +551,33 @@ def _compact_arguments(parser: argparse.ArgumentParser) -> None:
         help="replaced files leave spans/ at once (a plain glob counts each span once) and are deleted "
              "once retired this long (default 60; 0: now), so queries planned before keep working",
     )  # fmt: skip
+    parser.add_argument("--retain", type=_days, metavar="DAYS",
+                        help="first drop the date partitions older than this many days (30 or 30d; UTC dates)")
 
 
-@command("compact", help="merge small Parquet files into larger ones",
-         example="agentotel compact --dir ./agentotel-traces --grace 0", arguments=_compact_arguments)
+def _days(raw: str) -> int:
+    """An argparse type: a whole number of days, `30` or `30d`."""
+    text = raw.strip().removesuffix("d")
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of days (30 or 30d, at least 1)")
+    return int(text)
+
+
+@command("compact", help="merge small Parquet files into larger ones (and drop old partitions with --retain)",
+         example="agentotel compact --dir ./agentotel-traces --retain 30d", arguments=_compact_arguments)
 def _compact(args: argparse.Namespace, out: Output) -> None:
     from agentotel import _config, store
+    from agentotel.store import erase
 
     directory = Path(args.dir) if args.dir else _config.current().directory
     if not directory.is_dir():
         raise UserError(f"no trace store at {directory}")
     with out.progress(f"Compacting {directory}…"):
+        dropped = erase.drop_older_than(directory, args.retain) if args.retain else None
         stats = store.compact(directory, **({} if args.grace is None else {"grace_s": args.grace}))
+    if dropped is not None:
+        stats = {"partitions_dropped": len(dropped["partitions"]), "files_dropped": dropped["files"],
+                 "bytes_dropped": dropped["bytes"], "kept_from": dropped["cutoff"], **stats}
     if out.json:
         out.emit_json(stats)
         return
@@ -486,6 +585,41 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     for key, value in stats.items():
         table.add_row(str(key).replace("_", " "), str(value))
     out.console.print(table)
+
+
+# -- forget ---------------------------------------------------------------------------------------------
+def _forget_arguments(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", metavar="ID", help="erase every span of this user (enduser.id)")
+    who.add_argument("--session", metavar="ID", help="erase every span of this session (gen_ai.conversation.id)")
+    who.add_argument("--run", metavar="ID", help="erase every span of this run (its full run id)")
+
+
+@command("forget", help="erase a user's, a session's or a run's spans from the store, files rewritten atomically",
+         example="agentotel forget --user alice --dir ./agentotel-traces", arguments=_forget_arguments)
+def _forget(args: argparse.Namespace, out: Output) -> int:
+    from agentotel import _config
+    from agentotel.store import erase
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    if not directory.is_dir():
+        raise UserError(f"no trace store at {directory}")
+    with out.progress(f"Erasing from {directory}…"):
+        try:
+            stats = erase.forget(directory, user=args.user, session=args.session, run=args.run)
+        except erase.EraseError as exc:
+            raise UserError(str(exc)) from None
+    if out.json:
+        out.emit_json(stats)
+    else:
+        who = next(f"{k.removesuffix('_id')} {v}" for k, v in stats.items() if k.endswith("_id"))
+        out.console.print(f"Erased {stats['rows']} span(s) of {who}: {stats['files_rewritten']} file(s) rewritten, "
+                          f"{stats['files_removed']} removed.", markup=False, highlight=False)
+    if stats["wal_rows_pending"]:
+        out.warn(f"{stats['wal_rows_pending']} more span(s) of it are in a running writer's write-ahead log: "
+                 "run `agentotel forget` again once that writer has folded it (within a minute, or at its exit)")
+        return 1
+    return 0
 
 
 # -- check ---------------------------------------------------------------------------------------------
@@ -584,6 +718,8 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
 # -- import -------------------------------------------------------------------------------------------
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",

@@ -112,8 +112,8 @@ def retrieval(fn: Any = None, *, data_source: str | None = None) -> Any:
 
     `data_source` defaults to the function's name. The query is the argument named query (or q,
     text, question, prompt), else the first string argument. Documents may be strings, dicts or
-    objects with id / score / content-like fields, or (document, score) pairs; ids and scores are
-    recorded always, contents only when capture is on.
+    objects with id / score / content-like fields (in their metadata too), (document, score) pairs or
+    (id, score, content) rows; ids and scores are recorded always, contents only when capture is on.
     """
     if fn is None:
         return lambda f: _decorate(f, lambda inner: _RetrievalSpec(inner, data_source))
@@ -465,6 +465,17 @@ def _document(item: Any, with_content: bool) -> dict[str, Any]:
     score = None
     if isinstance(item, tuple) and len(item) == 2 and _is_number(item[1]):  # (document, score)
         item, score = item
+    elif type(item) is tuple and len(item) == 3 and sum(_is_number(v) for v in item) == 1:
+        # A row of a vector store: (id, score, content), (id, content, score), ... — the number is the score,
+        # of the others the first is the id, the second the content.
+        score = next(v for v in item if _is_number(v))
+        doc_id, content = (v for v in item if not _is_number(v))
+        doc = {"id": doc_id} if doc_id is not None else {}
+        if _is_number(score):
+            doc["score"] = float(score)
+        if with_content and content is not None:
+            doc["content"] = content
+        return doc
     doc: dict[str, Any] = {}
     if isinstance(item, (str, bytes)):
         content = item
@@ -472,8 +483,11 @@ def _document(item: Any, with_content: bool) -> dict[str, Any]:
         doc_id = _first(item.get, _ID_FIELDS)
         score = score if score is not None else _first(item.get, _SCORE_FIELDS)
         content = _first(item.get, _CONTENT_FIELDS)
-        if doc_id is None and isinstance(item.get("metadata"), Mapping):
-            doc_id = _first(item["metadata"].get, _ID_FIELDS + ("source",))
+        if isinstance(item.get("metadata"), Mapping):
+            if doc_id is None:
+                doc_id = _first(item["metadata"].get, _ID_FIELDS + ("source",))
+            if score is None:
+                score = _first(item["metadata"].get, _SCORE_FIELDS)
         if doc_id is not None:
             doc["id"] = doc_id
     else:
@@ -482,8 +496,11 @@ def _document(item: Any, with_content: bool) -> dict[str, Any]:
         score = score if score is not None else _first(get, _SCORE_FIELDS)
         content = _first(get, _CONTENT_FIELDS)
         metadata = get("metadata")
-        if doc_id is None and isinstance(metadata, Mapping):
-            doc_id = _first(metadata.get, _ID_FIELDS + ("source",))
+        if isinstance(metadata, Mapping):  # LangChain's Document keeps its id and score there
+            if doc_id is None:
+                doc_id = _first(metadata.get, _ID_FIELDS + ("source",))
+            if score is None:
+                score = _first(metadata.get, _SCORE_FIELDS)
         if doc_id is not None:
             doc["id"] = doc_id
         if content is None and doc_id is None and score is None:

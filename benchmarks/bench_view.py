@@ -66,6 +66,7 @@ def _chromium() -> str | None:
 
 
 def _first_render(page, url: str) -> float:
+    page.goto("about:blank")  # a fresh page each time (the same URL again would only change its hash)
     started = time.perf_counter()
     page.goto(url)
     page.wait_for_selector(".step-row")

@@ -341,12 +341,15 @@ class Traces:
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
 
     # -- runs -----------------------------------------------------------------------------------
-    def runs(self, *, user: str | None = None, limit: int | None = None) -> duckdb.DuckDBPyRelation:
-        """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns)."""
-        return self._retrying(lambda con: con.sql(_sql("runs_list"), params={"user": user, "limit": limit}))
+    def runs(self, *, user: str | None = None, limit: int | None = None, status: str | None = None,
+             agent: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> duckdb.DuckDBPyRelation:
+        """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns), optionally
+        only one user's, one status ('ok', 'error', 'running'), one agent's, or started in [since, until)."""
+        params = {"user": user, "limit": limit, "status": status, "agent": agent, "since": since, "until": until}
+        return self._retrying(lambda con: con.sql(_sql("runs_list"), params=params))
 
     def resolve(self, name: str) -> _RunRef:
-        """The run a name means: a run id, a trace id, or an unambiguous prefix of either."""
+        """The run a name means: a run id, a trace id, an unambiguous prefix of either, or a run's name (its latest run)."""
         name = (name or "").strip()
         if not name:
             raise RunNotFound("a run name is empty: give a run id, a trace id, or a prefix of one")
@@ -359,7 +362,10 @@ class Traces:
         for m in exact or matches:  # a run whose spans span two traces is still one run
             runs.setdefault(m["run_id"], m)
         if not runs:
-            raise RunNotFound(f"no run matches {name!r} (try `agentotel runs`)")
+            named = self._rows(_sql("run_named"), {"name": name})  # a run's name means its latest run
+            if named and named[0]["run_id"] != name:
+                return self.resolve(named[0]["run_id"])
+            raise RunNotFound(f"no run matches {name!r}: not a run id, trace id, prefix or run name (try `agentotel runs`)")
         traces = {m["trace_id"] for m in runs.values()}
         if len(runs) > 1 and len(traces) == 1 and next(iter(traces)).startswith(name):
             # A trace id (or a prefix of one) naming several runs: nested runs share their trace, and no

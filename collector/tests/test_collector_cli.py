@@ -170,3 +170,21 @@ def test_the_readme_documents_every_option():
 
     for field in dataclasses.fields(Settings):
         assert f"`--{field.name.replace('_', '-')}" in readme, f"--{field.name} is missing from collector/README.md"
+
+
+def test_the_forward_pipeline_never_points_back_at_its_own_receiver():
+    config = _otelcol("forward.yaml")
+    endpoint = config["exporters"]["otlp_http/agentotel"]["endpoint"]
+    own_ports = {config["receivers"]["otlp"]["protocols"][p]["endpoint"].rsplit(":", 1)[1] for p in ("grpc", "http")}
+    assert ":-" not in endpoint, "no default endpoint: any default on this host is this Collector's own receiver"
+    assert not any(endpoint.rstrip("/").endswith(f":{port}") for port in own_ports)
+
+
+def test_both_pipelines_keep_their_queue_on_disk_and_name_their_minimum_collector():
+    for name, exporter_id, version in (("forward.yaml", "otlp_http/agentotel", "v0.144.0"),
+                                       ("load-balanced.yaml", "load_balancing/agentotel", "v0.153.0")):
+        config = _otelcol(name)
+        queue = config["exporters"][exporter_id]["sending_queue"]
+        assert queue["enabled"] and queue["storage"] in config["extensions"], name
+        assert queue["storage"] in config["service"]["extensions"], name
+        assert version in (COLLECTOR_ROOT / "otelcol" / name).read_text(), name
