@@ -24,6 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from agentotel import _config, _tracing
+from agentotel.cases import _active as _replays
 from agentotel.semconv import AGENTOTEL_REPLAY_CASE as _REPLAY_CASE
 
 __all__ = ["flush", "instrument", "shutdown", "uninstrument"]
@@ -54,6 +55,14 @@ class _Accounted(SpanExporter):
         self.inner.shutdown()
 
 
+def _is_replay(span: ReadableSpan) -> bool:
+    attributes = span.attributes
+    if not attributes:
+        return False
+    # The SDK's BoundedAttributes answers `in` through __getitem__ (a lock, a KeyError): read its dict.
+    return _REPLAY_CASE in getattr(attributes, "_dict", attributes)
+
+
 class _CountingBatchProcessor(BatchSpanProcessor):
     """A BatchSpanProcessor that counts the spans handed to it, so `flush()` can tell if all were written."""
 
@@ -67,7 +76,7 @@ class _CountingBatchProcessor(BatchSpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         # A regression case's replay is not production data: agentotel.cases records it in its own store.
-        if span.attributes and _REPLAY_CASE in span.attributes:
+        if _replays.ever and _is_replay(span):
             return
         if span.context is not None and span.context.trace_flags.sampled:
             with self._count_lock:
