@@ -130,7 +130,8 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     for action, (summary, example) in _CASE_ACTIONS.items():
         parsers[action] = sub.add_parser(action, help=summary, description=summary[:1].upper() + summary[1:] + ".",
                                          epilog=f"Example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
-        parsers[action].add_argument("--json", action="store_true", help="print JSON instead of text")
+        # SUPPRESS: `case --json run ...` (given before the action) is not reset by the action's default.
+        parsers[action].add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
 
     new = parsers["new"]
     new.add_argument("target", metavar="RUN", help="the run to cut: run id, trace id, a prefix, or a run name (its latest run)")
