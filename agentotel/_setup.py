@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from agentotel import _config, _tracing
 from agentotel._internal import report_internal_error
+from agentotel.cases import _active as _replays
 from agentotel.semconv import AGENTOTEL_REPLAY_CASE as _REPLAY_CASE
 
 __all__ = ["flush", "instrument", "shutdown", "uninstrument"]
@@ -71,6 +72,12 @@ class _Accounted(SpanExporter):
 _QUEUE_SPANS = 16_384
 _EXPORT_BATCH_SPANS = 2_048  # one WAL append and fsync each
 _BACKPRESSURE_WAIT_S = 2.0
+def _is_replay(span: ReadableSpan) -> bool:
+    attributes = span.attributes
+    if not attributes:
+        return False
+    # The SDK's BoundedAttributes answers `in` through __getitem__ (a lock, a KeyError): read its dict.
+    return _REPLAY_CASE in getattr(attributes, "_dict", attributes)
 
 
 class _CountingBatchProcessor(BatchSpanProcessor):
@@ -97,7 +104,7 @@ class _CountingBatchProcessor(BatchSpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         # A regression case's replay is not production data: agentotel.cases records it in its own store.
-        if span.attributes and _REPLAY_CASE in span.attributes:
+        if _replays.ever and _is_replay(span):
             return
         if span.context is None or not span.context.trace_flags.sampled:
             return

@@ -27,6 +27,10 @@ class Server(Protocol):
 
 _active: contextvars.ContextVar[Server | None] = contextvars.ContextVar("agentotel_replay", default=None)
 
+# Whether this process ever replayed a case: until it has, no span can be a replay's, and exporters
+# need not look (see `agentotel._setup`, which keeps replays out of the store).
+ever = False
+
 
 def current() -> Server | None:
     """The replayer active in this context (thread or task), or None."""
@@ -34,6 +38,8 @@ def current() -> Server | None:
 
 
 def activate(server: Server | None) -> contextvars.Token:
+    global ever
+    ever = True
     return _active.set(server)
 
 

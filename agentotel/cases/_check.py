@@ -202,11 +202,17 @@ def check_record(case: Case, record: RunRecord, *, replayer: Any = None) -> Chec
         repeats = _repeats(a.must_not_repeat, calls)
         gates.append(judge.never("must_not_repeat", bool(repeats), repeats or f"no repeated call of {', '.join(a.must_not_repeat)}"))
     if a.expected_tool_calls:
-        ok, text = trajectory_match(a.expected_tool_calls, [(n, args) for n, args, _i in calls], a.trajectory_match)
+        made = [(n, args) for n, args, _i in calls]
+        ok, text = trajectory_match(a.expected_tool_calls, made, a.trajectory_match)
         name = f"expected_tool_calls ({a.trajectory_match})"
-        # Calls made beyond what is allowed are a violation already; calls still missing may come later.
-        gates.append(judge.eventually(name, ok, text) if a.trajectory_match in ("superset", "unordered") and "not expected" not in text
-                     else Gate(name, PASS if ok else FAIL, text))
+        # A call made that is not allowed is a violation already; an expected call still missing may come later.
+        if a.trajectory_match == "subset":
+            gates.append(judge.never(name, not ok, text))
+        elif a.trajectory_match == "strict":
+            prefix = len(made) < len(a.expected_tool_calls) and trajectory_match(a.expected_tool_calls[: len(made)], made, "strict")[0]
+            gates.append(judge.eventually(name, ok, text) if ok or prefix else Gate(name, FAIL, text))
+        else:
+            gates.append(judge.eventually(name, ok, text) if "not expected" not in text else Gate(name, FAIL, text))
     if evidence is not None:
         gates.append(evidence)
     if a.final_output_contains:

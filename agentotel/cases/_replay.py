@@ -518,6 +518,10 @@ class _Sink:
         self._lock = threading.Lock()
 
     def on_end(self, span: Any) -> None:
+        from agentotel import _setup
+
+        if _setup._state is None:  # agentotel is not recording (never instrumented, or shut down): neither is a replay
+            return
         with self._lock:
             if self._processor is None:
                 from agentotel.store import ParquetSpanExporter

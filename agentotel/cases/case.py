@@ -23,7 +23,7 @@ from agentotel.cases._record import STATUS_MESSAGE, RunRecord
 from agentotel.cases._steps import AGENT, LLM, RETRIEVAL, TOOL, is_error, parse_json, recorded, tool_name
 from agentotel.cases.detectors import LAYERS, Finding
 
-__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "RetrievalFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding"]
+__all__ = ["Case", "Assertions", "ExpectedCall", "ToolFixture", "RetrievalFixture", "ModelFixture", "CaseError", "new_case", "suggest_cut", "primary_finding", "offline_warnings"]
 
 FORMAT_VERSION = 1
 ARGUMENT_MATCHES = ("exact", "subset", "ignore")
@@ -504,6 +504,28 @@ def _usage(record: RunRecord, step: Mapping[str, Any]) -> dict[str, int]:
         if value not in (None, "", 0, "0"):
             usage[key] = int(value)
     return usage
+
+
+def offline_warnings(case: Case, record: RunRecord) -> list[str]:
+    """Why the case as cut may not reach its gates offline (`case new` prints them), and what would."""
+    a = case.assertions
+    at = case.at_step
+    cut = next((s for s in record.steps if s["index"] == at), {})
+    failure = next((s["index"] for s in record.steps if s["index"] >= at and s.get("type") == LLM), None)
+    out = []
+    if case.replay_tools == "frozen" and cut.get("type") in (TOOL, RETRIEVAL):
+        out.append(f"step {at} is a tool step served its recorded result (tools frozen): a fix inside the tool never runs; "
+                   "use --tools live")
+    if case.replay_models == "frozen" and not a.required_evidence:
+        out.append(f"offline (models frozen), a fix that changes what the model is shown stops the replay at step "
+                   f"{failure or at}, and the gates about what happens after it are not reached: say what the model must "
+                   "be shown there with --evidence TEXT, or judge with --models live")
+    eventually = [n for n, v in (("final_output_contains", a.final_output_contains), ("required_tools", a.required_tools),
+                                 ("expected_tool_calls", a.expected_tool_calls)) if v]
+    if case.replay_models == "frozen" and eventually:
+        out.append(f"{', '.join(eventually)} need the run to go on past a departure from the recording: "
+                   "offline they are reached only when the agent follows the recording; use --models live")
+    return out
 
 
 def _environment(record: RunRecord) -> dict[str, Any]:

@@ -76,7 +76,8 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     for action, (summary, example) in _CASE_ACTIONS.items():
         parsers[action] = sub.add_parser(action, help=summary, description=summary[:1].upper() + summary[1:] + ".",
                                          epilog=f"Example:\n  {example}", formatter_class=argparse.RawDescriptionHelpFormatter)
-        parsers[action].add_argument("--json", action="store_true", help="print JSON instead of text")
+        # SUPPRESS: `case --json run ...` (given before the action) is not reset by the action's default.
+        parsers[action].add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of text")
 
     new = parsers["new"]
     new.add_argument("target", metavar="RUN", help="the run to cut: run id, trace id, a prefix, or a run name (its latest run)")
@@ -122,7 +123,7 @@ def _case(args: argparse.Namespace, out: Output) -> int:
 
 def _case_new(args: argparse.Namespace, out: Output) -> int:
     from agentotel.cases import load_history, load_run, new_case, suggest_cut
-    from agentotel.cases.case import primary_finding
+    from agentotel.cases.case import offline_warnings, primary_finding
     from agentotel.cases.detectors import detect
 
     traces = _open(args, out)
@@ -144,7 +145,7 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
     case.replay_models = args.models or case.replay_models
     case.assertions.required_evidence = list(args.evidence)
     path = case.save(args.output or Path("cases") / f"{name}.yaml")
-    warnings = reach_warnings(case, record)
+    warnings = offline_warnings(case, record)
     if out.json:
         out.emit_json({"path": str(path), "case": case.to_dict(), "warnings": warnings})
         return 0
@@ -158,28 +159,6 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
     for warning in warnings:
         out.warn(warning)
     return 0
-
-
-def reach_warnings(case: Any, record: Any) -> list[str]:
-    """Why the case as cut may not reach its gates offline, and what would."""
-    a = case.assertions
-    at = case.at_step
-    cut = next((s for s in record.steps if s["index"] == at), {})
-    failure = next((s["index"] for s in record.steps if s["index"] >= at and s.get("type") == "llm"), None)
-    out = []
-    if case.replay_tools == "frozen" and cut.get("type") in ("tool", "retrieval"):
-        out.append(f"step {at} is a tool step served its recorded result (tools frozen): a fix inside the tool never runs; "
-                   "use --tools live")
-    if case.replay_models == "frozen" and not a.required_evidence:
-        out.append(f"offline (models frozen), a fix that changes what the model is shown stops the replay at step "
-                   f"{failure or at}, and the gates about what happens after it are not reached: say what the model must "
-                   "be shown there with --evidence TEXT, or judge with --models live")
-    eventually = [n for n, v in (("final_output_contains", a.final_output_contains), ("required_tools", a.required_tools),
-                                 ("expected_tool_calls", a.expected_tool_calls)) if v]
-    if case.replay_models == "frozen" and eventually:
-        out.append(f"{', '.join(eventually)} need the run to go on past a departure from the recording: "
-                   "offline they are reached only when the agent follows the recording; use --models live")
-    return out
 
 
 def _print_report(out: Output, report: Any) -> int:

@@ -106,3 +106,17 @@ def test_step_errors_are_shown_with_their_messages():
     failed["error"] = "KeyError: 'orders'"
     report = check_record(case_with(final_status="ok"), replayed(llm(1), failed))
     assert "  error at step 2 (execute_tool search_orders): KeyError: 'orders'" in report.lines()
+
+
+def test_expected_calls_still_to_come_are_not_reached_and_a_call_out_of_place_fails():
+    from agentotel.cases.case import ExpectedCall
+
+    expected = [ExpectedCall("search_orders", {"customer": "acme"}), ExpectedCall("send_reply", None, "ignore")]
+    steps = (llm(1), tool(2, "search_orders", {"customer": "acme"}, []), stopped_at(3, STOPPED))
+    for mode, status in (("strict", "not_reached"), ("superset", "not_reached"), ("unordered", "not_reached"), ("subset", "not_reached")):
+        gate = check_record(case_with(final_status=None, expected_tool_calls=expected, trajectory_match=mode), replayed(*steps)).gates[-1]
+        assert gate.status == status, (mode, gate)
+    wrong = (llm(1), tool(2, "delete_orders", {"customer": "acme"}, []), stopped_at(3, STOPPED))
+    for mode in ("strict", "unordered", "subset"):
+        gate = check_record(case_with(final_status=None, expected_tool_calls=expected, trajectory_match=mode), replayed(*wrong)).gates[-1]
+        assert gate.status == "fail", (mode, gate)

@@ -87,3 +87,18 @@ def test_replay_takes_a_path_and_rejects_unknown_policies(case, tmp_path):
     with pytest.raises(ValueError, match="policy 'lenient'"):
         with replay(case, policy="lenient"):
             pass
+
+
+def test_a_replay_outside_instrumentation_writes_no_store(case, tmp_path, monkeypatch):
+    import agentotel
+
+    @agentotel.tool
+    def search_orders(customer: str) -> dict:
+        return {}
+
+    agentotel.instrument(tmp_path / "traces")
+    agentotel.shutdown()  # recorded once, then stopped: the process records nothing now, nor does a replay
+    monkeypatch.chdir(tmp_path)
+    with replay(case, tools="frozen"):
+        assert search_orders("acme") == NEW_SHAPE
+    assert not (tmp_path / "agentotel-traces").exists() and not (tmp_path / "traces" / "replays").exists()

@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 import agentotel
-from agentotel import cli
+from agentotel import cli, semconv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -248,7 +248,7 @@ def test_instrument_with_a_directory_under_opentelemetry_instrument_writes_parqu
         assert traces.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
 
 
-def test_a_replayed_model_call_costs_what_the_recorded_one_did(tmp_path):
+def test_a_replayed_model_call_costs_nothing_and_keeps_what_the_recorded_one_cost(tmp_path):
     out = _python(tmp_path, '''
         import agentotel, openai
         from review_model import start_server
@@ -269,11 +269,13 @@ def test_a_replayed_model_call_costs_what_the_recorded_one_did(tmp_path):
         done = subprocess.run([sys.executable, "-m", "agentotel", *argv], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
-    with agentotel.open(tmp_path / "store") as traces:
-        costs = dict(traces.sql("SELECT r.run_id = $rec, s.cost_usd FROM steps s JOIN runs r USING (run_id) "
-                                "WHERE s.index = 1", {"rec": recorded_run}).fetchall())
-    assert costs[True] == pytest.approx(0.00024)  # (600 + 400 cached at half price) input, 200 output
-    assert costs[False] == pytest.approx(costs[True])
+    with agentotel.open(tmp_path / "store") as traces:  # replays are not production data: not in the store
+        recorded = traces.sql("SELECT s.cost_usd FROM steps s WHERE s.index = 1").fetchall()
+    assert recorded == [(pytest.approx(0.00024),)]  # (600 + 400 cached at half price) input, 200 output
+    with agentotel.open(tmp_path / "store" / "replays") as traces:
+        replayed = traces.sql("SELECT cost_usd, attributes[$kept] FROM llm_calls WHERE start_time = "
+                              "(SELECT min(start_time) FROM llm_calls)", {"kept": semconv.AGENTOTEL_REPLAY_RECORDED_COST_USD}).fetchall()
+    assert replayed[0][0] == 0 and float(replayed[0][1]) == pytest.approx(0.00024)  # nothing spent now; the recorded cost kept apart
 
 
 def test_a_plain_parquet_glob_counts_each_span_once_after_compact(tmp_path):
