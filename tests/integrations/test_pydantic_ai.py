@@ -13,7 +13,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 import agentotel
 from agentotel import semconv as sc
-from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+from tests.integrations.conftest import ANSWER, assert_one_linked_tool_call
 
 
 def _agent(model_server, weather: bool = True) -> Agent:
