@@ -17,6 +17,14 @@ hash (`agentotel.tool.schema_hash`) is on every span of the tool, so a changed i
 between runs. When a model asked for a call of this tool with equal arguments in the current run, the
 span carries the model's `gen_ai.tool.call.id`. Under `agentotel.replay(case)` a (non-generator) tool
 call the case recorded is answered from the case instead of running the body.
+
+A framework's context parameters (pydantic-ai's `RunContext`, the Agents SDK's `ToolContext` /
+`RunContextWrapper`, LangChain's `RunnableConfig`, callbacks and injected values) are not arguments
+and not in the schema; the call id is read from them when they carry one.
+
+Agent frameworks' own tools (agentotel.integrations) go through the same code: `defined_tool()` makes a
+`DefinedTool` from a framework's definition (name, description, parameters schema) and
+`start_tool_call()` / `retrieval_call()` run one call's span.
 """
 
 from __future__ import annotations

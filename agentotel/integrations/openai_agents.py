@@ -1,6 +1,6 @@
 """OpenAI Agents SDK (`openai-agents`): function tools, agents and handoffs, runs.
 
-- A function tool's call (`@function_tool`, `FunctionTool`) is an `execute_tool {name}` span with the
+- A function tool's call (`@function_tool`, any `FunctionTool`) is an `execute_tool {name}` span with the
   model's arguments, the result, and the call id the SDK's `ToolContext` carries. A failure the SDK turns
   into an error text for the model (its failure_error_function) marks the span ERROR with the exception.
 - `Runner.run` / `run_sync` / `run_streamed` open `agentotel.run(<agent name>)` when no run is open, else
@@ -30,10 +30,14 @@ from agentotel.tools import DefinedTool, defined_tool, start_tool_call
 def patches() -> list[tuple[Any, str, Any]]:
     from agents import run as run_module
     from agents import tool as tool_module
+    from agents.run_internal import tool_execution
     from agents.tracing import spans
 
     return [
-        (tool_module._FailureHandlingFunctionToolInvoker, "__call__", _invoke_tool),
+        # Every function tool's invocation, whatever made the FunctionTool: the run loop's call site and
+        # the one realtime sessions use (the same function, imported into both modules).
+        (tool_execution, "_invoke_function_tool_with_metadata", _invoke_tool),
+        (tool_module, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "maybe_invoke_function_tool_failure_error_function", _failure_answered),
         (run_module.AgentRunner, "run", _runner_run),
         (run_module, "start_streaming", _start_streaming),
@@ -71,14 +75,14 @@ _answered: contextvars.ContextVar[_Answered | None] = contextvars.ContextVar("ag
 
 
 async def _invoke_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    tool = getattr(instance, "_function_tool", None)
+    # _invoke_function_tool_with_metadata(*, function_tool, context, arguments) -> a result with `.output`
+    tool = kwargs.get("function_tool")
     if tool is None or suppressed():
         return await wrapped(*args, **kwargs)
     call = None
     try:
-        ctx = args[0] if args else kwargs.get("ctx")
-        raw = args[1] if len(args) > 1 else kwargs.get("input")
-        call = start_tool_call(_definition(tool), _json.parse(raw), getattr(ctx, "tool_call_id", None))
+        call_id = getattr(kwargs.get("context"), "tool_call_id", None)
+        call = start_tool_call(_definition(tool), _json.parse(kwargs.get("arguments")), call_id)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.agents.tool", exc)
     if call is None:
@@ -93,10 +97,13 @@ async def _invoke_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -
         call.fail(exc)
         raise
     _answered.reset(token)
+    output = getattr(result, "output", result)
     if answered.error is not None:
-        call.failed(result, answered.error)
+        call.failed(output, answered.error)
+    elif getattr(result, "is_sdk_generated_error", False):  # a timeout the SDK answered for the tool
+        call.failed(output)
     else:
-        call.succeed(result)
+        call.succeed(output)
     return result
 
 

@@ -15,6 +15,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
 
 import agentotel
+from agentotel import semconv as sc
 from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
 
 # create_react_agent is what most LangGraph agents in the wild still use.
@@ -130,10 +131,10 @@ def test_tool_schema_is_in_the_environment_and_on_the_span(store, model_server):
     _graph(model_server).invoke(_question())
     traces = store.traces()
     ((schema_hash,),) = traces.sql(
-        "select attributes['agentotel.tool.schema_hash'] from tool_calls").fetchall()
+        f"select attributes['{sc.AGENTOTEL_TOOL_SCHEMA_HASH}'] from tool_calls").fetchall()
     assert schema_hash
     run = store.only_run()
-    assert "get_weather" in json.loads(run.environment["agentotel.env.snapshot"])["model_tools"]
+    assert "get_weather" in json.loads(run.environment[sc.AGENTOTEL_ENV_SNAPSHOT])["model_tools"]
 
 
 def test_a_changed_tool_schema_shows_in_env_and_check(store, model_server):

@@ -11,6 +11,7 @@ from openai import AsyncOpenAI
 from opentelemetry import trace
 
 import agentotel
+from agentotel import semconv as sc
 from tests.integrations.conftest import ANSWER, assert_one_linked_tool_call
 
 server = MCPServer("weather-server")
@@ -74,11 +75,11 @@ def test_call_tool_in_an_openai_loop_is_a_linked_tool_step(store, model_server):
     # The server ran the tool inside the run's trace: the request's _meta carried it.
     assert seen_traces == [run.trace_id]
     ((server_name, tool_type, schema_hash),) = store.traces().sql(
-        "select attributes['agentotel.tool.server'], attributes['gen_ai.tool.type'], "
-        "attributes['agentotel.tool.schema_hash'] from tool_calls").fetchall()
+        f"select attributes['{sc.AGENTOTEL_TOOL_SERVER}'], attributes['{sc.GEN_AI_TOOL_TYPE}'], "
+        f"attributes['{sc.AGENTOTEL_TOOL_SCHEMA_HASH}'] from tool_calls").fetchall()
     assert (server_name, tool_type) == ("weather-server", "extension") and schema_hash
     # The listed definitions are in the run's environment, with the span's schema hash.
-    tools = json.loads(trajectory.environment["agentotel.env.snapshot"])["tools"]
+    tools = json.loads(trajectory.environment[sc.AGENTOTEL_ENV_SNAPSHOT])["tools"]
     assert tools["get_weather"]["schema_hash"] == schema_hash and "get_time" in tools
 
 

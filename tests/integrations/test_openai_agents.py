@@ -172,3 +172,18 @@ def test_capture_off_keeps_the_link_but_no_content(store, model_server, sdk_trac
     asyncio.run(Runner.run(_agent(model_server, "chat"), "Weather in Paris?"))
     (step,) = [s for s in store.only_run().steps if s.type == "tool"]
     assert step.tool_call_id == CALL_ID and step.input is None and step.output is None
+
+
+def test_a_hand_made_function_tool_is_a_tool_step(store, model_server, sdk_tracing):
+    from agents import FunctionTool
+
+    async def invoke(ctx, arguments: str) -> str:
+        return f"18C, cloudy in {json.loads(arguments)['city']}"
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+              "additionalProperties": False}
+    agent = _agent(model_server, "chat")
+    agent.tools = [FunctionTool(name="get_weather", description="Current weather of a city.",
+                                params_json_schema=schema, on_invoke_tool=invoke), get_time]
+    asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"

@@ -35,7 +35,7 @@ def test_frameworks_imported_after_instrument_are_patched_and_unpatched(tmp_path
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["before"] == []
-    for expected in ("_FailureHandlingFunctionToolInvoker.__call__", "AgentRunner.run", "BaseTool.run", "BaseTool.arun",
+    for expected in ("agents.run_internal.tool_execution._invoke_function_tool_with_metadata", "AgentRunner.run", "BaseTool.run", "BaseTool.arun",
                      "BaseRetriever.invoke", "ToolManager._raw_execute", "Agent.iter", "ClientSession.call_tool",
                      "ClientSession.list_tools", "Pregel.invoke", "Pregel.astream"):
         assert expected in result["after"], (expected, result["after"])

@@ -12,7 +12,8 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 import agentotel
-from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+from agentotel import semconv as sc
+from tests.integrations.conftest import ANSWER, assert_one_linked_tool_call
 
 
 def _agent(model_server, weather: bool = True) -> Agent:
@@ -55,7 +56,7 @@ def test_agent_run_is_a_run_with_a_linked_tool_step(store, model_server, instrum
     if instrument is not None:
         assert spans[0][0] == "pydantic-ai"  # its own span, completed by agentotel
         ((schema_hash,),) = store.traces().sql(
-            "select attributes['agentotel.tool.schema_hash'] from tool_calls").fetchall()
+            f"select attributes['{sc.AGENTOTEL_TOOL_SCHEMA_HASH}'] from tool_calls").fetchall()
         assert schema_hash
 
 
