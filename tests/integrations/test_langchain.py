@@ -138,7 +138,7 @@ def test_tool_schema_is_in_the_environment_and_on_the_span(store, model_server):
 
 
 def test_a_changed_tool_schema_shows_in_env_and_check(store, model_server):
-    from agentotel.query.diff import compare_environments
+    from agentotel.analysis.diff import compare_environments
 
     @tool("get_weather")
     def weather_v2(city: str, units: str = "metric") -> str:
