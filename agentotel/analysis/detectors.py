@@ -612,11 +612,21 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
     return out
 
 
+def _instruction_text(value: Any) -> str:
+    """`gen_ai.system_instructions` as text: its parts' contents joined (the attribute is a list of parts)."""
+    value = parse_json(value)
+    if isinstance(value, Mapping):
+        value = [value]
+    if isinstance(value, list):
+        return "\n".join(message_text(p) if "parts" in p else text_of(p.get("content")) for p in value if isinstance(p, Mapping))
+    return text_of(value)
+
+
 def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapping[str, Any]] | None = None) -> str:
     """The instructions a model step was given: `gen_ai.system_instructions`, else its system/developer messages."""
     attribute = record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
     if attribute:
-        return text_of(attribute)
+        return _instruction_text(attribute)
     given = input_messages(step) if messages is None else messages
     return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
 
@@ -689,7 +699,7 @@ def _given_changed(run: _Run) -> list[Finding]:
     for run_id, call in run.history.first_calls:
         messages = input_messages(call)
         their_task = _first_user_text(messages)
-        said = text_of(call["instructions"]) if call.get("instructions") else "\n".join(
+        said = _instruction_text(call["instructions"]) if call.get("instructions") else "\n".join(
             message_text(m) for m in messages if m.get("role") in ("system", "developer"))
         earlier_instructions.append((run_id, _masked(said, their_task), their_task))
         earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
