@@ -33,6 +33,7 @@ from agentotel.analysis._steps import (
     input_messages,
     is_error,
     message_text,
+    output_messages,
     parse_json,
     parts,
     requested_calls,
@@ -65,6 +66,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
     "invalid_arguments_json": ("warning", "validate tool arguments and ask the model again on invalid JSON"),
     "wrong_arguments": ("warning", "the arguments do not fit the tool's schema: clarify the parameters or validate them"),
+    "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
@@ -109,10 +111,13 @@ def _finding(kind: str, layer: str, index: int | None, steps: Iterable[int], mes
 # ---- entry points ------------------------------------------------------------------------------------
 
 
-def findings(traces: Any, run: str, *, policy: Policy | None = None, thresholds: Policy | None = None) -> list[Finding]:
-    """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml)
-    and compared with the earlier runs of the same agent in the store."""
+def findings(traces: Any, run: str, *, policy: Policy | Mapping[str, Any] | None = None,
+             thresholds: Policy | None = None) -> list[Finding]:
+    """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml,
+    or `policy`: a Policy or a mapping of its settings) and compared with earlier runs of the same agent."""
     record = load_run(traces, run)
+    if isinstance(policy, Mapping):
+        policy = Policy.from_mapping(policy)
     chosen = policy or thresholds or load_policy(_agent(record))
     return detect(record, load_history(traces, record), policy=chosen)
 
@@ -835,6 +840,20 @@ def _call_form(run: _Run) -> list[Finding]:
 # ---- termination -------------------------------------------------------------------------------------
 
 
+def _empty_answer(run: _Run) -> list[Finding]:
+    """The run's last model call answered, and its answer holds no text and asks for no tool."""
+    top = [s for s in run.llm if s.get("parent_index") is None]
+    if not top or _failed(top[-1]):
+        return []
+    last = top[-1]
+    said = output_messages(last)
+    if not said or requested_calls(last) or any(
+            str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call"):
+        return []  # not captured, a tool call, or something said
+    return [_finding("empty_answer", "model", last["index"], [last["index"]],
+                     f"the model's last answer at step {last['index']} is empty")]
+
+
 def _kept_going(run: _Run) -> list[Finding]:
     """Steps after a final answer at its level, before anyone said anything new (a new user turn)."""
     steps = [s for s in run.steps if s.get("type") in (LLM, TOOL)]
@@ -913,15 +932,34 @@ def _forbidden(run: _Run) -> list[Finding]:
         name = tool_name(step)
         if name in forbidden:
             ran.add(step.get("tool_call_id"))
-            asker = run.requester(step)
-            out.append(_finding("forbidden_tool", "product", step["index"], [step["index"], *([asker["index"]] if asker else [])],
-                                f"{name} ran at step {step['index']}, a tool this agent's policy forbids", tool=name))
+            asker = run.requester(step)  # the cause: the model step that chose the tool
+            at = asker["index"] if asker else step["index"]
+            out.append(_finding("forbidden_tool", "product", at, [step["index"]],
+                                f"{name} ran at step {step['index']}" + (f" (asked for at step {at})" if asker else "")
+                                + ", a tool this agent's policy forbids", tool=name))
     for step in run.llm:
         for call in requested_calls(step):
             if call.name in forbidden and not out:
                 out.append(_finding("forbidden_tool", "product", step["index"], [step["index"]],
                                     f"the model asked for {call.name} at step {step['index']}, a tool this agent's policy forbids",
                                     tool=call.name))
+    return out
+
+
+def _acted_without_evidence(run: _Run) -> list[Finding]:
+    """A tool that ran before the tools the policy says must succeed first (identity before an address change)."""
+    out = []
+    for name, needed in run.policy.required_before:
+        for step in run.record.tool_steps():
+            if tool_name(step) != name:
+                continue
+            done = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
+            missing = [n for n in needed if n not in done]
+            if missing:
+                out.append(_finding("missing_evidence", "product", step["index"], [step["index"]],
+                                    f"{name} ran at step {step['index']} before {', '.join(missing)}, which the policy "
+                                    f"requires first", missing=missing, tool=name))
+                break
     return out
 
 
@@ -1012,13 +1050,14 @@ def _budgets(run: _Run) -> list[Finding]:
             continue
         over = _first_over(run.steps, amount, limit)
         cause = _cause_of_growth(run, over) if what in ("tokens", "cost_usd") and over is not None else None
+        if what == "tool_calls" and over is not None and run.requester(run.by_index[over]) is not None:
+            cause = run.requester(run.by_index[over])  # the model step that asked for one call too many
         if cause is not None and cause["index"] != over:
             index = cause["index"]
-            layer = "tool" if cause.get("type") in (TOOL, RETRIEVAL) else "product"
-            why = f"; step {index} ({cause.get('name')}) added the most"
+            why = f"; the cause: step {index} ({cause.get('name')})"
         else:
-            index, layer, why = over, "product", ""
-        out.append(_finding("budget_exceeded", layer, index, [i for i in (over, index) if i is not None],
+            index, why = over, ""
+        out.append(_finding("budget_exceeded", "product", index, [i for i in (over, index) if i is not None],
                             f"{what} {value} over the budget of {limit} (went over at step {over}{why})",
                             budget=what, limit=limit, used=value, over_at=over))
     return out
@@ -1027,7 +1066,7 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _history_lost, _call_form, _kept_going, _unanswered, _forbidden, _missing_evidence, _budgets,
+    _instructions_changed, _given_changed, _history_lost, _call_form, _empty_answer, _kept_going, _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
 )
 
 

@@ -212,9 +212,9 @@ def test_budgets_point_at_the_step_that_caused_the_excess():
         llm(3, text="Refunds take 5 days.", tokens=(5200, 30)),
     )
     budget = only(detect(run, policy=Policy(max_tokens=3000)), "budget_exceeded")
-    assert (budget.index, budget.layer) == (2, "tool") and budget.evidence["over_at"] == 3
+    assert (budget.index, budget.layer) == (2, "product") and budget.evidence["over_at"] == 3
     counted = detect(healthy_run(), policy=Policy(max_steps=2, max_tool_calls=0))
-    assert {(f.evidence["budget"], f.index, f.layer) for f in counted} == {("steps", 3, "product"), ("tool_calls", 2, "product")}
+    assert {(f.evidence["budget"], f.index, f.layer) for f in counted} == {("steps", 3, "product"), ("tool_calls", 1, "product")}
     assert detect(healthy_run(), policy=Policy(max_steps=3, max_tool_calls=1, max_tokens=240)) == []
 
 
@@ -251,7 +251,7 @@ def test_policy_forbidden_tools_and_required_evidence():
     run = record(llm(1, calls=[("refund", {"id": 1}, "c1")]), tool(2, "refund", {"id": 1}, {"ok": True}, requested_by=1, call_id="c1"),
                  llm(3, text="Refunded."))
     found = detect(run, policy=policy)
-    assert (only(found, "forbidden_tool").index, only(found, "forbidden_tool").layer) == (2, "product")
+    assert (only(found, "forbidden_tool").index, only(found, "forbidden_tool").layer) == (1, "product")  # the model chose it
     assert only(found, "missing_evidence").index == 3 and worst(found) == "error"
     compliant = record(llm(1, calls=[("lookup_order", {"id": 1}, "c1")]), tool(2, "lookup_order", {"id": 1}, {"ok": True}, requested_by=1, call_id="c1"),
                        llm(3, text="Order found."))

@@ -148,7 +148,7 @@ def test_a_budget_is_blamed_on_the_retrieval_that_blew_it(store):
                       for n in range(40)]
     run = store.run(calls(LOOKUP), says(GOOD_ANSWER), search=True)
     found = store.findings(run, max_tokens=4000)
-    assert cause(found, "budget_exceeded") == (1, "tool")  # the 40-document retrieval, not the model call
+    assert cause(found, "budget_exceeded") == (1, "product")  # the 40-document retrieval, not the model call
 
 
 def test_a_prompt_other_than_earlier_runs_used_is_a_prompt_finding_at_the_first_model_call(store):
