@@ -683,14 +683,15 @@ def _offered_key(definitions: Any) -> str:
 
 
 def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] | None:
-    """What earlier runs agree on, as (value, latest run id): two or more runs all alike, or the one
-    earlier run of the same task (a templated prompt differs by task; the same task should not)."""
+    """What earlier runs agree on, as (value, latest run id): two or more earlier runs of the same task
+    all alike, else three or more earlier runs all alike (a prompt may be templated per task, per
+    repository, per user: one run is no baseline)."""
     known = [(run_id, value, their_task) for run_id, value, their_task in values if value]
-    if not known or len({value for _r, value, _t in known}) != 1:
+    same_task = [k for k in known if _words(k[2]) == _words(task)]
+    chosen = same_task if len(same_task) >= 2 else known if len(known) >= 3 else []
+    if not chosen or len({value for _r, value, _t in chosen}) != 1:
         return None
-    if len(known) == 1 and _words(known[0][2]) != _words(task):
-        return None
-    return known[0][1], known[0][0]
+    return chosen[0][1], chosen[0][0]
 
 
 def _given_changed(run: _Run) -> list[Finding]:
@@ -699,6 +700,8 @@ def _given_changed(run: _Run) -> list[Finding]:
     if not run.history.first_calls or not top:
         return []
     first = top[0]
+    if any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"]):
+        return []  # what was fetched before the first call may be in its prompt: no stable baseline
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
     for run_id, call in run.history.first_calls:
@@ -728,6 +731,9 @@ def _given_changed(run: _Run) -> list[Finding]:
 
 def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
     return str(message.get("role")), _words(message_text(message))
+
+
+_WINDOW_TOKENS = 4_000  # a context this long may be cut to a window on purpose; a short one is not cut
 
 
 def _windowed(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> bool:
@@ -764,8 +770,8 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        if _windowed(old, new):
-            continue  # the oldest turns went, the latest stayed: a context window
+        if _windowed(old, new) and max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS:
+            continue  # the oldest turns of a long context went, the latest stayed: a context window
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),

@@ -153,6 +153,7 @@ def test_a_budget_is_blamed_on_the_retrieval_that_blew_it(store):
 
 def test_a_prompt_other_than_earlier_runs_used_is_a_prompt_finding_at_the_first_model_call(store):
     store.good()
+    assert store.findings(store.good()) == []  # one earlier run is no baseline; two of the same task are
     changed = store.run(calls(LOOKUP), says(GOOD_ANSWER), system="You are a support agent. Never share tracking numbers.")
     assert cause(store.findings(changed), "instructions_changed") == (1, "prompt")
     assert store.findings(store.good()) == []
@@ -166,6 +167,7 @@ def test_a_prompt_quoting_the_task_is_no_change_between_tasks(store):
 
 
 def test_tools_offered_otherwise_than_earlier_runs_is_a_tool_finding(store):
+    store.good()
     store.good()
     run = store.run(calls(LOOKUP), says(GOOD_ANSWER), offered=definitions(charge_card="Refund the customer's card."))
     found = store.findings(run)
