@@ -382,10 +382,10 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         marker = (error.split(":")[-1].strip() or error)[:40]
         seen = bool(step.get("tool_call_id") and step["tool_call_id"] in answered_ids(went_on)) and (
             marker.lower() in shown.lower() or "error" in shown.lower())
-        layer = "model" if seen or not input_messages(went_on) else "workflow"
+        layer = "tool" if seen or not input_messages(went_on) else "workflow"  # a tool error answered past / kept from the model
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
-                            f"without saying so" + ("" if seen or layer == "model" else " (the error never reached it)"),
+                            f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
 
@@ -802,7 +802,7 @@ def argument_problems(arguments: Any, schema: Mapping[str, Any]) -> list[str]:
     for name, value in arguments.items():
         spec = properties.get(name)
         if spec is None:
-            if schema.get("additionalProperties") is False:  # JSON Schema allows other properties by default
+            if properties and schema.get("additionalProperties") is not True:  # a Python tool rejects it
                 problems.append(f"unknown argument {name!r}")
             continue
         wanted = spec.get("type") if isinstance(spec, Mapping) else None
@@ -830,14 +830,14 @@ def _call_form(run: _Run) -> list[Finding]:
                                     tool=call.name, arguments=str(call.arguments)[:500]))
                 continue
             if offered and call.name not in offered:  # the declared tools need not be all the model was given
-                out.append(_finding("unknown_tool", "model", index, [index],
+                out.append(_finding("unknown_tool", "tool", index, [index],
                                     f"the model called {call.name!r} at step {index}, which is not one of its tools "
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
                 continue
             schema = known.get(call.name)
             problems = argument_problems(call.arguments, schema) if schema else []
             if problems:
-                out.append(_finding("wrong_arguments", "model", index, [index],
+                out.append(_finding("wrong_arguments", "tool", index, [index],
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
     return out
@@ -919,7 +919,9 @@ def _unanswered(run: _Run) -> list[Finding]:
             then = f"and the loop went on to step {next_model['index']}"
         else:
             then = "when the run stopped"
-        out.append(_finding("unanswered_tool_calls", "workflow", index, [index, *([answers[0][0]["index"]] if answers else [])],
+        # The cause shows where the loop went on without them: the answer given anyway, else the asking step.
+        at = answers[0][0]["index"] if answers else index
+        out.append(_finding("unanswered_tool_calls", "workflow", at, [index],
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))
     return out

@@ -88,7 +88,7 @@ def test_the_loop_running_a_call_twice_is_a_workflow_loop_at_the_second_call(sto
 def test_a_tool_error_the_model_glossed_over_is_found_at_the_model_step(store):
     Shop.card_declined = True
     ignored = store.run(calls(("charge_card", {"amount": 20})), says("Done! Your card was charged 20 EUR."))
-    assert cause(store.findings(ignored), "tool_error_ignored") == (3, "model")
+    assert cause(store.findings(ignored), "tool_error_ignored") == (3, "tool")
     admitted = store.run(calls(("charge_card", {"amount": 20})), says("Sorry, the payment did not go through: the card was declined."))
     assert store.findings(admitted) == []
 
@@ -139,7 +139,7 @@ def test_a_tool_offered_with_another_description_than_its_own(store):
 def test_tool_calls_asked_for_and_never_run_before_a_final_answer(store):
     run = store.run(calls(LOOKUP, ("charge_card", {"amount": 5})), says(GOOD_ANSWER), skip=("charge_card",))
     found = store.findings(run)
-    assert cause(found, "unanswered_tool_calls") == (1, "workflow")
+    assert cause(found, "unanswered_tool_calls") == (3, "workflow")  # the answer given without it
     assert found[0].evidence["calls"][0]["name"] == "charge_card"
 
 
