@@ -102,7 +102,7 @@ class History:
 
 # ---- from the store ----------------------------------------------------------------------------------
 
-HISTORY_RUNS = 20  # earlier runs a tool's output schema is learned from: enough to see optional fields
+HISTORY_RUNS = 10  # earlier runs of the agent learned from: enough to see optional fields, few row groups to read
 
 
 @functools.cache

@@ -88,7 +88,7 @@ class OutputSchema:
                 if kind in ("object", "array") and path != "$" and parent_path(path) in self.types:
                     new_structures.add(path)
                 return  # below a new path nothing can be compared
-            if kind != "null" and kind not in seen:
+            if kind != "null" and kind not in seen and seen - {"null"}:  # a field only ever null may hold anything
                 new_types[path] = (sorted(seen), kind)
                 return
             if isinstance(node, Mapping):

@@ -33,6 +33,7 @@ from agentotel.analysis._steps import (
     input_messages,
     is_error,
     message_text,
+    output_messages,
     parse_json,
     parts,
     requested_calls,
@@ -65,6 +66,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
     "invalid_arguments_json": ("warning", "validate tool arguments and ask the model again on invalid JSON"),
     "wrong_arguments": ("warning", "the arguments do not fit the tool's schema: clarify the parameters or validate them"),
+    "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
@@ -109,10 +111,13 @@ def _finding(kind: str, layer: str, index: int | None, steps: Iterable[int], mes
 # ---- entry points ------------------------------------------------------------------------------------
 
 
-def findings(traces: Any, run: str, *, policy: Policy | None = None, thresholds: Policy | None = None) -> list[Finding]:
-    """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml)
-    and compared with the earlier runs of the same agent in the store."""
+def findings(traces: Any, run: str, *, policy: Policy | Mapping[str, Any] | None = None,
+             thresholds: Policy | None = None) -> list[Finding]:
+    """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml,
+    or `policy`: a Policy or a mapping of its settings) and compared with earlier runs of the same agent."""
     record = load_run(traces, run)
+    if isinstance(policy, Mapping):
+        policy = Policy.from_mapping(policy)
     chosen = policy or thresholds or load_policy(_agent(record))
     return detect(record, load_history(traces, record), policy=chosen)
 
@@ -377,10 +382,10 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         marker = (error.split(":")[-1].strip() or error)[:40]
         seen = bool(step.get("tool_call_id") and step["tool_call_id"] in answered_ids(went_on)) and (
             marker.lower() in shown.lower() or "error" in shown.lower())
-        layer = "model" if seen or not input_messages(went_on) else "workflow"
+        layer = "tool" if seen or not input_messages(went_on) else "workflow"  # a tool error answered past / kept from the model
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
-                            f"without saying so" + ("" if seen or layer == "model" else " (the error never reached it)"),
+                            f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
 
@@ -612,11 +617,21 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
     return out
 
 
+def _instruction_text(value: Any) -> str:
+    """`gen_ai.system_instructions` as text: its parts' contents joined (the attribute is a list of parts)."""
+    value = parse_json(value)
+    if isinstance(value, Mapping):
+        value = [value]
+    if isinstance(value, list):
+        return "\n".join(message_text(p) if "parts" in p else text_of(p.get("content")) for p in value if isinstance(p, Mapping))
+    return text_of(value)
+
+
 def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapping[str, Any]] | None = None) -> str:
     """The instructions a model step was given: `gen_ai.system_instructions`, else its system/developer messages."""
     attribute = record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
     if attribute:
-        return text_of(attribute)
+        return _instruction_text(attribute)
     given = input_messages(step) if messages is None else messages
     return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
 
@@ -668,14 +683,15 @@ def _offered_key(definitions: Any) -> str:
 
 
 def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] | None:
-    """What earlier runs agree on, as (value, latest run id): two or more runs all alike, or the one
-    earlier run of the same task (a templated prompt differs by task; the same task should not)."""
+    """What earlier runs agree on, as (value, latest run id): two or more earlier runs of the same task
+    all alike, else three or more earlier runs all alike (a prompt may be templated per task, per
+    repository, per user: one run is no baseline)."""
     known = [(run_id, value, their_task) for run_id, value, their_task in values if value]
-    if not known or len({value for _r, value, _t in known}) != 1:
+    same_task = [k for k in known if _words(k[2]) == _words(task)]
+    chosen = same_task if len(same_task) >= 2 else known if len(known) >= 3 else []
+    if not chosen or len({value for _r, value, _t in chosen}) != 1:
         return None
-    if len(known) == 1 and _words(known[0][2]) != _words(task):
-        return None
-    return known[0][1], known[0][0]
+    return chosen[0][1], chosen[0][0]
 
 
 def _given_changed(run: _Run) -> list[Finding]:
@@ -684,12 +700,14 @@ def _given_changed(run: _Run) -> list[Finding]:
     if not run.history.first_calls or not top:
         return []
     first = top[0]
+    if any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"]):
+        return []  # what was fetched before the first call may be in its prompt: no stable baseline
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
     for run_id, call in run.history.first_calls:
         messages = input_messages(call)
         their_task = _first_user_text(messages)
-        said = text_of(call["instructions"]) if call.get("instructions") else "\n".join(
+        said = _instruction_text(call["instructions"]) if call.get("instructions") else "\n".join(
             message_text(m) for m in messages if m.get("role") in ("system", "developer"))
         earlier_instructions.append((run_id, _masked(said, their_task), their_task))
         earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
@@ -713,6 +731,9 @@ def _given_changed(run: _Run) -> list[Finding]:
 
 def _fingerprint(message: Mapping[str, Any]) -> tuple[str, str]:
     return str(message.get("role")), _words(message_text(message))
+
+
+_WINDOW_TOKENS = 4_000  # a context this long may be cut to a window on purpose; a short one is not cut
 
 
 def _windowed(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> bool:
@@ -749,8 +770,8 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        if _windowed(old, new):
-            continue  # the oldest turns went, the latest stayed: a context window
+        if _windowed(old, new) and max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS:
+            continue  # the oldest turns of a long context went, the latest stayed: a context window
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -781,7 +802,7 @@ def argument_problems(arguments: Any, schema: Mapping[str, Any]) -> list[str]:
     for name, value in arguments.items():
         spec = properties.get(name)
         if spec is None:
-            if schema.get("additionalProperties") is False:  # JSON Schema allows other properties by default
+            if properties and schema.get("additionalProperties") is not True:  # a Python tool rejects it
                 problems.append(f"unknown argument {name!r}")
             continue
         wanted = spec.get("type") if isinstance(spec, Mapping) else None
@@ -809,20 +830,34 @@ def _call_form(run: _Run) -> list[Finding]:
                                     tool=call.name, arguments=str(call.arguments)[:500]))
                 continue
             if offered and call.name not in offered:  # the declared tools need not be all the model was given
-                out.append(_finding("unknown_tool", "model", index, [index],
+                out.append(_finding("unknown_tool", "tool", index, [index],
                                     f"the model called {call.name!r} at step {index}, which is not one of its tools "
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
                 continue
             schema = known.get(call.name)
             problems = argument_problems(call.arguments, schema) if schema else []
             if problems:
-                out.append(_finding("wrong_arguments", "model", index, [index],
+                out.append(_finding("wrong_arguments", "tool", index, [index],
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
     return out
 
 
 # ---- termination -------------------------------------------------------------------------------------
+
+
+def _empty_answer(run: _Run) -> list[Finding]:
+    """The run's last model call answered, and its answer holds no text and asks for no tool."""
+    top = [s for s in run.llm if s.get("parent_index") is None]
+    if not top or _failed(top[-1]):
+        return []
+    last = top[-1]
+    said = output_messages(last)
+    if not said or requested_calls(last) or any(
+            str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call"):
+        return []  # not captured, a tool call, or something said
+    return [_finding("empty_answer", "model", last["index"], [last["index"]],
+                     f"the model's last answer at step {last['index']} is empty")]
 
 
 def _kept_going(run: _Run) -> list[Finding]:
@@ -884,7 +919,9 @@ def _unanswered(run: _Run) -> list[Finding]:
             then = f"and the loop went on to step {next_model['index']}"
         else:
             then = "when the run stopped"
-        out.append(_finding("unanswered_tool_calls", "workflow", index, [index, *([answers[0][0]["index"]] if answers else [])],
+        # The cause shows where the loop went on without them: the answer given anyway, else the asking step.
+        at = answers[0][0]["index"] if answers else index
+        out.append(_finding("unanswered_tool_calls", "workflow", at, [index],
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))
     return out
@@ -903,15 +940,34 @@ def _forbidden(run: _Run) -> list[Finding]:
         name = tool_name(step)
         if name in forbidden:
             ran.add(step.get("tool_call_id"))
-            asker = run.requester(step)
-            out.append(_finding("forbidden_tool", "product", step["index"], [step["index"], *([asker["index"]] if asker else [])],
-                                f"{name} ran at step {step['index']}, a tool this agent's policy forbids", tool=name))
+            asker = run.requester(step)  # the cause: the model step that chose the tool
+            at = asker["index"] if asker else step["index"]
+            out.append(_finding("forbidden_tool", "product", at, [step["index"]],
+                                f"{name} ran at step {step['index']}" + (f" (asked for at step {at})" if asker else "")
+                                + ", a tool this agent's policy forbids", tool=name))
     for step in run.llm:
         for call in requested_calls(step):
             if call.name in forbidden and not out:
                 out.append(_finding("forbidden_tool", "product", step["index"], [step["index"]],
                                     f"the model asked for {call.name} at step {step['index']}, a tool this agent's policy forbids",
                                     tool=call.name))
+    return out
+
+
+def _acted_without_evidence(run: _Run) -> list[Finding]:
+    """A tool that ran before the tools the policy says must succeed first (identity before an address change)."""
+    out = []
+    for name, needed in run.policy.required_before:
+        for step in run.record.tool_steps():
+            if tool_name(step) != name:
+                continue
+            done = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
+            missing = [n for n in needed if n not in done]
+            if missing:
+                out.append(_finding("missing_evidence", "product", step["index"], [step["index"]],
+                                    f"{name} ran at step {step['index']} before {', '.join(missing)}, which the policy "
+                                    f"requires first", missing=missing, tool=name))
+                break
     return out
 
 
@@ -1002,13 +1058,14 @@ def _budgets(run: _Run) -> list[Finding]:
             continue
         over = _first_over(run.steps, amount, limit)
         cause = _cause_of_growth(run, over) if what in ("tokens", "cost_usd") and over is not None else None
+        if what == "tool_calls" and over is not None and run.requester(run.by_index[over]) is not None:
+            cause = run.requester(run.by_index[over])  # the model step that asked for one call too many
         if cause is not None and cause["index"] != over:
             index = cause["index"]
-            layer = "tool" if cause.get("type") in (TOOL, RETRIEVAL) else "product"
-            why = f"; step {index} ({cause.get('name')}) added the most"
+            why = f"; the cause: step {index} ({cause.get('name')})"
         else:
-            index, layer, why = over, "product", ""
-        out.append(_finding("budget_exceeded", layer, index, [i for i in (over, index) if i is not None],
+            index, why = over, ""
+        out.append(_finding("budget_exceeded", "product", index, [i for i in (over, index) if i is not None],
                             f"{what} {value} over the budget of {limit} (went over at step {over}{why})",
                             budget=what, limit=limit, used=value, over_at=over))
     return out
@@ -1017,7 +1074,7 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _history_lost, _call_form, _kept_going, _unanswered, _forbidden, _missing_evidence, _budgets,
+    _instructions_changed, _given_changed, _history_lost, _call_form, _empty_answer, _kept_going, _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
 )
 
 

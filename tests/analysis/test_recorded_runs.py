@@ -88,7 +88,7 @@ def test_the_loop_running_a_call_twice_is_a_workflow_loop_at_the_second_call(sto
 def test_a_tool_error_the_model_glossed_over_is_found_at_the_model_step(store):
     Shop.card_declined = True
     ignored = store.run(calls(("charge_card", {"amount": 20})), says("Done! Your card was charged 20 EUR."))
-    assert cause(store.findings(ignored), "tool_error_ignored") == (3, "model")
+    assert cause(store.findings(ignored), "tool_error_ignored") == (3, "tool")
     admitted = store.run(calls(("charge_card", {"amount": 20})), says("Sorry, the payment did not go through: the card was declined."))
     assert store.findings(admitted) == []
 
@@ -139,7 +139,7 @@ def test_a_tool_offered_with_another_description_than_its_own(store):
 def test_tool_calls_asked_for_and_never_run_before_a_final_answer(store):
     run = store.run(calls(LOOKUP, ("charge_card", {"amount": 5})), says(GOOD_ANSWER), skip=("charge_card",))
     found = store.findings(run)
-    assert cause(found, "unanswered_tool_calls") == (1, "workflow")
+    assert cause(found, "unanswered_tool_calls") == (3, "workflow")  # the answer given without it
     assert found[0].evidence["calls"][0]["name"] == "charge_card"
 
 
@@ -148,11 +148,12 @@ def test_a_budget_is_blamed_on_the_retrieval_that_blew_it(store):
                       for n in range(40)]
     run = store.run(calls(LOOKUP), says(GOOD_ANSWER), search=True)
     found = store.findings(run, max_tokens=4000)
-    assert cause(found, "budget_exceeded") == (1, "tool")  # the 40-document retrieval, not the model call
+    assert cause(found, "budget_exceeded") == (1, "product")  # the 40-document retrieval, not the model call
 
 
 def test_a_prompt_other_than_earlier_runs_used_is_a_prompt_finding_at_the_first_model_call(store):
     store.good()
+    assert store.findings(store.good()) == []  # one earlier run is no baseline; two of the same task are
     changed = store.run(calls(LOOKUP), says(GOOD_ANSWER), system="You are a support agent. Never share tracking numbers.")
     assert cause(store.findings(changed), "instructions_changed") == (1, "prompt")
     assert store.findings(store.good()) == []
@@ -166,6 +167,7 @@ def test_a_prompt_quoting_the_task_is_no_change_between_tasks(store):
 
 
 def test_tools_offered_otherwise_than_earlier_runs_is_a_tool_finding(store):
+    store.good()
     store.good()
     run = store.run(calls(LOOKUP), says(GOOD_ANSWER), offered=definitions(charge_card="Refund the customer's card."))
     found = store.findings(run)

@@ -15,4 +15,5 @@ WHERE s.operation = 'execute_tool'
   AND list_contains($names, s.tool_name)
   AND s.run_id IN (SELECT run_id FROM earlier)
   AND s.start_time < $before
+  AND s.start_time >= (SELECT min(start_time) FROM earlier)  -- lets DuckDB skip older row groups
 ORDER BY s.start_time DESC
