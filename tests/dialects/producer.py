@@ -122,9 +122,19 @@ def openai_flow(url: str, tool) -> None:
     client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
 
 
-def langchain_flow(url: str) -> None:
+def langchain_flow(url: str, retrieve: bool = False) -> None:
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
+
+    if retrieve:  # a retriever first: the forecast documents the agent reads
+        from langchain_core.documents import Document
+        from langchain_core.retrievers import BaseRetriever
+
+        class Forecasts(BaseRetriever):
+            def _get_relevant_documents(self, query, *, run_manager):
+                return [Document(page_content="Paris: sunny, 24C", metadata={"source": "forecast-1"})]
+
+        Forecasts().invoke("Paris weather")
 
     @tool
     def get_weather(city: str) -> str:
@@ -202,7 +212,7 @@ def main(options: dict) -> None:
     tracer = provider.get_tracer("weather-app")
     flow = {
         "openai": lambda: openai_flow(url, tool),
-        "langchain": lambda: langchain_flow(url),
+        "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
         "mcp": mcp_flow,
     }[options["flow"]]
