@@ -39,7 +39,13 @@ def serve() -> str:
 
         def do_POST(self) -> None:  # noqa: N802
             self.rfile.read(int(self.headers.get("content-length") or 0))
-            body = json.dumps(replies.pop(0) if replies else {"error": {"message": "no reply"}}).encode()
+            if self.path.endswith("/messages"):  # the anthropic SDK
+                reply = {"id": "msg_dialects_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                         "content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
+                         "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 10}}
+            else:
+                reply = replies.pop(0) if replies else {"error": {"message": "no reply"}}
+            body = json.dumps(reply).encode()
             self.send_response(200 if body[:8] != b'{"error"' else 500)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
@@ -160,6 +166,15 @@ def pydantic_ai_flow(url: str, provider: object) -> None:
     agent.run_sync("What is the weather in Paris?")
 
 
+def anthropic_flow(url: str) -> None:
+    """One call through the anthropic SDK, whose own tracing records it too (scope com.anthropic.sdk.python)."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", base_url=url.removesuffix("/v1"))
+    client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100,
+                           messages=[{"role": "user", "content": "What is the weather in Paris?"}])
+
+
 def mcp_flow() -> None:
     """A tool called over MCP (the mcp SDK's client and server, in memory): both sides trace the call."""
     import anyio
@@ -215,6 +230,7 @@ def main(options: dict) -> None:
         "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
         "mcp": mcp_flow,
+        "anthropic": lambda: anthropic_flow(url),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

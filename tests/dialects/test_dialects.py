@@ -257,3 +257,14 @@ def test_openinference_retriever_spans_are_retrieval_steps_with_their_documents(
     assert retrieval.index == 1 and retrieval.input == "Paris weather"
     assert retrieval.output == [{"content": "Paris: sunny, 24C", "metadata": {"source": "forecast-1"}}]
     assert_weather_steps(traces, run)
+
+
+def test_the_anthropic_sdks_own_span_under_agentotels_counts_once_even_in_a_plain_glob(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="anthropic", agentotel=True, run=True)
+    spans = duckdb.sql(f"SELECT scope_name, dialect, input_tokens FROM '{store}/spans/**/*.parquet' "
+                       "WHERE operation = 'chat' ORDER BY scope_name").fetchall()
+    assert spans == [("agentotel.anthropic", "agentotel", 50), ("com.anthropic.sdk.python", "genai+anthropic-sdk+duplicate", None)]
+    assert glob_sum(store, "input_tokens") == 50
+    traces = agentotel.open(store)
+    assert only_run(traces)["input_tokens"] == 50
