@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import _json, semconv
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
+from agentotel.store.schema import duplicate_calls
 
 EXCLUDED_SCOPES: tuple[str, ...] = (ANTHROPIC_SDK_SCOPE,)
 """Client SDKs that trace their own calls: their span under an agentotel model-call span is a duplicate
@@ -127,6 +128,7 @@ def build_trajectory(
     the model calls were given.
     """
     rows = list(rows)
+    _drop_second_records(rows)
     by_id = {r["span_id"]: r for r in rows}
     root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
     chosen = sorted(
@@ -269,6 +271,20 @@ def _place(
                 parent_index = index_of[parent["span_id"]]
         parent_id = parent.get("parent_span_id")
     return parent_index, depth, False
+
+
+def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
+    """Unmark as steps the spans that are a second record of a call (another instrumentation's span of a
+    call agentotel or an outer span recorded): the rules the store writer marks them by within a batch."""
+    calls = [
+        (i, r["trace_id"], r["span_id"], r.get("parent_span_id"), r.get("start_ns") or 0, r.get("end_ns") or 0,
+         r["call_key"], r.get("input_tokens"), r.get("output_tokens"), None, bool(r.get("own")))
+        for i, r in enumerate(rows) if r.get("call_key") and r.get("step_type")
+    ]
+    if all(c[10] for c in calls):  # agentotel's own spans alone: each is a call of its own
+        return
+    for i in duplicate_calls(calls):
+        rows[i] = {**rows[i], "step_type": None}
 
 
 def _link_requests(steps: list[Step]) -> None:

@@ -351,12 +351,10 @@ class SpanColumns:
             if value is not None:
                 promoted_rows[index].append(row)
                 promoted_values[index].append(value)
-        if payload_in is None and derived.input is not None:
+        if payload_in is None:
             payload_in = derived.input
-            self.payload_chars += len(payload_in)
-        if payload_out is None and derived.output is not None:
+        if payload_out is None:
             payload_out = derived.output
-            self.payload_chars += len(payload_out)
         operation = self._value(_OPERATION, row)
         if operation is not None and operation not in dialects.MODEL_OPERATIONS:
             # An agent or tool span's usage is the sum of its model calls: counted there, not again here.
@@ -450,11 +448,11 @@ def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
     """The rows that are a second record of a model or tool call another row of the batch records.
 
     `calls`: (row, trace, span, parent, start, end, what was called ("model" or the tool's name), input
-    tokens, output tokens, response id, whether agentotel recorded it). One call recorded twice, by agentotel and another instrumentation
-    or by two others, shows as: the same response id in one trace; a call span directly inside another of
-    the same kind (the same tool); or siblings that overlap in time with the same token counts. Kept:
-    agentotel's own record, else the outer one, else the earliest. The query views apply the same rules
-    across batches (query/sql/macro_duplicates.sql).
+    tokens, output tokens, response id, whether agentotel recorded it). One call recorded twice, by
+    agentotel and another instrumentation or by two others, shows as: the same response id in one trace;
+    a call span directly inside another of the same kind (the same tool); or siblings that overlap in
+    time with the same token counts. Kept: agentotel's own record, else the outer one, else the earliest.
+    The query views apply the same rules across batches (query/sql/_duplicate_spans.sql).
     """
     by_span = {(c[1], c[2]): c for c in calls}
     duplicates: set[int] = set()
@@ -577,7 +575,7 @@ def renormalise(table: pa.Table) -> pa.Table:
         return table
     table = table.combine_chunks()
     read = table.select(["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "scope_name",
-                         "operation", "attributes", "events"])
+                         "attributes", "events"])
     starts = table.column("start_time").cast(pa.int64()).to_pylist()
     ends = table.column("end_time").cast(pa.int64()).to_pylist()
     columns = SpanColumns()

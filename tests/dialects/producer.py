@@ -39,7 +39,13 @@ def serve() -> str:
 
         def do_POST(self) -> None:  # noqa: N802
             self.rfile.read(int(self.headers.get("content-length") or 0))
-            body = json.dumps(replies.pop(0) if replies else {"error": {"message": "no reply"}}).encode()
+            if self.path.endswith("/messages"):  # the anthropic SDK
+                reply = {"id": "msg_dialects_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+                         "content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
+                         "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 10}}
+            else:
+                reply = replies.pop(0) if replies else {"error": {"message": "no reply"}}
+            body = json.dumps(reply).encode()
             self.send_response(200 if body[:8] != b'{"error"' else 500)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
@@ -122,9 +128,19 @@ def openai_flow(url: str, tool) -> None:
     client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
 
 
-def langchain_flow(url: str) -> None:
+def langchain_flow(url: str, retrieve: bool = False) -> None:
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
+
+    if retrieve:  # a retriever first: the forecast documents the agent reads
+        from langchain_core.documents import Document
+        from langchain_core.retrievers import BaseRetriever
+
+        class Forecasts(BaseRetriever):
+            def _get_relevant_documents(self, query, *, run_manager):
+                return [Document(page_content="Paris: sunny, 24C", metadata={"source": "forecast-1"})]
+
+        Forecasts().invoke("Paris weather")
 
     @tool
     def get_weather(city: str) -> str:
@@ -148,6 +164,15 @@ def pydantic_ai_flow(url: str, provider: object) -> None:
     agent = Agent(OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=url, api_key="test-key")), name="weather")
     agent.tool_plain(weather, name="get_weather")
     agent.run_sync("What is the weather in Paris?")
+
+
+def anthropic_flow(url: str) -> None:
+    """One call through the anthropic SDK, whose own tracing records it too (scope com.anthropic.sdk.python)."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", base_url=url.removesuffix("/v1"))
+    client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100,
+                           messages=[{"role": "user", "content": "What is the weather in Paris?"}])
 
 
 def mcp_flow() -> None:
@@ -202,9 +227,10 @@ def main(options: dict) -> None:
     tracer = provider.get_tracer("weather-app")
     flow = {
         "openai": lambda: openai_flow(url, tool),
-        "langchain": lambda: langchain_flow(url),
+        "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
         "mcp": mcp_flow,
+        "anthropic": lambda: anthropic_flow(url),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

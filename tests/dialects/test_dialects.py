@@ -245,3 +245,26 @@ def test_mcp_native_server_spans_a_tool_step_and_set_up_calls_are_not(tmp_path: 
     steps = traces.trajectory(run["run_id"]).steps
     assert [(s.type, s.tool_name) for s in steps] == [("tool", "get_weather")]  # not server/discover, tools/list
     assert traces.sql("SELECT dialect FROM tool_calls").fetchall() == [("genai+mcp",)]
+
+
+def test_openinference_retriever_spans_are_retrieval_steps_with_their_documents(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job", retrieve=True)
+    traces = agentotel.open(store)
+    run = only_run(traces)
+    assert run["retrievals"] == 1
+    [retrieval] = [s for s in traces.trajectory(run["run_id"]).steps if s.type == "retrieval"]
+    assert retrieval.index == 1 and retrieval.input == "Paris weather"
+    assert retrieval.output == [{"content": "Paris: sunny, 24C", "metadata": {"source": "forecast-1"}}]
+    assert_weather_steps(traces, run)
+
+
+def test_the_anthropic_sdks_own_span_under_agentotels_counts_once_even_in_a_plain_glob(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=[], flow="anthropic", agentotel=True, run=True)
+    spans = duckdb.sql(f"SELECT scope_name, dialect, input_tokens FROM '{store}/spans/**/*.parquet' "
+                       "WHERE operation = 'chat' ORDER BY scope_name").fetchall()
+    assert spans == [("agentotel.anthropic", "agentotel", 50), ("com.anthropic.sdk.python", "genai+anthropic-sdk+duplicate", None)]
+    assert glob_sum(store, "input_tokens") == 50
+    traces = agentotel.open(store)
+    assert only_run(traces)["input_tokens"] == 50
