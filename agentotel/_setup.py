@@ -94,12 +94,11 @@ class _CountingBatchProcessor(BatchSpanProcessor):
         self.reported = self.reported_dropped = self.reported_failed = 0  # the losses flush() reported already
         self._count_lock = threading.Lock()
         self._stalled = False  # the exporter made no room within the wait: drop (counted) until it does
-        # The SDK's queue and wake-up event (not public API): without them, no back-pressure.
-        inner = getattr(self, "_batch_processor", None)
-        self._queue = getattr(inner, "_queue", None)
-        self._wake = getattr(inner, "_worker_awaken", None)
-        self._worker = getattr(inner, "_worker_thread", None)
-        if getattr(self._queue, "maxlen", None) is None or self._wake is None:
+        # The SDK's queue, worker thread and wake-up event (not public API; the last two are replaced in a
+        # forked child, so they are looked up when needed): without them, no back-pressure.
+        self._inner = getattr(self, "_batch_processor", None)
+        self._queue = getattr(self._inner, "_queue", None)
+        if getattr(self._queue, "maxlen", None) is None or not hasattr(self._inner, "_worker_awaken"):
             self._queue = None
 
     def on_end(self, span: ReadableSpan) -> None:
@@ -121,12 +120,12 @@ class _CountingBatchProcessor(BatchSpanProcessor):
             if len(queue) > queue.maxlen // 2:
                 return False
             self._stalled = False  # the exporter caught up: wait again next time
-        if threading.current_thread() is self._worker:
+        if threading.current_thread() is getattr(self._inner, "_worker_thread", None):
             return False  # the export thread itself cannot wait for itself
         deadline = time.monotonic() + _BACKPRESSURE_WAIT_S
         pause = 0.0005
         while len(queue) >= queue.maxlen:
-            self._wake.set()  # type: ignore[union-attr]
+            self._inner._worker_awaken.set()  # type: ignore[union-attr]
             if time.monotonic() >= deadline:
                 self._stalled = True
                 return False

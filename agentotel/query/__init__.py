@@ -121,8 +121,9 @@ _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
 _FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
 _SNAPSHOT_ATTEMPTS = 5
-# DuckDB's words for a file it could not decode (it names the file only for some of them).
-_DAMAGE = re.compile(r"(?i)corrupt|parquet|decompress|payload value|out of range|out of buffer|checksum|tprotocol|invalid data|invalid input")
+# DuckDB's words for a file it could not decode (it names the file only for some of them); not words
+# of the errors a query itself can cause ("Out of Range", "Invalid Input"): checking means reading every file.
+_DAMAGE = re.compile(r"(?i)corrupt|decompress|payload value|out of buffer|checksum|tprotocol")
 _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 

@@ -1,17 +1,22 @@
 """OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd) and GET /health.
 
-A thread per connection (bounded), HTTP/1.1 keep-alive. Every refusal drains the request body
-when it is small enough, so the sender reads the answer and the connection stays usable. Error
-bodies are `google.rpc.Status` in the request's content type; no traceback ever reaches a body.
+A thread per connection (bounded in all and per client address), HTTP/1.1 keep-alive. Slow or idle
+peers cannot starve the others: a request's line and headers must arrive within `header_timeout_s`,
+its body within `body_timeout_s` and then at `min_body_rate` at least, and a body is read before a
+decoding slot is taken (a slow sender holds no slot). Every refusal drains the request body when it
+is small enough, so the sender reads the answer and the connection stays usable. Error bodies are
+`google.rpc.Status` in the request's content type; no traceback ever reaches a body.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import socket
 import ssl
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf.message import DecodeError
@@ -49,6 +54,37 @@ class _Refusal(Exception):
         self.status, self.code, self.message, self.retry = status, code, message, retry
 
 
+class _Deadline(io.RawIOBase):
+    """The connection's reads, each bounded by what is left of the current phase's time allowance.
+
+    A phase (waiting for a request, its headers, its body) allows `grace` seconds plus one second per
+    `rate` bytes received in it; a peer sending slower than that is cut off, however it spaces its bytes.
+    """
+
+    def __init__(self, sock: socket.socket, idle_s: float) -> None:
+        self._sock, self._idle_s = sock, idle_s
+        self.phase(None)
+
+    def phase(self, grace_s: float | None, rate: int = 0) -> None:
+        self._start, self._grace_s, self._rate, self._received = time.monotonic(), grace_s, rate, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # noqa: ANN001 - a writable buffer
+        wait = self._idle_s
+        if self._grace_s is not None:
+            allowed = self._grace_s + (self._received / self._rate if self._rate else 0.0)
+            left = self._start + allowed - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the peer sends too slowly")
+            wait = min(wait, left)
+        self._sock.settimeout(wait)
+        count = self._sock.recv_into(buffer)
+        self._received += count
+        return count
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "agentotel-collector"
@@ -57,10 +93,25 @@ class _Handler(BaseHTTPRequestHandler):
     server: "HttpServer"
 
     def setup(self) -> None:
-        self.request.settimeout(self.timeout)
+        self.request.settimeout(self.server.service.settings.header_timeout_s)
         if isinstance(self.request, ssl.SSLSocket):
             self.request.do_handshake()  # here, in the connection's thread, not in the accept loop
         super().setup()
+        self.rfile.close()  # the plain file over the socket: replaced by one that keeps the deadlines
+        self._clock = _Deadline(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self._clock, 64 * 1024)
+
+    def handle_one_request(self) -> None:
+        self._clock.phase(None)  # an idle keep-alive connection waits up to `timeout` for its next request
+        try:
+            if not self.rfile.peek(1):
+                self.close_connection = True
+                return
+        except OSError:  # TimeoutError included
+            self.close_connection = True
+            return
+        self._clock.phase(self.server.service.settings.header_timeout_s)
+        super().handle_one_request()
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
         log.debug("http %s: " + format, self.address_string(), *args)
@@ -132,19 +183,23 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}")
         try:
             with service.in_flight():
-                with service.decoding():
+                # The body is read before a decoding slot is taken: a slow sender holds only its own
+                # connection and its share of the body budget, and is cut off at the minimum rate.
+                with service.receiving(settings.max_request_bytes if chunked else length or 0):
+                    self._clock.phase(settings.body_timeout_s, settings.min_body_rate)
                     raw = (
                         _body.read_chunked(self.rfile, settings.max_request_bytes)
                         if chunked
                         else _body.read_exact(self.rfile, length or 0)
                     )
                     self._drained = True
-                    data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
-                    del raw
-                    request = self._parse(data, fmt)
-                    del data
-                    converted = service.convert(request)
-                    del request  # only the rows wait for the disk, not the decoded request
+                    with service.decoding():
+                        data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
+                        del raw
+                        request = self._parse(data, fmt)
+                        del data
+                        converted = service.convert(request)
+                        del request  # only the rows wait for the disk, not the decoded request
                 response = service.store(converted)
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
@@ -246,6 +301,8 @@ class HttpServer(ThreadingHTTPServer):
         self.service = service
         self._ssl_context = ssl_context
         self._connections = threading.BoundedSemaphore(service.settings.max_connections)
+        self._per_address: dict[str, int] = {}
+        self._per_address_lock = threading.Lock()
         super().__init__(address, _Handler)
 
     def get_request(self):
@@ -255,17 +312,33 @@ class HttpServer(ThreadingHTTPServer):
         return sock, address
 
     def process_request(self, request, client_address) -> None:
+        # Over a connection limit (in all, or from this client address, so that one peer's idle or slow
+        # connections cannot fill the server): refuse at once; senders retry a closed connection.
+        address = client_address[0]
+        with self._per_address_lock:
+            count = self._per_address.get(address, 0)
+            if count >= self.service.settings.max_connections_per_address:
+                self.shutdown_request(request)
+                return
+            self._per_address[address] = count + 1
         if not self._connections.acquire(blocking=False):
-            # Over the connection limit: refuse at once; senders treat a closed connection as retryable.
+            self._release_address(address)
             self.shutdown_request(request)
             return
         super().process_request(request, client_address)
+
+    def _release_address(self, address: str) -> None:
+        with self._per_address_lock:
+            count = self._per_address.pop(address, 1) - 1
+            if count > 0:
+                self._per_address[address] = count
 
     def process_request_thread(self, request, client_address) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self._connections.release()
+            self._release_address(client_address[0])
 
     def handle_error(self, request, client_address) -> None:
         # TLS handshakes that fail, clients that vanish: worth a debug line, not a traceback on stderr.

@@ -34,6 +34,11 @@ class Service:
         self.ingest = ingest
         self._tokens = settings.tokens()
         self._slots = threading.BoundedSemaphore(settings.max_concurrent_requests)
+        # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
+        # read, or reserved for reading, at once is bounded by this many bytes.
+        self._body_budget = (settings.max_concurrent_requests + 2) * settings.max_request_bytes
+        self._body_bytes = 0
+        self._budget = threading.Condition()
         self._inflight = 0
         self._idle = threading.Condition()
         self.stopping = False
@@ -63,6 +68,23 @@ class Service:
             with self._idle:
                 self._inflight -= 1
                 self._idle.notify_all()
+
+    @contextlib.contextmanager
+    def receiving(self, size: int) -> Iterator[None]:
+        """Reserve `size` bytes of the body budget while a body is read and decoded; Busy when it stays full."""
+        size = min(size, self._body_budget)
+        with self._budget:
+            if not self._budget.wait_for(
+                lambda: self._body_bytes + size <= self._body_budget, self.settings.admission_timeout_s
+            ):
+                raise Busy("too many request bodies being received")
+            self._body_bytes += size
+        try:
+            yield
+        finally:
+            with self._budget:
+                self._body_bytes -= size
+                self._budget.notify_all()
 
     @contextlib.contextmanager
     def decoding(self) -> Iterator[None]:

@@ -84,6 +84,10 @@ class Settings:
     max_spans_per_request: int = _opt(_count, 100_000, "most spans accepted in one request")
     max_concurrent_requests: int = _opt(_count, 2, "requests decoded at once; others wait, then get 503")
     max_connections: int = _opt(_count, 256, "open HTTP connections; more are refused")
+    max_connections_per_address: int = _opt(_count, 64, "open HTTP connections from one client address; more are refused")
+    header_timeout_s: float = _opt(_seconds, 10.0, "longest an HTTP request's line and headers may take to arrive")
+    body_timeout_s: float = _opt(_seconds, 10.0, "time an HTTP body gets before --min-body-rate applies")
+    min_body_rate: int = _opt(_size, 64 * 1024, "slowest accepted HTTP body upload, bytes per second (after --body-timeout)")
     # Room for several realistic requests (512 agent spans carrying whole conversations convert to
     # ~12 MB each): with less, a fold's burst on the disk turns into 503s and one-second client waits.
     queue_bytes: int = _opt(_size, 256 * MiB, "converted spans waiting for the store; beyond it 503")

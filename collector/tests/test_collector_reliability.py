@@ -145,3 +145,87 @@ def test_unauthenticated_big_grpc_requests_are_refused_before_they_are_read(tmp_
     # not 12 (the others wait without being read, then are told to retry).
     assert authenticated_peak - before < 450, (before, authenticated_peak)
     assert set(codes[12:]) <= {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAVAILABLE}
+
+
+def _valid_post(collector, body: bytes, source: str = "127.0.0.1") -> int:
+    import http.client
+
+    host, port = collector.http_address
+    connection = http.client.HTTPConnection(host, port, timeout=15, source_address=(source, 0))
+    try:
+        connection.request("POST", "/v1/traces", body=body, headers=PROTOBUF)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_slow_bodies_hold_no_decoding_slot(tmp_path, sdk_spans):
+    # Two senders that send one body byte every second: before, they held both decoding slots and
+    # every valid request got 503 (15 of 15 for 45 s in the probe).
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", body_timeout_s=4,
+                   admission_timeout_s=0.5) as running:
+        host, port = running.http_address
+        slow = []
+        for _ in range(2):
+            sock = socket.create_connection((host, port), timeout=30)
+            sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000\r\n\r\n")
+            slow.append(sock)
+        body = encode_spans(sdk_spans[:3]).SerializeToString()
+        statuses = []
+        started = time.monotonic()
+        for _ in range(15):
+            for sock in slow:
+                try:
+                    sock.sendall(b"\x00")
+                except OSError:  # cut off already: past the body deadline, below the minimum rate
+                    pass
+            statuses.append(_valid_post(running, body))
+            time.sleep(0.3)
+        assert statuses == [200] * 15
+        # The slow ones are cut off once past the body deadline and below the minimum rate.
+        for sock in slow:
+            assert _closed(sock, max(1.0, 8 - (time.monotonic() - started)))  # closed by the server
+            sock.close()
+    assert len(stored_table(tmp_path / "store")) == 45
+
+
+def test_slow_headers_from_one_peer_leave_room_for_the_others(tmp_path, sdk_spans):
+    # 300 connections from one address sending a header byte at a time: before, they filled the
+    # 256-connection limit and every valid request failed (45 of 45 in the probe).
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", header_timeout_s=3) as running:
+        host, port = running.http_address
+        slow = []
+        for _ in range(300):
+            try:
+                slow.append(socket.create_connection((host, port), timeout=5))
+            except OSError:
+                pass
+        body = encode_spans(sdk_spans[:3]).SerializeToString()
+        statuses = []
+        started = time.monotonic()
+        while time.monotonic() - started < 5:
+            for sock in slow:
+                try:
+                    sock.send(b"P")
+                except OSError:
+                    pass
+            statuses.append(_valid_post(running, body, source="127.0.0.2"))
+            time.sleep(0.5)
+        assert statuses and set(statuses) == {200}
+        # From the slow peer's own address the limit holds too, and its stalled headers are cut off.
+        refused = sum(1 for sock in slow if _closed(sock))
+        assert refused >= 300 - 64
+        for sock in slow:
+            sock.close()
+    assert len(stored_table(tmp_path / "store")) == 3 * len(statuses)
+
+
+def _closed(sock: socket.socket, wait_s: float = 2) -> bool:
+    """Whether the server has closed the connection (within `wait_s`)."""
+    sock.settimeout(wait_s)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+    except OSError:  # reset
+        return True
