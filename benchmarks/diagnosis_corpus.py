@@ -1312,7 +1312,7 @@ _POLICIES.update({name: agent.policy for name, agent in AGENTS.items()})
 # Per-agent policies and budgets, as a team would write them in [tool.agentotel.check]: healthy runs stay
 # well inside them; forbidden tools are offered to the model (a real agent's toolset is shared) but not allowed.
 POLICIES: dict[str, dict[str, Any]] = {
-    "order-support": {"forbidden_tools": ["refund_order"], "max_tokens": 20_000},
+    "order-support": {"forbidden_tools": ["refund_order"], "max_tokens": 20_000, "min_retrieval_score": 0.3},
     "coding-agent": {"max_tokens": 20_000},
     "research-assistant": {"max_tokens": 8_000},
     "travel-planner": {"forbidden_tools": ["book_flight"], "max_tool_calls": 6},

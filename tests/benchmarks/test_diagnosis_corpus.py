@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -36,22 +37,26 @@ def _assert_recorded(pairs):
         assert pair.good.error is None, f"{pair.spec.id}: the healthy run failed: {pair.good.error}"
 
 
-def test_the_quick_pairs_record_through_the_real_sdks_with_ground_truth_on_a_step_of_the_right_type(tmp_path):
-    pairs = dc.build(tmp_path, quick=True)
-    assert [p.spec.id for p in pairs] == [p.id for p in dc.PAIRS if p.id in dc.QUICK_PAIRS]
-    _assert_recorded(pairs)
+@pytest.fixture(scope="module")
+def quick_pairs(tmp_path_factory):
+    return dc.build(tmp_path_factory.mktemp("diagnosis"), quick=True)
+
+
+def test_the_quick_pairs_record_through_the_real_sdks_with_ground_truth_on_a_step_of_the_right_type(quick_pairs):
+    assert [p.spec.id for p in quick_pairs] == [p.id for p in dc.PAIRS if p.id in dc.QUICK_PAIRS]
+    _assert_recorded(quick_pairs)
     # The corpus is recorded, not scripted into the store: the faulty run differs from the healthy one.
-    for pair in pairs:
+    for pair in quick_pairs:
         assert pair.good.ledger != pair.faulty.ledger or pair.good.answer != pair.faulty.answer, pair.spec.id
 
 
-def test_a_ground_truth_that_names_another_step_type_is_reported(tmp_path):
-    spec = next(p for p in dc.PAIRS if p.id == "tool-support-output-shape")
-    with dc.serve_model() as url:
-        recorded = dc.record_pair(spec, tmp_path / spec.id, url, 7)
-    recorded.faulty.fault_at -= 1  # the model call before the tool step: not where an output change shows
-    with agentotel.open(recorded.store) as traces:
-        problems = dc.check_ground_truth(recorded, traces)
+def test_a_ground_truth_that_names_another_step_type_is_reported(quick_pairs):
+    [pair] = [p for p in quick_pairs if p.spec.id == "tool-support-output-shape"]
+    moved = dataclasses.replace(pair, faulty=dataclasses.replace(pair.faulty, fault_at=pair.faulty_step - 1))
+    with agentotel.open(pair.store) as traces:
+        assert dc.check_ground_truth(pair, traces) == []
+        problems = dc.check_ground_truth(moved, traces)
+    # The model call before the tool step is not where a tool's changed output shows.
     assert problems and "expected tool lookup_order" in problems[0]
 
 
