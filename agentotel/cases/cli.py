@@ -102,6 +102,8 @@ def _case_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--agent", metavar="MODULE:FUNCTION",
                      help="the agent to replay (default: the case's agent:); imported from the case's folder and the current one")
     run.add_argument("--report", metavar="FILE", help="write every case's verdict and measures as JSON (for case compare)")
+    run.add_argument("--html", metavar="DIR",
+                     help="write each failing case's replayed run as a self-contained HTML page into DIR (a CI artifact)")
     _replay_options(run, stored=False)
     _store_options(run)
 
@@ -201,6 +203,26 @@ def _case_check(args: argparse.Namespace, out: Output) -> int:
     return _print_report(out, report)
 
 
+def _write_html(out: Output, folder: str, name: str, report: Any) -> None:
+    """The failing case's replayed run as one HTML page (agentotel.view), for a bug report or a CI artifact."""
+    from agentotel.query import QueryError, open as open_store
+    from agentotel.view import report_html
+
+    if not (report.store and report.run_id):
+        out.warn(f"case {name}: no replayed run to write as HTML")
+        return
+    try:
+        text = report_html(open_store(report.store), report.run_id)
+    except QueryError as exc:
+        out.warn(f"case {name}: its replay could not be read for the HTML page: {exc}")
+        return
+    target = Path(folder) / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    if not out.json:
+        out.console.print(f"  page: {target}", markup=False, highlight=False)
+
+
 def _case_run(args: argparse.Namespace, out: Output) -> int:
     from agentotel.cases import run_case
     from agentotel.cases._suite import case_files, suite_entry, write_report
@@ -230,6 +252,8 @@ def _case_run(args: argparse.Namespace, out: Output) -> int:
         failed = failed or not report.passed
         if not out.json:
             out.console.print("\n".join(report.lines()), markup=False, highlight=False)
+        if args.html and not report.passed:
+            _write_html(out, args.html, case.name, report)
     if args.report:
         written = write_report(entries, args.report)
         if not out.json:
