@@ -41,8 +41,11 @@ def test_three_commands_from_a_bad_run_to_a_case_that_fails_on_the_bug_and_passe
     assert "wrote cases/orders.yaml: cut at step 3 [tool, tool_output_drift], 4 tool and 5 model fixture(s)" in out
     assert "replay: tools frozen, models frozen" in out
     assert "warning: offline (models frozen), a fix that changes what the model is shown stops the replay at step 3" in err
-    code, out, err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:buggy_agent", "--dir", str(directory))
+    code, out, err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:buggy_agent", "--dir", str(directory),
+                         "--html", "artifacts")
     assert code == 3 and "FAIL  must_not_repeat" in out, err
+    page = (tmp_path / "artifacts" / "orders.html").read_text()  # the failing replay, as one page for CI
+    assert "connect-src 'none'" in page and '"kind":"run"' in page and "page: artifacts/orders.html" in out
     # Offline, the fix departs from the recording at step 3 and nothing says what the model must see there:
     # the gates about the rest of the run are not reached, and that fails the case (no vacuous pass).
     code, out, _err = cli("case", "run", "cases/orders.yaml", "--agent", "orders_agent:fixed_agent", "--dir", str(directory))
