@@ -1,4 +1,4 @@
--- Runs newest first, filtered by any of user, status, agent (its run name or gen_ai.agent.name) and a
+-- Runs newest first, filtered by any of user, status, agent (its run name or agent name) and a
 -- start-time window [since, until); at most $limit of them (NULL: all; every NULL filter is off).
 SELECT * FROM runs
 WHERE ($user IS NULL OR user_id = $user)
