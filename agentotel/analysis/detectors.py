@@ -964,7 +964,8 @@ def _acted_without_evidence(run: _Run) -> list[Finding]:
             done = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
             missing = [n for n in needed if n not in done]
             if missing:
-                out.append(_finding("missing_evidence", "product", step["index"], [step["index"]],
+                asker = run.requester(step)  # the cause: the model step that chose to act without it
+                out.append(_finding("missing_evidence", "product", asker["index"] if asker else step["index"], [step["index"]],
                                     f"{name} ran at step {step['index']} before {', '.join(missing)}, which the policy "
                                     f"requires first", missing=missing, tool=name))
                 break

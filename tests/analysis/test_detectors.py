@@ -273,3 +273,16 @@ def test_policy_per_agent_from_pyproject_and_agentotel_toml(tmp_path):
     (nested / "agentotel.toml").write_text("[check]\nmax_stepz = 9\n")
     with pytest.raises(ConfigError, match="unknown setting 'max_stepz'"):
         load_policy("orders", start=nested)
+
+
+def test_acting_before_the_evidence_the_policy_requires_first():
+    policy = Policy.from_mapping({"required_before": {"update_address": ["check_identity"]}})
+    hasty = record(llm(1, calls=[("update_address", {"to": "x"}, "c1")]),
+                   tool(2, "update_address", {"to": "x"}, {"ok": True}, requested_by=1, call_id="c1"), llm(3, text="Updated."))
+    found = only(detect(hasty, policy=policy), "missing_evidence")
+    assert (found.index, found.layer, found.severity) == (1, "product", "error")
+    careful = record(llm(1, calls=[("check_identity", {"who": "me"}, "c1")]),
+                     tool(2, "check_identity", {"who": "me"}, {"ok": True}, requested_by=1, call_id="c1"),
+                     llm(3, calls=[("update_address", {"to": "x"}, "c2")]),
+                     tool(4, "update_address", {"to": "x"}, {"ok": True}, requested_by=3, call_id="c2"), llm(5, text="Updated."))
+    assert detect(careful, policy=policy) == []
