@@ -49,6 +49,42 @@ def align(a: Sequence[Step], b: Sequence[Step]) -> Aligned:
             pairs.extend(zip(a[i1:i2], b[j1:j2]))
         else:
             pairs.extend(_align_block(a[i1:i2], b[j1:j2]))
+    return _repeats_last(pairs)
+
+
+def _repeats_last(pairs: Aligned) -> Aligned:
+    """Steps one run has in addition, moved after the identical steps they repeat.
+
+    The sequence matcher takes the longest matching block, so when B repeats a stretch of A ([x, y, x, y, z]
+    against [x, y, z]) it pairs A with the *later* copy and calls B's first, identical steps the extra ones.
+    The repetition is the second copy: an inserted block followed by pairs whose steps on that side have the
+    same signatures is shifted past them, as far as it goes.
+    """
+    pairs = list(pairs)
+    i = 0
+    while i < len(pairs):
+        side = 1 if pairs[i][0] is None else 0 if pairs[i][1] is None else None
+        if side is None:
+            i += 1
+            continue
+        end = i
+        while end < len(pairs) and pairs[end][1 - side] is None and pairs[end][side] is not None:
+            end += 1
+        k = end - i
+        while end + k <= len(pairs) and all(
+            pairs[end + n][0] is not None and pairs[end + n][1] is not None
+            and _signature(pairs[end + n][side]) == _signature(pairs[i + n][side]) for n in range(k)
+        ):
+            # The inserted steps take the partners of the identical steps after them, which become the extra ones.
+            block = [pairs[i + n][side] for n in range(k)]
+            following = pairs[end:end + k]
+            for n in range(k):
+                other = following[n][1 - side]
+                pairs[i + n] = (block[n], other) if side == 0 else (other, block[n])
+                alone = following[n][side]
+                pairs[end + n] = (alone, None) if side == 0 else (None, alone)
+            i, end = end, end + k
+        i = max(end, i + 1)
     return pairs
 
 

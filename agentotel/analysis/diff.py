@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from agentotel._context import canonical_arguments
 from agentotel.analysis.align import align, arguments, who
@@ -428,6 +428,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     inputs_b = model_inputs(b) if has_llm else {}
     pairs: list[Pair] = []
     first: dict[str, Any] | None = None
+    retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
     for position, (left, right) in enumerate(aligned):
         if left is None:
             assert right is not None
@@ -438,18 +439,36 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
             status, changes = _compare(left, right, inputs_a.get(left.index, _NO_INPUT), inputs_b.get(right.index, _NO_INPUT))
             pair = Pair(left.index, right.index, status, changes if status != SAME else [], _delta(left, right))
         pairs.append(pair)
-        if first is None and pair.status != SAME:
-            first = {
-                "index_a": pair.index_a,
-                "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position),
-                "kind": pair.status,
-                "detail": _detail(pair.status, left, right, pair.changes),
-            }
-            if pair.status == STEP_REMOVED and first["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
-                first["detail"] = f"run B ended after its step {first['index_b']}; " + first["detail"].replace("run B lacks", "it lacks")
+        if first is not None or pair.status == SAME:
+            continue
+        divergence = {
+            "index_a": pair.index_a,
+            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position),
+            "kind": pair.status,
+            "detail": _detail(pair.status, left, right, pair.changes),
+        }
+        if pair.status == STEP_REMOVED and divergence["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
+            divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
+        one_sided = left if right is None else right if left is None else None
+        # A 429 and its retry in one run is not where the runs went different ways: report it only when
+        # nothing else differs.
+        if _recovered(one_sided, a.steps if right is None else b.steps):
+            retried = retried or divergence
+        else:
+            first = divergence
+    first = first or retried
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)
+
+
+def _recovered(step: Step | None, steps: Sequence[Step]) -> bool:
+    """Whether a step only one run has is a failed attempt its run then made again (a 429 and its retry, a
+    tool that timed out once): the run recovered, so that is not where the two runs went different ways."""
+    if step is None or step.status != "error":
+        return False
+    later = [s for s in steps if s.index > step.index and s.type == step.type and s.parent_index == step.parent_index]
+    return bool(later) and who(later[0]) == who(step) and (step.type == "llm" or later[0].input == step.input)
 
 
 def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:

@@ -180,3 +180,26 @@ def test_a_step_that_failed_without_a_retry_is_a_status_change(tmp_path):
     d = diff(tmp_path, BASE[:3] + [("save", {"path": "p"}, None)], status_of={"save": "PermissionError"}, llm=False)
     assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(4, 4, "status_changed")]
     assert {"path": "$.error", "a": None, "b": "PermissionError"} in d.differences[0].changes
+
+
+def test_a_failure_the_good_run_recovered_from_is_not_the_first_divergence(tmp_path):
+    # A timed out once and retried (a 429, a flaky tool); B's real difference comes later: that is the divergence.
+    store = SpanStore(tmp_path)
+    a, b = store.run("agent", "run-a"), store.run("agent", "run-b")
+    for i, (name, arguments, result) in enumerate(BASE):
+        if i == 1:
+            a.tool(name, arguments, None, error="TimeoutError")
+        a.tool(name, arguments, result)
+        b.tool(name, arguments, {"summary": "other"} if name == "summarise" else result)
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    assert (d.first_divergence["index_a"], d.first_divergence["index_b"], d.first_divergence["kind"]) == (4, 3, "output_changed")
+    assert (2, None, "step_removed") in [(p.index_a, p.index_b, p.status) for p in d.pairs]  # still listed
+
+
+def test_a_repeated_stretch_is_the_second_copy_never_the_identical_first(tmp_path):
+    # B repeats fetch + summarise: the extra steps are B's second copies (5, 6), its first ones pair with A's.
+    d = diff(tmp_path, BASE[:3] + BASE[1:3] + BASE[3:], llm=False)
+    assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(None, 4, "step_added"), (None, 5, "step_added")]
+    assert d.first_divergence["index_b"] == 4
+    assert [(p.index_a, p.index_b) for p in d.pairs if p.status == "same"] == [(1, 1), (2, 2), (3, 3), (4, 6)]
