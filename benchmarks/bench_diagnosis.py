@@ -360,5 +360,5 @@ def run(quick: bool) -> list[Result]:
         seconds, which = corpus_check
         rows.append(Result(benchmark="diagnosis", metric="time per check of a standard-corpus run (tools with long history)",
                            unit="ms", ours=seconds * 1e3, target="< 200 ms", met=seconds * 1e3 < 200, corpus=size,
-                           notes=f"{which}; median of 3 after a warm-up", repeats=3))
+                           notes=which, repeats=3))
     return rows
