@@ -576,6 +576,10 @@ def renormalise(table: pa.Table) -> pa.Table:
     table = table.combine_chunks()
     read = table.select(["trace_id", "span_id", "parent_span_id", "name", "kind", "status_code", "scope_name",
                          "attributes", "events"])
+    # Event times as integers: a nanosecond timestamp is no Python datetime (to_pylist would refuse it).
+    events_type = read.schema.field("events").type
+    plain_times = pa.list_(pa.struct([(f.name, pa.int64()) if f.name == "time" else f for f in events_type.value_type]))
+    read = read.set_column(read.schema.get_field_index("events"), "events", read.column("events").cast(plain_times))
     starts = table.column("start_time").cast(pa.int64()).to_pylist()
     ends = table.column("end_time").cast(pa.int64()).to_pylist()
     columns = SpanColumns()

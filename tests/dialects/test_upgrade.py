@@ -48,3 +48,31 @@ def test_version_1_files_read_as_steps_and_compact_brings_them_up_to_date(tmp_pa
     assert glob_sum(directory, "input_tokens") == IN
     traces = agentotel.open(directory)
     assert_weather_steps(traces, only_run(traces))
+
+
+def test_a_version_1_file_with_nanosecond_event_times_is_read_not_skipped(tmp_path: Path) -> None:
+    # Real spans have event times with nanoseconds no Python datetime holds: upgrading must not need one.
+    import warnings
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("other.instrumentation")
+    with tracer.start_as_current_span("llm call", start_time=1_767_607_412_391_548_070,
+                                      attributes={"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o-mini",
+                                                  "gen_ai.usage.prompt_tokens": 7}) as span:
+        span.add_event("gen_ai.content.prompt", {"gen_ai.prompt": "hi"}, timestamp=1_767_607_412_391_548_071)
+    table = pa.Table.from_batches([store.spans_to_batch(exporter.get_finished_spans())])
+    partition = tmp_path / "store" / "spans" / "date=2026-01-05"
+    partition.mkdir(parents=True)
+    path = partition / "1-old-1.parquet"
+    pq.write_table(table.drop_columns(["dialect"]).replace_schema_metadata({schema.METADATA_KEY: b"1"}), path)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a skipped file is a StoreWarning
+        traces = agentotel.open(tmp_path / "store")
+    assert traces.sql("SELECT count(*), sum(input_tokens) FROM spans").fetchall() == [(1, 7)]
