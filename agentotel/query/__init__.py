@@ -191,7 +191,7 @@ class Traces:
             sources = _sources.load(self.directory)
 
     def _bind(self, sources: _sources.Sources) -> None:
-        self._files = list(sources.parquet)
+        self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
         self._setup(sources)
@@ -264,9 +264,10 @@ class Traces:
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
         con.execute("SET VARIABLE OWN_SCOPE_PREFIX = $value", {"value": _tracing.SCOPE + "."})
         empty = schema.SPAN_SCHEMA.empty_table()
-        if sources.parquet:
-            patterns = [_pattern(f) for f in sources.parquet]
-            con.read_parquet(patterns, hive_partitioning=False).create_view("_parquet_spans")
+        if sources.parquet or sources.older:
+            patterns = [_pattern(f) for f in sources.parquet + sources.older]
+            # Files of the schema before `dialect` are read as they are: the column is NULL in their rows.
+            con.read_parquet(patterns, hive_partitioning=False, union_by_name=bool(sources.older)).create_view("_parquet_spans")
         else:
             con.register("_parquet_spans", empty)
         con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
@@ -274,7 +275,7 @@ class Traces:
         for macro in _MACROS:
             con.execute(_sql(macro))
         con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
-        con.register("_root_rows", self._root_rows(sources.parquet))
+        con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
         for view in _VIEWS:
             con.execute(f"CREATE TEMP VIEW {view} AS {_sql(view)}")
 

@@ -28,6 +28,7 @@ class _Verdict:
     kind: str  # current | migrate | skip
     version: int | None = None
     reason: str | None = None
+    columns_but_dialect: bool = False  # a file DuckDB can read as it is, but for the column version 2 added
 
 
 @dataclass
@@ -35,13 +36,14 @@ class Sources:
     """The readable parts of one store directory."""
 
     parquet: list[str] = field(default_factory=list)  # files in the current schema, read by DuckDB directly
+    older: list[str] = field(default_factory=list)  # files of the last schema but one, read as they are (below)
     migrated: pa.Table | None = None  # older files, upgraded in memory
     wal: pa.Table | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.parquet and not (self.migrated and self.migrated.num_rows) and not (
+        return not self.parquet and not self.older and not (self.migrated and self.migrated.num_rows) and not (
             self.wal and self.wal.num_rows
         )
 
@@ -94,7 +96,14 @@ def _check(path: Path) -> _Verdict:
         return _Verdict(_SKIP, version, f"no migration from schema version {version}")
     if version == schema.SCHEMA_VERSION and set(schema.COLUMNS) <= set(file_schema.names):
         return _Verdict(_CURRENT, version)
-    return _Verdict(_MIGRATE, version)
+    return _Verdict(_MIGRATE, version, columns_but_dialect=set(schema.COLUMNS) - {"dialect"} <= set(file_schema.names))
+
+
+def _rows(path: Path) -> int:
+    try:
+        return pq.read_metadata(path).num_rows
+    except Exception:  # noqa: BLE001 - unreadable: it is migrated (or skipped) the usual way, and counts as many
+        return _MIGRATE_IN_MEMORY_ROWS + 1
 
 
 def _verdict(path: Path) -> _Verdict:
@@ -178,14 +187,21 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
     listed = store.parquet_files(directory)
     if not tolerate_missing:
         _finish_interrupted_compaction(directory, listed)
+    verdicts = []
     for path in map(Path, listed):
         try:
-            verdict = _verdict(path)
+            verdicts.append((path, _verdict(path)))
         except FileNotFoundError:
             if tolerate_missing:
                 continue
             return None
-        if verdict.kind == _CURRENT:
+    older = [(path, _rows(path)) for path, verdict in verdicts if verdict.kind == _MIGRATE and verdict.version == 1
+             and verdict.columns_but_dialect]
+    direct = {path for path, _rows_ in _read_older_directly(sources, older)}
+    for path, verdict in verdicts:
+        if path in direct:
+            sources.older.append(str(path))
+        elif verdict.kind == _CURRENT:
             sources.parquet.append(str(path))
         elif verdict.kind == _MIGRATE:
             try:
@@ -201,3 +217,20 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
     if migrated:
         sources.migrated = pa.concat_tables(migrated)
     return sources
+
+
+# Upgrading a file in memory costs a Python pass over its rows, at every open: past this many rows of
+# version-1 files, they are read as they are (DuckDB fills their missing `dialect` with NULL; agentotel's
+# own spans in them are complete) and `agentotel compact` is advised, which upgrades them once, on disk.
+_MIGRATE_IN_MEMORY_ROWS = 200_000
+
+
+def _read_older_directly(sources: Sources, candidates: list[tuple[Path, int]]) -> list[tuple[Path, int]]:
+    """The version-1 files to read as they are when there are too many rows to upgrade at every open."""
+    if sum(rows for _path, rows in candidates) <= _MIGRATE_IN_MEMORY_ROWS:
+        return []
+    sources.warnings.append(
+        f"{len(candidates)} file(s) were written by an older agentotel: run `agentotel compact` to bring them up "
+        "to date once (until then other instrumentations' spans in them are not steps, and opening reads them as they are)"
+    )
+    return candidates

@@ -76,3 +76,26 @@ def test_a_version_1_file_with_nanosecond_event_times_is_read_not_skipped(tmp_pa
         warnings.simplefilter("error")  # a skipped file is a StoreWarning
         traces = agentotel.open(tmp_path / "store")
     assert traces.sql("SELECT count(*), sum(input_tokens) FROM spans").fetchall() == [(1, 7)]
+
+
+def test_many_version_1_rows_are_read_as_they_are_and_compact_is_advised(tmp_path: Path, monkeypatch) -> None:
+    # Upgrading in memory costs a Python pass at every open: a big older store is read directly instead.
+    from agentotel.query import _sources
+
+    directory = tmp_path / "store"
+    produce(directory, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job")
+    [path] = map(Path, store.parquet_files(directory))
+    as_version_1(path)
+    rows = pq.read_metadata(path).num_rows
+    monkeypatch.setattr(_sources, "_MIGRATE_IN_MEMORY_ROWS", rows - 1)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traces = agentotel.open(directory)
+    assert any("run `agentotel compact`" in str(w.message) for w in caught)
+    assert traces.sql("SELECT count(*), count(dialect) FROM spans").fetchall() == [(rows, 0)]  # read as stored
+    traces.close()
+    store.compact(directory, grace_s=0)  # upgrades them on disk, once
+    traces = agentotel.open(directory)
+    assert_weather_steps(traces, only_run(traces))
