@@ -197,14 +197,24 @@ def trajectory_payload(traces: Any, trajectory: Any, messages: _Messages) -> dic
     }
 
 
-def run_payload(traces: Any, run: str) -> dict[str, Any]:
-    """One run: its summary, steps, environment and findings (`messages` holds the step messages)."""
+def run_payload(traces: Any, run: str, *, findings: bool = True) -> dict[str, Any]:
+    """One run: its summary, steps, environment and findings (`messages` holds the step messages).
+
+    Without `findings` the page gets the run at once and asks for them next (`findings_payload`): checking
+    a run reads its agent's earlier runs, which costs more than the run itself."""
     trajectory = traces.trajectory(run)
     messages = _Messages()
     payload = {"kind": "run", **trajectory_payload(traces, trajectory, messages)}
-    payload["findings"], payload["findings_error"] = _findings(traces, trajectory.run["run_id"])
+    if findings:
+        payload["findings"], payload["findings_error"] = _findings(traces, trajectory.run["run_id"])
     payload["messages"] = messages.table
     return payload
+
+
+def findings_payload(traces: Any, run: str) -> dict[str, Any]:
+    """What `check` finds in a run, for the page that shows it."""
+    found, error = _findings(traces, traces.resolve(run).run_id)
+    return {"findings": found, "findings_error": error}
 
 
 def diff_payload(traces: Any, run_a: str, run_b: str) -> dict[str, Any]:

@@ -87,7 +87,8 @@ class ViewApp:
         self._routes: dict[str, Callable[[Mapping[str, str]], Any]] = {
             "/api/runs": lambda q: _data.runs_page(self.store.traces(fresh=True), q),
             "/api/choices": lambda q: _data.run_choices(self.store.traces(fresh=True)),
-            "/api/run": lambda q: _data.run_payload(self.store.traces(), _required(q, "id")),
+            "/api/run": lambda q: _data.run_payload(self.store.traces(), _required(q, "id"), findings=q.get("findings") != "0"),
+            "/api/findings": lambda q: _data.findings_payload(self.store.traces(), _required(q, "id")),
             "/api/diff": lambda q: _data.diff_payload(self.store.traces(), _required(q, "a"), _required(q, "b")),
         }
 

@@ -64,6 +64,7 @@ def test_a_newcomer_finds_the_divergence_in_the_view(view, page, artifacts):
     # The changed run is the newer one (listed first): open it and see its steps.
     rows.nth(0).get_by_role("link").click()
     page.get_by_role("heading", name="Steps (4)").wait_for()
+    page.wait_for_selector("#findings-pending", state="detached")  # check's findings arrive after the run
     assert page.locator(".step-row").count() == 4
     page.locator(".step-row", has_text="lookup_order").click()
     page.get_by_role("heading", name="Step 3: execute_tool lookup_order").wait_for()
@@ -151,6 +152,7 @@ def test_accessibility_basics_labels_headings_and_keyboard(view, page):
         pytest.fail("no run link is reachable with Tab")
     page.keyboard.press("Enter")
     page.get_by_role("heading", level=2, name="Findings").wait_for()
+    page.wait_for_selector("#findings-pending", state="detached")
     assert page.locator("h1").count() == 1 and page.locator("h2").count() >= 3
     listbox = page.get_by_role("listbox")
     listbox.focus()

@@ -128,6 +128,11 @@ def test_the_api_serves_a_run_and_a_diff(view):
     rows = json.loads(_get(view.url + "api/runs?dir=asc")[2])["rows"]
     run = json.loads(_get(view.url + f"api/run?id={rows[0]['run_id'][:8]}")[2])
     assert run["run"]["run_id"] == rows[0]["run_id"] and len(run["steps"]) == 6
+    assert isinstance(run["findings"], list)
+    fast = json.loads(_get(view.url + f"api/run?id={rows[0]['run_id']}&findings=0")[2])
+    assert "findings" not in fast and fast["steps"] == run["steps"]  # the page draws it, then asks for findings
+    later = json.loads(_get(view.url + f"api/findings?id={rows[1]['run_id'][:8]}")[2])
+    assert later["findings_error"] is None and isinstance(later["findings"], list)
     diff = json.loads(_get(view.url + f"api/diff?a={rows[0]['run_id']}&b={rows[1]['run_id']}")[2])
     assert diff["diff"]["first_divergence"]["index_b"] == 3
     status, _h, body = _get(view.url + "api/run?id=nope")

@@ -351,6 +351,22 @@
   function runView(data, params) {
     MESSAGES = Object.assign({}, MESSAGES, data.messages || {});
     var run = data.run, steps = data.steps, findings = data.findings || [];
+    var pending = data.findings === undefined && !REPORT;
+    if (pending) {
+      // The run is drawn at once; what `check` finds comes next (it reads the agent's earlier runs).
+      var shown = location.hash;
+      api("api/findings?" + qs({ id: run.run_id })).then(function (f) {
+        if (location.hash.split("?")[0] !== shown.split("?")[0]) return;  // the user moved on
+        var box = document.querySelector(".steps");
+        var top = box ? box.scrollTop : 0;
+        var step = query(location.hash.split("?")[1] || "").step;
+        runView(Object.assign({}, data, f), Object.assign({}, params, step ? { step: step } : {}));
+        var again = document.querySelector(".steps");
+        if (again) again.scrollTop = top;
+      }).catch(function (e) {
+        runView(Object.assign({}, data, { findings: [], findings_error: String(e && e.message || e) }), params);
+      });
+    }
     var flags = {};
     findings.forEach(function (f) { if (f.index !== null && f.index !== undefined) flags[f.index] = (flags[f.index] ? flags[f.index] + "; " : "") + f.kind; });
     var detail = el("div", { id: "detail" });
@@ -366,6 +382,7 @@
       el("h1", {}, run.name + " ", badge(run.status)), runSummary(run),
       run.status === "error" && run.error ? el("div", { "class": "error-box", role: "alert", text: run.error }) : null,
       el("h2", { text: "Findings" + (findings.length ? " (" + findings.length + ")" : "") }),
+      pending ? el("p", { "class": "muted", id: "findings-pending", text: "Checking the run…" }) :
       data.findings_error ? el("p", { "class": "muted", text: "Findings could not be computed: " + data.findings_error }) :
         findings.length ? findingList(findings, jump) : el("p", { "class": "muted", text: "No findings." }),
       el("h2", { text: "Steps (" + steps.length + ")" }),
@@ -491,7 +508,7 @@
       if (parts[0] === "run" && parts[1]) {
         if (REPORT) return reportRun(parts[1]);
         main.replaceChildren(el("p", { "class": "muted", text: "Loading run…" }));
-        return api("api/run?" + qs({ id: parts[1] })).then(function (d) { runView(d, params); main.focus(); }).catch(fail);
+        return api("api/run?" + qs({ id: parts[1], findings: "0" })).then(function (d) { runView(d, params); main.focus(); }).catch(fail);
       }
       if (parts[0] === "diff" && parts[1] && parts[2]) {
         if (REPORT) return home();
