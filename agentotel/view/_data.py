@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 import re
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from typing import Any, Mapping
 
 _log = logging.getLogger(__name__)
@@ -129,10 +129,15 @@ def run_choices(traces: Any) -> dict[str, list[str]]:
 
 
 class _Messages:
-    """The payload's message table: each distinct message stored once, under a short content key."""
+    """The payload's message table: each distinct message stored once, under a short content key.
+
+    Consecutive model calls resend the same history: a message equal to the one at the same place in the
+    previous call's input takes its key without being serialised again, so a run costs what its new
+    messages cost, not the square of its length."""
 
     def __init__(self) -> None:
         self.table: dict[str, Any] = {}
+        self._previous: list[tuple[Any, Any]] = []
 
     def ref(self, message: Any) -> Any:
         text = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
@@ -143,18 +148,33 @@ class _Messages:
         return {_MESSAGE_REF: key}
 
     def messages(self, value: Any) -> Any:
-        if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-            return [self.ref(m) for m in value]
-        return value
+        if not (isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value)):
+            return value
+        previous, refs = self._previous, []
+        for i, message in enumerate(value):
+            same = i < len(previous) and previous[i][0] == message
+            refs.append(previous[i][1] if same else self.ref(message))
+        self._previous = list(zip(value, refs))
+        return refs
+
+
+_PAYLOADS = ("input", "output")
+_STEP_FIELDS: tuple[str, ...] = ()
 
 
 def _step(step: Any, messages: _Messages, errors: Mapping[str, str]) -> dict[str, Any]:
-    data = step.to_dict()
-    data["input"] = messages.messages(_jsonable(data.get("input")))
-    data["output"] = messages.messages(_jsonable(data.get("output")))
+    # Not Step.to_dict(): that deep-copies every payload (a run's whole history, once per model call).
+    global _STEP_FIELDS
+    if not _STEP_FIELDS:
+        _STEP_FIELDS = tuple(f.name for f in fields(step) if not f.name.startswith("raw_"))
+    data = {name: getattr(step, name) for name in _STEP_FIELDS if name not in _PAYLOADS}
+    data = _jsonable(data)
+    # Payloads are parsed JSON already (trajectory.parse_payload): JSON-safe as they are.
+    data["input"] = messages.messages(step.input)
+    data["output"] = messages.messages(step.output)
     if data.get("error") is None and step.status == "error":
         data["error"] = errors.get(step.span_id) or data.get("error_type")
-    return _jsonable(data)
+    return data
 
 
 def _status_messages(traces: Any, trajectory: Any) -> dict[str, str]:
