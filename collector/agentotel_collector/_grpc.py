@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from ._convert import InvalidRequest, TooManySpans
 from ._ingest import Busy
-from ._service import UNAVAILABLE, Service
+from ._service import UNAVAILABLE, Service, refusal_reason
 
 log = logging.getLogger("agentotel_collector")
 
@@ -61,27 +61,39 @@ class _TraceService(grpc.GenericRpcHandler):
         service = self._service
         metadata = dict(context.invocation_metadata())
         if not service.authorized(metadata.get("authorization")):
+            self._rejected(context, grpc.StatusCode.UNAUTHENTICATED, "unauthorized", None, "missing or wrong bearer token")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        size: int | None = None
         try:
             with service.in_flight():
                 with service.decoding():
-                    converted = service.convert(_parse(next(messages, None)))
-                return service.store(converted)
+                    message = next(messages, None)
+                    size = None if message is None else len(message)
+                    converted = service.convert(_parse(message), "grpc")
+                    del message
+                return service.store(converted, "grpc")
         except _Refused as refused:
-            code, message = refused.code, refused.message
+            code, message, reason = refused.code, refused.message, "malformed"
         except (TooManySpans, InvalidRequest) as exc:
-            message = str(exc)
+            message, reason = str(exc), refusal_reason(exc)
             code = grpc.StatusCode.INVALID_ARGUMENT
         except Busy as exc:
-            message = f"{exc}; retry later"
+            message, reason = f"{exc}; retry later", refusal_reason(exc)
             code = grpc.StatusCode.UNAVAILABLE
             context.set_trailing_metadata(_retry_metadata(service.settings.retry_after_s, message))
         except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
             log.exception("agentotel-collector: internal error handling a gRPC export")
-            message = "internal error in agentotel-collector (see its log)"
+            message, reason = "internal error in agentotel-collector (see its log)", "internal"
             code = grpc.StatusCode.INTERNAL
+        self._rejected(context, code, reason, size, message)
         context.abort(code, message)
         raise AssertionError("unreachable: abort raises")
+
+    def _rejected(self, context: grpc.ServicerContext, code: grpc.StatusCode, reason: str, size: int | None, detail: str) -> None:
+        """Log (rate-limited) and count one refused export; never the metadata or the message."""
+        self._service.metrics.rejected(
+            "grpc", code.name, reason, peer=context.peer(), method=_EXPORT, bytes=size, detail=detail
+        )
 
 
 def _parse(message: bytes | None) -> ExportTraceServiceRequest:
