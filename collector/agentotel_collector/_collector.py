@@ -64,7 +64,7 @@ class Collector:
         )
         self.service = Service(settings, self._ingest, metrics)
         ingest = self._ingest
-        metrics.gauge("agentotel_collector_queue_bytes", "Converted spans waiting for the store (the write queue), bytes.",
+        metrics.gauge("agentotel_collector_queue_bytes", "Converted spans in the write queue (waiting for, or being written to, the WAL), bytes.",
                       lambda: ingest.queued_bytes)
         metrics.gauge("agentotel_collector_queue_max_bytes", "The write queue's limit (--queue-bytes); beyond it 503.",
                       lambda: settings.queue_bytes)

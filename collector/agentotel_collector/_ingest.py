@@ -80,7 +80,7 @@ class Ingest:
 
     @property
     def queued_bytes(self) -> int:
-        """Bytes of converted spans waiting for the store now."""
+        """Bytes of converted spans queued or being written now (what `max_queue_bytes` bounds)."""
         return self._queued_bytes
 
     @property
