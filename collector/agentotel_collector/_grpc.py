@@ -37,9 +37,9 @@ _EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
 class _Refused(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "malformed") -> None:
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.reason = code, message, reason
 
 
 class _TraceService(grpc.GenericRpcHandler):
@@ -59,21 +59,22 @@ class _TraceService(grpc.GenericRpcHandler):
 
     def _export(self, messages: Iterator[bytes], context: grpc.ServicerContext) -> ExportTraceServiceResponse:
         service = self._service
+        peer = context.peer()  # now: once gRPC has ended a call itself, the context no longer says
         metadata = dict(context.invocation_metadata())
         if not service.authorized(metadata.get("authorization")):
-            self._rejected(context, grpc.StatusCode.UNAUTHENTICATED, "unauthorized", None, "missing or wrong bearer token")
+            self._rejected(peer, grpc.StatusCode.UNAUTHENTICATED, "unauthorized", None, "missing or wrong bearer token")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         size: int | None = None
         try:
             with service.in_flight():
                 with service.decoding():
-                    message = next(messages, None)
+                    message = _read(messages, context)
                     size = None if message is None else len(message)
                     converted = service.convert(_parse(message), "grpc")
                     del message
                 return service.store(converted, "grpc")
         except _Refused as refused:
-            code, message, reason = refused.code, refused.message, "malformed"
+            code, message, reason = refused.code, refused.message, refused.reason
         except (TooManySpans, InvalidRequest) as exc:
             message, reason = str(exc), refusal_reason(exc)
             code = grpc.StatusCode.INVALID_ARGUMENT
@@ -85,15 +86,26 @@ class _TraceService(grpc.GenericRpcHandler):
             log.exception("agentotel-collector: internal error handling a gRPC export")
             message, reason = "internal error in agentotel-collector (see its log)", "internal"
             code = grpc.StatusCode.INTERNAL
-        self._rejected(context, code, reason, size, message)
+        self._rejected(peer, code, reason, size, message)
         context.abort(code, message)
         raise AssertionError("unreachable: abort raises")
 
-    def _rejected(self, context: grpc.ServicerContext, code: grpc.StatusCode, reason: str, size: int | None, detail: str) -> None:
+    def _rejected(self, peer: str, code: grpc.StatusCode, reason: str, size: int | None, detail: str) -> None:
         """Log (rate-limited) and count one refused export; never the metadata or the message."""
-        self._service.metrics.rejected(
-            "grpc", code.name, reason, peer=context.peer(), method=_EXPORT, bytes=size, detail=detail
-        )
+        self._service.metrics.rejected("grpc", code.name, reason, peer=peer, method=_EXPORT, bytes=size, detail=detail)
+
+
+def _read(messages: Iterator[bytes], context: grpc.ServicerContext) -> bytes | None:
+    """The request message; _Refused when gRPC itself ended the call before handing it over."""
+    try:
+        return next(messages, None)
+    except grpc.RpcError:
+        # gRPC answered the sender already: a message past --max-decompressed-bytes (RESOURCE_EXHAUSTED),
+        # or the sender gave up (its deadline passed while the request waited for a slot, or it cancelled).
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            raise _Refused(grpc.StatusCode.CANCELLED, "the sender's deadline passed before the message was read", "cancelled") from None
+        raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, "gRPC refused the message: larger than the limit, or cancelled", "too_large") from None
 
 
 def _parse(message: bytes | None) -> ExportTraceServiceRequest:

@@ -105,6 +105,7 @@ def watched(tmp_path: Path):
         grpc=("127.0.0.1", 0),
         token=TOKEN,
         max_request_bytes=512 * 1024,
+        max_decompressed_bytes=1024 * 1024,
         max_spans_per_request=10,
     ).start()
     yield running
@@ -171,18 +172,25 @@ def test_grpc_refusals_are_logged_and_counted(watched, sdk_spans, caplog):
         with pytest.raises(grpc.RpcError) as invalid:
             raw(b"\xff\xff\xff\xff", metadata=[("authorization", f"Bearer {TOKEN}")], timeout=10)
         assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        with pytest.raises(grpc.RpcError) as too_big:  # refused by gRPC itself, before the handler has it
+            raw(bytes(2 * 1024 * 1024), metadata=[("authorization", f"Bearer {TOKEN}")], timeout=10)
+        assert too_big.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
         stub.Export(encode_spans(sdk_spans[:5]), metadata=[("authorization", f"Bearer {TOKEN}")], timeout=10)
 
     samples = scrape(watched)
     assert metric(samples, "agentotel_collector_requests_rejected_total", protocol="grpc", reason="unauthorized") == 1
     assert metric(samples, "agentotel_collector_requests_rejected_total", protocol="grpc", reason="malformed") == 1
+    assert metric(samples, "agentotel_collector_requests_rejected_total", protocol="grpc", reason="too_large") == 1
     assert metric(samples, "agentotel_collector_spans_accepted_total", protocol="grpc") == 5
     assert metric(samples, "agentotel_collector_requests_accepted_total", protocol="grpc") == 1
-    unauthorized, malformed = refusal_lines(caplog)
+    unauthorized, malformed, too_large = refusal_lines(caplog)
     assert unauthorized["status"] == "UNAUTHENTICATED" and unauthorized["reason"] == "unauthorized"
     assert unauthorized["method"] == EXPORT and re.fullmatch(r"ipv4:127\.0\.0\.1:\d+", unauthorized["peer"])
     assert "bytes" not in unauthorized  # refused from the metadata, before the message is read
     assert malformed["status"] == "INVALID_ARGUMENT" and malformed["reason"] == "malformed" and malformed["bytes"] == "4"
+    assert too_large["status"] == "RESOURCE_EXHAUSTED" and too_large["reason"] == "too_large"
+    assert re.fullmatch(r"ipv4:127\.0\.0\.1:\d+", too_large["peer"])  # taken before gRPC ended the call
+    assert "internal" not in caplog.text  # not a traceback: gRPC's own refusal is an ordinary one
     assert TOKEN not in caplog.text
 
 
