@@ -1,4 +1,4 @@
-"""OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd) and GET /health.
+"""OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd), GET /health and GET /metrics (Prometheus).
 
 A thread per connection (bounded in all and per client address), HTTP/1.1 keep-alive. Slow or idle
 peers cannot starve the others: a request's line and headers must arrive within `header_timeout_s`,
