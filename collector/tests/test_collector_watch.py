@@ -374,3 +374,20 @@ def scrape_open(collector: Collector) -> dict:
     answer = requests.get(http_url(collector, "/metrics"), timeout=10)
     assert answer.status_code == 200
     return parse_metrics(answer.text)
+
+
+def test_background_folds_are_timed_and_counted(tmp_path, sdk_spans):
+    # Every append fills the WAL segment: it is sealed and folded on the store's background thread.
+    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", wal_max_bytes=1).start()
+    try:
+        body = encode_spans(sdk_spans[:5]).SerializeToString()
+        assert requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=10).status_code == 200
+        deadline = time.monotonic() + 20
+        while not metric(samples := scrape_open(collector), "agentotel_collector_fold_seconds_count"):
+            assert time.monotonic() < deadline, "no background fold was reported"
+            time.sleep(0.05)
+        assert metric(samples, "agentotel_collector_parquet_files_written_total") >= 1
+        assert metric(samples, "agentotel_collector_fold_seconds_sum") > 0
+    finally:
+        collector.stop()
+    assert len(stored_table(tmp_path / "store")) == 5
