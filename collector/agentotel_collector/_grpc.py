@@ -69,7 +69,7 @@ class _TraceService(grpc.GenericRpcHandler):
             with service.in_flight():
                 with service.decoding():
                     message = _read(messages, context)
-                    size = None if message is None else len(message)
+                    size = len(message)
                     converted = service.convert(_parse(message), "grpc")
                     del message
                 return service.store(converted, "grpc")
@@ -95,22 +95,25 @@ class _TraceService(grpc.GenericRpcHandler):
         self._service.metrics.rejected("grpc", code.name, reason, peer=peer, method=_EXPORT, bytes=size, detail=detail)
 
 
-def _read(messages: Iterator[bytes], context: grpc.ServicerContext) -> bytes | None:
+def _read(messages: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
     """The request message; _Refused when gRPC itself ended the call before handing it over."""
     try:
-        return next(messages, None)
+        message = next(messages, None)
+        if message is not None:
+            return message
     except grpc.RpcError:
-        # gRPC answered the sender already: a message past --max-decompressed-bytes (RESOURCE_EXHAUSTED),
-        # or the sender gave up (its deadline passed while the request waited for a slot, or it cancelled).
-        remaining = context.time_remaining()
-        if remaining is not None and remaining <= 0:
-            raise _Refused(grpc.StatusCode.CANCELLED, "the sender's deadline passed before the message was read", "cancelled") from None
-        raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, "gRPC refused the message: larger than the limit, or cancelled", "too_large") from None
+        pass
+    # No message: gRPC ended the call itself (the iterator raises or just ends, depending on timing, and
+    # the context may still say active): a message past --max-decompressed-bytes (answered
+    # RESOURCE_EXHAUSTED), or the sender gave up (its deadline passed while the request waited for a
+    # slot, or it cancelled). An OTLP sender never sends a unary call without its message.
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        raise _Refused(grpc.StatusCode.CANCELLED, "the sender's deadline passed before the message was read", "cancelled")
+    raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, "gRPC refused the message: larger than the limit, or cancelled", "too_large")
 
 
-def _parse(message: bytes | None) -> ExportTraceServiceRequest:
-    if message is None:
-        raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, "no request message")
+def _parse(message: bytes) -> ExportTraceServiceRequest:
     try:
         return ExportTraceServiceRequest.FromString(message)
     except DecodeError as exc:
