@@ -19,7 +19,7 @@ import time
 import uuid
 import weakref
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -178,11 +178,25 @@ def _unique_writer_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def _observed_fold(on_fold: Callable[[float, list[Path]], None] | None, directory: Path, segment: str,
+                   batches: Iterable[pa.RecordBatch], **options: bool) -> list[Path]:
+    """`fold_batches`, reporting its time and files to `on_fold` (a collector's metrics); the report never fails a fold."""
+    started = time.monotonic()
+    files = fold_batches(directory, segment, batches, **options)
+    if on_fold is not None:
+        try:
+            on_fold(time.monotonic() - started, files)
+        except Exception:  # noqa: BLE001 - an observer's bug must not cost the fold
+            log.debug("agentotel: fold observer failed", exc_info=True)
+    return files
+
+
 class _Fold:
     """A sealed WAL segment being folded into Parquet on a background thread."""
 
-    def __init__(self, directory: Path, segment: wal.WalFile, batches: list[pa.RecordBatch]) -> None:
-        self.directory, self.wal, self.batches = directory, segment, batches
+    def __init__(self, directory: Path, segment: wal.WalFile, batches: list[pa.RecordBatch],
+                 on_fold: Callable[[float, list[Path]], None] | None = None) -> None:
+        self.directory, self.wal, self.batches, self.on_fold = directory, segment, batches, on_fold
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="agentotel-store-fold", daemon=True)
         self.thread.start()
@@ -195,7 +209,7 @@ class _Fold:
 
     def finish(self) -> None:
         # skip_published: a failed earlier attempt may have published some of the dates already.
-        fold_batches(self.directory, self.wal.segment, self.batches, skip_published=self.error is not None)
+        _observed_fold(self.on_fold, self.directory, self.wal.segment, self.batches, skip_published=self.error is not None)
         self.wal.close(remove=True)  # only now that the Parquet files are durable
         self.batches = []
 
@@ -233,6 +247,8 @@ class StoreWriter:
         self._fold: _Fold | None = None
         self._fold_failed = False
         self._closed = False
+        # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).
+        self.on_fold: Callable[[float, list[Path]], None] | None = None
         self._wal_dir = self.directory / wal.WAL_DIR
         self._wal_dir.mkdir(parents=True, exist_ok=True)
         (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
@@ -357,7 +373,7 @@ class StoreWriter:
         sealed = self._wal
         self._wal = self._new_wal()
         batches, self._batches, self._pending_bytes = self._batches, [], 0
-        self._fold = _Fold(self.directory, sealed, batches)
+        self._fold = _Fold(self.directory, sealed, batches, self.on_fold)
 
     def fold(self) -> list[Path]:
         """Publish everything in the WAL as Parquet now; returns the files written for the current segment."""
@@ -368,7 +384,7 @@ class StoreWriter:
             self._settle_locked(wait=True)
             if not self._batches:
                 return []
-            files = fold_batches(self.directory, self._wal.segment, self._batches)
+            files = _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
             sealed = self._wal
             self._wal = self._new_wal()
             self._batches, self._pending_bytes = [], 0
@@ -386,7 +402,7 @@ class StoreWriter:
             try:
                 self._settle_locked(wait=True)
                 if self._batches:
-                    fold_batches(self.directory, self._wal.segment, self._batches)
+                    _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
                     self._batches = []
             except BaseException:
                 # Keep the WAL files: the next start recovers them.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -14,6 +15,7 @@ from ._http import HttpServer
 from ._ingest import Ingest, SpanStore
 from ._service import Service
 from ._settings import Settings
+from ._watch import Metrics, wal_bytes
 
 log = logging.getLogger("agentotel_collector")
 
@@ -51,8 +53,26 @@ class Collector:
                 wal_max_bytes=settings.wal_max_bytes,
                 wal_max_age_s=settings.wal_max_age_s,
             )
-        self._ingest = Ingest(self._store, max_queue_bytes=settings.queue_bytes, write_timeout_s=settings.write_timeout_s)
-        self.service = Service(settings, self._ingest)
+        self.metrics = metrics = Metrics()
+        if hasattr(self._store, "on_fold"):
+            self._store.on_fold = metrics.folded
+        self._ingest = Ingest(
+            self._store,
+            max_queue_bytes=settings.queue_bytes,
+            write_timeout_s=settings.write_timeout_s,
+            on_write=metrics.wal_written,
+        )
+        self.service = Service(settings, self._ingest, metrics)
+        ingest = self._ingest
+        metrics.gauge("agentotel_collector_queue_bytes", "Converted spans in the write queue (waiting for, or being written to, the WAL), bytes.",
+                      lambda: ingest.queued_bytes)
+        metrics.gauge("agentotel_collector_queue_max_bytes", "The write queue's limit (--queue-bytes); beyond it 503.",
+                      lambda: settings.queue_bytes)
+        # The folder the store's WAL segments are in (the store says where, when it can).
+        wal_path = getattr(self._store, "wal_path", None)
+        wal_dir = Path(wal_path).parent if wal_path is not None else Path(settings.dir) / "wal"
+        metrics.gauge("agentotel_collector_wal_bytes", "Size of the write-ahead log on disk (live and orphaned segments), bytes.",
+                      wal_bytes(wal_dir))
         try:
             if settings.http is not None:
                 self._http = _listening("OTLP/HTTP", settings.http, lambda: HttpServer(settings.http, self.service, self._ssl_context()))

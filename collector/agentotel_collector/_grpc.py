@@ -28,7 +28,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from ._convert import InvalidRequest, TooManySpans
 from ._ingest import Busy
-from ._service import UNAVAILABLE, Service
+from ._service import UNAVAILABLE, Service, refusal_reason
 
 log = logging.getLogger("agentotel_collector")
 
@@ -37,9 +37,9 @@ _EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
 class _Refused(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "malformed") -> None:
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.reason = code, message, reason
 
 
 class _TraceService(grpc.GenericRpcHandler):
@@ -59,34 +59,61 @@ class _TraceService(grpc.GenericRpcHandler):
 
     def _export(self, messages: Iterator[bytes], context: grpc.ServicerContext) -> ExportTraceServiceResponse:
         service = self._service
+        peer = context.peer()  # now: once gRPC has ended a call itself, the context no longer says
         metadata = dict(context.invocation_metadata())
         if not service.authorized(metadata.get("authorization")):
+            self._rejected(peer, grpc.StatusCode.UNAUTHENTICATED, "unauthorized", None, "missing or wrong bearer token")
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        size: int | None = None
         try:
             with service.in_flight():
                 with service.decoding():
-                    converted = service.convert(_parse(next(messages, None)))
-                return service.store(converted)
+                    message = _read(messages, context)
+                    size = len(message)
+                    converted = service.convert(_parse(message), "grpc")
+                    del message
+                return service.store(converted, "grpc")
         except _Refused as refused:
-            code, message = refused.code, refused.message
+            code, message, reason = refused.code, refused.message, refused.reason
         except (TooManySpans, InvalidRequest) as exc:
-            message = str(exc)
+            message, reason = str(exc), refusal_reason(exc)
             code = grpc.StatusCode.INVALID_ARGUMENT
         except Busy as exc:
-            message = f"{exc}; retry later"
+            message, reason = f"{exc}; retry later", refusal_reason(exc)
             code = grpc.StatusCode.UNAVAILABLE
             context.set_trailing_metadata(_retry_metadata(service.settings.retry_after_s, message))
         except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
             log.exception("agentotel-collector: internal error handling a gRPC export")
-            message = "internal error in agentotel-collector (see its log)"
+            message, reason = "internal error in agentotel-collector (see its log)", "internal"
             code = grpc.StatusCode.INTERNAL
+        self._rejected(peer, code, reason, size, message)
         context.abort(code, message)
         raise AssertionError("unreachable: abort raises")
 
+    def _rejected(self, peer: str, code: grpc.StatusCode, reason: str, size: int | None, detail: str) -> None:
+        """Log (rate-limited) and count one refused export; never the metadata or the message."""
+        self._service.metrics.rejected("grpc", code.name, reason, peer=peer, method=_EXPORT, bytes=size, detail=detail)
 
-def _parse(message: bytes | None) -> ExportTraceServiceRequest:
-    if message is None:
-        raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, "no request message")
+
+def _read(messages: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
+    """The request message; _Refused when gRPC itself ended the call before handing it over."""
+    try:
+        message = next(messages, None)
+        if message is not None:
+            return message
+    except grpc.RpcError:
+        pass
+    # No message: gRPC ended the call itself (the iterator raises or just ends, depending on timing, and
+    # the context may still say active): a message past --max-decompressed-bytes (answered
+    # RESOURCE_EXHAUSTED), or the sender gave up (its deadline passed while the request waited for a
+    # slot, or it cancelled). An OTLP sender never sends a unary call without its message.
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        raise _Refused(grpc.StatusCode.CANCELLED, "the sender's deadline passed before the message was read", "cancelled")
+    raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, "gRPC refused the message: larger than the limit, or cancelled", "too_large")
+
+
+def _parse(message: bytes) -> ExportTraceServiceRequest:
     try:
         return ExportTraceServiceRequest.FromString(message)
     except DecodeError as exc:

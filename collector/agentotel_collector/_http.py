@@ -1,4 +1,4 @@
-"""OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd) and GET /health.
+"""OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd), GET /health and GET /metrics (Prometheus).
 
 A thread per connection (bounded in all and per client address), HTTP/1.1 keep-alive. Slow or idle
 peers cannot starve the others: a request's line and headers must arrive within `header_timeout_s`,
@@ -35,12 +35,15 @@ from ._service import (
     UNAVAILABLE,
     UNIMPLEMENTED,
     Service,
+    refusal_reason,
 )
+from ._watch import CONTENT_TYPE as METRICS_CONTENT_TYPE
 
 log = logging.getLogger("agentotel_collector")
 
 TRACES_PATH = "/v1/traces"
 HEALTH_PATH = "/health"
+METRICS_PATH = "/metrics"
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _FORMATS = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
@@ -49,9 +52,9 @@ _DRAIN_LIMIT = 4 * 1024 * 1024
 
 
 class _Refusal(Exception):
-    def __init__(self, status: int, code: int, message: str, *, retry: bool = False) -> None:
+    def __init__(self, status: int, code: int, message: str, reason: str, *, retry: bool = False) -> None:
         super().__init__(message)
-        self.status, self.code, self.message, self.retry = status, code, message, retry
+        self.status, self.code, self.message, self.reason, self.retry = status, code, message, reason, retry
 
 
 class _Deadline(io.RawIOBase):
@@ -116,6 +119,34 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
         log.debug("http %s: " + format, self.address_string(), *args)
 
+    def log_error(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        # The base class's only report of a request line or headers that did not arrive in time.
+        if format.startswith("Request timed out"):
+            self._rejected("closed", "slow_sender", "request line and headers did not arrive in time")
+        self.log_message(format, *args)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # Used only by the base class, for a request it cannot parse (bad request line, too many or too long headers).
+        self._rejected(code, "method_not_allowed" if code == 501 else "bad_request", message or "")
+        super().send_error(code, message, explain)
+
+    def _rejected(self, status: int | str, reason: str, detail: str) -> None:
+        """Log (rate-limited) and count one refused request; never a header value or the body."""
+        try:
+            size: int | None = int(self.headers.get("Content-Length") or "")
+        except (AttributeError, ValueError):  # no headers parsed yet, or no usable length
+            size = None
+        self.server.service.metrics.rejected(
+            "http",
+            status,
+            reason,
+            peer=f"{self.client_address[0]}:{self.client_address[1]}",
+            method=getattr(self, "command", None) or None,
+            path=(getattr(self, "path", "") or "").split("?", 1)[0] or None,
+            bytes=size,
+            detail=detail,
+        )
+
     # -- routes -------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
@@ -124,13 +155,27 @@ class _Handler(BaseHTTPRequestHandler):
         if path == TRACES_PATH:
             self._not_allowed()
             return
+        if path == METRICS_PATH:
+            self._metrics()
+            return
         if path != HEALTH_PATH:
-            self._answer_error(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}", JSON)
+            message = f"no such endpoint {path!r}; POST spans to {TRACES_PATH}"
+            self._rejected(404, "not_found", message)
+            self._answer_error(404, NOT_FOUND, message, JSON)
             return
         service = self.server.service
         ok = not service.stopping and service.ingest.healthy
         body = json.dumps({"status": "ok" if ok else "unavailable"}).encode()
         self._answer(200 if ok else 503, JSON, body, retry=not ok)
+
+    def _metrics(self) -> None:
+        """The Prometheus exposition; the ingestion token is required when one is configured. Takes no decoding slot."""
+        service = self.server.service
+        if not service.authorized(self.headers.get("Authorization")):
+            self._rejected(401, "unauthorized", "missing or wrong bearer token")
+            self._answer_error(401, UNAUTHENTICATED, "missing or wrong bearer token", JSON)
+            return
+        self._answer(200, METRICS_CONTENT_TYPE, service.metrics.render())
 
     def do_POST(self) -> None:
         self._drained = False
@@ -138,11 +183,17 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self._export(fmt)
         except _Refusal as refusal:
+            self._rejected(refusal.status, refusal.reason, refusal.message)
             self._answer_error(refusal.status, refusal.code, refusal.message, fmt or JSON, retry=refusal.retry)
-        except (ConnectionError, TimeoutError, socket.timeout):
+        except (TimeoutError, socket.timeout):
+            self._rejected("closed", "slow_sender", "the body did not arrive in time")
+            self.close_connection = True
+        except ConnectionError:
+            self._rejected("closed", "disconnected", "the peer closed the connection mid-request")
             self.close_connection = True
         except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
             log.exception("agentotel-collector: internal error handling a request")
+            self._rejected(500, "internal", "internal error")
             self.close_connection = True  # the body may be half read: start the next request on a new connection
             self._answer_error(500, INTERNAL, "internal error in agentotel-collector (see its log)", fmt or JSON)
 
@@ -154,7 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _not_allowed(self) -> None:
         self._drained = False
         self._drain()
-        self._answer_error(405, UNIMPLEMENTED, f"method {self.command} not allowed; POST spans to {TRACES_PATH}", JSON)
+        message = f"method {self.command} not allowed; POST spans to {TRACES_PATH}"
+        self._rejected(405, "method_not_allowed", message)
+        self._answer_error(405, UNIMPLEMENTED, message, JSON)
 
     # -- export -------------------------------------------------------------------------------
 
@@ -163,24 +216,24 @@ class _Handler(BaseHTTPRequestHandler):
         settings = service.settings
         path = self.path.split("?", 1)[0]
         if path != TRACES_PATH:
-            self._refuse(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}")
+            self._refuse(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}", "not_found")
         if not service.authorized(self.headers.get("Authorization")):
-            self._refuse(401, UNAUTHENTICATED, "missing or wrong bearer token")
+            self._refuse(401, UNAUTHENTICATED, "missing or wrong bearer token", "unauthorized")
         if fmt is None:
             got = self.headers.get("Content-Type", "")
-            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}")
+            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}", "bad_content_type")
         encoding = self.headers.get("Content-Encoding", "").strip().lower()
         if encoding not in ("", "identity", "gzip", "x-gzip", "zstd"):
-            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none")
+            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none", "bad_content_encoding")
         chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
         length = self._content_length()
         if chunked and length is not None:  # RFC 9112 6.1: a request framed two ways (request smuggling)
             self.close_connection = True
-            raise _Refusal(400, INVALID_ARGUMENT, "both Transfer-Encoding and Content-Length are set")
+            raise _Refusal(400, INVALID_ARGUMENT, "both Transfer-Encoding and Content-Length are set", "bad_framing")
         if not chunked and length is None:
-            self._refuse(411, INVALID_ARGUMENT, "Content-Length is required")
+            self._refuse(411, INVALID_ARGUMENT, "Content-Length is required", "length_required")
         if length is not None and length > settings.max_request_bytes:
-            self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}")
+            self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}", "too_large")
         try:
             with service.in_flight():
                 # The body is read before a decoding slot is taken: a slow sender holds only its own
@@ -198,20 +251,21 @@ class _Handler(BaseHTTPRequestHandler):
                         del raw
                         request = self._parse(data, fmt)
                         del data
-                        converted = service.convert(request)
+                        converted = service.convert(request, "http")
                         del request  # only the rows wait for the disk, not the decoded request
-                response = service.store(converted)
+                response = service.store(converted, "http")
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
             self.close_connection = self.close_connection or not self._drained
-            raise _Refusal(exc.status, RESOURCE_EXHAUSTED if exc.status == 413 else INVALID_ARGUMENT, str(exc)) from None
+            reason = {413: "too_large", 415: "bad_content_encoding"}.get(exc.status, "malformed")
+            raise _Refusal(exc.status, RESOURCE_EXHAUSTED if exc.status == 413 else INVALID_ARGUMENT, str(exc), reason) from None
         except TooManySpans as exc:
-            raise _Refusal(413, RESOURCE_EXHAUSTED, str(exc)) from None
+            raise _Refusal(413, RESOURCE_EXHAUSTED, str(exc), refusal_reason(exc)) from None
         except InvalidRequest as exc:
-            raise _Refusal(400, INVALID_ARGUMENT, str(exc)) from None
+            raise _Refusal(400, INVALID_ARGUMENT, str(exc), refusal_reason(exc)) from None
         except Busy as exc:
             self._drain()  # harmless when the body was already read: the length is then zero
-            raise _Refusal(503, UNAVAILABLE, f"{exc}; retry later", retry=True) from None
+            raise _Refusal(503, UNAVAILABLE, f"{exc}; retry later", refusal_reason(exc), retry=True) from None
         body = response.SerializeToString() if fmt == PROTOBUF else _otlp_json.dump_message(response)
         self._answer(200, fmt, body)
 
@@ -220,11 +274,11 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 return _otlp_json.parse_request(data)
             except _otlp_json.JsonError as exc:
-                raise _Refusal(400, INVALID_ARGUMENT, str(exc)) from None
+                raise _Refusal(400, INVALID_ARGUMENT, str(exc), "malformed") from None
         try:
             return ExportTraceServiceRequest.FromString(data)
         except DecodeError as exc:
-            raise _Refusal(400, INVALID_ARGUMENT, f"body is not a protobuf ExportTraceServiceRequest: {exc}") from None
+            raise _Refusal(400, INVALID_ARGUMENT, f"body is not a protobuf ExportTraceServiceRequest: {exc}", "malformed") from None
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -236,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         distinct = {v.strip() for value in values for v in value.split(",")}
         if len(distinct) > 1:
             self.close_connection = True
-            raise _Refusal(400, INVALID_ARGUMENT, f"conflicting Content-Length values {sorted(distinct)}")
+            raise _Refusal(400, INVALID_ARGUMENT, f"conflicting Content-Length values {sorted(distinct)}", "bad_framing")
         raw = distinct.pop()
         try:
             length = int(raw)
@@ -244,12 +298,12 @@ class _Handler(BaseHTTPRequestHandler):
             length = -1
         if length < 0:
             self.close_connection = True
-            raise _Refusal(400, INVALID_ARGUMENT, f"bad Content-Length {raw!r}")
+            raise _Refusal(400, INVALID_ARGUMENT, f"bad Content-Length {raw!r}", "bad_framing")
         return length
 
-    def _refuse(self, status: int, code: int, message: str) -> None:
+    def _refuse(self, status: int, code: int, message: str, reason: str) -> None:
         self._drain()
-        raise _Refusal(status, code, message)
+        raise _Refusal(status, code, message, reason)
 
     def _drain(self) -> None:
         """Read and drop an unread body so the answer reaches the sender; close instead if it is large."""
@@ -317,15 +371,23 @@ class HttpServer(ThreadingHTTPServer):
         address = client_address[0]
         with self._per_address_lock:
             count = self._per_address.get(address, 0)
-            if count >= self.service.settings.max_connections_per_address:
-                self.shutdown_request(request)
-                return
-            self._per_address[address] = count + 1
+            over = count >= self.service.settings.max_connections_per_address
+            if not over:
+                self._per_address[address] = count + 1
+        if over:
+            self._refuse_connection(request, client_address, "too many connections from this address")
+            return
         if not self._connections.acquire(blocking=False):
             self._release_address(address)
-            self.shutdown_request(request)
+            self._refuse_connection(request, client_address, "too many connections")
             return
         super().process_request(request, client_address)
+
+    def _refuse_connection(self, request, client_address, detail: str) -> None:
+        self.service.metrics.rejected(
+            "http", "closed", "too_many_connections", peer=f"{client_address[0]}:{client_address[1]}", detail=detail
+        )
+        self.shutdown_request(request)
 
     def _release_address(self, address: str) -> None:
         with self._per_address_lock:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
-from typing import Protocol
+from typing import Callable, Protocol
 
 import pyarrow as pa
 
@@ -21,7 +22,14 @@ log = logging.getLogger("agentotel_collector")
 
 
 class Busy(Exception):
-    """The collector cannot take this request now; the sender should retry later."""
+    """The collector cannot take this request now; the sender should retry later.
+
+    `reason` is the stable token logged and counted for the refusal (see `_watch`).
+    """
+
+    def __init__(self, message: str, reason: str = "overloaded") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class SpanStore(Protocol):
@@ -54,12 +62,14 @@ class Ingest:
         write_timeout_s: float,
         max_group_rows: int = 16384,
         max_group_bytes: int = 64 * 1024 * 1024,
+        on_write: Callable[[float], None] | None = None,
     ) -> None:
         self._store = store
         self._max_queue_bytes = max_queue_bytes
         self._write_timeout_s = write_timeout_s
         self._max_group_rows = max_group_rows
         self._max_group_bytes = max_group_bytes
+        self._on_write = on_write
         self._queue: deque[_Ticket] = deque()
         self._queued_bytes = 0
         self._cond = threading.Condition()
@@ -67,6 +77,11 @@ class Ingest:
         self._healthy = True
         self._thread = threading.Thread(target=self._run, name="agentotel-collector-writer", daemon=True)
         self._thread.start()
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes of converted spans queued or being written now (what `max_queue_bytes` bounds)."""
+        return self._queued_bytes
 
     @property
     def healthy(self) -> bool:
@@ -79,18 +94,18 @@ class Ingest:
         size = ticket.size
         with self._cond:
             if self._closing:
-                raise Busy("the collector is shutting down")
+                raise Busy("the collector is shutting down", "shutting_down")
             # One oversized batch is still accepted into an empty queue, or it could never be written.
             if self._queue and self._queued_bytes + size > self._max_queue_bytes:
-                raise Busy("write queue is full")
+                raise Busy("write queue is full", "queue_full")
             self._queue.append(ticket)
             self._queued_bytes += size
             self._cond.notify()
         if not ticket.done.wait(self._write_timeout_s):
             # The batch may still land; the sender's retry then makes a duplicate, which readers collapse.
-            raise Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s")
+            raise Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s", "store_slow")
         if ticket.error is not None:
-            raise Busy(f"the store could not write: {ticket.error}")
+            raise Busy(f"the store could not write: {ticket.error}", "store_failed")
 
     def _take(self) -> list[_Ticket] | None:
         with self._cond:
@@ -120,7 +135,10 @@ class Ingest:
             error: BaseException | None = None
             try:
                 # The whole group in one append: one write and one fsync, and no copy into one batch.
+                started = time.monotonic()
                 self._store.append([batch for t in tickets for batch in t.batches])
+                if self._on_write is not None:
+                    self._on_write(time.monotonic() - started)
                 self._healthy = True
             except Exception as exc:  # noqa: BLE001 - every failure becomes a retryable answer to the sender
                 error = exc

@@ -12,9 +12,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ._convert import Converted, convert
+from ._convert import Converted, InvalidRequest, TooManySpans, convert
 from ._ingest import Busy, Ingest
 from ._settings import Settings
+from ._watch import Metrics
 
 # google.rpc.Code numbers, used in Status bodies (HTTP) and as gRPC status codes.
 INVALID_ARGUMENT = 3
@@ -29,9 +30,10 @@ UNAUTHENTICATED = 16
 class Service:
     """The receiver's behaviour shared by OTLP/HTTP and OTLP/gRPC."""
 
-    def __init__(self, settings: Settings, ingest: Ingest) -> None:
+    def __init__(self, settings: Settings, ingest: Ingest, metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.ingest = ingest
+        self.metrics = metrics or Metrics()
         self._tokens = settings.tokens()
         self._slots = threading.BoundedSemaphore(settings.max_concurrent_requests)
         # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
@@ -60,7 +62,7 @@ class Service:
         """Count a request from arrival to answer, so a stop can wait for it; Busy once stopping."""
         with self._idle:
             if self.stopping:
-                raise Busy("the collector is shutting down")
+                raise Busy("the collector is shutting down", "shutting_down")
             self._inflight += 1
         try:
             yield
@@ -100,14 +102,22 @@ class Service:
         finally:
             self._slots.release()
 
-    def convert(self, request: ExportTraceServiceRequest) -> Converted:
-        """The request's usable spans as rows (TooManySpans past the per-request limit)."""
-        return convert(request, max_spans=self.settings.max_spans_per_request)
+    def convert(self, request: ExportTraceServiceRequest, protocol: str) -> Converted:
+        """The request's usable spans as rows (TooManySpans past the per-request limit); refused spans are counted."""
+        try:
+            converted = convert(request, max_spans=self.settings.max_spans_per_request)
+        except (TooManySpans, InvalidRequest) as exc:
+            spans = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+            self.metrics.rejected_spans(protocol, refusal_reason(exc), spans)
+            raise
+        self.metrics.rejected_spans(protocol, "invalid_id", converted.rejected)
+        return converted
 
-    def store(self, converted: Converted) -> ExportTraceServiceResponse:
+    def store(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
         """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
         if converted.batches:
             self.ingest.write(converted.batches)
+        self.metrics.accepted(protocol, converted.accepted)
         response = ExportTraceServiceResponse()
         if converted.rejected:
             response.partial_success.rejected_spans = converted.rejected
@@ -120,4 +130,15 @@ class Service:
             return self._idle.wait_for(lambda: self._inflight == 0, timeout_s)
 
 
-__all__ = ["Busy", "Service"]
+def refusal_reason(exc: BaseException) -> str:
+    """The stable reason token of a refusal raised by the shared write path."""
+    if isinstance(exc, Busy):
+        return exc.reason
+    if isinstance(exc, TooManySpans):
+        return "too_many_spans"
+    if isinstance(exc, InvalidRequest):
+        return "invalid_timestamp"  # the one value the conversion refuses a whole request for
+    return "internal"
+
+
+__all__ = ["Busy", "Service", "refusal_reason"]
