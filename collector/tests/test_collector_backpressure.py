@@ -88,7 +88,7 @@ def test_full_queue_answers_503_with_retry_after_then_accepts_the_retry(stuck):
 
 def test_a_store_slower_than_the_write_timeout_answers_503(tmp_path):
     disk = StuckDisk(tmp_path / "store")
-    with Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None, write_timeout_s=0.3) as collector:
+    with Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", write_timeout_s=0.3) as collector:
         [body] = bodies(1)
 
         response = requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=10)
@@ -140,7 +140,7 @@ def test_health_reports_shutdown(stuck):
 
 def test_stop_finishes_requests_in_progress_and_refuses_new_ones(tmp_path):
     disk = StuckDisk(tmp_path / "store")
-    collector = Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None).start()
+    collector = Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off").start()
     first, second = bodies(2)
     answers: list[requests.Response] = []
     in_progress = post_in_background(http_url(collector), first, answers)

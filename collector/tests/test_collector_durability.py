@@ -126,7 +126,7 @@ class SlowDisk(StoreWriter):
         time.sleep({delay})
         super().append(batch)
 
-collector = Collector(store=SlowDisk({store!r}), dir={store!r}, http=("127.0.0.1", {port}), grpc=None,
+collector = Collector(store=SlowDisk({store!r}), dir={store!r}, http=("127.0.0.1", {port}), grpc="off",
                       queue_bytes=256 * 1024, write_timeout_s=2, max_concurrent_requests=2, admission_timeout_s=0.1).start()
 stop = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stop.set())

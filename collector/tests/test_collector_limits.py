@@ -209,7 +209,7 @@ def test_grpc_refuses_a_missing_token_and_an_oversized_message(guarded, sdk_span
 
 
 def test_connections_past_the_limit_are_closed_and_the_server_recovers(tmp_path, sdk_spans):
-    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None, max_connections=1) as running:
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", max_connections=1) as running:
         first = requests.Session()
         assert first.post(http_url(running), data=good_body(sdk_spans), headers=PROTOBUF, timeout=10).status_code == 200
 

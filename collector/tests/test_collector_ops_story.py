@@ -25,7 +25,7 @@ agentotel.shutdown()
 
 
 def test_agent_spans_sent_over_otlp_are_queryable_with_agentotel(tmp_path):
-    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None) as collector:
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
         env = {
             **subprocess_env(),
             "OTEL_TRACES_EXPORTER": "otlp",  # no local Parquet: everything goes through the collector
