@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from agentotel._context import canonical_arguments
+from agentotel.analysis._steps import type_name
 from agentotel.analysis.align import align, arguments, who
 from agentotel.analysis.calls import CallInput, model_inputs
 
@@ -129,13 +130,7 @@ def shape(value: Any) -> Any:
             if s not in shapes:
                 shapes.append(s)
         return shapes
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string"
+    return type_name(value)
 
 
 def json_changes(a: Any, b: Any, path: str = "$") -> Iterator[dict[str, Any]]:

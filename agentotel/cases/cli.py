@@ -25,21 +25,6 @@ from agentotel.cli import Output, UserError, _open, command
 
 CASE_FAILED = 3
 
-def _run_named(traces: Any, ref: str) -> str:
-    """The run a RUN argument means: a run id, trace id or prefix, else a run name (its latest run)."""
-    from agentotel.cases._record import sql
-    from agentotel.query import RunNotFound
-
-    try:
-        traces.resolve(ref)
-        return ref
-    except RunNotFound:
-        rows = traces.sql(sql("latest_run_named"), {"name": ref}).fetchall()
-        if not rows:
-            raise
-        return str(rows[0][0])
-
-
 _CASE_ACTIONS = {
     "new": ("cut a regression case from a recorded run",
             "agentotel case new 3f2a --at 2 --layer tool --evidence '2 orders' --agent support_agent:answer -o cases/orders.yaml"),
@@ -129,7 +114,7 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
     from agentotel.cases.detectors import detect
 
     traces = _open(args, out)
-    record = load_run(traces, _run_named(traces, args.target))
+    record = load_run(traces, args.target)  # a run name means its latest run (Traces.resolve)
     found = detect(record, load_history(traces, record))
     at = args.at if args.at is not None else suggest_cut(record, found)
     if at is None:

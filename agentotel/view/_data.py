@@ -162,7 +162,7 @@ _PAYLOADS = ("input", "output")
 _STEP_FIELDS: tuple[str, ...] = ()
 
 
-def _step(step: Any, messages: _Messages, errors: Mapping[str, str]) -> dict[str, Any]:
+def _step(step: Any, messages: _Messages) -> dict[str, Any]:
     # Not Step.to_dict(): that deep-copies every payload (a run's whole history, once per model call).
     global _STEP_FIELDS
     if not _STEP_FIELDS:
@@ -172,24 +172,7 @@ def _step(step: Any, messages: _Messages, errors: Mapping[str, str]) -> dict[str
     # Payloads are parsed JSON already (trajectory.parse_payload): JSON-safe as they are.
     data["input"] = messages.messages(step.input)
     data["output"] = messages.messages(step.output)
-    if data.get("error") is None and step.status == "error":
-        data["error"] = errors.get(step.span_id) or data.get("error_type")
     return data
-
-
-def _status_messages(traces: Any, trajectory: Any) -> dict[str, str]:
-    """Each failed step's status message (the exception or API error text), by span id."""
-    failed = [s.span_id for s in trajectory.steps if s.status == "error" and getattr(s, "error", None) is None]
-    trace = trajectory.run.get("trace_id")
-    if not failed or not trace:
-        return {}
-    try:
-        rows = traces.sql("SELECT span_id, status_message FROM spans WHERE trace_id = $t AND span_id IN "
-                          "(SELECT unnest($ids))", {"t": trace, "ids": failed}).fetchall()
-    except Exception:  # noqa: BLE001 - an older store without the column: show the error type only
-        _log.debug("status messages unavailable", exc_info=True)
-        return {}
-    return {span: message for span, message in rows if message}
 
 
 def _findings(traces: Any, run_id: str) -> tuple[list[dict[str, Any]], str | None]:
@@ -209,10 +192,9 @@ def _findings(traces: Any, run_id: str) -> tuple[list[dict[str, Any]], str | Non
 
 
 def trajectory_payload(traces: Any, trajectory: Any, messages: _Messages) -> dict[str, Any]:
-    errors = _status_messages(traces, trajectory)
     return {
         "run": _jsonable(trajectory.run),
-        "steps": [_step(s, messages, errors) for s in trajectory.steps],
+        "steps": [_step(s, messages) for s in trajectory.steps],
         "environment": _jsonable(dict(sorted(trajectory.environment.items()))),
     }
 
