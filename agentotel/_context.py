@@ -52,8 +52,24 @@ class RunContext:
     tool_definitions: dict[str, Any] = field(default_factory=dict)
     tool_descriptions: dict[str, str] = field(default_factory=dict)  # name -> the description the model was given
     instructions: str | None = None  # the system prompt of the run's first model call that had one
+    failed: bool | None = None  # set when the run ends: whether an exception ended it
     _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Streams whose reader left its loop early, by call: each one's `end`, called when the run ends.
+    _left_streams: dict[int, Any] = field(default_factory=dict, repr=False)
+
+    def stream_left(self, call: Any, end: Any) -> None:
+        """A stream of this run whose reader left its loop early: `end` finishes it if the run ends first."""
+        with self._lock:
+            self._left_streams[id(call)] = end
+
+    def end(self, failed: bool) -> None:
+        """The run ended: streams it left unread end now, as errors only when the run failed."""
+        self.failed = failed
+        with self._lock:
+            ends, self._left_streams = list(self._left_streams.values()), {}
+        for end in ends:
+            end(abandoned=True)
 
     def record_tool_calls(self, calls: Iterable[PendingToolCall]) -> None:
         """Remember tool calls a model response asked for, in the order it asked."""

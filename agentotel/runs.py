@@ -374,6 +374,8 @@ def _failed(exc: BaseException | None) -> bool:
 
 def _finish_run(active: _Active, exc: BaseException | None) -> None:
     span, current = active.span, active.run
+    with internal_errors("runs.streams"):
+        active.run_context.end(_failed(exc))  # before the run's own span ends: its steps end inside it
     with internal_errors("runs.finish"):
         if current._has_output:
             active.payload.set(span, AGENTOTEL_RUN_OUTPUT, current._output)

@@ -34,6 +34,7 @@ from agentotel.content import Payload
 from agentotel.cost import cost_usd
 from agentotel.semconv import (
     AGENTOTEL_COST_USD,
+    AGENTOTEL_STREAM_ABANDONED,
     ERROR_TYPE,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OPERATION_NAME,
@@ -351,7 +352,7 @@ class ModelCall:
     # the request and the end of a call the SDK runs long enough to push our code out of the CPU
     # caches, and a function run cold costs several times what it costs in a loop (measured around the
     # benchmark's streamed call: 30 distinct small functions added ~25 µs, one called 30 times ~0).
-    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "_ended", "_response_reader")
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "_ended", "_response_reader")
 
     def __init__(self, patch: Patch, request: Request) -> None:
         self.request = request
@@ -359,6 +360,7 @@ class ModelCall:
         self.run = _context.current_run()
         self.start = time.monotonic()
         self.first_chunk: float | None = None
+        self.stopped: int | None = None  # wall-clock ns when the caller last left its loop early
         self._ended = False
         attributes = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
         if request.model:
@@ -415,6 +417,16 @@ class ModelCall:
         if self.first_chunk is None:
             self.first_chunk = time.monotonic()
 
+    def stopped_reading(self, end: Callable[..., None]) -> None:
+        """The caller left its loop over the stream early (`break`, or an exception in the loop's body).
+
+        Not the end of the stream: the caller may read on. If it does not, the span ends when the run
+        ends (which knows whether that exit was a failure) or when the stream is collected, at this time.
+        """
+        self.stopped = time.time_ns()
+        if self.run is not None and not self._ended:
+            self.run.stream_left(self, end)
+
     def finish(
         self, response: Response | None = None, error: BaseException | None = None, error_kind: str | None = None
     ) -> None:
@@ -423,13 +435,24 @@ class ModelCall:
             if self._ended:
                 return
             self._ended = True
+        end_time = None
+        left = False
+        if error_kind == ABANDONED_STREAM:
+            # A stream the caller stopped reading ends when it stopped. After chunks were read, in a run
+            # that did not fail (or outside any run), that was a deliberate `break`: not an error.
+            end_time = self.stopped
+            run = self.run
+            if self.first_chunk is not None and not (run is not None and run.failed):
+                error_kind, left = None, True
         try:
             self._record(response, error, error_kind)
+            if left:
+                self.span.set_attribute(AGENTOTEL_STREAM_ABANDONED, True)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("providers.finish", exc)
         finally:
             try:  # inline, not end_span(): see the note on the per-call path above
-                self.span.end()
+                self.span.end(end_time)
             except Exception as exc:  # noqa: BLE001 - a failing span processor must not reach the caller
                 report_internal_error("providers.end", exc)
 

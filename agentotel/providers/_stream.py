@@ -3,12 +3,14 @@
 A streamed model call's span outlives the call that started it, so the proxy owns it and finishes
 it exactly once (`ModelCall.finish` is idempotent), whichever way the stream ends: exhausted,
 `close()` (on the stream or on its `.response`), `with` left normally or by `break` or an exception,
-an error while reading, or garbage collection of an abandoned stream (`error.type=abandoned_stream`).
+an error while reading, or a stream left unread: at its run's end or its garbage collection (below).
 
-A plain `for` loop (no `with`) left by an exception in the loop's body ends the span only when the
-stream is collected, as `abandoned_stream`: the interpreter closes the loop's iterator while that
-exception unwinds, but stashes it first, so neither the iterator's `GeneratorExit` nor the proxy's
-`__del__` can see it (and a `break` looks the same from there). Inside `with`, `__exit__` gets it.
+A plain `for` loop (no `with`) left early cannot tell a `break` from an exception in the loop's body:
+the interpreter closes the loop's iterator while that exception unwinds, but stashes it first, so
+neither the iterator's `GeneratorExit` nor the proxy's `__del__` can see it. The run can: such a
+stream ends when its run ends (or when it is collected), at the time its reader left, as an error
+(`abandoned_stream`) only when the run failed or no chunk was read, else with
+`agentotel.stream.abandoned` (a deliberate `break`). Inside `with`, `__exit__` gets the exception.
 
 No OTel context is attached while the user iterates, so no context token can ever be detached in a
 different context (the async-generator finaliser bug): the span is only ended, never (de)activated.
@@ -122,8 +124,10 @@ class StreamProxy(wrapt.ObjectProxy):
         except Exception as exc:  # noqa: BLE001 - telemetry must never break the user's loop
             report_internal_error("providers.stream_chunk", exc)
 
-    def _self_end(self, error: BaseException | None = None, kind: str | None = None) -> None:
+    def _self_end(self, error: BaseException | None = None, kind: str | None = None, abandoned: bool = False) -> None:
         call = self._self_call
+        if abandoned:
+            kind = ABANDONED_STREAM
         if call.ended:
             return
         try:  # once per stream, on the user's path: a plain try (the internal_errors context manager costs more)
@@ -165,6 +169,7 @@ class StreamProxy(wrapt.ObjectProxy):
                     report_internal_error("providers.stream_chunk", exc)
                 yield chunk
         except GeneratorExit:
+            call.stopped_reading(self._self_end)
             raise
         except BaseException as exc:
             self._self_end(exc)

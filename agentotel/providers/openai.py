@@ -390,6 +390,8 @@ class _ChatStream:
                     report_internal_error("providers.stream_chunk", exc)
                 yield chunk
         except GeneratorExit:  # the loop left early: not the end of the stream (see _stream)
+            if call is not None and end is not None:
+                call.stopped_reading(end)
             raise
         except BaseException as exc:
             if end is not None:

@@ -7,6 +7,7 @@ import gc
 import json
 import logging
 import threading
+import time
 
 import anthropic
 import openai
@@ -14,9 +15,12 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
+import agentotel
 from agentotel import _config
 from agentotel.semconv import (
     AGENTOTEL_PAYLOAD_TRUNCATED,
+    AGENTOTEL_RUN_ID,
+    AGENTOTEL_STREAM_ABANDONED,
     ERROR_TYPE,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_RESPONSE_FINISH_REASONS,
@@ -71,15 +75,80 @@ def test_exception_in_users_loop_is_recorded_and_propagates(telemetry):
     assert span.attributes[ERROR_TYPE].endswith("Stop")
 
 
-def test_abandoned_stream_is_ended_by_garbage_collection(telemetry):
+def test_stream_left_after_reading_is_ended_by_garbage_collection_without_error(telemetry):
     with cassette("openai/test_chat_completion_streaming"):
         stream = openai_stream()
         next(iter(stream))
+        left = time.time_ns()
+        time.sleep(0.05)
+        del stream
+        gc.collect()
+    span = telemetry.one()
+    assert ERROR_TYPE not in span.attributes and span.status.status_code is StatusCode.UNSET
+    assert span.attributes[AGENTOTEL_STREAM_ABANDONED] is True
+    assert span.end_time <= left  # ended when its reader left the loop, not when it was collected
+
+
+def test_stream_never_read_is_an_abandoned_stream_error(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        stream = openai_stream()
         del stream
         gc.collect()
     span = telemetry.one()
     assert span.attributes[ERROR_TYPE] == "abandoned_stream"
     assert span.status.status_code is StatusCode.ERROR
+    assert AGENTOTEL_STREAM_ABANDONED not in span.attributes
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_break_out_of_a_plain_loop_in_a_healthy_run_is_not_an_error(telemetry, provider):
+    """The stream is still referenced when the run ends: the run ends it, at the time of the `break`."""
+    with agentotel.run("reader") as run:
+        if provider == "openai":
+            with cassette("openai/test_chat_completion_streaming"):
+                stream = openai_stream()
+                for _chunk in stream:
+                    break
+        else:
+            with cassette("anthropic/test_sync_messages_stream_closed_early_by_caller"):
+                stream = anthropic.Anthropic(api_key="k").messages.create(
+                    model=MODEL, max_tokens=100, messages=HELLO, stream=True)
+                for _event in stream:
+                    break
+        left = time.time_ns()
+        time.sleep(0.05)
+        assert telemetry.model_spans() == []  # the caller may still read on
+    span = telemetry.one()
+    root = next(s for s in telemetry.spans() if s.attributes.get(AGENTOTEL_RUN_ID) == run.id and s.parent is None)
+    assert ERROR_TYPE not in span.attributes and span.status.status_code is StatusCode.UNSET
+    assert span.attributes[AGENTOTEL_STREAM_ABANDONED] is True
+    assert span.end_time <= left < root.end_time
+    assert root.status.status_code is not StatusCode.ERROR
+    del stream
+
+
+def test_a_stream_left_by_an_exception_that_fails_the_run_is_an_error(telemetry):
+    with cassette("openai/test_chat_completion_streaming"), pytest.raises(ZeroDivisionError):
+        with agentotel.run("reader"):
+            stream = openai_stream()
+            for _chunk in stream:
+                1 / 0
+    span = telemetry.one()
+    assert span.attributes[ERROR_TYPE] == "abandoned_stream"
+    assert span.status.status_code is StatusCode.ERROR
+    del stream
+
+
+def test_reading_on_after_a_break_ends_the_stream_normally(telemetry):
+    with cassette("openai/test_chat_completion_streaming"):
+        with agentotel.run("reader"):
+            stream = openai_stream()
+            for _chunk in stream:
+                break
+            rest = list(stream)
+    span = telemetry.one()
+    assert rest and ERROR_TYPE not in span.attributes and AGENTOTEL_STREAM_ABANDONED not in span.attributes
+    assert GEN_AI_RESPONSE_FINISH_REASONS in span.attributes
 
 
 def test_stream_without_finish_still_ends_on_exhaustion(telemetry):
@@ -132,8 +201,10 @@ def test_anthropic_closed_early_and_interrupted(telemetry):
     closed, interrupted, abandoned = telemetry.model_spans()
     assert ERROR_TYPE not in closed.attributes
     assert interrupted.attributes[ERROR_TYPE] == "KeyError"
-    # A plain `for` over an un-managed stream: the stream is dropped with the exception, so GC ends it.
-    assert abandoned.attributes[ERROR_TYPE] == "abandoned_stream"
+    # A plain `for` over an un-managed stream, left by an exception outside any run: nothing can tell it
+    # from a `break`, so after chunks were read it ends as left early, not as an error (in a run, the run
+    # tells: see test_a_stream_left_by_an_exception_that_fails_the_run_is_an_error).
+    assert ERROR_TYPE not in abandoned.attributes and abandoned.attributes[AGENTOTEL_STREAM_ABANDONED] is True
 
 
 def test_streamed_text_is_bounded_by_the_content_policy(telemetry):
@@ -158,7 +229,7 @@ async def test_async_break_and_abandon(telemetry):
         gc.collect()
     broke, abandoned = telemetry.model_spans()
     assert ERROR_TYPE not in broke.attributes
-    assert abandoned.attributes[ERROR_TYPE] == "abandoned_stream"
+    assert ERROR_TYPE not in abandoned.attributes and abandoned.attributes[AGENTOTEL_STREAM_ABANDONED] is True
 
 
 async def test_stream_consumed_in_another_task_and_thread_leaves_context_alone(telemetry, caplog):
