@@ -307,12 +307,19 @@ def _trajectory(args: argparse.Namespace, out: Output) -> None:
     print_trajectory(out, trajectory, full=args.full)
 
 
+# Span names are "{operation} {target}" (GenAI conventions): beside the step's type the operation word
+# only repeats it ("retrieval retrieval docs", "agent invoke_agent triage").
+_OPERATION_WORDS = frozenset({"retrieval", "invoke_agent", "create_agent", "execute_tool", "agent", "tool", "run"})
+
+
 def _who(step: Any) -> str:
     if step.type == "tool":
         return step.tool_name or step.name
     if step.type in ("llm", "embedding"):
         return step.model or step.name
-    return step.name
+    name = step.name or ""
+    first, _, rest = name.partition(" ")
+    return rest if rest and first in _OPERATION_WORDS else name
 
 
 def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title: str | None = None) -> None:

@@ -94,3 +94,20 @@ def test_sql_json_writes_maps_as_objects(demo, capsys):
     (row,) = json.loads(out)
     assert isinstance(row["attributes"], dict) and isinstance(row["resource_attributes"], dict)
     assert "service.name" in row["resource_attributes"]
+
+
+def test_no_doubled_words_in_the_full_trajectory(demo, capsys):
+    """Span names repeat the operation the step's type already says ("retrieval retrieval help-center")."""
+    import re
+    from types import SimpleNamespace
+
+    code, out, err = cli(capsys, "runs", "--dir", demo, "--json")
+    for run in json.loads(out):
+        code, text, err = cli(capsys, "trajectory", run["run_id"], "--full", "--dir", demo)
+        assert code == 0, err
+        doubled = re.findall(r"\b(\w+) \1\b", text)
+        assert not doubled, doubled
+    from agentotel.cli import _who
+    agent = SimpleNamespace(type="agent", name="invoke_agent triage", tool_name=None, model=None)
+    assert _who(agent) == "triage"
+    assert _who(SimpleNamespace(type="agent", name="triage", tool_name=None, model=None)) == "triage"
