@@ -196,6 +196,8 @@ def main(options: dict) -> None:
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
     if options.get("semconv"):
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = options["semconv"]
+        # The newer conventions take where to put content, not a boolean ("true" reads as NO_CONTENT).
+        os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
     url = serve()
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
