@@ -127,6 +127,7 @@ USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER)
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION)
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
+TOOL_OPERATION = "execute_tool"
 
 _OPERATION = semconv.GEN_AI_OPERATION_NAME
 _PROVIDER = semconv.GEN_AI_PROVIDER_NAME
@@ -341,7 +342,7 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("tool_name", _str(get(OI_TOOL_NAME)))
         out.set("tool_call_id", _str(get(OI_TOOL_CALL_ID) or get(OI_TOOL_ID)) or _call_id_in(get(OI_OUTPUT_VALUE)))
         out.input = _str(get(OI_INPUT_VALUE))
-        out.output = _str(get(OI_OUTPUT_VALUE))
+        out.output = tool_result(get(OI_OUTPUT_VALUE))
     elif operation == "retrieval":
         out.input = _str(get(OI_INPUT_VALUE))
         documents = _unflatten(attributes, OI_RETRIEVAL_DOCUMENTS)
@@ -380,7 +381,10 @@ def _traceloop(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("tool_call_id", _call_id_in(get(TL_ENTITY_INPUT)) or _call_id_in(get(TL_ENTITY_OUTPUT)))
     elif operation == "invoke_agent":
         out.set("agent_name", _str(get(TL_ENTITY_NAME)))
-    if kind is not None:
+    if operation == "execute_tool":
+        out.input = tool_arguments(get(TL_ENTITY_INPUT))
+        out.output = tool_result(get(TL_ENTITY_OUTPUT))
+    elif kind is not None:
         out.input = _str(get(TL_ENTITY_INPUT))
         out.output = _str(get(TL_ENTITY_OUTPUT))
 
@@ -576,6 +580,47 @@ def _call_id_in(payload: Any) -> str | None:
         elif isinstance(value, list):
             stack.extend(v for v in value if isinstance(v, (dict, list)))
     return None
+
+
+_TOOL_MESSAGE = "ToolMessage"
+
+
+def tool_result(payload: Any) -> str | None:
+    """A tool's result, out of the LangChain ToolMessage other instrumentations serialise around it.
+
+    OpenInference stores `{"type": "tool", "data": {...}}`, OpenLLMetry `{"output": {"lc": 1, "id":
+    [..., "ToolMessage"], "kwargs": {...}}, "kwargs": {...}}`: the tool returned the message's content.
+    Anything else is kept as it came.
+    """
+    text = _str(payload)
+    if text is None or f'"{_CALL_ID_KEY}"' not in text:
+        return text
+    value = _load(text)
+    if isinstance(value, dict) and "output" in value and set(value) <= {"output", "kwargs"}:
+        value = value["output"]
+    if isinstance(value, dict):
+        ids = value.get("id")
+        if value.get("type") == "tool" and isinstance(value.get("data"), dict):
+            value = value["data"]
+        elif value.get("lc") and isinstance(ids, list) and ids[-1:] == [_TOOL_MESSAGE] and isinstance(value.get("kwargs"), dict):
+            value = value["kwargs"]
+        else:
+            return text
+        if "content" in value and _CALL_ID_KEY in value:
+            content = value["content"]
+            return content if isinstance(content, str) else _dump(content)
+    return text
+
+
+def tool_arguments(payload: Any) -> str | None:
+    """A tool's arguments, out of OpenLLMetry's LangChain wrapper (`{"input_str": ..., "inputs": {...}}`)."""
+    text = _str(payload)
+    if text is None or '"inputs"' not in text:
+        return text
+    value = _load(text)
+    if isinstance(value, dict) and "input_str" in value and isinstance(value.get("inputs"), dict):
+        return _dump(value["inputs"])
+    return text
 
 
 def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> Any:

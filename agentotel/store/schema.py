@@ -351,11 +351,14 @@ class SpanColumns:
             if value is not None:
                 promoted_rows[index].append(row)
                 promoted_values[index].append(value)
+        operation = self._value(_OPERATION, row)
+        if operation == dialects.TOOL_OPERATION and (payload_in is not None or payload_out is not None):
+            # GenAI tool attributes set by another instrumentation may hold the framework's wrapper.
+            payload_in, payload_out = dialects.tool_arguments(payload_in), dialects.tool_result(payload_out)
         if payload_in is None:
             payload_in = derived.input
         if payload_out is None:
             payload_out = derived.output
-        operation = self._value(_OPERATION, row)
         if operation is not None and operation not in dialects.MODEL_OPERATIONS:
             # An agent or tool span's usage is the sum of its model calls: counted there, not again here.
             for index in _USAGE:

@@ -101,6 +101,7 @@ def test_openinference_langchain_model_and_tool_steps_are_linked(tmp_path: Path)
     run = only_run(traces)
     assert run["tool_calls"] == 1
     assert_weather_steps(traces, run)
+    assert_tool_result_unwrapped(traces)
 
 
 def test_openllmetry_langchain_model_and_tool_steps(tmp_path: Path) -> None:
@@ -111,6 +112,26 @@ def test_openllmetry_langchain_model_and_tool_steps(tmp_path: Path) -> None:
     assert_weather_steps(traces, run)
     tool = traces.sql("SELECT dialect FROM tool_calls").fetchall()
     assert tool == [("genai+traceloop",)]
+    assert_tool_result_unwrapped(traces)
+
+
+def assert_tool_result_unwrapped(traces: Traces) -> None:
+    """The tool's own result and arguments, not the LangChain ToolMessage / callback wrapper around them."""
+    (tool,) = pylist(traces.sql("SELECT input, output FROM tool_calls").to_arrow_table())
+    assert tool["output"] == "sunny in Paris"
+    assert "Paris" in tool["input"] and "input_str" not in tool["input"]
+
+
+def test_tool_results_that_only_look_like_a_wrapper_are_kept() -> None:
+    from agentotel.store.dialects import tool_arguments, tool_result
+
+    own = '{"tool_call_id": "c1", "content": "x", "type": "ticket"}'  # a tool's own dict result
+    assert tool_result(own) == own
+    assert tool_result("plain text") == "plain text" and tool_result(None) is None
+    wrapped = '{"type": "tool", "data": {"content": [{"k": 1}], "tool_call_id": "c1"}}'
+    assert json.loads(tool_result(wrapped)) == [{"k": 1}]
+    assert tool_arguments('{"inputs": {"a": 1}}') == '{"inputs": {"a": 1}}'
+    assert json.loads(tool_arguments('{"input_str": "a=1", "inputs": {"a": 1}}')) == {"a": 1}
 
 
 def test_through_the_collector_the_same_steps_and_cost(tmp_path: Path) -> None:
