@@ -158,8 +158,10 @@ def test_opentelemetry_openai_v2_spans_are_model_steps(tmp_path: Path, conventio
     store = tmp_path / "store"
     produce(store, instrumentations=["openai-v2"], flow="openai", root_span="weather-job", semconv=conventions)
     traces = agentotel.open(store)
-    # Without the opt-in, capture is the legacy "true", which util-genai >= 1.1 reads as no content.
+    # The legacy conventions (gen_ai.system) put content in log events, which are not spans: no messages.
     assert_weather_steps(traces, only_run(traces), tool_step=False, content=bool(conventions))
+    dialects = {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()}
+    assert dialects == ({"genai"} if conventions else {"genai+genai-legacy"})
 
 
 # -- beside agentotel's own instrumentation: each call counts once ---------------------------------------
