@@ -132,11 +132,18 @@ class Store:
         return self.traces().sql("select * from runs").df().to_dict("records")
 
     def only_run(self) -> Any:
-        """The trajectory of the one run recorded (asserting there is exactly one)."""
+        """The trajectory of the one run recorded (asserting there is exactly one).
+
+        A run whose steps all succeeded is a good run: `check` must find nothing to warn about in it.
+        """
         traces = self.traces()
         ids = [r[0] for r in traces.sql("select run_id from runs").fetchall()]
         assert len(ids) == 1, traces.sql("select run_id, name, steps from runs").fetchall()
-        return traces.trajectory(ids[0])
+        trajectory = traces.trajectory(ids[0])
+        if trajectory.run.get("status") == "ok" and all(s.status == "ok" for s in trajectory.steps):
+            alarms = [(f.kind, f.index, f.message) for f in traces.findings(ids[0]) if f.severity in ("warning", "error")]
+            assert not alarms, alarms
+        return trajectory
 
 
 @pytest.fixture
