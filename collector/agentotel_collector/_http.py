@@ -209,15 +209,29 @@ def _phrase(status: int) -> str:
 
 
 class _BodyBudget:
-    """Bytes of request bodies being received at once; a request reserves its declared length before reading."""
+    """Bytes of request bodies held at once (received, or waiting to be decoded).
+
+    A request takes its share as its bytes arrive, not its declared length up front: a slow sender
+    holds only what it has sent, so slow peers declaring big bodies cannot starve the others.
+    """
 
     def __init__(self, total: int) -> None:
         self.total, self.used = total, 0
         self._freed: asyncio.Condition | None = None  # made on the server's loop
 
     @contextlib.asynccontextmanager
-    async def reserve(self, size: int, timeout_s: float) -> AsyncIterator[None]:
-        size = min(size, self.total)
+    async def holding(self) -> AsyncIterator["_Held"]:
+        held = _Held(self)
+        try:
+            yield held
+        finally:
+            if held.size:
+                await self._give(held.size)
+
+    async def _take(self, size: int, timeout_s: float) -> None:
+        if self.used + size <= self.total:  # the usual case: no waiting, no lock
+            self.used += size
+            return
         if self._freed is None:
             self._freed = asyncio.Condition()
         freed = self._freed
@@ -227,12 +241,26 @@ class _BodyBudget:
             except asyncio.TimeoutError:
                 raise Busy("too many request bodies being received") from None
             self.used += size
-        try:
-            yield
-        finally:
-            async with freed:
-                self.used -= size
-                freed.notify_all()
+
+    async def _give(self, size: int) -> None:
+        self.used -= size
+        if self._freed is not None:
+            async with self._freed:
+                self._freed.notify_all()
+
+
+class _Held:
+    """One request's share of the body budget."""
+
+    __slots__ = ("budget", "size")
+
+    def __init__(self, budget: _BodyBudget) -> None:
+        self.budget, self.size = budget, 0
+
+    async def take(self, size: int, timeout_s: float) -> None:
+        size = min(size, self.budget.total - self.size)  # one request alone always fits
+        await self.budget._take(size, timeout_s)
+        self.size += size
 
 
 class _Request:
@@ -275,7 +303,7 @@ class _Receiver:
         self.service = service
         settings = service.settings
         # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
-        # read, or reserved for reading, at once is bounded by this many bytes.
+        # received and not yet decoded is bounded by this many bytes.
         self.budget = _BodyBudget((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
         # Decoding holds the GIL: more threads than decoding slots would buy no speed, only memory.
         self._pool = ThreadPoolExecutor(settings.max_concurrent_requests, thread_name_prefix="agentotel-collector-http")
@@ -360,9 +388,8 @@ class _Receiver:
             with service.in_flight():
                 # The body is read before a decoding slot is taken: a slow sender holds only its own
                 # connection and its share of the body budget, and is cut off at the minimum rate.
-                async with self.budget.reserve(settings.max_request_bytes if request.chunked else length or 0,
-                                               settings.admission_timeout_s):
-                    raw = await self._read_body(request, settings.max_request_bytes)
+                async with self.budget.holding() as held:
+                    raw = await self._read_body(request, settings.max_request_bytes, held)
                     converted = await self._decode([raw], encoding, fmt)
                     del raw
                 response = await service.store_async(converted, "http")
@@ -402,8 +429,11 @@ class _Receiver:
             del data
             return service.convert(request, "http")
 
-    async def _read_body(self, request: _Request, limit: int) -> bytes:
-        """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower."""
+    async def _read_body(self, request: _Request, limit: int, held: _Held | None = None) -> bytes:
+        """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower.
+
+        With `held`, the bytes are kept (and counted against the body budget); without, they are dropped.
+        """
         settings = self.service.settings
         started, received = time.monotonic(), 0
         chunks: list[bytes] = []
@@ -422,13 +452,15 @@ class _Receiver:
                 raise _Dropped("disconnected", "the peer closed the connection mid-request")
             chunk = message.get("body", b"")
             if chunk:
-                chunks.append(chunk)
                 received += len(chunk)
                 if received > limit:  # a chunked body (a declared length was checked before)
                     raise _body.BodyError(413, f"request body exceeds {limit} bytes")
+                if held is not None:
+                    await held.take(len(chunk), settings.admission_timeout_s)
+                    chunks.append(chunk)
             more = message.get("more_body", False)
         request.body_done = True
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)  # (the join briefly holds one body twice)
 
     async def _refuse(self, request: _Request, status: int, code: int, message: str, reason: str) -> None:
         await self._drain(request)

@@ -83,7 +83,8 @@ class Settings:
     max_decompressed_bytes: int = _opt(_size, 64 * MiB, "largest request body after decompression")
     max_spans_per_request: int = _opt(_count, 100_000, "most spans accepted in one request")
     max_concurrent_requests: int = _opt(_count, 2, "requests decoded at once; others wait, then get 503")
-    max_connections: int = _opt(_count, 256, "open HTTP connections; more are refused")
+    # An idle or slow connection costs a few KB on the event loop (no thread): room for many peers.
+    max_connections: int = _opt(_count, 4096, "open HTTP connections; more are refused")
     max_connections_per_address: int = _opt(_count, 64, "open HTTP connections from one client address; more are refused")
     header_timeout_s: float = _opt(_seconds, 10.0, "longest an HTTP request's line and headers may take to arrive")
     body_timeout_s: float = _opt(_seconds, 10.0, "time an HTTP body gets before --min-body-rate applies")
