@@ -98,6 +98,8 @@ class Settings:
     wal_max_bytes: int | None = _opt(_size, None, "fold the WAL into Parquet at this size ($AGENTOTEL_WAL_MAX_BYTES)")
     wal_max_age_s: float | None = _opt(_seconds, None, "fold the WAL into Parquet at this age ($AGENTOTEL_WAL_MAX_AGE_S)")
     writer_id: str | None = _opt(_text, None, "name of this instance's WAL file (default: unique per process)")
+    # -- processes (issue 20) --
+    workers: int = _opt(_count, 1, "processes sharing the listening ports (Linux); each writes its own WAL files")
 
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None, **given: Any) -> "Settings":
@@ -119,6 +121,8 @@ class Settings:
         settings = cls(**values)
         if (settings.tls_cert is None) != (settings.tls_key is None):
             raise ConfigError("TLS needs both --tls-cert and --tls-key")
+        if settings.workers > 1 and any(address is not None and address[1] == 0 for address in (settings.http, settings.grpc)):
+            raise ConfigError("--workers needs fixed ports: port 0 would give each worker a port of its own")
         return settings
 
     def tokens(self) -> tuple[bytes, ...]:
