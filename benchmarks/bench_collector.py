@@ -4,10 +4,13 @@ The corpus's spans are encoded once, as an OTLP exporter sends them: `ExportTrac
 protobuf, batches of 512, gzip. Four client threads (keep-alive connections) post every batch and wait
 for each answer. Ours is `agentotel-collector` in its own process with the real store: a 200 comes back
 only after the batch is converted, in the WAL and fsync'd; the final fold to Parquet at shutdown is not
-in the timed part. The comparison is the ceiling: a minimal receiver in its own process (the same
-Python HTTP server) that gunzips, parses the protobuf and throws it away. Both take turns within each
+in the timed part. The comparison is the ceiling: a minimal receiver in its own process (the standard
+library's thread-per-connection `http.server`) that gunzips, parses the protobuf and throws it away. Both take turns within each
 repeat on the same pre-encoded bodies, so the client costs the same on both sides. CPU is the server
 process's user+system time (from /proc) per 10,000 spans.
+
+`python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
+the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
 """
 
 from __future__ import annotations
