@@ -4,10 +4,13 @@ The corpus's spans are encoded once, as an OTLP exporter sends them: `ExportTrac
 protobuf, batches of 512, gzip. Four client threads (keep-alive connections) post every batch and wait
 for each answer. Ours is `agentotel-collector` in its own process with the real store: a 200 comes back
 only after the batch is converted, in the WAL and fsync'd; the final fold to Parquet at shutdown is not
-in the timed part. The comparison is the ceiling: a minimal receiver in its own process (the same
-Python HTTP server) that gunzips, parses the protobuf and throws it away. Both take turns within each
+in the timed part. The comparison is the ceiling: a minimal receiver in its own process (the standard
+library's thread-per-connection `http.server`) that gunzips, parses the protobuf and throws it away. Both take turns within each
 repeat on the same pre-encoded bodies, so the client costs the same on both sides. CPU is the server
 process's user+system time (from /proc) per 10,000 spans.
+
+`python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
+the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
 """
 
 from __future__ import annotations
@@ -63,6 +66,46 @@ server.serve_forever()
 """
 
 
+# The same receiver (agentotel_collector._http._Receiver: body budget, deadlines, decoding pool, the
+# fsync wait) served by hypercorn instead of uvicorn: the front doors compared on equal terms.
+HYPERCORN = r"""
+import asyncio, signal, sys
+from pathlib import Path
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+from agentotel.store import StoreWriter
+from agentotel_collector._http import _Receiver
+from agentotel_collector._ingest import Ingest
+from agentotel_collector._service import Service
+from agentotel_collector._settings import Settings
+
+settings = Settings.resolve(dir=Path(sys.argv[2]), http=("127.0.0.1", int(sys.argv[1])), grpc="off")
+store = StoreWriter(settings.dir)
+ingest = Ingest(store, max_queue_bytes=settings.queue_bytes, write_timeout_s=settings.write_timeout_s)
+receiver = _Receiver(Service(settings, ingest))
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+        return
+    await receiver.handle(None, scope, receive, send)
+
+async def main():
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    config = Config()
+    config.bind = [f"127.0.0.1:{sys.argv[1]}"]
+    config.accesslog = config.errorlog = None
+    await serve(app, config, shutdown_trigger=stop.wait)
+
+asyncio.run(main())
+ingest.close()
+store.close()
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -77,14 +120,25 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _cpu_seconds(pid: int) -> float:
+    """User+system CPU of the process and its live children (the workers of `--workers`)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    for child in children:
+        try:
+            total += _cpu_seconds(int(child))
+        except OSError:  # exited meanwhile
+            pass
+    return total
 
 
 class _Server:
-    def __init__(self, args: list[str], port: int) -> None:
+    def __init__(self, args: list[str], port: int, collector: Path = _COLLECTOR) -> None:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(_COLLECTOR), str(_ROOT), env.get("PYTHONPATH", "")])
+        env["PYTHONPATH"] = os.pathsep.join([str(collector), str(_ROOT), env.get("PYTHONPATH", "")])
         self.port = port
         self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
@@ -267,6 +321,75 @@ def _results(name, samples, ours_cpu, peer_cpu, n_spans, n_bodies, raw_bytes, re
     ]
 
 
+def front_doors(quick: bool) -> list[Result]:
+    """The HTTP front door compared: one uvicorn process, `--workers 2`, and the same receiver on hypercorn.
+
+    `AGENTOTEL_BENCH_BASELINE_COLLECTOR=<checkout>/collector` adds that checkout's collector (say, the
+    `http.server` one before issue 20) as one more server.
+    """
+    import importlib.util
+
+    repeats = 1 if quick else 3
+    spans = corpus.generate(BATCH if quick else 40 * BATCH)
+    workloads = [
+        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
+        _workload("agent corpus, content capture off", spans, strip=True),
+    ]
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-front-doors-"))
+    commands: dict[str, tuple[list[str], Path]] = {}
+
+    def collector(name: str, *extra: str, package: Path = _COLLECTOR) -> None:
+        port = _free_port()
+        commands[name] = ([sys.executable, "-m", "agentotel_collector", "--dir", str(scratch / name.replace(" ", "_")),
+                           "--http", f"127.0.0.1:{port}", "--grpc", "off", "--log-level", "ERROR", *extra], package)
+
+    collector("uvicorn, 1 process")
+    collector("uvicorn, --workers 2", "--workers", "2")
+    if importlib.util.find_spec("hypercorn") is not None:
+        port = _free_port()
+        commands["hypercorn, 1 process"] = ([sys.executable, "-c", HYPERCORN, str(port), str(scratch / "hypercorn")], _COLLECTOR)
+    baseline = os.environ.get("AGENTOTEL_BENCH_BASELINE_COLLECTOR")
+    if baseline:
+        collector("baseline checkout", package=Path(baseline))
+    servers: dict[str, _Server] = {}
+    results: list[Result] = []
+    try:
+        for name, (args, package) in commands.items():
+            port = int(args[args.index("--http") + 1].rsplit(":", 1)[1]) if "--http" in args else int(args[3])
+            servers[name] = _Server(args, port, package)
+        for workload, bodies, raw_bytes, n_spans in workloads:
+            cpu: dict[str, list[float]] = {name: [] for name in servers}
+            samples = interleave(
+                {name: _sender(server.port, bodies, cpu[name], server.process.pid) for name, server in servers.items()},
+                repeats=repeats, warmup=1,
+            )
+            first = next(iter(servers))
+            for name in servers:
+                rate = samples[name].per_second(n_spans)
+                reference = samples[first].per_second(n_spans)
+                spent = Sample(tuple(c * 10_000 / n_spans for c in cpu[name][1:]))
+                results.append(Result(
+                    benchmark=f"collector front door: {name} ({workload})",
+                    metric="spans per second acknowledged, OTLP/HTTP protobuf gzip, durable before the 200",
+                    unit="spans/s",
+                    ours=rate.median,
+                    peer_name=first,
+                    peer=reference.median,
+                    notes=(f"server CPU {spent.median:.2f} s per 10,000 spans (all its processes); {CLIENTS} clients; "
+                           f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
+                    corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
+                    ours_spread=rate.spread,
+                    peer_spread=reference.spread,
+                    repeats=repeats,
+                ))
+    finally:
+        for server in servers.values():
+            server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
 if __name__ == "__main__":
-    for result in run(quick="--quick" in sys.argv):
+    chosen = front_doors if "--front-doors" in sys.argv else run
+    for result in chosen(quick="--quick" in sys.argv):
         print(result.to_dict())

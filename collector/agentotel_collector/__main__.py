@@ -15,6 +15,7 @@ import threading
 
 from agentotel._config import ConfigError
 
+from . import _workers
 from ._collector import Collector
 from ._memory import keep_freed_memory
 from ._settings import Settings, env_name
@@ -39,37 +40,50 @@ def _parser() -> argparse.ArgumentParser:
             help=f"{f.metadata['help']} [${env_name(f.name)}; default {default}]",
         )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)  # set by --workers for each process
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the collector in the foreground; exit status 0 after an orderly stop, 2 on a bad setting."""
+    argv = sys.argv[1:] if argv is None else argv
     args = vars(_parser().parse_args(argv))
     logging.basicConfig(level=args.pop("log_level"), format="%(asctime)s %(levelname)s %(message)s")
-    keep_freed_memory()
+    worker = args.pop("worker")
     try:
         settings = Settings.resolve(**args)
-        collector = Collector(settings)
+        if settings.workers > 1:
+            return _workers.supervise(settings, argv)
+        if worker is not None:  # one of --workers: the ports are shared, the WAL files are its own
+            settings = dataclasses.replace(settings, writer_id=_workers.worker_writer_id(settings, worker))
+        keep_freed_memory()
+        stop = _stop_on_signals()  # before the listeners open: a SIGTERM right after the start still drains
+        collector = Collector(settings, reuse_port=worker is not None)
         collector.start()
     except (ConfigError, OSError) as exc:
         print(f"agentotel-collector: {exc}", file=sys.stderr)
         return 2
 
+    # Everything alive now (modules, settings, servers) lives as long as the process: keep the cyclic
+    # garbage collector from re-scanning it on every collection while requests churn through objects.
+    gc.collect()
+    gc.freeze()
+    while not stop.wait(1.0):
+        pass
+    collector.stop()
+    return 0
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set by SIGTERM or SIGINT (Ctrl-C)."""
     stop = threading.Event()
 
     def _on_signal(signum: int, _frame: object) -> None:
         stop.set()
 
-    # Everything alive now (modules, settings, servers) lives as long as the process: keep the cyclic
-    # garbage collector from re-scanning it on every collection while requests churn through objects.
-    gc.collect()
-    gc.freeze()
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
-    while not stop.wait(1.0):
-        pass
-    collector.stop()
-    return 0
+    return stop
 
 
 if __name__ == "__main__":

@@ -28,13 +28,14 @@ class Collector:
     comes from AGENTOTEL_COLLECTOR_* variables, then the defaults.
     """
 
-    def __init__(self, settings: Settings | None = None, *, store: SpanStore | None = None, **options: Any) -> None:
+    def __init__(self, settings: Settings | None = None, *, store: SpanStore | None = None, reuse_port: bool = False,
+                 **options: Any) -> None:
         if settings is not None and options:
             raise TypeError("pass either settings or keyword options, not both")
         self.settings = settings or Settings.resolve(**options)
         self._store = store
+        self._reuse_port = reuse_port  # several processes share the ports (`--workers`, Linux's SO_REUSEPORT)
         self._http: HttpServer | None = None
-        self._http_thread: threading.Thread | None = None
         self._grpc: grpc.Server | None = None
         self.http_address: tuple[str, int] | None = None
         self.grpc_address: tuple[str, int] | None = None
@@ -75,16 +76,15 @@ class Collector:
                       wal_bytes(wal_dir))
         try:
             if settings.http is not None:
-                self._http = _listening("OTLP/HTTP", settings.http, lambda: HttpServer(settings.http, self.service, self._ssl_context()))
+                self._http = _listening("OTLP/HTTP", settings.http,
+                                        lambda: HttpServer(settings.http, self.service, self._ssl_context(), reuse_port=self._reuse_port))
                 self.http_address = self._http.server_address[:2]
-                self._http_thread = threading.Thread(
-                    target=self._http.serve_forever, kwargs={"poll_interval": 0.2}, name="agentotel-collector-http", daemon=True
-                )
-                self._http_thread.start()
+                self._http.start()
                 log.info("agentotel-collector: OTLP/HTTP on %s:%d%s", *self.http_address, " (TLS)" if settings.tls_cert else "")
             if settings.grpc is not None:
                 self._grpc, port = _listening("OTLP/gRPC", settings.grpc,
-                                              lambda: start_grpc(self.service, settings.grpc, self._grpc_credentials()))
+                                              lambda: start_grpc(self.service, settings.grpc, self._grpc_credentials(),
+                                                                 reuse_port=self._reuse_port))
                 self.grpc_address = (settings.grpc[0], port)
                 log.info("agentotel-collector: OTLP/gRPC on %s:%d%s", *self.grpc_address, " (TLS)" if settings.tls_cert else "")
         except BaseException:
@@ -104,8 +104,7 @@ class Collector:
                 service.stopping = True  # new requests get 503 (they will be retried elsewhere or later)
             grpc_stopped = self._grpc.stop(grace_s) if self._grpc is not None else None
             if self._http is not None:
-                self._http.shutdown()
-                self._http.server_close()
+                self._http.stop(grace_s)
             if service is not None:
                 service.wait_idle(grace_s)
             if grpc_stopped is not None:

@@ -131,7 +131,8 @@ def _retry_metadata(seconds: int, message: str) -> tuple[tuple[str, bytes], ...]
     )
 
 
-def start_grpc(service: Service, address: tuple[str, int], credentials: grpc.ServerCredentials | None) -> tuple[grpc.Server, int]:
+def start_grpc(service: Service, address: tuple[str, int], credentials: grpc.ServerCredentials | None,
+               *, reuse_port: bool = False) -> tuple[grpc.Server, int]:
     """A started gRPC server for the trace service, and the port it listens on."""
     settings = service.settings
     # Threads beyond the decoding slots wait for one and then answer UNAVAILABLE (retryable everywhere);
@@ -143,7 +144,7 @@ def start_grpc(service: Service, address: tuple[str, int], credentials: grpc.Ser
         maximum_concurrent_rpcs=workers * 4,
         options=[
             ("grpc.max_receive_message_length", settings.max_decompressed_bytes),
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", int(reuse_port)),  # off unless asked: a second collector on the port must fail
             # Without BDP probing a stream's window grows only for a message the handler asked for: a
             # request waiting for its token check or a slot is not buffered (12 x 60 MiB: +2 MB, not +590).
             ("grpc.http2.bdp_probe", 0),

@@ -1,30 +1,40 @@
 """OTLP/HTTP: POST /v1/traces (protobuf or JSON, gzip or zstd), GET /health and GET /metrics (Prometheus).
 
-A thread per connection (bounded in all and per client address), HTTP/1.1 keep-alive. Slow or idle
-peers cannot starve the others: a request's line and headers must arrive within `header_timeout_s`,
-its body within `body_timeout_s` and then at `min_body_rate` at least, and a body is read before a
-decoding slot is taken (a slow sender holds no slot). Every refusal drains the request body when it
-is small enough, so the sender reads the answer and the connection stays usable. Error bodies are
-`google.rpc.Status` in the request's content type; no traceback ever reaches a body.
+Served by uvicorn (HTTP/1.1 parsed by h11) on its own event loop, so an idle or slow connection costs a
+few kilobytes, not a thread. The connection policy lives in `_Connection`, uvicorn's h11 protocol with
+our limits: connections in all and per client address, a deadline for a request's line and headers,
+and framing errors (two different Content-Length values, say) answered and logged as ours. The request
+itself is `_Receiver.handle`, an ASGI callable: a body is read before a decoding slot is taken (a slow
+sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding runs on a
+small thread pool holding one of the shared decoding slots; the wait for the WAL's fsync holds no
+thread. A refused request's small body is read and dropped before the answer, so the sender reads the
+answer and the connection stays usable. Error bodies are `google.rpc.Status` in the request's content
+type; no traceback ever reaches a body.
 """
 
 from __future__ import annotations
 
-import io
+import asyncio
+import contextlib
+import functools
 import json
 import logging
 import socket
 import ssl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, AsyncIterator, Awaitable, Callable
 
+import h11
+import uvicorn
 from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from . import _body, _otlp_json
-from ._convert import InvalidRequest, TooManySpans
+from ._convert import Converted, InvalidRequest, TooManySpans
 from ._ingest import Busy
 from ._service import (
     INTERNAL,
@@ -49,6 +59,11 @@ JSON = "application/json"
 _FORMATS = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
 # A refused body up to this size is read and dropped so the connection stays usable; bigger ones close it.
 _DRAIN_LIMIT = 4 * 1024 * 1024
+# An idle keep-alive connection (or a new one that sends nothing) is closed after this long.
+IDLE_TIMEOUT_S = 30.0
+
+Receive = Callable[[], Awaitable[dict]]
+Send = Callable[[dict], Awaitable[None]]
 
 
 class _Refusal(Exception):
@@ -57,206 +72,330 @@ class _Refusal(Exception):
         self.status, self.code, self.message, self.reason, self.retry = status, code, message, reason, retry
 
 
-class _Deadline(io.RawIOBase):
-    """The connection's reads, each bounded by what is left of the current phase's time allowance.
+class _Dropped(Exception):
+    """The request ends without an answer: the connection is closed (`reason`: slow_sender, disconnected)."""
 
-    A phase (waiting for a request, its headers, its body) allows `grace` seconds plus one second per
-    `rate` bytes received in it; a peer sending slower than that is cut off, however it spaces its bytes.
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason, self.detail = reason, detail
+
+
+# -- the connection: uvicorn's h11 protocol with our limits ------------------------------------
+
+# uvicorn's own messages: errors (an exception escaping a request) still show; its warnings repeat our refusal lines.
+_UVICORN_LOG = logging.getLogger("agentotel_collector.uvicorn")
+_UVICORN_LOG.setLevel(logging.ERROR)
+
+
+class _Connection(H11Protocol):
+    """One HTTP/1.1 connection; refused at once past the connection limits, cut off when its headers are slow."""
+
+    def __init__(self, *args: Any, front: "HttpServer", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._front = front
+        self.app = functools.partial(front.receiver.handle, self)
+        self._address: str | None = None  # set once the connection is counted against the limits
+        self._refused = False
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._protocol_error: h11.RemoteProtocolError | None = None
+        self._eof = False
+        self.logger = _UVICORN_LOG  # its "Invalid HTTP request received." is our refusal line instead
+        next_event = self.conn.next_event
+
+        def next_event_noting_errors() -> Any:
+            # uvicorn answers a request h11 cannot parse with its own plain 400: keep the reason for ours.
+            try:
+                return next_event()
+            except h11.RemoteProtocolError as exc:
+                self._protocol_error = exc
+                raise
+
+        self.conn.next_event = next_event_noting_errors  # type: ignore[method-assign]
+
+    @property
+    def peer(self) -> str:
+        return f"{self.client[0]}:{self.client[1]}" if self.client else "unknown"
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if peer else ""
+        refusal = self._front.admit(address)
+        if refusal is not None:
+            self._refused, self.transport = True, transport
+            where = f"{peer[0]}:{peer[1]}" if peer else "unknown"
+            self._front.service.metrics.rejected("http", "closed", "too_many_connections", peer=where, detail=refusal)
+            transport.close()  # senders retry a closed connection
+            return
+        self._address = address
+        super().connection_made(transport)
+        # A new connection that sends nothing is an idle one: closed after IDLE_TIMEOUT_S.
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self._cancel_header_timer()
+        if self._address is not None:
+            self._front.release(self._address)
+            self._address = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        # The first byte of a request starts its header deadline; parsed headers end it.
+        if self._header_timer is None and self.conn.their_state is h11.IDLE:
+            self._header_timer = self.loop.call_later(self._front.service.settings.header_timeout_s, self._headers_late)
+        super().data_received(data)
+        if self._header_timer is not None and self.conn.their_state is not h11.IDLE:
+            self._cancel_header_timer()
+
+    def eof_received(self) -> bool | None:
+        # A sender may shut down its side once the request is sent (half-close): answer it, then close.
+        # Mid-request, the request can never complete: close now (the receiver sees a disconnect).
+        if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE) and self.cycle is not None and not self.cycle.response_complete:
+            self._eof = True
+            return True
+        return None
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._eof:
+            self.transport.close()
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self._front.service.metrics.rejected(
+                "http", "closed", "slow_sender", peer=self.peer, detail="request line and headers did not arrive in time"
+            )
+            self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot parse: answered (400, 414 or 431) with a Status body, logged and counted, then closed."""
+        error = self._protocol_error
+        status = getattr(error, "error_status_hint", 400) or 400
+        detail = str(error) if error is not None and str(error) else "malformed HTTP request"
+        reason = "bad_framing" if "content-length" in detail.lower() or "transfer-encoding" in detail.lower() else "bad_request"
+        self._front.service.metrics.rejected("http", status, reason, peer=self.peer, detail=detail)
+        body = json.dumps({"code": INVALID_ARGUMENT, "message": detail}).encode()
+        head = (
+            f"HTTP/1.1 {status} {_phrase(status)}\r\nContent-Type: {JSON}\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode("latin-1")
+        self.transport.write(head + body)  # h11 is in its error state: the answer is written by hand
+        self.transport.close()
+
+    def drop(self) -> None:
+        """Close the connection without an answer (the request is abandoned)."""
+        if self.cycle is not None:
+            self.cycle.disconnected = True  # uvicorn then sends nothing more for this request
+        self.transport.close()
+
+
+def _phrase(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+# -- one request: the ASGI callable ------------------------------------------------------------
+
+
+class _BodyBudget:
+    """Bytes of request bodies held at once (received, or waiting to be decoded).
+
+    A request takes its share as its bytes arrive, not its declared length up front: a slow sender
+    holds only what it has sent, so slow peers declaring big bodies cannot starve the others.
     """
 
-    def __init__(self, sock: socket.socket, idle_s: float) -> None:
-        self._sock, self._idle_s = sock, idle_s
-        self.phase(None)
+    def __init__(self, total: int) -> None:
+        self.total, self.used = total, 0
+        self._freed: asyncio.Condition | None = None  # made on the server's loop
 
-    def phase(self, grace_s: float | None, rate: int = 0) -> None:
-        self._start, self._grace_s, self._rate, self._received = time.monotonic(), grace_s, rate, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # noqa: ANN001 - a writable buffer
-        wait = self._idle_s
-        if self._grace_s is not None:
-            allowed = self._grace_s + (self._received / self._rate if self._rate else 0.0)
-            left = self._start + allowed - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("the peer sends too slowly")
-            wait = min(wait, left)
-        self._sock.settimeout(wait)
-        count = self._sock.recv_into(buffer)
-        self._received += count
-        return count
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "agentotel-collector"
-    sys_version = ""
-    timeout = 30  # idle keep-alive connections and stalled bodies free their thread after this
-    server: "HttpServer"
-
-    def setup(self) -> None:
-        self.request.settimeout(self.server.service.settings.header_timeout_s)
-        if isinstance(self.request, ssl.SSLSocket):
-            self.request.do_handshake()  # here, in the connection's thread, not in the accept loop
-        super().setup()
-        self.rfile.close()  # the plain file over the socket: replaced by one that keeps the deadlines
-        self._clock = _Deadline(self.connection, self.timeout)
-        self.rfile = io.BufferedReader(self._clock, 64 * 1024)
-
-    def handle_one_request(self) -> None:
-        self._clock.phase(None)  # an idle keep-alive connection waits up to `timeout` for its next request
+    @contextlib.asynccontextmanager
+    async def holding(self) -> AsyncIterator["_Held"]:
+        held = _Held(self)
         try:
-            if not self.rfile.peek(1):
-                self.close_connection = True
-                return
-        except OSError:  # TimeoutError included
-            self.close_connection = True
+            yield held
+        finally:
+            if held.size:
+                await self._give(held.size)
+
+    async def _take(self, size: int, timeout_s: float) -> None:
+        if self.used + size <= self.total:  # the usual case: no waiting, no lock
+            self.used += size
             return
-        self._clock.phase(self.server.service.settings.header_timeout_s)
-        super().handle_one_request()
+        if self._freed is None:
+            self._freed = asyncio.Condition()
+        freed = self._freed
+        async with freed:
+            try:
+                await asyncio.wait_for(freed.wait_for(lambda: self.used + size <= self.total), timeout_s)
+            except asyncio.TimeoutError:
+                raise Busy("too many request bodies being received") from None
+            self.used += size
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
-        log.debug("http %s: " + format, self.address_string(), *args)
+    async def _give(self, size: int) -> None:
+        self.used -= size
+        if self._freed is not None:
+            async with self._freed:
+                self._freed.notify_all()
 
-    def log_error(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
-        # The base class's only report of a request line or headers that did not arrive in time.
-        if format.startswith("Request timed out"):
-            self._rejected("closed", "slow_sender", "request line and headers did not arrive in time")
-        self.log_message(format, *args)
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        # Used only by the base class, for a request it cannot parse (bad request line, too many or too long headers).
-        self._rejected(code, "method_not_allowed" if code == 501 else "bad_request", message or "")
-        super().send_error(code, message, explain)
+class _Held:
+    """One request's share of the body budget."""
 
-    def _rejected(self, status: int | str, reason: str, detail: str) -> None:
-        """Log (rate-limited) and count one refused request; never a header value or the body."""
+    __slots__ = ("budget", "size")
+
+    def __init__(self, budget: _BodyBudget) -> None:
+        self.budget, self.size = budget, 0
+
+    async def take(self, size: int, timeout_s: float) -> None:
+        size = min(size, self.budget.total - self.size)  # one request alone always fits
+        await self.budget._take(size, timeout_s)
+        self.size += size
+
+
+class _Request:
+    """What the receiver needs of one request: its headers, its connection, and the ASGI channels."""
+
+    __slots__ = ("connection", "scope", "receive", "send", "headers", "path", "method", "close", "body_done")
+
+    def __init__(self, connection: _Connection | None, scope: dict, receive: Receive, send: Send) -> None:
+        self.connection, self.scope, self.receive, self.send = connection, scope, receive, send
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            key = name.decode("latin-1")
+            headers[key] = f"{headers[key]}, {value.decode('latin-1')}" if key in headers else value.decode("latin-1")
+        self.headers = headers
+        self.path = scope["path"]
+        self.method = scope["method"]
+        self.close = False  # answer with Connection: close
+        self.body_done = False  # the body has been read (or given up on)
+
+    @property
+    def peer(self) -> str:
+        client = self.scope.get("client")
+        return f"{client[0]}:{client[1]}" if client else "unknown"
+
+    def declared_length(self) -> int | None:
         try:
-            size: int | None = int(self.headers.get("Content-Length") or "")
-        except (AttributeError, ValueError):  # no headers parsed yet, or no usable length
-            size = None
-        self.server.service.metrics.rejected(
-            "http",
-            status,
-            reason,
-            peer=f"{self.client_address[0]}:{self.client_address[1]}",
-            method=getattr(self, "command", None) or None,
-            path=(getattr(self, "path", "") or "").split("?", 1)[0] or None,
-            bytes=size,
-            detail=detail,
+            return int(self.headers.get("content-length", ""))
+        except ValueError:
+            return None
+
+    @property
+    def chunked(self) -> bool:
+        return "chunked" in self.headers.get("transfer-encoding", "").lower()
+
+
+class _Receiver:
+    """The OTLP/HTTP endpoints as an ASGI callable, with the connection handed in (see `_Connection`)."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        settings = service.settings
+        # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
+        # received and not yet decoded is bounded by this many bytes.
+        self.budget = _BodyBudget((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
+        # Decoding holds the GIL: more threads than decoding slots would buy no speed, only memory.
+        self._pool = ThreadPoolExecutor(settings.max_concurrent_requests, thread_name_prefix="agentotel-collector-http")
+        self._gate: asyncio.Semaphore | None = None  # made on the server's loop
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    async def handle(self, connection: _Connection | None, scope: dict, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # lifespan is off; nothing else is expected
+            return
+        request = _Request(connection, scope, receive, send)
+        fmt = _FORMATS.get(request.headers.get("content-type", "").split(";", 1)[0].strip().lower())
+        try:
+            if request.method == "POST":
+                await self._export(request, fmt)
+            elif request.method == "GET" and request.path == HEALTH_PATH:
+                await self._health(request)
+            elif request.method == "GET" and request.path == METRICS_PATH:
+                await self._metrics(request)
+            elif request.method == "GET" and request.path != TRACES_PATH:
+                await self._refuse(request, 404, NOT_FOUND, f"no such endpoint {request.path!r}; POST spans to {TRACES_PATH}", "not_found")
+            else:
+                message = f"method {request.method} not allowed; POST spans to {TRACES_PATH}"
+                await self._refuse(request, 405, UNIMPLEMENTED, message, "method_not_allowed")
+        except _Refusal as refusal:
+            self._rejected(request, refusal.status, refusal.reason, refusal.message)
+            await self._answer_error(request, refusal.status, refusal.code, refusal.message, fmt or JSON, retry=refusal.retry)
+        except _Dropped as dropped:
+            self._rejected(request, "closed", dropped.reason, dropped.detail)
+            if connection is not None:
+                connection.drop()
+        except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
+            log.exception("agentotel-collector: internal error handling a request")
+            self._rejected(request, 500, "internal", "internal error")
+            request.close = True  # the body may be half read: start the next request on a new connection
+            await self._answer_error(request, 500, INTERNAL, "internal error in agentotel-collector (see its log)", fmt or JSON)
+
+    def _rejected(self, request: _Request, status: int | str, reason: str, detail: str) -> None:
+        """Log (rate-limited) and count one refused request; never a header value or the body."""
+        self.service.metrics.rejected(
+            "http", status, reason, peer=request.peer, method=request.method or None, path=request.path or None,
+            bytes=request.declared_length(), detail=detail,
         )
 
     # -- routes -------------------------------------------------------------------------------
 
-    def do_GET(self) -> None:
-        self._drained = False
-        path = self.path.split("?", 1)[0]
-        if path == TRACES_PATH:
-            self._not_allowed()
-            return
-        if path == METRICS_PATH:
-            self._metrics()
-            return
-        if path != HEALTH_PATH:
-            message = f"no such endpoint {path!r}; POST spans to {TRACES_PATH}"
-            self._rejected(404, "not_found", message)
-            self._answer_error(404, NOT_FOUND, message, JSON)
-            return
-        service = self.server.service
-        ok = not service.stopping and service.ingest.healthy
+    async def _health(self, request: _Request) -> None:
+        ok = not self.service.stopping and self.service.ingest.healthy
         body = json.dumps({"status": "ok" if ok else "unavailable"}).encode()
-        self._answer(200 if ok else 503, JSON, body, retry=not ok)
+        await self._answer(request, 200 if ok else 503, JSON, body, retry=not ok)
 
-    def _metrics(self) -> None:
+    async def _metrics(self, request: _Request) -> None:
         """The Prometheus exposition; the ingestion token is required when one is configured. Takes no decoding slot."""
-        service = self.server.service
-        if not service.authorized(self.headers.get("Authorization")):
-            self._rejected(401, "unauthorized", "missing or wrong bearer token")
-            self._answer_error(401, UNAUTHENTICATED, "missing or wrong bearer token", JSON)
-            return
-        self._answer(200, METRICS_CONTENT_TYPE, service.metrics.render())
+        if not self.service.authorized(request.headers.get("authorization")):
+            await self._refuse(request, 401, UNAUTHENTICATED, "missing or wrong bearer token", "unauthorized")
+        await self._answer(request, 200, METRICS_CONTENT_TYPE, self.service.metrics.render())
 
-    def do_POST(self) -> None:
-        self._drained = False
-        fmt = _FORMATS.get(self.headers.get("Content-Type", "").split(";", 1)[0].strip().lower())
-        try:
-            self._export(fmt)
-        except _Refusal as refusal:
-            self._rejected(refusal.status, refusal.reason, refusal.message)
-            self._answer_error(refusal.status, refusal.code, refusal.message, fmt or JSON, retry=refusal.retry)
-        except (TimeoutError, socket.timeout):
-            self._rejected("closed", "slow_sender", "the body did not arrive in time")
-            self.close_connection = True
-        except ConnectionError:
-            self._rejected("closed", "disconnected", "the peer closed the connection mid-request")
-            self.close_connection = True
-        except Exception:  # noqa: BLE001 - a bug must cost one request, not the server; the trace goes to the log only
-            log.exception("agentotel-collector: internal error handling a request")
-            self._rejected(500, "internal", "internal error")
-            self.close_connection = True  # the body may be half read: start the next request on a new connection
-            self._answer_error(500, INTERNAL, "internal error in agentotel-collector (see its log)", fmt or JSON)
-
-    def do_PUT(self) -> None:
-        self._not_allowed()
-
-    do_DELETE = do_PATCH = do_PUT
-
-    def _not_allowed(self) -> None:
-        self._drained = False
-        self._drain()
-        message = f"method {self.command} not allowed; POST spans to {TRACES_PATH}"
-        self._rejected(405, "method_not_allowed", message)
-        self._answer_error(405, UNIMPLEMENTED, message, JSON)
-
-    # -- export -------------------------------------------------------------------------------
-
-    def _export(self, fmt: str | None) -> None:
-        service = self.server.service
+    async def _export(self, request: _Request, fmt: str | None) -> None:
+        service = self.service
         settings = service.settings
-        path = self.path.split("?", 1)[0]
-        if path != TRACES_PATH:
-            self._refuse(404, NOT_FOUND, f"no such endpoint {path!r}; POST spans to {TRACES_PATH}", "not_found")
-        if not service.authorized(self.headers.get("Authorization")):
-            self._refuse(401, UNAUTHENTICATED, "missing or wrong bearer token", "unauthorized")
+        if request.path != TRACES_PATH:
+            await self._refuse(request, 404, NOT_FOUND, f"no such endpoint {request.path!r}; POST spans to {TRACES_PATH}", "not_found")
+        if not service.authorized(request.headers.get("authorization")):
+            await self._refuse(request, 401, UNAUTHENTICATED, "missing or wrong bearer token", "unauthorized")
         if fmt is None:
-            got = self.headers.get("Content-Type", "")
-            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}", "bad_content_type")
-        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+            got = request.headers.get("content-type", "")
+            await self._refuse(request, 415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}", "bad_content_type")
+        encoding = request.headers.get("content-encoding", "").strip().lower()
         if encoding not in ("", "identity", "gzip", "x-gzip", "zstd"):
-            self._refuse(415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none", "bad_content_encoding")
-        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
-        length = self._content_length()
-        if chunked and length is not None:  # RFC 9112 6.1: a request framed two ways (request smuggling)
-            self.close_connection = True
+            await self._refuse(request, 415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none", "bad_content_encoding")
+        # h11 has refused conflicting or malformed lengths already (`_Connection.send_400_response`).
+        length = request.declared_length()
+        if request.chunked and "content-length" in request.headers:  # RFC 9112 6.1: framed two ways (request smuggling)
+            request.close = request.body_done = True
             raise _Refusal(400, INVALID_ARGUMENT, "both Transfer-Encoding and Content-Length are set", "bad_framing")
-        if not chunked and length is None:
-            self._refuse(411, INVALID_ARGUMENT, "Content-Length is required", "length_required")
+        if not request.chunked and length is None:
+            await self._refuse(request, 411, INVALID_ARGUMENT, "Content-Length is required", "length_required")
         if length is not None and length > settings.max_request_bytes:
-            self._refuse(413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}", "too_large")
+            await self._refuse(request, 413, RESOURCE_EXHAUSTED, f"request body of {length} bytes exceeds {settings.max_request_bytes}", "too_large")
         try:
             with service.in_flight():
                 # The body is read before a decoding slot is taken: a slow sender holds only its own
                 # connection and its share of the body budget, and is cut off at the minimum rate.
-                with service.receiving(settings.max_request_bytes if chunked else length or 0):
-                    self._clock.phase(settings.body_timeout_s, settings.min_body_rate)
-                    raw = (
-                        _body.read_chunked(self.rfile, settings.max_request_bytes)
-                        if chunked
-                        else _body.read_exact(self.rfile, length or 0)
-                    )
-                    self._drained = True
-                    with service.decoding():
-                        data = _body.decompress(raw, encoding, settings.max_decompressed_bytes)
-                        del raw
-                        request = self._parse(data, fmt)
-                        del data
-                        converted = service.convert(request, "http")
-                        del request  # only the rows wait for the disk, not the decoded request
-                response = service.store(converted, "http")
+                async with self.budget.holding() as held:
+                    raw = await self._read_body(request, settings.max_request_bytes, held)
+                    converted = await self._decode([raw], encoding, fmt)
+                    del raw
+                response = await service.store_async(converted, "http")
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
-            self.close_connection = self.close_connection or not self._drained
+            request.close = request.close or not request.body_done
             reason = {413: "too_large", 415: "bad_content_encoding"}.get(exc.status, "malformed")
             raise _Refusal(exc.status, RESOURCE_EXHAUSTED if exc.status == 413 else INVALID_ARGUMENT, str(exc), reason) from None
         except TooManySpans as exc:
@@ -264,144 +403,192 @@ class _Handler(BaseHTTPRequestHandler):
         except InvalidRequest as exc:
             raise _Refusal(400, INVALID_ARGUMENT, str(exc), refusal_reason(exc)) from None
         except Busy as exc:
-            self._drain()  # harmless when the body was already read: the length is then zero
+            await self._drain(request)  # harmless when the body was already read
             raise _Refusal(503, UNAVAILABLE, f"{exc}; retry later", refusal_reason(exc), retry=True) from None
         body = response.SerializeToString() if fmt == PROTOBUF else _otlp_json.dump_message(response)
-        self._answer(200, fmt, body)
+        await self._answer(request, 200, fmt, body)
 
-    def _parse(self, data: bytes, fmt: str) -> ExportTraceServiceRequest:
-        if fmt == JSON:
+    async def _decode(self, raw: list[bytes], encoding: str, fmt: str) -> Converted:
+        """Decompress, parse and convert on the pool, holding a decoding slot; Busy when none frees up in time."""
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.service.settings.max_concurrent_requests)
+        try:
+            await asyncio.wait_for(self._gate.acquire(), self.service.settings.admission_timeout_s)
+        except asyncio.TimeoutError:
+            raise Busy("too many requests in progress") from None
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, self._decode_now, raw, encoding, fmt)
+        finally:
+            self._gate.release()
+
+    def _decode_now(self, raw: list[bytes], encoding: str, fmt: str) -> Converted:
+        service = self.service
+        with service.decoding():  # shared with gRPC: bounds decoding memory across both protocols
+            data = _body.decompress(raw.pop(), encoding, service.settings.max_decompressed_bytes)
+            request = _parse(data, fmt)
+            del data
+            return service.convert(request, "http")
+
+    async def _read_body(self, request: _Request, limit: int, held: _Held | None = None) -> bytes:
+        """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower.
+
+        With `held`, the bytes are kept (and counted against the body budget); without, they are dropped.
+        """
+        settings = self.service.settings
+        started, received = time.monotonic(), 0
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            # Allowed so far: the grace period, plus one second per `min_body_rate` bytes received.
+            left = started + settings.body_timeout_s + received / settings.min_body_rate - time.monotonic()
+            if left <= 0:
+                raise _Dropped("slow_sender", "the body did not arrive in time")
             try:
-                return _otlp_json.parse_request(data)
-            except _otlp_json.JsonError as exc:
-                raise _Refusal(400, INVALID_ARGUMENT, str(exc), "malformed") from None
-        try:
-            return ExportTraceServiceRequest.FromString(data)
-        except DecodeError as exc:
-            raise _Refusal(400, INVALID_ARGUMENT, f"body is not a protobuf ExportTraceServiceRequest: {exc}", "malformed") from None
+                message = await asyncio.wait_for(request.receive(), left)
+            except asyncio.TimeoutError:
+                raise _Dropped("slow_sender", "the body did not arrive in time") from None
+            if message["type"] == "http.disconnect":
+                request.body_done = True
+                raise _Dropped("disconnected", "the peer closed the connection mid-request")
+            chunk = message.get("body", b"")
+            if chunk:
+                received += len(chunk)
+                if received > limit:  # a chunked body (a declared length was checked before)
+                    raise _body.BodyError(413, f"request body exceeds {limit} bytes")
+                if held is not None:
+                    await held.take(len(chunk), settings.admission_timeout_s)
+                    chunks.append(chunk)
+            more = message.get("more_body", False)
+        request.body_done = True
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)  # (the join briefly holds one body twice)
 
-    # -- plumbing -----------------------------------------------------------------------------
-
-    def _content_length(self) -> int | None:
-        values = self.headers.get_all("Content-Length") or []
-        if not values:
-            return None
-        # RFC 9112 6.3: differing lengths (in several fields, or a list in one) frame the body two ways.
-        distinct = {v.strip() for value in values for v in value.split(",")}
-        if len(distinct) > 1:
-            self.close_connection = True
-            raise _Refusal(400, INVALID_ARGUMENT, f"conflicting Content-Length values {sorted(distinct)}", "bad_framing")
-        raw = distinct.pop()
-        try:
-            length = int(raw)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True
-            raise _Refusal(400, INVALID_ARGUMENT, f"bad Content-Length {raw!r}", "bad_framing")
-        return length
-
-    def _refuse(self, status: int, code: int, message: str, reason: str) -> None:
-        self._drain()
+    async def _refuse(self, request: _Request, status: int, code: int, message: str, reason: str) -> None:
+        await self._drain(request)
         raise _Refusal(status, code, message, reason)
 
-    def _drain(self) -> None:
+    async def _drain(self, request: _Request) -> None:
         """Read and drop an unread body so the answer reaches the sender; close instead if it is large."""
-        if self._drained:
+        if request.body_done:
             return
-        self._drained = True
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = 0
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower() or length > _DRAIN_LIMIT:
-            self.close_connection = True
+        length = request.declared_length() or 0
+        if request.chunked or length > _DRAIN_LIMIT:
+            request.close = request.body_done = True
         elif length > 0:
-            _body.discard(self.rfile, length)
+            try:
+                await self._read_body(request, _DRAIN_LIMIT)
+            except (_Dropped, _body.BodyError):
+                request.close = request.body_done = True
 
-    def _answer_error(self, status: int, code: int, message: str, fmt: str, *, retry: bool = False) -> None:
+    async def _answer_error(self, request: _Request, status: int, code: int, message: str, fmt: str, *, retry: bool = False) -> None:
         if fmt == PROTOBUF:
             body = Status(code=code, message=message).SerializeToString()
         else:
             body = json.dumps({"code": code, "message": message}).encode()
-        self._answer(status, fmt, body, retry=retry)
+        await self._answer(request, status, fmt, body, retry=retry)
 
-    def _answer(self, status: int, content_type: str, body: bytes, *, retry: bool = False) -> None:
-        self._drained = True  # the body has been consumed (or abandoned) by now
-        if self.server.service.stopping:
-            self.close_connection = True
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
+    async def _answer(self, request: _Request, status: int, content_type: str, body: bytes, *, retry: bool = False) -> None:
+        headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
         if retry:
-            self.send_header("Retry-After", str(self.server.service.settings.retry_after_s))
+            headers.append((b"retry-after", str(self.service.settings.retry_after_s).encode()))
         if status == 401:
-            self.send_header("WWW-Authenticate", 'Bearer realm="agentotel-collector"')
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
+            headers.append((b"www-authenticate", b'Bearer realm="agentotel-collector"'))
+        if request.close or self.service.stopping:
+            headers.append((b"connection", b"close"))  # h11 closes the connection after the answer
+        await request.send({"type": "http.response.start", "status": status, "headers": headers})
+        await request.send({"type": "http.response.body", "body": body})
 
 
-class HttpServer(ThreadingHTTPServer):
-    """The OTLP/HTTP listener: one thread per connection, at most `max_connections` of them."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], service: Service, ssl_context: ssl.SSLContext | None) -> None:
-        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
-        self.service = service
-        self._ssl_context = ssl_context
-        self._connections = threading.BoundedSemaphore(service.settings.max_connections)
-        self._per_address: dict[str, int] = {}
-        self._per_address_lock = threading.Lock()
-        super().__init__(address, _Handler)
-
-    def get_request(self):
-        sock, address = super().get_request()
-        if self._ssl_context is not None:
-            sock = self._ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        return sock, address
-
-    def process_request(self, request, client_address) -> None:
-        # Over a connection limit (in all, or from this client address, so that one peer's idle or slow
-        # connections cannot fill the server): refuse at once; senders retry a closed connection.
-        address = client_address[0]
-        with self._per_address_lock:
-            count = self._per_address.get(address, 0)
-            over = count >= self.service.settings.max_connections_per_address
-            if not over:
-                self._per_address[address] = count + 1
-        if over:
-            self._refuse_connection(request, client_address, "too many connections from this address")
-            return
-        if not self._connections.acquire(blocking=False):
-            self._release_address(address)
-            self._refuse_connection(request, client_address, "too many connections")
-            return
-        super().process_request(request, client_address)
-
-    def _refuse_connection(self, request, client_address, detail: str) -> None:
-        self.service.metrics.rejected(
-            "http", "closed", "too_many_connections", peer=f"{client_address[0]}:{client_address[1]}", detail=detail
-        )
-        self.shutdown_request(request)
-
-    def _release_address(self, address: str) -> None:
-        with self._per_address_lock:
-            count = self._per_address.pop(address, 1) - 1
-            if count > 0:
-                self._per_address[address] = count
-
-    def process_request_thread(self, request, client_address) -> None:
+def _parse(data: bytes, fmt: str) -> ExportTraceServiceRequest:
+    if fmt == JSON:
         try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._connections.release()
-            self._release_address(client_address[0])
+            return _otlp_json.parse_request(data)
+        except _otlp_json.JsonError as exc:
+            raise _Refusal(400, INVALID_ARGUMENT, str(exc), "malformed") from None
+    try:
+        return ExportTraceServiceRequest.FromString(data)
+    except DecodeError as exc:
+        raise _Refusal(400, INVALID_ARGUMENT, f"body is not a protobuf ExportTraceServiceRequest: {exc}", "malformed") from None
 
-    def handle_error(self, request, client_address) -> None:
-        # TLS handshakes that fail, clients that vanish: worth a debug line, not a traceback on stderr.
-        log.debug("agentotel-collector: connection from %s failed", client_address, exc_info=True)
+
+# -- the listener --------------------------------------------------------------------------------
+
+
+class HttpServer:
+    """The OTLP/HTTP listener: uvicorn on its own thread and event loop; `start()`, then `stop()`.
+
+    The socket is bound at construction (so a taken port fails there, and port 0 is resolved);
+    `reuse_port` lets several processes listen on the same port (`--workers`, Linux).
+    """
+
+    def __init__(self, address: tuple[str, int], service: Service, ssl_context: ssl.SSLContext | None,
+                 *, reuse_port: bool = False) -> None:
+        self.service = service
+        self.receiver = _Receiver(service)
+        self._per_address: dict[str, int] = {}
+        self._open = 0
+        family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if reuse_port:
+                self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            self.socket.bind(address)
+        except BaseException:
+            self.socket.close()
+            raise
+        self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
+        config = uvicorn.Config(
+            self.receiver.handle,  # not called: every connection calls the receiver with itself
+            http=functools.partial(_Connection, front=self),
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            timeout_keep_alive=int(IDLE_TIMEOUT_S),
+            backlog=1024,
+        )
+        config.load()
+        config.ssl = ssl_context  # ours: TLS 1.2+, the handshake happens on the event loop
+        self._server = uvicorn.Server(config)
+        self._server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign] # signals belong to the main thread
+        self._thread: threading.Thread | None = None
+
+    def admit(self, address: str) -> str | None:
+        """Count a new connection from `address`; why it is refused instead (over a limit), or None."""
+        settings = self.service.settings
+        # One peer's idle or slow connections cannot fill the server: each address has its own limit.
+        count = self._per_address.get(address, 0)
+        if count >= settings.max_connections_per_address:
+            return "too many connections from this address"
+        if self._open >= settings.max_connections:
+            return "too many connections"
+        self._per_address[address] = count + 1
+        self._open += 1
+        return None
+
+    def release(self, address: str) -> None:
+        self._open -= 1
+        count = self._per_address.pop(address, 1) - 1
+        if count > 0:
+            self._per_address[address] = count
+
+    def start(self) -> None:
+        """Serve from a background thread; returns once the listener accepts connections."""
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self.socket]},
+                                        name="agentotel-collector-http", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise OSError(f"the OTLP/HTTP server on {self.server_address[0]}:{self.server_address[1]} did not start")
+            time.sleep(0.01)
+
+    def stop(self, grace_s: float) -> None:
+        """Stop accepting, let requests in progress finish (up to `grace_s`), close every connection."""
+        self._server.config.timeout_graceful_shutdown = max(1, int(grace_s))
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(grace_s + 5)
+        self.socket.close()
+        self.receiver.close()

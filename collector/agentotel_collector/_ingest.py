@@ -10,6 +10,7 @@ error the sender would treat as permanent.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -32,6 +33,11 @@ class Busy(Exception):
         self.reason = reason
 
 
+def _resolve(future: asyncio.Future) -> None:
+    if not future.done():  # not already given up on (a write timeout cancels it)
+        future.set_result(None)
+
+
 class SpanStore(Protocol):
     """What the ingest path needs from `agentotel.store.StoreWriter`."""
 
@@ -41,14 +47,15 @@ class SpanStore(Protocol):
 
 
 class _Ticket:
-    __slots__ = ("batches", "rows", "size", "done", "error")
+    __slots__ = ("batches", "rows", "size", "done", "error", "on_done")
 
-    def __init__(self, batches: list[pa.RecordBatch]) -> None:
+    def __init__(self, batches: list[pa.RecordBatch], on_done: Callable[[], None] | None) -> None:
         self.batches = batches
         self.rows = sum(b.num_rows for b in batches)
         self.size = sum(b.nbytes for b in batches)
         self.done = threading.Event()
         self.error: BaseException | None = None
+        self.on_done = on_done  # called on the writer thread once `done` is set
 
 
 class Ingest:
@@ -90,7 +97,41 @@ class Ingest:
 
     def write(self, batches: list[pa.RecordBatch]) -> None:
         """Return once `batches` are durable in the store; raise Busy when they could not be made durable in time."""
-        ticket = _Ticket(batches)
+        ticket = self._submit(batches, None)
+        if not ticket.done.wait(self._write_timeout_s):
+            raise self._slow()
+        self._check(ticket)
+
+    async def write_async(self, batches: list[pa.RecordBatch]) -> None:
+        """`write` for an event loop: waits for the fsync without holding a thread."""
+        loop = asyncio.get_running_loop()
+        durable = loop.create_future()
+
+        def wake() -> None:  # on the writer thread
+            try:
+                loop.call_soon_threadsafe(_resolve, durable)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                pass
+
+        ticket = self._submit(batches, wake)
+        try:
+            await asyncio.wait_for(durable, self._write_timeout_s)
+        except asyncio.TimeoutError:
+            raise self._slow() from None
+        self._check(ticket)
+
+    def _slow(self) -> Busy:
+        # The batch may still land; the sender's retry then makes a duplicate, which readers collapse.
+        return Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s", "store_slow")
+
+    @staticmethod
+    def _check(ticket: _Ticket) -> None:
+        if ticket.error is not None:
+            raise Busy(f"the store could not write: {ticket.error}", "store_failed")
+
+    def _submit(self, batches: list[pa.RecordBatch], on_done: Callable[[], None] | None) -> _Ticket:
+        """Queue `batches` for the writer thread; Busy when the queue is full or the collector is stopping."""
+        ticket = _Ticket(batches, on_done)
         size = ticket.size
         with self._cond:
             if self._closing:
@@ -101,11 +142,7 @@ class Ingest:
             self._queue.append(ticket)
             self._queued_bytes += size
             self._cond.notify()
-        if not ticket.done.wait(self._write_timeout_s):
-            # The batch may still land; the sender's retry then makes a duplicate, which readers collapse.
-            raise Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s", "store_slow")
-        if ticket.error is not None:
-            raise Busy(f"the store could not write: {ticket.error}", "store_failed")
+        return ticket
 
     def _take(self) -> list[_Ticket] | None:
         with self._cond:
@@ -151,6 +188,8 @@ class Ingest:
                 ticket.error = error
                 ticket.batches = []  # free memory now, not when the request ends
                 ticket.done.set()
+                if ticket.on_done is not None:
+                    ticket.on_done()
 
     def close(self) -> None:
         """Stop taking writes, finish every queued one, and wait for the writer thread."""

@@ -36,11 +36,6 @@ class Service:
         self.metrics = metrics or Metrics()
         self._tokens = settings.tokens()
         self._slots = threading.BoundedSemaphore(settings.max_concurrent_requests)
-        # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
-        # read, or reserved for reading, at once is bounded by this many bytes.
-        self._body_budget = (settings.max_concurrent_requests + 2) * settings.max_request_bytes
-        self._body_bytes = 0
-        self._budget = threading.Condition()
         self._inflight = 0
         self._idle = threading.Condition()
         self.stopping = False
@@ -72,23 +67,6 @@ class Service:
                 self._idle.notify_all()
 
     @contextlib.contextmanager
-    def receiving(self, size: int) -> Iterator[None]:
-        """Reserve `size` bytes of the body budget while a body is read and decoded; Busy when it stays full."""
-        size = min(size, self._body_budget)
-        with self._budget:
-            if not self._budget.wait_for(
-                lambda: self._body_bytes + size <= self._body_budget, self.settings.admission_timeout_s
-            ):
-                raise Busy("too many request bodies being received")
-            self._body_bytes += size
-        try:
-            yield
-        finally:
-            with self._budget:
-                self._body_bytes -= size
-                self._budget.notify_all()
-
-    @contextlib.contextmanager
     def decoding(self) -> Iterator[None]:
         """Hold one of the slots that bound decoding memory; Busy when none frees up in time.
 
@@ -117,6 +95,15 @@ class Service:
         """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
         if converted.batches:
             self.ingest.write(converted.batches)
+        return self._accepted(converted, protocol)
+
+    async def store_async(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
+        """`store` for an event loop: the wait for the fsync holds no thread."""
+        if converted.batches:
+            await self.ingest.write_async(converted.batches)
+        return self._accepted(converted, protocol)
+
+    def _accepted(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
         self.metrics.accepted(protocol, converted.accepted)
         response = ExportTraceServiceResponse()
         if converted.rejected:

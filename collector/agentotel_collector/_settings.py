@@ -83,7 +83,8 @@ class Settings:
     max_decompressed_bytes: int = _opt(_size, 64 * MiB, "largest request body after decompression")
     max_spans_per_request: int = _opt(_count, 100_000, "most spans accepted in one request")
     max_concurrent_requests: int = _opt(_count, 2, "requests decoded at once; others wait, then get 503")
-    max_connections: int = _opt(_count, 256, "open HTTP connections; more are refused")
+    # An idle or slow connection costs a few KB on the event loop (no thread): room for many peers.
+    max_connections: int = _opt(_count, 4096, "open HTTP connections; more are refused")
     max_connections_per_address: int = _opt(_count, 64, "open HTTP connections from one client address; more are refused")
     header_timeout_s: float = _opt(_seconds, 10.0, "longest an HTTP request's line and headers may take to arrive")
     body_timeout_s: float = _opt(_seconds, 10.0, "time an HTTP body gets before --min-body-rate applies")
@@ -97,6 +98,8 @@ class Settings:
     wal_max_bytes: int | None = _opt(_size, None, "fold the WAL into Parquet at this size ($AGENTOTEL_WAL_MAX_BYTES)")
     wal_max_age_s: float | None = _opt(_seconds, None, "fold the WAL into Parquet at this age ($AGENTOTEL_WAL_MAX_AGE_S)")
     writer_id: str | None = _opt(_text, None, "name of this instance's WAL file (default: unique per process)")
+    # -- processes (issue 20) --
+    workers: int = _opt(_count, 1, "processes sharing the listening ports (Linux); each writes its own WAL files")
 
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None, **given: Any) -> "Settings":
@@ -118,6 +121,8 @@ class Settings:
         settings = cls(**values)
         if (settings.tls_cert is None) != (settings.tls_key is None):
             raise ConfigError("TLS needs both --tls-cert and --tls-key")
+        if settings.workers > 1 and any(address is not None and address[1] == 0 for address in (settings.http, settings.grpc)):
+            raise ConfigError("--workers needs fixed ports: port 0 would give each worker a port of its own")
         return settings
 
     def tokens(self) -> tuple[bytes, ...]:

@@ -229,3 +229,68 @@ def _closed(sock: socket.socket, wait_s: float = 2) -> bool:
         return False
     except OSError:  # reset
         return True
+
+
+def _slow_connections(host: str, port: int, sources: int, per_source: int, first: bytes = b"") -> list[socket.socket]:
+    """`sources` × `per_source` connections from the loopback addresses 127.0.1.1, 127.0.1.2, …"""
+    opened = []
+    for i in range(sources):
+        for _ in range(per_source):
+            sock = socket.socket()
+            sock.settimeout(5)
+            sock.bind((f"127.0.1.{i + 1}", 0))
+            sock.connect((host, port))
+            if first:
+                sock.sendall(first)
+            opened.append(sock)
+    return opened
+
+
+def test_slow_headers_from_many_addresses_leave_room_for_valid_senders(tmp_path, sdk_spans):
+    # 500 connections from 50 addresses (10 each: under the per-address limit), sending a header byte
+    # at a time. On a thread per connection with 256 connections they filled the server; on the event
+    # loop they cost a few KB each, and each is cut off at its header deadline.
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", header_timeout_s=3) as running:
+        host, port = running.http_address
+        slow = _slow_connections(host, port, sources=50, per_source=10)
+        body = encode_spans(sdk_spans[:3]).SerializeToString()
+        statuses = []
+        started = time.monotonic()
+        while time.monotonic() - started < 5:
+            for sock in slow:
+                try:
+                    sock.send(b"P")
+                except OSError:
+                    pass
+            statuses.append(_valid_post(running, body, source="127.0.0.2"))
+            time.sleep(0.25)
+        assert len(statuses) >= 10 and set(statuses) == {200}
+        # Every slow connection was cut off at its header deadline (3 s after its first byte).
+        assert sum(1 for sock in slow if _closed(sock)) == 500
+        for sock in slow:
+            sock.close()
+        rejected = running.metrics.render().decode()
+    assert 'requests_rejected_total{protocol="http",reason="slow_sender"} 500' in rejected
+    assert len(stored_table(tmp_path / "store")) == 3 * len(statuses)
+
+
+def test_slow_bodies_declaring_the_largest_size_from_many_addresses_starve_no_one(tmp_path, sdk_spans):
+    # 40 senders from 20 addresses each declare a 32 MiB body (the limit) and send a byte at a time.
+    # Reserving each declared length up front, 4 of them filled the body budget (4 x 32 MiB) and valid
+    # requests got 503; a request now holds only what it has sent.
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", admission_timeout_s=0.5) as running:
+        host, port = running.http_address
+        head = (b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+                b"Content-Length: %d\r\n\r\n" % running.settings.max_request_bytes)
+        slow = _slow_connections(host, port, sources=20, per_source=2, first=head)
+        body = encode_spans(sdk_spans[:3]).SerializeToString()
+        statuses = []
+        for _ in range(12):
+            for sock in slow:
+                sock.send(b"\x00")
+            statuses.append(_valid_post(running, body, source="127.0.0.2"))
+            time.sleep(0.2)
+        assert statuses == [200] * 12
+        for sock in slow:
+            sock.close()
+    assert len(stored_table(tmp_path / "store")) == 36

@@ -1,0 +1,121 @@
+"""`--workers N`: N processes on the same port, one store; every acknowledged span is kept exactly once."""
+
+from __future__ import annotations
+
+import collections
+import http.client
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from collector_support import CollectorProcess, free_port, make_spans, stored_table
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from agentotel.store import parquet_files
+from agentotel_collector.__main__ import main
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="--workers needs Linux (SO_REUSEPORT)")
+
+
+def _listeners(port: int) -> int:
+    """How many sockets listen on 127.0.0.1:`port` (from /proc/net/tcp: state 0A is LISTEN)."""
+    count = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        if local.endswith(f":{port:04X}") and state == "0A":
+            count += 1
+    return count
+
+
+def test_two_workers_share_the_port_and_keep_every_acknowledged_span_once(tmp_path):
+    port = free_port()
+    process = CollectorProcess(tmp_path / "store", port, "--workers", "2", "--writer-id", "edge").start()
+    deadline = time.monotonic() + 60
+    while _listeners(port) < 2:  # the second worker listens a moment after the first
+        assert time.monotonic() < deadline and process.process.poll() is None
+        time.sleep(0.1)
+    spans = make_spans(60, seed=21)  # 420 spans: 60 requests of 7, 4 senders, a new connection each
+    bodies = [encode_spans(spans[i : i + 7]).SerializeToString() for i in range(0, len(spans), 7)]
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+
+    def sender(mine: list[bytes], batch_spans: list[list]) -> None:
+        for body, batch in zip(mine, batch_spans):
+            while True:
+                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                try:
+                    connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/x-protobuf"})
+                    status = connection.getresponse().status
+                finally:
+                    connection.close()
+                if status == 200:
+                    with lock:
+                        acknowledged.extend(f"{s.context.span_id:016x}" for s in batch)
+                    break
+                assert status == 503
+                time.sleep(0.2)
+
+    batches = [spans[i : i + 7] for i in range(0, len(spans), 7)]
+    threads = [threading.Thread(target=sender, args=(bodies[k::4], batches[k::4])) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert process.terminate(timeout=120) == 0  # SIGTERM drains both workers: each folds its WAL
+    assert not any(f.stat().st_size for f in (tmp_path / "store" / "wal").glob("*.arrows"))
+
+    stored = collections.Counter(stored_table(tmp_path / "store").column("span_id").to_pylist())
+    assert len(acknowledged) == len(spans)
+    assert all(stored[span_id] == 1 for span_id in acknowledged), "an acknowledged span is missing or stored twice"
+    assert sum(stored.values()) == len(spans)
+    # Both workers took connections and wrote files of their own (writer ids edge-1 and edge-2).
+    writers = {name for f in parquet_files(tmp_path / "store") for name in ("edge-1", "edge-2") if name in Path(f).name}
+    assert writers == {"edge-1", "edge-2"}, [Path(f).name for f in parquet_files(tmp_path / "store")]
+    assert all(pq.read_metadata(f).num_rows for f in parquet_files(tmp_path / "store"))
+
+
+def test_a_worker_that_dies_is_started_again_and_nothing_acknowledged_is_lost(tmp_path):
+    port = free_port()
+    process = CollectorProcess(tmp_path / "store", port, "--workers", "2").start()
+    deadline = time.monotonic() + 60
+    while _listeners(port) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    children = [int(p) for p in Path(f"/proc/{process.process.pid}/task/{process.process.pid}/children").read_text().split()]
+    assert len(children) == 2
+    spans = make_spans(4, seed=22)
+    body = encode_spans(spans).SerializeToString()
+    for _ in range(6):  # some land on the worker about to be killed
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": "application/x-protobuf"})
+        assert connection.getresponse().status == 200
+        connection.close()
+    os.kill(children[0], signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while True:  # the supervisor starts a new worker in its place
+        now = [int(p) for p in Path(f"/proc/{process.process.pid}/task/{process.process.pid}/children").read_text().split()]
+        if len(now) == 2 and children[0] not in now and _listeners(port) == 2:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert process.terminate(timeout=120) == 0
+    # The killed worker's WAL was folded by the worker started in its place (a dead writer's lock is free).
+    assert not any(f.stat().st_size for f in (tmp_path / "store" / "wal").glob("*.arrows"))
+    stored = collections.Counter(stored_table(tmp_path / "store").column("span_id").to_pylist())
+    assert set(stored) == {f"{s.context.span_id:016x}" for s in spans}
+    assert set(stored.values()) == {6}  # six acknowledged copies of each (readers collapse retried duplicates)
+
+
+def test_workers_refuse_port_0_and_a_taken_port(tmp_path):
+    assert main(["--dir", str(tmp_path / "s"), "--http", "127.0.0.1:0", "--grpc", "off", "--workers", "2"]) == 2
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--dir", str(tmp_path / "s"), "--http", f"127.0.0.1:{port}", "--grpc", "off", "--workers", "2"]) == 2
