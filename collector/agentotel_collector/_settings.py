@@ -97,6 +97,9 @@ class Settings:
     wal_max_bytes: int | None = _opt(_size, None, "fold the WAL into Parquet at this size ($AGENTOTEL_WAL_MAX_BYTES)")
     wal_max_age_s: float | None = _opt(_seconds, None, "fold the WAL into Parquet at this age ($AGENTOTEL_WAL_MAX_AGE_S)")
     writer_id: str | None = _opt(_text, None, "name of this instance's WAL file (default: unique per process)")
+    # Object storage (--dir s3://bucket/prefix, gs://, az://): the WAL stays on local disk.
+    wal_dir: Path | None = _opt(_path, None, "local folder for the WAL when --dir is an object-storage URI "
+                                "(also $AGENTOTEL_WAL_DIR; default under ~/.cache/agentotel/stores/)", env=("AGENTOTEL_WAL_DIR",))
 
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None, **given: Any) -> "Settings":
