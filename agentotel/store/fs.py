@@ -304,6 +304,8 @@ def maintenance(location: str | os.PathLike[str]) -> Iterator[Path]:
         for relative, stamp in sorted(after.items()):
             if before.get(relative) != stamp:
                 remote.put(relative, (root / relative).read_bytes())
+                # The mirror's copy takes the object's time, so the next sync keeps it instead of fetching it back.
+                seconds = _stamp(remote.fs.get_file_info(remote.key(relative)))[1]
+                os.utime(root / relative, ns=(seconds * 1_000_000_000, seconds * 1_000_000_000))
         for relative in sorted(set(before) - set(after)):
             remote.delete(relative)
-        sync(remote.uri)  # the mirror's times now follow the uploaded objects'
