@@ -214,3 +214,20 @@ def test_one_maintainer_at_a_time_by_the_lease(s3):
                                   Body=json.dumps({"owner": "dead", "expires": time.time() - 1}).encode())
     with fs.lease(remote) as held:
         assert held["owner"] != "dead"
+
+
+def test_the_duckdb_query_docs_store_md_shows_reads_the_partitions(s3, sdk):
+    import duckdb
+
+    tracer, finished = sdk
+    make_spans(tracer, 3)
+    make_spans(tracer, 2, start=T0 + DAY_NS, prefix="next-day")
+    writer = StoreWriter(s3)
+    writer.append(spans_to_batch(finished()))
+    writer.close()
+    root = fs.sync(s3)  # what `agentotel sql --dir s3://...` reads
+    rows = duckdb.sql(f"""
+        SELECT date, count(*) AS spans, sum(cost_usd) AS usd
+        FROM read_parquet('{root}/spans/*/*.parquet', hive_partitioning = true)
+        GROUP BY date ORDER BY date""").fetchall()
+    assert [(str(d), n) for d, n, _usd in rows] == [("2026-01-01", 3), ("2026-01-02", 2)]
