@@ -11,7 +11,6 @@ server renames it, so large files go through the same multipart path as on AWS.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import uuid

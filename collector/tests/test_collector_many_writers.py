@@ -13,7 +13,6 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.trace.export import SpanExportResult
 
 from agentotel.store import compact, fs, parquet_files
-from tests.s3_server import s3, s3_server  # noqa: F401 - fixtures
 
 
 def _send(port: int, batches: list, stop_compacting: threading.Event, errors: list) -> None:

@@ -21,7 +21,6 @@ import agentotel
 from agentotel.cli import main
 from agentotel.store import StoreWriter, fs, spans_to_batch
 from agentotel.store.writer import fold_batches
-from tests.s3_server import s3, s3_server  # noqa: F401 - fixtures
 from tests.store.conftest import T0, make_spans
 from tests.store.test_erase import record
 
