@@ -149,7 +149,9 @@ def sync(location: str | os.PathLike[str]) -> Path:
     """
     remote = open_remote(location)
     root = local_root(remote.uri)
-    wanted = remote.files(SPANS)
+    # The store's files only (`spans/date=.../*.parquet`): another engine's markers (`_SUCCESS`) stay in the bucket.
+    wanted = {relative: info for relative, info in remote.files(SPANS).items()
+              if relative.endswith(".parquet") and relative.count("/") == 2 and relative.split("/")[1].startswith("date=")}
     local = {p.relative_to(root).as_posix(): p for p in (root / SPANS).glob("date=*/*.parquet")
              if not p.name.startswith(".")} if (root / SPANS).is_dir() else {}
     for relative, path in local.items():
