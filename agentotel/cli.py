@@ -811,7 +811,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.arguments(p)
         if cmd.store:
             p.add_argument("--dir", default=None,
-                           help="the trace store (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
+                           help="the trace store: a folder or s3://bucket/prefix (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         p.set_defaults(_command=cmd)
     return parser
