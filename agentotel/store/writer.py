@@ -176,7 +176,7 @@ def _is_published_remote(remote: fs.Remote, partition: str, name: str) -> bool:
     return False
 
 
-def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path]:
+def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path | str]:
     """Publish a segment's batches as one Parquet file per start date, rows in start-time order.
 
     `directory` may be an object-storage URI: each file is then uploaded under the same name (fs.py)."""
