@@ -8,6 +8,9 @@ import socket
 
 import pytest
 
+# `s3` and `s3_server`: a real S3 API (moto) on 127.0.0.1 for the object-storage tests.
+pytest_plugins = ["tests.s3_server"]
+
 # A bug inside agentotel must fail the test, not vanish into a log line (see agentotel/_internal.py).
 os.environ["AGENTOTEL_RAISE_INTERNAL_ERRORS"] = "1"
 

@@ -149,6 +149,9 @@ class Settings:
     # Store: the WAL is folded into Parquet at this size or age, whichever comes first.
     wal_max_bytes: int = _setting("AGENTOTEL_WAL_MAX_BYTES", parse_size, 64 * 1024 * 1024)
     wal_max_age_s: float = _setting("AGENTOTEL_WAL_MAX_AGE_S", _float, 60.0)
+    # A store in object storage (AGENTOTEL_DIR=s3://...) keeps its WAL on local disk: here, else a folder
+    # derived from the URI under ~/.cache/agentotel/stores/ (store/fs.py).
+    wal_dir: Path | None = _setting("AGENTOTEL_WAL_DIR", lambda _n, raw: Path(raw), None)
 
     @classmethod
     def resolve(cls, environ: dict[str, str] | None = None, **overrides: Any) -> "Settings":

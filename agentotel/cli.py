@@ -573,12 +573,10 @@ def _days(raw: str) -> int:
 @command("compact", help="merge small Parquet files into larger ones (and drop old partitions with --retain)",
          example="agentotel compact --dir ./agentotel-traces --retain 30d", arguments=_compact_arguments)
 def _compact(args: argparse.Namespace, out: Output) -> None:
-    from agentotel import _config, store
+    from agentotel import store
     from agentotel.store import erase
 
-    directory = Path(args.dir) if args.dir else _config.current().directory
-    if not directory.is_dir():
-        raise UserError(f"no trace store at {directory}")
+    directory = _store_location(args)
     with out.progress(f"Compacting {directory}…"):
         dropped = erase.drop_older_than(directory, args.retain) if args.retain else None
         stats = store.compact(directory, **({} if args.grace is None else {"grace_s": args.grace}))
@@ -594,6 +592,20 @@ def _compact(args: argparse.Namespace, out: Output) -> None:
     out.console.print(table)
 
 
+def _store_location(args: argparse.Namespace) -> Path | str:
+    """The store a maintenance command works on: a local folder that must exist, or an object-storage URI."""
+    from agentotel import _config
+    from agentotel.store import fs
+
+    directory = Path(args.dir) if args.dir else _config.current().directory
+    uri = fs.remote_uri(directory)
+    if uri is not None:
+        return uri
+    if not directory.is_dir():
+        raise UserError(f"no trace store at {directory}")
+    return directory
+
+
 # -- forget ---------------------------------------------------------------------------------------------
 def _forget_arguments(parser: argparse.ArgumentParser) -> None:
     who = parser.add_mutually_exclusive_group(required=True)
@@ -605,12 +617,9 @@ def _forget_arguments(parser: argparse.ArgumentParser) -> None:
 @command("forget", help="erase a user's, a session's or a run's spans from the store, files rewritten atomically",
          example="agentotel forget --user alice --dir ./agentotel-traces", arguments=_forget_arguments)
 def _forget(args: argparse.Namespace, out: Output) -> int:
-    from agentotel import _config
     from agentotel.store import erase
 
-    directory = Path(args.dir) if args.dir else _config.current().directory
-    if not directory.is_dir():
-        raise UserError(f"no trace store at {directory}")
+    directory = _store_location(args)
     with out.progress(f"Erasing from {directory}…"):
         try:
             stats = erase.forget(directory, user=args.user, session=args.session, run=args.run)
@@ -809,7 +818,7 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.arguments(p)
         if cmd.store:
             p.add_argument("--dir", default=None,
-                           help="the trace store (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
+                           help="the trace store: a folder or s3://bucket/prefix (default: $AGENTOTEL_DIR, else ./agentotel-traces)")
         p.add_argument("--json", action="store_true", help="print JSON instead of a table")
         p.set_defaults(_command=cmd)
     return parser

@@ -27,7 +27,7 @@ from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
-from agentotel.store import schema
+from agentotel.store import fs as store_fs, schema
 from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
@@ -150,6 +150,12 @@ class Traces:
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else _config.current().directory
+        if store_fs.is_remote(self.directory):
+            # Object storage: queries run on this machine's mirror of its Parquet files (store/fs.py).
+            try:
+                self.directory = store_fs.sync(self.directory)
+            except OSError as exc:
+                raise StoreNotFound(f"cannot read the trace store at {store_fs.remote_uri(self.directory)}: {_one_line(exc)}") from exc
         if not self.directory.is_dir():
             raise StoreNotFound(
                 f"no trace store at {self.directory}: run an instrumented agent first "

@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from agentotel.store import integrity, wal
+from agentotel.store import fs, integrity, wal
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, file_version, upgrade
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
@@ -62,7 +62,13 @@ def compact(
     duplicates_dropped, bytes_before, bytes_after, leftovers_removed (retired files and stale temp
     files deleted), wal_spans_recovered (spans of dead writers' WAL files folded into Parquet first;
     live writers' WALs are left alone).
+
+    `directory` may be an object-storage URI: the merge runs on this machine's mirror of it, under the
+    store's lease, and its files are uploaded before the ones they replace are deleted (store/fs.py).
     """
+    if fs.is_remote(directory):
+        with fs.maintenance(directory) as local:
+            return compact(local, small_bytes=small_bytes, target_bytes=target_bytes, grace_s=grace_s)
     spans = Path(directory) / SPANS_DIR
     stats = dict.fromkeys(
         ["partitions", "files_before", "files_after", "rows_before", "rows_after", "duplicates_dropped", "bytes_before", "bytes_after", "leftovers_removed", "wal_spans_recovered"],

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from agentotel.store import wal
+from agentotel.store import fs, wal
 from agentotel.store.writer import SPANS_DIR, publish, recover
 
 REPLACED_DIR = ".replaced"
@@ -59,6 +59,9 @@ def drop_older_than(directory: str | os.PathLike[str], days: int, *, today: dt.d
     partitions before 2026-12-01 go); returns the partitions dropped, and their files and bytes."""
     if days < 1:
         raise EraseError(f"a retention of {days} days would drop today's spans: give 1 day or more")
+    if fs.is_remote(directory):  # on this machine's mirror, under the store's lease; then the bucket follows
+        with fs.maintenance(directory) as local:
+            return drop_older_than(local, days, today=today)
     directory = Path(directory)
     cutoff = (today or dt.datetime.now(dt.timezone.utc).date()) - dt.timedelta(days=days - 1)
     stats: dict[str, Any] = {"cutoff": cutoff.isoformat(), "partitions": [], "files": 0, "bytes": 0}
@@ -92,6 +95,9 @@ def forget(directory: str | os.PathLike[str], *, user: str | None = None, sessio
     if len(chosen) != 1 or not next(iter(chosen.values())):
         raise EraseError("name exactly one of --user, --session or --run, with a value")
     (key, value), = chosen.items()
+    if fs.is_remote(directory):  # on this machine's mirror, under the store's lease; then the bucket follows
+        with fs.maintenance(directory) as local:
+            return forget(local, **chosen)
     column = _ERASABLE[key]
     directory = Path(directory)
     stats: dict[str, Any] = {column: value, "rows": 0, "files_rewritten": 0, "files_removed": 0,

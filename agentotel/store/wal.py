@@ -333,9 +333,13 @@ def _read_framed(data: memoryview, path: Path) -> WalContents:
 
 def wal_files(directory: Path) -> list[Path]:
     """The WAL files of a store, live and orphaned (damaged files set aside are not included)."""
-    wal = Path(directory) / WAL_DIR
+    return segment_files(Path(directory) / WAL_DIR)
+
+
+def segment_files(folder: Path) -> list[Path]:
+    """The WAL files in a WAL folder (a store's `wal/`, or a remote store's local `--wal-dir`)."""
     try:
-        return sorted(p for p in wal.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("."))
+        return sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIX) and not p.name.startswith("."))
     except FileNotFoundError:
         return []
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from agentotel.store import wal
+from agentotel.store import fs, wal
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
 
 log = logging.getLogger("agentotel.store")
@@ -74,33 +74,14 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
     partition.mkdir(parents=True, exist_ok=True)
     if created:
         wal.fsync_dir(partition.parent)
-    table = sorted_table(table, sort_by)
-    metadata = dict(SPAN_SCHEMA.metadata or {})
-    metadata.update(extra or {})
-    table = table.replace_schema_metadata(metadata)
+    table = _prepared(table, sort_by, extra)
     final = partition / name
     temp = partition / f".{name}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         # An Arrow-native file: a Python file object would take the GIL back for
         # every page written, slowing the fold down behind a busy process's other threads.
         with pa.OSFile(str(temp), "wb") as sink:
-            pq.write_table(
-                table,
-                sink,
-                compression="zstd",
-                # Level 3 costs no more CPU than pyarrow's default (1) here, and its longer match window
-                # finds the prompts agent runs repeat from call to call: about half the bytes per span.
-                compression_level=3,
-                write_page_index=True,
-                # A CRC-32 per page: DuckDB does not check them, agentotel.store.integrity does.
-                write_page_checksum=True,
-                # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
-                bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
-                sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),
-                # A trajectory decompresses whole row groups: smaller ones make one run cheaper to read
-                # (bench_query: trajectory 64 -> 51 ms, diff 188 -> 139 ms at 1M spans).
-                row_group_size=16 * 1024,
-            )
+            write_parquet(table, sink, sort_by)
         fd = os.open(temp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -112,6 +93,46 @@ def publish(table: pa.Table, partition: Path, name: str, *, sort_by: list[tuple[
         raise
     wal.fsync_dir(partition)
     return final
+
+
+def _prepared(table: pa.Table, sort_by: list[tuple[str, str]], extra: dict[bytes, bytes] | None) -> pa.Table:
+    table = sorted_table(table, sort_by)
+    metadata = dict(SPAN_SCHEMA.metadata or {})
+    metadata.update(extra or {})
+    return table.replace_schema_metadata(metadata)
+
+
+def publish_remote(table: pa.Table, remote: fs.Remote, partition: str, name: str, *,
+                   sort_by: list[tuple[str, str]]) -> str:
+    """Upload `table` as the object `partition/name` of a remote store: encoded in memory, then one PUT,
+    which makes it visible whole; a retry overwrites the same key."""
+    table = _prepared(table, sort_by, None)
+    sink = pa.BufferOutputStream()
+    write_parquet(table, sink, sort_by)
+    relative = f"{partition}/{name}"
+    remote.put(relative, sink.getvalue())
+    return f"{remote.uri}/{relative}"
+
+
+def write_parquet(table: pa.Table, sink: pa.NativeFile, sort_by: list[tuple[str, str]]) -> None:
+    """The store's Parquet encoding of a table already in `sort_by` order."""
+    pq.write_table(
+        table,
+        sink,
+        compression="zstd",
+        # Level 3 costs no more CPU than pyarrow's default (1) here, and its longer match window
+        # finds the prompts agent runs repeat from call to call: about half the bytes per span.
+        compression_level=3,
+        write_page_index=True,
+        # A CRC-32 per page: DuckDB does not check them, agentotel.store.integrity does.
+        write_page_checksum=True,
+        # NDV sized to the file keeps the filter small; trace ids are the needle users search for.
+        bloom_filter_options={"trace_id": {"ndv": max(table.num_rows, 16), "fpp": 0.01}},
+        sorting_columns=pq.SortingColumn.from_ordering(table.schema, sort_by),
+        # A trajectory decompresses whole row groups: smaller ones make one run cheaper to read
+        # (bench_query: trajectory 64 -> 51 ms, diff 188 -> 139 ms at 1M spans).
+        row_group_size=16 * 1024,
+    )
 
 
 def sorted_table(table: pa.Table, sort_by: list[tuple[str, str]], *, keys: pa.Table | None = None) -> pa.Table:
@@ -139,8 +160,26 @@ def _is_published(partition: Path, name: str) -> bool:
     return any(name in replaces(p) for p in partition.glob("c-*.parquet"))
 
 
-def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path]:
-    """Publish a segment's batches as one Parquet file per start date, rows in start-time order."""
+def _is_published_remote(remote: fs.Remote, partition: str, name: str) -> bool:
+    """`_is_published` in object storage: the object is there, or a compacted file names it."""
+    listed = remote.files(partition)
+    if f"{partition}/{name}" in listed:
+        return True
+    for relative in listed:
+        if relative.rsplit("/", 1)[-1].startswith("c-"):
+            try:
+                raw = pq.read_schema(remote.fs.open_input_file(remote.key(relative))).metadata or {}
+            except (OSError, pa.ArrowException):
+                continue
+            if name in json.loads(raw.get(REPLACES_KEY) or b"[]"):
+                return True
+    return False
+
+
+def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path | str]:
+    """Publish a segment's batches as one Parquet file per start date, rows in start-time order.
+
+    `directory` may be an object-storage URI: each file is then uploaded under the same name (fs.py)."""
     table = pa.Table.from_batches([_current(b) for b in batches], schema=SPAN_SCHEMA)
     if table.num_rows == 0:
         return []
@@ -154,9 +193,16 @@ def fold_batches(directory: Path, segment: str, batches: Iterable[pa.RecordBatch
     counts = sorted((entry["values"], entry["counts"]) for entry in pc.value_counts(days).to_pylist())
     published = []
     begin = 0
+    remote = fs.open_remote(directory) if fs.is_remote(directory) else None
     for day, count in counts:
-        partition = Path(directory) / SPANS_DIR / partition_name(day)
         name = f"{segment}.parquet"
+        if remote is not None:
+            relative = f"{SPANS_DIR}/{partition_name(day)}"
+            if not (skip_published and _is_published_remote(remote, relative, name)):
+                published.append(publish_remote(table.slice(begin, count), remote, relative, name, sort_by=_BY_START))
+            begin += count
+            continue
+        partition = Path(directory) / SPANS_DIR / partition_name(day)
         if not (skip_published and _is_published(partition, name)):
             published.append(publish(table.slice(begin, count), partition, name, sort_by=_BY_START))
         begin += count
@@ -231,11 +277,14 @@ class StoreWriter:
         writer_id: str | None = None,
         wal_max_bytes: int | None = None,
         wal_max_age_s: float | None = None,
+        wal_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         from agentotel import _config
 
         settings = _config.current()
-        self.directory = Path(directory)
+        # An object-storage URI: Parquet goes to the bucket, the WAL stays on local disk (fs.py).
+        uri = fs.remote_uri(directory)
+        self.directory: Path | str = uri if uri is not None else Path(directory)
         self.wal_max_bytes = settings.wal_max_bytes if wal_max_bytes is None else wal_max_bytes
         self.wal_max_age_s = settings.wal_max_age_s if wal_max_age_s is None else wal_max_age_s
         self.writer_id = _UNSAFE.sub("_", writer_id) if writer_id else _unique_writer_id()
@@ -249,9 +298,11 @@ class StoreWriter:
         self._closed = False
         # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).
         self.on_fold: Callable[[float, list[Path]], None] | None = None
-        self._wal_dir = self.directory / wal.WAL_DIR
+        # A local store's WAL is always <dir>/wal: its readers look for it there.
+        self._wal_dir = wal_folder(self.directory, (wal_dir or settings.wal_dir) if uri is not None else None)
         self._wal_dir.mkdir(parents=True, exist_ok=True)
-        (self.directory / SPANS_DIR).mkdir(parents=True, exist_ok=True)
+        if uri is None:
+            (Path(directory) / SPANS_DIR).mkdir(parents=True, exist_ok=True)
         self._id_lock = wal.lock_writer_id(self._wal_dir, self.writer_id)
         try:
             self._wal = self._new_wal()
@@ -416,7 +467,7 @@ class StoreWriter:
 
     def recover(self) -> int:
         """Fold the WAL files of dead writers into Parquet; returns the number of spans recovered."""
-        return recover(self.directory)
+        return recover(self.directory, wal_dir=self._wal_dir)
 
 
 def _fold_when_old(ref: "weakref.ref[StoreWriter]", stop: threading.Event) -> None:
@@ -433,13 +484,24 @@ def _fold_when_old(ref: "weakref.ref[StoreWriter]", stop: threading.Event) -> No
             return
 
 
-def recover(directory: str | os.PathLike[str]) -> int:
+def wal_folder(directory: str | os.PathLike[str], wal_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where a store's WAL lives: `wal_dir` when given; else `<dir>/wal`, or for an object-storage URI
+    `wal/` in this machine's folder for it (fs.local_root), where readers on this machine find it too."""
+    if wal_dir is not None:
+        return Path(wal_dir)
+    if fs.is_remote(directory):
+        return fs.local_root(directory) / wal.WAL_DIR
+    return Path(directory) / wal.WAL_DIR
+
+
+def recover(directory: str | os.PathLike[str], *, wal_dir: str | os.PathLike[str] | None = None) -> int:
     """Fold the WAL files of dead writers (those whose lock is free) into Parquet; returns the spans recovered."""
-    directory = Path(directory)
+    folder = wal_folder(directory, wal_dir)
+    directory = fs.remote_uri(directory) or Path(directory)
     recovered = 0
-    if (directory / wal.WAL_DIR).is_dir():
-        wal.remove_stale_locks(directory / wal.WAL_DIR)
-    for path in wal.wal_files(directory):
+    if folder.is_dir():
+        wal.remove_stale_locks(folder)
+    for path in wal.segment_files(folder):
         fd = wal.lock_orphan(path)  # None for a live writer's file, ours included (flock is per open file)
         if fd is None:
             continue

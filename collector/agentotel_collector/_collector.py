@@ -53,6 +53,7 @@ class Collector:
                 writer_id=settings.writer_id,
                 wal_max_bytes=settings.wal_max_bytes,
                 wal_max_age_s=settings.wal_max_age_s,
+                wal_dir=settings.wal_dir,
             )
         self.metrics = metrics = Metrics()
         if hasattr(self._store, "on_fold"):

@@ -100,6 +100,9 @@ class Settings:
     writer_id: str | None = _opt(_text, None, "name of this instance's WAL file (default: unique per process)")
     # -- processes (issue 20) --
     workers: int = _opt(_count, 1, "processes sharing the listening ports (Linux); each writes its own WAL files")
+    # Object storage (--dir s3://bucket/prefix, gs://, az://): the WAL stays on local disk.
+    wal_dir: Path | None = _opt(_path, None, "local folder for the WAL when --dir is an object-storage URI "
+                                "(also $AGENTOTEL_WAL_DIR; default under ~/.cache/agentotel/stores/)", env=("AGENTOTEL_WAL_DIR",))
 
     @classmethod
     def resolve(cls, environ: Mapping[str, str] | None = None, **given: Any) -> "Settings":

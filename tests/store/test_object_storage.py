@@ -1,0 +1,232 @@
+"""A store at `s3://bucket/prefix`: written by the embedded exporter, read, compacted and erased over the URI,
+against a real S3 API (moto's server on 127.0.0.1, tests/s3_server.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import boto3
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+import agentotel
+from agentotel.cli import main
+from agentotel.store import StoreWriter, fs, spans_to_batch
+from agentotel.store.writer import fold_batches
+from tests.store.conftest import T0, make_spans
+from tests.store.test_erase import record
+
+ROOT = Path(__file__).resolve().parents[2]
+DAY_NS = 86_400 * 10**9
+
+
+def bucket_rows(uri: str, where: str | None = None) -> int:
+    """Rows of every Parquet object under spans/, read straight from the bucket (not through agentotel)."""
+    remote = fs.open_remote(uri)
+    keys = [remote.key(k) for k in remote.files("spans")]
+    if not keys:
+        return 0
+    table = ds.dataset(keys, filesystem=remote.fs, format="parquet").to_table(columns=["user_id", "span_id"])
+    if where is None:
+        return table.num_rows
+    return sum(1 for u in table.column("user_id").to_pylist() if u == where)
+
+
+def objects(uri: str) -> list[str]:
+    bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+    listed = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
+    # pyarrow keeps an emptied "folder" as a zero-byte `name/` marker object, which every reader skips.
+    return sorted(o["Key"][len(prefix) + 1 :] for o in listed.get("Contents", []) if not o["Key"].endswith("/"))
+
+
+def test_uri_forms_and_the_local_folder_for_the_wal(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert fs.remote_uri("s3://bucket/a/b/") == "s3://bucket/a/b"
+    assert fs.remote_uri(Path("s3://bucket/a")) == "s3://bucket/a"  # a URI that went through a Path stays one
+    assert fs.remote_uri("gs://b/p") == "gs://b/p" and fs.remote_uri("./s3/b") is None and fs.remote_uri(tmp_path) is None
+    assert fs.local_root("s3://bucket/a") == tmp_path / "agentotel" / "stores" / "s3" / "bucket" / "a"
+
+
+def test_the_writer_uploads_each_fold_whole_and_a_retry_overwrites_its_key(s3, sdk):
+    tracer, finished = sdk
+    make_spans(tracer, 30)
+    make_spans(tracer, 10, start=T0 + DAY_NS, prefix="next-day")
+    writer = StoreWriter(s3)
+    writer.append(spans_to_batch(finished()))
+    # Durable in the local WAL, nothing in the bucket yet.
+    assert writer.wal_path.parent == fs.local_root(s3) / "wal" and writer.wal_path.exists()
+    assert objects(s3) == []
+    published = writer.fold()
+    writer.close()
+    assert len(published) == 2 and objects(s3) == sorted(p.removeprefix(s3 + "/") for p in published)
+    assert all(name.startswith("spans/date=2026-01-0") and not Path(name).name.startswith(".") for name in objects(s3))
+    assert bucket_rows(s3) == 40
+    # A retried upload of the same segment (a crash after the PUT, before the WAL was removed) replaces the
+    # same objects: no duplicate rows.
+    segment = Path(published[0]).stem
+    fold_batches(s3, segment, [spans_to_batch(finished())])
+    assert len(objects(s3)) == 2 and bucket_rows(s3) == 40
+    # And with skip_published (what recovery uses) nothing is uploaded again.
+    assert fold_batches(s3, segment, [spans_to_batch(finished())], skip_published=True) == []
+
+
+def test_a_store_written_with_instrument_is_read_and_erased_over_the_uri(s3, tmp_path):
+    record(s3)  # a separate process: agentotel.instrument("s3://..."), three runs, shutdown
+    assert bucket_rows(s3, "alice") == 6 and bucket_rows(s3, "bob") == 3
+    assert not any(".tmp" in name for name in objects(s3))
+    traces = agentotel.open(s3)
+    runs = traces.sql("SELECT user_id, steps FROM runs ORDER BY user_id").fetchall()
+    assert runs == [("alice", 2), ("alice", 2), ("bob", 1 + 1)]
+
+    assert main(["forget", "--user", "alice", "--dir", s3, "--json"]) == 0
+    assert bucket_rows(s3, "alice") == 0 and bucket_rows(s3, "bob") == 3
+    # A reader that mirrored the store before sees the erasure at its next open.
+    assert [r[0] for r in agentotel.open(s3).sql("SELECT user_id FROM runs").fetchall()] == ["bob"]
+
+
+def test_cli_reads_and_maintains_a_store_over_the_uri(s3, capsys):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")])}
+    proc = subprocess.run([sys.executable, "-m", "agentotel.cli", "demo", "--dir", s3], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    record(s3)  # another process's file, so compaction has files to merge
+
+    def cli_json(*argv: str):
+        capsys.readouterr()
+        assert main([*argv, "--dir", s3, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    runs = cli_json("runs")
+    assert len(runs) == 5
+    a, b = sorted((r for r in runs if r["name"] == "order-support"), key=lambda r: r["start_time"])
+    trajectory = cli_json("trajectory", a["run_id"])
+    assert trajectory["steps"] and trajectory["run"]["run_id"] == a["run_id"]
+    diff = cli_json("diff", a["run_id"], b["run_id"])
+    assert diff["first_divergence"] is not None
+    total = cli_json("sql", "SELECT count(*) AS n FROM spans")[0]["n"]
+    assert total == bucket_rows(s3)
+
+    before = objects(s3)
+    stats = cli_json("compact", "--grace", "0")
+    after = objects(s3)
+    assert stats["rows_after"] == total and len(after) < len(before)
+    assert all(Path(name).name.startswith("c-") for name in after if name.startswith("spans/"))
+    assert bucket_rows(s3) == total
+    # The lease is released.
+    assert ".lease/compact.json" not in after
+
+    # Retention: everything the demo wrote is from today, so a 1-day window keeps it all.
+    kept = cli_json("compact", "--retain", "1d")
+    assert kept["partitions_dropped"] == 0 and bucket_rows(s3) == total
+
+
+def test_retention_drops_old_partitions_in_the_bucket(s3, sdk):
+    tracer, finished = sdk
+    make_spans(tracer, 5)  # 2026-01-01
+    old = StoreWriter(s3)
+    old.append(spans_to_batch(finished()))
+    old.close()
+    now_ns = time.time_ns()
+    tracer2, finished2 = sdk
+    span = tracer2.start_span("today", start_time=now_ns)
+    span.end(end_time=now_ns + 1000)
+    new = StoreWriter(s3)
+    new.append(spans_to_batch([s for s in finished2() if s.name == "today"]))
+    new.close()
+    assert main(["compact", "--retain", "30d", "--dir", s3, "--json"]) == 0
+    assert bucket_rows(s3) == 1
+    assert all("date=2026-01-01" not in name for name in objects(s3))
+
+
+KILLED_WRITER = textwrap.dedent('''
+    import sys
+    from agentotel.store import StoreWriter
+    from agentotel.store.schema import SPAN_SCHEMA
+    import pyarrow as pa, os
+    uri, count = sys.argv[1], int(sys.argv[2])
+    writer = StoreWriter(uri, wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    ids = [f"{i:016x}" for i in range(count)]
+    rows = {name: [None] * count for name in SPAN_SCHEMA.names}
+    rows["trace_id"] = [f"{i // 50:032x}" for i in range(count)]
+    rows["span_id"] = ids
+    rows["name"] = ["chat m"] * count
+    rows["start_time"] = [1_767_225_600_000_000_000 + i for i in range(count)]
+    # Incompressible payloads: a Parquet file of several parts, uploaded by a multipart upload.
+    rows["output"] = [os.urandom(600).hex() for _ in range(count)]
+    batch = pa.RecordBatch.from_pydict(rows, schema=SPAN_SCHEMA)
+    writer.append(batch)
+    print("durable", flush=True)
+    writer.fold()
+    print("folded", flush=True)
+''')
+
+
+def test_a_kill_mid_upload_loses_nothing_acknowledged_and_shows_no_partial_file(s3):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")])}
+    count = 40_000  # ~25 MB of Parquet: pyarrow uploads it in 10 MB parts
+    bucket, prefix = s3.removeprefix("s3://").split("/", 1)
+    client = boto3.client("s3")
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, s3, str(count)], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout.readline().strip() == "durable"  # acknowledged: in the local WAL, fsync'd
+    # Kill it once its multipart upload has started, before it completes.
+    deadline = time.monotonic() + 60
+    started = False
+    while time.monotonic() < deadline and proc.poll() is None:
+        if client.list_multipart_uploads(Bucket=bucket, Prefix=prefix).get("Uploads"):
+            started = True
+            break
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    assert started, "the upload finished before the kill: no multipart upload was seen in progress"
+    # No partial object is visible: the upload never completed.
+    assert objects(s3) == []
+    # The next writer on this machine folds the dead writer's WAL: every acknowledged span arrives, once.
+    StoreWriter(s3).close()
+    assert bucket_rows(s3) == count
+    assert len(objects(s3)) == 1
+    assert pq.ParquetFile(fs.open_remote(s3).fs.open_input_file(fs.open_remote(s3).key(objects(s3)[0]))).metadata.num_rows == count
+
+
+def test_one_maintainer_at_a_time_by_the_lease(s3):
+    remote = fs.open_remote(s3)
+    with fs.lease(remote):
+        with pytest.raises(fs.LeaseHeld):
+            with fs.lease(remote):
+                pass
+        # compact over the URI waits for nobody: it refuses while another holds the lease.
+        with pytest.raises(fs.LeaseHeld):
+            agentotel.store.compact(s3)
+    with fs.lease(remote, seconds=0.0):
+        pass  # released on exit
+    # A holder that died leaves an expired lease behind: the next one takes it over.
+    bucket, prefix = s3.removeprefix("s3://").split("/", 1)
+    boto3.client("s3").put_object(Bucket=bucket, Key=f"{prefix}/{fs.LEASE_KEY}",
+                                  Body=json.dumps({"owner": "dead", "expires": time.time() - 1}).encode())
+    with fs.lease(remote) as held:
+        assert held["owner"] != "dead"
+
+
+def test_the_duckdb_query_docs_store_md_shows_reads_the_partitions(s3, sdk):
+    import duckdb
+
+    tracer, finished = sdk
+    make_spans(tracer, 3)
+    make_spans(tracer, 2, start=T0 + DAY_NS, prefix="next-day")
+    writer = StoreWriter(s3)
+    writer.append(spans_to_batch(finished()))
+    writer.close()
+    root = fs.sync(s3)  # what `agentotel sql --dir s3://...` reads
+    rows = duckdb.sql(f"""
+        SELECT date, count(*) AS spans, sum(cost_usd) AS usd
+        FROM read_parquet('{root}/spans/*/*.parquet', hive_partitioning = true)
+        GROUP BY date ORDER BY date""").fetchall()
+    assert [(str(d), n) for d, n, _usd in rows] == [("2026-01-01", 3), ("2026-01-02", 2)]
