@@ -7,6 +7,12 @@ repeat the whole history, so one changed tool result would make every later mode
 different. The status is part of the signature so that a failed call followed by its retry is one
 inserted step (the failure) and the retry pairs with the other run's call, instead of the identical
 first attempt being blamed for a status change.
+
+Attempts a run made again are set aside before matching (`recoveries`): a failed call the run then
+made again, and a model call that only asked to make failed tool calls again. They are placed back as
+steps only their run has, so a timeout and its retry in one run never shift what pairs with what.
+Tool calls one model call asked for together (parallel calls) are matched in a canonical order:
+their order of execution is not behaviour.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Sequence
 
 from agentotel._context import canonical_arguments
+from agentotel.analysis._steps import requested_calls
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
     from agentotel.query.trajectory import Step
@@ -40,16 +47,89 @@ def _signature(step: Step) -> tuple[str, str, str, str]:
     return step.type, who(step), canonical_arguments(arguments(step)), step.status
 
 
-def align(a: Sequence[Step], b: Sequence[Step]) -> Aligned:
-    """Aligned (a, b) step pairs in order; a step only one side has is paired with None."""
+def recoveries(steps: Sequence[Step]) -> set[int]:
+    """The indexes of steps that only made a failed attempt again, so the run recovered from it.
+
+    A failed model call whose next call (same parent) is to the same model (a 429 and its retry); a failed
+    tool call or retrieval made again later with the same arguments; a model call whose every requested
+    tool call repeats one of those failed calls (the model asking again after a timeout)."""
+    found: set[int] = set()
+    failed_calls: dict[str, int] = {}  # a failed call made again -> the index of its first failure
+    for i, step in enumerate(steps):
+        if step.status != "error":
+            continue
+        later = steps[i + 1:]
+        if step.type == "llm":
+            nxt = next((s for s in later if s.type == "llm" and s.parent_index == step.parent_index), None)
+            if nxt is not None and who(nxt) == who(step):
+                found.add(step.index)
+        elif step.type in ("tool", "retrieval"):
+            key = _call_key(step)
+            if any(_call_key(s) == key and s.parent_index == step.parent_index for s in later):
+                found.add(step.index)
+                failed_calls.setdefault(key, step.index)
+    if failed_calls:
+        for step in steps:
+            if step.type != "llm" or step.status != "ok" or step.index in found:
+                continue
+            asked = [f"tool {call.name} {canonical_arguments(call.arguments)}" for call in requested_calls({"output": step.output})]
+            if asked and all(failed_calls.get(key, step.index) < step.index for key in asked):
+                found.add(step.index)
+    return found
+
+
+def _call_key(step: Step) -> str:
+    return f"{step.type} {who(step)} {canonical_arguments(arguments(step))}"
+
+
+def align(a: Sequence[Step], b: Sequence[Step], aside_a: set[int] | None = None,
+          aside_b: set[int] | None = None) -> Aligned:
+    """Aligned (a, b) step pairs in order; a step only one side has is paired with None.
+
+    `aside_a`/`aside_b` are the steps set aside as recoveries (default: `recoveries` of each run)."""
+    aside_a = recoveries(a) if aside_a is None else aside_a
+    aside_b = recoveries(b) if aside_b is None else aside_b
+    core_a = _call_order([s for s in a if s.index not in aside_a])
+    core_b = _call_order([s for s in b if s.index not in aside_b])
     pairs: Aligned = []
-    matcher = SequenceMatcher(None, [_signature(s) for s in a], [_signature(s) for s in b], autojunk=False)
+    matcher = SequenceMatcher(None, [_signature(s) for s in core_a], [_signature(s) for s in core_b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            pairs.extend(zip(a[i1:i2], b[j1:j2]))
+            pairs.extend(zip(core_a[i1:i2], core_b[j1:j2]))
         else:
-            pairs.extend(_align_block(a[i1:i2], b[j1:j2]))
-    return _repeats_last(pairs)
+            pairs.extend(_align_block(core_a[i1:i2], core_b[j1:j2]))
+    return _put_back(_repeats_last(pairs), [s for s in a if s.index in aside_a], [s for s in b if s.index in aside_b])
+
+
+def _call_order(steps: list[Step]) -> list[Step]:
+    """Steps with each group of tool calls one model call asked for together sorted by signature."""
+    out: list[Step] = []
+    i = 0
+    while i < len(steps):
+        j = i + 1
+        if steps[i].type == "tool" and steps[i].requested_by is not None:
+            while j < len(steps) and steps[j].type == "tool" and steps[j].requested_by == steps[i].requested_by:
+                j += 1
+        out.extend(sorted(steps[i:j], key=_signature) if j - i > 1 else steps[i:j])
+        i = j
+    return out
+
+
+def _put_back(pairs: Aligned, aside_a: list[Step], aside_b: list[Step]) -> Aligned:
+    """The set-aside steps as one-sided pairs, each before the first pair holding a later step of its run."""
+    if not aside_a and not aside_b:
+        return pairs
+    out: Aligned = []
+    pending_a, pending_b = list(aside_a), list(aside_b)
+    for left, right in pairs:
+        while pending_a and left is not None and pending_a[0].index < left.index:
+            out.append((pending_a.pop(0), None))
+        while pending_b and right is not None and pending_b[0].index < right.index:
+            out.append((None, pending_b.pop(0)))
+        out.append((left, right))
+    out.extend((s, None) for s in pending_a)
+    out.extend((None, s) for s in pending_b)
+    return out
 
 
 def _repeats_last(pairs: Aligned) -> Aligned:

@@ -9,7 +9,7 @@ else from the leading system/developer messages (chat completions keep the syste
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from agentotel import _json, semconv
 
@@ -21,6 +21,7 @@ _REQUEST_PREFIX = semconv.GEN_AI_REQUEST_MODEL.rpartition(".")[0] + "."  # gen_a
 # change is its own kind), plus these.
 _EXTRA_PARAMETERS = {semconv.GEN_AI_OUTPUT_TYPE: "output_type", semconv.AGENTOTEL_REQUEST_TOOL_CHOICE: "tool_choice"}
 _SYSTEM_ROLES = ("system", "developer")
+_CALL, _RESPONSE = "tool_call", "tool_call_response"
 
 
 @dataclass
@@ -35,12 +36,18 @@ class CallInput:
     dropped: list[Any] | None = None  # items of the previous call's conversation it was not given again
 
 
-def model_inputs(trajectory: Trajectory) -> dict[int, CallInput]:
-    """Every model step's CallInput, by step index (reads the model calls' attributes once)."""
+def model_inputs(trajectory: Trajectory, set_aside: Collection[int] = ()) -> dict[int, CallInput]:
+    """Every model step's CallInput, by step index (reads the model calls' attributes once).
+
+    `set_aside` are steps that only made a failed attempt again (`align.recoveries`): their exchanges (the
+    failed call's error result, the model's message asking again) are left out of the conversation, and a
+    set-aside model call is not the previous call the next one is measured against. So the call after a
+    timeout and its retry was given the same new messages as the call of a run that had no timeout."""
     attributes = trajectory.model_attributes
     out: dict[int, CallInput] = {}
     previous: dict[int | None, list[dict[str, Any]]] = {}  # the latest answered call's conversation, per parent step
     tools_seen: dict[str, dict[str, dict[str, Any]] | None] = {}  # calls of a run mostly offer the same tools
+    hidden = _set_aside_ids(trajectory, set_aside)
     for step in trajectory.steps:
         if step.type != "llm":
             continue
@@ -56,16 +63,34 @@ def model_inputs(trajectory: Trajectory) -> dict[int, CallInput]:
             call.instructions = call.instructions or ""
             call.tools = call.tools if call.tools is not None else {}
             context = previous.get(step.parent_index, [])
-            items = _items(messages)
+            items = _items(messages, hidden)
             carried = _common_prefix(context, items)
             added = items[carried:]
             # Past the carried prefix, an earlier item the call was given again (moved, say) is not lost.
             dropped = [item for item in context[carried:] if item not in added]
             call.carried, call.dropped, call.added = carried, dropped, added
-            if step.status == "ok" and step.output is not None:  # a failed attempt is not what a retry continues
-                previous[step.parent_index] = items + _items(step.output if isinstance(step.output, list) else [])
+            answered = step.status == "ok" and step.output is not None  # a failed attempt is not what a retry continues
+            if answered and step.index not in set_aside:
+                previous[step.parent_index] = items + _items(step.output if isinstance(step.output, list) else [], hidden)
         out[step.index] = call
     return out
+
+
+def _set_aside_ids(trajectory: Trajectory, set_aside: Collection[int]) -> set[tuple[str, str]]:
+    """(part type, tool-call id) of the conversation parts that belong to set-aside attempts: a failed tool
+    call's result, and the tool calls a set-aside model call asked for."""
+    hidden: set[tuple[str, str]] = set()
+    for step in trajectory.steps:
+        if step.index not in set_aside:
+            continue
+        if step.type != "llm" and step.tool_call_id:
+            hidden.add((_RESPONSE, step.tool_call_id))
+        elif step.type == "llm" and isinstance(step.output, list):
+            for message in step.output:
+                for part in (message.get("parts") or []) if isinstance(message, dict) else []:
+                    if isinstance(part, dict) and part.get("type") == _CALL and part.get("id"):
+                        hidden.add((_CALL, str(part["id"])))
+    return hidden
 
 
 def _split(value: Any) -> tuple[list[Any], list[Any] | None]:
@@ -116,10 +141,10 @@ def _params(attributes: Mapping[str, str]) -> dict[str, Any]:
     return dict(sorted(params.items()))
 
 
-def _items(messages: list[Any]) -> list[dict[str, Any]]:
+def _items(messages: list[Any], hidden: set[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
     """Messages as one item per part ({"role", **part}), tool-call ids and finish reasons left out: an SDK
     re-sends an answer as one message or several (the Responses API: one item per call), with ids
-    minted afresh by each run."""
+    minted afresh by each run. A message holding a `hidden` part (a set-aside attempt) is left out whole."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, dict):
@@ -130,11 +155,17 @@ def _items(messages: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(parts, list):
             out.append({"role": role, "content": message.get("content")})
             continue
+        if hidden and any(isinstance(part, dict) and (part.get("type"), str(part.get("id"))) in hidden for part in parts):
+            if all(isinstance(part, dict) and part.get("type") == _RESPONSE for part in parts):
+                # Tool results sent together: leave out only the set-aside ones.
+                parts = [part for part in parts if (_RESPONSE, str(part.get("id"))) not in hidden]
+            else:
+                continue
         for part in parts:
             if not isinstance(part, dict):
                 out.append({"role": role, "content": part})
                 continue
-            drop_id = part.get("type") in ("tool_call", "tool_call_response")
+            drop_id = part.get("type") in (_CALL, _RESPONSE)
             out.append({"role": role, **{k: v for k, v in part.items() if not (drop_id and k == "id")}})
     return out
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from agentotel._context import canonical_arguments
 from agentotel.analysis._steps import type_name
-from agentotel.analysis.align import align, arguments, who
+from agentotel.analysis.align import align, arguments, recoveries, who
 from agentotel.analysis.calls import CallInput, model_inputs
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
@@ -417,10 +417,11 @@ def _totals(a: Trajectory, b: Trajectory) -> dict[str, dict[str, Any]]:
 
 def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     """Align two trajectories and report the first divergence, every pair, environment and totals."""
-    aligned = align(a.steps, b.steps)
+    aside_a, aside_b = recoveries(a.steps), recoveries(b.steps)
+    aligned = align(a.steps, b.steps, aside_a, aside_b)
     has_llm = any(left is not None and right is not None and left.type == right.type == "llm" for left, right in aligned)
-    inputs_a = model_inputs(a) if has_llm else {}
-    inputs_b = model_inputs(b) if has_llm else {}
+    inputs_a = model_inputs(a, aside_a) if has_llm else {}
+    inputs_b = model_inputs(b, aside_b) if has_llm else {}
     pairs: list[Pair] = []
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
@@ -438,16 +439,15 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
             continue
         divergence = {
             "index_a": pair.index_a,
-            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position),
+            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position, aside_b),
             "kind": pair.status,
             "detail": _detail(pair.status, left, right, pair.changes),
         }
         if pair.status == STEP_REMOVED and divergence["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
             divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
-        one_sided = left if right is None else right if left is None else None
-        # A 429 and its retry in one run is not where the runs went different ways: report it only when
-        # nothing else differs.
-        if _recovered(one_sided, a.steps if right is None else b.steps):
+        # A 429 or a timeout and its retry in one run is not where the runs went different ways: report it
+        # only when nothing else differs.
+        if (left is None and right.index in aside_b) or (right is None and left.index in aside_a):
             retried = retried or divergence
         else:
             first = divergence
@@ -455,15 +455,6 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)
-
-
-def _recovered(step: Step | None, steps: Sequence[Step]) -> bool:
-    """Whether a step only one run has is a failed attempt its run then made again (a 429 and its retry, a
-    tool that timed out once): the run recovered, so that is not where the two runs went different ways."""
-    if step is None or step.status != "error":
-        return False
-    later = [s for s in steps if s.index > step.index and s.type == step.type and s.parent_index == step.parent_index]
-    return bool(later) and who(later[0]) == who(step) and (step.type == "llm" or later[0].input == step.input)
 
 
 def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
@@ -475,9 +466,13 @@ def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
     return []
 
 
-def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int) -> int | None:
-    """For a step B lacks: the step of B where it went another way — its latest step before the gap (its
-    last step, when B ended early), else its first step after it; None only when B has no steps."""
+def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int, aside: set[int]) -> int | None:
+    """For a step B lacks: the step of B where it went another way. When B goes on, its next model call
+    (the first given the conversation without that step; else its next step); when B ended, its last
+    step; None only when B has no steps. Attempts B made again are passed over."""
+    after = [right for _left, right in aligned[position + 1:] if right is not None and right.index not in aside]
+    if after:
+        return next((s.index for s in after if s.type == "llm"), after[0].index)
     for _left, right in reversed(aligned[:position]):
         if right is not None:
             return right.index
