@@ -9,12 +9,14 @@ else from the leading system/developer messages (chat completions keep the syste
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Collection, Mapping
 
 from agentotel import _json, semconv
+from agentotel._context import canonical_arguments
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
-    from agentotel.query.trajectory import Trajectory
+    from agentotel.query.trajectory import Step, Trajectory
 
 _REQUEST_PREFIX = semconv.GEN_AI_REQUEST_MODEL.rpartition(".")[0] + "."  # gen_ai.request.
 # Request parameters compared by a diff, by a short name: every gen_ai.request.* but the model (a model
@@ -34,6 +36,7 @@ class CallInput:
     added: list[Any] | None = None  # messages ({"role", **part} items) added since the previous call
     carried: int | None = None  # items of the previous call's conversation carried over unchanged
     dropped: list[Any] | None = None  # items of the previous call's conversation it was not given again
+    elided: list[Any] | None = None  # tool results it was the first given, cut short of what the tool returned
 
 
 def model_inputs(trajectory: Trajectory, set_aside: Collection[int] = ()) -> dict[int, CallInput]:
@@ -48,6 +51,9 @@ def model_inputs(trajectory: Trajectory, set_aside: Collection[int] = ()) -> dic
     previous: dict[int | None, list[dict[str, Any]]] = {}  # the latest answered call's conversation, per parent step
     tools_seen: dict[str, dict[str, dict[str, Any]] | None] = {}  # calls of a run mostly offer the same tools
     hidden = _set_aside_ids(trajectory, set_aside)
+    returned = {s.tool_call_id: s for s in trajectory.steps
+                if s.type == "tool" and s.tool_call_id and s.status == "ok" and s.output is not None}  # fmt: skip
+    delivered: set[str] = set()  # tool-call ids whose results a model call was given already
     for step in trajectory.steps:
         if step.type != "llm":
             continue
@@ -68,12 +74,54 @@ def model_inputs(trajectory: Trajectory, set_aside: Collection[int] = ()) -> dic
             added = items[carried:]
             # Past the carried prefix, an earlier item the call was given again (moved, say) is not lost.
             dropped = [item for item in context[carried:] if item not in added]
-            call.carried, call.dropped, call.added = carried, dropped, added
+            call.carried, call.dropped, call.added = carried, dropped, _unordered_calls(added)
+            call.elided = _elided(messages, returned, delivered)
             answered = step.status == "ok" and step.output is not None  # a failed attempt is not what a retry continues
             if answered and step.index not in set_aside:
                 previous[step.parent_index] = items + _items(step.output if isinstance(step.output, list) else [], hidden)
         out[step.index] = call
     return out
+
+
+def _elided(messages: list[Any], returned: Mapping[str, Step], delivered: set[str]) -> list[Any]:
+    """The tool results a call is the first given that are shorter than what the tool returned and not a
+    plain rendering of it (a context budget cut them, a summary replaced them): memory lost on the way."""
+    found = []
+    for message in messages:
+        for part in (message.get("parts") or []) if isinstance(message, dict) else []:
+            if not isinstance(part, dict) or part.get("type") != _RESPONSE or str(part.get("id")) not in returned:
+                continue
+            key = str(part.get("id"))
+            if key in delivered:
+                continue
+            delivered.add(key)
+            step = returned[key]
+            if _cut_short(part.get("response"), step.output):
+                found.append({"tool": step.tool_name, "step": step.index, "given": part.get("response")})
+    return found
+
+
+def _cut_short(given: Any, output: Any) -> bool:
+    value = _json.parse(given)
+    if value == output:
+        return False
+    given_text = canonical_arguments(value) if isinstance(value, (dict, list)) else str(value if value is not None else "").strip()
+    full = output if isinstance(output, str) else canonical_arguments(output)
+    if len(given_text) >= len(full):
+        return False
+    leaves = _strings(output)
+    # A rendering of the result (its text, one text field of it) is what the tool returned, not a cut.
+    return given_text not in (str(output).strip(), "\n".join(leaves).strip()) and given_text not in (x.strip() for x in leaves)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _set_aside_ids(trajectory: Trajectory, set_aside: Collection[int]) -> set[tuple[str, str]]:
@@ -166,7 +214,36 @@ def _items(messages: list[Any], hidden: set[tuple[str, str]] = frozenset()) -> l
                 out.append({"role": role, "content": part})
                 continue
             drop_id = part.get("type") in (_CALL, _RESPONSE)
-            out.append({"role": role, **{k: v for k, v in part.items() if not (drop_id and k == "id")}})
+            item = {"role": role, **{k: v for k, v in part.items() if not (drop_id and k == "id")}}
+            if part.get("type") == _RESPONSE and isinstance(item.get("response"), str):
+                item["response"] = _same_json(item["response"])
+            out.append(item)
+    return out
+
+
+@lru_cache(maxsize=4096)  # every later call of a run repeats the results: parse each once
+def _same_json(text: str) -> str:
+    """A tool result sent as JSON text, in canonical form (the same data with its keys in another order
+    is the same result); any other text unchanged."""
+    if text[:1] not in ("{", "["):
+        return text
+    value = _json.parse(text)
+    return canonical_arguments(value) if isinstance(value, (dict, list)) else text
+
+
+def _unordered_calls(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items with each stretch of tool calls (or of tool results) in one canonical order: parallel calls
+    finish, and are sent back, in whatever order they happen to."""
+    out: list[dict[str, Any]] = []
+    i = 0
+    while i < len(items):
+        kind = items[i].get("type")
+        j = i + 1
+        if kind in (_CALL, _RESPONSE):
+            while j < len(items) and items[j].get("type") == kind and items[j].get("role") == items[i].get("role"):
+                j += 1
+        out.extend(sorted(items[i:j], key=canonical_arguments) if j - i > 1 else items[i:j])
+        i = j
     return out
 
 

@@ -175,6 +175,8 @@ def _given(a: CallInput, b: CallInput) -> list[tuple[str, list[dict[str, Any]]]]
     if a.dropped is not None and b.dropped is not None:
         if len(a.dropped) != len(b.dropped):
             found.append((HISTORY_CHANGED, [{"path": "$.history.dropped", "a": a.dropped, "b": b.dropped}]))
+        elif len(a.elided or ()) != len(b.elided or ()):
+            found.append((HISTORY_CHANGED, [{"path": "$.history.elided", "a": a.elided, "b": b.elided}]))
         if a.added != b.added:
             found.append((ARGUMENTS_CHANGED, list(json_changes(a.added, b.added, "$.input.added"))))
     return found
@@ -266,6 +268,10 @@ def _side(change: dict[str, Any], side: str) -> str:
 
 
 def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, Any]]) -> str:
+    elided = next((c for c in changes if c["path"] == "$.history.elided"), None)
+    if kind == HISTORY_CHANGED and elided is not None:
+        return "; ".join(_elided_text(step, elided.get(side)) for side, step in (("a", a), ("b", b))
+                         if step is not None and elided.get(side))
     if kind == STEP_ADDED and b is not None:
         return f"run B has an extra step {b.index}: {_label(b)}"
     if kind == STEP_REMOVED and a is not None:
@@ -305,6 +311,11 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
     return f"{who(a)} returned different output: {paths}"
 
 
+def _elided_text(step: Step, elided: list[dict[str, Any]]) -> str:
+    cut = ", ".join(f"{e['tool']} of step {e['step']} as {_value(e['given'])}" for e in elided[:3])
+    return f"model call {step.index} was given {len(elided)} tool result(s) cut short of what the tool returned: {cut}"
+
+
 def describe_changes(changes: list[dict[str, Any]], limit: int = 3) -> str:
     """A pair's changes in words, causes first: `system prompt: "…" → "…"; temperature 0 → 0.7; …`."""
     said: list[str] = []
@@ -319,6 +330,8 @@ def describe_changes(changes: list[dict[str, Any]], limit: int = 3) -> str:
             said.append(f"{path[len('$.params.'):]} {_side(c, 'a')} → {_side(c, 'b')}")
         elif path == "$.history.dropped":
             said.append(f"earlier turns dropped or rewritten: {len(c['a'])} part(s) in A, {len(c['b'])} in B")
+        elif path == "$.history.elided":
+            said.append(f"tool results cut short: {len(c.get('a') or [])} in A, {len(c.get('b') or [])} in B")
         elif path.startswith("$.input.added"):
             if not any(text.startswith("new messages") for text in said):
                 added = [x for x in changes if x["path"].startswith("$.input.added")]
@@ -429,8 +442,10 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         if left is None:
             assert right is not None
             pair = Pair(None, right.index, STEP_ADDED, _error_changes(None, right), _delta(None, right))
+            _set_aside_given(pair, right, "b", aside_b, inputs_b, inputs_a)
         elif right is None:
             pair = Pair(left.index, None, STEP_REMOVED, _error_changes(left, None), _delta(left, None))
+            _set_aside_given(pair, left, "a", aside_a, inputs_a, inputs_b)
         else:
             status, changes = _compare(left, right, inputs_a.get(left.index, _NO_INPUT), inputs_b.get(right.index, _NO_INPUT))
             pair = Pair(left.index, right.index, status, changes if status != SAME else [], _delta(left, right))
@@ -447,7 +462,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
             divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
         # A 429 or a timeout and its retry in one run is not where the runs went different ways: report it
         # only when nothing else differs.
-        if (left is None and right.index in aside_b) or (right is None and left.index in aside_a):
+        if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
             retried = retried or divergence
         else:
             first = divergence
@@ -464,6 +479,16 @@ def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
     if b is not None and b.error:
         return [{"path": "$.error", "b": b.error}]
     return []
+
+
+def _set_aside_given(pair: Pair, step: Step, side: str, aside: set[int], inputs: dict[int, CallInput],
+                     other: dict[int, CallInput]) -> None:
+    """A model call set aside as asking again is still a cause when it was given tool results cut short and
+    the other run's calls never were: the pair becomes `history_changed`, a divergence never passed over."""
+    elided = inputs[step.index].elided if step.index in aside and step.index in inputs else None
+    if elided and not any(call.elided for call in other.values()):
+        pair.status = HISTORY_CHANGED
+        pair.changes = [{"path": "$.history.elided", side: elided}, *pair.changes]
 
 
 def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int, aside: set[int]) -> int | None:
