@@ -47,14 +47,18 @@ def _signature(step: Step) -> tuple[str, str, str, str]:
     return step.type, who(step), canonical_arguments(arguments(step)), step.status
 
 
-def recoveries(steps: Sequence[Step]) -> set[int]:
+def recoveries(steps: Sequence[Step], other: Sequence[Step] = ()) -> set[int]:
     """The indexes of steps that only made a failed attempt again, so the run recovered from it.
 
     A failed model call whose next call (same parent) is to the same model (a 429 and its retry); a failed
-    tool call or retrieval made again later with the same arguments; a model call whose every requested
-    tool call repeats one of those failed calls (the model asking again after a timeout)."""
+    tool call or retrieval made again with the same arguments at once: by the harness before the next
+    model call, or by that next model call; and a model call that only asked to make such failed calls
+    again. A failure the run went back to only after doing something else is not set aside: what it did
+    instead is behaviour. Nor is a tool failure the `other` run had too: what each run did about the same
+    failure is where they may differ."""
+    shared = {_call_key(s) for s in other if s.status == "error" and s.type in ("tool", "retrieval")}
     found: set[int] = set()
-    failed_calls: dict[str, int] = {}  # a failed call made again -> the index of its first failure
+    asked_again_by: dict[str, int] = {}  # a failed call's key -> the model call that was given the failure
     for i, step in enumerate(steps):
         if step.status != "error":
             continue
@@ -65,16 +69,21 @@ def recoveries(steps: Sequence[Step]) -> set[int]:
                 found.add(step.index)
         elif step.type in ("tool", "retrieval"):
             key = _call_key(step)
-            if any(_call_key(s) == key and s.parent_index == step.parent_index for s in later):
-                found.add(step.index)
-                failed_calls.setdefault(key, step.index)
-    if failed_calls:
-        for step in steps:
-            if step.type != "llm" or step.status != "ok" or step.index in found:
+            if key in shared:
                 continue
-            asked = [f"tool {call.name} {canonical_arguments(call.arguments)}" for call in requested_calls({"output": step.output})]
-            if asked and all(failed_calls.get(key, step.index) < step.index for key in asked):
+            models = [s.index for s in later if s.type == "llm" and s.status == "ok"]
+            within = models[1] if len(models) > 1 else None  # before the model call after the one given the failure
+            if any(_call_key(s) == key and s.parent_index == step.parent_index and (within is None or s.index < within)
+                   for s in later):  # fmt: skip
                 found.add(step.index)
+                if models:
+                    asked_again_by[key] = models[0]
+    for step in steps:
+        if step.type != "llm" or step.status != "ok" or step.index in found or step.index not in asked_again_by.values():
+            continue
+        asked = [f"tool {call.name} {canonical_arguments(call.arguments)}" for call in requested_calls({"output": step.output})]
+        if asked and all(asked_again_by.get(key) == step.index for key in asked):
+            found.add(step.index)
     return found
 
 
@@ -87,10 +96,10 @@ def align(a: Sequence[Step], b: Sequence[Step], aside_a: set[int] | None = None,
     """Aligned (a, b) step pairs in order; a step only one side has is paired with None.
 
     `aside_a`/`aside_b` are the steps set aside as recoveries (default: `recoveries` of each run)."""
-    aside_a = recoveries(a) if aside_a is None else aside_a
-    aside_b = recoveries(b) if aside_b is None else aside_b
-    core_a = _call_order([s for s in a if s.index not in aside_a])
-    core_b = _call_order([s for s in b if s.index not in aside_b])
+    aside_a = recoveries(a, b) if aside_a is None else aside_a
+    aside_b = recoveries(b, a) if aside_b is None else aside_b
+    core_a = _call_order(a, aside_a)
+    core_b = _call_order(b, aside_b)
     pairs: Aligned = []
     matcher = SequenceMatcher(None, [_signature(s) for s in core_a], [_signature(s) for s in core_b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -101,16 +110,27 @@ def align(a: Sequence[Step], b: Sequence[Step], aside_a: set[int] | None = None,
     return _put_back(_repeats_last(pairs), [s for s in a if s.index in aside_a], [s for s in b if s.index in aside_b])
 
 
-def _call_order(steps: list[Step]) -> list[Step]:
-    """Steps with each group of tool calls one model call asked for together sorted by signature."""
+def _call_order(steps: Sequence[Step], aside: set[int]) -> list[Step]:
+    """The steps not set aside, each group of tool calls one model call asked for together sorted by
+    signature. A call made again after a failure takes the failed attempt's place in its group."""
+    place: dict[int, tuple[int, int | None]] = {}  # step index -> (position, group) when not its own
+    for failed in steps:
+        if failed.index in aside and failed.type in ("tool", "retrieval") and failed.status == "error":
+            key = _call_key(failed)
+            retry = next((s for s in steps if s.index > failed.index and s.index not in aside and s.index not in place
+                          and _call_key(s) == key), None)
+            if retry is not None:
+                place[retry.index] = (failed.index, failed.requested_by)
+    kept = sorted((s for s in steps if s.index not in aside), key=lambda s: place.get(s.index, (s.index,))[0])
+    group = {s.index: place[s.index][1] if s.index in place else s.requested_by for s in kept}
     out: list[Step] = []
     i = 0
-    while i < len(steps):
+    while i < len(kept):
         j = i + 1
-        if steps[i].type == "tool" and steps[i].requested_by is not None:
-            while j < len(steps) and steps[j].type == "tool" and steps[j].requested_by == steps[i].requested_by:
+        if kept[i].type == "tool" and group[kept[i].index] is not None:
+            while j < len(kept) and kept[j].type == "tool" and group[kept[j].index] == group[kept[i].index]:
                 j += 1
-        out.extend(sorted(steps[i:j], key=_signature) if j - i > 1 else steps[i:j])
+        out.extend(sorted(kept[i:j], key=_signature) if j - i > 1 else kept[i:j])
         i = j
     return out
 

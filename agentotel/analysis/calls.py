@@ -105,7 +105,10 @@ def _cut_short(given: Any, output: Any) -> bool:
     value = _json.parse(given)
     if value == output:
         return False
-    given_text = canonical_arguments(value) if isinstance(value, (dict, list)) else str(value if value is not None else "").strip()
+    if isinstance(value, (dict, list)):
+        given_text = canonical_arguments(value)
+    else:
+        given_text = "" if value is None else str(value).strip()
     full = output if isinstance(output, str) else canonical_arguments(output)
     if len(given_text) >= len(full):
         return False
@@ -189,7 +192,7 @@ def _params(attributes: Mapping[str, str]) -> dict[str, Any]:
     return dict(sorted(params.items()))
 
 
-def _items(messages: list[Any], hidden: set[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]
+def _items(messages: list[Any], hidden: Collection[tuple[str, str]] = ()) -> list[dict[str, Any]]:
     """Messages as one item per part ({"role", **part}), tool-call ids and finish reasons left out: an SDK
     re-sends an answer as one message or several (the Responses API: one item per call), with ids
     minted afresh by each run. A message holding a `hidden` part (a set-aside attempt) is left out whole."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator
 
 from agentotel._context import canonical_arguments
 from agentotel.analysis._steps import type_name
@@ -430,7 +430,7 @@ def _totals(a: Trajectory, b: Trajectory) -> dict[str, dict[str, Any]]:
 
 def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     """Align two trajectories and report the first divergence, every pair, environment and totals."""
-    aside_a, aside_b = recoveries(a.steps), recoveries(b.steps)
+    aside_a, aside_b = recoveries(a.steps, b.steps), recoveries(b.steps, a.steps)
     aligned = align(a.steps, b.steps, aside_a, aside_b)
     has_llm = any(left is not None and right is not None and left.type == right.type == "llm" for left, right in aligned)
     inputs_a = model_inputs(a, aside_a) if has_llm else {}
@@ -498,9 +498,9 @@ def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int,
     after = [right for _left, right in aligned[position + 1:] if right is not None and right.index not in aside]
     if after:
         return next((s.index for s in after if s.type == "llm"), after[0].index)
-    for _left, right in reversed(aligned[:position]):
-        if right is not None:
-            return right.index
+    before = [right.index for _left, right in aligned[:position] if right is not None]
+    if before:
+        return max(before)  # parallel calls pair in canonical order: the latest step, not the last pair's
     for _left, right in aligned[position + 1:]:
         if right is not None:
             return right.index
