@@ -1,12 +1,13 @@
 """Two trajectories aligned step by step, not position by position.
 
-Steps are aligned on their signature — type, tool or model, canonical arguments and status — with a
-sequence alignment (difflib's SequenceMatcher, junk heuristics off), so one inserted step leaves every
-later step paired with its counterpart. Model calls are aligned without their input messages: those
-repeat the whole history, so one changed tool result would make every later model call look
-different. The status is part of the signature so that a failed call followed by its retry is one
-inserted step (the failure) and the retry pairs with the other run's call, instead of the identical
-first attempt being blamed for a status change.
+Steps are aligned on their signature — type, tool or model, canonical arguments (for a model call: the
+names of the tools it asked for) and status — with a sequence alignment (the identical beginning first,
+then difflib's SequenceMatcher, junk heuristics off), so one inserted step leaves every later step
+paired with its counterpart. Model calls are aligned without their input messages: those repeat the
+whole history, so one changed tool result would make every later model call look different. The
+status is part of the signature so that a failed call followed by its retry is one inserted step (the
+failure) and the retry pairs with the other run's call, instead of the identical first attempt being
+blamed for a status change.
 
 Attempts a run made again are set aside before matching (`recoveries`): a failed call the run then
 made again, and a model call that only asked to make failed tool calls again. They are placed back as
@@ -44,6 +45,9 @@ def arguments(step: Step) -> Any:
 
 
 def _signature(step: Step) -> tuple[str, str, str, str]:
+    if step.type == "llm":
+        # What the model decided (the tools it asked for, or none: an answer), not what it was given.
+        return step.type, who(step), ",".join(sorted(c.name for c in requested_calls({"output": step.output}))), step.status
     return step.type, who(step), canonical_arguments(arguments(step)), step.status
 
 
@@ -100,13 +104,19 @@ def align(a: Sequence[Step], b: Sequence[Step], aside_a: set[int] | None = None,
     aside_b = recoveries(b, a) if aside_b is None else aside_b
     core_a = _call_order(a, aside_a)
     core_b = _call_order(b, aside_b)
-    pairs: Aligned = []
-    matcher = SequenceMatcher(None, [_signature(s) for s in core_a], [_signature(s) for s in core_b], autojunk=False)
+    sig_a, sig_b = [_signature(s) for s in core_a], [_signature(s) for s in core_b]
+    # The identical beginning pairs first: the longest matching block elsewhere must not pull the first
+    # steps out of their pairs (a run that repeats its loop would otherwise "lack" its identical start).
+    n = 0
+    while n < min(len(sig_a), len(sig_b)) and sig_a[n] == sig_b[n]:
+        n += 1
+    pairs: Aligned = list(zip(core_a[:n], core_b[:n]))
+    matcher = SequenceMatcher(None, sig_a[n:], sig_b[n:], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            pairs.extend(zip(core_a[i1:i2], core_b[j1:j2]))
+            pairs.extend(zip(core_a[n + i1:n + i2], core_b[n + j1:n + j2]))
         else:
-            pairs.extend(_align_block(core_a[i1:i2], core_b[j1:j2]))
+            pairs.extend(_align_block(core_a[n + i1:n + i2], core_b[n + j1:n + j2]))
     return _put_back(_repeats_last(pairs), [s for s in a if s.index in aside_a], [s for s in b if s.index in aside_b])
 
 
