@@ -51,6 +51,7 @@ class Knobs:
     cut: str | None = None  # this tool's result reaches the model cut short
     max_model_calls: int = 5
     wrong_answer: bool = False  # the model misreads the stock level
+    ask_twice: bool = False  # the model asks for both tools again after good results (a repeated loop)
     failures: dict[str, int] = field(default_factory=dict)
 
 
@@ -80,10 +81,11 @@ def _result(name: str, value: dict[str, Any]) -> dict[str, Any]:
 TOOLS = {"stock_level": stock_level, "supplier_eta": supplier_eta}
 
 
-def _model_step(results: dict[str, str], asked: list[str], wrong: bool) -> tuple[str | None, list[tuple[str, dict]]]:
+def _model_step(results: dict[str, str], asked: list[str], knobs: Knobs) -> tuple[str | None, list[tuple[str, dict]]]:
     """The scripted model's next step from the tool results it was given (by tool), in order of asking."""
-    if not asked:
+    if not asked or (knobs.ask_twice and len(asked) == 2 and not any(r.startswith("Error") for r in results.values())):
         return None, CALLS
+    wrong = knobs.wrong_answer
     failed = [name for name, text in results.items() if text.startswith("Error")]
     if failed:
         return None, [c for c in CALLS if c[0] in failed]
@@ -104,7 +106,7 @@ def openai_responder(knobs: Knobs):
                 asked.append(c["function"]["name"])
             if m["role"] == "tool":
                 results[names[m["tool_call_id"]]] = m["content"]
-        text, calls = _model_step(results, asked, knobs.wrong_answer)
+        text, calls = _model_step(results, asked, knobs)
         return completion(text, calls, prompt_tokens=40 * len(request["messages"]), completion_tokens=15)
 
     return respond
@@ -120,7 +122,7 @@ def anthropic_responder(knobs: Knobs):
                     asked.append(block["name"])
                 elif block["type"] == "tool_result":
                     results[names[block["tool_use_id"]]] = block["content"]
-        text, calls = _model_step(results, asked, knobs.wrong_answer)
+        text, calls = _model_step(results, asked, knobs)
         content = [{"type": "text", "text": text}] if text else []
         content += [{"type": "tool_use", "id": f"toolu_{len(request['messages'])}_{i}", "name": n, "input": a}
                     for i, (n, a) in enumerate(calls)]
@@ -256,3 +258,21 @@ def test_a_loop_stopped_early_after_a_retry_is_placed_at_b_s_last_step(store):
     first = d.first_divergence
     assert (first["kind"], first["index_b"]) == ("step_removed", len(d.b.steps))
     assert "ended after its step" in first["detail"]
+
+
+def test_the_same_failure_in_both_runs_stays_paired(store):
+    d = diff(store, Knobs(flaky="supplier_eta"), Knobs(flaky="supplier_eta", wrong_answer=True))
+    # Both runs' supplier_eta timed out and was asked for again: those steps pair as the same; the answer differs.
+    assert steps(d.a) == steps(d.b)
+    assert [(p.index_a, p.index_b, p.status) for p in d.pairs if p.status != "same"] == [(6, 6, "output_changed")]
+    assert (d.first_divergence["kind"], d.first_divergence["index_b"]) == ("output_changed", 6)
+
+
+@pytest.mark.parametrize("flaky", [None, "stock_level"])
+def test_a_repeated_loop_is_placed_at_the_model_call_that_asked_again(store, flaky):
+    d = diff(store, Knobs(flaky=flaky), Knobs(ask_twice=True))
+    # B: llm, stock_level, supplier_eta, llm asking for both again, stock_level, supplier_eta, llm answer.
+    assert steps(d.b) == ["llm::ok", "tool:stock_level:ok", "tool:supplier_eta:ok"] * 2 + ["llm::ok"]
+    first = d.first_divergence
+    assert (first["kind"], first["index_b"]) == ("step_added", 4)
+    assert [p.index_b for p in d.pairs if p.status == "step_added"] == [4, 5, 6]
