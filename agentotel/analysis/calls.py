@@ -131,11 +131,16 @@ def _set_aside_ids(trajectory: Trajectory, set_aside: Collection[int]) -> set[tu
     """(part type, tool-call id) of the conversation parts that belong to set-aside attempts: a failed tool
     call's result, and the tool calls a set-aside model call asked for."""
     hidden: set[tuple[str, str]] = set()
+    # A failure is an exchange of its own only when the model was given it and asked again (its next model
+    # call is set aside); a harness that retried the call itself sent back the retry's result under its id.
+    kept = {s.tool_call_id for s in trajectory.steps if s.index not in set_aside and s.tool_call_id}
+    models = [s.index for s in trajectory.steps if s.type == "llm"]
     for step in trajectory.steps:
         if step.index not in set_aside:
             continue
-        if step.type != "llm" and step.tool_call_id:
-            hidden.add((_RESPONSE, step.tool_call_id))
+        if step.type != "llm" and step.tool_call_id and step.tool_call_id not in kept:
+            if next((m for m in models if m > step.index), None) in set_aside:
+                hidden.add((_RESPONSE, step.tool_call_id))
         elif step.type == "llm" and isinstance(step.output, list):
             for message in step.output:
                 for part in (message.get("parts") or []) if isinstance(message, dict) else []:

@@ -46,6 +46,7 @@ class Knobs:
 
     flaky: str | None = None  # this tool's first call times out
     reverse: bool = False  # parallel calls executed last first
+    harness_retry: bool = False  # the harness retries a failed tool call itself (the model never sees the error)
     keys_reversed: bool = False  # results with their keys in another order
     drop_second: bool = False  # the harness runs only the first of the parallel calls
     cut: str | None = None  # this tool's result reaches the model cut short
@@ -142,6 +143,8 @@ def _execute(knobs: Knobs, calls: list[tuple[str, str, dict]]) -> list[tuple[str
             text = json.dumps(TOOLS[name](**arguments))
         except TimeoutError as exc:
             text = f"Error: TimeoutError: {exc}"
+            if knobs.harness_retry:
+                text = json.dumps(TOOLS[name](**arguments))
         if knobs.cut == name and not text.startswith("Error"):
             text = "[cut to fit the context]"
         done.append((call_id, text))
@@ -220,6 +223,13 @@ def test_a_timeout_and_the_model_asking_again_are_the_only_difference(store, pro
     assert [(p.index_a, p.index_b, p.status) for p in d.pairs if p.status != "same"] == [
         (3, None, "step_removed"), (4, None, "step_removed")]
     assert d.first_divergence["index_a"] == 3 and "TimeoutError" in d.first_divergence["detail"]
+
+
+def test_a_tool_call_the_harness_retried_is_an_added_step_only(store):
+    d = diff(store, Knobs(), Knobs(flaky="stock_level", harness_retry=True, reverse=True))
+    assert steps(d.b) == ["llm::ok", "tool:supplier_eta:ok", "tool:stock_level:error", "tool:stock_level:ok", "llm::ok"]
+    assert [(p.index_a, p.index_b, p.status) for p in d.pairs if p.status != "same"] == [(None, 3, "step_added")]
+    assert (d.first_divergence["kind"], d.first_divergence["index_b"]) == ("step_added", 3)
 
 
 # -- faults, placed where they show ---------------------------------------------------------------------------
