@@ -1,12 +1,19 @@
 """Two trajectories aligned step by step, not position by position.
 
-Steps are aligned on their signature — type, tool or model, canonical arguments and status — with a
-sequence alignment (difflib's SequenceMatcher, junk heuristics off), so one inserted step leaves every
-later step paired with its counterpart. Model calls are aligned without their input messages: those
-repeat the whole history, so one changed tool result would make every later model call look
-different. The status is part of the signature so that a failed call followed by its retry is one
-inserted step (the failure) and the retry pairs with the other run's call, instead of the identical
-first attempt being blamed for a status change.
+Steps are aligned on their signature — type, tool or model, canonical arguments (for a model call: the
+names of the tools it asked for) and status — with a sequence alignment (the identical beginning first,
+then difflib's SequenceMatcher, junk heuristics off), so one inserted step leaves every later step
+paired with its counterpart. Model calls are aligned without their input messages: those repeat the
+whole history, so one changed tool result would make every later model call look different. The
+status is part of the signature so that a failed call followed by its retry is one inserted step (the
+failure) and the retry pairs with the other run's call, instead of the identical first attempt being
+blamed for a status change.
+
+Attempts a run made again are set aside before matching (`recoveries`): a failed call the run then
+made again, and a model call that only asked to make failed tool calls again. They are placed back as
+steps only their run has, so a timeout and its retry in one run never shift what pairs with what.
+Tool calls one model call asked for together (parallel calls) are matched in a canonical order:
+their order of execution is not behaviour.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Sequence
 
 from agentotel._context import canonical_arguments
+from agentotel.analysis._steps import requested_calls
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
     from agentotel.query.trajectory import Step
@@ -37,19 +45,121 @@ def arguments(step: Step) -> Any:
 
 
 def _signature(step: Step) -> tuple[str, str, str, str]:
+    if step.type == "llm":
+        # What the model decided (the tools it asked for, or none: an answer), not what it was given.
+        return step.type, who(step), ",".join(sorted(c.name for c in requested_calls({"output": step.output}))), step.status
     return step.type, who(step), canonical_arguments(arguments(step)), step.status
 
 
-def align(a: Sequence[Step], b: Sequence[Step]) -> Aligned:
-    """Aligned (a, b) step pairs in order; a step only one side has is paired with None."""
-    pairs: Aligned = []
-    matcher = SequenceMatcher(None, [_signature(s) for s in a], [_signature(s) for s in b], autojunk=False)
+def recoveries(steps: Sequence[Step], other: Sequence[Step] = ()) -> set[int]:
+    """The indexes of steps that only made a failed attempt again, so the run recovered from it.
+
+    A failed model call whose next call (same parent) is to the same model (a 429 and its retry); a failed
+    tool call or retrieval made again with the same arguments at once: by the harness before the next
+    model call, or by that next model call; and a model call that only asked to make such failed calls
+    again. A failure the run went back to only after doing something else is not set aside: what it did
+    instead is behaviour. Nor is a tool failure the `other` run had too: what each run did about the same
+    failure is where they may differ."""
+    shared = {_call_key(s) for s in other if s.status == "error" and s.type in ("tool", "retrieval")}
+    found: set[int] = set()
+    asked_again_by: dict[str, int] = {}  # a failed call's key -> the model call that was given the failure
+    for i, step in enumerate(steps):
+        if step.status != "error":
+            continue
+        later = steps[i + 1:]
+        if step.type == "llm":
+            nxt = next((s for s in later if s.type == "llm" and s.parent_index == step.parent_index), None)
+            if nxt is not None and who(nxt) == who(step):
+                found.add(step.index)
+        elif step.type in ("tool", "retrieval"):
+            key = _call_key(step)
+            if key in shared:
+                continue
+            models = [s.index for s in later if s.type == "llm" and s.status == "ok"]
+            within = models[1] if len(models) > 1 else None  # before the model call after the one given the failure
+            if any(_call_key(s) == key and s.parent_index == step.parent_index and (within is None or s.index < within)
+                   for s in later):  # fmt: skip
+                found.add(step.index)
+                if models:
+                    asked_again_by[key] = models[0]
+    for step in steps:
+        if step.type != "llm" or step.status != "ok" or step.index in found or step.index not in asked_again_by.values():
+            continue
+        asked = [f"tool {call.name} {canonical_arguments(call.arguments)}" for call in requested_calls({"output": step.output})]
+        if asked and all(asked_again_by.get(key) == step.index for key in asked):
+            found.add(step.index)
+    return found
+
+
+def _call_key(step: Step) -> str:
+    return f"{step.type} {who(step)} {canonical_arguments(arguments(step))}"
+
+
+def align(a: Sequence[Step], b: Sequence[Step], aside_a: set[int] | None = None,
+          aside_b: set[int] | None = None) -> Aligned:
+    """Aligned (a, b) step pairs in order; a step only one side has is paired with None.
+
+    `aside_a`/`aside_b` are the steps set aside as recoveries (default: `recoveries` of each run)."""
+    aside_a = recoveries(a, b) if aside_a is None else aside_a
+    aside_b = recoveries(b, a) if aside_b is None else aside_b
+    core_a = _call_order(a, aside_a)
+    core_b = _call_order(b, aside_b)
+    sig_a, sig_b = [_signature(s) for s in core_a], [_signature(s) for s in core_b]
+    # The identical beginning pairs first: the longest matching block elsewhere must not pull the first
+    # steps out of their pairs (a run that repeats its loop would otherwise "lack" its identical start).
+    n = 0
+    while n < min(len(sig_a), len(sig_b)) and sig_a[n] == sig_b[n]:
+        n += 1
+    pairs: Aligned = list(zip(core_a[:n], core_b[:n]))
+    matcher = SequenceMatcher(None, sig_a[n:], sig_b[n:], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            pairs.extend(zip(a[i1:i2], b[j1:j2]))
+            pairs.extend(zip(core_a[n + i1:n + i2], core_b[n + j1:n + j2]))
         else:
-            pairs.extend(_align_block(a[i1:i2], b[j1:j2]))
-    return _repeats_last(pairs)
+            pairs.extend(_align_block(core_a[n + i1:n + i2], core_b[n + j1:n + j2]))
+    return _put_back(_repeats_last(pairs), [s for s in a if s.index in aside_a], [s for s in b if s.index in aside_b])
+
+
+def _call_order(steps: Sequence[Step], aside: set[int]) -> list[Step]:
+    """The steps not set aside, each group of tool calls one model call asked for together sorted by
+    signature. A call made again after a failure takes the failed attempt's place in its group."""
+    place: dict[int, tuple[int, int | None]] = {}  # step index -> (position, group) when not its own
+    for failed in steps:
+        if failed.index in aside and failed.type in ("tool", "retrieval") and failed.status == "error":
+            key = _call_key(failed)
+            retry = next((s for s in steps if s.index > failed.index and s.index not in aside and s.index not in place
+                          and _call_key(s) == key), None)
+            if retry is not None:
+                place[retry.index] = (failed.index, failed.requested_by)
+    kept = sorted((s for s in steps if s.index not in aside), key=lambda s: place.get(s.index, (s.index,))[0])
+    group = {s.index: place[s.index][1] if s.index in place else s.requested_by for s in kept}
+    out: list[Step] = []
+    i = 0
+    while i < len(kept):
+        j = i + 1
+        if kept[i].type == "tool" and group[kept[i].index] is not None:
+            while j < len(kept) and kept[j].type == "tool" and group[kept[j].index] == group[kept[i].index]:
+                j += 1
+        out.extend(sorted(kept[i:j], key=_signature) if j - i > 1 else kept[i:j])
+        i = j
+    return out
+
+
+def _put_back(pairs: Aligned, aside_a: list[Step], aside_b: list[Step]) -> Aligned:
+    """The set-aside steps as one-sided pairs, each before the first pair holding a later step of its run."""
+    if not aside_a and not aside_b:
+        return pairs
+    out: Aligned = []
+    pending_a, pending_b = list(aside_a), list(aside_b)
+    for left, right in pairs:
+        while pending_a and left is not None and pending_a[0].index < left.index:
+            out.append((pending_a.pop(0), None))
+        while pending_b and right is not None and pending_b[0].index < right.index:
+            out.append((None, pending_b.pop(0)))
+        out.append((left, right))
+    out.extend((s, None) for s in pending_a)
+    out.extend((None, s) for s in pending_b)
+    return out
 
 
 def _repeats_last(pairs: Aligned) -> Aligned:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator
 
 from agentotel._context import canonical_arguments
 from agentotel.analysis._steps import type_name
-from agentotel.analysis.align import align, arguments, who
+from agentotel.analysis.align import align, arguments, recoveries, who
 from agentotel.analysis.calls import CallInput, model_inputs
 
 if TYPE_CHECKING:  # the query layer imports this package: only its types here
@@ -175,6 +175,8 @@ def _given(a: CallInput, b: CallInput) -> list[tuple[str, list[dict[str, Any]]]]
     if a.dropped is not None and b.dropped is not None:
         if len(a.dropped) != len(b.dropped):
             found.append((HISTORY_CHANGED, [{"path": "$.history.dropped", "a": a.dropped, "b": b.dropped}]))
+        elif len(a.elided or ()) != len(b.elided or ()):
+            found.append((HISTORY_CHANGED, [{"path": "$.history.elided", "a": a.elided, "b": b.elided}]))
         if a.added != b.added:
             found.append((ARGUMENTS_CHANGED, list(json_changes(a.added, b.added, "$.input.added"))))
     return found
@@ -266,6 +268,10 @@ def _side(change: dict[str, Any], side: str) -> str:
 
 
 def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, Any]]) -> str:
+    elided = next((c for c in changes if c["path"] == "$.history.elided"), None)
+    if kind == HISTORY_CHANGED and elided is not None:
+        return "; ".join(_elided_text(step, elided.get(side)) for side, step in (("a", a), ("b", b))
+                         if step is not None and elided.get(side))
     if kind == STEP_ADDED and b is not None:
         return f"run B has an extra step {b.index}: {_label(b)}"
     if kind == STEP_REMOVED and a is not None:
@@ -305,6 +311,11 @@ def _detail(kind: str, a: Step | None, b: Step | None, changes: list[dict[str, A
     return f"{who(a)} returned different output: {paths}"
 
 
+def _elided_text(step: Step, elided: list[dict[str, Any]]) -> str:
+    cut = ", ".join(f"{e['tool']} of step {e['step']} as {_value(e['given'])}" for e in elided[:3])
+    return f"model call {step.index} was given {len(elided)} tool result(s) cut short of what the tool returned: {cut}"
+
+
 def describe_changes(changes: list[dict[str, Any]], limit: int = 3) -> str:
     """A pair's changes in words, causes first: `system prompt: "…" → "…"; temperature 0 → 0.7; …`."""
     said: list[str] = []
@@ -319,6 +330,8 @@ def describe_changes(changes: list[dict[str, Any]], limit: int = 3) -> str:
             said.append(f"{path[len('$.params.'):]} {_side(c, 'a')} → {_side(c, 'b')}")
         elif path == "$.history.dropped":
             said.append(f"earlier turns dropped or rewritten: {len(c['a'])} part(s) in A, {len(c['b'])} in B")
+        elif path == "$.history.elided":
+            said.append(f"tool results cut short: {len(c.get('a') or [])} in A, {len(c.get('b') or [])} in B")
         elif path.startswith("$.input.added"):
             if not any(text.startswith("new messages") for text in said):
                 added = [x for x in changes if x["path"].startswith("$.input.added")]
@@ -417,10 +430,11 @@ def _totals(a: Trajectory, b: Trajectory) -> dict[str, dict[str, Any]]:
 
 def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     """Align two trajectories and report the first divergence, every pair, environment and totals."""
-    aligned = align(a.steps, b.steps)
+    aside_a, aside_b = recoveries(a.steps, b.steps), recoveries(b.steps, a.steps)
+    aligned = align(a.steps, b.steps, aside_a, aside_b)
     has_llm = any(left is not None and right is not None and left.type == right.type == "llm" for left, right in aligned)
-    inputs_a = model_inputs(a) if has_llm else {}
-    inputs_b = model_inputs(b) if has_llm else {}
+    inputs_a = model_inputs(a, aside_a) if has_llm else {}
+    inputs_b = model_inputs(b, aside_b) if has_llm else {}
     pairs: list[Pair] = []
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
@@ -428,8 +442,10 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         if left is None:
             assert right is not None
             pair = Pair(None, right.index, STEP_ADDED, _error_changes(None, right), _delta(None, right))
+            _set_aside_given(pair, right, "b", aside_b, inputs_b, inputs_a)
         elif right is None:
             pair = Pair(left.index, None, STEP_REMOVED, _error_changes(left, None), _delta(left, None))
+            _set_aside_given(pair, left, "a", aside_a, inputs_a, inputs_b)
         else:
             status, changes = _compare(left, right, inputs_a.get(left.index, _NO_INPUT), inputs_b.get(right.index, _NO_INPUT))
             pair = Pair(left.index, right.index, status, changes if status != SAME else [], _delta(left, right))
@@ -438,16 +454,15 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
             continue
         divergence = {
             "index_a": pair.index_a,
-            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position),
+            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position, aside_b),
             "kind": pair.status,
             "detail": _detail(pair.status, left, right, pair.changes),
         }
         if pair.status == STEP_REMOVED and divergence["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
             divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
-        one_sided = left if right is None else right if left is None else None
-        # A 429 and its retry in one run is not where the runs went different ways: report it only when
-        # nothing else differs.
-        if _recovered(one_sided, a.steps if right is None else b.steps):
+        # A 429 or a timeout and its retry in one run is not where the runs went different ways: report it
+        # only when nothing else differs.
+        if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
             retried = retried or divergence
         else:
             first = divergence
@@ -455,15 +470,6 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)
-
-
-def _recovered(step: Step | None, steps: Sequence[Step]) -> bool:
-    """Whether a step only one run has is a failed attempt its run then made again (a 429 and its retry, a
-    tool that timed out once): the run recovered, so that is not where the two runs went different ways."""
-    if step is None or step.status != "error":
-        return False
-    later = [s for s in steps if s.index > step.index and s.type == step.type and s.parent_index == step.parent_index]
-    return bool(later) and who(later[0]) == who(step) and (step.type == "llm" or later[0].input == step.input)
 
 
 def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
@@ -475,12 +481,26 @@ def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
     return []
 
 
-def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int) -> int | None:
-    """For a step B lacks: the step of B where it went another way — its latest step before the gap (its
-    last step, when B ended early), else its first step after it; None only when B has no steps."""
-    for _left, right in reversed(aligned[:position]):
-        if right is not None:
-            return right.index
+def _set_aside_given(pair: Pair, step: Step, side: str, aside: set[int], inputs: dict[int, CallInput],
+                     other: dict[int, CallInput]) -> None:
+    """A model call set aside as asking again is still a cause when it was given tool results cut short and
+    the other run's calls never were: the pair becomes `history_changed`, a divergence never passed over."""
+    elided = inputs[step.index].elided if step.index in aside and step.index in inputs else None
+    if elided and not any(call.elided for call in other.values()):
+        pair.status = HISTORY_CHANGED
+        pair.changes = [{"path": "$.history.elided", side: elided}, *pair.changes]
+
+
+def _where_b_went(aligned: list[tuple[Step | None, Step | None]], position: int, aside: set[int]) -> int | None:
+    """For a step B lacks: the step of B where it went another way. When B goes on, its next model call
+    (the first given the conversation without that step; else its next step); when B ended, its last
+    step; None only when B has no steps. Attempts B made again are passed over."""
+    after = [right for _left, right in aligned[position + 1:] if right is not None and right.index not in aside]
+    if after:
+        return next((s.index for s in after if s.type == "llm"), after[0].index)
+    before = [right.index for _left, right in aligned[:position] if right is not None]
+    if before:
+        return max(before)  # parallel calls pair in canonical order: the latest step, not the last pair's
     for _left, right in aligned[position + 1:]:
         if right is not None:
             return right.index

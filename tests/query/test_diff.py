@@ -67,9 +67,11 @@ def test_a_removed_step(tmp_path):
     assert kinds == {"step_removed"}
     first = d.first_divergence
     assert first["kind"] == "step_removed"
-    # index_b names the step of B where it went another way: its step before the gap.
-    (before,) = [p.index_b for p in d.pairs if p.index_a == first["index_a"] - 1]
-    assert first["index_b"] == before is not None
+    # index_b names the step of B where it went another way: B goes on, so its first model call after the
+    # gap (the one that asked for summarise where A's asked for fetch), not the identical step before it.
+    (after,) = [p.index_b for p in d.pairs if p.index_a == first["index_a"] + 2]
+    assert d.b.steps[after - 1].type == "llm"
+    assert first["index_b"] == after == 3
 
 
 def test_a_different_tool(tmp_path):
