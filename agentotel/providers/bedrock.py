@@ -178,8 +178,13 @@ class _ConverseStream:
         delta = event.get("contentBlockDelta")
         if delta is not None:
             change, index = delta.get("delta") or {}, delta.get("contentBlockIndex", 0)
-            if "text" in change:
-                self._block(index, "text")[3].add(change["text"])
+            text = change.get("text")
+            if text is not None:  # the usual event: its block looked up and its text added inline
+                block = self.blocks.get(index)
+                buffer = (block if block is not None else self._block(index, "text"))[3]
+                if text and buffer.size < buffer.limit:
+                    buffer.parts.append(text)
+                    buffer.size += len(text)
             elif "toolUse" in change:
                 self._block(index, "tool")[3].add(change["toolUse"].get("input"))
             elif "reasoningContent" in change:
@@ -215,13 +220,26 @@ class _ConverseStream:
         )
 
 
+# inferenceConfig field -> (attribute, accepted types), for Converse and for Nova's InvokeModel body.
+_CONVERSE_PARAMETERS = (
+    ("maxTokens", GEN_AI_REQUEST_MAX_TOKENS, int),
+    ("temperature", GEN_AI_REQUEST_TEMPERATURE, (int, float)),
+    ("topP", GEN_AI_REQUEST_TOP_P, (int, float)),
+    ("topK", GEN_AI_REQUEST_TOP_K, int),
+    ("stopSequences", GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
+)
+_NOVA_PARAMETERS = (("max_new_tokens", GEN_AI_REQUEST_MAX_TOKENS, int), *_CONVERSE_PARAMETERS[1:])
+
+
 def _converse_request(params: dict[str, Any], attributes: dict[str, Any], request: _Request, nova: bool = False) -> None:
-    config = params.get("inferenceConfig") or {}
-    put(attributes, GEN_AI_REQUEST_MAX_TOKENS, config.get("max_new_tokens" if nova else "maxTokens"), int)
-    put(attributes, GEN_AI_REQUEST_TEMPERATURE, config.get("temperature"), (int, float))
-    put(attributes, GEN_AI_REQUEST_TOP_P, config.get("topP"), (int, float))
-    put(attributes, GEN_AI_REQUEST_TOP_K, config.get("topK") or (params.get("additionalModelRequestFields") or {}).get("top_k"), int)
-    put(attributes, GEN_AI_REQUEST_STOP_SEQUENCES, config.get("stopSequences"), (list, tuple))
+    config = params.get("inferenceConfig")
+    if config:  # one loop, no call per parameter: this runs on every model call
+        for name, attribute, kind in _NOVA_PARAMETERS if nova else _CONVERSE_PARAMETERS:
+            value = config.get(name)
+            if value is not None and isinstance(value, kind) and type(value) is not bool:
+                attributes[attribute] = value
+    if GEN_AI_REQUEST_TOP_K not in attributes:
+        put(attributes, GEN_AI_REQUEST_TOP_K, (params.get("additionalModelRequestFields") or {}).get("top_k"), int)
     if capturing():
         request.input_messages = _messages(params.get("messages"))
         request.system_instructions = _blocks(params.get("system")) or None

@@ -21,8 +21,12 @@ from agentotel.semconv import (
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_PROVIDER_NAME,
+    GEN_AI_REQUEST_CHOICE_COUNT,
     GEN_AI_REQUEST_MAX_TOKENS,
     GEN_AI_REQUEST_MODEL,
+    GEN_AI_REQUEST_PRESENCE_PENALTY,
+    GEN_AI_REQUEST_SEED,
+    GEN_AI_REQUEST_STOP_SEQUENCES,
     GEN_AI_REQUEST_STREAM,
     GEN_AI_REQUEST_TEMPERATURE,
     GEN_AI_REQUEST_TOP_K,
@@ -240,6 +244,37 @@ def test_streamed_function_call_and_thoughts(telemetry, model_server):
         {"type": "text", "content": "Checking"},
         {"type": "tool_call", "id": "resp-1-0", "name": "get_weather", "arguments": {"city": "Oslo"}},
     ]}]  # fmt: skip
+
+
+def test_typed_config_and_two_candidate_stream(telemetry, model_server):
+    """A GenerateContentConfig object (not a dict) and a stream whose chunks interleave two candidates."""
+    from google.genai import types
+
+    def chunk(index, text, finish=None, usage=None):
+        candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "index": index}
+        if finish:
+            candidate["finishReason"] = finish
+        body = {"candidates": [candidate], "modelVersion": "gemini-2.0-flash-001", "responseId": "resp-2"}
+        return body | ({"usageMetadata": usage} if usage else {})
+
+    events = [chunk(0, "Roses "), chunk(1, "Violets "), chunk(1, "are blue", "STOP"),
+              chunk(0, "are red", "MAX_TOKENS", {"promptTokenCount": 5, "candidatesTokenCount": 8, "cachedContentTokenCount": 2})]  # fmt: skip
+    model_server.script(Scripted(events=events))
+    config = types.GenerateContentConfig(
+        candidate_count=2, temperature=0.0, top_p=0.9, seed=7, stop_sequences=["END"], max_output_tokens=64,
+        presence_penalty=0.5,
+    )  # fmt: skip
+    client = gemini(model_server)
+    for _ in client.models.generate_content_stream(model="gemini-2.0-flash", contents="A poem", config=config):
+        pass
+    a = telemetry.one().attributes
+    assert a[GEN_AI_REQUEST_TEMPERATURE] == 0.0 and a[GEN_AI_REQUEST_MAX_TOKENS] == 64
+    assert a[GEN_AI_REQUEST_CHOICE_COUNT] == 2 and a[GEN_AI_REQUEST_SEED] == 7
+    assert list(a[GEN_AI_REQUEST_STOP_SEQUENCES]) == ["END"] and a[GEN_AI_REQUEST_PRESENCE_PENALTY] == 0.5
+    assert list(a[GEN_AI_RESPONSE_FINISH_REASONS]) == ["max_tokens", "stop"]
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS], a[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) == (5, 8, 2)
+    assert [m["parts"] for m in output(telemetry.one())] == [
+        [{"type": "text", "content": "Roses are red"}], [{"type": "text", "content": "Violets are blue"}]]  # fmt: skip
 
 
 def test_stream_left_early_ends_once_on_close_or_collection(telemetry, model_server):
