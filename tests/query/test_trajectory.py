@@ -127,6 +127,25 @@ def test_a_frameworks_own_agent_span_of_an_agent_agentotel_recorded_counts_once(
     assert traces.sql("SELECT count(*) FROM steps WHERE type = 'agent'").fetchall()[0][0] == 3
 
 
+def test_a_third_record_of_a_call_written_in_another_batch_counts_once(tmp_path):
+    """ours → another instrumentation's copy (marked by the writer, same batch) → a third copy written later
+    in a file of its own (another process exporting): the third, inside the marked one, is no step either."""
+    store = SpanStore(tmp_path)
+    other = {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_USAGE_INPUT_TOKENS: 100, sc.GEN_AI_USAGE_OUTPUT_TOKENS: 20}
+    first = store.run("r", "run-1")
+    ours = first.llm(assistant("hi"))
+    first.clock -= 10_000_000
+    copy = first.raw("openai.chat", other, parent=ours, ms=8, scope="opentelemetry.instrumentation.openai")
+    store.write([first])
+    later = store.run("r", "run-1", trace_id=first.trace_id, finished=False)
+    later.clock = first.clock - 9_000_000
+    later.raw("ChatCompletion", other, parent=copy, ms=6, scope="openinference.instrumentation.openai", span_id="00000000000c0ffe")
+    store.write([later])
+    traces = agentotel.open(tmp_path)
+    assert [s.name for s in traces.trajectory("run-1").steps] == ["chat gpt-4o-mini"]
+    assert traces.sql("SELECT steps, model_calls, input_tokens FROM runs").fetchall() == [(1, 1, 100)]
+
+
 def test_a_span_whose_parent_never_arrived_still_appears_flagged(tmp_path):
     store = SpanStore(tmp_path)
     run = store.run("r", "run-1")
