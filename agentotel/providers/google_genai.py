@@ -1,4 +1,5 @@
-"""How to read google-genai: `models.generate_content` and its stream, sync and async, Gemini API and Vertex AI.
+"""How to read google-genai: `models.generate_content` and its stream, sync and async, Gemini API and Vertex AI;
+`embed_content` and `count_tokens`.
 
 One span per request to the model. `generate_content` may send several: automatic function calling
 runs the user's Python functions between requests, and automatic continuation follows continuation
@@ -9,6 +10,10 @@ the call that asked for it. (Should a release drop that private method, the publ
 Streams are patched at `generate_content_stream`, the object the user holds, so that closing it,
 leaving it early or dropping it ends the span as for every other provider; a stream that runs
 automatic function calling (which the SDK advises against) is then one span for its requests.
+
+`embed_content` is an `embeddings {model}` span (an embedding step: tokens from the Gemini API's usage
+or Vertex AI's per-embedding statistics, the dimension count); `count_tokens` a `count_tokens {model}`
+span with no usage (nothing is spent, and it is no step of the run).
 
 The provider is `gcp.vertex_ai` for a Vertex AI client and `gcp.gemini` for the Gemini API.
 Gemini's function calls often carry no id: they then get `<response id>-<index>` so that the output
@@ -37,6 +42,7 @@ from agentotel.providers._core import (
 )
 from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
+    GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_CHOICE_COUNT,
     GEN_AI_REQUEST_FREQUENCY_PENALTY,
@@ -360,6 +366,51 @@ class _Stream:
         return response
 
 
+# --- embed_content and count_tokens -------------------------------------------------------------------------
+
+
+def _client_request(instance: Any, kwargs: dict[str, Any], operation: str) -> Request:
+    client = getattr(instance, "_api_client", None)
+    return Request(
+        operation=operation,
+        provider="gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini",
+        model=_model_name(kwargs.get("model")),
+        attributes=server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None)),
+    )
+
+
+def _embed_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    request = _client_request(instance, kwargs, "embeddings")
+    config = kwargs.get("config")
+    fields = config if isinstance(config, dict) else getattr(config, "__dict__", None) or {}
+    dimensions = fields.get("output_dimensionality")
+    if isinstance(dimensions, int) and type(dimensions) is not bool:
+        request.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] = dimensions
+    return request
+
+
+def _embed_response(result: Any) -> Response:
+    """Tokens: the Gemini API's usage, else (Vertex AI) the sum of each embedding's own count."""
+    embeddings = result.embeddings or ()
+    usage = _usage(result.usage_metadata)
+    if usage is None:
+        counts = [e.statistics.token_count for e in embeddings if e.statistics is not None and e.statistics.token_count is not None]
+        usage = Usage(input_tokens=int(sum(counts))) if counts else None
+    response = Response(usage=usage)
+    if embeddings and embeddings[0].values:
+        response.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] = len(embeddings[0].values)
+    return response
+
+
+def _count_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    return _client_request(instance, kwargs, "count_tokens")
+
+
+def _count_response(result: Any) -> Response:
+    # No usage: counting is not billed, and the count is no tokens the run spent (the span is no step).
+    return Response()
+
+
 def _patches() -> list[Patch]:
     from google.genai import models
 
@@ -370,6 +421,8 @@ def _patches() -> list[Patch]:
             Patch("google.genai.models", f"{cls}.generate_content_stream", _stream_request, _response, _Stream)
             for cls in ("Models", "AsyncModels")
         ),
+        *(Patch("google.genai.models", f"{cls}.embed_content", _embed_request, _embed_response) for cls in ("Models", "AsyncModels")),
+        *(Patch("google.genai.models", f"{cls}.count_tokens", _count_request, _count_response) for cls in ("Models", "AsyncModels")),
     ]
 
 

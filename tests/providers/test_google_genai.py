@@ -17,7 +17,9 @@ from agentotel import _context
 from agentotel.semconv import (
     AGENTOTEL_COST_USD,
     ERROR_TYPE,
+    GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_PROVIDER_NAME,
@@ -275,6 +277,38 @@ def test_typed_config_and_two_candidate_stream(telemetry, model_server):
     assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS], a[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) == (5, 8, 2)
     assert [m["parts"] for m in output(telemetry.one())] == [
         [{"type": "text", "content": "Roses are red"}], [{"type": "text", "content": "Violets are blue"}]]  # fmt: skip
+
+
+def test_embed_content_is_an_embeddings_span_on_the_gemini_api_and_vertex(telemetry, model_server):
+    model_server.script(
+        Scripted({"embeddings": [{"values": [0.1, 0.2, 0.3]}, {"values": [0.3, 0.2, 0.1]}]}),
+        Scripted({"predictions": [{"embeddings": {"values": [0.5, 0.5], "statistics": {"token_count": 4, "truncated": False}}},
+                                  {"embeddings": {"values": [0.1, 0.9], "statistics": {"token_count": 6, "truncated": False}}}],
+                  "metadata": {"billableCharacterCount": 20}}),
+    )  # fmt: skip
+    client = gemini(model_server)  # kept: a collected Client closes its HTTP client
+    client.models.embed_content(model="gemini-embedding-001", contents=["a", "b"])
+    credentials = google.oauth2.credentials.Credentials(token="fake-token")
+    on_vertex = genai.Client(vertexai=True, project="p", location="us-central1", credentials=credentials,
+                             http_options={"base_url": model_server.url})  # fmt: skip
+    on_vertex.models.embed_content(model="text-embedding-005", contents=["a", "b"], config={"output_dimensionality": 2})
+    api, vertex_span = telemetry.model_spans()
+    assert (api.name, vertex_span.name) == ("embeddings gemini-embedding-001", "embeddings text-embedding-005")
+    assert api.attributes[GEN_AI_OPERATION_NAME] == "embeddings" and api.attributes[GEN_AI_PROVIDER_NAME] == "gcp.gemini"
+    assert api.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] == 3 and GEN_AI_USAGE_INPUT_TOKENS not in api.attributes
+    assert vertex_span.attributes[GEN_AI_PROVIDER_NAME] == "gcp.vertex_ai"
+    assert vertex_span.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] == 2
+    assert vertex_span.attributes[GEN_AI_USAGE_INPUT_TOKENS] == 10  # each embedding's own count, summed
+    assert GEN_AI_INPUT_MESSAGES not in api.attributes and GEN_AI_OUTPUT_MESSAGES not in api.attributes
+
+
+def test_count_tokens_is_a_span_that_spends_nothing(telemetry, model_server):
+    model_server.script(Scripted({"totalTokens": 7}))
+    client = gemini(model_server)
+    assert asyncio.run(client.aio.models.count_tokens(model="gemini-2.0-flash", contents="hello")).total_tokens == 7
+    span = telemetry.one()
+    assert span.name == "count_tokens gemini-2.0-flash" and span.attributes[GEN_AI_OPERATION_NAME] == "count_tokens"
+    assert not {GEN_AI_USAGE_INPUT_TOKENS, AGENTOTEL_COST_USD} & set(span.attributes)
 
 
 def test_stream_left_early_ends_once_on_close_or_collection(telemetry, model_server):
