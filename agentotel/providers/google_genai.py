@@ -124,7 +124,9 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
     for item in contents:
-        if _is_content(item):
+        if isinstance(item, str):  # the usual prompt: a loose text part
+            loose.append(text_part(item))
+        elif _is_content(item):
             if loose:
                 messages.append({"role": "user", "parts": loose})
                 loose = []
