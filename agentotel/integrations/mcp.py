@@ -8,6 +8,9 @@
   run's tool definitions, or, outside any run, the process's tools the next run records.
 - The request's `_meta` carries the W3C trace context of the tool's span, so an instrumented server's
   spans join the run (mcp 2.x injects it itself; on 1.x agentotel adds it where `call_tool` takes `meta`).
+  mcp 2.x's own client span of the call and the server's span below it (from the server's process, in
+  a batch of its own) are second records of this step: the store counts one tool step, the server's
+  span kept below it in the span tree.
 - A session's own requests outside any run and any span (initialize, tools/list before the agent starts)
   are not traced: mcp 2.x would otherwise record each as a trace, and so a run, of its own.
 """

@@ -8,7 +8,9 @@
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
   `execute_tool` span of the call is completed with agentotel's record (schema hash, arguments by the
   content policy, result) instead of a second span beside it, so the call is one step either way; its
-  model-call spans wrap agentotel's and count once (the providers' rule).
+  model-call spans wrap agentotel's and count once (the providers' rule), and its `invoke_agent` span
+  sits directly inside agentotel's span of the same agent, so the store counts that agent once
+  (query/sql/macro_duplicates.sql: the rule holds for spans that reach a collector too).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""How to read google-genai: `models.generate_content` and its stream, sync and async, Gemini API and Vertex AI.
+"""How to read google-genai: `models.generate_content` and its stream, sync and async, Gemini API and Vertex AI;
+`embed_content` and `count_tokens`.
 
 One span per request to the model. `generate_content` may send several: automatic function calling
 runs the user's Python functions between requests, and automatic continuation follows continuation
@@ -9,6 +10,10 @@ the call that asked for it. (Should a release drop that private method, the publ
 Streams are patched at `generate_content_stream`, the object the user holds, so that closing it,
 leaving it early or dropping it ends the span as for every other provider; a stream that runs
 automatic function calling (which the SDK advises against) is then one span for its requests.
+
+`embed_content` is an `embeddings {model}` span (an embedding step: tokens from the Gemini API's usage
+or Vertex AI's per-embedding statistics, the dimension count); `count_tokens` a `count_tokens {model}`
+span with no usage (nothing is spent, and it is no step of the run).
 
 The provider is `gcp.vertex_ai` for a Vertex AI client and `gcp.gemini` for the Gemini API.
 Gemini's function calls often carry no id: they then get `<response id>-<index>` so that the output
@@ -29,7 +34,6 @@ from agentotel.providers._core import (
     field_of,
     given,
     media_part,
-    put,
     reasoning_part,
     server_attributes,
     text_part,
@@ -38,6 +42,7 @@ from agentotel.providers._core import (
 )
 from agentotel.providers._stream import Bounded, limits
 from agentotel.semconv import (
+    GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_REQUEST_CHOICE_COUNT,
     GEN_AI_REQUEST_FREQUENCY_PENALTY,
@@ -119,7 +124,9 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
     for item in contents:
-        if _is_content(item):
+        if isinstance(item, str):  # the usual prompt: a loose text part
+            loose.append(text_part(item))
+        elif _is_content(item):
             if loose:
                 messages.append({"role": "user", "parts": loose})
                 loose = []
@@ -186,29 +193,41 @@ def _callable_definition(function: Any) -> dict[str, Any]:
     return definition
 
 
+# config field -> (attribute, accepted types): read in one loop (this runs on every model call).
+_PARAMETERS = (
+    ("max_output_tokens", GEN_AI_REQUEST_MAX_TOKENS, int),
+    ("temperature", GEN_AI_REQUEST_TEMPERATURE, (int, float)),
+    ("top_p", GEN_AI_REQUEST_TOP_P, (int, float)),
+    ("top_k", GEN_AI_REQUEST_TOP_K, (int, float)),
+    ("seed", GEN_AI_REQUEST_SEED, int),
+    ("frequency_penalty", GEN_AI_REQUEST_FREQUENCY_PENALTY, (int, float)),
+    ("presence_penalty", GEN_AI_REQUEST_PRESENCE_PENALTY, (int, float)),
+    ("stop_sequences", GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
+)
+
+
 def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
     client = getattr(instance, "_api_client", None)
     provider = "gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini"
     attributes = server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None))
     config = kwargs.get("config")
-    if config is not None:
-        put(attributes, GEN_AI_REQUEST_MAX_TOKENS, field_of(config, "max_output_tokens"), int)
-        put(attributes, GEN_AI_REQUEST_TEMPERATURE, field_of(config, "temperature"), (int, float))
-        put(attributes, GEN_AI_REQUEST_TOP_P, field_of(config, "top_p"), (int, float))
-        put(attributes, GEN_AI_REQUEST_TOP_K, field_of(config, "top_k"), (int, float))
-        put(attributes, GEN_AI_REQUEST_SEED, field_of(config, "seed"), int)
-        put(attributes, GEN_AI_REQUEST_FREQUENCY_PENALTY, field_of(config, "frequency_penalty"), (int, float))
-        put(attributes, GEN_AI_REQUEST_PRESENCE_PENALTY, field_of(config, "presence_penalty"), (int, float))
-        put(attributes, GEN_AI_REQUEST_STOP_SEQUENCES, field_of(config, "stop_sequences"), (list, tuple))
-        count = field_of(config, "candidate_count")
+    # A GenerateContentConfig keeps its fields in __dict__ (pydantic); a dict config is read as it is.
+    fields = config if isinstance(config, dict) else getattr(config, "__dict__", None) or {}
+    if fields:
+        for name, attribute, kind in _PARAMETERS:
+            value = fields.get(name)
+            if value is not None and isinstance(value, kind) and type(value) is not bool:
+                attributes[attribute] = value
+        count = fields.get("candidate_count")
         if isinstance(count, int) and count != 1:
             attributes[GEN_AI_REQUEST_CHOICE_COUNT] = count
-        mime = field_of(config, "response_mime_type")
+        mime = fields.get("response_mime_type")
         if mime:
             attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in mime else "text"
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
-    system = field_of(config, "system_instruction")
+    system = fields.get("system_instruction")
+    tools = fields.get("tools")
     capture = capturing()
     return Request(
         operation="chat",
@@ -218,7 +237,7 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         stream=stream,
         input_messages=_messages(kwargs.get("contents")) if capture else None,
         system_instructions=_parts(system) if capture and system is not None else None,
-        tool_definitions=_tool_definitions(field_of(config, "tools")),
+        tool_definitions=_tool_definitions(tools) if tools else None,
     )
 
 
@@ -226,27 +245,30 @@ def _stream_request(instance: Any, kwargs: dict[str, Any]) -> Request:
     return _request(instance, kwargs, stream=True)
 
 
+# Responses and stream chunks are the SDK's own types (GenerateContentResponse and its parts), read
+# by plain attribute access: this runs on every call, and per chunk of a stream.
+
+
 def _usage(metadata: Any) -> Usage | None:
     if metadata is None:
         return None
-    prompt = field_of(metadata, "prompt_token_count")
-    candidates = field_of(metadata, "candidates_token_count")
-    thoughts = field_of(metadata, "thoughts_token_count")
-    tool_prompt = field_of(metadata, "tool_use_prompt_token_count")
+    prompt = metadata.prompt_token_count
+    candidates = metadata.candidates_token_count
+    thoughts = metadata.thoughts_token_count
     if prompt is None and candidates is None:
         return None
     # Gemini's prompt count includes the cached tokens (the GenAI convention); thinking tokens are
     # counted apart from the candidates' but billed as output, so output includes them.
     return Usage(
-        input_tokens=None if prompt is None else prompt + (tool_prompt or 0),
+        input_tokens=None if prompt is None else prompt + (metadata.tool_use_prompt_token_count or 0),
         output_tokens=None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0),
-        cache_read_tokens=field_of(metadata, "cached_content_token_count"),
+        cache_read_tokens=metadata.cached_content_token_count,
         reasoning_tokens=thoughts,
     )
 
 
-def _finish(candidate: Any) -> str | None:
-    reason = field_of(candidate, "finish_reason")
+def _finish(reason: Any) -> str | None:
+    """A candidate's finish reason (an enum, or a string the SDK did not know) in lower case."""
     if reason is None:
         return None
     return str(getattr(reason, "value", reason)).lower()
@@ -263,14 +285,14 @@ def _with_ids(parts: list[dict[str, Any]], response_id: str | None, calls: list[
 
 
 def _response(result: Any) -> Response:
-    response_id = field_of(result, "response_id")
-    response = Response(id=response_id, model=field_of(result, "model_version"), usage=_usage(field_of(result, "usage_metadata")))
+    response_id = result.response_id
+    response = Response(id=response_id, model=result.model_version, usage=_usage(result.usage_metadata))
     messages = []
-    for candidate in field_of(result, "candidates") or ():
-        finish = _finish(candidate)
+    for candidate in result.candidates or ():
+        finish = _finish(candidate.finish_reason)
         if finish:
             response.finish_reasons.append(finish)
-        parts = _parts(field_of(candidate, "content"))
+        parts = _parts(candidate.content)
         _with_ids(parts, response_id, response.tool_calls)
         messages.append({"role": "assistant", "parts": parts, "finish_reason": finish})
     response.output_messages = messages
@@ -298,28 +320,36 @@ class _Stream:
         self.text_limit = limits()[0]
 
     def chunk(self, chunk: Any) -> None:
+        # One call per chunk, the usual text delta read inline (see the note above `_usage`).
         if self.id is None:
-            self.id = field_of(chunk, "response_id")
+            self.id = chunk.response_id
         if self.model is None:
-            self.model = field_of(chunk, "model_version")
-        usage = field_of(chunk, "usage_metadata")
-        if usage is not None and field_of(usage, "prompt_token_count") is not None:
+            self.model = chunk.model_version
+        usage = chunk.usage_metadata
+        if usage is not None and usage.prompt_token_count is not None:
             self.usage = usage  # the last chunk's counts are the totals
-        for position, candidate in enumerate(field_of(chunk, "candidates") or ()):
-            index = field_of(candidate, "index", position)
+        for position, candidate in enumerate(chunk.candidates or ()):
+            index = candidate.index
+            if index is None:
+                index = position
             state = self.candidates.get(index)
             if state is None:
                 state = self.candidates[index] = _Candidate(self.text_limit)
-            content = field_of(candidate, "content")
-            for part in field_of(content, "parts") or ():
-                text = field_of(part, "text")
+            content = candidate.content
+            for part in (content.parts if content is not None else None) or ():
+                text = part.text
                 if text is not None:
-                    (state.thought if field_of(part, "thought") else state.text).add(text)
+                    buffer = state.thought if part.thought else state.text
+                    if text and buffer.size < buffer.limit:  # Bounded.add, inline
+                        buffer.parts.append(text)
+                        buffer.size += len(text)
                     continue
-                call = field_of(part, "function_call")
+                call = part.function_call
                 if call is not None:
-                    state.calls.append(tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args")))
-            state.finish = _finish(candidate) or state.finish
+                    state.calls.append(tool_call_part(call.id, call.name, call.args))
+            reason = candidate.finish_reason
+            if reason is not None:
+                state.finish = _finish(reason)
 
     def response(self) -> Response:
         response = Response(id=self.id, model=self.model, usage=_usage(self.usage))
@@ -338,6 +368,51 @@ class _Stream:
         return response
 
 
+# --- embed_content and count_tokens -------------------------------------------------------------------------
+
+
+def _client_request(instance: Any, kwargs: dict[str, Any], operation: str) -> Request:
+    client = getattr(instance, "_api_client", None)
+    return Request(
+        operation=operation,
+        provider="gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini",
+        model=_model_name(kwargs.get("model")),
+        attributes=server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None)),
+    )
+
+
+def _embed_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    request = _client_request(instance, kwargs, "embeddings")
+    config = kwargs.get("config")
+    fields = config if isinstance(config, dict) else getattr(config, "__dict__", None) or {}
+    dimensions = fields.get("output_dimensionality")
+    if isinstance(dimensions, int) and type(dimensions) is not bool:
+        request.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] = dimensions
+    return request
+
+
+def _embed_response(result: Any) -> Response:
+    """Tokens: the Gemini API's usage, else (Vertex AI) the sum of each embedding's own count."""
+    embeddings = result.embeddings or ()
+    usage = _usage(result.usage_metadata)
+    if usage is None:
+        counts = [e.statistics.token_count for e in embeddings if e.statistics is not None and e.statistics.token_count is not None]
+        usage = Usage(input_tokens=int(sum(counts))) if counts else None
+    response = Response(usage=usage)
+    if embeddings and embeddings[0].values:
+        response.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] = len(embeddings[0].values)
+    return response
+
+
+def _count_request(instance: Any, kwargs: dict[str, Any]) -> Request:
+    return _client_request(instance, kwargs, "count_tokens")
+
+
+def _count_response(result: Any) -> Response:
+    # No usage: counting is not billed, and the count is no tokens the run spent (the span is no step).
+    return Response()
+
+
 def _patches() -> list[Patch]:
     from google.genai import models
 
@@ -348,6 +423,8 @@ def _patches() -> list[Patch]:
             Patch("google.genai.models", f"{cls}.generate_content_stream", _stream_request, _response, _Stream)
             for cls in ("Models", "AsyncModels")
         ),
+        *(Patch("google.genai.models", f"{cls}.embed_content", _embed_request, _embed_response) for cls in ("Models", "AsyncModels")),
+        *(Patch("google.genai.models", f"{cls}.count_tokens", _count_request, _count_response) for cls in ("Models", "AsyncModels")),
     ]
 
 

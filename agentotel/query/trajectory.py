@@ -275,16 +275,21 @@ def _place(
 
 def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
     """Unmark as steps the spans that are a second record of a call (another instrumentation's span of a
-    call agentotel or an outer span recorded): the rules the store writer marks them by within a batch."""
+    call agentotel or an outer span recorded): the rules the store writer marks them by within a batch.
+
+    Records the writer already marked (no step) still take part: a third record of the call written in
+    another batch (an MCP server's span, from its own process, inside the client SDK's marked one) is
+    found by its parent, as the `_duplicate_spans` view finds it."""
     calls = [
         (i, r["trace_id"], r["span_id"], r.get("parent_span_id"), r.get("start_ns") or 0, r.get("end_ns") or 0,
          r["call_key"], r.get("input_tokens"), r.get("output_tokens"), None, bool(r.get("own")))
-        for i, r in enumerate(rows) if r.get("call_key") and r.get("step_type")
+        for i, r in enumerate(rows) if r.get("call_key")
     ]
     if all(c[10] for c in calls):  # agentotel's own spans alone: each is a call of its own
         return
     for i in duplicate_calls(calls):
-        rows[i] = {**rows[i], "step_type": None}
+        if rows[i].get("step_type"):
+            rows[i] = {**rows[i], "step_type": None}
 
 
 def _link_requests(steps: list[Step]) -> None:

@@ -74,11 +74,39 @@ def chat_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def responses_events(final: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses reply as a stream's events (`stream=True`): each output item added, its text or
+    arguments in two deltas, done; then `response.completed` with the whole response."""
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": {**final, "status": "in_progress", "output": []}}]
+    for index, item in enumerate(final["output"]):
+        common = {"output_index": index, "item_id": item["id"]}
+        if item["type"] == "function_call":
+            events.append({"type": "response.output_item.added", "output_index": index, "item": {**item, "arguments": ""}})
+            half = len(item["arguments"]) // 2
+            for delta in (item["arguments"][:half], item["arguments"][half:]):
+                events.append({"type": "response.function_call_arguments.delta", **common, "delta": delta})
+            events.append({"type": "response.function_call_arguments.done", **common, "arguments": item["arguments"]})
+        elif item["type"] != "message":  # reasoning: added and done whole
+            events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+        else:
+            text = item["content"][0]["text"]
+            events.append({"type": "response.output_item.added", "output_index": index, "item": {**item, "content": []}})
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append({"type": "response.content_part.added", **common, "content_index": 0, "part": part})
+            for delta in (text[: len(text) // 2], text[len(text) // 2 :]):
+                events.append({"type": "response.output_text.delta", **common, "content_index": 0, "delta": delta, "logprobs": []})
+            events.append({"type": "response.output_text.done", **common, "content_index": 0, "text": text, "logprobs": []})
+            events.append({"type": "response.content_part.done", **common, "content_index": 0, "part": {**part, "text": text}})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed", "response": final})
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
 @dataclass
 class ModelServer:
     url: str  # base URL for an OpenAI client (ends in /v1)
     requests: list[dict[str, Any]] = field(default_factory=list)
-    before: list[dict[str, Any]] = field(default_factory=list)  # chat replies to give before the two turns
+    before: list[dict[str, Any]] = field(default_factory=list)  # replies to give before the two turns (a streamed Responses one as events)
 
 
 @pytest.fixture
@@ -94,9 +122,13 @@ def model_server() -> Iterator[ModelServer]:
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
             state["s"].requests.append({"path": self.path, "body": body})
-            if state["s"].before:
+            if body.get("stream") and self.path.endswith("/responses"):
+                final = state["s"].before.pop(0) if state["s"].before else responses_reply(body)
+                events = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in responses_events(final))
+                data, content_type = events.encode(), "text/event-stream"
+            elif state["s"].before:
                 data, content_type = json.dumps(state["s"].before.pop(0)).encode(), "application/json"
-            elif body.get("stream") and not self.path.endswith("/responses"):
+            elif body.get("stream"):
                 events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chat_chunks(body))
                 data, content_type = (events + "data: [DONE]\n\n").encode(), "text/event-stream"
             else:

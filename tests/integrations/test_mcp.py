@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import os
+import sys
+from pathlib import Path
 
+import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from openai import AsyncOpenAI
@@ -14,6 +19,7 @@ import agentotel
 from agentotel import semconv as sc
 from tests.integrations.conftest import ANSWER, assert_one_linked_tool_call
 
+_SDK_TRACES = importlib.util.find_spec("mcp.shared._otel") is not None  # mcp 2.x traces its own requests
 server = MCPServer("weather-server")
 seen_traces: list[str] = []
 
@@ -119,3 +125,35 @@ def test_session_set_up_with_the_sdks_own_tracing_is_no_run_of_its_own(store, mo
     trajectory = traces.trajectory(run.id)
     own = [s for s in trajectory.steps if s.type == "tool" and s.depth == 0]
     assert len(own) == 1 and own[0].tool_call_id == "call_weather_1"
+
+
+@pytest.mark.skipif(not _SDK_TRACES, reason="only mcp 2.x records its own client and server spans")
+def test_a_server_in_its_own_process_recording_into_the_same_store_adds_no_step(store, model_server, monkeypatch):
+    """mcp 2.x over stdio: the client SDK's span of tools/call inside agentotel's, the server's (written by
+    the server's process, in a batch of its own) inside that: one tool step, the server's span below it."""
+    from mcp import StdioServerParameters
+    from mcp.shared import _otel
+
+    monkeypatch.setattr(_otel, "_tracer", store.provider.get_tracer("mcp-python-sdk"))
+    root = Path(__file__).resolve().parents[2]
+    params = StdioServerParameters(command=sys.executable, args=[str(Path(__file__).with_name("mcp_server_process.py")),
+                                   str(store.directory)], env={"PYTHONPATH": f"{root}{os.pathsep}{root / 'collector'}"})  # fmt: skip
+
+    async def main():
+        async with Client(params) as client:
+            listed = await client.session.list_tools()
+            with agentotel.run("mcp-agent") as run:
+                await _agent(model_server, client, listed)
+        return run
+
+    run = asyncio.run(main())
+    traces = store.traces()
+    spans = traces.sql("select span_id, parent_span_id, name, kind from spans where operation = 'execute_tool'").fetchall()
+    by_kind = {kind: (span_id, parent) for span_id, parent, _, kind in spans}
+    assert set(by_kind) == {"INTERNAL", "CLIENT", "SERVER"}, spans  # agentotel's, the client SDK's, the server's
+    trajectory = traces.trajectory(run.id)
+    step = assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+    assert traces.sql("select count(*) from steps where type = 'tool'").fetchall() == [(1,)]
+    # The server's span stays in the store, linked below the step: its parent is the client SDK's span of the call.
+    assert by_kind["SERVER"][1] == by_kind["CLIENT"][0] and by_kind["CLIENT"][1] == step.span_id == by_kind["INTERNAL"][0]

@@ -85,15 +85,51 @@ def test_inside_a_user_run_the_agent_is_a_step(store, model_server, sdk_tracing)
     assert all(s.parent_index == agent[0].index for s in trajectory.steps if s.type in ("llm", "tool"))
 
 
-def test_streamed_run(store, model_server, sdk_tracing):
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_streamed_run(store, model_server, sdk_tracing, api):
     async def main():
-        result = Runner.run_streamed(_agent(model_server, "chat"), "Weather in Paris?")
+        result = Runner.run_streamed(_agent(model_server, api), "Weather in Paris?")
         async for _event in result.stream_events():
             pass
         return result.final_output
 
     assert asyncio.run(main()) == ANSWER
-    assert_one_linked_tool_call(store.only_run())
+    assert [r["body"].get("stream") for r in model_server.requests] == [True, True]
+    trajectory = store.only_run()
+    step = assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+    first, last = (s for s in trajectory.steps if s.type == "llm")
+    # Each streamed model call ended with its stream: the call that asked holds the call id, the answer its text.
+    assert any(p.get("id") == step.tool_call_id for m in first.output for p in m["parts"] if p["type"] == "tool_call")
+    assert last.output[0]["parts"] == [{"type": "text", "content": ANSWER}]
+    assert (first.input_tokens, first.output_tokens) == (50, 10)
+
+
+def test_streamed_responses_with_parallel_calls_and_a_reasoning_item(store, model_server, sdk_tracing):
+    """run_streamed on the Responses API, the model asking for two tools at once after reasoning: two tool
+    steps, each with its own call id, both requested by that first model step."""
+    calls = [("call_time_7", "get_time", {"city": "Oslo"}), (CALL_ID, "get_weather", {"city": "Oslo"})]
+    model_server.before.append(
+        {"id": "resp_0", "object": "response", "created_at": 0, "model": "gpt-4o-mini", "status": "completed",
+         "output": [{"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Two lookups."}]}]
+                   + [{"type": "function_call", "id": f"fc_{i}", "call_id": call_id, "name": name,
+                       "arguments": json.dumps(arguments), "status": "completed"} for i, (call_id, name, arguments) in enumerate(calls)],
+         "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+         "usage": {"input_tokens": 40, "output_tokens": 12, "total_tokens": 52, "input_tokens_details": {"cached_tokens": 0},
+                   "output_tokens_details": {"reasoning_tokens": 4}}})  # fmt: skip
+
+    async def main():
+        result = Runner.run_streamed(_agent(model_server, "responses"), "Weather and time in Oslo?")
+        async for _event in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(main()) == ANSWER
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool", "tool", "llm"]
+    tools = sorted((s.tool_call_id, s.tool_name, s.input, s.requested_by) for s in steps if s.type == "tool")
+    assert tools == sorted((call_id, name, arguments, 1) for call_id, name, arguments in calls)
+    assert steps[0].output[0]["parts"][0] == {"type": "reasoning", "content": "Two lookups."}
 
 
 def test_a_failing_tool_answered_by_the_sdk_is_an_error_step(store, model_server, sdk_tracing):

@@ -50,7 +50,8 @@ def test_agent_run_is_a_run_with_a_linked_tool_step(store, model_server, instrum
     trajectory = store.only_run()
     step = assert_one_linked_tool_call(trajectory)
     assert step.output == "18C, cloudy in Paris"
-    assert [s.type for s in trajectory.steps if s.type != "agent"] == ["llm", "tool", "llm"]
+    # The agent is the run itself: no agent step, whether pydantic-ai records its own agent span or not.
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
     spans = store.traces().sql("select scope_name, name from spans where operation = 'execute_tool'").fetchall()
     assert len(spans) == 1, spans  # one record of the call, whoever else instruments it
     if instrument is not None:
@@ -66,8 +67,44 @@ def test_inside_a_user_run_the_agent_is_a_step(store, model_server, instrument):
     trajectory = store.only_run()
     assert trajectory.run["run_id"] == run.id
     assert_one_linked_tool_call(trajectory)
-    agents = [s for s in trajectory.steps if s.type == "agent"]
-    assert agents and agents[0].name == "invoke_agent weather"
+    # One agent step, with pydantic-ai's own agent span of it recorded or not.
+    assert [(s.type, s.name) for s in trajectory.steps if s.type == "agent"] == [("agent", "invoke_agent weather")]
+    assert store.traces().sql("select steps from runs").fetchall() == [(len(trajectory.steps),)]
+
+
+def test_through_a_collector_with_own_instrumentation_one_agent_step(tmp_path, model_server):
+    """Spans exported over OTLP to an agentotel-collector (agentotel's and pydantic-ai's, as they come): the same steps."""
+    import sys
+    from pathlib import Path
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "collector"))
+    from agentotel_collector import Collector
+
+    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None).start()
+    provider = TracerProvider()
+    previous = Agent._instrument_default
+    try:
+        host, port = collector.http_address
+        agentotel.instrument(tracer_provider=provider, exporters=[OTLPSpanExporter(endpoint=f"http://{host}:{port}/v1/traces")])
+        Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
+        with agentotel.run("support"):
+            _agent(model_server).run_sync("Weather in Paris?")
+        assert agentotel.flush()
+    finally:
+        Agent.instrument_all(previous)
+        agentotel.shutdown()
+        provider.shutdown()
+        collector.stop()
+    traces = agentotel.open(tmp_path / "store")
+    assert len(traces.sql("select run_id from runs").fetchall()) == 1
+    run_id = traces.sql("select run_id from runs").fetchall()[0][0]
+    trajectory = traces.trajectory(run_id)
+    assert_one_linked_tool_call(trajectory)
+    assert [s.name for s in trajectory.steps if s.type == "agent"] == ["invoke_agent weather"]
+    assert traces.sql("select count(*) from steps where type = 'agent'").fetchall() == [(1,)]
 
 
 def test_context_object_is_never_an_argument(store, model_server):

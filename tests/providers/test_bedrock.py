@@ -29,6 +29,7 @@ from agentotel.semconv import (
     GEN_AI_REQUEST_STOP_SEQUENCES,
     GEN_AI_REQUEST_STREAM,
     GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_K,
     GEN_AI_REQUEST_TOP_P,
     GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_ID,
@@ -258,6 +259,35 @@ def test_an_error_inside_the_stream_is_recorded_once_and_raised(telemetry, model
     assert span.attributes[ERROR_TYPE] == "botocore.exceptions.EventStreamError"
     assert output(span)[0]["parts"] == [{"type": "text", "content": "Hel"}]  # what arrived before the error
     assert model_server.requests[0]["path"].endswith("/converse-stream")
+
+
+def test_converse_stream_reasoning_then_text_blocks_and_parameters(telemetry, model_server):
+    """Reasoning deltas, then text split over two blocks (as Nova sends it), read with the request's parameters."""
+
+    def event(kind, body):
+        return _event({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, json.dumps(body).encode())
+
+    deltas = [(0, {"reasoningContent": {"text": "User wants "}}), (0, {"reasoningContent": {"text": "a greeting."}}),
+              (1, {"text": "Hello"}), (1, {"text": ", "}), (2, {"text": "world"})]  # fmt: skip
+    raw = event("messageStart", {"role": "assistant"})
+    raw += b"".join(event("contentBlockDelta", {"contentBlockIndex": i, "delta": d}) for i, d in deltas)
+    raw += event("messageStop", {"stopReason": "end_turn"})
+    raw += event("metadata", {"usage": {"inputTokens": 9, "outputTokens": 6, "totalTokens": 15}, "metrics": {"latencyMs": 3}})
+    model_server.script(Scripted(raw=raw))
+    client = bedrock(endpoint_url=model_server.url)
+    response = client.converse_stream(
+        modelId="us.anthropic.claude-3-7-sonnet-20250219-v1:0", messages=SAY,
+        inferenceConfig={"maxTokens": 256, "temperature": 1, "topP": 0.5, "stopSequences": ["\n\nHuman:"]},
+        additionalModelRequestFields={"top_k": 40},
+    )  # fmt: skip
+    events = list(response["stream"])
+    assert len(events) == 8
+    a = telemetry.one().attributes
+    assert (a[GEN_AI_REQUEST_MAX_TOKENS], a[GEN_AI_REQUEST_TEMPERATURE], a[GEN_AI_REQUEST_TOP_P], a[GEN_AI_REQUEST_TOP_K]) == (256, 1, 0.5, 40)
+    assert list(a[GEN_AI_REQUEST_STOP_SEQUENCES]) == ["\n\nHuman:"]
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == (9, 6)
+    assert output(telemetry.one()) == [{"role": "assistant", "finish_reason": "end_turn", "parts": [
+        {"type": "reasoning", "content": "User wants a greeting."}, {"type": "text", "content": "Hello, world"}]}]  # fmt: skip
 
 
 def test_converse_cache_tokens_count_as_input(telemetry, model_server):

@@ -18,12 +18,18 @@ from agentotel.semconv import (
     AGENTOTEL_STREAM_ABANDONED,
     AGENTOTEL_COST_USD,
     ERROR_TYPE,
+    GEN_AI_EMBEDDINGS_DIMENSION_COUNT,
     GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_OUTPUT_TYPE,
     GEN_AI_PROVIDER_NAME,
+    GEN_AI_REQUEST_CHOICE_COUNT,
     GEN_AI_REQUEST_MAX_TOKENS,
     GEN_AI_REQUEST_MODEL,
+    GEN_AI_REQUEST_PRESENCE_PENALTY,
+    GEN_AI_REQUEST_SEED,
+    GEN_AI_REQUEST_STOP_SEQUENCES,
     GEN_AI_REQUEST_STREAM,
     GEN_AI_REQUEST_TEMPERATURE,
     GEN_AI_REQUEST_TOP_K,
@@ -241,6 +247,69 @@ def test_streamed_function_call_and_thoughts(telemetry, model_server):
         {"type": "text", "content": "Checking"},
         {"type": "tool_call", "id": "resp-1-0", "name": "get_weather", "arguments": {"city": "Oslo"}},
     ]}]  # fmt: skip
+
+
+def test_typed_config_and_two_candidate_stream(telemetry, model_server):
+    """A GenerateContentConfig object (not a dict) and a stream whose chunks interleave two candidates."""
+    from google.genai import types
+
+    def chunk(index, text, finish=None, usage=None):
+        candidate = {"content": {"role": "model", "parts": [{"text": text}]}, "index": index}
+        if finish:
+            candidate["finishReason"] = finish
+        body = {"candidates": [candidate], "modelVersion": "gemini-2.0-flash-001", "responseId": "resp-2"}
+        return body | ({"usageMetadata": usage} if usage else {})
+
+    events = [chunk(0, "Roses "), chunk(1, "Violets "), chunk(1, "are blue", "STOP"),
+              chunk(0, "are red", "MAX_TOKENS", {"promptTokenCount": 5, "candidatesTokenCount": 8, "cachedContentTokenCount": 2})]  # fmt: skip
+    model_server.script(Scripted(events=events))
+    config = types.GenerateContentConfig(
+        candidate_count=2, temperature=0.0, top_p=0.9, seed=7, stop_sequences=["END"], max_output_tokens=64,
+        presence_penalty=0.5,
+    )  # fmt: skip
+    client = gemini(model_server)
+    for _ in client.models.generate_content_stream(model="gemini-2.0-flash", contents="A poem", config=config):
+        pass
+    a = telemetry.one().attributes
+    assert a[GEN_AI_REQUEST_TEMPERATURE] == 0.0 and a[GEN_AI_REQUEST_MAX_TOKENS] == 64
+    assert a[GEN_AI_REQUEST_CHOICE_COUNT] == 2 and a[GEN_AI_REQUEST_SEED] == 7
+    assert list(a[GEN_AI_REQUEST_STOP_SEQUENCES]) == ["END"] and a[GEN_AI_REQUEST_PRESENCE_PENALTY] == 0.5
+    assert list(a[GEN_AI_RESPONSE_FINISH_REASONS]) == ["max_tokens", "stop"]
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS], a[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]) == (5, 8, 2)
+    assert [m["parts"] for m in output(telemetry.one())] == [
+        [{"type": "text", "content": "Roses are red"}], [{"type": "text", "content": "Violets are blue"}]]  # fmt: skip
+
+
+def test_embed_content_is_an_embeddings_span_on_the_gemini_api_and_vertex(telemetry, model_server):
+    model_server.script(
+        Scripted({"embeddings": [{"values": [0.1, 0.2, 0.3]}, {"values": [0.3, 0.2, 0.1]}]}),
+        Scripted({"predictions": [{"embeddings": {"values": [0.5, 0.5], "statistics": {"token_count": 4, "truncated": False}}},
+                                  {"embeddings": {"values": [0.1, 0.9], "statistics": {"token_count": 6, "truncated": False}}}],
+                  "metadata": {"billableCharacterCount": 20}}),
+    )  # fmt: skip
+    client = gemini(model_server)  # kept: a collected Client closes its HTTP client
+    client.models.embed_content(model="gemini-embedding-001", contents=["a", "b"])
+    credentials = google.oauth2.credentials.Credentials(token="fake-token")
+    on_vertex = genai.Client(vertexai=True, project="p", location="us-central1", credentials=credentials,
+                             http_options={"base_url": model_server.url})  # fmt: skip
+    on_vertex.models.embed_content(model="text-embedding-005", contents=["a", "b"], config={"output_dimensionality": 2})
+    api, vertex_span = telemetry.model_spans()
+    assert (api.name, vertex_span.name) == ("embeddings gemini-embedding-001", "embeddings text-embedding-005")
+    assert api.attributes[GEN_AI_OPERATION_NAME] == "embeddings" and api.attributes[GEN_AI_PROVIDER_NAME] == "gcp.gemini"
+    assert api.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] == 3 and GEN_AI_USAGE_INPUT_TOKENS not in api.attributes
+    assert vertex_span.attributes[GEN_AI_PROVIDER_NAME] == "gcp.vertex_ai"
+    assert vertex_span.attributes[GEN_AI_EMBEDDINGS_DIMENSION_COUNT] == 2
+    assert vertex_span.attributes[GEN_AI_USAGE_INPUT_TOKENS] == 10  # each embedding's own count, summed
+    assert GEN_AI_INPUT_MESSAGES not in api.attributes and GEN_AI_OUTPUT_MESSAGES not in api.attributes
+
+
+def test_count_tokens_is_a_span_that_spends_nothing(telemetry, model_server):
+    model_server.script(Scripted({"totalTokens": 7}))
+    client = gemini(model_server)
+    assert asyncio.run(client.aio.models.count_tokens(model="gemini-2.0-flash", contents="hello")).total_tokens == 7
+    span = telemetry.one()
+    assert span.name == "count_tokens gemini-2.0-flash" and span.attributes[GEN_AI_OPERATION_NAME] == "count_tokens"
+    assert not {GEN_AI_USAGE_INPUT_TOKENS, AGENTOTEL_COST_USD} & set(span.attributes)
 
 
 def test_stream_left_early_ends_once_on_close_or_collection(telemetry, model_server):

@@ -10,6 +10,7 @@ import agentotel
 from agentotel import semconv as sc
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
 from agentotel.query import pylist
+from agentotel.store.dialects import OI_AGENT_NAME, OI_SPAN_KIND
 from spanbuild import SpanStore, assistant
 
 
@@ -93,6 +94,56 @@ def test_another_instrumentations_span_of_a_call_agentotel_recorded_counts_once_
         ("run-alone", 1), ("run-inside", 1), ("run-outside", 1)]
     for run_id in ("run-inside", "run-outside"):
         assert [s.name for s in traces.trajectory(run_id).steps] == ["chat gpt-4o-mini"], run_id
+
+
+def test_a_frameworks_own_agent_span_of_an_agent_agentotel_recorded_counts_once(tmp_path):
+    """A framework's own agent span (OpenInference's AGENT kind here) inside or around agentotel's span of
+    the same agent is that agent once; another agent's span stays a step, and so does the run's root."""
+    store = SpanStore(tmp_path)
+    agent = {sc.GEN_AI_OPERATION_NAME: "invoke_agent"}
+    oi_agent = {OI_SPAN_KIND: "AGENT"}
+    inside = store.run("job", "run-inside")
+    ours = inside.raw("invoke_agent planner", {**agent, sc.GEN_AI_AGENT_NAME: "planner"})
+    inside.clock -= 10 * 1_000_000
+    theirs = inside.raw("planner", {**oi_agent, OI_AGENT_NAME: "planner"}, parent=ours, ms=8, scope="openinference.instrumentation.x")
+    inside.llm(assistant("plan"), parent=theirs)
+    inside.raw("researcher", {**oi_agent, OI_AGENT_NAME: "researcher"}, parent=theirs, scope="openinference.instrumentation.x")
+    around = store.run("job", "run-around")
+    wrapper = around.raw("invoke_agent planner", {**agent, sc.GEN_AI_AGENT_NAME: "planner"}, scope="pydantic-ai")
+    around.clock -= 10 * 1_000_000
+    around.raw("invoke_agent planner", {**agent, sc.GEN_AI_AGENT_NAME: "planner"}, parent=wrapper, ms=8)
+    as_root = store.run("planner", "run-root")  # no run was open: the agent's own run, its root ours
+    as_root.raw("invoke_agent planner", {**agent, sc.GEN_AI_AGENT_NAME: "planner"}, scope="pydantic-ai")
+    store.write()
+    traces = agentotel.open(tmp_path)
+    steps = {run: [(s.type, s.name) for s in traces.trajectory(run).steps] for run in ("run-inside", "run-around", "run-root")}
+    assert steps == {
+        "run-inside": [("agent", "invoke_agent planner"), ("llm", "chat gpt-4o-mini"), ("agent", "researcher")],
+        "run-around": [("agent", "invoke_agent planner")],
+        "run-root": [],
+    }
+    counts = dict(traces.sql("SELECT run_id, steps FROM runs").fetchall())
+    assert counts == {"run-inside": 3, "run-around": 1, "run-root": 0}
+    assert traces.sql("SELECT count(*) FROM steps WHERE type = 'agent'").fetchall()[0][0] == 3
+
+
+def test_a_third_record_of_a_call_written_in_another_batch_counts_once(tmp_path):
+    """ours → another instrumentation's copy (marked by the writer, same batch) → a third copy written later
+    in a file of its own (another process exporting): the third, inside the marked one, is no step either."""
+    store = SpanStore(tmp_path)
+    other = {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_USAGE_INPUT_TOKENS: 100, sc.GEN_AI_USAGE_OUTPUT_TOKENS: 20}
+    first = store.run("r", "run-1")
+    ours = first.llm(assistant("hi"))
+    first.clock -= 10_000_000
+    copy = first.raw("openai.chat", other, parent=ours, ms=8, scope="opentelemetry.instrumentation.openai")
+    store.write([first])
+    later = store.run("r", "run-1", trace_id=first.trace_id, finished=False)
+    later.clock = first.clock - 9_000_000
+    later.raw("ChatCompletion", other, parent=copy, ms=6, scope="openinference.instrumentation.openai", span_id="00000000000c0ffe")
+    store.write([later])
+    traces = agentotel.open(tmp_path)
+    assert [s.name for s in traces.trajectory("run-1").steps] == ["chat gpt-4o-mini"]
+    assert traces.sql("SELECT steps, model_calls, input_tokens FROM runs").fetchall() == [(1, 1, 100)]
 
 
 def test_a_span_whose_parent_never_arrived_still_appears_flagged(tmp_path):

@@ -1,7 +1,8 @@
 -- The `_duplicate_spans` view: (trace_id, span_id) of every span that is a second record of a model or
--- tool call (macro_duplicates.sql), so each call counts once in steps, runs, llm_calls and checks. One
--- call recorded by two instrumentations (agentotel and OpenLLMetry, the anthropic SDK's own span under
--- agentotel's, an MCP client's span and the server's) shows as:
+-- tool call or of an agent invocation (macro_duplicates.sql), so each counts once in steps, runs,
+-- llm_calls and checks. One call recorded by two instrumentations (agentotel and OpenLLMetry, the
+-- anthropic SDK's own span under agentotel's, an MCP client's span and the server's, pydantic-ai's
+-- agent span inside agentotel's) shows as:
 -- - a span the writer already marked (it saw both in one batch);
 -- - a call span directly inside another of the same call key: the inner one, unless it is agentotel's
 --   own and the outer one is not;
@@ -10,10 +11,10 @@
 -- At least one of the two is not agentotel's (two of agentotel's own spans are two calls).
 WITH calls AS (
     SELECT trace_id, span_id, parent_span_id, start_time, end_time, input_tokens, output_tokens, dialect,
-           agentotel_call_key(operation, tool_name, scope_name) AS call_key,
+           agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
            coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
     FROM _raw_spans
-    WHERE agentotel_call_key(operation, tool_name, scope_name) IS NOT NULL
+    WHERE agentotel_call_key(operation, tool_name, agent_name, scope_name) IS NOT NULL
 ),
 foreign_calls AS (SELECT * FROM calls WHERE NOT own)
 SELECT trace_id, span_id FROM calls WHERE agentotel_marked_duplicate(dialect)

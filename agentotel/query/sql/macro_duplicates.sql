@@ -4,13 +4,16 @@ CREATE OR REPLACE TEMP MACRO agentotel_model_call(operation) AS
     operation IN ('chat', 'text_completion', 'generate_content', 'embeddings');
 CREATE OR REPLACE TEMP MACRO agentotel_own_model_call(operation, scope_name) AS
     agentotel_model_call(operation) AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX'));
--- agentotel_call_key(operation, tool_name, scope_name): what two records of one call share: 'model' for a
--- model call (and any span of a client SDK that traces its own calls, EXCLUDED_SCOPES), 'tool:<name>'
--- for a tool call; NULL for every other span, which is never a duplicate.
-CREATE OR REPLACE TEMP MACRO agentotel_call_key(operation, tool_name, scope_name) AS
+-- agentotel_call_key(operation, tool_name, agent_name, scope_name): what two records of one call share:
+-- 'model' for a model call (and any span of a client SDK that traces its own calls, EXCLUDED_SCOPES),
+-- 'tool:<name>' for a tool call, 'agent:<name>' for an agent invocation (a framework's own agent span
+-- inside or around agentotel's: pydantic-ai's `invoke_agent`, say); NULL for every other span, which is
+-- never a duplicate.
+CREATE OR REPLACE TEMP MACRO agentotel_call_key(operation, tool_name, agent_name, scope_name) AS
     CASE
         WHEN agentotel_model_call(operation) OR list_contains(getvariable('EXCLUDED_SCOPES'), scope_name) THEN 'model'
         WHEN operation = 'execute_tool' THEN 'tool:' || coalesce(tool_name, '')
+        WHEN operation = 'invoke_agent' AND agent_name IS NOT NULL THEN 'agent:' || agent_name
     END;
 -- agentotel_marked_duplicate(dialect): the writer saw the other record of the call in the same batch and
 -- marked this one (store/schema.py DUPLICATE; its token and cost columns are empty).

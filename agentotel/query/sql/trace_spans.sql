@@ -13,7 +13,7 @@ WITH t AS (
              REPLACE (coalesce(run_id, (SELECT arg_min(run_id, start_time) FROM _run_roots
                                         WHERE trace_id = $trace AND run_name IS NOT NULL AND parent_run_id IS NULL)) AS run_id),
            {call_attributes} AS call_attributes,
-           agentotel_call_key(operation, tool_name, scope_name) AS call_key,
+           agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
            coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
     FROM _raw_spans
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last

@@ -1,0 +1,222 @@
+"""Bedrock's Converse API (Converse, ConverseStream), and Nova's InvokeModel body, which has its shape.
+
+Read by `bedrock.py`, which patches botocore: the request's messages, system blocks, tool
+configuration and inference parameters; the response's blocks, stop reason and usage; the stream's
+events assembled into the same blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentotel._context import PendingToolCall
+from agentotel.providers._core import (
+    Request,
+    Response,
+    Usage,
+    capturing,
+    field_of,
+    media_part,
+    put,
+    reasoning_part,
+    text_part,
+    tool_call_part,
+    tool_response_part,
+)
+from agentotel.providers._stream import Bounded, limits
+from agentotel.semconv import (
+    GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_STOP_SEQUENCES,
+    GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_K,
+    GEN_AI_REQUEST_TOP_P,
+)
+
+PROVIDER = "aws.bedrock"
+
+
+@dataclass
+class BedrockRequest(Request):
+    """A Bedrock request: which operation, and (for InvokeModel) which body family."""
+
+    operation_name: str = ""
+    family: str = "converse"
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in content or ():
+        if isinstance(block, str):
+            parts.append(text_part(block))
+        elif "text" in block:
+            parts.append(text_part(block["text"]))
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            parts.append(tool_call_part(use.get("toolUseId"), use.get("name"), use.get("input")))
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            items = result.get("content") or []
+            texts = [i["text"] for i in items if "text" in i]
+            value: Any = "".join(texts) if len(texts) == len(items) else [i.get("json", i) for i in items]
+            parts.append(tool_response_part(result.get("toolUseId"), value))
+        elif "reasoningContent" in block:
+            parts.append(reasoning_part(field_of(block["reasoningContent"].get("reasoningText"), "text", "")))
+        elif "image" in block or "document" in block or "video" in block:
+            kind = "image" if "image" in block else "video" if "video" in block else "document"
+            media, source = block[kind], block[kind].get("source") or {}
+            mime = f"{'application' if kind == 'document' else kind}/{media.get('format')}" if media.get("format") else None
+            modality = "file" if kind == "document" else kind
+            if "s3Location" in source:
+                parts.append(media_part(modality, mime_type=mime, uri=source["s3Location"].get("uri")))
+            else:
+                parts.append(media_part(modality, mime_type=mime, data=source.get("bytes")))
+        elif "cachePoint" in block:
+            continue
+        else:
+            parts.append({"type": next(iter(block), "unknown"), "content": block})
+    return parts
+
+
+def _messages(messages: Any) -> list[dict[str, Any]]:
+    out = []
+    for message in messages or ():
+        parts = _blocks(message.get("content"))
+        role = message.get("role", "user")
+        if parts and all(p["type"] == "tool_call_response" for p in parts):
+            role = "tool"
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def _tool_definitions(tool_config: Any) -> list[dict[str, Any]] | None:
+    definitions = []
+    for tool in field_of(tool_config, "tools") or ():
+        spec = tool.get("toolSpec")
+        if spec is None:
+            continue
+        definition = {"type": "function", "name": spec.get("name")}
+        if spec.get("description"):
+            definition["description"] = spec["description"]
+        schema = spec.get("inputSchema") or {}
+        if "json" in schema:
+            definition["parameters"] = schema["json"]
+        definitions.append(definition)
+    return definitions or None
+
+
+def converse_usage(usage: Any) -> Usage | None:
+    if not usage:
+        return None
+    # Bedrock's inputTokens leaves the cache out (totalTokens adds them); the GenAI convention counts them.
+    read = usage.get("cacheReadInputTokens", usage.get("cacheReadInputTokenCount"))
+    write = usage.get("cacheWriteInputTokens", usage.get("cacheWriteInputTokenCount"))
+    uncached = usage.get("inputTokens")
+    return Usage(
+        input_tokens=None if uncached is None else uncached + (read or 0) + (write or 0),
+        output_tokens=usage.get("outputTokens"),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def pending_calls(parts: list[dict[str, Any]]) -> list[PendingToolCall]:
+    return [PendingToolCall(p["id"], p["name"], p["arguments"]) for p in parts if p["type"] == "tool_call" and p["id"] and p["name"]]
+
+
+def converse_response(body: Any) -> Response:
+    parts = _blocks(field_of(field_of(field_of(body, "output"), "message"), "content"))
+    stop = field_of(body, "stopReason")
+    return Response(
+        finish_reasons=[stop] if stop else [],
+        usage=converse_usage(field_of(body, "usage")),
+        output_messages=[{"role": "assistant", "parts": parts, "finish_reason": stop}],
+        tool_calls=pending_calls(parts),
+    )
+
+
+class ConverseStream:
+    """ConverseStream events (and Nova's InvokeModel stream chunks, the same events): blocks from their deltas."""
+
+    def __init__(self, request: Request | None = None) -> None:
+        self.blocks: dict[int, list[Any]] = {}  # index -> [kind, id, name, Bounded]
+        self.stop: str | None = None
+        self.usage: Any = None
+        self.text_limit, self.args_limit = limits()
+
+    def _block(self, index: int, kind: str, call_id: Any = None, name: Any = None) -> list[Any]:
+        block = self.blocks.get(index)
+        if block is None:
+            block = self.blocks[index] = [kind, call_id, name, Bounded(self.args_limit if kind == "tool" else self.text_limit)]
+        return block
+
+    def chunk(self, event: Any) -> None:
+        delta = event.get("contentBlockDelta")
+        if delta is not None:
+            change, index = delta.get("delta") or {}, delta.get("contentBlockIndex", 0)
+            text = change.get("text")
+            if text is not None:  # the usual event: its block looked up and its text added inline
+                block = self.blocks.get(index)
+                buffer = (block if block is not None else self._block(index, "text"))[3]
+                if text and buffer.size < buffer.limit:
+                    buffer.parts.append(text)
+                    buffer.size += len(text)
+            elif "toolUse" in change:
+                self._block(index, "tool")[3].add(change["toolUse"].get("input"))
+            elif "reasoningContent" in change:
+                self._block(index, "reasoning")[3].add(change["reasoningContent"].get("text"))
+            return
+        start = event.get("contentBlockStart")
+        if start is not None:
+            use = (start.get("start") or {}).get("toolUse")
+            if use is not None:
+                self._block(start.get("contentBlockIndex", 0), "tool", use.get("toolUseId"), use.get("name"))
+        elif "messageStop" in event:
+            self.stop = event["messageStop"].get("stopReason")
+        elif "metadata" in event:
+            self.usage = event["metadata"].get("usage")
+
+    def response(self) -> Response:
+        parts = []
+        for _, (kind, call_id, name, buffer) in sorted(self.blocks.items()):
+            text = buffer.text()
+            if kind == "tool":
+                parts.append(tool_call_part(call_id, name, text or {}))
+            elif kind == "reasoning":
+                parts.append(reasoning_part(text))
+            elif text and parts and parts[-1]["type"] == "text":
+                parts[-1]["content"] += text  # Nova's stream opens a new block for every text delta
+            elif text:
+                parts.append(text_part(text))
+        return Response(
+            finish_reasons=[self.stop] if self.stop else [],
+            usage=converse_usage(self.usage),
+            output_messages=[{"role": "assistant", "parts": parts, "finish_reason": self.stop}],
+            tool_calls=pending_calls(parts),
+        )
+
+
+# inferenceConfig field -> (attribute, accepted types), for Converse and for Nova's InvokeModel body.
+_CONVERSE_PARAMETERS = (
+    ("maxTokens", GEN_AI_REQUEST_MAX_TOKENS, int),
+    ("temperature", GEN_AI_REQUEST_TEMPERATURE, (int, float)),
+    ("topP", GEN_AI_REQUEST_TOP_P, (int, float)),
+    ("topK", GEN_AI_REQUEST_TOP_K, int),
+    ("stopSequences", GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
+)
+_NOVA_PARAMETERS = (("max_new_tokens", GEN_AI_REQUEST_MAX_TOKENS, int), *_CONVERSE_PARAMETERS[1:])
+
+
+def converse_request(params: dict[str, Any], attributes: dict[str, Any], request: BedrockRequest, nova: bool = False) -> None:
+    config = params.get("inferenceConfig")
+    if config:  # one loop, no call per parameter: this runs on every model call
+        for name, attribute, kind in _NOVA_PARAMETERS if nova else _CONVERSE_PARAMETERS:
+            value = config.get(name)
+            if value is not None and isinstance(value, kind) and type(value) is not bool:
+                attributes[attribute] = value
+    if GEN_AI_REQUEST_TOP_K not in attributes:
+        put(attributes, GEN_AI_REQUEST_TOP_K, (params.get("additionalModelRequestFields") or {}).get("top_k"), int)
+    if capturing():
+        request.input_messages = _messages(params.get("messages"))
+        request.system_instructions = _blocks(params.get("system")) or None
+    request.tool_definitions = _tool_definitions(params.get("toolConfig"))

@@ -1,0 +1,28 @@
+"""An MCP server in a process of its own (stdio), instrumented by agentotel into the store named by argv[1].
+
+Started by tests/integrations/test_mcp.py: mcp 2.x records the server's own span of each request, and
+that span reaches the store in another process's batch than the client's spans of the same call.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import agentotel
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("weather-server")
+
+
+@server.tool()
+def get_weather(city: str) -> str:
+    """Current weather of a city."""
+    return f"18C, cloudy in {city}"
+
+
+if __name__ == "__main__":
+    agentotel.instrument(sys.argv[1])
+    try:
+        server.run("stdio")
+    finally:
+        agentotel.shutdown()
