@@ -28,6 +28,7 @@ ATTRIBUTES = (
     semconv.AGENTOTEL_RUN_NAME,
     semconv.AGENTOTEL_ENV_SNAPSHOT,
     semconv.ERROR_TYPE,
+    semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 

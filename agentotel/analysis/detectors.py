@@ -66,6 +66,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
     "invalid_arguments_json": ("warning", "validate tool arguments and ask the model again on invalid JSON"),
     "wrong_arguments": ("warning", "the arguments do not fit the tool's schema: clarify the parameters or validate them"),
+    "invented_argument": ("warning", "the model used an id it was never given: have it take ids from results, or ask"),
     "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
@@ -241,6 +242,8 @@ def _run_failed(run: _Run) -> list[Finding]:
         where = f"at step {index} ({step.get('name')})"
         if step.get("error_type") == _ABANDONED:
             layer = "workflow"  # the caller stopped reading the stream
+        elif step.get("type") == LLM and _calls_left_open(run, step):
+            layer = "workflow"  # the loop sent a conversation with tool calls and no results: the API refused it
         elif step.get("type") == LLM:
             layer = "memory" if _CONTEXT_ERROR.search(error or "") else "model"
         else:
@@ -248,6 +251,19 @@ def _run_failed(run: _Run) -> list[Finding]:
     return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
                      f"the run failed {where}: {error or 'no error message recorded'}",
                      error=error, error_type=step.get("error_type") if step else None)]
+
+
+def _calls_left_open(run: _Run, step: Mapping[str, Any]) -> list[str]:
+    """The ids of tool calls an assistant message of a model request asked for whose results the request
+    does not carry back (a request the API rejects: every tool call needs its result before the next turn)."""
+    messages = run.messages(step)
+    open_ids: list[str] = []
+    for message in messages:
+        for part in parts(message):
+            if part.get("type") == "tool_call" and part.get("id") is not None:
+                open_ids.append(str(part["id"]))
+    answered = answered_ids(step)
+    return [i for i in open_ids if i not in answered]
 
 
 # ---- loops -------------------------------------------------------------------------------------------
@@ -270,7 +286,10 @@ def _repetition(run: _Run) -> list[Finding]:
     for n, step in enumerate(tools):
         key = keys[n]
         group = [s for s, k in zip(tools, keys) if k == key]
-        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and _same_output(tools[n - 1], step)
+        # Right after the same call, with the same answer; or asked for once by the model and run twice by the
+        # loop (a retry wrapper, at-least-once redelivery): a side effect done twice, whatever it answered.
+        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
+            _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted):
             continue
@@ -286,6 +305,35 @@ def _repetition(run: _Run) -> list[Finding]:
             how = f"the loop ran {name} {arguments} again at step {index} without the model asking"
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
+    return out + _repeated_retrievals(run)
+
+
+def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
+    """The user messages of the first model call after a step at its level (empty when there is none)."""
+    step = run.next_llm(after, level)
+    return {m for m in run.fingerprints(step) if m[0] == "user"} if step is not None else set()
+
+
+def _repeated_retrievals(run: _Run) -> list[Finding]:
+    """A retrieval the loop ran again with the same query and got the same documents, within one user turn:
+    nothing new could come of it (a RAG loop re-retrieving before every model call)."""
+    out = []
+    seen: dict[tuple[Any, str], dict[str, Any]] = {}
+    for step in run.steps:
+        if step.get("type") != RETRIEVAL or is_error(step):
+            continue
+        key = (step.get("parent_index"), f"{step.get('name')} {canonical_arguments(parse_json(step.get('input')))}")
+        earlier = seen.get(key)
+        seen[key] = step
+        if earlier is None or not _same_output(earlier, step):
+            continue
+        level = step.get("parent_index")
+        if _user_turns(run, step["index"], level) - _user_turns(run, earlier["index"], level):
+            continue  # a new user turn came between: retrieving again for it is the design
+        out.append(_finding("repeated_tool_call", "workflow", step["index"], [earlier["index"], step["index"]],
+                            f"the loop ran {step.get('name')} again at step {step['index']} with the same query and got the "
+                            f"same documents as at step {earlier['index']}", tool=step.get("name"), count=2))
+        break
     return out
 
 
@@ -487,11 +535,11 @@ def _ungrounded(run: _Run) -> list[Finding]:
     """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
     if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
         return []  # no tools: the model answers from what it knows, and that is by design
-    last: dict[Any, tuple[dict[str, Any], str]] = {}
-    for step, text in run.finals:
-        last[step.get("parent_index")] = (step, text)  # the answer each agent ended with
     out = []
-    for step, text in last.values():
+    judged: set[Any] = set()
+    for step, text in run.finals:  # every answer (each turn's, each agent's): the first ungrounded one per agent
+        if step.get("parent_index") in judged:
+            continue
         sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
                    run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
         outputs = []
@@ -502,6 +550,7 @@ def _ungrounded(run: _Run) -> list[Finding]:
             outputs.append(tool_payload(earlier.get("output")))
         missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
         if missing:
+            judged.add(step.get("parent_index"))
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
                                 f"result, document, task or message", values=missing[:20]))
@@ -835,11 +884,58 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
                 continue
             schema = known.get(call.name)
+            if not (schema or {}).get("properties") and (declared.get(call.name) or {}).get("properties"):
+                schema = declared[call.name]  # the offered schema says nothing of parameters: the tool's own does
             problems = argument_problems(call.arguments, schema) if schema else []
             if problems:
                 out.append(_finding("wrong_arguments", "tool", index, [index],
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
+                continue
+            invented = _invented_ids(run, step, call.arguments)
+            if invented:
+                value, like = invented[0]
+                out.append(_finding("invented_argument", "tool", index, [index],
+                                    f"the model called {call.name} at step {index} with the id {value!r}, which nothing it was "
+                                    f"given contains (ids of that form it was given: {', '.join(like[:3])})",
+                                    tool=call.name, arguments=call.arguments, values=[v for v, _ in invented]))
+    return out
+
+
+def _id_shape(token: str) -> str:
+    """An identifier's form: its letters and separators as they are, each digit as 9 (doc-0001 -> doc-9999)."""
+    return re.sub(r"\d", "9", token.lower())
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for child in value.values():
+            yield from _strings(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _strings(child)
+
+
+def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tuple[str, list[str]]]:
+    """Ids in a call's arguments that nothing the model was given contains, while ids of the same form are
+    there (ToolScan's incorrect argument value: an order, document or user id the model made up). An id of
+    a form the model was never shown may be one it creates (a new file, a new ticket): not judged."""
+    tokens = [t for text in _strings(arguments) for t in _ground.ids(text)]
+    if not tokens:
+        return []
+    given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)),
+                       text_of(run.record.run.get("task"))))
+    known = given.lower()
+    shapes: dict[str, list[str]] = {}
+    for token in _ground.ids(given):
+        shapes.setdefault(_id_shape(token), []).append(token)
+    out = []
+    for token in dict.fromkeys(tokens):
+        like = shapes.get(_id_shape(token))
+        if like and token.lower() not in known:
+            out.append((token, list(dict.fromkeys(like))))
     return out
 
 
@@ -902,6 +998,7 @@ def _unanswered(run: _Run) -> list[Finding]:
         missing = []
         for call in requested_calls(step):
             if call.id and (call.id in ran_ids or call.id in sent_back):
+                used.update(s["index"] for s in tool_steps if s.get("tool_call_id") == call.id)
                 continue
             match = next((s for s in tool_steps if s["index"] not in used and tool_name(s) == call.name and (
                 s.get("requested_by") == index or (s.get("requested_by") is None and index < s["index"] < window_end))), None)
@@ -919,8 +1016,9 @@ def _unanswered(run: _Run) -> list[Finding]:
             then = f"and the loop went on to step {next_model['index']}"
         else:
             then = "when the run stopped"
-        # The cause shows where the loop went on without them: the answer given anyway, else the asking step.
-        at = answers[0][0]["index"] if answers else index
+        # The cause shows where the loop went on without them: the answer given anyway, else the next model
+        # call sent without their results, else (the run stopped) the asking step.
+        at = answers[0][0]["index"] if answers else next_model["index"] if next_model is not None else index
         out.append(_finding("unanswered_tool_calls", "workflow", at, [index],
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))
@@ -1025,8 +1123,10 @@ def _cause_of_growth(run: _Run, upto: int) -> dict[str, Any] | None:
         between = [s for s in run.steps if previous_index < s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]
         if between:
             largest = max(between, key=_payload_size)
-            # About 4 characters a token: the result added explains at least half of the input's growth.
-            if _payload_size(largest) >= 2 * (tokens_in - previous_tokens) > 0:
+            # About 4 characters a token: the result added explains at least half of the input's growth (a
+            # result cut short when it was recorded was larger than its record: it may explain any growth).
+            cut = str(run.record.attribute(largest, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true"
+            if tokens_in - previous_tokens > 0 and (cut or _payload_size(largest) >= 2 * (tokens_in - previous_tokens)):
                 cause = largest
         if best is None or growth > best[0]:
             best = (growth, cause)
