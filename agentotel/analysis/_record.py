@@ -138,6 +138,8 @@ def load_run(traces: Any, run: str) -> RunRecord:
         if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
             root_attributes = chosen
             summary.setdefault("error", row["status_message"])
+            summary.setdefault("task", row["root_input"])
+            summary.setdefault("output", row["root_output"])
     return RunRecord(summary, steps, span_attributes, root_attributes)
 
 

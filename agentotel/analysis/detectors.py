@@ -69,7 +69,10 @@ KINDS: dict[str, tuple[str, str]] = {
     "invented_argument": ("warning", "the model used an id it was never given: have it take ids from results, or ask"),
     "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
+    "stopped_before_answer": ("warning", "the loop stopped before the model saw its tool results: raise the turn limit, or end on an answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
+    "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a cut or a placeholder"),
+    "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
     "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
     "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
@@ -421,10 +424,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
         went_on = run.next_llm(at, level)
-        answer = dict((s["index"], t) for s, t in run.finals).get(went_on["index"]) if went_on is not None else None
-        if answer is None or _acknowledges(answer):
-            continue  # the run ended there (run_failed), the model tried something else, or it said so
-        answers = [(went_on, answer)]
+        answers = run.answers_after(at, level)[:1]
+        if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
+            continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
+        # The model went on to other tools without the failed one ever working, and answered as if it had;
+        # or answered right away.
         error = run.error(step) or "failed"
         shown = text_of(went_on.get("input"))
         marker = (error.split(":")[-1].strip() or error)[:40]
@@ -436,6 +440,12 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+def _said(step: Mapping[str, Any]) -> str:
+    """The text a model step said (besides any tool calls it asked for)."""
+    return " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m)
+                    if p.get("type") == "text" and p.get("content"))
 
 
 def _error_payload(value: Any) -> str | None:
@@ -813,9 +823,16 @@ def _history_lost(run: _Run) -> list[Finding]:
             continue  # the same conversation, grown: the common case, decided without parsing
         old, new = run.fingerprints(before), run.fingerprints(step)
         first_user = next((m for m in old if m[0] == "user"), None)
-        if not old or not new or first_user is None or first_user not in new:
-            continue  # another conversation (or nothing captured)
+        if not old or not new or first_user is None:
+            continue  # nothing captured
         kept = set(new)
+        # One conversation: the new call still has its opening user message, or carries the previous call's
+        # own reply (its history rewritten: the question cut by a window, condensed into another).
+        if first_user not in kept and not any(_fingerprint(m) in kept for m in output_messages(before)):
+            restart = _started_over(run, before, step, old, new)
+            if restart is not None:
+                out.append(restart)
+            continue  # another conversation
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
@@ -825,6 +842,111 @@ def _history_lost(run: _Run) -> list[Finding]:
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
                             lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
+    return out
+
+
+def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
+                  new: list[tuple[str, str]]) -> Finding | None:
+    """A model call that starts a new conversation at a new user message, where the same agent (same
+    instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
+    Not when the earlier call was a single message (a batch of independent requests), nor when a model
+    wrote the new message (a planner handing a task to a fresh executor)."""
+    if len(old) < 2 or before.get("model") != step.get("model"):
+        return None
+    asked = [m for m in new if m[0] == "user" and m not in set(old)]
+    if not asked:
+        return None
+    given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
+             for s in (before, step)]
+    if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
+        return None  # another agent's call
+    written = [_words(_said(s)) for s in run.llm if s["index"] < step["index"]]
+    if any(text and m[1] and m[1] in text for m in asked for text in written):
+        return None
+    return _finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
+                    f"step {step['index']} started a new conversation at a new user message: none of the {len(old)} "
+                    f"message(s) step {before['index']} had were sent with it (same instructions and tools)",
+                    lost=[{"role": r, "text": t[:300]} for r, t in old[:10]], restarted=True)
+
+
+_CUT_CHARS = 16_000  # a result this long may be cut on purpose to fit a context; a short one is not
+
+
+def _leaves(value: Any) -> list[str]:
+    """A result's values as text (strings of 3+ characters, numbers), for finding them in what the model saw."""
+    if isinstance(value, Mapping):
+        return [t for child in value.values() for t in _leaves(child)]
+    if isinstance(value, list):
+        return [t for child in value for t in _leaves(child)]
+    if isinstance(value, bool) or value is None:
+        return []
+    text = str(value).strip()
+    return [text] if isinstance(value, (int, float)) or len(text) >= 3 else []
+
+
+def _results_cut(run: _Run) -> list[Finding]:
+    """A tool result the model was given only part of (or a placeholder for): the first model call that
+    carried the call's result back lacks most of what the tool returned. Long results are left alone."""
+    out = []
+    for step in run.record.tool_steps():
+        call_id = step.get("tool_call_id")
+        raw = _raw(step, "output")
+        if not call_id or is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
+            continue
+        if str(run.record.attribute(step, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true":
+            continue
+        values = list(dict.fromkeys(_leaves(tool_payload(step.get("output")))))
+        if len(values) < 2:
+            continue
+        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None)
+        if given is None:
+            continue  # never sent back: unanswered_tool_calls
+        response = " ".join(_compact_response(part.get("response")) for m in run.messages(given) for part in parts(m)
+                            if part.get("type") == "tool_call_response" and str(part.get("id")) == str(call_id))
+        shown = response.lower()
+        present = sum(v.lower() in shown for v in values)
+        if present * 2 >= len(values) or len(response) * 2 >= len(raw):
+            continue
+        out.append(_finding("tool_result_cut", "memory", given["index"], [step["index"], given["index"]],
+                            f"step {given['index']} was given {len(response)} characters of {tool_name(step)}'s result "
+                            f"({len(raw)} at step {step['index']}), {present} of its {len(values)} values: {response[:60]!r}",
+                            tool=tool_name(step), result_step=step["index"], given=response[:300]))
+        break
+    return out
+
+
+def _compact_response(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _id_pattern(token: str) -> re.Pattern[str]:
+    """Any identifier of a token's form (its letters as they are, any digits in place of its digits)."""
+    body = "".join(r"\d" if c.isdigit() else re.escape(c) for c in token)
+    return re.compile(r"(?<![A-Za-z0-9])" + body + r"(?![A-Za-z0-9])", re.I)
+
+
+def _other_subject(run: _Run) -> list[Finding]:
+    """A retrieval asked for by an id (a user's memory, a customer's records) that returned records of
+    another id of the same form and none of the one asked for. `memory` when the id is the run's user or
+    session (what the agent remembers of them), else `tool`."""
+    out = []
+    for step in run.steps:
+        if step.get("type") != RETRIEVAL or is_error(step) or not _documents(step.get("output")):
+            continue
+        query = text_of(step.get("input"))
+        found = text_of(step.get("output"))
+        for token in dict.fromkeys(_ground.ids(query)):
+            if token.lower() in found.lower():
+                continue
+            others = [m.group(0) for m in _id_pattern(token).finditer(found) if m.group(0).lower() != token.lower()]
+            if not others:
+                continue
+            own = {str(run.record.run.get(k)) for k in ("user_id", "session_id") if run.record.run.get(k)}
+            layer = "memory" if token in own else "tool"
+            out.append(_finding("other_subject_retrieved", layer, step["index"], [step["index"]],
+                                f"{step.get('name')} at step {step['index']} was asked for {token} and returned records of "
+                                f"{', '.join(dict.fromkeys(others[:3]))} only", asked=token, returned=list(dict.fromkeys(others))[:10]))
+            break
     return out
 
 
@@ -971,7 +1093,10 @@ def _kept_going(run: _Run) -> list[Finding]:
             if s.get("parent_index") != step.get("parent_index"):
                 continue
             if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
-                break  # the user spoke again: a new turn of the conversation
+                if not _answered_again(run, s, answer):
+                    break  # the user spoke again: a new turn of the conversation
+                # A message after the answer that only made the model say it again: the loop's "continue"
+                # nudge, not a new question.
             later.append(s)
         if not later:
             continue
@@ -979,6 +1104,43 @@ def _kept_going(run: _Run) -> list[Finding]:
                          f"the model gave a final answer at step {step['index']} and the loop went on at step "
                          f"{later[0]['index']} ({len(later)} more steps)", answer=answer[:500])]
     return []
+
+
+def _same_text(a: str, b: str) -> bool:
+    import difflib
+
+    a, b = _DIGITS.sub("0", _words(a)).lower(), _DIGITS.sub("0", _words(b)).lower()
+    if min(len(a), len(b)) < 20:
+        return False  # "ok", "done": short replies repeat in any conversation
+    return a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.9
+
+
+def _answered_again(run: _Run, step: Mapping[str, Any], answer: str) -> bool:
+    """Whether the turn a model step opens ends with the answer given before it (its first answer at its level)."""
+    again = run.answers_after(step["index"] - 1, step.get("parent_index"))
+    return bool(again) and _same_text(again[0][1], answer)
+
+
+def _stopped_before_answer(run: _Run) -> list[Finding]:
+    """The run ended on tool calls whose results no model call saw, and the run's output is no model's
+    answer and no tool's result: the loop stopped it (a turn limit too low) before the model could answer."""
+    if str(run.record.run.get("status") or "").lower() == "error":
+        return []  # a failed run: run_failed says why
+    top = [s for s in run.steps if s.get("parent_index") is None and s.get("type") in (LLM, TOOL)]
+    asked = [s for s in top if s.get("type") == LLM]
+    if not top or not asked or top[-1].get("type") != TOOL or not requested_calls(asked[-1]) or _failed(asked[-1]):
+        return []
+    output = _words(text_of(run.record.run.get("output")))
+    if not output:
+        return []  # no output recorded: nothing says the loop, not a tool, ended the run
+    written = [_words(_said(s)) for s in run.llm] + [_words(text_of(s.get("output"))) for s in run.steps if s.get("type") != LLM]
+    if any(output in text or (text and text in output) for text in written):
+        return []  # the run's output is what a model said or a tool returned (a final-answer tool)
+    last, unseen = top[-1], [s["index"] for s in top if s["index"] > asked[-1]["index"]]
+    return [_finding("stopped_before_answer", "workflow", last["index"], [asked[-1]["index"], *unseen],
+                     f"the run ended after step {last['index']} ({last.get('name')}) without a model call seeing the results "
+                     f"step {asked[-1]['index']} asked for; its output {output[:80]!r} is no model's answer",
+                     output=output[:300])]
 
 
 def _unanswered(run: _Run) -> list[Finding]:
@@ -1175,7 +1337,8 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _history_lost, _call_form, _empty_answer, _kept_going, _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
+    _instructions_changed, _given_changed, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
+    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
 )
 
 
