@@ -23,6 +23,7 @@ from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
 from agentotel.analysis._record import History, RunRecord, load_history, load_run
+from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
     RETRIEVAL,
@@ -74,6 +75,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a cut or a placeholder"),
     "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
+    "unfilled_placeholder": ("warning", "fill every variable of the prompt template before sending it (a value was missing)"),
     "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
     "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
@@ -722,6 +724,34 @@ def _instructions_changed(run: _Run) -> list[Finding]:
     return out
 
 
+# A template variable left unfilled: {name}, {{ name }}, ${name}, {{name|filter}} (not JSON: its keys are quoted).
+_PLACEHOLDER = re.compile(r"(?<![\w{$])(?<!f\")(?<!f')(?:\$\{\s*[A-Za-z_][\w.]*\s*\}|\{\{\s*[A-Za-z_][\w.]*\s*(?:\|[^{}]*)?\}\}|"
+                          r"\{[A-Za-z_][\w.]*\})(?![\w}])")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+
+
+def _unfilled(run: _Run) -> list[Finding]:
+    """Instructions sent with a template variable left in them ({currency}, {{user_name}}): the code that
+    fills the prompt missed it, and the model reads the name of a value instead of the value. Not in code
+    (fences, backticks), nor one earlier runs' prompts had too (then the text is meant)."""
+    earlier = " ".join(_instruction_text(c["instructions"]) if c.get("instructions") else
+                       " ".join(message_text(m) for m in input_messages(c) if m.get("role") in ("system", "developer"))
+                       for _r, c in run.history.first_calls)
+    seen: set[str] = set()
+    for step in run.llm:
+        text = instructions(run.record, step, run.messages(step))
+        if not text or text in seen:
+            continue
+        seen.add(text)
+        found = [m.group(0) for m in _PLACEHOLDER.finditer(_CODE.sub(" ", text)) if m.group(0) not in earlier]
+        if found:
+            names = list(dict.fromkeys(found))
+            return [_finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
+                             f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
+                             "the prompt was sent unfilled", placeholders=names[:20])]
+    return []
+
+
 def _first_user_text(messages: list[Mapping[str, Any]]) -> str:
     return next((message_text(m) for m in messages if m.get("role") == "user"), "")
 
@@ -754,16 +784,46 @@ def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] 
 
 
 def _given_changed(run: _Run) -> list[Finding]:
-    """The first model call given other instructions or other tools than earlier runs of the agent agree on."""
+    """The first model call (of each model the run used: a summariser on another model is another prompt)
+    given other instructions than earlier runs of the agent agree on, or (the run's first call) other tools."""
     top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
     if not run.history.first_calls or not top:
         return []
-    first = top[0]
-    if any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"]):
-        return []  # what was fetched before the first call may be in its prompt: no stable baseline
+    firsts: dict[Any, dict[str, Any]] = {}
+    for step in top:
+        firsts.setdefault(step.get("model"), step)
+    out: list[Finding] = []
+    for model, first in firsts.items():
+        earlier = [(run_id, call) for run_id, call in run.history.first_calls if call.get("model") in (None, model)]
+        if earlier:
+            out += _prompt_changed(run, first, earlier, tools=first is top[0])
+        if any(f.kind == "instructions_changed" for f in out):
+            break  # the first changed prompt is the cause
+    return out
+
+
+def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
+    """Masked instructions up to where text fetched earlier in the run (a document, a remembered fact, a
+    tool's result) first appears in them: what follows is this run's data, not the agent's instructions."""
+    cut = len(text)
+    for earlier in run.steps:
+        if earlier["index"] >= step["index"] or earlier.get("type") not in (RETRIEVAL, TOOL):
+            continue
+        for value in _strings(tool_payload(earlier.get("output"))):
+            value = _DIGITS.sub("0", _words(value))
+            if len(value) >= 12 and (at := text.find(value, 0, cut)) >= 0:
+                cut = at
+    return text[:cut]
+
+
+def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str, dict[str, Any]]], *,
+                    tools: bool) -> list[Finding]:
+    # What was fetched before the call may be in its prompt: then only a template learned from earlier
+    # prompts (fetched text in its slots) is a baseline, never one earlier text.
+    fetched = any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"])
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
-    for run_id, call in run.history.first_calls:
+    for run_id, call in earlier:
         messages = input_messages(call)
         their_task = _first_user_text(messages)
         said = _instruction_text(call["instructions"]) if call.get("instructions") else "\n".join(
@@ -771,19 +831,33 @@ def _given_changed(run: _Run) -> list[Finding]:
         earlier_instructions.append((run_id, _masked(said, their_task), their_task))
         earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
     out = []
+    index = first["index"]
     mine = _masked(instructions(run.record, first, run.messages(first)), task)
-    agreed = _baseline(earlier_instructions, task)
+    agreed = None if fetched else _baseline(earlier_instructions, task)
     if mine and agreed and mine != agreed[0]:
-        out.append(_finding("instructions_changed", "prompt", first["index"], [first["index"]],
-                            f"the instructions at step {first['index']} differ from those earlier runs of this agent used "
+        out.append(_finding("instructions_changed", "prompt", index, [index],
+                            f"the instructions at step {index} differ from those earlier runs of this agent used "
                             f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
+    elif mine and agreed is None:
+        learned = Template.learn([text for _r, text, _t in earlier_instructions])
+        head = _before_fetched(run, first, mine)
+        # Fetched text in the prompt, or a fetch that found nothing to put in it: the prompt's data part
+        # differs from earlier runs' by design, only its head is compared.
+        found_nothing = any(s.get("type") in (RETRIEVAL, TOOL) and not is_error(s) and tool_payload(s.get("output")) in ([], {}, "", None)
+                            for s in run.steps if s["index"] < index)
+        change = learned.compare(head, head_only=head != mine or found_nothing) if learned is not None else None
+        if change is not None:
+            out.append(_finding("instructions_changed", "prompt", index, [index],
+                                f"the instructions at step {index} depart from the template {len(earlier_instructions)} earlier "
+                                f"runs of this agent share: {change.summary()}", earlier_run=earlier_instructions[0][0],
+                                removed=change.removed[:50], added=change.added[:50], after=mine[:500]))
     offered = _offered_key(run.record.attribute(first, semconv.GEN_AI_TOOL_DEFINITIONS))
-    agreed = _baseline(earlier_tools, task)
+    agreed = _baseline(earlier_tools, task) if tools and not fetched else None
     if offered and agreed and offered != agreed[0]:
         before, after = json.loads(agreed[0]), json.loads(offered)
         changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
-        out.append(_finding("tools_offered_changed", "tool", first["index"], [first["index"]],
-                            f"the tools offered at step {first['index']} differ from earlier runs' (run {agreed[1][:8]}): "
+        out.append(_finding("tools_offered_changed", "tool", index, [index],
+                            f"the tools offered at step {index} differ from earlier runs' (run {agreed[1][:8]}): "
                             + ", ".join(changed), earlier_run=agreed[1], tools=changed))
     return out
 
@@ -1337,7 +1411,7 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
+    _instructions_changed, _given_changed, _unfilled, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
 )
 
