@@ -11,11 +11,11 @@ WITH earlier AS (
     ORDER BY start_time DESC
     LIMIT $runs
 ), first_calls AS (
-    SELECT run_id, request_model, arg_min(span_id, start_time) AS span_id, min(start_time) AS start_time
+    SELECT run_id, arg_min(span_id, start_time) AS span_id, min(start_time) AS start_time
     FROM _raw_spans
     WHERE agentotel_step_type(operation, false) = 'llm' AND run_id IN (SELECT run_id FROM earlier) AND start_time < $before
       AND start_time >= (SELECT min(start_time) FROM earlier)  -- lets DuckDB skip older row groups
-    GROUP BY run_id, request_model
+    GROUP BY run_id, coalesce(response_model, request_model)
 )
 SELECT s.run_id, any_value(coalesce(s.response_model, s.request_model)) AS model, any_value(s.input) AS input,
        any_value(s.attributes[$definitions]) AS definitions, any_value(s.attributes[$instructions]) AS instructions
