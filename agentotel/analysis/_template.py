@@ -50,6 +50,11 @@ class Template:
     slots: frozenset[int]  # positions (before fixed word i; len(fixed) is the end) where earlier prompts had words
 
     @classmethod
+    def of(cls, prompt: str) -> "Template":
+        """One prompt every earlier run sent alike, as a template without slots."""
+        return cls(words(prompt), frozenset())
+
+    @classmethod
     def learn(cls, prompts: list[str]) -> "Template | None":
         texts = [words(p) for p in prompts if p.strip()]
         if len(texts) < MIN_PROMPTS:

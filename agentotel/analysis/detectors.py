@@ -302,6 +302,8 @@ def _repetition(run: _Run) -> list[Finding]:
         name = str(tool_name(step))
         asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
+        if asker is not None and n > 0 and keys[n - 1] == key and not _seen_whole(run, tools[n - 1], asker):
+            continue  # the model was not shown the earlier result whole: asking again was the sensible thing
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
@@ -834,11 +836,12 @@ def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str
     index = first["index"]
     mine = _masked(instructions(run.record, first, run.messages(first)), task)
     agreed = None if fetched else _baseline(earlier_instructions, task)
-    if mine and agreed and mine != agreed[0]:
+    # Words changed, not one or two: a value that happened to be the same in every earlier run is no edit.
+    if mine and agreed and mine != agreed[0] and Template.of(agreed[0]).compare(mine) is not None:
         out.append(_finding("instructions_changed", "prompt", index, [index],
                             f"the instructions at step {index} differ from those earlier runs of this agent used "
                             f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
-    elif mine and agreed is None:
+    elif mine and not agreed:
         learned = Template.learn([text for _r, text, _t in earlier_instructions])
         head = _before_fetched(run, first, mine)
         # Fetched text in the prompt, or a fetch that found nothing to put in it: the prompt's data part
@@ -975,10 +978,8 @@ def _results_cut(run: _Run) -> list[Finding]:
         given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None)
         if given is None:
             continue  # never sent back: unanswered_tool_calls
-        response = " ".join(_compact_response(part.get("response")) for m in run.messages(given) for part in parts(m)
-                            if part.get("type") == "tool_call_response" and str(part.get("id")) == str(call_id))
-        shown = response.lower()
-        present = sum(v.lower() in shown for v in values)
+        response = _response(run, given, call_id)
+        present = _values_shown(values, response)
         if present * 2 >= len(values) or len(response) * 2 >= len(raw):
             continue
         out.append(_finding("tool_result_cut", "memory", given["index"], [step["index"], given["index"]],
@@ -987,6 +988,26 @@ def _results_cut(run: _Run) -> list[Finding]:
                             tool=tool_name(step), result_step=step["index"], given=response[:300]))
         break
     return out
+
+
+def _response(run: _Run, model_step: Mapping[str, Any], call_id: Any) -> str:
+    """The result of a tool call as a model call was given it (its tool_call_response parts), as text."""
+    return " ".join(_compact_response(part.get("response")) for m in run.messages(model_step) for part in parts(m)
+                    if part.get("type") == "tool_call_response" and str(part.get("id")) == str(call_id))
+
+
+def _values_shown(values: list[str], response: str) -> int:
+    shown = response.lower()
+    return sum(v.lower() in shown for v in values)
+
+
+def _seen_whole(run: _Run, tool_step: Mapping[str, Any], model_step: Mapping[str, Any]) -> bool:
+    """Whether a model call was given a tool call's result (most of its values), so asking again was its choice."""
+    call_id = tool_step.get("tool_call_id")
+    if not call_id or str(call_id) not in answered_ids(model_step):
+        return not call_id  # no id to follow: assume it was
+    values = list(dict.fromkeys(_leaves(tool_payload(tool_step.get("output")))))
+    return len(values) < 2 or _values_shown(values, _response(run, model_step, call_id)) * 2 >= len(values)
 
 
 def _compact_response(value: Any) -> str:
