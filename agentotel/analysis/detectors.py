@@ -302,8 +302,8 @@ def _repetition(run: _Run) -> list[Finding]:
         name = str(tool_name(step))
         asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
-        if asker is not None and n > 0 and keys[n - 1] == key and not _seen_whole(run, tools[n - 1], asker):
-            continue  # the model was not shown the earlier result whole: asking again was the sensible thing
+        if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, tools[n - 1], asker):
+            continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
