@@ -13,6 +13,7 @@ suggestion. Detectors only read the record, and prefer silence to a guess: a goo
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections import defaultdict
@@ -70,9 +71,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "invented_argument": ("warning", "the model used an id it was never given: have it take ids from results, or ask"),
     "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
-    "stopped_before_answer": ("warning", "the loop stopped before the model saw its tool results: raise the turn limit, or end on an answer"),
+    "stopped_before_answer": ("warning", "the loop stopped before the model saw the results: raise the turn limit, or end on an answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
-    "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a cut or a placeholder"),
+    "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a placeholder"),
     "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
     "unfilled_placeholder": ("warning", "fill every variable of the prompt template before sending it (a value was missing)"),
@@ -1202,8 +1203,6 @@ def _kept_going(run: _Run) -> list[Finding]:
 
 
 def _same_text(a: str, b: str) -> bool:
-    import difflib
-
     a, b = _DIGITS.sub("0", _words(a)).lower(), _DIGITS.sub("0", _words(b)).lower()
     if min(len(a), len(b)) < 20:
         return False  # "ok", "done": short replies repeat in any conversation
