@@ -16,7 +16,8 @@ import difflib
 from dataclasses import dataclass
 
 MIN_PROMPTS = 3  # with fewer, a value every prompt happened to share would pass for fixed text
-MAX_WORDS = 3_000  # prompts are compared on their first words: the instructions come first, and this bounds the cost
+MAX_WORDS = 2_000  # prompts are compared on their first words: the instructions come first, and this bounds the cost
+MAX_DISTINCT = 6  # distinct prompts a template is learned from (the latest): enough to find the slots
 MIN_CHANGED = 4  # words removed or added: a value that happened to repeat in every earlier run is one or two words
 
 
@@ -24,8 +25,26 @@ def words(text: str) -> list[str]:
     return text.split()[:MAX_WORDS]
 
 
-def _matcher(a: list[str], b: list[str]) -> difflib.SequenceMatcher:
-    return difflib.SequenceMatcher(None, a, b, autojunk=False)
+def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes turning `a` into `b`, the common head and tail taken off first: prompts of one
+    agent share most of their words, and the matcher's cost is in what differs."""
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, a[head:len(a) - tail], b[head:len(b) - tail], autojunk=False).get_opcodes()
+    out = [("equal", 0, head, 0, head)] if head else []
+    out += [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle if i1 != i2 or j1 != j2]
+    if tail:
+        out.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
+    return out
+
+
+def _matched(a: list[str], b: list[str]) -> set[int]:
+    """The positions of `a` whose words `b` has, in order."""
+    return {i for tag, i1, i2, _j1, _j2 in _opcodes(a, b) if tag == "equal" for i in range(i1, i2)}
 
 
 @dataclass(frozen=True)
@@ -56,12 +75,13 @@ class Template:
 
     @classmethod
     def learn(cls, prompts: list[str]) -> "Template | None":
-        texts = [words(p) for p in prompts if p.strip()]
-        if len(texts) < MIN_PROMPTS:
+        if len([p for p in prompts if p.strip()]) < MIN_PROMPTS:
             return None
+        texts = [words(p) for p in list(dict.fromkeys(p for p in prompts if p.strip()))[:MAX_DISTINCT]]  # each once
         fixed = texts[0]
         for other in texts[1:]:
-            fixed = [fixed[i] for block in _matcher(fixed, other).get_matching_blocks() for i in range(block.a, block.a + block.size)]
+            kept = _matched(fixed, other)
+            fixed = [w for i, w in enumerate(fixed) if i in kept]
         if not fixed:
             return None
         slots: set[int] = set()
@@ -76,9 +96,7 @@ class Template:
         where it was cut, and fetched text earlier runs had is no instruction): fixed words after its last
         matched one are not missed."""
         text = words(prompt)
-        matched = set()
-        for block in _matcher(self.fixed, text).get_matching_blocks():
-            matched.update(range(block.a, block.a + block.size))
+        matched = _matched(self.fixed, text)
         end = max(matched, default=-1) + 1 if head_only else len(self.fixed)
         removed = [w for i, w in enumerate(self.fixed[:end]) if i not in matched]
         added = [w for position, inserted in _inserted(self.fixed, text) if position not in self.slots and position <= end
@@ -91,7 +109,7 @@ class Template:
 def _inserted(fixed: list[str], text: list[str]) -> list[tuple[int, list[str]]]:
     """The words of `text` between fixed words, as (position: before fixed word i, words)."""
     out = []
-    for tag, i1, _i2, j1, j2 in _matcher(fixed, text).get_opcodes():
+    for tag, i1, _i2, j1, j2 in _opcodes(fixed, text):
         if tag in ("insert", "replace"):
             out.append((i1, text[j1:j2]))
     return out
