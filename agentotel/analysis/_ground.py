@@ -1,10 +1,10 @@
 """Whether an answer's specific facts — ids, numbers, dates, URLs, e-mail addresses — came from somewhere.
 
 A fact is grounded when the text the agent was given (tool results, documents, the task, earlier
-messages) contains it, or when it is trivially derived from numbers there: a count of a list, a sum,
-difference, product, ratio or percentage of two numbers, a total or average of a list's values, a
-rounding; a date is also grounded when it is the day the run started (or the day either side). Small
-numbers (list positions, counts up to 10) and years in prose are never judged: too easy to get right
+messages) contains it, or when it is trivially derived from the numbers tool results hold: a count of a list,
+a sum, difference, product, ratio or percentage of two of them, a total or average of a list's values,
+a rounding; a date is also grounded when it is the day the run started (or the day either side). Small
+numbers (list positions, counts up to 10), durations and years in prose are never judged: too easy to get right
 by chance, too common to be a fabrication worth an alarm.
 """
 
@@ -26,6 +26,9 @@ _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH + r
 # An identifier: letters and at least two digits in one token (A-1042, JD014600003, inv_88213).
 _ID = re.compile(r"\b(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
 _UNIT = re.compile(r"^\d+(?:st|nd|rd|th|am|pm|h|hrs?|min|s|ms|kg|g|km|m|cm|mm|mb|gb|kb|tb|x|k|px|d)$", re.I)
+# A duration ("about 30 minutes", "within 14 days"): service terms and common knowledge, not a fact to fabricate.
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:business\s+|working\s+)?"
+                       r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 _SMALL = 10  # counts and positions up to this are never judged
@@ -83,9 +86,34 @@ def _counts_and_totals(values: Iterable[Any]) -> set[float]:
     return found
 
 
+def _data_numbers(values: Iterable[Any]) -> list[float]:
+    """The numbers tool results hold as data (numeric fields, or every number of a result that is plain text)."""
+    found: list[float] = []
+
+    def walk(node: Any, top: bool) -> None:
+        if isinstance(node, bool):
+            return
+        if isinstance(node, (int, float)):
+            found.append(float(node))
+        elif isinstance(node, str) and top:
+            found.extend(v for t in _NUMBER.findall(node) if (v := _number(t)) is not None)
+        elif isinstance(node, Mapping):
+            for child in node.values():
+                walk(child, False)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child, False)
+
+    for value in values:
+        walk(value, True)
+    return list(dict.fromkeys(found))
+
+
 def _derivable(numbers: list[float]) -> set[float]:
+    """Sums, differences, products, ratios and percentages of two different numbers of the results. Numbers
+    in prose (a line number, a version) are not combined: with enough of them any small number is a sum of two."""
     out = set(numbers)
-    for a, b in itertools.product(numbers[:_MAX_NUMBERS], repeat=2):
+    for a, b in itertools.permutations(numbers[:_MAX_NUMBERS], 2):
         out.update((a + b, a - b, a * b))
         if b:
             out.update((a / b, 100 * a / b))
@@ -97,6 +125,11 @@ def _matches(value: float, decimals: int, known: list[float]) -> bool:
     tolerance = 0.5 * 10 ** -decimals + 1e-9  # the answer may have rounded it
     at = bisect.bisect_left(known, value - tolerance)
     return at < len(known) and known[at] <= value + tolerance
+
+
+def ids(text: str) -> list[str]:
+    """The identifiers in a text (letters and at least two digits in one token: A-1042, doc-0001), units aside."""
+    return [t for t in _ID.findall(_URL.sub(" ", text)) if not _UNIT.match(t) and not _ISO_DATE.fullmatch(t)]
 
 
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:
@@ -132,7 +165,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
     for token in _ID.findall(rest):
         if not _UNIT.match(token) and token.lower() not in haystack:
             missing.append(token)
-    rest = _ID.sub(" ", rest)
+    rest = _DURATION.sub(" ", _ID.sub(" ", rest))
     candidates = []
     for token in _NUMBER.findall(rest):
         value = _number(token)
@@ -140,8 +173,9 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             continue
         candidates.append((token, value))
     if candidates:
-        source_numbers = list(dict.fromkeys(v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None))
-        known = sorted(_derivable(source_numbers) | _counts_and_totals(outputs))
+        outputs = list(outputs)
+        stated = {v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None}
+        known = sorted(stated | _derivable(_data_numbers(outputs)) | _counts_and_totals(outputs))
         for token, value in candidates:
             decimals = len(token.split(".", 1)[1]) if "." in token else 0
             if not _matches(value, decimals, known) and not _matches(value / 100, decimals + 2, known):

@@ -28,6 +28,7 @@ ATTRIBUTES = (
     semconv.AGENTOTEL_RUN_NAME,
     semconv.AGENTOTEL_ENV_SNAPSHOT,
     semconv.ERROR_TYPE,
+    semconv.AGENTOTEL_PAYLOAD_TRUNCATED,
 )
 STATUS_MESSAGE = "status_message"  # the span's status message, kept next to its attributes (a column, not an attribute)
 
@@ -76,7 +77,7 @@ class History:
     outputs: dict[str, OutputSchema] = field(default_factory=dict)
     schema_hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool -> (run id, hash), the latest
     runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
-    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step), newest first
+    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step of each model), newest first
 
     def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
@@ -137,6 +138,8 @@ def load_run(traces: Any, run: str) -> RunRecord:
         if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
             root_attributes = chosen
             summary.setdefault("error", row["status_message"])
+            summary.setdefault("task", row["root_input"])
+            summary.setdefault("output", row["root_output"])
     return RunRecord(summary, steps, span_attributes, root_attributes)
 
 
@@ -158,6 +161,6 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     params = {k: params[k] for k in ("run", "before", "agent", "runs")}
     params.update(definitions=semconv.GEN_AI_TOOL_DEFINITIONS, instructions=semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
     for row in traces._rows(sql("model_history"), params):
-        history.first_calls.append((row["run_id"], {"type": "llm", "input": _json.parse(row["input"]),
+        history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))
     return history

@@ -13,6 +13,7 @@ suggestion. Detectors only read the record, and prefer silence to a guess: a goo
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections import defaultdict
@@ -23,6 +24,7 @@ from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
 from agentotel.analysis._record import History, RunRecord, load_history, load_run
+from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
     RETRIEVAL,
@@ -66,10 +68,15 @@ KINDS: dict[str, tuple[str, str]] = {
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
     "invalid_arguments_json": ("warning", "validate tool arguments and ask the model again on invalid JSON"),
     "wrong_arguments": ("warning", "the arguments do not fit the tool's schema: clarify the parameters or validate them"),
+    "invented_argument": ("warning", "the model used an id it was never given: have it take ids from results, or ask"),
     "empty_answer": ("warning", "the model answered with nothing: check max tokens, the stop reason and the prompt"),
     "kept_going_after_answer": ("warning", "end the loop when the model gives its final answer"),
+    "stopped_before_answer": ("warning", "the loop stopped before the model saw the results: raise the turn limit, or end on an answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
+    "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a placeholder"),
+    "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
+    "unfilled_placeholder": ("warning", "fill every variable of the prompt template before sending it (a value was missing)"),
     "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
     "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
@@ -241,6 +248,8 @@ def _run_failed(run: _Run) -> list[Finding]:
         where = f"at step {index} ({step.get('name')})"
         if step.get("error_type") == _ABANDONED:
             layer = "workflow"  # the caller stopped reading the stream
+        elif step.get("type") == LLM and _calls_left_open(run, step):
+            layer = "workflow"  # the loop sent a conversation with tool calls and no results: the API refused it
         elif step.get("type") == LLM:
             layer = "memory" if _CONTEXT_ERROR.search(error or "") else "model"
         else:
@@ -248,6 +257,19 @@ def _run_failed(run: _Run) -> list[Finding]:
     return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
                      f"the run failed {where}: {error or 'no error message recorded'}",
                      error=error, error_type=step.get("error_type") if step else None)]
+
+
+def _calls_left_open(run: _Run, step: Mapping[str, Any]) -> list[str]:
+    """The ids of tool calls an assistant message of a model request asked for whose results the request
+    does not carry back (a request the API rejects: every tool call needs its result before the next turn)."""
+    messages = run.messages(step)
+    open_ids: list[str] = []
+    for message in messages:
+        for part in parts(message):
+            if part.get("type") == "tool_call" and part.get("id") is not None:
+                open_ids.append(str(part["id"]))
+    answered = answered_ids(step)
+    return [i for i in open_ids if i not in answered]
 
 
 # ---- loops -------------------------------------------------------------------------------------------
@@ -270,7 +292,10 @@ def _repetition(run: _Run) -> list[Finding]:
     for n, step in enumerate(tools):
         key = keys[n]
         group = [s for s, k in zip(tools, keys) if k == key]
-        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and _same_output(tools[n - 1], step)
+        # Right after the same call, with the same answer; or asked for once by the model and run twice by the
+        # loop (a retry wrapper, at-least-once redelivery): a side effect done twice, whatever it answered.
+        back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
+            _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted):
             continue
@@ -278,6 +303,8 @@ def _repetition(run: _Run) -> list[Finding]:
         name = str(tool_name(step))
         asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
+        if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, tools[n - 1], asker):
+            continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
@@ -286,6 +313,35 @@ def _repetition(run: _Run) -> list[Finding]:
             how = f"the loop ran {name} {arguments} again at step {index} without the model asking"
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
+    return out + _repeated_retrievals(run)
+
+
+def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
+    """The user messages of the first model call after a step at its level (empty when there is none)."""
+    step = run.next_llm(after, level)
+    return {m for m in run.fingerprints(step) if m[0] == "user"} if step is not None else set()
+
+
+def _repeated_retrievals(run: _Run) -> list[Finding]:
+    """A retrieval the loop ran again with the same query and got the same documents, within one user turn:
+    nothing new could come of it (a RAG loop re-retrieving before every model call)."""
+    out = []
+    seen: dict[tuple[Any, str], dict[str, Any]] = {}
+    for step in run.steps:
+        if step.get("type") != RETRIEVAL or is_error(step):
+            continue
+        key = (step.get("parent_index"), f"{step.get('name')} {canonical_arguments(parse_json(step.get('input')))}")
+        earlier = seen.get(key)
+        seen[key] = step
+        if earlier is None or not _same_output(earlier, step):
+            continue
+        level = step.get("parent_index")
+        if _user_turns(run, step["index"], level) - _user_turns(run, earlier["index"], level):
+            continue  # a new user turn came between: retrieving again for it is the design
+        out.append(_finding("repeated_tool_call", "workflow", step["index"], [earlier["index"], step["index"]],
+                            f"the loop ran {step.get('name')} again at step {step['index']} with the same query and got the "
+                            f"same documents as at step {earlier['index']}", tool=step.get("name"), count=2))
+        break
     return out
 
 
@@ -373,10 +429,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
         went_on = run.next_llm(at, level)
-        answer = dict((s["index"], t) for s, t in run.finals).get(went_on["index"]) if went_on is not None else None
-        if answer is None or _acknowledges(answer):
-            continue  # the run ended there (run_failed), the model tried something else, or it said so
-        answers = [(went_on, answer)]
+        answers = run.answers_after(at, level)[:1]
+        if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
+            continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
+        # The model went on to other tools without the failed one ever working, and answered as if it had;
+        # or answered right away.
         error = run.error(step) or "failed"
         shown = text_of(went_on.get("input"))
         marker = (error.split(":")[-1].strip() or error)[:40]
@@ -388,6 +445,12 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+def _said(step: Mapping[str, Any]) -> str:
+    """The text a model step said (besides any tool calls it asked for)."""
+    return " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m)
+                    if p.get("type") == "text" and p.get("content"))
 
 
 def _error_payload(value: Any) -> str | None:
@@ -487,11 +550,11 @@ def _ungrounded(run: _Run) -> list[Finding]:
     """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
     if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
         return []  # no tools: the model answers from what it knows, and that is by design
-    last: dict[Any, tuple[dict[str, Any], str]] = {}
-    for step, text in run.finals:
-        last[step.get("parent_index")] = (step, text)  # the answer each agent ended with
     out = []
-    for step, text in last.values():
+    judged: set[Any] = set()
+    for step, text in run.finals:  # every answer (each turn's, each agent's): the first ungrounded one per agent
+        if step.get("parent_index") in judged:
+            continue
         sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
                    run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
         outputs = []
@@ -502,6 +565,7 @@ def _ungrounded(run: _Run) -> list[Finding]:
             outputs.append(tool_payload(earlier.get("output")))
         missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
         if missing:
+            judged.add(step.get("parent_index"))
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
                                 f"result, document, task or message", values=missing[:20]))
@@ -663,6 +727,34 @@ def _instructions_changed(run: _Run) -> list[Finding]:
     return out
 
 
+# A template variable left unfilled: {name}, {{ name }}, ${name}, {{name|filter}} (not JSON: its keys are quoted).
+_PLACEHOLDER = re.compile(r"(?<![\w{$])(?<!f\")(?<!f')(?:\$\{\s*[A-Za-z_][\w.]*\s*\}|\{\{\s*[A-Za-z_][\w.]*\s*(?:\|[^{}]*)?\}\}|"
+                          r"\{[A-Za-z_][\w.]*\})(?![\w}])")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+
+
+def _unfilled(run: _Run) -> list[Finding]:
+    """Instructions sent with a template variable left in them ({currency}, {{user_name}}): the code that
+    fills the prompt missed it, and the model reads the name of a value instead of the value. Not in code
+    (fences, backticks), nor one earlier runs' prompts had too (then the text is meant)."""
+    earlier = " ".join(_instruction_text(c["instructions"]) if c.get("instructions") else
+                       " ".join(message_text(m) for m in input_messages(c) if m.get("role") in ("system", "developer"))
+                       for _r, c in run.history.first_calls)
+    seen: set[str] = set()
+    for step in run.llm:
+        text = instructions(run.record, step, run.messages(step))
+        if not text or text in seen:
+            continue
+        seen.add(text)
+        found = [m.group(0) for m in _PLACEHOLDER.finditer(_CODE.sub(" ", text)) if m.group(0) not in earlier]
+        if found:
+            names = list(dict.fromkeys(found))
+            return [_finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
+                             f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
+                             "the prompt was sent unfilled", placeholders=names[:20])]
+    return []
+
+
 def _first_user_text(messages: list[Mapping[str, Any]]) -> str:
     return next((message_text(m) for m in messages if m.get("role") == "user"), "")
 
@@ -695,16 +787,46 @@ def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] 
 
 
 def _given_changed(run: _Run) -> list[Finding]:
-    """The first model call given other instructions or other tools than earlier runs of the agent agree on."""
+    """The first model call (of each model the run used: a summariser on another model is another prompt)
+    given other instructions than earlier runs of the agent agree on, or (the run's first call) other tools."""
     top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
     if not run.history.first_calls or not top:
         return []
-    first = top[0]
-    if any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"]):
-        return []  # what was fetched before the first call may be in its prompt: no stable baseline
+    firsts: dict[Any, dict[str, Any]] = {}
+    for step in top:
+        firsts.setdefault(step.get("model"), step)
+    out: list[Finding] = []
+    for model, first in firsts.items():
+        earlier = [(run_id, call) for run_id, call in run.history.first_calls if call.get("model") in (None, model)]
+        if earlier:
+            out += _prompt_changed(run, first, earlier, tools=first is top[0])
+        if any(f.kind == "instructions_changed" for f in out):
+            break  # the first changed prompt is the cause
+    return out
+
+
+def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
+    """Masked instructions up to where text fetched earlier in the run (a document, a remembered fact, a
+    tool's result) first appears in them: what follows is this run's data, not the agent's instructions."""
+    cut = len(text)
+    for earlier in run.steps:
+        if earlier["index"] >= step["index"] or earlier.get("type") not in (RETRIEVAL, TOOL):
+            continue
+        for value in _strings(tool_payload(earlier.get("output"))):
+            value = _DIGITS.sub("0", _words(value))
+            if len(value) >= 12 and (at := text.find(value, 0, cut)) >= 0:
+                cut = at
+    return text[:cut]
+
+
+def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str, dict[str, Any]]], *,
+                    tools: bool) -> list[Finding]:
+    # What was fetched before the call may be in its prompt: then only a template learned from earlier
+    # prompts (fetched text in its slots) is a baseline, never one earlier text.
+    fetched = any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"])
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
-    for run_id, call in run.history.first_calls:
+    for run_id, call in earlier:
         messages = input_messages(call)
         their_task = _first_user_text(messages)
         said = _instruction_text(call["instructions"]) if call.get("instructions") else "\n".join(
@@ -712,19 +834,34 @@ def _given_changed(run: _Run) -> list[Finding]:
         earlier_instructions.append((run_id, _masked(said, their_task), their_task))
         earlier_tools.append((run_id, _offered_key(call.get("definitions")), their_task))
     out = []
+    index = first["index"]
     mine = _masked(instructions(run.record, first, run.messages(first)), task)
-    agreed = _baseline(earlier_instructions, task)
-    if mine and agreed and mine != agreed[0]:
-        out.append(_finding("instructions_changed", "prompt", first["index"], [first["index"]],
-                            f"the instructions at step {first['index']} differ from those earlier runs of this agent used "
+    agreed = None if fetched else _baseline(earlier_instructions, task)
+    # Words changed, not one or two: a value that happened to be the same in every earlier run is no edit.
+    if mine and agreed and mine != agreed[0] and Template.of(agreed[0]).compare(mine) is not None:
+        out.append(_finding("instructions_changed", "prompt", index, [index],
+                            f"the instructions at step {index} differ from those earlier runs of this agent used "
                             f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
+    elif mine and not agreed:
+        learned = Template.learn([text for _r, text, _t in earlier_instructions])
+        head = _before_fetched(run, first, mine)
+        # Fetched text in the prompt, or a fetch that found nothing to put in it: the prompt's data part
+        # differs from earlier runs' by design, only its head is compared.
+        found_nothing = any(s.get("type") in (RETRIEVAL, TOOL) and not is_error(s) and tool_payload(s.get("output")) in ([], {}, "", None)
+                            for s in run.steps if s["index"] < index)
+        change = learned.compare(head, head_only=head != mine or found_nothing) if learned is not None else None
+        if change is not None:
+            out.append(_finding("instructions_changed", "prompt", index, [index],
+                                f"the instructions at step {index} depart from the template {len(earlier_instructions)} earlier "
+                                f"runs of this agent share: {change.summary()}", earlier_run=earlier_instructions[0][0],
+                                removed=change.removed[:50], added=change.added[:50], after=mine[:500]))
     offered = _offered_key(run.record.attribute(first, semconv.GEN_AI_TOOL_DEFINITIONS))
-    agreed = _baseline(earlier_tools, task)
+    agreed = _baseline(earlier_tools, task) if tools and not fetched else None
     if offered and agreed and offered != agreed[0]:
         before, after = json.loads(agreed[0]), json.loads(offered)
         changed = sorted(n for n in set(before) | set(after) if before.get(n) != after.get(n))
-        out.append(_finding("tools_offered_changed", "tool", first["index"], [first["index"]],
-                            f"the tools offered at step {first['index']} differ from earlier runs' (run {agreed[1][:8]}): "
+        out.append(_finding("tools_offered_changed", "tool", index, [index],
+                            f"the tools offered at step {index} differ from earlier runs' (run {agreed[1][:8]}): "
                             + ", ".join(changed), earlier_run=agreed[1], tools=changed))
     return out
 
@@ -764,9 +901,16 @@ def _history_lost(run: _Run) -> list[Finding]:
             continue  # the same conversation, grown: the common case, decided without parsing
         old, new = run.fingerprints(before), run.fingerprints(step)
         first_user = next((m for m in old if m[0] == "user"), None)
-        if not old or not new or first_user is None or first_user not in new:
-            continue  # another conversation (or nothing captured)
+        if not old or not new or first_user is None:
+            continue  # nothing captured
         kept = set(new)
+        # One conversation: the new call still has its opening user message, or carries the previous call's
+        # own reply (its history rewritten: the question cut by a window, condensed into another).
+        if first_user not in kept and not any(_fingerprint(m) in kept for m in output_messages(before)):
+            restart = _started_over(run, before, step, old, new)
+            if restart is not None:
+                out.append(restart)
+            continue  # another conversation
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
@@ -776,6 +920,129 @@ def _history_lost(run: _Run) -> list[Finding]:
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
                             lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
+    return out
+
+
+def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
+                  new: list[tuple[str, str]]) -> Finding | None:
+    """A model call that starts a new conversation at a new user message, where the same agent (same
+    instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
+    Not when the earlier call was a single message (a batch of independent requests), nor when a model
+    wrote the new message (a planner handing a task to a fresh executor)."""
+    if len(old) < 2 or before.get("model") != step.get("model"):
+        return None
+    asked = [m for m in new if m[0] == "user" and m not in set(old)]
+    if not asked:
+        return None
+    given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
+             for s in (before, step)]
+    if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
+        return None  # another agent's call
+    written = [_words(_said(s)) for s in run.llm if s["index"] < step["index"]]
+    if any(text and m[1] and m[1] in text for m in asked for text in written):
+        return None
+    return _finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
+                    f"step {step['index']} started a new conversation at a new user message: none of the {len(old)} "
+                    f"message(s) step {before['index']} had were sent with it (same instructions and tools)",
+                    lost=[{"role": r, "text": t[:300]} for r, t in old[:10]], restarted=True)
+
+
+_CUT_CHARS = 16_000  # a result this long may be cut on purpose to fit a context; a short one is not
+
+
+def _leaves(value: Any) -> list[str]:
+    """A result's values as text (strings of 3+ characters, numbers), for finding them in what the model saw."""
+    if isinstance(value, Mapping):
+        return [t for child in value.values() for t in _leaves(child)]
+    if isinstance(value, list):
+        return [t for child in value for t in _leaves(child)]
+    if isinstance(value, bool) or value is None:
+        return []
+    text = str(value).strip()
+    return [text] if isinstance(value, (int, float)) or len(text) >= 3 else []
+
+
+def _results_cut(run: _Run) -> list[Finding]:
+    """A tool result the model was given only part of (or a placeholder for): the first model call that
+    carried the call's result back lacks most of what the tool returned. Long results are left alone."""
+    out = []
+    for step in run.record.tool_steps():
+        call_id = step.get("tool_call_id")
+        raw = _raw(step, "output")
+        if not call_id or is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
+            continue
+        if str(run.record.attribute(step, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true":
+            continue
+        values = list(dict.fromkeys(_leaves(tool_payload(step.get("output")))))
+        if len(values) < 2:
+            continue
+        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None)
+        if given is None:
+            continue  # never sent back: unanswered_tool_calls
+        response = _response(run, given, call_id)
+        present = _values_shown(values, response)
+        if present * 2 >= len(values) or len(response) * 2 >= len(raw):
+            continue
+        out.append(_finding("tool_result_cut", "memory", given["index"], [step["index"], given["index"]],
+                            f"step {given['index']} was given {len(response)} characters of {tool_name(step)}'s result "
+                            f"({len(raw)} at step {step['index']}), {present} of its {len(values)} values: {response[:60]!r}",
+                            tool=tool_name(step), result_step=step["index"], given=response[:300]))
+        break
+    return out
+
+
+def _response(run: _Run, model_step: Mapping[str, Any], call_id: Any) -> str:
+    """The result of a tool call as a model call was given it (its tool_call_response parts), as text."""
+    return " ".join(_compact_response(part.get("response")) for m in run.messages(model_step) for part in parts(m)
+                    if part.get("type") == "tool_call_response" and str(part.get("id")) == str(call_id))
+
+
+def _values_shown(values: list[str], response: str) -> int:
+    shown = response.lower()
+    return sum(v.lower() in shown for v in values)
+
+
+def _seen_whole(run: _Run, tool_step: Mapping[str, Any], model_step: Mapping[str, Any]) -> bool:
+    """Whether a model call was given a tool call's result (most of its values), so asking again was its choice."""
+    call_id = tool_step.get("tool_call_id")
+    if not call_id or str(call_id) not in answered_ids(model_step):
+        return not call_id  # no id to follow: assume it was
+    values = list(dict.fromkeys(_leaves(tool_payload(tool_step.get("output")))))
+    return len(values) < 2 or _values_shown(values, _response(run, model_step, call_id)) * 2 >= len(values)
+
+
+def _compact_response(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _id_pattern(token: str) -> re.Pattern[str]:
+    """Any identifier of a token's form (its letters as they are, any digits in place of its digits)."""
+    body = "".join(r"\d" if c.isdigit() else re.escape(c) for c in token)
+    return re.compile(r"(?<![A-Za-z0-9])" + body + r"(?![A-Za-z0-9])", re.I)
+
+
+def _other_subject(run: _Run) -> list[Finding]:
+    """A retrieval asked for by an id (a user's memory, a customer's records) that returned records of
+    another id of the same form and none of the one asked for. `memory` when the id is the run's user or
+    session (what the agent remembers of them), else `tool`."""
+    out = []
+    for step in run.steps:
+        if step.get("type") != RETRIEVAL or is_error(step) or not _documents(step.get("output")):
+            continue
+        query = text_of(step.get("input"))
+        found = text_of(step.get("output"))
+        for token in dict.fromkeys(_ground.ids(query)):
+            if token.lower() in found.lower():
+                continue
+            others = [m.group(0) for m in _id_pattern(token).finditer(found) if m.group(0).lower() != token.lower()]
+            if not others:
+                continue
+            own = {str(run.record.run.get(k)) for k in ("user_id", "session_id") if run.record.run.get(k)}
+            layer = "memory" if token in own else "tool"
+            out.append(_finding("other_subject_retrieved", layer, step["index"], [step["index"]],
+                                f"{step.get('name')} at step {step['index']} was asked for {token} and returned records of "
+                                f"{', '.join(dict.fromkeys(others[:3]))} only", asked=token, returned=list(dict.fromkeys(others))[:10]))
+            break
     return out
 
 
@@ -835,11 +1102,58 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
                 continue
             schema = known.get(call.name)
+            if not (schema or {}).get("properties") and (declared.get(call.name) or {}).get("properties"):
+                schema = declared[call.name]  # the offered schema says nothing of parameters: the tool's own does
             problems = argument_problems(call.arguments, schema) if schema else []
             if problems:
                 out.append(_finding("wrong_arguments", "tool", index, [index],
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
+                continue
+            invented = _invented_ids(run, step, call.arguments)
+            if invented:
+                value, like = invented[0]
+                out.append(_finding("invented_argument", "tool", index, [index],
+                                    f"the model called {call.name} at step {index} with the id {value!r}, which nothing it was "
+                                    f"given contains (ids of that form it was given: {', '.join(like[:3])})",
+                                    tool=call.name, arguments=call.arguments, values=[v for v, _ in invented]))
+    return out
+
+
+def _id_shape(token: str) -> str:
+    """An identifier's form: its letters and separators as they are, each digit as 9 (doc-0001 -> doc-9999)."""
+    return re.sub(r"\d", "9", token.lower())
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for child in value.values():
+            yield from _strings(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _strings(child)
+
+
+def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tuple[str, list[str]]]:
+    """Ids in a call's arguments that nothing the model was given contains, while ids of the same form are
+    there (ToolScan's incorrect argument value: an order, document or user id the model made up). An id of
+    a form the model was never shown may be one it creates (a new file, a new ticket): not judged."""
+    tokens = [t for text in _strings(arguments) for t in _ground.ids(text)]
+    if not tokens:
+        return []
+    given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)),
+                       text_of(run.record.run.get("task"))))
+    known = given.lower()
+    shapes: dict[str, list[str]] = {}
+    for token in _ground.ids(given):
+        shapes.setdefault(_id_shape(token), []).append(token)
+    out = []
+    for token in dict.fromkeys(tokens):
+        like = shapes.get(_id_shape(token))
+        if like and token.lower() not in known:
+            out.append((token, list(dict.fromkeys(like))))
     return out
 
 
@@ -875,7 +1189,10 @@ def _kept_going(run: _Run) -> list[Finding]:
             if s.get("parent_index") != step.get("parent_index"):
                 continue
             if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
-                break  # the user spoke again: a new turn of the conversation
+                if not _answered_again(run, s, answer):
+                    break  # the user spoke again: a new turn of the conversation
+                # A message after the answer that only made the model say it again: the loop's "continue"
+                # nudge, not a new question.
             later.append(s)
         if not later:
             continue
@@ -883,6 +1200,41 @@ def _kept_going(run: _Run) -> list[Finding]:
                          f"the model gave a final answer at step {step['index']} and the loop went on at step "
                          f"{later[0]['index']} ({len(later)} more steps)", answer=answer[:500])]
     return []
+
+
+def _same_text(a: str, b: str) -> bool:
+    a, b = _DIGITS.sub("0", _words(a)).lower(), _DIGITS.sub("0", _words(b)).lower()
+    if min(len(a), len(b)) < 20:
+        return False  # "ok", "done": short replies repeat in any conversation
+    return a == b or difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.9
+
+
+def _answered_again(run: _Run, step: Mapping[str, Any], answer: str) -> bool:
+    """Whether the turn a model step opens ends with the answer given before it (its first answer at its level)."""
+    again = run.answers_after(step["index"] - 1, step.get("parent_index"))
+    return bool(again) and _same_text(again[0][1], answer)
+
+
+def _stopped_before_answer(run: _Run) -> list[Finding]:
+    """The run ended on tool calls whose results no model call saw, and the run's output is no model's
+    answer and no tool's result: the loop stopped it (a turn limit too low) before the model could answer."""
+    if str(run.record.run.get("status") or "").lower() == "error":
+        return []  # a failed run: run_failed says why
+    top = [s for s in run.steps if s.get("parent_index") is None and s.get("type") in (LLM, TOOL)]
+    asked = [s for s in top if s.get("type") == LLM]
+    if not top or not asked or top[-1].get("type") != TOOL or not requested_calls(asked[-1]) or _failed(asked[-1]):
+        return []
+    output = _words(text_of(run.record.run.get("output")))
+    if not output:
+        return []  # no output recorded: nothing says the loop, not a tool, ended the run
+    written = [_words(_said(s)) for s in run.llm] + [_words(text_of(s.get("output"))) for s in run.steps if s.get("type") != LLM]
+    if any(output in text or (text and text in output) for text in written):
+        return []  # the run's output is what a model said or a tool returned (a final-answer tool)
+    last, unseen = top[-1], [s["index"] for s in top if s["index"] > asked[-1]["index"]]
+    return [_finding("stopped_before_answer", "workflow", last["index"], [asked[-1]["index"], *unseen],
+                     f"the run ended after step {last['index']} ({last.get('name')}) without a model call seeing the results "
+                     f"step {asked[-1]['index']} asked for; its output {output[:80]!r} is no model's answer",
+                     output=output[:300])]
 
 
 def _unanswered(run: _Run) -> list[Finding]:
@@ -902,6 +1254,7 @@ def _unanswered(run: _Run) -> list[Finding]:
         missing = []
         for call in requested_calls(step):
             if call.id and (call.id in ran_ids or call.id in sent_back):
+                used.update(s["index"] for s in tool_steps if s.get("tool_call_id") == call.id)
                 continue
             match = next((s for s in tool_steps if s["index"] not in used and tool_name(s) == call.name and (
                 s.get("requested_by") == index or (s.get("requested_by") is None and index < s["index"] < window_end))), None)
@@ -919,8 +1272,9 @@ def _unanswered(run: _Run) -> list[Finding]:
             then = f"and the loop went on to step {next_model['index']}"
         else:
             then = "when the run stopped"
-        # The cause shows where the loop went on without them: the answer given anyway, else the asking step.
-        at = answers[0][0]["index"] if answers else index
+        # The cause shows where the loop went on without them: the answer given anyway, else the next model
+        # call sent without their results, else (the run stopped) the asking step.
+        at = answers[0][0]["index"] if answers else next_model["index"] if next_model is not None else index
         out.append(_finding("unanswered_tool_calls", "workflow", at, [index],
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))
@@ -1025,8 +1379,10 @@ def _cause_of_growth(run: _Run, upto: int) -> dict[str, Any] | None:
         between = [s for s in run.steps if previous_index < s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]
         if between:
             largest = max(between, key=_payload_size)
-            # About 4 characters a token: the result added explains at least half of the input's growth.
-            if _payload_size(largest) >= 2 * (tokens_in - previous_tokens) > 0:
+            # About 4 characters a token: the result added explains at least half of the input's growth (a
+            # result cut short when it was recorded was larger than its record: it may explain any growth).
+            cut = str(run.record.attribute(largest, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true"
+            if tokens_in - previous_tokens > 0 and (cut or _payload_size(largest) >= 2 * (tokens_in - previous_tokens)):
                 cause = largest
         if best is None or growth > best[0]:
             best = (growth, cause)
@@ -1075,7 +1431,8 @@ def _budgets(run: _Run) -> list[Finding]:
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _history_lost, _call_form, _empty_answer, _kept_going, _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
+    _instructions_changed, _given_changed, _unfilled, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
+    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
 )
 
 

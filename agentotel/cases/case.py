@@ -305,19 +305,26 @@ _Dumper.add_representer(str, _str)
 # ---- cutting a case from a run -----------------------------------------------------------------------
 
 
+def _cause(finding: Finding) -> int | None:
+    """The step where a finding's cause shows: its `index`, else (a finding without one) its first step."""
+    if finding.index is not None:
+        return finding.index
+    return finding.steps[0] if finding.steps else None
+
+
 def primary_finding(found: Iterable[Finding], before: int | None = None) -> Finding | None:
-    """The finding a case is about: the earliest, preferring a cause (a tool, the model, ...) over a
+    """The finding a case is about: the earliest cause, preferring a cause (a tool, the model, ...) over a
     workflow symptom at the same step (a loop is what a changed tool output looks like from outside)."""
-    candidates = [f for f in found if f.steps and (before is None or f.steps[0] < before)]
+    candidates = [f for f in found if (at := _cause(f)) is not None and (before is None or at < before)]
     if not candidates:
         return None
-    return min(candidates, key=lambda f: (f.steps[0], f.layer == "workflow", f.kind))
+    return min(candidates, key=lambda f: (_cause(f), f.layer == "workflow", f.kind))
 
 
 def suggest_cut(record: RunRecord, found: Iterable[Finding]) -> int | None:
-    """The first affected step: the earliest step a finding points at, moved past a tool step so that
-    the tool's (bad) response is frozen in the case rather than fetched live."""
-    steps = sorted(s for f in found for s in f.steps[:1])
+    """The first affected step: the earliest step a finding's cause shows at, moved past a tool step so
+    that the tool's (bad) response is frozen in the case rather than fetched live."""
+    steps = sorted(at for f in found if (at := _cause(f)) is not None)
     if not steps:
         return None
     first = steps[0]
