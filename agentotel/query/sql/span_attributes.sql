@@ -2,6 +2,6 @@
 -- a run's model calls were given besides their messages (instructions, tools offered, request
 -- parameters). Read only for a diff, since a row group's attribute maps are costly to decompress.
 SELECT span_id, any_value(attributes) AS attributes
-FROM _raw_spans
+FROM {spans}
 WHERE trace_id = $trace AND start_time BETWEEN $first AND $last AND list_contains($spans, span_id)
 GROUP BY span_id

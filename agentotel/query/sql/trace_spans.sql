@@ -15,7 +15,7 @@ WITH t AS (
            {call_attributes} AS call_attributes,
            agentotel_call_key(operation, tool_name, scope_name) AS call_key,
            coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
-    FROM _raw_spans
+    FROM {spans}
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
 ), r AS (
