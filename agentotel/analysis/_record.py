@@ -163,7 +163,12 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
                                 within=within):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
-    found = traces._rows(sql("model_history"), {**params, "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
+    calls = traces._rows(sql("first_model_calls"), params, within=within)
+    if not calls:
+        return history
+    bounds = {k: params[k] for k in ("traces", "since", "before")}
+    found = traces._rows(sql("model_history"), {**bounds, "calls": calls, "spans": [c["span_id"] for c in calls],
+                                                "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
                                                 "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "input": _json.parse(row["input"]),

@@ -3,4 +3,4 @@
 -- lets DuckDB skip every other row group of a compacted file (sorted by trace, not by time).
 SELECT DISTINCT trace_id
 FROM {spans}
-WHERE list_contains($runs, run_id) AND start_time >= $since::TIMESTAMPTZ_NS AND start_time < $before
+WHERE run_id IN (SELECT unnest($runs)) AND start_time >= $since::TIMESTAMPTZ_NS AND start_time < $before

@@ -1,20 +1,16 @@
--- What the first model call of each earlier run ($runs: their ids, earlier_runs.sql) was given: its
--- messages (for the instructions) and the tool definitions offered ($definitions, $instructions:
--- attribute names). The baseline a run's prompt and tools are compared with. The
--- first calls (started in [$since, $before)) are found without their payloads, then only those are
--- read. {spans}: the spans of that window (Traces._rows); $traces: every trace holding a span of those
--- runs then (history_traces.sql), so only their row groups are read.
+-- What the first model call of each earlier run ($calls: {run_id, span_id, start_time}, from
+-- first_model_calls.sql) was given: its messages (for the instructions) and the tool definitions offered
+-- ($definitions, $instructions: attribute names). The baseline a run's prompt and tools are compared
+-- with. Only those spans' payloads are decoded ($spans: their ids; $traces and the window
+-- [$since, $before) skip every other row group; {spans}: the spans of that window, Traces._rows).
 WITH first_calls AS (
-    SELECT run_id, arg_min(span_id, start_time) AS span_id, min(start_time) AS start_time
-    FROM {spans}
-    WHERE agentotel_step_type(operation, false) = 'llm' AND list_contains($runs, run_id) AND list_contains($traces, trace_id)
-      AND start_time < $before
-      AND start_time >= $since::TIMESTAMPTZ_NS
-    GROUP BY run_id
+    SELECT c.run_id, c.span_id, c.start_time::TIMESTAMPTZ_NS AS start_time
+    FROM (SELECT unnest($calls, recursive := true)) AS c
 )
 SELECT s.run_id, any_value(s.input) AS input, any_value(s.attributes[$definitions]) AS definitions,
        any_value(s.attributes[$instructions]) AS instructions
 FROM {spans} AS s
 JOIN first_calls AS f ON s.run_id = f.run_id AND s.span_id = f.span_id AND s.start_time = f.start_time
-WHERE list_contains($traces, s.trace_id) AND s.start_time >= $since::TIMESTAMPTZ_NS AND s.start_time < $before
+WHERE s.span_id IN (SELECT unnest($spans)) AND s.trace_id IN (SELECT unnest($traces))
+  AND s.start_time >= $since::TIMESTAMPTZ_NS AND s.start_time < $before
 GROUP BY s.run_id
