@@ -6,7 +6,7 @@
 -- attributes (another service's, joined by context propagation) belongs to the trace's outermost run.
 -- `call_key` and `own` let build_trajectory find second records of a call across batches, by the rules
 -- the writer marks them by within one (store/schema.py duplicate_calls; _duplicate_spans.sql for the views).
--- {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
+-- {spans}: the spans of that window's files (Traces._rows). {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
 -- each call was given: instructions, tools offered, request parameters), cheaper than a second query.
 WITH t AS (
     SELECT * EXCLUDE (attributes, resource_attributes, events, links)
