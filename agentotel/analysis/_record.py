@@ -157,13 +157,16 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     order = {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
     params = {"runs": list(order), "since": earlier[0]["since"], "before": start}
     within = (min(row["start_time"] for row in earlier), start)
-    params["traces"] = [row["trace_id"] for row in traces._rows(sql("history_traces"), params, within=within)]
+    seen = traces._rows(sql("history_spans"), params, within=within)
+    params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
+    if not params["traces"]:
+        return history
     if names:
         for row in traces._rows(sql("tool_history"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH},
                                 within=within):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
-    calls = traces._rows(sql("first_model_calls"), params, within=within)
+    calls = [{k: row[k] for k in ("run_id", "span_id", "start_time")} for row in seen if row["span_id"] is not None]
     if not calls:
         return history
     bounds = {k: params[k] for k in ("traces", "since", "before")}

@@ -1,5 +1,5 @@
 -- What the first model call of each earlier run ($calls: {run_id, span_id, start_time}, from
--- first_model_calls.sql) was given: its messages (for the instructions) and the tool definitions offered
+-- history_spans.sql) was given: its messages (for the instructions) and the tool definitions offered
 -- ($definitions, $instructions: attribute names). The baseline a run's prompt and tools are compared
 -- with. Only those spans' payloads are decoded ($spans: their ids; $traces and the window
 -- [$since, $before) skip every other row group; {spans}: the spans of that window, Traces._rows).
