@@ -130,7 +130,7 @@ def load_run(traces: Any, run: str) -> RunRecord:
               "spans": [s["span_id"] for s in steps], "names": list(ATTRIBUTES)}
     span_attributes: dict[str, dict[str, str]] = {}
     root_attributes: dict[str, str] = {}
-    for row in traces._rows(sql("run_attributes"), params):
+    for row in traces._rows(sql("run_attributes"), params, within=(ref.first_start, ref.last_start)):
         chosen = dict(row["attributes"] or {})
         if row["status_message"]:
             chosen[STATUS_MESSAGE] = row["status_message"]
@@ -152,15 +152,32 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     if start is None:
         return history
     agent = record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name")
-    params = {"names": names, "run": record.run_id, "before": start, "agent": agent if agent and agent != "(unnamed)" else None,
-              "runs": runs, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH}
+    earlier = traces._rows(sql("earlier_runs"), {"run": record.run_id, "before": start, "runs": runs,
+                                                 "agent": agent if agent and agent != "(unnamed)" else None})
+    if not earlier:
+        return history
+    # Only the spans that started since the earliest of those runs are read (the files of that window).
+    order = {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
+    params = {"runs": list(order), "since": earlier[0]["since"], "before": start}
+    within = (min(row["start_time"] for row in earlier), start)
+    seen = traces._rows(sql("history_spans"), params, within=within)
+    params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
+    if not params["traces"]:
+        return history
     if names:
-        for row in traces._rows(sql("tool_history"), params):
+        for row in traces._rows(sql("tool_history"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH},
+                                within=within):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
-    params = {k: params[k] for k in ("run", "before", "agent", "runs")}
-    params.update(definitions=semconv.GEN_AI_TOOL_DEFINITIONS, instructions=semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
-    for row in traces._rows(sql("model_history"), params):
+    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
+    if not calls:
+        return history
+    bounds = {k: params[k] for k in ("traces", "since", "before")}
+    found = traces._rows(sql("model_history"), {**bounds, "calls": calls, "spans": [c["span_id"] for c in calls],
+                                                "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
+                                                "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
+    found = sorted(found, key=lambda row: row["start_time"], reverse=True)  # newest run first, then its latest call
+    for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))
     return history

@@ -81,6 +81,10 @@ _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_st
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
+# Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
+# small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time
+# cost more than the lookup itself.
+_MATERIALIZED = ("_run_roots",)
 
 
 def _sql(name: str) -> str:
@@ -126,6 +130,13 @@ _SNAPSHOT_ATTEMPTS = 5
 _DAMAGE = re.compile(r"(?i)corrupt|decompress|payload value|out of buffer|checksum|tprotocol")
 _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
+
+
+def _ns(moment: dt.datetime) -> int:
+    """A datetime as nanoseconds since the epoch (a naive one is UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return (moment - _EPOCH) // dt.timedelta(microseconds=1) * 1_000
 
 
 def _pattern(file: str) -> str:
@@ -197,6 +208,7 @@ class Traces:
             sources = _sources.load(self.directory)
 
     def _bind(self, sources: _sources.Sources) -> None:
+        self._sources = sources
         self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
@@ -265,6 +277,9 @@ class Traces:
     def _setup(self, sources: _sources.Sources) -> None:
         con = self._con
         con.execute("SET enable_progress_bar = false")  # the CLI shows its own, and only on a terminal
+        # Store files are written once under a unique name (a compaction writes new ones), so their footers
+        # can be kept between queries; DuckDB still re-reads a footer whose file changed since.
+        con.execute("SET parquet_metadata_cache = true")
         for name, value in _SQL_VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
@@ -283,7 +298,8 @@ class Traces:
         con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
         for view in _VIEWS:
-            con.execute(f"CREATE TEMP VIEW {view} AS {_sql(view)}")
+            kind = "TABLE" if view in _MATERIALIZED else "VIEW"
+            con.execute(f"CREATE TEMP {kind} {view} AS {_sql(view)}")
 
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
@@ -336,10 +352,30 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
 
-    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def _spans_within(self, first: dt.datetime, last: dt.datetime) -> tuple[str, dict[str, Any]]:
+        """A FROM source with every span row of `_raw_spans` that starts within [first, last] (and others):
+        only the Parquet files whose footer statistics overlap the window are read, plus the WAL's and
+        migrated files' rows. DuckDB binds and prunes each file of a source at every query (~1 ms a file),
+        so a query of one run's window costs the same in a store of a thousand files as of ten."""
+        files = self._sources.files_starting_within(_ns(first), _ns(last))
+        not_in_parquet = "SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans"
+        if not files:
+            return f"({not_in_parquet})", {}
+        by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
+        return (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}) "
+                f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
+
+    def _rows(self, query: str, params: Mapping[str, Any] | None = None, *,
+              within: tuple[dt.datetime, dt.datetime] | None = None) -> list[dict[str, Any]]:
+        """The query's rows as dicts. A query reading `{spans}` reads `_raw_spans`, or with `within`
+        (first, last) only the files that may hold spans starting then: its own filters must keep to it."""
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         def run(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-            cursor = con.execute(query, params or {})
+            text, bound = query, dict(params or {})
+            if "{spans}" in query:
+                source, extra = self._spans_within(*within) if within is not None else ("_raw_spans", {})
+                text, bound = query.replace("{spans}", source), {**bound, **extra}
+            cursor = con.execute(text, bound)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
@@ -404,15 +440,16 @@ class Traces:
         """`trajectory(run)`; with `model_attributes`, the model calls' attribute maps read in the same pass."""
         ref = self.resolve(run)
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
+        within = (ref.first_start, ref.last_start)
         calls = _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)"
-        rows = self._rows(_sql("trace_spans").replace("{call_attributes}", calls), window)
+        rows = self._rows(_sql("trace_spans").replace("{call_attributes}", calls), window, within=within)
 
         def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
-            found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})
+            found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]}, within=within)
             return dict(found[0]["attributes"] or {}) if found else {}
 
         def span_attributes(spans: list[str]) -> dict[str, dict[str, str]]:
-            found = self._rows(_sql("span_attributes"), {**window, "spans": spans})
+            found = self._rows(_sql("span_attributes"), {**window, "spans": spans}, within=within)
             return {row["span_id"]: dict(row["attributes"] or {}) for row in found}
 
         return build_trajectory(rows, ref.run_id, root_attributes, span_attributes)

@@ -29,6 +29,7 @@ class _Verdict:
     version: int | None = None
     reason: str | None = None
     columns_but_dialect: bool = False  # a file DuckDB can read as it is, but for the column version 2 added
+    starts: tuple[int, int] | None = None  # its spans' earliest and latest start_time (ns), when its footer says
 
 
 @dataclass
@@ -40,6 +41,16 @@ class Sources:
     migrated: pa.Table | None = None  # older files, upgraded in memory
     wal: pa.Table | None = None
     warnings: list[str] = field(default_factory=list)
+    starts: dict[str, tuple[int, int]] = field(default_factory=dict)  # Parquet file -> (first, last) span start, ns
+
+    def files_starting_within(self, first_ns: int, last_ns: int) -> list[str]:
+        """The Parquet files (current and older) that may hold a span starting in [first_ns, last_ns]:
+        those whose footer statistics overlap it, and any whose footer has none."""
+        def overlaps(path: str) -> bool:
+            span = self.starts.get(path)
+            return span is None or (span[0] <= last_ns and span[1] >= first_ns)
+
+        return [f for f in self.parquet + self.older if overlaps(f)]
 
     @property
     def empty(self) -> bool:
@@ -80,9 +91,34 @@ def _file_version(metadata: dict[bytes, bytes] | None) -> int:
     return schema.file_version(metadata)
 
 
+_TIME_UNITS = {"milliseconds": 1_000_000, "microseconds": 1_000, "nanoseconds": 1}
+
+
+def _start_range(metadata: pq.FileMetaData) -> tuple[int, int] | None:
+    """The earliest and latest start_time (ns since the epoch) over the file's row groups, from the
+    footer's statistics; None when any row group lacks them (the file is then read for every window)."""
+    column = next((i for i in range(metadata.num_columns) if metadata.schema.column(i).path == "start_time"), None)
+    if column is None or metadata.num_row_groups == 0:
+        return None
+    logical = metadata.schema.column(column).logical_type.to_json()
+    unit = next((factor for name, factor in _TIME_UNITS.items() if name in logical), None)
+    if metadata.schema.column(column).physical_type != "INT64" or '"Timestamp"' not in logical or unit is None:
+        return None
+    low = high = None
+    for group in range(metadata.num_row_groups):
+        stats = metadata.row_group(group).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            return None
+        low = stats.min_raw if low is None else min(low, stats.min_raw)
+        high = stats.max_raw if high is None else max(high, stats.max_raw)
+    return low * unit, high * unit
+
+
 def _check(path: Path) -> _Verdict:
     try:
-        file_schema = pq.read_schema(path)
+        with pq.ParquetFile(path) as parquet:
+            file_schema = parquet.schema_arrow
+            starts = _start_range(parquet.metadata)
     except Exception as exc:  # noqa: BLE001 - any unreadable footer means the same thing: skip the file
         return _Verdict(_SKIP, reason=f"unreadable Parquet ({_one_line(exc)})")
     try:
@@ -95,8 +131,9 @@ def _check(path: Path) -> _Verdict:
     if version < schema.SCHEMA_VERSION and version not in MIGRATIONS:
         return _Verdict(_SKIP, version, f"no migration from schema version {version}")
     if version == schema.SCHEMA_VERSION and set(schema.COLUMNS) <= set(file_schema.names):
-        return _Verdict(_CURRENT, version)
-    return _Verdict(_MIGRATE, version, columns_but_dialect=set(schema.COLUMNS) - {"dialect"} <= set(file_schema.names))
+        return _Verdict(_CURRENT, version, starts=starts)
+    return _Verdict(_MIGRATE, version, columns_but_dialect=set(schema.COLUMNS) - {"dialect"} <= set(file_schema.names),
+                    starts=starts)
 
 
 def _rows(path: Path) -> int:
@@ -199,6 +236,8 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
              and verdict.columns_but_dialect]
     direct = {path for path, _rows_ in _read_older_directly(sources, older)}
     for path, verdict in verdicts:
+        if verdict.starts is not None and (path in direct or verdict.kind == _CURRENT):
+            sources.starts[str(path)] = verdict.starts
         if path in direct:
             sources.older.append(str(path))
         elif verdict.kind == _CURRENT:

@@ -6,7 +6,7 @@
 -- attributes (another service's, joined by context propagation) belongs to the trace's outermost run.
 -- `call_key` and `own` let build_trajectory find second records of a call across batches, by the rules
 -- the writer marks them by within one (store/schema.py duplicate_calls; _duplicate_spans.sql for the views).
--- {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
+-- {spans}: the spans of that window's files (Traces._rows). {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
 -- each call was given: instructions, tools offered, request parameters), cheaper than a second query.
 WITH t AS (
     SELECT * EXCLUDE (attributes, resource_attributes, events, links)
@@ -15,7 +15,7 @@ WITH t AS (
            {call_attributes} AS call_attributes,
            agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
            coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
-    FROM _raw_spans
+    FROM {spans}
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
 ), r AS (

@@ -1,0 +1,141 @@
+"""Queries of one run, or of an agent's recent runs, read only the Parquet files (and row groups) that can
+hold their spans, and answer exactly what a scan of every file answers.
+
+The stores here are laid out unlike the benchmarks': runs split across files and days, a run with spans
+in a second trace, files sorted by trace (as a compaction writes them), a file without statistics.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import agentotel
+from agentotel import semconv as sc
+from agentotel.analysis import _record
+from agentotel.analysis._record import History
+from agentotel.analysis._steps import tool_name, tool_payload
+from agentotel.query import _sources
+from spanbuild import MS, T0, SpanStore, assistant
+
+HOUR = 3_600_000 * MS
+
+
+def _billing_run(store: SpanStore, n: int, start: int, *, items: int | None = None, failed: bool = False):
+    run = store.run("billing", f"bill-{n:02d}", start=start)
+    run.llm(assistant(calls=[(f"c{n}", "invoice", {"id": n})]), prompt=f"invoice {n}")
+    output = {"id": n, "total": 10 * n} if items is None else {"id": n, "total": 10 * n, "items": items}
+    run.tool("invoice", {"id": n}, None if failed else output, call_id=f"c{n}", error="Timeout" if failed else None)
+    run.tool("ledger", {"id": n}, {"ok": True})
+    run.llm(assistant("done"))
+    return run
+
+
+@pytest.fixture
+def spread(tmp_path):
+    """Fourteen runs of one agent over four days and five files (two trace-sorted with small row groups,
+    one without statistics), another agent's runs in between, and one run with spans in a second trace."""
+    store = SpanStore(tmp_path)
+    runs = [_billing_run(store, n, T0 + n * 7 * HOUR, items=n if n % 3 == 0 else None, failed=n == 9) for n in range(14)]
+    for n in range(4):
+        other = store.run("support", f"support-{n}", start=T0 + (n * 21 + 3) * HOUR)
+        other.tool("invoice", {"id": 99}, {"refund": True})
+    # Run 12 calls a tool whose span was recorded in a trace of its own (another process joined by run id).
+    stray = runs[12]
+    stray.tool("invoice", {"id": 112}, {"id": 112, "total": 5, "currency": "EUR"})
+    stray.spans[-1]["trace_id"] = "f" * 32
+    stray.spans[-1]["parent_span_id"] = None
+    others = [r for r in store.runs if r.name == "support"]
+    by_day: dict[int, list] = {}
+    for run in runs + others:
+        by_day.setdefault((run.start - T0) // (24 * HOUR), []).append(run)
+    for day, chosen in sorted(by_day.items()):
+        date = f"2026-05-{28 + day:02d}"
+        table = pa.Table.from_batches([store.batch(chosen)])
+        folder = tmp_path / "spans" / f"date={date}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if day == 1:  # as a compaction writes: sorted by trace, several row groups
+            table = table.sort_by([("trace_id", "ascending"), ("start_time", "ascending")])
+            pq.write_table(table, folder / "c-sorted.parquet", row_group_size=4)
+        elif day == 2:  # a file some other tool wrote without statistics: read for every window
+            pq.write_table(table, folder / "no-stats.parquet", write_statistics=False)
+        else:
+            half = table.num_rows // 2  # one day in two files, a run split between them
+            pq.write_table(table.slice(0, half), folder / "a.parquet")
+            pq.write_table(table.slice(half), folder / "b.parquet")
+    return tmp_path, runs
+
+
+def test_a_files_start_range_comes_from_its_footer_and_is_absent_without_statistics(spread):
+    directory, _runs = spread
+    sources = _sources.load(directory)
+    files = sources.parquet
+    assert len(files) == 6
+    without = [f for f in files if f.endswith("no-stats.parquet")]
+    assert without and all(f not in sources.starts for f in without)
+    for file in set(files) - set(without):
+        times = pq.read_table(file, columns=["start_time"]).column(0).cast(pa.int64()).to_pylist()
+        assert sources.starts[file] == (min(times), max(times))
+    # A window inside one day: that day's files and the file without statistics, nothing else.
+    first, last = T0 + 2 * HOUR, T0 + 3 * HOUR
+    chosen = sources.files_starting_within(first, last)
+    assert set(chosen) == {f for f in files if "date=2026-05-28" in f or f in without}
+
+
+def test_every_runs_trajectory_and_history_match_a_scan_of_every_file(spread):
+    directory, _runs = spread
+    with agentotel.open(directory) as traces:
+        for run in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
+            run_id = run[0]
+            trajectory = traces.trajectory(run_id)
+            # A span of the run recorded in another trace is a step in the views, not in the trajectory.
+            expected = traces.sql("SELECT index, type, span_id, tool_name, output FROM steps WHERE run_id = $r AND trace_id = $t "
+                                  "ORDER BY index", params={"r": run_id, "t": trajectory.run["trace_id"]}).fetchall()
+            got = [(s.index, s.type, s.span_id, s.tool_name, s.raw_output) for s in trajectory.steps]
+            assert got == [tuple(row) for row in expected], run_id
+            record = _record.load_run(traces, run_id)
+            _assert_same_history(traces, record, _record.load_history(traces, record))
+
+
+def test_history_learns_from_the_latest_earlier_runs_including_spans_in_another_trace(spread):
+    directory, _runs = spread
+    with agentotel.open(directory) as traces:
+        record = _record.load_run(traces, "bill-13")
+        history = _record.load_history(traces, record)
+    # Runs 3..12 are the ten latest earlier runs of `billing` (run 9's call failed: no output learned);
+    # support's runs, which call a tool of the same name, and runs 0..2 are left out.
+    assert history.runs["invoice"] == [f"bill-{n:02d}" for n in (12, 11, 10, 8, 7, 6, 5, 4, 3)]
+    assert [run for run, _call in history.first_calls] == [f"bill-{n:02d}" for n in range(12, 2, -1)]
+    learned = history.outputs["invoice"]
+    assert learned.outputs == 10  # run 12 called it twice, once recorded in another trace
+    assert "$.currency" in learned.present and "$.refund" not in learned.present
+
+
+def _assert_same_history(traces, record, history: History) -> None:
+    """`history` equals what a plain reading of the public views gives: the latest earlier runs of the
+    agent, every call of this run's tools in them newest first, and each run's first model call."""
+    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
+    start = record.run.get("start_time")
+    agent = record.root_attributes.get(sc.AGENTOTEL_RUN_NAME) or record.run.get("name")
+    earlier = [row[0] for row in traces.sql(
+        "SELECT run_id FROM runs WHERE name = $a AND start_time < $b AND run_id <> $r ORDER BY start_time DESC LIMIT $n",
+        params={"a": agent, "b": start, "r": record.run_id, "n": _record.HISTORY_RUNS}).fetchall()]
+    expected = History()
+    if names and earlier:
+        rows = traces.sql(
+            "SELECT run_id, tool_name, output, status_code, attributes[$h] FROM spans WHERE operation = 'execute_tool' "
+            "AND list_contains($runs, run_id) AND list_contains($names, tool_name) AND start_time < $b ORDER BY start_time DESC",
+            params={"h": sc.AGENTOTEL_TOOL_SCHEMA_HASH, "runs": earlier, "names": names, "b": start}).fetchall()
+        for run_id, name, output, status, schema_hash in rows:
+            expected.add(run_id, name, tool_payload(output), schema_hash, status == "ERROR")
+    assert (history.runs, history.schema_hashes, history.outputs) == (expected.runs, expected.schema_hashes, expected.outputs)
+    first = []
+    for run_id in earlier:
+        row = traces.sql("SELECT input FROM spans WHERE run_id = $r AND operation = 'chat' ORDER BY start_time LIMIT 1",
+                         params={"r": run_id}).fetchall()
+        if row:
+            first.append((run_id, json.loads(row[0][0])))
+    assert [(run_id, call["input"]) for run_id, call in history.first_calls] == first
