@@ -84,8 +84,20 @@ _VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls
 
 
 def _sql(name: str) -> str:
-    """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for)."""
+    """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for).
+
+    `{whole_input:ROWS}` in it becomes `_whole_input.sql` over the relation ROWS: its rows with each model
+    call's input whole (a query filters the stored rows first, so DuckDB still skips row groups).
+    """
+    text = _read_sql(name)
+    return _WHOLE_INPUT.sub(lambda m: f"({_read_sql('_whole_input').replace('{rows}', m.group(1))})", text)
+
+
+def _read_sql(name: str) -> str:
     return resources.files("agentotel.query").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+_WHOLE_INPUT = re.compile(r"\{whole_input:(\w+)\}")
 
 
 def pylist(table: pa.Table) -> list[dict[str, Any]]:
