@@ -77,7 +77,7 @@ _SQL_VARIABLES = {
 }
 # What trace_spans.sql reads as `call_attributes` for a diff: the attribute maps of model calls only.
 _MODEL_CALL_ATTRIBUTES = "CASE WHEN operation = 'chat' THEN attributes END"
-_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run")
+_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans")
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")

@@ -407,3 +407,28 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     assert any(r["chain"] is not None for r in stored(old).values())
     assert _readers(old) == expected
     assert sum(Path(p).stat().st_size for p in parquet_files(old)) > 0
+
+
+def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
+    import re
+
+    from importlib import resources
+
+    docs = (Path(__file__).parent.parent.parent / "docs" / "STORE.md").read_text()
+    macro = re.search(r"```sql\n(CREATE OR REPLACE MACRO agentotel_spans.*?)```", docs, re.S).group(1)
+    shipped = resources.files("agentotel.query").joinpath("sql", "macro_agentotel_spans.sql").read_text()
+    assert shipped.endswith(macro)  # one text: the docs print what agentotel itself defines
+    writer = StoreWriter(tmp_path)
+    for k in range(4):
+        writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
+        if k == 1:
+            writer.fold()
+    writer.close()
+    con = duckdb.connect()
+    con.execute(macro)
+    glob = f"{tmp_path}/spans/**/*.parquet"
+    assert con.sql(f"SELECT count(*) FROM '{glob}' WHERE input IS NULL").fetchall() == [(3,)]  # what a plain glob sees
+    assert dict(con.sql(f"SELECT span_id, input FROM agentotel_spans('{glob}')").fetchall()) == inputs(tmp_path)
+    traces = agentotel.open(tmp_path)
+    assert traces.sql(f"SELECT count(*) FROM agentotel_spans('{glob}') WHERE input IS NULL").fetchall() == [(0,)]
+    assert set(con.sql(f"SELECT * FROM agentotel_spans('{glob}')").columns) == set(traces.sql("SELECT * FROM spans").columns)
