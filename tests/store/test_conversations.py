@@ -432,3 +432,37 @@ def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
     traces = agentotel.open(tmp_path)
     assert traces.sql(f"SELECT count(*) FROM agentotel_spans('{glob}') WHERE input IS NULL").fetchall() == [(0,)]
     assert set(con.sql(f"SELECT * FROM agentotel_spans('{glob}')").columns) == set(traces.sql("SELECT * FROM spans").columns)
+
+
+def test_spans_through_the_collector_s_conversion_are_stored_alike(tmp_path):
+    """OTLP requests (protobuf, as another service's exporter sends them), one model call each, go through
+    the collector's conversion (`agentotel import`): stored once, read whole, like the exporter's."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agentotel.store.otlp import import_files
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("another-service")  # not agentotel's scope: the GenAI dialect rules apply
+    with tracer.start_as_current_span("invoke_agent coder", attributes={sc.GEN_AI_OPERATION_NAME: "invoke_agent"}):
+        for k in range(4):
+            with tracer.start_as_current_span("chat gpt-4o", attributes={
+                sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_INPUT_MESSAGES: text(history(k)),
+            }):
+                pass
+    files = []
+    for i, span in enumerate(memory.get_finished_spans()):
+        path = tmp_path / f"request-{i}.pb"
+        path.write_bytes(encode_spans([span]).SerializeToString())
+        files.append(path)
+    store = tmp_path / "store"
+    import_files(store, files)
+    rows = stored(store)
+    assert sum(r["chain"] is not None for r in rows.values()) == 3
+    traces = agentotel.open(store)
+    (run,) = traces.sql("SELECT run_id FROM runs").fetchall()
+    assert [s.input for s in traces.trajectory(run[0]).steps] == [history(k) for k in range(4)]
