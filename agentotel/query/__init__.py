@@ -27,7 +27,7 @@ from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
-from agentotel.store import schema
+from agentotel.store import messages, schema
 from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
@@ -89,7 +89,10 @@ def _sql(name: str) -> str:
     `{whole_input:ROWS}` in it becomes `_whole_input.sql` over the relation ROWS: its rows with each model
     call's input whole (a query filters the stored rows first, so DuckDB still skips row groups).
     """
-    text = _read_sql(name)
+    return _whole_input(_read_sql(name))
+
+
+def _whole_input(text: str) -> str:
     return _WHOLE_INPUT.sub(lambda m: f"({_read_sql('_whole_input').replace('{rows}', m.group(1))})", text)
 
 
@@ -411,7 +414,10 @@ class Traces:
         ref = self.resolve(run)
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
         calls = _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)"
-        rows = self._rows(_sql("trace_spans").replace("{call_attributes}", calls), window)
+        query = _sql("trace_spans").replace("{call_attributes}", calls)
+        rows = self._rows(query.replace("{rows}", "stored"), window)
+        if not messages.whole_rows(rows):  # an input's base is not in this window's rows: the store decides
+            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window)
 
         def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]})

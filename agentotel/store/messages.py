@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, MutableMapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -66,6 +66,15 @@ class _Run:
     stored: dict[str, tuple[str | None, int | None, str | None]]  # span id -> (chain, offset, added)
 
 
+@dataclass
+class _Staged:
+    """A run's state during one append: its chains copied (a few), its spans' forms added beside the old."""
+
+    chains: list[_Chain]
+    committed: dict[str, tuple[str | None, int | None, str | None]]
+    added: dict[str, tuple[str | None, int | None, str | None]]
+
+
 def _valid(messages: str) -> bool:
     """Whether `[messages]` is a JSON array (so `messages` are whole JSON values joined by commas)."""
     try:
@@ -89,21 +98,22 @@ class Conversations:
         self._max_runs = max_runs
 
     def encode(self, batches: Sequence[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], Callable[[], None]]:
-        staged: dict[tuple, _Run] = {}
+        staged: dict[tuple, _Staged] = {}
         out = [self._encode(batch, staged) for batch in batches]
         return out, lambda: self._commit(staged)
 
-    def _run(self, key: tuple, staged: dict[tuple, _Run]) -> _Run:
+    def _run(self, key: tuple, staged: dict[tuple, _Staged]) -> _Staged:
         run = staged.get(key)
         if run is None:
             known = self._runs.get(key)
-            run = staged[key] = _Run(
+            run = staged[key] = _Staged(
                 [_Chain(c.id, c.text, c.checked) for c in known.chains] if known else [],
-                dict(known.stored) if known else {},
+                known.stored if known else {},
+                {},
             )
         return run
 
-    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Run]) -> pa.RecordBatch:
+    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged]) -> pa.RecordBatch:
         inputs = batch.column("input")
         candidates = pc.and_(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), pc.is_valid(inputs))
         rows = pc.indices_nonzero(pc.fill_null(candidates, False)).to_pylist()
@@ -123,15 +133,13 @@ class Conversations:
             key = (columns["trace_id"][i], columns["run_id"][i], columns["session_id"][i], columns["user_id"][i],
                    (starts[i] or 0) // _DAY_NS)
             run = self._run(key, staged)
-            form = run.stored.get(span)
+            form = run.added.get(span) or run.committed.get(span)
             if form is not None:  # delivered again: stored as it was the first time
                 if form[0] is not None:
                     chain_of[rows[i]] = form  # type: ignore[assignment]
                 continue
-            form = self._continue(run, span, text[1:-1])
-            run.stored[span] = form
-            if len(run.stored) > _SPANS_PER_RUN:
-                run.stored.pop(next(iter(run.stored)))
+            form = self._continue(run.chains, span, text[1:-1])
+            run.added[span] = form
             if form[0] is not None:
                 chain_of[rows[i]] = form  # type: ignore[assignment]
         if not chain_of:
@@ -148,10 +156,10 @@ class Conversations:
         )
 
     @staticmethod
-    def _continue(run: _Run, span: str, messages: str) -> tuple[str | None, int | None, str | None]:
+    def _continue(chains: list[_Chain], span: str, messages: str) -> tuple[str | None, int | None, str | None]:
         """How a call whose input holds `messages` is stored: (chain, offset, added), or Nones when whole."""
         best = None
-        for chain in run.chains:  # the longest conversation this input extends at a message boundary
+        for chain in chains:  # the longest conversation this input extends at a message boundary
             size = len(chain.text)
             if (best is None or size > len(best.text)) and messages.startswith(chain.text) and (
                 len(messages) == size or messages[size] == ","
@@ -164,16 +172,21 @@ class Conversations:
                 form = (best.id, len(best.text), f"[{rest}]")
                 best.text = messages
                 return form
-        run.chains.append(_Chain(span, messages, False))
-        if len(run.chains) > _CHAINS_PER_RUN:
-            run.chains.pop(0)
+        chains.append(_Chain(span, messages, False))
+        if len(chains) > _CHAINS_PER_RUN:
+            chains.pop(0)
         return None, None, None
 
-    def _commit(self, staged: dict[tuple, _Run]) -> None:
-        for key, run in staged.items():
-            old = self._runs.pop(key, None)
-            if old is not None:
-                self._chars -= sum(len(c.text) for c in old.chains)
+    def _commit(self, staged: dict[tuple, _Staged]) -> None:
+        for key, change in staged.items():
+            run = self._runs.pop(key, None)
+            if run is None:
+                run = _Run([], change.committed)
+            self._chars -= sum(len(c.text) for c in run.chains)
+            run.chains = change.chains
+            run.stored.update(change.added)
+            while len(run.stored) > _SPANS_PER_RUN:
+                run.stored.pop(next(iter(run.stored)))
             self._runs[key] = run  # most recently written last
             self._chars += sum(len(c.text) for c in run.chains)
         while self._runs and (self._chars > self._max_chars or len(self._runs) > self._max_runs):
@@ -231,3 +244,52 @@ def whole(table: pa.Table) -> pa.Table:
     for name, arrow in CONVERSATION:
         table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(table.num_rows, arrow))
     return table
+
+
+def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
+    """Set `input` whole in each row dict stored as a continuation, from the other rows (one trace's, as a
+    trajectory reads them), and `input_messages` to its parsed messages. False, having set nothing
+    reliable, when a row's base is not among `rows` or anything does not add up: the caller then asks the
+    store (FULL_INPUT_SQL), which has every copy of every row and gives NULL where an input is unknown.
+
+    Linear in what it builds: each conversation's text and message list grow call by call, and the
+    messages of earlier calls are parsed once and shared between the lists (so a long run's trajectory
+    does not parse its history again at every step).
+    """
+    conversations: dict[tuple[str, str], list[MutableMapping[str, Any]]] = {}
+    for row in rows:
+        chain = row.get(CHAIN)
+        if chain is not None:
+            conversations.setdefault((row["trace_id"], chain), []).append(row)
+    if not conversations:
+        return True
+    starts = {(row["trace_id"], row["span_id"]): row for row in rows
+              if row.get(CHAIN) is None and (row["trace_id"], row["span_id"]) in conversations}
+    try:
+        for key, members in conversations.items():
+            start = starts.get(key)
+            if start is None or start.get("input") is None or len(start["input"]) < 2:
+                return False
+            text, parsed = start["input"][1:-1], json.loads(start["input"])
+            members.sort(key=lambda r: (r[OFFSET], r["span_id"]))
+            seen: set[tuple[int, str]] = set()
+            pending: list[tuple[str, list]] = []  # pieces at the current offset: part of the larger ones' bases
+            at = None
+            for row in members:
+                if row[OFFSET] != at:
+                    for piece, messages_ in pending:
+                        text, parsed = f"{text},{piece}", parsed + messages_
+                    pending, at = [], row[OFFSET]
+                added = row.get(ADDED)
+                if added is None or len(text) != row[OFFSET]:
+                    return False
+                own = added[1:-1]
+                messages_ = json.loads(added) if own else []
+                row["input"] = f"[{text},{own}]" if own else f"[{text}]"
+                row["input_messages"] = parsed + messages_
+                if own and (row[OFFSET], row["span_id"]) not in seen:
+                    seen.add((row[OFFSET], row["span_id"]))
+                    pending.append((own, messages_))
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
