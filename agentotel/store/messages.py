@@ -12,9 +12,10 @@ call's input is that text with messages appended, its row stores only those:
 
 Every other row keeps `input` whole and the three columns NULL. A conversation's rows tile its text:
 the first call's messages, then each continuation's, in offset order. Readers fold them back
-(`FULL_INPUT_SQL`, used by the query views): a row's input is the messages of the rows before its
-offset plus its own, and only when those add up to exactly `input_offset` characters; otherwise an
-earlier row is missing (a damaged file set aside, say) and the input is NULL, never a wrong one.
+(query/sql/_whole_input.sql for the views, `whole_rows` for a trajectory): a row's input is the
+messages of the rows before its offset plus its own, and only when those add up to exactly
+`input_offset` characters; otherwise an earlier row is missing (a damaged file set aside, say) and the
+input is NULL, never a wrong one.
 
 What keeps that true:
 - A row continues a conversation only when the writer already wrote (durably) the conversation's latest
@@ -206,7 +207,7 @@ def chain_table(table: pa.Table) -> pa.Table:
 def full_inputs(table: pa.Table) -> list[str | None]:
     """Each row's whole input, rebuilt from the conversations in `table` (None when its base is missing).
 
-    The Python twin of FULL_INPUT_SQL, for code that holds rows in memory (compaction, tests).
+    The Python twin of query/sql/_whole_input.sql, for code that holds rows in memory (compaction, tests).
     """
     inputs = table.column("input").to_pylist()
     chains = table.column(CHAIN).to_pylist()
@@ -250,7 +251,7 @@ def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
     """Set `input` whole in each row dict stored as a continuation, from the other rows (one trace's, as a
     trajectory reads them), and `input_messages` to its parsed messages. False, having set nothing
     reliable, when a row's base is not among `rows` or anything does not add up: the caller then asks the
-    store (FULL_INPUT_SQL), which has every copy of every row and gives NULL where an input is unknown.
+    store (query/sql/_whole_input.sql), which has every copy of every row and gives NULL where an input is unknown.
 
     Linear in what it builds: each conversation's text and message list grow call by call, and the
     messages of earlier calls are parsed once and shared between the lists (so a long run's trajectory
