@@ -938,7 +938,7 @@ class Payload:
     def capture(self) -> bool:
         return self._policy.capture
 
-    def encode(self, value: Any, *, content: bool = True) -> str | None:
+    def encode(self, value: Any, *, content: bool = True, _plain: bool = False) -> str | None:
         """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded).
 
         `content=False` marks a value that is not content (document ids and scores, say): it is still
@@ -954,7 +954,7 @@ class Payload:
                 self.truncated = True
                 return '"[truncated]"' if self._budget >= 13 else '""'
             truncated = False
-            if _unchanged(value, policy, room):
+            if _plain or _unchanged(value, policy, room):  # _plain: the caller asked _unchanged already
                 safe = value  # what the walker would return (see _unchanged), without building a copy
             else:
                 walker = _Walker(policy, room + _PRECUT_MARGIN)
@@ -979,6 +979,38 @@ class Payload:
         except Exception as exc:  # noqa: BLE001 - on the hot path: try/except is cheaper than a context manager
             report_internal_error("content.encode", exc)
             return None
+
+    def encode_messages(self, messages: Any) -> str | None:
+        """A model call's input messages as JSON text, each message within the per-value limit on its own.
+
+        The store keeps each message of a conversation once (store/messages.py), so a long conversation
+        costs no more than its messages: the limit bounds one message (a huge tool result), not the
+        conversation, and the span's budget is left to the other payloads. The text is what `encode`
+        gives the list whenever that cuts nothing.
+        """
+        policy = self._policy
+        if not policy.capture:
+            return None
+        if type(messages) not in (list, tuple) or not messages:
+            return self.encode(messages)
+        budget = self._budget
+        try:
+            if _unchanged(messages, policy, policy.max_value_bytes):
+                self._budget = policy.max_value_bytes  # the whole fits one value: encoded in one go
+                truncated, self.truncated = self.truncated, False
+                text = self.encode(messages, _plain=True)
+                if not self.truncated:  # (its JSON, keys and all, may still be over: then message by message)
+                    self.truncated = truncated
+                    return text
+                self.truncated = truncated
+            parts = []
+            for message in messages:
+                self._budget = policy.max_value_bytes
+                text = self.encode(message)
+                parts.append("null" if text is None else text)
+            return "[" + ",".join(parts) + "]"
+        finally:
+            self._budget = budget
 
     def set(self, span: Span, attribute: str, value: Any, *, content: bool = True) -> None:
         """Encode `value` and set it on `span` as `attribute`; nothing when capture is off."""

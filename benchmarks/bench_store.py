@@ -231,6 +231,127 @@ def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
     return rows
 
 
+# -- long runs: a coding agent's growing conversation ----------------------------------------------------
+
+TRAJECTORIES = Path(__file__).resolve().parent.parent.parent / "shared" / "trajectories" / "swe-agent"
+LONG_RUN_STEPS = (50, 100, 200, 400)
+
+
+def _recorded_turns() -> list[tuple[str, str]]:
+    """(assistant text, observation) pairs of the SWE-agent trajectories: the shape of a coding agent's turns.
+
+    From ../shared/trajectories when present, else the copies the tests keep."""
+    folder = TRAJECTORIES if TRAJECTORIES.is_dir() else Path(__file__).resolve().parent.parent / "tests" / "query" / "data"
+    pairs = []
+    for path in sorted(folder.glob("*.traj")):
+        history = json.loads(path.read_text())["history"]
+        messages = [m for m in history[2:] if m.get("content")]
+        for turn, observation in zip(messages[::2], messages[1::2]):
+            pairs.append((str(turn["content"]), str(observation["content"])))
+    return pairs
+
+
+def _long_run(steps: int, run_index: int) -> list[ReadableSpan]:
+    """One run of `steps` model calls, each followed by a tool call whose result joins the conversation:
+    every call's input is the whole conversation so far (what agentotel records), as SDK spans."""
+    import random
+
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    from agentotel import semconv as sc
+
+    rng = random.Random(run_index)
+    text = corpus._Text(rng)
+    pairs = _recorded_turns()
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agentotel.openai")
+    tools = provider.get_tracer("agentotel.tools")
+    now = 1_780_000_000 * 10**9 + run_index * 10**13
+    run_id = f"long-{steps}-{run_index}"
+    common = {sc.AGENTOTEL_RUN_ID: run_id, sc.ENDUSER_ID: "dev"}
+    messages = [{"role": "system", "parts": [{"type": "text", "content": "You are a coding agent. Use the tools."}]},
+                {"role": "user", "parts": [{"type": "text", "content": f"Fix issue #{run_index}: the parser fails on empty input."}]}]
+    root = tracer.start_span("invoke_agent coder", kind=SpanKind.INTERNAL, start_time=now,
+                             attributes={sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.AGENTOTEL_RUN_NAME: "coder", **common})
+    context = trace.set_span_in_context(root)
+    for k in range(steps):
+        turn, observation = pairs[rng.randrange(len(pairs))]
+        call_id = f"call_{run_index}_{k}"
+        # The recorded observation's shape, with text of this step's own (a real run reads new code and
+        # test output at every step): ~1.5 KB per tool result, as the issue measured.
+        observation = f"[{k}] " + observation[:300] + "\n" + text.code(rng.randrange(10, 40))
+        assistant = {"role": "assistant", "parts": [{"type": "text", "content": f"Step {k}. {turn}"},
+                                                    {"type": "tool_call", "id": call_id, "name": "bash", "arguments": {"command": f"sed -n {k},{k + 40}p src/parser.py"}}]}
+        span = tracer.start_span("chat gpt-4o", context=context, kind=SpanKind.CLIENT, start_time=now, attributes={
+            sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_PROVIDER_NAME: "openai", sc.GEN_AI_REQUEST_MODEL: "gpt-4o",
+            sc.GEN_AI_INPUT_MESSAGES: json.dumps(messages, ensure_ascii=False, separators=(",", ":")),
+            sc.GEN_AI_OUTPUT_MESSAGES: json.dumps([assistant], ensure_ascii=False, separators=(",", ":")),
+            sc.GEN_AI_USAGE_INPUT_TOKENS: 1000 + 300 * k, sc.GEN_AI_USAGE_OUTPUT_TOKENS: 80, **common})
+        now += 2 * 10**9
+        span.end(end_time=now)
+        tool = tools.start_span("execute_tool bash", context=context, start_time=now, attributes={
+            sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: "bash", sc.GEN_AI_TOOL_CALL_ID: call_id,
+            sc.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps({"command": f"sed -n {k},{k + 40}p src/parser.py"}),
+            sc.GEN_AI_TOOL_CALL_RESULT: json.dumps(observation, ensure_ascii=False), **common})
+        now += 10**9
+        tool.end(end_time=now)
+        messages = messages + [assistant, {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": observation}]}]
+    root.end(end_time=now)
+    provider.shutdown()
+    return list(memory.get_finished_spans())
+
+
+def _long_runs(runs: int, lengths: Sequence[int] = LONG_RUN_STEPS) -> list[Result]:
+    """Bytes per span and per step of coding-agent runs of 50 to 400 steps, against zstd OTLP JSON."""
+    from agentotel.query import Traces
+
+    rows = []
+    per_step = {}
+    for steps in lengths:
+        spans = [s for i in range(runs) for s in _long_run(steps, i)]
+        batches = _batches(spans)
+        json_zstd = _zstd(b"".join(_otlp_json_line(batch) for batch in batches))
+        scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-long-"))
+        try:
+            exporter = ParquetSpanExporter(scratch)
+            for batch in batches:
+                exporter.export(batch)
+            exporter.shutdown()
+            parquet_bytes, files = _parquet_bytes(scratch)
+            # No input cut short: the store gives back each call's conversation exactly as recorded.
+            recorded = {f"{s.context.span_id:016x}": s.attributes.get("gen_ai.input.messages") for s in spans}
+            with Traces(scratch) as traces:
+                got = dict(traces.sql("SELECT span_id, input FROM llm_calls").fetchall())
+            whole = sum(1 for span_id, value in got.items() if value == recorded[span_id])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        n = len(spans)
+        per_step[steps] = parquet_bytes / (runs * steps)
+        peer = None if json_zstd is None else json_zstd / n
+        rows.append(Result(
+            benchmark="bytes per span, long runs",
+            metric=f"{steps}-step coding-agent runs, on disk (Parquet, zstd)",
+            unit="bytes/span", ours=parquet_bytes / n, peer_name="OTLP JSON, zstd-compressed file", peer=peer,
+            target="<= 0.5x zstd OTLP JSON", met=None if peer is None else parquet_bytes / n <= 0.5 * peer,
+            notes=f"{per_step[steps]:,.0f} bytes per step; {whole} of {len(got)} model-call inputs whole; {files} file(s)",
+            corpus=f"{runs} run(s) of {steps} steps (SWE-agent turns), {n:,} spans",
+        ))
+    growth = per_step[lengths[-1]] / per_step[lengths[0]]
+    rows.append(Result(
+        benchmark="bytes per span, long runs", metric=f"bytes per step, {lengths[-1]} vs {lengths[0]} steps",
+        unit="x", ours=growth, target="<= 1.3x (flat as runs grow)", met=growth <= 1.3,
+        notes=f"{per_step[lengths[0]]:,.0f} -> {per_step[lengths[-1]]:,.0f} bytes per step",
+        corpus=f"{runs} run(s) per length",
+    ))
+    return rows
+
+
 def run(quick: bool) -> list[Result]:
     seed = corpus.DEFAULT_SEED
     # Throughput repeats every case several times, so it runs on half the standard corpus; a rate per
@@ -241,7 +362,8 @@ def run(quick: bool) -> list[Result]:
     rows = _throughput(spans, f"corpus seed={seed}, {n_rate:,} spans", repeats=repeats, warmup=warmup)
     if n_size != n_rate:
         spans = corpus.generate(n_size, seed=seed)
-    return rows + _size(spans, f"corpus seed={seed}, {n_size:,} spans")
+    return rows + _size(spans, f"corpus seed={seed}, {n_size:,} spans") + (
+        _long_runs(1, LONG_RUN_STEPS[:2]) if quick else _long_runs(3))
 
 
 if __name__ == "__main__":

@@ -377,7 +377,8 @@ class ModelCall:
                     (GEN_AI_TOOL_DEFINITIONS, request.tool_definitions),
                 ):
                     if value:
-                        encoded = payload.encode(value)
+                        # Messages are bounded one by one: the store keeps each once (store/messages.py).
+                        encoded = payload.encode_messages(value) if key == GEN_AI_INPUT_MESSAGES else payload.encode(value)
                         if encoded is not None:
                             span.set_attribute(key, encoded)
             run = self.run

@@ -27,7 +27,7 @@ from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
-from agentotel.store import fs as store_fs, schema
+from agentotel.store import fs as store_fs, messages, schema
 from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
@@ -77,7 +77,7 @@ _SQL_VARIABLES = {
 }
 # What trace_spans.sql reads as `call_attributes` for a diff: the attribute maps of model calls only.
 _MODEL_CALL_ATTRIBUTES = "CASE WHEN operation = 'chat' THEN attributes END"
-_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run")
+_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans")
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
@@ -88,8 +88,23 @@ _MATERIALIZED = ("_run_roots",)
 
 
 def _sql(name: str) -> str:
-    """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for)."""
+    """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for).
+
+    `{whole_input:ROWS}` in it becomes `_whole_input.sql` over the relation ROWS: its rows with each model
+    call's input whole (a query filters the stored rows first, so DuckDB still skips row groups).
+    """
+    return _whole_input(_read_sql(name))
+
+
+def _whole_input(text: str) -> str:
+    return _WHOLE_INPUT.sub(lambda m: f"({_read_sql('_whole_input').replace('{rows}', m.group(1))})", text)
+
+
+def _read_sql(name: str) -> str:
     return resources.files("agentotel.query").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
+
+
+_WHOLE_INPUT = re.compile(r"\{whole_input:(\w+)\}")
 
 
 def pylist(table: pa.Table) -> list[dict[str, Any]]:
@@ -442,7 +457,10 @@ class Traces:
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
         within = (ref.first_start, ref.last_start)
         calls = _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)"
-        rows = self._rows(_sql("trace_spans").replace("{call_attributes}", calls), window, within=within)
+        query = _sql("trace_spans").replace("{call_attributes}", calls)
+        rows = self._rows(query.replace("{rows}", "stored"), window, within=within)
+        if not messages.whole_rows(rows):  # an input's base is not in this window's rows: the store decides
+            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window, within=within)
 
         def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]}, within=within)

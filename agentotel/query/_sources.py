@@ -21,11 +21,12 @@ from agentotel.store import integrity, schema
 _CURRENT = "current"
 _MIGRATE = "migrate"
 _SKIP = "skip"
+_AS_IS = "as_is"  # an older version DuckDB reads as it is: it lacks only columns whose NULL means what it did
 
 
 @dataclass(frozen=True)
 class _Verdict:
-    kind: str  # current | migrate | skip
+    kind: str  # current | as_is | migrate | skip
     version: int | None = None
     reason: str | None = None
     columns_but_dialect: bool = False  # a file DuckDB can read as it is, but for the column version 2 added
@@ -37,7 +38,7 @@ class Sources:
     """The readable parts of one store directory."""
 
     parquet: list[str] = field(default_factory=list)  # files in the current schema, read by DuckDB directly
-    older: list[str] = field(default_factory=list)  # files of the last schema but one, read as they are (below)
+    older: list[str] = field(default_factory=list)  # files of older schemas read as they are (below), by column name
     migrated: pa.Table | None = None  # older files, upgraded in memory
     wal: pa.Table | None = None
     warnings: list[str] = field(default_factory=list)
@@ -76,6 +77,7 @@ def _from_unversioned(table: pa.Table) -> pa.Table:
 MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {
     0: _from_unversioned,
     1: lambda table: schema.upgrade(table, 1),  # the dialect column, and other instrumentations' spans normalised
+    2: _conform,  # the conversation columns (store/messages.py), NULL: every input whole
 }
 """Schema version v -> a function upgrading a table of version v to v + 1. Add one when a column changes."""
 
@@ -130,9 +132,12 @@ def _check(path: Path) -> _Verdict:
                         f"({schema.SCHEMA_VERSION}); upgrade agentotel")
     if version < schema.SCHEMA_VERSION and version not in MIGRATIONS:
         return _Verdict(_SKIP, version, f"no migration from schema version {version}")
-    if version == schema.SCHEMA_VERSION and set(schema.COLUMNS) <= set(file_schema.names):
+    missing = set(schema.COLUMNS) - set(file_schema.names)
+    if version == schema.SCHEMA_VERSION and not missing:
         return _Verdict(_CURRENT, version, starts=starts)
-    return _Verdict(_MIGRATE, version, columns_but_dialect=set(schema.COLUMNS) - {"dialect"} <= set(file_schema.names),
+    if version == 2 and missing <= set(schema.STORAGE_COLUMNS):
+        return _Verdict(_AS_IS, version, starts=starts)  # written before conversations were stored once: every input whole
+    return _Verdict(_MIGRATE, version, columns_but_dialect=missing - {"dialect"} <= set(schema.STORAGE_COLUMNS),
                     starts=starts)
 
 
@@ -236,9 +241,9 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
              and verdict.columns_but_dialect]
     direct = {path for path, _rows_ in _read_older_directly(sources, older)}
     for path, verdict in verdicts:
-        if verdict.starts is not None and (path in direct or verdict.kind == _CURRENT):
+        if verdict.starts is not None and (path in direct or verdict.kind in (_CURRENT, _AS_IS)):
             sources.starts[str(path)] = verdict.starts
-        if path in direct:
+        if path in direct or verdict.kind == _AS_IS:
             sources.older.append(str(path))
         elif verdict.kind == _CURRENT:
             sources.parquet.append(str(path))

@@ -33,10 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from agentotel.store import fs, integrity, wal
-from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, file_version, upgrade
+from agentotel.store.messages import chain_table
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, upgrade
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
@@ -135,6 +137,8 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             continue
         table = pa.concat_tables(tables)
         unique = _drop_duplicates(table)
+        if any(p in old for p in group):
+            unique = _store_conversations_once(unique, _from_old_files(tables, group, old))
         stats["rows_before"] += table.num_rows
         stats["rows_after"] += unique.num_rows
         stats["duplicates_dropped"] += table.num_rows - unique.num_rows
@@ -193,10 +197,32 @@ def _has_duplicates(group: list[Path]) -> bool:
 
 
 def _drop_duplicates(table: pa.Table) -> pa.Table:
-    """The first row of each (trace_id, span_id)."""
+    """The first row of each (trace_id, span_id), stored alike: two copies of a model call stored
+    differently (whole by one writer, as a continuation by another) may each be the base of later rows,
+    so both stay (store/messages.py); the views count the span once."""
+    keys = ["trace_id", "span_id", *STORAGE_COLUMNS[:2]]
     indexed = table.append_column("__row", pa.array(range(table.num_rows), type=pa.int64()))
-    first = indexed.group_by(["trace_id", "span_id"], use_threads=False).aggregate([("__row", "min")])
+    first = indexed.group_by(keys, use_threads=False).aggregate([("__row", "min")])
     return table.take(pa.array(sorted(first.column("__row_min").to_pylist()), type=pa.int64()))
+
+
+def _from_old_files(tables: list[pa.Table], group: list[Path], old: Any) -> set[tuple[str, str]]:
+    """(trace_id, span_id) of the rows read from files of an older schema version."""
+    found: set[tuple[str, str]] = set()
+    for path, table in zip(group, tables):  # _read_whole keeps `group` and its tables in step
+        if path in old:
+            found.update(zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
+    return found
+
+
+def _store_conversations_once(table: pa.Table, older: set[tuple[str, str]]) -> pa.Table:
+    """`table` with the rows of files written before conversations were stored once (`older`: every input
+    whole) stored once (store/messages.py). Rows the current writer stored stay as they are: later rows,
+    in other files or a live WAL, may refer to them."""
+    mask = pa.array([(t, s) in older for t, s in zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist())])
+    if not pc.any(mask).as_py():
+        return table
+    return pa.concat_tables([chain_table(table.filter(mask)), table.filter(pc.invert(mask))])
 
 
 def _retired_folder(partition: Path) -> Path:

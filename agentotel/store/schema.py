@@ -20,8 +20,9 @@ from agentotel import semconv
 from agentotel._tracing import SCOPE as _OWN_SCOPE
 from agentotel.store import dialects
 
-SCHEMA_VERSION = 2
-"""Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`."""
+SCHEMA_VERSION = 3
+"""Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`.
+2 added `dialect`; 3 added the `input_chain`, `input_offset`, `input_added` columns (store/messages.py)."""
 
 METADATA_KEY = b"agentotel.schema_version"
 
@@ -66,9 +67,18 @@ _TAIL = [
 ]
 
 DIALECT = ("dialect", pa.string())  # which normalisation rules filled the promoted columns (store/dialects.py)
+# A model call's input stored as an earlier call's plus the messages it adds (store/messages.py): NULL in
+# every other row. Readers see them folded back into `input` (query views); a plain glob sees them as they are.
+CONVERSATION = [
+    ("input_chain", pa.string()),  # the span id of the first call of the conversation this row continues
+    ("input_offset", pa.int64()),  # characters of the conversation's messages before this row's (its base)
+    ("input_added", pa.string()),  # the messages this call adds to its base's, as a JSON array
+]
+STORAGE_COLUMNS = tuple(name for name, _ in CONVERSATION)
+"""Columns that say how a row is stored, not what the span was: the query views fold them away."""
 
 SPAN_SCHEMA = pa.schema(
-    _HEAD + [(column, arrow) for column, arrow in PROMOTED.values()] + [DIALECT] + _TAIL,
+    _HEAD + [(column, arrow) for column, arrow in PROMOTED.values()] + [DIALECT] + _TAIL + CONVERSATION,
     metadata={METADATA_KEY: str(SCHEMA_VERSION).encode()},
 )
 """The Arrow schema of a span row; Parquet files and WAL batches use exactly this."""
@@ -437,6 +447,8 @@ class SpanColumns:
         columns["resource_attributes"] = _shared(transposed[15], STRING_MAP) if rows else _array([], STRING_MAP)
         columns["events"] = _array(list(transposed[16]), SPAN_SCHEMA.field("events").type)
         columns["links"] = _array(list(transposed[17]), SPAN_SCHEMA.field("links").type)
+        for name, arrow in CONVERSATION:  # filled by the writer, which knows the earlier calls (messages.py)
+            columns[name] = pa.nulls(n, arrow)
         return pa.RecordBatch.from_arrays([columns[name] for name in SPAN_SCHEMA.names], schema=SPAN_SCHEMA)
 
 
@@ -625,6 +637,7 @@ def file_version(metadata: Mapping[bytes, bytes] | None) -> int:
 
 
 def upgrade(table: pa.Table, version: int) -> pa.Table:
-    """Rows of an older schema version as the current writer would store them."""
+    """Rows of an older schema version as the current writer would store them (every input whole: version 3's
+    columns NULL; `agentotel compact` stores their conversations once)."""
     table = conform(table)
     return renormalise(table) if version < 2 else table

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from agentotel.store import fs, wal
+from agentotel.store.messages import Conversations
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
 
 log = logging.getLogger("agentotel.store")
@@ -296,6 +297,7 @@ class StoreWriter:
         self._fold: _Fold | None = None
         self._fold_failed = False
         self._closed = False
+        self._conversations = Conversations()  # each conversation's latest input: later calls store only what they add
         # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).
         self.on_fold: Callable[[float, list[Path]], None] | None = None
         # A local store's WAL is always <dir>/wal: its readers look for it there.
@@ -358,6 +360,7 @@ class StoreWriter:
         self._pid = os.getpid()
         self._lock = threading.Lock()  # another thread may have held it at the fork
         self._batches, self._pending_bytes = [], 0
+        self._conversations = Conversations()
         self._wal.abandon()
         if self._fold is not None:
             self._fold.wal.abandon()  # its thread did not survive the fork; the parent finishes it
@@ -385,7 +388,10 @@ class StoreWriter:
         with self._lock:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
+            # Stored as continuations of this writer's earlier, durable rows; remembered once durable too.
+            batches, remember = self._conversations.encode(batches)
             self._wal.append(batches)
+            remember()
             self._batches.extend(batches)
             self._pending_bytes += sum(b.nbytes for b in batches)
             # Measured uncompressed: it bounds the memory held for the fold as well as the file.

@@ -127,6 +127,10 @@ EXPECTED = {
         "dialect": "genai",  # a scope other than agentotel's: its GenAI attributes are the rules that applied
         "input": MESSAGES_IN,
         "output": MESSAGES_OUT,
+        # The first call of its conversation: its input whole, nothing to refer to (store/messages.py).
+        "input_chain": None,
+        "input_offset": None,
+        "input_added": None,
         "attributes": {
             sc.GEN_AI_OPERATION_NAME: "chat",
             sc.GEN_AI_PROVIDER_NAME: "openai",

@@ -8,15 +8,19 @@
 -- the writer marks them by within one (store/schema.py duplicate_calls; _duplicate_spans.sql for the views).
 -- {spans}: the spans of that window's files (Traces._rows). {call_attributes} is NULL for a trajectory; a diff reads the model calls' maps in the same pass (what
 -- each call was given: instructions, tools offered, request parameters), cheaper than a second query.
-WITH t AS (
-    SELECT * EXCLUDE (attributes, resource_attributes, events, links)
-             REPLACE (coalesce(run_id, (SELECT arg_min(run_id, start_time) FROM _run_roots
-                                        WHERE trace_id = $trace AND run_name IS NOT NULL AND parent_run_id IS NULL)) AS run_id),
-           {call_attributes} AS call_attributes,
-           agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
-           coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
+-- The rows placeholder is `stored` (Traces makes model calls' inputs whole in Python, store/messages.py whole_rows) or,
+-- when that cannot, `stored` with every input made whole in SQL (_whole_input.sql): from the window's rows
+-- alone either way, as a conversation never leaves its run.
+WITH stored AS (
+    SELECT * EXCLUDE (attributes, resource_attributes, events, links), {call_attributes} AS call_attributes
     FROM {spans}
     WHERE trace_id = $trace AND start_time BETWEEN $first AND $last
+), t AS (
+    SELECT * REPLACE (coalesce(run_id, (SELECT arg_min(run_id, start_time) FROM _run_roots
+                                        WHERE trace_id = $trace AND run_name IS NOT NULL AND parent_run_id IS NULL)) AS run_id),
+           agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
+           coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
+    FROM {rows}
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
 ), r AS (
     SELECT t.*, roots.run_name, roots.run_trigger, roots.env_hash, roots.parent_run_id,

@@ -1,0 +1,26 @@
+-- Stored span rows ({rows}: every column, the conversation columns included) with each model call's input
+-- whole, and without the columns that say how it was stored (store/messages.py). A model call stored as
+-- a continuation (input NULL, input_chain, input_offset, input_added) gets the messages of its
+-- conversation's rows before its offset, then its own; only when those add up to exactly input_offset
+-- characters, else NULL (an earlier call of the conversation is missing: never a wrong input). Copies of
+-- one row (a span in the WAL and in Parquet) count once.
+WITH pieces AS (
+    SELECT *,
+           coalesce(input_chain, span_id) AS _conversation,
+           coalesce(input_offset, 0) AS _at,
+           CASE WHEN row_number() OVER (PARTITION BY trace_id, coalesce(input_chain, span_id), coalesce(input_offset, 0), span_id) = 1
+                THEN nullif(substr(coalesce(input_added, input), 2, length(coalesce(input_added, input)) - 2), '')
+           END AS _piece
+    FROM {rows}
+), prefixed AS (
+    SELECT *,
+           string_agg(_piece, ',') OVER (PARTITION BY trace_id, _conversation ORDER BY _at
+                                         RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS _before
+    FROM pieces
+)
+SELECT * EXCLUDE (input_chain, input_offset, input_added, _conversation, _at, _piece, _before)
+         REPLACE (CASE WHEN input_chain IS NULL THEN input
+                       WHEN input_added IS NOT NULL AND coalesce(length(_before), 0) = input_offset
+                       THEN '[' || _before || coalesce(',' || nullif(substr(input_added, 2, length(input_added) - 2), ''), '') || ']'
+                  END AS input)
+FROM prefixed
