@@ -83,6 +83,9 @@ def s3(s3_server: int, monkeypatch: pytest.MonkeyPatch, tmp_path) -> str:
     for name, value in aws_environment(s3_server).items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    from agentotel import _config
+
+    monkeypatch.setattr(_config, "_current", None)  # settings an earlier test installed are not this test's
     bucket = f"agentotel-{uuid.uuid4().hex[:12]}"
     boto3.client("s3").create_bucket(Bucket=bucket)
     return f"s3://{bucket}/store"

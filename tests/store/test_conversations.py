@@ -392,7 +392,10 @@ def _readers(directory: Path) -> dict:
 
 
 def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_new_way(tmp_path, monkeypatch):
+    from agentotel import _config
+
     monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
+    monkeypatch.setattr(_config, "_current", None)  # resolved again here, and again after the test (not with 8000)
     new, old = tmp_path / "new", tmp_path / "old"
     _record_real_runs(new)
     rows = stored(new)
