@@ -13,6 +13,8 @@ suggestion. Detectors only read the record, and prefer silence to a guess: a goo
 
 from __future__ import annotations
 
+import dataclasses
+
 import difflib
 import json
 import re
@@ -658,6 +660,7 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
             if not own or name in reported:
                 continue
             problems = []
+            only_required = False
             said, says = _words(own.get("description")), _words(offered.get("description"))
             if said and says and said not in says and says not in said:
                 problems.append(f"description {says[:80]!r} is not the tool's {said[:80]!r}")
@@ -667,6 +670,7 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
                 if set(own_types) != set(offered_types):
                     problems.append(f"parameters {sorted(offered_types)} are not the tool's {sorted(own_types)}")
                 elif own_required - offered_required:
+                    only_required = not problems
                     problems.append(f"required {sorted(own_required - offered_required)} not marked required")
                 else:
                     changed = [p for p in own_types if own_types[p] and offered_types[p] and own_types[p] != offered_types[p]]
@@ -675,9 +679,14 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
                             f"{p} {offered_types[p]} (tool: {own_types[p]})" for p in changed))
             if problems:
                 reported.add(name)
-                out.append(_finding("tools_offered_mismatch", "tool", step["index"], [step["index"]],
-                                    f"the model was offered {name} at step {step['index']} with " + "; ".join(problems),
-                                    tool=name, problems=problems))
+                finding = _finding("tools_offered_mismatch", "tool", step["index"], [step["index"]],
+                                   f"the model was offered {name} at step {step['index']} with " + "; ".join(problems),
+                                   tool=name, problems=problems)
+                if only_required and len(problems) == 1:
+                    # Hand-written tool lists often leave `required` out while the model fills every
+                    # parameter anyway: worth knowing, not a warning on a run that went well.
+                    finding = dataclasses.replace(finding, severity="info")
+                out.append(finding)
     return out
 
 

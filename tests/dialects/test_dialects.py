@@ -176,6 +176,8 @@ def test_a_call_recorded_by_agentotel_and_another_instrumentation_counts_once(tm
     assert (run["name"], run["user_id"]) == ("weather", "alice")
     assert_weather_steps(traces, run)
     assert traces.sql("SELECT count(*) FROM llm_calls").fetchall()[0][0] == 2
+    # A good run: nothing to warn about (the hand-written tool list leaves `required` out: info at most).
+    assert not [(f.kind, f.message) for f in traces.findings(run["run_id"]) if f.severity in ("warning", "error")]
     # A plain glob over the files counts each call once: the writer saw both records in one batch.
     assert glob_sum(store, "input_tokens") == IN
     assert glob_sum(store, "output_tokens") == OUT
