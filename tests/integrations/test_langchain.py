@@ -118,10 +118,11 @@ class Docs(BaseRetriever):
 def test_retriever_is_a_retrieval_step(store):
     with agentotel.run("rag"):
         docs = Docs().invoke("where is Paris")
-        asyncio.run(Docs().ainvoke("where is Paris"))
+        asyncio.run(Docs().ainvoke("where is Lyon"))  # the same query twice would be a repeated retrieval
     assert docs[0].page_content == "Paris is in France"
     steps = store.only_run().steps
     assert [s.type for s in steps] == ["retrieval", "retrieval"]
+    assert steps[1].input == "where is Lyon"
     assert steps[0].name == "retrieval Docs"
     assert steps[0].input == "where is Paris"
     assert steps[0].output == [{"id": "d1", "content": "Paris is in France"}]
