@@ -67,6 +67,11 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
         elif name == "openllmetry-langchain":
             from opentelemetry.instrumentation.langchain import LangchainInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-openai-agents":
+            import agents
+
+            agents.set_trace_processors([])  # not the SDK's own exporter to OpenAI's servers: only OpenInference's
+            from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor as OpenAIInstrumentor
         elif name == "openai-v2":
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
         else:
@@ -166,6 +171,20 @@ def pydantic_ai_flow(url: str, provider: object) -> None:
     agent.run_sync("What is the weather in Paris?")
 
 
+def agents_flow(url: str) -> None:
+    """The OpenAI Agents SDK (chat completions model) running the same two turns around its function tool."""
+    import openai
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+
+    @function_tool(name_override="get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        return weather(city)
+
+    model = OpenAIChatCompletionsModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=url, api_key="test-key"))
+    Runner.run_sync(Agent(name="weather", model=model, tools=[get_weather]), "What is the weather in Paris?")
+
+
 def anthropic_flow(url: str) -> None:
     """One call through the anthropic SDK, whose own tracing records it too (scope com.anthropic.sdk.python)."""
     import anthropic
@@ -233,6 +252,7 @@ def main(options: dict) -> None:
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
         "mcp": mcp_flow,
         "anthropic": lambda: anthropic_flow(url),
+        "agents": lambda: agents_flow(url),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

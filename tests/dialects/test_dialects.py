@@ -149,6 +149,17 @@ def test_through_the_collector_the_same_steps_and_cost(tmp_path: Path) -> None:
     assert_weather_steps(traces, only_run(traces))
 
 
+def test_openinference_openai_agents_spans_are_one_run_of_model_and_tool_steps(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    produce(store, instrumentations=["openinference-openai-agents"], flow="agents")
+    traces = agentotel.open(store)
+    run = only_run(traces)  # the SDK's trace, its workflow span the run
+    # OpenInference's Agents SDK tool span carries no call id: the tool step is there, not linked by id.
+    assert_weather_steps(traces, run, tool_call_id=False)
+    assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"openinference"}
+    assert not [(f.kind, f.message) for f in traces.findings(run["run_id"]) if f.severity in ("warning", "error")]
+
+
 @pytest.mark.parametrize("conventions", ["gen_ai_latest_experimental", ""])
 def test_opentelemetry_openai_v2_spans_are_model_steps(tmp_path: Path, conventions: str) -> None:
     try:
