@@ -155,5 +155,6 @@ def test_a_server_in_its_own_process_recording_into_the_same_store_adds_no_step(
     step = assert_one_linked_tool_call(trajectory)
     assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
     assert traces.sql("select count(*) from steps where type = 'tool'").fetchall() == [(1,)]
+    assert traces.sql("select span_id from tool_calls").fetchall() == [(step.span_id,)]  # one row a call in SQL too
     # The server's span stays in the store, linked below the step: its parent is the client SDK's span of the call.
     assert by_kind["SERVER"][1] == by_kind["CLIENT"][0] and by_kind["CLIENT"][1] == step.span_id == by_kind["INTERNAL"][0]
