@@ -189,6 +189,14 @@ class _Connection(H11Protocol):
         self.transport.write(head + body)  # h11 is in its error state: the answer is written by hand
         self.transport.close()
 
+    def shutdown(self) -> None:
+        """The server stops: an idle connection is closed at once. Over TLS, asyncio would wait up to 30 s
+        for the peer's close_notify, which an idle pooled client connection never sends: it is aborted."""
+        idle = self.cycle is None or self.cycle.response_complete
+        super().shutdown()
+        if idle and self.transport is not None and self.transport.get_extra_info("sslcontext") is not None:
+            self.transport.abort()
+
     def drop(self) -> None:
         """Close the connection without an answer (the request is abandoned)."""
         if self.cycle is not None:
