@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import agentotel
+from agentotel._json import parse as parse_json
 
 # ---------------------------------------------------------------------------------------------------------
 # The current run: what the tools, the harness and the scripted model consult
@@ -166,15 +167,6 @@ class APIError(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-def _parse(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
 def _openai_conv(body: dict[str, Any]) -> Conv:
     msgs: list[Msg] = []
     system = ""
@@ -209,7 +201,7 @@ def _openai_conv(body: dict[str, Any]) -> Conv:
                 raise APIError(400, "invalid_request_error",
                                "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.")
             pending = [p for p in pending if p != call_id]
-            result = _parse(text)
+            result = parse_json(text)
             msgs.append(Msg("tool", text, call_id=call_id, tool=names[call_id], result=result,
                             error=isinstance(result, str) and result.startswith("Error")))
         else:
@@ -245,7 +237,7 @@ def _anthropic_conv(body: dict[str, Any]) -> Conv:
             if b["type"] == "tool_result":
                 raw = b.get("content")
                 text = raw if isinstance(raw, str) else " ".join(x.get("text", "") for x in raw or [])
-                result = _parse(text)
+                result = parse_json(text)
                 msgs.append(Msg("tool", text, call_id=b["tool_use_id"], tool=names.get(b["tool_use_id"]), result=result,
                                 error=bool(b.get("is_error")) or (isinstance(result, str) and result.startswith("Error"))))
             elif b["type"] == "text":

@@ -660,7 +660,6 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
             if not own or name in reported:
                 continue
             problems = []
-            only_required = False
             said, says = _words(own.get("description")), _words(offered.get("description"))
             if said and says and said not in says and says not in said:
                 problems.append(f"description {says[:80]!r} is not the tool's {said[:80]!r}")
@@ -670,7 +669,6 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
                 if set(own_types) != set(offered_types):
                     problems.append(f"parameters {sorted(offered_types)} are not the tool's {sorted(own_types)}")
                 elif own_required - offered_required:
-                    only_required = not problems
                     problems.append(f"required {sorted(own_required - offered_required)} not marked required")
                 else:
                     changed = [p for p in own_types if own_types[p] and offered_types[p] and own_types[p] != offered_types[p]]
@@ -682,7 +680,7 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
                 finding = _finding("tools_offered_mismatch", "tool", step["index"], [step["index"]],
                                    f"the model was offered {name} at step {step['index']} with " + "; ".join(problems),
                                    tool=name, problems=problems)
-                if only_required and len(problems) == 1:
+                if len(problems) == 1 and problems[0].endswith("not marked required"):
                     # Hand-written tool lists often leave `required` out while the model fills every
                     # parameter anyway: worth knowing, not a warning on a run that went well.
                     finding = dataclasses.replace(finding, severity="info")
