@@ -252,7 +252,8 @@ class WorkerShare:
     Each worker writes `worker-<index>.json` (atomically) every `interval_s` and when it stops, and adds
     the other workers' files when it renders /metrics: a scrape answers for every worker, the others'
     counts at most `interval_s` old. A worker started in place of a dead one begins from the dead one's
-    last file, so the summed counters never go back (a scrape would read that as a counter reset).
+    last file, which holds at least what any scrape showed of it, so the summed counters never go back
+    (a scrape would read that as a counter reset).
     """
 
     def __init__(self, metrics: Metrics, folder: Path, index: int, interval_s: float = 1.0) -> None:
@@ -265,7 +266,7 @@ class WorkerShare:
         predecessor = _read_snapshot(self._path)
         if predecessor is not None:
             self.metrics.add(predecessor)
-        self.metrics.peers = self.others
+        self.metrics.peers = self._scraped
         self.publish()
         self._thread = threading.Thread(target=self._run, name="agentotel-collector-metrics", daemon=True)
         self._thread.start()
@@ -300,6 +301,12 @@ class WorkerShare:
                 if snapshot is not None:
                     found.append(snapshot)
         return found
+
+    def _scraped(self) -> list[dict[str, Any]]:
+        # What a scrape shows of this worker is in its file first: a worker started in its place begins
+        # there, so no scrape ever sees a counter lower than an earlier scrape did.
+        self.publish()
+        return self.others()
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
