@@ -140,7 +140,9 @@ class _Server:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(collector), str(_ROOT), env.get("PYTHONPATH", "")])
         self.port = port
-        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # `python -m` puts the working directory ahead of PYTHONPATH: run from this checkout, so the server
+        # imports the agentotel named above, not whichever tree the benchmark was started in.
+        self.process = subprocess.Popen(args, env=env, cwd=_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
             try:

@@ -116,6 +116,8 @@ class Conversations:
 
     def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged]) -> pa.RecordBatch:
         inputs = batch.column("input")
+        if inputs.null_count == batch.num_rows:  # content capture off: nothing to look at (3 % of such an ingest)
+            return batch
         candidates = pc.and_(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), pc.is_valid(inputs))
         rows = pc.indices_nonzero(pc.fill_null(candidates, False)).to_pylist()
         if not rows:

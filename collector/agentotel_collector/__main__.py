@@ -12,6 +12,7 @@ import logging
 import signal
 import sys
 import threading
+from pathlib import Path
 
 from agentotel._config import ConfigError
 
@@ -41,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
         )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     parser.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)  # set by --workers for each process
+    parser.add_argument("--worker-metrics", default=None, help=argparse.SUPPRESS)  # the workers' shared metrics folder
     return parser
 
 
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = vars(_parser().parse_args(argv))
     logging.basicConfig(level=args.pop("log_level"), format="%(asctime)s %(levelname)s %(message)s")
     worker = args.pop("worker")
+    worker_metrics = args.pop("worker_metrics")
     try:
         settings = Settings.resolve(**args)
         if settings.workers > 1:
@@ -58,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             settings = dataclasses.replace(settings, writer_id=_workers.worker_writer_id(settings, worker))
         keep_freed_memory()
         stop = _stop_on_signals()  # before the listeners open: a SIGTERM right after the start still drains
-        collector = Collector(settings, reuse_port=worker is not None)
+        shared = (Path(worker_metrics), worker) if worker is not None and worker_metrics else None
+        collector = Collector(settings, reuse_port=worker is not None, shared_metrics=shared)
         collector.start()
     except (ConfigError, OSError) as exc:
         print(f"agentotel-collector: {exc}", file=sys.stderr)

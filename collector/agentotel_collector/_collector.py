@@ -15,7 +15,7 @@ from ._http import HttpServer
 from ._ingest import Ingest, SpanStore
 from ._service import Service
 from ._settings import Settings
-from ._watch import Metrics, wal_bytes
+from ._watch import Metrics, WorkerShare, wal_bytes
 
 log = logging.getLogger("agentotel_collector")
 
@@ -29,12 +29,14 @@ class Collector:
     """
 
     def __init__(self, settings: Settings | None = None, *, store: SpanStore | None = None, reuse_port: bool = False,
-                 **options: Any) -> None:
+                 shared_metrics: tuple[Path, int] | None = None, **options: Any) -> None:
         if settings is not None and options:
             raise TypeError("pass either settings or keyword options, not both")
         self.settings = settings or Settings.resolve(**options)
         self._store = store
         self._reuse_port = reuse_port  # several processes share the ports (`--workers`, Linux's SO_REUSEPORT)
+        self._shared_metrics = shared_metrics  # `--workers`: (the workers' metrics folder, this worker's index)
+        self._share: WorkerShare | None = None
         self._http: HttpServer | None = None
         self._grpc: grpc.Server | None = None
         self.http_address: tuple[str, int] | None = None
@@ -67,9 +69,11 @@ class Collector:
         self.service = Service(settings, self._ingest, metrics)
         ingest = self._ingest
         metrics.gauge("agentotel_collector_queue_bytes", "Converted spans in the write queue (waiting for, or being written to, the WAL), bytes.",
-                      lambda: ingest.queued_bytes)
+                      lambda: ingest.queued_bytes, per_process=True)
         metrics.gauge("agentotel_collector_queue_max_bytes", "The write queue's limit (--queue-bytes); beyond it 503.",
-                      lambda: settings.queue_bytes)
+                      lambda: settings.queue_bytes, per_process=True)
+        if self._shared_metrics is not None:
+            self._share = WorkerShare(metrics, *self._shared_metrics).start()
         # The folder the store's WAL segments are in (the store says where, when it can).
         wal_path = getattr(self._store, "wal_path", None)
         wal_dir = Path(wal_path).parent if wal_path is not None else Path(settings.dir) / "wal"
@@ -115,6 +119,8 @@ class Collector:
                 ingest.close()
             if self._store is not None:
                 self._store.close()
+            if self._share is not None:
+                self._share.stop()  # its last counts, for the scrapes of the workers still running
             self._stopped.set()
             if getattr(self, "_serving", False):
                 log.info("agentotel-collector: stopped; WAL folded into Parquet")

@@ -99,6 +99,8 @@ class _Connection(H11Protocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._protocol_error: h11.RemoteProtocolError | None = None
         self._eof = False
+        self._handshake: asyncio.Task | None = None  # TLS: the handshake, before the connection is served
+        self._early: list[bytes] | None = None  # TLS: request bytes that came with the handshake's end
         self.logger = _UVICORN_LOG  # its "Invalid HTTP request received." is our refusal line instead
         next_event = self.conn.next_event
 
@@ -127,20 +129,59 @@ class _Connection(H11Protocol):
             transport.close()  # senders retry a closed connection
             return
         self._address = address
-        super().connection_made(transport)
+        if self._front.ssl_context is None:
+            self._serve(transport)
+            return
+        # TLS is started here, not by the listener, so a connection still in its handshake is counted
+        # against the limits and held to the header deadline like one still sending its headers.
+        transport.pause_reading()  # the ClientHello is for the TLS layer, not for h11
+        self._early = []
+        self._handshake = self.loop.create_task(self._start_tls(transport, where=f"{peer[0]}:{peer[1]}" if peer else "unknown"))
+
+    def _serve(self, transport: asyncio.BaseTransport) -> None:
+        early, self._early = self._early, None
+        super().connection_made(transport)  # type: ignore[arg-type]
         # A new connection that sends nothing is an idle one: closed after IDLE_TIMEOUT_S.
         self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+        for data in early or ():
+            self.data_received(data)
+
+    async def _start_tls(self, transport: asyncio.Transport, where: str) -> None:
+        timeout = self._front.service.settings.header_timeout_s
+        started = self.loop.time()
+        try:
+            secure = await self.loop.start_tls(transport, self, self._front.ssl_context, server_side=True,
+                                               ssl_handshake_timeout=timeout)
+        except BaseException as exc:  # a failed, slow or cancelled handshake: the connection is gone
+            transport.abort()
+            self._release()
+            if self.loop.time() - started >= timeout:  # (asyncio reports it as ConnectionAbortedError)
+                self._front.service.metrics.rejected("http", "closed", "slow_sender", peer=where,
+                                                     detail="TLS handshake did not finish in time")
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if secure is None:  # the peer left as the handshake ended
+            self._release()
+            return
+        self._serve(secure)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
         self._cancel_header_timer()
+        self._release()
+        super().connection_lost(exc)
+
+    def _release(self) -> None:
         if self._address is not None:
             self._front.release(self._address)
             self._address = None
-        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self._early is not None:  # TLS delivers what came with the handshake's last message before it returns
+            self._early.append(data)
+            return
         # The first byte of a request starts its header deadline; parsed headers end it.
         if self._header_timer is None and self.conn.their_state is h11.IDLE:
             self._header_timer = self.loop.call_later(self._front.service.settings.header_timeout_s, self._headers_late)
@@ -532,6 +573,7 @@ class HttpServer:
                  *, reuse_port: bool = False) -> None:
         self.service = service
         self.receiver = _Receiver(service)
+        self.ssl_context = ssl_context  # started by each connection once counted (see `_Connection`)
         self._per_address: dict[str, int] = {}
         self._open = 0
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -557,7 +599,6 @@ class HttpServer:
             backlog=1024,
         )
         config.load()
-        config.ssl = ssl_context  # ours: TLS 1.2+, the handshake happens on the event loop
         self._server = uvicorn.Server(config)
         self._server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign] # signals belong to the main thread
         self._thread: threading.Thread | None = None

@@ -10,6 +10,8 @@ A line never holds a token or a body: only the status, a stable reason token, th
 
 Metrics are written by hand in the Prometheus text format 0.0.4: a few counters, gauges and
 histograms, each updated under one lock (microseconds per request, next to milliseconds of decoding).
+With `--workers N` a scrape reaches one worker; `WorkerShare` lets it answer for all of them (each
+worker's counts in a file of a folder they share, summed at scrape time).
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from __future__ import annotations
 import bisect
 import json
 import logging
+import os
 import re
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 log = logging.getLogger("agentotel_collector")
 
@@ -61,6 +64,16 @@ class _Histogram:
         self.total += value
         self.count += 1
 
+    def snapshot(self) -> dict[str, Any]:
+        return {"counts": list(self.counts), "total": self.total, "count": self.count}
+
+    def add(self, snapshot: dict[str, Any]) -> None:
+        counts = snapshot.get("counts", ())
+        if len(counts) == len(self.counts):  # another version's buckets cannot be added bucket by bucket
+            self.counts = [a + int(b) for a, b in zip(self.counts, counts)]
+            self.total += float(snapshot.get("total", 0.0))
+            self.count += int(snapshot.get("count", 0))
+
 
 class Metrics:
     """The collector's counters and gauges, and the rate-limited log of refusals; thread-safe."""
@@ -76,7 +89,9 @@ class Metrics:
         self._files_written = 0
         self._fsync = _Histogram(FSYNC_BUCKETS)
         self._fold = _Histogram(FOLD_BUCKETS)
-        self._gauges: list[tuple[str, str, Callable[[], float]]] = []
+        self._gauges: list[tuple[str, str, Callable[[], float], bool]] = []
+        # With --workers: the other workers' latest snapshots, added in at scrape time.
+        self.peers: Callable[[], Iterable[dict[str, Any]]] | None = None
         # reason -> (second the window started, lines logged in it, lines suppressed in it)
         self._windows: dict[str, tuple[int, int, int]] = {}
 
@@ -133,14 +148,67 @@ class Metrics:
             self._fold.observe(seconds)
             self._files_written += count
 
-    def gauge(self, name: str, help: str, read: Callable[[], float]) -> None:
-        """A gauge read at scrape time (queue bytes, WAL size)."""
-        self._gauges.append((name, help, read))
+    def gauge(self, name: str, help: str, read: Callable[[], float], *, per_process: bool = False) -> None:
+        """A gauge read at scrape time (queue bytes, WAL size); `per_process` ones are summed over `--workers`."""
+        self._gauges.append((name, help, read, per_process))
+
+    # -- several processes (--workers) ----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """This process's counters, histograms and per-process gauges, as JSON-able data."""
+        with self._lock:
+            snapshot: dict[str, Any] = {
+                "accepted_spans": dict(self._accepted_spans),
+                "accepted_requests": dict(self._accepted_requests),
+                "rejected_requests": [[p, r, v] for (p, r), v in self._rejected_requests.items()],
+                "rejected_spans": [[p, r, v] for (p, r), v in self._rejected_spans.items()],
+                "suppressed": dict(self._suppressed),
+                "files_written": self._files_written,
+                "fsync": self._fsync.snapshot(),
+                "fold": self._fold.snapshot(),
+            }
+        snapshot["gauges"] = {name: value for name, value in self._read_gauges(per_process=True)}
+        return snapshot
+
+    def add(self, snapshot: dict[str, Any]) -> None:
+        """Add a snapshot's counts to these (a restarted worker goes on from where the one it replaces stopped)."""
+        with self._lock:
+            _add_counts(self._accepted_spans, snapshot.get("accepted_spans", {}).items())
+            _add_counts(self._accepted_requests, snapshot.get("accepted_requests", {}).items())
+            _add_counts(self._rejected_requests, (((p, r), v) for p, r, v in snapshot.get("rejected_requests", ())))
+            _add_counts(self._rejected_spans, (((p, r), v) for p, r, v in snapshot.get("rejected_spans", ())))
+            _add_counts(self._suppressed, snapshot.get("suppressed", {}).items())
+            self._files_written += int(snapshot.get("files_written", 0))
+            self._fsync.add(snapshot.get("fsync", {}))
+            self._fold.add(snapshot.get("fold", {}))
+
+    def _read_gauges(self, *, per_process: bool | None = None) -> Iterable[tuple[str, float]]:
+        for name, _help, read, summed in self._gauges:
+            if per_process is not None and summed != per_process:
+                continue
+            try:
+                yield name, read()
+            except Exception:  # noqa: BLE001 - one unreadable gauge must not cost the whole scrape
+                log.debug("agentotel-collector: gauge %s failed", name, exc_info=True)
 
     # -- the exposition -----------------------------------------------------------------------
 
     def render(self) -> bytes:
-        """Every metric in the Prometheus text format 0.0.4."""
+        """Every metric in the Prometheus text format 0.0.4 (with `--workers`: summed over the workers)."""
+        peers = list(self.peers()) if self.peers is not None else []
+        if not peers:
+            return self._render([])
+        total = Metrics()
+        total._gauges = self._gauges
+        total.add(self.snapshot())
+        for snapshot in peers:
+            try:
+                total.add(snapshot)
+            except (TypeError, ValueError, AttributeError):  # a file of another version: that worker is left out
+                log.debug("agentotel-collector: unreadable worker metrics skipped", exc_info=True)
+        return total._render(peers)
+
+    def _render(self, peers: list[dict[str, Any]]) -> bytes:
         out: list[str] = []
         with self._lock:
             _family(out, "agentotel_collector_spans_accepted_total", "counter",
@@ -164,14 +232,93 @@ class Metrics:
                        "Time of one WAL group commit (one write and one fsync, for one or more requests).", self._fsync)
             _histogram(out, "agentotel_collector_fold_seconds",
                        "Time to fold one WAL segment into Parquet files.", self._fold)
-        for name, help, read in self._gauges:
-            try:
-                value = read()
-            except Exception:  # noqa: BLE001 - one unreadable gauge must not cost the whole scrape
-                log.debug("agentotel-collector: gauge %s failed", name, exc_info=True)
-                continue
+        helps = {name: (help, summed) for name, help, _read, summed in self._gauges}
+        for name, value in self._read_gauges():
+            help, summed = helps[name]
+            if summed:
+                value += sum(float(peer.get("gauges", {}).get(name, 0.0)) for peer in peers)
             _family(out, name, "gauge", help, [({}, value)])
         return ("\n".join(out) + "\n").encode()
+
+
+def _add_counts(into: dict, items: Iterable[tuple[Any, Any]]) -> None:
+    for key, value in items:
+        into[key] = into.get(key, 0) + int(value)
+
+
+class WorkerShare:
+    """One worker's part in a `--workers` scrape: its snapshot in a shared folder, the others' read back.
+
+    Each worker writes `worker-<index>.json` (atomically) every `interval_s` and when it stops, and adds
+    the other workers' files when it renders /metrics: a scrape answers for every worker, the others'
+    counts at most `interval_s` old. A worker started in place of a dead one begins from the dead one's
+    last file, which holds at least what any scrape showed of it, so the summed counters never go back
+    (a scrape would read that as a counter reset).
+    """
+
+    def __init__(self, metrics: Metrics, folder: Path, index: int, interval_s: float = 1.0) -> None:
+        self.metrics, self.folder, self.index, self.interval_s = metrics, Path(folder), index, interval_s
+        self._path = self.folder / f"worker-{index}.json"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "WorkerShare":
+        predecessor = _read_snapshot(self._path)
+        if predecessor is not None:
+            self.metrics.add(predecessor)
+        self.metrics.peers = self._scraped
+        self.publish()
+        self._thread = threading.Thread(target=self._run, name="agentotel-collector-metrics", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        self.publish()
+
+    def publish(self) -> None:
+        """Write this worker's snapshot; never raises (a scrape then sees its previous one)."""
+        try:
+            snapshot = self.metrics.snapshot()
+            temporary = self._path.with_name(f".{self._path.name}.{os.getpid()}")
+            temporary.write_text(json.dumps(snapshot), encoding="utf-8")
+            os.replace(temporary, self._path)
+        except Exception:  # noqa: BLE001 - metrics never stop ingestion
+            log.debug("agentotel-collector: could not publish worker metrics", exc_info=True)
+
+    def others(self) -> list[dict[str, Any]]:
+        """The other workers' latest snapshots."""
+        found = []
+        try:
+            paths = sorted(self.folder.glob("worker-*.json"))
+        except OSError:
+            return found
+        for path in paths:
+            if path != self._path:
+                snapshot = _read_snapshot(path)
+                if snapshot is not None:
+                    found.append(snapshot)
+        return found
+
+    def _scraped(self) -> list[dict[str, Any]]:
+        # What a scrape shows of this worker is in its file first: a worker started in its place begins
+        # there, so no scrape ever sees a counter lower than an earlier scrape did.
+        self.publish()
+        return self.others()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.publish()
+
+
+def _read_snapshot(path: Path) -> dict[str, Any] | None:
+    try:
+        snapshot = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return snapshot if isinstance(snapshot, dict) else None
 
 
 def _labels(labels: dict[str, str]) -> str:

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -68,9 +70,19 @@ def supervise(settings: Settings, argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
+    # Each worker's metrics go to a file here, so a /metrics scrape of any worker sums them all.
+    shared = tempfile.mkdtemp(prefix="agentotel-collector-metrics-")
+    try:
+        return _supervise(settings, argv, stop, shared)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+def _supervise(settings: Settings, argv: list[str], stop: threading.Event, shared: str) -> int:
     def spawn(index: int) -> tuple[subprocess.Popen, float]:
         # The last --workers wins in argparse: the worker is one process.
-        args = [sys.executable, "-m", "agentotel_collector", *argv, "--workers", "1", "--worker", str(index)]
+        args = [sys.executable, "-m", "agentotel_collector", *argv, "--workers", "1", "--worker", str(index),
+                "--worker-metrics", shared]
         return subprocess.Popen(args, preexec_fn=_die_with_parent), time.monotonic()
 
     workers = {index: spawn(index) for index in range(1, settings.workers + 1)}

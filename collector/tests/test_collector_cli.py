@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -188,3 +190,26 @@ def test_both_pipelines_keep_their_queue_on_disk_and_name_their_minimum_collecto
         assert queue["enabled"] and queue["storage"] in config["extensions"], name
         assert queue["storage"] in config["service"]["extensions"], name
         assert version in (COLLECTOR_ROOT / "otelcol" / name).read_text(), name
+
+
+def test_tls_handshakes_count_against_the_connection_limits_and_the_header_deadline(tmp_path, certificate):
+    """A connection still in its TLS handshake holds a place under --max-connections-per-address and is cut
+    off at --header-timeout-s (asyncio alone would give it 60 s, uncounted); a real client is then served."""
+    cert, key = certificate
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", tls_cert=cert, tls_key=key,
+                   max_connections_per_address=4, header_timeout_s=1.0) as running:
+        port = running.http_address[1]
+        silent = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]  # no ClientHello
+        time.sleep(0.3)
+        extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+        assert extra.recv(1) == b""  # the fifth from this address is closed at once
+        extra.close()
+        started = time.monotonic()
+        for sock in silent:
+            assert sock.recv(1) == b""  # closed at the header deadline, not after asyncio's 60 s
+            sock.close()
+        assert time.monotonic() - started < 4.5
+        assert requests.get(f"https://localhost:{port}/health", verify=str(cert), timeout=5).ok
+        samples = running.metrics.render().decode()
+        assert 'agentotel_collector_requests_rejected_total{protocol="http",reason="too_many_connections"} 1' in samples
+        assert 'agentotel_collector_requests_rejected_total{protocol="http",reason="slow_sender"} 4' in samples

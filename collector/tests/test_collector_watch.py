@@ -391,3 +391,35 @@ def test_background_folds_are_timed_and_counted(tmp_path, sdk_spans):
     finally:
         collector.stop()
     assert len(stored_table(tmp_path / "store")) == 5
+
+
+def test_worker_shares_sum_counters_and_histograms_and_per_process_gauges_only(tmp_path):
+    """`--workers`: what one worker renders adds the others' shared counts; a gauge of shared state is not added."""
+    workers = []
+    for index, queued in ((1, 100), (2, 50), (3, 7)):
+        metrics = _watch.Metrics()
+        metrics.gauge("agentotel_collector_queue_bytes", "queued", lambda q=queued: q, per_process=True)
+        metrics.gauge("agentotel_collector_wal_bytes", "the shared WAL folder", lambda: 4096)
+        metrics.accepted("http", 10 * index)
+        metrics.rejected_spans("grpc", "invalid_id", index)
+        metrics.wal_written(0.002 * index)
+        workers.append(_watch.WorkerShare(metrics, tmp_path, index, interval_s=60).start())
+    for share in workers:
+        share.publish()  # what the periodic thread does every interval_s
+    for share in workers:
+        samples = parse_metrics(share.metrics.render().decode())
+        assert metric(samples, "agentotel_collector_spans_accepted_total", protocol="http") == 60
+        assert metric(samples, "agentotel_collector_requests_accepted_total", protocol="http") == 3
+        assert metric(samples, "agentotel_collector_spans_rejected_total", protocol="grpc", reason="invalid_id") == 6
+        assert metric(samples, "agentotel_collector_wal_fsync_seconds_count") == 3
+        assert metric(samples, "agentotel_collector_wal_fsync_seconds_bucket", le="0.005") == 2  # 2 ms and 4 ms
+        assert metric(samples, "agentotel_collector_queue_bytes") == 157
+        assert metric(samples, "agentotel_collector_wal_bytes") == 4096
+    # A worker started in place of worker 2 goes on from its last counts; its own count adds to them.
+    workers[1].stop()
+    again = _watch.Metrics()
+    again.accepted("http", 1)
+    replacement = _watch.WorkerShare(again, tmp_path, 2, interval_s=60).start()
+    assert metric(parse_metrics(again.render().decode()), "agentotel_collector_spans_accepted_total", protocol="http") == 61
+    for share in (workers[0], workers[2], replacement):
+        share.stop()

@@ -119,3 +119,59 @@ def test_workers_refuse_port_0_and_a_taken_port(tmp_path):
         taken.listen()
         port = taken.getsockname()[1]
         assert main(["--dir", str(tmp_path / "s"), "--http", f"127.0.0.1:{port}", "--grpc", "off", "--workers", "2"]) == 2
+
+
+def _scrape_accepted(port: int) -> tuple[float, float]:
+    """(spans, requests) accepted over HTTP, from one /metrics scrape on a new connection (so any worker may answer)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", "/metrics")
+        answer = connection.getresponse()
+        assert answer.status == 200
+        text = answer.read().decode()
+    finally:
+        connection.close()
+    values = {}
+    for name in ("agentotel_collector_spans_accepted_total", "agentotel_collector_requests_accepted_total"):
+        lines = [line for line in text.splitlines() if line.startswith(name + '{protocol="http"} ')]
+        assert len(lines) == 1, text
+        values[name] = float(lines[0].rsplit(" ", 1)[1])
+    histogram = [line for line in text.splitlines() if line.startswith("agentotel_collector_wal_fsync_seconds_count ")]
+    assert histogram and float(histogram[0].rsplit(" ", 1)[1]) >= 1  # histograms are summed too
+    return values["agentotel_collector_spans_accepted_total"], values["agentotel_collector_requests_accepted_total"]
+
+
+def test_a_metrics_scrape_of_any_worker_counts_every_worker_and_survives_a_restart(tmp_path):
+    port = free_port()
+    process = CollectorProcess(tmp_path / "store", port, "--workers", "2", "--writer-id", "m").start()
+    deadline = time.monotonic() + 60
+    while _listeners(port) < 2:
+        assert time.monotonic() < deadline and process.process.poll() is None
+        time.sleep(0.1)
+    spans = make_spans(12, seed=23)
+    batches = [spans[i : i + 5] for i in range(0, len(spans), 5)]
+    for batch in batches:  # a new connection each: the kernel spreads them over both workers
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("POST", "/v1/traces", body=encode_spans(batch).SerializeToString(),
+                           headers={"Content-Type": "application/x-protobuf"})
+        assert connection.getresponse().status == 200
+        connection.close()
+    expected = (float(len(spans)), float(len(batches)))
+    time.sleep(1.5)  # each worker shares its counts every second
+    # Every scrape answers for both workers, whichever one its connection lands on.
+    assert [_scrape_accepted(port) for _ in range(8)] == [expected] * 8
+
+    children = [int(p) for p in Path(f"/proc/{process.process.pid}/task/{process.process.pid}/children").read_text().split()]
+    os.kill(children[0], signal.SIGKILL)
+    deadline = time.monotonic() + 60
+    while True:  # the worker started in its place goes on from the dead one's counts: no counter goes back
+        now = [int(p) for p in Path(f"/proc/{process.process.pid}/task/{process.process.pid}/children").read_text().split()]
+        if len(now) == 2 and children[0] not in now and _listeners(port) == 2:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert [_scrape_accepted(port) for _ in range(8)] == [expected] * 8
+    assert process.terminate(timeout=120) == 0
+    # Both workers took requests (each wrote files under its own writer id), so the sums above added two workers.
+    writers = {name for f in parquet_files(tmp_path / "store") for name in ("m-1", "m-2") if name in Path(f).name}
+    assert writers == {"m-1", "m-2"}, [Path(f).name for f in parquet_files(tmp_path / "store")]
