@@ -73,7 +73,7 @@ def stored(directory: Path) -> dict[str, dict]:
         table = conform(pq.read_table(path))
         for r in table.select(["span_id", "input", *STORAGE_COLUMNS]).to_pylist():
             out[r["span_id"]] = {"input": r["input"], "chain": r["input_chain"], "offset": r["input_offset"],
-                                 "added": r["input_added"]}
+                                 "added": r["input_added"], "ranges": r["input_ranges"]}
     return out
 
 
@@ -117,20 +117,21 @@ def test_calls_that_end_out_of_order_in_one_batch_are_still_stored_once(tmp_path
     assert inputs(tmp_path) == {"1" * 16: text(a), "2" * 16: text(b), "3" * 16: text(d)}
 
 
-def test_an_earlier_call_arriving_after_a_later_one_is_stored_whole(tmp_path):
+def test_an_earlier_call_arriving_after_a_later_one_is_stored_as_part_of_its_conversation(tmp_path):
     writer = StoreWriter(tmp_path)
     writer.append(batch(c("1" * 16, T0 + 1, history(1))))
     writer.append(batch(c("3" * 16, T0 + 3, history(3))))
-    writer.append(batch(c("2" * 16, T0 + 2, history(2))))  # its base has moved on: it cannot continue it
-    writer.append(batch(c("4" * 16, T0 + 4, history(4))))  # continues the longest conversation it extends
+    writer.append(batch(c("2" * 16, T0 + 2, history(2))))  # its base has moved on: a range of what is stored
+    writer.append(batch(c("4" * 16, T0 + 4, history(4))))  # continues the latest input it extends
     writer.close()
     rows = stored(tmp_path)
-    assert rows["2" * 16]["input"] == text(history(2)) and rows["2" * 16]["chain"] is None
+    assert rows["2" * 16]["chain"] == "1" * 16 and rows["2" * 16]["added"] == "[]"
+    assert rows["2" * 16]["ranges"] == [{"start": 0, "length": len(text(history(2))) - 2}]
     assert rows["4" * 16]["chain"] == "1" * 16 and rows["4" * 16]["offset"] == len(text(history(3))) - 2
     assert inputs(tmp_path) == {f"{k}" * 16: text(history(k)) for k in range(1, 5)}
 
 
-def test_a_conversation_that_forks_keeps_both_branches_whole(tmp_path):
+def test_a_conversation_that_forks_or_is_rewritten_stays_one_conversation(tmp_path):
     base = history(2)
     left = base + [message("user", "left")]
     right = base + [message("user", "right")]
@@ -144,8 +145,10 @@ def test_a_conversation_that_forks_keeps_both_branches_whole(tmp_path):
                 "5" * 16: rewritten, "6" * 16: base}
     assert inputs(tmp_path) == {k: text(v) for k, v in expected.items()}
     rows = stored(tmp_path)
-    assert rows["3" * 16]["chain"] is None  # the branch that could not continue is whole
-    assert rows["4" * 16]["chain"] == "3" * 16
+    assert all(rows[s * 16]["chain"] == "1" * 16 for s in "23456")  # every branch: one conversation
+    assert rows["3" * 16]["added"] == text(right[-1:]) and rows["3" * 16]["ranges"] is not None
+    assert rows["5" * 16]["added"] == text(rewritten[:1])  # the summary is new, the kept turn is a range
+    assert rows["6" * 16]["added"] == "[]"
 
 
 def test_conversations_never_cross_runs_users_traces_or_days(tmp_path):
@@ -311,7 +314,7 @@ def test_a_store_written_before_reads_the_same_and_compacts_into_the_new_form(tm
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
     compact(tmp_path / "old", grace_s=0)
     (merged,) = parquet_files(tmp_path / "old")
-    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"3"
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
     assert sum(r["chain"] is not None for r in stored(tmp_path / "old").values()) == 5
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
 
@@ -415,12 +418,12 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
 def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
     import re
 
-    from importlib import resources
 
     docs = (Path(__file__).parent.parent.parent / "docs" / "STORE.md").read_text()
+    from agentotel.query import _sql
+
     macro = re.search(r"```sql\n(CREATE OR REPLACE MACRO agentotel_spans.*?)```", docs, re.S).group(1)
-    shipped = resources.files("agentotel.query").joinpath("sql", "macro_agentotel_spans.sql").read_text()
-    assert shipped.endswith(macro)  # one text: the docs print what agentotel itself defines
+    assert _sql("macro_agentotel_spans").endswith(macro)  # one text: the docs print what agentotel itself defines
     writer = StoreWriter(tmp_path)
     for k in range(4):
         writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
