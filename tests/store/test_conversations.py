@@ -73,7 +73,7 @@ def stored(directory: Path) -> dict[str, dict]:
         table = conform(pq.read_table(path))
         for r in table.select(["span_id", "input", *STORAGE_COLUMNS]).to_pylist():
             out[r["span_id"]] = {"input": r["input"], "chain": r["input_chain"], "offset": r["input_offset"],
-                                 "added": r["input_added"], "ranges": r["input_ranges"]}
+                                 "added": r["input_added"], "ranges": r["input_ranges"], "borrowed": r["input_borrowed"]}
     return out
 
 
@@ -472,3 +472,120 @@ def test_spans_through_the_collector_s_conversion_are_stored_alike(tmp_path):
     traces = agentotel.open(store)
     (run,) = traces.sql("SELECT run_id FROM runs").fetchall()
     assert [s.input for s in traces.trajectory(run[0]).steps] == [history(k) for k in range(4)]
+
+
+# -- message by message: turns dropped or summarised, outputs given back -------------------------------------
+
+
+def _agent_run(directory: Path, *, keep: int, summarise_every: int, steps: int = 24, separators=(",", ":"),
+               split: int = 5) -> dict[str, list[dict]]:
+    """A support agent (not a coding one) whose history is cut to its system prompt plus the last `keep`
+    messages, and every `summarise_every` steps replaced by a summary of its own; each model reply and
+    each tool result (a JSON order record) is given back in the next input. Exported a few spans per
+    batch, in end order, as an SDK's BatchSpanProcessor would; returns each model call's input by span id."""
+    def dump(value) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=separators)
+
+    writer = StoreWriter(directory)
+    system = {"role": "system", "parts": [{"type": "text", "content": "Answer as the Acme support desk. " * 6}]}
+    history_: list[dict] = [{"role": "user", "parts": [{"type": "text", "content": "Where is my order?"}]}]
+    expected, pending, t = {}, SpanColumns(), T0
+
+    def span(span_id: str, attributes: dict) -> None:
+        nonlocal t
+        pending.append(trace_id="c" * 32, span_id=span_id, parent_span_id=None, name="x", kind="CLIENT",
+                       status_code="UNSET", status_message=None, start_time_ns=t, end_time_ns=t + 500,
+                       attributes={sc.AGENTOTEL_RUN_ID: "support", sc.ENDUSER_ID: "u9", **attributes},
+                       resource_attributes={}, scope_name="agentotel.anthropic", scope_version="1")
+        t += 1000
+        if len(pending) >= split:
+            writer.append(pending.to_batch())
+
+    for k in range(steps):
+        if summarise_every and k and k % summarise_every == 0:
+            summary = {"role": "user", "parts": [{"type": "text", "content": f"Summary of steps before {k}: " + "ok " * 40}]}
+            history_ = [summary] + history_[-2:]
+        messages_ = [system] + history_[-keep:]
+        reply = {"role": "assistant", "parts": [{"type": "tool_call", "id": f"t{k}", "name": "lookup_order",
+                                                   "arguments": {"order": f"A-{k:04d}", "why": "the customer asked " * 5}}]}
+        expected[f"{k:04x}" + "a" * 12] = messages_
+        span(f"{k:04x}" + "a" * 12, {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_INPUT_MESSAGES: dump(messages_),
+                                    sc.GEN_AI_OUTPUT_MESSAGES: dump([reply])})
+        result = {"order": f"A-{k:04d}", "status": "shipped", "lines": [{"sku": f"S{k}{i}", "qty": i} for i in range(12)]}
+        span(f"{k:04x}" + "b" * 12, {sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: "lookup_order",
+                                    sc.GEN_AI_TOOL_CALL_RESULT: dump(result)})
+        history_ = history_ + [reply, {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"t{k}",
+                                                                   "response": result}]}]
+    if len(pending):
+        writer.append(pending.to_batch())
+    writer.close()
+    return {span_id: messages_ for span_id, messages_ in expected.items()}
+
+
+@pytest.mark.parametrize("keep, summarise_every", [(6, 0), (9, 7), (1000, 5)])
+def test_dropped_and_summarised_turns_keep_the_conversation_stored_once(tmp_path, keep, summarise_every):
+    expected = _agent_run(tmp_path, keep=keep, summarise_every=summarise_every)
+    rows = stored(tmp_path)
+    calls = [rows[s] for s in sorted(expected)]
+    assert calls[0]["chain"] is None and all(r["chain"] == sorted(expected)[0] for r in calls[1:])
+    assert any(r["ranges"] is not None for r in calls)  # turns were dropped: some inputs keep only part
+    added = sum(len(r["added"]) for r in calls[1:])
+    whole = sum(len(text(m)) for m in expected.values())
+    assert added < 0.1 * whole  # each message once, and what outputs hold not at all
+    assert all(r["borrowed"] for r in calls[1:])  # the reply and the tool result: referred to
+    got = inputs(tmp_path)
+    assert {s: got[s] for s in expected} == {s: text(m) for s, m in expected.items()}  # byte for byte
+    steps = agentotel.open(tmp_path).trajectory("support").steps
+    assert [s.input for s in steps if s.type == "llm"] == [expected[s] for s in sorted(expected)]
+    table = pa.concat_tables(pq.read_table(p, schema=SPAN_SCHEMA) for p in parquet_files(tmp_path))
+    python = dict(zip(table.column("span_id").to_pylist(), messages.full_inputs(table)))
+    assert {s: python[s] for s in expected} == {s: text(m) for s, m in expected.items()}
+
+
+def test_messages_with_whitespace_between_are_stored_whole_or_appended_exactly(tmp_path):
+    expected = _agent_run(tmp_path, keep=5, summarise_every=0, separators=(", ", ": "), steps=10)
+    got = inputs(tmp_path)
+    assert {s: got[s] for s in expected} == {s: json.dumps(m, ensure_ascii=False) for s, m in expected.items()}
+
+
+def test_a_missing_output_gives_no_input_rather_than_a_wrong_one(tmp_path):
+    expected = _agent_run(tmp_path, keep=1000, summarise_every=0, steps=12, split=4)
+    files = parquet_files(tmp_path)
+    rows = stored(tmp_path)
+    lender = next(b["span_id"] for s in sorted(expected) for b in rows[s]["borrowed"] or () if b["span_id"].endswith("b" * 12))
+    # The lender's row alone taken out of its file (as if lost): the inputs that borrowed from it, and the
+    # later inputs of the conversation, become NULL; the earlier ones stay whole.
+    for path in files:
+        table = pq.read_table(path)
+        keep = pa.compute.not_equal(table.column("span_id"), lender)
+        pq.write_table(table.filter(keep), path)
+    got = inputs(tmp_path)
+    borrowers = sorted(s for s in expected if any(b["span_id"] == lender for b in rows[s]["borrowed"] or ()))
+    assert borrowers and all(got[s] is None for s in expected if s >= borrowers[0])
+    assert all(got[s] == text(expected[s]) for s in expected if s < borrowers[0])
+    steps = agentotel.open(tmp_path).trajectory("support").steps
+    assert [s.input for s in steps if s.type == "llm"] == [expected[s] if s < borrowers[0] else None for s in sorted(expected)]
+
+
+def test_a_version_3_store_reads_the_same_and_compacts_as_it_is(tmp_path):
+    writer = StoreWriter(tmp_path / "new")
+    for k in range(6):  # each input appends to the last: stored as version 3 stored it (no ranges, nothing borrowed)
+        writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
+        if k == 2:
+            writer.fold()
+    writer.close()
+    old = tmp_path / "old"
+    for path in parquet_files(tmp_path / "new"):
+        table = pq.read_table(path).drop_columns(["input_ranges", "input_borrowed"])
+        out = old / Path(path).relative_to(tmp_path / "new")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({b"agentotel.schema_version": b"3"}), out)
+    assert inputs(old) == inputs(tmp_path / "new") == {f"{k}" * 16: text(history(k)) for k in range(6)}
+    con = duckdb.connect()
+    con.execute(agentotel.query._sql("macro_agentotel_spans"))
+    assert dict(con.sql(f"SELECT span_id, input FROM agentotel_spans('{old}/spans/**/*.parquet')").fetchall()) == inputs(old)
+    compact(old, grace_s=0)
+    (merged,) = parquet_files(old)
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
+    assert sum(r["chain"] is not None for r in stored(old).values()) == 5
+    assert inputs(old) == inputs(tmp_path / "new")
