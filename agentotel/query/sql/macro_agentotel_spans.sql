@@ -6,7 +6,6 @@ WITH stored AS (
     SELECT * FROM read_parquet(files, union_by_name = true, hive_partitioning = false)
     -- files written before schema version 4 lack some of these columns: NULL in their rows
     UNION ALL BY NAME SELECT NULL::VARCHAR AS input_chain, NULL::BIGINT AS input_offset, NULL::VARCHAR AS input_added,
-                             NULL::STRUCT("start" BIGINT, "length" BIGINT)[] AS input_ranges,
-                             NULL::STRUCT("at" BIGINT, span_id VARCHAR, "start" BIGINT, "length" BIGINT)[] AS input_borrowed WHERE false
+                             NULL::STRUCT("start" BIGINT, "length" BIGINT)[] AS input_ranges WHERE false
 )
 SELECT * FROM {whole_input:stored};
