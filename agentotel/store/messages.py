@@ -58,6 +58,11 @@ _scan = json.JSONDecoder().raw_decode
 # An appended message the conversation already holds (an identical tool result, say) is stored as a range
 # of it from this size: a range costs a few bytes in this row and in every later one of the conversation.
 _WORTH_A_RANGE = 256
+# A conversation whose agent drops old turns keeps growing while its inputs do not; readers rebuild an
+# input from the conversation's text before it (in SQL a window over it, per row), so past this many
+# times the input's size the input starts a conversation of its own: one whole input stored, and what a
+# reader builds per row stays within a constant factor of the input itself.
+_SLACK = 4
 
 Form = tuple  # how a call is stored: (chain, offset, added, ranges), or four Nones when whole
 
@@ -237,17 +242,22 @@ class Conversations:
             bounds = _split(rest) if rest else []
             head = best.ranges if best.ranges is not None else [(0, best.size)]
             if bounds is not None:
-                return Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE)
-            if _valid(rest):  # messages with whitespace between: kept as they are, after the whole latest input
+                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE)
+                if form is not None:
+                    return form
+            elif _valid(rest):  # messages with whitespace between: kept as they are, after the whole latest input
                 start = best.size + 1 if best.size and rest else best.size
                 ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
-                return Conversations._add(best, rest, [], start, messages, ranges)
+                if ranges is None or start + len(rest) <= _SLACK * len(messages):
+                    return Conversations._add(best, rest, [], start, messages, ranges)
         bounds = _split(messages)
         if bounds is not None and chains:
             pieces = [messages[s:e] for s, e in bounds]
             shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))
             if any(p in shared.where for p in pieces):
-                return Conversations._assemble(shared, [], pieces, messages, 0)
+                form = Conversations._assemble(shared, [], pieces, messages, 0)
+                if form is not None:
+                    return form
         where = {} if bounds is None else {messages[s:e]: s for s, e in reversed(bounds)}
         chains.append(_Chain(span, len(messages), where, messages, None, bounds is not None))
         if len(chains) > _CHAINS_PER_RUN:
@@ -255,9 +265,11 @@ class Conversations:
         return None, None, None, None
 
     @staticmethod
-    def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], messages: str, least: int) -> Form:
+    def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], messages: str,
+                  least: int) -> Form | None:
         """Store an input as the ranges `head` of `chain`'s text, then `pieces`: each one the chain holds
-        (at least `least` characters long) as a range of it, the others as new messages."""
+        (at least `least` characters long) as a range of it, the others as new messages. None when the
+        conversation's text would grow past `_SLACK` times the input (the input then starts a new one)."""
         known = [chain.where.get(p) if len(p) >= least else None for p in pieces]
         new = [p for p, at in zip(pieces, known) if at is None]
         rest = ",".join(new)
@@ -269,8 +281,11 @@ class Conversations:
                 found, at = at, at + len(p) + 1
             ranges.append((found, len(p)))
         ranges = _merged(ranges)
-        whole = ranges == [(0, start + len(rest))] or (not ranges and not chain.size)
-        return Conversations._add(chain, rest, bounds, start, messages, None if whole else ranges)
+        if ranges == [(0, start + len(rest))]:
+            return Conversations._add(chain, rest, bounds, start, messages, None)
+        if start + len(rest) > _SLACK * len(messages):
+            return None
+        return Conversations._add(chain, rest, bounds, start, messages, ranges)
 
     @staticmethod
     def _add(chain: _Chain, rest: str, bounds: list[tuple[int, int]], start: int, messages: str,
