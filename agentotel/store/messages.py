@@ -1,26 +1,32 @@
-"""A conversation stored once: a model call's input kept as an earlier call's plus the messages it adds.
+"""A conversation stored once: a model call's input kept as parts of its conversation plus the messages it adds.
 
 An agent sends the whole conversation again on every model call, so a run's inputs grow with the square
 of its length. The writer (`StoreWriter.append`, the one path of the in-process exporter, the collector
-and `agentotel import`) keeps, per run, the text of each conversation's latest input. When a model
-call's input is that text with messages appended, its row stores only those:
+and `agentotel import`) keeps, per run, each conversation's *text*: every message its rows stored, in
+offset order, joined by commas, and where each message starts in it. A model call whose input shares
+messages with one of them is stored as a continuation:
 
     input         NULL
     input_chain   the span id of the conversation's first call (whose row holds its input whole)
-    input_offset  how many characters of messages came before (the base's input, without its brackets)
-    input_added   the messages it adds, as a JSON array (`[]` when none: a retry of the same input)
+    input_offset  how many characters of the conversation's text came before this row
+    input_added   the messages the text did not hold, as a JSON array (`[]` when none), appended to it
+    input_ranges  the parts of the text (with this row's messages) the input is, in order; NULL: all of it
 
-Every other row keeps `input` whole and the three columns NULL. A conversation's rows tile its text:
-the first call's messages, then each continuation's, in offset order. Readers fold them back
-(query/sql/_whole_input.sql for the views, `whole_rows` for a trajectory): a row's input is the
-messages of the rows before its offset plus its own, and only when those add up to exactly
-`input_offset` characters; otherwise an earlier row is missing (a damaged file set aside, say) and the
-input is NULL, never a wrong one.
+Every other row keeps `input` whole and the columns NULL. A conversation's rows tile its text: the first
+call's messages, then each continuation's, in offset order. Readers fold them back
+(query/sql/_whole_input.sql for the views, `whole_rows` for a trajectory): a row's text is the messages of
+the rows before its offset plus its own, only when those add up to exactly `input_offset` characters, and
+its input is that text or its ranges of it; otherwise an earlier row is missing (a damaged file set aside,
+say) and the input is NULL, never a wrong one.
 
 What keeps that true:
-- A row continues a conversation only when the writer already wrote (durably) the conversation's latest
-  input and the new input extends it at a message boundary; the texts are compared, not hashes. An input
-  that ends before the latest one (spans end out of order, across batches) starts a conversation of its own.
+- A row continues a conversation only when the writer already wrote (durably) the rows it refers to, and
+  messages are matched by their text (compared, not hashed), at message boundaries.
+- The cheap case first: an input that is the conversation's latest one with messages appended (NULL
+  ranges while the conversation only grew that way). Else (an agent dropped or summarised turns, a
+  branch, a late call) each message is looked up in the run's conversations, and the input is stored as
+  ranges of the one it shares most with. An input sharing nothing, or whose conversation's text has grown
+  past `_SLACK` times its size, starts a conversation of its own.
 - A conversation never leaves its run, user, session, trace and start date: erasing a user, session or
   run, or dropping a day's partition, removes whole conversations.
 - Within one append, model calls are taken in start order, so a batch holding a later call before an
@@ -29,7 +35,7 @@ What keeps that true:
   duplicate removal then keeps one). A span delivered again to another writer is stored whole there.
 
 Text, not parsed messages: JSON is compared and cut as text (an input is `[` + messages + `]`), so the
-rebuilt input is byte for byte the one recorded. Each piece is checked to be valid JSON once.
+rebuilt input is byte for byte the one recorded. Each message is parsed once, when its row adds it.
 """
 
 from __future__ import annotations
