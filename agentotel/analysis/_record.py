@@ -108,8 +108,11 @@ HISTORY_RUNS = 10  # earlier runs of the agent learned from: enough to see optio
 
 @functools.cache
 def sql(name: str) -> str:
-    """A query of agentotel/analysis/sql/ by file name (without .sql)."""
-    return resources.files("agentotel.analysis").joinpath("sql", f"{name}.sql").read_text("utf-8")
+    """A query of agentotel/analysis/sql/ by file name (without .sql), `{whole_input:ROWS}` expanded as the
+    query layer's own queries are (model calls' inputs rebuilt whole)."""
+    from agentotel.query import _whole_input  # here: the query layer imports analysis lazily too
+
+    return _whole_input(resources.files("agentotel.analysis").joinpath("sql", f"{name}.sql").read_text("utf-8"))
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -97,7 +97,14 @@ def _sql(name: str) -> str:
 
 
 def _whole_input(text: str) -> str:
-    return _WHOLE_INPUT.sub(lambda m: f"({_read_sql('_whole_input').replace('{rows}', m.group(1))})", text)
+    return _WHOLE_INPUT.sub(lambda m: f"(\n{_whole_input_body().replace('{rows}', m.group(1))})", text)
+
+
+def _whole_input_body() -> str:
+    """_whole_input.sql without its header comment: one text for the views and the documented macro."""
+    lines = _read_sql("_whole_input").splitlines(keepends=True)
+    return "".join(line for i, line in enumerate(lines) if not (line.startswith("--") and all(
+        earlier.startswith("--") for earlier in lines[:i])))
 
 
 def _read_sql(name: str) -> str:

@@ -78,6 +78,7 @@ MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {
     0: _from_unversioned,
     1: lambda table: schema.upgrade(table, 1),  # the dialect column, and other instrumentations' spans normalised
     2: _conform,  # the conversation columns (store/messages.py), NULL: every input whole
+    3: _conform,  # input_ranges, NULL: each continuation holds all of its conversation
 }
 """Schema version v -> a function upgrading a table of version v to v + 1. Add one when a column changes."""
 
@@ -135,8 +136,10 @@ def _check(path: Path) -> _Verdict:
     missing = set(schema.COLUMNS) - set(file_schema.names)
     if version == schema.SCHEMA_VERSION and not missing:
         return _Verdict(_CURRENT, version, starts=starts)
-    if version == 2 and missing <= set(schema.STORAGE_COLUMNS):
-        return _Verdict(_AS_IS, version, starts=starts)  # written before conversations were stored once: every input whole
+    if version in (2, 3) and missing <= set(schema.STORAGE_COLUMNS):
+        # Written before conversations were stored once (every input whole), or before a continuation
+        # could keep part of its conversation (input_ranges NULL: all of it): read as they are.
+        return _Verdict(_AS_IS, version, starts=starts)
     return _Verdict(_MIGRATE, version, columns_but_dialect=missing - {"dialect"} <= set(schema.STORAGE_COLUMNS),
                     starts=starts)
 

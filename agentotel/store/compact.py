@@ -207,10 +207,12 @@ def _drop_duplicates(table: pa.Table) -> pa.Table:
 
 
 def _from_old_files(tables: list[pa.Table], group: list[Path], old: Any) -> set[tuple[str, str]]:
-    """(trace_id, span_id) of the rows read from files of an older schema version."""
+    """(trace_id, span_id) of the rows read from files written before conversations were stored once
+    (schema version 2 and older: every input whole). Version 3 rows are the current form already (their
+    input_ranges NULL: each continuation holds all of its conversation); later rows may refer to them."""
     found: set[tuple[str, str]] = set()
     for path, table in zip(group, tables):  # _read_whole keeps `group` and its tables in step
-        if path in old:
+        if path in old and _version(path) < 3:
             found.update(zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
     return found
 
@@ -219,7 +221,12 @@ def _store_conversations_once(table: pa.Table, older: set[tuple[str, str]]) -> p
     """`table` with the rows of files written before conversations were stored once (`older`: every input
     whole) stored once (store/messages.py). Rows the current writer stored stay as they are: later rows,
     in other files or a live WAL, may refer to them."""
-    mask = pa.array([(t, s) in older for t, s in zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist())])
+    traces, spans = table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()
+    chains = table.column(STORAGE_COLUMNS[0]).to_pylist()
+    # A row that is or starts a conversation stays as it is whatever file it came from (a store another
+    # tool rewrote without agentotel's version, say): re-encoding a base would break its continuations.
+    referred = {(t, c) for t, c in zip(traces, chains) if c is not None}
+    mask = pa.array([(t, s) in older and c is None and (t, s) not in referred for t, s, c in zip(traces, spans, chains)])
     if not pc.any(mask).as_py():
         return table
     return pa.concat_tables([chain_table(table.filter(mask)), table.filter(pc.invert(mask))])

@@ -1,26 +1,32 @@
-"""A conversation stored once: a model call's input kept as an earlier call's plus the messages it adds.
+"""A conversation stored once: a model call's input kept as parts of its conversation plus the messages it adds.
 
 An agent sends the whole conversation again on every model call, so a run's inputs grow with the square
 of its length. The writer (`StoreWriter.append`, the one path of the in-process exporter, the collector
-and `agentotel import`) keeps, per run, the text of each conversation's latest input. When a model
-call's input is that text with messages appended, its row stores only those:
+and `agentotel import`) keeps, per run, each conversation's *text*: every message its rows stored, in
+offset order, joined by commas, and where each message starts in it. A model call whose input shares
+messages with one of them is stored as a continuation:
 
     input         NULL
     input_chain   the span id of the conversation's first call (whose row holds its input whole)
-    input_offset  how many characters of messages came before (the base's input, without its brackets)
-    input_added   the messages it adds, as a JSON array (`[]` when none: a retry of the same input)
+    input_offset  how many characters of the conversation's text came before this row
+    input_added   the messages the text did not hold, as a JSON array (`[]` when none), appended to it
+    input_ranges  the parts of the text (with this row's messages) the input is, in order; NULL: all of it
 
-Every other row keeps `input` whole and the three columns NULL. A conversation's rows tile its text:
-the first call's messages, then each continuation's, in offset order. Readers fold them back
-(query/sql/_whole_input.sql for the views, `whole_rows` for a trajectory): a row's input is the
-messages of the rows before its offset plus its own, and only when those add up to exactly
-`input_offset` characters; otherwise an earlier row is missing (a damaged file set aside, say) and the
-input is NULL, never a wrong one.
+Every other row keeps `input` whole and the columns NULL. A conversation's rows tile its text: the first
+call's messages, then each continuation's, in offset order. Readers fold them back
+(query/sql/_whole_input.sql for the views, `whole_rows` for a trajectory): a row's text is the messages of
+the rows before its offset plus its own, only when those add up to exactly `input_offset` characters, and
+its input is that text or its ranges of it; otherwise an earlier row is missing (a damaged file set aside,
+say) and the input is NULL, never a wrong one.
 
 What keeps that true:
-- A row continues a conversation only when the writer already wrote (durably) the conversation's latest
-  input and the new input extends it at a message boundary; the texts are compared, not hashes. An input
-  that ends before the latest one (spans end out of order, across batches) starts a conversation of its own.
+- A row continues a conversation only when the writer already wrote (durably) the rows it refers to, and
+  messages are matched by their text (compared, not hashed), at message boundaries.
+- The cheap case first: an input that is the conversation's latest one with messages appended (NULL
+  ranges while the conversation only grew that way). Else (an agent dropped or summarised turns, a
+  branch, a late call) each message is looked up in the run's conversations, and the input is stored as
+  ranges of the one it shares most with. An input sharing nothing, or whose conversation's text has grown
+  past `_SLACK` times its size, starts a conversation of its own.
 - A conversation never leaves its run, user, session, trace and start date: erasing a user, session or
   run, or dropping a day's partition, removes whole conversations.
 - Within one append, model calls are taken in start order, so a batch holding a later call before an
@@ -29,15 +35,16 @@ What keeps that true:
   duplicate removal then keeps one). A span delivered again to another writer is stored whole there.
 
 Text, not parsed messages: JSON is compared and cut as text (an input is `[` + messages + `]`), so the
-rebuilt input is byte for byte the one recorded. Each piece is checked to be valid JSON once.
+rebuilt input is byte for byte the one recorded. Each message is parsed once, when its row adds it.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, MutableMapping, Sequence
+from typing import Any, Callable, Mapping, MutableMapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,26 +52,55 @@ import pyarrow.compute as pc
 from agentotel.store import dialects
 from agentotel.store.schema import CONVERSATION, SPAN_SCHEMA
 
-CHAIN, OFFSET, ADDED = (name for name, _ in CONVERSATION)
+CHAIN, OFFSET, ADDED, RANGES = (name for name, _ in CONVERSATION)
 _DAY_NS = 86_400 * 10**9
 _MODEL_OPERATIONS = pa.array(sorted(dialects.MODEL_OPERATIONS), pa.string())
+_RANGE = SPAN_SCHEMA.field(RANGES).type
 _CHAINS_PER_RUN = 8  # conversations followed at once in one run (an agent and its parallel helpers)
 _RUNS = 4096  # runs followed at once: the least recently written ones are forgotten first
-_CHARS = 64 * 1024 * 1024  # characters of latest inputs kept in memory, in all
+_CHARS = 64 * 1024 * 1024  # characters of conversations kept in memory, in all
 _SPANS_PER_RUN = 4096  # spans per run whose stored form is remembered (for a second delivery)
+_scan = json.JSONDecoder().raw_decode
+# An appended message the conversation already holds (an identical tool result, say) is stored as a range
+# of it from this size: a range costs a few bytes in this row and in every later one of the conversation.
+_WORTH_A_RANGE = 256
+# A conversation whose agent drops old turns keeps growing while its inputs do not; readers rebuild an
+# input from the conversation's text before it (in SQL a window over it, per row), so past this many
+# times the input's size the input starts a conversation of its own: one whole input stored, and what a
+# reader builds per row stays within a constant factor of the input itself.
+_SLACK = 4
+
+Form = tuple  # how a call is stored: (chain, offset, added, ranges), or four Nones when whole
 
 
 @dataclass
 class _Chain:
+    """One conversation as the writer knows it: its text (every message its rows stored, in offset
+    order, joined by commas) by size and by where each message sits, and its latest input."""
+
     id: str  # the span id of its first call
-    text: str  # its latest input without the brackets: the messages, joined by commas
-    checked: bool  # whether `text` is known to be valid JSON messages
+    size: int  # characters of the conversation's text
+    where: MutableMapping[str, int]  # message text -> where it starts in the conversation's text
+    latest: str  # the latest input without the brackets
+    ranges: list[tuple[int, int]] | None  # the latest input as ranges of the text; None: all of it
+    checked: bool  # whether `latest` is known to be valid JSON messages
+
+    def staged(self) -> _Chain:
+        """A copy whose additions stay apart from this chain's until `commit` (an append may fail)."""
+        return _Chain(self.id, self.size, ChainMap({}, self.where), self.latest, self.ranges, self.checked)
+
+    def commit(self) -> _Chain:
+        if isinstance(self.where, ChainMap):
+            added, base = self.where.maps
+            base.update(added)
+            self.where = base
+        return self
 
 
 @dataclass
 class _Run:
     chains: list[_Chain]
-    stored: dict[str, tuple[str | None, int | None, str | None]]  # span id -> (chain, offset, added)
+    stored: dict[str, Form]  # span id -> its form
 
 
 @dataclass
@@ -72,8 +108,8 @@ class _Staged:
     """A run's state during one append: its chains copied (a few), its spans' forms added beside the old."""
 
     chains: list[_Chain]
-    committed: dict[str, tuple[str | None, int | None, str | None]]
-    added: dict[str, tuple[str | None, int | None, str | None]]
+    committed: dict[str, Form]
+    added: dict[str, Form]
 
 
 def _valid(messages: str) -> bool:
@@ -82,6 +118,37 @@ def _valid(messages: str) -> bool:
         return isinstance(json.loads(f"[{messages}]"), list)
     except (ValueError, RecursionError):
         return False
+
+
+def _split(messages: str, values: list[Any] | None = None) -> list[tuple[int, int]] | None:
+    """Where each message of `messages` (JSON values joined by commas, nothing else between) starts and
+    ends (their parsed values appended to `values`); None when they are not that (whitespace between,
+    say: then only a whole prefix is shared)."""
+    bounds: list[tuple[int, int]] = []
+    at, n = 0, len(messages)
+    try:
+        while at < n:
+            value, end = _scan(messages, at)
+            bounds.append((at, end))
+            if values is not None:
+                values.append(value)
+            if end < n and messages[end] != ",":
+                return None
+            at = end + 1
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return bounds if at == n + 1 or (not bounds and n == 0) else None
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Ranges of a conversation's text that follow each other across one comma, made one."""
+    out: list[tuple[int, int]] = []
+    for start, length in ranges:
+        if out and out[-1][0] + out[-1][1] + 1 == start:
+            out[-1] = (out[-1][0], out[-1][1] + 1 + length)
+        else:
+            out.append((start, length))
+    return out
 
 
 class Conversations:
@@ -108,7 +175,7 @@ class Conversations:
         if run is None:
             known = self._runs.get(key)
             run = staged[key] = _Staged(
-                [_Chain(c.id, c.text, c.checked) for c in known.chains] if known else [],
+                [c.staged() for c in known.chains] if known else [],
                 known.stored if known else {},
                 {},
             )
@@ -127,7 +194,7 @@ class Conversations:
         starts = picked.column("start_time").cast(pa.int64()).to_pylist()
         columns = {name: picked.column(name).to_pylist() for name in ("trace_id", "span_id", "run_id", "session_id", "user_id")}
         texts = picked.column("input").to_pylist()
-        chain_of: dict[int, tuple[str, int, str]] = {}
+        chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
             text = texts[i]
             if len(text) < 3 or text[0] != "[" or text[-1] != "]":
@@ -139,62 +206,121 @@ class Conversations:
             form = run.added.get(span) or run.committed.get(span)
             if form is not None:  # delivered again: stored as it was the first time
                 if form[0] is not None:
-                    chain_of[rows[i]] = form  # type: ignore[assignment]
+                    chain_of[rows[i]] = form
                 continue
             form = self._continue(run.chains, span, text[1:-1])
             run.added[span] = form
             if form[0] is not None:
-                chain_of[rows[i]] = form  # type: ignore[assignment]
+                chain_of[rows[i]] = form
         if not chain_of:
             return batch
         n = batch.num_rows
-        chain, offset, added = [None] * n, [None] * n, [None] * n
-        for row, (c, o, a) in chain_of.items():
+        chain, offset, added, ranges = [None] * n, [None] * n, [None] * n, [None] * n
+        for row, (c, o, a, r) in chain_of.items():
             chain[row], offset[row], added[row] = c, o, a
+            if r is not None:
+                ranges[row] = [{"start": s, "length": length} for s, length in r]
         kept = pc.if_else(pc.is_null(pa.array(chain, pa.string())), inputs, pa.nulls(n, pa.string()))
         replaced = {"input": kept, CHAIN: pa.array(chain, pa.string()), OFFSET: pa.array(offset, pa.int64()),
-                    ADDED: pa.array(added, pa.string())}
+                    ADDED: pa.array(added, pa.string()), RANGES: pa.array(ranges, _RANGE)}
         return pa.RecordBatch.from_arrays(
             [replaced.get(name, batch.column(name)) for name in SPAN_SCHEMA.names], schema=SPAN_SCHEMA
         )
 
     @staticmethod
-    def _continue(chains: list[_Chain], span: str, messages: str) -> tuple[str | None, int | None, str | None]:
-        """How a call whose input holds `messages` is stored: (chain, offset, added), or Nones when whole."""
+    def _continue(chains: list[_Chain], span: str, messages: str) -> Form:
+        """How a call whose input holds `messages` is stored: (chain, offset, added, ranges), or Nones when whole.
+
+        The common case first, and cheap: the input is a conversation's latest one with messages appended
+        (compared as text, so only the new messages are parsed). Else, when an agent dropped or summarised
+        turns (or two branches grew from one prompt), the input is matched message by message against each
+        conversation of the run and stored as ranges of the one it shares most with, plus the messages
+        that one does not hold. An input that shares no message starts a conversation of its own.
+        """
         best = None
-        for chain in chains:  # the longest conversation this input extends at a message boundary
-            size = len(chain.text)
-            if (best is None or size > len(best.text)) and messages.startswith(chain.text) and (
+        for chain in chains:  # the longest latest input this input extends at a message boundary
+            size = len(chain.latest)
+            if (best is None or size > len(best.latest)) and messages.startswith(chain.latest) and (
                 len(messages) == size or messages[size] == ","
             ):
                 best = chain
-        if best is not None:
-            rest = messages[len(best.text) + 1 :]
-            if (best.checked or _valid(best.text)) and (not rest or _valid(rest)):
-                best.checked = True
-                form = (best.id, len(best.text), f"[{rest}]")
-                best.text = messages
-                return form
-        chains.append(_Chain(span, messages, False))
+        if best is not None and (best.checked or _valid(best.latest)):
+            best.checked = True
+            rest = messages[len(best.latest) + 1 :]
+            bounds = _split(rest) if rest else []
+            head = best.ranges if best.ranges is not None else [(0, best.size)]
+            if bounds is not None:
+                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE)
+                if form is not None:
+                    return form
+            elif _valid(rest):  # messages with whitespace between: kept as they are, after the whole latest input
+                start = best.size + 1 if best.size and rest else best.size
+                ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
+                if ranges is None or start + len(rest) <= _SLACK * len(messages):
+                    return Conversations._add(best, rest, [], start, messages, ranges)
+        bounds = _split(messages)
+        if bounds is not None and chains:
+            pieces = [messages[s:e] for s, e in bounds]
+            shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))
+            if any(p in shared.where for p in pieces):
+                form = Conversations._assemble(shared, [], pieces, messages, 0)
+                if form is not None:
+                    return form
+        where = {} if bounds is None else {messages[s:e]: s for s, e in reversed(bounds)}
+        chains.append(_Chain(span, len(messages), where, messages, None, bounds is not None))
         if len(chains) > _CHAINS_PER_RUN:
             chains.pop(0)
-        return None, None, None
+        return None, None, None, None
+
+    @staticmethod
+    def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], messages: str,
+                  least: int) -> Form | None:
+        """Store an input as the ranges `head` of `chain`'s text, then `pieces`: each one the chain holds
+        (at least `least` characters long) as a range of it, the others as new messages. None when the
+        conversation's text would grow past `_SLACK` times the input (the input then starts a new one)."""
+        known = [chain.where.get(p) if len(p) >= least else None for p in pieces]
+        new = [p for p, at in zip(pieces, known) if at is None]
+        rest = ",".join(new)
+        start = chain.size + 1 if chain.size and rest else chain.size
+        ranges, at, bounds = list(head), start, []
+        for p, found in zip(pieces, known):
+            if found is None:
+                bounds.append((at - start, at - start + len(p)))
+                found, at = at, at + len(p) + 1
+            ranges.append((found, len(p)))
+        ranges = _merged(ranges)
+        if ranges == [(0, start + len(rest))]:
+            return Conversations._add(chain, rest, bounds, start, messages, None)
+        if start + len(rest) > _SLACK * len(messages):
+            return None
+        return Conversations._add(chain, rest, bounds, start, messages, ranges)
+
+    @staticmethod
+    def _add(chain: _Chain, rest: str, bounds: list[tuple[int, int]], start: int, messages: str,
+             ranges: list[tuple[int, int]] | None) -> Form:
+        """Append a call's new messages `rest` (their `bounds` within it) to `chain` at `start`; its form."""
+        form = (chain.id, chain.size, f"[{rest}]", ranges)
+        for s, e in bounds:
+            chain.where.setdefault(rest[s:e], start + s)
+        chain.size = start + len(rest)
+        chain.latest, chain.ranges = messages, ranges
+        return form
 
     def _commit(self, staged: dict[tuple, _Staged]) -> None:
         for key, change in staged.items():
             run = self._runs.pop(key, None)
             if run is None:
                 run = _Run([], change.committed)
-            self._chars -= sum(len(c.text) for c in run.chains)
-            run.chains = change.chains
+            self._chars -= sum(c.size for c in run.chains)
+            run.chains = [c.commit() for c in change.chains]
             run.stored.update(change.added)
             while len(run.stored) > _SPANS_PER_RUN:
                 run.stored.pop(next(iter(run.stored)))
             self._runs[key] = run  # most recently written last
-            self._chars += sum(len(c.text) for c in run.chains)
+            self._chars += sum(c.size for c in run.chains)
         while self._runs and (self._chars > self._max_chars or len(self._runs) > self._max_runs):
             _key, run = self._runs.popitem(last=False)
-            self._chars -= sum(len(c.text) for c in run.chains)
+            self._chars -= sum(c.size for c in run.chains)
 
 
 def chain_table(table: pa.Table) -> pa.Table:
@@ -206,6 +332,25 @@ def chain_table(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches(batches, schema=SPAN_SCHEMA)
 
 
+def _rebuilt(text: str | None, ranges: Sequence[Mapping[str, int]] | None) -> str | None:
+    """A continuation's input from its conversation's text up to and with its own messages (`text`)."""
+    if text is None:
+        return None
+    if ranges is None:
+        return f"[{text}]"
+    parts = []
+    for r in ranges:
+        start, length = r["start"], r["length"]
+        if start < 0 or length < 0 or start + length > len(text):
+            return None
+        parts.append(text[start : start + length])
+    return "[" + ",".join(parts) + "]"
+
+
+def _joined(before: str, own: str) -> str:
+    return f"{before},{own}" if before and own else before or own
+
+
 def full_inputs(table: pa.Table) -> list[str | None]:
     """Each row's whole input, rebuilt from the conversations in `table` (None when its base is missing).
 
@@ -215,6 +360,7 @@ def full_inputs(table: pa.Table) -> list[str | None]:
     chains = table.column(CHAIN).to_pylist()
     offsets = table.column(OFFSET).to_pylist()
     added = table.column(ADDED).to_pylist()
+    ranges = table.column(RANGES).to_pylist() if RANGES in table.column_names else [None] * table.num_rows
     traces = table.column("trace_id").to_pylist()
     spans = table.column("span_id").to_pylist()
     segments: dict[tuple, dict[tuple[int, str], str]] = {}
@@ -230,12 +376,11 @@ def full_inputs(table: pa.Table) -> list[str | None]:
             out.append(inputs[i])
             continue
         pieces = sorted((k, v) for k, v in segments.get((traces[i], chain), {}).items() if k[0] < offsets[i] and v)
-        prefix = ",".join(v for _k, v in pieces)
-        if len(prefix) != offsets[i] or added[i] is None:
+        before = ",".join(v for _k, v in pieces)
+        if len(before) != offsets[i] or added[i] is None:
             out.append(None)
             continue
-        own = added[i][1:-1]
-        out.append(f"[{prefix},{own}]" if own else f"[{prefix}]")
+        out.append(_rebuilt(_joined(before, added[i][1:-1]), ranges[i]))
     return out
 
 
@@ -249,15 +394,68 @@ def whole(table: pa.Table) -> pa.Table:
     return table
 
 
+class _Text:
+    """A conversation's text as a reader rebuilds it, piece by piece, each message parsed once."""
+
+    def __init__(self, first: str) -> None:
+        self.text = ""
+        self.starts: list[int] = []  # where each parsed message starts in `text`
+        self.ends: list[int] = []
+        self.values: list[Any] = []
+        self.aligned = True  # every piece split into messages (else a ranged input is parsed whole)
+        self.add(first)
+
+    def add(self, piece: str) -> None:
+        if not piece:
+            return
+        at = len(self.text) + 1 if self.text else 0
+        self.text = _joined(self.text, piece)
+        values: list[Any] = []
+        bounds = _split(piece, values)
+        if bounds is None:
+            self.aligned = False
+            self.values.extend(json.loads(f"[{piece}]"))
+            return
+        self.starts.extend(at + s for s, _e in bounds)
+        self.ends.extend(at + e for _s, e in bounds)
+        self.values.extend(values)
+
+    def messages_with(self, own: str, ranges: Sequence[Mapping[str, int]], text: str) -> list[Any]:
+        """The parsed messages of a ranged input whose row adds `own` (its ranges may point into it)."""
+        kept = (self.text, len(self.starts), len(self.values), self.aligned)
+        self.add(own)
+        try:
+            return self.messages(ranges, text)
+        finally:
+            self.text, self.aligned = kept[0], kept[3]
+            del self.starts[kept[1]:], self.ends[kept[1]:], self.values[kept[2]:]
+
+    def messages(self, ranges: Sequence[Mapping[str, int]] | None, text: str) -> list[Any]:
+        """The parsed messages of an input: all of the text (`ranges` None) or its ranges of it."""
+        if ranges is None:
+            return list(self.values)
+        if not self.aligned:
+            return json.loads(text)
+        out: list[Any] = []
+        for r in ranges:
+            first = bisect.bisect_left(self.starts, r["start"])
+            last = bisect.bisect_right(self.ends, r["start"] + r["length"])
+            if first >= len(self.starts) or self.starts[first] != r["start"] or last == 0 or \
+                    self.ends[last - 1] != r["start"] + r["length"]:
+                return json.loads(text)
+            out.extend(self.values[first:last])
+        return out
+
+
 def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
     """Set `input` whole in each row dict stored as a continuation, from the other rows (one trace's, as a
     trajectory reads them), and `input_messages` to its parsed messages. False, having set nothing
     reliable, when a row's base is not among `rows` or anything does not add up: the caller then asks the
     store (query/sql/_whole_input.sql), which has every copy of every row and gives NULL where an input is unknown.
 
-    Linear in what it builds: each conversation's text and message list grow call by call, and the
-    messages of earlier calls are parsed once and shared between the lists (so a long run's trajectory
-    does not parse its history again at every step).
+    Linear in what it parses: each conversation's messages are parsed once, as their row adds them, and
+    shared by the inputs that hold them (so a long run's trajectory does not parse its history again at
+    every step).
     """
     conversations: dict[tuple[str, str], list[MutableMapping[str, Any]]] = {}
     for row in rows:
@@ -273,26 +471,33 @@ def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
             start = starts.get(key)
             if start is None or start.get("input") is None or len(start["input"]) < 2:
                 return False
-            text, parsed = start["input"][1:-1], json.loads(start["input"])
+            conversation = _Text(start["input"][1:-1])
             members.sort(key=lambda r: (r[OFFSET], r["span_id"]))
             seen: set[tuple[int, str]] = set()
-            pending: list[tuple[str, list]] = []  # pieces at the current offset: part of the larger ones' bases
+            pending: list[str] = []  # pieces at the current offset: part of the larger ones' bases
             at = None
             for row in members:
                 if row[OFFSET] != at:
-                    for piece, messages_ in pending:
-                        text, parsed = f"{text},{piece}", parsed + messages_
+                    for piece in pending:
+                        conversation.add(piece)
                     pending, at = [], row[OFFSET]
                 added = row.get(ADDED)
-                if added is None or len(text) != row[OFFSET]:
+                if added is None or len(conversation.text) != row[OFFSET]:
                     return False
                 own = added[1:-1]
-                messages_ = json.loads(added) if own else []
-                row["input"] = f"[{text},{own}]" if own else f"[{text}]"
-                row["input_messages"] = parsed + messages_
+                ranges = row.get(RANGES)
+                if ranges is None:
+                    row["input"] = f"[{_joined(conversation.text, own)}]"
+                    row["input_messages"] = conversation.messages(None, "") + (json.loads(added) if own else [])
+                else:
+                    text = _joined(conversation.text, own)
+                    row["input"] = _rebuilt(text, ranges)
+                    if row["input"] is None:
+                        return False
+                    row["input_messages"] = conversation.messages_with(own, ranges, row["input"])
                 if own and (row[OFFSET], row["span_id"]) not in seen:
                     seen.add((row[OFFSET], row["span_id"]))
-                    pending.append((own, messages_))
+                    pending.append(own)
     except (ValueError, TypeError, RecursionError):
         return False
     return True

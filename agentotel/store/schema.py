@@ -20,9 +20,10 @@ from agentotel import semconv
 from agentotel._tracing import SCOPE as _OWN_SCOPE
 from agentotel.store import dialects
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`.
-2 added `dialect`; 3 added the `input_chain`, `input_offset`, `input_added` columns (store/messages.py)."""
+2 added `dialect`; 3 added the `input_chain`, `input_offset`, `input_added` columns (store/messages.py);
+4 added `input_ranges` (a continuation may keep some of its conversation's messages, not all)."""
 
 METADATA_KEY = b"agentotel.schema_version"
 
@@ -73,6 +74,10 @@ CONVERSATION = [
     ("input_chain", pa.string()),  # the span id of the first call of the conversation this row continues
     ("input_offset", pa.int64()),  # characters of the conversation's messages before this row's (its base)
     ("input_added", pa.string()),  # the messages this call adds to its base's, as a JSON array
+    # Which parts of the conversation's text (its messages so far and this row's) the input holds, in
+    # order: NULL for all of it (an input that only appends), else the turns an agent kept when it dropped
+    # or summarised others.
+    ("input_ranges", pa.list_(pa.struct([("start", pa.int64()), ("length", pa.int64())]))),
 ]
 STORAGE_COLUMNS = tuple(name for name, _ in CONVERSATION)
 """Columns that say how a row is stored, not what the span was: the query views fold them away."""

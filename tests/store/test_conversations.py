@@ -73,7 +73,7 @@ def stored(directory: Path) -> dict[str, dict]:
         table = conform(pq.read_table(path))
         for r in table.select(["span_id", "input", *STORAGE_COLUMNS]).to_pylist():
             out[r["span_id"]] = {"input": r["input"], "chain": r["input_chain"], "offset": r["input_offset"],
-                                 "added": r["input_added"]}
+                                 "added": r["input_added"], "ranges": r["input_ranges"]}
     return out
 
 
@@ -117,20 +117,21 @@ def test_calls_that_end_out_of_order_in_one_batch_are_still_stored_once(tmp_path
     assert inputs(tmp_path) == {"1" * 16: text(a), "2" * 16: text(b), "3" * 16: text(d)}
 
 
-def test_an_earlier_call_arriving_after_a_later_one_is_stored_whole(tmp_path):
+def test_an_earlier_call_arriving_after_a_later_one_is_stored_as_part_of_its_conversation(tmp_path):
     writer = StoreWriter(tmp_path)
     writer.append(batch(c("1" * 16, T0 + 1, history(1))))
     writer.append(batch(c("3" * 16, T0 + 3, history(3))))
-    writer.append(batch(c("2" * 16, T0 + 2, history(2))))  # its base has moved on: it cannot continue it
-    writer.append(batch(c("4" * 16, T0 + 4, history(4))))  # continues the longest conversation it extends
+    writer.append(batch(c("2" * 16, T0 + 2, history(2))))  # its base has moved on: a range of what is stored
+    writer.append(batch(c("4" * 16, T0 + 4, history(4))))  # continues the latest input it extends
     writer.close()
     rows = stored(tmp_path)
-    assert rows["2" * 16]["input"] == text(history(2)) and rows["2" * 16]["chain"] is None
+    assert rows["2" * 16]["chain"] == "1" * 16 and rows["2" * 16]["added"] == "[]"
+    assert rows["2" * 16]["ranges"] == [{"start": 0, "length": len(text(history(2))) - 2}]
     assert rows["4" * 16]["chain"] == "1" * 16 and rows["4" * 16]["offset"] == len(text(history(3))) - 2
     assert inputs(tmp_path) == {f"{k}" * 16: text(history(k)) for k in range(1, 5)}
 
 
-def test_a_conversation_that_forks_keeps_both_branches_whole(tmp_path):
+def test_a_conversation_that_forks_or_is_rewritten_stays_one_conversation(tmp_path):
     base = history(2)
     left = base + [message("user", "left")]
     right = base + [message("user", "right")]
@@ -144,8 +145,12 @@ def test_a_conversation_that_forks_keeps_both_branches_whole(tmp_path):
                 "5" * 16: rewritten, "6" * 16: base}
     assert inputs(tmp_path) == {k: text(v) for k, v in expected.items()}
     rows = stored(tmp_path)
-    assert rows["3" * 16]["chain"] is None  # the branch that could not continue is whole
-    assert rows["4" * 16]["chain"] == "3" * 16
+    assert all(rows[s * 16]["chain"] == "1" * 16 for s in "2346")  # every branch: one conversation
+    assert rows["3" * 16]["added"] == text(right[-1:]) and rows["3" * 16]["ranges"] is not None
+    assert rows["6" * 16]["added"] == "[]"
+    # A rewritten input a fraction of its conversation's size starts its own: a reader never builds more
+    # than a few times an input to rebuild it.
+    assert rows["5" * 16]["chain"] is None
 
 
 def test_conversations_never_cross_runs_users_traces_or_days(tmp_path):
@@ -311,7 +316,7 @@ def test_a_store_written_before_reads_the_same_and_compacts_into_the_new_form(tm
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
     compact(tmp_path / "old", grace_s=0)
     (merged,) = parquet_files(tmp_path / "old")
-    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"3"
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
     assert sum(r["chain"] is not None for r in stored(tmp_path / "old").values()) == 5
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
 
@@ -415,12 +420,12 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
 def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
     import re
 
-    from importlib import resources
 
     docs = (Path(__file__).parent.parent.parent / "docs" / "STORE.md").read_text()
+    from agentotel.query import _sql
+
     macro = re.search(r"```sql\n(CREATE OR REPLACE MACRO agentotel_spans.*?)```", docs, re.S).group(1)
-    shipped = resources.files("agentotel.query").joinpath("sql", "macro_agentotel_spans.sql").read_text()
-    assert shipped.endswith(macro)  # one text: the docs print what agentotel itself defines
+    assert _sql("macro_agentotel_spans").endswith(macro)  # one text: the docs print what agentotel itself defines
     writer = StoreWriter(tmp_path)
     for k in range(4):
         writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
@@ -469,3 +474,99 @@ def test_spans_through_the_collector_s_conversion_are_stored_alike(tmp_path):
     traces = agentotel.open(store)
     (run,) = traces.sql("SELECT run_id FROM runs").fetchall()
     assert [s.input for s in traces.trajectory(run[0]).steps] == [history(k) for k in range(4)]
+
+
+# -- message by message: turns dropped or summarised ---------------------------------------------------------
+
+
+def _agent_run(directory: Path, *, keep: int, summarise_every: int, steps: int = 24, separators=(",", ":"),
+               split: int = 5) -> dict[str, list[dict]]:
+    """A support agent (not a coding one) whose history is cut to its system prompt plus the last `keep`
+    messages, and every `summarise_every` steps replaced by a summary of its own; each model reply and
+    each tool result (a JSON order record) joins the history. Exported a few spans per batch, in end
+    order, as an SDK's BatchSpanProcessor would; returns each model call's input by span id."""
+    def dump(value) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=separators)
+
+    writer = StoreWriter(directory)
+    system = {"role": "system", "parts": [{"type": "text", "content": "Answer as the Acme support desk. " * 6}]}
+    history_: list[dict] = [{"role": "user", "parts": [{"type": "text", "content": "Where is my order?"}]}]
+    expected, pending, t = {}, SpanColumns(), T0
+
+    def span(span_id: str, attributes: dict) -> None:
+        nonlocal t
+        pending.append(trace_id="c" * 32, span_id=span_id, parent_span_id=None, name="x", kind="CLIENT",
+                       status_code="UNSET", status_message=None, start_time_ns=t, end_time_ns=t + 500,
+                       attributes={sc.AGENTOTEL_RUN_ID: "support", sc.ENDUSER_ID: "u9", **attributes},
+                       resource_attributes={}, scope_name="agentotel.anthropic", scope_version="1")
+        t += 1000
+        if len(pending) >= split:
+            writer.append(pending.to_batch())
+
+    for k in range(steps):
+        if summarise_every and k and k % summarise_every == 0:
+            summary = {"role": "user", "parts": [{"type": "text", "content": f"Summary of steps before {k}: " + "ok " * 40}]}
+            history_ = [summary] + history_[-2:]
+        messages_ = [system] + history_[-keep:]
+        reply = {"role": "assistant", "parts": [{"type": "tool_call", "id": f"t{k}", "name": "lookup_order",
+                                                   "arguments": {"order": f"A-{k:04d}", "why": "the customer asked " * 5}}]}
+        expected[f"{k:04x}" + "a" * 12] = messages_
+        span(f"{k:04x}" + "a" * 12, {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_INPUT_MESSAGES: dump(messages_),
+                                    sc.GEN_AI_OUTPUT_MESSAGES: dump([reply])})
+        result = {"order": f"A-{k:04d}", "status": "shipped", "lines": [{"sku": f"S{k}{i}", "qty": i} for i in range(12)]}
+        span(f"{k:04x}" + "b" * 12, {sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: "lookup_order",
+                                    sc.GEN_AI_TOOL_CALL_RESULT: dump(result)})
+        history_ = history_ + [reply, {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"t{k}",
+                                                                   "response": result}]}]
+    if len(pending):
+        writer.append(pending.to_batch())
+    writer.close()
+    return {span_id: messages_ for span_id, messages_ in expected.items()}
+
+
+@pytest.mark.parametrize("keep, summarise_every", [(6, 0), (9, 7), (1000, 5)])
+def test_dropped_and_summarised_turns_keep_the_conversation_stored_once(tmp_path, keep, summarise_every):
+    expected = _agent_run(tmp_path, keep=keep, summarise_every=summarise_every)
+    rows = stored(tmp_path)
+    calls = [rows[s] for s in sorted(expected)]
+    assert calls[0]["chain"] is None and sum(r["chain"] is None for r in calls) <= len(calls) // 4
+    assert any(r["ranges"] is not None for r in calls)  # turns were dropped: some inputs keep only part
+    kept = sum(len(r["added"]) if r["chain"] else len(r["input"]) for r in calls)
+    assert kept < 0.4 * sum(len(text(m)) for m in expected.values())  # each message about once
+    got = inputs(tmp_path)
+    assert {s: got[s] for s in expected} == {s: text(m) for s, m in expected.items()}  # byte for byte
+    steps = agentotel.open(tmp_path).trajectory("support").steps
+    assert [s.input for s in steps if s.type == "llm"] == [expected[s] for s in sorted(expected)]
+    table = pa.concat_tables(pq.read_table(p, schema=SPAN_SCHEMA) for p in parquet_files(tmp_path))
+    python = dict(zip(table.column("span_id").to_pylist(), messages.full_inputs(table)))
+    assert {s: python[s] for s in expected} == {s: text(m) for s, m in expected.items()}
+
+
+def test_messages_with_whitespace_between_are_stored_whole_or_appended_exactly(tmp_path):
+    expected = _agent_run(tmp_path, keep=5, summarise_every=0, separators=(", ", ": "), steps=10)
+    got = inputs(tmp_path)
+    assert {s: got[s] for s in expected} == {s: json.dumps(m, ensure_ascii=False) for s, m in expected.items()}
+
+
+def test_a_version_3_store_reads_the_same_and_compacts_as_it_is(tmp_path):
+    writer = StoreWriter(tmp_path / "new")
+    for k in range(6):  # each input appends to the last: stored as version 3 stored it (no ranges, nothing borrowed)
+        writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
+        if k == 2:
+            writer.fold()
+    writer.close()
+    old = tmp_path / "old"
+    for path in parquet_files(tmp_path / "new"):
+        table = pq.read_table(path).drop_columns(["input_ranges"])
+        out = old / Path(path).relative_to(tmp_path / "new")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({b"agentotel.schema_version": b"3"}), out)
+    assert inputs(old) == inputs(tmp_path / "new") == {f"{k}" * 16: text(history(k)) for k in range(6)}
+    con = duckdb.connect()
+    con.execute(agentotel.query._sql("macro_agentotel_spans"))
+    assert dict(con.sql(f"SELECT span_id, input FROM agentotel_spans('{old}/spans/**/*.parquet')").fetchall()) == inputs(old)
+    compact(old, grace_s=0)
+    (merged,) = parquet_files(old)
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
+    assert sum(r["chain"] is not None for r in stored(old).values()) == 5
+    assert inputs(old) == inputs(tmp_path / "new")

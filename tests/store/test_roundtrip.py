@@ -131,6 +131,7 @@ EXPECTED = {
         "input_chain": None,
         "input_offset": None,
         "input_added": None,
+        "input_ranges": None,
         "attributes": {
             sc.GEN_AI_OPERATION_NAME: "chat",
             sc.GEN_AI_PROVIDER_NAME: "openai",
@@ -244,6 +245,19 @@ def test_files_carry_schema_version_zstd_page_index_bloom_filter_and_time_order(
     assert starts == sorted(starts)
     probe = duckdb.sql(f"select bloom_filter_excludes from parquet_bloom_probe('{path}', 'trace_id', 'ffff')").fetchall()
     assert probe == [(True,)]
+
+
+def test_min_max_statistics_are_kept_for_filtered_columns_only(stored):
+    """Queries prune row groups by time, ids and the promoted columns; payloads and maps carry no min/max
+    (kilobytes of text per page header and page index, for no query)."""
+    (path,) = parquet_files(stored)
+    group = pq.read_metadata(path).row_group(0)
+    has = {group.column(i).path_in_schema: group.column(i).is_stats_set for i in range(group.num_columns)}
+    assert all(has[c] for c in ("trace_id", "span_id", "start_time", "run_id", "operation", "input_tokens",
+                                "finish_reasons.list.element"))
+    assert not any(v for k, v in has.items() if k.split(".")[0] in ("input", "output", "attributes", "events"))
+    stats = group.column(list(has).index("start_time")).statistics
+    assert stats.has_min_max and stats.min <= stats.max
 
 
 def test_duckdb_reads_the_same_rows_by_glob(stored):
