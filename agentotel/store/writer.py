@@ -222,13 +222,39 @@ def _each_day(publish_day: Callable[[int, int, int], Path | str | None], jobs: l
     so a retry (skip_published) finds all the others done."""
     if len(jobs) < 2:
         return [publish_day(*job) for job in jobs]
-    from concurrent.futures import ThreadPoolExecutor
+    results: list[Path | str | None] = [None] * len(jobs)
+    errors: list[BaseException | None] = [None] * len(jobs)
+    next_job = iter(range(len(jobs)))
+    taking = threading.Lock()
 
-    workers = min(len(jobs), _FOLD_THREADS)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentotel-store-fold") as pool:
-        futures = [pool.submit(publish_day, *job) for job in jobs]
-    # Leaving the pool waited for every date; result() raises the first date's error, if any.
-    return [future.result() for future in futures]
+    def work() -> None:
+        while True:
+            with taking:
+                index = next(next_job, None)
+            if index is None:
+                return
+            try:
+                results[index] = publish_day(*jobs[index])
+            except BaseException as exc:  # noqa: BLE001 - raised below, once every date was attempted
+                errors[index] = exc
+
+    # Plain threads, not an executor: a fold at interpreter exit (a provider's atexit shutdown) comes
+    # after concurrent.futures stops taking work; where no thread can start, the caller does every date.
+    helpers = []
+    for _ in range(min(len(jobs), _FOLD_THREADS) - 1):
+        helper = threading.Thread(target=work, name="agentotel-store-fold-date", daemon=True)
+        try:
+            helper.start()
+        except RuntimeError:
+            break
+        helpers.append(helper)
+    work()  # the calling thread takes dates too
+    for helper in helpers:
+        helper.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 def _current(batch: pa.RecordBatch) -> pa.RecordBatch:

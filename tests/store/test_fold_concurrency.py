@@ -7,6 +7,8 @@ leaving its spans recoverable from the WAL.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import pyarrow.parquet as pq
@@ -156,4 +158,33 @@ def test_a_shutdown_fold_that_fails_beside_a_background_fold_keeps_its_spans_for
     writer.close()
     stored = _stored(tmp_path)
     assert sorted(i for ids in stored.values() for i in ids) == sorted(f"{s.context.span_id:016x}" for s in spans)
+    assert wal.wal_files(tmp_path) == []
+
+
+_AT_EXIT = """
+import sys
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from agentotel.store import ParquetSpanExporter
+
+provider = TracerProvider()  # shuts down at exit (atexit): the exporter's last fold runs then
+provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(sys.argv[1], wal_max_bytes=1 << 40, wal_max_age_s=3600)))
+tracer = provider.get_tracer("tests.store")
+for day in range(3):
+    for i in range(4):
+        start = {t0} + day * {day} + i * 1_000_000
+        tracer.start_span(f"d{{day}}-{{i}}", start_time=start).end(end_time=start + 500)
+"""
+
+
+def test_a_fold_at_interpreter_exit_publishes_every_date(tmp_path):
+    # At exit, a provider's atexit shutdown folds after concurrent.futures stopped taking work: the dates
+    # must still be written (side by side where threads can start, else one by one), none left in the WAL.
+    script = _AT_EXIT.format(t0=T0, day=DAY)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "cannot fold" not in done.stderr, done.stderr
+    stored = _stored(tmp_path)
+    assert sorted(stored) == ["date=2026-01-01", "date=2026-01-02", "date=2026-01-03"]
+    assert sum(len(ids) for ids in stored.values()) == 12
     assert wal.wal_files(tmp_path) == []
