@@ -189,11 +189,12 @@ class Conversations:
         rows = pc.indices_nonzero(pc.fill_null(candidates, False)).to_pylist()
         if not rows:
             return batch
-        picked = batch.select(["trace_id", "span_id", "run_id", "session_id", "user_id", "start_time", "input"])
+        picked = batch.select(["trace_id", "span_id", "run_id", "session_id", "user_id", "start_time"])
         picked = picked.take(pa.array(rows, pa.int64()))
         starts = picked.column("start_time").cast(pa.int64()).to_pylist()
         columns = {name: picked.column(name).to_pylist() for name in ("trace_id", "span_id", "run_id", "session_id", "user_id")}
-        texts = picked.column("input").to_pylist()
+        # Row by row: a take would first copy every conversation's text (the batch's bulk) only to read it.
+        texts = [inputs[row].as_py() for row in rows]
         chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
             text = texts[i]

@@ -38,6 +38,9 @@ _BY_START = [("start_time", "ascending")]
 _AGE_RETRY_S = 0.05  # the age timer's shortest wait
 _AGE_MAX_WAIT_S = 3600.0  # and its longest
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+# Files a fold writes at once when its spans start on several dates: one per core, the Parquet
+# encoding and compression run without the GIL (each file still takes its own memory for its pages).
+_FOLD_THREADS = max(2, min(4, os.cpu_count() or 2))
 
 
 def partition_name(day: int) -> str:
@@ -202,22 +205,66 @@ def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.Recor
     keys = pa.table({"day": days, "start_time": starts})
     table = sorted_table(table, [("day", "ascending"), *_BY_START], keys=keys)
     counts = sorted((entry["values"], entry["counts"]) for entry in pc.value_counts(days).to_pylist())
-    published = []
-    begin = 0
     remote = fs.open_remote(directory) if fs.is_remote(directory) else None
-    for day, count in counts:
-        name = f"{segment}.parquet"
+    name = f"{segment}.parquet"
+
+    def publish_day(day: int, begin: int, count: int) -> Path | str | None:
         if remote is not None:
             relative = f"{SPANS_DIR}/{partition_name(day)}"
-            if not (skip_published and _is_published_remote(remote, relative, name)):
-                published.append(publish_remote(table.slice(begin, count), remote, relative, name, sort_by=_BY_START))
-            begin += count
-            continue
+            if skip_published and _is_published_remote(remote, relative, name):
+                return None
+            return publish_remote(table.slice(begin, count), remote, relative, name, sort_by=_BY_START)
         partition = Path(directory) / SPANS_DIR / partition_name(day)
-        if not (skip_published and _is_published(partition, name)):
-            published.append(publish(table.slice(begin, count), partition, name, sort_by=_BY_START))
-        begin += count
-    return published
+        if skip_published and _is_published(partition, name):
+            return None
+        return publish(table.slice(begin, count), partition, name, sort_by=_BY_START)
+
+    begins = [0]
+    for _day, count in counts:
+        begins.append(begins[-1] + count)
+    jobs = [(day, begin, count) for (day, count), begin in zip(counts, begins)]
+    return [path for path in _each_day(publish_day, jobs) if path is not None]
+
+
+def _each_day(publish_day: Callable[[int, int, int], Path | str | None], jobs: list[tuple[int, int, int]]) -> list[Path | str | None]:
+    """`publish_day` for each date of a fold, dates written side by side (pyarrow encodes and compresses
+    a file without the GIL); results in date order. Every date is attempted before the first error is raised,
+    so a retry (skip_published) finds all the others done."""
+    if len(jobs) < 2:
+        return [publish_day(*job) for job in jobs]
+    results: list[Path | str | None] = [None] * len(jobs)
+    errors: list[BaseException | None] = [None] * len(jobs)
+    next_job = iter(range(len(jobs)))
+    taking = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with taking:
+                index = next(next_job, None)
+            if index is None:
+                return
+            try:
+                results[index] = publish_day(*jobs[index])
+            except BaseException as exc:  # noqa: BLE001 - raised below, once every date was attempted
+                errors[index] = exc
+
+    # Plain threads, not an executor: a fold at interpreter exit (a provider's atexit shutdown) comes
+    # after concurrent.futures stops taking work; where no thread can start, the caller does every date.
+    helpers = []
+    for _ in range(min(len(jobs), _FOLD_THREADS) - 1):
+        helper = threading.Thread(target=work, name="agentotel-store-fold-date", daemon=True)
+        try:
+            helper.start()
+        except RuntimeError:
+            break
+        helpers.append(helper)
+    work()  # the calling thread takes dates too
+    for helper in helpers:
+        helper.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
 
 
 def _current(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -417,6 +464,11 @@ class StoreWriter:
             log.warning("agentotel: cannot fold the WAL in %s into Parquet yet: %s", self._wal_dir, exc)
         self._fold_failed = True
 
+    def _join_fold(self) -> None:
+        """Wait for the background fold to end (its outcome is for `_settle_locked`)."""
+        if self._fold is not None:
+            self._fold.thread.join()
+
     def _settle_locked(self, *, wait: bool) -> bool:
         """Finish the background fold (retrying it here if it failed); False when it is still running."""
         fold = self._fold
@@ -448,14 +500,18 @@ class StoreWriter:
         with self._lock:
             if self._closed:
                 return []
+            files: list[Path] = []
+            try:
+                if self._batches:
+                    # Side by side with the background fold of the previous segment, if it still runs.
+                    files = _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
+                    sealed = self._wal
+                    self._wal = self._new_wal()
+                    self._batches, self._pending_bytes = [], 0
+                    sealed.close(remove=True)
+            finally:
+                self._join_fold()
             self._settle_locked(wait=True)
-            if not self._batches:
-                return []
-            files = _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
-            sealed = self._wal
-            self._wal = self._new_wal()
-            self._batches, self._pending_bytes = [], 0
-            sealed.close(remove=True)
             return files
 
     def close(self) -> None:
@@ -467,10 +523,16 @@ class StoreWriter:
                 return
             self._closed = True
             try:
+                try:
+                    if self._batches:
+                        # Side by side with the background fold of the previous segment, if it still runs:
+                        # two files, each encoded without the GIL. The segments are independent (each
+                        # WAL file goes only once its own Parquet files are durable).
+                        _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
+                        self._batches = []
+                finally:
+                    self._join_fold()
                 self._settle_locked(wait=True)
-                if self._batches:
-                    _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
-                    self._batches = []
             except BaseException:
                 # Keep the WAL files: the next start recovers them.
                 self._wal.close(remove=False)
