@@ -170,6 +170,7 @@ class _Run:
             self.finals = [(s, text) for s, text in self.finals if last.get(s.get("parent_index")) is s]
         self._messages: dict[int, list[Mapping[str, Any]]] = {}
         self._fingerprints: dict[int, list[tuple[str, str]]] = {}
+        self._agents: dict[int, tuple[str, str, Any]] = {}
 
     def fingerprints(self, step: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(role, text) of each non-system input message of a model step, computed once."""
@@ -199,6 +200,15 @@ class _Run:
             # Asked for, and not already run: a call asked for once and run twice was re-run by the loop.
             return step if asked > ran else None
         return None
+
+    def agent(self, step: Mapping[str, Any]) -> tuple[str, str, Any]:
+        """Which agent a model call is: its instructions (numbers masked), the tools it was offered, its model."""
+        key = step["index"]
+        if key not in self._agents:
+            given = instructions(self.record, step, self.messages(step))
+            self._agents[key] = (_DIGITS.sub("0", _words(given)),
+                                 _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
+        return self._agents[key]
 
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
         return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
@@ -430,6 +440,8 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         name, level, at = tool_name(step), step.get("parent_index"), step["index"]
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
+        if _fell_back(run, step):
+            continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
         went_on = run.next_llm(at, level)
         answers = run.answers_after(at, level)[:1]
         if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
@@ -447,6 +459,16 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+def _fell_back(run: _Run, failed: Mapping[str, Any]) -> bool:
+    """Whether a later call of another tool succeeded with every argument value of the failed call (a backup
+    feed, a second provider, another search engine asked the same)."""
+    wanted = set(_leaves(parse_json(failed.get("input"))))
+    return bool(wanted) and any(
+        s["index"] > failed["index"] and s.get("type") in (TOOL, RETRIEVAL) and not is_error(s) and s.get("output") is not None
+        and _error_payload(s.get("output")) is None and tool_name(s) != tool_name(failed)
+        and wanted <= set(_leaves(parse_json(s.get("input")))) for s in run.steps)
 
 
 def _said(step: Mapping[str, Any]) -> str:
@@ -738,6 +760,7 @@ def _instructions_changed(run: _Run) -> list[Finding]:
 _PLACEHOLDER = re.compile(r"(?<![\w{$])(?<!f\")(?<!f')(?:\$\{\s*[A-Za-z_][\w.]*\s*\}|\{\{\s*[A-Za-z_][\w.]*\s*(?:\|[^{}]*)?\}\}|"
                           r"\{[A-Za-z_][\w.]*\})(?![\w}])")
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_MANUAL_WORDS = 400  # instructions this long are a manual: a variable left in them is an info, not a warning
 
 
 def _unfilled(run: _Run) -> list[Finding]:
@@ -756,9 +779,14 @@ def _unfilled(run: _Run) -> list[Finding]:
         found = [m.group(0) for m in _PLACEHOLDER.finditer(_CODE.sub(" ", text)) if m.group(0) not in earlier]
         if found:
             names = list(dict.fromkeys(found))
-            return [_finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
-                             f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
-                             "the prompt was sent unfilled", placeholders=names[:20])]
+            finding = _finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
+                               f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
+                               "the prompt was sent unfilled", placeholders=names[:20])
+            if len(text.split()) >= _MANUAL_WORDS:
+                # A manual of hundreds of words (an agent's command reference) with a variable left in a line
+                # or two: the model reads past it; worth fixing, no warning on a run that may have gone well.
+                finding = dataclasses.replace(finding, severity="info")
+            return [finding]
     return []
 
 
@@ -896,16 +924,19 @@ def _history_lost(run: _Run) -> list[Finding]:
     Dropping the oldest turns while keeping the latest is context management (a window), not a loss.
     """
     out = []
-    previous: dict[Any, dict[str, Any]] = {}
+    calls_at: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
-        level = step.get("parent_index")
-        before = previous.get(level)
-        previous[level] = step
-        if before is None or _failed(before):
-            continue
-        old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
-        if old_raw.endswith("]") and new_raw.startswith(old_raw[:-1]):
+        earlier = calls_at[step.get("parent_index")]
+        before = earlier[-1] if earlier else None
+        earlier.append(step)
+        if before is None or (not _failed(before) and _grown(before, step)):
             continue  # the same conversation, grown: the common case, decided without parsing
+        # Another agent's call in between (a summariser, a planner) has its own conversation: compare with
+        # this agent's own latest call.
+        before = next((s for s in reversed(earlier[:-1]) if run.agent(s) == run.agent(step)), before)
+        if _failed(before) or _grown(before, step):
+            continue
+        old_raw = _raw(before, "input")
         old, new = run.fingerprints(before), run.fingerprints(step)
         first_user = next((m for m in old if m[0] == "user"), None)
         if not old or not new or first_user is None:
@@ -921,8 +952,10 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        if _windowed(old, new) and max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS:
-            continue  # the oldest turns of a long context went, the latest stayed: a context window
+        if _windowed(old, new) and (first_user in kept or max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS):
+            continue  # the oldest turns went, the latest (and the task, or a long context) stayed: a context window
+        if _condensed(run, before, step, old, new):
+            continue  # the turns dropped were replaced by a summary a model call wrote in between: compaction
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -930,17 +963,47 @@ def _history_lost(run: _Run) -> list[Finding]:
     return out
 
 
+def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
+    """Whether a model call's input is the earlier call's, with messages added (compared as stored text)."""
+    old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
+    return old_raw.endswith("]") and new_raw.startswith(old_raw[:-1])
+
+
+def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
+               new: list[tuple[str, str]]) -> bool:
+    """Whether a message the later call was given in place of earlier ones is what a model call made between
+    the two wrote (a summary of the older turns)."""
+    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))}
+    had = set(old)
+    return bool(said) and any(any(text in m[1] for text in said) for m in new if m not in had)
+
+
+def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, str]]) -> bool:
+    """Whether new user messages are the next item of a batch rather than a follow-up: they name an id the
+    earlier conversation never did (another ticket, another customer), or the run's task lists them."""
+    before = " ".join(text for _role, text in old).lower()
+    task = _words(text_of(run.record.run.get("task"))).lower()
+    for _role, text in asked:
+        if any(token.lower() not in before for token in _ground.ids(text)):
+            return True
+        if len(text) >= 12 and text.lower() in task:
+            return True
+    return False
+
+
 def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
                   new: list[tuple[str, str]]) -> Finding | None:
     """A model call that starts a new conversation at a new user message, where the same agent (same
     instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
-    Not when the earlier call was a single message (a batch of independent requests), nor when a model
-    wrote the new message (a planner handing a task to a fresh executor)."""
+    Not when the earlier call was a single message or one item of a batch (independent requests), nor when a
+    model wrote the new message (a planner handing a task to a fresh executor)."""
     if len(old) < 2 or before.get("model") != step.get("model"):
         return None
     asked = [m for m in new if m[0] == "user" and m not in set(old)]
     if not asked:
         return None
+    if sum(1 for m in old if m[0] == "user") == 1 and _another_item(run, old, asked):
+        return None  # a batch: each item in a fresh conversation (a conversation of several turns is no batch)
     given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
              for s in (before, step)]
     if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
@@ -1189,6 +1252,9 @@ def _kept_going(run: _Run) -> list[Finding]:
         answer = answers.get(step["index"])
         if answer is None:
             continue
+        following = run.next_llm(step["index"], step.get("parent_index"))
+        if following is not None and run.agent(following) != run.agent(step):
+            continue  # a helper's answer (a summariser's, a planner's): another agent's call goes on, by design
         # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
         heard = {_fingerprint(m) for m in input_messages(step) if m.get("role") == "user"}
         later = []
@@ -1219,7 +1285,8 @@ def _same_text(a: str, b: str) -> bool:
 def _answered_again(run: _Run, step: Mapping[str, Any], answer: str) -> bool:
     """Whether the turn a model step opens ends with the answer given before it (its first answer at its level)."""
     again = run.answers_after(step["index"] - 1, step.get("parent_index"))
-    return bool(again) and _same_text(again[0][1], answer)
+    # The same words and the same numbers and ids: a batch's answers share a template, not their facts.
+    return bool(again) and _same_text(again[0][1], answer) and _DIGITS.findall(again[0][1]) == _DIGITS.findall(answer)
 
 
 def _stopped_before_answer(run: _Run) -> list[Finding]:
