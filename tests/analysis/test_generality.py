@@ -122,6 +122,7 @@ class Model:
 
     answer: Callable[[dict[str, Any]], dict[str, Any]] = staticmethod(lambda body: reply("ok"))
     requests = 0
+    fault: str | None = None  # the model's own fault (the request is the same as a good run's)
 
     @classmethod
     def __call__(cls, body: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +130,8 @@ class Model:
         return cls.answer(body)
 
 
-def model(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-    Model.answer, Model.requests = staticmethod(fn), 0
+def model(fn: Callable[[dict[str, Any]], dict[str, Any]], fault: str | None = None) -> None:
+    Model.answer, Model.requests, Model.fault = staticmethod(fn), 0, fault
 
 
 @pytest.fixture(scope="module")
@@ -259,15 +260,15 @@ def weather_model(body: dict[str, Any]) -> dict[str, Any]:
         return reply(None, *[("get_weather", {"city": c}) for c in WEATHER])
     temps = ", ".join(f"{r['city']} {r['celsius']} °C" for r in found)
     mean = sum(r["celsius"] for r in found) / len(found)
-    if "invent" in system(body):
+    if Model.fault == "invent":
         return reply(f"{temps}; Madrid 36 °C.")
     return reply(f"{temps} (observed 15 June 2026 at 14:30 UTC); the average is {mean:.1f} °C.")
 
 
 def weather(rec: Recorder, *, stream: bool = False, run_only: int | None = None, invent: bool = False) -> str:
-    model(weather_model)
+    model(weather_model, "invent" if invent else None)
     client = rec.client()
-    messages = [{"role": "system", "content": "Report the weather." + (" invent" if invent else "")},
+    messages = [{"role": "system", "content": "Report the weather."},
                 {"role": "user", "content": "Weather in Paris, Oslo and Rome?"}]
     return rec.run("weather-report", "Weather in Paris, Oslo and Rome?",
                    lambda: loop(client, messages, TOOLS, offered("get_weather"), stream=stream, run_only=run_only))
@@ -467,22 +468,22 @@ def computing_model(body: dict[str, Any]) -> dict[str, Any]:
             return reply(None, ("quarter_revenue", {"quarter": "Q1"}), ("quarter_revenue", {"quarter": "Q2"}))
         q1, q2 = 1_250_000, 1_412_500
         growth = 100 * (q2 - q1) / q1
-        wrong = "wrong" in system(body)
+        wrong = Model.fault == "wrong"
         return reply(f"Revenue grew {growth:.1f}% from Q1 to Q2 (EUR 1,250,000 to EUR 1,412,500), EUR {q1 + q2:,} over the half; "
                      f"{812 + 905} orders, an average order of EUR {(q1 + q2) / (812 + 905):.2f}."
                      + (" Q3 should reach EUR 1,690,000." if wrong else ""))
     if not found:
         return reply(None, ("route_length", {"origin": "Lyon", "destination": "Milan"}))
-    if "wrong" in system(body):
+    if Model.fault == "wrong":
         return reply("It is 412 km (256 miles); arrive 16.06.2026 at 16:45 UTC.")
     return reply("It is 412 km (about 256 miles), a high of 25 °C (77 °F) on arrival; "
                  "you arrive 15.06.2026 at 16:45 UTC (4:45 PM, Monday 06/15/2026).")
 
 
 def computing(rec: Recorder, question: str, *, wrong: bool = False) -> str:
-    model(computing_model)
+    model(computing_model, "wrong" if wrong else None)
     client = rec.client()
-    messages = [{"role": "system", "content": "Answer with numbers." + (" wrong" if wrong else "")}, {"role": "user", "content": question}]
+    messages = [{"role": "system", "content": "Answer with numbers."}, {"role": "user", "content": question}]
     return rec.run("analyst", question, lambda: loop(client, messages, TOOLS, offered("quarter_revenue", "route_length")))
 
 
@@ -594,3 +595,70 @@ def _replay(rec: Recorder, path: Path) -> str:
 def test_real_swe_agent_trajectories_replayed_as_runs_get_no_warning(rec, name):
     found = check(rec, _replay(rec, TRAJECTORIES / name))
     assert [f for f in found if f.severity != "info"] == [], format_findings(found)
+
+
+# ---- diff: a twin's first divergence is its faulty step; a retried failure is no divergence ----------------
+
+
+def divergence(rec: Recorder, a: str, b: str) -> dict[str, Any] | None:
+    with agentotel.open(rec.directory) as traces:
+        return traces.diff(a, b).first_divergence
+
+
+def test_diff_puts_a_parallel_call_never_run_at_the_model_call_given_the_conversation_without_it(rec):
+    found = divergence(rec, weather(rec), weather(rec, run_only=2))
+    assert (found["index_b"], found["kind"]) == (4, "step_removed"), found
+
+
+def test_diff_puts_an_invented_number_of_a_streamed_answer_at_the_answer(rec):
+    found = divergence(rec, weather(rec, stream=True), weather(rec, stream=True, invent=True))
+    assert (found["index_b"], found["kind"]) == (5, "output_changed"), found
+
+
+def test_diff_puts_the_task_dropped_from_a_long_run_at_the_first_call_without_it(rec):
+    faulty = long_run(rec, lambda m: m if len(m) < 12 else m[:1] + m[-2:])
+    lost = [f for f in check(rec, faulty) if f.kind == "history_lost"][0]
+    found = divergence(rec, long_run(rec, None), faulty)
+    assert (found["index_b"], found["kind"]) == (lost.index, "history_changed"), found
+
+
+def test_diff_puts_a_reranker_that_kept_nothing_at_the_reranker(rec):
+    found = divergence(rec, rag(rec, empty=False), rag(rec, empty=True))
+    assert found["index_b"] == 2 and found["kind"] in ("output_changed", "output_empty"), found
+
+
+def test_diff_puts_a_wrong_forecast_at_the_answer(rec):
+    good = computing(rec, "How did revenue change from Q1 to Q2?")
+    wrong = computing(rec, "How did revenue change from Q1 to Q2?", wrong=True)
+    with agentotel.open(rec.directory) as traces:
+        last = traces.trajectory(wrong).steps[-1].index
+    found = divergence(rec, good, wrong)
+    assert (found["index_b"], found["kind"]) == (last, "output_changed"), found
+
+
+def test_diff_of_a_run_whose_failed_calls_were_retried_blames_no_identical_step(rec):
+    clean = weather(rec)
+    failing = {"left": 1}
+
+    def flaky_model(body: dict[str, Any]) -> dict[str, Any]:
+        if Model.requests == 2 and failing["left"]:  # the call given the tools' results
+            failing["left"] -= 1
+            raise Status(500, "The server had an error while processing your request")
+        return weather_model(body)
+
+    model(flaky_model)
+    client = rec.client()
+
+    def body() -> str:
+        messages = [{"role": "system", "content": "Report the weather."}, {"role": "user", "content": "Weather in Paris, Oslo and Rome?"}]
+        for _attempt in range(3):
+            try:
+                return loop(client, messages, TOOLS, offered("get_weather"))
+            except Exception:  # noqa: BLE001 - the loop retries the turn itself on a 500
+                continue
+        return "gave up"
+    retried = rec.run("weather-report", "Weather in Paris, Oslo and Rome?", body)
+    found = divergence(rec, clean, retried)
+    with agentotel.open(rec.directory) as traces:
+        failed = [s.index for s in traces.trajectory(retried).steps if s.status == "error"]
+    assert failed and (found is None or (found["kind"] == "step_added" and found["index_b"] in failed)), (failed, found)
