@@ -40,6 +40,11 @@ _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:business\s+
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 _SMALL = 10  # counts and positions up to this are never judged
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "mn": 1e6, "bn": 1e9}
+_SCALE = re.compile(r"\s*(thousand|million|billion|trillion|mn|bn)\b", re.I)
+# Words that say a number is rounded: "about 1,600", "roughly 260 miles", "nearly 9,000".
+_HEDGE = re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|close to|over|under|"
+                    r"more than|less than|upwards of)|~|≈)\s*(?:[$€£¥]|[A-Z]{3}\s)?\s*$", re.I)
 _MAX_NUMBERS = 80  # distinct source numbers combined pairwise (80² products: still a millisecond or two)
 
 
@@ -177,9 +182,9 @@ def _derivable(numbers: list[float], totals: Iterable[float] = ()) -> set[float]
     return out
 
 
-def _matches(value: float, decimals: int, known: list[float]) -> bool:
-    """Whether a known number rounds to `value` at its decimals (`known` sorted)."""
-    tolerance = 0.5 * 10 ** -decimals + 1e-9  # the answer may have rounded it
+def _matches(value: float, tolerance: float, known: list[float]) -> bool:
+    """Whether a known number rounds to `value` (within the tolerance its precision gives; `known` sorted)."""
+    tolerance += 1e-9
     at = bisect.bisect_left(known, value - tolerance)
     return at < len(known) and known[at] <= value + tolerance
 
@@ -231,19 +236,30 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             missing.append(token)
     rest = _DURATION.sub(" ", _ID.sub(" ", rest))
     candidates = []
-    for token in _NUMBER.findall(rest):
+    for match in _NUMBER.finditer(rest):
+        token = match.group(0)
         value = _number(token)
-        if value is None or value <= _SMALL or (value.is_integer() and 1900 <= value <= 2100 and "." not in token):
+        if value is None or (value.is_integer() and 1900 <= value <= 2100 and "." not in token):
             continue
-        candidates.append((token, value))
+        scale = _SCALE.match(rest, match.end())
+        multiplier = _SCALES[scale.group(1).lower()] if scale else 1
+        if value * multiplier <= _SMALL:
+            continue
+        # The precision the answer claims: its decimals ("14.1 million": to the hundred thousand); a hedged
+        # round number ("about 1,600", "roughly 260") only to its last non-zero digit.
+        decimals = len(token.split(".", 1)[1]) if "." in token else 0
+        if not decimals and _HEDGE.search(rest, max(0, match.start() - 24), match.start()):
+            digits = token.replace(",", "")
+            decimals = -(len(digits) - len(digits.rstrip("0")))
+        candidates.append((token + (scale.group(0) if scale else ""), value * multiplier, 0.5 * 10 ** -decimals * multiplier))
     if candidates:
         outputs = list(outputs)
         stated = {v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None}
         totals = _counts_and_totals(outputs)
-        known = sorted(stated | _derivable(_data_numbers(outputs), sorted(totals - {0.0})) | totals)
-        for token, value in candidates:
-            decimals = len(token.split(".", 1)[1]) if "." in token else 0
-            if not _matches(value, decimals, known) and not _matches(value / 100, decimals + 2, known):
-                missing.append(token)
+        known = stated | _derivable(_data_numbers(outputs), sorted(totals - {0.0})) | totals
+        known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
+        for token, value, tolerance in candidates:
+            if not _matches(value, tolerance, known) and not _matches(value / 100, tolerance / 100, known):
+                missing.append(token.strip())
     return list(dict.fromkeys(missing))
 

@@ -317,6 +317,8 @@ def _repetition(run: _Run) -> list[Finding]:
         arguments = key.split(" ", 1)[1]
         if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, tools[n - 1], asker):
             continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
+        if asker is not None and not counted and _asked_again_for_a_reason(run, group, step, asker):
+            continue
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
@@ -326,6 +328,20 @@ def _repetition(run: _Run) -> list[Finding]:
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
     return out + _repeated_retrievals(run)
+
+
+def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapping[str, Any], asker: Mapping[str, Any]) -> bool:
+    """Whether the model had a reason to ask for the same call again: a later call of it answered otherwise
+    (polling until a job is done), or the user spoke since the earlier call (asked to check again)."""
+    at = group.index(step)
+    if any(not is_error(later) and not _same_output(later, step) for later in group[at + 1:]):
+        return True
+    earlier = run.requester(group[at - 1]) if at else None
+    if earlier is None:
+        return False
+    heard = {m for m in run.fingerprints(earlier) if m[0] == "user"}
+    now = {m for m in run.fingerprints(asker) if m[0] == "user"}
+    return bool(heard) and heard < now  # the same conversation, with a user message more
 
 
 def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
@@ -419,7 +435,9 @@ def _retry_loops(run: _Run) -> list[Finding]:
 # Words by which an answer admits a failure, or that it found nothing: such an answer ignores nothing.
 _ADMITS_FAILURE = re.compile(
     r"\b(errors?|fail\w*|unable|cannot|can't|could ?n[o']t|did ?n[o']t work|not (?:able|available|possible)|unavailable|"
-    r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down)\b", re.I)
+    r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down|declined|denied|rejected|refused|"
+    r"timed? ?out|timeout|invalid|expired|unreachable|not reachable|outage|unauthori[sz]ed|forbidden|not found|"
+    r"could not be|was ?n[o']t able|did ?n[o']t go through|not responding|no response)\b", re.I)
 _ADMITS_NOTHING = re.compile(
     r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
 
@@ -550,8 +568,10 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
     """An answer given with confidence after a retrieval found nothing, and no other evidence since."""
     out = []
     for step in run.steps:
-        if step.get("type") == TOOL and tool_payload(step.get("output")) in (None, "", {}) and not is_error(step):
-            why = "it returned nothing"  # an empty list can be an answer ("no orders"); nothing at all is not
+        if step.get("type") == TOOL and tool_payload(step.get("output")) in ("", {}) and not is_error(step):
+            # An empty list can be an answer ("no orders"); an empty text or object is not. No result at all
+            # (None) is an action's (send, save, delete) or content not captured: no evidence was asked of it.
+            why = "it returned nothing"
         elif step.get("type") == RETRIEVAL:
             why = _no_evidence(step, run.policy)
         else:
@@ -749,11 +769,32 @@ def _instructions_changed(run: _Run) -> list[Finding]:
         offered = [sorted(tool_definitions(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS))) for s in (before, step)]
         if offered[0] != offered[1] or before.get("model") != step.get("model"):
             continue  # another agent (other tools or model) sharing the loop: its own instructions
+        if _only_run_data(run, step, a, b):
+            continue  # working memory kept in the instructions (notes, a plan, results so far): the run's data
         out.append(_finding("instructions_changed", "prompt", step["index"], [before["index"], step["index"]],
                             f"the instructions at step {step['index']} differ from step {before['index']}'s",
                             before=a[:500], after=b[:500]))
         break
     return out
+
+
+_TOKEN = re.compile(r"[^\W\d_]{3,}|\d+")
+
+
+def _only_run_data(run: _Run, step: Mapping[str, Any], a: str, b: str) -> bool:
+    """Whether every word that differs between two instructions is data the run had by then (a tool's
+    result, a document, what the model or the user said): notes or a plan the agent keeps in its prompt."""
+    old, new = a.split(), b.split()
+    changed = [w for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+               if tag != "equal" for w in old[i1:i2] + new[j1:j2]]
+    tokens = {t.lower() for w in changed for t in _TOKEN.findall(w)}
+    if not tokens:
+        return False
+    data = [text_of(s.get("output")) for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]
+    data += [_said(s) for s in run.llm if s["index"] < step["index"]]
+    data += [message_text(m) for m in run.messages(step) if m.get("role") == "user"]
+    known = {t.lower() for text in data for t in _TOKEN.findall(text)}
+    return tokens <= known
 
 
 # A template variable left unfilled: {name}, {{ name }}, ${name}, {{name|filter}} (not JSON: its keys are quoted).
@@ -1261,9 +1302,10 @@ def _kept_going(run: _Run) -> list[Finding]:
         for s in steps[position + 1:]:
             if s.get("parent_index") != step.get("parent_index"):
                 continue
-            if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
-                if not _answered_again(run, s, answer):
-                    break  # the user spoke again: a new turn of the conversation
+            said = [_fingerprint(m)[1] for m in input_messages(s) if m.get("role") == "user" and _fingerprint(m) not in heard]
+            if s.get("type") == LLM and said:
+                if any("?" in text for text in said) or not _answered_again(run, s, answer):
+                    break  # the user spoke again (a question is never a nudge): a new turn of the conversation
                 # A message after the answer that only made the model say it again: the loop's "continue"
                 # nudge, not a new question.
             later.append(s)

@@ -662,3 +662,157 @@ def test_diff_of_a_run_whose_failed_calls_were_retried_blames_no_identical_step(
     with agentotel.open(rec.directory) as traces:
         failed = [s.index for s in traces.trajectory(retried).steps if s.status == "error"]
     assert failed and (found is None or (found["kind"] == "step_added" and found["index_b"] in failed)), (failed, found)
+
+
+# ---- actions that return nothing, polling, errors admitted in other words, signed and rounded numbers,
+# ---- a user asking to check again, working memory kept in the instructions ------------------------------
+
+
+@agentotel.tool
+def send_email(to: str, body: str) -> None:
+    """Send an e-mail."""
+
+
+@agentotel.tool
+def find_contact(name: str) -> dict[str, Any]:
+    """A contact's e-mail address."""
+    return {}
+
+
+class Job:
+    polls = 0
+    finishes_at = 3
+
+
+@agentotel.tool
+def job_status(job_id: str) -> dict[str, Any]:
+    """A job's status."""
+    Job.polls += 1
+    return {"job_id": job_id, "status": "running" if Job.polls < Job.finishes_at else "done"}
+
+
+@agentotel.tool
+def charge(amount: float) -> dict[str, Any]:
+    """Charge the customer's card."""
+    raise RuntimeError("card declined by issuer (code 51)")
+
+
+@agentotel.tool
+def city_facts(city: str) -> dict[str, Any]:
+    """A city's temperature, population and area."""
+    return {"city": city, "celsius": -12.5, "population": 14_123_456, "area_km2": 1_572.3}
+
+
+TOOLS.update({f.__name__: f for f in (send_email, find_contact, job_status, charge, city_facts)})
+
+
+def one_tool(rec: Recorder, name: str, question: str, call: tuple[str, dict[str, Any]], answer: str) -> str:
+    model(lambda body: reply(answer) if results(body) else reply(None, call))
+    client = rec.client()
+    return rec.run(name, question, lambda: loop(client, [{"role": "user", "content": question}], TOOLS, offered(call[0])))
+
+
+def test_an_action_tool_that_returns_nothing_is_no_answer_without_evidence(rec):
+    run = one_tool(rec, "mailer", "Email ana@example.com: the report is ready.",
+                   ("send_email", {"to": "ana@example.com", "body": "The report is ready."}), "Sent the e-mail to ana@example.com.")
+    assert_none(check(rec, run))
+
+
+def test_a_lookup_that_returned_an_empty_object_and_an_answer_anyway_is_found(rec):
+    run = one_tool(rec, "contacts", "What is Ana's e-mail address?", ("find_contact", {"name": "Ana"}), "Ana's address is ana.l@example.com.")
+    assert_cause(check(rec, run), "answer_without_evidence", "product")
+
+
+def polling(rec: Recorder, finishes_at: int) -> str:
+    Job.polls, Job.finishes_at = 0, finishes_at
+
+    def poll(body: dict[str, Any]) -> dict[str, Any]:
+        found = results(body)
+        if found and found[-1]["status"] == "done":
+            return reply("Job J-77 is done.")
+        if len(found) >= 3:
+            return reply("Job J-77 is still running.")
+        return reply(None, ("job_status", {"job_id": "J-77"}))
+    model(poll)
+    client = rec.client()
+    return rec.run("poller", "Tell me when job J-77 is done.",
+                   lambda: loop(client, [{"role": "user", "content": "Tell me when job J-77 is done."}], TOOLS, offered("job_status")))
+
+
+def test_polling_a_job_until_its_status_changes_is_no_loop(rec):
+    assert_none(check(rec, polling(rec, finishes_at=3)))
+
+
+def test_asking_again_and_again_for_a_status_that_never_changes_is_a_model_loop(rec):
+    assert_cause(check(rec, polling(rec, finishes_at=99)), "repeated_tool_call", "model")
+
+
+def test_an_answer_that_admits_the_error_in_its_own_words_is_no_ignored_error(rec):
+    run = one_tool(rec, "payer", "Pay 20 EUR.", ("charge", {"amount": 20}), "Your card was declined by the issuer (code 51); nothing was charged.")
+    assert_none(check(rec, run))
+
+
+def test_negative_scaled_and_hedged_round_numbers_are_grounded(rec):
+    run = one_tool(rec, "city-facts", "Tell me about Oslo.", ("city_facts", {"city": "Oslo"}),
+                   "Oslo is at -12.5 °C (9.5 °F); about 14.1 million people live there, on roughly 1,600 km², "
+                   "around 9,000 people per km².")
+    assert_none(check(rec, run))
+
+
+def test_a_population_no_tool_gave_is_ungrounded_even_scaled(rec):
+    run = one_tool(rec, "city-facts", "Tell me about Oslo.", ("city_facts", {"city": "Oslo"}), "Oslo has 15.2 million people.")
+    found = check(rec, run)
+    assert_cause(found, "ungrounded_answer", "model")
+    assert found[0].evidence["values"] == ["15.2 million"]
+
+
+def test_a_user_asking_to_check_again_is_no_loop_and_no_going_on_after_the_answer(rec):
+    def again(body: dict[str, Any]) -> dict[str, Any]:
+        asked, answered = len(users(body)), len(results(body))
+        return reply(None, ("city_facts", {"city": "Oslo"})) if asked > answered else reply("Oslo is at -12.5 °C.")
+    model(again)
+    client = rec.client()
+
+    def chat() -> str:
+        messages = [{"role": "user", "content": "How cold is Oslo?"}]
+        loop(client, messages, TOOLS, offered("city_facts"))
+        messages.append({"role": "user", "content": "Could you check once more?"})
+        return loop(client, messages, TOOLS, offered("city_facts"))
+    assert_none(check(rec, rec.run("weather-chat", "How cold is Oslo?", chat)))
+
+
+def notes_agent(rec: Recorder, *, persona_at: int | None = None) -> str:
+    def compare(body: dict[str, Any]) -> dict[str, Any]:
+        found = results(body)
+        if len(found) >= 2:
+            return reply("Paris and Oslo are both at -12.5 °C.")
+        return reply(None, ("city_facts", {"city": ["Paris", "Oslo"][len(found)]}))
+    model(compare)
+    client = rec.client()
+
+    def agent() -> str:
+        notes: list[str] = []
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Compare the temperatures of Paris and Oslo."}]
+        for turn in range(4):
+            instructions = "You compare cities. Use the tools.\nNotes so far:\n" + "\n".join(notes)
+            if turn == persona_at:
+                instructions = "You are a pirate. Answer in rhymes."
+            message = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "system", "content": instructions}, *messages],
+                                                     tools=offered("city_facts")).choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return message.content or ""
+            for call in message.tool_calls:
+                result = city_facts(**json.loads(call.function.arguments))
+                notes.append(f"- {result['city']}: {result['celsius']} C")
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)})
+        return ""
+    return rec.run("compare-cities", "Compare the temperatures of Paris and Oslo.", agent)
+
+
+def test_notes_the_agent_keeps_in_its_instructions_are_no_instruction_change(rec):
+    assert_none(check(rec, notes_agent(rec)))
+
+
+def test_instructions_swapped_mid_run_are_still_an_instruction_change(rec):
+    assert_cause(check(rec, notes_agent(rec, persona_at=2)), "instructions_changed", "prompt")
