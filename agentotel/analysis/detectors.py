@@ -997,6 +997,8 @@ def _history_lost(run: _Run) -> list[Finding]:
             continue  # the oldest turns went, the latest (and the task, or a long context) stayed: a context window
         if _condensed(run, before, step, old, new):
             continue  # the turns dropped were replaced by a summary a model call wrote in between: compaction
+        if _elided_in_place(old, new, lost, first_user):
+            continue  # old results the model had seen shortened where they stood ("output omitted"): context management
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -1017,6 +1019,17 @@ def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], ol
     said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))}
     had = set(old)
     return bool(said) and any(any(text in m[1] for text in said) for m in new if m not in had)
+
+
+def _elided_in_place(old: list[tuple[str, str]], new: list[tuple[str, str]], lost: list[tuple[str, str]],
+                     task: tuple[str, str] | None) -> bool:
+    """Whether every message lost was replaced where it stood by a shorter one of the same role (an old tool
+    result elided after the model had seen it whole), the task's own message aside."""
+    if len(new) < len(old) or task in lost:
+        return False
+    gone = set(lost)
+    positions = [i for i, m in enumerate(old) if m in gone]
+    return all(new[i][0] == old[i][0] and len(new[i][1]) < len(old[i][1]) for i in positions)
 
 
 def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, str]]) -> bool:
@@ -1162,7 +1175,7 @@ def _other_subject(run: _Run) -> list[Finding]:
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v.is_integer(),  # 5.0 is 5 to JSON
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),

@@ -378,6 +378,14 @@ def test_a_long_run_that_summarises_old_turns_with_a_model_call_is_no_history_lo
     assert_none(check(rec, long_run(rec, summarise)))
 
 
+def test_a_long_run_that_elides_old_tool_outputs_where_they_stood_is_no_history_loss(rec):
+    def elide(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        results_at = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+        old = set(results_at[:-3])  # the latest three results whole, older ones replaced by a placeholder
+        return [dict(m, content="Old output omitted.") if i in old else m for i, m in enumerate(messages)]
+    assert_none(check(rec, long_run(rec, elide)))
+
+
 def test_a_long_run_that_drops_the_task_from_its_requests_is_history_lost(rec):
     def drop(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return messages if len(messages) < 12 else messages[:1] + messages[-2:]  # the task and the work so far gone
@@ -816,3 +824,54 @@ def test_notes_the_agent_keeps_in_its_instructions_are_no_instruction_change(rec
 
 def test_instructions_swapped_mid_run_are_still_an_instruction_change(rec):
     assert_cause(check(rec, notes_agent(rec, persona_at=2)), "instructions_changed", "prompt")
+
+
+# ---- real framework agents: LangGraph's ReAct agent and pydantic-ai, parallel calls in one turn ----------------
+
+
+def test_a_langgraph_react_agent_with_parallel_calls_is_no_finding(rec):
+    import warnings
+
+    from langchain_core.tools import tool as lc_tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    @lc_tool
+    def get_weather(city: str) -> str:
+        """Current temperature of a city in Celsius."""
+        return json.dumps({"city": city, "celsius": WEATHER[city], "observed": "2026-06-15T14:30:00Z"})
+
+    model(weather_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = create_react_agent(ChatOpenAI(model="gpt-4o-mini", api_key="sk-test", base_url=rec.base_url, max_retries=0), [get_weather])
+    question = "Weather in Paris, Oslo and Rome?"
+    run = rec.run("langgraph-weather", question, lambda: graph.invoke({"messages": [("user", question)]})["messages"][-1].content)
+    assert_none(check(rec, run))
+
+
+def test_a_pydantic_ai_agent_with_parallel_calls_is_no_finding(rec):
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    agent = Agent(OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=rec.base_url, api_key="sk-test")),
+                  name="pydantic-weather", instructions="Report the weather.")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> dict[str, Any]:
+        """Current temperature of a city in Celsius."""
+        return {"city": city, "celsius": WEATHER[city], "observed": "2026-06-15T14:30:00Z"}
+
+    model(weather_model)
+    question = "Weather in Paris, Oslo and Rome?"
+    run = rec.run("pydantic-weather", question, lambda: agent.run_sync(question).output)
+    assert_none(check(rec, run))
+
+
+def test_an_integral_number_written_with_a_decimal_point_fits_an_integer_parameter():
+    from agentotel.analysis.detectors import argument_problems
+
+    schema = {"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]}
+    assert argument_problems({"number": 5.0}, schema) == []  # JSON has one number type; validators take 5.0 for 5
+    assert argument_problems({"number": 5.5}, schema) == ["argument 'number' is float, expected integer"]
