@@ -65,6 +65,37 @@ def _chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _as_chat(body: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic Messages request as a chat.completions one (what the models here read)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": body["system"]}] if body.get("system") else []
+    for m in body.get("messages") or ():
+        content = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        text = " ".join(b["text"] for b in content if b.get("type") == "text")
+        if m["role"] == "assistant":
+            calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                     for b in content if b.get("type") == "tool_use"]
+            messages.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+            continue
+        for b in content:
+            if b.get("type") == "tool_result":
+                result = b["content"] if isinstance(b["content"], str) else " ".join(x.get("text", "") for x in b["content"])
+                messages.append({"role": "tool", "tool_call_id": b["tool_use_id"], "content": result})
+        if text:
+            messages.append({"role": "user", "content": text})
+    return {**body, "messages": messages, "tools": [{"type": "function", "function": {"name": t["name"]}} for t in body.get("tools") or ()]}
+
+
+def _anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat.completions reply as an Anthropic Messages reply."""
+    message = body["choices"][0]["message"]
+    content: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+    content += [{"type": "tool_use", "id": "toolu_" + c["id"][5:], "name": c["function"]["name"],
+                 "input": json.loads(c["function"]["arguments"])} for c in message.get("tool_calls") or ()]
+    return {"id": "msg_" + body["id"][9:], "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": content,
+            "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": body["usage"]["prompt_tokens"] or 100, "output_tokens": body["usage"]["completion_tokens"]}}
+
+
 @contextlib.contextmanager
 def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
     """The model on 127.0.0.1 (chat completions, plain or streamed); yields the base URL for the SDK."""
@@ -79,7 +110,11 @@ def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
             status, content_type = 200, "application/json"
             try:
-                answer = model(body)
+                if self.path.endswith("/messages"):  # the Anthropic API: the model reads and answers in chat form
+                    answer = _anthropic(model(_as_chat(body)))
+                    data = json.dumps(answer).encode()
+                    self._send(200, content_type, data)
+                    return
                 body["messages"] = body.get("messages") or []
                 answer["usage"]["prompt_tokens"] = answer["usage"]["prompt_tokens"] or len(json.dumps(body["messages"])) // 4
                 if body.get("stream"):
@@ -89,6 +124,9 @@ def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
                     data = json.dumps(answer).encode()
             except Status as exc:
                 status, data = exc.code, json.dumps({"error": {"message": str(exc), "type": "api_error"}}).encode()
+            self._send(status, content_type, data)
+
+        def _send(self, status: int, content_type: str, data: bytes) -> None:
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))

@@ -875,3 +875,45 @@ def test_an_integral_number_written_with_a_decimal_point_fits_an_integer_paramet
     schema = {"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]}
     assert argument_problems({"number": 5.0}, schema) == []  # JSON has one number type; validators take 5.0 for 5
     assert argument_problems({"number": 5.5}, schema) == ["argument 'number' is float, expected integer"]
+
+
+# ---- the Anthropic SDK: tool results travel in user messages ---------------------------------------------
+
+
+def anthropic_loop(client: Any, system_prompt: str, messages: list[dict[str, Any]], tools: list[str]) -> str:
+    from agentotel.tools import registered_tools
+
+    known = registered_tools()
+    offered_tools = [{"name": n, "description": known[n].description, "input_schema": known[n].schema["parameters"]} for n in tools]
+    for _ in range(6):
+        response = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, system=system_prompt, messages=messages,
+                                          tools=offered_tools)
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in response.content]})
+        calls = [b for b in response.content if b.type == "tool_use"]
+        if not calls:
+            return " ".join(b.text for b in response.content if b.type == "text")
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id,
+                                                       "content": json.dumps(TOOLS[b.name](**b.input))} for b in calls]})
+    return ""
+
+
+def test_an_anthropic_batch_with_tools_each_item_in_a_fresh_conversation_is_no_history_loss(rec):
+    import anthropic
+
+    model(triage_model)
+    client = anthropic.Anthropic(base_url=rec.base_url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0)
+    run = rec.run("ticket-triage-claude", RAW_ITEMS, lambda: "\n".join(
+        anthropic_loop(client, TRIAGE, [{"role": "user", "content": item}], ["lookup_customer"]) for item in RAW_ITEMS))
+    with agentotel.open(rec.directory) as traces:
+        assert [s.type for s in traces.trajectory(run).steps] == ["llm", "tool", "llm"] * 3
+    assert_none(check(rec, run))
+
+
+def test_an_anthropic_agent_with_parallel_calls_is_no_finding(rec):
+    import anthropic
+
+    model(weather_model)
+    client = anthropic.Anthropic(base_url=rec.base_url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0)
+    question = "Weather in Paris, Oslo and Rome?"
+    run = rec.run("claude-weather", question, lambda: anthropic_loop(client, "Report the weather.", [{"role": "user", "content": question}], ["get_weather"]))
+    assert_none(check(rec, run))
