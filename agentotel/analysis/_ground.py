@@ -165,8 +165,8 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
 
 def _derivable(numbers: list[float], totals: Iterable[float] = ()) -> set[float]:
     """Sums, differences, products, ratios, percentages and percentage changes of two different numbers of the
-    results, ratios of two totals, and each number in other units. Numbers in prose (a line number, a version) are not combined:
-    with enough of them any small number is a sum of two."""
+    results, ratios of two totals, and each number in other units. Numbers in prose (a line number, a version)
+    are not combined: with enough of them any small number is a sum of two."""
     out = set(numbers)
     for a in numbers[:_MAX_NUMBERS]:  # the number in other units
         out.update(a * f for f in _FACTORS)

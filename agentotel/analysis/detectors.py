@@ -785,9 +785,10 @@ def _only_run_data(run: _Run, step: Mapping[str, Any], a: str, b: str) -> bool:
     """Whether every word that differs between two instructions is data the run had by then (a tool's
     result, a document, what the model or the user said): notes or a plan the agent keeps in its prompt."""
     old, new = a.split(), b.split()
-    changed = [w for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
-               if tag != "equal" for w in old[i1:i2] + new[j1:j2]]
-    tokens = {t.lower() for w in changed for t in _TOKEN.findall(w)}
+    opcodes = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if all(tag == "delete" for tag, *_ in opcodes):
+        return False  # instructions only taken away: no notes added
+    tokens = {t.lower() for _tag, i1, i2, j1, j2 in opcodes for w in old[i1:i2] + new[j1:j2] for t in _TOKEN.findall(w)}
     if not tokens:
         return False
     data = [text_of(s.get("output")) for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]

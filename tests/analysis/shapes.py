@@ -98,7 +98,7 @@ def _anthropic(body: dict[str, Any]) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
-    """The model on 127.0.0.1 (chat completions, plain or streamed); yields the base URL for the SDK."""
+    """The model on 127.0.0.1 (chat completions, plain or streamed; Anthropic messages); yields the base URL."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -115,6 +115,7 @@ def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
                     data = json.dumps(answer).encode()
                     self._send(200, content_type, data)
                     return
+                answer = model(body)
                 body["messages"] = body.get("messages") or []
                 answer["usage"]["prompt_tokens"] = answer["usage"]["prompt_tokens"] or len(json.dumps(body["messages"])) // 4
                 if body.get("stream"):
@@ -167,13 +168,6 @@ def results(body: dict[str, Any]) -> list[Any]:
 
 def system(body: dict[str, Any]) -> str:
     return next((str(m.get("content")) for m in body.get("messages") or () if m.get("role") in ("system", "developer")), "")
-
-
-def definitions(*tools: tuple[str, str, dict[str, str]]) -> list[dict[str, Any]]:
-    """Tools as offered: (name, description, {parameter: JSON type})."""
-    return [{"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": {p: {"type": t} for p, t in params.items()}, "required": list(params)}}}
-        for name, description, params in tools]
 
 
 # ---- a loop: what every plain agent of these shapes does ---------------------------------------------------

@@ -15,7 +15,7 @@ import pytest
 
 import agentotel
 from agentotel.analysis.detectors import Policy, findings, format_findings
-from shapes import Recorder, Status, definitions, loop, reply, results, serve, system, users
+from shapes import Recorder, Status, loop, reply, results, serve, system, users
 
 # ---- the tools -----------------------------------------------------------------------------------------
 
