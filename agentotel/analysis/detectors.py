@@ -458,10 +458,10 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         name, level, at = tool_name(step), step.get("parent_index"), step["index"]
         if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
             continue  # tried again
-        if _fell_back(run, step):
-            continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
         went_on = run.next_llm(at, level)
         answers = run.answers_after(at, level)[:1]
+        if answers and _fell_back(run, step, answers[0][1]):
+            continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
         if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
             continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
         # The model went on to other tools without the failed one ever working, and answered as if it had;
@@ -479,14 +479,25 @@ def _ignored_errors(run: _Run) -> list[Finding]:
     return out
 
 
-def _fell_back(run: _Run, failed: Mapping[str, Any]) -> bool:
-    """Whether a later call of another tool succeeded with every argument value of the failed call (a backup
-    feed, a second provider, another search engine asked the same)."""
-    wanted = set(_leaves(parse_json(failed.get("input"))))
-    return bool(wanted) and any(
-        s["index"] > failed["index"] and s.get("type") in (TOOL, RETRIEVAL) and not is_error(s) and s.get("output") is not None
-        and _error_payload(s.get("output")) is None and tool_name(s) != tool_name(failed)
-        and wanted <= set(_leaves(parse_json(s.get("input")))) for s in run.steps)
+def _fell_back(run: _Run, failed: Mapping[str, Any], answer: str) -> bool:
+    """Whether a later call of another tool, given the failed call's arguments (same names, same values),
+    succeeded and the answer states what it returned: a backup feed, a second provider, another search
+    engine asked the same. (Another action on the same arguments, with nothing of its result in the
+    answer, is going on as if the failed call had worked.)"""
+    asked = parse_json(failed.get("input"))
+    if not isinstance(asked, Mapping) or not asked:
+        return False
+    said = answer.lower()
+    for s in run.steps:
+        given = parse_json(s.get("input"))
+        if (s["index"] <= failed["index"] or s.get("type") not in (TOOL, RETRIEVAL) or is_error(s) or s.get("output") is None
+                or tool_name(s) == tool_name(failed) or _error_payload(s.get("output")) is not None
+                or not isinstance(given, Mapping) or any(given.get(k) != v for k, v in asked.items())):
+            continue
+        found = set(_leaves(tool_payload(s.get("output")))) - set(_leaves(asked))
+        if any(value.lower() in said for value in found):
+            return True
+    return False
 
 
 def _said(step: Mapping[str, Any]) -> str:

@@ -917,3 +917,33 @@ def test_an_anthropic_agent_with_parallel_calls_is_no_finding(rec):
     question = "Weather in Paris, Oslo and Rome?"
     run = rec.run("claude-weather", question, lambda: anthropic_loop(client, "Report the weather.", [{"role": "user", "content": question}], ["get_weather"]))
     assert_none(check(rec, run))
+
+
+@agentotel.tool
+def read_config(path: str) -> str:
+    """A file's text."""
+    raise FileNotFoundError(f"no such file: {path}")
+
+
+@agentotel.tool
+def write_config(path: str, text: str) -> dict[str, Any]:
+    """Write a file."""
+    return {"path": path, "written": True}
+
+
+TOOLS.update({"read_config": read_config, "write_config": write_config})
+
+
+def test_acting_on_the_same_arguments_after_a_failed_read_is_no_fallback(rec):
+    def edit(body: dict[str, Any]) -> dict[str, Any]:
+        found = results(body)
+        if not found:
+            return reply(None, ("read_config", {"path": "app.toml"}))
+        if len(found) == 1:
+            return reply(None, ("write_config", {"path": "app.toml", "text": "debug = true"}))
+        return reply("Done: debug is now on in app.toml, next to your other settings.")
+    model(edit)
+    client = rec.client()
+    run = rec.run("config-editor", "Turn debug on in app.toml.", lambda: loop(
+        client, [{"role": "user", "content": "Turn debug on in app.toml."}], TOOLS, offered("read_config", "write_config")))
+    assert_cause(check(rec, run), "tool_error_ignored", "tool")
