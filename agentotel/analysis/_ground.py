@@ -3,7 +3,10 @@
 A fact is grounded when the text the agent was given (tool results, documents, the task, earlier
 messages) contains it, or when it is trivially derived from the numbers tool results hold: a count of a list,
 a sum, difference, product, ratio or percentage of two of them, a total or average of a list's values,
-a rounding; a date is also grounded when it is the day the run started (or the day either side). Small
+a percentage change, a rounding, a unit conversion (km and miles, kg and pounds, Celsius and Fahrenheit, ...);
+a total or average of one field over several results; a date is grounded in any format (ISO, with a time,
+"15 June", 15.06.2026, 06/15/2026) when the sources hold that day in any format, or when it is the day the
+run started (or the day either side); a clock time when the sources hold it (24-hour or am/pm). Small
 numbers (list positions, counts up to 10), durations and years in prose are never judged: too easy to get right
 by chance, too common to be a fabrication worth an alarm.
 """
@@ -18,7 +21,12 @@ from typing import Any, Iterable, Mapping
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")  # also inside a timestamp (2026-06-15T14:30:00Z)
+# A numeric date with a four-digit year first or last: 15.06.2026, 06/15/2026, 2026/06/15 (day and month may be
+# either way round: a date is grounded when one reading is). Not 3.11.12: versions have no four-digit year.
+_NUMERIC_DATE = re.compile(r"(?<![\w./])(?:(\d{4})([./])(\d{1,2})\2(\d{1,2})|(\d{1,2})([./])(\d{1,2})\6(\d{4}))(?![\w/]|\.\d)")
+# A clock time: 14:30, 14:30:00, 4:45 pm (a timestamp's T14:30 too).
+_TIME = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d(?:\.\d+)?)?(?:\s*([ap])\.?m\.?\b)?(?![\d:])", re.I)
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _MONTH_DAY = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b", re.I)
@@ -32,6 +40,11 @@ _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:business\s+
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 _SMALL = 10  # counts and positions up to this are never judged
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "mn": 1e6, "bn": 1e9}
+_SCALE = re.compile(r"\s*(thousand|million|billion|trillion|mn|bn)\b", re.I)
+# Words that say a number is rounded: "about 1,600", "roughly 260 miles", "nearly 9,000".
+_HEDGE = re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|close to|over|under|"
+                    r"more than|less than|upwards of)|~|≈)\s*(?:[$€£¥]|[A-Z]{3}\s)?\s*$", re.I)
 _MAX_NUMBERS = 80  # distinct source numbers combined pairwise (80² products: still a millisecond or two)
 
 
@@ -42,15 +55,33 @@ def _number(text: str) -> float | None:
         return None
 
 
+def _numeric_readings(match: re.Match[str]) -> list[tuple[int | None, int, int]]:
+    """The days a numeric date may mean: year first is y/m/d; year last is d/m/y or m/d/y."""
+    if match.group(1):
+        return [(int(match.group(1)), int(match.group(3)), int(match.group(4)))]
+    a, b, year = int(match.group(5)), int(match.group(7)), int(match.group(8))
+    return [r for r in ((year, b, a), (year, a, b)) if 1 <= r[1] <= 12 and 1 <= r[2] <= 31]
+
+
 def _dates(text: str) -> set[tuple[int | None, int, int]]:
     found: set[tuple[int | None, int, int]] = set()
     for y, m, d in _ISO_DATE.findall(text):
         found.add((int(y), int(m), int(d)))
+    for match in _NUMERIC_DATE.finditer(text):
+        found.update(_numeric_readings(match))
     for month, day, year in _MONTH_DAY.findall(text):
         found.add((int(year) if year else None, _MONTHS.index(month[:3].lower()) + 1, int(day)))
     for day, month, year in _DAY_MONTH.findall(text):
         found.add((int(year) if year else None, _MONTHS.index(month[:3].lower()) + 1, int(day)))
     return found
+
+
+def _times(match: re.Match[str]) -> list[tuple[int, int]]:
+    """The (hour, minute) a clock time may mean on a 24-hour clock (4:45 without am/pm: 4:45 or 16:45)."""
+    hour, minute, half = int(match.group(1)), int(match.group(2)), (match.group(3) or "").lower()
+    if half:
+        return [((hour % 12) + (12 if half == "p" else 0), minute)]
+    return [(hour, minute), (hour + 12, minute)] if 1 <= hour < 12 else [(hour, minute)]
 
 
 def _date_known(date: tuple[int | None, int, int], known: set[tuple[int | None, int, int]]) -> bool:
@@ -83,7 +114,30 @@ def _counts_and_totals(values: Iterable[Any]) -> set[float]:
 
     for value in values:
         walk(value)
+    # A total and an average of one field over several results (three calls' prices summed).
+    by_key: dict[str, list[float]] = {}
+
+    def fields(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                if isinstance(child, (int, float)) and not isinstance(child, bool):
+                    by_key.setdefault(str(key), []).append(float(child))
+                else:
+                    fields(child)
+        elif isinstance(node, list):
+            for child in node:
+                fields(child)
+
+    for value in values:
+        fields(value)
+    for numbers in by_key.values():
+        if len(numbers) > 1:
+            found.update((sum(numbers), sum(numbers) / len(numbers)))
     return found
+
+
+# Units an answer may restate a number in: km/miles, kg/pounds, m/feet, cm/inches, litres/gallons, ounces/grams.
+_FACTORS = (1.609344, 2.20462, 3.28084, 2.54, 3.78541, 28.3495)
 
 
 def _data_numbers(values: Iterable[Any]) -> list[float]:
@@ -109,20 +163,28 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
     return list(dict.fromkeys(found))
 
 
-def _derivable(numbers: list[float]) -> set[float]:
-    """Sums, differences, products, ratios and percentages of two different numbers of the results. Numbers
-    in prose (a line number, a version) are not combined: with enough of them any small number is a sum of two."""
+def _derivable(numbers: list[float], totals: Iterable[float] = ()) -> set[float]:
+    """Sums, differences, products, ratios, percentages and percentage changes of two different numbers of the
+    results, ratios of two totals, and each number in other units. Numbers in prose (a line number, a version)
+    are not combined: with enough of them any small number is a sum of two."""
     out = set(numbers)
+    for a in numbers[:_MAX_NUMBERS]:  # the number in other units
+        out.update(a * f for f in _FACTORS)
+        out.update(a / f for f in _FACTORS)
+        out.update((a * 1.8 + 32, (a - 32) / 1.8))  # Celsius and Fahrenheit
     for a, b in itertools.permutations(numbers[:_MAX_NUMBERS], 2):
         out.update((a + b, a - b, a * b))
         if b:
-            out.update((a / b, 100 * a / b))
+            out.update((a / b, 100 * a / b, 100 * abs(a - b) / abs(b)))  # a ratio, a percentage, a percentage change
+    for a, b in itertools.permutations(list(totals)[:_MAX_NUMBERS], 2):
+        if b:
+            out.add(a / b)  # a ratio of two totals: revenue over orders of two quarters, an average order
     return out
 
 
-def _matches(value: float, decimals: int, known: list[float]) -> bool:
-    """Whether a known number rounds to `value` at its decimals (`known` sorted)."""
-    tolerance = 0.5 * 10 ** -decimals + 1e-9  # the answer may have rounded it
+def _matches(value: float, tolerance: float, known: list[float]) -> bool:
+    """Whether a known number rounds to `value` (within the tolerance its precision gives; `known` sorted)."""
+    tolerance += 1e-9
     at = bisect.bisect_left(known, value - tolerance)
     return at < len(known) and known[at] <= value + tolerance
 
@@ -147,10 +209,10 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                 missing.append(token)
         rest = pattern.sub(" ", rest)
     known_dates: set[tuple[int | None, int, int]] | None = None
-    for pattern in (_ISO_DATE, _MONTH_DAY, _DAY_MONTH):
+    for pattern in (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH):
         for match in pattern.finditer(rest):
-            date = next(iter(_dates(match.group(0))), None)
-            if date is None or match.group(0).lower() in haystack:
+            readings = _numeric_readings(match) if pattern is _NUMERIC_DATE else list(_dates(match.group(0)))
+            if not readings or match.group(0).lower() in haystack:
                 continue
             if known_dates is None:
                 known_dates = _dates(sources)
@@ -159,26 +221,45 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                         day = (today if isinstance(today, dt.date) and not isinstance(today, dt.datetime) else today.date())
                         day = day + dt.timedelta(days=shift)
                         known_dates.add((day.year, day.month, day.day))
-            if not _date_known(date, known_dates):
+            if not any(_date_known(date, known_dates) for date in readings):
                 missing.append(match.group(0))
         rest = pattern.sub(" ", rest)
+    known_times = None
+    for match in _TIME.finditer(rest):
+        if known_times is None:
+            known_times = {t for m in _TIME.finditer(sources) for t in _times(m)}
+        if not set(_times(match)) & known_times:
+            missing.append(match.group(0).strip())
+    rest = _TIME.sub(" ", rest)
     for token in _ID.findall(rest):
         if not _UNIT.match(token) and token.lower() not in haystack:
             missing.append(token)
     rest = _DURATION.sub(" ", _ID.sub(" ", rest))
     candidates = []
-    for token in _NUMBER.findall(rest):
+    for match in _NUMBER.finditer(rest):
+        token = match.group(0)
         value = _number(token)
-        if value is None or value <= _SMALL or (value.is_integer() and 1900 <= value <= 2100 and "." not in token):
+        if value is None or (value.is_integer() and 1900 <= value <= 2100 and "." not in token):
             continue
-        candidates.append((token, value))
+        scale = _SCALE.match(rest, match.end())
+        multiplier = _SCALES[scale.group(1).lower()] if scale else 1
+        if value * multiplier <= _SMALL:
+            continue
+        # The precision the answer claims: its decimals ("14.1 million": to the hundred thousand); a hedged
+        # round number ("about 1,600", "roughly 260") only to its last non-zero digit.
+        decimals = len(token.split(".", 1)[1]) if "." in token else 0
+        if not decimals and _HEDGE.search(rest, max(0, match.start() - 24), match.start()):
+            digits = token.replace(",", "")
+            decimals = -(len(digits) - len(digits.rstrip("0")))
+        candidates.append((token + (scale.group(0) if scale else ""), value * multiplier, 0.5 * 10 ** -decimals * multiplier))
     if candidates:
         outputs = list(outputs)
         stated = {v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None}
-        known = sorted(stated | _derivable(_data_numbers(outputs)) | _counts_and_totals(outputs))
-        for token, value in candidates:
-            decimals = len(token.split(".", 1)[1]) if "." in token else 0
-            if not _matches(value, decimals, known) and not _matches(value / 100, decimals + 2, known):
-                missing.append(token)
+        totals = _counts_and_totals(outputs)
+        known = stated | _derivable(_data_numbers(outputs), sorted(totals - {0.0})) | totals
+        known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
+        for token, value, tolerance in candidates:
+            if not _matches(value, tolerance, known) and not _matches(value / 100, tolerance / 100, known):
+                missing.append(token.strip())
     return list(dict.fromkeys(missing))
 

@@ -2,9 +2,10 @@
 
 Every earlier output of the tool adds to one schema: the types seen at each JSON path, and how often
 each field was there (not null) when the object holding it was. A field that was sometimes null or
-absent is optional. A new output drifts only when a field that was always there is gone, a path has a
-type never seen before, or a new object or array appears where there was none: a field that comes and
-goes, or is null this time, never raises an alarm.
+absent is optional. A new output drifts only when a field that was always there is gone or a path has a
+type never seen before (with the new objects or arrays that appeared as evidence): a field that comes and
+goes, is null this time, or is seen for the first time, or the first items of a list that was always
+empty, never raise an alarm.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class OutputSchema:
             kind = type_name(node)
             seen = self.types.get(path)
             if seen is None:
-                if kind in ("object", "array") and path != "$" and parent_path(path) in self.types:
+                # Items of an array only ever seen empty are no new structure: nothing was known of them.
+                if kind in ("object", "array") and path != "$" and parent_path(path) in self.types and not path.endswith("[]"):
                     new_structures.add(path)
                 return  # below a new path nothing can be compared
             if kind != "null" and kind not in seen and seen - {"null"}:  # a field only ever null may hold anything
@@ -102,6 +104,9 @@ class OutputSchema:
                     walk(child, f"{path}[]")
 
         walk(value, "$")
-        if not (gone or new_types or new_structures):
+        # A new object or array next to every field that was always there is an addition old readers ignore
+        # (an optional field seen for the first time): drift is a field gone or a type changed, new structures
+        # are its evidence (the nested shape that replaced the fields gone).
+        if not (gone or new_types):
             return None
         return Drift(outermost(gone), new_types, outermost(new_structures))

@@ -170,6 +170,7 @@ class _Run:
             self.finals = [(s, text) for s, text in self.finals if last.get(s.get("parent_index")) is s]
         self._messages: dict[int, list[Mapping[str, Any]]] = {}
         self._fingerprints: dict[int, list[tuple[str, str]]] = {}
+        self._agents: dict[int, tuple[str, str, Any]] = {}
 
     def fingerprints(self, step: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(role, text) of each non-system input message of a model step, computed once."""
@@ -199,6 +200,15 @@ class _Run:
             # Asked for, and not already run: a call asked for once and run twice was re-run by the loop.
             return step if asked > ran else None
         return None
+
+    def agent(self, step: Mapping[str, Any]) -> tuple[str, str, Any]:
+        """Which agent a model call is: its instructions (numbers masked), the tools it was offered, its model."""
+        key = step["index"]
+        if key not in self._agents:
+            given = instructions(self.record, step, self.messages(step))
+            self._agents[key] = (_DIGITS.sub("0", _words(given)),
+                                 _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
+        return self._agents[key]
 
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
         return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
@@ -307,6 +317,8 @@ def _repetition(run: _Run) -> list[Finding]:
         arguments = key.split(" ", 1)[1]
         if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, tools[n - 1], asker):
             continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
+        if asker is not None and not counted and _asked_again_for_a_reason(run, group, step, asker):
+            continue
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
@@ -316,6 +328,20 @@ def _repetition(run: _Run) -> list[Finding]:
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
     return out + _repeated_retrievals(run)
+
+
+def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapping[str, Any], asker: Mapping[str, Any]) -> bool:
+    """Whether the model had a reason to ask for the same call again: a later call of it answered otherwise
+    (polling until a job is done), or the user spoke since the earlier call (asked to check again)."""
+    at = group.index(step)
+    if any(not is_error(later) and not _same_output(later, step) for later in group[at + 1:]):
+        return True
+    earlier = run.requester(group[at - 1]) if at else None
+    if earlier is None:
+        return False
+    heard = {m for m in run.fingerprints(earlier) if m[0] == "user"}
+    now = {m for m in run.fingerprints(asker) if m[0] == "user"}
+    return bool(heard) and heard < now  # the same conversation, with a user message more
 
 
 def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
@@ -409,7 +435,9 @@ def _retry_loops(run: _Run) -> list[Finding]:
 # Words by which an answer admits a failure, or that it found nothing: such an answer ignores nothing.
 _ADMITS_FAILURE = re.compile(
     r"\b(errors?|fail\w*|unable|cannot|can't|could ?n[o']t|did ?n[o']t work|not (?:able|available|possible)|unavailable|"
-    r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down)\b", re.I)
+    r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down|declined|denied|rejected|refused|"
+    r"timed? ?out|timeout|invalid|expired|unreachable|not reachable|outage|unauthori[sz]ed|forbidden|not found|"
+    r"could not be|was ?n[o']t able|did ?n[o']t go through|not responding|no response)\b", re.I)
 _ADMITS_NOTHING = re.compile(
     r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
 
@@ -432,6 +460,8 @@ def _ignored_errors(run: _Run) -> list[Finding]:
             continue  # tried again
         went_on = run.next_llm(at, level)
         answers = run.answers_after(at, level)[:1]
+        if answers and _fell_back(run, step, answers[0][1]):
+            continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
         if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
             continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
         # The model went on to other tools without the failed one ever working, and answered as if it had;
@@ -447,6 +477,27 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+def _fell_back(run: _Run, failed: Mapping[str, Any], answer: str) -> bool:
+    """Whether a later call of another tool, given the failed call's arguments (same names, same values),
+    succeeded and the answer states what it returned: a backup feed, a second provider, another search
+    engine asked the same. (Another action on the same arguments, with nothing of its result in the
+    answer, is going on as if the failed call had worked.)"""
+    asked = parse_json(failed.get("input"))
+    if not isinstance(asked, Mapping) or not asked:
+        return False
+    said = answer.lower()
+    for s in run.steps:
+        given = parse_json(s.get("input"))
+        if (s["index"] <= failed["index"] or s.get("type") not in (TOOL, RETRIEVAL) or is_error(s) or s.get("output") is None
+                or tool_name(s) == tool_name(failed) or _error_payload(s.get("output")) is not None
+                or not isinstance(given, Mapping) or any(given.get(k) != v for k, v in asked.items())):
+            continue
+        found = set(_leaves(tool_payload(s.get("output")))) - set(_leaves(asked))
+        if any(value.lower() in said for value in found):
+            return True
+    return False
 
 
 def _said(step: Mapping[str, Any]) -> str:
@@ -528,8 +579,10 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
     """An answer given with confidence after a retrieval found nothing, and no other evidence since."""
     out = []
     for step in run.steps:
-        if step.get("type") == TOOL and tool_payload(step.get("output")) in (None, "", {}) and not is_error(step):
-            why = "it returned nothing"  # an empty list can be an answer ("no orders"); nothing at all is not
+        if step.get("type") == TOOL and tool_payload(step.get("output")) in ("", {}) and not is_error(step):
+            # An empty list can be an answer ("no orders"); an empty text or object is not. No result at all
+            # (None) is an action's (send, save, delete) or content not captured: no evidence was asked of it.
+            why = "it returned nothing"
         elif step.get("type") == RETRIEVAL:
             why = _no_evidence(step, run.policy)
         else:
@@ -727,6 +780,8 @@ def _instructions_changed(run: _Run) -> list[Finding]:
         offered = [sorted(tool_definitions(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS))) for s in (before, step)]
         if offered[0] != offered[1] or before.get("model") != step.get("model"):
             continue  # another agent (other tools or model) sharing the loop: its own instructions
+        if _only_run_data(run, step, a, b):
+            continue  # working memory kept in the instructions (notes, a plan, results so far): the run's data
         out.append(_finding("instructions_changed", "prompt", step["index"], [before["index"], step["index"]],
                             f"the instructions at step {step['index']} differ from step {before['index']}'s",
                             before=a[:500], after=b[:500]))
@@ -734,10 +789,31 @@ def _instructions_changed(run: _Run) -> list[Finding]:
     return out
 
 
+_TOKEN = re.compile(r"[^\W\d_]{3,}|\d+")
+
+
+def _only_run_data(run: _Run, step: Mapping[str, Any], a: str, b: str) -> bool:
+    """Whether every word that differs between two instructions is data the run had by then (a tool's
+    result, a document, what the model or the user said): notes or a plan the agent keeps in its prompt."""
+    old, new = a.split(), b.split()
+    opcodes = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if all(tag == "delete" for tag, *_ in opcodes):
+        return False  # instructions only taken away: no notes added
+    tokens = {t.lower() for _tag, i1, i2, j1, j2 in opcodes for w in old[i1:i2] + new[j1:j2] for t in _TOKEN.findall(w)}
+    if not tokens:
+        return False
+    data = [text_of(s.get("output")) for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)]
+    data += [_said(s) for s in run.llm if s["index"] < step["index"]]
+    data += [message_text(m) for m in run.messages(step) if m.get("role") == "user"]
+    known = {t.lower() for text in data for t in _TOKEN.findall(text)}
+    return tokens <= known
+
+
 # A template variable left unfilled: {name}, {{ name }}, ${name}, {{name|filter}} (not JSON: its keys are quoted).
 _PLACEHOLDER = re.compile(r"(?<![\w{$])(?<!f\")(?<!f')(?:\$\{\s*[A-Za-z_][\w.]*\s*\}|\{\{\s*[A-Za-z_][\w.]*\s*(?:\|[^{}]*)?\}\}|"
                           r"\{[A-Za-z_][\w.]*\})(?![\w}])")
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_MANUAL_WORDS = 400  # instructions this long are a manual: a variable left in them is an info, not a warning
 
 
 def _unfilled(run: _Run) -> list[Finding]:
@@ -756,9 +832,14 @@ def _unfilled(run: _Run) -> list[Finding]:
         found = [m.group(0) for m in _PLACEHOLDER.finditer(_CODE.sub(" ", text)) if m.group(0) not in earlier]
         if found:
             names = list(dict.fromkeys(found))
-            return [_finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
-                             f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
-                             "the prompt was sent unfilled", placeholders=names[:20])]
+            finding = _finding("unfilled_placeholder", "prompt", step["index"], [step["index"]],
+                               f"the instructions at step {step['index']} still hold the template variable(s) {', '.join(names[:5])}: "
+                               "the prompt was sent unfilled", placeholders=names[:20])
+            if len(text.split()) >= _MANUAL_WORDS:
+                # A manual of hundreds of words (an agent's command reference) with a variable left in a line
+                # or two: the model reads past it; worth fixing, no warning on a run that may have gone well.
+                finding = dataclasses.replace(finding, severity="info")
+            return [finding]
     return []
 
 
@@ -896,16 +977,19 @@ def _history_lost(run: _Run) -> list[Finding]:
     Dropping the oldest turns while keeping the latest is context management (a window), not a loss.
     """
     out = []
-    previous: dict[Any, dict[str, Any]] = {}
+    calls_at: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
-        level = step.get("parent_index")
-        before = previous.get(level)
-        previous[level] = step
-        if before is None or _failed(before):
-            continue
-        old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
-        if old_raw.endswith("]") and new_raw.startswith(old_raw[:-1]):
+        earlier = calls_at[step.get("parent_index")]
+        before = earlier[-1] if earlier else None
+        earlier.append(step)
+        if before is None or (not _failed(before) and _grown(before, step)):
             continue  # the same conversation, grown: the common case, decided without parsing
+        # Another agent's call in between (a summariser, a planner) has its own conversation: compare with
+        # this agent's own latest call.
+        before = next((s for s in reversed(earlier[:-1]) if run.agent(s) == run.agent(step)), before)
+        if _failed(before) or _grown(before, step):
+            continue
+        old_raw = _raw(before, "input")
         old, new = run.fingerprints(before), run.fingerprints(step)
         first_user = next((m for m in old if m[0] == "user"), None)
         if not old or not new or first_user is None:
@@ -921,8 +1005,12 @@ def _history_lost(run: _Run) -> list[Finding]:
         lost = [m for m in old if m not in kept]
         if not lost:
             continue
-        if _windowed(old, new) and max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS:
-            continue  # the oldest turns of a long context went, the latest stayed: a context window
+        if _windowed(old, new) and (first_user in kept or max(int(before.get("input_tokens") or 0), len(old_raw) // 4) >= _WINDOW_TOKENS):
+            continue  # the oldest turns went, the latest (and the task, or a long context) stayed: a context window
+        if _condensed(run, before, step, old, new):
+            continue  # the turns dropped were replaced by a summary a model call wrote in between: compaction
+        if _elided_in_place(old, new, lost, first_user):
+            continue  # old results the model had seen shortened where they stood ("output omitted"): context management
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -930,17 +1018,58 @@ def _history_lost(run: _Run) -> list[Finding]:
     return out
 
 
+def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
+    """Whether a model call's input is the earlier call's, with messages added (compared as stored text)."""
+    old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
+    return old_raw.endswith("]") and new_raw.startswith(old_raw[:-1])
+
+
+def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
+               new: list[tuple[str, str]]) -> bool:
+    """Whether a message the later call was given in place of earlier ones is what a model call made between
+    the two wrote (a summary of the older turns)."""
+    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))}
+    had = set(old)
+    return bool(said) and any(any(text in m[1] for text in said) for m in new if m not in had)
+
+
+def _elided_in_place(old: list[tuple[str, str]], new: list[tuple[str, str]], lost: list[tuple[str, str]],
+                     task: tuple[str, str] | None) -> bool:
+    """Whether every message lost was replaced where it stood by a shorter one of the same role (an old tool
+    result elided after the model had seen it whole), the task's own message aside."""
+    if len(new) < len(old) or task in lost:
+        return False
+    gone = set(lost)
+    positions = [i for i, m in enumerate(old) if m in gone]
+    return all(new[i][0] == old[i][0] and len(new[i][1]) < len(old[i][1]) for i in positions)
+
+
+def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, str]]) -> bool:
+    """Whether new user messages are the next item of a batch rather than a follow-up: they name an id the
+    earlier conversation never did (another ticket, another customer), or the run's task lists them."""
+    before = " ".join(text for _role, text in old).lower()
+    task = _words(text_of(run.record.run.get("task"))).lower()
+    for _role, text in asked:
+        if any(token.lower() not in before for token in _ground.ids(text)):
+            return True
+        if len(text) >= 12 and text.lower() in task:
+            return True
+    return False
+
+
 def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
                   new: list[tuple[str, str]]) -> Finding | None:
     """A model call that starts a new conversation at a new user message, where the same agent (same
     instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
-    Not when the earlier call was a single message (a batch of independent requests), nor when a model
-    wrote the new message (a planner handing a task to a fresh executor)."""
+    Not when the earlier call was a single message or one item of a batch (independent requests), nor when a
+    model wrote the new message (a planner handing a task to a fresh executor)."""
     if len(old) < 2 or before.get("model") != step.get("model"):
         return None
     asked = [m for m in new if m[0] == "user" and m not in set(old)]
     if not asked:
         return None
+    if sum(1 for m in old if m[0] == "user") == 1 and _another_item(run, old, asked):
+        return None  # a batch: each item in a fresh conversation (a conversation of several turns is no batch)
     given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
              for s in (before, step)]
     if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
@@ -1058,7 +1187,7 @@ def _other_subject(run: _Run) -> list[Finding]:
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool) or isinstance(v, float) and v.is_integer(),  # 5.0 is 5 to JSON
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
@@ -1189,15 +1318,19 @@ def _kept_going(run: _Run) -> list[Finding]:
         answer = answers.get(step["index"])
         if answer is None:
             continue
+        following = run.next_llm(step["index"], step.get("parent_index"))
+        if following is not None and run.agent(following) != run.agent(step):
+            continue  # a helper's answer (a summariser's, a planner's): another agent's call goes on, by design
         # Only the answering model's own level counts: a sub-agent's answer ends the sub-agent, not the run.
         heard = {_fingerprint(m) for m in input_messages(step) if m.get("role") == "user"}
         later = []
         for s in steps[position + 1:]:
             if s.get("parent_index") != step.get("parent_index"):
                 continue
-            if s.get("type") == LLM and any(_fingerprint(m) not in heard for m in input_messages(s) if m.get("role") == "user"):
-                if not _answered_again(run, s, answer):
-                    break  # the user spoke again: a new turn of the conversation
+            said = [_fingerprint(m)[1] for m in input_messages(s) if m.get("role") == "user" and _fingerprint(m) not in heard]
+            if s.get("type") == LLM and said:
+                if any("?" in text for text in said) or not _answered_again(run, s, answer):
+                    break  # the user spoke again (a question is never a nudge): a new turn of the conversation
                 # A message after the answer that only made the model say it again: the loop's "continue"
                 # nudge, not a new question.
             later.append(s)
@@ -1219,7 +1352,8 @@ def _same_text(a: str, b: str) -> bool:
 def _answered_again(run: _Run, step: Mapping[str, Any], answer: str) -> bool:
     """Whether the turn a model step opens ends with the answer given before it (its first answer at its level)."""
     again = run.answers_after(step["index"] - 1, step.get("parent_index"))
-    return bool(again) and _same_text(again[0][1], answer)
+    # The same words and the same numbers and ids: a batch's answers share a template, not their facts.
+    return bool(again) and _same_text(again[0][1], answer) and _DIGITS.findall(again[0][1]) == _DIGITS.findall(answer)
 
 
 def _stopped_before_answer(run: _Run) -> list[Finding]:
