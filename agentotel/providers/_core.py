@@ -70,6 +70,7 @@ ADAPTERS = {
     "anthropic": "agentotel.providers.anthropic",
     "google.genai": "agentotel.providers.google_genai",
     "botocore": "agentotel.providers.bedrock",
+    "aiobotocore": "agentotel.providers.bedrock",  # async Bedrock: the same adapter, its own patch
 }
 # gen_ai.provider.name -> the instrumentation scope of its spans (`agentotel.openai` for the rest:
 # openai, Azure and any OpenAI-compatible server).
@@ -737,6 +738,10 @@ def _apply(name: str) -> None:
         adapter = importlib.import_module(ADAPTERS[name])
         applied = _applied[name] = []
         for patch in adapter.PATCHES:
+            # Only this library's own patches: an adapter may serve two libraries (botocore and
+            # aiobotocore), each patched when it is imported and either one possibly absent.
+            if patch.module != name and not patch.module.startswith(name + "."):
+                continue
             target = _resolve(patch)
             if target is None:
                 continue
