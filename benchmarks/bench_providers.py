@@ -684,8 +684,84 @@ def run_sdks(quick: bool) -> list[Result]:
     return results
 
 
+# --- Python function calls per instrumented call (deterministic, whatever the machine's load) -----------------
+
+
+def _count_worker(sdk: str, config: str) -> dict[str, int]:
+    """Python function calls (profile `call` events, generator resumptions included) an instrumentation adds
+    to one plain call and one streamed call: instrumented minus uninstrumented, each counted warm."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(tracer_provider)
+    base = _sdk_calls(sdk)
+    switch = _sdk_switch(sdk, config, tracer_provider)
+    switch(True)
+    made_on = _sdk_calls(sdk)  # a peer that wraps clients as they are made instruments only this one
+
+    events = ("call", "c_call") if os.environ.get("AGENTOTEL_COUNT_C_CALLS") else ("call",)
+
+    def count(fn: Any) -> int:
+        for _ in range(3):  # warm: imports, caches, the price table
+            fn()
+        calls = 0
+
+        def profile(frame: Any, event: str, arg: Any) -> None:
+            nonlocal calls
+            if event in events:
+                calls += 1
+
+        sys.setprofile(profile)
+        try:
+            fn()
+        finally:
+            sys.setprofile(None)
+        return calls
+
+    out = {}
+    for i, kind in enumerate(("plain", "stream")):
+        instrumented = count(made_on[i])
+        switch(False)
+        out[kind] = instrumented - count(base[i])
+        switch(True)
+    return out
+
+
+def count_calls(sdks: tuple[str, ...] = ("genai", "bedrock")) -> dict[str, dict[str, Any]]:
+    """{"<sdk> <kind>": {config: calls added}} for agentotel and every installed peer, each in its own process."""
+    table: dict[str, dict[str, Any]] = {}
+    for sdk in sdks:
+        for config in ["agentotel", *SDK_PEERS[sdk]]:
+            paths = [str(ROOT), os.environ.get("PYTHONPATH")]
+            if config != "agentotel":
+                if not (PEERS_DIR / config).is_dir():
+                    continue
+                paths.insert(0, str(PEERS_DIR / config))
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)),
+                   "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY", "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+                   "TRACELOOP_TRACE_CONTENT": "true", "AGENTOTEL_CAPTURE_CONTENT": "true"}  # fmt: skip
+            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_providers", "--count-worker", sdk, config],
+                                 capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)  # fmt: skip
+            counts = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {}
+            for kind in ("plain", "stream"):
+                table.setdefault(f"{sdk} {kind}", {})[config] = counts.get(kind, (out.stderr.strip().splitlines() or ["failed"])[-1][:120])
+    return table
+
+
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "--sdk-worker":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--count-worker":
+        print(json.dumps(_count_worker(sys.argv[2], sys.argv[3])))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--count":
+        for row, counts in count_calls().items():
+            print(row, json.dumps(counts))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--sdk-worker":
         try:
             print(json.dumps(_sdk_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
         except Exception as exc:  # the parent reports why this configuration could not run

@@ -8,7 +8,7 @@ Traced: openai `chat.completions.create` / `.parse` (and `.stream`, which calls 
 `.parse` / `.stream` and the same on `beta.messages`; sync and async clients, `with_raw_response` and
 `with_streaming_response` included; google-genai `models.generate_content` / `generate_content_stream`
 (sync and async; see google_genai.py); Bedrock Runtime's Converse, ConverseStream, InvokeModel and
-InvokeModelWithResponseStream (see bedrock.py). Spans come from the scopes `agentotel.openai`,
+InvokeModelWithResponseStream through botocore and aiobotocore (see bedrock.py). Spans come from the scopes `agentotel.openai`,
 `agentotel.anthropic`, `agentotel.google_genai` and `agentotel.bedrock`.
 
 Counting a model call once, next to the anthropic SDK's own span

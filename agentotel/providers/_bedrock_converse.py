@@ -8,10 +8,13 @@ events assembled into the same blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from time import monotonic
+from typing import Any, Callable, Iterator
 
 from agentotel._context import PendingToolCall
+from agentotel._internal import report_internal_error
 from agentotel.providers._core import (
+    ModelCall,
     Request,
     Response,
     Usage,
@@ -34,6 +37,7 @@ from agentotel.semconv import (
 )
 
 PROVIDER = "aws.bedrock"
+_EMPTY: dict[str, Any] = {}
 
 
 @dataclass
@@ -150,6 +154,45 @@ class ConverseStream:
             block = self.blocks[index] = [kind, call_id, name, Bounded(self.args_limit if kind == "tool" else self.text_limit)]
         return block
 
+    def iterate(self, stream: Any, call: ModelCall, end: Callable[..., None]) -> Iterator[Any]:
+        """The events of `stream`, each read on its way to the caller (the Accumulator's `iterate`).
+
+        A text delta, nearly every event, is added inline (its block remembered from the previous
+        one); any other event goes through `chunk`.
+        """
+        blocks, chunk = self.blocks, self.chunk
+        index = buffer = None
+        waiting = call.first_chunk is None
+        try:
+            for event in stream:
+                if waiting:
+                    call.first_chunk = monotonic()
+                    waiting = False
+                try:
+                    delta = event.get("contentBlockDelta")
+                    text = None if delta is None else (delta.get("delta") or _EMPTY).get("text")
+                    if text is None:
+                        chunk(event)
+                    else:
+                        at = delta.get("contentBlockIndex", 0)
+                        if at != index or buffer is None:
+                            block = blocks.get(at)
+                            buffer = (block if block is not None else self._block(at, "text"))[3]
+                            index = at
+                        if text and buffer.size < buffer.limit:  # Bounded.add, inline
+                            buffer.parts.append(text)
+                            buffer.size += len(text)
+                except Exception as exc:  # noqa: BLE001 - telemetry must never break the user's loop
+                    report_internal_error("providers.stream_chunk", exc)
+                yield event
+        except GeneratorExit:  # the loop left early: not the end of the stream (see _stream)
+            call.stopped_reading(end)
+            raise
+        except BaseException as exc:
+            end(exc)
+            raise
+        end()
+
     def chunk(self, event: Any) -> None:
         delta = event.get("contentBlockDelta")
         if delta is not None:
@@ -214,9 +257,12 @@ def converse_request(params: dict[str, Any], attributes: dict[str, Any], request
             value = config.get(name)
             if value is not None and isinstance(value, kind) and type(value) is not bool:
                 attributes[attribute] = value
-    if GEN_AI_REQUEST_TOP_K not in attributes:
-        put(attributes, GEN_AI_REQUEST_TOP_K, (params.get("additionalModelRequestFields") or {}).get("top_k"), int)
+    extra = params.get("additionalModelRequestFields")
+    if extra and GEN_AI_REQUEST_TOP_K not in attributes:
+        put(attributes, GEN_AI_REQUEST_TOP_K, field_of(extra, "top_k"), int)
     if capturing():
         request.input_messages = _messages(params.get("messages"))
         request.system_instructions = _blocks(params.get("system")) or None
-    request.tool_definitions = _tool_definitions(params.get("toolConfig"))
+    tool_config = params.get("toolConfig")
+    if tool_config:
+        request.tool_definitions = _tool_definitions(tool_config)

@@ -27,6 +27,7 @@ from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.instrumentation.utils import _SUPPRESS_INSTRUMENTATION_KEY_PLAIN
 from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation import _SPAN_KEY  # the key trace.set_span_in_context sets
 
 from agentotel import _config, _context, _json, _tracing
 from agentotel._internal import internal_errors, report_internal_error
@@ -70,6 +71,7 @@ ADAPTERS = {
     "anthropic": "agentotel.providers.anthropic",
     "google.genai": "agentotel.providers.google_genai",
     "botocore": "agentotel.providers.bedrock",
+    "aiobotocore": "agentotel.providers.bedrock",  # async Bedrock: the same adapter, its own patch
 }
 # gen_ai.provider.name -> the instrumentation scope of its spans (`agentotel.openai` for the rest:
 # openai, Azure and any OpenAI-compatible server).
@@ -352,22 +354,24 @@ class ModelCall:
     # the request and the end of a call the SDK runs long enough to push our code out of the CPU
     # caches, and a function run cold costs several times what it costs in a loop (measured around the
     # benchmark's streamed call: 30 distinct small functions added ~25 µs, one called 30 times ~0).
-    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "_ended", "_response_reader")
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "ended", "_response_reader", "_parent")
 
-    def __init__(self, patch: Patch, request: Request) -> None:
+    def __init__(self, patch: Patch, request: Request, parent: otel_context.Context | None = None) -> None:
         self.request = request
         self._response_reader = patch.response
         self.run = _context.current_run()
         self.start = time.monotonic()
         self.first_chunk: float | None = None
         self.stopped: int | None = None  # wall-clock ns when the caller last left its loop early
-        self._ended = False
+        self.ended = False  # read by the proxies (a plain slot, not a property: they ask per stream)
         attributes = {GEN_AI_OPERATION_NAME: request.operation, GEN_AI_PROVIDER_NAME: request.provider}
         if request.model:
             attributes[GEN_AI_REQUEST_MODEL] = request.model
         attributes.update(request.attributes)
         name = f"{request.operation} {request.model}" if request.model else request.operation
-        span = self.span = _tracer(request.provider).start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        # The context the wrapper found current, passed on: the SDK would look it up twice more.
+        self._parent = parent
+        span = self.span = _tracer(request.provider).start_span(name, parent, SpanKind.CLIENT, attributes)
         try:
             payload = self.payload = Payload()
             if span.is_recording():
@@ -399,12 +403,17 @@ class ModelCall:
             {d["name"]: d["description"] for d in definitions if d.get("description")},
         )
 
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
     def context(self) -> otel_context.Context:
-        return otel_context.set_value(_IN_MODEL_CALL, True, trace.set_span_in_context(self.span))
+        """The context the SDK call runs in: our span current, nested patched calls marked (see _IN_MODEL_CALL).
+
+        Built on the context current when the call began, its span's parent context (the wrappers attach
+        it at once; a stream manager's request, sent later in `__enter__`, runs under it too).
+        """
+        # One new Context with both values (set_span_in_context, then set_value, would copy it twice).
+        values = dict(otel_context.get_current() if self._parent is None else self._parent)
+        values[_SPAN_KEY] = self.span
+        values[_IN_MODEL_CALL] = True
+        return otel_context.Context(values)
 
     def read_response(self, result: Any) -> Response | None:
         # Plain try/except on the per-call path: the internal_errors context manager costs more.
@@ -425,7 +434,7 @@ class ModelCall:
         ends (which knows whether that exit was a failure) or when the stream is collected, at this time.
         """
         self.stopped = time.time_ns()
-        if self.run is not None and not self._ended:
+        if self.run is not None and not self.ended:
             self.run.stream_left(self, end)
 
     def finish(
@@ -433,9 +442,9 @@ class ModelCall:
     ) -> None:
         """End the span once: record the response, usage, cost, metrics and tool calls; later calls do nothing."""
         with _finish_lock:  # one lock for every call: held for a test-and-set only
-            if self._ended:
+            if self.ended:
                 return
-            self._ended = True
+            self.ended = True
         end_time = None
         left = False
         if error_kind == ABANDONED_STREAM:
@@ -572,7 +581,7 @@ def _begin(patch: Patch, instance: Any, args: tuple, kwargs: dict[str, Any]) -> 
         if patch.positional and args:
             kwargs = {**dict(zip(patch.positional, args)), **kwargs}
         request = patch.request(instance, kwargs)
-        return ModelCall(patch, request) if request is not None else None
+        return ModelCall(patch, request, current) if request is not None else None
     except Exception as exc:  # noqa: BLE001 - the call then runs untraced
         report_internal_error("providers.begin", exc)
         return None
@@ -737,6 +746,10 @@ def _apply(name: str) -> None:
         adapter = importlib.import_module(ADAPTERS[name])
         applied = _applied[name] = []
         for patch in adapter.PATCHES:
+            # Only this library's own patches: an adapter may serve two libraries (botocore and
+            # aiobotocore), each patched when it is imported and either one possibly absent.
+            if patch.module != name and not patch.module.startswith(name + "."):
+                continue
             target = _resolve(patch)
             if target is None:
                 continue

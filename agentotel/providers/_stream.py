@@ -255,6 +255,34 @@ class StreamProxy(wrapt.ObjectProxy):
             self._self_end(kind=ABANDONED_STREAM)
 
 
+class AsyncIterableProxy(StreamProxy):
+    """A stream read with `async for` whose `__anext__` is no awaitable step of its own.
+
+    aiobotocore's event stream defines `__anext__` as an async generator function (its `__aiter__`
+    returns a fresh generator from it), so the proxy reads its events from the one iterator that
+    `__aiter__` gives, made on the first event.
+    """
+
+    def __init__(self, wrapped: Any, call: ModelCall, accumulator: Accumulator) -> None:
+        super().__init__(wrapped, call, accumulator)
+        self._self_events: Any = None
+
+    async def __anext__(self) -> Any:
+        events = self._self_events
+        if events is None:
+            events = self._self_events = self.__wrapped__.__aiter__()
+        try:
+            chunk = await events.__anext__()
+        except StopAsyncIteration:
+            self._self_end()
+            raise
+        except BaseException as exc:
+            self._self_end(exc)
+            raise
+        self._self_chunk(chunk)
+        return chunk
+
+
 class _ClosingResponse(wrapt.ObjectProxy):
     """The stream's HTTP response; closing it ends the stream's span."""
 

@@ -2,8 +2,10 @@
 
 botocore builds its client methods at run time, so the patch sits on the one method they all call,
 `BaseClient._make_api_call(operation_name, api_params)`: a call to another service or operation
-passes straight through (one dictionary look-up by client class). boto3 and aiobotocore-free code
-alike go through it.
+passes straight through (one dictionary look-up by client class). boto3 goes through it, and
+aiobotocore's client overrides it with an `async def` of its own, patched alike when aiobotocore is
+imported: the same spans, its event streams behind the async stream proxy and its InvokeModel body
+behind `_AsyncBody`.
 
 InvokeModel bodies are read per model family, from the model id (an inference-profile prefix such as
 `us.` and an ARN's path are looked through) or, for an id that names none, from the body's shape:
@@ -23,11 +25,13 @@ import io
 import json
 from typing import Any
 
+import wrapt
+
 from agentotel._internal import report_internal_error
 from agentotel.providers._bedrock_converse import PROVIDER, BedrockRequest, ConverseStream, converse_request, converse_response
 from agentotel.providers._bedrock_invoke import InvokeStream, body_of, body_request, body_response, family_of
-from agentotel.providers._core import ModelCall, Patch, field_of, server_attributes
-from agentotel.providers._stream import StreamProxy
+from agentotel.providers._core import ABANDONED_STREAM, ModelCall, Patch, field_of, server_attributes
+from agentotel.providers._stream import AsyncIterableProxy, StreamProxy
 from agentotel.semconv import GEN_AI_REQUEST_STREAM
 
 _OPERATIONS = {"Converse": False, "ConverseStream": True, "InvokeModel": False, "InvokeModelWithResponseStream": True}
@@ -101,18 +105,134 @@ def _returned(call: ModelCall, result: Any) -> Any:
         call.finish(error=exc)
         raise
     result["body"] = StreamingBody(io.BytesIO(data), len(data))
-    response = None
+    call.finish(_body_response(data, request, _header_counts(result)))
+    return result
+
+
+def _body_response(data: bytes, request: BedrockRequest, counts: tuple[int | None, int | None]) -> Any:
     try:
-        response = body_response(json.loads(data), request.family, _header_counts(result))
+        return body_response(json.loads(data), request.family, counts)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("providers.bedrock_response", exc)
-    call.finish(response)
+        return None
+
+
+# --- aiobotocore ---------------------------------------------------------------------------------------------
+
+
+def _returned_async(call: ModelCall, result: Any) -> Any:
+    """aiobotocore's result: event streams behind the async proxy, InvokeModel's body read as the caller reads it."""
+    request: BedrockRequest = call.request  # type: ignore[assignment]
+    operation = request.operation_name
+    if operation == "Converse":
+        call.finish(call.read_response(result))
+    elif operation == "ConverseStream":
+        result["stream"] = AsyncIterableProxy(result["stream"], call, ConverseStream(request))
+    elif operation == "InvokeModelWithResponseStream":
+        result["body"] = AsyncIterableProxy(result["body"], call, InvokeStream(request))
+    else:
+        # An async body cannot be read here (this runs inside the awaited call, before the caller has
+        # it): the proxy keeps what the caller reads and records the response when the body ends.
+        result["body"] = _AsyncBody(result["body"], call, _header_counts(result))
     return result
+
+
+class _AsyncBody(wrapt.ObjectProxy):
+    """aiobotocore's InvokeModel body, unchanged for the caller; the span ends with what it read.
+
+    It ends at the end of the body (a `read()` of everything, or an empty read), on `close()` /
+    `aclose()` / `async with`, or when the body is collected (unread: `abandoned_stream`). The
+    body's own helpers (`iter_chunks`, `iter_lines`, `async for`) run with this proxy as `self`, so
+    they read through it.
+    """
+
+    def __init__(self, wrapped: Any, call: ModelCall, counts: tuple[int | None, int | None]) -> None:
+        super().__init__(wrapped)
+        self._self_call = call
+        self._self_counts = counts
+        self._self_read: list[bytes] = []
+
+    def _self_end(self, whole: bool = False, abandoned: bool = False) -> None:
+        call = self._self_call
+        if call.ended:
+            return
+        data = b"".join(self._self_read)
+        if not whole:  # closed or dropped: whole only if all the announced bytes were read
+            length = getattr(self.__wrapped__, "_content_length", None)
+            whole = length is not None and str(length).isdigit() and int(length) == len(data) > 0
+        response = _body_response(data, call.request, self._self_counts) if whole else None  # type: ignore[arg-type]
+        call.finish(response, error_kind=ABANDONED_STREAM if abandoned and not whole else None)
+
+    async def read(self, amt: int | None = None) -> bytes:
+        try:
+            chunk = await self.__wrapped__.read(amt)
+        except BaseException as exc:
+            self._self_call.finish(error=exc)
+            raise
+        self._self_read.append(chunk)
+        if amt is None or amt < 0 or (not chunk and amt > 0):
+            self._self_end(whole=True)
+        return chunk
+
+    async def readinto(self, b: Any) -> int:
+        try:
+            count = await self.__wrapped__.readinto(b)
+        except BaseException as exc:
+            self._self_call.finish(error=exc)
+            raise
+        self._self_read.append(bytes(memoryview(b)[:count]))
+        if count == 0 and len(b) > 0:
+            self._self_end(whole=True)
+        return count
+
+    def close(self) -> Any:
+        try:
+            return self.__wrapped__.close()
+        finally:
+            self._self_end()
+
+    async def aclose(self) -> Any:
+        try:
+            return await self.__wrapped__.aclose()
+        finally:
+            self._self_end()
+
+    # The body's own helpers, read through this proxy (they call `self.read` / `self.aclose`).
+    def iter_chunks(self, *args: Any, **kwargs: Any) -> Any:
+        return type(self.__wrapped__).iter_chunks(self, *args, **kwargs)
+
+    def iter_lines(self, *args: Any, **kwargs: Any) -> Any:
+        return type(self.__wrapped__).iter_lines(self, *args, **kwargs)
+
+    async def readlines(self) -> Any:
+        return await type(self.__wrapped__).readlines(self)
+
+    def __aiter__(self) -> Any:
+        return type(self.__wrapped__).__aiter__(self)
+
+    async def __anext__(self) -> Any:
+        return await type(self.__wrapped__).__anext__(self)
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        call = getattr(self, "_self_call", None)
+        if call is not None and not call.ended:
+            self._self_end(abandoned=True)
 
 
 PATCHES = [
     Patch(
         "botocore.client", "BaseClient._make_api_call", _request, converse_response,
         positional=("operation_name", "api_params"), returned=_returned,
+    ),
+    # aiobotocore's client overrides the method with its own `async def` (applied when it is imported).
+    Patch(
+        "aiobotocore.client", "AioBaseClient._make_api_call", _request, converse_response,
+        positional=("operation_name", "api_params"), returned=_returned_async,
     ),
 ]  # fmt: skip

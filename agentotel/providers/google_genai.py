@@ -75,9 +75,13 @@ def _part(part: Any) -> dict[str, Any] | None:
     """A google-genai Part (or its dict form) in the GenAI message-part shape."""
     if isinstance(part, str):
         return text_part(part)
-    text = field_of(part, "text")
+    # A text part, nearly every one, read without field_of (google-genai has no sentinel values).
+    if isinstance(part, dict):
+        text, thought = part.get("text"), part.get("thought")
+    else:
+        text, thought = getattr(part, "text", None), getattr(part, "thought", None)
     if text is not None:
-        return reasoning_part(text) if field_of(part, "thought") else text_part(text)
+        return reasoning_part(text) if thought else text_part(text)
     call = field_of(part, "function_call")
     if call is not None:
         return tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args"))
@@ -105,7 +109,7 @@ def _parts(content: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(content, str):
         return [text_part(content)]
-    items = field_of(content, "parts")
+    items = content.get("parts") if isinstance(content, dict) else getattr(content, "parts", None)
     if items is None:
         items = content if isinstance(content, (list, tuple)) else [content]
     return [p for p in map(_part, items) if p is not None]
@@ -194,16 +198,18 @@ def _callable_definition(function: Any) -> dict[str, Any]:
 
 
 # config field -> (attribute, accepted types): read in one loop (this runs on every model call).
-_PARAMETERS = (
-    ("max_output_tokens", GEN_AI_REQUEST_MAX_TOKENS, int),
-    ("temperature", GEN_AI_REQUEST_TEMPERATURE, (int, float)),
-    ("top_p", GEN_AI_REQUEST_TOP_P, (int, float)),
-    ("top_k", GEN_AI_REQUEST_TOP_K, (int, float)),
-    ("seed", GEN_AI_REQUEST_SEED, int),
-    ("frequency_penalty", GEN_AI_REQUEST_FREQUENCY_PENALTY, (int, float)),
-    ("presence_penalty", GEN_AI_REQUEST_PRESENCE_PENALTY, (int, float)),
-    ("stop_sequences", GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
-)
+_PARAMETERS = {
+    "max_output_tokens": (GEN_AI_REQUEST_MAX_TOKENS, int),
+    "temperature": (GEN_AI_REQUEST_TEMPERATURE, (int, float)),
+    "top_p": (GEN_AI_REQUEST_TOP_P, (int, float)),
+    "top_k": (GEN_AI_REQUEST_TOP_K, (int, float)),
+    "seed": (GEN_AI_REQUEST_SEED, int),
+    "frequency_penalty": (GEN_AI_REQUEST_FREQUENCY_PENALTY, (int, float)),
+    "presence_penalty": (GEN_AI_REQUEST_PRESENCE_PENALTY, (int, float)),
+    "stop_sequences": (GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
+}
+# Every config field a request is read for.
+_CONFIG_FIELDS = frozenset({*_PARAMETERS, "candidate_count", "response_mime_type", "system_instruction", "tools"})
 
 
 def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
@@ -211,23 +217,34 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
     provider = "gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini"
     attributes = server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None))
     config = kwargs.get("config")
-    # A GenerateContentConfig keeps its fields in __dict__ (pydantic); a dict config is read as it is.
-    fields = config if isinstance(config, dict) else getattr(config, "__dict__", None) or {}
-    if fields:
-        for name, attribute, kind in _PARAMETERS:
-            value = fields.get(name)
-            if value is not None and isinstance(value, kind) and type(value) is not bool:
-                attributes[attribute] = value
-        count = fields.get("candidate_count")
-        if isinstance(count, int) and count != 1:
-            attributes[GEN_AI_REQUEST_CHOICE_COUNT] = count
-        mime = fields.get("response_mime_type")
-        if mime:
-            attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in mime else "text"
+    # A GenerateContentConfig keeps its fields in __dict__ (pydantic), every one of its ~40 present,
+    # nearly all None: only those the caller set (model_fields_set) are read. A dict config is read as it is.
+    if isinstance(config, dict):
+        fields, given_fields = config, config.keys()
+    else:
+        fields = getattr(config, "__dict__", None) or {}
+        given_fields = getattr(config, "model_fields_set", None) or fields.keys()
+    present = _CONFIG_FIELDS.intersection(given_fields) if fields else ()
+    system = tools = None
+    for name in present:
+        value = fields.get(name)
+        if value is None:
+            continue
+        parameter = _PARAMETERS.get(name)
+        if parameter is not None:
+            if isinstance(value, parameter[1]) and type(value) is not bool:
+                attributes[parameter[0]] = value
+        elif name == "system_instruction":
+            system = value
+        elif name == "tools":
+            tools = value
+        elif name == "candidate_count":
+            if isinstance(value, int) and value != 1:
+                attributes[GEN_AI_REQUEST_CHOICE_COUNT] = value
+        elif value:  # response_mime_type
+            attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in value else "text"
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
-    system = fields.get("system_instruction")
-    tools = fields.get("tools")
     capture = capturing()
     return Request(
         operation="chat",
@@ -267,11 +284,19 @@ def _usage(metadata: Any) -> Usage | None:
     )
 
 
+_finish_names: dict[Any, str] = {}
+
+
 def _finish(reason: Any) -> str | None:
     """A candidate's finish reason (an enum, or a string the SDK did not know) in lower case."""
     if reason is None:
         return None
-    return str(getattr(reason, "value", reason)).lower()
+    name = _finish_names.get(reason)  # an enum's `.value` runs two Python functions: remembered
+    if name is None:
+        name = str(getattr(reason, "value", reason)).lower()
+        if len(_finish_names) < 256:
+            _finish_names[reason] = name
+    return name
 
 
 def _with_ids(parts: list[dict[str, Any]], response_id: str | None, calls: list[PendingToolCall]) -> None:

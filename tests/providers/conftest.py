@@ -30,6 +30,14 @@ _vcr = vcr.VCR(record_mode="none", match_on=["method", "uri"], cassette_library_
 _vcr.register_matcher("method", lambda recorded, played: recorded.method.upper() == played.method.upper())
 
 
+def _same_method(recorded: Any, made: Any) -> None:
+    # google-genai sends `post` to aiohttp (which upper-cases it on the wire; vcrpy's stub does not).
+    assert recorded.method.upper() == made.method.upper()
+
+
+_vcr.register_matcher("method", _same_method)
+
+
 @dataclass
 class Telemetry:
     tracer_provider: TracerProvider

@@ -482,3 +482,32 @@ def test_invoke_model_with_a_file_body_and_a_command_r_tool_call(telemetry, mode
     assert json.loads(a[GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "Be brief."}]
     assert json.loads(a[GEN_AI_TOOL_DEFINITIONS])[0]["name"] == "get_weather"
     assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == (30, 12)
+
+
+def test_converse_stream_text_after_a_tool_block_stays_its_own_block(telemetry, model_server):
+    """Text, a tool call streamed in pieces, then text again, with no block-stop events: each delta goes to its block."""
+
+    def event(kind, body):
+        return _event({":event-type": kind, ":content-type": "application/json", ":message-type": "event"}, json.dumps(body).encode())
+
+    tool = {"toolUse": {"toolUseId": "tu-1", "name": "lookup"}}
+    raw = event("messageStart", {"role": "assistant"})
+    raw += event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Let me look."}})
+    raw += event("contentBlockStart", {"contentBlockIndex": 1, "start": tool})
+    raw += event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '{"q": '}}})
+    raw += event("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": '"oslo"}'}}})
+    raw += event("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "Done"}})
+    raw += event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": " Again."}})
+    raw += event("messageStop", {"stopReason": "tool_use"})
+    model_server.script(Scripted(raw=raw))
+    run, token = in_run()
+    try:
+        list(bedrock(endpoint_url=model_server.url).converse_stream(modelId="amazon.nova-micro-v1:0", messages=SAY)["stream"])
+    finally:
+        _context.reset_current_run(token)
+    assert output(telemetry.one())[0]["parts"] == [
+        {"type": "text", "content": "Let me look. Again."},
+        {"type": "tool_call", "id": "tu-1", "name": "lookup", "arguments": {"q": "oslo"}},
+        {"type": "text", "content": "Done"},
+    ]
+    assert run.pending_tool_calls() == [_context.PendingToolCall("tu-1", "lookup", {"q": "oslo"})]

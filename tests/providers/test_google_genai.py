@@ -280,6 +280,27 @@ def test_typed_config_and_two_candidate_stream(telemetry, model_server):
         [{"type": "text", "content": "Roses are red"}], [{"type": "text", "content": "Violets are blue"}]]  # fmt: skip
 
 
+def test_typed_config_fields_set_after_construction_are_read(telemetry, model_server):
+    """Only the fields a caller set are read from a GenerateContentConfig: assignments after construction count."""
+    from google.genai import types
+
+    model_server.script(Scripted(reply([{"text": "Hi."}], finish="MAX_TOKENS")), Scripted(reply([{"text": "Hi."}])))
+    config = types.GenerateContentConfig(temperature=0.2)
+    config.max_output_tokens = 9
+    config.system_instruction = "Be brief."
+    config.response_mime_type = "application/json"
+    client = gemini(model_server)
+    client.models.generate_content(model="gemini-2.0-flash", contents="Hello", config=config)
+    client.models.generate_content(model="gemini-2.0-flash", contents="Hello", config=types.GenerateContentConfig())
+    typed, empty = telemetry.model_spans()
+    a = typed.attributes
+    assert (a[GEN_AI_REQUEST_TEMPERATURE], a[GEN_AI_REQUEST_MAX_TOKENS], a[GEN_AI_OUTPUT_TYPE]) == (0.2, 9, "json")
+    assert json.loads(a[GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "Be brief."}]
+    assert list(a[GEN_AI_RESPONSE_FINISH_REASONS]) == ["max_tokens"]
+    assert not {GEN_AI_REQUEST_TEMPERATURE, GEN_AI_REQUEST_MAX_TOKENS, GEN_AI_SYSTEM_INSTRUCTIONS} & set(empty.attributes)
+    assert list(empty.attributes[GEN_AI_RESPONSE_FINISH_REASONS]) == ["stop"]
+
+
 def test_embed_content_is_an_embeddings_span_on_the_gemini_api_and_vertex(telemetry, model_server):
     model_server.script(
         Scripted({"embeddings": [{"values": [0.1, 0.2, 0.3]}, {"values": [0.3, 0.2, 0.1]}]}),
