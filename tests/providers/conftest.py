@@ -24,11 +24,6 @@ CASSETTES = Path(__file__).parent / "cassettes"
 
 # Replays the recorded HTTP of the real SDKs; request bodies are not matched (only method and URL).
 _vcr = vcr.VCR(record_mode="none", match_on=["method", "uri"], cassette_library_dir=str(CASSETTES))
-# vcrpy's aiohttp stub keeps the method as the caller spelled it ("post": google-genai's async client uses
-# aiohttp whenever it is installed), while the cassettes say "POST"; HTTP methods are case-sensitive on the
-# wire, but these recordings are of the same requests.
-_vcr.register_matcher("method", lambda recorded, played: recorded.method.upper() == played.method.upper())
-
 
 def _same_method(recorded: Any, made: Any) -> None:
     # google-genai sends `post` to aiohttp (which upper-cases it on the wire; vcrpy's stub does not).
