@@ -230,3 +230,104 @@ def test_the_duckdb_query_docs_store_md_shows_reads_the_partitions(s3, sdk):
         FROM read_parquet('{root}/spans/*/*.parquet', hive_partitioning = true)
         GROUP BY date ORDER BY date""").fetchall()
     assert [(str(d), n) for d, n, _usd in rows] == [("2026-01-01", 3), ("2026-01-02", 2)]
+
+
+def lease_object(uri: str) -> dict:
+    bucket, prefix = uri.removeprefix("s3://").split("/", 1)
+    return json.loads(boto3.client("s3").get_object(Bucket=bucket, Key=f"{prefix}/{fs.LEASE_KEY}")["Body"].read())
+
+
+def two_writers_files(uri: str, sdk, n: int = 7) -> None:
+    """Two small files in one partition (two writers), so a compaction has something to merge."""
+    tracer, finished = sdk
+    make_spans(tracer, n, prefix="first")
+    first = StoreWriter(uri)
+    first.append(spans_to_batch(finished()))
+    first.close()
+    done = len(finished())
+    make_spans(tracer, n + 2, prefix="second")
+    second = StoreWriter(uri)
+    second.append(spans_to_batch(finished()[done:]))
+    second.close()
+
+
+def test_a_long_maintenance_renews_its_lease_so_no_second_one_starts(s3):
+    remote = fs.open_remote(s3)
+    with fs.lease(remote, seconds=1.5) as held:
+        first_expiry = lease_object(s3)["expires"]
+        time.sleep(3.2)  # more than twice the lease's length
+        held.check()  # still held
+        assert lease_object(s3)["owner"] == held.owner and lease_object(s3)["expires"] > first_expiry + 1
+        with pytest.raises(fs.LeaseHeld):  # the first expiry is long past, yet nobody can take it over
+            with fs.lease(remote, seconds=1.5):
+                pass
+    assert ".lease/compact.json" not in objects(s3)
+
+
+def test_a_maintenance_whose_lease_was_taken_over_stops_before_changing_the_bucket(s3, sdk, monkeypatch):
+    two_writers_files(s3, sdk)
+    before = objects(s3)
+    monkeypatch.setattr(fs, "LEASE_S", 1.5)
+    bucket, prefix = s3.removeprefix("s3://").split("/", 1)
+    with pytest.raises(fs.LeaseLost):
+        with fs.maintenance(s3) as mirror:
+            for path in (mirror / "spans").glob("date=*/*.parquet"):
+                path.unlink()  # the "work": every file removed, to be deleted in the bucket on leaving
+            # A stalled holder's lease expired and another maintainer took it over (a PUT of its own body).
+            boto3.client("s3").put_object(Bucket=bucket, Key=f"{prefix}/{fs.LEASE_KEY}",
+                                          Body=json.dumps({"owner": "other", "expires": time.time() + 60}).encode())
+            time.sleep(1.0)  # past the next renewal (every half second), which fails: the ETag changed
+    assert objects(s3) == sorted([*before, fs.LEASE_KEY])  # nothing deleted; the other holder's lease left alone
+    assert lease_object(s3)["owner"] == "other"
+
+
+def test_a_bucket_compaction_keeps_the_files_it_replaced_readable_for_the_grace_period(s3, sdk, tmp_path):
+    import threading
+
+    two_writers_files(s3, sdk)
+    remote = fs.open_remote(s3)
+    inputs = sorted(k for k in remote.files() if k.endswith(".parquet"))
+    assert len(inputs) == 2
+    total = bucket_rows(s3)
+    mirror = fs.sync(s3)  # a reader's mirror made before the compaction
+    assert sorted(p.name for p in (mirror / "spans").glob("*/*.parquet")) == sorted(Path(k).name for k in inputs)
+    # Another engine plans a query: it lists the input files now and reads them later.
+    planned = [remote.key(k) for k in inputs]
+
+    done = threading.Event()
+    result = {}
+
+    def run() -> None:
+        result["stats"] = agentotel.store.compact(s3, grace_s=3)
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    deadline = time.time() + 60
+    while not any(Path(k).name.startswith("c-") for k in remote.files()) and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the marks follow the merged file
+    assert not done.is_set()  # waiting out the grace, lease held
+    # The engine's planned reads still succeed: the inputs are in the bucket, marked retired.
+    assert ds.dataset(planned, filesystem=remote.fs, format="parquet").count_rows() == total
+    assert sorted(fs.retired(remote)) == inputs
+    # agentotel's readers skip marked files: the mirror holds the merged file only, and counts each span once.
+    fs.sync(s3)
+    assert [p.name[:2] for p in (mirror / "spans").glob("*/*.parquet")] == ["c-"]
+    assert agentotel.open(s3).sql("SELECT count(*) FROM spans").fetchall()[0][0] == total
+    # The mirror's old copies left spans/ by a rename: a query that listed them finds them in .replaced/.
+    assert sorted(p.name for p in (mirror / ".replaced").glob("*/*.parquet")) == sorted(Path(k).name for k in inputs)
+    assert done.wait(30) and result["stats"]["rows_after"] == total
+    assert [Path(k).name[:2] for k in objects(s3)] == ["c-"]  # inputs and marks gone; the lease released
+    assert bucket_rows(s3) == total
+
+
+def test_marks_a_dead_maintainer_left_are_cleared_by_the_next_run(s3, sdk):
+    two_writers_files(s3, sdk)
+    remote = fs.open_remote(s3)
+    stale, fresh = sorted(k for k in remote.files() if k.endswith(".parquet"))
+    for relative, delete_after in ((stale, time.time() - 1), (fresh, time.time() + 600)):
+        remote.put(f".replaced/{relative.removeprefix('spans/')}.retired", json.dumps({"delete_after": delete_after}).encode())
+    agentotel.store.compact(s3, grace_s=0)
+    left = objects(s3)
+    assert stale not in left and f".replaced/{stale.removeprefix('spans/')}.retired" not in left
+    assert fresh in left  # its grace is not over: left for a later run
