@@ -33,7 +33,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -165,56 +165,83 @@ def retired(remote: Remote) -> dict[str, float]:
     return found
 
 
-def sync(location: str | os.PathLike[str]) -> Path:
-    """Mirror the remote store's Parquet files into `local_root(location)`; returns that folder.
+class Mirror:
+    """This machine's copy of a remote store's Parquet files, fetched a date partition at a time.
 
-    Downloads what is new or changed (to a dot-named temp, then renamed: a concurrent reader of the
-    mirror sees whole files). A file the bucket no longer has, or has retired (a compaction merged it),
-    leaves the mirror's `spans/` by a rename into its `.replaced/`, where an open `Traces` that listed it
-    still finds it (see compact.py), for `REPLACED_GRACE_S`.
+    Made with one listing of the bucket; `fetch(dates)` downloads what those partitions lack (each file
+    to a dot-named temp, then renamed: a concurrent reader of the mirror sees whole files). The listing
+    also tidies the mirror: a file the bucket no longer has, or has retired (a compaction merged it),
+    leaves `spans/` by a rename into the mirror's `.replaced/`, where an open `Traces` that listed it
+    still finds it (see compact.py) for `REPLACED_GRACE_S`; a rewritten one (`forget`) is fetched again.
     """
-    remote = open_remote(location)
-    root = local_root(remote.uri)
-    # Retired files first: one listed there was merged into a file uploaded before, so the listing of
-    # spans/ that follows has the merged file whenever it leaves the input out.
-    gone = retired(remote)
-    wanted = {relative: info for relative, info in remote.files(SPANS).items()
-              if _is_span_file(relative) and relative not in gone}
-    local = {p.relative_to(root).as_posix(): p for p in (root / SPANS).glob("date=*/*.parquet")
-             if not p.name.startswith(".")} if (root / SPANS).is_dir() else {}
-    for relative, path in local.items():
-        info = wanted.get(relative)
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            continue
-        if info is None:
-            _retire_local(root, path)
-        elif _stamp(info) != (st.st_size, st.st_mtime_ns // 1_000_000_000):
-            path.unlink(missing_ok=True)  # rewritten (`forget`): fetched again below
-    _sweep_local(root)
-    missing = [(relative, info) for relative, info in sorted(wanted.items())
-               if not (root / relative).is_file()]
 
-    def fetch(item: tuple[str, pafs.FileInfo]) -> None:
+    def __init__(self, location: str | os.PathLike[str]) -> None:
+        self.remote = open_remote(location)
+        self.root = local_root(self.remote.uri)
+        # Retired files first: one listed there was merged into a file uploaded before, so the listing
+        # of spans/ that follows has the merged file whenever it leaves the input out.
+        gone = retired(self.remote)
+        self._wanted = {relative: info for relative, info in self.remote.files(SPANS).items()
+                        if _is_span_file(relative) and relative not in gone}
+        spans = self.root / SPANS
+        local = [p for p in spans.glob("date=*/*.parquet") if not p.name.startswith(".")] if spans.is_dir() else []
+        for path in local:
+            info = self._wanted.get(path.relative_to(self.root).as_posix())
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            if info is None:
+                _retire_local(self.root, path)
+            elif _stamp(info) != (st.st_size, st.st_mtime_ns // 1_000_000_000):
+                path.unlink(missing_ok=True)  # rewritten (`forget`): fetched again
+        _sweep_local(self.root)
+        spans.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def dates(self) -> list[str]:
+        """The store's date partitions, oldest first (`YYYY-MM-DD`)."""
+        return sorted({_date_of(relative) for relative in self._wanted})
+
+    def missing(self) -> set[str]:
+        """The dates with a file not (or no longer) in the mirror."""
+        return {_date_of(relative) for relative in self._wanted if not (self.root / relative).is_file()}
+
+    def fetch(self, dates: Iterable[str] | None = None) -> int:
+        """Download what the mirror lacks of these date partitions (None: all); returns how many files."""
+        chosen = None if dates is None else set(dates)
+        todo = [(relative, info) for relative, info in sorted(self._wanted.items())
+                if (chosen is None or _date_of(relative) in chosen) and not (self.root / relative).is_file()]
+        if todo:
+            with ThreadPoolExecutor(min(_DOWNLOAD_THREADS, len(todo))) as pool:
+                return sum(pool.map(self._fetch_one, todo))
+        return 0
+
+    def _fetch_one(self, item: tuple[str, pafs.FileInfo]) -> bool:
         relative, info = item
-        target = root / relative
+        target = self.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         temp = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
         try:
-            data = remote.read(relative)
+            data = self.remote.read(relative)
         except FileNotFoundError:  # its grace period ended since the listing (or `forget` removed it)
-            return
+            return False
         temp.write_bytes(data)
-        size, seconds = _stamp(info)
+        seconds = _stamp(info)[1]
         os.utime(temp, ns=(seconds * 1_000_000_000, seconds * 1_000_000_000))
         os.replace(temp, target)
+        return True
 
-    if missing:
-        with ThreadPoolExecutor(min(_DOWNLOAD_THREADS, len(missing))) as pool:
-            list(pool.map(fetch, missing))
-    (root / SPANS).mkdir(parents=True, exist_ok=True)
-    return root
+
+def _date_of(relative: str) -> str:
+    return relative.split("/")[1].removeprefix("date=")
+
+
+def sync(location: str | os.PathLike[str]) -> Path:
+    """Mirror every Parquet file of the remote store into `local_root(location)`; returns that folder."""
+    mirror = Mirror(location)
+    mirror.fetch()
+    return mirror.root
 
 
 def _retire_local(root: Path, path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -331,3 +332,81 @@ def test_marks_a_dead_maintainer_left_are_cleared_by_the_next_run(s3, sdk):
     left = objects(s3)
     assert stale not in left and f".replaced/{stale.removeprefix('spans/')}.retired" not in left
     assert fresh in left  # its grace is not over: left for a later run
+
+
+def days_of_runs(tmp_path: Path, uri: str) -> Path:
+    """Six days of runs of two agents (two a day) and one run that crosses midnight, laid out as the store
+    does (a file per start date), uploaded to `uri` and written to a local folder for comparison."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tests.query.spanbuild import MS, SpanStore, assistant
+
+    day0 = int(dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc).timestamp()) * 1000 * MS
+    hour = 3_600_000 * MS
+    store = SpanStore(tmp_path / "built")
+    for day in range(6):
+        for hour_of_day, agent in ((9, "triage"), (15, "refunds")):
+            run = store.run(agent, f"{agent}-d{day}", start=day0 + (day * 24 + hour_of_day) * hour, user=f"u{day % 3}")
+            run.llm(assistant(calls=[(f"c{day}", "lookup", {"day": day})]))
+            run.tool("lookup", {"day": day}, {"found": day})
+            run.llm(assistant("done"))
+    late = store.run("nightly", "nightly-d3", start=day0 + 4 * 24 * hour - 30 * MS)  # 23:59:59.970 on day 3
+    for i in range(5):  # 11 ms apart: the last two start after midnight
+        late.tool("sweep", {"i": i}, {"ok": True})
+    table = pa.Table.from_batches([store.batch()])
+    local, remote = tmp_path / "local", fs.open_remote(uri)
+    dates = pc.strftime(table.column("start_time"), format="%Y-%m-%d")
+    for date in sorted(set(dates.to_pylist())):
+        part = table.filter(pc.equal(dates, date))
+        folder = local / "spans" / f"date={date}"
+        folder.mkdir(parents=True)
+        pq.write_table(part, folder / "part-0.parquet")
+        remote.put(f"spans/date={date}/part-0.parquet", (folder / "part-0.parquet").read_bytes())
+    return local
+
+
+def mirrored_dates(uri: str) -> list[str]:
+    return sorted(p.name.removeprefix("date=") for p in (fs.local_root(uri) / "spans").glob("date=*") if any(p.glob("*.parquet")))
+
+
+def test_an_open_over_a_bucket_fetches_only_the_partitions_each_query_needs(s3, tmp_path):
+    local = agentotel.open(days_of_runs(tmp_path, s3))
+    everything = ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-03-06"]
+
+    def rows(traces, **filters):
+        return [(r["run_id"], r["steps"], r["status"]) for r in agentotel.query.pylist(traces.runs(**filters).to_arrow_table())]
+
+    traces = agentotel.open(s3)
+    assert mirrored_dates(s3) == everything[-2:]  # the newest day and the one before
+    # The newest runs: only as many days as hold them, plus the day before the oldest (a run that started
+    # then is whole, and left out by its start). Two days hold 2 runs past that margin; four hold 5.
+    assert rows(traces, limit=2) == rows(local, limit=2)
+    assert mirrored_dates(s3) == everything[-2:]
+    assert rows(traces, limit=3) == rows(local, limit=3)
+    assert mirrored_dates(s3) == everything[-4:]
+    assert rows(traces, limit=5) == rows(local, limit=5)
+    assert ("nightly-d3", 5, "ok") in rows(traces, limit=5)  # the run across midnight is whole: 5 steps
+    assert mirrored_dates(s3) == everything[-4:]
+    # A full run id of a run in a day not fetched: found, with its partitions.
+    old = traces.trajectory("triage-d0")
+    assert [s.type for s in old.steps] == [s.type for s in local.trajectory("triage-d0").steps]
+    # Plain SQL may read anything: every partition.
+    assert traces.sql("SELECT count(*) FROM spans").fetchall() == local.sql("SELECT count(*) FROM spans").fetchall()
+    assert mirrored_dates(s3) == everything
+    assert rows(traces) == rows(local)
+
+    # A window of days, on a fresh machine: those days and one on each side.
+    import datetime as dt
+
+    shutil.rmtree(fs.local_root(s3))
+    window = {"since": dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), "until": dt.datetime(2026, 3, 4, 12, tzinfo=dt.timezone.utc)}
+    assert rows(agentotel.open(s3), **window) == rows(local, **window)
+    assert mirrored_dates(s3) == everything[1:]  # 02..05 asked for; 06 came with the open
+    # A prefix may match runs in any partition: it is resolved over all of them.
+    shutil.rmtree(fs.local_root(s3))
+    with pytest.raises(agentotel.query.RunNotFound, match="ambiguous"):
+        agentotel.open(s3).trajectory("triage-d")
+    assert mirrored_dates(s3) == everything
