@@ -128,13 +128,57 @@ def open_remote(location: str | os.PathLike[str]) -> Remote:
         raise ValueError(f"{location}: not an object-storage URI")
     found = _opened.get(uri)
     if found is None:
-        scheme, rest = uri.split("://", 1)
-        # Delayed open: a file smaller than one part goes up as a single PutObject instead of a
-        # three-request multipart upload; both make the object visible only once complete.
-        query = "?allow_delayed_open=true" if scheme == "s3" else ""
-        filesystem, root = pafs.FileSystem.from_uri(f"{'abfs' if scheme == 'az' else scheme}://{rest}{query}")
+        filesystem, root = _filesystem(*uri.split("://", 1))
         found = _opened[uri] = Remote(uri, filesystem, root.rstrip("/"))
     return found
+
+
+def _filesystem(scheme: str, rest: str) -> tuple[pafs.FileSystem, str]:
+    """pyarrow's filesystem for a URI, set up from the provider's standard environment where pyarrow's
+    URI parsing does not read it: Google's emulator variable, Azure's connection string or account."""
+    if scheme == "s3":
+        # Delayed open: a file smaller than one part goes up as a single PutObject instead of a
+        # three-request multipart upload; both make the object visible only once complete.
+        return pafs.FileSystem.from_uri(f"s3://{rest}?allow_delayed_open=true")
+    if scheme in ("gs", "gcs") and os.environ.get("STORAGE_EMULATOR_HOST"):
+        # What Google's client libraries read for an emulator (fake-gcs-server, gcp-storage-emulator).
+        endpoint = os.environ["STORAGE_EMULATOR_HOST"]
+        http, _, host = endpoint.rpartition("://")
+        return pafs.GcsFileSystem(anonymous=True, endpoint_override=host.rstrip("/"), scheme=http or "http"), rest
+    if scheme in ("az", "abfs", "abfss"):
+        account = _azure_account()
+        if account is not None:
+            return pafs.AzureFileSystem(**account), rest
+        scheme = "abfs"
+    return pafs.FileSystem.from_uri(f"{scheme}://{rest}")
+
+
+def _azure_account() -> dict[str, str] | None:
+    """AzureFileSystem's account settings from `AZURE_STORAGE_CONNECTION_STRING` (Azurite's, or a real
+    account's) or `AZURE_STORAGE_ACCOUNT` (+ `AZURE_STORAGE_KEY`; without it, Azure's default
+    credentials); None when neither is set (pyarrow then reads the URI alone)."""
+    text = os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
+    if text:
+        fields = dict(part.split("=", 1) for part in text.split(";") if "=" in part)
+        if fields.get("UseDevelopmentStorage") == "true":  # Azurite's well-known account
+            fields = {"AccountName": "devstoreaccount1", "BlobEndpoint": "http://127.0.0.1:10000/devstoreaccount1",
+                      "AccountKey": _AZURITE_KEY}
+        settings = {"account_name": fields.get("AccountName", ""), "account_key": fields.get("AccountKey", "")}
+        endpoint = fields.get("BlobEndpoint")
+        if endpoint:
+            http, _, host = endpoint.rpartition("://")
+            authority = host.split("/", 1)[0]
+            settings.update(blob_storage_authority=authority, dfs_storage_authority=authority,
+                            blob_storage_scheme=http or "https", dfs_storage_scheme=http or "https")
+        return {k: v for k, v in settings.items() if v}
+    if os.environ.get("AZURE_STORAGE_ACCOUNT"):
+        settings = {"account_name": os.environ["AZURE_STORAGE_ACCOUNT"], "account_key": os.environ.get("AZURE_STORAGE_KEY", "")}
+        return {k: v for k, v in settings.items() if v}
+    return None
+
+
+# Azurite's published development account key (not a secret: the emulator's fixed default).
+_AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
 
 # -- readers: the local mirror ---------------------------------------------------------------------
