@@ -96,7 +96,13 @@ class Remote:
             sink.write(data)
 
     def read(self, relative: str) -> bytes:
-        with self.fs.open_input_stream(self.key(relative)) as source:
+        if self.uri.startswith(("gs://", "gcs://")):  # Google's stream is one download
+            with self.fs.open_input_stream(self.key(relative)) as source:
+                return source.read()
+        # S3's and Azure's input streams fetch an object a small chunk per request (a 68 MB file took 40 s
+        # from moto, a 40 MB one 3.4 s from Azurite); a random-access file reads it in one ranged GET after
+        # a HEAD (0.4 s, 0.7 s). (gcp-storage-emulator never answers pyarrow's random-access reads.)
+        with self.fs.open_input_file(self.key(relative)) as source:
             return source.read()
 
     def exists(self, relative: str) -> bool:
