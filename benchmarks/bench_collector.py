@@ -11,6 +11,7 @@ process's user+system time (from /proc) per 10,000 spans.
 
 `python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
 the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
+`--workers` measures `--workers 2` against one process alone, with the CPU each spends.
 """
 
 from __future__ import annotations
@@ -391,7 +392,52 @@ def front_doors(quick: bool) -> list[Result]:
     return results
 
 
+def workers(quick: bool) -> list[Result]:
+    """`agentotel-collector --workers 2` against one process, side by side on the same bodies: the ingest
+    rate each acknowledges and the CPU each spends (all its processes) per 10,000 spans.
+
+    Two workers can only help where a core is free: on a shared machine, read the rate ratio with the
+    load average in the notes; the CPU ratio says what the second process costs either way.
+    """
+    repeats = 1 if quick else 5
+    spans = corpus.generate(BATCH if quick else 40 * BATCH)
+    workloads = [
+        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
+        _workload("agent corpus, content capture off", spans, strip=True),
+    ]
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-workers-"))
+    servers: dict[int, _Server] = {}
+    results: list[Result] = []
+    try:
+        for count in (1, 2):
+            port = _free_port()
+            servers[count] = _Server([sys.executable, "-m", "agentotel_collector", "--dir", str(scratch / f"w{count}"),
+                                      "--http", f"127.0.0.1:{port}", "--grpc", "off", "--log-level", "ERROR",
+                                      "--workers", str(count)], port)
+        for workload, bodies, _raw_bytes, n_spans in workloads:
+            cpu: dict[int, list[float]] = {count: [] for count in servers}
+            samples = interleave({count: _sender(server.port, bodies, cpu[count], server.process.pid)
+                                  for count, server in servers.items()}, repeats=repeats, warmup=1)
+            two, one = samples[2].per_second(n_spans), samples[1].per_second(n_spans)
+            spent = {count: Sample(tuple(c * 10_000 / n_spans for c in cpu[count][1:])).median for count in servers}
+            results.append(Result(
+                benchmark=f"collector --workers 2 against 1 ({workload})",
+                metric="spans per second acknowledged, OTLP/HTTP protobuf gzip, durable before the 200",
+                unit="spans/s", ours=two.median, peer_name="the same collector, one process", peer=one.median,
+                notes=(f"server CPU per 10,000 spans: {spent[2]:.2f} s with 2 workers, {spent[1]:.2f} s with 1 "
+                       f"(ratio {spent[2] / spent[1]:.2f}); {CLIENTS} clients; {os.cpu_count()} cores; load average "
+                       f"{os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
+                corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
+                ours_spread=two.spread, peer_spread=one.spread, repeats=repeats,
+            ))
+    finally:
+        for server in servers.values():
+            server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
 if __name__ == "__main__":
-    chosen = front_doors if "--front-doors" in sys.argv else run
+    chosen = front_doors if "--front-doors" in sys.argv else workers if "--workers" in sys.argv else run
     for result in chosen(quick="--quick" in sys.argv):
         print(result.to_dict())

@@ -154,6 +154,20 @@ _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 
 
+# Date partitions an open over object storage fetches first: the newest day, and the day before it, where
+# a run that crossed midnight started.
+_FIRST_DATES = 2
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def _day(moment: dt.datetime, shift: int = 0) -> str:
+    """The date partition (`YYYY-MM-DD`, UTC) of a moment, `shift` days on."""
+    return (_aware(moment).astimezone(dt.timezone.utc) + dt.timedelta(days=shift)).date().isoformat()
+
+
 def _ns(moment: dt.datetime) -> int:
     """A datetime as nanoseconds since the epoch (a naive one is UTC)."""
     if moment.tzinfo is None:
@@ -183,12 +197,16 @@ class Traces:
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory is not None else _config.current().directory
+        self._mirror: store_fs.Mirror | None = None
         if store_fs.is_remote(self.directory):
-            # Object storage: queries run on this machine's mirror of its Parquet files (store/fs.py).
+            # Object storage: queries run on this machine's mirror of its Parquet files (store/fs.py),
+            # fetched a date partition at a time as queries need them (`_need`); the newest two first.
             try:
-                self.directory = store_fs.sync(self.directory)
+                self._mirror = store_fs.Mirror(self.directory)
+                self._mirror.fetch(self._mirror.dates[-_FIRST_DATES:])
             except OSError as exc:
                 raise StoreNotFound(f"cannot read the trace store at {store_fs.remote_uri(self.directory)}: {_one_line(exc)}") from exc
+            self.directory = self._mirror.root
         if not self.directory.is_dir():
             raise StoreNotFound(
                 f"no trace store at {self.directory}: run an instrumented agent first "
@@ -253,6 +271,25 @@ class Traces:
         if self._moved():
             self._connect(_sources.load(self.directory))
         return self._con
+
+    def _need(self, dates: Sequence[str] | None = None) -> bool:
+        """Over object storage: fetch the date partitions (`YYYY-MM-DD`; None: all) the mirror lacks, and
+        rebind the views if any file came (then True). A local store has everything already."""
+        if self._mirror is None or not self._mirror.missing():
+            return False
+        try:
+            fetched = self._mirror.fetch(dates)
+        except OSError as exc:
+            raise QueryError(f"cannot read the trace store at {self._mirror.remote.uri}: {_one_line(exc)}") from exc
+        if fetched:
+            self._connect(_sources.load(self.directory))
+        return fetched > 0
+
+    def _need_between(self, first: dt.datetime, last: dt.datetime) -> None:
+        """`_need` of the partitions of spans starting within [first, last]."""
+        if self._mirror is not None:
+            low, high = _day(first), _day(last)
+            self._need([d for d in self._mirror.dates if low <= d <= high])
 
     def _retrying(self, run: Callable[[duckdb.DuckDBPyConnection], _T]) -> _T:
         """`run(connection)`, again on a new snapshot if it failed because a compaction moved a file meanwhile.
@@ -342,6 +379,7 @@ class Traces:
 
         Bind values with `params` (`?` or `$name` placeholders), never by formatting them into the text.
         """
+        self._need()  # any SQL may read any span
         self._current()
         if _FINDINGS.search(query) and "findings" not in self._views:
             self._register_findings()
@@ -368,6 +406,7 @@ class Traces:
         """Make `query` (over the views) available to SQL as the view `name`, e.g. a `findings` view."""
         if not name.isidentifier() or name.lower() in _VIEWS:
             raise QueryError(f"{name!r} cannot be a view name (a plain identifier, not one of {', '.join(_VIEWS)})")
+        self._need()
         try:
             self._current().execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
         except duckdb.Error as exc:
@@ -412,7 +451,42 @@ class Traces:
         """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns), optionally
         only one user's, one status ('ok', 'error', 'running'), one agent's, or started in [since, until)."""
         params = {"user": user, "limit": limit, "status": status, "agent": agent, "since": since, "until": until}
+        if self._mirror is not None:
+            params["since"] = self._fetch_runs(params)
         return self._retrying(lambda con: con.sql(_sql("runs_list"), params=params))
+
+    def _fetch_runs(self, params: dict[str, Any]) -> dt.datetime | None:
+        """Over object storage: fetch the partitions `runs(**params)` needs; returns the `since` to query with.
+
+        Runs in [since, until) start in partitions from since's date to until's, and their spans run on
+        into the next day at most (a run longer than a day that crosses a boundary is counted from the
+        partitions fetched); a day more on each side is fetched so a run that started the day before is
+        whole (and left out by its start) rather than taken for one starting in the window. With a limit,
+        partitions are fetched newest first, doubling, until the newest `limit` runs all start after the
+        oldest fetched day: only those are listed, which is exactly what the whole store would list.
+        """
+        mirror = self._mirror
+        since, until, limit = params["since"], params["until"], params["limit"]
+        if mirror is None or not mirror.missing():
+            return since
+        low = _day(since, -1) if since is not None else ""
+        high = _day(until, +1) if until is not None else "9999"
+        candidates = [d for d in mirror.dates if low <= d <= high]
+        if limit is None:
+            self._need(candidates)
+            return since
+        count = f"SELECT count(*) AS n FROM ({_sql('runs_list')}\n)"
+        fetched = _FIRST_DATES
+        while True:
+            chosen = candidates[-fetched:]
+            self._need(chosen)
+            if len(chosen) == len(candidates):
+                return since
+            boundary = dt.datetime.fromisoformat(chosen[0]).replace(tzinfo=dt.timezone.utc) + dt.timedelta(days=1)
+            within = boundary if since is None else max(_aware(since), boundary)
+            if self._rows(count, {**params, "since": within})[0]["n"] >= limit:
+                return within
+            fetched *= 2
 
     def resolve(self, name: str) -> _RunRef:
         """The run a name means: a run id, a trace id, an unambiguous prefix of either, or a run's name (its latest run)."""
@@ -421,7 +495,13 @@ class Traces:
             raise RunNotFound("a run name is empty: give a run id, a trace id, or a prefix of one")
         by_id = self._rows(_sql("run_by_id"), {"name": name})
         if len(by_id) == 1:  # a full run id or trace id of a finished run: the roots index knows it
-            return _ref(by_id[0])
+            ref = _ref(by_id[0])
+            self._need_between(ref.first_start, ref.last_start)  # over object storage: its partitions
+            return ref
+        if self._need():  # a prefix, a name, or a run in no partition fetched yet: every partition decides
+            by_id = self._rows(_sql("run_by_id"), {"name": name})
+            if len(by_id) == 1:
+                return _ref(by_id[0])
         matches = self._rows(_sql("run_lookup"), {"name": name})
         exact = [m for m in matches if name in (m["run_id"], m["trace_id"])]
         runs: dict[str, dict[str, Any]] = {}

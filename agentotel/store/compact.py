@@ -69,7 +69,7 @@ def compact(
     store's lease, and its files are uploaded before the ones they replace are deleted (store/fs.py).
     """
     if fs.is_remote(directory):
-        with fs.maintenance(directory) as local:
+        with fs.maintenance(directory, grace_s=grace_s) as local:
             return compact(local, small_bytes=small_bytes, target_bytes=target_bytes, grace_s=grace_s)
     spans = Path(directory) / SPANS_DIR
     stats = dict.fromkeys(
