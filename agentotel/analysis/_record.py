@@ -164,19 +164,18 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
     if not params["traces"]:
         return history
-    if names:
-        for row in traces._rows(sql("tool_history"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH},
-                                within=within):
+    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
+    if not names and not calls:
+        return history
+    found = traces._rows(sql("history_payloads"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+                                                   "calls": calls, "spans": [c["span_id"] for c in calls],
+                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
+                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
+    for row in found:  # newest first
+        if row["kind"] == "tool":
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
-    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
-    if not calls:
-        return history
-    bounds = {k: params[k] for k in ("traces", "since", "before")}
-    found = traces._rows(sql("model_history"), {**bounds, "calls": calls, "spans": [c["span_id"] for c in calls],
-                                                "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
-                                                "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
-    found = sorted(found, key=lambda row: row["start_time"], reverse=True)  # newest run first, then its latest call
+    found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))
