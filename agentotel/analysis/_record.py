@@ -120,26 +120,39 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(value.to_dict())
 
 
+# What load_run reads of each span in the trajectory's own pass (trace_spans.sql's call_attributes, over the
+# stored row): the attributes detectors read ($names), and the run id as stored (the trajectory's rows fill
+# a missing one in). A second pass would decompress the row group's payload columns again for the root's.
+_READ = ("{'attributes': map_from_entries(list_filter(map_entries(attributes), lambda e: list_contains($names, e.key))), "
+         "'run_id': run_id}")
+
+
 def load_run(traces: Any, run: str) -> RunRecord:
     """The run (run id, trace id or a unique prefix) from a `Traces`, with the attributes detectors read."""
+    from agentotel.query.trajectory import build_trajectory  # the query layer imports analysis: not at import time
+
     ref = traces.resolve(run)
-    trajectory = traces.trajectory(ref.run_id)
+    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES)})
+    read = [row.pop("call_attributes") or {} for row in rows]
+    trajectory = build_trajectory(rows, ref.run_id)
     summary = _as_dict(trajectory.run)
     steps = [_as_dict(step) for step in trajectory.steps]
-    params = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start, "run": ref.run_id,
-              "spans": [s["span_id"] for s in steps], "names": list(ATTRIBUTES)}
+    spans = {s["span_id"] for s in steps}
     span_attributes: dict[str, dict[str, str]] = {}
     root_attributes: dict[str, str] = {}
-    for row in traces._rows(sql("run_attributes"), params, within=(ref.first_start, ref.last_start)):
-        chosen = dict(row["attributes"] or {})
+    for row, own in zip(rows, read):
+        root = row["operation"] == "invoke_agent" and own.get("run_id") == ref.run_id
+        if row["span_id"] not in spans and not root:
+            continue
+        chosen = dict(own.get("attributes") or {})
         if row["status_message"]:
             chosen[STATUS_MESSAGE] = row["status_message"]
         span_attributes[row["span_id"]] = chosen
-        if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
+        if root and row["span_id"] not in spans:
             root_attributes = chosen
             summary.setdefault("error", row["status_message"])
-            summary.setdefault("task", row["root_input"])
-            summary.setdefault("output", row["root_output"])
+            summary.setdefault("task", row["input"])
+            summary.setdefault("output", row["output"])
     return RunRecord(summary, steps, span_attributes, root_attributes)
 
 
