@@ -123,26 +123,39 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return dict(value.to_dict())
 
 
+# What load_run reads of each span in the trajectory's own pass (trace_spans.sql's call_attributes, over the
+# stored row): the attributes detectors read ($names), and the run id as stored (the trajectory's rows fill
+# a missing one in). A second pass would decompress the row group's payload columns again for the root's.
+_READ = ("{'attributes': map_from_entries(list_filter(map_entries(attributes), lambda e: list_contains($names, e.key))), "
+         "'run_id': run_id}")
+
+
 def load_run(traces: Any, run: str) -> RunRecord:
     """The run (run id, trace id or a unique prefix) from a `Traces`, with the attributes detectors read."""
+    from agentotel.query.trajectory import build_trajectory  # the query layer imports analysis: not at import time
+
     ref = traces.resolve(run)
-    trajectory = traces.trajectory(ref.run_id)
+    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES)})
+    read = [row.pop("call_attributes") or {} for row in rows]
+    trajectory = build_trajectory(rows, ref.run_id)
     summary = _as_dict(trajectory.run)
     steps = [_as_dict(step) for step in trajectory.steps]
-    params = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start, "run": ref.run_id,
-              "spans": [s["span_id"] for s in steps], "names": list(ATTRIBUTES)}
+    spans = {s["span_id"] for s in steps}
     span_attributes: dict[str, dict[str, str]] = {}
     root_attributes: dict[str, str] = {}
-    for row in traces._rows(sql("run_attributes"), params, within=(ref.first_start, ref.last_start)):
-        chosen = dict(row["attributes"] or {})
+    for row, own in zip(rows, read):
+        root = row["operation"] == "invoke_agent" and own.get("run_id") == ref.run_id
+        if row["span_id"] not in spans and not root:
+            continue
+        chosen = dict(own.get("attributes") or {})
         if row["status_message"]:
             chosen[STATUS_MESSAGE] = row["status_message"]
         span_attributes[row["span_id"]] = chosen
-        if row["operation"] == "invoke_agent" and row["run_id"] == ref.run_id and row["span_id"] not in params["spans"]:
+        if root and row["span_id"] not in spans:
             root_attributes = chosen
             summary.setdefault("error", row["status_message"])
-            summary.setdefault("task", row["root_input"])
-            summary.setdefault("output", row["root_output"])
+            summary.setdefault("task", row["input"])
+            summary.setdefault("output", row["output"])
     return RunRecord(summary, steps, span_attributes, root_attributes)
 
 
@@ -167,19 +180,25 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
     if not params["traces"]:
         return history
-    if names:
-        for row in traces._rows(sql("tool_history"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH},
-                                within=within):
+    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
+    if not names and not calls:
+        return history
+    found = traces._rows(sql("history_payloads"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+                                                   "calls": calls, "spans": [c["span_id"] for c in calls],
+                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
+                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
+    for row in found:  # newest first
+        if row["kind"] == "tool":
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
-    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
-    if not calls:
-        return history
-    bounds = {k: params[k] for k in ("traces", "since", "before")}
-    found = traces._rows(sql("model_history"), {**bounds, "calls": calls, "spans": [c["span_id"] for c in calls],
-                                                "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
-                                                "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
-    found = sorted(found, key=lambda row: row["start_time"], reverse=True)  # newest run first, then its latest call
+    found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
+    continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
+    if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only
+        bound = {"traces": params["traces"], "since": params["since"], "before": start,
+                 "calls": continued, "spans": [c["span_id"] for c in continued]}
+        rebuilt = traces._rows(sql("first_call_inputs"), bound, within=within)
+        inputs = {row["span_id"]: row["input"] for row in rebuilt}
+        found = [{**row, "input": inputs.get(row["span_id"], row["input"])} for row in found]
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))

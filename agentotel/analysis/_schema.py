@@ -16,6 +16,20 @@ from typing import Any, Mapping
 from agentotel.analysis._steps import outermost, parent_path, type_name
 
 
+_SCALARS = frozenset({type(None), bool, int, float, str})  # what json.loads returns besides dict and list
+
+
+def _is_object(node: Any) -> bool:
+    # Exact types first: isinstance against typing.Mapping walks the ABC machinery, ~1 us a node.
+    kind = type(node)
+    return kind is dict or (kind not in _SCALARS and kind is not list and isinstance(node, Mapping))
+
+
+def _is_array(node: Any) -> bool:
+    kind = type(node)
+    return kind is list or kind is tuple or (kind not in _SCALARS and kind is not dict and isinstance(node, (list, tuple)))
+
+
 @dataclass
 class Drift:
     """How an output departs from the learned schema (paths like `$.orders[].id`)."""
@@ -51,16 +65,21 @@ class OutputSchema:
     def learn(self, value: Any) -> None:
         self.outputs += 1
 
+        types, objects, present = self.types, self.objects, self.present
+
         def walk(node: Any, path: str) -> None:
-            self.types.setdefault(path, set()).add(type_name(node))
-            if isinstance(node, Mapping):
-                self.objects[path] = self.objects.get(path, 0) + 1
+            seen = types.get(path)
+            if seen is None:
+                seen = types[path] = set()
+            seen.add(type_name(node))
+            if _is_object(node):
+                objects[path] = objects.get(path, 0) + 1
                 for key, child in node.items():
                     child_path = f"{path}.{key}"
                     if child is not None:
-                        self.present[child_path] = self.present.get(child_path, 0) + 1
+                        present[child_path] = present.get(child_path, 0) + 1
                     walk(child, child_path)
-            elif isinstance(node, (list, tuple)):
+            elif _is_array(node):
                 for child in node:
                     walk(child, f"{path}[]")
 
@@ -93,13 +112,13 @@ class OutputSchema:
             if kind != "null" and kind not in seen and seen - {"null"}:  # a field only ever null may hold anything
                 new_types[path] = (sorted(seen), kind)
                 return
-            if isinstance(node, Mapping):
+            if _is_object(node):
                 for required in required_by_parent.get(path, ()):
                     if required.rsplit(".", 1)[1] not in node:
                         gone.add(required)
                 for key, child in node.items():
                     walk(child, f"{path}.{key}")
-            elif isinstance(node, (list, tuple)):
+            elif _is_array(node):
                 for child in node:
                     walk(child, f"{path}[]")
 

@@ -163,8 +163,17 @@ def text_of(value: Any) -> str:
 # ---- JSON shapes ----------------------------------------------------------------------------------------
 
 
+# The types json.loads returns, by exact type: one dict lookup where a chain of isinstance checks against
+# typing ABCs (Mapping) cost most of the time of learning a tool's output schema from its history.
+_JSON_TYPE_NAMES = {type(None): "null", bool: "boolean", int: "number", float: "number", str: "string",
+                    dict: "object", list: "array", tuple: "array"}
+
+
 def type_name(value: Any) -> str:
     """The JSON type of a value; JSON has one number type, so 10 and 10.5 are the same shape."""
+    name = _JSON_TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
     if value is None:
         return "null"
     if isinstance(value, bool):

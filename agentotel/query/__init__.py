@@ -543,11 +543,7 @@ class Traces:
         ref = self.resolve(run)
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start}
         within = (ref.first_start, ref.last_start)
-        calls = _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)"
-        query = _sql("trace_spans").replace("{call_attributes}", calls)
-        rows = self._rows(query.replace("{rows}", "stored"), window, within=within)
-        if not messages.whole_rows(rows):  # an input's base is not in this window's rows: the store decides
-            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window, within=within)
+        rows = self._trace_rows(ref, _MODEL_CALL_ATTRIBUTES if model_attributes else "NULL::MAP(VARCHAR, VARCHAR)")
 
         def root_attributes(root: Mapping[str, Any]) -> dict[str, str]:
             found = self._rows(_sql("root_span_attributes"), {**window, "span": root["span_id"]}, within=within)
@@ -558,6 +554,19 @@ class Traces:
             return {row["span_id"]: dict(row["attributes"] or {}) for row in found}
 
         return build_trajectory(rows, ref.run_id, root_attributes, span_attributes)
+
+    def _trace_rows(self, ref: _RunRef, call_attributes: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The span rows a trajectory is built from (sql/trace_spans.sql: the run's trace, within its window,
+        inputs made whole), each with `call_attributes`, an SQL expression over the stored row (`params` binds
+        its values): what a caller reads of each span in the same pass, since a second pass decompresses the
+        row group's payload columns again."""
+        window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start, **(params or {})}
+        within = (ref.first_start, ref.last_start)
+        query = _sql("trace_spans").replace("{call_attributes}", call_attributes)
+        rows = self._rows(query.replace("{rows}", "stored"), window, within=within)
+        if not messages.whole_rows(rows):  # an input's base is not in this window's rows: the store decides
+            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window, within=within)
+        return rows
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:
         """Where and why two runs diverged: aligned steps, the first divergence, environment, totals."""

@@ -30,8 +30,8 @@ from agentotel.store.writer import SPANS_DIR, publish, recover
 REPLACED_DIR = ".replaced"
 INDEX_DIR = ".index"
 _ERASABLE = {"user": "user_id", "session": "session_id", "run": "run_id"}
-# A compaction's merged files are ordered by trace, then time; a fold's files by time (ARCHITECTURE.md).
-_MERGED_ORDER = [("trace_id", "ascending"), ("start_time", "ascending")]
+# A compaction's merged files keep their rows' order (traces in start order, compact.py); a fold's files by time.
+_MERGED_ORDER: list[tuple[str, str]] = []
 _FOLD_ORDER = [("start_time", "ascending")]
 
 

@@ -157,7 +157,7 @@ def sorted_table(table: pa.Table, sort_by: list[tuple[str, str]], *, keys: pa.Ta
     combined columns once is the cheap way.
     """
     table = table.combine_chunks()
-    if table.num_rows < 2:
+    if table.num_rows < 2 or not sort_by:  # no sort_by: the caller's order (a compaction's, compact.py)
         return table
     order = pc.sort_indices(table if keys is None else keys, sort_keys=sort_by)
     # Already in order when the permutation is 0, 1, 2, ...: its first index is 0 and every step is 1.

@@ -139,3 +139,72 @@ def _assert_same_history(traces, record, history: History) -> None:
         if row:
             first.append((run_id, json.loads(row[0][0])))
     assert [(run_id, call["input"]) for run_id, call in history.first_calls] == first
+
+
+def test_history_of_an_agent_that_only_talks_and_of_a_job_that_only_calls_tools(tmp_path):
+    """A chat agent (no tool to learn: only earlier runs' first model calls are read) and a scheduled job
+    (no model call: only its tools' outputs), their runs interleaved in time, each in a file of its own and
+    then compacted into one: every run's history equals a plain reading of the views."""
+    from agentotel.store import compact
+
+    store = SpanStore(tmp_path)
+    for n in range(6):
+        talk = store.run("talker", f"talk-{n}", start=T0 + n * HOUR)
+        talk.llm(assistant(f"answer {n}"), prompt=f"question {n}")
+        job = store.run("nightly", f"job-{n}", start=T0 + n * HOUR + 1_800_000 * MS)
+        job.tool("sync", {"n": n}, {"synced": n, "extra": [n] if n % 2 else None})
+        if n == 3:
+            job.tool("sync", {"n": n}, None, error="Timeout")
+    for run in store.runs:
+        store.write([run])
+    compact(tmp_path)
+    with agentotel.open(tmp_path) as traces:
+        talk = _record.load_run(traces, "talk-5")
+        history = _record.load_history(traces, talk)
+        assert not talk.tool_steps() and not history.outputs
+        assert [run for run, _call in history.first_calls] == [f"talk-{n}" for n in range(4, -1, -1)]
+        _assert_same_history(traces, talk, history)
+        job = _record.load_run(traces, "job-5")
+        history = _record.load_history(traces, job)
+        assert not history.first_calls and history.runs["sync"] == [f"job-{n}" for n in range(4, -1, -1)]
+        assert history.outputs["sync"].outputs == 5  # the failed call teaches nothing
+        _assert_same_history(traces, job, history)
+
+
+def test_a_runs_record_holds_its_roots_task_output_error_and_each_steps_status_message(tmp_path):
+    """What load_run reads besides the trajectory (in the trajectory's own pass) is what the views hold:
+    the root's input, output and status message, and each step's chosen attributes and status message."""
+    store = SpanStore(tmp_path)
+    run = store.run("billing", "bill-x", status="ERROR", env={sc.AGENTOTEL_RUN_TASK: json.dumps("bill order 1"),
+                                                              sc.AGENTOTEL_RUN_OUTPUT: json.dumps("gave up")})
+    run.llm(assistant(calls=[("c1", "invoice", {"id": 1})]), prompt="invoice 1")
+    run.tool("invoice", {"id": 1}, None, call_id="c1", error="Timeout")
+    run.spans[-1]["status_message"] = "invoice service timed out after 30 s"
+    root_row = run.root_row
+    run.root_row = lambda: {**root_row(), "status_message": "run failed: invoice unavailable"}
+    other = store.run("billing", "bill-y")  # another run in the same file
+    other.tool("invoice", {"id": 2}, {"id": 2})
+    store.write()
+    with agentotel.open(tmp_path) as traces:
+        traces.sql("SELECT 1").fetchall()
+        con = traces._con
+        root = run.root_id
+        con.execute("CREATE TEMP TABLE expected AS SELECT span_id, input, output, status_message, attributes FROM spans "
+                    "WHERE trace_id = $t", {"t": run.trace_id})
+        record = _record.load_run(traces, "bill-x")
+        task, output, message = con.execute("SELECT input, output, status_message FROM expected WHERE span_id = $s",
+                                            {"s": root}).fetchone()
+        assert (record.run["task"], record.run["output"], record.run["error"]) == (task, output, message)
+        assert message == "run failed: invoice unavailable" and "bill order 1" in task and "gave up" in output
+        assert record.root_attributes[sc.AGENTOTEL_RUN_NAME] == "billing"
+        for step in record.steps:
+            attributes, status = con.execute("SELECT attributes, status_message FROM expected WHERE span_id = $s",
+                                             {"s": step["span_id"]}).fetchone()
+            chosen = {k: v for k, v in dict(attributes).items() if k in _record.ATTRIBUTES}
+            if status:
+                chosen[_record.STATUS_MESSAGE] = status
+            assert record.span_attributes[step["span_id"]] == chosen
+        assert set(record.span_attributes) == {s["span_id"] for s in record.steps} | {root}
+        tool = record.tool_steps()[0]
+        assert record.attribute(tool, sc.ERROR_TYPE) == "Timeout"
+        assert record.error(tool) == "invoice service timed out after 30 s"

@@ -41,11 +41,48 @@ def test_compact_merges_sorts_and_drops_duplicates(tmp_path, sdk):
     assert stats["rows_before"] == 50 and stats["rows_after"] == 40 and stats["duplicates_dropped"] == 10
     (merged,) = parquet_files(tmp_path)
     table = pq.read_table(merged)
-    keys = list(zip(table.column("trace_id").to_pylist(), table.column("start_time").cast(pa.int64()).to_pylist()))
-    assert keys == sorted(keys)
+    keys = list(zip(table.column("start_time").cast(pa.int64()).to_pylist(), table.column("trace_id").to_pylist()))
+    assert keys == sorted(keys)  # one span per trace here: traces in the order they started
     assert sorted(table.column("span_id").to_pylist()) == sorted(s for b in batches for s in b.column("span_id").to_pylist())
     assert len(replaces(merged)) == 5
     assert compact(tmp_path)["files_after"] == 1  # nothing left to do
+
+
+def test_compact_keeps_each_trace_together_traces_in_the_order_they_started(tmp_path, sdk):
+    """Concurrent runs whose steps interleave in time, trace ids in the opposite order of their starts: the
+    merged file holds each trace as one block (its spans by start time), the blocks in start order. A run's
+    neighbours in time are its neighbours in the file (what `check` reads as a run's history)."""
+    from opentelemetry import trace
+
+    tracer, finished = sdk
+    runs = 6
+    # Created last-first: the counting id generator gives the latest run the smallest trace id.
+    roots = {r: tracer.start_span(f"run-{r}", start_time=T0 + r * 1_000_000) for r in reversed(range(runs))}
+    for step in range(5):
+        for r in range(runs):
+            child = tracer.start_span(f"step-{r}-{step}", context=trace.set_span_in_context(roots[r]),
+                                      start_time=T0 + 10_000_000 + step * 1_000_000 + r * 1_000)
+            child.end(end_time=T0 + 10_000_000 + step * 1_000_000 + r * 1_000 + 500)
+    for root in roots.values():
+        root.end(end_time=T0 + 100_000_000)
+    spans = finished()
+    _fill(tmp_path, [spans_to_batch(spans[i : i + 7]) for i in range(0, len(spans), 7)])
+
+    compact(tmp_path)
+
+    (merged,) = parquet_files(tmp_path)
+    table = pq.read_table(merged)
+    traces = table.column("trace_id").to_pylist()
+    starts = table.column("start_time").cast(pa.int64()).to_pylist()
+    blocks = [t for i, t in enumerate(traces) if i == 0 or traces[i - 1] != t]
+    assert len(blocks) == len(set(traces)) == runs  # each trace one block
+    assert blocks == sorted(blocks, reverse=True)  # not trace-id order: the latest run has the smallest id
+    first = {t: min(s for u, s in zip(traces, starts) if u == t) for t in blocks}
+    assert [first[t] for t in blocks] == sorted(first.values())
+    for t in blocks:
+        own = [s for u, s in zip(traces, starts) if u == t]
+        assert own == sorted(own) and len(own) == 6
+    assert pq.read_metadata(merged).row_group(0).sorting_columns == ()  # no stored column holds this order
 
 
 def test_compact_keeps_partitions_apart(tmp_path, sdk):

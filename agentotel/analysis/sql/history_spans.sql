@@ -1,8 +1,8 @@
 -- For each earlier run ($runs: their ids, earlier_runs.sql), among its spans started in [$since, $before):
 -- the traces holding them, and the first model call of each model it used (a summariser on another
 -- model is another first call): span id, and start as text to the nanosecond. From the cheap columns
--- alone: tool_history.sql and model_history.sql then decode payloads only in those traces (a compacted
--- file is sorted by trace, so DuckDB skips its other row groups) and of those calls. {spans}: the
+-- alone: history_payloads.sql then decodes payloads only in those traces (a compacted
+-- file keeps each trace together, traces in start order, so DuckDB skips its other row groups) and of those calls. {spans}: the
 -- spans of that window (Traces._rows).
 WITH window_spans AS (
     SELECT run_id, trace_id, span_id, start_time, coalesce(response_model, request_model) AS model,
