@@ -702,9 +702,14 @@ def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str
 def _offered_mismatch(run: _Run) -> list[Finding]:
     """Tools offered to the model whose description or parameters differ from what the tool declares."""
     declared = run.record.declared_tools()
-    for step in run.record.tool_steps():  # no snapshot: each tool span still says its own description
+    for step in run.record.tool_steps():  # each tool span says its own description
         description = run.record.attribute(step, semconv.GEN_AI_TOOL_DESCRIPTION)
-        declared.setdefault(str(tool_name(step)), {"description": description} if description else {})
+        name = str(tool_name(step))
+        if name not in declared:
+            declared[name] = {"description": description} if description else {}
+        elif description and _words(description) != _words(declared[name].get("description")):
+            # The process's snapshot lists another tool of that name (another agent's): this run's own wins.
+            declared[name] = {"description": description}
     out = []
     reported: set[str] = set()
     for step in run.llm:
