@@ -14,6 +14,7 @@ import openai
 
 import agentotel
 from agentotel.demo import completion, serve_model
+from agentotel.tools import registered_tools
 
 MODEL = "gpt-4o-mini"
 SYSTEM = "You are a support agent for an online shop. Use the tools. Be brief."
@@ -53,13 +54,14 @@ def search_help(query: str) -> list[dict[str, Any]]:
 
 
 TOOLS: dict[str, Callable[..., Any]] = {"lookup_order": lookup_order, "charge_card": charge_card}
+# These tools' own declarations, taken now: the process's registry keeps the latest tool of each name, and
+# another test module may define its own lookup_order later.
+_OWN = {name: info for name, info in registered_tools().items() if name in TOOLS}
 
 
 def definitions(**descriptions: str) -> list[dict[str, Any]]:
     """The tools as offered to the model: each tool's own schema, with descriptions replaced where given."""
-    from agentotel.tools import registered_tools
-
-    known = registered_tools()
+    known = _OWN
     return [{"type": "function", "function": {"name": name, "description": descriptions.get(name, known[name].description),
                                               "parameters": known[name].schema["parameters"]}} for name in TOOLS]
 
