@@ -25,7 +25,7 @@ def _send(port: int, batches: list, stop_compacting: threading.Event, errors: li
                     errors.append(f"port {port}: a batch was never acknowledged")
                     return
                 time.sleep(0.05)
-            time.sleep(0.02)  # spread the batches over several folds
+            time.sleep(0.15)  # spread the batches over several folds and compactions (each waits out a 0.5 s grace)
     finally:
         exporter.shutdown()
 
