@@ -211,9 +211,13 @@ class StreamProxy(wrapt.ObjectProxy):
     def __aiter__(self) -> Any:
         return self
 
+    def _self_events(self) -> Any:
+        """What `__anext__` reads the next chunk from."""
+        return self.__wrapped__
+
     async def __anext__(self) -> Any:
         try:
-            chunk = await self.__wrapped__.__anext__()
+            chunk = await self._self_events().__anext__()
         except StopAsyncIteration:
             self._self_end()
             raise
@@ -265,22 +269,12 @@ class AsyncIterableProxy(StreamProxy):
 
     def __init__(self, wrapped: Any, call: ModelCall, accumulator: Accumulator) -> None:
         super().__init__(wrapped, call, accumulator)
-        self._self_events: Any = None
+        self._self_iterator: Any = None
 
-    async def __anext__(self) -> Any:
-        events = self._self_events
-        if events is None:
-            events = self._self_events = self.__wrapped__.__aiter__()
-        try:
-            chunk = await events.__anext__()
-        except StopAsyncIteration:
-            self._self_end()
-            raise
-        except BaseException as exc:
-            self._self_end(exc)
-            raise
-        self._self_chunk(chunk)
-        return chunk
+    def _self_events(self) -> Any:
+        if self._self_iterator is None:
+            self._self_iterator = self.__wrapped__.__aiter__()
+        return self._self_iterator
 
 
 class _ClosingResponse(wrapt.ObjectProxy):
