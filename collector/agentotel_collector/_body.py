@@ -1,4 +1,4 @@
-"""Request bodies: bounded reading and bounded decompression (gzip, zstd).
+"""Request bodies: bounded decompression (gzip, zstd); reading a body is the front door's (`_http`).
 
 A compression bomb is stopped after producing at most `limit + 1` bytes, whatever the
 compressed size claims, so memory per request stays within the configured limits.
@@ -91,39 +91,3 @@ def _unzstd(body: bytes, limit: int) -> bytes:
         raise BodyError(400, f"zstd body is corrupt: {exc}") from None
     return bytes(out)
 
-
-def read_exact(rfile: io.BufferedIOBase, length: int) -> bytes:
-    """Exactly `length` bytes from the connection; BodyError if the client stops early."""
-    data = rfile.read(length)
-    if len(data) != length:
-        raise BodyError(400, f"request body ended after {len(data)} of {length} bytes")
-    return data
-
-
-def read_chunked(rfile: io.BufferedIOBase, limit: int) -> bytes:
-    """A Transfer-Encoding: chunked body, refusing it once it passes `limit` bytes."""
-    out = bytearray()
-    while True:
-        line = rfile.readline(1024)
-        try:
-            size = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise BodyError(400, "malformed chunked body") from None
-        if size == 0:
-            # Trailer section: header lines up to an empty line.
-            while rfile.readline(8192).strip():
-                pass
-            return bytes(out)
-        if len(out) + size > limit:
-            raise BodyError(413, f"request body exceeds {limit} bytes")
-        out += read_exact(rfile, size)
-        rfile.readline(8)  # the CRLF after each chunk
-
-
-def discard(rfile: io.BufferedIOBase, length: int) -> None:
-    """Read and drop `length` bytes, so a refused request leaves the connection usable."""
-    while length > 0:
-        chunk = rfile.read(min(_CHUNK, length))
-        if not chunk:
-            return
-        length -= len(chunk)

@@ -11,7 +11,9 @@ does not spread connections there (on macOS the last process to bind gets them a
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import logging
+import os
 import shutil
 import signal
 import socket
@@ -32,6 +34,11 @@ _CANNOT_START = 2
 # A worker that dies sooner than this after its start is started again only after a pause.
 _FLAPPING_S = 5.0
 _PR_SET_PDEATHSIG = 1
+# The workers' shared metrics folder: <tempdir>/agentotel-collector-metrics-XXXX, holding a lock file its
+# supervisor keeps locked while it lives. A supervisor killed with SIGKILL cannot remove its folder; the
+# next supervisor to start removes every such folder whose lock nobody holds.
+_METRICS_PREFIX = "agentotel-collector-metrics-"
+_METRICS_LOCK = "supervisor.lock"
 
 
 def check_platform() -> None:
@@ -71,11 +78,50 @@ def supervise(settings: Settings, argv: list[str]) -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
     # Each worker's metrics go to a file here, so a /metrics scrape of any worker sums them all.
-    shared = tempfile.mkdtemp(prefix="agentotel-collector-metrics-")
+    _remove_orphaned_metrics()
+    shared, lock = _metrics_folder()
     try:
         return _supervise(settings, argv, stop, shared)
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+        os.close(lock)
+
+
+def _metrics_folder() -> tuple[str, int]:
+    """A new metrics folder and the descriptor holding its lock (closing it lets the next start remove it)."""
+    # Made and locked under a name the orphan sweep ignores, then renamed: a folder under the swept
+    # name always has its lock held, so a supervisor starting at the same moment cannot take it for dead.
+    staging = tempfile.mkdtemp(prefix=f".{_METRICS_PREFIX}")
+    lock = os.open(os.path.join(staging, _METRICS_LOCK), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    folder = os.path.join(os.path.dirname(staging), os.path.basename(staging)[1:])
+    os.rename(staging, folder)
+    return folder, lock
+
+
+def _remove_orphaned_metrics() -> None:
+    """Remove the metrics folders of supervisors that died without cleaning up (their lock is free)."""
+    root = tempfile.gettempdir()
+    try:
+        names = [name for name in os.listdir(root) if name.startswith(_METRICS_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        folder = os.path.join(root, name)
+        try:
+            if not os.path.isdir(folder) or os.path.islink(folder) or os.lstat(folder).st_uid != os.getuid():
+                continue  # another user's, or not one of ours
+            lock = os.open(os.path.join(folder, _METRICS_LOCK), os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone meanwhile, or no lock file: not a folder this sweep knows
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live supervisor holds it
+        finally:
+            os.close(lock)
+        shutil.rmtree(folder, ignore_errors=True)
+        log.info("agentotel-collector: removed %s, left by a supervisor that was killed", folder)
 
 
 def _supervise(settings: Settings, argv: list[str], stop: threading.Event, shared: str) -> int:

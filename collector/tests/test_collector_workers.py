@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -175,3 +176,49 @@ def test_a_metrics_scrape_of_any_worker_counts_every_worker_and_survives_a_resta
     # Both workers took requests (each wrote files under its own writer id), so the sums above added two workers.
     writers = {name for f in parquet_files(tmp_path / "store") for name in ("m-1", "m-2") if name in Path(f).name}
     assert writers == {"m-1", "m-2"}, [Path(f).name for f in parquet_files(tmp_path / "store")]
+
+
+def _metrics_folders(temp: Path) -> set[Path]:
+    return {p for p in temp.iterdir() if p.name.startswith("agentotel-collector-metrics-")}
+
+
+def _gone(pid: int) -> bool:
+    try:  # a zombie (exited, not reaped yet by whoever adopted it) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_killed_supervisors_metrics_folder_is_removed_by_the_next_start_and_a_live_ones_kept(tmp_path, monkeypatch):
+    from agentotel_collector import _workers
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # the collectors' (and this process's) temporary folder
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read from TMPDIR
+    killed_port = free_port()
+    killed = CollectorProcess(tmp_path / "a", killed_port, "--workers", "2").start()
+    deadline = time.monotonic() + 60
+    while _listeners(killed_port) < 2:
+        assert time.monotonic() < deadline and killed.process.poll() is None
+        time.sleep(0.1)
+    (left,) = _metrics_folders(temp)
+    assert any(left.glob("worker-*.json"))
+    workers = [int(p) for p in Path(f"/proc/{killed.process.pid}/task/{killed.process.pid}/children").read_text().split()]
+    killed.kill()  # SIGKILL: no cleanup; its workers get SIGTERM (PDEATHSIG), drain and exit
+    deadline = time.monotonic() + 120
+    while not all(_gone(pid) for pid in workers):
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert left.is_dir()
+
+    port = free_port()
+    following = CollectorProcess(tmp_path / "b", port, "--workers", "2").start()
+    try:
+        (live,) = _metrics_folders(temp)  # the dead supervisor's folder is gone, only the new one's is left
+        assert live != left and not left.exists()
+        _workers._remove_orphaned_metrics()  # another start now: a live supervisor's folder stays
+        assert _metrics_folders(temp) == {live}
+    finally:
+        assert following.terminate(timeout=120) == 0
+    assert not _metrics_folders(temp) and not list(temp.iterdir())  # an orderly stop leaves nothing behind
