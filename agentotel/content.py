@@ -130,6 +130,40 @@ _SHAPES = [
     (("ntn_", "secret_"), r"(?<![A-Za-z0-9])(?:ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43})(?![A-Za-z0-9])"),  # Notion
     (("atatt3",), r"(?<![A-Za-z0-9])ATATT3[A-Za-z0-9_=\-]{100,}"),  # Atlassian
     (("pat",), r"(?<![A-Za-z0-9])pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),  # Airtable
+    (("sk.eyj",), r"(?<![A-Za-z0-9])sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),  # Mapbox secret token
+    (("figd_",), r"(?<![A-Za-z0-9])figd_[A-Za-z0-9_\-]{38,}"),  # Figma
+    (("pat-na1-", "pat-eu1-"), r"(?<![A-Za-z0-9])pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),  # HubSpot
+    (("cfpat-",), r"(?<![A-Za-z0-9])CFPAT-[A-Za-z0-9_\-]{43}"),  # Contentful
+    (("tfp_",), r"(?<![A-Za-z0-9])tfp_[A-Za-z0-9_\-.=]{56,}"),  # Typeform
+    (("rdme_",), r"(?<![A-Za-z0-9])rdme_[a-z0-9]{70}"),  # ReadMe
+    (("ops_eyj",), r"(?<![A-Za-z0-9])ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),  # 1Password service account
+    (("sl.",), r"(?<![A-Za-z0-9])sl\.[A-Za-z0-9_\-]{130,}"),  # Dropbox short-lived token
+    (("aaaaaaaaaaaaaaaaaaaaa",), r"(?<![A-Za-z0-9])A{21}[A-Za-z0-9%]{80,}"),  # X (Twitter) app bearer token
+    # Agent tooling: tracing, vector stores, search, sandboxes, more model APIs.
+    (("lsv2_",), r"(?<![A-Za-z0-9])lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),  # LangSmith
+    (("pcsk_",), r"(?<![A-Za-z0-9])pcsk_[A-Za-z0-9_]{40,}"),  # Pinecone
+    (("tvly-",), r"(?<![A-Za-z0-9])tvly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"),  # Tavily
+    (("fc-",), r"(?<![A-Za-z0-9])fc-[a-f0-9]{32}(?![A-Za-z0-9])"),  # Firecrawl
+    (("e2b_",), r"(?<![A-Za-z0-9])e2b_[a-f0-9]{40}"),  # E2B
+    (("csk-",), r"(?<![A-Za-z0-9])csk-[a-z0-9]{40,}"),  # Cerebras
+    (("sk_",), r"(?<![A-Za-z0-9])sk_[a-f0-9]{48}(?![A-Za-z0-9])"),  # ElevenLabs
+    # CI, deployment and infrastructure:
+    (("pscale_",), r"(?<![A-Za-z0-9])pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=\-]{32,}"),  # PlanetScale
+    (("bkua_",), r"(?<![A-Za-z0-9])bkua_[a-f0-9]{40}"),  # Buildkite
+    (("pnu_",), r"(?<![A-Za-z0-9])pnu_[A-Za-z0-9]{36}"),  # Prefect
+    (("nfp_",), r"(?<![A-Za-z0-9])nfp_[A-Za-z0-9]{36,}"),  # Netlify
+    (("rnd_",), r"(?<![A-Za-z0-9])rnd_[A-Za-z0-9]{32,}"),  # Render
+    (("akcp", "cmvmdgtu"), r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{69}|cmVmdGtu[A-Za-z0-9]{56,})"),  # JFrog API key, reference token
+    (("ico-",), r"(?<![A-Za-z0-9])ico-[A-Za-z0-9]{32}(?![A-Za-z0-9])"),  # Infracost
+    (("sha256~",), r"(?<![A-Za-z0-9])sha256~[A-Za-z0-9_\-]{43}"),  # OpenShift
+    (("aqvn", "y0_"), r"(?<![A-Za-z0-9])(?:AQVN[A-Za-z0-9_\-]{35,38}|y0_[A-Za-z0-9_\-]{55})"),  # Yandex
+    # Payments and shipping:
+    (("shippo_",), r"(?<![A-Za-z0-9])shippo_(?:live|test)_[a-f0-9]{40}"),  # Shippo
+    (("ezak", "eztk"), r"(?<![A-Za-z0-9])EZ[AT]K[A-Za-z0-9]{54}"),  # EasyPost
+    (("duffel_",), r"(?<![A-Za-z0-9])duffel_(?:test|live)_[A-Za-z0-9_=\-]{43}"),  # Duffel
+    # GoCardless: "live_" is an ordinary word start, so the 40 characters must mix digits and both cases.
+    (("live_",),
+     r"(?<![A-Za-z0-9_])live_(?=[A-Za-z0-9_=\-]{0,39}[0-9])(?=[A-Za-z0-9_=\-]{0,39}[A-Z])(?=[A-Za-z0-9_=\-]{0,39}[a-z])[A-Za-z0-9_=\-]{40}(?![A-Za-z0-9_=\-])"),
 ]  # fmt: skip
 
 # Tokens with no fixed prefix whose shape alone is distinctive (looked for in a text's long words only):
@@ -161,6 +195,14 @@ _CONTEXTS = [
     (("heroku",), r"(?i:heroku)[^\n]{0,40}?\b([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"),
 ]  # fmt: skip
 
+# An Authorization header with a scheme other than Bearer or Basic (`Token <key>`, Okta's `SSWS <key>`,
+# a vendor's own): the credentials after the scheme, one word holding a digit ("authorization: granted
+# automatically" is prose). Bearer and Basic have rules of their own below.
+_AUTHORIZATION = re.compile(
+    r"(?<![A-Za-z0-9])(?i:(?:proxy-)?authorization)\\?[\"']?\s*[:=]\s*\\?[\"']?(?!(?i:bearer|basic)\s)[A-Za-z][A-Za-z0-9._\-]*[ \t]+"
+    r"((?=[^\s\"'\\,;]*[0-9])[^\s\"'\\,;]{8,})"
+)
+
 # The token ends where a key=value would go on ("Bearer expires_in=3600" is no token); padding '=' only.
 _BEARER = re.compile(r"\b(?i:bearer)\s+([A-Za-z0-9._~+/\-]{8,}=*)(?![A-Za-z0-9._~+/=\-])")
 # "Basic <base64>" is also ordinary English ("Basic usage"), so a match only counts when it decodes
@@ -186,7 +228,7 @@ def _key_value_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     # is left alone.
     return re.compile(
         rf"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))(?i:{word})(?![a-z0-9])[A-Za-z0-9_.\-]*"
-        rf"(\\?[\"']?)\s*[:=]\s*(?!\[REDACTED|(?i:bearer|basic)\s)"
+        rf"(\\?[\"']?)\s*[:=]\s*(?!\[REDACTED|(?i:bearer|basic)\s|[A-Za-z][A-Za-z0-9._\-]*[ \t]+\[REDACTED)"
         rf"(?:(\\?[\"'])((?:(?!\2).)*?)\2|([^\s\"'`,;&<>{{}}\[\]\\]+))"
     )
 
@@ -232,7 +274,7 @@ def _builtin_key_value_replacement(match: re.Match[str]) -> str | None:
     if _describes_secret(text[before : match.start(1)]):
         return None
     value = match.group(3) if match.group(3) is not None else match.group(4)
-    if value is not None and value.lower() in _NOT_SECRET_VALUES:
+    if value is not None and (value.lower() in _NOT_SECRET_VALUES or not value.strip("*•")):  # "password: ****" is masked already
         return None
     return _key_value_replacement(match)
 
@@ -256,6 +298,7 @@ _KEY_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "co
 _RULES: list[tuple[frozenset[str], re.Pattern[str], Callable[[re.Match[str]], str | None]]] = [
     *((frozenset(hints), re.compile(pattern), lambda m: REDACTED) for hints, pattern in (*_SHAPES, *_BLOCKS)),
     *((frozenset(hints), re.compile(pattern), lambda m: _replace_group(m, 1)) for hints, pattern in _CONTEXTS),
+    (frozenset({"authorization"}), _AUTHORIZATION, lambda m: None if REDACTED in m.group(1) else _replace_group(m, 1)),
     (frozenset({"bearer"}), _BEARER, lambda m: _replace_group(m, 1)),
     (frozenset({"basic"}), _BASIC, _basic_replacement),
     (frozenset({"://"}), _URL_CREDENTIALS, lambda m: _replace_group(m, 1)),
@@ -289,7 +332,7 @@ def _trie_pattern(words: set[str]) -> str:
 # cost less than one big one run over every character.
 _TOKEN_HINT = re.compile(_trie_pattern({h for hints, _p in _SHAPES for h in hints}))
 _TEXT_HINT = re.compile(_trie_pattern(
-    {h for hints, _p in (*_BLOCKS, *_CONTEXTS) for h in hints} | {"bearer", "basic", "://"} | set(_KEY_HINTS)
+    {h for hints, _p in (*_BLOCKS, *_CONTEXTS) for h in hints} | {"authorization", "bearer", "basic", "://"} | set(_KEY_HINTS)
 ))
 # Bounds of a policy's memory of clean texts (`_Policy.clean_texts`); the strings stay alive while
 # remembered, so at most this many characters are kept from being freed.
