@@ -12,6 +12,10 @@ process's user+system time (from /proc) per 10,000 spans.
 `python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
 the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
 `--workers` measures `--workers 2` against one process alone, with the CPU each spends.
+`--baseline <checkout>` runs this checkout's collector and another checkout's (its own agentotel too, say
+`git worktree add --detach ../old <commit>`) side by side on the same bodies, taking turns: rate, CPU
+per 10,000 spans split into user and system time, and the CPU of each thread (which names where a
+difference goes: decoding threads, the event loop, the WAL writer, folds).
 """
 
 from __future__ import annotations
@@ -136,14 +140,32 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
+def _user_system_seconds(pid: int) -> tuple[float, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def _thread_seconds(pid: int) -> dict[int, float]:
+    """User+system CPU of each live thread of `pid`, by thread id."""
+    seconds = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
 class _Server:
-    def __init__(self, args: list[str], port: int, collector: Path = _COLLECTOR) -> None:
+    def __init__(self, args: list[str], port: int, collector: Path = _COLLECTOR, root: Path = _ROOT) -> None:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(collector), str(_ROOT), env.get("PYTHONPATH", "")])
+        env["PYTHONPATH"] = os.pathsep.join([str(collector), str(root), env.get("PYTHONPATH", "")])
         self.port = port
-        # `python -m` puts the working directory ahead of PYTHONPATH: run from this checkout, so the server
+        # `python -m` puts the working directory ahead of PYTHONPATH: run from the checkout, so the server
         # imports the agentotel named above, not whichever tree the benchmark was started in.
-        self.process = subprocess.Popen(args, env=env, cwd=_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -437,7 +459,95 @@ def workers(quick: bool) -> list[Result]:
     return results
 
 
+def _thread_names(pid: int) -> dict[int, str]:
+    """Thread id -> Python thread name, from py-spy when it is installed (Python 3.11 names no OS thread)."""
+    if shutil.which("py-spy") is None:
+        return {}
+    try:
+        dump = subprocess.run(["py-spy", "dump", "-p", str(pid)], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    names = {}
+    for line in dump.splitlines():
+        if line.startswith("Thread ") and '"' in line:
+            names[int(line.split()[1])] = line.split('"')[1]
+    return names
+
+
+def baseline(checkout: Path, quick: bool) -> list[Result]:
+    """This checkout's collector against `checkout`'s (its collector and its agentotel), taking turns on the
+    same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
+    repeats = 1 if quick else 6
+    spans = corpus.generate(BATCH if quick else 40 * BATCH)
+    workloads = [
+        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
+        _workload("agent corpus, content capture off", spans, strip=True),
+    ]
+    scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-baseline-"))
+    roots = {"this checkout": _ROOT, f"baseline {checkout.name}": checkout.resolve()}
+    servers: dict[str, _Server] = {}
+    results: list[Result] = []
+    try:
+        for name, root in roots.items():
+            port = _free_port()
+            servers[name] = _Server([sys.executable, "-m", "agentotel_collector", "--dir", str(scratch / name.replace(" ", "_")),
+                                     "--http", f"127.0.0.1:{port}", "--grpc", "off", "--log-level", "ERROR"],
+                                    port, root / "collector", root)
+        for workload, bodies, _raw_bytes, n_spans in workloads:
+            cpu: dict[str, list[float]] = {name: [] for name in servers}
+            split = {name: [0.0, 0.0] for name in servers}
+            threads: dict[str, dict[int, float]] = {name: {} for name in servers}
+
+            def measured(name: str) -> Callable[[], None]:
+                server = servers[name]
+                post = _sender(server.port, bodies, cpu[name], server.process.pid)
+
+                def once() -> None:
+                    pid = server.process.pid
+                    user, system, before = *_user_system_seconds(pid), _thread_seconds(pid)
+                    post()
+                    if len(cpu[name]) == 1:  # the warm-up turn: not counted
+                        return
+                    after = _thread_seconds(pid)
+                    user2, system2 = _user_system_seconds(pid)
+                    split[name][0] += user2 - user
+                    split[name][1] += system2 - system
+                    for tid, seconds in after.items():
+                        threads[name][tid] = threads[name].get(tid, 0.0) + seconds - before.get(tid, 0.0)
+                return once
+
+            samples = interleave({name: measured(name) for name in servers}, repeats=repeats, warmup=1)
+            per = 10_000 / n_spans / repeats
+            reference = next(iter(servers))
+            for name, server in servers.items():
+                rate = samples[name].per_second(n_spans)
+                spent = Sample(tuple(c * 10_000 / n_spans for c in cpu[name][1:]))
+                names = _thread_names(server.process.pid)
+                busiest = sorted(threads[name].items(), key=lambda item: -item[1])[:6]
+                by_thread = ", ".join(f"{names.get(tid, tid)} {seconds * per:.3f}" for tid, seconds in busiest)
+                results.append(Result(
+                    benchmark=f"collector A/B: {name} ({workload})",
+                    metric="spans per second acknowledged, OTLP/HTTP protobuf gzip, durable before the 200",
+                    unit="spans/s", ours=rate.median, peer_name=reference, peer=samples[reference].per_second(n_spans).median,
+                    notes=(f"CPU per 10,000 spans {spent.median:.3f} s" + (f" (±{spent.spread:.0%})" if spent.spread is not None else "")
+                           + f": user {split[name][0] * per:.3f}, "
+                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {CLIENTS} clients; "
+                           f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
+                    corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
+                    ours_spread=rate.spread, peer_spread=samples[reference].per_second(n_spans).spread, repeats=repeats,
+                ))
+    finally:
+        for server in servers.values():
+            server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
 if __name__ == "__main__":
-    chosen = front_doors if "--front-doors" in sys.argv else workers if "--workers" in sys.argv else run
-    for result in chosen(quick="--quick" in sys.argv):
+    quick = "--quick" in sys.argv
+    if "--baseline" in sys.argv:
+        chosen = baseline(Path(sys.argv[sys.argv.index("--baseline") + 1]), quick)
+    else:
+        chosen = (front_doors if "--front-doors" in sys.argv else workers if "--workers" in sys.argv else run)(quick)
+    for result in chosen:
         print(result.to_dict())
