@@ -72,16 +72,20 @@ def test_the_users_exception_passes_through_unchanged(broken):
     assert broken.ended == 1
 
 
+ASYNC_ERROR = UserError("async")
+
+
 async def _async_run():
     async with agentotel.run("async agent"):
-        raise UserError("async")
+        raise ASYNC_ERROR
 
 
 def test_async_runs_and_decorated_runs_too(broken):
     import asyncio
 
-    with pytest.raises(UserError, match="async"):
+    with pytest.raises(UserError) as raised:
         asyncio.run(_async_run())
+    assert raised.value is ASYNC_ERROR
 
     @agentotel.run("decorated")
     def agent(x):
@@ -95,9 +99,11 @@ def test_tools_and_retrievals_return_and_raise_as_written(broken):
     def add(a: int, b: int) -> int:
         return a + b
 
+    own = UserError("tool's own")
+
     @agentotel.tool
     def fails() -> None:
-        raise UserError("tool's own")
+        raise own
 
     @agentotel.retrieval
     def search(query: str) -> list[str]:
@@ -106,8 +112,9 @@ def test_tools_and_retrievals_return_and_raise_as_written(broken):
     with agentotel.run("agent"):
         assert add(1, 2) == 3
         assert search("q") == ["q"]
-        with pytest.raises(UserError, match="tool's own"):
+        with pytest.raises(UserError) as raised:
             fails()
+        assert raised.value is own
     assert broken.ended == 4
 
 
