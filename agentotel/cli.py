@@ -661,7 +661,7 @@ def _check(args: argparse.Namespace, out: Output) -> int:
     """Findings per run, held to each agent's policy (pyproject.toml [tool.agentotel.check] or agentotel.toml)
     with the options given on top; the exit status gates CI with --fail-on."""
     from agentotel.analysis import detectors, policy
-    from agentotel.analysis._record import load_history, load_run
+    from agentotel.analysis._record import load
 
     overrides = {"repeated_tool_calls": args.repeats, "max_steps": args.max_steps, "max_tool_calls": args.max_tool_calls,
                  "max_tokens": args.max_tokens, "max_cost_usd": args.max_cost,
@@ -671,9 +671,9 @@ def _check(args: argparse.Namespace, out: Output) -> int:
     checked = []
     with out.progress("Checking…"):
         for name in args.runs:
-            record = load_run(traces, name)
+            record, history = load(traces, name)
             held_to = policy.load_policy(detectors._agent(record)).with_options(**overrides)
-            checked.append((record, detectors.detect(record, load_history(traces, record), policy=held_to)))
+            checked.append((record, detectors.detect(record, history, policy=held_to)))
     every = [f for _record, found in checked for f in found]
     worst = detectors.worst(every)
     failed = args.fail_on is not None and worst is not None and \

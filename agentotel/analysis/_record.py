@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Iterable, Mapping
@@ -132,10 +133,13 @@ _READ = ("{'attributes': map_from_entries(list_filter(map_entries(attributes), l
 
 def load_run(traces: Any, run: str) -> RunRecord:
     """The run (run id, trace id or a unique prefix) from a `Traces`, with the attributes detectors read."""
+    return _load_run(traces, traces.resolve(run))
+
+
+def _load_run(traces: Any, ref: Any, held: Any = None) -> RunRecord:
     from agentotel.query.trajectory import build_trajectory  # the query layer imports analysis: not at import time
 
-    ref = traces.resolve(run)
-    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES)})
+    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES)}, held=held)
     read = [row.pop("call_attributes") or {} for row in rows]
     trajectory = build_trajectory(rows, ref.run_id)
     summary = _as_dict(trajectory.run)
@@ -159,19 +163,95 @@ def load_run(traces: Any, run: str) -> RunRecord:
     return RunRecord(summary, steps, span_attributes, root_attributes)
 
 
-def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) -> History:
-    """What the latest earlier runs of the same agent (same run name) saw: every call of this run's tools,
-    and what each run's first model call was given (instructions, tools offered)."""
-    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
-    start = record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
-    history = History()
-    if start is None:
-        return history
-    agent = record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name")
-    earlier = traces._rows(sql("earlier_runs"), {"run": record.run_id, "before": start, "runs": runs,
-                                                 "agent": agent if agent and agent != "(unnamed)" else None})
+def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord, History]:
+    """`load_run` and `load_history` of a run, with one read of the row groups they share.
+
+    An agent's latest runs mostly sit in the same row groups as the run itself, and most of what reading
+    a few traces costs is decompressing their payload columns: so the history is planned from the roots
+    index (the run's start and name as its root span says), the run's trace and the earlier runs' traces
+    are read once (`Traces._hold`), and both are built from those rows. Should the run's trajectory
+    say another start or agent name than its root span did, its history is read as `load_history` does.
+    """
+    ref = traces.resolve(run)
+    root = traces._rows(sql("run_root"), {"run": ref.run_id, "trace": ref.trace_id})
+    if len(root) != 1:
+        record = _load_run(traces, ref)
+        return record, load_history(traces, record, runs=runs)
+    start, agent = root[0]["start_time"], _agent_key(root[0]["run_name"])
+    plan = _plan(traces, ref.run_id, start, agent, runs)
+    if plan is None:  # no earlier run: nothing to share
+        record = _load_run(traces, ref)
+        if _start(record) == start and _agent_key(_agent(record)) == agent:
+            return record, History()
+        return record, load_history(traces, record, runs=runs)
+    first, last = min(ref.first_start, plan.within[0]), max(ref.last_start, start)
+    if _bytes_within(traces, first, last) < SHARED_READ_BYTES:  # small files: a third query costs more than it saves
+        record = _load_run(traces, ref)
+        if _start(record) == start and _agent_key(_agent(record)) == agent:
+            return record, _read_history(traces, plan, _tool_names(record))
+        return record, load_history(traces, record, runs=runs)
+    held = traces._hold([ref.trace_id, *plan.params["traces"]], first, last)
+    try:
+        record = _load_run(traces, ref, held)
+        if _start(record) == start and _agent_key(_agent(record)) == agent:
+            return record, _read_history(traces, plan, _tool_names(record), held)
+        return record, load_history(traces, record, runs=runs)
+    finally:
+        traces._release(held)
+
+
+# Below this many bytes of Parquet in the window a run and its history are read apart: decompressing small
+# row groups twice costs less than the extra query that reads them once (measured: a few ms either way).
+SHARED_READ_BYTES = 16 * 1024 * 1024
+
+
+def _bytes_within(traces: Any, first: Any, last: Any) -> int:
+    """The size of the Parquet files a read of spans starting within [first, last] opens."""
+    from agentotel.query import _ns  # the query layer imports analysis: not at import time
+
+    total = 0
+    for path in traces._sources.files_starting_within(_ns(first), _ns(last)):
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            pass
+    return total
+
+
+def _start(record: RunRecord) -> Any:
+    return record.run.get("start_time") or min((s.get("start_time") for s in record.steps if s.get("start_time")), default=None)
+
+
+def _agent(record: RunRecord) -> Any:
+    return record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name")
+
+
+def _agent_key(agent: Any) -> str | None:
+    """The run name earlier runs are matched by (None: every run)."""
+    return agent if agent and agent != "(unnamed)" else None
+
+
+def _tool_names(record: RunRecord) -> list[str]:
+    return sorted({str(tool_name(s)) for s in record.tool_steps()})
+
+
+@dataclass
+class _Plan:
+    """Which earlier runs a history reads, and where: their order (newest first), the query parameters
+    (run ids, traces, the window [since, before)), the files' window, and each run's first model calls."""
+
+    order: dict[str, int]
+    params: dict[str, Any]
+    within: tuple[Any, Any]
+    calls: list[dict[str, Any]]
+
+
+def _plan(traces: Any, run_id: str | None, start: Any, agent: str | None, runs: int) -> _Plan | None:
+    """The latest earlier runs of the agent and where their spans are, from the cheap columns (None: no
+    earlier run, or none with spans)."""
+    earlier = traces._rows(sql("earlier_runs"), {"run": run_id, "before": start, "runs": runs, "agent": agent})
     if not earlier:
-        return history
+        return None
     # Only the spans that started since the earliest of those runs are read (the files of that window).
     order = {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
     params = {"runs": list(order), "since": earlier[0]["since"], "before": start}
@@ -179,14 +259,33 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     seen = traces._rows(sql("history_spans"), params, within=within)
     params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
     if not params["traces"]:
-        return history
+        return None
     calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
+    return _Plan(order, params, within, calls)
+
+
+def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) -> History:
+    """What the latest earlier runs of the same agent (same run name) saw: every call of this run's tools,
+    and what each run's first model call was given (instructions, tools offered)."""
+    start = _start(record)
+    if start is None:
+        return History()
+    plan = _plan(traces, record.run_id, start, _agent_key(_agent(record)), runs)
+    return _read_history(traces, plan, _tool_names(record)) if plan is not None else History()
+
+
+def _read_history(traces: Any, plan: _Plan, names: list[str], held: Any = None) -> History:
+    """The history `plan` says where to find: from the store, or from `held` rows (`Traces._hold`) that
+    include the plan's traces over its window."""
+    history = History()
+    params, calls, order, within = plan.params, plan.calls, plan.order, plan.within
     if not names and not calls:
         return history
     found = traces._rows(sql("history_payloads"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
                                                    "calls": calls, "spans": [c["span_id"] for c in calls],
                                                    "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
-                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS}, within=within)
+                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
+                         within=within, held=held)
     for row in found:  # newest first
         if row["kind"] == "tool":
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
@@ -194,9 +293,9 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
     if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only
-        bound = {"traces": params["traces"], "since": params["since"], "before": start,
+        bound = {"traces": params["traces"], "since": params["since"], "before": params["before"],
                  "calls": continued, "spans": [c["span_id"] for c in continued]}
-        rebuilt = traces._rows(sql("first_call_inputs"), bound, within=within)
+        rebuilt = traces._rows(sql("first_call_inputs"), bound, within=within, held=held)
         inputs = {row["span_id"]: row["input"] for row in rebuilt}
         found = [{**row, "input": inputs.get(row["span_id"], row["input"])} for row in found]
     for row in sorted(found, key=lambda row: order[row["run_id"]]):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 import difflib
+import functools
 import json
 import re
 from collections import defaultdict
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
-from agentotel.analysis._record import History, RunRecord, load_history, load_run
+from agentotel.analysis._record import History, RunRecord, load
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
@@ -124,11 +125,11 @@ def findings(traces: Any, run: str, *, policy: Policy | Mapping[str, Any] | None
              thresholds: Policy | None = None) -> list[Finding]:
     """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml,
     or `policy`: a Policy or a mapping of its settings) and compared with earlier runs of the same agent."""
-    record = load_run(traces, run)
+    record, history = load(traces, run)
     if isinstance(policy, Mapping):
         policy = Policy.from_mapping(policy)
     chosen = policy or thresholds or load_policy(_agent(record))
-    return detect(record, load_history(traces, record), policy=chosen)
+    return detect(record, history, policy=chosen)
 
 
 def _agent(record: RunRecord) -> str | None:
@@ -206,7 +207,7 @@ class _Run:
         key = step["index"]
         if key not in self._agents:
             given = instructions(self.record, step, self.messages(step))
-            self._agents[key] = (_DIGITS.sub("0", _words(given)),
+            self._agents[key] = (_numbers_masked(given),
                                  _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
         return self._agents[key]
 
@@ -712,8 +713,12 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
             declared[name] = {"description": description}
     out = []
     reported: set[str] = set()
+    parsed: dict[Any, dict[str, dict[str, Any]]] = {}  # each distinct definitions text parsed once
     for step in run.llm:
-        for name, offered in tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)).items():
+        definitions = run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)
+        if definitions not in parsed:
+            parsed[definitions] = tool_definitions(definitions)
+        for name, offered in parsed[definitions].items():
             own = declared.get(name)
             if not own or name in reported:
                 continue
@@ -748,7 +753,18 @@ def _offered_mismatch(run: _Run) -> list[Finding]:
 
 def _instruction_text(value: Any) -> str:
     """`gen_ai.system_instructions` as text: its parts' contents joined (the attribute is a list of parts)."""
-    value = parse_json(value)
+    if isinstance(value, str):
+        return _instruction_text_of(value)
+    return _instruction_text_parsed(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _instruction_text_of(text: str) -> str:
+    # Every model call of a run carries its agent's instructions: parsed once per text.
+    return _instruction_text_parsed(parse_json(text))
+
+
+def _instruction_text_parsed(value: Any) -> str:
     if isinstance(value, Mapping):
         value = [value]
     if isinstance(value, list):
@@ -768,6 +784,13 @@ def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapp
 _DIGITS = re.compile(r"\d+")
 
 
+@functools.lru_cache(maxsize=256)
+def _numbers_masked(text: str) -> str:
+    """Instructions as one agent's are compared: whitespace collapsed, numbers masked. Cached: every model
+    call of a run repeats its agent's instructions, and masking a long prompt is not free."""
+    return _DIGITS.sub("0", _words(text))
+
+
 def _instructions_changed(run: _Run) -> list[Finding]:
     """The same agent's instructions changed between two of its model calls (numbers aside: a clock or a
     counter in a prompt is not a change of instructions)."""
@@ -780,7 +803,7 @@ def _instructions_changed(run: _Run) -> list[Finding]:
         if before is None:
             continue
         a, b = instructions(run.record, before, run.messages(before)), instructions(run.record, step, run.messages(step))
-        if not a or not b or _DIGITS.sub("0", _words(a)) == _DIGITS.sub("0", _words(b)):
+        if not a or not b or _numbers_masked(a) == _numbers_masked(b):
             continue
         offered = [sorted(tool_definitions(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS))) for s in (before, step)]
         if offered[0] != offered[1] or before.get("model") != step.get("model"):
@@ -862,6 +885,18 @@ def _masked(text: str, task: str) -> str:
 
 
 def _offered_key(definitions: Any) -> str:
+    if isinstance(definitions, str):
+        return _offered_key_of(definitions)
+    return _offered_key_parsed(definitions)
+
+
+@functools.lru_cache(maxsize=256)
+def _offered_key_of(text: str) -> str:
+    # Every model call of a run carries its agent's tool definitions: parsed once per text.
+    return _offered_key_parsed(text)
+
+
+def _offered_key_parsed(definitions: Any) -> str:
     offered = tool_definitions(definitions)
     return json.dumps({n: [_words(d.get("description")), d.get("parameters")] for n, d in offered.items()}, sort_keys=True,
                       default=str) if offered else ""
@@ -1077,7 +1112,7 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
         return None  # a batch: each item in a fresh conversation (a conversation of several turns is no batch)
     given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
              for s in (before, step)]
-    if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
+    if _numbers_masked(given[0][0]) != _numbers_masked(given[1][0]) or given[0][1] != given[1][1]:
         return None  # another agent's call
     written = [_words(_said(s)) for s in run.llm if s["index"] < step["index"]]
     if any(text and m[1] and m[1] in text for m in asked for text in written):

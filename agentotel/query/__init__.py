@@ -141,6 +141,14 @@ def _ref(row: Mapping[str, Any]) -> _RunRef:
     return _RunRef(row["run_id"], row["trace_id"], first - slack if first else _EPOCH, last + slack if last else _FOREVER)
 
 
+@dataclass(frozen=True)
+class _Held:
+    """Span rows read once into memory (`Traces._hold`), queried in place of the files by `_rows(held=...)`."""
+
+    rows: pa.Table
+    name: str = "_held_spans"  # what `{spans}` becomes: the rows registered under it before each query
+
+
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _FOREVER = dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -427,13 +435,17 @@ class Traces:
                 f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None, *,
-              within: tuple[dt.datetime, dt.datetime] | None = None) -> list[dict[str, Any]]:
+              within: tuple[dt.datetime, dt.datetime] | None = None, held: "_Held | None" = None) -> list[dict[str, Any]]:
         """The query's rows as dicts. A query reading `{spans}` reads `_raw_spans`, or with `within`
-        (first, last) only the files that may hold spans starting then: its own filters must keep to it."""
+        (first, last) only the files that may hold spans starting then, or with `held` those rows in memory
+        (`_hold`): its own filters must keep to them."""
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         def run(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             text, bound = query, dict(params or {})
-            if "{spans}" in query:
+            if "{spans}" in query and held is not None:
+                con.register(held.name, held.rows)  # again on a renewed connection
+                text = query.replace("{spans}", held.name)
+            elif "{spans}" in query:
                 source, extra = self._spans_within(*within) if within is not None else ("_raw_spans", {})
                 text, bound = query.replace("{spans}", source), {**bound, **extra}
             cursor = con.execute(text, bound)
@@ -444,6 +456,36 @@ class Traces:
             return self._retrying(run)
         except duckdb.Error as exc:  # a file damaged past its footer, say: still one clear line
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
+
+    def _hold(self, trace_ids: Sequence[str], first: dt.datetime, last: dt.datetime) -> "_Held":
+        """Every stored row of the given traces that started within [first, last], read once and kept in
+        memory for `_rows(held=...)`.
+
+        For queries that read the same row groups: DuckDB decompresses a row group's payload columns for
+        each query that wants any row of it, and that is most of what a query of a few traces costs.
+        """
+        # A list of traces, not an OR of conditions: DuckDB checks an IN list (and a range) while it scans,
+        # and decompresses no payload of a row group none of whose rows pass.
+        query = ("SELECT * FROM {spans} WHERE trace_id IN (SELECT unnest($traces::VARCHAR[])) "
+                 "AND start_time BETWEEN $first AND $last")
+        params = {"traces": sorted(set(trace_ids)), "first": first, "last": last}
+
+        def run(con: duckdb.DuckDBPyConnection) -> pa.Table:
+            source, extra = self._spans_within(first, last)
+            return con.sql(query.replace("{spans}", source), params={**params, **extra}).to_arrow_table()
+
+        try:
+            rows = self._retrying(run)
+        except duckdb.Error as exc:
+            raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
+        return _Held(rows)
+
+    def _release(self, held: "_Held") -> None:
+        """Forget rows `_hold` read (their memory is freed)."""
+        try:
+            self._con.unregister(held.name)
+        except duckdb.Error:
+            pass
 
     # -- runs -----------------------------------------------------------------------------------
     def runs(self, *, user: str | None = None, limit: int | None = None, status: str | None = None,
@@ -555,17 +597,18 @@ class Traces:
 
         return build_trajectory(rows, ref.run_id, root_attributes, span_attributes)
 
-    def _trace_rows(self, ref: _RunRef, call_attributes: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def _trace_rows(self, ref: _RunRef, call_attributes: str, params: Mapping[str, Any] | None = None, *,
+                    held: "_Held | None" = None) -> list[dict[str, Any]]:
         """The span rows a trajectory is built from (sql/trace_spans.sql: the run's trace, within its window,
         inputs made whole), each with `call_attributes`, an SQL expression over the stored row (`params` binds
         its values): what a caller reads of each span in the same pass, since a second pass decompresses the
-        row group's payload columns again."""
+        row group's payload columns again. `held`: read from those rows in memory (`_hold`, of that window)."""
         window = {"trace": ref.trace_id, "first": ref.first_start, "last": ref.last_start, **(params or {})}
         within = (ref.first_start, ref.last_start)
         query = _sql("trace_spans").replace("{call_attributes}", call_attributes)
-        rows = self._rows(query.replace("{rows}", "stored"), window, within=within)
+        rows = self._rows(query.replace("{rows}", "stored"), window, within=within, held=held)
         if not messages.whole_rows(rows):  # an input's base is not in this window's rows: the store decides
-            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window, within=within)
+            rows = self._rows(_whole_input(query.replace("{rows}", "{whole_input:stored}")), window, within=within, held=held)
         return rows
 
     def diff(self, run_a: str, run_b: str) -> RunDiff:

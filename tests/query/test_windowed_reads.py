@@ -7,6 +7,7 @@ in a second trace, files sorted by trace (as a compaction writes them), a file w
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pyarrow as pa
@@ -112,6 +113,55 @@ def test_history_learns_from_the_latest_earlier_runs_including_spans_in_another_
     learned = history.outputs["invoice"]
     assert learned.outputs == 10  # run 12 called it twice, once recorded in another trace
     assert "$.currency" in learned.present and "$.refund" not in learned.present
+
+
+def _plain(traces, run_id):
+    record = _record.load_run(traces, run_id)
+    history = _record.load_history(traces, record)
+    return record, (history.runs, history.schema_hashes, history.outputs, history.first_calls)
+
+
+@pytest.mark.parametrize("shared", [True, False], ids=["one read", "small files read apart"])
+def test_a_checks_one_read_of_its_run_and_history_gives_what_two_reads_give(spread, monkeypatch, shared):
+    """`load` (what `check` reads) takes a run's trace and its history's traces in one read, the row groups
+    they share decompressed once, and builds both from those rows: on every run of a store laid out unlike
+    the benchmarks' it gives exactly what load_run and load_history give reading the files apart (and
+    so it does reading them apart, as it does when the files are small)."""
+    directory, _runs = spread
+    if shared:
+        monkeypatch.setattr(_record, "SHARED_READ_BYTES", 0)
+    with agentotel.open(directory) as traces:
+        held = []
+        hold = traces._hold
+        traces._hold = lambda *args: held.append(args) or hold(*args)
+        for (run_id,) in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
+            record, history = _record.load(traces, run_id)
+            expected, expected_history = _plain(traces, run_id)
+            assert record == expected, run_id
+            assert (history.runs, history.schema_hashes, history.outputs, history.first_calls) == expected_history, run_id
+            _assert_same_history(traces, record, history)
+        # Every run with an earlier run of its agent was read in one pass (13 billing runs, 3 support runs).
+        assert len(held) == (16 if shared else 0)
+
+
+def test_a_run_whose_span_started_before_its_root_gets_the_history_its_trajectory_says(tmp_path, monkeypatch):
+    """The one read is planned from the run's root span (its start, its run name); a run whose trajectory
+    starts earlier (a span from a process whose clock runs behind) has its history read by what its
+    trajectory says, as before."""
+    store = SpanStore(tmp_path)
+    for n in range(4):
+        _billing_run(store, n, T0 + n * HOUR, items=n if n % 2 else None)
+    skewed = _billing_run(store, 4, T0 + 4 * HOUR)
+    skewed.spans[0]["start_time_ns"] = skewed.start - MS // 2
+    store.write()
+    monkeypatch.setattr(_record, "SHARED_READ_BYTES", 0)  # read in one pass, as in a store of large files
+    with agentotel.open(tmp_path) as traces:
+        record, history = _record.load(traces, "bill-04")
+        assert record.run["start_time"] < traces.resolve("bill-04").first_start + dt.timedelta(milliseconds=1)
+        expected, expected_history = _plain(traces, "bill-04")
+        assert record == expected
+        assert (history.runs, history.schema_hashes, history.outputs, history.first_calls) == expected_history
+        assert history.runs["invoice"] == [f"bill-{n:02d}" for n in (3, 2, 1, 0)]
 
 
 def _assert_same_history(traces, record, history: History) -> None:
