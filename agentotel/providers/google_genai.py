@@ -434,10 +434,9 @@ class _Stream:
             for part in (content.parts if content is not None else None) or ():
                 text = part.text
                 if text is not None:
-                    thought = bool(part.thought)
-                    buffer = state.thought if thought else state.text
-                    if buffer is None:
-                        buffer = state.open(thought)
+                    buffer = state.thought if part.thought else state.text
+                    if buffer is None:  # the first text (or the first after another part)
+                        buffer = state.open(bool(part.thought))
                     if text and buffer.size < buffer.limit:  # Bounded.add, inline
                         buffer.parts.append(text)
                         buffer.size += len(text)
