@@ -772,9 +772,9 @@ def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
     # No redaction anywhere: texts seen clean before are skipped; one look at all the others when no
     # rule can match any of them (the usual case), else the walker's own test, text by text.
     clean = policy.clean_texts
-    fresh = [text for text in texts if text not in clean]
-    if not fresh:
+    if clean.issuperset(texts):  # every text seen clean before (the usual case): one C-level look, no list
         return True
+    fresh = [text for text in texts if text not in clean]
     if policy.builtin_only and _may_match(" ".join(fresh)) is None:
         for text in fresh:
             policy.remember_clean(text)

@@ -17,7 +17,9 @@ span with no usage (nothing is spent, and it is no step of the run).
 
 The provider is `gcp.vertex_ai` for a Vertex AI client and `gcp.gemini` for the Gemini API.
 Gemini's function calls often carry no id: they then get `<response id>-<index>` so that the output
-message's tool call and the `@tool` span that claims it share one id.
+message's tool call and the `@tool` span that claims it share one id. Every part kind is kept, in
+calls and streams alike: code execution and built-in tools (search, maps) as the conventions' server
+tool calls and their responses, media as blob / uri parts, any other kind as a generic part.
 """
 
 from __future__ import annotations
@@ -99,9 +101,54 @@ def _part(part: Any) -> dict[str, Any] | None:
     if field_of(part, "uri") is not None:  # an uploaded types.File given directly as content
         mime = field_of(part, "mime_type")
         return media_part(_modality(mime), mime_type=mime, uri=field_of(part, "uri"))
-    if field_of(part, "thought_signature") is not None and not isinstance(part, dict):
-        return None  # a bare signature: nothing readable
-    return {"type": type(part).__name__ if not isinstance(part, dict) else "unknown", "content": part}
+    return _other_part(part)
+
+
+# Part fields that qualify another part (its signature, media settings, metadata), never content of their own.
+_QUALIFIERS = frozenset({"thought", "thought_signature", "video_metadata", "part_metadata", "media_resolution"})
+
+
+def _plain(value: Any) -> Any:
+    """An SDK object as plain JSON values (its unset fields left out); anything else as it is."""
+    dump = getattr(value, "model_dump", None)
+    return dump(exclude_none=True, mode="json") if dump is not None and not isinstance(value, type) else value
+
+
+# Gemini's own tool runs, its code execution and its built-in tools (search, maps, URL context): what
+# the GenAI conventions call server tool calls (True) and their responses (False).
+_SERVER_TOOL_KINDS = {"executable_code": True, "code_execution_result": False, "tool_call": True, "tool_response": False}
+
+
+def _other_part(part: Any) -> dict[str, Any] | None:
+    """A part other than text, thought, function call or response, and media.
+
+    Server tool calls and their responses as the conventions shape them; a kind they have no part
+    for as a generic part (its field name as the type, its value as the content); None for a part
+    holding only qualifiers (a bare thought signature: nothing readable).
+    """
+    from google.genai import types
+
+    if isinstance(part, dict):
+        items: Any = part.items()
+    elif isinstance(part, types.Part):
+        items = ((name, getattr(part, name, None)) for name in type(part).model_fields)
+    else:  # an object the SDK turns into a part itself (an image, say)
+        return {"type": type(part).__name__, "content": part}
+    for kind, value in items:
+        if value is None or kind in _QUALIFIERS or kind.endswith("_metadata"):
+            continue
+        content = _plain(value)
+        call = _SERVER_TOOL_KINDS.get(kind)
+        if call is None or not isinstance(content, dict):
+            return {"type": kind, "content": content}
+        content = dict(content)
+        call_id = content.pop("id", None)
+        tool = str(content.pop("tool_type", None) or "code_execution").lower()
+        body = {"type": tool, **content}
+        if call:
+            return {"type": "server_tool_call", "id": call_id, "name": tool, "server_tool_call": body}
+        return {"type": "server_tool_call_response", "id": call_id, "server_tool_call_response": body}
+    return None
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -325,17 +372,40 @@ def _response(result: Any) -> Response:
 
 
 class _Candidate:
-    __slots__ = ("text", "thought", "calls", "finish")
+    """One candidate's parts so far. Text deltas go to the open text (or thought) buffer; a part of
+    another kind (code execution, media) closes both, so text after it is a part of its own, as in a
+    whole response. Function calls come last, in their order."""
+
+    __slots__ = ("text", "thought", "parts", "calls", "room", "finish")
 
     def __init__(self, text_limit: int) -> None:
-        self.text = Bounded(text_limit)
-        self.thought = Bounded(text_limit)
+        self.text: Bounded | None = None
+        self.thought: Bounded | None = None
+        self.parts: list[Any] = []  # (is thought, Bounded) text buffers and other part dicts, in order
         self.calls: list[dict[str, Any]] = []  # Gemini streams each function call whole, in one chunk
+        self.room = {False: text_limit, True: text_limit}  # characters left for text, for thoughts
         self.finish: str | None = None
+
+    def open(self, thought: bool) -> Bounded:
+        buffer = Bounded(self.room[thought])
+        if thought:
+            self.thought = buffer
+            self.parts.append((True, buffer))
+        else:
+            self.text = buffer
+            self.parts.append((False, buffer))
+        return buffer
+
+    def add(self, part: dict[str, Any]) -> None:
+        for buffer in (self.text, self.thought):
+            if buffer is not None:
+                self.room[buffer is self.thought] -= min(buffer.size, buffer.limit)
+        self.text = self.thought = None
+        self.parts.append(part)
 
 
 class _Stream:
-    """Stream chunks (each a partial GenerateContentResponse): text, thoughts and calls per candidate."""
+    """Stream chunks (each a partial GenerateContentResponse): every part kind, per candidate, in order."""
 
     def __init__(self, request: Request) -> None:
         self.id: str | None = None
@@ -365,13 +435,19 @@ class _Stream:
                 text = part.text
                 if text is not None:
                     buffer = state.thought if part.thought else state.text
+                    if buffer is None:  # the first text (or the first after another part)
+                        buffer = state.open(bool(part.thought))
                     if text and buffer.size < buffer.limit:  # Bounded.add, inline
                         buffer.parts.append(text)
                         buffer.size += len(text)
                     continue
                 call = part.function_call
-                if call is not None:
+                if call is not None:  # kept with capture off too: `@tool` spans link to it
                     state.calls.append(tool_call_part(call.id, call.name, call.args))
+                elif self.text_limit:  # content: kept only when it may be recorded
+                    other = _part(part)
+                    if other is not None:
+                        state.add(other)
             reason = candidate.finish_reason
             if reason is not None:
                 state.finish = _finish(reason)
@@ -380,10 +456,15 @@ class _Stream:
         response = Response(id=self.id, model=self.model, usage=_usage(self.usage))
         messages = []
         for _, state in sorted(self.candidates.items()):
-            parts = [reasoning_part(state.thought.text())] if state.thought else []
-            if state.text:
-                parts.append(text_part(state.text.text()))
-            calls = [dict(c) for c in state.calls]
+            parts = []
+            for item in state.parts:
+                if type(item) is tuple:
+                    thought, buffer = item
+                    if buffer:
+                        parts.append(reasoning_part(buffer.text()) if thought else text_part(buffer.text()))
+                else:
+                    parts.append(item)
+            calls = [dict(c) for c in state.calls]  # copies: ids are added to them
             _with_ids(calls, self.id, response.tool_calls)
             parts.extend(calls)
             if state.finish:
