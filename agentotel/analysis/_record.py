@@ -171,7 +171,7 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     earlier = traces._rows(sql("earlier_runs"), {"run": record.run_id, "before": start, "runs": runs,
                                                  "agent": agent if agent and agent != "(unnamed)" else None})
     if not earlier:
-        return history
+        return _foreign_history(traces, record, start, runs) if not record.root_attributes else history
     # Only the spans that started since the earliest of those runs are read (the files of that window).
     order = {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
     params = {"runs": list(order), "since": earlier[0]["since"], "before": start}
@@ -202,4 +202,30 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))
+    return history
+
+
+def _foreign_history(traces: Any, record: RunRecord, start: Any, runs: int) -> History:
+    """The history of a run another instrumentation recorded (its root is no agentotel run, so the roots index
+    has none of its kind): the latest earlier runs of the same name (the `runs` view names a trace after its
+    root span), each read whole. Slower than the indexed path, and only taken for such runs."""
+    name = record.run.get("name")
+    history = History()
+    if not name or name == "(unnamed)":
+        return history
+    rows = traces.sql("SELECT run_id FROM runs WHERE name = $name AND start_time < $before AND run_id IS DISTINCT FROM $run "
+                      "ORDER BY start_time DESC LIMIT $runs",
+                      {"name": name, "before": start, "run": record.run_id, "runs": runs}).fetchall()
+    records = [load_run(traces, row[0]) for row in rows]  # newest first
+    history = History.from_records(reversed(records))
+    for earlier in records:
+        firsts: dict[Any, dict[str, Any]] = {}
+        for step in earlier.steps:
+            if step.get("type") == "llm":
+                firsts.setdefault(step.get("model"), step)
+        for step in firsts.values():
+            history.first_calls.append((str(earlier.run_id), {
+                "type": "llm", "model": step.get("model"), "input": step.get("input"),
+                "definitions": earlier.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS),
+                "instructions": earlier.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)}))
     return history

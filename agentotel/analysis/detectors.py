@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 import difflib
+import itertools
 import json
 import re
 from collections import defaultdict
@@ -210,6 +211,29 @@ class _Run:
                                  _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
         return self._agents[key]
 
+    def tools_unrecorded(self) -> bool:
+        """Whether the run's tools ran without spans of their own (an instrumentation of the model client only):
+        their calls and results are only in the messages the model calls were given."""
+        if "_unrecorded" not in self.__dict__:
+            self._unrecorded = not any(s.get("type") in (TOOL, RETRIEVAL) for s in self.steps) and any(
+                requested_calls(s) for s in self.llm)
+        return self._unrecorded
+
+    def message_calls(self, step: Mapping[str, Any]) -> list[tuple[str, str, Any, Any]]:
+        """(id, tool, canonical arguments, result) of each tool call a model step's input carries back with its
+        result, in order: what the model was shown of tools that ran."""
+        asked: dict[str, tuple[str, str]] = {}
+        out = []
+        for message in self.messages(step):
+            for part in parts(message):
+                if part.get("type") == "tool_call" and part.get("id") is not None:
+                    arguments = parse_json(part.get("arguments"))
+                    asked[str(part["id"])] = (str(part.get("name") or ""), canonical_arguments(arguments))
+                elif part.get("type") == "tool_call_response" and str(part.get("id")) in asked:
+                    name, arguments = asked[str(part.get("id"))]
+                    out.append((str(part.get("id")), name, arguments, tool_payload(part.get("response"))))
+        return out
+
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
         return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
 
@@ -255,6 +279,16 @@ def _run_failed(run: _Run) -> list[Finding]:
     if step is None:
         layer, where = "workflow", "in the agent's own code"  # the root failed, no step did
         index = steps[-1]["index"] if steps else None
+        # The run stopped on a model call's tool calls, which the framework refused to run (a tool it was not
+        # given, arguments that are no JSON or do not fit): the failure is that call's, in its layer.
+        refused = [f for f in _call_form(run) if f.index == index] if index is not None and steps[-1].get("type") == LLM else []
+        empty = _empty_answers(run) if index is not None and steps[-1].get("type") == LLM else []
+        if refused:
+            layer, where = refused[0].layer, f"after step {index}, whose tool call the framework refused ({refused[0].kind})"
+        elif empty:
+            # The framework gave up on the model's empty answers (asked again, then raised): the model's failure.
+            layer, index = "model", empty[0]["index"]
+            where = f"after {len(empty)} empty answer(s) of the model from step {index}"
     else:
         index = step["index"]
         where = f"at step {index} ({step.get('name')})"
@@ -603,7 +637,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
 
 def _ungrounded(run: _Run) -> list[Finding]:
     """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
-    if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
+    if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps) and not run.tools_unrecorded():
         return []  # no tools: the model answers from what it knows, and that is by design
     out = []
     judged: set[Any] = set()
@@ -618,6 +652,8 @@ def _ungrounded(run: _Run) -> list[Finding]:
                 continue
             sources += [_raw(earlier, "input"), _raw(earlier, "output")]
             outputs.append(tool_payload(earlier.get("output")))
+        if run.tools_unrecorded():  # the results as the answering call was given them (in its input already)
+            outputs += [result for *_call, result in run.message_calls(step)]
         missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
         if missing:
             judged.add(step.get("parent_index"))
@@ -762,7 +798,10 @@ def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapp
     if attribute:
         return _instruction_text(attribute)
     given = input_messages(step) if messages is None else messages
-    return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
+    # The leading system/developer messages (as diff reads them): a system message later in the conversation
+    # is a turn of it (a framework's retry prompt, a harness's nudge), not the agent's instructions.
+    leading = itertools.takewhile(lambda m: m.get("role") in ("system", "developer"), given)
+    return "\n".join(message_text(m) for m in leading)
 
 
 _DIGITS = re.compile(r"\d+")
@@ -984,7 +1023,7 @@ def _history_lost(run: _Run) -> list[Finding]:
     out = []
     calls_at: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
-        earlier = calls_at[step.get("parent_index")]
+        earlier = calls_at[_conversation(run, step)]
         before = earlier[-1] if earlier else None
         earlier.append(step)
         if before is None or (not _failed(before) and _grown(before, step)):
@@ -1021,6 +1060,16 @@ def _history_lost(run: _Run) -> list[Finding]:
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
                             lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
     return out
+
+
+def _conversation(run: _Run, step: Mapping[str, Any]) -> Any:
+    """Which conversation a model call continues: its level's, where each invocation of a framework's agent (a
+    Runner.run, a graph.invoke, an agent.run) is a level of its own, so the calls of every invocation of one
+    agent (by name) are one conversation: a follow-up turn is the agent invoked again."""
+    parent = run.by_index.get(step.get("parent_index"))
+    if parent is not None and parent.get("type") == "agent" and parent.get("name"):
+        return ("agent", parent["name"])
+    return step.get("parent_index")
 
 
 def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
@@ -1079,7 +1128,8 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
              for s in (before, step)]
     if _DIGITS.sub("0", _words(given[0][0])) != _DIGITS.sub("0", _words(given[1][0])) or given[0][1] != given[1][1]:
         return None  # another agent's call
-    written = [_words(_said(s)) for s in run.llm if s["index"] < step["index"]]
+    # What a model wrote before, its tool calls' arguments included: a planner handing a task to a fresh agent.
+    written = [_words(" ".join(message_text(m) for m in output_messages(s))) for s in run.llm if s["index"] < step["index"]]
     if any(text and m[1] and m[1] in text for m in asked for text in written):
         return None
     return _finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
@@ -1301,18 +1351,36 @@ def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tu
 # ---- termination -------------------------------------------------------------------------------------
 
 
-def _empty_answer(run: _Run) -> list[Finding]:
-    """The run's last model call answered, and its answer holds no text and asks for no tool."""
-    top = [s for s in run.llm if s.get("parent_index") is None]
-    if not top or _failed(top[-1]):
+def _said_nothing(step: Mapping[str, Any]) -> bool:
+    """Whether a model call's captured answer holds no text and asks for no tool."""
+    said = output_messages(step)
+    return bool(said) and not _failed(step) and not requested_calls(step) and not any(
+        str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call")
+
+
+def _empty_answers(run: _Run) -> list[dict[str, Any]]:
+    """The empty answers the run ended on: its last model call's, and the ones right before it at its level
+    (a framework asking the model again after an empty answer), oldest first; [] when the last one said something."""
+    # The run's own model calls; in a run that is one framework agent's invocation (every model call inside
+    # an agent step), that agent's: the run's last model call gave its answer.
+    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
+    if not top or not _said_nothing(top[-1]):
         return []
-    last = top[-1]
-    said = output_messages(last)
-    if not said or requested_calls(last) or any(
-            str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call"):
-        return []  # not captured, a tool call, or something said
-    return [_finding("empty_answer", "model", last["index"], [last["index"]],
-                     f"the model's last answer at step {last['index']} is empty")]
+    level = [s for s in top if s.get("parent_index") == top[-1].get("parent_index")]
+    trailing = list(itertools.takewhile(_said_nothing, reversed(level)))
+    return trailing[::-1]
+
+
+def _empty_answer(run: _Run) -> list[Finding]:
+    """The run's last model call answered, and its answer holds no text and asks for no tool: at the first
+    of the empty answers it ended on."""
+    empty = _empty_answers(run)
+    if not empty:
+        return []
+    first = empty[0]
+    again = f" (and {len(empty) - 1} more time(s) when asked again)" if len(empty) > 1 else ""
+    return [_finding("empty_answer", "model", first["index"], [s["index"] for s in empty],
+                     f"the model's answer at step {first['index']} is empty{again}")]
 
 
 def _kept_going(run: _Run) -> list[Finding]:
@@ -1574,11 +1642,51 @@ def _budgets(run: _Run) -> list[Finding]:
     return out
 
 
+def _unrecorded_tools(run: _Run) -> list[Finding]:
+    """Repetition and errors carried past, read from the messages when the tools ran without spans (only the
+    model client instrumented): the same call asked for again after its result was shown, with the same
+    result; an answer given after a tool's error result it never mentions. At the model call that did it."""
+    if not run.tools_unrecorded():
+        return []
+    out: list[Finding] = []
+    for step in run.llm:
+        if _failed(step):
+            continue
+        shown = run.message_calls(step)
+        results = {(name, arguments): result for _id, name, arguments, result in shown}
+        for call in requested_calls(step):
+            key = (call.name, canonical_arguments(call.arguments))
+            if key not in results or _error_payload(results[key]) is not None or any(f.kind == "repeated_tool_call" for f in out):
+                continue
+            later = next((s for s in run.llm if s["index"] > step["index"] and s.get("parent_index") == step.get("parent_index")), None)
+            again = [r for i, n, a, r in run.message_calls(later) if i == call.id] if later is not None else []
+            if not again or canonical_arguments(again[0]) != canonical_arguments(results[key]):
+                continue  # never answered, or answered otherwise (polling until something changed)
+            out.append(_finding("repeated_tool_call", "model", step["index"], [step["index"]],
+                                f"the model asked at step {step['index']} for {call.name} {key[1]} again after it had "
+                                f"been given its result, and got the same", tool=call.name, arguments=key[1]))
+    for step, text in run.finals:
+        shown = run.message_calls(step)
+        # The last result shown is an error, and no call of that tool worked: the answer went on past it (a
+        # failed call followed by one that worked is a retry, or the model choosing another tool).
+        if not shown or _acknowledges(text):
+            continue
+        _id, name, _a, last = shown[-1]
+        error = _error_payload(last)
+        if error is None or any(n == name and _error_payload(r) is None for _i, n, _a2, r in shown):
+            continue
+        out.append(_finding("tool_error_ignored", "tool", step["index"], [step["index"]],
+                            f"{name} answered with an error ({error}) and the model answered at step {step['index']} "
+                            "without saying so", tool=name, error=error))
+        break
+    return out
+
+
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
-    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
+    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools,
 )
 
 
