@@ -211,6 +211,15 @@ class _Run:
                                  _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
         return self._agents[key]
 
+    def ancestors(self, step: Mapping[str, Any]) -> set[int]:
+        """The indexes of the steps a step is inside (its parent, its parent's parent, ...)."""
+        found: set[int] = set()
+        at = step.get("parent_index")
+        while at is not None and at not in found:
+            found.add(at)
+            at = (self.by_index.get(at) or {}).get("parent_index")
+        return found
+
     def tools_unrecorded(self) -> bool:
         """Whether the run's tools ran without spans of their own (an instrumentation of the model client only):
         their calls and results are only in the messages the model calls were given."""
@@ -647,8 +656,9 @@ def _ungrounded(run: _Run) -> list[Finding]:
         sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
                    run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
         outputs = []
+        enclosing = run.ancestors(step)  # an agent step holding the answer has it in its own output
         for earlier in run.steps:
-            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent"):
+            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent") or earlier["index"] in enclosing:
                 continue
             sources += [_raw(earlier, "input"), _raw(earlier, "output")]
             outputs.append(tool_payload(earlier.get("output")))

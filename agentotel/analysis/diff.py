@@ -438,7 +438,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     pairs: list[Pair] = []
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
-    held: tuple[dict[str, Any], Step | None, Step | None] | None = None  # an agent step's outcome changed: its steps say why
+    held: list[tuple[dict[str, Any], Step, Step]] = []  # agent steps whose outcome changed: their steps say why
     for position, (left, right) in enumerate(aligned):
         if left is None:
             assert right is not None
@@ -465,13 +465,16 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         # only when nothing else differs.
         if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
             retried = retried or divergence
-        elif held is None and pair.status in _OUTCOMES and left is not None and right is not None and left.type == right.type == "agent":
-            held = (divergence, left, right)
-        elif held is not None and not (_inside(left, held[1], a.steps) or _inside(right, held[2], b.steps)):
-            first = held[0]  # a difference outside the agent's steps: the agent's own outcome came first
+        elif pair.status in _OUTCOMES and left is not None and right is not None and left.type == right.type == "agent":
+            held.append((divergence, left, right))
         else:
-            first = divergence
-    first = first or (held[0] if held else None) or retried
+            # A difference outside an agent that failed with nothing inside it different: the agent's failure
+            # came first. (An agent whose output differs with every step inside it the same differs by what its
+            # framework writes there, message ids and timestamps: not behaviour.)
+            first = next((d for d, left_agent, right_agent in held if d["kind"] == STATUS_CHANGED
+                          and not (_inside(left, left_agent, a.steps) or _inside(right, right_agent, b.steps))), divergence)
+    failed_agent = next((d for d, _l, _r in held if d["kind"] == STATUS_CHANGED), None)
+    first = first or failed_agent or (held[0][0] if held else None) or retried
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)

@@ -142,17 +142,22 @@ def judge(store: Path, manifest: list[dict[str, Any]], framework: str, instrumen
         for fault in dict.fromkeys(m["fault"] for m in manifest):
             kind, layer, check_role, diff_role = EXPECTED[fault]
             good, faulty = runs[(fault, "good2")], runs[(fault, "faulty")]
+            steps = [s.__dict__ if not isinstance(s, dict) else s for s in traces.trajectory(faulty).to_dict()["steps"]]
             if fault == "tool_error" and traces.trajectory(faulty).run.get("status") == "error":
                 # The framework let the tool's exception end the run (LangGraph's ToolNode, pydantic-ai): the
                 # run failed at the tool.
                 kind, layer, check_role, diff_role = "run_failed", "tool", "tool", "tool"
+            elif fault == "bad_json" and where(steps, "ask") is None:
+                # The instrumentation kept no trace of the call that was no JSON (LangChain moves it to
+                # invalid_tool_calls, which OpenInference and OpenLLMetry do not record): the record shows a model
+                # call that said nothing, and the run ended there.
+                kind, layer, check_role, diff_role = "empty_answer", "model", "last_llm", "last_llm"
             elif fault in ("tool_error", "error_result") and not any(
                     s.type == "tool" for s in traces.trajectory(faulty).steps):
                 # Only the model client was instrumented: the tool's error shows in what the next model call was
                 # given, and the answer that went on without saying so.
                 kind, layer, check_role, diff_role = "tool_error_ignored", "tool", "answer", "after_ask"
             alarms = [f"{f.kind}@{f.index}" for f in traces.findings(good) if f.severity in ("warning", "error")]
-            steps = [s.__dict__ if not isinstance(s, dict) else s for s in traces.trajectory(faulty).to_dict()["steps"]]
             found = traces.findings(faulty)
             top = sorted(found, key=lambda f: (-SEVERITIES.index(f.severity), f.index if f.index is not None else 0))
             got = (top[0].kind, top[0].index, top[0].layer) if top else None

@@ -433,7 +433,8 @@ def record(instrumentation: str, provider: Any, agent: str, body: Callable[[], s
 def main(options: dict[str, Any]) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
-    os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    if options["instrumentation"] != "openinference":  # OpenInference reads the Agents SDK's own tracing
+        os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     if options["instrumentation"] == "openai-v2":  # its message content is on the span only under the latest conventions
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
