@@ -272,7 +272,8 @@ def _run_failed(run: _Run) -> list[Finding]:
     for step in steps:
         if not _failed(step):
             continue
-        later_ok = [s for s in steps if s["index"] > step["index"] and not _failed(s)]
+        # Steps after it that worked, not counting its own steps (a failed agent's calls before it gave up).
+        later_ok = [s for s in steps if s["index"] > step["index"] and not _failed(s) and step["index"] not in run.ancestors(s)]
         if step.get("type") == LLM:
             # A model call is recovered when a later model call (at its level) succeeded: a retry.
             if any(s.get("type") == LLM and s.get("parent_index") == step.get("parent_index") for s in later_ok):
@@ -301,7 +302,13 @@ def _run_failed(run: _Run) -> list[Finding]:
     else:
         index = step["index"]
         where = f"at step {index} ({step.get('name')})"
-        if step.get("error_type") == _ABANDONED:
+        inside = [s for s in steps if index in run.ancestors(s)]
+        if step.get("type") == "agent":
+            # An agent that failed with no failed step inside it: its own loop gave up (a turn limit, a guard);
+            # the run went another way after its last step.
+            layer = "workflow"
+            index = inside[-1]["index"] if inside else index
+        elif step.get("error_type") == _ABANDONED:
             layer = "workflow"  # the caller stopped reading the stream
         elif step.get("type") == LLM and _calls_left_open(run, step):
             layer = "workflow"  # the loop sent a conversation with tool calls and no results: the API refused it
@@ -512,8 +519,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         error = run.error(step) or "failed"
         shown = text_of(went_on.get("input"))
         marker = (error.split(":")[-1].strip() or error)[:40]
-        seen = bool(step.get("tool_call_id") and step["tool_call_id"] in answered_ids(went_on)) and (
-            marker.lower() in shown.lower() or "error" in shown.lower())
+        if step.get("tool_call_id"):
+            seen = step["tool_call_id"] in answered_ids(went_on) and (marker.lower() in shown.lower() or "error" in shown.lower())
+        else:  # no call id recorded (some instrumentations): a result of a call of that tool, telling of an error
+            seen = any(called == name and (marker.lower() in text_of(result).lower() or "error" in text_of(result).lower())
+                       for _id, called, _a, result in run.message_calls(went_on))
         layer = "tool" if seen or not input_messages(went_on) else "workflow"  # a tool error answered past / kept from the model
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
