@@ -180,6 +180,12 @@ class _Run:
             self._fingerprints[key] = [_fingerprint(m) for m in self.messages(step) if m.get("role") not in ("system", "developer")]
         return self._fingerprints[key]
 
+    def user_said(self, step: Mapping[str, Any]) -> set[tuple[str, str]]:
+        """What the user said in a model step's input: user messages with text (a user message that only carries
+        tool results back, as Anthropic's API and pydantic-ai's instrumentation send them, is no one speaking)."""
+        return {_fingerprint(m) for m in self.messages(step) if m.get("role") == "user"
+                and (not parts(m) or any(p.get("type") == "text" for p in parts(m)))}
+
     def messages(self, step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The input messages of a model step, parsed once."""
         if step["index"] not in self._messages:
@@ -389,15 +395,14 @@ def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapp
     earlier = run.requester(group[at - 1]) if at else None
     if earlier is None:
         return False
-    heard = {m for m in run.fingerprints(earlier) if m[0] == "user"}
-    now = {m for m in run.fingerprints(asker) if m[0] == "user"}
+    heard, now = run.user_said(earlier), run.user_said(asker)
     return bool(heard) and heard < now  # the same conversation, with a user message more
 
 
 def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
     """The user messages of the first model call after a step at its level (empty when there is none)."""
     step = run.next_llm(after, level)
-    return {m for m in run.fingerprints(step) if m[0] == "user"} if step is not None else set()
+    return run.user_said(step) if step is not None else set()
 
 
 def _repeated_retrievals(run: _Run) -> list[Finding]:

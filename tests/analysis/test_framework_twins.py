@@ -26,10 +26,10 @@ FAST = {
     # a handoff: the desk is a sub-agent; a follow-up turn is the agent run again; the SDK raises on an unknown
     # tool; a failure inside an agent step makes that step fail too (diff names the call inside)
     ("agents", "agentotel"): ["history", "empty", "unknown_tool", "rate_limit"],
-    # pydantic-ai's own instrumentation: tool results named `result` (an earlier GenAI conventions version); the
-    # framework asks again after an empty answer (its retry prompt a system message), then gives up; history of
-    # runs with no agentotel root
-    ("pydantic-ai", "pydantic-ai"): ["ungrounded", "empty", "prompt"],
+    # pydantic-ai's own instrumentation: tool results named `result` (an earlier GenAI conventions version) and
+    # carried back in user messages; the framework asks again after an empty answer (its retry prompt a system
+    # message), then gives up; history of runs with no agentotel root
+    ("pydantic-ai", "pydantic-ai"): ["ungrounded", "empty", "prompt", "repeat"],
     # OpenInference's LangChain spans: each graph node an agent step holding its model call's answer
     ("langgraph", "openinference"): ["ungrounded", "bad_json"],
     # only the model client instrumented: tool calls and results only in the messages
