@@ -292,13 +292,17 @@ def _run_failed(run: _Run) -> list[Finding]:
         return []
     step = unrecovered[-1] if unrecovered else None
     error = (run.error(step) if step else None) or run.record.run.get("error") or run.record.root_attributes.get(semconv.ERROR_TYPE)
-    if step is None:
-        layer, where = "workflow", "in the agent's own code"  # the root failed, no step did
-        index = steps[-1]["index"] if steps else None
-        # The run stopped on a model call's tool calls, which the framework refused to run (a tool it was not
-        # given, arguments that are no JSON or do not fit): the failure is that call's, in its layer.
-        refused = [f for f in _call_form(run) if f.index == index] if index is not None and steps[-1].get("type") == LLM else []
-        empty = _empty_answers(run) if index is not None and steps[-1].get("type") == LLM else []
+    inside = [s for s in steps if step is not None and step["index"] in run.ancestors(s)]
+    if step is None or (step.get("type") == "agent" and inside):
+        # The root failed and no step did, or an agent failed with no failed step inside it: its own loop gave up
+        # (a turn limit, a guard), after its last step.
+        last = inside[-1] if step is not None else steps[-1] if steps else None
+        layer, where = "workflow", "in the agent's own code" if step is None else f"in agent step {step['index']} ({step.get('name')})"
+        index = last["index"] if last else None
+        # It stopped on a model call's tool calls, which the framework refused to run (a tool it was not given,
+        # arguments that are no JSON or do not fit): the failure is that call's, in its layer.
+        refused = [f for f in _call_form(run) if f.index == index] if last and last.get("type") == LLM else []
+        empty = _empty_answers(run) if last and last.get("type") == LLM else []
         if refused:
             layer, where = refused[0].layer, f"after step {index}, whose tool call the framework refused ({refused[0].kind})"
         elif empty:
@@ -308,12 +312,8 @@ def _run_failed(run: _Run) -> list[Finding]:
     else:
         index = step["index"]
         where = f"at step {index} ({step.get('name')})"
-        inside = [s for s in steps if index in run.ancestors(s)]
         if step.get("type") == "agent":
-            # An agent that failed with no failed step inside it: its own loop gave up (a turn limit, a guard);
-            # the run went another way after its last step.
-            layer = "workflow"
-            index = inside[-1]["index"] if inside else index
+            layer = "workflow"  # an agent step that failed with nothing recorded inside it
         elif step.get("error_type") == _ABANDONED:
             layer = "workflow"  # the caller stopped reading the stream
         elif step.get("type") == LLM and _calls_left_open(run, step):
