@@ -182,7 +182,7 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
     if plan is None:  # no earlier run: nothing to share
         record = _load_run(traces, ref)
         if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, History()
+            return record, _without_plan(traces, record, start, runs)
         return record, load_history(traces, record, runs=runs)
     first, last = min(ref.first_start, plan.within[0]), max(ref.last_start, start)
     if _bytes_within(traces, first, last) < SHARED_READ_BYTES:  # small files: a third query costs more than it saves
@@ -271,7 +271,13 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     if start is None:
         return History()
     plan = _plan(traces, record.run_id, start, _agent_key(_agent(record)), runs)
-    return _read_history(traces, plan, _tool_names(record)) if plan is not None else History()
+    return _read_history(traces, plan, _tool_names(record)) if plan is not None else _without_plan(traces, record, start, runs)
+
+
+def _without_plan(traces: Any, record: RunRecord, start: Any, runs: int) -> History:
+    """No earlier agentotel run of the agent: a run another instrumentation recorded (no agentotel root)
+    still has the earlier runs of its name; any other run has no history."""
+    return _foreign_history(traces, record, start, runs) if not record.root_attributes else History()
 
 
 def _read_history(traces: Any, plan: _Plan, names: list[str], held: Any = None) -> History:
@@ -301,4 +307,30 @@ def _read_history(traces: Any, plan: _Plan, names: list[str], held: Any = None) 
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
                                                     "definitions": row["definitions"], "instructions": row["instructions"]}))
+    return history
+
+
+def _foreign_history(traces: Any, record: RunRecord, start: Any, runs: int) -> History:
+    """The history of a run another instrumentation recorded (its root is no agentotel run, so the roots index
+    has none of its kind): the latest earlier runs of the same name (the `runs` view names a trace after its
+    root span), each read whole. Slower than the indexed path, and only taken for such runs."""
+    name = record.run.get("name")
+    history = History()
+    if not name or name == "(unnamed)":
+        return history
+    rows = traces.sql("SELECT run_id FROM runs WHERE name = $name AND start_time < $before AND run_id IS DISTINCT FROM $run "
+                      "ORDER BY start_time DESC LIMIT $runs",
+                      {"name": name, "before": start, "run": record.run_id, "runs": runs}).fetchall()
+    records = [load_run(traces, row[0]) for row in rows]  # newest first
+    history = History.from_records(reversed(records))
+    for earlier in records:
+        firsts: dict[Any, dict[str, Any]] = {}
+        for step in earlier.steps:
+            if step.get("type") == "llm":
+                firsts.setdefault(step.get("model"), step)
+        for step in firsts.values():
+            history.first_calls.append((str(earlier.run_id), {
+                "type": "llm", "model": step.get("model"), "input": step.get("input"),
+                "definitions": earlier.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS),
+                "instructions": earlier.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)}))
     return history

@@ -67,8 +67,16 @@ def parts(message: Any) -> list[Mapping[str, Any]]:
         return []
     found = message.get("parts")
     if isinstance(found, list):
-        return [p for p in found if isinstance(p, Mapping)]
+        return [_response_named(p) for p in found if isinstance(p, Mapping)]
     return []
+
+
+def _response_named(part: Mapping[str, Any]) -> Mapping[str, Any]:
+    # An earlier version of the GenAI conventions (pydantic-ai's own instrumentation writes it) names a tool
+    # call response's value `result`; the current one `response`.
+    if part.get("type") == "tool_call_response" and "response" not in part and "result" in part:
+        return {**part, "response": part["result"]}
+    return part
 
 
 def _messages(value: Any) -> list[Mapping[str, Any]]:

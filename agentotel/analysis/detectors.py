@@ -17,6 +17,7 @@ import dataclasses
 
 import difflib
 import functools
+import itertools
 import json
 import re
 from collections import defaultdict
@@ -180,6 +181,12 @@ class _Run:
             self._fingerprints[key] = [_fingerprint(m) for m in self.messages(step) if m.get("role") not in ("system", "developer")]
         return self._fingerprints[key]
 
+    def user_said(self, step: Mapping[str, Any]) -> set[tuple[str, str]]:
+        """What the user said in a model step's input: user messages with text (a user message that only carries
+        tool results back, as Anthropic's API and pydantic-ai's instrumentation send them, is no one speaking)."""
+        return {_fingerprint(m) for m in self.messages(step) if m.get("role") == "user"
+                and (not parts(m) or any(p.get("type") == "text" for p in parts(m)))}
+
     def messages(self, step: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         """The input messages of a model step, parsed once."""
         if step["index"] not in self._messages:
@@ -211,6 +218,38 @@ class _Run:
                                  _offered_key(self.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)), step.get("model"))
         return self._agents[key]
 
+    def ancestors(self, step: Mapping[str, Any]) -> set[int]:
+        """The indexes of the steps a step is inside (its parent, its parent's parent, ...)."""
+        found: set[int] = set()
+        at = step.get("parent_index")
+        while at is not None and at not in found:
+            found.add(at)
+            at = (self.by_index.get(at) or {}).get("parent_index")
+        return found
+
+    def tools_unrecorded(self) -> bool:
+        """Whether the run's tools ran without spans of their own (an instrumentation of the model client only):
+        their calls and results are only in the messages the model calls were given."""
+        if "_unrecorded" not in self.__dict__:
+            self._unrecorded = not any(s.get("type") in (TOOL, RETRIEVAL) for s in self.steps) and any(
+                requested_calls(s) for s in self.llm)
+        return self._unrecorded
+
+    def message_calls(self, step: Mapping[str, Any]) -> list[tuple[str, str, Any, Any]]:
+        """(id, tool, canonical arguments, result) of each tool call a model step's input carries back with its
+        result, in order: what the model was shown of tools that ran."""
+        asked: dict[str, tuple[str, str]] = {}
+        out = []
+        for message in self.messages(step):
+            for part in parts(message):
+                if part.get("type") == "tool_call" and part.get("id") is not None:
+                    arguments = parse_json(part.get("arguments"))
+                    asked[str(part["id"])] = (str(part.get("name") or ""), canonical_arguments(arguments))
+                elif part.get("type") == "tool_call_response" and str(part.get("id")) in asked:
+                    name, arguments = asked[str(part.get("id"))]
+                    out.append((str(part.get("id")), name, arguments, tool_payload(part.get("response"))))
+        return out
+
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
         return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
 
@@ -240,7 +279,8 @@ def _run_failed(run: _Run) -> list[Finding]:
     for step in steps:
         if not _failed(step):
             continue
-        later_ok = [s for s in steps if s["index"] > step["index"] and not _failed(s)]
+        # Steps after it that worked, not counting its own steps (a failed agent's calls before it gave up).
+        later_ok = [s for s in steps if s["index"] > step["index"] and not _failed(s) and step["index"] not in run.ancestors(s)]
         if step.get("type") == LLM:
             # A model call is recovered when a later model call (at its level) succeeded: a retry.
             if any(s.get("type") == LLM and s.get("parent_index") == step.get("parent_index") for s in later_ok):
@@ -253,13 +293,29 @@ def _run_failed(run: _Run) -> list[Finding]:
         return []
     step = unrecovered[-1] if unrecovered else None
     error = (run.error(step) if step else None) or run.record.run.get("error") or run.record.root_attributes.get(semconv.ERROR_TYPE)
-    if step is None:
-        layer, where = "workflow", "in the agent's own code"  # the root failed, no step did
-        index = steps[-1]["index"] if steps else None
+    inside = [s for s in steps if step is not None and step["index"] in run.ancestors(s)]
+    if step is None or (step.get("type") == "agent" and inside):
+        # The root failed and no step did, or an agent failed with no failed step inside it: its own loop gave up
+        # (a turn limit, a guard), after its last step.
+        last = inside[-1] if step is not None else steps[-1] if steps else None
+        layer, where = "workflow", "in the agent's own code" if step is None else f"in agent step {step['index']} ({step.get('name')})"
+        index = last["index"] if last else None
+        # It stopped on a model call's tool calls, which the framework refused to run (a tool it was not given,
+        # arguments that are no JSON or do not fit): the failure is that call's, in its layer.
+        refused = [f for f in _call_form(run) if f.index == index] if last and last.get("type") == LLM else []
+        empty = _empty_answers(run) if last and last.get("type") == LLM else []
+        if refused:
+            layer, where = refused[0].layer, f"after step {index}, whose tool call the framework refused ({refused[0].kind})"
+        elif empty:
+            # The framework gave up on the model's empty answers (asked again, then raised): the model's failure.
+            layer, index = "model", empty[0]["index"]
+            where = f"after {len(empty)} empty answer(s) of the model from step {index}"
     else:
         index = step["index"]
         where = f"at step {index} ({step.get('name')})"
-        if step.get("error_type") == _ABANDONED:
+        if step.get("type") == "agent":
+            layer = "workflow"  # an agent step that failed with nothing recorded inside it
+        elif step.get("error_type") == _ABANDONED:
             layer = "workflow"  # the caller stopped reading the stream
         elif step.get("type") == LLM and _calls_left_open(run, step):
             layer = "workflow"  # the loop sent a conversation with tool calls and no results: the API refused it
@@ -340,15 +396,14 @@ def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapp
     earlier = run.requester(group[at - 1]) if at else None
     if earlier is None:
         return False
-    heard = {m for m in run.fingerprints(earlier) if m[0] == "user"}
-    now = {m for m in run.fingerprints(asker) if m[0] == "user"}
+    heard, now = run.user_said(earlier), run.user_said(asker)
     return bool(heard) and heard < now  # the same conversation, with a user message more
 
 
 def _user_turns(run: _Run, after: int, level: Any) -> set[tuple[str, str]]:
     """The user messages of the first model call after a step at its level (empty when there is none)."""
     step = run.next_llm(after, level)
-    return {m for m in run.fingerprints(step) if m[0] == "user"} if step is not None else set()
+    return run.user_said(step) if step is not None else set()
 
 
 def _repeated_retrievals(run: _Run) -> list[Finding]:
@@ -470,8 +525,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         error = run.error(step) or "failed"
         shown = text_of(went_on.get("input"))
         marker = (error.split(":")[-1].strip() or error)[:40]
-        seen = bool(step.get("tool_call_id") and step["tool_call_id"] in answered_ids(went_on)) and (
-            marker.lower() in shown.lower() or "error" in shown.lower())
+        if step.get("tool_call_id"):
+            seen = step["tool_call_id"] in answered_ids(went_on) and (marker.lower() in shown.lower() or "error" in shown.lower())
+        else:  # no call id recorded (some instrumentations): a result of a call of that tool, telling of an error
+            seen = any(called == name and (marker.lower() in text_of(result).lower() or "error" in text_of(result).lower())
+                       for _id, called, _a, result in run.message_calls(went_on))
         layer = "tool" if seen or not input_messages(went_on) else "workflow"  # a tool error answered past / kept from the model
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
@@ -604,7 +662,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
 
 def _ungrounded(run: _Run) -> list[Finding]:
     """A final answer with ids, numbers, dates or URLs that nothing the agent was given contains."""
-    if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps):
+    if not any(s.get("type") in (TOOL, RETRIEVAL) for s in run.steps) and not run.tools_unrecorded():
         return []  # no tools: the model answers from what it knows, and that is by design
     out = []
     judged: set[Any] = set()
@@ -614,11 +672,14 @@ def _ungrounded(run: _Run) -> list[Finding]:
         sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
                    run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
         outputs = []
+        enclosing = run.ancestors(step)  # an agent step holding the answer has it in its own output
         for earlier in run.steps:
-            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent"):
+            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent") or earlier["index"] in enclosing:
                 continue
             sources += [_raw(earlier, "input"), _raw(earlier, "output")]
             outputs.append(tool_payload(earlier.get("output")))
+        if run.tools_unrecorded():  # the results as the answering call was given them (in its input already)
+            outputs += [result for *_call, result in run.message_calls(step)]
         missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
         if missing:
             judged.add(step.get("parent_index"))
@@ -778,7 +839,10 @@ def instructions(record: RunRecord, step: Mapping[str, Any], messages: list[Mapp
     if attribute:
         return _instruction_text(attribute)
     given = input_messages(step) if messages is None else messages
-    return "\n".join(message_text(m) for m in given if m.get("role") in ("system", "developer"))
+    # The leading system/developer messages (as diff reads them): a system message later in the conversation
+    # is a turn of it (a framework's retry prompt, a harness's nudge), not the agent's instructions.
+    leading = itertools.takewhile(lambda m: m.get("role") in ("system", "developer"), given)
+    return "\n".join(message_text(m) for m in leading)
 
 
 _DIGITS = re.compile(r"\d+")
@@ -1019,7 +1083,7 @@ def _history_lost(run: _Run) -> list[Finding]:
     out = []
     calls_at: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
-        earlier = calls_at[step.get("parent_index")]
+        earlier = calls_at[_conversation(run, step)]
         before = earlier[-1] if earlier else None
         earlier.append(step)
         if before is None or (not _failed(before) and _grown(before, step)):
@@ -1056,6 +1120,16 @@ def _history_lost(run: _Run) -> list[Finding]:
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
                             lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
     return out
+
+
+def _conversation(run: _Run, step: Mapping[str, Any]) -> Any:
+    """Which conversation a model call continues: its level's, where each invocation of a framework's agent (a
+    Runner.run, a graph.invoke, an agent.run) is a level of its own, so the calls of every invocation of one
+    agent (by name) are one conversation: a follow-up turn is the agent invoked again."""
+    parent = run.by_index.get(step.get("parent_index"))
+    if parent is not None and parent.get("type") == "agent" and parent.get("name"):
+        return ("agent", parent["name"])
+    return step.get("parent_index")
 
 
 def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
@@ -1114,7 +1188,8 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
              for s in (before, step)]
     if _numbers_masked(given[0][0]) != _numbers_masked(given[1][0]) or given[0][1] != given[1][1]:
         return None  # another agent's call
-    written = [_words(_said(s)) for s in run.llm if s["index"] < step["index"]]
+    # What a model wrote before, its tool calls' arguments included: a planner handing a task to a fresh agent.
+    written = [_words(" ".join(message_text(m) for m in output_messages(s))) for s in run.llm if s["index"] < step["index"]]
     if any(text and m[1] and m[1] in text for m in asked for text in written):
         return None
     return _finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
@@ -1336,18 +1411,36 @@ def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tu
 # ---- termination -------------------------------------------------------------------------------------
 
 
-def _empty_answer(run: _Run) -> list[Finding]:
-    """The run's last model call answered, and its answer holds no text and asks for no tool."""
-    top = [s for s in run.llm if s.get("parent_index") is None]
-    if not top or _failed(top[-1]):
+def _said_nothing(step: Mapping[str, Any]) -> bool:
+    """Whether a model call's captured answer holds no text and asks for no tool."""
+    said = output_messages(step)
+    return bool(said) and not _failed(step) and not requested_calls(step) and not any(
+        str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call")
+
+
+def _empty_answers(run: _Run) -> list[dict[str, Any]]:
+    """The empty answers the run ended on: its last model call's, and the ones right before it at its level
+    (a framework asking the model again after an empty answer), oldest first; [] when the last one said something."""
+    # The run's own model calls; in a run that is one framework agent's invocation (every model call inside
+    # an agent step), that agent's: the run's last model call gave its answer.
+    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
+    if not top or not _said_nothing(top[-1]):
         return []
-    last = top[-1]
-    said = output_messages(last)
-    if not said or requested_calls(last) or any(
-            str(p.get("content") or "").strip() for m in said for p in parts(m) if p.get("type") != "tool_call"):
-        return []  # not captured, a tool call, or something said
-    return [_finding("empty_answer", "model", last["index"], [last["index"]],
-                     f"the model's last answer at step {last['index']} is empty")]
+    level = [s for s in top if s.get("parent_index") == top[-1].get("parent_index")]
+    trailing = list(itertools.takewhile(_said_nothing, reversed(level)))
+    return trailing[::-1]
+
+
+def _empty_answer(run: _Run) -> list[Finding]:
+    """The run's last model call answered, and its answer holds no text and asks for no tool: at the first
+    of the empty answers it ended on."""
+    empty = _empty_answers(run)
+    if not empty:
+        return []
+    first = empty[0]
+    again = f" (and {len(empty) - 1} more time(s) when asked again)" if len(empty) > 1 else ""
+    return [_finding("empty_answer", "model", first["index"], [s["index"] for s in empty],
+                     f"the model's answer at step {first['index']} is empty{again}")]
 
 
 def _kept_going(run: _Run) -> list[Finding]:
@@ -1609,11 +1702,51 @@ def _budgets(run: _Run) -> list[Finding]:
     return out
 
 
+def _unrecorded_tools(run: _Run) -> list[Finding]:
+    """Repetition and errors carried past, read from the messages when the tools ran without spans (only the
+    model client instrumented): the same call asked for again after its result was shown, with the same
+    result; an answer given after a tool's error result it never mentions. At the model call that did it."""
+    if not run.tools_unrecorded():
+        return []
+    out: list[Finding] = []
+    for step in run.llm:
+        if _failed(step):
+            continue
+        shown = run.message_calls(step)
+        results = {(name, arguments): result for _id, name, arguments, result in shown}
+        for call in requested_calls(step):
+            key = (call.name, canonical_arguments(call.arguments))
+            if key not in results or _error_payload(results[key]) is not None or any(f.kind == "repeated_tool_call" for f in out):
+                continue
+            later = next((s for s in run.llm if s["index"] > step["index"] and s.get("parent_index") == step.get("parent_index")), None)
+            again = [r for i, n, a, r in run.message_calls(later) if i == call.id] if later is not None else []
+            if not again or canonical_arguments(again[0]) != canonical_arguments(results[key]):
+                continue  # never answered, or answered otherwise (polling until something changed)
+            out.append(_finding("repeated_tool_call", "model", step["index"], [step["index"]],
+                                f"the model asked at step {step['index']} for {call.name} {key[1]} again after it had "
+                                f"been given its result, and got the same", tool=call.name, arguments=key[1]))
+    for step, text in run.finals:
+        shown = run.message_calls(step)
+        # The last result shown is an error, and no call of that tool worked: the answer went on past it (a
+        # failed call followed by one that worked is a retry, or the model choosing another tool).
+        if not shown or _acknowledges(text):
+            continue
+        _id, name, _a, last = shown[-1]
+        error = _error_payload(last)
+        if error is None or any(n == name and _error_payload(r) is None for _i, n, _a2, r in shown):
+            continue
+        out.append(_finding("tool_error_ignored", "tool", step["index"], [step["index"]],
+                            f"{name} answered with an error ({error}) and the model answered at step {step['index']} "
+                            "without saying so", tool=name, error=error))
+        break
+    return out
+
+
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
-    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets,
+    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools,
 )
 
 

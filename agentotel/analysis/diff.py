@@ -438,6 +438,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     pairs: list[Pair] = []
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
+    held: list[tuple[dict[str, Any], Step, Step]] = []  # agent steps whose outcome changed: their steps say why
     for position, (left, right) in enumerate(aligned):
         if left is None:
             assert right is not None
@@ -464,12 +465,37 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         # only when nothing else differs.
         if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
             retried = retried or divergence
+        elif pair.status in _OUTCOMES and left is not None and right is not None and left.type == right.type == "agent":
+            held.append((divergence, left, right))
         else:
-            first = divergence
-    first = first or retried
+            # A difference outside an agent that failed with nothing inside it different: the agent's failure
+            # came first. (An agent whose output differs with every step inside it the same differs by what its
+            # framework writes there, message ids and timestamps: not behaviour.)
+            first = next((d for d, left_agent, right_agent in held if d["kind"] == STATUS_CHANGED
+                          and not (_inside(left, left_agent, a.steps) or _inside(right, right_agent, b.steps))), divergence)
+    failed_agent = next((d for d, _l, _r in held if d["kind"] == STATUS_CHANGED), None)
+    first = first or failed_agent or (held[0][0] if held else None) or retried
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)
+
+
+# What an agent step (a framework's invoke_agent) changes only because a step inside it did: its status (a
+# failure inside), its output (the answer given inside). The first difference inside it is the cause.
+_OUTCOMES = (STATUS_CHANGED, OUTPUT_CHANGED, OUTPUT_SHAPE_CHANGED, OUTPUT_EMPTY)
+
+
+def _inside(step: Step | None, container: Step | None, steps: list[Step]) -> bool:
+    """Whether a step is one of a container step's descendants (its parent chain reaches it)."""
+    if step is None or container is None:
+        return False
+    parents = {s.index: s.parent_index for s in steps}
+    at = step.parent_index
+    while at is not None:
+        if at == container.index:
+            return True
+        at = parents.get(at)
+    return False
 
 
 def _error_changes(a: Step | None, b: Step | None) -> list[dict[str, Any]]:
