@@ -1,0 +1,65 @@
+"""Other projects' recorded SDK traffic (peer_cassettes/) replayed through the real SDKs: every span checked against the recording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentotel.semconv import (
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+)
+from agentotel.providers import uninstrument_providers
+from tests.providers import peer_replay
+
+PEER = Path(__file__).parent / "peer_cassettes"
+ALL = sorted(str(p.relative_to(PEER)) for p in peer_replay.cassettes_under([str(PEER)]))
+
+
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch):
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def replayed(telemetry, name: str) -> list[peer_replay.Outcome]:
+    """The traced calls of one cassette, each replayed and checked."""
+    outcomes = [o for o in peer_replay.replay_cassette(PEER / name, telemetry.exporter) if not o.call.untraced]
+    assert outcomes and not [o.replay_error for o in outcomes if o.replay_error]
+    return outcomes
+
+
+def output(outcome: peer_replay.Outcome) -> list[dict]:
+    (span,) = outcome.spans
+    return json.loads(span.attributes[GEN_AI_OUTPUT_MESSAGES])
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_recorded_call_gives_one_correct_span(telemetry, name):
+    outcomes = replayed(telemetry, name)
+    assert [(o.call.index, o.details) for o in outcomes if o.mismatches] == []
+
+
+def test_the_check_fails_a_call_that_made_no_span(telemetry):
+    uninstrument_providers()  # the recording still plays; nothing of ours records it
+    outcomes = replayed(telemetry, "langchain-openai/test_custom_tool.yaml.gz")
+    assert all(o.mismatches == ["span_count"] for o in outcomes)
+
+
+def test_responses_custom_tool_calls_are_tool_calls(telemetry):
+    """A custom tool (free-text input, not JSON arguments) is called, answered and streamed like a function tool."""
+    called, answered, streamed = replayed(telemetry, "langchain-openai/test_custom_tool.yaml.gz")
+    for outcome in (called, streamed):
+        (span,) = outcome.spans
+        assert span.attributes[GEN_AI_RESPONSE_FINISH_REASONS] == ("tool_calls",)
+        (call,) = [p for p in output(outcome)[0]["parts"] if p["type"] == "tool_call"]
+        assert call["name"] == "execute_code" and call["arguments"] == "print(3**3)" and call["id"].startswith("call_")
+    (span,) = answered.spans
+    parts = [p for m in json.loads(span.attributes[GEN_AI_INPUT_MESSAGES]) for p in m["parts"]]
+    asked = next(p for p in parts if p["type"] == "tool_call")
+    result = next(p for p in parts if p["type"] == "tool_call_response")
+    assert (asked["name"], asked["arguments"], result["id"], result["response"]) == ("execute_code", "print(3**3)", asked["id"], "27")
