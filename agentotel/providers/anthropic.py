@@ -225,7 +225,7 @@ class _Stream:
             block = field_of(event, "content_block")
             block_type = field_of(block, "type")
             limit = self.args_limit if block_type in ("tool_use", "server_tool_use") else self.text_limit
-            state = {"type": block_type, "id": field_of(block, "id"), "name": field_of(block, "name"), "buffer": Bounded(limit)}
+            state = {"type": block_type, "id": field_of(block, "id"), "name": field_of(block, "name"), "buffer": Bounded(limit), "block": block}
             state["buffer"].add(field_of(block, "text") or field_of(block, "thinking"))
             self.blocks[field_of(event, "index", len(self.blocks))] = state
         elif kind == "content_block_delta":
@@ -241,14 +241,18 @@ class _Stream:
         for _, block in sorted(self.blocks.items()):
             text = block["buffer"].text()
             if block["type"] in ("tool_use", "server_tool_use"):
-                part = tool_call_part(block["id"], block["name"], text or {})
+                # A call made from code execution comes whole in its start event, with no deltas.
+                part = tool_call_part(block["id"], block["name"], text or field_of(block["block"], "input") or {})
                 parts.append(part)
                 if block["type"] == "tool_use" and block["id"] and block["name"]:
                     calls.append(PendingToolCall(block["id"], block["name"], part["arguments"]))
             elif block["type"] == "thinking":
                 parts.append(reasoning_part(text))
-            elif block["type"] == "text" and text:
-                parts.append(text_part(text))
+            elif block["type"] == "text":
+                if text:
+                    parts.append(text_part(text))
+            elif block["type"] != "redacted_thinking":  # a server tool's result and the like: whole in its start event
+                parts.extend(_blocks([block["block"]]))
         return Response(
             id=self.id,
             model=self.model,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import agentotel
+from agentotel import _context
 from agentotel.semconv import (
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
@@ -63,3 +65,19 @@ def test_responses_custom_tool_calls_are_tool_calls(telemetry):
     asked = next(p for p in parts if p["type"] == "tool_call")
     result = next(p for p in parts if p["type"] == "tool_call_response")
     assert (asked["name"], asked["arguments"], result["id"], result["response"]) == ("execute_code", "print(3**3)", asked["id"], "27")
+
+
+def test_anthropic_stream_keeps_tool_calls_and_results_that_arrive_whole(telemetry):
+    """Programmatic tool use: code execution calls a client tool, whose input comes whole in the block's start event."""
+    with agentotel.run("programmatic"):
+        asked, answered = replayed(telemetry, "langchain-anthropic/test_programmatic_tool_use_streaming.yaml.gz")
+        pending = _context.current_run().pending_tool_calls()
+    calls = [p for p in output(asked)[0]["parts"] if p["type"] == "tool_call"]
+    assert [(c["name"], c["arguments"]) for c in calls][1] == ("get_weather", {"location": "Boston"})
+    assert calls[0]["name"] == "code_execution" and "get_weather" in calls[0]["arguments"]["code"]
+    # The server tool's result is kept as it is in a non-streamed answer (a part of its own type).
+    result, text = output(answered)[0]["parts"]
+    assert result["type"] == "code_execution_tool_result" and result["content"]["content"]["stdout"] == "It's sunny.\n"
+    assert text["type"] == "text" and "sunny" in text["content"]
+    # The client tool is the run's pending call (a later @agentotel.tool links to it); the server's is not.
+    assert pending == [_context.PendingToolCall("toolu_01GBP4TihhPzB1SU2W4r2wbS", "get_weather", {"location": "Boston"})]
