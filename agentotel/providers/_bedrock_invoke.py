@@ -162,8 +162,21 @@ def body_response(body: Any, family: str, counts: tuple[int | None, int | None])
             output_messages=[{"role": "assistant", "parts": parts, "finish_reason": finish}],
             tool_calls=pending_calls(parts),
         )
-    if response.usage is None and counts != (None, None):
-        response.usage = Usage(*counts)  # Bedrock's own counts
+    return _counted(response, *counts)
+
+
+def _counted(response: Response, input_tokens: int | None, output_tokens: int | None) -> Response:
+    """Token counts the body left out (all, or one: a guardrail's trace may carry input only) from Bedrock's own."""
+    if input_tokens is None and output_tokens is None:
+        return response
+    usage = response.usage
+    if usage is None:
+        response.usage = Usage(input_tokens, output_tokens)
+    else:
+        if usage.input_tokens is None:
+            usage.input_tokens = input_tokens
+        if usage.output_tokens is None:
+            usage.output_tokens = output_tokens
     return response
 
 
@@ -216,15 +229,18 @@ class InvokeStream:
                 output_messages=[{"role": "assistant", "parts": parts, "finish_reason": self.finish}],
                 tool_calls=pending_calls(parts),
             )
-        if response.usage is None and self.metrics:
+        metrics = self.metrics
+        if metrics and response.usage is None:
             response.usage = converse_usage(
                 {
-                    "inputTokens": self.metrics.get("inputTokenCount"),
-                    "outputTokens": self.metrics.get("outputTokenCount"),
-                    "cacheReadInputTokenCount": self.metrics.get("cacheReadInputTokenCount"),
-                    "cacheWriteInputTokenCount": self.metrics.get("cacheWriteInputTokenCount"),
+                    "inputTokens": metrics.get("inputTokenCount"),
+                    "outputTokens": metrics.get("outputTokenCount"),
+                    "cacheReadInputTokenCount": metrics.get("cacheReadInputTokenCount"),
+                    "cacheWriteInputTokenCount": metrics.get("cacheWriteInputTokenCount"),
                 }
             )
+        elif metrics:
+            _counted(response, metrics.get("inputTokenCount"), metrics.get("outputTokenCount"))
         return response
 
 

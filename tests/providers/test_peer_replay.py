@@ -13,6 +13,8 @@ from agentotel.semconv import (
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
 )
 from agentotel.providers import uninstrument_providers
 from tests.providers import peer_replay
@@ -81,3 +83,10 @@ def test_anthropic_stream_keeps_tool_calls_and_results_that_arrive_whole(telemet
     assert text["type"] == "text" and "sunny" in text["content"]
     # The client tool is the run's pending call (a later @agentotel.tool links to it); the server's is not.
     assert pending == [_context.PendingToolCall("toolu_01GBP4TihhPzB1SU2W4r2wbS", "get_weather", {"location": "Boston"})]
+
+
+def test_bedrock_counts_a_body_leaves_out_come_from_bedrock(telemetry):
+    """Nova behind a guardrail: the body's usage has input tokens only; the output count is in Bedrock's headers."""
+    (outcome,) = replayed(telemetry, "openllmetry-bedrock/test_nova_completion.yaml")
+    (span,) = outcome.spans
+    assert (span.attributes[GEN_AI_USAGE_INPUT_TOKENS], span.attributes[GEN_AI_USAGE_OUTPUT_TOKENS]) == (30, 51)
