@@ -1,5 +1,5 @@
 """Bedrock's InvokeModel bodies, per model family: Anthropic Messages, Titan, Llama, Mistral, Cohere
-Command and Command R, old Claude text completions (Nova's body is the Converse shape).
+Command and Command R, AI21 Jurassic-2, old Claude text completions (Nova's body is the Converse shape).
 
 The family comes from the model id (an inference-profile prefix such as `us.` and an ARN's path are
 looked through) or, for an id that names none, from the body's shape. Read by `bedrock.py`.
@@ -39,6 +39,7 @@ _PARAMETERS = {
     "mistral": ("max_tokens", "temperature", "top_p", "top_k", "stop"),
     "cohere": ("max_tokens", "temperature", "p", "k", "stop_sequences"),
     "cohere_chat": ("max_tokens", "temperature", "p", "k", "stop_sequences"),
+    "ai21": ("maxTokens", "temperature", "topP", None, "stopSequences"),
 }
 
 
@@ -56,6 +57,8 @@ def family_of(model: str, body: Any) -> str:
         return "titan"
     if name.startswith("meta.") or "max_gen_len" in body:
         return "llama"
+    if name.startswith("ai21.j2"):  # Jurassic-2 (Jamba takes OpenAI-like messages: read as Mistral's chat form)
+        return "ai21"
     if name.startswith("cohere.command-r") or ("message" in body and "chat_history" in body):
         return "cohere_chat"
     if name.startswith("cohere.") or "k" in body or "p" in body:
@@ -129,6 +132,9 @@ def _text_of(body: dict[str, Any], family: str) -> tuple[str | None, str | None,
         billed = field_of(field_of(body.get("response", body), "meta"), "billed_units") or {}
         text = body.get("text") if body.get("event_type") in (None, "text-generation") else None
         return text, body.get("finish_reason"), billed.get("input_tokens"), billed.get("output_tokens")
+    if family == "ai21":
+        completion = (body.get("completions") or [{}])[0]
+        return field_of(completion.get("data"), "text"), field_of(completion.get("finishReason"), "reason"), None, None
     # mistral (prompt form: outputs; chat form: choices)
     if "choices" in body:
         choice = body["choices"][0] if body["choices"] else {}
@@ -152,6 +158,8 @@ def body_response(body: Any, family: str, counts: tuple[int | None, int | None])
         text, finish, input_tokens, output_tokens = _text_of(body, family)
         parts = [text_part(text)] if text else []
         response_id = body.get("response_id") or body.get("id")
+        if response_id is not None and not isinstance(response_id, str):  # AI21's is a number
+            response_id = str(response_id)
         if family == "cohere_chat":
             parts.extend(_cohere_calls(body, response_id))
         finish = finish or None

@@ -12,7 +12,11 @@ from agentotel import _context
 from agentotel.semconv import (
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_P,
     GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_ID,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
 )
@@ -90,3 +94,14 @@ def test_bedrock_counts_a_body_leaves_out_come_from_bedrock(telemetry):
     (outcome,) = replayed(telemetry, "openllmetry-bedrock/test_nova_completion.yaml")
     (span,) = outcome.spans
     assert (span.attributes[GEN_AI_USAGE_INPUT_TOKENS], span.attributes[GEN_AI_USAGE_OUTPUT_TOKENS]) == (30, 51)
+
+
+def test_bedrock_ai21_jurassic_bodies_are_read(telemetry):
+    (outcome,) = replayed(telemetry, "openllmetry-bedrock/test_ai21_j2_completion_string_content.yaml")
+    (span,) = outcome.spans
+    a = span.attributes
+    assert (a[GEN_AI_REQUEST_MAX_TOKENS], a[GEN_AI_REQUEST_TEMPERATURE], a[GEN_AI_REQUEST_TOP_P]) == (200, 0.5, 0.5)
+    assert a[GEN_AI_RESPONSE_FINISH_REASONS] == ("endoftext",) and a[GEN_AI_RESPONSE_ID] == "1234"
+    assert "Amazon Bedrock es" in output(outcome)[0]["parts"][0]["content"]
+    assert "Translate to spanish" in json.loads(a[GEN_AI_INPUT_MESSAGES])[0]["parts"][0]["content"]
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == (26, 42)  # Bedrock's counts
