@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from agentotel.providers import anthropic as anthropic_adapter
+from agentotel.providers import openai as openai_adapter
 from agentotel.providers._bedrock_converse import (
     BedrockRequest,
     ConverseStream,
@@ -154,6 +155,8 @@ def body_response(body: Any, family: str, counts: tuple[int | None, int | None])
         return anthropic_adapter._response(body)
     if family == "nova":
         response = converse_response(body)
+    elif "choices" in body and isinstance(body["choices"], list):  # OpenAI-shaped (gpt-oss, Jamba, Mistral chat, imported models)
+        response = openai_adapter._chat_response_of(body)
     else:
         text, finish, input_tokens, output_tokens = _text_of(body, family)
         parts = [text_part(text)] if text else []

@@ -283,11 +283,12 @@ def _chat_response_of(completion: Any) -> Response:
     response = Response(id=field_of(completion, "id"), model=field_of(completion, "model"), usage=_usage(field_of(completion, "usage")))
     messages = []
     for choice in field_of(completion, "choices") or ():
-        finish = field_of(choice, "finish_reason")
+        # OpenAI-shaped bodies from elsewhere (Bedrock): Mistral says stop_reason; a text completion has no message.
+        finish = field_of(choice, "finish_reason") or field_of(choice, "stop_reason")
         if finish:
             response.finish_reasons.append(finish)
         message = field_of(choice, "message")
-        parts = _content_parts(field_of(message, "content"))
+        parts = _content_parts(field_of(message, "content") if message is not None else field_of(choice, "text"))
         refusal = field_of(message, "refusal")
         if refusal:
             parts.append(text_part(refusal))

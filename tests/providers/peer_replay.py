@@ -321,14 +321,17 @@ def expect_openai_chat(call: Call) -> Expected:
         message = choice.get("message") or {}
         content = message.get("content")
         text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or () if isinstance(p, dict))
+        if not message and isinstance(choice.get("text"), str):  # a text completion's choice
+            text = choice["text"]
         item = Message(text=text + (message.get("refusal") or ""))
         for tool in message.get("tool_calls") or ():
             function = tool.get("function") or {}
             item.calls.append((tool.get("id"), function.get("name"), _arguments(function.get("arguments"))))
         if message.get("function_call"):
             item.calls.append((None, message["function_call"].get("name"), _arguments(message["function_call"].get("arguments"))))
-        if choice.get("finish_reason"):
-            expected.finish_reasons.append(choice["finish_reason"])
+        finish = choice.get("finish_reason") or choice.get("stop_reason")  # Mistral on Bedrock says stop_reason
+        if finish:
+            expected.finish_reasons.append(finish)
         messages.append(item)
     expected.messages = messages
     return expected
@@ -648,6 +651,8 @@ def expect_genai(call: Call) -> Expected:
 
 
 def expected_of(call: Call) -> Expected:
+    if call.status >= 400:
+        return _error_expected(call)
     if call.sdk in ("openai", "azure"):
         expected = {"chat": expect_openai_chat, "responses": expect_openai_responses, "embeddings": expect_openai_embeddings}[call.api](call)
         expected.request_model = call.body.get("model") if isinstance(call.body, dict) else None
@@ -661,9 +666,21 @@ def expected_of(call: Call) -> Expected:
         expected = expect_bedrock(call)
     else:
         expected = expect_genai(call)
-    if call.status >= 400:
-        expected = Expected(operation=expected.operation, request_model=expected.request_model, error=True, stream=expected.stream)
     return expected
+
+
+def _error_expected(call: Call) -> Expected:
+    """A 4xx/5xx answer: the span is an error span of the call's operation and request model."""
+    body = call.body if isinstance(call.body, dict) else {}
+    path = urllib.parse.unquote(urllib.parse.urlsplit(call.uri).path)
+    if call.sdk == "bedrock" or call.sdk == "anthropic-bedrock":
+        model = path.split("/model/", 1)[-1].rsplit("/", 1)[0]
+    elif call.sdk == "genai":
+        model = path.rsplit("/models/", 1)[-1].split(":", 1)[0]
+    else:
+        model = body.get("model")
+    operation = "embeddings" if call.api in ("embeddings", "embed") else "chat"
+    return Expected(operation=operation, request_model=model, error=True)
 
 
 # --- Making the call -----------------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from agentotel.semconv import (
     GEN_AI_REQUEST_TOP_P,
     GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_ID,
+    GEN_AI_RESPONSE_MODEL,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
 )
@@ -105,3 +106,21 @@ def test_bedrock_ai21_jurassic_bodies_are_read(telemetry):
     assert "Amazon Bedrock es" in output(outcome)[0]["parts"][0]["content"]
     assert "Translate to spanish" in json.loads(a[GEN_AI_INPUT_MESSAGES])[0]["parts"][0]["content"]
     assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == (26, 42)  # Bedrock's counts
+
+
+@pytest.mark.parametrize(
+    "name, model, text, finish, tokens",
+    [
+        # gpt-oss on Bedrock answers with a chat completion, usage included
+        ("openinference-bedrock/TestOpenAIInvokeModel.test_invoke_model.yaml", "us.openai.gpt-6-sol", "pong", "stop", (17, 5)),
+        # an imported model (an ARN) answers with a text completion; the counts are Bedrock's
+        ("openllmetry-bedrock/test_imported_model_completion.yaml", "/opt/ml/model", " I'm a high school student.", "length", (6, 100)),
+    ],
+)
+def test_bedrock_openai_shaped_bodies_are_read_as_openai_reads_them(telemetry, name, model, text, finish, tokens):
+    (outcome,) = replayed(telemetry, name)
+    (span,) = outcome.spans
+    a = span.attributes
+    assert a[GEN_AI_RESPONSE_MODEL] == model and a[GEN_AI_RESPONSE_FINISH_REASONS] == (finish,)
+    assert output(outcome)[0]["parts"][0]["content"].startswith(text)
+    assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == tokens
