@@ -10,10 +10,11 @@ itself says: operation, request and response model, response id, finish reasons,
 arguments), and the error status for 4xx/5xx answers. The expectations are read from the recorded
 bytes here, independently of agentotel's adapters.
 
-    python -m tests.providers.peer_replay DIR_OR_FILE ... [--show N]
+    python -m tests.providers.peer_replay DIR_OR_FILE ... [--show N] [--flip]
 
 prints, per SDK, the calls replayed, how many were fully correct, and each kind of mismatch.
-Interactions that are no model call agentotel traces (legacy completions, Assistants, image
+`--flip` replays each cassette a second time through the SDK's other surface (async for sync,
+anthropic's stream manager for `create(stream=True)`, and back). Interactions that are no model call agentotel traces (legacy completions, Assistants, image
 downloads, ...) are counted apart as "not traced".
 """
 
@@ -180,6 +181,8 @@ def plan(path: Path, interactions: list[dict[str, Any]]) -> list[Call]:
             call.api = {"generateContent": "generate", "streamGenerateContent": "stream-generate", "embedContent": "embed", "batchEmbedContents": "embed"}.get(method, "?")
             if call.api == "?":
                 call.untraced = f"genai {method}"
+            elif "enum-encoding" in urllib.parse.unquote(parts.query):  # google-cloud-aiplatform's REST transport, not google-genai
+                call.untraced = "aiplatform REST (int enums)"
         else:  # openai or an OpenAI-compatible server
             call.sdk = "azure" if "/openai/deployments/" in route or host.endswith(".azure.com") else "openai"
             if route.endswith("/chat/completions"):
@@ -683,6 +686,52 @@ def _error_expected(call: Call) -> Expected:
     return Expected(operation=operation, request_model=model, error=True)
 
 
+# --- What the recorded request says ------------------------------------------------------------------------------------
+
+
+def expected_request(call: Call) -> tuple[dict[str, Any], list[str] | None]:
+    """The sampling parameters (attribute name -> value) and the tool names the recorded request body gives."""
+    from agentotel import semconv as sc
+
+    body = call.body if isinstance(call.body, dict) else {}
+    names: dict[str, str] = {}
+    config = body
+    tools: list[str] | None = None
+    if call.sdk in ("openai", "azure") and call.api == "chat":
+        names = {"temperature": sc.GEN_AI_REQUEST_TEMPERATURE, "top_p": sc.GEN_AI_REQUEST_TOP_P, "seed": sc.GEN_AI_REQUEST_SEED,
+                 "frequency_penalty": sc.GEN_AI_REQUEST_FREQUENCY_PENALTY, "presence_penalty": sc.GEN_AI_REQUEST_PRESENCE_PENALTY,
+                 "max_tokens": sc.GEN_AI_REQUEST_MAX_TOKENS, "max_completion_tokens": sc.GEN_AI_REQUEST_MAX_TOKENS}  # fmt: skip
+        tools = [(t.get("function") or t).get("name") for t in body.get("tools") or ()] + [f.get("name") for f in body.get("functions") or ()]
+    elif call.sdk in ("openai", "azure") and call.api == "responses":
+        names = {"temperature": sc.GEN_AI_REQUEST_TEMPERATURE, "top_p": sc.GEN_AI_REQUEST_TOP_P, "max_output_tokens": sc.GEN_AI_REQUEST_MAX_TOKENS}
+        tools = [t.get("name") for t in body.get("tools") or () if t.get("name")]
+    elif call.sdk.startswith("anthropic") or (call.sdk == "bedrock" and call.api.startswith("invoke") and "anthropic_version" in body):
+        names = {"temperature": sc.GEN_AI_REQUEST_TEMPERATURE, "top_p": sc.GEN_AI_REQUEST_TOP_P, "top_k": sc.GEN_AI_REQUEST_TOP_K,
+                 "max_tokens": sc.GEN_AI_REQUEST_MAX_TOKENS, "stop_sequences": sc.GEN_AI_REQUEST_STOP_SEQUENCES}  # fmt: skip
+        tools = [t.get("name") for t in body.get("tools") or ()]
+    elif call.sdk == "bedrock" and (call.api.startswith("converse") or "inferenceConfig" in body):
+        config = body.get("inferenceConfig") or {}
+        names = {"temperature": sc.GEN_AI_REQUEST_TEMPERATURE, "topP": sc.GEN_AI_REQUEST_TOP_P, "maxTokens": sc.GEN_AI_REQUEST_MAX_TOKENS,
+                 "stopSequences": sc.GEN_AI_REQUEST_STOP_SEQUENCES}  # fmt: skip
+        tools = [(t.get("toolSpec") or {}).get("name") for t in (body.get("toolConfig") or {}).get("tools") or () if "toolSpec" in t]
+    elif call.sdk == "genai" and call.api != "embed":
+        config = body.get("generationConfig") or {}
+        names = {"temperature": sc.GEN_AI_REQUEST_TEMPERATURE, "topP": sc.GEN_AI_REQUEST_TOP_P, "topK": sc.GEN_AI_REQUEST_TOP_K,
+                 "maxOutputTokens": sc.GEN_AI_REQUEST_MAX_TOKENS, "stopSequences": sc.GEN_AI_REQUEST_STOP_SEQUENCES,
+                 "seed": sc.GEN_AI_REQUEST_SEED, "presencePenalty": sc.GEN_AI_REQUEST_PRESENCE_PENALTY,
+                 "frequencyPenalty": sc.GEN_AI_REQUEST_FREQUENCY_PENALTY}  # fmt: skip
+        tools = [d.get("name") for t in body.get("tools") or () for d in t.get("functionDeclarations") or t.get("function_declarations") or ()]
+    params = {}
+    for key, attribute in names.items():
+        value = config.get(key)
+        if value is not None and not isinstance(value, bool):
+            params[attribute] = list(value) if isinstance(value, list) else value
+    stop = body.get("stop") if call.sdk in ("openai", "azure") and call.api == "chat" else None
+    if stop is not None:
+        params[sc.GEN_AI_REQUEST_STOP_SEQUENCES] = [stop] if isinstance(stop, str) else list(stop)
+    return params, tools or None
+
+
 # --- Making the call -----------------------------------------------------------------------------------------------------
 
 
@@ -896,6 +945,7 @@ class Outcome:
     details: list[str] = field(default_factory=list)
     replay_error: str | None = None  # the replay itself failed (no verdict on agentotel)
     spans: list[Any] = field(default_factory=list)  # agentotel's spans of this call
+    flipped: bool = False  # made through the other surface (see replay_cassette)
 
 
 def _span_messages(value: Any) -> list[dict[str, Any]] | None:
@@ -931,6 +981,16 @@ def check(call: Call, expected: Expected, spans: list[Any], raised: BaseExceptio
         bad("operation", f"{attributes.get(sc.GEN_AI_OPERATION_NAME)!r} != {expected.operation!r}")
     if expected.request_model and attributes.get(sc.GEN_AI_REQUEST_MODEL) != expected.request_model:
         bad("request_model", f"{attributes.get(sc.GEN_AI_REQUEST_MODEL)!r} != {expected.request_model!r}")
+    params, tools = expected_request(call)
+    for name, value in params.items():
+        actual = attributes.get(name)
+        actual = list(actual) if isinstance(actual, tuple) else actual
+        if actual != value:
+            bad("request_params", f"{name}: {actual!r} != {value!r}")
+    if tools:
+        definitions = json.loads(attributes.get(sc.GEN_AI_TOOL_DEFINITIONS) or "[]")
+        if [d.get("name") for d in definitions] != tools:
+            bad("tool_definitions", f"{[d.get('name') for d in definitions]} != {tools}")
     if expected.error:
         if span.status.status_code.name != "ERROR":
             bad("error_status", f"status {span.status.status_code.name}")
@@ -1006,18 +1066,29 @@ def _same_method(recorded: Any, made: Any) -> None:
     assert recorded.method.upper() == made.method.upper()
 
 
-def replay_cassette(path: Path, exporter: Any) -> list[Outcome]:
-    """Replay every interaction of one cassette (instrumentation must be on, spans going to `exporter`)."""
+def replay_cassette(path: Path, exporter: Any, flip: bool = False) -> list[Outcome]:
+    """Replay every interaction of one cassette (instrumentation must be on, spans going to `exporter`).
+
+    `flip`: through the other surface of the same SDK: the async client for a sync recording and back
+    (not boto3, which has none), anthropic's `messages.stream()` for `create(stream=True)` and back.
+    """
     from agentotel import _internal
 
     interactions = load(path)
     calls = plan(path, interactions)
+    if flip:
+        for call in calls:
+            if call.sdk != "bedrock":
+                call.asynchronous = not call.asynchronous
+            call.manager = not call.manager
     outcomes = []
     collect = _Collect()
     logger = logging.getLogger("agentotel")
     logger.addHandler(collect)
     level = logger.level
     logger.setLevel(logging.WARNING)
+    sdk_logger = logging.getLogger("opentelemetry.sdk.trace")  # "Calling end() on an ended span": a span ended twice
+    sdk_logger.addHandler(collect)
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "cassette.yaml"
         copy.write_text(yaml.dump({"version": 1, "interactions": interactions}, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
@@ -1054,6 +1125,7 @@ def replay_cassette(path: Path, exporter: Any) -> list[Outcome]:
         finally:
             logger.removeHandler(collect)
             logger.setLevel(level)
+            sdk_logger.removeHandler(collect)
     return outcomes
 
 
@@ -1091,7 +1163,7 @@ def cassettes_under(paths: list[str]) -> list[Path]:
     return found
 
 
-def run(paths: list[str]) -> list[Outcome]:
+def run(paths: list[str], flip: bool = False) -> list[Outcome]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -1112,6 +1184,10 @@ def run(paths: list[str]) -> list[Outcome]:
         for path in cassettes_under(paths):
             try:
                 outcomes.extend(replay_cassette(path, exporter))
+                if flip:
+                    for outcome in replay_cassette(path, exporter, flip=True):
+                        outcome.flipped = True
+                        outcomes.append(outcome)
             except Exception as exc:  # noqa: BLE001 - a cassette this replayer cannot load
                 print(f"{path}: not replayed: {exc!r}", file=sys.stderr)
     finally:
@@ -1125,6 +1201,10 @@ def table(outcomes: list[Outcome]) -> str:
     kinds: dict[str, Counter] = defaultdict(Counter)
     for outcome in outcomes:
         sdk = outcome.call.sdk if not outcome.call.untraced else "(not traced)"
+        if outcome.flipped:
+            if outcome.call.untraced:
+                continue
+            sdk += " (other surface)"
         row = rows[sdk]
         if outcome.call.untraced:
             row["calls"] += 1
@@ -1151,11 +1231,13 @@ def table(outcomes: list[Outcome]) -> str:
 
 def main(argv: list[str]) -> None:
     show = 0
+    flip = "--flip" in argv
+    argv = [a for a in argv if a != "--flip"]
     if "--show" in argv:
         at = argv.index("--show")
         show = int(argv[at + 1])
         argv = argv[:at] + argv[at + 2:]
-    outcomes = run(argv)
+    outcomes = run(argv, flip)
     print(table(outcomes))
     shown = 0
     for outcome in outcomes:

@@ -14,6 +14,7 @@ from agentotel.semconv import (
     GEN_AI_OUTPUT_MESSAGES,
     GEN_AI_REQUEST_MAX_TOKENS,
     GEN_AI_REQUEST_TEMPERATURE,
+    GEN_AI_REQUEST_TOP_K,
     GEN_AI_REQUEST_TOP_P,
     GEN_AI_RESPONSE_FINISH_REASONS,
     GEN_AI_RESPONSE_ID,
@@ -124,3 +125,26 @@ def test_bedrock_openai_shaped_bodies_are_read_as_openai_reads_them(telemetry, n
     assert a[GEN_AI_RESPONSE_MODEL] == model and a[GEN_AI_RESPONSE_FINISH_REASONS] == (finish,)
     assert output(outcome)[0]["parts"][0]["content"].startswith(text)
     assert (a[GEN_AI_USAGE_INPUT_TOKENS], a[GEN_AI_USAGE_OUTPUT_TOKENS]) == tokens
+
+
+def test_bedrock_nova_invoke_parameters_in_either_spelling(telemetry):
+    """Nova's InvokeModel takes `maxTokens` / `topP` (the Converse spelling) as well as its own `max_new_tokens` / `top_p`."""
+    (outcome,) = replayed(telemetry, "openinference-bedrock/TestNovaInvokeModel.test_nova_with_tool_use.yaml")
+    (span,) = outcome.spans
+    assert span.attributes[GEN_AI_REQUEST_MAX_TOKENS] == 256
+    (call,) = [p for p in output(outcome)[0]["parts"] if p["type"] == "tool_call"]
+    assert (call["name"], call["arguments"]) == ("get_weather", {"location": "Seattle"})
+
+
+def test_bedrock_nova_invoke_own_spelling(telemetry, model_server):
+    import boto3
+
+    from tests.providers.conftest import Scripted
+
+    model_server.script(Scripted({"output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}}, "stopReason": "end_turn",
+                                  "usage": {"inputTokens": 3, "outputTokens": 1}}))  # fmt: skip
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=model_server.url)
+    body = {"messages": [{"role": "user", "content": [{"text": "hello"}]}], "inferenceConfig": {"max_new_tokens": 32, "top_p": 0.5, "top_k": 7}}
+    client.invoke_model(modelId="amazon.nova-micro-v1:0", body=json.dumps(body))["body"].read()
+    a = telemetry.one().attributes
+    assert (a[GEN_AI_REQUEST_MAX_TOKENS], a[GEN_AI_REQUEST_TOP_P], a[GEN_AI_REQUEST_TOP_K]) == (32, 0.5, 7)
