@@ -101,6 +101,22 @@ def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
     return definitions or None
 
 
+# The anthropic SDK's clients for Claude served by a cloud: the span names that cloud as the provider.
+_CLOUD_CLIENTS = {"AnthropicBedrock": "aws.bedrock", "AnthropicVertex": "gcp.vertex_ai"}
+_providers: dict[type, str] = {}
+
+
+def _provider(client: Any) -> str:
+    cls = type(client)
+    provider = _providers.get(cls)
+    if provider is None:
+        names = [c.__name__.removeprefix("Async") for c in cls.__mro__]
+        provider = next((_CLOUD_CLIENTS[n] for n in names if n in _CLOUD_CLIENTS), "anthropic")
+        if len(_providers) < 64:
+            _providers[cls] = provider
+    return provider
+
+
 def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
     extra = kwargs.get("extra_body")
     if isinstance(extra, dict):  # newer SDKs take sampling parameters only through extra_body
@@ -123,7 +139,7 @@ def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
     capture = capturing()
     return Request(
         operation="chat",
-        provider="anthropic",
+        provider=_provider(client),
         model=model if isinstance(model, str) else None,
         attributes=attributes,
         stream=stream,

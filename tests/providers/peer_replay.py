@@ -954,6 +954,17 @@ def _span_messages(value: Any) -> list[dict[str, Any]] | None:
     return json.loads(value)
 
 
+def _provider_of(host: str) -> str | None:
+    """gen_ai.provider.name of the service a host belongs to (None: a host this check does not know)."""
+    if host.startswith("bedrock-runtime."):
+        return "aws.bedrock"
+    if host.endswith(".openai.azure.com"):
+        return "azure.ai.openai"
+    if host.endswith("aiplatform.googleapis.com"):
+        return "gcp.vertex_ai"
+    return {"generativelanguage.googleapis.com": "gcp.gemini", "api.anthropic.com": "anthropic", "api.openai.com": "openai"}.get(host)
+
+
 def _same_arguments(expected: Any, actual: Any) -> bool:
     if expected in ("", None, {}) and actual in ("", None, {}):
         return True
@@ -981,6 +992,12 @@ def check(call: Call, expected: Expected, spans: list[Any], raised: BaseExceptio
         bad("operation", f"{attributes.get(sc.GEN_AI_OPERATION_NAME)!r} != {expected.operation!r}")
     if expected.request_model and attributes.get(sc.GEN_AI_REQUEST_MODEL) != expected.request_model:
         bad("request_model", f"{attributes.get(sc.GEN_AI_REQUEST_MODEL)!r} != {expected.request_model!r}")
+    host = urllib.parse.urlsplit(call.uri).hostname or ""
+    if attributes.get(sc.SERVER_ADDRESS) != host:
+        bad("server_address", f"{attributes.get(sc.SERVER_ADDRESS)!r} != {host!r}")
+    provider = _provider_of(host)
+    if provider is not None and attributes.get(sc.GEN_AI_PROVIDER_NAME) != provider:
+        bad("provider_name", f"{attributes.get(sc.GEN_AI_PROVIDER_NAME)!r} != {provider!r}")
     params, tools = expected_request(call)
     for name, value in params.items():
         actual = attributes.get(name)
@@ -989,8 +1006,9 @@ def check(call: Call, expected: Expected, spans: list[Any], raised: BaseExceptio
             bad("request_params", f"{name}: {actual!r} != {value!r}")
     if tools:
         definitions = json.loads(attributes.get(sc.GEN_AI_TOOL_DEFINITIONS) or "[]")
-        if [d.get("name") for d in definitions] != tools:
-            bad("tool_definitions", f"{[d.get('name') for d in definitions]} != {tools}")
+        named = [d.get("name") for d in definitions if d.get("name")]  # hosted tools (web search, ...) have none
+        if named != tools:
+            bad("tool_definitions", f"{named} != {tools}")
     if expected.error:
         if span.status.status_code.name != "ERROR":
             bad("error_status", f"status {span.status.status_code.name}")

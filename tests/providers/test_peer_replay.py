@@ -10,9 +10,12 @@ import pytest
 import agentotel
 from agentotel import _context
 from agentotel.semconv import (
+    AGENTOTEL_COST_USD,
     GEN_AI_INPUT_MESSAGES,
     GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_PROVIDER_NAME,
     GEN_AI_REQUEST_MAX_TOKENS,
+    GEN_AI_REQUEST_MODEL,
     GEN_AI_REQUEST_TEMPERATURE,
     GEN_AI_REQUEST_TOP_K,
     GEN_AI_REQUEST_TOP_P,
@@ -21,6 +24,7 @@ from agentotel.semconv import (
     GEN_AI_RESPONSE_MODEL,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
+    SERVER_ADDRESS,
 )
 from agentotel.providers import uninstrument_providers
 from tests.providers import peer_replay
@@ -148,3 +152,12 @@ def test_bedrock_nova_invoke_own_spelling(telemetry, model_server):
     client.invoke_model(modelId="amazon.nova-micro-v1:0", body=json.dumps(body))["body"].read()
     a = telemetry.one().attributes
     assert (a[GEN_AI_REQUEST_MAX_TOKENS], a[GEN_AI_REQUEST_TOP_P], a[GEN_AI_REQUEST_TOP_K]) == (32, 0.5, 7)
+
+
+def test_anthropic_sdk_calls_served_by_bedrock_name_bedrock_as_provider(telemetry):
+    """AnthropicBedrock (async here): the same messages API, served and billed by AWS Bedrock."""
+    (outcome,) = replayed(telemetry, "openllmetry-anthropic/test_async_anthropic_bedrock_regular_create.yaml")
+    (span,) = outcome.spans
+    a = span.attributes
+    assert a[GEN_AI_PROVIDER_NAME] == "aws.bedrock" and a[GEN_AI_REQUEST_MODEL] == "anthropic.claude-3-haiku-20240307-v1:0"
+    assert a[SERVER_ADDRESS] == "bedrock-runtime.us-east-1.amazonaws.com" and a[AGENTOTEL_COST_USD] > 0
