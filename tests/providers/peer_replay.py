@@ -10,11 +10,12 @@ itself says: operation, request and response model, response id, finish reasons,
 arguments), and the error status for 4xx/5xx answers. The expectations are read from the recorded
 bytes here, independently of agentotel's adapters.
 
-    python -m tests.providers.peer_replay DIR_OR_FILE ... [--show N] [--flip]
+    python -m tests.providers.peer_replay DIR_OR_FILE ... [--show N] [--flip] [--no-content]
 
 prints, per SDK, the calls replayed, how many were fully correct, and each kind of mismatch.
 `--flip` replays each cassette a second time through the SDK's other surface (async for sync,
-anthropic's stream manager for `create(stream=True)`, and back). Interactions that are no model call agentotel traces (legacy completions, Assistants, image
+anthropic's stream manager for `create(stream=True)`, and back). `--no-content` replays with content
+capture off: every check but the messages, and no message may reach a span. Interactions that are no model call agentotel traces (legacy completions, Assistants, image
 downloads, ...) are counted apart as "not traced".
 """
 
@@ -954,6 +955,12 @@ def _span_messages(value: Any) -> list[dict[str, Any]] | None:
     return json.loads(value)
 
 
+def _capturing() -> bool:
+    from agentotel import _config
+
+    return _config.current().capture_content
+
+
 def _provider_of(host: str) -> str | None:
     """gen_ai.provider.name of the service a host belongs to (None: a host this check does not know)."""
     if host.startswith("bedrock-runtime."):
@@ -1004,7 +1011,7 @@ def check(call: Call, expected: Expected, spans: list[Any], raised: BaseExceptio
         actual = list(actual) if isinstance(actual, tuple) else actual
         if actual != value:
             bad("request_params", f"{name}: {actual!r} != {value!r}")
-    if tools:
+    if tools and _capturing():  # definitions follow the content policy (their descriptions are content)
         definitions = json.loads(attributes.get(sc.GEN_AI_TOOL_DEFINITIONS) or "[]")
         named = [d.get("name") for d in definitions if d.get("name")]  # hosted tools (web search, ...) have none
         if named != tools:
@@ -1037,6 +1044,11 @@ def check(call: Call, expected: Expected, spans: list[Any], raised: BaseExceptio
         actual = attributes.get(name)
         if value is not None and actual != value and not (value == 0 and actual is None):
             bad(kind, f"{actual!r} != {value!r}")
+    if not _capturing():  # content off: no message may reach the span, the rest as with content on
+        leaked = [n for n in (sc.GEN_AI_INPUT_MESSAGES, sc.GEN_AI_OUTPUT_MESSAGES, sc.GEN_AI_SYSTEM_INSTRUCTIONS) if n in attributes]
+        if leaked:
+            bad("content_leak", f"{leaked} recorded with content capture off")
+        return outcome
     if expected.messages is None:
         return outcome
     recorded = _span_messages(attributes.get(sc.GEN_AI_OUTPUT_MESSAGES)) or []
@@ -1181,7 +1193,7 @@ def cassettes_under(paths: list[str]) -> list[Path]:
     return found
 
 
-def run(paths: list[str], flip: bool = False) -> list[Outcome]:
+def run(paths: list[str], flip: bool = False, content: bool = True) -> list[Outcome]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -1195,6 +1207,8 @@ def run(paths: list[str], flip: bool = False) -> list[Outcome]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     _config.reset()
+    if not content:
+        _config.configure(_config.Settings.resolve(capture_content=False))
     _tracing.set_providers(provider, None)
     instrument_providers()
     outcomes: list[Outcome] = []
@@ -1249,13 +1263,13 @@ def table(outcomes: list[Outcome]) -> str:
 
 def main(argv: list[str]) -> None:
     show = 0
-    flip = "--flip" in argv
-    argv = [a for a in argv if a != "--flip"]
+    flip, content = "--flip" in argv, "--no-content" not in argv
+    argv = [a for a in argv if a not in ("--flip", "--no-content")]
     if "--show" in argv:
         at = argv.index("--show")
         show = int(argv[at + 1])
         argv = argv[:at] + argv[at + 2:]
-    outcomes = run(argv, flip)
+    outcomes = run(argv, flip, content)
     print(table(outcomes))
     shown = 0
     for outcome in outcomes:

@@ -58,6 +58,13 @@ def test_every_recorded_call_gives_one_correct_span(telemetry, name):
     assert [(o.call.index, o.details) for o in outcomes if o.mismatches] == []
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_with_content_capture_off_the_same_spans_carry_no_messages(telemetry, capture_off, name):
+    outcomes = replayed(telemetry, name)
+    assert [(o.call.index, o.details) for o in outcomes if o.mismatches] == []
+    assert all(GEN_AI_OUTPUT_MESSAGES not in o.spans[0].attributes for o in outcomes)
+
+
 def test_the_check_fails_a_call_that_made_no_span(telemetry):
     uninstrument_providers()  # the recording still plays; nothing of ours records it
     outcomes = replayed(telemetry, "langchain-openai/test_custom_tool.yaml.gz")
