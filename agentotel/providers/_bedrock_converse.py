@@ -247,7 +247,13 @@ _CONVERSE_PARAMETERS = (
     ("topK", GEN_AI_REQUEST_TOP_K, int),
     ("stopSequences", GEN_AI_REQUEST_STOP_SEQUENCES, (list, tuple)),
 )
-_NOVA_PARAMETERS = (("max_new_tokens", GEN_AI_REQUEST_MAX_TOKENS, int), *_CONVERSE_PARAMETERS[1:])
+# Nova's own spelling (max_new_tokens, top_p, top_k) and the Converse one, which Nova's InvokeModel accepts too.
+_NOVA_PARAMETERS = (
+    ("max_new_tokens", GEN_AI_REQUEST_MAX_TOKENS, int),
+    ("top_p", GEN_AI_REQUEST_TOP_P, (int, float)),
+    ("top_k", GEN_AI_REQUEST_TOP_K, int),
+    *_CONVERSE_PARAMETERS,
+)
 
 
 def converse_request(params: dict[str, Any], attributes: dict[str, Any], request: BedrockRequest, nova: bool = False) -> None:
@@ -256,7 +262,7 @@ def converse_request(params: dict[str, Any], attributes: dict[str, Any], request
         for name, attribute, kind in _NOVA_PARAMETERS if nova else _CONVERSE_PARAMETERS:
             value = config.get(name)
             if value is not None and isinstance(value, kind) and type(value) is not bool:
-                attributes[attribute] = value
+                attributes.setdefault(attribute, value)  # Nova: its own spelling first
     extra = params.get("additionalModelRequestFields")
     if extra and GEN_AI_REQUEST_TOP_K not in attributes:
         put(attributes, GEN_AI_REQUEST_TOP_K, field_of(extra, "top_k"), int)

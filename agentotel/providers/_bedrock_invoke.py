@@ -1,5 +1,5 @@
 """Bedrock's InvokeModel bodies, per model family: Anthropic Messages, Titan, Llama, Mistral, Cohere
-Command and Command R, old Claude text completions (Nova's body is the Converse shape).
+Command and Command R, AI21 Jurassic-2, old Claude text completions (Nova's body is the Converse shape).
 
 The family comes from the model id (an inference-profile prefix such as `us.` and an ARN's path are
 looked through) or, for an id that names none, from the body's shape. Read by `bedrock.py`.
@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from agentotel.providers import anthropic as anthropic_adapter
+from agentotel.providers import openai as openai_adapter
 from agentotel.providers._bedrock_converse import (
     BedrockRequest,
     ConverseStream,
@@ -39,6 +40,7 @@ _PARAMETERS = {
     "mistral": ("max_tokens", "temperature", "top_p", "top_k", "stop"),
     "cohere": ("max_tokens", "temperature", "p", "k", "stop_sequences"),
     "cohere_chat": ("max_tokens", "temperature", "p", "k", "stop_sequences"),
+    "ai21": ("maxTokens", "temperature", "topP", None, "stopSequences"),
 }
 
 
@@ -56,6 +58,8 @@ def family_of(model: str, body: Any) -> str:
         return "titan"
     if name.startswith("meta.") or "max_gen_len" in body:
         return "llama"
+    if name.startswith("ai21.j2"):  # Jurassic-2 (Jamba takes OpenAI-like messages: read as Mistral's chat form)
+        return "ai21"
     if name.startswith("cohere.command-r") or ("message" in body and "chat_history" in body):
         return "cohere_chat"
     if name.startswith("cohere.") or "k" in body or "p" in body:
@@ -129,6 +133,9 @@ def _text_of(body: dict[str, Any], family: str) -> tuple[str | None, str | None,
         billed = field_of(field_of(body.get("response", body), "meta"), "billed_units") or {}
         text = body.get("text") if body.get("event_type") in (None, "text-generation") else None
         return text, body.get("finish_reason"), billed.get("input_tokens"), billed.get("output_tokens")
+    if family == "ai21":
+        completion = (body.get("completions") or [{}])[0]
+        return field_of(completion.get("data"), "text"), field_of(completion.get("finishReason"), "reason"), None, None
     # mistral (prompt form: outputs; chat form: choices)
     if "choices" in body:
         choice = body["choices"][0] if body["choices"] else {}
@@ -148,10 +155,14 @@ def body_response(body: Any, family: str, counts: tuple[int | None, int | None])
         return anthropic_adapter._response(body)
     if family == "nova":
         response = converse_response(body)
+    elif "choices" in body and isinstance(body["choices"], list):  # OpenAI-shaped (gpt-oss, Jamba, Mistral chat, imported models)
+        response = openai_adapter._chat_response_of(body)
     else:
         text, finish, input_tokens, output_tokens = _text_of(body, family)
         parts = [text_part(text)] if text else []
         response_id = body.get("response_id") or body.get("id")
+        if response_id is not None and not isinstance(response_id, str):  # AI21's is a number
+            response_id = str(response_id)
         if family == "cohere_chat":
             parts.extend(_cohere_calls(body, response_id))
         finish = finish or None
@@ -162,8 +173,21 @@ def body_response(body: Any, family: str, counts: tuple[int | None, int | None])
             output_messages=[{"role": "assistant", "parts": parts, "finish_reason": finish}],
             tool_calls=pending_calls(parts),
         )
-    if response.usage is None and counts != (None, None):
-        response.usage = Usage(*counts)  # Bedrock's own counts
+    return _counted(response, *counts)
+
+
+def _counted(response: Response, input_tokens: int | None, output_tokens: int | None) -> Response:
+    """Token counts the body left out (all, or one: a guardrail's trace may carry input only) from Bedrock's own."""
+    if input_tokens is None and output_tokens is None:
+        return response
+    usage = response.usage
+    if usage is None:
+        response.usage = Usage(input_tokens, output_tokens)
+    else:
+        if usage.input_tokens is None:
+            usage.input_tokens = input_tokens
+        if usage.output_tokens is None:
+            usage.output_tokens = output_tokens
     return response
 
 
@@ -216,15 +240,18 @@ class InvokeStream:
                 output_messages=[{"role": "assistant", "parts": parts, "finish_reason": self.finish}],
                 tool_calls=pending_calls(parts),
             )
-        if response.usage is None and self.metrics:
+        metrics = self.metrics
+        if metrics and response.usage is None:
             response.usage = converse_usage(
                 {
-                    "inputTokens": self.metrics.get("inputTokenCount"),
-                    "outputTokens": self.metrics.get("outputTokenCount"),
-                    "cacheReadInputTokenCount": self.metrics.get("cacheReadInputTokenCount"),
-                    "cacheWriteInputTokenCount": self.metrics.get("cacheWriteInputTokenCount"),
+                    "inputTokens": metrics.get("inputTokenCount"),
+                    "outputTokens": metrics.get("outputTokenCount"),
+                    "cacheReadInputTokenCount": metrics.get("cacheReadInputTokenCount"),
+                    "cacheWriteInputTokenCount": metrics.get("cacheWriteInputTokenCount"),
                 }
             )
+        elif metrics:
+            _counted(response, metrics.get("inputTokenCount"), metrics.get("outputTokenCount"))
         return response
 
 

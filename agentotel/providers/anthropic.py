@@ -101,6 +101,22 @@ def _tool_definitions(tools: Any) -> list[dict[str, Any]] | None:
     return definitions or None
 
 
+# The anthropic SDK's clients for Claude served by a cloud: the span names that cloud as the provider.
+_CLOUD_CLIENTS = {"AnthropicBedrock": "aws.bedrock", "AnthropicVertex": "gcp.vertex_ai"}
+_providers: dict[type, str] = {}
+
+
+def _provider(client: Any) -> str:
+    cls = type(client)
+    provider = _providers.get(cls)
+    if provider is None:
+        names = [c.__name__.removeprefix("Async") for c in cls.__mro__]
+        provider = next((_CLOUD_CLIENTS[n] for n in names if n in _CLOUD_CLIENTS), "anthropic")
+        if len(_providers) < 64:
+            _providers[cls] = provider
+    return provider
+
+
 def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
     extra = kwargs.get("extra_body")
     if isinstance(extra, dict):  # newer SDKs take sampling parameters only through extra_body
@@ -123,7 +139,7 @@ def _request(instance: Any, kwargs: dict[str, Any]) -> Request:
     capture = capturing()
     return Request(
         operation="chat",
-        provider="anthropic",
+        provider=_provider(client),
         model=model if isinstance(model, str) else None,
         attributes=attributes,
         stream=stream,
@@ -225,7 +241,7 @@ class _Stream:
             block = field_of(event, "content_block")
             block_type = field_of(block, "type")
             limit = self.args_limit if block_type in ("tool_use", "server_tool_use") else self.text_limit
-            state = {"type": block_type, "id": field_of(block, "id"), "name": field_of(block, "name"), "buffer": Bounded(limit)}
+            state = {"type": block_type, "id": field_of(block, "id"), "name": field_of(block, "name"), "buffer": Bounded(limit), "block": block}
             state["buffer"].add(field_of(block, "text") or field_of(block, "thinking"))
             self.blocks[field_of(event, "index", len(self.blocks))] = state
         elif kind == "content_block_delta":
@@ -241,14 +257,18 @@ class _Stream:
         for _, block in sorted(self.blocks.items()):
             text = block["buffer"].text()
             if block["type"] in ("tool_use", "server_tool_use"):
-                part = tool_call_part(block["id"], block["name"], text or {})
+                # A call made from code execution comes whole in its start event, with no deltas.
+                part = tool_call_part(block["id"], block["name"], text or field_of(block["block"], "input") or {})
                 parts.append(part)
                 if block["type"] == "tool_use" and block["id"] and block["name"]:
                     calls.append(PendingToolCall(block["id"], block["name"], part["arguments"]))
             elif block["type"] == "thinking":
                 parts.append(reasoning_part(text))
-            elif block["type"] == "text" and text:
-                parts.append(text_part(text))
+            elif block["type"] == "text":
+                if text:
+                    parts.append(text_part(text))
+            elif block["type"] != "redacted_thinking":  # a server tool's result and the like: whole in its start event
+                parts.extend(_blocks([block["block"]]))
         return Response(
             id=self.id,
             model=self.model,

@@ -283,11 +283,12 @@ def _chat_response_of(completion: Any) -> Response:
     response = Response(id=field_of(completion, "id"), model=field_of(completion, "model"), usage=_usage(field_of(completion, "usage")))
     messages = []
     for choice in field_of(completion, "choices") or ():
-        finish = field_of(choice, "finish_reason")
+        # OpenAI-shaped bodies from elsewhere (Bedrock): Mistral says stop_reason; a text completion has no message.
+        finish = field_of(choice, "finish_reason") or field_of(choice, "stop_reason")
         if finish:
             response.finish_reasons.append(finish)
         message = field_of(choice, "message")
-        parts = _content_parts(field_of(message, "content"))
+        parts = _content_parts(field_of(message, "content") if message is not None else field_of(choice, "text"))
         refusal = field_of(message, "refusal")
         if refusal:
             parts.append(text_part(refusal))
@@ -454,10 +455,10 @@ def _responses_input(items: Any) -> list[dict[str, Any]]:
         kind = field_of(item, "type", "message")
         if kind == "message":
             out.append({"role": field_of(item, "role", "user"), "parts": _content_parts(field_of(item, "content"))})
-        elif kind == "function_call":
-            part = tool_call_part(field_of(item, "call_id"), field_of(item, "name"), field_of(item, "arguments"))
-            out.append({"role": "assistant", "parts": [part]})
-        elif kind == "function_call_output":
+        elif kind == "function_call" or kind == "custom_tool_call":  # a custom tool's input is free text
+            arguments = field_of(item, "arguments") if kind == "function_call" else field_of(item, "input")
+            out.append({"role": "assistant", "parts": [tool_call_part(field_of(item, "call_id"), field_of(item, "name"), arguments)]})
+        elif kind == "function_call_output" or kind == "custom_tool_call_output":
             out.append({"role": "tool", "parts": [tool_response_part(field_of(item, "call_id"), field_of(item, "output"))]})
         elif kind == "reasoning":
             summary = "".join(field_of(s, "text", "") for s in field_of(item, "summary") or ())
@@ -504,8 +505,9 @@ def _responses_response(result: Any) -> Response:
         kind = field_of(item, "type")
         if kind == "message":
             parts.extend(_content_parts(field_of(item, "content")))
-        elif kind == "function_call":
-            call_id, name, arguments = field_of(item, "call_id"), field_of(item, "name"), field_of(item, "arguments")
+        elif kind == "function_call" or kind == "custom_tool_call":  # a custom tool's input is free text
+            call_id, name = field_of(item, "call_id"), field_of(item, "name")
+            arguments = field_of(item, "arguments") if kind == "function_call" else field_of(item, "input")
             parts.append(tool_call_part(call_id, name, arguments))
             if call_id and name:
                 response.tool_calls.append(PendingToolCall(call_id, name, parse_arguments(arguments)))
