@@ -428,13 +428,21 @@ class StoreWriter:
         self._wal = self._new_wal()
         self._start_age_timer()  # the parent's timer thread did not survive the fork
 
-    def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch]) -> None:
+    def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch], *,
+               inputs: Sequence[list[str | None]] | None = None) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure.
 
         A list of batches is written with one write and one fsync (group commit), without first
-        being copied into one batch.
+        being copied into one batch. `inputs` (one list per batch, from `SpanColumns.to_batch(inputs=)`):
+        the batches' input values, their input columns NULL; a model call's whole conversation is then
+        never converted to Arrow, only what is stored of it.
         """
-        batches = [b for b in ([batch] if isinstance(batch, pa.RecordBatch) else batch) if b.num_rows]
+        given = [batch] if isinstance(batch, pa.RecordBatch) else list(batch)
+        if inputs is not None:
+            if len(inputs) != len(given) or any(len(i) != b.num_rows for i, b in zip(inputs, given)):
+                raise ValueError("StoreWriter.append: inputs must hold one value per row of each batch")
+            inputs = [i for i, b in zip(inputs, given) if b.num_rows]
+        batches = [b for b in given if b.num_rows]
         if not batches:
             return
         for b in batches:
@@ -446,7 +454,7 @@ class StoreWriter:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
             # Stored as continuations of this writer's earlier, durable rows; remembered once durable too.
-            batches, remember = self._conversations.encode(batches)
+            batches, remember = self._conversations.encode(batches, inputs)
             self._wal.append(batches)
             remember()
             self._batches.extend(batches)
