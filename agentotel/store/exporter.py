@@ -127,6 +127,10 @@ class ParquetSpanExporter(SpanExporter):
                 "io", "agentotel: cannot write spans to %s: %s (spans dropped)", exc.filename or self._writer.wal_path, exc.strerror or exc
             )
             return SpanExportResult.FAILURE
+        except Exception as exc:  # noqa: BLE001 - a bug storing conversations must not take the batch processor down
+            self.failed += len(spans)
+            report_internal_error("ParquetSpanExporter.export", exc)
+            return SpanExportResult.FAILURE
         self.exported += len(spans)
         return SpanExportResult.SUCCESS
 

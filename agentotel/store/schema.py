@@ -422,9 +422,9 @@ class SpanColumns:
     def to_batch(self, *, inputs: list[str | None] | None = None) -> pa.RecordBatch:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty.
 
-        With `inputs` (a list), the rows' `input` values are appended to it instead, as the Python strings
-        Arrow would hold, and the batch's input column is NULL: for `StoreWriter.append(inputs=)`, which
-        stores each conversation once without first converting all of it to Arrow and back.
+        With `inputs` (a list), the rows' `input` values are appended to it instead, as they are (`storable`
+        gives what Arrow holds of each), and the batch's input column is NULL: for `StoreWriter.append(inputs=)`,
+        which stores each conversation once without first converting all of it to Arrow and back.
         """
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
@@ -455,7 +455,7 @@ class SpanColumns:
             columns["input"] = _array(list(transposed[13]), pa.string())
         else:
             if rows:
-                inputs.extend(_storable(value) for value in transposed[13])
+                inputs.extend(transposed[13])
             columns["input"] = pa.nulls(n, pa.string())
         columns["output"] = _array(list(transposed[14]), pa.string())
         columns["attributes"] = _map(offsets, keys, values)
@@ -558,17 +558,17 @@ def _array(values: list[Any], arrow: pa.DataType) -> pa.Array:
             return pa.array([_or_none(v, arrow) for v in values], type=arrow)
 
 
-def _storable(value: str | None) -> str | None:
-    """A string as `_array` stores it (one Arrow cannot hold, repaired), without converting it to Arrow."""
+def storable(value: Any) -> str | None:
+    """A payload as a string column stores it (`_array`): a string Arrow cannot hold (lone surrogates) repaired."""
     if value is None or (type(value) is str and value.isascii()):  # isascii is O(1): most need no look at all
         return value
-    if type(value) is not str:  # never expected of a payload; stored as _array would
-        return _or_none(_repair(value), pa.string())
-    try:
-        value.encode("utf-8")
-    except UnicodeError:
-        return _repair(value)
-    return value
+    if type(value) is str:
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeError:
+            pass
+    return _or_none(_repair(value), pa.string())
 
 
 def _or_none(value: Any, arrow: pa.DataType) -> Any:

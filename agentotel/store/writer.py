@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from agentotel.store import fs, wal
 from agentotel.store.messages import Conversations
-from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, storable
 
 log = logging.getLogger("agentotel.store")
 
@@ -454,7 +454,15 @@ class StoreWriter:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
             # Stored as continuations of this writer's earlier, durable rows; remembered once durable too.
-            batches, remember = self._conversations.encode(batches, inputs)
+            try:
+                batches, remember = self._conversations.encode(batches, inputs)
+            except (pa.ArrowException, UnicodeError, TypeError, ValueError):
+                if inputs is None:
+                    raise
+                # Rare: an input Arrow cannot hold (a lone surrogate). Encoded again (nothing is remembered of a
+                # failed encode) from the inputs as a column stores them, so conversations hold the stored text.
+                inputs = [[storable(text) for text in values] for values in inputs]
+                batches, remember = self._conversations.encode(batches, inputs)
             self._wal.append(batches)
             remember()
             self._batches.extend(batches)
