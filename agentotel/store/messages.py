@@ -140,6 +140,45 @@ def _split(messages: str, values: list[Any] | None = None) -> list[tuple[int, in
     return bounds if at == n + 1 or (not bounds and n == 0) else None
 
 
+def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int]] | None:
+    """`_split(messages)`, the same bounds, without parsing again the messages `chains` hold in the same order.
+
+    After a message a conversation holds, the next one is most often the one that followed it there (an agent
+    that drops old turns sends the rest as they were); that text at this place, followed by a comma or the
+    end, is one whole JSON value exactly where `_split` would end it (it was one when its row stored it).
+    Anything else is parsed as `_split` parses it.
+    """
+    following: dict[str | None, str] = {}  # a message -> the one after it in a conversation (None: the first)
+    for chain in chains:
+        for where in chain.where.maps if isinstance(chain.where, ChainMap) else (chain.where,):
+            ordered = sorted(where.items(), key=lambda item: item[1])
+            if ordered and ordered[0][1] == 0:
+                following.setdefault(None, ordered[0][0])
+            for (text, start), (after, next_start) in zip(ordered, ordered[1:]):
+                if start + len(text) + 1 == next_start:
+                    following.setdefault(text, after)
+    if not following:
+        return _split(messages)
+    bounds: list[tuple[int, int]] = []
+    at, n = 0, len(messages)
+    guess = following.get(None)
+    try:
+        while at < n:
+            end = at + len(guess) if guess is not None and messages.startswith(guess, at) else -1
+            if end < 0 or (end < n and messages[end] != ","):
+                _value, end = _scan(messages, at)
+                if end < n and messages[end] != ",":
+                    return None
+                guess = following.get(messages[at:end])
+            else:
+                guess = following.get(guess)
+            bounds.append((at, end))
+            at = end + 1
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return bounds if at == n + 1 or (not bounds and n == 0) else None
+
+
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Ranges of a conversation's text that follow each other across one comma, made one."""
     out: list[tuple[int, int]] = []
@@ -270,7 +309,7 @@ class Conversations:
                 ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
                 if ranges is None or start + len(rest) <= _SLACK * len(messages):
                     return Conversations._add(best, rest, [], start, messages, ranges)
-        bounds = _split(messages)
+        bounds = _split_known(messages, chains)
         if bounds is not None and chains:
             pieces = [messages[s:e] for s, e in bounds]
             shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))

@@ -143,3 +143,37 @@ def test_append_checks_that_inputs_match_the_rows(tmp_path: Path) -> None:
     writer.append(batch, inputs=[inputs])
     writer.close()
     assert pq.read_table(parquet_files(tmp_path)[0]).column("input").to_pylist() == ["[]"]
+
+
+def test_splitting_with_known_messages_finds_exactly_what_parsing_finds() -> None:
+    """`_split_known` reuses messages a conversation holds instead of parsing them: on any text, known
+    messages or not, valid JSON or not, it must give `_split`'s answer."""
+    import random
+
+    from agentotel.store import messages
+
+    rng = random.Random(11)
+    known = ['{"role":"system","content":"be brief"}', '{"role":"user","content":"hi, there"}', "1", "12", '"a"',
+             "[1,2]", '{"a":{"b":[1,{"c":"}"}]}}', "null", "true", '{"k":"\\u00e9 ✓"}', "NaN", "-0.5e3", "[]"]
+    chains: list = []
+    messages.Conversations._continue(chains, "s1", ",".join(known))  # a conversation holding them all, in order
+    messages.Conversations._continue(chains, "s2", ",".join(reversed(known[:5])))
+    assert len(chains[0].where) == len(known)
+    pieces = known + ['{"role":"user","content":"new"}', "123", '"a"x', "1 ", " 1", "{", "]", "", '{"a":1}}', "[1,2]3",
+                      '{"role":"system","content":"be brief"} ', "1e", "[" * 3000 + "]" * 3000]
+    for _ in range(3000):
+        chosen = [rng.choice(known) if rng.random() < 0.7 else rng.choice(pieces) for _ in range(rng.randrange(0, 7))]
+        separators = [rng.choice([",", ",", ",", ", ", "", ",,"]) for _ in chosen]
+        text = "".join(p + s for p, s in zip(chosen, separators))
+        if rng.random() < 0.5 and text.endswith(","):
+            text = text[:-1]
+        assert messages._split_known(text, chains) == messages._split(text), text
+    # And it does skip parsing: a long known run of messages is split with one parse at most.
+    calls = []
+    scan = messages._scan
+    messages._scan = lambda s, at: calls.append(at) or scan(s, at)
+    try:
+        assert messages._split_known(",".join(known), chains) == messages._split(",".join(known))
+        assert len(calls) == len(known)  # _split's own parses; _split_known made none
+    finally:
+        messages._scan = scan
