@@ -41,6 +41,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 # Files a fold writes at once when its spans start on several dates: one per core, the Parquet
 # encoding and compression run without the GIL (each file still takes its own memory for its pages).
 _FOLD_THREADS = max(2, min(4, os.cpu_count() or 2))
+# A writer's first segments are smaller: an eighth, a quarter, a half of wal_max_bytes, then whole. A
+# short-lived process (an agent run from the command line) then has most of its spans folded in the
+# background while it runs, instead of all of them at exit; a long-running one writes 3 more files in all.
+_SLOW_START = 3
 
 
 def partition_name(day: int) -> str:
@@ -322,7 +326,7 @@ class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
     When the spans in the current WAL segment reach `wal_max_bytes` (uncompressed Arrow size; the
-    file itself is zstd-compressed) or the segment is `wal_max_age_s` old (checked at each append,
+    file itself is zstd-compressed; a writer's first three segments an eighth, a quarter, a half of it) or the segment is `wal_max_age_s` old (checked at each append,
     and by a timer thread, so an idle writer's spans reach Parquet too), appends move on to a new
     segment and the full one is folded on a background thread, so `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
     folds the WAL files of writers that died.
@@ -353,6 +357,7 @@ class StoreWriter:
         self._pid = os.getpid()
         self._fold: _Fold | None = None
         self._fold_failed = False
+        self._folds_started = 0
         self._closed = False
         self._conversations = Conversations()  # each conversation's latest input: later calls store only what they add
         # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).
@@ -468,7 +473,8 @@ class StoreWriter:
             self._batches.extend(batches)
             self._pending_bytes += sum(b.nbytes for b in batches)
             # Measured uncompressed: it bounds the memory held for the fold as well as the file.
-            if self._pending_bytes >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
+            limit = self.wal_max_bytes >> max(0, _SLOW_START - self._folds_started)
+            if self._pending_bytes >= limit or time.monotonic() - self._wal.started >= self.wal_max_age_s:
                 try:
                     self._seal_locked()
                 except Exception as exc:  # noqa: BLE001 - the batch is durable: a fold problem must not fail it
@@ -509,6 +515,7 @@ class StoreWriter:
         self._wal = self._new_wal()
         batches, self._batches, self._pending_bytes = self._batches, [], 0
         self._fold = _Fold(self.directory, sealed, batches, self.on_fold)
+        self._folds_started += 1
 
     def fold(self) -> list[Path]:
         """Publish everything in the WAL as Parquet now; returns the files written for the current segment."""
