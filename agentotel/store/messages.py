@@ -148,20 +148,10 @@ def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int
     end, is one whole JSON value exactly where `_split` would end it (it was one when its row stored it).
     Anything else is parsed as `_split` parses it.
     """
-    following: dict[str | None, str] = {}  # a message -> the one after it in a conversation (None: the first)
-    for chain in chains:
-        for where in chain.where.maps if isinstance(chain.where, ChainMap) else (chain.where,):
-            ordered = sorted(where.items(), key=lambda item: item[1])
-            if ordered and ordered[0][1] == 0:
-                following.setdefault(None, ordered[0][0])
-            for (text, start), (after, next_start) in zip(ordered, ordered[1:]):
-                if start + len(text) + 1 == next_start:
-                    following.setdefault(text, after)
-    if not following:
-        return _split(messages)
+    starts: dict[int, dict[int, str]] = {}  # per chain: where each message it holds starts -> that message
     bounds: list[tuple[int, int]] = []
     at, n = 0, len(messages)
-    guess = following.get(None)
+    guess = None
     try:
         while at < n:
             end = at + len(guess) if guess is not None and messages.startswith(guess, at) else -1
@@ -169,14 +159,34 @@ def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int
                 _value, end = _scan(messages, at)
                 if end < n and messages[end] != ",":
                     return None
-                guess = following.get(messages[at:end])
+                piece = messages[at:end]
             else:
-                guess = following.get(guess)
+                piece = guess
             bounds.append((at, end))
             at = end + 1
+            guess = _following(piece, chains, starts, n - at) if at < n else None
     except (ValueError, StopIteration, RecursionError):
         return None
     return bounds if at == n + 1 or (not bounds and n == 0) else None
+
+
+def _following(piece: str, chains: Sequence[_Chain], starts: dict[int, dict[int, str]], left: int) -> str | None:
+    """The message that follows `piece` in a conversation holding it, if any; a conversation's index of its
+    messages is built (once per split) only when the text left to split is long enough to repay it."""
+    for i, chain in enumerate(chains):
+        at = chain.where.get(piece)
+        if at is None:
+            continue
+        index = starts.get(i)
+        if index is None:
+            maps = chain.where.maps if isinstance(chain.where, ChainMap) else (chain.where,)
+            if left < 8 * sum(len(m) for m in maps):  # parsing the rest costs less than indexing the conversation
+                continue
+            index = starts[i] = {start: text for m in maps for text, start in m.items()}
+        after = index.get(at + len(piece) + 1)
+        if after is not None:
+            return after
+    return None
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
