@@ -92,7 +92,8 @@ class ParquetSpanExporter(SpanExporter):
     """
 
     def __init__(self, directory: str | os.PathLike[str], **writer_options: Any) -> None:
-        self._writer = StoreWriter(directory, **writer_options)
+        # Slow start: a short-lived process's spans are folded while it runs, not all at its exit.
+        self._writer = StoreWriter(directory, **{"slow_start": True, **writer_options})
         self._lock = threading.Lock()
         self._shutdown = False
         self._logged: set[str] = set()

@@ -41,9 +41,10 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 # Files a fold writes at once when its spans start on several dates: one per core, the Parquet
 # encoding and compression run without the GIL (each file still takes its own memory for its pages).
 _FOLD_THREADS = max(2, min(4, os.cpu_count() or 2))
-# A writer's first segments are smaller: an eighth, a quarter, a half of wal_max_bytes, then whole. A
-# short-lived process (an agent run from the command line) then has most of its spans folded in the
-# background while it runs, instead of all of them at exit; a long-running one writes 3 more files in all.
+# With slow_start, a writer's first segments are smaller: an eighth, a quarter, a half of wal_max_bytes,
+# then whole. A short-lived process (an agent run from the command line) then has most of its spans
+# folded in the background while it runs, instead of all of them at exit; a long-running one writes 3
+# more files in all.
 _SLOW_START = 3
 
 
@@ -326,7 +327,8 @@ class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
     When the spans in the current WAL segment reach `wal_max_bytes` (uncompressed Arrow size; the
-    file itself is zstd-compressed; a writer's first three segments an eighth, a quarter, a half of it) or the segment is `wal_max_age_s` old (checked at each append,
+    file itself is zstd-compressed; with `slow_start`, the first three segments at an eighth, a quarter, a
+    half of it, as the in-process exporter does) or the segment is `wal_max_age_s` old (checked at each append,
     and by a timer thread, so an idle writer's spans reach Parquet too), appends move on to a new
     segment and the full one is folded on a background thread, so `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
     folds the WAL files of writers that died.
@@ -340,6 +342,7 @@ class StoreWriter:
         wal_max_bytes: int | None = None,
         wal_max_age_s: float | None = None,
         wal_dir: str | os.PathLike[str] | None = None,
+        slow_start: bool = False,
     ) -> None:
         from agentotel import _config
 
@@ -357,7 +360,7 @@ class StoreWriter:
         self._pid = os.getpid()
         self._fold: _Fold | None = None
         self._fold_failed = False
-        self._folds_started = 0
+        self._folds_started = 0 if slow_start else _SLOW_START
         self._closed = False
         self._conversations = Conversations()  # each conversation's latest input: later calls store only what they add
         # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).

@@ -198,7 +198,7 @@ def test_a_writers_first_segments_are_smaller_so_a_short_process_folds_while_it_
     spans = finished()
     batches = [spans_to_batch(spans[i : i + 10]) for i in range(0, len(spans), 10)]
     per_batch = max(b.nbytes for b in batches)
-    writer = StoreWriter(tmp_path, wal_max_bytes=16 * per_batch, wal_max_age_s=3600)
+    writer = StoreWriter(tmp_path, wal_max_bytes=16 * per_batch, wal_max_age_s=3600, slow_start=True)
     sealed_at = []  # the segment's bytes before the append that sealed it
     for batch in batches:
         before, pending = writer._folds_started, writer._pending_bytes
