@@ -32,6 +32,10 @@ def _plain(attributes: Any) -> Any:
 
 def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
     """SDK spans as one record batch of `SPAN_SCHEMA`. Never raises on attribute values."""
+    return _columns(spans).to_batch()
+
+
+def _columns(spans: Sequence[ReadableSpan]) -> SpanColumns:
     columns = SpanColumns()
     resources: dict[int, tuple[Any, list[tuple[str, str]]]] = {}
     scopes: dict[int, tuple[str | None, str | None]] = {}
@@ -77,7 +81,7 @@ def spans_to_batch(spans: Sequence[ReadableSpan]) -> pa.RecordBatch:
             if links
             else _EMPTY,
         )
-    return columns.to_batch()
+    return columns
 
 
 class ParquetSpanExporter(SpanExporter):
@@ -88,7 +92,8 @@ class ParquetSpanExporter(SpanExporter):
     """
 
     def __init__(self, directory: str | os.PathLike[str], **writer_options: Any) -> None:
-        self._writer = StoreWriter(directory, **writer_options)
+        # Slow start: a short-lived process's spans are folded while it runs, not all at its exit.
+        self._writer = StoreWriter(directory, **{"slow_start": True, **writer_options})
         self._lock = threading.Lock()
         self._shutdown = False
         self._logged: set[str] = set()
@@ -107,19 +112,25 @@ class ParquetSpanExporter(SpanExporter):
         if self._shutdown:
             self._log_once("shutdown", "agentotel: export after shutdown to %s: spans dropped", self._writer.directory)
             return SpanExportResult.FAILURE
+        inputs: list[str | None] = []
         try:
-            batch = spans_to_batch(spans)
+            # The inputs stay Python strings: the writer converts only what it stores of each conversation.
+            batch = _columns(spans).to_batch(inputs=inputs)
         except Exception as exc:  # noqa: BLE001 - a conversion bug must not take the batch processor down
             self.failed += len(spans)
             report_internal_error("ParquetSpanExporter.export", exc)
             return SpanExportResult.FAILURE
         try:
-            self._writer.append(batch)
+            self._writer.append(batch, inputs=[inputs])
         except OSError as exc:
             self.failed += len(spans)
             self._log_once(
                 "io", "agentotel: cannot write spans to %s: %s (spans dropped)", exc.filename or self._writer.wal_path, exc.strerror or exc
             )
+            return SpanExportResult.FAILURE
+        except Exception as exc:  # noqa: BLE001 - a bug storing conversations must not take the batch processor down
+            self.failed += len(spans)
+            report_internal_error("ParquetSpanExporter.export", exc)
             return SpanExportResult.FAILURE
         self.exported += len(spans)
         return SpanExportResult.SUCCESS

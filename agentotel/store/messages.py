@@ -140,6 +140,55 @@ def _split(messages: str, values: list[Any] | None = None) -> list[tuple[int, in
     return bounds if at == n + 1 or (not bounds and n == 0) else None
 
 
+def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int]] | None:
+    """`_split(messages)`, the same bounds, without parsing again the messages `chains` hold in the same order.
+
+    After a message a conversation holds, the next one is most often the one that followed it there (an agent
+    that drops old turns sends the rest as they were); that text at this place, followed by a comma or the
+    end, is one whole JSON value exactly where `_split` would end it (it was one when its row stored it).
+    Anything else is parsed as `_split` parses it.
+    """
+    starts: dict[int, dict[int, str]] = {}  # per chain: where each message it holds starts -> that message
+    bounds: list[tuple[int, int]] = []
+    at, n = 0, len(messages)
+    guess = None
+    try:
+        while at < n:
+            end = at + len(guess) if guess is not None and messages.startswith(guess, at) else -1
+            if end < 0 or (end < n and messages[end] != ","):
+                _value, end = _scan(messages, at)
+                if end < n and messages[end] != ",":
+                    return None
+                piece = messages[at:end]
+            else:
+                piece = guess
+            bounds.append((at, end))
+            at = end + 1
+            guess = _following(piece, chains, starts, n - at) if at < n else None
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return bounds if at == n + 1 or (not bounds and n == 0) else None
+
+
+def _following(piece: str, chains: Sequence[_Chain], starts: dict[int, dict[int, str]], left: int) -> str | None:
+    """The message that follows `piece` in a conversation holding it, if any; a conversation's index of its
+    messages is built (once per split) only when the text left to split is long enough to repay it."""
+    for i, chain in enumerate(chains):
+        at = chain.where.get(piece)
+        if at is None:
+            continue
+        index = starts.get(i)
+        if index is None:
+            maps = chain.where.maps if isinstance(chain.where, ChainMap) else (chain.where,)
+            if left < 8 * sum(len(m) for m in maps):  # parsing the rest costs less than indexing the conversation
+                continue
+            index = starts[i] = {start: text for m in maps for text, start in m.items()}
+        after = index.get(at + len(piece) + 1)
+        if after is not None:
+            return after
+    return None
+
+
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Ranges of a conversation's text that follow each other across one comma, made one."""
     out: list[tuple[int, int]] = []
@@ -165,9 +214,12 @@ class Conversations:
         self._max_chars = max_chars
         self._max_runs = max_runs
 
-    def encode(self, batches: Sequence[pa.RecordBatch]) -> tuple[list[pa.RecordBatch], Callable[[], None]]:
+    def encode(self, batches: Sequence[pa.RecordBatch], inputs: Sequence[list[str | None] | None] | None = None,
+               ) -> tuple[list[pa.RecordBatch], Callable[[], None]]:
+        """`inputs`, per batch: its input values as Python strings, its input column NULL (SpanColumns.to_batch),
+        or None: read from the batch."""
         staged: dict[tuple, _Staged] = {}
-        out = [self._encode(batch, staged) for batch in batches]
+        out = [self._encode(batch, staged, None if inputs is None else inputs[i]) for i, batch in enumerate(batches)]
         return out, lambda: self._commit(staged)
 
     def _run(self, key: tuple, staged: dict[tuple, _Staged]) -> _Staged:
@@ -181,20 +233,25 @@ class Conversations:
             )
         return run
 
-    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged]) -> pa.RecordBatch:
-        inputs = batch.column("input")
+    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged], given: list[str | None] | None) -> pa.RecordBatch:
+        if given is not None:  # the input column is NULL, its values are these: the column is made from them here
+            if not any(given):
+                return _with_input(batch, given)
+            inputs = pa.array([None if text is None else "" for text in given], pa.string())  # validity only
+        else:
+            inputs = batch.column("input")
         if inputs.null_count == batch.num_rows:  # content capture off: nothing to look at (3 % of such an ingest)
             return batch
         candidates = pc.and_(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), pc.is_valid(inputs))
         rows = pc.indices_nonzero(pc.fill_null(candidates, False)).to_pylist()
         if not rows:
-            return batch
+            return batch if given is None else _with_input(batch, given)
         picked = batch.select(["trace_id", "span_id", "run_id", "session_id", "user_id", "start_time"])
         picked = picked.take(pa.array(rows, pa.int64()))
         starts = picked.column("start_time").cast(pa.int64()).to_pylist()
         columns = {name: picked.column(name).to_pylist() for name in ("trace_id", "span_id", "run_id", "session_id", "user_id")}
         # Row by row: a take would first copy every conversation's text (the batch's bulk) only to read it.
-        texts = [inputs[row].as_py() for row in rows]
+        texts = [inputs[row].as_py() for row in rows] if given is None else [given[row] for row in rows]
         chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
             text = texts[i]
@@ -214,14 +271,17 @@ class Conversations:
             if form[0] is not None:
                 chain_of[rows[i]] = form
         if not chain_of:
-            return batch
+            return batch if given is None else _with_input(batch, given)
         n = batch.num_rows
         chain, offset, added, ranges = [None] * n, [None] * n, [None] * n, [None] * n
         for row, (c, o, a, r) in chain_of.items():
             chain[row], offset[row], added[row] = c, o, a
             if r is not None:
                 ranges[row] = [{"start": s, "length": length} for s, length in r]
-        kept = pc.if_else(pc.is_null(pa.array(chain, pa.string())), inputs, pa.nulls(n, pa.string()))
+        if given is None:
+            kept = pc.if_else(pc.is_null(pa.array(chain, pa.string())), inputs, pa.nulls(n, pa.string()))
+        else:  # only what is stored whole is converted to Arrow: a conversation's history never is
+            kept = pa.array([text if c is None else None for text, c in zip(given, chain)], pa.string())
         replaced = {"input": kept, CHAIN: pa.array(chain, pa.string()), OFFSET: pa.array(offset, pa.int64()),
                     ADDED: pa.array(added, pa.string()), RANGES: pa.array(ranges, _RANGE)}
         return pa.RecordBatch.from_arrays(
@@ -259,7 +319,7 @@ class Conversations:
                 ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
                 if ranges is None or start + len(rest) <= _SLACK * len(messages):
                     return Conversations._add(best, rest, [], start, messages, ranges)
-        bounds = _split(messages)
+        bounds = _split_known(messages, chains)
         if bounds is not None and chains:
             pieces = [messages[s:e] for s, e in bounds]
             shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))
@@ -322,6 +382,12 @@ class Conversations:
         while self._runs and (self._chars > self._max_chars or len(self._runs) > self._max_runs):
             _key, run = self._runs.popitem(last=False)
             self._chars -= sum(c.size for c in run.chains)
+
+
+def _with_input(batch: pa.RecordBatch, inputs: list[str | None]) -> pa.RecordBatch:
+    column = pa.array(inputs, pa.string())
+    return pa.RecordBatch.from_arrays([column if name == "input" else batch.column(name) for name in SPAN_SCHEMA.names],
+                                      schema=SPAN_SCHEMA)
 
 
 def chain_table(table: pa.Table) -> pa.Table:

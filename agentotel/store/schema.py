@@ -419,8 +419,13 @@ class SpanColumns:
                           inputs.get(row), outputs.get(row), response_id, own))
         return duplicate_calls(calls)
 
-    def to_batch(self) -> pa.RecordBatch:
-        """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty."""
+    def to_batch(self, *, inputs: list[str | None] | None = None) -> pa.RecordBatch:
+        """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty.
+
+        With `inputs` (a list), the rows' `input` values are appended to it instead, as they are (`storable`
+        gives what Arrow holds of each), and the batch's input column is NULL: for `StoreWriter.append(inputs=)`,
+        which stores each conversation once without first converting all of it to Arrow and back.
+        """
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
         dialect_of = self._dialects
@@ -446,7 +451,12 @@ class SpanColumns:
                     dense[row] = None
             columns[name] = _array(dense, arrow)
         columns["dialect"] = _array(dialect_of, pa.string())
-        columns["input"] = _array(list(transposed[13]), pa.string())
+        if inputs is None:
+            columns["input"] = _array(list(transposed[13]), pa.string())
+        else:
+            if rows:
+                inputs.extend(transposed[13])
+            columns["input"] = pa.nulls(n, pa.string())
         columns["output"] = _array(list(transposed[14]), pa.string())
         columns["attributes"] = _map(offsets, keys, values)
         columns["resource_attributes"] = _shared(transposed[15], STRING_MAP) if rows else _array([], STRING_MAP)
@@ -546,6 +556,19 @@ def _array(values: list[Any], arrow: pa.DataType) -> pa.Array:
         except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
             # Unreachable for the normalised values SpanColumns builds; never fail the whole batch anyway.
             return pa.array([_or_none(v, arrow) for v in values], type=arrow)
+
+
+def storable(value: Any) -> str | None:
+    """A payload as a string column stores it (`_array`): a string Arrow cannot hold (lone surrogates) repaired."""
+    if value is None or (type(value) is str and value.isascii()):  # isascii is O(1): most need no look at all
+        return value
+    if type(value) is str:
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeError:
+            pass
+    return _or_none(_repair(value), pa.string())
 
 
 def _or_none(value: Any, arrow: pa.DataType) -> Any:

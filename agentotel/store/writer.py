@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 
 from agentotel.store import fs, wal
 from agentotel.store.messages import Conversations
-from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, storable
 
 log = logging.getLogger("agentotel.store")
 
@@ -41,6 +41,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 # Files a fold writes at once when its spans start on several dates: one per core, the Parquet
 # encoding and compression run without the GIL (each file still takes its own memory for its pages).
 _FOLD_THREADS = max(2, min(4, os.cpu_count() or 2))
+# With slow_start, a writer's first segments are smaller: an eighth, a quarter, a half of wal_max_bytes,
+# then whole. A short-lived process (an agent run from the command line) then has most of its spans
+# folded in the background while it runs, instead of all of them at exit; a long-running one writes 3
+# more files in all.
+_SLOW_START = 3
 
 
 def partition_name(day: int) -> str:
@@ -322,7 +327,8 @@ class StoreWriter:
     """Appends span batches durably (WAL, fsync'd) and folds them into Parquet files; thread-safe.
 
     When the spans in the current WAL segment reach `wal_max_bytes` (uncompressed Arrow size; the
-    file itself is zstd-compressed) or the segment is `wal_max_age_s` old (checked at each append,
+    file itself is zstd-compressed; with `slow_start`, the first three segments at an eighth, a quarter, a
+    half of it, as the in-process exporter does) or the segment is `wal_max_age_s` old (checked at each append,
     and by a timer thread, so an idle writer's spans reach Parquet too), appends move on to a new
     segment and the full one is folded on a background thread, so `append()` never waits for Parquet. `fold()` and `close()` fold synchronously. At start the writer
     folds the WAL files of writers that died.
@@ -336,6 +342,7 @@ class StoreWriter:
         wal_max_bytes: int | None = None,
         wal_max_age_s: float | None = None,
         wal_dir: str | os.PathLike[str] | None = None,
+        slow_start: bool = False,
     ) -> None:
         from agentotel import _config
 
@@ -353,6 +360,7 @@ class StoreWriter:
         self._pid = os.getpid()
         self._fold: _Fold | None = None
         self._fold_failed = False
+        self._folds_started = 0 if slow_start else _SLOW_START
         self._closed = False
         self._conversations = Conversations()  # each conversation's latest input: later calls store only what they add
         # Called with (seconds, files published) after each fold of this writer's WAL (the collector's metrics).
@@ -428,13 +436,21 @@ class StoreWriter:
         self._wal = self._new_wal()
         self._start_age_timer()  # the parent's timer thread did not survive the fork
 
-    def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch]) -> None:
+    def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch], *,
+               inputs: Sequence[list[str | None]] | None = None) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure.
 
         A list of batches is written with one write and one fsync (group commit), without first
-        being copied into one batch.
+        being copied into one batch. `inputs` (one list per batch, from `SpanColumns.to_batch(inputs=)`):
+        the batches' input values, their input columns NULL; a model call's whole conversation is then
+        never converted to Arrow, only what is stored of it.
         """
-        batches = [b for b in ([batch] if isinstance(batch, pa.RecordBatch) else batch) if b.num_rows]
+        given = [batch] if isinstance(batch, pa.RecordBatch) else list(batch)
+        if inputs is not None:
+            if len(inputs) != len(given) or any(len(i) != b.num_rows for i, b in zip(inputs, given)):
+                raise ValueError("StoreWriter.append: inputs must hold one value per row of each batch")
+            inputs = [i for i, b in zip(inputs, given) if b.num_rows]
+        batches = [b for b in given if b.num_rows]
         if not batches:
             return
         for b in batches:
@@ -446,13 +462,22 @@ class StoreWriter:
             if self._closed:
                 raise OSError(f"{self.directory}: the store writer is closed")
             # Stored as continuations of this writer's earlier, durable rows; remembered once durable too.
-            batches, remember = self._conversations.encode(batches)
+            try:
+                batches, remember = self._conversations.encode(batches, inputs)
+            except (pa.ArrowException, UnicodeError, TypeError, ValueError):
+                if inputs is None:
+                    raise
+                # Rare: an input Arrow cannot hold (a lone surrogate). Encoded again (nothing is remembered of a
+                # failed encode) from the inputs as a column stores them, so conversations hold the stored text.
+                inputs = [[storable(text) for text in values] for values in inputs]
+                batches, remember = self._conversations.encode(batches, inputs)
             self._wal.append(batches)
             remember()
             self._batches.extend(batches)
             self._pending_bytes += sum(b.nbytes for b in batches)
             # Measured uncompressed: it bounds the memory held for the fold as well as the file.
-            if self._pending_bytes >= self.wal_max_bytes or time.monotonic() - self._wal.started >= self.wal_max_age_s:
+            limit = self.wal_max_bytes >> max(0, _SLOW_START - self._folds_started)
+            if self._pending_bytes >= limit or time.monotonic() - self._wal.started >= self.wal_max_age_s:
                 try:
                     self._seal_locked()
                 except Exception as exc:  # noqa: BLE001 - the batch is durable: a fold problem must not fail it
@@ -493,6 +518,7 @@ class StoreWriter:
         self._wal = self._new_wal()
         batches, self._batches, self._pending_bytes = self._batches, [], 0
         self._fold = _Fold(self.directory, sealed, batches, self.on_fold)
+        self._folds_started += 1
 
     def fold(self) -> list[Path]:
         """Publish everything in the WAL as Parquet now; returns the files written for the current segment."""

@@ -188,3 +188,29 @@ def test_a_fold_at_interpreter_exit_publishes_every_date(tmp_path):
     assert sorted(stored) == ["date=2026-01-01", "date=2026-01-02", "date=2026-01-03"]
     assert sum(len(ids) for ids in stored.values()) == 12
     assert wal.wal_files(tmp_path) == []
+
+
+def test_a_writers_first_segments_are_smaller_so_a_short_process_folds_while_it_runs(tmp_path, sdk):
+    """Slow start: segments sealed at an eighth, a quarter, a half of wal_max_bytes, then whole; each
+    span stored once, in the order of its segments, and the WAL's files gone once folded."""
+    tracer, finished = sdk
+    make_spans(tracer, 300)
+    spans = finished()
+    batches = [spans_to_batch(spans[i : i + 10]) for i in range(0, len(spans), 10)]
+    per_batch = max(b.nbytes for b in batches)
+    writer = StoreWriter(tmp_path, wal_max_bytes=16 * per_batch, wal_max_age_s=3600, slow_start=True)
+    sealed_at = []  # the segment's bytes before the append that sealed it
+    for batch in batches:
+        before, pending = writer._folds_started, writer._pending_bytes
+        writer.append(batch)
+        if writer._folds_started != before:
+            sealed_at.append(pending)
+            writer._join_fold()  # a fold that is still running keeps the next segment open: wait, to see each seal
+    # Each of the first three segments was sealed by the append that took it past its limit.
+    limits = [2 * per_batch, 4 * per_batch, 8 * per_batch]
+    assert len(sealed_at) == 3 and all(limit - per_batch <= at < limit for at, limit in zip(sealed_at, limits)), sealed_at
+    assert len(parquet_files(tmp_path)) == 3  # folded before close, while the writer was still appending
+    writer.close()
+    stored = sorted(i for ids in _stored(tmp_path).values() for i in ids)
+    assert stored == sorted(f"{s.context.span_id:016x}" for s in spans)
+    assert wal.wal_files(tmp_path) == []
