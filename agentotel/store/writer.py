@@ -121,7 +121,7 @@ def publish_remote(table: pa.Table, remote: fs.Remote, partition: str, name: str
 # Min/max statistics for the columns a query filters or prunes by, not for payloads and maps: no query
 # filters on those, and their min and max are kilobytes of text in every page header, column chunk and
 # page index (a file of a few hundred spans: a fifth of its bytes).
-_UNFILTERED = frozenset({"input", "output", "input_added", "input_ranges", "attributes", "resource_attributes", "events",
+_UNFILTERED = frozenset({"input", "output", "input_added", "input_ranges", "input_borrowed", "attributes", "resource_attributes", "events",
                          "links"})
 _STATISTICS = [f"{f.name}.list.element" if pa.types.is_list(f.type) else f.name  # a list's leaf: finish_reasons
                for f in SPAN_SCHEMA if f.name not in _UNFILTERED]

@@ -132,6 +132,7 @@ EXPECTED = {
         "input_offset": None,
         "input_added": None,
         "input_ranges": None,
+        "input_borrowed": None,
         "attributes": {
             sc.GEN_AI_OPERATION_NAME: "chat",
             sc.GEN_AI_PROVIDER_NAME: "openai",
