@@ -446,6 +446,42 @@ def chain_table(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches(batches, schema=SPAN_SCHEMA)
 
 
+def borrow_outputs(table: pa.Table, rows: set[tuple[str, str]]) -> pa.Table:
+    """Continuations written before a message could borrow an earlier output (schema versions 3 and 4), with
+    what the table's earlier outputs of their run hold left out of `input_added` (`input_borrowed`), as the
+    writer now stores them: for `agentotel compact`, which rewrites such files. `rows`: (trace_id, span_id)
+    of the rows to store so. Only a row's own new messages change: its conversation's text, offsets and
+    ranges stay as they are, so every row that refers to them still does."""
+    chains = table.column(CHAIN)
+    if table.num_rows == 0 or not rows or chains.null_count == table.num_rows:
+        return table
+    names = ["trace_id", "span_id", "run_id", "session_id", "user_id", "operation", "output", CHAIN, ADDED, BORROWED]
+    columns = {name: table.column(name).to_pylist() for name in names}
+    starts = table.column("start_time").cast(pa.int64()).to_pylist()
+    added, borrowed = list(columns[ADDED]), list(columns[BORROWED])
+    outputs: dict[tuple, _Outputs] = {}
+    changed = False
+    for i in sorted(range(table.num_rows), key=lambda i: (starts[i] or 0, i)):  # as the writer meets them
+        trace, span = columns["trace_id"][i], columns["span_id"][i]
+        run = outputs.setdefault((trace, columns["run_id"][i], columns["session_id"][i], columns["user_id"][i],
+                                  (starts[i] or 0) // _DAY_NS), _Outputs([], []))
+        own = added[i]
+        if columns[CHAIN][i] is not None and borrowed[i] is None and own and len(own) > 2 and (trace, span) in rows:
+            rest = own[1:-1]
+            bounds = _split(rest)
+            if bounds:
+                stored, lent = _lend(rest, run.lent(rest, bounds))
+                if lent:
+                    added[i], borrowed[i], changed = stored, lent, True
+        output = columns["output"][i]
+        if output is not None and len(output) >= _WORTH_BORROWING:
+            run.add(span, output, columns["operation"][i] in dialects.MODEL_OPERATIONS)
+    if not changed:
+        return table
+    table = table.set_column(table.schema.get_field_index(ADDED), ADDED, pa.array(added, pa.string()))
+    return table.set_column(table.schema.get_field_index(BORROWED), BORROWED, pa.array(borrowed, _BORROWED))
+
+
 def _rebuilt(text: str | None, ranges: Sequence[Mapping[str, int]] | None) -> str | None:
     """A continuation's input from its conversation's text up to and with its own messages (`text`)."""
     if text is None:

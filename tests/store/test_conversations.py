@@ -408,6 +408,7 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     assert len(parquet_files(new)) > 3
     continued = [r for r in rows.values() if r["chain"] is not None]
     assert len(continued) >= 8 and all(r["input"] is None for r in continued)
+    assert any(r["borrowed"] for r in continued)  # replies and tool results given back: referred to
     write_as_version_2(new, old)
     expected = _readers(old)
     assert len([k for k in expected if k[0] == "trajectory"]) == 4
@@ -416,6 +417,37 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     assert any(r["chain"] is not None for r in stored(old).values())
     assert _readers(old) == expected
     assert sum(Path(p).stat().st_size for p in parquet_files(old)) > 0
+
+
+def test_a_version_4_store_reads_the_same_and_compaction_borrows_what_its_rows_give_back(tmp_path, monkeypatch):
+    """Version 4 stored every new message in input_added: read as it is, and `agentotel compact` leaves out
+    what earlier outputs hold (only a row's own messages change, so rows in other files still add up)."""
+    from agentotel import _config
+
+    monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
+    monkeypatch.setattr(_config, "_current", None)
+    new, old = tmp_path / "new", tmp_path / "old"
+    _record_real_runs(new)
+    expected = _readers(new)
+    files = parquet_files(new)
+    tables = [pq.read_table(p, schema=SPAN_SCHEMA) for p in files]
+    whole = pa.concat_tables(tables)
+    output_of = dict(zip(zip(whole.column("trace_id").to_pylist(), whole.column("span_id").to_pylist()),
+                         whole.column("output").to_pylist()))
+    for path, table in zip(files, tables):  # as version 4 stored them: every new message in input_added
+        traces = table.column("trace_id").to_pylist()
+        own = [messages.returned(a, b, lambda span, t=t: output_of.get((t, span)))
+               for a, b, t in zip(table.column("input_added").to_pylist(), table.column("input_borrowed").to_pylist(), traces)]
+        table = table.set_column(table.schema.get_field_index("input_added"), "input_added", pa.array(own, pa.string()))
+        out = old / Path(path).relative_to(new)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.drop_columns(["input_borrowed"]).replace_schema_metadata({b"agentotel.schema_version": b"4"}), out)
+    assert _readers(old) == expected
+    before = sum(len(r["added"] or "") for r in stored(old).values())
+    compact(old, grace_s=0)
+    after = stored(old)
+    assert any(r["borrowed"] for r in after.values()) and sum(len(r["added"] or "") for r in after.values()) < 0.6 * before
+    assert _readers(old) == expected
 
 
 def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
