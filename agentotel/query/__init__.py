@@ -79,7 +79,7 @@ _SQL_VARIABLES = {
 _MODEL_CALL_ATTRIBUTES = "CASE WHEN operation = 'chat' THEN attributes END"
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans")
 # In creation order; the underscored ones are internal layers the public views share.
-_VIEWS = ("spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
+_VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
 # Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
 # small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time

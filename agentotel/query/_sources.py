@@ -79,6 +79,7 @@ MIGRATIONS: dict[int, Callable[[pa.Table], pa.Table]] = {
     1: lambda table: schema.upgrade(table, 1),  # the dialect column, and other instrumentations' spans normalised
     2: _conform,  # the conversation columns (store/messages.py), NULL: every input whole
     3: _conform,  # input_ranges, NULL: each continuation holds all of its conversation
+    4: _conform,  # input_borrowed, NULL: each continuation's new messages are all in input_added
 }
 """Schema version v -> a function upgrading a table of version v to v + 1. Add one when a column changes."""
 
@@ -136,9 +137,10 @@ def _check(path: Path) -> _Verdict:
     missing = set(schema.COLUMNS) - set(file_schema.names)
     if version == schema.SCHEMA_VERSION and not missing:
         return _Verdict(_CURRENT, version, starts=starts)
-    if version in (2, 3) and missing <= set(schema.STORAGE_COLUMNS):
-        # Written before conversations were stored once (every input whole), or before a continuation
-        # could keep part of its conversation (input_ranges NULL: all of it): read as they are.
+    if version in (2, 3, 4) and missing <= set(schema.STORAGE_COLUMNS):
+        # Written before conversations were stored once (every input whole), before a continuation could
+        # keep part of its conversation (input_ranges NULL: all of it), or before it could borrow an earlier
+        # output (input_borrowed NULL): read as they are.
         return _Verdict(_AS_IS, version, starts=starts)
     return _Verdict(_MIGRATE, version, columns_but_dialect=missing - {"dialect"} <= set(schema.STORAGE_COLUMNS),
                     starts=starts)

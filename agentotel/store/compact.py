@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from agentotel.store import fs, integrity, wal
-from agentotel.store.messages import chain_table
+from agentotel.store.messages import borrow_outputs, chain_table
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, upgrade
 from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces, sorted_table
 
@@ -140,6 +140,7 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
         unique = _drop_duplicates(table)
         if any(p in old for p in group):
             unique = _store_conversations_once(unique, _from_old_files(tables, group, old))
+            unique = borrow_outputs(unique, _from_old_files(tables, group, old, below=SCHEMA_VERSION, since=3))
         stats["rows_before"] += table.num_rows
         stats["rows_after"] += unique.num_rows
         stats["duplicates_dropped"] += table.num_rows - unique.num_rows
@@ -230,13 +231,14 @@ def _drop_duplicates(table: pa.Table) -> pa.Table:
     return table.take(pa.array(sorted(first.column("__row_min").to_pylist()), type=pa.int64()))
 
 
-def _from_old_files(tables: list[pa.Table], group: list[Path], old: Any) -> set[tuple[str, str]]:
-    """(trace_id, span_id) of the rows read from files written before conversations were stored once
-    (schema version 2 and older: every input whole). Version 3 rows are the current form already (their
-    input_ranges NULL: each continuation holds all of its conversation); later rows may refer to them."""
+def _from_old_files(tables: list[pa.Table], group: list[Path], old: Any, *, below: int = 3, since: int = 0) -> set[tuple[str, str]]:
+    """(trace_id, span_id) of the rows read from files of schema versions [since, below): by default those
+    written before conversations were stored once (version 2 and older: every input whole). Version 3 and 4
+    rows are the current form already but for what they could borrow (borrow_outputs); later rows may
+    refer to them."""
     found: set[tuple[str, str]] = set()
     for path, table in zip(group, tables):  # _read_whole keeps `group` and its tables in step
-        if path in old and _version(path) < 3:
+        if path in old and since <= _version(path) < below:
             found.update(zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
     return found
 

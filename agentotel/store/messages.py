@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections import ChainMap, OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, MutableMapping, Sequence
@@ -52,10 +53,11 @@ import pyarrow.compute as pc
 from agentotel.store import dialects
 from agentotel.store.schema import CONVERSATION, SPAN_SCHEMA
 
-CHAIN, OFFSET, ADDED, RANGES = (name for name, _ in CONVERSATION)
+CHAIN, OFFSET, ADDED, RANGES, BORROWED = (name for name, _ in CONVERSATION)
 _DAY_NS = 86_400 * 10**9
 _MODEL_OPERATIONS = pa.array(sorted(dialects.MODEL_OPERATIONS), pa.string())
 _RANGE = SPAN_SCHEMA.field(RANGES).type
+_BORROWED = SPAN_SCHEMA.field(BORROWED).type
 _CHAINS_PER_RUN = 8  # conversations followed at once in one run (an agent and its parallel helpers)
 _RUNS = 4096  # runs followed at once: the least recently written ones are forgotten first
 _CHARS = 64 * 1024 * 1024  # characters of conversations kept in memory, in all
@@ -69,8 +71,17 @@ _WORTH_A_RANGE = 256
 # times the input's size the input starts a conversation of its own: one whole input stored, and what a
 # reader builds per row stays within a constant factor of the input itself.
 _SLACK = 4
+# A new message that holds an earlier span's output (the model's reply, a tool's result) stores a
+# reference to it instead from this size; the most recent outputs of each run are followed.
+_WORTH_BORROWING = 128
+_OUTPUTS_PER_RUN = 32
+_ENCODE_STRING = json.encoder.encode_basestring  # JSON string literal, non-ASCII as it is (json.dumps(ensure_ascii=False))
+# Characters DuckDB's to_json escapes otherwise than Python's json (upper-case hex): an output holding one is
+# not borrowed as a JSON string, so every reader rebuilds exactly the recorded text.
+_ESCAPED_APART = re.compile("[\x0b\x0e\x0f\x1a-\x1f]")
 
-Form = tuple  # how a call is stored: (chain, offset, added, ranges), or four Nones when whole
+Form = tuple  # how a call is stored: (chain, offset, added, ranges, borrowed), or five Nones when whole
+_WHOLE: Form = (None, None, None, None, None)
 
 
 @dataclass
@@ -98,9 +109,100 @@ class _Chain:
 
 
 @dataclass
+class _Outputs:
+    """A run's most recent outputs, which a later call's new messages may hold: a model's reply message by
+    message (the input giving it back may leave out a field or two at its end, `finish_reason` say: the
+    part they share from the start is borrowed), tools' results whole, as they are or as a JSON string."""
+
+    messages: list[tuple[str, str, int]]  # (message, span id, where it starts in the span's output), the latest last
+    results: list[tuple[str, str | None, str]]  # (output, its JSON string form without quotes or None, span id)
+
+    @property
+    def chars(self) -> int:
+        return sum(len(m) for m, _span, _at in self.messages) + sum(len(t) + len(e or "") for t, e, _span in self.results)
+
+    def copy(self) -> _Outputs:
+        return _Outputs(list(self.messages), list(self.results))
+
+    def add(self, span: str, output: str, model: bool) -> None:
+        if model:
+            if output[:1] != "[" or output[-1:] != "]":
+                return
+            for s, e in _split(output[1:-1]) or ():
+                if e - s >= _WORTH_BORROWING:
+                    self.messages.append((output[1 + s : 1 + e], span, 1 + s))
+            del self.messages[:-_OUTPUTS_PER_RUN]
+        else:
+            self.results.append((output, None if _ESCAPED_APART.search(output) else _as_json_string(output), span))
+            del self.results[:-_OUTPUTS_PER_RUN]
+
+    def lent(self, rest: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int, str, int, int, bool]]:
+        """Where the messages `rest` (their `bounds`) hold an output: (start in rest, length in rest, span,
+        start and length in its output, whether `rest` holds it as a JSON string), in order."""
+        cuts = []
+        for s, e in bounds:
+            if e - s < _WORTH_BORROWING:
+                continue
+            message = rest[s:e]
+            cut = None
+            for reply, span, at in reversed(self.messages):  # the model's reply given back
+                if reply[:_WORTH_BORROWING] == message[:_WORTH_BORROWING]:
+                    shared = _shared_prefix(reply, message)
+                    cut = (s, shared, span, at, shared, False)
+                    break
+            if cut is None:
+                for output, as_string, span in reversed(self.results):  # a tool's result inside the message giving it back
+                    found = message.find(output) if _WORTH_BORROWING <= len(output) <= e - s else -1
+                    if found >= 0:
+                        cut = (s + found, len(output), span, 0, len(output), False)
+                        break
+                    found = message.find(as_string) if as_string is not None and len(as_string) <= e - s else -1
+                    if found >= 0:
+                        cut = (s + found, len(as_string), span, 0, len(output), True)
+                        break
+            if cut is not None:
+                cuts.append(cut)
+        return cuts
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    """How many characters `a` and `b` share from their start (compared in halves: C speed, not per character)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _as_json_string(text: str) -> str:
+    """`text` as a JSON string literal without its quotes, escaped as DuckDB's to_json escapes it (the views
+    rebuild a borrowed JSON string with to_json)."""
+    return _ENCODE_STRING(text)[1:-1]
+
+
+def _lend(rest: str, cuts: list[tuple[int, int, str, int, int, bool]]) -> tuple[str, list[dict[str, Any]] | None]:
+    """The stored form of new messages `rest` with the parts `cuts` left out: input_added and input_borrowed."""
+    if not cuts:
+        return f"[{rest}]", None
+    literal, borrowed, at, size = ["["], [], 0, 1
+    for start, length, span, source, source_length, as_string in cuts:
+        literal.append(rest[at:start])
+        size += start - at
+        borrowed.append({"at": size, "span_id": span, "start": source, "length": source_length, "as_string": as_string})
+        at = start + length
+    literal.append(rest[at:])
+    literal.append("]")
+    return "".join(literal), borrowed
+
+
+@dataclass
 class _Run:
     chains: list[_Chain]
     stored: dict[str, Form]  # span id -> its form
+    outputs: _Outputs
 
 
 @dataclass
@@ -110,6 +212,7 @@ class _Staged:
     chains: list[_Chain]
     committed: dict[str, Form]
     added: dict[str, Form]
+    outputs: _Outputs
 
 
 def _valid(messages: str) -> bool:
@@ -230,52 +333,59 @@ class Conversations:
                 [c.staged() for c in known.chains] if known else [],
                 known.stored if known else {},
                 {},
+                known.outputs.copy() if known else _Outputs([], []),
             )
         return run
 
     def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged], given: list[str | None] | None) -> pa.RecordBatch:
+        # Model calls' inputs to store, and outputs long enough to be worth borrowing: both in start order,
+        # so a call borrows from the outputs that came before it (a run's most recent ones are followed).
         if given is not None:  # the input column is NULL, its values are these: the column is made from them here
             if not any(given):
                 return _with_input(batch, given)
             inputs = pa.array([None if text is None else "" for text in given], pa.string())  # validity only
         else:
             inputs = batch.column("input")
+        outputs = batch.column("output")
         if inputs.null_count == batch.num_rows:  # content capture off: nothing to look at (3 % of such an ingest)
             return batch
-        candidates = pc.and_(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), pc.is_valid(inputs))
-        rows = pc.indices_nonzero(pc.fill_null(candidates, False)).to_pylist()
+        model = pc.fill_null(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), False)
+        candidates = pc.and_(model, pc.is_valid(inputs))
+        lenders = pc.fill_null(pc.greater_equal(pc.utf8_length(outputs), _WORTH_BORROWING), False)
+        rows = pc.indices_nonzero(pc.or_(candidates, lenders)).to_pylist()
         if not rows:
             return batch if given is None else _with_input(batch, given)
-        picked = batch.select(["trace_id", "span_id", "run_id", "session_id", "user_id", "start_time"])
-        picked = picked.take(pa.array(rows, pa.int64()))
+        take = pa.array(rows, pa.int64())
+        picked = batch.select(["trace_id", "span_id", "run_id", "session_id", "user_id", "start_time"]).take(take)
         starts = picked.column("start_time").cast(pa.int64()).to_pylist()
         columns = {name: picked.column(name).to_pylist() for name in ("trace_id", "span_id", "run_id", "session_id", "user_id")}
+        is_call, is_model = candidates.take(take).to_pylist(), model.take(take).to_pylist()
+        lends = lenders.take(take).to_pylist()
         # Row by row: a take would first copy every conversation's text (the batch's bulk) only to read it.
-        texts = [inputs[row].as_py() for row in rows] if given is None else [given[row] for row in rows]
+        texts = [(inputs[row].as_py() if given is None else given[row]) if call else None for row, call in zip(rows, is_call)]
+        lent = [outputs[row].as_py() if lend else None for row, lend in zip(rows, lends)]
         chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
-            text = texts[i]
-            if len(text) < 3 or text[0] != "[" or text[-1] != "]":
-                continue  # not a list of messages (or an empty one): stored as it is
             span = columns["span_id"][i]
             key = (columns["trace_id"][i], columns["run_id"][i], columns["session_id"][i], columns["user_id"][i],
                    (starts[i] or 0) // _DAY_NS)
             run = self._run(key, staged)
-            form = run.added.get(span) or run.committed.get(span)
-            if form is not None:  # delivered again: stored as it was the first time
+            text = texts[i]
+            if is_call[i] and len(text) >= 3 and text[0] == "[" and text[-1] == "]":  # else stored as it is
+                form = run.added.get(span) or run.committed.get(span)
+                if form is None:
+                    form = run.added[span] = self._continue(run.chains, span, text[1:-1], run.outputs)
+                # else delivered again: stored as it was the first time
                 if form[0] is not None:
                     chain_of[rows[i]] = form
-                continue
-            form = self._continue(run.chains, span, text[1:-1])
-            run.added[span] = form
-            if form[0] is not None:
-                chain_of[rows[i]] = form
+            if lends[i]:
+                run.outputs.add(span, lent[i], is_model[i])
         if not chain_of:
             return batch if given is None else _with_input(batch, given)
         n = batch.num_rows
-        chain, offset, added, ranges = [None] * n, [None] * n, [None] * n, [None] * n
-        for row, (c, o, a, r) in chain_of.items():
-            chain[row], offset[row], added[row] = c, o, a
+        chain, offset, added, ranges, borrowed = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+        for row, (c, o, a, r, b) in chain_of.items():
+            chain[row], offset[row], added[row], borrowed[row] = c, o, a, b
             if r is not None:
                 ranges[row] = [{"start": s, "length": length} for s, length in r]
         if given is None:
@@ -283,13 +393,14 @@ class Conversations:
         else:  # only what is stored whole is converted to Arrow: a conversation's history never is
             kept = pa.array([text if c is None else None for text, c in zip(given, chain)], pa.string())
         replaced = {"input": kept, CHAIN: pa.array(chain, pa.string()), OFFSET: pa.array(offset, pa.int64()),
-                    ADDED: pa.array(added, pa.string()), RANGES: pa.array(ranges, _RANGE)}
+                    ADDED: pa.array(added, pa.string()), RANGES: pa.array(ranges, _RANGE),
+                    BORROWED: pa.array(borrowed, _BORROWED)}
         return pa.RecordBatch.from_arrays(
             [replaced.get(name, batch.column(name)) for name in SPAN_SCHEMA.names], schema=SPAN_SCHEMA
         )
 
     @staticmethod
-    def _continue(chains: list[_Chain], span: str, messages: str) -> Form:
+    def _continue(chains: list[_Chain], span: str, messages: str, outputs: _Outputs) -> Form:
         """How a call whose input holds `messages` is stored: (chain, offset, added, ranges), or Nones when whole.
 
         The common case first, and cheap: the input is a conversation's latest one with messages appended
@@ -311,31 +422,31 @@ class Conversations:
             bounds = _split(rest) if rest else []
             head = best.ranges if best.ranges is not None else [(0, best.size)]
             if bounds is not None:
-                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE)
+                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE, outputs)
                 if form is not None:
                     return form
             elif _valid(rest):  # messages with whitespace between: kept as they are, after the whole latest input
                 start = best.size + 1 if best.size and rest else best.size
                 ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
                 if ranges is None or start + len(rest) <= _SLACK * len(messages):
-                    return Conversations._add(best, rest, [], start, messages, ranges)
+                    return Conversations._add(best, rest, [], start, messages, ranges, outputs)
         bounds = _split_known(messages, chains)
         if bounds is not None and chains:
             pieces = [messages[s:e] for s, e in bounds]
             shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))
             if any(p in shared.where for p in pieces):
-                form = Conversations._assemble(shared, [], pieces, messages, 0)
+                form = Conversations._assemble(shared, [], pieces, messages, 0, outputs)
                 if form is not None:
                     return form
         where = {} if bounds is None else {messages[s:e]: s for s, e in reversed(bounds)}
         chains.append(_Chain(span, len(messages), where, messages, None, bounds is not None))
         if len(chains) > _CHAINS_PER_RUN:
             chains.pop(0)
-        return None, None, None, None
+        return _WHOLE
 
     @staticmethod
     def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], messages: str,
-                  least: int) -> Form | None:
+                  least: int, outputs: _Outputs) -> Form | None:
         """Store an input as the ranges `head` of `chain`'s text, then `pieces`: each one the chain holds
         (at least `least` characters long) as a range of it, the others as new messages. None when the
         conversation's text would grow past `_SLACK` times the input (the input then starts a new one)."""
@@ -351,16 +462,18 @@ class Conversations:
             ranges.append((found, len(p)))
         ranges = _merged(ranges)
         if ranges == [(0, start + len(rest))]:
-            return Conversations._add(chain, rest, bounds, start, messages, None)
+            return Conversations._add(chain, rest, bounds, start, messages, None, outputs)
         if start + len(rest) > _SLACK * len(messages):
             return None
-        return Conversations._add(chain, rest, bounds, start, messages, ranges)
+        return Conversations._add(chain, rest, bounds, start, messages, ranges, outputs)
 
     @staticmethod
     def _add(chain: _Chain, rest: str, bounds: list[tuple[int, int]], start: int, messages: str,
-             ranges: list[tuple[int, int]] | None) -> Form:
-        """Append a call's new messages `rest` (their `bounds` within it) to `chain` at `start`; its form."""
-        form = (chain.id, chain.size, f"[{rest}]", ranges)
+             ranges: list[tuple[int, int]] | None, outputs: _Outputs) -> Form:
+        """Append a call's new messages `rest` (their `bounds` within it) to `chain` at `start`; its form,
+        with the outputs they give back to the model left out of `input_added` and referred to."""
+        added, borrowed = _lend(rest, outputs.lent(rest, bounds))
+        form = (chain.id, chain.size, added, ranges, borrowed)
         for s, e in bounds:
             chain.where.setdefault(rest[s:e], start + s)
         chain.size = start + len(rest)
@@ -371,17 +484,18 @@ class Conversations:
         for key, change in staged.items():
             run = self._runs.pop(key, None)
             if run is None:
-                run = _Run([], change.committed)
-            self._chars -= sum(c.size for c in run.chains)
+                run = _Run([], change.committed, change.outputs)
+            self._chars -= sum(c.size for c in run.chains) + run.outputs.chars
             run.chains = [c.commit() for c in change.chains]
+            run.outputs = change.outputs
             run.stored.update(change.added)
             while len(run.stored) > _SPANS_PER_RUN:
                 run.stored.pop(next(iter(run.stored)))
             self._runs[key] = run  # most recently written last
-            self._chars += sum(c.size for c in run.chains)
+            self._chars += sum(c.size for c in run.chains) + run.outputs.chars
         while self._runs and (self._chars > self._max_chars or len(self._runs) > self._max_runs):
             _key, run = self._runs.popitem(last=False)
-            self._chars -= sum(c.size for c in run.chains)
+            self._chars -= sum(c.size for c in run.chains) + run.outputs.chars
 
 
 def _with_input(batch: pa.RecordBatch, inputs: list[str | None]) -> pa.RecordBatch:
@@ -399,6 +513,42 @@ def chain_table(table: pa.Table) -> pa.Table:
     return pa.Table.from_batches(batches, schema=SPAN_SCHEMA)
 
 
+def borrow_outputs(table: pa.Table, rows: set[tuple[str, str]]) -> pa.Table:
+    """Continuations written before a message could borrow an earlier output (schema versions 3 and 4), with
+    what the table's earlier outputs of their run hold left out of `input_added` (`input_borrowed`), as the
+    writer now stores them: for `agentotel compact`, which rewrites such files. `rows`: (trace_id, span_id)
+    of the rows to store so. Only a row's own new messages change: its conversation's text, offsets and
+    ranges stay as they are, so every row that refers to them still does."""
+    chains = table.column(CHAIN)
+    if table.num_rows == 0 or not rows or chains.null_count == table.num_rows:
+        return table
+    names = ["trace_id", "span_id", "run_id", "session_id", "user_id", "operation", "output", CHAIN, ADDED, BORROWED]
+    columns = {name: table.column(name).to_pylist() for name in names}
+    starts = table.column("start_time").cast(pa.int64()).to_pylist()
+    added, borrowed = list(columns[ADDED]), list(columns[BORROWED])
+    outputs: dict[tuple, _Outputs] = {}
+    changed = False
+    for i in sorted(range(table.num_rows), key=lambda i: (starts[i] or 0, i)):  # as the writer meets them
+        trace, span = columns["trace_id"][i], columns["span_id"][i]
+        run = outputs.setdefault((trace, columns["run_id"][i], columns["session_id"][i], columns["user_id"][i],
+                                  (starts[i] or 0) // _DAY_NS), _Outputs([], []))
+        own = added[i]
+        if columns[CHAIN][i] is not None and borrowed[i] is None and own and len(own) > 2 and (trace, span) in rows:
+            rest = own[1:-1]
+            bounds = _split(rest)
+            if bounds:
+                stored, lent = _lend(rest, run.lent(rest, bounds))
+                if lent:
+                    added[i], borrowed[i], changed = stored, lent, True
+        output = columns["output"][i]
+        if output is not None and len(output) >= _WORTH_BORROWING:
+            run.add(span, output, columns["operation"][i] in dialects.MODEL_OPERATIONS)
+    if not changed:
+        return table
+    table = table.set_column(table.schema.get_field_index(ADDED), ADDED, pa.array(added, pa.string()))
+    return table.set_column(table.schema.get_field_index(BORROWED), BORROWED, pa.array(borrowed, _BORROWED))
+
+
 def _rebuilt(text: str | None, ranges: Sequence[Mapping[str, int]] | None) -> str | None:
     """A continuation's input from its conversation's text up to and with its own messages (`text`)."""
     if text is None:
@@ -414,6 +564,24 @@ def _rebuilt(text: str | None, ranges: Sequence[Mapping[str, int]] | None) -> st
     return "[" + ",".join(parts) + "]"
 
 
+def returned(added: str | None, borrowed: Sequence[Mapping[str, Any]] | None,
+             output_of: Callable[[str], str | None]) -> str | None:
+    """A continuation's own messages: `added` with the outputs it borrowed put back (None if one is missing)."""
+    if added is None or not borrowed:
+        return added
+    parts, at = [], 0
+    for b in borrowed:
+        output = output_of(b["span_id"])
+        start, length, where = b["start"], b["length"], b["at"]
+        if output is None or start < 0 or length < 0 or start + length > len(output) or not at <= where <= len(added):
+            return None
+        part = output[start : start + length]
+        parts += (added[at:where], _as_json_string(part) if b.get("as_string") else part)
+        at = where
+    parts.append(added[at:])
+    return "".join(parts)
+
+
 def _joined(before: str, own: str) -> str:
     return f"{before},{own}" if before and own else before or own
 
@@ -427,9 +595,13 @@ def full_inputs(table: pa.Table) -> list[str | None]:
     chains = table.column(CHAIN).to_pylist()
     offsets = table.column(OFFSET).to_pylist()
     added = table.column(ADDED).to_pylist()
-    ranges = table.column(RANGES).to_pylist() if RANGES in table.column_names else [None] * table.num_rows
+    ranges = table.column(RANGES).to_pylist()
     traces = table.column("trace_id").to_pylist()
     spans = table.column("span_id").to_pylist()
+    borrowed = table.column(BORROWED).to_pylist()
+    if any(b is not None for b in borrowed):
+        outputs = dict(zip(zip(traces, spans), table.column("output").to_pylist()))
+        added = [returned(a, b, lambda span, t=t: outputs.get((t, span))) for a, b, t in zip(added, borrowed, traces)]
     segments: dict[tuple, dict[tuple[int, str], str]] = {}
     for i, chain in enumerate(chains):
         if chain is None:
@@ -533,6 +705,7 @@ def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
         return True
     starts = {(row["trace_id"], row["span_id"]): row for row in rows
               if row.get(CHAIN) is None and (row["trace_id"], row["span_id"]) in conversations}
+    outputs = {(row["trace_id"], row["span_id"]): row.get("output") for row in rows}
     try:
         for key, members in conversations.items():
             start = starts.get(key)
@@ -548,7 +721,7 @@ def whole_rows(rows: Sequence[MutableMapping[str, Any]]) -> bool:
                     for piece in pending:
                         conversation.add(piece)
                     pending, at = [], row[OFFSET]
-                added = row.get(ADDED)
+                added = returned(row.get(ADDED), row.get(BORROWED), lambda span, t=key[0]: outputs.get((t, span)))
                 if added is None or len(conversation.text) != row[OFFSET]:
                     return False
                 own = added[1:-1]

@@ -20,10 +20,11 @@ from agentotel import semconv
 from agentotel._tracing import SCOPE as _OWN_SCOPE
 from agentotel.store import dialects
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bumped when a column changes; written to every file's key-value metadata as `agentotel.schema_version`.
 2 added `dialect`; 3 added the `input_chain`, `input_offset`, `input_added` columns (store/messages.py);
-4 added `input_ranges` (a continuation may keep some of its conversation's messages, not all)."""
+4 added `input_ranges` (a continuation may keep some of its conversation's messages, not all); 5 added
+`input_borrowed` (a message that gives an earlier output back to the model refers to it)."""
 
 METADATA_KEY = b"agentotel.schema_version"
 
@@ -78,6 +79,13 @@ CONVERSATION = [
     # order: NULL for all of it (an input that only appends), else the turns an agent kept when it dropped
     # or summarised others.
     ("input_ranges", pa.list_(pa.struct([("start", pa.int64()), ("length", pa.int64())]))),
+    # Parts of input_added left out because an earlier span's output in the same trace holds them (the
+    # model's reply, a tool's result given back): each the text `length` characters from `start` in the
+    # output of `span_id` (as a JSON string without its quotes when `as_string`: a result given back
+    # inside a message's string), put back at `at` (characters into input_added as stored), in order.
+    # NULL: none.
+    ("input_borrowed", pa.list_(pa.struct([("at", pa.int64()), ("span_id", pa.string()), ("start", pa.int64()),
+                                           ("length", pa.int64()), ("as_string", pa.bool_())]))),
 ]
 STORAGE_COLUMNS = tuple(name for name, _ in CONVERSATION)
 """Columns that say how a row is stored, not what the span was: the query views fold them away."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pytest
 import agentotel
 from agentotel import semconv as sc
 from agentotel.store import StoreWriter, compact, messages, parquet_files
-from agentotel.store.schema import SPAN_SCHEMA, STORAGE_COLUMNS, SpanColumns, conform
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, SpanColumns, conform
 
 DAY = 86_400 * 10**9
 T0 = 1_780_000_000 * 10**9  # a fixed clock, mid-day UTC
@@ -73,7 +74,7 @@ def stored(directory: Path) -> dict[str, dict]:
         table = conform(pq.read_table(path))
         for r in table.select(["span_id", "input", *STORAGE_COLUMNS]).to_pylist():
             out[r["span_id"]] = {"input": r["input"], "chain": r["input_chain"], "offset": r["input_offset"],
-                                 "added": r["input_added"], "ranges": r["input_ranges"]}
+                                 "added": r["input_added"], "ranges": r["input_ranges"], "borrowed": r["input_borrowed"]}
     return out
 
 
@@ -316,7 +317,7 @@ def test_a_store_written_before_reads_the_same_and_compacts_into_the_new_form(tm
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
     compact(tmp_path / "old", grace_s=0)
     (merged,) = parquet_files(tmp_path / "old")
-    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == str(SCHEMA_VERSION).encode()
     assert sum(r["chain"] is not None for r in stored(tmp_path / "old").values()) == 5
     assert inputs(tmp_path / "old") == inputs(tmp_path / "new")
 
@@ -407,6 +408,7 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     assert len(parquet_files(new)) > 3
     continued = [r for r in rows.values() if r["chain"] is not None]
     assert len(continued) >= 8 and all(r["input"] is None for r in continued)
+    assert any(r["borrowed"] for r in continued)  # replies and tool results given back: referred to
     write_as_version_2(new, old)
     expected = _readers(old)
     assert len([k for k in expected if k[0] == "trajectory"]) == 4
@@ -415,6 +417,37 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     assert any(r["chain"] is not None for r in stored(old).values())
     assert _readers(old) == expected
     assert sum(Path(p).stat().st_size for p in parquet_files(old)) > 0
+
+
+def test_a_version_4_store_reads_the_same_and_compaction_borrows_what_its_rows_give_back(tmp_path, monkeypatch):
+    """Version 4 stored every new message in input_added: read as it is, and `agentotel compact` leaves out
+    what earlier outputs hold (only a row's own messages change, so rows in other files still add up)."""
+    from agentotel import _config
+
+    monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
+    monkeypatch.setattr(_config, "_current", None)
+    new, old = tmp_path / "new", tmp_path / "old"
+    _record_real_runs(new)
+    expected = _readers(new)
+    files = parquet_files(new)
+    tables = [pq.read_table(p, schema=SPAN_SCHEMA) for p in files]
+    whole = pa.concat_tables(tables)
+    output_of = dict(zip(zip(whole.column("trace_id").to_pylist(), whole.column("span_id").to_pylist()),
+                         whole.column("output").to_pylist()))
+    for path, table in zip(files, tables):  # as version 4 stored them: every new message in input_added
+        traces = table.column("trace_id").to_pylist()
+        own = [messages.returned(a, b, lambda span, t=t: output_of.get((t, span)))
+               for a, b, t in zip(table.column("input_added").to_pylist(), table.column("input_borrowed").to_pylist(), traces)]
+        table = table.set_column(table.schema.get_field_index("input_added"), "input_added", pa.array(own, pa.string()))
+        out = old / Path(path).relative_to(new)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.drop_columns(["input_borrowed"]).replace_schema_metadata({b"agentotel.schema_version": b"4"}), out)
+    assert _readers(old) == expected
+    before = sum(len(r["added"] or "") for r in stored(old).values())
+    compact(old, grace_s=0)
+    after = stored(old)
+    assert any(r["borrowed"] for r in after.values()) and sum(len(r["added"] or "") for r in after.values()) < 0.6 * before
+    assert _readers(old) == expected
 
 
 def test_the_documented_macro_gives_a_plain_glob_every_input_whole(tmp_path):
@@ -476,15 +509,15 @@ def test_spans_through_the_collector_s_conversion_are_stored_alike(tmp_path):
     assert [s.input for s in traces.trajectory(run[0]).steps] == [history(k) for k in range(4)]
 
 
-# -- message by message: turns dropped or summarised ---------------------------------------------------------
+# -- message by message: turns dropped or summarised, outputs given back -------------------------------------
 
 
 def _agent_run(directory: Path, *, keep: int, summarise_every: int, steps: int = 24, separators=(",", ":"),
                split: int = 5) -> dict[str, list[dict]]:
     """A support agent (not a coding one) whose history is cut to its system prompt plus the last `keep`
     messages, and every `summarise_every` steps replaced by a summary of its own; each model reply and
-    each tool result (a JSON order record) joins the history. Exported a few spans per batch, in end
-    order, as an SDK's BatchSpanProcessor would; returns each model call's input by span id."""
+    each tool result (a JSON order record) is given back in the next input. Exported a few spans per
+    batch, in end order, as an SDK's BatchSpanProcessor would; returns each model call's input by span id."""
     def dump(value) -> str:
         return json.dumps(value, ensure_ascii=False, separators=separators)
 
@@ -532,7 +565,9 @@ def test_dropped_and_summarised_turns_keep_the_conversation_stored_once(tmp_path
     assert calls[0]["chain"] is None and sum(r["chain"] is None for r in calls) <= len(calls) // 4
     assert any(r["ranges"] is not None for r in calls)  # turns were dropped: some inputs keep only part
     kept = sum(len(r["added"]) if r["chain"] else len(r["input"]) for r in calls)
-    assert kept < 0.4 * sum(len(text(m)) for m in expected.values())  # each message about once
+    whole = sum(len(text(m)) for m in expected.values())
+    assert kept < 0.25 * whole  # each message about once, and what outputs hold not at all
+    assert all(r["borrowed"] for r in calls[1:] if r["chain"])  # the reply and the tool result: referred to
     got = inputs(tmp_path)
     assert {s: got[s] for s in expected} == {s: text(m) for s, m in expected.items()}  # byte for byte
     steps = agentotel.open(tmp_path).trajectory("support").steps
@@ -548,25 +583,119 @@ def test_messages_with_whitespace_between_are_stored_whole_or_appended_exactly(t
     assert {s: got[s] for s in expected} == {s: json.dumps(m, ensure_ascii=False) for s, m in expected.items()}
 
 
-def test_a_version_3_store_reads_the_same_and_compacts_as_it_is(tmp_path):
+def test_a_missing_output_gives_no_input_rather_than_a_wrong_one(tmp_path):
+    expected = _agent_run(tmp_path, keep=1000, summarise_every=0, steps=12, split=4)
+    files = parquet_files(tmp_path)
+    rows = stored(tmp_path)
+    lender = next(b["span_id"] for s in sorted(expected) for b in rows[s]["borrowed"] or () if b["span_id"].endswith("b" * 12))
+    # The lender's row alone taken out of its file (as if lost): the inputs that borrowed from it, and the
+    # later inputs of the conversation, become NULL; the earlier ones stay whole.
+    for path in files:
+        table = pq.read_table(path)
+        keep = pa.compute.not_equal(table.column("span_id"), lender)
+        pq.write_table(table.filter(keep), path)
+    got = inputs(tmp_path)
+    borrowers = sorted(s for s in expected if any(b["span_id"] == lender for b in rows[s]["borrowed"] or ()))
+    assert borrowers and all(got[s] is None for s in expected if s >= borrowers[0])
+    assert all(got[s] == text(expected[s]) for s in expected if s < borrowers[0])
+    steps = agentotel.open(tmp_path).trajectory("support").steps
+    assert [s.input for s in steps if s.type == "llm"] == [expected[s] if s < borrowers[0] else None for s in sorted(expected)]
+
+
+@pytest.mark.parametrize("version, missing", [(3, ["input_ranges", "input_borrowed"]), (4, ["input_borrowed"])])
+def test_an_older_store_reads_the_same_and_compacts_as_it_is(tmp_path, version, missing):
     writer = StoreWriter(tmp_path / "new")
-    for k in range(6):  # each input appends to the last: stored as version 3 stored it (no ranges, nothing borrowed)
+    for k in range(6):  # each input appends to the last: stored as versions 3 and 4 stored it (no ranges, nothing borrowed)
         writer.append(batch(c(f"{k}" * 16, T0 + k, history(k))))
         if k == 2:
             writer.fold()
     writer.close()
     old = tmp_path / "old"
     for path in parquet_files(tmp_path / "new"):
-        table = pq.read_table(path).drop_columns(["input_ranges"])
+        table = pq.read_table(path).drop_columns(missing)
         out = old / Path(path).relative_to(tmp_path / "new")
         out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table.replace_schema_metadata({b"agentotel.schema_version": b"3"}), out)
+        pq.write_table(table.replace_schema_metadata({b"agentotel.schema_version": str(version).encode()}), out)
     assert inputs(old) == inputs(tmp_path / "new") == {f"{k}" * 16: text(history(k)) for k in range(6)}
     con = duckdb.connect()
     con.execute(agentotel.query._sql("macro_agentotel_spans"))
     assert dict(con.sql(f"SELECT span_id, input FROM agentotel_spans('{old}/spans/**/*.parquet')").fetchall()) == inputs(old)
     compact(old, grace_s=0)
     (merged,) = parquet_files(old)
-    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == b"4"
+    assert pq.read_schema(merged).metadata[b"agentotel.schema_version"] == str(SCHEMA_VERSION).encode()
     assert sum(r["chain"] is not None for r in stored(old).values()) == 5
     assert inputs(old) == inputs(tmp_path / "new")
+
+
+# -- outputs given back: a run shape of its own (Anthropic-style content blocks, JSON tool results) ------------
+
+
+def _blocks_run(directory: Path, steps: int, result: Callable[[int], str]) -> dict[str, str]:
+    """A run whose model replies (with a trailing `stop_reason` the next input leaves out) and tools' JSON
+    results (given back inside a `tool_result` block's string) each come back in the next input; one export
+    batch per span, in end order. Returns each model call's recorded input by span id."""
+    writer = StoreWriter(directory)
+    history = [{"role": "user", "content": [{"type": "text", "text": "Tidy the customer table, please."}]}]
+    recorded = {}
+    for k in range(steps):
+        span, tool_span, start = f"{k:015x}a", f"{k:015x}b", T0 + k * 10**9
+        reply = {"role": "assistant", "content": [
+            {"type": "text", "text": f"Step {k}: I will look at the rows again, then fix what is wrong with them. " * 3},
+            {"type": "tool_use", "id": f"t{k}", "name": "query", "input": {"sql": f"SELECT * FROM customers LIMIT {k}"}}]}
+        recorded[span] = text(history)
+        columns = SpanColumns()
+        attributes = {sc.GEN_AI_OPERATION_NAME: "chat", sc.AGENTOTEL_RUN_ID: "blocks", sc.GEN_AI_INPUT_MESSAGES: recorded[span],
+                      sc.GEN_AI_OUTPUT_MESSAGES: text([{**reply, "stop_reason": "tool_use"}])}
+        columns.append(trace_id="b" * 32, span_id=span, parent_span_id=None, name="chat claude", kind="CLIENT",
+                       status_code="UNSET", status_message=None, start_time_ns=start, end_time_ns=start + 1000,
+                       attributes=attributes, resource_attributes={}, scope_name="agentotel.anthropic", scope_version="1")
+        writer.append(columns.to_batch())
+        output = result(k)
+        columns = SpanColumns()
+        attributes = {sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.AGENTOTEL_RUN_ID: "blocks", sc.GEN_AI_TOOL_NAME: "query",
+                      sc.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(reply["content"][1]["input"]), sc.GEN_AI_TOOL_CALL_RESULT: output}
+        columns.append(trace_id="b" * 32, span_id=tool_span, parent_span_id=None, name="execute_tool query", kind="INTERNAL",
+                       status_code="UNSET", status_message=None, start_time_ns=start + 2000, end_time_ns=start + 3000,
+                       attributes=attributes, resource_attributes={}, scope_name="agentotel", scope_version="1")
+        writer.append(columns.to_batch())
+        history = history + [reply, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": output}]}]
+    writer.close()
+    return recorded
+
+
+def _customers(k: int) -> str:
+    rows = [{"name": f"Zoë \"{k}\" O'Brien", "path": f"C:\\data\\{k}.csv", "note": "first line\nsecond\tline ✓"}] * 4
+    return json.dumps({"rows": rows, "step": k}, ensure_ascii=False)
+
+
+def test_replies_and_json_tool_results_given_back_are_stored_once_and_read_back_byte_for_byte(tmp_path):
+    recorded = _blocks_run(tmp_path, 8, _customers)
+    rows = stored(tmp_path)
+    continuations = [rows[s] for s in sorted(recorded)[1:]]
+    assert all(r["chain"] and r["borrowed"] for r in continuations)
+    kinds = {b["as_string"] for r in continuations for b in r["borrowed"]}
+    assert kinds == {False, True}  # the reply as it was, the tool result as the JSON string holding it
+    added = sum(len(r["added"]) for r in continuations)
+    assert added < 0.1 * sum(len(v) - len(recorded[min(recorded)]) for v in recorded.values())
+    # Every reader gives what was recorded: the views, the documented macro over a plain glob, a trajectory,
+    # the Python rebuild compaction uses.
+    assert {s: v for s, v in inputs(tmp_path).items() if s in recorded} == recorded
+    con = duckdb.connect()
+    con.execute(agentotel.query._sql("macro_agentotel_spans"))
+    glob = f"{tmp_path}/spans/**/*.parquet"
+    assert dict(con.sql(f"SELECT span_id, input FROM agentotel_spans('{glob}') WHERE operation = 'chat'").fetchall()) == recorded
+    steps = agentotel.open(tmp_path).trajectory("blocks").steps
+    assert [json.dumps(s.input, ensure_ascii=False, separators=(",", ":")) for s in steps if s.type == "llm"] == [recorded[s] for s in sorted(recorded)]
+    table = pa.concat_tables([conform(pq.read_table(p)) for p in parquet_files(tmp_path)])
+    full = dict(zip(table.column("span_id").to_pylist(), messages.full_inputs(table)))
+    assert {s: full[s] for s in recorded} == recorded
+    compact(tmp_path, grace_s=0)
+    assert {s: v for s, v in inputs(tmp_path).items() if s in recorded} == recorded
+
+
+def test_a_result_duckdb_would_escape_otherwise_is_stored_as_it_is_not_borrowed_as_a_string(tmp_path):
+    # A terminal's colour codes: Python's json writes ESC as \u001b, DuckDB's to_json as \u001B.
+    recorded = _blocks_run(tmp_path, 4, lambda k: f"\x1b[31mred {k}\x1b[0m " * 20)
+    rows = stored(tmp_path)
+    assert not any(b["as_string"] for s in recorded for b in rows[s]["borrowed"] or ())
+    assert {s: v for s, v in inputs(tmp_path).items() if s in recorded} == recorded

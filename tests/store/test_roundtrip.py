@@ -132,6 +132,7 @@ EXPECTED = {
         "input_offset": None,
         "input_added": None,
         "input_ranges": None,
+        "input_borrowed": None,
         "attributes": {
             sc.GEN_AI_OPERATION_NAME: "chat",
             sc.GEN_AI_PROVIDER_NAME: "openai",
@@ -241,6 +242,10 @@ def test_files_carry_schema_version_zstd_page_index_bloom_filter_and_time_order(
     assert column.bloom_filter_offset is not None and column.bloom_filter_offset > 0
     assert metadata.row_group(0).column(0).has_offset_index
     assert pq.read_table(path, schema=SPAN_SCHEMA).schema.equals(SPAN_SCHEMA)
+    # The Parquet types alone give SPAN_SCHEMA back (tz-aware ns timestamps, maps, structs): the footer
+    # does not carry the Arrow schema again.
+    assert b"ARROW:schema" not in metadata.metadata
+    assert pq.read_table(path).schema.remove_metadata().equals(SPAN_SCHEMA.remove_metadata())
     starts = pq.read_table(path, columns=["start_time"]).column(0).cast(pa.int64()).to_pylist()
     assert starts == sorted(starts)
     probe = duckdb.sql(f"select bloom_filter_excludes from parquet_bloom_probe('{path}', 'trace_id', 'ffff')").fetchall()

@@ -1,4 +1,5 @@
--- The `_spans_marked` view: `spans` with what the runs and steps views derive per span — `duplicate`
+-- The `_spans_marked` view: `_spans_stored` (a model call's input NULL where it is stored as a continuation)
+-- with what the runs and steps views derive per span — `duplicate`
 -- (a second record of a call, not counted), the root attributes from the roots index, `is_root` and
 -- `step_run` (the run the span is a step of) — without reading the attribute maps. A span without run
 -- attributes in a run's trace (another service's span joined by context propagation, another
@@ -14,7 +15,7 @@ m AS (
            d.span_id IS NOT NULL AS duplicate,
            r.run_name, r.run_trigger, r.env_hash, r.parent_run_id,
            agentotel_is_run_root(s.operation, r.run_name, coalesce(s.run_id, tr.run_id), s.parent_span_id) AS is_root
-    FROM spans s
+    FROM _spans_stored s
     LEFT JOIN trace_runs tr ON tr.trace_id = s.trace_id
     LEFT JOIN _duplicate_spans d ON d.trace_id = s.trace_id AND d.span_id = s.span_id
     LEFT JOIN _run_roots r ON r.trace_id = s.trace_id AND r.span_id = s.span_id

@@ -1,5 +1,6 @@
--- The `spans` view: every span once, each model call's input whole (however the store keeps it). A span
--- seen twice (WAL and Parquet after an interrupted fold, or the same batch delivered again) keeps its
--- latest-ending copy.
-SELECT * FROM {whole_input:_raw_spans}
-QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
+-- The `spans` view: every span once (_spans_stored.sql), each model call's input whole however the store
+-- keeps it (_whole_inputs.sql). A filter on trace_id reaches both sides of the join: a trace's spans
+-- rebuild only that trace's inputs.
+SELECT s.* REPLACE (coalesce(s.input, w.input) AS input)
+FROM _spans_stored AS s
+LEFT JOIN _whole_inputs AS w ON w.trace_id = s.trace_id AND w.span_id = s.span_id

@@ -23,5 +23,7 @@ SELECT
     session_id,
     input,
     output
-FROM _spans_marked
+FROM (SELECT m.* REPLACE (coalesce(m.input, w.input) AS input)  -- a model call's input whole (_whole_inputs.sql)
+      FROM _spans_marked AS m
+      LEFT JOIN _whole_inputs AS w ON w.trace_id = m.trace_id AND w.span_id = m.span_id)
 WHERE step_type IS NOT NULL AND step_run IS NOT NULL
