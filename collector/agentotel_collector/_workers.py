@@ -150,11 +150,15 @@ def _supervise(settings: Settings, argv: list[str], stop: threading.Event, share
             if time.monotonic() - started < _FLAPPING_S:
                 time.sleep(1.0)
             workers[index] = spawn(index)
-    for process, _ in workers.values():
+    signalled = set()
+    for index, (process, _) in workers.items():
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
+            signalled.add(index)
     for index, (process, _) in workers.items():
         code = process.wait()
+        if code == -signal.SIGTERM and index in signalled:
+            continue  # stopped before it installed its handler, which it does before it listens: it took nothing in
         if code != 0 and status == 0:
             log.error("agentotel-collector: worker %d exited with %d", index, code)
             status = code if code > 0 else 1

@@ -222,3 +222,26 @@ def test_a_killed_supervisors_metrics_folder_is_removed_by_the_next_start_and_a_
     finally:
         assert following.terminate(timeout=120) == 0
     assert not _metrics_folders(temp) and not list(temp.iterdir())  # an orderly stop leaves nothing behind
+
+
+def test_a_supervisor_stopped_while_its_workers_start_exits_cleanly(tmp_path, monkeypatch):
+    """SIGTERM right after the workers are spawned: a worker still importing dies of the signal before its own
+    handler is set (it sets it before it listens, so it took nothing in). That is an orderly stop: exit 0."""
+    import subprocess
+
+    from collector_support import subprocess_env
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    args = [sys.executable, "-m", "agentotel_collector", "--dir", str(tmp_path / "store"), "--http",
+            f"127.0.0.1:{free_port()}", "--grpc", "off", "--log-level", "WARNING", "--workers", "2"]
+    supervisor = subprocess.Popen(args, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    children = Path(f"/proc/{supervisor.pid}/task/{supervisor.pid}/children")
+    deadline = time.monotonic() + 60
+    while len(children.read_text().split()) < 2:  # both workers spawned, neither done importing yet
+        assert time.monotonic() < deadline and supervisor.poll() is None, supervisor.stderr.read().decode()
+        time.sleep(0.005)
+    supervisor.send_signal(signal.SIGTERM)
+    assert supervisor.wait(120) == 0, supervisor.stderr.read().decode()
+    assert not list(temp.iterdir())  # its metrics folder is gone too
