@@ -235,15 +235,20 @@ def _workload(name: str, spans, strip: bool) -> tuple[str, list[bytes], int, int
     return name, [gzip.compress(body) for body in raw], sum(map(len, raw)), len(spans)
 
 
+def _workloads(quick: bool) -> list[tuple[str, list[bytes], int, int]]:
+    """The two workloads every comparison measures: the agent corpus with its content (fewer, heavier
+    requests), and the same spans with content capture off."""
+    spans = corpus.generate(BATCH if quick else 40 * BATCH)
+    return [
+        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
+        _workload("agent corpus, content capture off", spans, strip=True),
+    ]
+
+
 def run(quick: bool) -> list[Result]:
     """Both servers run once; each workload is measured on both, taking turns within each repeat."""
     repeats = 1 if quick else 5  # the machine is shared: more turns make the medians steadier
-    spans = corpus.generate(BATCH if quick else 40 * BATCH)
-    heavy = spans[: (1 if quick else 12) * BATCH]
-    workloads = [
-        _workload("agent corpus, content captured", heavy, strip=False),
-        _workload("agent corpus, content capture off", spans, strip=True),
-    ]
+    workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-collector-"))
     ours_port, peer_port = _free_port(), _free_port()
     ours = peer = None
@@ -355,11 +360,7 @@ def front_doors(quick: bool) -> list[Result]:
     import importlib.util
 
     repeats = 1 if quick else 3
-    spans = corpus.generate(BATCH if quick else 40 * BATCH)
-    workloads = [
-        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
-        _workload("agent corpus, content capture off", spans, strip=True),
-    ]
+    workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-front-doors-"))
     commands: dict[str, tuple[list[str], Path]] = {}
 
@@ -422,11 +423,7 @@ def workers(quick: bool) -> list[Result]:
     load average in the notes; the CPU ratio says what the second process costs either way.
     """
     repeats = 1 if quick else 5
-    spans = corpus.generate(BATCH if quick else 40 * BATCH)
-    workloads = [
-        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
-        _workload("agent corpus, content capture off", spans, strip=True),
-    ]
+    workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-workers-"))
     servers: dict[int, _Server] = {}
     results: list[Result] = []
@@ -478,11 +475,7 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
     """This checkout's collector against `checkout`'s (its collector and its agentotel), taking turns on the
     same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
     repeats = 1 if quick else 6
-    spans = corpus.generate(BATCH if quick else 40 * BATCH)
-    workloads = [
-        _workload("agent corpus, content captured", spans[: (1 if quick else 12) * BATCH], strip=False),
-        _workload("agent corpus, content capture off", spans, strip=True),
-    ]
+    workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-baseline-"))
     roots = {"this checkout": _ROOT, f"baseline {checkout.name}": checkout.resolve()}
     servers: dict[str, _Server] = {}

@@ -40,6 +40,8 @@ from typing import Any
 import vcr
 import yaml
 
+from agentotel._json import parse as parse_json
+
 REDACTED = "**REDACTED**"
 
 
@@ -261,13 +263,7 @@ def aws_events(payload: bytes) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _arguments(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
+_arguments = parse_json  # a tool call's arguments: parsed when they are JSON text
 
 
 def _openai_usage(expected: Expected, usage: Any) -> None:
