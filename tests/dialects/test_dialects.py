@@ -34,7 +34,10 @@ def produce(store: Path, **options: Any) -> None:
     result = subprocess.run(
         [sys.executable, str(HERE / "producer.py"), json.dumps({"store": str(store), **options})],
         capture_output=True, text=True, timeout=180,
-        env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false"},
+        # Spans leave only at shutdown, in one batch: the plain-glob assertions rely on a call's two records
+        # (agentotel's and another instrumentation's) reaching the writer together, which a scheduled export
+        # on a loaded machine (the SDK's default is every 5 s) could split.
+        env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false", "OTEL_BSP_SCHEDULE_DELAY": "600000"},
     )
     assert result.returncode == 0, result.stderr[-4000:]
 
