@@ -33,6 +33,7 @@ from agentotel.analysis._steps import (
     LLM,
     RETRIEVAL,
     TOOL,
+    agent_of,
     answered_ids,
     call_key,
     final_text,
@@ -979,19 +980,25 @@ def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] 
 
 
 def _given_changed(run: _Run) -> list[Finding]:
-    """The first model call (of each model the run used: a summariser on another model is another prompt)
-    given other instructions than earlier runs of the agent agree on, or (the run's first call) other tools."""
-    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
-    if not run.history.first_calls or not top:
+    """The first model call of each agent step and model (a handed-off sub-agent is another prompt, and so
+    is a summariser on another model) given other instructions than that agent's calls in earlier runs agree
+    on, or (each agent's first call) other tools."""
+    if not run.history.first_calls or not run.llm:
         return []
+    # Outside agent steps, only the run's top-level calls: a model call inside a tool is that tool's business.
+    agents = {s["index"]: agent_of(s, run.by_index) for s in run.llm}
+    top = [s for s in run.llm if s.get("parent_index") is None or agents[s["index"]] is not None] or run.llm
     firsts: dict[Any, dict[str, Any]] = {}
     for step in top:
-        firsts.setdefault(step.get("model"), step)
+        firsts.setdefault((agents[step["index"]], step.get("model")), step)
     out: list[Finding] = []
-    for model, first in firsts.items():
-        earlier = [(run_id, call) for run_id, call in run.history.first_calls if call.get("model") in (None, model)]
+    seen: set[Any] = set()
+    for (agent, model), first in firsts.items():
+        earlier = [(run_id, call) for run_id, call in run.history.first_calls
+                   if call.get("model") in (None, model) and call.get("agent") == agent]
         if earlier:
-            out += _prompt_changed(run, first, earlier, tools=first is top[0])
+            out += _prompt_changed(run, first, earlier, tools=agent not in seen)
+        seen.add(agent)
         if any(f.kind == "instructions_changed" for f in out):
             break  # the first changed prompt is the cause
     return out
