@@ -1004,6 +1004,18 @@ def _given_changed(run: _Run) -> list[Finding]:
     return out
 
 
+_FETCHED_TEXT = 12  # characters: a shorter value (a name, an id, a handed-off agent's name) is no text a prompt holds
+
+
+def _may_fill_prompt(run: _Run, fetch: Mapping[str, Any], agent: str | None) -> bool:
+    """Whether a tool or retrieval step may have put text into the prompt of a model call of `agent`: any
+    in that agent's own steps; in another agent's, only one that returned text (a handoff, which returns the
+    next agent's name, hands over the conversation, not the sub-agent's instructions)."""
+    if agent is None or agent_of(fetch, run.by_index) == agent:
+        return True
+    return any(len(value) >= _FETCHED_TEXT for value in _strings(tool_payload(fetch.get("output"))))
+
+
 def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
     """Masked instructions up to where text fetched earlier in the run (a document, a remembered fact, a
     tool's result) first appears in them: what follows is this run's data, not the agent's instructions."""
@@ -1013,7 +1025,7 @@ def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
             continue
         for value in _strings(tool_payload(earlier.get("output"))):
             value = _DIGITS.sub("0", _words(value))
-            if len(value) >= 12 and (at := text.find(value, 0, cut)) >= 0:
+            if len(value) >= _FETCHED_TEXT and (at := text.find(value, 0, cut)) >= 0:
                 cut = at
     return text[:cut]
 
@@ -1022,7 +1034,9 @@ def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str
                     tools: bool) -> list[Finding]:
     # What was fetched before the call may be in its prompt: then only a template learned from earlier
     # prompts (fetched text in its slots) is a baseline, never one earlier text.
-    fetched = any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"])
+    agent = agent_of(first, run.by_index)
+    fetched = any(s.get("type") in (RETRIEVAL, TOOL) and _may_fill_prompt(run, s, agent)
+                  for s in run.steps if s["index"] < first["index"])
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
     for run_id, call in earlier:
