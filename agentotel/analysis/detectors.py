@@ -1444,16 +1444,17 @@ class _Used:
         """A failed (or never answered) call of a tool no call has worked with and nothing ran (unknown_tool), or
         of a known tool with argument names no call that worked used, renamed or corrected by a later call that
         worked (wrong_arguments); None when nothing says so."""
-        if self.outcome(step, call) == "ok" or not self.known:
+        outcome = self.outcome(step, call)
+        if outcome == "ok" or not self.known:
             return None
         index = step["index"]
         if call.name not in self.known:
             if self.ran(step, call) is not None:  # a tool of that name ran (and failed): it exists
                 return None
             return _finding("unknown_tool", "tool", index, [index],
-                            f"the model called {call.name!r} at step {index}, which nothing ran; no call of it ever "
-                            f"worked, unlike the tools this agent used ({', '.join(sorted(self.known))})",
-                            tool=call.name, available=sorted(self.known), inferred=True)
+                            f"the model called {call.name!r} at step {index} and it {'failed' if outcome else 'got no result'}; "
+                            f"no call of that name ever worked, unlike the tools this agent used "
+                            f"({', '.join(sorted(self.known))})", tool=call.name, available=sorted(self.known), inferred=True)
         worked = self.worked.get(call.name)
         names = set(call.arguments) if isinstance(call.arguments, Mapping) else set()
         if not worked or frozenset(names) in worked:
