@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
-from agentotel.analysis._steps import TOOL, is_error, tool_name, tool_payload
+from agentotel.analysis._steps import TOOL, agent_of, is_error, tool_name, tool_payload
 
 # The span attributes (beyond the step fields) that detectors read.
 ATTRIBUTES = (
@@ -78,7 +78,7 @@ class History:
     outputs: dict[str, OutputSchema] = field(default_factory=dict)
     schema_hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool -> (run id, hash), the latest
     runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
-    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step of each model), newest first
+    first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step of each agent and model), newest first
 
     def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
@@ -304,9 +304,11 @@ def _read_history(traces: Any, plan: _Plan, names: list[str], held: Any = None) 
         rebuilt = traces._rows(sql("first_call_inputs"), bound, within=within, held=held)
         inputs = {row["span_id"]: row["input"] for row in rebuilt}
         found = [{**row, "input": inputs.get(row["span_id"], row["input"])} for row in found]
+    agents = {c["span_id"]: c.get("agent") for c in calls}
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
         history.first_calls.append((row["run_id"], {"type": "llm", "model": row["model"], "input": _json.parse(row["input"]),
-                                                    "definitions": row["definitions"], "instructions": row["instructions"]}))
+                                                    "definitions": row["definitions"], "instructions": row["instructions"],
+                                                    "agent": agents.get(row["span_id"])}))
     return history
 
 
@@ -325,12 +327,13 @@ def _foreign_history(traces: Any, record: RunRecord, start: Any, runs: int) -> H
     history = History.from_records(reversed(records))
     for earlier in records:
         firsts: dict[Any, dict[str, Any]] = {}
+        by_index = {s["index"]: s for s in earlier.steps}
         for step in earlier.steps:
             if step.get("type") == "llm":
-                firsts.setdefault(step.get("model"), step)
-        for step in firsts.values():
+                firsts.setdefault((agent_of(step, by_index), step.get("model")), step)
+        for (agent, _model), step in firsts.items():
             history.first_calls.append((str(earlier.run_id), {
                 "type": "llm", "model": step.get("model"), "input": step.get("input"),
                 "definitions": earlier.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS),
-                "instructions": earlier.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS)}))
+                "instructions": earlier.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS), "agent": agent}))
     return history

@@ -39,6 +39,22 @@ def tool_name(step: Mapping[str, Any]) -> str | None:
     return step.get("tool_name") or (step.get("name") or "").removeprefix("execute_tool ").strip() or None
 
 
+def agent_of(step: Mapping[str, Any], by_index: Mapping[int, Mapping[str, Any]]) -> str | None:
+    """The name of the agent step a step is in (the nearest enclosing one), None outside any: a handed-off
+    sub-agent's model calls are that agent's, not the one that handed over (history_spans.sql, same rule)."""
+    seen: set[int] = set()
+    at = step.get("parent_index")
+    while at is not None and at not in seen:
+        seen.add(at)
+        parent = by_index.get(at)
+        if parent is None:
+            return None
+        if parent.get("type") == AGENT:
+            return parent.get("name")
+        at = parent.get("parent_index")
+    return None
+
+
 def call_key(name: str, arguments: Any) -> str:
     """The key a tool call is known by: its name and canonical arguments."""
     return f"{name} {canonical_arguments(arguments)}"

@@ -33,6 +33,7 @@ from agentotel.analysis._steps import (
     LLM,
     RETRIEVAL,
     TOOL,
+    agent_of,
     answered_ids,
     call_key,
     final_text,
@@ -979,22 +980,40 @@ def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] 
 
 
 def _given_changed(run: _Run) -> list[Finding]:
-    """The first model call (of each model the run used: a summariser on another model is another prompt)
-    given other instructions than earlier runs of the agent agree on, or (the run's first call) other tools."""
-    top = [s for s in run.llm if s.get("parent_index") is None] or run.llm
-    if not run.history.first_calls or not top:
+    """The first model call of each agent step and model (a handed-off sub-agent is another prompt, and so
+    is a summariser on another model) given other instructions than that agent's calls in earlier runs agree
+    on, or (each agent's first call) other tools."""
+    if not run.history.first_calls or not run.llm:
         return []
+    # Outside agent steps, only the run's top-level calls: a model call inside a tool is that tool's business.
+    agents = {s["index"]: agent_of(s, run.by_index) for s in run.llm}
+    top = [s for s in run.llm if s.get("parent_index") is None or agents[s["index"]] is not None] or run.llm
     firsts: dict[Any, dict[str, Any]] = {}
     for step in top:
-        firsts.setdefault(step.get("model"), step)
+        firsts.setdefault((agents[step["index"]], step.get("model")), step)
     out: list[Finding] = []
-    for model, first in firsts.items():
-        earlier = [(run_id, call) for run_id, call in run.history.first_calls if call.get("model") in (None, model)]
+    seen: set[Any] = set()
+    for (agent, model), first in firsts.items():
+        earlier = [(run_id, call) for run_id, call in run.history.first_calls
+                   if call.get("model") in (None, model) and call.get("agent") == agent]
         if earlier:
-            out += _prompt_changed(run, first, earlier, tools=first is top[0])
+            out += _prompt_changed(run, first, earlier, tools=agent not in seen)
+        seen.add(agent)
         if any(f.kind == "instructions_changed" for f in out):
             break  # the first changed prompt is the cause
     return out
+
+
+_FETCHED_TEXT = 12  # characters: a shorter value (a name, an id, a handed-off agent's name) is no text a prompt holds
+
+
+def _may_fill_prompt(run: _Run, fetch: Mapping[str, Any], agent: str | None) -> bool:
+    """Whether a tool or retrieval step may have put text into the prompt of a model call of `agent`: any
+    in that agent's own steps; in another agent's, only one that returned text (a handoff, which returns the
+    next agent's name, hands over the conversation, not the sub-agent's instructions)."""
+    if agent is None or agent_of(fetch, run.by_index) == agent:
+        return True
+    return any(len(value) >= _FETCHED_TEXT for value in _strings(tool_payload(fetch.get("output"))))
 
 
 def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
@@ -1006,7 +1025,7 @@ def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
             continue
         for value in _strings(tool_payload(earlier.get("output"))):
             value = _DIGITS.sub("0", _words(value))
-            if len(value) >= 12 and (at := text.find(value, 0, cut)) >= 0:
+            if len(value) >= _FETCHED_TEXT and (at := text.find(value, 0, cut)) >= 0:
                 cut = at
     return text[:cut]
 
@@ -1015,7 +1034,9 @@ def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str
                     tools: bool) -> list[Finding]:
     # What was fetched before the call may be in its prompt: then only a template learned from earlier
     # prompts (fetched text in its slots) is a baseline, never one earlier text.
-    fetched = any(s.get("type") in (RETRIEVAL, TOOL) for s in run.steps if s["index"] < first["index"])
+    agent = agent_of(first, run.by_index)
+    fetched = any(s.get("type") in (RETRIEVAL, TOOL) and _may_fill_prompt(run, s, agent)
+                  for s in run.steps if s["index"] < first["index"])
     task = _first_user_text(run.messages(first))
     earlier_instructions, earlier_tools = [], []
     for run_id, call in earlier:
@@ -1337,6 +1358,7 @@ def _call_form(run: _Run) -> list[Finding]:
     out = []
     # Without the definitions sent to the model, the tools the run declared (its environment snapshot).
     declared = {name: dict(schema.get("parameters") or {}) for name, schema in run.record.declared_tools().items()}
+    used: _Used | None = None
     for step in run.llm:
         offered = tool_schemas(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
         known = offered or declared
@@ -1352,6 +1374,12 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"the model called {call.name!r} at step {index}, which is not one of its tools "
                                     f"({', '.join(sorted(known))})", tool=call.name, available=sorted(known)))
                 continue
+            if not known:  # what the model was given is not recorded: judge a failed call by the calls that worked
+                used = used or _Used(run)
+                finding = used.judge(step, call)
+                if finding is not None:
+                    out.append(finding)
+                    continue
             schema = known.get(call.name)
             if not (schema or {}).get("properties") and (declared.get(call.name) or {}).get("properties"):
                 schema = declared[call.name]  # the offered schema says nothing of parameters: the tool's own does
@@ -1369,6 +1397,82 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"given contains (ids of that form it was given: {', '.join(like[:3])})",
                                     tool=call.name, arguments=call.arguments, values=[v for v, _ in invented]))
     return out
+
+
+class _Used:
+    """The tools a run's model used, when what it was offered is not recorded (an instrumentation that keeps
+    no tool definitions, a framework that keeps them off its spans): the calls that worked, in this run and
+    (tool names) earlier runs of the agent, against which a failed call is judged."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.by_call: dict[str, dict[str, Any]] = {}  # call id -> the tool step that ran it
+        self.by_request: dict[tuple[int, str], dict[str, Any]] = {}  # (asking step, tool) -> the tool step
+        for tool in run.record.tool_steps():
+            if tool.get("tool_call_id") is not None:
+                self.by_call.setdefault(str(tool["tool_call_id"]), tool)
+            asking = run.requester(tool)  # its requested_by, else the model step whose call it ran (same arguments)
+            if asking is not None:
+                self.by_request.setdefault((asking["index"], str(tool_name(tool))), tool)
+        self.shown: dict[str, Any] = {}  # call id -> the result a later model call was shown
+        for step in run.llm:
+            for call_id, _name, _arguments, result in run.message_calls(step):
+                self.shown.setdefault(call_id, result)
+        self.worked: dict[str, list[frozenset[str]]] = {}  # tool -> the argument names of each call of it that worked
+        for step in run.llm:
+            for call in requested_calls(step):
+                if call.valid_json and self.outcome(step, call) == "ok":
+                    names = frozenset(call.arguments) if isinstance(call.arguments, Mapping) else frozenset()
+                    self.worked.setdefault(call.name, []).append(names)
+        self.known = set(self.worked) | set(run.history.outputs)  # tools that returned a result before, or now
+
+    def ran(self, step: Mapping[str, Any], call: Any) -> dict[str, Any] | None:
+        """The tool step that ran a requested call (None: no span of it)."""
+        tool = self.by_call.get(str(call.id)) if call.id is not None else None
+        return tool or self.by_request.get((step["index"], call.name))
+
+    def outcome(self, step: Mapping[str, Any], call: Any) -> str | None:
+        """"ok", "error" (the tool failed, or returned an error), or None: no result recorded anywhere."""
+        tool = self.ran(step, call)
+        if tool is not None:
+            return "error" if is_error(tool) or _error_payload(tool.get("output")) is not None else "ok"
+        if call.id is not None and str(call.id) in self.shown:
+            return "error" if _error_payload(self.shown[str(call.id)]) is not None else "ok"
+        return None
+
+    def judge(self, step: Mapping[str, Any], call: Any) -> Finding | None:
+        """A failed (or never answered) call of a tool no call has worked with and nothing ran (unknown_tool), or
+        of a known tool with argument names no call that worked used, renamed or corrected by a later call that
+        worked (wrong_arguments); None when nothing says so."""
+        outcome = self.outcome(step, call)
+        if outcome == "ok" or not self.known:
+            return None
+        index = step["index"]
+        if call.name not in self.known:
+            if self.ran(step, call) is not None:  # a tool of that name ran (and failed): it exists
+                return None
+            return _finding("unknown_tool", "tool", index, [index],
+                            f"the model called {call.name!r} at step {index} and it {'failed' if outcome else 'got no result'}; "
+                            f"no call of that name ever worked, unlike the tools this agent used "
+                            f"({', '.join(sorted(self.known))})", tool=call.name, available=sorted(self.known), inferred=True)
+        worked = self.worked.get(call.name)
+        names = set(call.arguments) if isinstance(call.arguments, Mapping) else set()
+        if not worked or frozenset(names) in worked:
+            return None
+        missing = sorted(frozenset.intersection(*worked) - names)
+        unknown = sorted(names - frozenset.union(*worked))
+        # A failure with an extra optional argument may be the service's; a renamed argument, or a call the model
+        # corrected into one that worked, is the arguments'.
+        corrected = any(later["index"] > index and any(
+            c.name == call.name and c.valid_json and self.outcome(later, c) == "ok" for c in requested_calls(later))
+            for later in self.run.llm)
+        if not (missing and unknown) and not ((missing or unknown) and corrected):
+            return None
+        problems = [f"missing argument {n!r}" for n in missing] + [f"unknown argument {n!r}" for n in unknown]
+        return _finding("wrong_arguments", "tool", index, [index],
+                        f"the model called {call.name} at step {index} with {'; '.join(problems)}, and the call failed "
+                        f"(the calls of {call.name} that worked passed {', '.join(sorted(frozenset.union(*worked))) or 'nothing'})",
+                        tool=call.name, arguments=call.arguments, problems=problems, inferred=True)
 
 
 def _id_shape(token: str) -> str:

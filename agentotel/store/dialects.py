@@ -5,8 +5,9 @@ conventions in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel A
 anthropic SDK's native spans. `SpanColumns` (the store's one span→row path, used by the in-process
 exporter, the collector and `agentotel import`) calls `derive()` for every span that is not
 agentotel's own; it returns the promoted columns those attributes mean (operation, provider, models,
-tokens, tool name and call id, user, session, error type) and the payload in the GenAI JSON shape
-(messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and documents).
+tokens, tool name and call id, user, session, error type), the payload in the GenAI JSON shape
+(messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and documents), and
+the GenAI attributes the span means but lacks (`gen_ai.tool.definitions`: the tools a model call was offered).
 
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
@@ -69,6 +70,10 @@ OI_TOOL_ID = "tool.id"
 OI_RETRIEVAL_DOCUMENTS = "retrieval.documents."
 OI_EMBEDDING_MODEL = "embedding.model_name"
 OI_AGENT_NAME = "agent.name"
+OI_TOOLS = "llm.tools"  # a JSON list of tool definitions, or flattened: llm.tools.N.tool.json_schema / .name / .description
+OI_TOOLS_PREFIX = OI_TOOLS + "."
+OI_TOOL_JSON_SCHEMA = "tool.json_schema"
+OI_TOOL_DESCRIPTION = "tool.description"
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
 
@@ -80,6 +85,7 @@ TL_ENTITY_OUTPUT = "traceloop.entity.output"
 TL_REQUEST_TYPE = "llm.request.type"
 TL_USER = "traceloop.association.properties.user_id"
 TL_SESSION = "traceloop.association.properties.session_id"
+TL_FUNCTIONS_PREFIX = "llm.request.functions."  # before gen_ai.tool.definitions: llm.request.functions.N.name / .description / .parameters
 TL_KINDS = {"tool": "execute_tool", "agent": "invoke_agent"}  # workflow, task: not steps
 TL_REQUEST_TYPES = {"chat": "chat", "completion": "text_completion", "embedding": "embeddings"}
 
@@ -93,6 +99,7 @@ AI_RESPONSE_TEXT = "ai.response.text"
 AI_RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
 AI_RESPONSE_FINISH_REASON = "ai.response.finishReason"
 AI_PROMPT_MESSAGES = "ai.prompt.messages"
+AI_PROMPT_TOOLS = "ai.prompt.tools"  # a list of JSON texts, one per tool: {type, name, description, inputSchema | parameters}
 AI_USAGE_INPUT = ("ai.usage.inputTokens", "ai.usage.promptTokens", "ai.usage.tokens")
 AI_USAGE_OUTPUT = ("ai.usage.outputTokens", "ai.usage.completionTokens")
 AI_USAGE_CACHED = ("ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens")
@@ -147,17 +154,26 @@ _MARKERS = frozenset({
 class Derived:
     """What the rules say about one span: column values (by store column name), payloads, dialect."""
 
-    __slots__ = ("columns", "input", "output", "dialects")
+    __slots__ = ("columns", "input", "output", "dialects", "attributes")
 
     def __init__(self) -> None:
         self.columns: dict[str, Any] = {}
         self.input: str | None = None
         self.output: str | None = None
         self.dialects: list[str] = []
+        # GenAI attributes the span means but does not carry, added to its attribute map beside its own:
+        # `gen_ai.tool.definitions` (the tools offered to the model, in the GenAI form), which every reader
+        # of offered tools (check, diff, env) reads by that one name.
+        self.attributes: dict[str, str] = {}
 
     def set(self, column: str, value: Any) -> None:
         if value is not None and value != "" and column not in self.columns:
             self.columns[column] = value
+
+    def offer(self, definitions: list[dict[str, Any]]) -> None:
+        """The tools the model call was offered (GenAI form), unless an earlier rule found them."""
+        if definitions and semconv.GEN_AI_TOOL_DEFINITIONS not in self.attributes:
+            self.attributes[semconv.GEN_AI_TOOL_DEFINITIONS] = _dump(definitions)
 
     @property
     def dialect(self) -> str | None:
@@ -211,6 +227,8 @@ def derive(
             if event_name == EXCEPTION_EVENT and event_attributes:
                 out.set("error_type", _str(event_attributes.get(EXCEPTION_TYPE)))
                 break
+    if out.attributes and semconv.GEN_AI_TOOL_DEFINITIONS in attributes:
+        del out.attributes[semconv.GEN_AI_TOOL_DEFINITIONS]  # the span says it in the current form already
     if not out.dialects and not out.columns:
         return None
     return out
@@ -333,6 +351,7 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
             outputs[0]["finish_reason"] = _str(reason)
         out.input = _dump(inputs) if inputs else _str(get(OI_INPUT_VALUE))
         out.output = _dump(outputs) if outputs else _str(get(OI_OUTPUT_VALUE))
+        out.offer(_openinference_tools(attributes, keys))
     elif operation == "embeddings":
         out.set("request_model", _str(get(OI_EMBEDDING_MODEL)))
         out.set("provider", _str(get(OI_LLM_PROVIDER) or get(OI_LLM_SYSTEM)))
@@ -354,6 +373,25 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("agent_name", _str(get(OI_AGENT_NAME)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
+
+
+def _openinference_tools(attributes: Mapping[str, Any], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The tools an LLM span was offered: `llm.tools` (a JSON list), else `llm.tools.N.tool.json_schema` (the
+    provider's own form: OpenAI's, the Responses API's, Anthropic's ...), whose `tool.name` / `tool.description`
+    beside it win."""
+    listed = _load(attributes.get(OI_TOOLS))
+    if isinstance(listed, list) and (found := tool_definitions(listed)):
+        return found
+    out = []
+    for _, fields in sorted(_unflatten(attributes, OI_TOOLS_PREFIX, keys).items()):
+        found = tool_definitions([fields[OI_TOOL_JSON_SCHEMA]]) if OI_TOOL_JSON_SCHEMA in fields else []
+        definition = found[0] if found else {"type": "function"}
+        for field, target in ((OI_TOOL_NAME, "name"), (OI_TOOL_DESCRIPTION, "description")):
+            if fields.get(field):
+                definition[target] = _str(fields[field])
+        if len(definition) > 1:
+            out.append(definition)
+    return out
 
 
 def _document(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -381,6 +419,10 @@ def _traceloop(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("tool_call_id", _call_id_in(get(TL_ENTITY_INPUT)) or _call_id_in(get(TL_ENTITY_OUTPUT)))
     elif operation == "invoke_agent":
         out.set("agent_name", _str(get(TL_ENTITY_NAME)))
+    elif operation in MODEL_OPERATIONS:
+        # OpenLLMetry before gen_ai.tool.definitions (0.4x): each offered function flattened.
+        functions = _unflatten(attributes, TL_FUNCTIONS_PREFIX)
+        out.offer(tool_definitions([functions[i] for i in sorted(functions)]))
     if operation == "execute_tool":
         out.input = tool_arguments(get(TL_ENTITY_INPUT))
         out.output = tool_result(get(TL_ENTITY_OUTPUT))
@@ -416,6 +458,8 @@ def _vercel(attributes: Mapping[str, Any], out: Derived) -> None:
         prompt = _load(get(AI_PROMPT_MESSAGES))
         if isinstance(prompt, list):
             out.input = _dump([_vercel_message(m) for m in prompt if isinstance(m, dict)])
+        tools = _load(get(AI_PROMPT_TOOLS))
+        out.offer(tool_definitions(tools if isinstance(tools, (list, tuple)) else [tools]))
         parts: list[dict[str, Any]] = []
         text = get(AI_RESPONSE_TEXT)
         if text:
@@ -621,6 +665,39 @@ def tool_arguments(payload: Any) -> str | None:
     if isinstance(value, dict) and "input_str" in value and isinstance(value.get("inputs"), dict):
         return _dump(value["inputs"])
     return text
+
+
+def tool_definitions(items: Any) -> list[dict[str, Any]]:
+    """Tool definitions as providers and instrumentations write them, in the GenAI form (`{"type", "name",
+    "description", "parameters"}`): OpenAI's `{"type": "function", "function": {...}}`, the Responses API's and
+    the GenAI flat form, Anthropic's `input_schema`, the AI SDK's and MCP's `inputSchema`, Bedrock's
+    `toolSpec`, Gemini's `function_declarations`; each item a value or its JSON text. A tool with no name (a
+    provider's built-in one) is kept as it came."""
+    out: list[dict[str, Any]] = []
+    for item in items if isinstance(items, (list, tuple)) else ():
+        item = _load(item)
+        if not isinstance(item, dict):
+            continue
+        declarations = item.get("function_declarations", item.get("functionDeclarations"))
+        if isinstance(declarations, list):
+            out.extend(tool_definitions(declarations))
+            continue
+        function = item.get("function") if isinstance(item.get("function"), dict) else item.get("toolSpec")
+        function = function if isinstance(function, dict) else item
+        name = function.get("name")
+        if not name:
+            out.append(item)
+            continue
+        definition: dict[str, Any] = {"type": _str(item.get("type")) or "function", "name": _str(name)}
+        if function.get("description"):
+            definition["description"] = _str(function["description"])
+        parameters = _load(_first(function, ("parameters", "input_schema", "inputSchema")))
+        if isinstance(parameters, dict) and set(parameters) == {"json"}:  # Bedrock: {"inputSchema": {"json": {...}}}
+            parameters = _load(parameters["json"])
+        if parameters is not None:
+            definition["parameters"] = parameters
+        out.append(definition)
+    return out
 
 
 def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> Any:

@@ -365,6 +365,9 @@ class SpanColumns:
             self._dialects.append(None)
             return payload_in, payload_out
         self._dialects.append(derived.dialect)
+        for key, value in derived.attributes.items():  # what the span means in GenAI attributes it lacks
+            self._keys.append(key)
+            self._values.append(value)
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
         for column, value in derived.columns.items():
             index = _INDEX.get(column)

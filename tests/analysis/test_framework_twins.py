@@ -25,15 +25,20 @@ from twins import EXPECTED, judge, produce
 FAST = {
     # a handoff: the desk is a sub-agent; a follow-up turn is the agent run again; the SDK raises on an unknown
     # tool; a failure inside an agent step makes that step fail too (diff names the call inside)
-    ("agents", "agentotel"): ["history", "empty", "unknown_tool", "rate_limit"],
+    ("agents", "agentotel"): ["history", "empty", "unknown_tool", "rate_limit", "prompt"],
     # pydantic-ai's own instrumentation: tool results named `result` (an earlier GenAI conventions version) and
     # carried back in user messages; the framework asks again after an empty answer (its retry prompt a system
     # message), then gives up; history of runs with no agentotel root
     ("pydantic-ai", "pydantic-ai"): ["ungrounded", "empty", "prompt", "repeat"],
-    # OpenInference's LangChain spans: each graph node an agent step holding its model call's answer
-    ("langgraph", "openinference"): ["ungrounded", "bad_json"],
+    # OpenInference's LangChain spans: each graph node an agent step holding its model call's answer; the tools
+    # offered as llm.tools.N.tool.json_schema
+    ("langgraph", "openinference"): ["ungrounded", "bad_json", "unknown_tool"],
     # only the model client instrumented: tool calls and results only in the messages
-    ("openai", "openinference"): ["repeat", "tool_error", "ungrounded"],
+    ("openai", "openinference"): ["repeat", "tool_error", "ungrounded", "wrong_args"],
+    # the Agents SDK under OpenInference: the handoff a tool span, no tool definitions on the generation spans
+    ("agents", "openinference"): ["prompt", "wrong_args"],
+    # no tool definitions recorded at all, tools only in the messages
+    ("openai", "openai-v2"): ["unknown_tool"],
 }
 MATRIX = [("openai", "agentotel"), ("mcp", "agentotel"), ("agents", "agentotel"), ("langgraph", "agentotel"),
           ("pydantic-ai", "agentotel"), ("openai", "openinference"), ("openai", "openllmetry"), ("openai", "openai-v2"),

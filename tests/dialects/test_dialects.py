@@ -20,6 +20,7 @@ import duckdb
 import pytest
 
 import agentotel
+from agentotel import semconv
 from agentotel.query import Traces, pylist
 
 HERE = Path(__file__).parent
@@ -280,6 +281,11 @@ def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, t
     assert_weather_steps(traces, run_row)
     assert glob_sum(tmp_path / "store", "input_tokens") == IN  # the outer span's usage is not a call's
     assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"genai+vercel-ai+genai-legacy"}
+    # The tools offered (`ai.prompt.tools`, one JSON text per tool) as gen_ai.tool.definitions, in the GenAI form.
+    offered = {r[0] for r in traces.sql("SELECT attributes[$k] FROM spans WHERE operation = 'chat'",
+                                        {"k": semconv.GEN_AI_TOOL_DEFINITIONS}).fetchall()}
+    [(tool,)] = [[(d["name"], d["type"], sorted(d["parameters"]["properties"])) for d in json.loads(o)] for o in offered]
+    assert tool == ("get_weather", "function", ["city"])
 
 
 def test_mcp_native_server_spans_a_tool_step_and_set_up_calls_are_not(tmp_path: Path) -> None:
