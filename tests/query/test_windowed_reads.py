@@ -133,7 +133,7 @@ def test_a_checks_one_read_of_its_run_and_history_gives_what_two_reads_give(spre
     with agentotel.open(directory) as traces:
         held = []
         hold = traces._hold
-        traces._hold = lambda *args: held.append(args) or hold(*args)
+        traces._hold = lambda *args, **kwargs: held.append(args) or hold(*args, **kwargs)
         for (run_id,) in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             record, history = _record.load(traces, run_id)
             expected, expected_history = _plain(traces, run_id)
