@@ -12,7 +12,8 @@ import functools
 import os
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
