@@ -17,7 +17,8 @@ import bisect
 import datetime as dt
 import itertools
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")

@@ -12,7 +12,8 @@ import functools
 import os
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
@@ -169,8 +170,9 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
     An agent's latest runs mostly sit in the same row groups as the run itself, and most of what reading
     a few traces costs is decompressing their payload columns: so the history is planned from the roots
     index (the run's start and name as its root span says), the run's trace and the earlier runs' traces
-    are read once (`Traces._hold`), and both are built from those rows. Should the run's trajectory
-    say another start or agent name than its root span did, its history is read as `load_history` does.
+    are read once (`Traces._hold`, which finds those traces in the same statement), and both are built
+    from those rows. Should the run's trajectory say another start or agent name than its root span did,
+    its history is read as `load_history` does.
     """
     ref = traces.resolve(run)
     root = traces._rows(sql("run_root"), {"run": ref.run_id, "trace": ref.trace_id})
@@ -178,23 +180,24 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
         record = _load_run(traces, ref)
         return record, load_history(traces, record, runs=runs)
     start, agent = root[0]["start_time"], _agent_key(root[0]["run_name"])
-    plan = _plan(traces, ref.run_id, start, agent, runs)
-    if plan is None:  # no earlier run: nothing to share
+    earlier = _earlier(traces, ref.run_id, start, agent, runs)
+    if earlier:
+        first, last = min(ref.first_start, min(row["start_time"] for row in earlier)), max(ref.last_start, start)
+        shared = _bytes_within(traces, first, last) >= SHARED_READ_BYTES
+    if not earlier or not shared:  # small files: a third query costs more than it saves
+        plan = _plan(traces, earlier, start) if earlier else None
         record = _load_run(traces, ref)
         if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, _without_plan(traces, record, start, runs)
+            return record, (_read_history(traces, plan, _tool_names(record)) if plan is not None
+                            else _without_plan(traces, record, start, runs))
         return record, load_history(traces, record, runs=runs)
-    first, last = min(ref.first_start, plan.within[0]), max(ref.last_start, start)
-    if _bytes_within(traces, first, last) < SHARED_READ_BYTES:  # small files: a third query costs more than it saves
-        record = _load_run(traces, ref)
-        if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, _read_history(traces, plan, _tool_names(record))
-        return record, load_history(traces, record, runs=runs)
-    held = traces._hold([ref.trace_id, *plan.params["traces"]], first, last)
+    held = traces._hold([ref.trace_id], first, last, runs=(list(_order(earlier)), _since(earlier), start))
     try:
+        plan = _plan(traces, earlier, start, held)
         record = _load_run(traces, ref, held)
         if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, _read_history(traces, plan, _tool_names(record), held)
+            return record, (_read_history(traces, plan, _tool_names(record), held) if plan is not None
+                            else _without_plan(traces, record, start, runs))
         return record, load_history(traces, record, runs=runs)
     finally:
         traces._release(held)
@@ -246,17 +249,27 @@ class _Plan:
     calls: list[dict[str, Any]]
 
 
-def _plan(traces: Any, run_id: str | None, start: Any, agent: str | None, runs: int) -> _Plan | None:
-    """The latest earlier runs of the agent and where their spans are, from the cheap columns (None: no
-    earlier run, or none with spans)."""
-    earlier = traces._rows(sql("earlier_runs"), {"run": run_id, "before": start, "runs": runs, "agent": agent})
-    if not earlier:
-        return None
+def _earlier(traces: Any, run_id: str | None, start: Any, agent: str | None, runs: int) -> list[dict[str, Any]]:
+    """The latest earlier runs of the agent, newest first, from the roots index (earlier_runs.sql)."""
+    return traces._rows(sql("earlier_runs"), {"run": run_id, "before": start, "runs": runs, "agent": agent})
+
+
+def _order(earlier: list[dict[str, Any]]) -> dict[str, int]:
+    return {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
+
+
+def _since(earlier: list[dict[str, Any]]) -> str:
+    return earlier[0]["since"]
+
+
+def _plan(traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any = None) -> _Plan | None:
+    """Where the spans of `earlier` runs (`_earlier`) are, from the cheap columns (None: none has spans);
+    from the store, or from `held` rows (`Traces._hold`) that hold every trace those runs have spans in."""
     # Only the spans that started since the earliest of those runs are read (the files of that window).
-    order = {row["run_id"]: i for i, row in enumerate(earlier)}  # newest first
-    params = {"runs": list(order), "since": earlier[0]["since"], "before": start}
+    order = _order(earlier)
+    params = {"runs": list(order), "since": _since(earlier), "before": start}
     within = (min(row["start_time"] for row in earlier), start)
-    seen = traces._rows(sql("history_spans"), params, within=within)
+    seen = traces._rows(sql("history_spans"), params, within=within, held=held)
     params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
     if not params["traces"]:
         return None
@@ -270,7 +283,8 @@ def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) ->
     start = _start(record)
     if start is None:
         return History()
-    plan = _plan(traces, record.run_id, start, _agent_key(_agent(record)), runs)
+    earlier = _earlier(traces, record.run_id, start, _agent_key(_agent(record)), runs)
+    plan = _plan(traces, earlier, start) if earlier else None
     return _read_history(traces, plan, _tool_names(record)) if plan is not None else _without_plan(traces, record, start, runs)
 
 

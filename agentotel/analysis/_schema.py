@@ -11,7 +11,8 @@ empty, never raise an alarm.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from agentotel.analysis._steps import outermost, parent_path, type_name
 

@@ -22,7 +22,8 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments

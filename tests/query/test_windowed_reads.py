@@ -133,7 +133,7 @@ def test_a_checks_one_read_of_its_run_and_history_gives_what_two_reads_give(spre
     with agentotel.open(directory) as traces:
         held = []
         hold = traces._hold
-        traces._hold = lambda *args: held.append(args) or hold(*args)
+        traces._hold = lambda *args, **kwargs: held.append(args) or hold(*args, **kwargs)
         for (run_id,) in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             record, history = _record.load(traces, run_id)
             expected, expected_history = _plain(traces, run_id)
@@ -258,3 +258,29 @@ def test_a_runs_record_holds_its_roots_task_output_error_and_each_steps_status_m
         tool = record.tool_steps()[0]
         assert record.attribute(tool, sc.ERROR_TYPE) == "Timeout"
         assert record.error(tool) == "invoice service timed out after 30 s"
+
+
+def test_held_rows_take_the_traces_of_earlier_runs_and_outlive_a_renewed_connection(spread):
+    """`_hold` with `runs` reads the run's trace and every trace an earlier run has spans in (run 12's tool
+    span sits in a trace of its own), the same rows a scan of every file gives; its table is made again on
+    a connection renewed mid-check (what a compaction retiring a file causes), and is gone once released."""
+    directory, _runs = spread
+    with agentotel.open(directory) as traces:
+        ref = traces.resolve("bill-13")
+        earlier = traces.sql("SELECT run_id, start_time FROM runs WHERE name = 'billing' AND run_id IN ('bill-11', 'bill-12') "
+                             "ORDER BY start_time").fetchall()
+        since = traces.sql("SELECT min(start_time)::VARCHAR FROM _run_roots WHERE run_id = 'bill-11'").fetchall()[0][0]
+        first = earlier[0][1] - dt.timedelta(milliseconds=1)
+        held = traces._hold([ref.trace_id], first, ref.last_start, runs=(["bill-11", "bill-12"], since, ref.first_start))
+        query = "SELECT trace_id, span_id, output FROM {spans} ORDER BY trace_id, span_id"
+        rows = traces._rows(query, held=held)
+        expected = traces.sql("SELECT trace_id, span_id, output FROM _raw_spans WHERE trace_id IN (SELECT trace_id FROM _raw_spans "
+                              "WHERE run_id IN ('bill-11', 'bill-12', 'bill-13')) AND start_time BETWEEN $a AND $b ORDER BY trace_id, span_id",
+                              params={"a": first, "b": ref.last_start}).fetchall()
+        assert [tuple(r.values()) for r in rows] == [tuple(r) for r in expected]
+        assert "f" * 32 in {r["trace_id"] for r in rows}  # the stray trace of run 12
+        traces._connect(_sources.load(directory))  # a new connection, as after a compaction
+        assert traces._rows(query, held=held) == rows
+        traces._release(held)
+        with pytest.raises(agentotel.query.QueryError):
+            traces._rows(f"SELECT count(*) FROM {held.name}")
