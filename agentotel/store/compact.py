@@ -39,7 +39,8 @@ import pyarrow.parquet as pq
 from agentotel.store import fs, integrity, wal
 from agentotel.store.messages import borrow_outputs, chain_table
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, upgrade
-from agentotel.store.writer import REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces, sorted_table
+from agentotel.store.writer import (COMPACT_PAYLOAD_LEVEL, REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces,
+                                    sorted_table)
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
@@ -152,6 +153,7 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
             name,
             sort_by=MERGED_ORDER,
             extra={REPLACES_KEY: json.dumps(superseded).encode()},
+            payload_level=COMPACT_PAYLOAD_LEVEL,  # rewritten once, off the export path: fewer bytes for more CPU
         )
         # Publish first, retire second. The merged file is durable and visible, and it names its
         # inputs, so from here on `parquet_files()` no longer lists them; now they leave `spans/` too.

@@ -75,7 +75,13 @@ def test_one_damaged_file_never_fails_a_query_and_changes_no_value_once_checked(
     shutil.rmtree(directory / ".index", ignore_errors=True)
     damaged = str(directory / "spans" / "date=2026-05-28" / "file-1.parquet")
     _damage(damaged, seed)
-    assert check_file(damaged) is not None  # the page checksums always see it
+    if check_file(damaged) is None:
+        # The checksums cover a page's data, not its header: a flip in a header's min/max statistics
+        # (seeds 1 and 4 here) is not seen, and must then change no value.
+        assert pq.read_table(damaged).equals(pq.read_table(files[1]))
+        with agentotel.open(directory) as traces:
+            assert traces._rows("SELECT span_id, start_time, name, attributes FROM spans ORDER BY span_id") == spans
+        return
 
     # Queries straight away: none fails as a whole (a file a query cannot read is set aside, the rest
     # answers). (A relation from .sql() runs when fetched, outside Traces: it can still raise there.)
