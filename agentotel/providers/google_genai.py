@@ -154,8 +154,8 @@ def _other_part(part: Any) -> dict[str, Any] | None:
 def _parts(content: Any) -> list[dict[str, Any]]:
     if content is None:
         return []
-    if isinstance(content, str):
-        return [text_part(content)]
+    if isinstance(content, str):  # a system instruction, usually (text_part's dict, inline)
+        return [{"type": "text", "content": content}]
     items = content.get("parts") if isinstance(content, dict) else getattr(content, "parts", None)
     if items is None:
         if field_of(content, "role") is not None:  # a Content without parts (a blocked candidate): no part
@@ -172,8 +172,8 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     """The request's contents as messages: Content items as they are, loose parts grouped as the user's (as the SDK does)."""
     if contents is None:
         return []
-    if type(contents) is str:  # the usual prompt
-        return [{"role": "user", "parts": [text_part(contents)]}]
+    if type(contents) is str:  # the usual prompt (text_part's dict, inline: this runs on every call)
+        return [{"role": "user", "parts": [{"type": "text", "content": contents}]}]
     if isinstance(contents, str) or not isinstance(contents, (list, tuple)):
         contents = [contents]
     messages: list[dict[str, Any]] = []
