@@ -766,8 +766,8 @@ def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
     if not (t is dict or t is list or t is tuple):
         return value is None or t is bool or t is int or (t is float and math.isfinite(value))
     texts: list[str] = []
-    nodes = [0]
-    if not _plain(value, 0, texts, nodes, policy) or nodes[0] > _MAX_NODES or sum(map(len, texts)) > room:
+    nodes = _plain(value, texts, policy)
+    if nodes < 0 or nodes > _MAX_NODES or sum(map(len, texts)) > room:
         return False
     # No redaction anywhere: texts seen clean before are skipped; one look at all the others when no
     # rule can match any of them (the usual case), else the walker's own test, text by text.
@@ -783,27 +783,36 @@ def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
     return not any(redact(text)[1] for text in fresh)
 
 
-def _plain(container: Any, depth: int, texts: list[str], nodes: list[int], policy: _Policy) -> bool:
-    """`_unchanged` for one container: its strings go to `texts`, its member count to `nodes[0]`."""
-    size = len(container)
-    nodes[0] += size
-    if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes[0] > _MAX_NODES:
-        return False
-    if type(container) is dict:
-        # Keys already known to be plain text that is no secret (nearly always): one set operation.
-        if not policy.plain_keys.issuperset(container) and not _plain_keys(container, policy):
-            return False
-        container = container.values()
-    for v in container:
-        t = type(v)
-        if t is str:
-            texts.append(v)
-        elif t is dict or t is list or t is tuple:
-            if not _plain(v, depth + 1, texts, nodes, policy):
-                return False
-        elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
-            return False
-    return True
+def _plain(value: Any, texts: list[str], policy: _Policy) -> int:
+    """`_unchanged` for a container: its strings go to `texts`; its member count, or -1 when it is not plain.
+
+    A loop over a stack, not a recursion: a message is four containers deep, and on the per-call path
+    (providers/_core.py) each Python call costs more than the loop's step. The order containers are
+    visited in changes nothing: each test is per container, or on totals.
+    """
+    plain_keys = policy.plain_keys
+    stack = [(value, 0)]
+    nodes = 0
+    while stack:
+        container, depth = stack.pop()
+        size = len(container)
+        nodes += size
+        if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes > _MAX_NODES:
+            return -1
+        if type(container) is dict:
+            # Keys already known to be plain text that is no secret (nearly always): one set operation.
+            if not plain_keys.issuperset(container) and not _plain_keys(container, policy):
+                return -1
+            container = container.values()
+        for v in container:
+            t = type(v)
+            if t is str:
+                texts.append(v)
+            elif t is dict or t is list or t is tuple:
+                stack.append((v, depth + 1))
+            elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
+                return -1
+    return nodes
 
 
 def _plain_keys(mapping: dict[Any, Any], policy: _Policy) -> bool:

@@ -354,7 +354,7 @@ class ModelCall:
     # the request and the end of a call the SDK runs long enough to push our code out of the CPU
     # caches, and a function run cold costs several times what it costs in a loop (measured around the
     # benchmark's streamed call: 30 distinct small functions added ~25 µs, one called 30 times ~0).
-    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "ended", "_response_reader", "_parent")
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "ended", "_response_reader", "_parent", "_inputs")
 
     def __init__(self, patch: Patch, request: Request, parent: otel_context.Context | None = None) -> None:
         self.request = request
@@ -372,9 +372,13 @@ class ModelCall:
         # The context the wrapper found current, passed on: the SDK would look it up twice more.
         self._parent = parent
         span = self.span = _tracer(request.provider).start_span(name, parent, SpanKind.CLIENT, attributes)
+        self._inputs: dict[str, str] | None = None
         try:
             payload = self.payload = Payload()
             if span.is_recording():
+                # Encoded now (the request as it was sent, first in the span's budget), set on the span
+                # with the response's attributes in `_record`: one SDK call for all of them.
+                inputs = None
                 for key, value in (
                     (GEN_AI_INPUT_MESSAGES, request.input_messages),
                     (GEN_AI_SYSTEM_INSTRUCTIONS, request.system_instructions),
@@ -384,7 +388,9 @@ class ModelCall:
                         # Messages are bounded one by one: the store keeps each once (store/messages.py).
                         encoded = payload.encode_messages(value) if key == GEN_AI_INPUT_MESSAGES else payload.encode(value)
                         if encoded is not None:
-                            span.set_attribute(key, encoded)
+                            if inputs is None:
+                                inputs = self._inputs = {}
+                            inputs[key] = encoded
             run = self.run
             if run is not None:
                 if request.tool_definitions:
@@ -486,7 +492,9 @@ class ModelCall:
         kind = error_kind or (error_type(error) if error is not None else None)
         if span.is_recording():
             payload = self.payload
-            attributes = _response_attributes(response, payload) if response is not None else {}
+            attributes = self._inputs or {}
+            if response is not None:
+                _response_attributes(response, payload, attributes)
             if self.first_chunk is not None:
                 attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
             if cost is not None:
@@ -537,8 +545,8 @@ class ModelCall:
             instruments.cost.add(cost, attributes)
 
 
-def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
-    attributes: dict[str, Any] = {}
+def _response_attributes(response: Response, payload: Any, attributes: dict[str, Any]) -> None:
+    """The response's attributes, added to `attributes`."""
     if response.id:
         attributes[GEN_AI_RESPONSE_ID] = response.id
     if response.model:
@@ -561,7 +569,6 @@ def _response_attributes(response: Response, payload: Any) -> dict[str, Any]:
         encoded = payload.encode(response.output_messages)
         if encoded is not None:
             attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
-    return attributes
 
 
 # --- The wrappers ------------------------------------------------------------------------------------------

@@ -154,10 +154,12 @@ def _other_part(part: Any) -> dict[str, Any] | None:
 def _parts(content: Any) -> list[dict[str, Any]]:
     if content is None:
         return []
-    if isinstance(content, str):
-        return [text_part(content)]
+    if isinstance(content, str):  # a system instruction, usually (text_part's dict, inline)
+        return [{"type": "text", "content": content}]
     items = content.get("parts") if isinstance(content, dict) else getattr(content, "parts", None)
     if items is None:
+        if field_of(content, "role") is not None:  # a Content without parts (a blocked candidate): no part
+            return []
         items = content if isinstance(content, (list, tuple)) else [content]
     return [p for p in map(_part, items) if p is not None]
 
@@ -170,6 +172,8 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     """The request's contents as messages: Content items as they are, loose parts grouped as the user's (as the SDK does)."""
     if contents is None:
         return []
+    if type(contents) is str:  # the usual prompt (text_part's dict, inline: this runs on every call)
+        return [{"role": "user", "parts": [{"type": "text", "content": contents}]}]
     if isinstance(contents, str) or not isinstance(contents, (list, tuple)):
         contents = [contents]
     messages: list[dict[str, Any]] = []
@@ -270,7 +274,8 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         fields, given_fields = config, config.keys()
     else:
         fields = getattr(config, "__dict__", None) or {}
-        given_fields = getattr(config, "model_fields_set", None) or fields.keys()
+        # (pydantic's own set, read directly: `model_fields_set` is a property, a Python call)
+        given_fields = getattr(config, "__pydantic_fields_set__", None) or fields.keys()
     present = _CONFIG_FIELDS.intersection(given_fields) if fields else ()
     system = tools = None
     for name in present:
@@ -364,8 +369,22 @@ def _response(result: Any) -> Response:
         finish = _finish(candidate.finish_reason)
         if finish:
             response.finish_reasons.append(finish)
-        parts = _parts(candidate.content)
-        _with_ids(parts, response_id, response.tool_calls)
+        content = candidate.content
+        items = content.parts if content is not None else None
+        parts = []
+        calls = False
+        for part in items or ():
+            # A text part, nearly every one, read here (see the note above `_usage`); `_part` reads the rest.
+            text = part.text
+            if text is not None and not part.thought:
+                parts.append({"type": "text", "content": text})
+                continue
+            read = _part(part)
+            if read is not None:
+                parts.append(read)
+                calls = calls or read["type"] == "tool_call"
+        if calls:
+            _with_ids(parts, response_id, response.tool_calls)
         messages.append({"role": "assistant", "parts": parts, "finish_reason": finish})
     response.output_messages = messages
     return response

@@ -43,4 +43,5 @@ def test_a_selected_run_measures_only_those_rows(monkeypatch):
     monkeypatch.setenv("AGENTOTEL_BENCH_PROVIDERS", "bedrock")
     rows = bench.run(quick=True)  # quick: agentotel alone, one short round, nothing carried
     assert rows and {r.benchmark.split(" overhead")[0] for r in rows} == {"Bedrock converse (botocore)"}
-    assert all(r.ours is not None and r.ours > 0 for r in rows)
+    # Measured (a quick run's one short round may come out at or below zero on a loaded machine: noise).
+    assert all(r.ours is not None for r in rows)

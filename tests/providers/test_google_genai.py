@@ -301,6 +301,30 @@ def test_typed_config_fields_set_after_construction_are_read(telemetry, model_se
     assert list(empty.attributes[GEN_AI_RESPONSE_FINISH_REASONS]) == ["stop"]
 
 
+def test_a_content_without_parts_is_a_message_without_parts(telemetry, model_server):
+    """A candidate blocked before it said anything (content with a role, no parts) and an empty history
+    turn: messages with no parts, never the Content object itself as a part; calls and streams alike."""
+    from google.genai import types
+
+    blocked = {"candidates": [{"content": {"role": "model"}, "finishReason": "SAFETY", "index": 0}],
+               "modelVersion": "gemini-2.0-flash-001", "responseId": "resp-b"}  # fmt: skip
+    model_server.script(Scripted(blocked), Scripted(events=[blocked]))
+    client = gemini(model_server)
+    history = [types.Content(role="user", parts=[types.Part(text="Hi")]), types.Content(role="model"), "Go on"]
+    client.models.generate_content(model="gemini-2.0-flash", contents=history)
+    for _ in client.models.generate_content_stream(model="gemini-2.0-flash", contents="Hi"):
+        pass
+    call, stream = telemetry.model_spans()
+    for span in (call, stream):
+        assert output(span) == [{"role": "assistant", "parts": [], "finish_reason": "safety"}]
+        assert list(span.attributes[GEN_AI_RESPONSE_FINISH_REASONS]) == ["safety"]
+    assert json.loads(call.attributes[GEN_AI_INPUT_MESSAGES]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "Hi"}]},
+        {"role": "assistant", "parts": []},
+        {"role": "user", "parts": [{"type": "text", "content": "Go on"}]},
+    ]
+
+
 def test_embed_content_is_an_embeddings_span_on_the_gemini_api_and_vertex(telemetry, model_server):
     model_server.script(
         Scripted({"embeddings": [{"values": [0.1, 0.2, 0.3]}, {"values": [0.3, 0.2, 0.1]}]}),
