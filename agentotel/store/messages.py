@@ -141,11 +141,11 @@ class _Result:
     """A tool's result a later message may give back whole, as it is or as a JSON string. Its JSON string form
     is made only once a message holds that form's start (`head`): most results are never given back so."""
 
-    __slots__ = ("output", "span", "head", "_string")
+    __slots__ = ("output", "span", "start", "head", "_string")
 
     def __init__(self, output: str, span: str) -> None:
-        self.output, self.span = output, span
-        self.head = _as_json_string(output[:_HEAD])  # escaped character by character: the full form's start
+        self.output, self.span, self.start = output, span, output[:_HEAD]
+        self.head = _as_json_string(self.start)  # escaped character by character: the full form's start
         self._string: str | None | bool = False  # False: not made yet
 
     def string(self) -> str | None:
@@ -212,7 +212,7 @@ class _Outputs:
                 continue
             for result in reversed(self.results):  # a tool's result inside the message giving it back
                 output = result.output
-                found = _find(message, output, output[:_HEAD]) if len(output) <= e - s else -1
+                found = _find(message, output, result.start) if len(output) <= e - s else -1
                 if found >= 0:
                     cuts.append((s + found, len(output), result.span, 0, len(output), False))
                     break
