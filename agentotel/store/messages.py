@@ -43,8 +43,8 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections import ChainMap, OrderedDict
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, MutableMapping, Sequence
 
 import pyarrow as pa
@@ -75,7 +75,10 @@ _SLACK = 4
 # reference to it instead from this size; the most recent outputs of each run are followed.
 _WORTH_BORROWING = 128
 _OUTPUTS_PER_RUN = 32
+_PARTS = 16  # parts a conversation's latest input is kept in at most (then joined into one)
+_HEAD = 64  # characters of a result whose JSON string form is searched for before the whole form is made
 _ENCODE_STRING = json.encoder.encode_basestring  # JSON string literal, non-ASCII as it is (json.dumps(ensure_ascii=False))
+_ENCODE_ASCII = json.encoder.encode_basestring_ascii  # the same for ASCII text without DEL, twice as fast
 # Characters DuckDB's to_json escapes otherwise than Python's json (upper-case hex): an output holding one is
 # not borrowed as a JSON string, so every reader rebuilds exactly the recorded text.
 _ESCAPED_APART = re.compile("[\x0b\x0e\x0f\x1a-\x1f]")
@@ -91,38 +94,84 @@ class _Chain:
 
     id: str  # the span id of its first call
     size: int  # characters of the conversation's text
-    where: MutableMapping[str, int]  # message text -> where it starts in the conversation's text
-    latest: str  # the latest input without the brackets
+    where: dict[str, int]  # message text -> where it starts in the conversation's text
+    # The latest input without the brackets, in parts to be joined by commas (the messages each call added):
+    # the next input is compared with it in place, never copied whole into one string of its own.
+    latest: list[str]
+    length: int  # characters of the latest input without the brackets
     ranges: list[tuple[int, int]] | None  # the latest input as ranges of the text; None: all of it
     checked: bool  # whether `latest` is known to be valid JSON messages
+    added: dict[str, int] = field(default_factory=dict)  # `where` of the messages added since the last commit
 
     def staged(self) -> _Chain:
         """A copy whose additions stay apart from this chain's until `commit` (an append may fail)."""
-        return _Chain(self.id, self.size, ChainMap({}, self.where), self.latest, self.ranges, self.checked)
+        return _Chain(self.id, self.size, self.where, self.latest, self.length, self.ranges, self.checked)
+
+    def extended_by(self, text: str) -> bool:
+        """Whether the input `text` (with its brackets) is the latest input with messages appended (or the same)."""
+        n, at = len(text) - 2, 1
+        if n != self.length and (n < self.length or text[1 + self.length] != ","):
+            return False
+        for part in self.latest:
+            if not text.startswith(part, at) or (at > 1 and text[at - 1] != ","):
+                return False
+            at += len(part) + 1
+        return True
 
     def commit(self) -> _Chain:
-        if isinstance(self.where, ChainMap):
-            added, base = self.where.maps
-            base.update(added)
-            self.where = base
+        if self.added:
+            self.where.update(self.added)
+            self.added = {}
         return self
 
+    def at(self, message: str) -> int | None:
+        """Where `message` starts in the conversation's text, if it holds it."""
+        at = self.where.get(message)
+        return self.added.get(message) if at is None else at
 
-@dataclass
+    def positions(self, messages: Sequence[str], least: int = 0) -> list[int | None]:
+        """`at` of each message at least `least` characters long (None for a shorter one): dict look-ups in bulk."""
+        get, more = self.where.get, self.added.get
+        if not self.added:
+            return [get(m) if len(m) >= least else None for m in messages]
+        return [(at if (at := get(m)) is not None else more(m)) if len(m) >= least else None for m in messages]
+
+
+class _Result:
+    """A tool's result a later message may give back whole, as it is or as a JSON string. Its JSON string form
+    is made only once a message holds that form's start (`head`): most results are never given back so."""
+
+    __slots__ = ("output", "span", "start", "head", "_string")
+
+    def __init__(self, output: str, span: str) -> None:
+        self.output, self.span, self.start = output, span, output[:_HEAD]
+        self.head = _as_json_string(self.start)  # escaped character by character: the full form's start
+        self._string: str | None | bool = False  # False: not made yet
+
+    def string(self) -> str | None:
+        """Its JSON string form without quotes, None when it holds a character DuckDB escapes otherwise."""
+        if self._string is False:
+            string = _as_json_string(self.output)
+            # Each such character is escaped as \u00XX: only a form holding that needs the closer look.
+            self._string = None if "\\u00" in string and _ESCAPED_APART.search(self.output) else string
+        return self._string  # type: ignore[return-value]
+
+
 class _Outputs:
     """A run's most recent outputs, which a later call's new messages may hold: a model's reply message by
     message (the input giving it back may leave out a field or two at its end, `finish_reason` say: the
     part they share from the start is borrowed), tools' results whole, as they are or as a JSON string."""
 
-    messages: list[tuple[str, str, int]]  # (message, span id, where it starts in the span's output), the latest last
-    results: list[tuple[str, str | None, str]]  # (output, its JSON string form without quotes or None, span id)
-
-    @property
-    def chars(self) -> int:
-        return sum(len(m) for m, _span, _at in self.messages) + sum(len(t) + len(e or "") for t, e, _span in self.results)
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str, int]] = []  # (message, span id, where it starts in the span's output), the latest last
+        self.replies: dict[str, tuple[str, str, int]] = {}  # a message's first _WORTH_BORROWING characters -> the latest such
+        self.results: list[_Result] = []  # the latest last
+        self.chars = 0  # characters held, a result counted twice (its JSON string form, once made)
 
     def copy(self) -> _Outputs:
-        return _Outputs(list(self.messages), list(self.results))
+        copy = _Outputs()
+        copy.messages, copy.replies, copy.results, copy.chars = list(self.messages), dict(self.replies), list(self.results), self.chars
+        return copy
 
     def add(self, span: str, output: str, model: bool) -> None:
         if model:
@@ -130,39 +179,60 @@ class _Outputs:
                 return
             for s, e in _split(output[1:-1]) or ():
                 if e - s >= _WORTH_BORROWING:
-                    self.messages.append((output[1 + s : 1 + e], span, 1 + s))
-            del self.messages[:-_OUTPUTS_PER_RUN]
+                    reply = (output[1 + s : 1 + e], span, 1 + s)
+                    self.messages.append(reply)
+                    self.replies[reply[0][:_WORTH_BORROWING]] = reply
+                    self.chars += e - s
+            if len(self.messages) > _OUTPUTS_PER_RUN:
+                for old in self.messages[:-_OUTPUTS_PER_RUN]:
+                    key = old[0][:_WORTH_BORROWING]
+                    if self.replies.get(key) is old:  # else a later reply starts alike: the one found first
+                        del self.replies[key]
+                    self.chars -= len(old[0])
+                del self.messages[:-_OUTPUTS_PER_RUN]
         else:
-            self.results.append((output, None if _ESCAPED_APART.search(output) else _as_json_string(output), span))
-            del self.results[:-_OUTPUTS_PER_RUN]
+            self.results.append(_Result(output, span))
+            self.chars += 2 * len(output)
+            if len(self.results) > _OUTPUTS_PER_RUN:
+                self.chars -= 2 * len(self.results.pop(0).output)
 
-    def lent(self, rest: str, bounds: list[tuple[int, int]]) -> list[tuple[int, int, str, int, int, bool]]:
-        """Where the messages `rest` (their `bounds`) hold an output: (start in rest, length in rest, span,
-        start and length in its output, whether `rest` holds it as a JSON string), in order."""
+    def lent(self, messages: list[str]) -> list[tuple[int, int, str, int, int, bool]]:
+        """Where `messages` (their text joined by commas: `rest`) hold an output: (start in rest, length in
+        rest, span, start and length in its output, whether `rest` holds it as a JSON string), in order."""
         cuts = []
-        for s, e in bounds:
+        e = -1
+        for message in messages:
+            s, e = e + 1, e + 1 + len(message)
             if e - s < _WORTH_BORROWING:
                 continue
-            message = rest[s:e]
-            cut = None
-            for reply, span, at in reversed(self.messages):  # the model's reply given back
-                if reply[:_WORTH_BORROWING] == message[:_WORTH_BORROWING]:
-                    shared = _shared_prefix(reply, message)
-                    cut = (s, shared, span, at, shared, False)
+            reply = self.replies.get(message[:_WORTH_BORROWING])  # the model's reply given back
+            if reply is not None:
+                shared = _shared_prefix(reply[0], message)
+                cuts.append((s, shared, reply[1], reply[2], shared, False))
+                continue
+            for result in reversed(self.results):  # a tool's result inside the message giving it back
+                output = result.output
+                found = _find(message, output, result.start) if len(output) <= e - s else -1
+                if found >= 0:
+                    cuts.append((s + found, len(output), result.span, 0, len(output), False))
                     break
-            if cut is None:
-                for output, as_string, span in reversed(self.results):  # a tool's result inside the message giving it back
-                    found = message.find(output) if _WORTH_BORROWING <= len(output) <= e - s else -1
+                found = message.find(result.head)  # every place its JSON string form is starts so
+                if found >= 0:
+                    string = result.string()
+                    found = -1 if string is None else _find(message, string, result.head, found)
                     if found >= 0:
-                        cut = (s + found, len(output), span, 0, len(output), False)
+                        cuts.append((s + found, len(string), result.span, 0, len(output), True))
                         break
-                    found = message.find(as_string) if as_string is not None and len(as_string) <= e - s else -1
-                    if found >= 0:
-                        cut = (s + found, len(as_string), span, 0, len(output), True)
-                        break
-            if cut is not None:
-                cuts.append(cut)
         return cuts
+
+
+def _find(text: str, part: str, head: str, at: int | None = None) -> int:
+    """`text.find(part)` given `head`, the start of `part` (and `at`, where `head` is first found, if known): a
+    miss costs a search for the short head only, a hit a comparison (str.find prepares a long part first)."""
+    at = text.find(head) if at is None else at
+    if at < 0 or text.startswith(part, at):
+        return at
+    return text.find(part, at + 1)
 
 
 def _shared_prefix(a: str, b: str) -> int:
@@ -180,7 +250,8 @@ def _shared_prefix(a: str, b: str) -> int:
 def _as_json_string(text: str) -> str:
     """`text` as a JSON string literal without its quotes, escaped as DuckDB's to_json escapes it (the views
     rebuild a borrowed JSON string with to_json)."""
-    return _ENCODE_STRING(text)[1:-1]
+    # The ASCII encoder also escapes DEL, which the other keeps as it is.
+    return (_ENCODE_ASCII if text.isascii() and "\x7f" not in text else _ENCODE_STRING)(text)[1:-1]
 
 
 def _lend(rest: str, cuts: list[tuple[int, int, str, int, int, bool]]) -> tuple[str, list[dict[str, Any]] | None]:
@@ -277,12 +348,12 @@ def _following(piece: str, chains: Sequence[_Chain], starts: dict[int, dict[int,
     """The message that follows `piece` in a conversation holding it, if any; a conversation's index of its
     messages is built (once per split) only when the text left to split is long enough to repay it."""
     for i, chain in enumerate(chains):
-        at = chain.where.get(piece)
+        at = chain.at(piece)
         if at is None:
             continue
         index = starts.get(i)
         if index is None:
-            maps = chain.where.maps if isinstance(chain.where, ChainMap) else (chain.where,)
+            maps = (chain.where, chain.added)
             if left < 8 * sum(len(m) for m in maps):  # parsing the rest costs less than indexing the conversation
                 continue
             index = starts[i] = {start: text for m in maps for text, start in m.items()}
@@ -333,7 +404,7 @@ class Conversations:
                 [c.staged() for c in known.chains] if known else [],
                 known.stored if known else {},
                 {},
-                known.outputs.copy() if known else _Outputs([], []),
+                known.outputs.copy() if known else _Outputs(),
             )
         return run
 
@@ -363,7 +434,9 @@ class Conversations:
         lends = lenders.take(take).to_pylist()
         # Row by row: a take would first copy every conversation's text (the batch's bulk) only to read it.
         texts = [(inputs[row].as_py() if given is None else given[row]) if call else None for row, call in zip(rows, is_call)]
-        lent = [outputs[row].as_py() if lend else None for row, lend in zip(rows, lends)]
+        lending = [row for row, lend in zip(rows, lends) if lend]
+        lent = iter(outputs.take(pa.array(lending, pa.int64())).to_pylist() if lending else ())  # a few KB each
+        output_of = [next(lent) if lend else None for lend in lends]
         chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
             span = columns["span_id"][i]
@@ -374,12 +447,12 @@ class Conversations:
             if is_call[i] and len(text) >= 3 and text[0] == "[" and text[-1] == "]":  # else stored as it is
                 form = run.added.get(span) or run.committed.get(span)
                 if form is None:
-                    form = run.added[span] = self._continue(run.chains, span, text[1:-1], run.outputs)
+                    form = run.added[span] = self._continue(run.chains, span, text, run.outputs)
                 # else delivered again: stored as it was the first time
                 if form[0] is not None:
                     chain_of[rows[i]] = form
             if lends[i]:
-                run.outputs.add(span, lent[i], is_model[i])
+                run.outputs.add(span, output_of[i], is_model[i])
         if not chain_of:
             return batch if given is None else _with_input(batch, given)
         n = batch.num_rows
@@ -400,8 +473,8 @@ class Conversations:
         )
 
     @staticmethod
-    def _continue(chains: list[_Chain], span: str, messages: str, outputs: _Outputs) -> Form:
-        """How a call whose input holds `messages` is stored: (chain, offset, added, ranges), or Nones when whole.
+    def _continue(chains: list[_Chain], span: str, text: str, outputs: _Outputs) -> Form:
+        """How a call whose input is `text` (a JSON array) is stored: (chain, offset, added, ranges), or Nones when whole.
 
         The common case first, and cheap: the input is a conversation's latest one with messages appended
         (compared as text, so only the new messages are parsed). Else, when an agent dropped or summarised
@@ -409,75 +482,89 @@ class Conversations:
         conversation of the run and stored as ranges of the one it shares most with, plus the messages
         that one does not hold. An input that shares no message starts a conversation of its own.
         """
-        best = None
+        best, n = None, len(text) - 2  # n: characters of its messages
         for chain in chains:  # the longest latest input this input extends at a message boundary
-            size = len(chain.latest)
-            if (best is None or size > len(best.latest)) and messages.startswith(chain.latest) and (
-                len(messages) == size or messages[size] == ","
-            ):
+            if (best is None or chain.length > best.length) and chain.extended_by(text):
                 best = chain
-        if best is not None and (best.checked or _valid(best.latest)):
+        if best is not None and (best.checked or _valid(",".join(best.latest))):
             best.checked = True
-            rest = messages[len(best.latest) + 1 :]
+            rest = text[best.length + 2 : -1]
+            latest = best.latest + [rest] if rest else best.latest
+            if len(latest) > _PARTS:
+                latest = [",".join(latest)]
             bounds = _split(rest) if rest else []
             head = best.ranges if best.ranges is not None else [(0, best.size)]
             if bounds is not None:
-                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], messages, _WORTH_A_RANGE, outputs)
+                form = Conversations._assemble(best, head, [rest[s:e] for s, e in bounds], latest, n, _WORTH_A_RANGE, outputs,
+                                               joined=rest)
                 if form is not None:
                     return form
             elif _valid(rest):  # messages with whitespace between: kept as they are, after the whole latest input
                 start = best.size + 1 if best.size and rest else best.size
                 ranges = None if best.ranges is None else _merged(best.ranges + [(start, len(rest))])
-                if ranges is None or start + len(rest) <= _SLACK * len(messages):
-                    return Conversations._add(best, rest, [], start, messages, ranges, outputs)
+                if ranges is None or start + len(rest) <= _SLACK * n:
+                    return Conversations._add(best, rest, [], start, latest, n, ranges, outputs)
+        messages = text[1:-1]
         bounds = _split_known(messages, chains)
+        pieces = [] if bounds is None else [messages[s:e] for s, e in bounds]
         if bounds is not None and chains:
-            pieces = [messages[s:e] for s, e in bounds]
-            shared = max(chains, key=lambda c: sum(len(p) for p in pieces if p in c.where))
-            if any(p in shared.where for p in pieces):
-                form = Conversations._assemble(shared, [], pieces, messages, 0, outputs)
+            shared, known, most = None, [], -1
+            for chain in chains:  # the first that holds the most of it
+                positions = chain.positions(pieces)
+                held = sum(len(p) for p, at in zip(pieces, positions) if at is not None)
+                if held > most:
+                    shared, known, most = chain, positions, held
+            if shared is not None and most > 0:
+                form = Conversations._assemble(shared, [], pieces, [messages], n, 0, outputs, known)
                 if form is not None:
                     return form
-        where = {} if bounds is None else {messages[s:e]: s for s, e in reversed(bounds)}
-        chains.append(_Chain(span, len(messages), where, messages, None, bounds is not None))
+        where = {} if bounds is None else {p: s for p, (s, _e) in zip(reversed(pieces), reversed(bounds))}
+        chains.append(_Chain(span, n, where, [messages], n, None, bounds is not None))
         if len(chains) > _CHAINS_PER_RUN:
             chains.pop(0)
         return _WHOLE
 
     @staticmethod
-    def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], messages: str,
-                  least: int, outputs: _Outputs) -> Form | None:
+    def _assemble(chain: _Chain, head: list[tuple[int, int]], pieces: list[str], latest: list[str], n: int,
+                  least: int, outputs: _Outputs, known: list[int | None] | None = None, joined: str | None = None,
+                  ) -> Form | None:
         """Store an input as the ranges `head` of `chain`'s text, then `pieces`: each one the chain holds
         (at least `least` characters long) as a range of it, the others as new messages. None when the
-        conversation's text would grow past `_SLACK` times the input (the input then starts a new one)."""
-        known = [chain.where.get(p) if len(p) >= least else None for p in pieces]
+        conversation's text would grow past `_SLACK` times the input (the input then starts a new one).
+        `latest`: the input's messages in parts (`_Chain.latest`), `n` characters.
+        `known`: `chain.positions(pieces, least)` when the caller has it; `joined`: the pieces joined by commas."""
+        if known is None:
+            known = chain.positions(pieces, least)
         new = [p for p, at in zip(pieces, known) if at is None]
-        rest = ",".join(new)
+        rest = joined if joined is not None and len(new) == len(pieces) else ",".join(new)
         start = chain.size + 1 if chain.size and rest else chain.size
-        ranges, at, bounds = list(head), start, []
+        ranges, at = list(head), start
         for p, found in zip(pieces, known):
             if found is None:
-                bounds.append((at - start, at - start + len(p)))
                 found, at = at, at + len(p) + 1
             ranges.append((found, len(p)))
         ranges = _merged(ranges)
         if ranges == [(0, start + len(rest))]:
-            return Conversations._add(chain, rest, bounds, start, messages, None, outputs)
-        if start + len(rest) > _SLACK * len(messages):
+            return Conversations._add(chain, rest, new, start, latest, n, None, outputs)
+        if start + len(rest) > _SLACK * n:
             return None
-        return Conversations._add(chain, rest, bounds, start, messages, ranges, outputs)
+        return Conversations._add(chain, rest, new, start, latest, n, ranges, outputs)
 
     @staticmethod
-    def _add(chain: _Chain, rest: str, bounds: list[tuple[int, int]], start: int, messages: str,
+    def _add(chain: _Chain, rest: str, pieces: list[str], start: int, latest: list[str], n: int,
              ranges: list[tuple[int, int]] | None, outputs: _Outputs) -> Form:
-        """Append a call's new messages `rest` (their `bounds` within it) to `chain` at `start`; its form,
-        with the outputs they give back to the model left out of `input_added` and referred to."""
-        added, borrowed = _lend(rest, outputs.lent(rest, bounds))
+        """Append a call's new messages `rest` (`pieces` joined by commas, or [] when not split into messages)
+        to `chain` at `start`; its form, with the outputs they give back to the model left out of
+        `input_added` and referred to."""
+        added, borrowed = _lend(rest, outputs.lent(pieces))
         form = (chain.id, chain.size, added, ranges, borrowed)
-        for s, e in bounds:
-            chain.where.setdefault(rest[s:e], start + s)
+        where, new, at = chain.where, chain.added, start
+        for message in pieces:
+            if message not in where and message not in new:  # a message's first place in the text
+                new[message] = at
+            at += len(message) + 1
         chain.size = start + len(rest)
-        chain.latest, chain.ranges = messages, ranges
+        chain.latest, chain.length, chain.ranges = latest, n, ranges
         return form
 
     def _commit(self, staged: dict[tuple, _Staged]) -> None:
@@ -531,13 +618,13 @@ def borrow_outputs(table: pa.Table, rows: set[tuple[str, str]]) -> pa.Table:
     for i in sorted(range(table.num_rows), key=lambda i: (starts[i] or 0, i)):  # as the writer meets them
         trace, span = columns["trace_id"][i], columns["span_id"][i]
         run = outputs.setdefault((trace, columns["run_id"][i], columns["session_id"][i], columns["user_id"][i],
-                                  (starts[i] or 0) // _DAY_NS), _Outputs([], []))
+                                  (starts[i] or 0) // _DAY_NS), _Outputs())
         own = added[i]
         if columns[CHAIN][i] is not None and borrowed[i] is None and own and len(own) > 2 and (trace, span) in rows:
             rest = own[1:-1]
             bounds = _split(rest)
             if bounds:
-                stored, lent = _lend(rest, run.lent(rest, bounds))
+                stored, lent = _lend(rest, run.lent([rest[s:e] for s, e in bounds]))
                 if lent:
                     added[i], borrowed[i], changed = stored, lent, True
         output = columns["output"][i]

@@ -156,9 +156,9 @@ def test_splitting_with_known_messages_finds_exactly_what_parsing_finds() -> Non
     known = ['{"role":"system","content":"be brief"}', '{"role":"user","content":"hi, there"}', "1", "12", '"a"',
              "[1,2]", '{"a":{"b":[1,{"c":"}"}]}}', "null", "true", '{"k":"\\u00e9 ✓"}', "NaN", "-0.5e3", "[]"]
     chains: list = []
-    lent = messages._Outputs([], [])  # no earlier outputs to borrow from
-    messages.Conversations._continue(chains, "s1", ",".join(known), lent)  # a conversation holding them all, in order
-    messages.Conversations._continue(chains, "s2", ",".join(reversed(known[:5])), lent)
+    lent = messages._Outputs()  # no earlier outputs to borrow from
+    messages.Conversations._continue(chains, "s1", f"[{','.join(known)}]", lent)  # a conversation holding them all, in order
+    messages.Conversations._continue(chains, "s2", f"[{','.join(reversed(known[:5]))}]", lent)
     assert len(chains[0].where) == len(known)
     pieces = known + ['{"role":"user","content":"new"}', "123", '"a"x', "1 ", " 1", "{", "]", "", '{"a":1}}', "[1,2]3",
                       '{"role":"system","content":"be brief"} ', "1e", "[" * 3000 + "]" * 3000]
