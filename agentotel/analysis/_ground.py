@@ -46,6 +46,9 @@ _SCALE = re.compile(r"\s*(thousand|million|billion|trillion|mn|bn)\b", re.I)
 # Words that say a number is rounded: "about 1,600", "roughly 260 miles", "nearly 9,000".
 _HEDGE = re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|nearly|almost|some|close to|over|under|"
                     r"more than|less than|upwards of)|~|≈)\s*(?:[$€£¥]|[A-Z]{3}\s)?\s*$", re.I)
+# A plain-text result with more distinct numbers than this is prose (a log, a page): its numbers ground an answer
+# as stated, but are not combined (sums and ratios of dozens of line numbers and timestamps give any small number).
+_PROSE_NUMBERS = 12
 _MAX_NUMBERS = 80  # distinct source numbers combined pairwise (80² products: still a millisecond or two)
 
 
@@ -142,7 +145,7 @@ _FACTORS = (1.609344, 2.20462, 3.28084, 2.54, 3.78541, 28.3495)
 
 
 def _data_numbers(values: Iterable[Any]) -> list[float]:
-    """The numbers tool results hold as data (numeric fields, or every number of a result that is plain text)."""
+    """The numbers tool results hold as data (numeric fields, or every number of a short result that is plain text)."""
     found: list[float] = []
 
     def walk(node: Any, top: bool) -> None:
@@ -151,7 +154,9 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
         if isinstance(node, (int, float)):
             found.append(float(node))
         elif isinstance(node, str) and top:
-            found.extend(v for t in _NUMBER.findall(node) if (v := _number(t)) is not None)
+            numbers = [v for t in _NUMBER.findall(node) if (v := _number(t)) is not None]
+            if len(set(numbers)) <= _PROSE_NUMBERS:  # a short reading ("18.5 C, wind 12 km/h"), not a log or a page
+                found.extend(numbers)
         elif isinstance(node, Mapping):
             for child in node.values():
                 walk(child, False)
@@ -164,12 +169,12 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
     return list(dict.fromkeys(found))
 
 
-def _derivable(numbers: list[float], totals: Iterable[float] = ()) -> set[float]:
+def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: bool = True) -> set[float]:
     """Sums, differences, products, ratios, percentages and percentage changes of two different numbers of the
     results, ratios of two totals, and each number in other units. Numbers in prose (a line number, a version)
     are not combined: with enough of them any small number is a sum of two."""
     out = set(numbers)
-    for a in numbers[:_MAX_NUMBERS]:  # the number in other units
+    for a in numbers[:_MAX_NUMBERS] if units else ():  # the number in other units
         out.update(a * f for f in _FACTORS)
         out.update(a / f for f in _FACTORS)
         out.update((a * 1.8 + 32, (a - 32) / 1.8))  # Celsius and Fahrenheit
@@ -244,23 +249,29 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             continue
         scale = _SCALE.match(rest, match.end())
         multiplier = _SCALES[scale.group(1).lower()] if scale else 1
-        if value * multiplier <= _SMALL:
-            continue
+        if value * multiplier <= _SMALL and not (not value.is_integer() and rest.startswith("%", match.end())):
+            continue  # a count or a position; a percentage with decimals (0.6 %) is a measurement, judged
         # The precision the answer claims: its decimals ("14.1 million": to the hundred thousand); a hedged
         # round number ("about 1,600", "roughly 260") only to its last non-zero digit.
         decimals = len(token.split(".", 1)[1]) if "." in token else 0
         if not decimals and _HEDGE.search(rest, max(0, match.start() - 24), match.start()):
             digits = token.replace(",", "")
             decimals = -(len(digits) - len(digits.rstrip("0")))
-        candidates.append((token + (scale.group(0) if scale else ""), value * multiplier, 0.5 * 10 ** -decimals * multiplier))
+        percent = rest.startswith("%", match.end())
+        candidates.append((token + (scale.group(0) if scale else ""), value * multiplier, 0.5 * 10 ** -decimals * multiplier, percent))
     if candidates:
         outputs = list(outputs)
         stated = {v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None}
         totals = _counts_and_totals(outputs)
-        known = stated | _derivable(_data_numbers(outputs), sorted(totals - {0.0})) | totals
+        numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
+        known = stated | _derivable(numbers, ratios) | totals
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
-        for token, value, tolerance in candidates:
-            if not _matches(value, tolerance, known) and not _matches(value / 100, tolerance / 100, known):
+        # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
+        plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(
+            c[3] for c in candidates) else known
+        for token, value, tolerance, percent in candidates:
+            pool = plain if percent else known
+            if not _matches(value, tolerance, pool) and not _matches(value / 100, tolerance / 100, pool):
                 missing.append(token.strip())
     return list(dict.fromkeys(missing))
 

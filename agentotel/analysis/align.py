@@ -56,7 +56,8 @@ def recoveries(steps: Sequence[Step], other: Sequence[Step] = ()) -> set[int]:
 
     A failed model call whose next call (same parent) is to the same model (a 429 and its retry); a failed
     tool call or retrieval made again with the same arguments at once: by the harness before the next
-    model call, or by that next model call; and a model call that only asked to make such failed calls
+    model call, or by that next model call, when an attempt of it worked in the end (attempts that all
+    failed are the difference itself); and a model call that only asked to make such failed calls
     again. A failure the run went back to only after doing something else is not set aside: what it did
     instead is behaviour. Nor is a tool failure the `other` run had too: what each run did about the same
     failure is where they may differ."""
@@ -78,7 +79,8 @@ def recoveries(steps: Sequence[Step], other: Sequence[Step] = ()) -> set[int]:
             models = [s.index for s in later if s.type == "llm" and s.status == "ok"]
             within = models[1] if len(models) > 1 else None  # before the model call after the one given the failure
             if any(_call_key(s) == key and s.parent_index == step.parent_index and (within is None or s.index < within)
-                   for s in later):  # fmt: skip
+                   for s in later) and any(_call_key(s) == key and s.status == "ok" for s in later):  # fmt: skip
+                # made again at once, and in the end it worked (a failure every attempt repeated is no recovery)
                 found.add(step.index)
                 if models:
                     asked_again_by[key] = models[0]
@@ -216,9 +218,13 @@ def _align_block(a: Sequence[Step], b: Sequence[Step]) -> Aligned:
 
 def _kinds(steps: Sequence[Step]) -> list[tuple[str, str, bool]]:
     # A failed step followed by another attempt at the same tool or model is marked apart, so it does
-    # not take the place of the attempt that pairs with the other run's step.
+    # not take the place of the attempt that pairs with the other run's step. A tool call followed by a call of
+    # the same tool with other arguments that one model call asked for with it is a parallel call, no attempt.
     out = []
     for i, step in enumerate(steps):
-        retried = step.status == "error" and i + 1 < len(steps) and (steps[i + 1].type, who(steps[i + 1])) == (step.type, who(step))
+        nxt = steps[i + 1] if i + 1 < len(steps) else None
+        retried = step.status == "error" and nxt is not None and (nxt.type, who(nxt)) == (step.type, who(step)) and not (
+            step.type == "tool" and step.requested_by is not None and nxt.requested_by == step.requested_by
+            and _call_key(nxt) != _call_key(step))
         out.append((step.type, who(step), retried))
     return out

@@ -81,7 +81,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
     "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a placeholder"),
     "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
+    "task_ignored": ("warning", "the call departs from what the task asks: check the prompt states it and the model follows it"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
+    "retrieved_context_dropped": ("warning", "put what the retrieval found into the model's prompt: it never reached the model"),
     "unfilled_placeholder": ("warning", "fill every variable of the prompt template before sending it (a value was missing)"),
     "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
     "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
@@ -147,6 +149,9 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out: list[Finding] = []
     for detector in _DETECTORS:
         out.extend(f for f in detector(view) if f.kind not in chosen.ignore)
+    # A cause found supersedes what it explains at the same step: a prompt short of the retrieved documents.
+    explained = {(f.index, kind) for f in out for kind in _EXPLAINS.get(f.kind, ())}
+    out = [f for f in out if (f.index, f.kind) not in explained]
     run_id = record.run_id
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
@@ -209,6 +214,36 @@ class _Run:
                       if s.get("type") == TOOL and step["index"] < s["index"] < tool_step["index"])
             # Asked for, and not already run: a call asked for once and run twice was re-run by the loop.
             return step if asked > ran else None
+        return None
+
+    def domain_text(self) -> str:
+        """The run's own material, lower case: its first model call's instructions and messages and its
+        successful tool and retrieval results (the words its answers may use as terms of the trade)."""
+        if "_domain" not in self.__dict__:
+            texts = [text_of(self.llm[0].get("input"))] if self.llm else []
+            texts += [text_of(s.get("output")) for s in self.steps if s.get("type") in (TOOL, RETRIEVAL) and not is_error(s)
+                      and _error_payload(s.get("output")) is None]
+            self._domain = "\n".join(texts).lower()[:200_000]
+        return self._domain
+
+    def asked_retrieval(self, step: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
+        """(the model step, the call id) whose tool call a retrieval step ran, else None: a retrieval span
+        records its query, not the call, so it is the latest earlier model step (same level) that asked for a
+        call with that query as an argument, the retrieval starting before that level's next model call."""
+        query = text_of(step.get("input")).strip()
+        if not query:
+            return None
+        for model in reversed(self.llm):
+            if model["index"] >= step["index"] or model.get("parent_index") != step.get("parent_index"):
+                continue
+            after = self.next_llm(model["index"], model.get("parent_index"))
+            if after is not None and after["index"] < step["index"]:
+                return None
+            for call in requested_calls(model):
+                values = call.arguments.values() if isinstance(call.arguments, Mapping) else [call.arguments]
+                if any(isinstance(v, str) and v.strip() == query for v in values):
+                    return model, str(call.id or "")
+            return None
         return None
 
     def agent(self, step: Mapping[str, Any]) -> tuple[str, str, Any]:
@@ -314,7 +349,13 @@ def _run_failed(run: _Run) -> list[Finding]:
             where = f"after {len(empty)} empty answer(s) of the model from step {index}"
     else:
         index = step["index"]
-        where = f"at step {index} ({step.get('name')})"
+        if step.get("type") in (TOOL, RETRIEVAL):
+            # The same call failing at every attempt up to here: the cause shows at the first of them.
+            same = [s for s in steps if s.get("type") == step.get("type") and tool_name(s) == tool_name(step) and s["index"] <= index]
+            while len(same) > 1 and _failed(same[-2]):
+                same.pop()
+            index = same[-1]["index"]
+        where = f"at step {index} ({step.get('name')})" + (f", failing at every attempt to step {step['index']}" if index != step["index"] else "")
         if step.get("type") == "agent":
             layer = "workflow"  # an agent step that failed with nothing recorded inside it
         elif step.get("error_type") == _ABANDONED:
@@ -414,8 +455,8 @@ def _repeated_retrievals(run: _Run) -> list[Finding]:
     out = []
     seen: dict[tuple[Any, str], dict[str, Any]] = {}
     for step in run.steps:
-        if step.get("type") != RETRIEVAL or is_error(step):
-            continue
+        if step.get("type") != RETRIEVAL or is_error(step) or run.asked_retrieval(step) is not None:
+            continue  # (one the model asked for as a tool call is its choice, judged as such, not the loop's)
         key = (step.get("parent_index"), f"{step.get('name')} {canonical_arguments(parse_json(step.get('input')))}")
         earlier = seen.get(key)
         seen[key] = step
@@ -500,10 +541,24 @@ _ADMITS_NOTHING = re.compile(
     r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
 
 
-def _acknowledges(text: str | None, *, nothing_found: bool = False) -> bool:
+def _acknowledges(text: str | None, *, nothing_found: bool = False, domain: str = "") -> bool:
+    """Whether an answer admits a failure (or, with `nothing_found`, that it found nothing). A failure word in
+    a phrase the run's own material uses (`domain`: its instructions, task and successful results, lower
+    case) is a term of the trade, not an admission: "the error rate fell", "open issues"."""
     if not text:
         return False
-    return bool(_ADMITS_FAILURE.search(text) or (nothing_found and _ADMITS_NOTHING.search(text)))
+    if nothing_found and _ADMITS_NOTHING.search(text):
+        return True
+    return any(not (domain and _in_domain_phrase(text, match, domain)) for match in _ADMITS_FAILURE.finditer(text))
+
+
+def _in_domain_phrase(text: str, match: re.Match[str], domain: str) -> bool:
+    """Whether the failure word at `match`, with the word after or before it, is a phrase of `domain`."""
+    after = re.match(r"[\s-]+(\w+)", text[match.end():])
+    before = re.search(r"(\w+)[\s-]+$", text[:match.start()])
+    word = match.group(0).lower()
+    phrases = ([f"{word} {after.group(1).lower()}"] if after else []) + ([f"{before.group(1).lower()} {word}"] if before else [])
+    return any(re.search(r"(?<![a-z0-9])" + re.escape(p).replace(r"\ ", r"[\s_-]+") + r"(?![a-z0-9])", domain) for p in phrases)
 
 
 def _ignored_errors(run: _Run) -> list[Finding]:
@@ -514,13 +569,14 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if not is_error(step):
             continue
         name, level, at = tool_name(step), step.get("parent_index"), step["index"]
-        if any(tool_name(s) == name for s in run.record.tool_steps() if s["index"] > at):
-            continue  # tried again
         went_on = run.next_llm(at, level)
+        if _tried_again(run, step, went_on):
+            continue
         answers = run.answers_after(at, level)[:1]
         if answers and _fell_back(run, step, answers[0][1]):
             continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
-        if went_on is None or not answers or _acknowledges(answers[0][1]) or _acknowledges(_said(went_on)):
+        domain = run.domain_text()
+        if went_on is None or not answers or _acknowledges(answers[0][1], domain=domain) or _acknowledges(_said(went_on), domain=domain):
             continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
         # The model went on to other tools without the failed one ever working, and answered as if it had;
         # or answered right away.
@@ -538,6 +594,25 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any] | None) -> bool:
+    """Whether a failed tool call was made again: with the same arguments, or (other arguments: corrected)
+    by the model step given the failure, or by the loop before the model call after that one. A call of the
+    same tool made later for another purpose (checking again after acting) is no retry."""
+    name, key = tool_name(failed), call_key(str(tool_name(failed)), parse_json(failed.get("input")))
+    then = run.next_llm(went_on["index"], went_on.get("parent_index")) if went_on is not None else None
+    for s in run.record.tool_steps():
+        if s["index"] <= failed["index"] or tool_name(s) != name:
+            continue
+        if call_key(str(name), parse_json(s.get("input"))) == key:
+            return True
+        asker = run.requester(s)
+        if went_on is None or (asker is not None and asker["index"] == went_on["index"]):
+            return True
+        if asker is None and (then is None or s["index"] < then["index"]):
+            return True
+    return False
 
 
 def _fell_back(run: _Run, failed: Mapping[str, Any], answer: str) -> bool:
@@ -590,7 +665,7 @@ def _unreported_errors(run: _Run) -> list[Finding]:
             continue
         error = _error_payload(step.get("output"))
         answers = run.answers_after(step["index"], step.get("parent_index"))
-        if error is None or not answers or _acknowledges(answers[-1][1]):
+        if error is None or not answers or _acknowledges(answers[-1][1], domain=run.domain_text()):
             continue
         name = tool_name(step)
         if any(tool_name(s) == name and not is_error(s) and _error_payload(s.get("output")) is None
@@ -653,7 +728,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
             continue
         answer, text = answers[0]
         since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
-        if any(not is_error(s) and _no_evidence(s, run.policy) is None for s in since) or _acknowledges(text, nothing_found=True):
+        if any(not is_error(s) and _no_evidence(s, run.policy) is None for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
             continue
         out.append(_finding("answer_without_evidence", "product", answer["index"], [step["index"], answer["index"]],
                             f"{step.get('name')} at step {step['index']} gave nothing ({why}) and step {answer['index']} "
@@ -980,18 +1055,73 @@ def _baseline(values: list[tuple[str, str, str]], task: str) -> tuple[str, str] 
     return chosen[0][1], chosen[0][0]
 
 
-def _given_changed(run: _Run) -> list[Finding]:
-    """The first model call of each agent step and model (a handed-off sub-agent is another prompt, and so
-    is a summariser on another model) given other instructions than that agent's calls in earlier runs agree
-    on, or (each agent's first call) other tools."""
-    if not run.history.first_calls or not run.llm:
-        return []
-    # Outside agent steps, only the run's top-level calls: a model call inside a tool is that tool's business.
+_QUOTED = 40  # characters of a document's text that a prompt quoting it holds verbatim
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _context_dropped(run: _Run) -> list[Finding]:
+    """Documents a retrieval found that no later model call was given (a RAG step whose results never
+    reached the prompt): at the first model call after the retrieval, memory (the context the model works
+    from). A retrieval the model asked for itself, one that found nothing, or one no model call followed
+    is not judged here."""
+    for step in run.steps:
+        if step.get("type") != RETRIEVAL or _failed(step) or run.asked_retrieval(step) is not None:
+            continue
+        texts = [_flat(t)[:_QUOTED] for t in _strings(tool_payload(step.get("output"))) if len(t.strip()) >= 2 * _FETCHED_TEXT]
+        later = [s for s in run.llm if s["index"] > step["index"] and not _failed(s) and s.get("input") is not None]
+        if not texts or not later:
+            continue
+        if any(any(t in given for t in texts) for given in (_flat(text_of(s.get("input"))) + " " + _flat(
+                run.record.attribute(s, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "") for s in later)):
+            continue
+        first = next((s for s in later if s.get("parent_index") == step.get("parent_index")), later[0])
+        return [_finding("retrieved_context_dropped", "memory", first["index"], [step["index"], first["index"]],
+                         f"the {len(texts)} text(s) {step.get('name')} found at step {step['index']} reached no model call: "
+                         f"step {first['index']} worked without them", retrieval_step=step["index"])]
+    return []
+
+
+def _first_calls(run: _Run) -> dict[tuple[Any, Any], dict[str, Any]]:
+    """(agent, model) -> the first model call of each agent step and model (a handed-off sub-agent is another
+    prompt, and so is a summariser on another model); outside agent steps, only the run's top-level calls (a
+    model call inside a tool is that tool's business)."""
     agents = {s["index"]: agent_of(s, run.by_index) for s in run.llm}
     top = [s for s in run.llm if s.get("parent_index") is None or agents[s["index"]] is not None] or run.llm
     firsts: dict[Any, dict[str, Any]] = {}
     for step in top:
         firsts.setdefault((agents[step["index"]], step.get("model")), step)
+    return firsts
+
+
+def _handed_nothing(run: _Run) -> list[Finding]:
+    """An agent that took over mid-run (a handoff) whose first model call was given no user message, when its
+    first calls in every earlier run were: the conversation was not handed over with the work."""
+    if not run.history.first_calls or len(run.llm) < 2:
+        return []
+    out = []
+    for (agent, model), first in _first_calls(run).items():
+        if agent is None or first is run.llm[0] or first.get("input") is None or _failed(first):
+            continue
+        if any(m.get("role") == "user" for m in run.messages(first)):
+            continue
+        earlier = [call for _run, call in run.history.first_calls if call.get("agent") == agent and call.get("model") in (None, model)]
+        if earlier and all(any(m.get("role") == "user" for m in input_messages(call)) for call in earlier):
+            out.append(_finding("history_lost", "memory", first["index"], [first["index"]],
+                                f"{agent} took over at step {first['index']} without the conversation: no user message, where "
+                                f"its first call in each of {len(earlier)} earlier run(s) had one", agent=agent))
+            break
+    return out
+
+
+def _given_changed(run: _Run) -> list[Finding]:
+    """The first model call of each agent step and model given other instructions than that agent's calls in
+    earlier runs agree on, or (each agent's first call) other tools."""
+    if not run.history.first_calls or not run.llm:
+        return []
+    firsts = _first_calls(run)
     out: list[Finding] = []
     seen: set[Any] = set()
     for (agent, model), first in firsts.items():
@@ -1390,7 +1520,15 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
                 continue
-            invented = _invented_ids(run, step, call.arguments)
+            ignored = _task_value_ignored(run, step, call.arguments, schema or {})
+            if ignored is not None:
+                name, value, asked = ignored
+                out.append(_finding("task_ignored", "model", index, [index],
+                                    f"the task asks for {asked!r}; the model called {call.name} at step {index} with "
+                                    f"{name}={value!r}, which nothing it was given asks for", tool=call.name, argument=name,
+                                    value=value, asked=asked))
+                continue
+            invented = _invented_ids(run, step, call.arguments) or _invented_names(run, step, call)
             if invented:
                 value, like = invented[0]
                 out.append(_finding("invented_argument", "tool", index, [index],
@@ -1511,6 +1649,57 @@ def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tu
         if like and token.lower() not in known:
             out.append((token, list(dict.fromkeys(like))))
     return out
+
+
+_NAME = re.compile(r"^[A-Za-z][\w.:/-]*[-_.:/][\w.:/-]*[A-Za-z0-9]$")  # one token with a separator: a service, a host, a path
+
+
+def _invented_names(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple[str, list[str]]]:
+    """A name-like argument (one token with a separator: `checkout-api`, `db.replica-2`) that nothing the model
+    was given contains, for a parameter every earlier call of the run filled with a name it was given: the
+    model acting on something it made up (a reasoning-action mismatch, a wrong target)."""
+    if not isinstance(call.arguments, Mapping):
+        return []
+    given = None
+    out = []
+    for name, value in call.arguments.items():
+        if not isinstance(value, str) or len(value) > 64 or not _NAME.match(value):
+            continue
+        if given is None:
+            given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)),
+                                text_of(run.record.run.get("task")))).lower()
+        if value.lower() in given:
+            continue
+        before = [c.arguments.get(name) for s in run.llm if s["index"] < step["index"] for c in requested_calls(s)
+                  if isinstance(c.arguments, Mapping) and c.arguments.get(name) is not None]
+        if before and all(isinstance(v, str) and _NAME.match(v) and v.lower() in given for v in before):
+            out.append((value, list(dict.fromkeys(before))))
+    return out
+
+
+def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, schema: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(parameter, value, the value the task names) when a call fills a parameter of fixed choices (an enum)
+    with a choice nothing the model was given names, while the task names another choice of it: the
+    model ignored what it was asked (MAST's disobeyed task specification, ignored input)."""
+    if not isinstance(arguments, Mapping):
+        return None
+    task = _first_user_text(run.messages(step)) or text_of(run.record.run.get("task"))
+    if not task:
+        return None
+    given = None
+    for name, value in arguments.items():
+        spec = (schema.get("properties") or {}).get(name)
+        choices = [c for c in (spec.get("enum") or ()) if isinstance(c, str)] if isinstance(spec, Mapping) else []
+        if not isinstance(value, str) or value not in choices:
+            continue
+        if given is None:
+            given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)), task))
+        if re.search(rf"(?<!\w){re.escape(value)}(?!\w)", given):
+            continue
+        asked = [c for c in choices if c != value and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", task)]
+        if len(asked) == 1:
+            return name, value, asked[0]
+    return None
 
 
 # ---- termination -------------------------------------------------------------------------------------
@@ -1637,10 +1826,20 @@ def _unanswered(run: _Run) -> list[Finding]:
                 continue
             match = next((s for s in tool_steps if s["index"] not in used and tool_name(s) == call.name and (
                 s.get("requested_by") == index or (s.get("requested_by") is None and index < s["index"] < window_end))), None)
+            if match is None:  # a retrieval the call ran (its span names the data source, not the call)
+                match = next((s for s in run.steps if s.get("type") == RETRIEVAL and s["index"] not in used
+                              and index < s["index"] < window_end and _asked_by(run.asked_retrieval(s)) == index), None)
             if match is not None:
                 used.add(match["index"])
                 continue
             missing.append({"id": call.id, "name": call.name})
+        # A call no tool of the run ever ran, followed by another agent taking over (an agent step after it that
+        # does not hold it, before this level's next model call): a handoff, answered by that agent.
+        handed = any(s.get("type") == "agent" and index < s["index"] < window_end and s["index"] not in run.ancestors(step)
+                     for s in run.steps)
+        handoff = next((m for m in missing if m["name"] not in {tool_name(s) for s in tool_steps}), None) if handed else None
+        if handoff is not None:
+            missing.remove(handoff)
         if not missing:
             continue
         names = ", ".join(m["name"] for m in missing)
@@ -1658,6 +1857,10 @@ def _unanswered(run: _Run) -> list[Finding]:
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))
     return out
+
+
+def _asked_by(asked: tuple[Mapping[str, Any], str] | None) -> int | None:
+    return asked[0]["index"] if asked else None
 
 
 # ---- policy and budgets ------------------------------------------------------------------------------
@@ -1847,10 +2050,12 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
     return out
 
 
+_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",)}
+
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
-    _instructions_changed, _given_changed, _unfilled, _history_lost, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
+    _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools,
 )
 

@@ -428,6 +428,37 @@ def _totals(a: Trajectory, b: Trajectory) -> dict[str, dict[str, Any]]:
     return {key: {"a": value(a, key), "b": value(b, key)} for key in _TOTALS}
 
 
+def _divergence(aligned: list[tuple[Step | None, Step | None]], position: int, pair: Pair, aside_b: set[int]) -> dict[str, Any]:
+    left, right = aligned[position]
+    divergence = {
+        "index_a": pair.index_a,
+        "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position, aside_b),
+        "kind": pair.status,
+        "detail": _detail(pair.status, left, right, pair.changes),
+    }
+    if pair.status == STEP_REMOVED and divergence["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
+        divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
+    return divergence
+
+
+def _earliest_of_its_calls(first: dict[str, Any] | None, aligned: list[tuple[Step | None, Step | None]], pairs: list[Pair],
+                           aside_b: set[int]) -> dict[str, Any] | None:
+    """Tool calls one model call asked for together are aligned in argument order, not as they ran: when the
+    first divergence is one of them, it is the one of them that differs and ran first in B."""
+    if first is None or first.get("index_b") is None:
+        return first
+    at = next((n for n, (_l, r) in enumerate(aligned) if r is not None and r.index == first["index_b"]), None)
+    right = aligned[at][1] if at is not None else None
+    if right is None or right.type != "tool" or right.requested_by is None:
+        return first
+    siblings = [n for n, (_l, r) in enumerate(aligned) if r is not None and r.type == "tool" and r.requested_by == right.requested_by
+                and pairs[n].status != SAME and r.index < right.index and n not in (at,)]
+    if not siblings:
+        return first
+    chosen = min(siblings, key=lambda n: aligned[n][1].index)  # type: ignore[union-attr]
+    return _divergence(aligned, chosen, pairs[chosen], aside_b)
+
+
 def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     """Align two trajectories and report the first divergence, every pair, environment and totals."""
     aside_a, aside_b = recoveries(a.steps, b.steps), recoveries(b.steps, a.steps)
@@ -453,14 +484,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         pairs.append(pair)
         if first is not None or pair.status == SAME:
             continue
-        divergence = {
-            "index_a": pair.index_a,
-            "index_b": pair.index_b if pair.index_b is not None else _where_b_went(aligned, position, aside_b),
-            "kind": pair.status,
-            "detail": _detail(pair.status, left, right, pair.changes),
-        }
-        if pair.status == STEP_REMOVED and divergence["index_b"] is not None and all(r is None for _l, r in aligned[position:]):
-            divergence["detail"] = f"run B ended after its step {divergence['index_b']}; " + divergence["detail"].replace("run B lacks", "it lacks")
+        divergence = _divergence(aligned, position, pair, aside_b)
         # A 429 or a timeout and its retry in one run is not where the runs went different ways: report it
         # only when nothing else differs.
         if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
@@ -475,6 +499,7 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
                           and not (_inside(left, left_agent, a.steps) or _inside(right, right_agent, b.steps))), divergence)
     failed_agent = next((d for d, _l, _r in held if d["kind"] == STATUS_CHANGED), None)
     first = first or failed_agent or (held[0][0] if held else None) or retried
+    first = _earliest_of_its_calls(first, aligned, pairs, aside_b)
     environment, lines = _environment(a, b)
     return RunDiff(a=a, b=b, pairs=pairs, first_divergence=first, environment=environment,
                    totals=_totals(a, b), environment_lines=lines)

@@ -90,7 +90,7 @@ def search_runbooks(query: str) -> list[dict[str, Any]]:
     """Runbooks matching an alert."""
     v = Now.variant
     return [{"id": f"RB-{40 + v}", "score": 0.91, "content": f"Runbook for '{query}': restart the service, then verify the error rate."},
-            {"id": f"RB-{60 + v}", "score": 0.55, "content": "Escalation contacts for the payments team."}]
+            {"id": f"RB-{60 + v}", "score": 0.47, "content": "Escalation contacts for the payments team."}]
 
 
 @agentotel.tool
@@ -166,12 +166,11 @@ def oncall_model(body: dict[str, Any]) -> dict[str, Any]:
             return reply(None, ("list_alerts", {"service": service}))
         return reply(None, ("list_alerts", {"service": service}))
     alert = alerts[-1]["alerts"][0]["title"]
-    if not metrics or not books:
+    went_on = fault == "metrics_timeout" and bool(errors)  # the faulty model goes on as if it had the metrics
+    if (not metrics and not went_on) or not books:
         if fault == "bad_window" and not errors:
             return reply(None, ("get_metrics", {"service": service, "window": "15 minutes"}), ("search_runbooks", {"query": alert}))
-        if fault == "metrics_timeout" and errors and not restarts:
-            pass  # the faulty model goes on as if it had the metrics
-        elif errors and fault == "bad_window":
+        if errors and fault == "bad_window":
             return reply(None, ("get_metrics", {"service": service, "window": "15m"}))
         else:
             calls = [("get_metrics", {"service": service, "window": "15m"}), ("search_runbooks", {"query": alert})]
@@ -190,14 +189,12 @@ def oncall_model(body: dict[str, Any]) -> dict[str, Any]:
         if fault == "missing_reason" and not errors:
             return reply(None, ("restart_service", {"service": service}))
         return reply(None, ("restart_service", {"service": service, "reason": alert}))
-    if fault == "forbidden_rollback" and not restarts:
-        pass
     before = metrics[0]["error_rate_pct"] if metrics else None
     if fault == "restart_forbidden" and restarts and "error" in restarts[-1]:
         return reply(f"Restarted {service} ({alert}); error rate is back to normal.")  # ignores the 403
     if fault == "no_verify":
         return reply(f"Restarted {service} after '{alert}'. The error rate went from {before}% to {round(0.4 + 0.1 * v, 1)}%.")
-    if len(metrics) < 2:
+    if len(metrics) < (1 if went_on else 2):
         return reply(None, ("get_metrics", {"service": service, "window": "5m"}))
     after = metrics[-1]["error_rate_pct"]
     if fault == "metrics_timeout":
@@ -633,6 +630,10 @@ def tool_step(name: str, nth: int = 0, *, where: Callable[[dict[str, Any]], bool
     return find
 
 
+def retrieval_step(steps: list[dict[str, Any]]) -> int | None:
+    return next((s["index"] for s in steps if s["type"] == "retrieval"), None)
+
+
 def failed_step(steps: list[dict[str, Any]]) -> int | None:
     return next((s["index"] for s in reversed(steps) if s["status"] == "error" and s["type"] != "agent"), None)
 
@@ -721,7 +722,7 @@ PAIRS: list[Pair] = [
     Pair("product-expenses-approved-before-receipts", "expenses", "product", "approve_early", "AgentErrorTaxonomy Planning: constraint ignorance",
          asking("approve_report"), fast=True),
     Pair("product-kb-answer-from-weak-hits", "kb", "product", "weak_hits", "TRAIL Poor information retrieval", nth_llm(0),
-         diff_where=tool_step("search_articles")),  # the documents differ first; the answer that used them is the fault
+         diff_where=retrieval_step),  # the documents differ first; the answer that used them is the fault
 ]
 
 HISTORY = (0, 1)  # earlier healthy runs of each agent, other ids and numbers
