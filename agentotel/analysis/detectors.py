@@ -598,16 +598,20 @@ def _ignored_errors(run: _Run) -> list[Finding]:
 
 def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any] | None) -> bool:
     """Whether a failed tool call was made again: with the same arguments, or (other arguments: corrected)
-    by the model step given the failure, or by the loop before the model call after that one. A call of the
-    same tool made later for another purpose (checking again after acting) is no retry."""
+    by the model step given the failure, or by the loop before the model call after that one; or whether a
+    call of the tool asked for with it worked (one of several parallel calls failing). A call of the same
+    tool made later for another purpose (checking again after acting) is no retry."""
     name, key = tool_name(failed), call_key(str(tool_name(failed)), parse_json(failed.get("input")))
     then = run.next_llm(went_on["index"], went_on.get("parent_index")) if went_on is not None else None
+    own = run.requester(failed)
     for s in run.record.tool_steps():
         if s["index"] <= failed["index"] or tool_name(s) != name:
             continue
         if call_key(str(name), parse_json(s.get("input"))) == key:
             return True
         asker = run.requester(s)
+        if own is not None and asker is not None and asker["index"] == own["index"] and not is_error(s):
+            return True  # a parallel call of the tool in the same turn worked: one of several failing is a partial result
         if went_on is None or (asker is not None and asker["index"] == went_on["index"]):
             return True
         if asker is None and (then is None or s["index"] < then["index"]):

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import anthropic  # noqa: E402
 
 import agentotel  # noqa: E402
+from agentotel.tools import registered_tools  # noqa: E402
 from shapes import Recorder, Status, loop, reply, results, serve, system, users  # noqa: E402
 
 # ---- what the run in progress is -------------------------------------------------------------------------
@@ -121,9 +122,7 @@ ONCALL_SYSTEM = ("You are the on-call assistant. For an alerting service: read i
 
 
 def offered(tools: dict[str, Callable[..., Any]], *names: str) -> list[dict[str, Any]]:
-    from agentotel.tools import registered_tools
-
-    known = registered_tools()
+    known = _own()
     query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}  # a retrieval
     return [{"type": "function", "function": {"name": n, "description": known[n].description if n in known else tools[n].__doc__,
                                               "parameters": known[n].schema["parameters"] if n in known else query}}
@@ -473,9 +472,7 @@ def expenses_model(body: dict[str, Any]) -> dict[str, Any]:
 
 def _anthropic_loop(client: Any, system_: str, question: str, tools: dict[str, Callable[..., Any]], *, catch: bool = True,
                     max_turns: int = 8) -> str:
-    from agentotel.tools import registered_tools
-
-    known = registered_tools()
+    known = _own()
     defs = [{"name": n, "description": known[n].description, "input_schema": known[n].schema["parameters"]} for n in tools]
     messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
     for _ in range(max_turns):
@@ -572,6 +569,14 @@ def kb(rec: Recorder, fault: str | None, variant: int) -> str:
         return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     return rec.run("kb", question, body)
 
+
+def _own() -> dict[str, Any]:
+    """These tools' own declarations, taken at import: the process's registry keeps the latest tool of each
+    name, and another module may declare its own convert_currency later."""
+    return _OWN
+
+
+_OWN = {name: info for name, info in registered_tools().items() if name in {*ONCALL_TOOLS, *EXPENSE_TOOLS, "read_day"}}
 
 MODELS = {"oncall": oncall_model, "ledger": ledger_model, "netdesk": netdesk_model, "expenses": expenses_model, "kb": kb_model}
 AGENTS = {"oncall": oncall, "ledger": ledger, "netdesk": netdesk, "expenses": expenses, "kb": kb}
@@ -670,25 +675,34 @@ class Pair:
     taxonomy: str
     where: Callable[[list[dict[str, Any]]], int | None]  # the step of the faulty run where the cause shows
     diff_where: Callable[[list[dict[str, Any]]], int | None] | None = None  # where diff's first divergence belongs, when not there
-    fast: bool = False
+    check_missed: str = ""  # why check misses this one still (the diff is still held to it)
+
+
+# Pairs the default test run records (each exercises a rule added for this set); the slow test records all.
+FAST = ("prompt-netdesk-specialist-given-triage-prompt", "memory-netdesk-handoff-drops-conversation",
+        "tool-oncall-metrics-timeout-ignored", "tool-oncall-alerts-api-429-retried-forever",
+        "workflow-oncall-stops-before-verifying", "workflow-kb-retrieved-context-never-sent",
+        "model-oncall-claims-unverified-recovery", "tool-oncall-restarts-another-service",
+        "model-expenses-ignores-asked-currency", "product-kb-answer-from-weak-hits", "tool-netdesk-ping-error-ignored")
 
 
 PAIRS: list[Pair] = [
     # prompt
     Pair("prompt-netdesk-specialist-given-triage-prompt", "netdesk", "prompt", "role_swap", "MAST FM-1.2 Disobey role specification",
-         agent_first_llm("network"), fast=True),
+         agent_first_llm("network")),
     Pair("prompt-ledger-prompt-swapped-mid-run", "ledger", "prompt", "swap_prompt", "MAST FM-1.1 Disobey task specification", nth_llm(10)),
     # tool
     Pair("tool-oncall-metrics-timeout-ignored", "oncall", "tool", "metrics_timeout", "TRAIL Timeouts (error ignored)", asking("restart_service"),
-         diff_where=tool_step("get_metrics"), fast=True),
+         diff_where=tool_step("get_metrics")),
     Pair("tool-oncall-restart-403-unreported", "oncall", "tool", "restart_forbidden", "TRAIL Authentication errors", tool_step("restart_service")),
     Pair("tool-oncall-window-not-in-enum", "oncall", "tool", "bad_window", "ToolScan IAV Invalid argument value", asking("get_metrics")),
     Pair("tool-oncall-restart-missing-reason", "oncall", "tool", "missing_reason", "ToolScan Missing required argument", asking("restart_service")),
     Pair("tool-oncall-restarts-another-service", "oncall", "tool", "wrong_target", "MAST FM-2.6 Reasoning-action mismatch", asking("restart_service")),
     Pair("tool-netdesk-ping-error-ignored", "netdesk", "tool", "ping_down", "AgentErrorTaxonomy Reflection: tool error ignored", answer,
-         diff_where=tool_step("ping_host")),
+         diff_where=tool_step("ping_host"), check_missed="the answer's 'the problem must be on the client side' reads as "
+         "admitting the failure; check names its made-up 12 ms (ungrounded_answer, model) at the right step instead"),
     Pair("tool-expenses-missing-target-currency", "expenses", "tool", "missing_to", "ToolScan Missing required argument", asking("convert_currency")),
-    Pair("tool-expenses-receipts-401-uncaught", "expenses", "tool", "receipts_401", "TRAIL Authentication errors", failed_step, fast=True),
+    Pair("tool-expenses-receipts-401-uncaught", "expenses", "tool", "receipts_401", "TRAIL Authentication errors", failed_step),
     Pair("tool-ledger-output-shape-changed-mid-run", "ledger", "tool", "shape_change", "TRAIL API issues (service response changed)",
          tool_step("read_day", 8)),
     # workflow
@@ -700,12 +714,11 @@ PAIRS: list[Pair] = [
     Pair("workflow-kb-retrieved-context-never-sent", "kb", "memory", "context_dropped", "TRAIL Context handling failures", nth_llm(0)),
     # memory
     Pair("memory-netdesk-handoff-drops-conversation", "netdesk", "memory", "handoff_forgets", "MAST FM-1.4 Loss of conversation history",
-         agent_first_llm("network"), fast=True),
+         agent_first_llm("network")),
     Pair("memory-ledger-compaction-drops-results-mid-run", "ledger", "memory", "drop_results", "AgentErrorTaxonomy Memory: context compaction",
          nth_llm(10)),
     # model
-    Pair("model-oncall-claims-unverified-recovery", "oncall", "model", "no_verify", "MAST FM-3.3 No or incorrect verification", answer,
-         fast=True),
+    Pair("model-oncall-claims-unverified-recovery", "oncall", "model", "no_verify", "MAST FM-3.3 No or incorrect verification", answer),
     Pair("model-oncall-asks-alerts-forever", "oncall", "model", "loop_alerts", "ToolScan Infinite loop / repeated identical calls",
          asking("list_alerts", 1)),
     Pair("model-ledger-rereads-a-day-mid-run", "ledger", "model", "repeat_day", "MAST FM-1.3 Step repetition", asking("read_day", 8)),
@@ -713,14 +726,14 @@ PAIRS: list[Pair] = [
     Pair("tool-expenses-amount-as-text", "expenses", "tool", "amount_text", "TRAIL Formatting errors", asking("convert_currency")),
     Pair("model-expenses-ignores-asked-currency", "expenses", "model", "ignore_currency", "MAST FM-1.1 / ignored input", asking("convert_currency")),
     Pair("model-expenses-429-not-recovered", "expenses", "model", "model_429", "TRAIL Rate limits", failed_step),
-    Pair("model-kb-made-up-link", "kb", "model", "made_up_link", "TRAIL Hallucinated facts (language-only)", nth_llm(0), fast=True),
+    Pair("model-kb-made-up-link", "kb", "model", "made_up_link", "TRAIL Hallucinated facts (language-only)", nth_llm(0)),
     # product
     Pair("product-oncall-forbidden-rollback", "oncall", "product", "forbidden_rollback", "MAST FM-1.2 Disobey role specification (forbidden action)",
          asking("rollback_deploy")),
     Pair("product-oncall-4000-log-lines", "oncall", "product", "huge_logs", "TRAIL Resource abuse", tool_step("get_logs"),
          diff_where=asking("get_logs")),  # the budget is blown by the output; the first difference is the request for 4,000 lines
     Pair("product-expenses-approved-before-receipts", "expenses", "product", "approve_early", "AgentErrorTaxonomy Planning: constraint ignorance",
-         asking("approve_report"), fast=True),
+         asking("approve_report")),
     Pair("product-kb-answer-from-weak-hits", "kb", "product", "weak_hits", "TRAIL Poor information retrieval", nth_llm(0),
          diff_where=retrieval_step),  # the documents differ first; the answer that used them is the fault
 ]
@@ -739,6 +752,18 @@ class Recorded:
 
 def record(rec: Recorder, pairs: list[Pair]) -> list[Recorded]:
     """Each pair: its agent's earlier healthy runs (once per agent), the good run, the faulty run."""
+    from agentotel import tools
+
+    saved = dict(tools._registry)
+    tools._registry.update(_OWN)  # a run's environment lists these tools, whatever other modules declared
+    try:
+        return _record(rec, pairs)
+    finally:
+        tools._registry.clear()
+        tools._registry.update(saved)
+
+
+def _record(rec: Recorder, pairs: list[Pair]) -> list[Recorded]:
     done: dict[str, list[str]] = {}
     out = []
     for pair in pairs:
