@@ -845,11 +845,14 @@ def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str
 def _offered_mismatch(run: _Run) -> list[Finding]:
     """Tools offered to the model whose description or parameters differ from what the tool declares."""
     declared = run.record.declared_tools()
-    for step in run.record.tool_steps():  # each tool span says its own description
+    for step in run.record.tool_steps():  # each tool span says its own description (and, from some, its schema)
         description = run.record.attribute(step, semconv.GEN_AI_TOOL_DESCRIPTION)
         name = str(tool_name(step))
         if name not in declared:
+            own = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)).get(name)
             declared[name] = {"description": description} if description else {}
+            if own and own["parameters"].get("properties") is not None:
+                declared[name] = {"description": description or own.get("description"), "parameters": own["parameters"]}
         elif description and _words(description) != _words(declared[name].get("description")):
             # The process's snapshot lists another tool of that name (another agent's): this run's own wins.
             declared[name] = {"description": description}

@@ -74,6 +74,7 @@ OI_TOOLS = "llm.tools"  # a JSON list of tool definitions, or flattened: llm.too
 OI_TOOLS_PREFIX = OI_TOOLS + "."
 OI_TOOL_JSON_SCHEMA = "tool.json_schema"
 OI_TOOL_DESCRIPTION = "tool.description"
+OI_TOOL_PARAMETERS = "tool.parameters"  # a TOOL span's own parameter schema (JSON), beside its tool.description
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
 
@@ -358,10 +359,20 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("input_tokens", _int(get(OI_TOKENS_PROMPT)))
         out.input = _str(get(OI_INPUT_VALUE))
     elif operation == "execute_tool":
-        out.set("tool_name", _str(get(OI_TOOL_NAME)))
+        name = _str(get(OI_TOOL_NAME))
+        out.set("tool_name", name)
         out.set("tool_call_id", _str(get(OI_TOOL_CALL_ID) or get(OI_TOOL_ID)) or _call_id_in(get(OI_OUTPUT_VALUE)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = tool_result(get(OI_OUTPUT_VALUE))
+        # What the tool declares of itself (the Agents SDK and LangChain instrumentations read it off the live
+        # tool): its description, and its schema as its one definition, which check holds the offered one to.
+        description = _str(get(OI_TOOL_DESCRIPTION))
+        if description and semconv.GEN_AI_TOOL_DESCRIPTION not in attributes:
+            out.attributes[semconv.GEN_AI_TOOL_DESCRIPTION] = description
+        parameters = _load(get(OI_TOOL_PARAMETERS))
+        if name and isinstance(parameters, dict):
+            out.offer([{"type": "function", "name": name, **({"description": description} if description else {}),
+                        "parameters": parameters}])
     elif operation == "retrieval":
         out.input = _str(get(OI_INPUT_VALUE))
         documents = _unflatten(attributes, OI_RETRIEVAL_DOCUMENTS)
