@@ -1663,8 +1663,8 @@ _NAME = re.compile(r"^[A-Za-z][\w.:/-]*[-_.:/][\w.:/-]*[A-Za-z0-9]$")  # one tok
 
 def _invented_names(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple[str, list[str]]]:
     """A name-like argument (one token with a separator: `checkout-api`, `db.replica-2`) that nothing the model
-    was given contains, for a parameter every earlier call of the run filled with a name it was given: the
-    model acting on something it made up (a reasoning-action mismatch, a wrong target)."""
+    was given contains, for a parameter the earlier calls of the run (two or more) all filled with one name it
+    was given: the model acting on something it made up (a reasoning-action mismatch, a wrong target)."""
     if not isinstance(call.arguments, Mapping):
         return []
     given = None
@@ -1679,8 +1679,11 @@ def _invented_names(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple
             continue
         before = [c.arguments.get(name) for s in run.llm if s["index"] < step["index"] for c in requested_calls(s)
                   if isinstance(c.arguments, Mapping) and c.arguments.get(name) is not None]
-        if before and all(isinstance(v, str) and _NAME.match(v) and v.lower() in given for v in before):
-            out.append((value, list(dict.fromkeys(before))))
+        # At least two earlier calls, all on one name it was given: the run's subject, which this call leaves
+        # for a name nobody mentioned (a new name of its own making follows no such pattern).
+        if len(before) >= 2 and len(set(before)) == 1 and isinstance(before[0], str) and _NAME.match(before[0]) \
+                and before[0].lower() in given:
+            out.append((value, [before[0]]))
     return out
 
 
@@ -1696,7 +1699,10 @@ def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, sche
     given = None
     for name, value in arguments.items():
         spec = (schema.get("properties") or {}).get(name)
+        # Choices that are codes (GBP, EU, 5m), not words a task may use in passing ("none", "high", "auto").
         choices = [c for c in (spec.get("enum") or ()) if isinstance(c, str)] if isinstance(spec, Mapping) else []
+        if not all(re.search(r"[A-Z0-9]", c) for c in choices):
+            continue
         if not isinstance(value, str) or value not in choices:
             continue
         if given is None:

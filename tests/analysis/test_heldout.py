@@ -71,3 +71,37 @@ def test_the_whole_held_out_set(recorder):
     assert sum(s.diff_ok for s in scores) == len(scores), report
     assert [s.pair.id for s in scores if not s.check_ok] == [p.id for p in PAIRS if p.check_missed], report
     assert [s.pair.id for s in scores if s.alarms] == [], report
+
+
+# ---- the general rules behind the fixes, on their own ------------------------------------------------------
+
+
+def test_a_small_percentage_is_judged_and_not_read_as_a_unit_conversion():
+    from agentotel.analysis._ground import ungrounded
+
+    outputs = [{"error_rate_pct": 18.7, "p99_ms": 2334}, [{"id": "RB-1", "score": 0.91}]]  # 0.91 km = 0.565 miles
+    assert ungrounded("The error rate went from 18.7% to 0.6%.", json_of(outputs), outputs) == ["0.6"]
+    assert ungrounded("3 pods restarted; error rate 18.7%.", json_of(outputs), outputs) == []  # a count is never judged
+
+
+def test_the_numbers_of_a_long_log_are_not_combined_into_any_small_number():
+    from agentotel.analysis._ground import ungrounded
+
+    log = "\n".join(f"10:{i:02d}:{i:02d} ERROR reset by peer (conn {i})" for i in range(20))
+    assert ungrounded("The p99 fell to 27 ms.", log, [log]) == ["27"]  # 8 + 19, 9 * 3, ... once
+    assert ungrounded("Seen on conn 17 at 10:17:17.", log, [log]) == []  # stated as it is: grounded
+
+
+def test_failure_words_in_the_runs_own_phrases_are_no_admission():
+    from agentotel.analysis.detectors import _acknowledges
+
+    domain = "verify the error rate after a restart. error_rate_pct: 18.7"
+    assert not _acknowledges("Restarted; the error rate fell to 0.6%.", domain=domain)
+    assert _acknowledges("Restarted, but the metrics call failed.", domain=domain)
+    assert _acknowledges("There was an error reading the metrics.", domain=domain)
+
+
+def json_of(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
