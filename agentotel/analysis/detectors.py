@@ -1069,6 +1069,15 @@ def _flat(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def _given_flat(run: _Run, step: Mapping[str, Any]) -> str:
+    """What a model call was given (messages and instructions) as flat lower-case text, made once per call."""
+    cache = run.__dict__.setdefault("_given_flat", {})
+    if step["index"] not in cache:
+        cache[step["index"]] = _flat(text_of(step.get("input"))) + " " + _flat(
+            run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "")
+    return cache[step["index"]]
+
+
 def _context_dropped(run: _Run) -> list[Finding]:
     """Documents a retrieval found that no later model call was given (a RAG step whose results never
     reached the prompt): at the first model call after the retrieval, memory (the context the model works
@@ -1081,8 +1090,7 @@ def _context_dropped(run: _Run) -> list[Finding]:
         later = [s for s in run.llm if s["index"] > step["index"] and not _failed(s) and s.get("input") is not None]
         if not texts or not later:
             continue
-        if any(any(t in given for t in texts) for given in (_flat(text_of(s.get("input"))) + " " + _flat(
-                run.record.attribute(s, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "") for s in later)):
+        if any(any(t in _given_flat(run, s) for t in texts) for s in later):
             continue
         first = next((s for s in later if s.get("parent_index") == step.get("parent_index")), later[0])
         return [_finding("retrieved_context_dropped", "memory", first["index"], [step["index"], first["index"]],
@@ -1670,8 +1678,8 @@ def _invented_names(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple
     given = None
     out = []
     for name, value in call.arguments.items():
-        if not isinstance(value, str) or len(value) > 64 or not _NAME.match(value):
-            continue
+        if not isinstance(value, str) or len(value) > 64 or not _NAME.match(value) or value in _raw(step, "input"):
+            continue  # (given as it is: the common case, decided without building the whole text)
         if given is None:
             given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)),
                                 text_of(run.record.run.get("task")))).lower()
