@@ -21,10 +21,11 @@ import json
 import logging
 import socket
 import ssl
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import h11
 import uvicorn
@@ -257,59 +258,118 @@ def _phrase(status: int) -> str:
 # -- one request: the ASGI callable ------------------------------------------------------------
 
 
-class _BodyBudget:
-    """Bytes of request bodies held at once (received, or waiting to be decoded).
+class _Quota:
+    """Units taken on the event loop and given back from any thread: pool threads, bytes of request bodies.
+
+    Taking is immediate while enough is free; otherwise the request waits (up to a timeout) until a
+    give-back makes room. Giving back wakes the loop only when a request is waiting, so the usual
+    request costs no turn of the loop: each turn makes the loop's thread take the GIL back, which
+    costs up to the switch interval while other threads decode.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total, self.used = total, 0
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[int, asyncio.AbstractEventLoop, asyncio.Future]] = []
+
+    async def take(self, size: int, timeout_s: float, busy: str) -> None:
+        """Take `size` units, waiting up to `timeout_s` for them; Busy(`busy`) when they do not free up in time."""
+        with self._lock:
+            if self.used + size <= self.total:  # the usual case: no waiting
+                self.used += size
+                return
+            loop = asyncio.get_running_loop()
+            entry = (size, loop, loop.create_future())
+            self._waiting.append(entry)
+        try:
+            await asyncio.wait_for(entry[2], timeout_s)
+        except BaseException as exc:  # timed out, or the request was cancelled
+            with self._lock:
+                if entry in self._waiting:
+                    self._waiting.remove(entry)
+                # else a give-back granted it meanwhile: its grant finds the future cancelled and gives it back
+            if isinstance(exc, asyncio.TimeoutError):
+                raise Busy(busy) from None
+            raise
+
+    def give(self, size: int) -> None:
+        """Give back `size` units (from any thread); waiting requests that now fit are let in."""
+        granted = []
+        with self._lock:
+            self.used -= size
+            for entry in list(self._waiting):
+                if self.used + entry[0] <= self.total:
+                    self._waiting.remove(entry)
+                    self.used += entry[0]
+                    granted.append(entry)
+        for units, loop, future in granted:
+            try:
+                loop.call_soon_threadsafe(self._grant, units, future)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                self.give(units)
+
+    def _grant(self, size: int, future: asyncio.Future) -> None:
+        if future.done():  # it stopped waiting (timed out) before the grant arrived
+            self.give(size)
+        else:
+            future.set_result(None)
+
+
+class _Held:
+    """One request's share of the body budget: taken on the loop as its bytes arrive, given back once (any thread).
 
     A request takes its share as its bytes arrive, not its declared length up front: a slow sender
     holds only what it has sent, so slow peers declaring big bodies cannot starve the others.
     """
 
-    def __init__(self, total: int) -> None:
-        self.total, self.used = total, 0
-        self._freed: asyncio.Condition | None = None  # made on the server's loop
-
-    @contextlib.asynccontextmanager
-    async def holding(self) -> AsyncIterator["_Held"]:
-        held = _Held(self)
-        try:
-            yield held
-        finally:
-            if held.size:
-                await self._give(held.size)
-
-    async def _take(self, size: int, timeout_s: float) -> None:
-        if self.used + size <= self.total:  # the usual case: no waiting, no lock
-            self.used += size
-            return
-        if self._freed is None:
-            self._freed = asyncio.Condition()
-        freed = self._freed
-        async with freed:
-            try:
-                await asyncio.wait_for(freed.wait_for(lambda: self.used + size <= self.total), timeout_s)
-            except asyncio.TimeoutError:
-                raise Busy("too many request bodies being received") from None
-            self.used += size
-
-    async def _give(self, size: int) -> None:
-        self.used -= size
-        if self._freed is not None:
-            async with self._freed:
-                self._freed.notify_all()
-
-
-class _Held:
-    """One request's share of the body budget."""
-
     __slots__ = ("budget", "size")
 
-    def __init__(self, budget: _BodyBudget) -> None:
+    def __init__(self, budget: _Quota) -> None:
         self.budget, self.size = budget, 0
 
     async def take(self, size: int, timeout_s: float) -> None:
         size = min(size, self.budget.total - self.size)  # one request alone always fits
-        await self.budget._take(size, timeout_s)
+        await self.budget.take(size, timeout_s, "too many request bodies being received")
         self.size += size
+
+    def give_back(self) -> None:
+        size, self.size = self.size, 0
+        if size:
+            self.budget.give(size)
+
+
+class _Job:
+    """One request's body on its way through a pool thread (decode, convert) and the store (`Ingest.submit`).
+
+    The pool thread settles `future` itself when the request ends before the store; otherwise the
+    store's writer does, once the batches are durable. Either way the loop wakes once for it.
+    """
+
+    __slots__ = ("raw", "encoding", "fmt", "held", "loop", "future", "converted", "submitted", "timer")
+
+    def __init__(self, raw: bytes, encoding: str, fmt: str, held: _Held, loop: asyncio.AbstractEventLoop) -> None:
+        self.raw: list[bytes] = [raw]  # a list, so the pool thread can drop the body as soon as it is inflated
+        self.encoding, self.fmt, self.held, self.loop = encoding, fmt, held, loop
+        self.future: asyncio.Future = loop.create_future()
+        self.converted: Converted | None = None
+        self.submitted: float | None = None  # time.monotonic() when the batches were queued for the store
+        self.timer: asyncio.TimerHandle | None = None
+
+    def settle(self, error: BaseException | None) -> None:
+        """From the pool thread: the request ends without waiting for the store (refused, or nothing to write)."""
+        try:
+            self.loop.call_soon_threadsafe(_settle_job, self.future, error)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            pass
+
+
+def _settle_job(future: asyncio.Future, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
 
 
 class _Request:
@@ -353,7 +413,7 @@ class _Receiver:
         settings = service.settings
         # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
         # received and not yet decoded is bounded by this many bytes.
-        self.budget = _BodyBudget((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
+        self.budget = _Quota((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
         # A read body goes to a pool thread at once, which then waits for a decoding slot
         # (`Service.decoding`, shared with gRPC): when a decode ends, the next one starts on a thread
         # already waiting, with no round trip through the event loop (each hand-off waits for the GIL,
@@ -361,9 +421,11 @@ class _Receiver:
         # slot stood free while a read body waited 9-12 % of the time (bench_collector's content-off
         # bodies, load 15); with two more threads, 5-6 %. They hold bodies the body budget counts
         # already; decoding memory stays bounded by the slots.
-        self._threads = settings.max_concurrent_requests + 2
-        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="agentotel-collector-http")
-        self._gate: asyncio.Semaphore | None = None  # made on the server's loop: a pool thread for each request
+        # The pool thread also queues the rows for the store, so the writer starts without a turn of
+        # the loop in between; the loop wakes once per request, when the writer reports the fsync.
+        threads = settings.max_concurrent_requests + 2
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="agentotel-collector-http")
+        self._free_threads = _Quota(threads)  # a pool thread for each request handed over: none waits in its queue
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -444,11 +506,17 @@ class _Receiver:
             with service.in_flight():
                 # The body is read before a decoding slot is taken: a slow sender holds only its own
                 # connection and its share of the body budget, and is cut off at the minimum rate.
-                async with self.budget.holding() as held:
+                held = _Held(self.budget)
+                try:
                     raw = await self._read_body(request, settings.max_request_bytes, held)
-                    converted = await self._decode([raw], encoding, fmt)
+                    job = _Job(raw, encoding, fmt, held, asyncio.get_running_loop())
                     del raw
-                response = await service.store_async(converted, "http")
+                    await self._free_threads.take(1, settings.admission_timeout_s, "too many requests in progress")
+                except BaseException:
+                    held.give_back()
+                    raise
+                converted = await self._run(job)  # from here on the pool thread gives the body budget back
+                response = service.accepted(converted, "http")
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
             request.close = request.close or not request.body_done
@@ -464,26 +532,63 @@ class _Receiver:
         body = response.SerializeToString() if fmt == PROTOBUF else _otlp_json.dump_message(response)
         await self._answer(request, 200, fmt, body)
 
-    async def _decode(self, raw: list[bytes], encoding: str, fmt: str) -> Converted:
-        """Decompress, parse and convert on the pool, holding a decoding slot; Busy when none frees up in time."""
-        if self._gate is None:
-            self._gate = asyncio.Semaphore(self._threads)
-        try:
-            await asyncio.wait_for(self._gate.acquire(), self.service.settings.admission_timeout_s)
-        except asyncio.TimeoutError:
-            raise Busy("too many requests in progress") from None
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, self._decode_now, raw, encoding, fmt)
-        finally:
-            self._gate.release()
+    async def _run(self, job: _Job) -> Converted:
+        """Decode, convert and store the body on a pool thread (it holds a pool thread taken already); the rows once durable.
 
-    def _decode_now(self, raw: list[bytes], encoding: str, fmt: str) -> Converted:
+        Busy when the store has not confirmed the write `write_timeout_s` after the rows were queued
+        (the time spent decoding does not count); the pool thread's refusals are raised here.
+        """
+        ingest = self.service.ingest
+        job.timer = job.loop.call_later(ingest.write_timeout_s, self._check_write, job)
+        try:
+            self._pool.submit(self._decode_and_store, job)
+        except BaseException:  # the pool is shut down (the collector stops)
+            job.timer.cancel()
+            job.held.give_back()
+            self._free_threads.give(1)
+            raise
+        try:
+            await job.future
+        finally:
+            job.timer.cancel()
+        assert job.converted is not None
+        return job.converted
+
+    def _check_write(self, job: _Job) -> None:
+        """On the loop, when the write timeout may have passed: refuse the request, or look again later."""
+        if job.future.done():
+            return
+        timeout = self.service.ingest.write_timeout_s
+        submitted = job.submitted
+        waited = 0.0 if submitted is None else time.monotonic() - submitted
+        if submitted is not None and waited >= timeout:
+            job.future.set_exception(self.service.ingest.slow())  # the writer then leaves this request alone
+        else:  # still decoding (not the store's time), or queued less than the timeout ago
+            job.timer = job.loop.call_later(timeout - waited, self._check_write, job)
+
+    def _decode_and_store(self, job: _Job) -> None:
+        """On a pool thread: decompress, parse and convert holding a decoding slot, then queue the rows for the store."""
         service = self.service
-        with service.decoding():  # shared with gRPC: bounds decoding memory across both protocols
-            data = _body.decompress(raw.pop(), encoding, service.settings.max_decompressed_bytes)
-            request = _parse(data, fmt)
-            del data
-            return service.convert(request, "http")
+        try:
+            try:
+                with service.decoding():  # shared with gRPC: bounds decoding memory across both protocols
+                    data = _body.decompress(job.raw.pop(), job.encoding, service.settings.max_decompressed_bytes)
+                    request = _parse(data, job.fmt)
+                    del data
+                    converted = service.convert(request, "http")
+                    del request
+            finally:
+                job.held.give_back()
+            job.converted = converted
+            if not converted.batches:
+                job.settle(None)
+                return
+            job.submitted = time.monotonic()
+            service.ingest.submit(converted.batches, job.loop, job.future)  # Busy when the queue is full
+        except BaseException as exc:  # noqa: BLE001 - every outcome is the request's, raised on the loop
+            job.settle(exc)
+        finally:
+            self._free_threads.give(1)
 
     async def _read_body(self, request: _Request, limit: int, held: _Held | None = None) -> bytes:
         """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower.
@@ -500,7 +605,7 @@ class _Receiver:
             if left <= 0:
                 raise _Dropped("slow_sender", "the body did not arrive in time")
             try:
-                message = await asyncio.wait_for(request.receive(), left)
+                message = await _within(request.receive(), left)
             except asyncio.TimeoutError:
                 raise _Dropped("slow_sender", "the body did not arrive in time") from None
             if message["type"] == "http.disconnect":
@@ -552,6 +657,20 @@ class _Receiver:
             headers.append((b"connection", b"close"))  # h11 closes the connection after the answer
         await request.send({"type": "http.response.start", "status": status, "headers": headers})
         await request.send({"type": "http.response.body", "body": body})
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(awaitable: Awaitable[dict], seconds: float) -> dict:
+        """`awaitable`'s result, or TimeoutError after `seconds`. A body already received costs no turn of
+        the loop (asyncio.wait_for runs the awaitable as a task of its own: three turns per chunk)."""
+        async with asyncio.timeout(seconds):
+            return await awaitable
+
+else:  # pragma: no cover - Python 3.10 has no asyncio.timeout
+
+    async def _within(awaitable: Awaitable[dict], seconds: float) -> dict:
+        return await asyncio.wait_for(awaitable, seconds)
 
 
 def _parse(data: bytes, fmt: str) -> ExportTraceServiceRequest:

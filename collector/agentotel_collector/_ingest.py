@@ -33,9 +33,15 @@ class Busy(Exception):
         self.reason = reason
 
 
-def _resolve(future: asyncio.Future) -> None:
-    if not future.done():  # not already given up on (a write timeout cancels it)
-        future.set_result(None)
+def _settle(outcomes: list[tuple[asyncio.Future, BaseException | None]]) -> None:
+    """On the event loop: each waiting request learns that its batches are durable, or why not."""
+    for future, error in outcomes:
+        if future.done():  # given up on already (a write timeout)
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(Busy(f"the store could not write: {error}", "store_failed"))
 
 
 class SpanStore(Protocol):
@@ -47,15 +53,16 @@ class SpanStore(Protocol):
 
 
 class _Ticket:
-    __slots__ = ("batches", "rows", "size", "done", "error", "on_done")
+    __slots__ = ("batches", "rows", "size", "done", "error", "loop", "future")
 
-    def __init__(self, batches: list[pa.RecordBatch], on_done: Callable[[], None] | None) -> None:
+    def __init__(self, batches: list[pa.RecordBatch], loop: asyncio.AbstractEventLoop | None = None,
+                 future: asyncio.Future | None = None) -> None:
         self.batches = batches
         self.rows = sum(b.num_rows for b in batches)
         self.size = sum(b.nbytes for b in batches)
         self.done = threading.Event()
         self.error: BaseException | None = None
-        self.on_done = on_done  # called on the writer thread once `done` is set
+        self.loop, self.future = loop, future  # an event loop's request waits on `future` instead of `done`
 
 
 class Ingest:
@@ -95,32 +102,29 @@ class Ingest:
         """False after the last store write failed (until one succeeds again)."""
         return self._healthy
 
+    @property
+    def write_timeout_s(self) -> float:
+        """The longest a write waits for the store before its sender is told to retry (`slow()`)."""
+        return self._write_timeout_s
+
     def write(self, batches: list[pa.RecordBatch]) -> None:
         """Return once `batches` are durable in the store; raise Busy when they could not be made durable in time."""
-        ticket = self._submit(batches, None)
+        ticket = self._submit(_Ticket(batches))
         if not ticket.done.wait(self._write_timeout_s):
-            raise self._slow()
+            raise self.slow()
         self._check(ticket)
 
-    async def write_async(self, batches: list[pa.RecordBatch]) -> None:
-        """`write` for an event loop: waits for the fsync without holding a thread."""
-        loop = asyncio.get_running_loop()
-        durable = loop.create_future()
+    def submit(self, batches: list[pa.RecordBatch], loop: asyncio.AbstractEventLoop, future: asyncio.Future) -> None:
+        """Queue `batches` from any thread; `future`, of `loop`, gets None once they are durable, or Busy.
 
-        def wake() -> None:  # on the writer thread
-            try:
-                loop.call_soon_threadsafe(_resolve, durable)
-            except RuntimeError:  # the loop has closed: nobody waits any more
-                pass
+        Raises Busy at once when the queue is full or the collector is stopping. The writer wakes each
+        loop once per group commit, not once per request. Bounding the wait (`write_timeout_s`) is the
+        caller's: it sets `slow()` on the future, and the writer then leaves it alone.
+        """
+        self._submit(_Ticket(batches, loop, future))
 
-        ticket = self._submit(batches, wake)
-        try:
-            await asyncio.wait_for(durable, self._write_timeout_s)
-        except asyncio.TimeoutError:
-            raise self._slow() from None
-        self._check(ticket)
-
-    def _slow(self) -> Busy:
+    def slow(self) -> Busy:
+        """The refusal for a write the store has not confirmed within `write_timeout_s`."""
         # The batch may still land; the sender's retry then makes a duplicate, which readers collapse.
         return Busy(f"the store did not confirm the write within {self._write_timeout_s:g} s", "store_slow")
 
@@ -129,9 +133,8 @@ class Ingest:
         if ticket.error is not None:
             raise Busy(f"the store could not write: {ticket.error}", "store_failed")
 
-    def _submit(self, batches: list[pa.RecordBatch], on_done: Callable[[], None] | None) -> _Ticket:
-        """Queue `batches` for the writer thread; Busy when the queue is full or the collector is stopping."""
-        ticket = _Ticket(batches, on_done)
+    def _submit(self, ticket: _Ticket) -> _Ticket:
+        """Queue a ticket for the writer thread; Busy when the queue is full or the collector is stopping."""
         size = ticket.size
         with self._cond:
             if self._closing:
@@ -184,12 +187,20 @@ class Ingest:
             with self._cond:
                 for ticket in tickets:
                     self._queued_bytes -= ticket.size
+            waiting: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, BaseException | None]]] = {}
             for ticket in tickets:
                 ticket.error = error
                 ticket.batches = []  # free memory now, not when the request ends
                 ticket.done.set()
-                if ticket.on_done is not None:
-                    ticket.on_done()
+                if ticket.loop is not None:
+                    waiting.setdefault(ticket.loop, []).append((ticket.future, error))
+            # One wake-up per event loop for the whole group: each wake-up makes this thread and the loop's
+            # hand the GIL over, which costs up to the switch interval while other threads decode.
+            for loop, outcomes in waiting.items():
+                try:
+                    loop.call_soon_threadsafe(_settle, outcomes)
+                except RuntimeError:  # the loop has closed: nobody waits any more
+                    pass
 
     def close(self) -> None:
         """Stop taking writes, finish every queued one, and wait for the writer thread."""

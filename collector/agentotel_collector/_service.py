@@ -95,15 +95,10 @@ class Service:
         """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
         if converted.batches:
             self.ingest.write(converted.batches)
-        return self._accepted(converted, protocol)
+        return self.accepted(converted, protocol)
 
-    async def store_async(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
-        """`store` for an event loop: the wait for the fsync holds no thread."""
-        if converted.batches:
-            await self.ingest.write_async(converted.batches)
-        return self._accepted(converted, protocol)
-
-    def _accepted(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
+    def accepted(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
+        """Count the request's spans as accepted and build its answer (rejected spans reported); once they are durable."""
         self.metrics.accepted(protocol, converted.accepted)
         response = ExportTraceServiceResponse()
         if converted.rejected:

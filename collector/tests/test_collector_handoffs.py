@@ -1,0 +1,182 @@
+"""A request's way from the event loop to a decoding thread to the store writer and back keeps every limit.
+
+The decoding thread queues the rows for the store itself and the writer wakes the event loop once per
+group commit; these tests hold the rules that hand-off must keep: the write timeout counts the store's
+time only, a failed write is a retryable 503, requests wait for a free decoding thread up to the admission
+timeout, and every pool thread and body byte taken is given back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import threading
+import time
+
+import pytest
+import requests
+from collector_support import Collector, http_url, make_spans, stored_table
+from google.rpc.status_pb2 import Status
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from agentotel.store import StoreWriter
+from agentotel_collector._http import _Quota
+from agentotel_collector._ingest import Busy
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def bodies(count: int, seed: int = 21) -> list[bytes]:
+    """`count` request bodies of 7 spans each (one agent run with two steps of each kind)."""
+    spans = make_spans(count, seed=seed)
+    return [encode_spans(spans[i * 7 : i * 7 + 7]).SerializeToString() for i in range(count)]
+
+
+def slowed_conversion(collector: Collector, monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Each request's conversion takes `seconds` longer, as a large body on a busy machine does."""
+    convert = collector.service.convert
+
+    def slow(request, protocol):
+        time.sleep(seconds)
+        return convert(request, protocol)
+
+    monkeypatch.setattr(collector.service, "convert", slow)
+
+
+class StuckDisk(StoreWriter):
+    """A real store whose disk does not answer until `released` is set."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.released = threading.Event()
+
+    def append(self, batch) -> None:
+        self.released.wait(30)
+        super().append(batch)
+
+
+class FullOnce(StoreWriter):
+    """A real store whose disk is full for the first write, then has room again."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.failures = 1
+
+    def append(self, batch) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().append(batch)
+
+
+def test_decoding_time_does_not_count_against_the_write_timeout(tmp_path, monkeypatch):
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", write_timeout_s=2) as collector:
+        slowed_conversion(collector, monkeypatch, 3.0)
+        [body] = bodies(1)
+
+        response = requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=60)
+
+        assert response.status_code == 200
+    assert len(stored_table(tmp_path / "store")) == 7
+
+
+def test_the_write_timeout_starts_when_the_rows_are_queued(tmp_path, monkeypatch):
+    disk = StuckDisk(tmp_path / "store")
+    with Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", write_timeout_s=0.5) as collector:
+        slowed_conversion(collector, monkeypatch, 1.0)
+        [body] = bodies(1)
+        started = time.monotonic()
+
+        response = requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=60)
+
+        assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+        assert "did not confirm the write within 0.5 s" in Status.FromString(response.content).message
+        assert time.monotonic() - started >= 1.5  # the conversion's second, then the store's half second
+        disk.released.set()
+    assert len(stored_table(tmp_path / "store")) == 7  # written after the answer: a retry duplicates, never loses
+
+
+def test_a_failed_write_is_a_retryable_503_and_the_retry_is_stored(tmp_path):
+    disk = FullOnce(tmp_path / "store")
+    with Collector(store=disk, dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        [body] = bodies(1)
+
+        refused = requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=30)
+        retried = requests.post(http_url(collector), data=body, headers=PROTOBUF, timeout=30)
+
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "1"
+        status = Status.FromString(refused.content)
+        assert status.code == 14 and "the store could not write" in status.message and "No space left" in status.message
+        assert retried.status_code == 200
+    assert len(stored_table(tmp_path / "store")) == 7
+
+
+def _post_all(url: str, payloads: list[bytes]) -> list[requests.Response]:
+    answers: list[requests.Response] = []
+    threads = [threading.Thread(target=lambda b=b: answers.append(requests.post(url, data=b, headers=PROTOBUF, timeout=60)))
+               for b in payloads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+def test_requests_beyond_the_decoding_threads_wait_for_one_and_all_are_stored(tmp_path, monkeypatch):
+    # One decoding slot: three pool threads. Eight requests at once: five wait for a thread to be given back.
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", max_concurrent_requests=1,
+                   admission_timeout_s=30) as collector:
+        slowed_conversion(collector, monkeypatch, 0.2)
+        payloads = bodies(8)
+
+        answers = _post_all(http_url(collector), payloads)
+
+        assert sorted(a.status_code for a in answers) == [200] * 8
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0
+    assert len(stored_table(tmp_path / "store")) == 56
+
+
+def test_a_request_that_finds_no_decoding_thread_in_time_is_a_503_and_gives_back_what_it_took(tmp_path, monkeypatch):
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", max_concurrent_requests=1,
+                   admission_timeout_s=0.3) as collector:
+        slowed_conversion(collector, monkeypatch, 1.0)
+        payloads = bodies(8)
+
+        answers = _post_all(http_url(collector), payloads)
+
+        codes = sorted(a.status_code for a in answers)
+        assert 200 in codes and 503 in codes and set(codes) == {200, 503}
+        messages = {Status.FromString(a.content).message for a in answers if a.status_code == 503}
+        assert all("too many requests in progress" in m for m in messages)
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0  # nothing held after the answers
+        assert requests.post(http_url(collector), data=payloads[0], headers=PROTOBUF, timeout=30).status_code == 200
+    assert len(stored_table(tmp_path / "store")) == 7 * (codes.count(200) + 1)
+
+
+def test_quota_lets_a_waiter_in_when_another_thread_gives_back_and_a_late_grant_is_returned():
+    async def main() -> None:
+        quota = _Quota(2)
+        await quota.take(2, 1, "full")
+        waiter = asyncio.ensure_future(quota.take(1, 10, "full"))
+        await asyncio.sleep(0.05)
+        assert not waiter.done()
+
+        giver = threading.Thread(target=quota.give, args=(1,))  # a decoding thread finishing its request
+        giver.start()
+        await asyncio.wait_for(waiter, 10)
+        giver.join()
+        assert quota.used == 2
+
+        with pytest.raises(Busy, match="full"):
+            await quota.take(1, 0.05, "full")
+        assert quota.used == 2 and not quota._waiting
+
+        # A give-back that lets a waiter in just as it stops waiting: the grant finds it gone and returns the unit.
+        gone = asyncio.get_running_loop().create_future()
+        gone.cancel()
+        quota._grant(1, gone)
+        assert quota.used == 1
+
+    asyncio.run(main())
