@@ -357,7 +357,7 @@ def _may_match(text: str) -> str | None:
     """`text.lower()` when a built-in rule may match somewhere in `text`; None when none can.
 
     Every test is one of containment, so a text made by joining several with spaces passes whenever
-    one of them does (what `_unchanged` relies on).
+    one of them does (what `_as_is` relies on).
     """
     lower = text.lower()
     if (
@@ -456,9 +456,9 @@ class _Policy:
         self.extra_key_value = _key_value_pattern(extra_keys) if extra_keys else None
         self.known_keys: dict[str, bool] = {}
         # The keys seen so far that are not secret (a subset of `known_keys`): a dict whose keys are all
-        # in it passes `_unchanged`'s key test in one C-level set operation.
+        # in it passes `_as_is`'s key test in one C-level set operation.
         self.plain_keys: set[str] = set()
-        # The common case: the built-in rules only (one call less per text, and `_unchanged` can test
+        # The common case: the built-in rules only (one call less per text, and `_as_is` can test
         # all of a value's texts at once).
         self.builtin_only = not self.extra_patterns and self.extra_key_value is None
         self._redact = _redact_known if self.builtin_only else self._redact_all
@@ -750,46 +750,28 @@ class _Walker:
             return "base64:" + base64.b64encode(data).decode("ascii")
 
 
-def _unchanged(value: Any, policy: _Policy, room: int) -> bool:
-    """Whether `_Walker(policy, room + _PRECUT_MARGIN)` would return `value` as it is, JSON-equal.
+def _as_is(value: Any, policy: _Policy, room: int) -> str | None:
+    """The JSON text of `value` itself when `_Walker(policy, room + _PRECUT_MARGIN)` would return it
+    unchanged (JSON-equal); None when it would not (or in any doubt): the walker's path then runs.
 
-    True only for plain JSON types (exact dict, list, tuple, str, int, bool, None, finite float; str
+    Only plain JSON types qualify (exact dict, list, tuple, str, int, bool, None, finite float; str
     keys) within the walker's depth, item and node bounds, whose strings add up to at most `room`
     characters (so none is cut: see `_Walker.text`) and where no redaction rule and no secret key
-    applies. Such a value (messages, most tool arguments) is then serialised directly, without the
-    walker's copy; anything else, or any doubt, takes the walker. Nothing is changed here and no user
-    code runs: exact types only.
+    applies. Such a value (messages, most tool arguments) is serialised directly, without the
+    walker's copy. Nothing is changed here and no user code runs: exact types only.
+
+    The test and the encoding are one function, the containers walked in a loop over a stack, not
+    a recursion: every payload of every model call comes here, and on that path (providers/_core.py)
+    each Python call costs more than the loop's step. The order containers are visited in changes
+    nothing: each test is per container, or on totals.
     """
     t = type(value)
     if t is str:
-        return len(value) <= room and not policy.redact_text(value)[1]
+        return _dumps(value) if len(value) <= room and not policy.redact_text(value)[1] else None
     if not (t is dict or t is list or t is tuple):
-        return value is None or t is bool or t is int or (t is float and math.isfinite(value))
+        plain = value is None or t is bool or t is int or (t is float and math.isfinite(value))
+        return _dumps(value) if plain else None
     texts: list[str] = []
-    nodes = _plain(value, texts, policy)
-    if nodes < 0 or nodes > _MAX_NODES or sum(map(len, texts)) > room:
-        return False
-    # No redaction anywhere: texts seen clean before are skipped; one look at all the others when no
-    # rule can match any of them (the usual case), else the walker's own test, text by text.
-    clean = policy.clean_texts
-    if clean.issuperset(texts):  # every text seen clean before (the usual case): one C-level look, no list
-        return True
-    fresh = [text for text in texts if text not in clean]
-    if policy.builtin_only and _may_match(" ".join(fresh)) is None:
-        for text in fresh:
-            policy.remember_clean(text)
-        return True
-    redact = policy.redact_text
-    return not any(redact(text)[1] for text in fresh)
-
-
-def _plain(value: Any, texts: list[str], policy: _Policy) -> int:
-    """`_unchanged` for a container: its strings go to `texts`; its member count, or -1 when it is not plain.
-
-    A loop over a stack, not a recursion: a message is four containers deep, and on the per-call path
-    (providers/_core.py) each Python call costs more than the loop's step. The order containers are
-    visited in changes nothing: each test is per container, or on totals.
-    """
     plain_keys = policy.plain_keys
     stack = [(value, 0)]
     nodes = 0
@@ -798,11 +780,11 @@ def _plain(value: Any, texts: list[str], policy: _Policy) -> int:
         size = len(container)
         nodes += size
         if depth >= _MAX_DEPTH or size > _MAX_ITEMS or nodes > _MAX_NODES:
-            return -1
+            return None
         if type(container) is dict:
             # Keys already known to be plain text that is no secret (nearly always): one set operation.
             if not plain_keys.issuperset(container) and not _plain_keys(container, policy):
-                return -1
+                return None
             container = container.values()
         for v in container:
             t = type(v)
@@ -811,8 +793,23 @@ def _plain(value: Any, texts: list[str], policy: _Policy) -> int:
             elif t is dict or t is list or t is tuple:
                 stack.append((v, depth + 1))
             elif not (v is None or t is bool or t is int or (t is float and math.isfinite(v))):
-                return -1
-    return nodes
+                return None
+    if sum(map(len, texts)) > room:
+        return None
+    # No redaction anywhere: texts seen clean before are skipped (the usual case: one C-level look,
+    # no list); one look at all the others when no rule can match any of them, else the walker's
+    # own test, text by text.
+    clean = policy.clean_texts
+    if not clean.issuperset(texts):
+        fresh = [text for text in texts if text not in clean]
+        if policy.builtin_only and _may_match(" ".join(fresh)) is None:
+            for text in fresh:
+                policy.remember_clean(text)
+        else:
+            redact = policy.redact_text
+            if any(redact(text)[1] for text in fresh):
+                return None
+    return "".join(_one_shot(value, 0)) if _one_shot is not None else _dumps(value)
 
 
 def _plain_keys(mapping: dict[Any, Any], policy: _Policy) -> bool:
@@ -891,11 +888,12 @@ def redact(value: Any) -> tuple[Any, int]:
 # --- Truncation ---------------------------------------------------------------------------------------
 
 
-def _make_dumps() -> Callable[[Any], str]:
-    """One encoder for every payload (json.dumps with options builds a new encoder on each call).
+def _make_dumps() -> tuple[Callable[[Any], str], Any]:
+    """One encoder for every payload (json.dumps with options builds a new encoder on each call), and
+    the C encoder it calls (None where there is none): `"".join(one_shot(value, 0))` is `dumps(value)`.
 
     `JSONEncoder.encode` also builds its C encoder on each call; what it encodes here is always plain
-    JSON without cycles (the walker's output, or a value `_unchanged` vouched for), so one C encoder
+    JSON without cycles (the walker's output, or a value `_as_is` vouched for), so one C encoder
     without the cycle check is built once. Where that C API differs, the plain encoder is used.
     """
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -905,17 +903,17 @@ def _make_dumps() -> Callable[[Any], str]:
         one_shot = c_make_encoder(None, None, encode_basestring, None, ":", ",", False, False, True)
         sample = {"a": [1, 2.5, -0.0, 1e300, True, None, "é\n\"\ud800", (3,)], "": {}}
         if c_make_encoder is None or "".join(one_shot(sample, 0)) != encode(sample):
-            return encode
+            return encode, None
 
         def dumps(value: Any) -> str:
             return "".join(one_shot(value, 0))
 
-        return dumps
+        return dumps, one_shot
     except Exception:  # noqa: BLE001 - another Python's json internals: the public encoder
-        return encode
+        return encode, None
 
 
-_dumps = _make_dumps()
+_dumps, _one_shot = _make_dumps()
 
 
 def _utf8_len(text: str) -> int:
@@ -990,7 +988,7 @@ class Payload:
     def capture(self) -> bool:
         return self._policy.capture
 
-    def encode(self, value: Any, *, content: bool = True, _plain: bool = False) -> str | None:
+    def encode(self, value: Any, *, content: bool = True) -> str | None:
         """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded).
 
         `content=False` marks a value that is not content (document ids and scores, say): it is still
@@ -1001,14 +999,15 @@ class Payload:
             return None
         # One function, not two: it runs on every model call, with its code cold (providers/_core.py).
         try:
-            room = min(policy.max_value_bytes, self._budget)
+            room = policy.max_value_bytes
+            if self._budget < room:
+                room = self._budget
             if room < _MIN_ROOM:
                 self.truncated = True
                 return '"[truncated]"' if self._budget >= 13 else '""'
             truncated = False
-            if _plain or _unchanged(value, policy, room):  # _plain: the caller asked _unchanged already
-                safe = value  # what the walker would return (see _unchanged), without building a copy
-            else:
+            text = _as_is(value, policy, room)  # a plain value: its text, without the walker's copy
+            if text is None:
                 walker = _Walker(policy, room + _PRECUT_MARGIN)
                 try:
                     safe = walker.walk(value)
@@ -1016,7 +1015,9 @@ class Payload:
                     safe = f"<unserialisable {_qualname(value)}>"
                 self.redactions += walker.redactions
                 truncated = walker.truncated
-            text = _dumps(safe)
+                text = _dumps(safe)
+            else:
+                safe = value
             size = len(text)
             if size * 4 > room:  # possibly over: measure exactly (4 bytes is the most a character takes)
                 size = _utf8_len(text)
@@ -1045,19 +1046,21 @@ class Payload:
             return None
         if type(messages) not in (list, tuple) or not messages:
             return self.encode(messages)
+        room = policy.max_value_bytes
+        if room >= _MIN_ROOM:
+            # The whole fits one value, as it is (the usual case): its text, encoded in one go. (Its
+            # JSON, keys and all, may still be over: then message by message.)
+            try:
+                text = _as_is(messages, policy, room)
+            except Exception:  # noqa: BLE001 - the message-by-message path below reports it
+                text = None
+            if text is not None and (len(text) * 4 <= room or _utf8_len(text) <= room):
+                return text
         budget = self._budget
         try:
-            if _unchanged(messages, policy, policy.max_value_bytes):
-                self._budget = policy.max_value_bytes  # the whole fits one value: encoded in one go
-                truncated, self.truncated = self.truncated, False
-                text = self.encode(messages, _plain=True)
-                if not self.truncated:  # (its JSON, keys and all, may still be over: then message by message)
-                    self.truncated = truncated
-                    return text
-                self.truncated = truncated
             parts = []
             for message in messages:
-                self._budget = policy.max_value_bytes
+                self._budget = room
                 text = self.encode(message)
                 parts.append("null" if text is None else text)
             return "[" + ",".join(parts) + "]"

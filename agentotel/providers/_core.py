@@ -378,19 +378,20 @@ class ModelCall:
             if span.is_recording():
                 # Encoded now (the request as it was sent, first in the span's budget), set on the span
                 # with the response's attributes in `_record`: one SDK call for all of them.
-                inputs = None
-                for key, value in (
-                    (GEN_AI_INPUT_MESSAGES, request.input_messages),
-                    (GEN_AI_SYSTEM_INSTRUCTIONS, request.system_instructions),
-                    (GEN_AI_TOOL_DEFINITIONS, request.tool_definitions),
-                ):
-                    if value:
-                        # Messages are bounded one by one: the store keeps each once (store/messages.py).
-                        encoded = payload.encode_messages(value) if key == GEN_AI_INPUT_MESSAGES else payload.encode(value)
-                        if encoded is not None:
-                            if inputs is None:
-                                inputs = self._inputs = {}
-                            inputs[key] = encoded
+                inputs = self._inputs = {}
+                if request.input_messages:
+                    # Messages are bounded one by one: the store keeps each once (store/messages.py).
+                    encoded = payload.encode_messages(request.input_messages)
+                    if encoded is not None:
+                        inputs[GEN_AI_INPUT_MESSAGES] = encoded
+                if request.system_instructions:
+                    encoded = payload.encode(request.system_instructions)
+                    if encoded is not None:
+                        inputs[GEN_AI_SYSTEM_INSTRUCTIONS] = encoded
+                if request.tool_definitions:
+                    encoded = payload.encode(request.tool_definitions)
+                    if encoded is not None:
+                        inputs[GEN_AI_TOOL_DEFINITIONS] = encoded
             run = self.run
             if run is not None:
                 if request.tool_definitions:
@@ -492,7 +493,9 @@ class ModelCall:
         kind = error_kind or (error_type(error) if error is not None else None)
         if span.is_recording():
             payload = self.payload
-            attributes = self._inputs or {}
+            attributes = self._inputs
+            if attributes is None:  # (the span did not record when the call began)
+                attributes = {}
             if response is not None:
                 _response_attributes(response, payload, attributes)
             if self.first_chunk is not None:
@@ -547,24 +550,28 @@ class ModelCall:
 
 def _response_attributes(response: Response, payload: Any, attributes: dict[str, Any]) -> None:
     """The response's attributes, added to `attributes`."""
+    # Straight-line tests, no loop over (name, value) pairs: this runs on every model call.
     if response.id:
         attributes[GEN_AI_RESPONSE_ID] = response.id
     if response.model:
         attributes[GEN_AI_RESPONSE_MODEL] = response.model
     if response.finish_reasons:
-        attributes[GEN_AI_RESPONSE_FINISH_REASONS] = list(response.finish_reasons)
+        # The response's own list: the SDK copies a sequence into a tuple as it sets it.
+        attributes[GEN_AI_RESPONSE_FINISH_REASONS] = response.finish_reasons
     usage = response.usage
     if usage is not None:
-        for name, value in (
-            (GEN_AI_USAGE_INPUT_TOKENS, usage.input_tokens),
-            (GEN_AI_USAGE_OUTPUT_TOKENS, usage.output_tokens),
-            (GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cache_read_tokens),
-            (GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, usage.cache_write_tokens),
-            (GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, usage.reasoning_tokens),
-        ):
-            if value is not None:
-                attributes[name] = value
-    attributes.update(response.attributes)
+        if usage.input_tokens is not None:
+            attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+        if usage.output_tokens is not None:
+            attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+        if usage.cache_read_tokens is not None:
+            attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
+        if usage.cache_write_tokens is not None:
+            attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+        if usage.reasoning_tokens is not None:
+            attributes[GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
+    if response.attributes:
+        attributes.update(response.attributes)
     if response.output_messages:
         encoded = payload.encode(response.output_messages)
         if encoded is not None:
