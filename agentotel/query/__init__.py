@@ -15,6 +15,7 @@ import datetime as dt
 import itertools
 import os
 import re
+import threading
 import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -84,8 +85,14 @@ _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_r
           "runs")
 # Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
 # small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time
-# cost more than the lookup itself.
+# cost more than the lookup itself. Tables of the connection's own in-memory database rather than TEMP
+# ones, so that `Traces._side` (a second connection to it, for a query run alongside) sees them too.
 _MATERIALIZED = ("_run_roots",)
+# Columns no query over held rows reads (`Traces._hold`): held as NULLs of their type, and so never decoded.
+_NOT_HELD = ("resource_attributes", "events", "links")
+# Columns `_hold` reads on the second connection while this one reads the others: decoding a row group's
+# payload columns is most of what holding a few traces costs, and one scan of one row group runs on one core.
+_HELD_ASIDE = ("output", "attributes")
 
 
 def _sql(name: str) -> str:
@@ -144,9 +151,10 @@ def _ref(row: Mapping[str, Any]) -> _RunRef:
 
 @dataclass
 class _Held:
-    """Span rows read once into a temporary DuckDB table (`Traces._hold`), queried in place of the files by
+    """Span rows read once into a DuckDB table (`Traces._hold`), queried in place of the files by
     `_rows(held=...)`. A table rather than Arrow rows registered with DuckDB: the rows never leave DuckDB,
-    and each query scans them natively (an Arrow scan converted every column again, the maps included)."""
+    and each query scans them natively (an Arrow scan converted every column again, the maps included).
+    Not a TEMP table: a second connection to the same database (`Traces._side`) reads it too."""
 
     name: str  # what `{spans}` becomes
     fill: Callable[[duckdb.DuckDBPyConnection], None]  # (re)creates the table on a connection
@@ -267,6 +275,9 @@ class Traces:
         self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
+        self._side_con: duckdb.DuckDBPyConnection | None = None  # `_side`'s, made on first use
+        self._not_held_list: str | None = None  # `_not_held`'s, found on first use
+        self._span_column_names: list[str] | None = None  # `_span_columns`'s, found on first use
         self._setup(sources)
         for name, query in self._views.items():
             self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
@@ -370,15 +381,15 @@ class Traces:
         # No span row, in every column of the schema: what a window read unions its files with when neither
         # the WAL nor a migrated file has rows (a DuckDB table: binding an Arrow scan costs milliseconds).
         con.register("_no_spans_arrow", empty)
-        con.execute("CREATE TEMP TABLE _no_spans AS SELECT * FROM _no_spans_arrow")
+        con.execute("CREATE TABLE _no_spans AS SELECT * FROM _no_spans_arrow")  # not TEMP: `_side` reads it too
         con.unregister("_no_spans_arrow")
         for macro in _MACROS:
             con.execute(_sql(macro))
         con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
         for view in _VIEWS:
-            kind = "TABLE" if view in _MATERIALIZED else "VIEW"
-            con.execute(f"CREATE TEMP {kind} {view} AS {_sql(view)}")
+            kind = "TABLE" if view in _MATERIALIZED else "TEMP VIEW"
+            con.execute(f"CREATE {kind} {view} AS {_sql(view)}")
 
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
@@ -433,6 +444,11 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
 
+    def _parquet_only(self) -> bool:
+        """Whether every row is in the Parquet files (no WAL or migrated rows): `_spans_within` then reads
+        only tables a second connection (`_side`) sees too."""
+        return not any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated))
+
     def _spans_within(self, first: dt.datetime, last: dt.datetime) -> tuple[str, dict[str, Any]]:
         """A FROM source with every span row of `_raw_spans` that starts within [first, last] (and others):
         only the Parquet files whose footer statistics overlap the window are read, plus the WAL's and
@@ -440,7 +456,7 @@ class Traces:
         so a query of one run's window costs the same in a store of a thousand files as of ten."""
         files = self._sources.files_starting_within(_ns(first), _ns(last))
         not_in_parquet = "SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans"
-        if not any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated)):
+        if self._parquet_only():
             not_in_parquet = "SELECT * FROM _no_spans"  # the same columns, and a query plans in a third of the time
         if not files:
             return f"({not_in_parquet})", {}
@@ -448,11 +464,31 @@ class Traces:
         return (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}) "
                 f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
 
+    def _side(self) -> duckdb.DuckDBPyConnection:
+        """A second connection to this snapshot's database, for a query over held rows (`_hold`) that runs
+        in another thread while this connection runs one (DuckDB runs the two at once, outside the GIL).
+        It sees the held tables and `_run_roots`, and has the macros; not the TEMP views or the variables."""
+        if self._side_con is None:
+            side = self._con.cursor()
+            for macro in _MACROS:
+                side.execute(_sql(macro))
+            self._side_con = side
+        return self._side_con
+
     def _rows(self, query: str, params: Mapping[str, Any] | None = None, *,
-              within: tuple[dt.datetime, dt.datetime] | None = None, held: "_Held | None" = None) -> list[dict[str, Any]]:
+              within: tuple[dt.datetime, dt.datetime] | None = None, held: "_Held | None" = None,
+              con: duckdb.DuckDBPyConnection | None = None) -> list[dict[str, Any]]:
         """The query's rows as dicts. A query reading `{spans}` reads `_raw_spans`, or with `within`
         (first, last) only the files that may hold spans starting then, or with `held` those rows in memory
-        (`_hold`): its own filters must keep to them."""
+        (`_hold`): its own filters must keep to them. `con`: run there as it is (`_side()`, with `held`
+        rows filled on this snapshot's connection); an error is the caller's to answer."""
+        if con is not None:
+            if held is None or held.con is not self._con:
+                raise QueryError("a query on another connection reads rows held on this one")
+            cursor = con.execute(query.replace("{spans}", held.name), dict(params or {}))
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         def run(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             text, bound = query, dict(params or {})
@@ -476,7 +512,7 @@ class Traces:
     def _hold(self, trace_ids: Sequence[str], first: dt.datetime, last: dt.datetime, *,
               runs: tuple[Sequence[str], str, dt.datetime] | None = None) -> "_Held":
         """Every stored row of the given traces that started within [first, last], read once and kept in
-        a temporary table for `_rows(held=...)` (until `_release`). With `runs` (run ids, since, before):
+        a table for `_rows(held=...)` (until `_release`; without `_NOT_HELD`'s columns). With `runs` (run ids, since, before):
         also the traces holding any span of those runs that started in [since, before), found in the same
         statement (`since`: a start as text, to the nanosecond; the window must cover [since, before)).
 
@@ -493,11 +529,14 @@ class Traces:
                        "AND start_time >= $since::TIMESTAMPTZ_NS AND start_time < $before")
             params.update(runs=list(runs[0]), since=runs[1], before=runs[2])
         name = f"_held_spans_{next(_held_count)}"
-        query = f"SELECT * FROM {{spans}} WHERE trace_id IN ({chosen}) AND start_time BETWEEN $first AND $last"
 
         def fill(con: duckdb.DuckDBPyConnection) -> None:
             source, extra = self._spans_within(first, last)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query.replace('{spans}', source)}", {**params, **extra})
+            where = f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last"
+            bound = {**params, **extra}
+            if con is self._con and self._parquet_only() and self._fill_apart(name, source, where, bound):
+                return
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * REPLACE ({self._not_held(con)}) FROM {source} {where}", bound)
 
         held = _Held(name, fill)
 
@@ -511,12 +550,68 @@ class Traces:
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
         return held
 
+    def _fill_apart(self, name: str, source: str, where: str, bound: dict[str, Any]) -> bool:
+        """Fill held rows `name` as two scans at once: `_HELD_ASIDE`'s columns on `_side()` in a thread, the
+        others here, joined by position into the view `name`. Both scans run the same statement over the
+        same files, and so give their rows in the same order; that is checked (each row's trace, span and
+        start), and False (nothing left behind) when it does not hold or the second connection failed."""
+        con, columns = self._con, [c for c in self._span_columns() if c not in _HELD_ASIDE]
+        here = f"CREATE OR REPLACE TABLE {name}_here AS SELECT * EXCLUDE ({', '.join(_HELD_ASIDE)}) REPLACE ({self._not_held(con)}) FROM {source} {where}"
+        aside = (f"CREATE OR REPLACE TABLE {name}_aside AS SELECT trace_id AS _trace, span_id AS _span, start_time AS _start, "
+                 f"{', '.join(_HELD_ASIDE)} FROM {source} {where}")
+        failed: list[BaseException] = []
+
+        def read_aside() -> None:
+            try:
+                self._side().execute(aside, bound)
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller, which fills in one scan
+                failed.append(exc)
+
+        thread = threading.Thread(target=read_aside, name="agentotel-hold", daemon=True)
+        thread.start()
+        try:
+            con.execute(here, bound)
+        finally:
+            thread.join()
+        joined = f"{name}_here POSITIONAL JOIN {name}_aside"
+        if not failed and con.execute(f"SELECT count(*) FROM {joined} WHERE trace_id IS DISTINCT FROM _trace "
+                                      "OR span_id IS DISTINCT FROM _span OR start_time IS DISTINCT FROM _start").fetchone()[0] == 0:
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(self._span_columns())} FROM {joined}")
+            return True
+        self._drop_held(con, name)
+        return False
+
+    def _span_columns(self) -> list[str]:
+        """The columns of a span row, in order (`_no_spans`'s)."""
+        if self._span_column_names is None:
+            self._span_column_names = [row[0] for row in self._con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = '_no_spans' ORDER BY column_index").fetchall()]
+        return self._span_column_names
+
+    @staticmethod
+    def _drop_held(con: duckdb.DuckDBPyConnection, name: str) -> None:
+        """Drop held rows `name`: a table, or a view over the two tables `_fill_apart` made."""
+        for kind, dropped in (("VIEW", name), ("TABLE", name), ("TABLE", f"{name}_here"), ("TABLE", f"{name}_aside")):
+            try:
+                con.execute(f"DROP {kind} IF EXISTS {dropped}")
+            except duckdb.Error:  # the name is the other kind of object
+                pass
+
+    def _not_held(self, con: duckdb.DuckDBPyConnection) -> str:
+        """`_NOT_HELD`'s columns as NULLs of their types (a REPLACE list): a payload column DuckDB decodes
+        costs milliseconds in each row group read, and these are read by no query over held rows."""
+        if self._not_held_list is None or con is not self._con:
+            types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() "
+                                     "WHERE table_name = '_no_spans'").fetchall())
+            self._not_held_list = ", ".join(f"NULL::{types[column]} AS {column}" for column in _NOT_HELD)
+        return self._not_held_list
+
     def _release(self, held: "_Held") -> None:
         """Forget rows `_hold` read (their memory is freed)."""
         if held.con is None:
             return
         try:
-            held.con.execute(f"DROP TABLE IF EXISTS {held.name}")
+            self._drop_held(held.con, held.name)
         except duckdb.Error:
             pass
         held.con = None
@@ -656,6 +751,8 @@ class Traces:
 
     # -- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
+        if self._side_con is not None:
+            self._side_con.close()
         self._con.close()
 
     def __enter__(self) -> "Traces":
