@@ -88,6 +88,11 @@ _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_r
 # cost more than the lookup itself. Tables of the connection's own in-memory database rather than TEMP
 # ones, so that `Traces._side` (a second connection to it, for a query run alongside) sees them too.
 _MATERIALIZED = ("_run_roots",)
+# Any name of a view or internal layer in a query's text, outside its comments: what `_rows` creates the
+# views for first (`Traces._ensure_views`).
+# (Not a $parameter or a field after a dot of the same name.)
+_VIEW_NAME = re.compile(r"(?<![$.\w])(?:_raw_spans|" + "|".join(v for v in _VIEWS if v not in _MATERIALIZED) + r")\b")
+_SQL_COMMENT = re.compile(r"--[^\n]*")
 # Columns no query over held rows reads (`Traces._hold`): held as NULLs of their type, and so never decoded.
 _NOT_HELD = ("resource_attributes", "events", "links")
 # Columns `_hold` reads on the second connection while this one reads the others: decoding a row group's
@@ -275,10 +280,13 @@ class Traces:
         self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
+        self._views_made = False  # `_ensure_views`: the views are made on first use
         self._side_con: duckdb.DuckDBPyConnection | None = None  # `_side`'s, made on first use
         self._not_held_list: str | None = None  # `_not_held`'s, found on first use
         self._span_column_names: list[str] | None = None  # `_span_columns`'s, found on first use
         self._setup(sources)
+        if self._views:
+            self._ensure_views()
         for name, query in self._views.items():
             self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
 
@@ -385,11 +393,22 @@ class Traces:
         con.unregister("_no_spans_arrow")
         for macro in _MACROS:
             con.execute(_sql(macro))
-        con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
+        for table in _MATERIALIZED:  # of the roots index alone: every run lookup reads it
+            con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
+
+    def _ensure_views(self, query: str | None = None) -> None:
+        """Make the views (`_VIEWS`) on this connection if not yet made; with `query`, only if its text
+        names one. DuckDB binds a view when it is made (tens of milliseconds for the larger ones), and a
+        trajectory, diff or check reads none of them: opening a store to check one run need not pay that."""
+        if self._views_made or (query is not None and not _VIEW_NAME.search(_SQL_COMMENT.sub("", query))):
+            return
+        con = self._con
+        con.execute(f"CREATE OR REPLACE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         for view in _VIEWS:
-            kind = "TABLE" if view in _MATERIALIZED else "TEMP VIEW"
-            con.execute(f"CREATE {kind} {view} AS {_sql(view)}")
+            if view not in _MATERIALIZED:
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {_sql(view)}")
+        self._views_made = True
 
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
@@ -414,8 +433,13 @@ class Traces:
         self._current()
         if _FINDINGS.search(query) and "findings" not in self._views:
             self._register_findings()
+
+        def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+            self._ensure_views()
+            return con.sql(query, params=params)
+
         try:
-            return self._retrying(lambda con: con.sql(query, params=params))
+            return self._retrying(run)
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
 
@@ -439,7 +463,9 @@ class Traces:
             raise QueryError(f"{name!r} cannot be a view name (a plain identifier, not one of {', '.join(_VIEWS)})")
         self._need()
         try:
-            self._current().execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+            con = self._current()
+            self._ensure_views()
+            con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
@@ -500,6 +526,7 @@ class Traces:
             elif "{spans}" in query:
                 source, extra = self._spans_within(*within) if within is not None else ("_raw_spans", {})
                 text, bound = query.replace("{spans}", source), {**bound, **extra}
+            self._ensure_views(text)
             cursor = con.execute(text, bound)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
@@ -624,7 +651,11 @@ class Traces:
         params = {"user": user, "limit": limit, "status": status, "agent": agent, "since": since, "until": until}
         if self._mirror is not None:
             params["since"] = self._fetch_runs(params)
-        return self._retrying(lambda con: con.sql(_sql("runs_list"), params=params))
+        def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+            self._ensure_views()
+            return con.sql(_sql("runs_list"), params=params)
+
+        return self._retrying(run)
 
     def _fetch_runs(self, params: dict[str, Any]) -> dt.datetime | None:
         """Over object storage: fetch the partitions `runs(**params)` needs; returns the `since` to query with.
