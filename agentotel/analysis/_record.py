@@ -93,6 +93,13 @@ class History:
         if run_id not in seen:
             seen.append(run_id)
 
+    def only(self, names: Iterable[str]) -> "History":
+        """This history of the tools `names` alone (its first calls are not carried over)."""
+        wanted = set(names)
+        return History({k: v for k, v in self.outputs.items() if k in wanted},
+                       {k: v for k, v in self.schema_hashes.items() if k in wanted},
+                       {k: v for k, v in self.runs.items() if k in wanted})
+
     @classmethod
     def from_records(cls, records: Iterable[RunRecord]) -> "History":
         """History from earlier runs given oldest first (the most recent one's schema hash wins)."""
@@ -207,8 +214,8 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
                 plan = _plan(traces, earlier, start, held)
                 return record, (_read_history(traces, plan, _tool_names(record), held) if plan is not None
                                 else _without_plan(traces, record, start, runs))
-            plan, rows = found
-            return record, (_history_from(traces, plan, _tool_names(record), rows, held) if plan is not None
+            plan, rows, tools = found
+            return record, (_history_from(traces, plan, _tool_names(record), rows, held, tools) if plan is not None
                             else _without_plan(traces, record, start, runs))
         return record, load_history(traces, record, runs=runs)
     finally:
@@ -216,13 +223,14 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
 
 
 class _Side(threading.Thread):
-    """`_plan` and the history's payload rows (every tool's calls) from held rows, on `Traces._side()`
-    in a thread of its own; `result()`: (plan, rows), or None when that failed (the caller reads them)."""
+    """`_plan`, the history's payload rows (every tool's calls) from held rows, on `Traces._side()`, and
+    every tool's `_tool_history`, in a thread of its own; `result()`: (plan, rows, tools), or None when that
+    failed (the caller reads them)."""
 
     def __init__(self, traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any) -> None:
         super().__init__(name="agentotel-history", daemon=True)
         self._args = (traces, earlier, start, held)
-        self._found: tuple[_Plan | None, list[dict[str, Any]]] | None = None
+        self._found: tuple[_Plan | None, list[dict[str, Any]], History] | None = None
         self.start()
 
     def run(self) -> None:
@@ -231,14 +239,15 @@ class _Side(threading.Thread):
             con = traces._side()
             plan = _plan(traces, earlier, start, held, con=con)
             if plan is None:
-                self._found = (None, [])
+                self._found = (None, [], History())
                 return
             names = [row["tool_name"] for row in traces._rows(sql("held_tool_names"), held=held, con=con)]
-            self._found = (plan, _payload_rows(traces, plan, names, held, con=con))
+            rows = _payload_rows(traces, plan, names, held, con=con)
+            self._found = (plan, rows, _tool_history(rows))
         except Exception:  # noqa: BLE001 - any failure here means: read them on the caller's connection
             self._found = None
 
-    def result(self) -> tuple[_Plan | None, list[dict[str, Any]]] | None:
+    def result(self) -> tuple[_Plan | None, list[dict[str, Any]], History] | None:
         self.join()
         return self._found
 
@@ -352,17 +361,27 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str], held: Any = None, 
                         within=plan.within, held=held, con=con)
 
 
-def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[str, Any]], held: Any = None) -> History:
-    """The history from `_payload_rows` read for `names` or for more tools (only the calls of `names` count)."""
+def _tool_history(found: list[dict[str, Any]], names: list[str] | None = None) -> History:
+    """What the tool rows of `_payload_rows` teach (those of `names`; None: of every tool in them)."""
     history = History()
-    params, calls, order, within = plan.params, plan.calls, plan.order, plan.within
-    if not names and not calls:
-        return history
-    wanted = set(names)
+    wanted = set(names) if names is not None else None
     for row in found:  # newest first
-        if row["kind"] == "tool" and row["tool_name"] in wanted:
+        if row["kind"] == "tool" and (wanted is None or row["tool_name"] in wanted):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
+    return history
+
+
+def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[str, Any]], held: Any = None,
+                  tools: History | None = None) -> History:
+    """The history from `_payload_rows` read for `names` or for more tools (only the calls of `names` count);
+    `tools`: `_tool_history` of those rows for every tool, already learned."""
+    params, calls, order, within = plan.params, plan.calls, plan.order, plan.within
+    if not names and not calls:
+        return History()
+    # What is learned of one tool depends on that tool's calls alone: every tool's history, cut to `names`,
+    # is the history of `names`.
+    history = _tool_history(found, names) if tools is None else tools.only(names)
     found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
     if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only

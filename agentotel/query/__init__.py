@@ -558,12 +558,12 @@ class Traces:
         name = f"_held_spans_{next(_held_count)}"
 
         def fill(con: duckdb.DuckDBPyConnection) -> None:
+            if con is self._con and self._fill_apart(name, first, last, chosen, params):
+                return
             source, extra = self._spans_within(first, last)
             where = f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last"
-            bound = {**params, **extra}
-            if con is self._con and self._parquet_only() and self._fill_apart(name, source, where, bound):
-                return
-            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * REPLACE ({self._not_held(con)}) FROM {source} {where}", bound)
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * REPLACE ({self._not_held(con)}) FROM {source} {where}",
+                        {**params, **extra})
 
         held = _Held(name, fill)
 
@@ -577,15 +577,26 @@ class Traces:
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
         return held
 
-    def _fill_apart(self, name: str, source: str, where: str, bound: dict[str, Any]) -> bool:
+    def _fill_apart(self, name: str, first: dt.datetime, last: dt.datetime, chosen: str, params: dict[str, Any]) -> bool:
         """Fill held rows `name` as two scans at once: `_HELD_ASIDE`'s columns on `_side()` in a thread, the
-        others here, joined by position into the view `name`. Both scans run the same statement over the
-        same files, and so give their rows in the same order; that is checked (each row's trace, span and
-        start), and False (nothing left behind) when it does not hold or the second connection failed."""
-        con, columns = self._con, [c for c in self._span_columns() if c not in _HELD_ASIDE]
-        here = f"CREATE OR REPLACE TABLE {name}_here AS SELECT * EXCLUDE ({', '.join(_HELD_ASIDE)}) REPLACE ({self._not_held(con)}) FROM {source} {where}"
+        others here, each in the order of its file and row number, joined by position into the view `name`.
+        Only when every row is in the window's Parquet files (else False, as when the second connection
+        failed or the rows did not pair up, which is checked: nothing is left behind then)."""
+        files = self._sources.files_starting_within(_ns(first), _ns(last))
+        if not files or not self._parquet_only():
+            return False
+        by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
+        # (With `_no_spans`, as `_spans_within` reads them: a file of an older schema lacks the newer columns.)
+        source = (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}, "
+                  "filename = true, file_row_number = true) UNION ALL BY NAME SELECT * FROM _no_spans)")
+        where = (f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last "
+                 "ORDER BY filename, file_row_number")
+        bound = {**params, "window_files": [_pattern(f) for f in files]}
+        con, aside_columns = self._con, ", ".join(_HELD_ASIDE)
+        here = (f"CREATE OR REPLACE TABLE {name}_here AS SELECT * EXCLUDE ({aside_columns}, filename, file_row_number) "
+                f"REPLACE ({self._not_held(con)}) FROM {source} {where}")
         aside = (f"CREATE OR REPLACE TABLE {name}_aside AS SELECT trace_id AS _trace, span_id AS _span, start_time AS _start, "
-                 f"{', '.join(_HELD_ASIDE)} FROM {source} {where}")
+                 f"{aside_columns} FROM {source} {where}")
         failed: list[BaseException] = []
 
         def read_aside() -> None:
