@@ -229,14 +229,18 @@ class _Side(threading.Thread):
 
     def __init__(self, traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any) -> None:
         super().__init__(name="agentotel-history", daemon=True)
-        self._args = (traces, earlier, start, held)
+        self._inputs = (traces, earlier, start, held)
         self._found: tuple[_Plan | None, list[dict[str, Any]], History] | None = None
+        try:
+            self._con = traces._side()  # made here: the caller's connection is busy once the thread starts
+        except Exception:  # noqa: BLE001 - the caller reads the history itself
+            return
         self.start()
 
     def run(self) -> None:
-        traces, earlier, start, held = self._args
+        traces, earlier, start, held = self._inputs
         try:
-            con = traces._side()
+            con = self._con
             plan = _plan(traces, earlier, start, held, con=con)
             if plan is None:
                 self._found = (None, [], History())
@@ -248,7 +252,8 @@ class _Side(threading.Thread):
             self._found = None
 
     def result(self) -> tuple[_Plan | None, list[dict[str, Any]], History] | None:
-        self.join()
+        if self.ident is not None:  # started
+            self.join()
         return self._found
 
 

@@ -598,10 +598,11 @@ class Traces:
         aside = (f"CREATE OR REPLACE TABLE {name}_aside AS SELECT trace_id AS _trace, span_id AS _span, start_time AS _start, "
                  f"{aside_columns} FROM {source} {where}")
         failed: list[BaseException] = []
+        side = self._side()  # made here: this connection is busy once the thread starts
 
         def read_aside() -> None:
             try:
-                self._side().execute(aside, bound)
+                side.execute(aside, bound)
             except BaseException as exc:  # noqa: BLE001 - reported to the caller, which fills in one scan
                 failed.append(exc)
 
