@@ -15,7 +15,6 @@ import datetime as dt
 import itertools
 import os
 import re
-import threading
 import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -95,9 +94,6 @@ _VIEW_NAME = re.compile(r"(?<![$.\w])(?:_raw_spans|" + "|".join(v for v in _VIEW
 _SQL_COMMENT = re.compile(r"--[^\n]*")
 # Columns no query over held rows reads (`Traces._hold`): held as NULLs of their type, and so never decoded.
 _NOT_HELD = ("resource_attributes", "events", "links")
-# Columns `_hold` reads on the second connection while this one reads the others: decoding a row group's
-# payload columns is most of what holding a few traces costs, and one scan of one row group runs on one core.
-_HELD_ASIDE = ("output", "attributes")
 
 
 def _sql(name: str) -> str:
@@ -283,7 +279,6 @@ class Traces:
         self._views_made = False  # `_ensure_views`: the views are made on first use
         self._side_con: duckdb.DuckDBPyConnection | None = None  # `_side`'s, made on first use
         self._not_held_list: str | None = None  # `_not_held`'s, found on first use
-        self._span_column_names: list[str] | None = None  # `_span_columns`'s, found on first use
         self._setup(sources)
         if self._views:
             self._ensure_views()
@@ -389,7 +384,7 @@ class Traces:
         # No span row, in every column of the schema: what a window read unions its files with when neither
         # the WAL nor a migrated file has rows (a DuckDB table: binding an Arrow scan costs milliseconds).
         con.register("_no_spans_arrow", empty)
-        con.execute("CREATE TABLE _no_spans AS SELECT * FROM _no_spans_arrow")  # not TEMP: `_side` reads it too
+        con.execute("CREATE TEMP TABLE _no_spans AS SELECT * FROM _no_spans_arrow")
         con.unregister("_no_spans_arrow")
         for macro in _MACROS:
             con.execute(_sql(macro))
@@ -470,11 +465,6 @@ class Traces:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
 
-    def _parquet_only(self) -> bool:
-        """Whether every row is in the Parquet files (no WAL or migrated rows): `_spans_within` then reads
-        only tables a second connection (`_side`) sees too."""
-        return not any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated))
-
     def _spans_within(self, first: dt.datetime, last: dt.datetime) -> tuple[str, dict[str, Any]]:
         """A FROM source with every span row of `_raw_spans` that starts within [first, last] (and others):
         only the Parquet files whose footer statistics overlap the window are read, plus the WAL's and
@@ -482,7 +472,7 @@ class Traces:
         so a query of one run's window costs the same in a store of a thousand files as of ten."""
         files = self._sources.files_starting_within(_ns(first), _ns(last))
         not_in_parquet = "SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans"
-        if self._parquet_only():
+        if not any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated)):
             not_in_parquet = "SELECT * FROM _no_spans"  # the same columns, and a query plans in a third of the time
         if not files:
             return f"({not_in_parquet})", {}
@@ -558,8 +548,6 @@ class Traces:
         name = f"_held_spans_{next(_held_count)}"
 
         def fill(con: duckdb.DuckDBPyConnection) -> None:
-            if con is self._con and self._fill_apart(name, first, last, chosen, params):
-                return
             source, extra = self._spans_within(first, last)
             where = f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last"
             con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * REPLACE ({self._not_held(con)}) FROM {source} {where}",
@@ -577,71 +565,12 @@ class Traces:
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
         return held
 
-    def _fill_apart(self, name: str, first: dt.datetime, last: dt.datetime, chosen: str, params: dict[str, Any]) -> bool:
-        """Fill held rows `name` as two scans at once: `_HELD_ASIDE`'s columns on `_side()` in a thread, the
-        others here, each in the order of its file and row number, joined by position into the view `name`.
-        Only when every row is in the window's Parquet files (else False, as when the second connection
-        failed or the rows did not pair up, which is checked: nothing is left behind then)."""
-        files = self._sources.files_starting_within(_ns(first), _ns(last))
-        if not files or not self._parquet_only():
-            return False
-        by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
-        # (With `_no_spans`, as `_spans_within` reads them: a file of an older schema lacks the newer columns.)
-        source = (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}, "
-                  "filename = true, file_row_number = true) UNION ALL BY NAME SELECT * FROM _no_spans)")
-        where = (f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last "
-                 "ORDER BY filename, file_row_number")
-        bound = {**params, "window_files": [_pattern(f) for f in files]}
-        con, aside_columns = self._con, ", ".join(_HELD_ASIDE)
-        here = (f"CREATE OR REPLACE TABLE {name}_here AS SELECT * EXCLUDE ({aside_columns}, filename, file_row_number) "
-                f"REPLACE ({self._not_held(con)}) FROM {source} {where}")
-        aside = (f"CREATE OR REPLACE TABLE {name}_aside AS SELECT trace_id AS _trace, span_id AS _span, start_time AS _start, "
-                 f"{aside_columns} FROM {source} {where}")
-        failed: list[BaseException] = []
-        side = self._side()  # made here: this connection is busy once the thread starts
-
-        def read_aside() -> None:
-            try:
-                side.execute(aside, bound)
-            except BaseException as exc:  # noqa: BLE001 - reported to the caller, which fills in one scan
-                failed.append(exc)
-
-        thread = threading.Thread(target=read_aside, name="agentotel-hold", daemon=True)
-        thread.start()
-        try:
-            con.execute(here, bound)
-        finally:
-            thread.join()
-        joined = f"{name}_here POSITIONAL JOIN {name}_aside"
-        if not failed and con.execute(f"SELECT count(*) FROM {joined} WHERE trace_id IS DISTINCT FROM _trace "
-                                      "OR span_id IS DISTINCT FROM _span OR start_time IS DISTINCT FROM _start").fetchone()[0] == 0:
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT {', '.join(self._span_columns())} FROM {joined}")
-            return True
-        self._drop_held(con, name)
-        return False
-
-    def _span_columns(self) -> list[str]:
-        """The columns of a span row, in order (`_no_spans`'s)."""
-        if self._span_column_names is None:
-            self._span_column_names = [row[0] for row in self._con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE table_name = '_no_spans' ORDER BY column_index").fetchall()]
-        return self._span_column_names
-
-    @staticmethod
-    def _drop_held(con: duckdb.DuckDBPyConnection, name: str) -> None:
-        """Drop held rows `name`: a table, or a view over the two tables `_fill_apart` made."""
-        for kind, dropped in (("VIEW", name), ("TABLE", name), ("TABLE", f"{name}_here"), ("TABLE", f"{name}_aside")):
-            try:
-                con.execute(f"DROP {kind} IF EXISTS {dropped}")
-            except duckdb.Error:  # the name is the other kind of object
-                pass
-
     def _not_held(self, con: duckdb.DuckDBPyConnection) -> str:
         """`_NOT_HELD`'s columns as NULLs of their types (a REPLACE list): a payload column DuckDB decodes
         costs milliseconds in each row group read, and these are read by no query over held rows."""
         if self._not_held_list is None or con is not self._con:
             types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() "
-                                     "WHERE table_name = '_no_spans'").fetchall())
+                                     "WHERE table_name = '_no_spans' AND database_name = 'temp'").fetchall())
             self._not_held_list = ", ".join(f"NULL::{types[column]} AS {column}" for column in _NOT_HELD)
         return self._not_held_list
 
@@ -650,7 +579,7 @@ class Traces:
         if held.con is None:
             return
         try:
-            self._drop_held(held.con, held.name)
+            held.con.execute(f"DROP TABLE IF EXISTS {held.name}")
         except duckdb.Error:
             pass
         held.con = None

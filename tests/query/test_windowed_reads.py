@@ -286,32 +286,6 @@ def test_held_rows_take_the_traces_of_earlier_runs_and_outlive_a_renewed_connect
             traces._rows(f"SELECT count(*) FROM {held.name}")
 
 
-def test_held_rows_read_in_two_scans_at_once_are_the_rows_one_scan_reads(spread, monkeypatch):
-    """`_hold` reads the payload columns on a second connection while this one reads the rest, joined by
-    position: on every billing run's window of a store laid out unlike the benchmarks' (files split mid-run,
-    a trace-sorted file of 4-row groups, a file without statistics), the held rows are, column for column,
-    what one scan reads."""
-    directory, _runs = spread
-    with agentotel.open(directory) as traces:
-        assert traces._parquet_only()  # no WAL rows: the two scans are taken
-        # (DuckDB scans several files in parallel: rows come in no set order, here as in one scan.)
-        query = "SELECT * EXCLUDE (resource_attributes, events, links) FROM {spans} ORDER BY trace_id, span_id, start_time"
-        refs = [traces.resolve(f"bill-{n:02d}") for n in range(14)]
-        for n in range(1, 14):
-            ref, chosen = refs[n], [r.trace_id for r in refs[max(0, n - 4):n + 1]]  # the run's and 4 earlier ones' traces
-            first = refs[max(0, n - 4)].first_start
-            held = traces._hold(chosen, first, ref.last_start)
-            assert traces._con.execute(f"SELECT count(*) FROM duckdb_views() WHERE view_name = '{held.name}'").fetchone()[0] == 1
-            apart = traces._rows(query, held=held)
-            traces._release(held)
-            with monkeypatch.context() as m:
-                m.setattr(traces, "_parquet_only", lambda: False)  # as with WAL rows: one scan
-                held = traces._hold(chosen, first, ref.last_start)
-                together = traces._rows(query, held=held)
-                traces._release(held)
-            assert apart == together and len(apart) >= 10, n
-
-
 def _tools_store(tmp_path):
     """An agent whose earlier runs called tools its latest run does not (refund, audit), with a schema hash on
     one tool, and whose latest run calls one tool no earlier run did (ship): files of 2 runs each."""
