@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 from dataclasses import dataclass, field
 from importlib import resources
 from collections.abc import Iterable, Mapping
@@ -91,6 +92,13 @@ class History:
         seen = self.runs.setdefault(name, [])
         if run_id not in seen:
             seen.append(run_id)
+
+    def only(self, names: Iterable[str]) -> "History":
+        """This history of the tools `names` alone (its first calls are not carried over)."""
+        wanted = set(names)
+        return History({k: v for k, v in self.outputs.items() if k in wanted},
+                       {k: v for k, v in self.schema_hashes.items() if k in wanted},
+                       {k: v for k, v in self.runs.items() if k in wanted})
 
     @classmethod
     def from_records(cls, records: Iterable[RunRecord]) -> "History":
@@ -193,14 +201,60 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
         return record, load_history(traces, record, runs=runs)
     held = traces._hold([ref.trace_id], first, last, runs=(list(_order(earlier)), _since(earlier), start))
     try:
-        plan = _plan(traces, earlier, start, held)
-        record = _load_run(traces, ref, held)
+        # The history's two queries run on a second connection while this thread reads the run: DuckDB
+        # runs both at once (two cores). Every tool's earlier calls are read there, since the run's tools
+        # are not known yet; only those of the run's tools are learned from.
+        side = _Side(traces, earlier, start, held)
+        try:
+            record = _load_run(traces, ref, held)
+        finally:
+            found = side.result()
         if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, (_read_history(traces, plan, _tool_names(record), held) if plan is not None
+            if found is None:  # the second connection failed (a compaction renewed the connection, say)
+                plan = _plan(traces, earlier, start, held)
+                return record, (_read_history(traces, plan, _tool_names(record), held) if plan is not None
+                                else _without_plan(traces, record, start, runs))
+            plan, rows, tools = found
+            return record, (_history_from(traces, plan, _tool_names(record), rows, held, tools) if plan is not None
                             else _without_plan(traces, record, start, runs))
         return record, load_history(traces, record, runs=runs)
     finally:
         traces._release(held)
+
+
+class _Side(threading.Thread):
+    """`_plan`, the history's payload rows (every tool's calls) from held rows, on `Traces._side()`, and
+    every tool's `_tool_history`, in a thread of its own; `result()`: (plan, rows, tools), or None when that
+    failed (the caller reads them)."""
+
+    def __init__(self, traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any) -> None:
+        super().__init__(name="agentotel-history", daemon=True)
+        self._inputs = (traces, earlier, start, held)
+        self._found: tuple[_Plan | None, list[dict[str, Any]], History] | None = None
+        try:
+            self._con = traces._side()  # made here: the caller's connection is busy once the thread starts
+        except Exception:  # noqa: BLE001 - the caller reads the history itself
+            return
+        self.start()
+
+    def run(self) -> None:
+        traces, earlier, start, held = self._inputs
+        try:
+            con = self._con
+            plan = _plan(traces, earlier, start, held, con=con)
+            if plan is None:
+                self._found = (None, [], History())
+                return
+            names = [row["tool_name"] for row in traces._rows(sql("held_tool_names"), held=held, con=con)]
+            rows = _payload_rows(traces, plan, names, held, con=con)
+            self._found = (plan, rows, _tool_history(rows))
+        except Exception:  # noqa: BLE001 - any failure here means: read them on the caller's connection
+            self._found = None
+
+    def result(self) -> tuple[_Plan | None, list[dict[str, Any]], History] | None:
+        if self.ident is not None:  # started
+            self.join()
+        return self._found
 
 
 # Below this many bytes of Parquet in the window a run and its history are read apart: decompressing small
@@ -262,14 +316,14 @@ def _since(earlier: list[dict[str, Any]]) -> str:
     return earlier[0]["since"]
 
 
-def _plan(traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any = None) -> _Plan | None:
+def _plan(traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any = None, con: Any = None) -> _Plan | None:
     """Where the spans of `earlier` runs (`_earlier`) are, from the cheap columns (None: none has spans);
     from the store, or from `held` rows (`Traces._hold`) that hold every trace those runs have spans in."""
     # Only the spans that started since the earliest of those runs are read (the files of that window).
     order = _order(earlier)
     params = {"runs": list(order), "since": _since(earlier), "before": start}
     within = (min(row["start_time"] for row in earlier), start)
-    seen = traces._rows(sql("history_spans"), params, within=within, held=held)
+    seen = traces._rows(sql("history_spans"), params, within=within, held=held, con=con)
     params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
     if not params["traces"]:
         return None
@@ -297,19 +351,42 @@ def _without_plan(traces: Any, record: RunRecord, start: Any, runs: int) -> Hist
 def _read_history(traces: Any, plan: _Plan, names: list[str], held: Any = None) -> History:
     """The history `plan` says where to find: from the store, or from `held` rows (`Traces._hold`) that
     include the plan's traces over its window."""
+    return _history_from(traces, plan, names, _payload_rows(traces, plan, names, held), held)
+
+
+def _payload_rows(traces: Any, plan: _Plan, names: list[str], held: Any = None, con: Any = None) -> list[dict[str, Any]]:
+    """history_payloads.sql's rows: the earlier calls of the tools `names`, and the plan's first model calls."""
+    if not names and not plan.calls:
+        return []
+    calls = plan.calls
+    return traces._rows(sql("history_payloads"), {**plan.params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+                                                  "calls": calls, "spans": [c["span_id"] for c in calls],
+                                                  "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
+                                                  "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
+                        within=plan.within, held=held, con=con)
+
+
+def _tool_history(found: list[dict[str, Any]], names: list[str] | None = None) -> History:
+    """What the tool rows of `_payload_rows` teach (those of `names`; None: of every tool in them)."""
     history = History()
-    params, calls, order, within = plan.params, plan.calls, plan.order, plan.within
-    if not names and not calls:
-        return history
-    found = traces._rows(sql("history_payloads"), {**params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
-                                                   "calls": calls, "spans": [c["span_id"] for c in calls],
-                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
-                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
-                         within=within, held=held)
+    wanted = set(names) if names is not None else None
     for row in found:  # newest first
-        if row["kind"] == "tool":
+        if row["kind"] == "tool" and (wanted is None or row["tool_name"] in wanted):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
                         row["status_code"] == "ERROR")
+    return history
+
+
+def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[str, Any]], held: Any = None,
+                  tools: History | None = None) -> History:
+    """The history from `_payload_rows` read for `names` or for more tools (only the calls of `names` count);
+    `tools`: `_tool_history` of those rows for every tool, already learned."""
+    params, calls, order, within = plan.params, plan.calls, plan.order, plan.within
+    if not names and not calls:
+        return History()
+    # What is learned of one tool depends on that tool's calls alone: every tool's history, cut to `names`,
+    # is the history of `names`.
+    history = _tool_history(found, names) if tools is None else tools.only(names)
     found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
     if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only

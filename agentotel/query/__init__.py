@@ -84,8 +84,16 @@ _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_r
           "runs")
 # Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
 # small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time
-# cost more than the lookup itself.
+# cost more than the lookup itself. Tables of the connection's own in-memory database rather than TEMP
+# ones, so that `Traces._side` (a second connection to it, for a query run alongside) sees them too.
 _MATERIALIZED = ("_run_roots",)
+# Any name of a view or internal layer in a query's text, outside its comments: what `_rows` creates the
+# views for first (`Traces._ensure_views`).
+# (Not a $parameter or a field after a dot of the same name.)
+_VIEW_NAME = re.compile(r"(?<![$.\w])(?:_raw_spans|" + "|".join(v for v in _VIEWS if v not in _MATERIALIZED) + r")\b")
+_SQL_COMMENT = re.compile(r"--[^\n]*")
+# Columns no query over held rows reads (`Traces._hold`): held as NULLs of their type, and so never decoded.
+_NOT_HELD = ("resource_attributes", "events", "links")
 
 
 def _sql(name: str) -> str:
@@ -144,9 +152,10 @@ def _ref(row: Mapping[str, Any]) -> _RunRef:
 
 @dataclass
 class _Held:
-    """Span rows read once into a temporary DuckDB table (`Traces._hold`), queried in place of the files by
+    """Span rows read once into a DuckDB table (`Traces._hold`), queried in place of the files by
     `_rows(held=...)`. A table rather than Arrow rows registered with DuckDB: the rows never leave DuckDB,
-    and each query scans them natively (an Arrow scan converted every column again, the maps included)."""
+    and each query scans them natively (an Arrow scan converted every column again, the maps included).
+    Not a TEMP table: a second connection to the same database (`Traces._side`) reads it too."""
 
     name: str  # what `{spans}` becomes
     fill: Callable[[duckdb.DuckDBPyConnection], None]  # (re)creates the table on a connection
@@ -267,7 +276,12 @@ class Traces:
         self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
+        self._views_made = False  # `_ensure_views`: the views are made on first use
+        self._side_con: duckdb.DuckDBPyConnection | None = None  # `_side`'s, made on first use
+        self._not_held_list: str | None = None  # `_not_held`'s, found on first use
         self._setup(sources)
+        if self._views:
+            self._ensure_views()
         for name, query in self._views.items():
             self._con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
 
@@ -374,11 +388,22 @@ class Traces:
         con.unregister("_no_spans_arrow")
         for macro in _MACROS:
             con.execute(_sql(macro))
-        con.execute(f"CREATE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
+        for table in _MATERIALIZED:  # of the roots index alone: every run lookup reads it
+            con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
+
+    def _ensure_views(self, query: str | None = None) -> None:
+        """Make the views (`_VIEWS`) on this connection if not yet made; with `query`, only if its text
+        names one. DuckDB binds a view when it is made (tens of milliseconds for the larger ones), and a
+        trajectory, diff or check reads none of them: opening a store to check one run need not pay that."""
+        if self._views_made or (query is not None and not _VIEW_NAME.search(_SQL_COMMENT.sub("", query))):
+            return
+        con = self._con
+        con.execute(f"CREATE OR REPLACE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
         for view in _VIEWS:
-            kind = "TABLE" if view in _MATERIALIZED else "VIEW"
-            con.execute(f"CREATE TEMP {kind} {view} AS {_sql(view)}")
+            if view not in _MATERIALIZED:
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {_sql(view)}")
+        self._views_made = True
 
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
@@ -403,8 +428,13 @@ class Traces:
         self._current()
         if _FINDINGS.search(query) and "findings" not in self._views:
             self._register_findings()
+
+        def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+            self._ensure_views()
+            return con.sql(query, params=params)
+
         try:
-            return self._retrying(lambda con: con.sql(query, params=params))
+            return self._retrying(run)
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
 
@@ -428,7 +458,9 @@ class Traces:
             raise QueryError(f"{name!r} cannot be a view name (a plain identifier, not one of {', '.join(_VIEWS)})")
         self._need()
         try:
-            self._current().execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+            con = self._current()
+            self._ensure_views()
+            con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
@@ -448,11 +480,31 @@ class Traces:
         return (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}) "
                 f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
 
+    def _side(self) -> duckdb.DuckDBPyConnection:
+        """A second connection to this snapshot's database, for a query over held rows (`_hold`) that runs
+        in another thread while this connection runs one (DuckDB runs the two at once, outside the GIL).
+        It sees the held tables and `_run_roots`, and has the macros; not the TEMP views or the variables."""
+        if self._side_con is None:
+            side = self._con.cursor()
+            for macro in _MACROS:
+                side.execute(_sql(macro))
+            self._side_con = side
+        return self._side_con
+
     def _rows(self, query: str, params: Mapping[str, Any] | None = None, *,
-              within: tuple[dt.datetime, dt.datetime] | None = None, held: "_Held | None" = None) -> list[dict[str, Any]]:
+              within: tuple[dt.datetime, dt.datetime] | None = None, held: "_Held | None" = None,
+              con: duckdb.DuckDBPyConnection | None = None) -> list[dict[str, Any]]:
         """The query's rows as dicts. A query reading `{spans}` reads `_raw_spans`, or with `within`
         (first, last) only the files that may hold spans starting then, or with `held` those rows in memory
-        (`_hold`): its own filters must keep to them."""
+        (`_hold`): its own filters must keep to them. `con`: run there as it is (`_side()`, with `held`
+        rows filled on this snapshot's connection); an error is the caller's to answer."""
+        if con is not None:
+            if held is None or held.con is not self._con:
+                raise QueryError("a query on another connection reads rows held on this one")
+            cursor = con.execute(query.replace("{spans}", held.name), dict(params or {}))
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
         # The DB-API path: a relation's planning costs tens of milliseconds, too much per trajectory.
         def run(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             text, bound = query, dict(params or {})
@@ -464,6 +516,7 @@ class Traces:
             elif "{spans}" in query:
                 source, extra = self._spans_within(*within) if within is not None else ("_raw_spans", {})
                 text, bound = query.replace("{spans}", source), {**bound, **extra}
+            self._ensure_views(text)
             cursor = con.execute(text, bound)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]
@@ -476,7 +529,7 @@ class Traces:
     def _hold(self, trace_ids: Sequence[str], first: dt.datetime, last: dt.datetime, *,
               runs: tuple[Sequence[str], str, dt.datetime] | None = None) -> "_Held":
         """Every stored row of the given traces that started within [first, last], read once and kept in
-        a temporary table for `_rows(held=...)` (until `_release`). With `runs` (run ids, since, before):
+        a table for `_rows(held=...)` (until `_release`; without `_NOT_HELD`'s columns). With `runs` (run ids, since, before):
         also the traces holding any span of those runs that started in [since, before), found in the same
         statement (`since`: a start as text, to the nanosecond; the window must cover [since, before)).
 
@@ -493,11 +546,12 @@ class Traces:
                        "AND start_time >= $since::TIMESTAMPTZ_NS AND start_time < $before")
             params.update(runs=list(runs[0]), since=runs[1], before=runs[2])
         name = f"_held_spans_{next(_held_count)}"
-        query = f"SELECT * FROM {{spans}} WHERE trace_id IN ({chosen}) AND start_time BETWEEN $first AND $last"
 
         def fill(con: duckdb.DuckDBPyConnection) -> None:
             source, extra = self._spans_within(first, last)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {query.replace('{spans}', source)}", {**params, **extra})
+            where = f"WHERE trace_id IN ({chosen.replace('{spans}', source)}) AND start_time BETWEEN $first AND $last"
+            con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * REPLACE ({self._not_held(con)}) FROM {source} {where}",
+                        {**params, **extra})
 
         held = _Held(name, fill)
 
@@ -510,6 +564,15 @@ class Traces:
         except duckdb.Error as exc:
             raise QueryError(f"reading {self.directory} failed: {_one_line(exc)}") from None
         return held
+
+    def _not_held(self, con: duckdb.DuckDBPyConnection) -> str:
+        """`_NOT_HELD`'s columns as NULLs of their types (a REPLACE list): a payload column DuckDB decodes
+        costs milliseconds in each row group read, and these are read by no query over held rows."""
+        if self._not_held_list is None or con is not self._con:
+            types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() "
+                                     "WHERE table_name = '_no_spans' AND database_name = 'temp'").fetchall())
+            self._not_held_list = ", ".join(f"NULL::{types[column]} AS {column}" for column in _NOT_HELD)
+        return self._not_held_list
 
     def _release(self, held: "_Held") -> None:
         """Forget rows `_hold` read (their memory is freed)."""
@@ -529,7 +592,11 @@ class Traces:
         params = {"user": user, "limit": limit, "status": status, "agent": agent, "since": since, "until": until}
         if self._mirror is not None:
             params["since"] = self._fetch_runs(params)
-        return self._retrying(lambda con: con.sql(_sql("runs_list"), params=params))
+        def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+            self._ensure_views()
+            return con.sql(_sql("runs_list"), params=params)
+
+        return self._retrying(run)
 
     def _fetch_runs(self, params: dict[str, Any]) -> dt.datetime | None:
         """Over object storage: fetch the partitions `runs(**params)` needs; returns the `since` to query with.
@@ -656,6 +723,8 @@ class Traces:
 
     # -- lifetime -------------------------------------------------------------------------------
     def close(self) -> None:
+        if self._side_con is not None:
+            self._side_con.close()
         self._con.close()
 
     def __enter__(self) -> "Traces":

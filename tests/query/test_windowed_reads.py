@@ -284,3 +284,69 @@ def test_held_rows_take_the_traces_of_earlier_runs_and_outlive_a_renewed_connect
         traces._release(held)
         with pytest.raises(agentotel.query.QueryError):
             traces._rows(f"SELECT count(*) FROM {held.name}")
+
+
+def _tools_store(tmp_path):
+    """An agent whose earlier runs called tools its latest run does not (refund, audit), with a schema hash on
+    one tool, and whose latest run calls one tool no earlier run did (ship): files of 2 runs each."""
+    store = SpanStore(tmp_path)
+    for n in range(8):
+        run = store.run("orders", f"order-{n}", start=T0 + n * HOUR)
+        run.llm(assistant(calls=[(f"c{n}", "lookup", {"id": n})]), prompt=f"order {n}")
+        run.tool("lookup", {"id": n}, {"id": n, "status": "open", **({"eta": "2d"} if n % 2 else {})}, call_id=f"c{n}")
+        if n < 7:
+            run.tool("refund", {"id": n}, {"refunded": n % 3 == 0})
+            run.spans[-1]["attributes"][sc.AGENTOTEL_TOOL_SCHEMA_HASH] = f"h{n // 4}"
+            run.tool("audit", {"id": n}, None, error="Timeout" if n == 5 else None)
+        else:
+            run.tool("ship", {"id": n}, {"carrier": "ups"})
+        run.llm(assistant("done"))
+    for i in range(0, 8, 2):
+        store.write(store.runs[i:i + 2], name=f"part-{i}.parquet")
+    return tmp_path
+
+
+def test_a_history_read_alongside_the_run_has_only_the_runs_tools(tmp_path, monkeypatch):
+    """`load` reads the history on a second connection before the run's tools are known, so it reads every
+    tool's earlier calls; what it gives is still the history of the run's own tools (a tool only earlier
+    runs called is not one the run knows), the same as `load_history` reading the files apart."""
+    monkeypatch.setattr(_record, "SHARED_READ_BYTES", 0)
+    directory = _tools_store(tmp_path)
+    learned_apart = []  # every tool's history, as learned alongside the run
+    tool_history = _record._tool_history
+    monkeypatch.setattr(_record, "_tool_history", lambda found, names=None: learned_apart.append(tool_history(found)) or
+                        tool_history(found, names) if names is None else tool_history(found, names))
+    with agentotel.open(directory) as traces:
+        for n in range(1, 8):
+            record, history = _record.load(traces, f"order-{n}")
+            expected, expected_history = _plain(traces, f"order-{n}")
+            assert record == expected
+            assert (history.runs, history.schema_hashes, history.outputs, history.first_calls) == expected_history, n
+            _assert_same_history(traces, record, history)
+        assert set(history.outputs) == {"lookup"} and "refund" in learned_apart[-1].outputs  # the latest run: no refund
+        assert _record.load(traces, "order-6")[1].schema_hashes["refund"] == ("order-5", "h1")
+    assert len(learned_apart) == 8  # every load read its history alongside its run
+
+
+def test_a_check_by_run_id_makes_no_view_and_every_view_is_there_when_asked(spread):
+    """Opening a store binds the roots table and macros; the views (tens of milliseconds each to bind) are
+    made when a query names one: a check, trajectory or diff of runs named by id makes none, and SQL,
+    runs(), a prefix lookup and add_view() find them all, also on a connection renewed afterwards."""
+    directory, _runs = spread
+    with agentotel.open(directory) as traces:
+        traces.findings("bill-13")
+        traces.trajectory("bill-12")
+        traces.diff("bill-11", "bill-12")
+        assert not traces._views_made
+        assert traces._con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name IN ('spans', 'runs', 'steps')").fetchone()[0] == 0
+        assert [r[0] for r in traces.runs(agent="billing", limit=2).fetchall()] == ["bill-13", "bill-12"]
+        assert traces._views_made
+    with agentotel.open(directory) as traces:
+        assert traces.sql("SELECT count(*) FROM tool_calls WHERE tool_name = 'invoice'").fetchall()[0][0] == 19
+    with agentotel.open(directory) as traces:
+        assert traces.resolve(traces.resolve("bill-03").trace_id[:12]).run_id == "bill-03"  # a prefix: run_lookup.sql
+    with agentotel.open(directory) as traces:
+        traces.add_view("billing_tools", "SELECT * FROM tool_calls WHERE run_id LIKE 'bill-%'")
+        traces._connect(_sources.load(directory))  # a renewed connection makes the views again
+        assert traces.sql("SELECT count(*) FROM billing_tools").fetchall()[0][0] == 29
+        assert traces.sql("SELECT count(*) FROM findings WHERE run_id = 'bill-13'").fetchall()[0][0] >= 0
