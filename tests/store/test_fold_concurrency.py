@@ -214,3 +214,47 @@ def test_a_writers_first_segments_are_smaller_so_a_short_process_folds_while_it_
     stored = sorted(i for ids in _stored(tmp_path).values() for i in ids)
     assert stored == sorted(f"{s.context.span_id:016x}" for s in spans)
     assert wal.wal_files(tmp_path) == []
+
+
+def test_a_large_date_folded_at_shutdown_is_written_as_two_halves_side_by_side(tmp_path, sdk):
+    from agentotel.query import Traces
+    from agentotel.store.writer import SPLIT_ROWS
+
+    tracer, finished = sdk
+    big = SPLIT_ROWS + 7
+    make_spans(tracer, 9, start=T0, prefix="small")  # a date under the threshold stays one file
+    make_spans(tracer, big, start=T0 + DAY, prefix="big")
+    spans = finished()[::-1]  # handed over out of start order
+    exporter = ParquetSpanExporter(tmp_path, wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    for at in range(0, len(spans), 512):
+        exporter.export(spans[at : at + 512])
+    exporter.shutdown()
+    files = sorted(parquet_files(tmp_path))
+    names = [f.split("/")[-2] + "/" + f.split("/")[-1].split(".", 1)[1] for f in files]
+    assert names == ["date=2026-01-01/parquet", "date=2026-01-02/0.parquet", "date=2026-01-02/1.parquet"]
+    first, second = (pq.read_table(f, columns=["start_time"]).column(0).cast("int64").to_pylist() for f in files[1:])
+    assert (len(first), len(second)) == (big // 2, big - big // 2)
+    assert first == sorted(first) and second == sorted(second) and first[-1] <= second[0]
+    assert not list((tmp_path / "wal").glob("*.arrows"))
+    with Traces(tmp_path) as traces:
+        assert traces.sql("SELECT count(*), count(DISTINCT span_id) FROM spans").fetchall() == [(big + 9, big + 9)]
+
+
+def test_a_retry_of_a_split_fold_writes_only_what_its_first_attempt_did_not(tmp_path, sdk):
+    from agentotel.store.writer import SPLIT_ROWS
+
+    tracer, finished = sdk
+    make_spans(tracer, SPLIT_ROWS, start=T0, prefix="a")
+    batch = spans_to_batch(finished())
+    halves = fold_batches(tmp_path, "seg", [batch], split=True)
+    assert [p.name for p in halves] == ["seg.0.parquet", "seg.1.parquet"]
+    kept = pq.read_table(halves[1])
+    halves[1].unlink()  # the first attempt died after its first half
+    again = fold_batches(tmp_path, "seg", [batch], skip_published=True)
+    assert [p.name for p in again] == ["seg.1.parquet"]
+    assert pq.read_table(again[0]).equals(kept)
+    # A segment an older writer (or a background fold) published whole is never published again in halves.
+    whole = fold_batches(tmp_path / "other", "seg", [batch])
+    assert [p.name for p in whole] == ["seg.parquet"]
+    assert fold_batches(tmp_path / "other", "seg", [batch], skip_published=True, split=True) == []
+    assert len(parquet_files(tmp_path / "other")) == 1
