@@ -46,9 +46,6 @@ _FOLD_THREADS = max(2, min(4, os.cpu_count() or 2))
 # folded in the background while it runs, instead of all of them at exit; a long-running one writes 3
 # more files in all.
 _SLOW_START = 3
-SPLIT_ROWS = 2048
-"""Spans of one date from which a fold at shutdown (`fold_batches(split=True)`) writes two files side by side:
-below it, the fold takes a few tens of milliseconds on one core anyway, and a small store gains no second file."""
 FOLD_PAYLOAD_LEVEL = 3
 """zstd level of the payload columns in a fold (every other column's always). Level 3 costs no more CPU
 than pyarrow's default (1) here, and its longer match window finds the prompts agent runs repeat from
@@ -246,15 +243,10 @@ def _is_published_remote(remote: fs.Remote, partition: str, name: str) -> bool:
     return False
 
 
-def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False,
-                 split: bool = False) -> list[Path | str]:
+def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.RecordBatch], *, skip_published: bool = False) -> list[Path | str]:
     """Publish a segment's batches as one Parquet file per start date, rows in start-time order.
 
-    `split`: a date of at least `SPLIT_ROWS` spans is written as two files side by side (the first and second
-    half of its spans in start order, `<segment>.0.parquet` and `<segment>.1.parquet`): a fold someone waits
-    for (the one at shutdown) then takes both cores. A retry (`skip_published`) splits a date the way its
-    published files show. `directory` may be an object-storage URI: each file is then uploaded under the same
-    name (fs.py)."""
+    `directory` may be an object-storage URI: each file is then uploaded under the same name (fs.py)."""
     table = pa.Table.from_batches([_current(b) for b in batches], schema=SPAN_SCHEMA)
     if table.num_rows == 0:
         return []
@@ -267,41 +259,28 @@ def fold_batches(directory: Path | str, segment: str, batches: Iterable[pa.Recor
     table = sorted_table(table, [("day", "ascending"), *_BY_START], keys=keys)
     counts = sorted((entry["values"], entry["counts"]) for entry in pc.value_counts(days).to_pylist())
     remote = fs.open_remote(directory) if fs.is_remote(directory) else None
-    whole, parts = f"{segment}.parquet", [f"{segment}.{k}.parquet" for k in range(2)]
+    name = f"{segment}.parquet"
 
-    def published(day: int, name: str) -> bool:
-        if remote is not None:
-            return _is_published_remote(remote, f"{SPANS_DIR}/{partition_name(day)}", name)
-        return _is_published(Path(directory) / SPANS_DIR / partition_name(day), name)
-
-    def publish_day(day: int, begin: int, count: int, name: str) -> Path | str | None:
-        if skip_published and published(day, name):
-            return None
+    def publish_day(day: int, begin: int, count: int) -> Path | str | None:
         if remote is not None:
             relative = f"{SPANS_DIR}/{partition_name(day)}"
+            if skip_published and _is_published_remote(remote, relative, name):
+                return None
             return publish_remote(table.slice(begin, count), remote, relative, name, sort_by=_BY_START)
         partition = Path(directory) / SPANS_DIR / partition_name(day)
+        if skip_published and _is_published(partition, name):
+            return None
         return publish(table.slice(begin, count), partition, name, sort_by=_BY_START)
 
-    jobs = []
-    begin = 0
-    for day, count in counts:
-        if skip_published:
-            # A retry writes a date as its first attempt did: whole, or in the same two halves.
-            halves = not published(day, whole) and any(published(day, part) for part in parts)
-        else:
-            halves = split and count >= SPLIT_ROWS
-        if halves:
-            half = count // 2
-            jobs += [(day, begin, half, parts[0]), (day, begin + half, count - half, parts[1])]
-        else:
-            jobs.append((day, begin, count, whole))
-        begin += count
+    begins = [0]
+    for _day, count in counts:
+        begins.append(begins[-1] + count)
+    jobs = [(day, begin, count) for (day, count), begin in zip(counts, begins)]
     return [path for path in _each_day(publish_day, jobs) if path is not None]
 
 
-def _each_day(publish_day: Callable[..., Path | str | None], jobs: list[tuple]) -> list[Path | str | None]:
-    """`publish_day` for each date (or half of one) of a fold, written side by side (pyarrow encodes and compresses
+def _each_day(publish_day: Callable[[int, int, int], Path | str | None], jobs: list[tuple[int, int, int]]) -> list[Path | str | None]:
+    """`publish_day` for each date of a fold, dates written side by side (pyarrow encodes and compresses
     a file without the GIL); results in date order. Every date is attempted before the first error is raised,
     so a retry (skip_published) finds all the others done."""
     if len(jobs) < 2:
@@ -599,7 +578,7 @@ class StoreWriter:
             try:
                 if self._batches:
                     # Side by side with the background fold of the previous segment, if it still runs.
-                    files = _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches, split=True)
+                    files = _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
                     sealed = self._wal
                     self._wal = self._new_wal()
                     self._batches, self._pending_bytes = [], 0
@@ -623,7 +602,7 @@ class StoreWriter:
                         # Side by side with the background fold of the previous segment, if it still runs:
                         # two files, each encoded without the GIL. The segments are independent (each
                         # WAL file goes only once its own Parquet files are durable).
-                        _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches, split=True)
+                        _observed_fold(self.on_fold, self.directory, self._wal.segment, self._batches)
                         self._batches = []
                 finally:
                     self._join_fold()
