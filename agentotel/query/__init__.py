@@ -173,7 +173,8 @@ _FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
 _SNAPSHOT_ATTEMPTS = 5
 # DuckDB's words for a file it could not decode (it names the file only for some of them); not words
 # of the errors a query itself can cause ("Out of Range", "Invalid Input"): checking means reading every file.
-_DAMAGE = re.compile(r"(?i)corrupt|decompress|payload value|out of buffer|checksum|tprotocol")
+# "don't know what type": Thrift's word for a page header whose field type byte is damaged.
+_DAMAGE = re.compile(r"(?i)corrupt|decompress|payload value|out of buffer|checksum|tprotocol|don't know what type")
 _T = TypeVar("_T")
 _GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 

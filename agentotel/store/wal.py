@@ -62,8 +62,10 @@ def schema_message(segment: str) -> bytes:
 
 
 # Span payloads (prompts, tool results) are mostly text: zstd makes a batch ~10x smaller for a few ms of
-# CPU, which more than pays for itself in the write and fsync every export waits for.
-_IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1), use_threads=False)
+# CPU, which more than pays for itself in the write and fsync every export waits for. The columns' buffers are
+# compressed side by side on Arrow's thread pool (without the GIL): an export waits for that compression
+# (~12 us of CPU per span), and the other cores are idle between folds. The bytes written are the same.
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1), use_threads=True)
 
 
 _EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # the IPC stream's end marker

@@ -171,6 +171,31 @@ _ENCODINGS = {
 # and building the dictionary before falling back to plain pages costs the write a fifth of its CPU
 # (standard corpus 19 -> 16 us/span) for the same bytes (+0.2 / -2.4 bytes/span).
 _DICTIONARY = [leaf for leaf in _LEAVES if leaf not in _ENCODINGS and leaf not in _PAYLOADS]
+# Below this many rows a file has no dictionary at all: each dictionary is a page of its own (a header, a
+# zstd frame) beside a data page of a few values, which outweighs what it saves (bench_store's 50-step runs,
+# files of ~150 spans: 257 -> 245 bytes/span; standard corpus, 100 rows: 856 -> 848, 300 rows: 761 -> 765).
+_DICTIONARY_ROWS = 256
+
+
+def _dictionary(table: pa.Table) -> list[str]:
+    """The leaves `table` is written with dictionaries for: none in a small file, never a column without a value
+    (an empty dictionary page, ~30 bytes, for nothing)."""
+    if table.num_rows < _DICTIONARY_ROWS:
+        return []
+    empty = {name for name, column in zip(table.column_names, table.columns) if _no_values(column)}
+    return [leaf for leaf in _DICTIONARY if leaf.split(".")[0] not in empty] if empty else _DICTIONARY
+
+
+def _no_values(column: pa.ChunkedArray) -> bool:
+    """Whether a column holds no value: NULL in every row, or (a list or map) only empty ones."""
+    if column.null_count == len(column):
+        return True
+    if pa.types.is_list(column.type) or pa.types.is_map(column.type):
+        # Offsets of a sliced chunk are its own: the values it holds are the difference of the first and last.
+        return all(len(c) == 0 or c.offsets[-1] == c.offsets[0] for c in column.chunks)
+    return False
+
+
 def write_parquet(table: pa.Table, sink: pa.NativeFile, sort_by: list[tuple[str, str]], *,
                   payload_level: int = FOLD_PAYLOAD_LEVEL) -> None:
     """The store's Parquet encoding of a table already in `sort_by` order."""
@@ -179,7 +204,7 @@ def write_parquet(table: pa.Table, sink: pa.NativeFile, sort_by: list[tuple[str,
         table.schema,
         compression="zstd",
         compression_level={leaf: payload_level if leaf in _PAYLOADS else 3 for leaf in _LEAVES},
-        use_dictionary=_DICTIONARY,
+        use_dictionary=_dictionary(table),
         column_encoding=_ENCODINGS,
         # No page index: no reader of the store uses one (DuckDB prunes by row-group and page-header
         # statistics), and in a small file it is a twentieth of the bytes (50-step runs: -8 bytes/span).

@@ -247,7 +247,8 @@ def test_files_carry_schema_version_zstd_bloom_filter_and_time_order(stored):
                  for i in range(metadata.num_columns)}
     assert "DELTA_BINARY_PACKED" in encodings["start_time"] and "DELTA_BINARY_PACKED" in encodings["duration_ns"]
     assert "DELTA_LENGTH_BYTE_ARRAY" in encodings["span_id"]
-    assert "RLE_DICTIONARY" in encodings["name"] and "RLE_DICTIONARY" not in encodings["output"]
+    # A file this small has no dictionary at all (test_dictionaries_only_where_they_pay).
+    assert not any("RLE_DICTIONARY" in e for e in encodings.values())
     assert pq.read_table(path, schema=SPAN_SCHEMA).schema.equals(SPAN_SCHEMA)
     # The Parquet types alone give SPAN_SCHEMA back (tz-aware ns timestamps, maps, structs): the footer
     # does not carry the Arrow schema again.
@@ -302,3 +303,31 @@ def test_wal_holds_spans_until_folded(tmp_path, sdk):
     assert read_wal(tmp_path).num_rows == 0
     assert len(parquet_files(tmp_path)) == 1
     assert list((tmp_path / "wal").iterdir()) == []  # no WAL segment, no writer lock left behind
+
+
+def test_dictionaries_only_where_they_pay(tmp_path, sdk):
+    """A file of a few hundred spans has no dictionary (each is a page of its own, more than it saves); a larger
+    one has them, but not for a column of NULLs only. Either way every reader gets the same values back."""
+    tracer, finished = sdk
+    for i in range(300):
+        span = tracer.start_span(f"search-{i % 3}", kind=SpanKind.CLIENT, start_time=T0 + i * 1000)
+        span.set_attributes({sc.GEN_AI_OPERATION_NAME: "execute_tool", sc.GEN_AI_TOOL_NAME: ["grep", "read"][i % 2],
+                             sc.AGENTOTEL_RUN_ID: f"run-{i // 100}", "i": i})
+        span.end(end_time=T0 + i * 1000 + 500)
+    spans = finished()
+    encodings = {}
+    for label, count in (("small", 255), ("large", 300)):
+        exporter = ParquetSpanExporter(tmp_path / label)
+        exporter.export(spans[:count])
+        exporter.shutdown()
+        (path,) = parquet_files(tmp_path / label)
+        group = pq.read_metadata(path).row_group(0)
+        encodings[label] = {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+        got = duckdb.sql(f"select span_id, name, tool_name, run_id, attributes['i'], events from read_parquet('{path}') "
+                         "order by start_time").fetchall()
+        assert got == [(f"{s.context.span_id:016x}", s.name, s.attributes[sc.GEN_AI_TOOL_NAME], s.attributes[sc.AGENTOTEL_RUN_ID],
+                        str(s.attributes["i"]), []) for s in spans[:count]]
+    assert not any("RLE_DICTIONARY" in e for e in encodings["small"].values())
+    large = encodings["large"]
+    assert all("RLE_DICTIONARY" in large[c] for c in ("name", "tool_name", "run_id", "attributes.key_value.value"))
+    assert "RLE_DICTIONARY" not in large["request_model"] and "RLE_DICTIONARY" not in large["events.list.element.name"]
