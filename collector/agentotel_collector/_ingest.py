@@ -33,6 +33,11 @@ class Busy(Exception):
         self.reason = reason
 
 
+def _store_failed(error: BaseException) -> Busy:
+    """The refusal for batches the store failed to write (a thread's wait and an event loop's alike)."""
+    return Busy(f"the store could not write: {error}", "store_failed")
+
+
 def _settle(outcomes: list[tuple[asyncio.Future, BaseException | None]]) -> None:
     """On the event loop: each waiting request learns that its batches are durable, or why not."""
     for future, error in outcomes:
@@ -41,7 +46,7 @@ def _settle(outcomes: list[tuple[asyncio.Future, BaseException | None]]) -> None
         if error is None:
             future.set_result(None)
         else:
-            future.set_exception(Busy(f"the store could not write: {error}", "store_failed"))
+            future.set_exception(_store_failed(error))
 
 
 class SpanStore(Protocol):
@@ -131,7 +136,7 @@ class Ingest:
     @staticmethod
     def _check(ticket: _Ticket) -> None:
         if ticket.error is not None:
-            raise Busy(f"the store could not write: {ticket.error}", "store_failed")
+            raise _store_failed(ticket.error)
 
     def _submit(self, ticket: _Ticket) -> _Ticket:
         """Queue a ticket for the writer thread; Busy when the queue is full or the collector is stopping."""
