@@ -288,7 +288,9 @@ class _Run:
         return out
 
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
-        return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level), None)
+        """The next model call at a level that answered: a call that failed (a 429, a 500) decided nothing, and
+        its retry is the one that went on."""
+        return next((s for s in self.llm if s["index"] > after and s.get("parent_index") == level and not _failed(s)), None)
 
     def answers_after(self, after: int, level: Any) -> list[tuple[dict[str, Any], str]]:
         """The final answers (model steps that asked for no tool) after a step, at its level."""
@@ -541,15 +543,49 @@ _ADMITS_NOTHING = re.compile(
     r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
 
 
-def _acknowledges(text: str | None, *, nothing_found: bool = False, domain: str = "") -> bool:
+def _acknowledges(text: str | None, *, nothing_found: bool = False, domain: str = "", about: Iterable[str] | None = None) -> bool:
     """Whether an answer admits a failure (or, with `nothing_found`, that it found nothing). A failure word in
     a phrase the run's own material uses (`domain`: its instructions, task and successful results, lower
-    case) is a term of the trade, not an admission: "the error rate fell", "open issues"."""
+    case) is a term of the trade, not an admission: "the error rate fell", "open issues".
+
+    With `about` (the words of one failed call: its tool's name, its arguments, its error; `_failure_words`),
+    the admission must be of that failure: a clause that says the agent's own attempt went wrong ("I could
+    not", "unfortunately"), or a clause with a failure word that names the call, its target or its error.
+    A failure word about something else ("the problem must be on the client side") admits nothing."""
     if not text:
         return False
     if nothing_found and _ADMITS_NOTHING.search(text):
         return True
-    return any(not (domain and _in_domain_phrase(text, match, domain)) for match in _ADMITS_FAILURE.finditer(text))
+    if about is None:
+        return any(not (domain and _in_domain_phrase(text, match, domain)) for match in _ADMITS_FAILURE.finditer(text))
+    words = [w for w in about if w]
+    for clause in _CLAUSE.split(text):
+        for match in _ADMITS_FAILURE.finditer(clause):
+            if domain and _in_domain_phrase(clause, match, domain):
+                continue
+            if _OWN_ATTEMPT.fullmatch(match.group(0)) or any(
+                    re.search(r"(?<![a-z0-9])" + re.escape(w), clause, re.I) for w in words):
+                return True
+    return False
+
+
+# What a speaker says of their own attempt (as against a failure word about the subject: "the problem", "down").
+_OWN_ATTEMPT = re.compile(r"unable|cannot|can't|could ?n[o']t|did ?n[o']t work|not able|sorry|unfortunately|apolog\w*|"
+                          r"try again|went wrong|could not be|was ?n[o']t able|did ?n[o']t go through|fail\w*|timed? ?out|timeout",
+                          re.I)
+_CLAUSE = re.compile(r"[.;!?]\s+|:\s+|,\s*(?=(?:but|though|although|while|so|and|hence|therefore|which)\b)|\s+but\s+", re.I)
+_COMMON = frozenset({"the", "and", "for", "with", "from", "that", "this", "was", "were", "not", "did", "has", "have", "error",
+                     "exception", "failed", "call", "tool", "get", "set", "list", "run", "api", "within", "after", "before"})
+
+
+def _failure_words(step: Mapping[str, Any], error: str | None) -> list[str]:
+    """The words an answer would use to speak of one failed call: its tool's name parts ("ping", "host"), its
+    string arguments ("vpn-gw-2"), and its error's distinctive words ("unreachable", "401")."""
+    words = [w for w in re.split(r"[^a-z0-9]+", str(tool_name(step) or "").lower()) if len(w) >= 3]
+    arguments = parse_json(step.get("input"))
+    words += [v.lower() for v in _strings(arguments) if 3 <= len(v) <= 64] if isinstance(arguments, (Mapping, list)) else []
+    words += [w for w in re.findall(r"[a-z0-9]{3,}", (error or "").lower()) if not w.endswith("error") and (len(w) >= 4 or w.isdigit())]
+    return [w for w in dict.fromkeys(words) if w not in _COMMON]
 
 
 def _in_domain_phrase(text: str, match: re.Match[str], domain: str) -> bool:
@@ -576,7 +612,9 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         if answers and _fell_back(run, step, answers[0][1]):
             continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
         domain = run.domain_text()
-        if went_on is None or not answers or _acknowledges(answers[0][1], domain=domain) or _acknowledges(_said(went_on), domain=domain):
+        about = _failure_words(step, run.error(step))
+        if went_on is None or not answers or _acknowledges(answers[0][1], domain=domain, about=about) or _acknowledges(
+                _said(went_on), domain=domain, about=about):
             continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
         # The model went on to other tools without the failed one ever working, and answered as if it had;
         # or answered right away.
@@ -669,7 +707,7 @@ def _unreported_errors(run: _Run) -> list[Finding]:
             continue
         error = _error_payload(step.get("output"))
         answers = run.answers_after(step["index"], step.get("parent_index"))
-        if error is None or not answers or _acknowledges(answers[-1][1], domain=run.domain_text()):
+        if error is None or not answers or _acknowledges(answers[-1][1], domain=run.domain_text(), about=_failure_words(step, error)):
             continue
         name = tool_name(step)
         if any(tool_name(s) == name and not is_error(s) and _error_payload(s.get("output")) is None
@@ -1250,6 +1288,8 @@ def _history_lost(run: _Run) -> list[Finding]:
     out = []
     calls_at: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
+        if _failed(step):
+            continue  # answered nothing; its retry was given the same and is judged
         earlier = calls_at[_conversation(run, step)]
         before = earlier[-1] if earlier else None
         earlier.append(step)
@@ -1317,8 +1357,9 @@ def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], ol
 def _elided_in_place(old: list[tuple[str, str]], new: list[tuple[str, str]], lost: list[tuple[str, str]],
                      task: tuple[str, str] | None) -> bool:
     """Whether every message lost was replaced where it stood by a shorter one of the same role (an old tool
-    result elided after the model had seen it whole), the task's own message aside."""
-    if len(new) < len(old) or task in lost:
+    result elided after the model had seen it whole), the task's own message aside. Only results are elided:
+    a request of the model's replaced by another is the conversation rewritten, not shortened."""
+    if len(new) < len(old) or task in lost or any(role == "assistant" for role, _text in lost):
         return False
     gone = set(lost)
     positions = [i for i, m in enumerate(old) if m in gone]
@@ -1720,6 +1761,32 @@ def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, sche
         asked = [c for c in choices if c != value and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", task)]
         if len(asked) == 1:
             return name, value, asked[0]
+    return _task_code_replaced(run, step, arguments, task)
+
+
+_CODE = re.compile(r"(?<![\w-])[A-Z]{3,5}(?![\w-])")  # a code: an airport, a currency, a ticker, a region (BER, GBP, MSFT)
+
+
+def _task_code_replaced(run: _Run, step: Mapping[str, Any], arguments: Mapping[str, Any], task: str) -> tuple[str, str, str] | None:
+    """(parameter, value, the task's code) when a call fills a parameter with a code nothing the model was given
+    contains, while the task names exactly one code of that length that no argument of the call uses: the model
+    put a code of its own in place of the one asked for (MAST's task derailment). A code the task does not name
+    in that form (the model resolving "Berlin" to BER) leaves no code of the task unused: not judged."""
+    codes = [(name, value) for name, value in arguments.items() if isinstance(value, str) and _CODE.fullmatch(value)]
+    if not codes:
+        return None
+    used = {v for v in _strings(arguments)}
+    in_task = list(dict.fromkeys(_CODE.findall(task)))
+    given = None
+    for name, value in codes:
+        unused = [c for c in in_task if len(c) == len(value) and c not in used and c != value]
+        if len(unused) != 1:
+            continue
+        if given is None:
+            given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)), task)).lower()
+        if re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", given):
+            continue
+        return name, value, unused[0]
     return None
 
 
@@ -1871,9 +1938,9 @@ def _unanswered(run: _Run) -> list[Finding]:
             then = f"and the loop went on to step {next_model['index']}"
         else:
             then = "when the run stopped"
-        # The cause shows where the loop went on without them: the answer given anyway, else the next model
-        # call sent without their results, else (the run stopped) the asking step.
-        at = answers[0][0]["index"] if answers else next_model["index"] if next_model is not None else index
+        # The cause shows where the loop first went on without them: the next model call sent without their
+        # results (the answer given anyway, when that is the next call), else (the run stopped) the asking step.
+        at = next_model["index"] if next_model is not None else answers[0][0]["index"] if answers else index
         out.append(_finding("unanswered_tool_calls", "workflow", at, [index],
                             f"{len(missing)} tool call(s) the model asked for at step {index} were never run ({names}) {then}",
                             calls=missing))

@@ -699,8 +699,7 @@ PAIRS: list[Pair] = [
     Pair("tool-oncall-restart-missing-reason", "oncall", "tool", "missing_reason", "ToolScan Missing required argument", asking("restart_service")),
     Pair("tool-oncall-restarts-another-service", "oncall", "tool", "wrong_target", "MAST FM-2.6 Reasoning-action mismatch", asking("restart_service")),
     Pair("tool-netdesk-ping-error-ignored", "netdesk", "tool", "ping_down", "AgentErrorTaxonomy Reflection: tool error ignored", answer,
-         diff_where=tool_step("ping_host"), check_missed="the answer's 'the problem must be on the client side' reads as "
-         "admitting the failure; check names its made-up 12 ms (ungrounded_answer, model) at the right step instead"),
+         diff_where=tool_step("ping_host")),
     Pair("tool-expenses-missing-target-currency", "expenses", "tool", "missing_to", "ToolScan Missing required argument", asking("convert_currency")),
     Pair("tool-expenses-receipts-401-uncaught", "expenses", "tool", "receipts_401", "TRAIL Authentication errors", failed_step),
     Pair("tool-ledger-output-shape-changed-mid-run", "ledger", "tool", "shape_change", "TRAIL API issues (service response changed)",

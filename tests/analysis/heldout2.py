@@ -652,10 +652,8 @@ def context_cut(steps: list[dict[str, Any]]) -> int | None:
                 return []
         return [json.dumps(m, sort_keys=True) for m in value] if isinstance(value, list) else []
 
-    llm = [s for s in steps if s["type"] == "llm"]
+    llm = [s for s in steps if s["type"] == "llm" and s["status"] == "ok"]
     for before, step in zip(llm, llm[1:]):
-        if step["status"] != "ok":
-            continue
         now = set(given(step))
         if any(m not in now for m in given(before)):
             return step["index"]

@@ -10,9 +10,10 @@ Numbers on the whole set (29 pairs, 5 agents; `test_the_whole_held_out_set`, `-m
 
 - before (d44cb27): diff top-1 27/29, check step+layer 18/29, good runs with a warning 3/29 (an Agents SDK
   handoff whose filter drops the transfer call read as an unanswered tool call).
-- after: diff top-1 29/29, check step+layer 28/29, good runs with a warning 0/29. The one miss: an answer
-  that says "the problem must be on the client side" after a failed ping reads as admitting the failure;
-  check names the answer's made-up round-trip time instead (ungrounded_answer, model, the right step).
+- after (session 9): diff top-1 29/29, check step+layer 28/29, good runs with a warning 0/29. The one miss: an
+  answer that says "the problem must be on the client side" after a failed ping read as admitting the failure.
+- after (session 10): 29/29, 29/29, 0/29 — an answer admits a failed call only in a clause that says its own
+  attempt went wrong or names the call, its target or its error (`_failure_words`), not by any failure word.
 
 The default run records the pairs each rule added for this set is judged on (`heldout.FAST`).
 """
@@ -58,9 +59,9 @@ def test_diff_and_check_put_the_fault_at_its_step_and_layer_and_the_good_run_get
     assert s.alarms == [], table([s])
 
 
-def test_the_one_known_check_miss_is_still_found_at_its_step_in_another_layer(fast):
-    s = fast["tool-netdesk-ping-error-ignored"]
-    assert s.top is not None and s.top.index == s.expected and s.top.kind == "ungrounded_answer", table([s])
+def test_a_failure_word_about_something_else_is_no_admission_of_the_failed_ping(fast):
+    s = fast["tool-netdesk-ping-error-ignored"]  # "...; the problem must be on the client side."
+    assert s.top is not None and (s.top.kind, s.top.index, s.top.layer) == ("tool_error_ignored", s.expected, "tool"), table([s])
 
 
 @pytest.mark.slow
@@ -90,6 +91,19 @@ def test_the_numbers_of_a_long_log_are_not_combined_into_any_small_number():
     log = "\n".join(f"10:{i:02d}:{i:02d} ERROR reset by peer (conn {i})" for i in range(20))
     assert ungrounded("The p99 fell to 27 ms.", log, [log]) == ["27"]  # 8 + 19, 9 * 3, ... once
     assert ungrounded("Seen on conn 17 at 10:17:17.", log, [log]) == []  # stated as it is: grounded
+
+
+def test_an_admission_must_speak_of_the_failed_call_or_of_the_agents_own_attempt():
+    from agentotel.analysis.detectors import _acknowledges, _failure_words
+
+    ping = {"type": "tool", "name": "check_link", "tool_name": "check_link", "input": '{"target": "db-east-4"}'}
+    about = _failure_words(ping, "OSError: probe agent unreachable (connection refused)")
+    assert not _acknowledges("db-east-4 looks healthy; the issue is probably in your VPN client.", about=about)
+    assert not _acknowledges("Latency to db-east-4 is 8 ms, so the problem lies elsewhere.", about=about)
+    assert _acknowledges("I could not check db-east-4 right now.", about=about)  # its own attempt
+    assert _acknowledges("The link check failed, so I cannot say.", about=about)
+    assert _acknowledges("db-east-4: the probe agent is unreachable.", about=about)  # the error's own words
+    assert _acknowledges("There is a problem with db-east-4 probing.", about=about)  # a failure word naming the target
 
 
 def test_failure_words_in_the_runs_own_phrases_are_no_admission():
