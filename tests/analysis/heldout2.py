@@ -678,21 +678,29 @@ def pairs() -> list[Any]:
     rule("oi", "model", "made_up_ref", "TRAIL Hallucinated tool output", answer),
     rule("oi", "memory", "history_dropped", "TRAIL Context handling failures", context_cut),
     rule("oi", "product", "skip_rules", "AgentErrorTaxonomy Planning: constraint ignorance", asking("book_flight")),
-    rule("oi", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+    rule("oi", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step,
+         check_missed="the run's output ('I could not finish.') is on the app's OpenInference CHAIN root, which the reader "
+         "does not take as the run's (only an agent root is): nothing says the loop, not a final-answer tool, ended it"),
     # OpenLLMetry through the collector
     rule("ollm", "prompt", "rules_clause_dropped", "MAST FM-1.1 Disobey task specification", nth_llm(0)),
     rule("ollm", "tool", "bags_as_text", "ToolScan / TRAIL Formatting errors (argument fails the schema)", asking("book_flight")),
     rule("ollm", "model", "model_429", "TRAIL Rate limits (not recovered)", failed_step),
-    rule("ollm", "model", "unaware_done", "MAST FM-1.5 Unaware of termination conditions", asking("search_flights", 1)),
+    rule("ollm", "model", "unaware_done", "MAST FM-1.5 Unaware of termination conditions", asking("search_flights", 1),
+         check_missed="the same search again after the booking, with the same answer, reads as checking state again "
+         "after acting (a verification), which runs do legitimately"),
     rule("ollm", "memory", "task_truncated", "TRAIL Context handling failures (task cut)", context_cut),
     rule("ollm", "model", "goal_deviation", "MAST FM-2.3 Task derailment", asking("search_flights")),
     # Vercel AI SDK spans
     rule("vercel", "tool", "search_timeout", "TRAIL Timeouts (the answer goes on as if it had results)", answer,
          diff_where=tool_step("search_flights")),
     rule("vercel", "workflow", "parallel_dropped", "AgentErrorTaxonomy Action: requested calls left unanswered", after_first("get_fare_rules")),
-    rule("vercel", "model", "misread_output", "TRAIL Wrong tool output interpretation", asking("get_fare_rules")),
+    rule("vercel", "model", "misread_output", "TRAIL Wrong tool output interpretation", asking("get_fare_rules"),
+         check_missed="choosing the flight its search result lists with 0 seats is a misreading of the data no "
+         "rule judges; the booking's error is recovered from (the model books another flight)"),
     rule("vercel", "product", "skip_rules", "AgentErrorTaxonomy Planning: constraint ignorance", asking("book_flight")),
     rule("vercel", "tool", "book_401", "TRAIL Authentication errors (returned as a result)", tool_step("book_flight")),
+    rule("vercel", "model", "goal_deviation", "MAST FM-2.3 Task derailment", asking("search_flights")),
+    rule("vercel", "memory", "task_truncated", "TRAIL Context handling failures (task cut)", context_cut),
     # LangGraph under agentotel
     rule("langgraph", "tool", "bags_as_text", "ToolScan / TRAIL Formatting errors (argument fails the schema)", asking("book_flight")),
     rule("langgraph", "memory", "history_dropped", "TRAIL Context handling failures", context_cut),
