@@ -411,13 +411,13 @@ def _repetition(run: _Run) -> list[Finding]:
         back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
             _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
-        if key in reported or is_error(step) or not (back_to_back or counted):
+        if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
             continue
         reported.add(key)
         name = str(tool_name(step))
         asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
-        if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, tools[n - 1], asker):
+        if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, group[max(group.index(step) - 1, 0)], asker):
             continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
         if asker is not None and not counted and _asked_again_for_a_reason(run, group, step, asker):
             continue
@@ -430,6 +430,20 @@ def _repetition(run: _Run) -> list[Finding]:
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
     return out + _repeated_retrievals(run)
+
+
+def _asked_again_unchanged(run: _Run, tools: list[dict[str, Any]], group: list[dict[str, Any]], step: Mapping[str, Any]) -> bool:
+    """Whether the model asked again for a call it had the answer to, with only unrelated calls between: none of
+    them was given any of its argument values, so none could have changed what it reads, and it answered the
+    same (MAST's unaware of termination: a search made again once the booking is done). Checking state again
+    after acting on it (a restart, then the same service's metrics) shares the subject: not judged here."""
+    at = group.index(step)
+    earlier = group[at - 1] if at else None
+    if earlier is None or is_error(earlier) or not _same_output(earlier, step) or run.requester(step) is None:
+        return False
+    mine = set(_leaves(parse_json(step.get("input"))))
+    between = [s for s in tools if earlier["index"] < s["index"] < step["index"]]
+    return bool(mine) and bool(between) and not any(mine & set(_leaves(parse_json(s.get("input")))) for s in between)
 
 
 def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapping[str, Any], asker: Mapping[str, Any]) -> bool:
@@ -1764,7 +1778,7 @@ def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, sche
     return _task_code_replaced(run, step, arguments, task)
 
 
-_CODE = re.compile(r"(?<![\w-])[A-Z]{3,5}(?![\w-])")  # a code: an airport, a currency, a ticker, a region (BER, GBP, MSFT)
+_TASK_CODE = re.compile(r"(?<![\w-])[A-Z]{3,5}(?![\w-])")  # a code: an airport, a currency, a ticker, a region (BER, GBP, MSFT)
 
 
 def _task_code_replaced(run: _Run, step: Mapping[str, Any], arguments: Mapping[str, Any], task: str) -> tuple[str, str, str] | None:
@@ -1772,11 +1786,11 @@ def _task_code_replaced(run: _Run, step: Mapping[str, Any], arguments: Mapping[s
     contains, while the task names exactly one code of that length that no argument of the call uses: the model
     put a code of its own in place of the one asked for (MAST's task derailment). A code the task does not name
     in that form (the model resolving "Berlin" to BER) leaves no code of the task unused: not judged."""
-    codes = [(name, value) for name, value in arguments.items() if isinstance(value, str) and _CODE.fullmatch(value)]
+    codes = [(name, value) for name, value in arguments.items() if isinstance(value, str) and _TASK_CODE.fullmatch(value)]
     if not codes:
         return None
     used = {v for v in _strings(arguments)}
-    in_task = list(dict.fromkeys(_CODE.findall(task)))
+    in_task = list(dict.fromkeys(_TASK_CODE.findall(task)))
     given = None
     for name, value in codes:
         unused = [c for c in in_task if len(c) == len(value) and c not in used and c != value]

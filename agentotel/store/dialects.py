@@ -668,13 +668,17 @@ def tool_result(payload: Any) -> str | None:
 
 
 def tool_arguments(payload: Any) -> str | None:
-    """A tool's arguments, out of OpenLLMetry's LangChain wrapper (`{"input_str": ..., "inputs": {...}}`)."""
+    """A tool's arguments, out of OpenLLMetry's LangChain wrapper (`{"input_str": ..., "inputs": {...}}`) or its
+    `@tool` decorator's (`{"args": [], "kwargs": {...}}`: a call by keyword, as tool loops make them; positional
+    values have no names to give, so such a call is kept as it came)."""
     text = _str(payload)
-    if text is None or '"inputs"' not in text:
+    if text is None or ('"inputs"' not in text and '"kwargs"' not in text):
         return text
     value = _load(text)
     if isinstance(value, dict) and "input_str" in value and isinstance(value.get("inputs"), dict):
         return _dump(value["inputs"])
+    if isinstance(value, dict) and set(value) == {"args", "kwargs"} and value["args"] == [] and isinstance(value["kwargs"], dict):
+        return _dump(value["kwargs"])
     return text
 
 

@@ -685,9 +685,7 @@ def pairs() -> list[Any]:
     rule("ollm", "prompt", "rules_clause_dropped", "MAST FM-1.1 Disobey task specification", nth_llm(0)),
     rule("ollm", "tool", "bags_as_text", "ToolScan / TRAIL Formatting errors (argument fails the schema)", asking("book_flight")),
     rule("ollm", "model", "model_429", "TRAIL Rate limits (not recovered)", failed_step),
-    rule("ollm", "model", "unaware_done", "MAST FM-1.5 Unaware of termination conditions", asking("search_flights", 1),
-         check_missed="the same search again after the booking, with the same answer, reads as checking state again "
-         "after acting (a verification), which runs do legitimately"),
+    rule("ollm", "model", "unaware_done", "MAST FM-1.5 Unaware of termination conditions", asking("search_flights", 1)),
     rule("ollm", "memory", "task_truncated", "TRAIL Context handling failures (task cut)", context_cut),
     rule("ollm", "model", "goal_deviation", "MAST FM-2.3 Task derailment", asking("search_flights")),
     # Vercel AI SDK spans

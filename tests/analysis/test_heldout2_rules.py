@@ -3,6 +3,8 @@ are not that set's: a run that triggers the rule at its step, and a run near it 
 
 from __future__ import annotations
 
+import json
+
 from agentotel.analysis.detectors import detect, format_findings
 from runs_build import llm, record, text_message, tool
 
@@ -114,3 +116,31 @@ def test_parallel_calls_left_unrun_are_placed_at_the_next_model_call_not_the_fin
         tool(4, "warehouse_of", {"sku": "SKU-4471"}, {"warehouse": "W-12"}, requested_by=3, call_id="c3"),
         llm(5, text="SKU-4471 has 12 units in W-12.", messages=given))
     assert found(run, "unanswered_tool_calls") == [(3, "workflow")], format_findings(detect(run))
+
+
+# ---- asked again, unchanged, after unrelated calls ----------------------------------------------------------
+
+
+def _reserved_then(second: tuple[str, dict], second_output: dict) -> object:
+    given = [SYSTEM, user("Reserve dock D-3 for truck TR-5512 at 14:00.")]
+    shown = [*given, asked("dock_schedule", {"dock": "D-3", "day": "2026-12-03"}, "c1"), result("c1", '{"free": ["14:00", "16:00"]}'),
+             asked("reserve_slot", {"truck": "TR-5512", "slot": "14:00"}, "c2"), result("c2", '{"reservation": "RS-88120"}')]
+    return record(
+        llm(1, calls=[("dock_schedule", {"dock": "D-3", "day": "2026-12-03"}, "c1")], messages=given),
+        tool(2, "dock_schedule", {"dock": "D-3", "day": "2026-12-03"}, {"free": ["14:00", "16:00"]}, requested_by=1, call_id="c1"),
+        llm(3, calls=[("reserve_slot", {"truck": "TR-5512", "slot": "14:00"}, "c2")], messages=given),
+        tool(4, "reserve_slot", {"truck": "TR-5512", "slot": "14:00"}, {"reservation": "RS-88120"}, requested_by=3, call_id="c2"),
+        llm(5, calls=[(second[0], second[1], "c3")], messages=shown),
+        tool(6, second[0], second[1], second_output, requested_by=5, call_id="c3"),
+        llm(7, text="Dock D-3 is reserved for TR-5512 at 14:00 (RS-88120).",
+            messages=[*shown, asked(second[0], second[1], "c3"), result("c3", json.dumps(second_output))]))
+
+
+def test_the_same_read_again_after_unrelated_calls_with_the_same_answer_is_a_model_repetition():
+    run = _reserved_then(("dock_schedule", {"dock": "D-3", "day": "2026-12-03"}), {"free": ["14:00", "16:00"]})
+    assert found(run, "repeated_tool_call") == [(5, "model")], format_findings(detect(run))
+
+
+def test_reading_again_what_the_action_changed_or_a_changed_answer_is_no_repetition():
+    # the slot is gone: the read answered otherwise (checking after acting)
+    assert found(_reserved_then(("dock_schedule", {"dock": "D-3", "day": "2026-12-03"}), {"free": ["16:00"]}), "repeated_tool_call") == []

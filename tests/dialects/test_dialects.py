@@ -136,6 +136,10 @@ def test_tool_results_that_only_look_like_a_wrapper_are_kept() -> None:
     assert json.loads(tool_result(wrapped)) == [{"k": 1}]
     assert tool_arguments('{"inputs": {"a": 1}}') == '{"inputs": {"a": 1}}'
     assert json.loads(tool_arguments('{"input_str": "a=1", "inputs": {"a": 1}}')) == {"a": 1}
+    # traceloop's @tool decorator: the call's positional and keyword arguments
+    assert json.loads(tool_arguments('{"args": [], "kwargs": {"city": "Paris"}}')) == {"city": "Paris"}
+    assert tool_arguments('{"args": ["Paris"], "kwargs": {}}') == '{"args": ["Paris"], "kwargs": {}}'  # no names to give
+    assert tool_arguments('{"kwargs": {"a": 1}, "mode": "x"}') == '{"kwargs": {"a": 1}, "mode": "x"}'
 
 
 def test_through_the_collector_the_same_steps_and_cost(tmp_path: Path) -> None:
