@@ -113,15 +113,16 @@ class ParquetSpanExporter(SpanExporter):
             self._log_once("shutdown", "agentotel: export after shutdown to %s: spans dropped", self._writer.directory)
             return SpanExportResult.FAILURE
         inputs: list[str | None] = []
+        outputs: list[str | None] = []
         try:
             # The inputs stay Python strings: the writer converts only what it stores of each conversation.
-            batch = _columns(spans).to_batch(inputs=inputs)
+            batch = _columns(spans).to_batch(inputs=inputs, outputs=outputs)
         except Exception as exc:  # noqa: BLE001 - a conversion bug must not take the batch processor down
             self.failed += len(spans)
             report_internal_error("ParquetSpanExporter.export", exc)
             return SpanExportResult.FAILURE
         try:
-            self._writer.append(batch, inputs=[inputs])
+            self._writer.append(batch, inputs=[inputs], outputs=[outputs])
         except OSError as exc:
             self.failed += len(spans)
             self._log_once(

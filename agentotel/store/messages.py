@@ -47,6 +47,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, MutableMapping, Sequence
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -78,7 +79,6 @@ _OUTPUTS_PER_RUN = 32
 _PARTS = 16  # parts a conversation's latest input is kept in at most (then joined into one)
 _HEAD = 64  # characters of a result whose JSON string form is searched for before the whole form is made
 _ENCODE_STRING = json.encoder.encode_basestring  # JSON string literal, non-ASCII as it is (json.dumps(ensure_ascii=False))
-_ENCODE_ASCII = json.encoder.encode_basestring_ascii  # the same for ASCII text without DEL, twice as fast
 # Characters DuckDB's to_json escapes otherwise than Python's json (upper-case hex): an output holding one is
 # not borrowed as a JSON string, so every reader rebuilds exactly the recorded text.
 _ESCAPED_APART = re.compile("[\x0b\x0e\x0f\x1a-\x1f]")
@@ -250,8 +250,13 @@ def _shared_prefix(a: str, b: str) -> int:
 def _as_json_string(text: str) -> str:
     """`text` as a JSON string literal without its quotes, escaped as DuckDB's to_json escapes it (the views
     rebuild a borrowed JSON string with to_json)."""
-    # The ASCII encoder also escapes DEL, which the other keeps as it is.
-    return (_ENCODE_ASCII if text.isascii() and "\x7f" not in text else _ENCODE_STRING)(text)[1:-1]
+    # orjson escapes exactly as json.dumps(ensure_ascii=False) does, code point by code point
+    # (tests/store/test_messages.py), about seven times faster: the writer escapes every tool result a later
+    # message gives back as a string. It refuses a lone surrogate (not UTF-8), which json keeps as it is.
+    try:
+        return orjson.dumps(text)[1:-1].decode()
+    except TypeError:
+        return _ENCODE_STRING(text)[1:-1]
 
 
 def _lend(rest: str, cuts: list[tuple[int, int, str, int, int, bool]]) -> tuple[str, list[dict[str, Any]] | None]:
@@ -389,11 +394,13 @@ class Conversations:
         self._max_runs = max_runs
 
     def encode(self, batches: Sequence[pa.RecordBatch], inputs: Sequence[list[str | None] | None] | None = None,
-               ) -> tuple[list[pa.RecordBatch], Callable[[], None]]:
+               outputs: Sequence[list[str | None] | None] | None = None) -> tuple[list[pa.RecordBatch], Callable[[], None]]:
         """`inputs`, per batch: its input values as Python strings, its input column NULL (SpanColumns.to_batch),
-        or None: read from the batch."""
+        or None: read from the batch. `outputs`, per batch: its output column's values as Python strings
+        (SpanColumns.to_batch(outputs=)), or None: read from the batch."""
         staged: dict[tuple, _Staged] = {}
-        out = [self._encode(batch, staged, None if inputs is None else inputs[i]) for i, batch in enumerate(batches)]
+        out = [self._encode(batch, staged, None if inputs is None else inputs[i], None if outputs is None else outputs[i])
+               for i, batch in enumerate(batches)]
         return out, lambda: self._commit(staged)
 
     def _run(self, key: tuple, staged: dict[tuple, _Staged]) -> _Staged:
@@ -408,7 +415,8 @@ class Conversations:
             )
         return run
 
-    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged], given: list[str | None] | None) -> pa.RecordBatch:
+    def _encode(self, batch: pa.RecordBatch, staged: dict[tuple, _Staged], given: list[str | None] | None,
+                given_outputs: list[str | None] | None) -> pa.RecordBatch:
         # Model calls' inputs to store, and outputs long enough to be worth borrowing: both in start order,
         # so a call borrows from the outputs that came before it (a run's most recent ones are followed).
         if given is not None:  # the input column is NULL, its values are these: the column is made from them here
@@ -422,7 +430,10 @@ class Conversations:
             return batch
         model = pc.fill_null(pc.is_in(batch.column("operation"), _MODEL_OPERATIONS), False)
         candidates = pc.and_(model, pc.is_valid(inputs))
-        lenders = pc.fill_null(pc.greater_equal(pc.utf8_length(outputs), _WORTH_BORROWING), False)
+        if given_outputs is not None:  # as the column holds them: no output is converted back from Arrow
+            lenders = pa.array([o is not None and len(o) >= _WORTH_BORROWING for o in given_outputs], pa.bool_())
+        else:
+            lenders = pc.fill_null(pc.greater_equal(pc.utf8_length(outputs), _WORTH_BORROWING), False)
         rows = pc.indices_nonzero(pc.or_(candidates, lenders)).to_pylist()
         if not rows:
             return batch if given is None else _with_input(batch, given)
@@ -434,9 +445,12 @@ class Conversations:
         lends = lenders.take(take).to_pylist()
         # Row by row: a take would first copy every conversation's text (the batch's bulk) only to read it.
         texts = [(inputs[row].as_py() if given is None else given[row]) if call else None for row, call in zip(rows, is_call)]
-        lending = [row for row, lend in zip(rows, lends) if lend]
-        lent = iter(outputs.take(pa.array(lending, pa.int64())).to_pylist() if lending else ())  # a few KB each
-        output_of = [next(lent) if lend else None for lend in lends]
+        if given_outputs is not None:
+            output_of = [given_outputs[row] if lend else None for row, lend in zip(rows, lends)]
+        else:
+            lending = [row for row, lend in zip(rows, lends) if lend]
+            lent = iter(outputs.take(pa.array(lending, pa.int64())).to_pylist() if lending else ())  # a few KB each
+            output_of = [next(lent) if lend else None for lend in lends]
         chain_of: dict[int, Form] = {}
         for i in sorted(range(len(rows)), key=lambda i: (starts[i] or 0, i)):
             span = columns["span_id"][i]

@@ -430,12 +430,14 @@ class SpanColumns:
                           inputs.get(row), outputs.get(row), response_id, own))
         return duplicate_calls(calls)
 
-    def to_batch(self, *, inputs: list[str | None] | None = None) -> pa.RecordBatch:
+    def to_batch(self, *, inputs: list[str | None] | None = None, outputs: list[str | None] | None = None) -> pa.RecordBatch:
         """The appended spans as one record batch of `SPAN_SCHEMA`; the builder is left empty.
 
         With `inputs` (a list), the rows' `input` values are appended to it instead, as they are (`storable`
         gives what Arrow holds of each), and the batch's input column is NULL: for `StoreWriter.append(inputs=)`,
-        which stores each conversation once without first converting all of it to Arrow and back.
+        which stores each conversation once without first converting all of it to Arrow and back. With
+        `outputs` (a list), the rows' `output` values are appended to it as the column holds them (for
+        `StoreWriter.append(outputs=)`, which looks for them in later inputs without reading them back).
         """
         rows, keys, values, offsets = self._rows, self._keys, self._values, self._offsets
         promoted_rows, promoted_values = self._promoted_rows, self._promoted_values
@@ -468,7 +470,14 @@ class SpanColumns:
             if rows:
                 inputs.extend(transposed[13])
             columns["input"] = pa.nulls(n, pa.string())
-        columns["output"] = _array(list(transposed[14]), pa.string())
+        output = list(transposed[14])
+        try:
+            columns["output"] = pa.array(output, pa.string())
+        except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
+            # Rare: a value Arrow cannot hold (a lone surrogate), repaired in the column (`storable`), so too in `outputs`.
+            columns["output"], output = _array(output, pa.string()), [storable(v) for v in output]
+        if outputs is not None:
+            outputs.extend(output)
         columns["attributes"] = _map(offsets, keys, values)
         columns["resource_attributes"] = _shared(transposed[15], STRING_MAP) if rows else _array([], STRING_MAP)
         columns["events"] = _array(list(transposed[16]), SPAN_SCHEMA.field("events").type)

@@ -510,19 +510,24 @@ class StoreWriter:
         self._start_age_timer()  # the parent's timer thread did not survive the fork
 
     def append(self, batch: pa.RecordBatch | Sequence[pa.RecordBatch], *,
-               inputs: Sequence[list[str | None]] | None = None) -> None:
+               inputs: Sequence[list[str | None]] | None = None, outputs: Sequence[list[str | None]] | None = None) -> None:
         """Append span rows of `SPAN_SCHEMA`; durable when this returns. Raises OSError on I/O failure.
 
         A list of batches is written with one write and one fsync (group commit), without first
         being copied into one batch. `inputs` (one list per batch, from `SpanColumns.to_batch(inputs=)`):
         the batches' input values, their input columns NULL; a model call's whole conversation is then
-        never converted to Arrow, only what is stored of it.
+        never converted to Arrow, only what is stored of it. `outputs` (likewise, from `to_batch(outputs=)`): the
+        batches' output values as their columns hold them, so none is read back from Arrow.
         """
         given = [batch] if isinstance(batch, pa.RecordBatch) else list(batch)
         if inputs is not None:
             if len(inputs) != len(given) or any(len(i) != b.num_rows for i, b in zip(inputs, given)):
                 raise ValueError("StoreWriter.append: inputs must hold one value per row of each batch")
             inputs = [i for i, b in zip(inputs, given) if b.num_rows]
+        if outputs is not None:
+            if len(outputs) != len(given) or any(len(o) != b.num_rows for o, b in zip(outputs, given)):
+                raise ValueError("StoreWriter.append: outputs must hold one value per row of each batch")
+            outputs = [o for o, b in zip(outputs, given) if b.num_rows]
         batches = [b for b in given if b.num_rows]
         if not batches:
             return
@@ -536,14 +541,14 @@ class StoreWriter:
                 raise OSError(f"{self.directory}: the store writer is closed")
             # Stored as continuations of this writer's earlier, durable rows; remembered once durable too.
             try:
-                batches, remember = self._conversations.encode(batches, inputs)
+                batches, remember = self._conversations.encode(batches, inputs, outputs)
             except (pa.ArrowException, UnicodeError, TypeError, ValueError):
                 if inputs is None:
                     raise
                 # Rare: an input Arrow cannot hold (a lone surrogate). Encoded again (nothing is remembered of a
                 # failed encode) from the inputs as a column stores them, so conversations hold the stored text.
                 inputs = [[storable(text) for text in values] for values in inputs]
-                batches, remember = self._conversations.encode(batches, inputs)
+                batches, remember = self._conversations.encode(batches, inputs, outputs)
             self._wal.append(batches)
             remember()
             self._batches.extend(batches)

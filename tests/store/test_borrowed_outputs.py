@@ -178,3 +178,18 @@ def test_results_given_back_late_in_parallel_and_with_odd_characters_read_back_b
         [recorded[s] for s in sorted(recorded)]
     full = dict(zip(table.column("span_id").to_pylist(), messages.full_inputs(table)))
     assert {s: full[s] for s in recorded} == recorded
+
+
+def test_a_json_string_is_escaped_as_json_dumps_escapes_it_for_every_code_point() -> None:
+    """The writer's fast escaping (orjson) against json.dumps(ensure_ascii=False), the form DuckDB's readers
+    rebuild: every code point (in blocks: escaping is character by character; the first 256 also alone, in
+    text of each width), and lone surrogates, which orjson refuses."""
+    expected = lambda text: json.dumps(text, ensure_ascii=False)[1:-1]  # noqa: E731
+    for start in range(0, 0x110000, 512):
+        text = "".join(chr(cp) for cp in range(start, start + 512) if not 0xD800 <= cp <= 0xDFFF)
+        assert messages._as_json_string(text) == expected(text), hex(start)
+    for cp in range(256):
+        for text in (chr(cp), f"a{chr(cp)}é", f"{chr(cp)}\U0001f600"):
+            assert messages._as_json_string(text) == expected(text), hex(cp)
+    for text in ("\ud800", "ok \udfff \x7f", "\U0001f600\udc80\n"):
+        assert messages._as_json_string(text) == expected(text)

@@ -5,7 +5,8 @@ batch path (`spans_to_batch` then `append`) stores, row for row, in the WAL and 
 Spans come from the real OTel SDK; the run shape is not the benchmark corpus's: two helpers branching
 from one prompt inside one trace, a retried call, an agent that summarises its history, inputs in
 Latin-1, BMP and astral characters, one with a lone surrogate (which Arrow cannot hold), a tool's
-arguments, an empty message list and an input that is not a list at all.
+arguments, an empty message list and an input that is not a list at all; and outputs a later input gives back
+(`append(outputs=)`): a model's reply, tool results as strings, one with a lone surrogate.
 """
 
 from __future__ import annotations
@@ -48,12 +49,14 @@ def _spans() -> list:
     root = tracer.start_span("invoke_agent triage", start_time=now)
     context = trace.set_span_in_context(root)
 
-    def call(messages: list[dict] | str, *, run: str = "triage", operation: str = "chat") -> None:
+    def call(messages: list[dict] | str, *, run: str = "triage", operation: str = "chat", output: str | None = None) -> None:
         nonlocal now
         value = messages if isinstance(messages, str) else _dump(messages)
         key = sc.GEN_AI_TOOL_CALL_ARGUMENTS if operation == "execute_tool" else sc.GEN_AI_INPUT_MESSAGES
-        span = tracer.start_span(f"{operation} x", context=context, kind=SpanKind.CLIENT, start_time=now, attributes={
-            sc.GEN_AI_OPERATION_NAME: operation, sc.AGENTOTEL_RUN_ID: run, key: value})
+        attributes = {sc.GEN_AI_OPERATION_NAME: operation, sc.AGENTOTEL_RUN_ID: run, key: value}
+        if output is not None:
+            attributes[sc.GEN_AI_TOOL_CALL_RESULT if operation == "execute_tool" else sc.GEN_AI_OUTPUT_MESSAGES] = output
+        span = tracer.start_span(f"{operation} x", context=context, kind=SpanKind.CLIENT, start_time=now, attributes=attributes)
         now += 10**6
         span.end(end_time=now)
 
@@ -78,6 +81,15 @@ def _spans() -> list:
     call(history[:2] + [_say("user", "kaputt \ud800 text")])  # a lone surrogate: Arrow cannot hold it as it is
     call(history + [_say("user", "and after the surrogate")])
     call(json.dumps({"path": "src/ä.py"}), operation="execute_tool")
+    # Outputs given back: the model's reply, then tool results the next input holds as JSON strings.
+    reply = {"role": "assistant", "parts": [{"type": "text", "content": "Ich prüfe die Logs „Export“ 🔍 " * 6}]}
+    call(history, run="logs", output=_dump([reply]))
+    given = history + [reply]
+    for k, result in enumerate(["Zeile 1: \"Zeitüberschreitung\" bei C:\\export ⏳\n" * 5,
+                                "broken \udc80 bytes in the log\t" * 8, "plain ascii result line\n" * 9]):
+        call(json.dumps({"k": k}), operation="execute_tool", run="logs", output=result)
+        given = given + [{"role": "tool", "parts": [{"type": "tool_call_response", "id": f"c{k}", "response": result}]}]
+        call(given, run="logs")
     call("[]")
     call("not a list of messages")
     root.end(end_time=now)
@@ -108,6 +120,8 @@ def test_the_exporter_stores_what_the_batch_path_stores(tmp_path: Path, batch_si
     assert ours.num_rows == len(spans)
     assert ours.equals(theirs)
     assert pc.sum(pc.is_valid(ours.column("input_chain"))).as_py() >= 8  # conversations were stored once
+    # The reply and the two results Arrow holds as they are were referred to, not stored again.
+    assert sum(len(b) for b in ours.column("input_borrowed").to_pylist() if b) == 3
     exporter.shutdown()
     writer.close()
     assert _parquet(tmp_path / "exporter").equals(_parquet(tmp_path / "batches"))
