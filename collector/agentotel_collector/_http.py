@@ -193,7 +193,9 @@ class _Connection(H11Protocol):
     def eof_received(self) -> bool | None:
         # A sender may shut down its side once the request is sent (half-close): answer it, then close.
         # Mid-request, the request can never complete: close now (the receiver sees a disconnect).
-        if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE) and self.cycle is not None and not self.cycle.response_complete:
+        # (A request asking for a protocol switch, which is never granted, is complete in MIGHT_SWITCH_PROTOCOL.)
+        if (self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.MIGHT_SWITCH_PROTOCOL) and self.cycle is not None
+                and not self.cycle.response_complete):
             self._eof = True
             return True
         return None
@@ -716,6 +718,7 @@ class HttpServer:
         config = uvicorn.Config(
             self.receiver.handle,  # not called: every connection calls the receiver with itself
             http=functools.partial(_Connection, front=self),
+            ws="none",  # no WebSocket upgrades: an Upgrade header is answered as plain HTTP
             lifespan="off",
             log_config=None,
             access_log=False,
