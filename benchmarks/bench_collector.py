@@ -185,7 +185,10 @@ class _Server:
             self.process.wait()
 
 
-def _sender(port: int, bodies: Sequence[bytes], cpu: list[float], pid: int) -> Callable[[], None]:
+def _sender(port: int, bodies: Sequence[bytes], cpu: list[float], pid: int,
+            latencies: list[float] | None = None) -> Callable[[], None]:
+    """Post every body from CLIENTS keep-alive sessions, retrying 503s; the server's CPU is appended to `cpu`,
+    and with `latencies`, each acknowledged request's seconds from its send to its 200."""
     url = f"http://127.0.0.1:{port}/v1/traces"
     headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
     sessions = [requests.Session() for _ in range(CLIENTS)]
@@ -196,8 +199,11 @@ def _sender(port: int, bodies: Sequence[bytes], cpu: list[float], pid: int) -> C
         def client(i: int) -> None:
             for body in bodies[i::CLIENTS]:
                 while True:
+                    sent = time.perf_counter()
                     response = sessions[i].post(url, data=body, headers=headers, timeout=120)
                     if response.status_code == 200:
+                        if latencies is not None:
+                            latencies.append(time.perf_counter() - sent)
                         break
                     if response.status_code != 503:
                         raise RuntimeError(f"HTTP {response.status_code}: {response.content[:200]!r}")
@@ -490,17 +496,21 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
             cpu: dict[str, list[float]] = {name: [] for name in servers}
             split = {name: [0.0, 0.0] for name in servers}
             threads: dict[str, dict[int, float]] = {name: {} for name in servers}
+            latencies: dict[str, list[float]] = {name: [] for name in servers}
 
             def measured(name: str) -> Callable[[], None]:
                 server = servers[name]
-                post = _sender(server.port, bodies, cpu[name], server.process.pid)
+                counted: list[float] = []
+                post = _sender(server.port, bodies, cpu[name], server.process.pid, counted)
 
                 def once() -> None:
                     pid = server.process.pid
                     user, system, before = *_user_system_seconds(pid), _thread_seconds(pid)
+                    counted.clear()
                     post()
                     if len(cpu[name]) == 1:  # the warm-up turn: not counted
                         return
+                    latencies[name].extend(counted)
                     after = _thread_seconds(pid)
                     user2, system2 = _user_system_seconds(pid)
                     split[name][0] += user2 - user
@@ -518,13 +528,15 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
                 names = _thread_names(server.process.pid)
                 busiest = sorted(threads[name].items(), key=lambda item: -item[1])[:6]
                 by_thread = ", ".join(f"{names.get(tid, tid)} {seconds * per:.3f}" for tid, seconds in busiest)
+                waits = sorted(latencies[name])
+                latency = f"request to 200 p50 {waits[len(waits) // 2] * 1e3:.1f} ms, p90 {waits[int(len(waits) * 0.9)] * 1e3:.1f} ms; " if waits else ""
                 results.append(Result(
                     benchmark=f"collector A/B: {name} ({workload})",
                     metric="spans per second acknowledged, OTLP/HTTP protobuf gzip, durable before the 200",
                     unit="spans/s", ours=rate.median, peer_name=reference, peer=samples[reference].per_second(n_spans).median,
                     notes=(f"CPU per 10,000 spans {spent.median:.3f} s" + (f" (±{spent.spread:.0%})" if spent.spread is not None else "")
                            + f": user {split[name][0] * per:.3f}, "
-                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {CLIENTS} clients; "
+                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {latency}{CLIENTS} clients; "
                            f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
                     corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
                     ours_spread=rate.spread, peer_spread=samples[reference].per_second(n_spans).spread, repeats=repeats,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import ssl
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,8 @@ class Collector:
                                         lambda: HttpServer(settings.http, self.service, self._ssl_context(), reuse_port=self._reuse_port))
                 self.http_address = self._http.server_address[:2]
                 self._http.start()
-                log.info("agentotel-collector: OTLP/HTTP on %s:%d%s", *self.http_address, " (TLS)" if settings.tls_cert else "")
+                log.info("agentotel-collector: OTLP/HTTP on %s:%d%s (%s; thread switch interval %g ms)", *self.http_address,
+                         " (TLS)" if settings.tls_cert else "", self._http.runtime, sys.getswitchinterval() * 1000)
             if settings.grpc is not None:
                 self._grpc, port = _listening("OTLP/gRPC", settings.grpc,
                                               lambda: start_grpc(self.service, settings.grpc, self._grpc_credentials(),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.util
 import json
 import logging
 import socket
@@ -193,7 +194,9 @@ class _Connection(H11Protocol):
     def eof_received(self) -> bool | None:
         # A sender may shut down its side once the request is sent (half-close): answer it, then close.
         # Mid-request, the request can never complete: close now (the receiver sees a disconnect).
-        if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE) and self.cycle is not None and not self.cycle.response_complete:
+        # (A request asking for a protocol switch, which is never granted, is complete in MIGHT_SWITCH_PROTOCOL.)
+        if (self.conn.their_state in (h11.DONE, h11.MUST_CLOSE, h11.MIGHT_SWITCH_PROTOCOL) and self.cycle is not None
+                and not self.cycle.response_complete):
             self._eof = True
             return True
         return None
@@ -688,6 +691,11 @@ def _parse(data: bytes, fmt: str) -> ExportTraceServiceRequest:
 # -- the listener --------------------------------------------------------------------------------
 
 
+def _event_loop() -> str:
+    """uvloop when it is installed, else asyncio's own loop (the same choice as uvicorn's "auto", made here to be logged)."""
+    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+
+
 class HttpServer:
     """The OTLP/HTTP listener: uvicorn on its own thread and event loop; `start()`, then `stop()`.
 
@@ -713,9 +721,13 @@ class HttpServer:
             self.socket.close()
             raise
         self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
+        loop = _event_loop()
+        self.runtime = f"uvicorn, HTTP/1.1 by h11, {loop} event loop"  # what the start-up log line says
         config = uvicorn.Config(
             self.receiver.handle,  # not called: every connection calls the receiver with itself
             http=functools.partial(_Connection, front=self),
+            loop=loop,
+            ws="none",  # no WebSocket upgrades: an Upgrade header is answered as plain HTTP
             lifespan="off",
             log_config=None,
             access_log=False,

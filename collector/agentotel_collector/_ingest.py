@@ -64,7 +64,9 @@ class _Ticket:
                  future: asyncio.Future | None = None) -> None:
         self.batches = batches
         self.rows = sum(b.num_rows for b in batches)
-        self.size = sum(b.nbytes for b in batches)
+        # The batches' buffers, as allocated (RecordBatch.nbytes walks every column's offsets: ~0.1 ms of the
+        # GIL per 512-span batch, 0.7 % of its conversion; this is ~5 us and bounds the memory held all the same).
+        self.size = sum(b.get_total_buffer_size() for b in batches)
         self.done = threading.Event()
         self.error: BaseException | None = None
         self.loop, self.future = loop, future  # an event loop's request waits on `future` instead of `done`

@@ -13,7 +13,7 @@ import grpc
 import pytest
 import requests
 import yaml
-from collector_support import COLLECTOR_ROOT, Collector, make_spans, stored_table, subprocess_env
+from collector_support import COLLECTOR_ROOT, Collector, CollectorProcess, free_port, make_spans, stored_table, subprocess_env
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
@@ -94,6 +94,18 @@ def test_a_bad_setting_exits_2_with_a_message_and_no_traceback():
     assert result.returncode == 2
     assert "expected HOST:PORT" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_command_sets_a_1_ms_switch_interval_and_an_embedding_program_keeps_its_own(tmp_path):
+    # The command's process takes the GIL back from decoding threads sooner (the event loop and the WAL
+    # writer wait for it after every system call); a program embedding Collector keeps its own interval.
+    process = CollectorProcess(tmp_path / "cli", free_port(), "--log-level", "INFO").start()
+    assert process.terminate() == 0
+    started = process.process.stderr.read().decode()
+    assert "thread switch interval 1 ms" in started and "HTTP/1.1 by h11" in started, started
+    before = sys.getswitchinterval()
+    with Collector(dir=tmp_path / "embedded", http=("127.0.0.1", 0), grpc="off"):
+        assert sys.getswitchinterval() == before
 
 
 def test_console_script_is_declared():

@@ -220,6 +220,25 @@ def test_slow_headers_from_one_peer_leave_room_for_the_others(tmp_path, sdk_span
     assert len(stored_table(tmp_path / "store")) == 3 * len(statuses)
 
 
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_websocket_upgrade_requests_are_plain_http_and_give_their_connection_back(tmp_path, sdk_spans, method):
+    # uvicorn hands an `Upgrade: websocket` request to its WebSocket protocol when a WebSocket library is
+    # installed: the request then skipped the receiver (a 500 and a traceback in the log) and its connection
+    # was never given back to the per-address count, so 3 such requests locked their address out for good.
+    body = encode_spans(sdk_spans[:3]).SerializeToString()
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off", max_connections_per_address=3) as running:
+        host, port = running.http_address
+        head = (f"{method} /v1/traces HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                "Content-Type: application/x-protobuf\r\n")
+        head += f"Content-Length: {len(body)}\r\n\r\n" if method == "POST" else "\r\n"
+        answers = [_raw(running, head.encode(), body if method == "POST" else b"") for _ in range(5)]
+        assert all(answer.startswith(b"HTTP/1.1 405" if method == "GET" else b"HTTP/1.1 200") for answer in answers), answers
+        # Every one of those connections was given back: a sender from the same address is still let in.
+        assert _valid_post(running, body) == 200
+    assert len(stored_table(tmp_path / "store")) == (18 if method == "POST" else 3)
+
+
 def _closed(sock: socket.socket, wait_s: float = 2) -> bool:
     """Whether the server has closed the connection (within `wait_s`)."""
     sock.settimeout(wait_s)
