@@ -125,11 +125,16 @@ def sql(name: str) -> str:
     return _whole_input(resources.files("agentotel.analysis").joinpath("sql", f"{name}.sql").read_text("utf-8"))
 
 
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))  # dataclasses.fields() builds its tuple at every call
+
+
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if dataclasses.is_dataclass(value):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {name: getattr(value, name) for name in _field_names(type(value))}
     return dict(value.to_dict())
 
 
@@ -180,8 +185,14 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
     index (the run's start and name as its root span says), the run's trace and the earlier runs' traces
     are read once (`Traces._hold`, which finds those traces in the same statement), and both are built
     from those rows. Should the run's trajectory say another start or agent name than its root span did,
-    its history is read as `load_history` does.
+    its history is read as `load_history` does. Its queries run without DuckDB's worker threads
+    (`Traces._one_thread`): small ones, each cheaper on the thread that asks.
     """
+    with traces._one_thread():
+        return _load(traces, run, runs)
+
+
+def _load(traces: Any, run: str, runs: int) -> tuple[RunRecord, History]:
     ref = traces.resolve(run)
     root = traces._rows(sql("run_root"), {"run": ref.run_id, "trace": ref.trace_id})
     if len(root) != 1:
