@@ -185,14 +185,8 @@ def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord,
     index (the run's start and name as its root span says), the run's trace and the earlier runs' traces
     are read once (`Traces._hold`, which finds those traces in the same statement), and both are built
     from those rows. Should the run's trajectory say another start or agent name than its root span did,
-    its history is read as `load_history` does. Its queries run without DuckDB's worker threads
-    (`Traces._one_thread`): small ones, each cheaper on the thread that asks.
+    its history is read as `load_history` does.
     """
-    with traces._one_thread():
-        return _load(traces, run, runs)
-
-
-def _load(traces: Any, run: str, runs: int) -> tuple[RunRecord, History]:
     ref = traces.resolve(run)
     root = traces._rows(sql("run_root"), {"run": ref.run_id, "trace": ref.trace_id})
     if len(root) != 1:

@@ -11,7 +11,6 @@ Views for SQL: spans, llm_calls, tool_calls, retrievals, runs, steps (see ARCHIT
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import itertools
 import os
@@ -20,7 +19,7 @@ import warnings as _warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -481,27 +480,6 @@ class Traces:
         by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
         return (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}) "
                 f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
-
-    @contextlib.contextmanager
-    def _one_thread(self) -> Iterator[None]:
-        """Queries run within the block use no DuckDB worker thread (each runs on the thread that asks; a
-        query on `_side()` alongside still runs at once). For the few small queries of one check: a query
-        over a window's row group or a table of held rows has next to nothing to share out, and waking the
-        worker threads for each of its pipelines cost more CPU than they took off (measured: ~20-70 ms a
-        check of the 100-step benchmark run, out of ~220), and more wall time on a busy machine."""
-        con = self._con
-        try:
-            before = con.execute("SELECT current_setting('threads')").fetchone()[0]
-            if before != 1:  # (within a block already: nothing to do, and nothing to undo)
-                con.execute("SET threads = 1")
-        except duckdb.Error:  # a closed connection, say: the queries say what went wrong
-            before = None
-        try:
-            yield
-        finally:
-            if before is not None and before != 1:
-                with contextlib.suppress(duckdb.Error):
-                    self._con.execute(f"SET threads = {int(before)}")  # the connection may have been renewed meanwhile
 
     def _side(self) -> duckdb.DuckDBPyConnection:
         """A second connection to this snapshot's database, for a query over held rows (`_hold`) that runs

@@ -351,32 +351,3 @@ def test_a_check_by_run_id_makes_no_view_and_every_view_is_there_when_asked(spre
         assert traces.sql("SELECT count(*) FROM billing_tools").fetchall()[0][0] == 29
         assert traces.sql("SELECT count(*) FROM findings WHERE run_id = 'bill-13'").fetchall()[0][0] >= 0
 
-
-def test_a_check_reads_without_duckdbs_worker_threads_and_gives_them_back(spread, monkeypatch):
-    """`load` runs its queries (the held rows' fill, the run's, and the history's on the second connection in
-    its thread) with one DuckDB thread, and leaves the connection with the threads it had; nested blocks
-    change nothing more. What it reads is what it reads with every thread."""
-    import contextlib
-
-    monkeypatch.setattr(_record, "SHARED_READ_BYTES", 0)  # held rows and the history's thread, as at 1M spans
-    directory, _runs = spread
-    with agentotel.open(directory) as traces:
-        setting = "SELECT current_setting('threads')"
-        threads = traces._con.execute(setting).fetchone()[0]
-        traces._con.execute("SET threads = 3")
-        seen = []
-        rows, plan = traces._rows, _record._plan
-        monkeypatch.setattr(traces, "_rows", lambda *a, **k: seen.append(traces._con.execute(setting).fetchone()[0]) or rows(*a, **k))
-        monkeypatch.setattr(_record, "_plan", lambda *a, **k: seen.append((k.get("con") or traces._con).execute(setting).fetchone()[0])
-                            or plan(*a, **k))
-        one = _record.load(traces, "bill-13")
-        assert seen and set(seen) == {1}
-        assert traces._con.execute(setting).fetchone()[0] == 3
-        with traces._one_thread():
-            with traces._one_thread():
-                assert traces._con.execute(setting).fetchone()[0] == 1
-            assert traces._con.execute(setting).fetchone()[0] == 1
-        assert traces._con.execute(setting).fetchone()[0] == 3
-        monkeypatch.setattr(type(traces), "_one_thread", lambda self: contextlib.nullcontext())
-        assert _record.load(traces, "bill-13") == one
-        traces._con.execute(f"SET threads = {threads}")
