@@ -350,4 +350,3 @@ def test_a_check_by_run_id_makes_no_view_and_every_view_is_there_when_asked(spre
         traces._connect(_sources.load(directory))  # a renewed connection makes the views again
         assert traces.sql("SELECT count(*) FROM billing_tools").fetchall()[0][0] == 29
         assert traces.sql("SELECT count(*) FROM findings WHERE run_id = 'bill-13'").fetchall()[0][0] >= 0
-
