@@ -125,11 +125,16 @@ def sql(name: str) -> str:
     return _whole_input(resources.files("agentotel.analysis").joinpath("sql", f"{name}.sql").read_text("utf-8"))
 
 
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind))  # dataclasses.fields() builds its tuple at every call
+
+
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if dataclasses.is_dataclass(value):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return {name: getattr(value, name) for name in _field_names(type(value))}
     return dict(value.to_dict())
 
 

@@ -62,9 +62,13 @@ class OutputSchema:
     types: dict[str, set[str]] = field(default_factory=dict)
     objects: dict[str, int] = field(default_factory=dict)  # path -> objects seen there
     present: dict[str, int] = field(default_factory=dict)  # field path -> times it held a non-null value
+    # `drift`'s required fields by the path of the object holding them, found once per schema learned (a run
+    # calls a tool tens of times; this walks every path ever seen).
+    _required: dict[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def learn(self, value: Any) -> None:
         self.outputs += 1
+        self._required = None
 
         types, objects, present = self.types, self.objects, self.present
 
@@ -97,10 +101,12 @@ class OutputSchema:
         gone: set[str] = set()
         new_types: dict[str, tuple[list[str], str]] = {}
         new_structures: set[str] = set()
-        required_by_parent: dict[str, list[str]] = {}
-        for path in self.present:
-            if self.required(path):
-                required_by_parent.setdefault(parent_path(path), []).append(path)
+        required_by_parent = self._required
+        if required_by_parent is None:
+            required_by_parent = self._required = {}
+            for path in self.present:
+                if self.required(path):
+                    required_by_parent.setdefault(parent_path(path), []).append(path)
 
         def walk(node: Any, path: str) -> None:
             kind = type_name(node)
