@@ -474,6 +474,9 @@ class _Policy:
         # of which passed under this policy (the set lives and dies with it). Bounded like clean_texts.
         self.clean_json: set[str] = set()
         self._clean_json_chars = 0
+        # Encodings `_known_json` skips: a text over the value limit was encoded whole for nothing (the
+        # walker cuts it first), so after one the next few values go straight to the walk.
+        self.skip_known = 0
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
@@ -840,14 +843,25 @@ def _known_json(value: Any, policy: _Policy, room: int) -> tuple[str | None, boo
     Same text, same answer: `_as_is` decides from keys, strings, structure and the strings' total
     length, all written in the text (which is at least as long as its strings). Encoding first costs a
     C call; the walk it saves costs more whenever the value repeats, and is still taken when it does not.
+    A text over `room` was made for nothing (the walker cuts the value before encoding it; encoding
+    costs ~15 ms a megabyte), so the next `_SKIP_KNOWN` values are not encoded first.
     """
     if _one_shot is None or type(value) not in (list, dict, tuple):
+        return None, False
+    if policy.skip_known:
+        policy.skip_known -= 1
         return None, False
     try:
         text = "".join(_one_shot(value, 0))
     except Exception:  # noqa: BLE001 - not plain JSON (an SDK object, a cycle): the walker's value
         return None, False
-    return text, len(text) <= room and text in policy.clean_json
+    if len(text) > room:
+        policy.skip_known = _SKIP_KNOWN
+        return text, False
+    return text, text in policy.clean_json
+
+
+_SKIP_KNOWN = 16
 
 
 def _plain_keys(mapping: dict[Any, Any], policy: _Policy) -> bool:

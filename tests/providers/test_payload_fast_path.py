@@ -270,3 +270,18 @@ def test_the_memory_of_repeated_texts_is_bounded(settings):
     assert 0 < len(policy.clean_json) <= content._CLEAN_TEXTS
     policy.remember_json("x" * (content._CLEAN_CHARS // 16 + 1))
     assert all(len(text) <= content._CLEAN_CHARS // 16 for text in policy.clean_json)
+
+
+def test_a_repeated_value_over_the_limit_is_not_encoded_first_again_and_again(settings):
+    settings(capture_content=True, max_value_bytes=1000)
+    big = [{"type": "text", "content": "word " * 1000}]
+    small = [{"type": "text", "content": "You are terse."}]
+    expected = _walker_encode(big)
+    assert _encode(big, repeated=True) == expected and expected[2]  # cut, as before
+    policy = content._policy()
+    assert policy.skip_known == content._SKIP_KNOWN
+    for _ in range(content._SKIP_KNOWN):
+        assert _encode(big, repeated=True) == expected  # walked, not encoded whole first
+    assert policy.skip_known == 0
+    assert _encode(small, repeated=True) == _walker_encode(small) == _encode(small, repeated=True)
+    assert '[{"type":"text","content":"You are terse."}]' in policy.clean_json
