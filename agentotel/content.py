@@ -1109,14 +1109,27 @@ class Payload:
             return self.encode(messages)
         room = policy.max_value_bytes
         if room >= _MIN_ROOM:
-            # The whole fits one value, as it is (the usual case): its text, encoded in one go. (Its
-            # JSON, keys and all, may still be over: then message by message.)
+            # The whole fits one value, as it is (the usual case): the texts of its messages, joined.
+            # A conversation is sent again on every call with one or two messages more, so each
+            # message seen before is known by its text (`_known_json`) and only the new ones are
+            # walked. (Every message as it is and the whole within the limit is exactly when the
+            # list's own text passes; its JSON, keys and all, may still be over: then message by message.)
             try:
-                text = _as_is(messages, policy, room)
+                texts = []
+                for message in messages:
+                    text, known = _known_json(message, policy, room)
+                    if not known:
+                        text = _as_is(message, policy, room, text)
+                        if text is None:
+                            break
+                        policy.remember_json(text)
+                    texts.append(text)
+                else:
+                    text = "[" + ",".join(texts) + "]"
+                    if len(text) * 4 <= room or _utf8_len(text) <= room:
+                        return text
             except Exception:  # noqa: BLE001 - the message-by-message path below reports it
-                text = None
-            if text is not None and (len(text) * 4 <= room or _utf8_len(text) <= room):
-                return text
+                pass
         budget = self._budget
         try:
             parts = []

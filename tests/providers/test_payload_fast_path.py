@@ -285,3 +285,73 @@ def test_a_repeated_value_over_the_limit_is_not_encoded_first_again_and_again(se
     assert policy.skip_known == 0
     assert _encode(small, repeated=True) == _walker_encode(small) == _encode(small, repeated=True)
     assert '[{"type":"text","content":"You are terse."}]' in policy.clean_json
+
+
+def _messages_encode(messages: Any) -> tuple[str | None, int, bool, int]:
+    """encode_messages' text, redactions and truncation, and how many times it walked a value (`_as_is`)."""
+    import sys
+
+    walked = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is content._as_is.__code__:
+            walked.append(1)
+
+    payload = Payload()
+    sys.setprofile(profile)
+    try:
+        text = payload.encode_messages(messages)
+    finally:
+        sys.setprofile(None)
+    return text, payload.redactions, payload.truncated, len(walked)
+
+
+def test_a_growing_conversation_walks_only_its_new_messages(settings):
+    settings(capture_content=True)
+    conversation: list[Any] = [{"role": "system", "parts": [{"type": "text", "content": "You plan trips."}]}]
+    turns = [
+        {"role": "user", "parts": [{"type": "text", "content": "Find a flight to Oslo on 3 May."}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "flights", "arguments": {"to": "OSL", "day": 3}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"flights": [{"no": "SK 4411", "eur": 129.5}]}}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "SK 4411 at 129.50 EUR."}]},
+    ]
+    for turn in turns:
+        conversation.append(turn)
+        fresh = json.loads(json.dumps(conversation))  # the adapter builds new dicts on every call
+        text, redactions, truncated, walked = _messages_encode(fresh)
+        assert (text, redactions, truncated) == _walker_encode(fresh)
+        assert walked == (len(fresh) if len(fresh) == 2 else 1)  # the first call walks both, later ones the newest
+
+
+def test_a_conversation_with_a_secret_is_redacted_on_every_call(settings):
+    settings(capture_content=True)
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "my key is sk-abcdefghijklmnopqrstuvwx1234"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "Noted."}]},
+    ]
+    for _ in range(3):
+        text, redactions, _, _ = _messages_encode(json.loads(json.dumps(conversation)))
+        assert "sk-abcdefghijklmnopqrstuvwx1234" not in text and redactions == 1
+        assert json.loads(text)[1] == conversation[1]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_messages_made_of_each_case_encode_as_before(settings, name):
+    settings(capture_content=True)
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}, {"role": "tool", "parts": [CASES[name]]}]
+    policy = content._policy()
+    room = policy.max_value_bytes
+    # Before: the whole list's own text when the walker's test passes and it fits, else message by message.
+    whole = content._as_is(messages, policy, room)
+    if whole is not None and len(whole.encode("utf-8", "surrogatepass")) <= room:
+        expected = whole
+    else:
+        parts = []
+        for message in messages:
+            try:
+                parts.append(_walker_encode(message, budget=room)[0])
+            except UnicodeEncodeError:
+                parts.append("null")
+        expected = "[" + ",".join(parts) + "]"
+    for _ in range(2):
+        assert _messages_encode(messages)[0] == expected
