@@ -453,8 +453,8 @@ def run_openai(quick: bool) -> list[Result]:
 
 # --- google-genai and Bedrock, side by side with their peers ---------------------------------------------------
 #
-# The same paired-batch method as above, one process per configuration, on an in-process transport:
-# google-genai on an `httpx2.MockTransport`, botocore answered from its own `before-send` event (no
+# Unlike the openai rows, each peer shares a process with agentotel and the uninstrumented call, the
+# three arms interleaved slot by slot (see `run_sdks`), on an in-process transport: google-genai on an `httpx2.MockTransport`, botocore answered from its own `before-send` event (no
 # socket; request signing and response parsing still run). The peers are installed each in its own
 # directory (`pip install --no-deps --target`), so that none is visible to the others or to the rest
 # of the environment (an installed instrumentor is loaded by every `opentelemetry-instrument` run):
