@@ -468,6 +468,15 @@ class _Policy:
         # character. Bounded: starts over past _CLEAN_TEXTS entries or _CLEAN_CHARS characters.
         self.clean_texts: set[str] = set()
         self._clean_chars = 0
+        # The JSON texts of values `_as_is` vouched for, for values a run sends again on every call
+        # (system instructions, tool definitions: `Payload.encode(..., repeated=True)`). A value whose
+        # text is here needs no walk: the same text means the same keys, strings and structure, all
+        # of which passed under this policy (the set lives and dies with it). Bounded like clean_texts.
+        self.clean_json: set[str] = set()
+        self._clean_json_chars = 0
+        # Encodings `_known_json` skips: a text over the value limit was encoded whole for nothing (the
+        # walker cuts it first), so after one the next few values go straight to the walk.
+        self.skip_known = 0
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
@@ -502,6 +511,18 @@ class _Policy:
             total = size
         self.clean_texts.add(text)
         self._clean_chars = total
+
+    def remember_json(self, text: str) -> None:
+        """Remember that `text` is the JSON of a value `_as_is` returned as it is (see `clean_json`)."""
+        size = len(text)
+        if size > _CLEAN_CHARS // 16:
+            return
+        total = self._clean_json_chars + size
+        if total > _CLEAN_CHARS or len(self.clean_json) >= _CLEAN_TEXTS:
+            self.clean_json = set()
+            total = size
+        self.clean_json.add(text)
+        self._clean_json_chars = total
 
     def _redact_all(self, text: str) -> tuple[str, int]:
         text, count = _redact_known(text)
@@ -750,7 +771,7 @@ class _Walker:
             return "base64:" + base64.b64encode(data).decode("ascii")
 
 
-def _as_is(value: Any, policy: _Policy, room: int) -> str | None:
+def _as_is(value: Any, policy: _Policy, room: int, encoded: str | None = None) -> str | None:
     """The JSON text of `value` itself when `_Walker(policy, room + _PRECUT_MARGIN)` would return it
     unchanged (JSON-equal); None when it would not (or in any doubt): the walker's path then runs.
 
@@ -763,7 +784,8 @@ def _as_is(value: Any, policy: _Policy, room: int) -> str | None:
     The test and the encoding are one function, the containers walked in a loop over a stack, not
     a recursion: every payload of every model call comes here, and on that path (providers/_core.py)
     each Python call costs more than the loop's step. The order containers are visited in changes
-    nothing: each test is per container, or on totals.
+    nothing: each test is per container, or on totals. `encoded`, when given, is `value`'s text
+    already made (`_known_json`), returned instead of encoding it again.
     """
     t = type(value)
     if t is str:
@@ -809,7 +831,37 @@ def _as_is(value: Any, policy: _Policy, room: int) -> str | None:
             redact = policy.redact_text
             if any(redact(text)[1] for text in fresh):
                 return None
+    if encoded is not None:  # the caller's encoding of `value` (see `_known_json`)
+        return encoded
     return "".join(_one_shot(value, 0)) if _one_shot is not None else _dumps(value)
+
+
+def _known_json(value: Any, policy: _Policy, room: int) -> tuple[str | None, bool]:
+    """(`value`'s JSON text, whether `_as_is` vouched for that text before); (None, False) when it is no
+    plain container or has no JSON text (the walker decides).
+
+    Same text, same answer: `_as_is` decides from keys, strings, structure and the strings' total
+    length, all written in the text (which is at least as long as its strings). Encoding first costs a
+    C call; the walk it saves costs more whenever the value repeats, and is still taken when it does not.
+    A text over `room` was made for nothing (the walker cuts the value before encoding it; encoding
+    costs ~15 ms a megabyte), so the next `_SKIP_KNOWN` values are not encoded first.
+    """
+    if _one_shot is None or type(value) not in (list, dict, tuple):
+        return None, False
+    if policy.skip_known:
+        policy.skip_known -= 1
+        return None, False
+    try:
+        text = "".join(_one_shot(value, 0))
+    except Exception:  # noqa: BLE001 - not plain JSON (an SDK object, a cycle): the walker's value
+        return None, False
+    if len(text) > room:
+        policy.skip_known = _SKIP_KNOWN
+        return text, False
+    return text, text in policy.clean_json
+
+
+_SKIP_KNOWN = 16
 
 
 def _plain_keys(mapping: dict[Any, Any], policy: _Policy) -> bool:
@@ -988,11 +1040,13 @@ class Payload:
     def capture(self) -> bool:
         return self._policy.capture
 
-    def encode(self, value: Any, *, content: bool = True) -> str | None:
+    def encode(self, value: Any, *, content: bool = True, repeated: bool = False) -> str | None:
         """`value` as redacted, bounded JSON text; None when capture is off (nothing may be recorded).
 
         `content=False` marks a value that is not content (document ids and scores, say): it is still
-        redacted and bounded, but recorded whether capture is on or off.
+        redacted and bounded, but recorded whether capture is on or off. `repeated=True` marks a value
+        sent again and again as it is (a run's system instructions, its tool definitions): the JSON
+        text of one seen before is recognised without walking it (`_Policy.clean_json`).
         """
         policy = self._policy
         if content and not policy.capture:
@@ -1006,7 +1060,14 @@ class Payload:
                 self.truncated = True
                 return '"[truncated]"' if self._budget >= 13 else '""'
             truncated = False
-            text = _as_is(value, policy, room)  # a plain value: its text, without the walker's copy
+            if repeated:
+                text, known = _known_json(value, policy, room)
+                if not known:
+                    text = _as_is(value, policy, room, text)
+                    if text is not None:
+                        policy.remember_json(text)
+            else:
+                text = _as_is(value, policy, room)  # a plain value: its text, without the walker's copy
             if text is None:
                 walker = _Walker(policy, room + _PRECUT_MARGIN)
                 try:
@@ -1048,14 +1109,27 @@ class Payload:
             return self.encode(messages)
         room = policy.max_value_bytes
         if room >= _MIN_ROOM:
-            # The whole fits one value, as it is (the usual case): its text, encoded in one go. (Its
-            # JSON, keys and all, may still be over: then message by message.)
+            # The whole fits one value, as it is (the usual case): the texts of its messages, joined.
+            # A conversation is sent again on every call with one or two messages more, so each
+            # message seen before is known by its text (`_known_json`) and only the new ones are
+            # walked. (Every message as it is and the whole within the limit is exactly when the
+            # list's own text passes; its JSON, keys and all, may still be over: then message by message.)
             try:
-                text = _as_is(messages, policy, room)
+                texts = []
+                for message in messages:
+                    text, known = _known_json(message, policy, room)
+                    if not known:
+                        text = _as_is(message, policy, room, text)
+                        if text is None:
+                            break
+                        policy.remember_json(text)
+                    texts.append(text)
+                else:
+                    text = "[" + ",".join(texts) + "]"
+                    if len(text) * 4 <= room or _utf8_len(text) <= room:
+                        return text
             except Exception:  # noqa: BLE001 - the message-by-message path below reports it
-                text = None
-            if text is not None and (len(text) * 4 <= room or _utf8_len(text) <= room):
-                return text
+                pass
         budget = self._budget
         try:
             parts = []

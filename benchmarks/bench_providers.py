@@ -453,8 +453,8 @@ def run_openai(quick: bool) -> list[Result]:
 
 # --- google-genai and Bedrock, side by side with their peers ---------------------------------------------------
 #
-# The same paired-batch method as above, one process per configuration, on an in-process transport:
-# google-genai on an `httpx2.MockTransport`, botocore answered from its own `before-send` event (no
+# Unlike the openai rows, each peer shares a process with agentotel and the uninstrumented call, the
+# three arms interleaved slot by slot (see `run_sdks`), on an in-process transport: google-genai on an `httpx2.MockTransport`, botocore answered from its own `before-send` event (no
 # socket; request signing and response parsing still run). The peers are installed each in its own
 # directory (`pip install --no-deps --target`), so that none is visible to the others or to the rest
 # of the environment (an installed instrumentor is loaded by every `opentelemetry-instrument` run):
@@ -616,8 +616,15 @@ def _sdk_switch(sdk: str, config: str, tracer_provider: Any) -> Any:
     return switch
 
 
-def _sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str, Any]:
-    """Paired batches as in `_worker`; unpaired when switching off leaves spans on; an error when no span comes."""
+def _sdk_worker(sdk: str, peer: str | None, calls: int, rounds: int) -> dict[str, Any]:
+    """Arms interleaved in one process: uninstrumented, agentotel and (when named) one peer, each alone on
+    for one slot of a few calls, their order rotating every round; each arm's CPU time per call, per kind,
+    round by round.
+
+    Why one process for all arms: the same heap, hash seed, imports and CPU for each, and every round's
+    slots taken moments apart, so the load of a shared machine (which moves a process's CPU time per
+    call by tens of percent from one minute to the next) lands on all arms alike. The parent repeats this
+    in fresh processes to sample what differs between processes (memory layout)."""
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
@@ -632,69 +639,85 @@ def _sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str, An
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
     trace.set_tracer_provider(tracer_provider)
-    plain, stream = _sdk_calls(sdk)  # a client made before any instrumentation
-    switch = _sdk_switch(sdk, config, tracer_provider)
-    switch(True)
-    made_on = _sdk_calls(sdk)  # and one made while it is on
-    made_on[0](), made_on[1]()
-    if Drop.count < 2:
-        return {"error": f"records {Drop.count} spans for a call and a stream of this SDK"}
-    before = Drop.count
-    plain()
-    # Some peers wrap each client as it is made (botocore's ClientCreator): the client made while they
-    # were on is then the instrumented arm, the one made before the baseline, both timed with them on.
-    per_client = Drop.count == before
-    if not per_client:
-        switch(False)
-        before = Drop.count
-        plain()
-    paired = per_client or Drop.count == before
+    base = _sdk_calls(sdk)  # a client made before any instrumentation
+    configs = ["agentotel"] + ([peer] if peer else [])
+    switches = {config: _sdk_switch(sdk, config, tracer_provider) for config in configs}
 
-    def batch(fn: Any, n: int) -> float:
+    def only(arm: str) -> None:
+        # Every other instrumentation off first: a peer that restores "the original" when switched off
+        # would otherwise take away a wrapper put on top of its own.
+        for config, switch in switches.items():
+            if config != arm:
+                switch(False)
+        if arm in switches:
+            switches[arm](True)
+
+    def spans_of(fn: Any) -> int:
+        before = Drop.count
+        fn()
+        return Drop.count - before
+
+    arms: dict[str, tuple[Any, Any]] = {"base": base}
+    for config in configs:
+        only(config)
+        # Some peers wrap each client as it is made (botocore's ClientCreator): the client made while
+        # they are on is then their arm's client.
+        made_on = _sdk_calls(sdk)
+        arms[config] = base if spans_of(base[0]) == 1 else made_on
+    for arm, (plain, stream) in arms.items():
+        only(arm)
+        recorded = spans_of(plain) + spans_of(stream)
+        if recorded != (0 if arm == "base" else 2):
+            who = "the uninstrumented arm" if arm == "base" else arm
+            return {"error": f"{who} records {recorded} spans for a call and a stream (switched on alone: 2 expected, "
+                             "0 with every instrumentation off); its arms cannot be interleaved"}  # fmt: skip
+
+    def slot(fn: Any, n: int) -> float:
+        fn()  # untimed: the first call after a switch re-warms what patching the SDK's classes reset
+        # CPU time of this process: everything is in-process, and wall time on a shared machine mostly
+        # measures the other processes.
         start = time.process_time()
         for _ in range(n):
             fn()
         return (time.process_time() - start) / n
 
-    kinds = (("plain", plain, made_on[0], calls, batches), ("stream", stream, made_on[1], max(calls // 4, 2), 2 * batches))
-    for _, fn, on_fn, _, _ in kinds:
-        fn(), on_fn()
+    names = list(arms)
+    for arm in names:  # warm up every arm (imports, pydantic caches, the price table)
+        only(arm)
+        for fn in arms[arm]:
+            fn(), fn()
+    # Everything alive now (modules, SDK classes) is never garbage: frozen, full collections stop
+    # rescanning it (the garbage the calls make is still collected, and timed, as usual).
     gc.collect()
     gc.freeze()
     out: dict[str, Any] = {}
-    for kind, fn, on_fn, n, count in kinds:
-        base, inst = [], []
-        if per_client:
-            for b in range(count):
-                for on in ((False, True) if b % 2 == 0 else (True, False)):
-                    (inst if on else base).append(batch(on_fn if on else fn, n))
-        elif not paired:  # instrumented for good once switched on: all baseline batches first
-            switch(False)
-            base = [batch(fn, n) for _ in range(count)]
-            switch(True)
-            inst = [batch(fn, n) for _ in range(count)]
-        else:
-            for b in range(count):
-                for on in ((False, True) if b % 2 == 0 else (True, False)):
-                    switch(on)
-                    (inst if on else base).append(batch(fn, n))
-            switch(False)
-        out[kind] = {"base": base, "inst": inst, "unpaired": not paired}
+    # Short slots, many rounds: on a loaded machine a process's speed drifts over tens of milliseconds,
+    # so arms compared a few milliseconds apart see the same machine (batches of 40 calls, ~60 ms each,
+    # put the same code at 0.9-2.1x of a peer from one run to the next). A streamed call takes ~4x a
+    # plain one: half the calls a slot.
+    for index, kind, n in ((0, "plain", calls), (1, "stream", max(calls // 2, 1))):
+        times: dict[str, list[float]] = {arm: [] for arm in names}
+        for r in range(rounds if kind == "plain" else max(rounds // 2, 1)):
+            for arm in names[r % len(names) :] + names[: r % len(names)]:
+                only(arm)
+                times[arm].append(slot(arms[arm][index], n))
+        out[kind] = times
+    only("base")
     return out
 
 
-def _run_sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str, Any]:
+def _run_sdk_worker(sdk: str, peer: str | None, calls: int, rounds: int) -> dict[str, Any]:
     paths = [str(ROOT), os.environ.get("PYTHONPATH")]
-    if config != "agentotel":
-        peer = PEERS_DIR / config
-        if not peer.is_dir():
-            return {"error": f"not installed in {peer} (see this section's text)"}
-        paths.insert(0, str(peer))
+    if peer:
+        directory = PEERS_DIR / peer
+        if not directory.is_dir():
+            return {"error": f"not installed in {directory} (see this section's text)"}
+        paths.insert(0, str(directory))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)),
            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY", "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
            "TRACELOOP_TRACE_CONTENT": "true", "AGENTOTEL_CAPTURE_CONTENT": "true"}  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_providers", "--sdk-worker", sdk, config, str(calls), str(batches)],
+        [sys.executable, "-m", "benchmarks.bench_providers", "--sdk-worker", sdk, peer or "-", str(calls), str(rounds)],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=900,
     )  # fmt: skip
     if out.returncode != 0:
@@ -702,55 +725,92 @@ def _run_sdk_worker(sdk: str, config: str, calls: int, batches: int) -> dict[str
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _summary(values: list[float]) -> tuple[float, float, float, float]:
+    """(median, first quartile, third quartile, minimum) of per-round overheads."""
+    ordered = sorted(values)
+    if len(ordered) < 2:
+        return ordered[0], ordered[0], ordered[0], ordered[0]
+    q1, median, q3 = statistics.quantiles(ordered, n=4)
+    return statistics.median(ordered), q1, q3, ordered[0]
+
+
 def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[Result]:
-    """google-genai and Bedrock rows: agentotel against each peer, plain call and 30-chunk stream."""
-    calls, batches, rounds = (10, 2, 1) if quick else (40, 15, 3)
+    """google-genai and Bedrock rows: agentotel against each peer, plain call and 30-chunk stream.
+
+    One process per peer holds three arms (uninstrumented, agentotel, the peer), interleaved batch by
+    batch in rotating order (see `_sdk_worker`); an arm's overhead in a round is its batch minus the
+    same round's uninstrumented batch. Each peer gets `processes` fresh processes (the peers' order
+    rotating between them), and its row compares the median of those rounds' overheads with agentotel's
+    from the same rounds: both taken in the same processes, moments apart."""
+    calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
         if sdk not in sdks:
             continue
-        configs = ["agentotel"] + ([] if quick else list(SDK_PEERS[sdk]))
-        overheads: dict[str, dict[str, list[float]]] = {c: {"plain": [], "stream": []} for c in configs}
+        peers: list[str | None] = [None] if quick else list(SDK_PEERS[sdk])
+        # {peer: {arm: {kind: per-round overheads}}}; arm "agentotel" or the peer itself
+        overheads: dict[str | None, dict[str, dict[str, list[float]]]] = {}
+        ratios: dict[str | None, dict[str, list[float]]] = {}  # per process: agentotel's median / the peer's
         baselines: dict[str, list[float]] = {"plain": [], "stream": []}
-        errors: dict[str, str] = {}
-        unpaired: set[str] = set()
-        for r in range(rounds):
-            for config in configs[r % len(configs) :] + configs[: r % len(configs)]:
-                if config in errors:
+        errors: dict[str | None, str] = {}
+        for p in range(processes):
+            for peer in peers[p % len(peers) :] + peers[: p % len(peers)]:
+                if peer in errors:
                     continue
-                data = _run_sdk_worker(sdk, config, calls, batches)
+                data = _run_sdk_worker(sdk, peer, calls, rounds)
                 if "error" in data:
-                    errors[config] = data["error"]
+                    errors[peer] = data["error"]
                     continue
                 for kind in ("plain", "stream"):
-                    runs = data[kind]
-                    if runs["unpaired"]:
-                        unpaired.add(config)
-                    overheads[config][kind].append(statistics.median(i - b for b, i in zip(runs["base"], runs["inst"])) * 1e6)
-                    baselines[kind].append(statistics.median(runs["base"]) * 1e6)
+                    times = data[kind]
+                    baselines[kind] += times["base"]
+                    for arm in [a for a in times if a != "base"]:
+                        diffs = [(t - b) * 1e6 for b, t in zip(times["base"], times[arm])]
+                        overheads.setdefault(peer, {}).setdefault(arm, {"plain": [], "stream": []})[kind] += diffs
+                    if peer:
+                        last = len(times["base"])  # this process's rounds
+                        ratios.setdefault(peer, {"plain": [], "stream": []})[kind].append(
+                            statistics.median(overheads[peer]["agentotel"][kind][-last:]) / statistics.median(overheads[peer][peer][kind][-last:]))  # fmt: skip
+        if not overheads and not quick:  # no peer runs here: agentotel alone against the uninstrumented call
+            for _ in range(processes):
+                data = _run_sdk_worker(sdk, None, calls, rounds)
+                if "error" in data:
+                    errors[None] = data["error"]
+                    break
+                for kind in ("plain", "stream"):
+                    baselines[kind] += data[kind]["base"]
+                    overheads.setdefault(None, {}).setdefault("agentotel", {"plain": [], "stream": []})[kind] += [
+                        (t - b) * 1e6 for b, t in zip(data[kind]["base"], data[kind]["agentotel"])]  # fmt: skip
+        pooled = {kind: [v for by_arm in overheads.values() for v in by_arm.get("agentotel", {}).get(kind, [])] for kind in ("plain", "stream")}
         for kind, what in (("plain", "plain call"), ("stream", f"{CHUNKS}-chunk stream")):
-            ours = statistics.median(overheads["agentotel"][kind]) if overheads["agentotel"][kind] else None
-            base = statistics.median(baselines[kind]) if baselines[kind] else None
-            common = dict(benchmark=f"{label} overhead, {what}", metric="µs added per call (instrumented − uninstrumented)", unit="µs",
-                          ours=ours, corpus=f"in-process transport, {calls} calls × {batches} batches (streams: {max(calls // 4, 2)} × {2 * batches}) × {rounds} rounds",
-                          repeats=len(overheads["agentotel"][kind]) or None)  # fmt: skip
-            if "agentotel" in errors:
-                common["notes"] = f"agentotel failed: {errors['agentotel']}"
+            base = statistics.median(baselines[kind]) * 1e6 if baselines[kind] else None
+            corpus = (f"in-process transport, arms interleaved in slots of {calls if kind == 'plain' else max(calls // 2, 1)} timed calls, "
+                      f"{rounds if kind == 'plain' else max(rounds // 2, 1)} rounds × {processes} processes per peer")  # fmt: skip
+            common = dict(benchmark=f"{label} overhead, {what}", metric="µs added per call (instrumented − uninstrumented)", unit="µs", corpus=corpus)
             for peer, (name, _, _) in SDK_PEERS[sdk].items():
-                values = overheads.get(peer, {}).get(kind) or []
-                value = statistics.median(values) if values else None
-                if quick:
+                mine = overheads.get(peer, {}).get("agentotel", {}).get(kind) or pooled[kind]
+                theirs = overheads.get(peer, {}).get(peer, {}).get(kind) or []
+                ours = _summary(mine) if mine else None
+                value = _summary(theirs) if theirs else None
+                if "agentotel" in errors.get(peer, "") or (None in errors and not mine):
+                    note = f"agentotel failed: {errors.get(peer) or errors.get(None)}"
+                elif quick:
                     note = "not measured in the quick run"
                 elif peer in errors:
-                    note = f"does not run here: {errors[peer]}"
+                    note = f"does not run here: {errors[peer]}; agentotel's figure from the other peers' processes"
                 else:
-                    note = f"uninstrumented call: {base:.0f} µs; {len(values)} rounds" if base is not None else ""
-                    if peer in unpaired:
-                        note += "; its uninstrument() leaves its wrappers on: timed unpaired (baseline batches first)"
+                    spread = ratios[peer][kind]
+                    note = (f"uninstrumented call: {base:.0f} µs; {len(theirs)} rounds in {len(spread)} processes; "
+                            f"agentotel median {ours[0]:.1f}, IQR {ours[1]:.1f}-{ours[2]:.1f}, min {ours[3]:.1f}; "
+                            f"peer median {value[0]:.1f}, IQR {value[1]:.1f}-{value[2]:.1f}, min {value[3]:.1f}; "
+                            f"ratio per process {min(spread):.2f}-{max(spread):.2f}")  # fmt: skip
                     if (peer, kind) in PEER_NOTES:
                         note += "; " + PEER_NOTES[peer, kind]
-                results.append(Result(**{**common, "notes": common.get("notes", "") or note}, peer_name=name, peer=value,
-                                      target="lowest overhead of all", met=(ours < value) if ours is not None and value is not None else None))  # fmt: skip
+                relative = (lambda s: (s[2] - s[1]) / s[0] if s and s[0] > 0 else None)  # noqa: E731
+                results.append(Result(**common, ours=ours[0] if ours else None, ours_spread=relative(ours), repeats=len(mine) or None,
+                                      peer_name=name, peer=value[0] if value else None, peer_spread=relative(value),
+                                      target="lowest overhead of all", notes=note,
+                                      met=(ours[0] < value[0]) if ours and value else None))  # fmt: skip
     return results
 
 
@@ -833,7 +893,8 @@ if __name__ == "__main__":
             print(row, json.dumps(counts))
     elif len(sys.argv) >= 2 and sys.argv[1] == "--sdk-worker":
         try:
-            print(json.dumps(_sdk_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))))
+            peer = None if sys.argv[3] == "-" else sys.argv[3]
+            print(json.dumps(_sdk_worker(sys.argv[2], peer, int(sys.argv[4]), int(sys.argv[5]))))
         except Exception as exc:  # the parent reports why this configuration could not run
             print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
             sys.exit(1)

@@ -384,12 +384,13 @@ class ModelCall:
                     encoded = payload.encode_messages(request.input_messages)
                     if encoded is not None:
                         inputs[GEN_AI_INPUT_MESSAGES] = encoded
+                # Sent again as they are on every call of a run: recognised by their text (Payload.encode).
                 if request.system_instructions:
-                    encoded = payload.encode(request.system_instructions)
+                    encoded = payload.encode(request.system_instructions, repeated=True)
                     if encoded is not None:
                         inputs[GEN_AI_SYSTEM_INSTRUCTIONS] = encoded
                 if request.tool_definitions:
-                    encoded = payload.encode(request.tool_definitions)
+                    encoded = payload.encode(request.tool_definitions, repeated=True)
                     if encoded is not None:
                         inputs[GEN_AI_TOOL_DEFINITIONS] = encoded
             run = self.run

@@ -34,9 +34,9 @@ def _walker_encode(value: Any, budget: int | None = None) -> tuple[str, int, boo
     return text, walker.redactions, truncated
 
 
-def _encode(value: Any) -> tuple[str | None, int, bool]:
+def _encode(value: Any, repeated: bool = False) -> tuple[str | None, int, bool]:
     payload = Payload()
-    text = payload.encode(value)
+    text = payload.encode(value, repeated=repeated)
     return text, payload.redactions, payload.truncated
 
 
@@ -194,3 +194,164 @@ def test_the_fast_path_leaves_the_value_alone(settings):
     before = json.dumps(value)
     _encode(value)
     assert json.dumps(value) == before
+
+
+# --- Values sent again on every call (system instructions, tool definitions): known by their text ----------
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_repeated_value_encodes_what_the_walker_does(settings, name):
+    settings(capture_content=True)
+    value = CASES[name]
+    try:
+        expected = _walker_encode(value)
+    except UnicodeEncodeError:
+        expected = (None, 0, False)
+    for _ in range(3):  # first seen, then known by its text
+        assert _encode(value, repeated=True) == expected
+
+
+def test_a_repeated_value_is_not_walked_again(settings):
+    import sys
+
+    settings(capture_content=True)
+    value = [{"type": "text", "content": "You are terse."}]
+    first = _encode(value, repeated=True)
+    walked = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is content._as_is.__code__:
+            walked.append(1)
+
+    sys.setprofile(profile)
+    try:
+        again = _encode([{"type": "text", "content": "You are terse."}], repeated=True)  # equal, not the same object
+    finally:
+        sys.setprofile(None)
+    assert again == first and not walked
+    changed = _encode([{"type": "text", "content": "You are terse!"}], repeated=True)
+    assert changed[0] == '[{"type":"text","content":"You are terse!"}]'
+
+
+def test_a_repeated_value_with_a_secret_is_redacted_every_time(settings):
+    settings(capture_content=True)
+    value = [{"type": "text", "content": "key sk-abcdefghijklmnopqrstuvwx1234"}, {"api_key": "abc"}]
+    for _ in range(3):
+        text, redactions, _ = _encode(value, repeated=True)
+        assert "sk-abcdefghijklmnopqrstuvwx1234" not in text and '"abc"' not in text and redactions == 2
+    assert not content._policy().clean_json
+
+
+def test_a_known_repeated_text_is_redacted_once_a_user_rule_covers_it(settings):
+    settings(capture_content=True)
+    value = [{"type": "text", "content": "You run on cluster-internal-7."}, {"region": "eu"}]
+    assert _encode(value, repeated=True)[1] == 0
+    settings(capture_content=True, redact_patterns=(r"internal-\d+",), redact_keys=("region",))
+    text, redactions, _ = _encode(value, repeated=True)
+    assert "internal-7" not in text and '"eu"' not in text and redactions == 2
+
+
+def test_a_known_repeated_text_still_fits_a_smaller_room(settings):
+    settings(capture_content=True, max_span_payload_bytes=200)
+    value = [{"type": "text", "content": "word " * 20}]
+    payload = Payload()
+    first = payload.encode(value, repeated=True)
+    second = payload.encode(value, repeated=True)  # the span's budget is now smaller than the text
+    assert first == _walker_encode(value)[0]
+    assert second == _walker_encode(value, budget=200 - len(first.encode()))[0]
+    assert payload.truncated and len(second.encode()) <= 200 - len(first.encode())
+
+
+def test_the_memory_of_repeated_texts_is_bounded(settings):
+    settings(capture_content=True)
+    policy = content._policy()
+    for i in range(content._CLEAN_TEXTS + 10):
+        policy.remember_json(f'["text {i}"]')
+    assert 0 < len(policy.clean_json) <= content._CLEAN_TEXTS
+    policy.remember_json("x" * (content._CLEAN_CHARS // 16 + 1))
+    assert all(len(text) <= content._CLEAN_CHARS // 16 for text in policy.clean_json)
+
+
+def test_a_repeated_value_over_the_limit_is_not_encoded_first_again_and_again(settings):
+    settings(capture_content=True, max_value_bytes=1000)
+    big = [{"type": "text", "content": "word " * 1000}]
+    small = [{"type": "text", "content": "You are terse."}]
+    expected = _walker_encode(big)
+    assert _encode(big, repeated=True) == expected and expected[2]  # cut, as before
+    policy = content._policy()
+    assert policy.skip_known == content._SKIP_KNOWN
+    for _ in range(content._SKIP_KNOWN):
+        assert _encode(big, repeated=True) == expected  # walked, not encoded whole first
+    assert policy.skip_known == 0
+    assert _encode(small, repeated=True) == _walker_encode(small) == _encode(small, repeated=True)
+    assert '[{"type":"text","content":"You are terse."}]' in policy.clean_json
+
+
+def _messages_encode(messages: Any) -> tuple[str | None, int, bool, int]:
+    """encode_messages' text, redactions and truncation, and how many times it walked a value (`_as_is`)."""
+    import sys
+
+    walked = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is content._as_is.__code__:
+            walked.append(1)
+
+    payload = Payload()
+    sys.setprofile(profile)
+    try:
+        text = payload.encode_messages(messages)
+    finally:
+        sys.setprofile(None)
+    return text, payload.redactions, payload.truncated, len(walked)
+
+
+def test_a_growing_conversation_walks_only_its_new_messages(settings):
+    settings(capture_content=True)
+    conversation: list[Any] = [{"role": "system", "parts": [{"type": "text", "content": "You plan trips."}]}]
+    turns = [
+        {"role": "user", "parts": [{"type": "text", "content": "Find a flight to Oslo on 3 May."}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "flights", "arguments": {"to": "OSL", "day": 3}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": {"flights": [{"no": "SK 4411", "eur": 129.5}]}}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "SK 4411 at 129.50 EUR."}]},
+    ]
+    for turn in turns:
+        conversation.append(turn)
+        fresh = json.loads(json.dumps(conversation))  # the adapter builds new dicts on every call
+        text, redactions, truncated, walked = _messages_encode(fresh)
+        assert (text, redactions, truncated) == _walker_encode(fresh)
+        assert walked == (len(fresh) if len(fresh) == 2 else 1)  # the first call walks both, later ones the newest
+
+
+def test_a_conversation_with_a_secret_is_redacted_on_every_call(settings):
+    settings(capture_content=True)
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "my key is sk-abcdefghijklmnopqrstuvwx1234"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "Noted."}]},
+    ]
+    for _ in range(3):
+        text, redactions, _, _ = _messages_encode(json.loads(json.dumps(conversation)))
+        assert "sk-abcdefghijklmnopqrstuvwx1234" not in text and redactions == 1
+        assert json.loads(text)[1] == conversation[1]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_messages_made_of_each_case_encode_as_before(settings, name):
+    settings(capture_content=True)
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}, {"role": "tool", "parts": [CASES[name]]}]
+    policy = content._policy()
+    room = policy.max_value_bytes
+    # Before: the whole list's own text when the walker's test passes and it fits, else message by message.
+    whole = content._as_is(messages, policy, room)
+    if whole is not None and len(whole.encode("utf-8", "surrogatepass")) <= room:
+        expected = whole
+    else:
+        parts = []
+        for message in messages:
+            try:
+                parts.append(_walker_encode(message, budget=room)[0])
+            except UnicodeEncodeError:
+                parts.append("null")
+        expected = "[" + ",".join(parts) + "]"
+    for _ in range(2):
+        assert _messages_encode(messages)[0] == expected
