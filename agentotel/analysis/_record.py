@@ -19,6 +19,7 @@ from typing import Any
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
 from agentotel.analysis._steps import TOOL, agent_of, is_error, tool_name, tool_payload
+from agentotel.store import dialects
 
 # The span attributes (beyond the step fields) that detectors read.
 ATTRIBUTES = (
@@ -141,7 +142,9 @@ def _as_dict(value: Any) -> dict[str, Any]:
 # What load_run reads of each span in the trajectory's own pass (trace_spans.sql's call_attributes, over the
 # stored row): the attributes detectors read ($names), and the run id as stored (the trajectory's rows fill
 # a missing one in). A second pass would decompress the row group's payload columns again for the root's.
-_READ = ("{'attributes': map_from_entries(list_filter(map_entries(attributes), lambda e: list_contains($names, e.key))), "
+# A trace root outside any run (another instrumentation's app span) also gives its task and answer attributes.
+_READ = ("{'attributes': map_from_entries(list_filter(map_entries(attributes), lambda e: list_contains($names, e.key) "
+         "OR (parent_span_id IS NULL AND run_id IS NULL AND list_contains($root_names, e.key)))), "
          "'run_id': run_id}")
 
 
@@ -153,7 +156,7 @@ def load_run(traces: Any, run: str) -> RunRecord:
 def _load_run(traces: Any, ref: Any, held: Any = None) -> RunRecord:
     from agentotel.query.trajectory import build_trajectory  # the query layer imports analysis: not at import time
 
-    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES)}, held=held)
+    rows = traces._trace_rows(ref, _READ, {"names": list(ATTRIBUTES), "root_names": _ROOT_NAMES}, held=held)
     read = [row.pop("call_attributes") or {} for row in rows]
     trajectory = build_trajectory(rows, ref.run_id)
     summary = _as_dict(trajectory.run)
@@ -162,7 +165,11 @@ def _load_run(traces: Any, ref: Any, held: Any = None) -> RunRecord:
     span_attributes: dict[str, dict[str, str]] = {}
     root_attributes: dict[str, str] = {}
     for row, own in zip(rows, read):
-        root = row["operation"] == "invoke_agent" and own.get("run_id") == ref.run_id
+        # A run's root is the invoke_agent span run() opened; spans recorded outside any run (another
+        # instrumentation's CHAIN, workflow or ai.generateText root) have the trace's root span instead,
+        # which holds that run's task and answer as well.
+        root = (row["operation"] == "invoke_agent" and own.get("run_id") == ref.run_id) or (
+            not own.get("run_id") and bool(row.get("is_root")) and (row.get("run_id") or row["trace_id"]) == ref.run_id)
         if row["span_id"] not in spans and not root:
             continue
         chosen = dict(own.get("attributes") or {})
@@ -172,9 +179,22 @@ def _load_run(traces: Any, ref: Any, held: Any = None) -> RunRecord:
         if root and row["span_id"] not in spans:
             root_attributes = chosen
             summary.setdefault("error", row["status_message"])
-            summary.setdefault("task", row["input"])
-            summary.setdefault("output", row["output"])
+            task, answer = (row["input"], row["output"]) if own.get("run_id") else _foreign_payloads(row, chosen)
+            summary.setdefault("task", task)
+            summary.setdefault("output", answer)
     return RunRecord(summary, steps, span_attributes, root_attributes)
+
+
+_ROOT_NAMES = [*dialects.RUN_INPUT_KEYS, *dialects.RUN_OUTPUT_KEYS]
+
+
+def _foreign_payloads(row: Mapping[str, Any], attributes: dict[str, str]) -> tuple[Any, Any]:
+    """A foreign root's task and answer: its payload columns, else the attributes its instrumentation keeps
+    them in (taken out of the map: the detectors read them as the run's, not as span attributes)."""
+    found = dialects.run_payloads(attributes)
+    for name in _ROOT_NAMES:
+        attributes.pop(name, None)
+    return row["input"] or found[0], row["output"] or found[1]
 
 
 def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord, History]:

@@ -640,6 +640,20 @@ def _call_id_in(payload: Any) -> str | None:
 _TOOL_MESSAGE = "ToolMessage"
 
 
+# Where an app's own root span (OpenInference CHAIN, traceloop workflow: no step of its own) keeps what it was
+# asked and what it answered, in order of preference.
+RUN_INPUT_KEYS = (OI_INPUT_VALUE, TL_ENTITY_INPUT)
+RUN_OUTPUT_KEYS = (OI_OUTPUT_VALUE, TL_ENTITY_OUTPUT)
+
+
+def run_payloads(attributes: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The task and the answer a run recorded by another instrumentation keeps on its root span's attributes."""
+    def first(keys: Sequence[str]) -> str | None:
+        return next((_str(attributes[k]) for k in keys if attributes.get(k) not in (None, "")), None)
+
+    return first(RUN_INPUT_KEYS), first(RUN_OUTPUT_KEYS)
+
+
 def tool_result(payload: Any) -> str | None:
     """A tool's result, out of the LangChain ToolMessage other instrumentations serialise around it.
 

@@ -678,9 +678,7 @@ def pairs() -> list[Any]:
     rule("oi", "model", "made_up_ref", "TRAIL Hallucinated tool output", answer),
     rule("oi", "memory", "history_dropped", "TRAIL Context handling failures", context_cut),
     rule("oi", "product", "skip_rules", "AgentErrorTaxonomy Planning: constraint ignorance", asking("book_flight")),
-    rule("oi", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step,
-         check_missed="the run's output ('I could not finish.') is on the app's OpenInference CHAIN root, which the reader "
-         "does not take as the run's (only an agent root is): nothing says the loop, not a final-answer tool, ended it"),
+    rule("oi", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
     # OpenLLMetry through the collector
     rule("ollm", "prompt", "rules_clause_dropped", "MAST FM-1.1 Disobey task specification", nth_llm(0)),
     rule("ollm", "tool", "bags_as_text", "ToolScan / TRAIL Formatting errors (argument fails the schema)", asking("book_flight")),

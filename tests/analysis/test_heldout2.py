@@ -17,9 +17,10 @@ Numbers on the whole set (29 pairs, 5 recorders; `test_the_whole_second_held_out
   two model calls after the loop went on without them; a search made again after the booking, unchanged
   (OpenLLMetry's `@tool` input `{"args": [], "kwargs": {...}}` was not read as the call's arguments, so no
   tool step could be matched to the model's request); plus the two below.
-- after: diff top-1 29/29, check step+layer 27/29, good runs with a warning 0/29 (load ~18; `-m slow` took ~4 min). Known misses
-  (`check_missed`): a premature stop whose "I could not finish." sits on an OpenInference CHAIN root (the reader
-  takes a run's output only from an agent root); a sold-out flight chosen as the cheapest (a misreading of
+- after: diff top-1 29/29, check step+layer 27/29, good runs with a warning 0/29 (load ~18; `-m slow` took ~4 min).
+- then 28/29: a run's task and answer also come from a trace root outside any run (an OpenInference CHAIN or a
+  traceloop workflow span keeps them in its attributes), so a premature stop whose "I could not finish." sits on
+  the CHAIN root is found. Known miss (`check_missed`): a sold-out flight chosen as the cheapest (a misreading of
   data no rule judges).
 
 The default run records five Vercel-recorder pairs (`FAST`: one process, no SDK patched); the slow test all.
