@@ -339,6 +339,20 @@ _TEXT_HINT = re.compile(_trie_pattern(
 _CLEAN_TEXTS = 16_384
 _CLEAN_CHARS = 4 << 20
 
+
+def _bounded_add(texts: set[str], chars: int, text: str) -> tuple[set[str], int]:
+    """`texts` (holding `chars` characters) with `text` added within those bounds, and its characters after: a
+    text over a sixteenth of them is not kept, and a full memory starts again (the newest texts are the ones
+    a run sends again)."""
+    size = len(text)
+    if size > _CLEAN_CHARS // 16:
+        return texts, chars
+    total = chars + size
+    if total > _CLEAN_CHARS or len(texts) >= _CLEAN_TEXTS:
+        texts, total = set(), size
+    texts.add(text)
+    return texts, total
+
 # No built-in rule matches fewer characters than this ("pwd=x").
 _MIN_SECRET_CHARS = 5
 
@@ -502,27 +516,11 @@ class _Policy:
 
     def remember_clean(self, text: str) -> None:
         """Remember that `text` needs no redaction (see `clean_texts`)."""
-        size = len(text)
-        if size > _CLEAN_CHARS // 16:
-            return
-        total = self._clean_chars + size
-        if total > _CLEAN_CHARS or len(self.clean_texts) >= _CLEAN_TEXTS:
-            self.clean_texts = set()
-            total = size
-        self.clean_texts.add(text)
-        self._clean_chars = total
+        self.clean_texts, self._clean_chars = _bounded_add(self.clean_texts, self._clean_chars, text)
 
     def remember_json(self, text: str) -> None:
         """Remember that `text` is the JSON of a value `_as_is` returned as it is (see `clean_json`)."""
-        size = len(text)
-        if size > _CLEAN_CHARS // 16:
-            return
-        total = self._clean_json_chars + size
-        if total > _CLEAN_CHARS or len(self.clean_json) >= _CLEAN_TEXTS:
-            self.clean_json = set()
-            total = size
-        self.clean_json.add(text)
-        self._clean_json_chars = total
+        self.clean_json, self._clean_json_chars = _bounded_add(self.clean_json, self._clean_json_chars, text)
 
     def _redact_all(self, text: str) -> tuple[str, int]:
         text, count = _redact_known(text)

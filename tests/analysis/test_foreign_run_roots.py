@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from openinference.semconv.trace import MessageAttributes, OpenInferenceSpanKindValues, SpanAttributes, ToolCallAttributes
+from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -21,24 +21,10 @@ import agentotel
 from agentotel.analysis import _record
 from agentotel.analysis.detectors import findings
 from agentotel.store import ParquetSpanExporter, dialects
+from test_foreign_tool_spans import _messages  # OpenInference's flattened message attributes
 
 KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 TASK = "Restock shelf B4 with the oat milk the store sells most."
-
-
-def _flat(prefix: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for n, m in enumerate(messages):
-        at = f"{prefix}.{n}."
-        out[at + MessageAttributes.MESSAGE_ROLE] = m["role"]
-        if m.get("content"):
-            out[at + MessageAttributes.MESSAGE_CONTENT] = m["content"]
-        for k, (call_id, name, arguments) in enumerate(m.get("calls", ())):
-            call = f"{at}{MessageAttributes.MESSAGE_TOOL_CALLS}.{k}."
-            out[call + ToolCallAttributes.TOOL_CALL_ID] = call_id
-            out[call + ToolCallAttributes.TOOL_CALL_FUNCTION_NAME] = name
-            out[call + ToolCallAttributes.TOOL_CALL_FUNCTION_ARGUMENTS_JSON] = json.dumps(arguments)
-    return out
 
 
 def _record_run(directory: Path, root_attributes: Callable[[str], dict[str, Any]], stopped: bool) -> str:
@@ -55,7 +41,7 @@ def _record_run(directory: Path, root_attributes: Callable[[str], dict[str, Any]
         attributes = {KIND: OpenInferenceSpanKindValues.LLM.value, SpanAttributes.LLM_MODEL_NAME: "gpt-4o-mini",
                       SpanAttributes.LLM_PROVIDER: "openai", SpanAttributes.LLM_TOKEN_COUNT_PROMPT: 60,
                       SpanAttributes.LLM_TOKEN_COUNT_COMPLETION: 15,
-                      **_flat(SpanAttributes.LLM_INPUT_MESSAGES, given), **_flat(SpanAttributes.LLM_OUTPUT_MESSAGES, [said])}
+                      **_messages(SpanAttributes.LLM_INPUT_MESSAGES, given), **_messages(SpanAttributes.LLM_OUTPUT_MESSAGES, [said])}
         with tracer.start_as_current_span("ChatCompletion", attributes=attributes):
             pass
 
