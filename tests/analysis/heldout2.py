@@ -39,7 +39,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -326,7 +326,41 @@ class Recorder:
         pass
 
 
-class OpenInference(Recorder):
+class _Foreign(Recorder):
+    """A recorder through another instrumentation's own tracer provider (`self.provider`)."""
+
+    provider: Any
+
+    def close(self) -> None:
+        self.provider.shutdown()
+
+
+def _answered(root: Any, loop: Callable[[], str], record: Callable[[str], None]) -> str:
+    """The root span's trace id, once the loop's answer is handed to `record` (or its failure is on the root)."""
+    trace_id = format(root.get_span_context().trace_id, "032x")
+    try:
+        record(loop())
+    except Exception as exc:  # noqa: BLE001 - the root span records the failure
+        root.record_exception(exc)
+        _traced(root, True)
+    return trace_id
+
+
+def _called(span: Any, name: str, arguments: dict[str, Any], record: Callable[[str], None]) -> str:
+    """The tool's result text as a tool span of another instrumentation keeps it: the value's JSON handed to
+    `record`, or the exception recorded on the span (the loop shows the model its text)."""
+    try:
+        value = call_tool(name, arguments)
+    except Exception as exc:  # noqa: BLE001 - the instrumentation records it
+        span.record_exception(exc)
+        _traced(span, True)
+        return f"Error: {exc}"
+    text = json.dumps(value)
+    record(text)
+    return text
+
+
+class OpenInference(_Foreign):
     def __init__(self, options: dict[str, Any], url: str) -> None:
         super().__init__(options, url)
         from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -352,19 +386,10 @@ class OpenInference(Recorder):
 
         with self.tracer.start_as_current_span(AGENT, attributes={kind: OpenInferenceSpanKindValues.CHAIN.value,
                                                                   SpanAttributes.INPUT_VALUE: question}) as root:
-            trace_id = format(root.get_span_context().trace_id, "032x")
-            try:
-                root.set_attribute(SpanAttributes.OUTPUT_VALUE, plain_loop(self.create, on_tool, question))
-            except Exception as exc:  # noqa: BLE001 - the root span records the failure
-                root.record_exception(exc)
-                _traced(root, True)
-        return trace_id
+            return _answered(root, lambda: plain_loop(self.create, on_tool, question),
+                             lambda answer: root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer))
 
-    def close(self) -> None:
-        self.provider.shutdown()
-
-
-class OpenLLMetry(Recorder):
+class OpenLLMetry(_Foreign):
     def __init__(self, options: dict[str, Any], url: str) -> None:
         super().__init__(options, url)
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
@@ -381,30 +406,14 @@ class OpenLLMetry(Recorder):
             # what traceloop's @tool decorator writes: the call's args and kwargs, the returned value
             with self.tracer.start_as_current_span(f"{name}.tool", attributes={
                     kind: "tool", name_: name, input_: json.dumps({"args": [], "kwargs": arguments})}) as span:
-                try:
-                    value = call_tool(name, arguments)
-                except Exception as exc:  # noqa: BLE001 - the decorator records it; the loop shows the model
-                    span.record_exception(exc)
-                    _traced(span, True)
-                    return f"Error: {exc}"
-                span.set_attribute(output, json.dumps(value))
-                return json.dumps(value)
+                return _called(span, name, arguments, lambda text: span.set_attribute(output, text))
 
         with self.tracer.start_as_current_span(f"{AGENT}.workflow", attributes={kind: "workflow", name_: AGENT,
                                                                                input_: json.dumps({"args": [question]})}) as root:
-            trace_id = format(root.get_span_context().trace_id, "032x")
-            try:
-                root.set_attribute(output, json.dumps(plain_loop(self.create, on_tool, question)))
-            except Exception as exc:  # noqa: BLE001
-                root.record_exception(exc)
-                _traced(root, True)
-        return trace_id
+            return _answered(root, lambda: plain_loop(self.create, on_tool, question),
+                             lambda answer: root.set_attribute(output, json.dumps(answer)))
 
-    def close(self) -> None:
-        self.provider.shutdown()
-
-
-class Vercel(Recorder):
+class Vercel(_Foreign):
     """Spans as the Vercel AI SDK's generateText writes them, the model answering in-process."""
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
@@ -467,29 +476,13 @@ class Vercel(Recorder):
             with self.tracer.start_as_current_span("ai.toolCall", attributes={
                     "ai.operationId": "ai.toolCall", "ai.toolCall.name": name, "ai.toolCall.id": call_id,
                     "ai.toolCall.args": json.dumps(arguments)}) as span:
-                try:
-                    value = call_tool(name, arguments)
-                except Exception as exc:  # noqa: BLE001 - the SDK records it and hands the model a tool-error part
-                    span.record_exception(exc)
-                    _traced(span, True)
-                    return f"Error: {exc}"
-                span.set_attribute("ai.toolCall.result", json.dumps(value))
-                return json.dumps(value)
+                return _called(span, name, arguments, lambda text: span.set_attribute("ai.toolCall.result", text))
 
         with self.tracer.start_as_current_span("ai.generateText", attributes={
                 "ai.operationId": "ai.generateText", "ai.model.id": MODEL, "ai.telemetry.functionId": AGENT,
                 "ai.prompt": json.dumps({"system": instructions(), "prompt": question})}) as root:
-            trace_id = format(root.get_span_context().trace_id, "032x")
-            try:
-                root.set_attribute("ai.response.text", plain_loop(create, on_tool, question))
-            except Exception as exc:  # noqa: BLE001
-                root.record_exception(exc)
-                _traced(root, True)
-        return trace_id
-
-    def close(self) -> None:
-        self.provider.shutdown()
-
+            return _answered(root, lambda: plain_loop(create, on_tool, question),
+                             lambda answer: root.set_attribute("ai.response.text", answer))
 
 class LangGraph(Recorder):
     def __init__(self, options: dict[str, Any], url: str) -> None:
@@ -550,7 +543,7 @@ class PydanticAI(Recorder):
     def run(self, question: str) -> str:
         import agentotel
         from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.messages import ModelRequest, SystemPromptPart
+        from pydantic_ai.messages import ModelRequest
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
         from pydantic_ai.usage import UsageLimits
