@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 from shapes import Status, reply, results, system, users  # noqa: E402
 
@@ -62,6 +63,7 @@ class Now:
     variant = 0
     calls = 0
     failed: set[str] = set()
+    flaky = False  # this recorder's good and faulty runs meet a 429 on their second model call (the loop retries)
 
 
 def _start(fault: str | None, variant: int) -> None:
@@ -95,6 +97,8 @@ def search_papers(query: str, limit: int) -> list[dict[str, Any]]:
         raise ValueError(f"limit must be an integer, got {limit!r}")
     if Now.fault == "empty_search":
         return []
+    if Now.variant % 2 and len(query.split()) > 3:
+        return []  # this index only matches short queries: the model asks again, shorter (a good variation)
     return _papers(query)[:limit]
 
 
@@ -140,6 +144,15 @@ def description(name: str) -> str:
 # ---- the model ---------------------------------------------------------------------------------------------
 
 
+def _parsed(value: Any) -> Any:
+    while isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 def _found(body: dict[str, Any]) -> tuple[list[Any], list[str]]:
     out, errors = [], []
     for r in results(body):
@@ -158,6 +171,9 @@ def _found(body: dict[str, Any]) -> tuple[list[Any], list[str]]:
 def model(body: dict[str, Any]) -> dict[str, Any]:
     Now.calls += 1
     fault, v = Now.fault, Now.variant
+    if Now.flaky and v >= 2 and Now.calls == 2 and "429" not in Now.failed:
+        Now.failed.add("429")
+        raise Status(429, "Resource has been exhausted (e.g. check quota): 429 RESOURCE_EXHAUSTED")
     if "research assistant" not in system(body):
         return reply("Sure! What would you like to know?")
     asked = " ".join(users(body))
@@ -174,6 +190,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         limit: Any = "five" if fault == "limit_as_text" and not errors else 5
         return reply(None, ("search_papers", {"query": topic, "limit": limit}))
     hits = searches[-1]
+    if not hits and len(searches) == 1 and v % 2:
+        return reply(None, ("search_papers", {"query": " ".join(topic.split()[:3]), "limit": 5}))  # shorter
     if not hits:
         if fault == "empty_search":  # nothing found, and it answers from memory
             return reply("Studies agree on a moderate effect: Cohen's d = 0.38 across 2,400 participants (Brenner et al., 2019).")
@@ -184,15 +202,21 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         return reply(f"The best match is {best['id']} ({best['title']}, {best['year']}): a randomised trial; effect size about d = 0.30.")
     want = [d["id"] for d in ranked[:2]]
     read_failed = [e for e in errors if "read" in e or "paywall" in e]
+    if fault == "cite_unread" and not citations:  # cites the top hit without reading it
+        return reply(None, ("cite", {"paper_id": want[0], "style": "apa"}))
+    if fault == "cite_unread":
+        return reply(f"{citations[-1]['citation']} ({want[0]}) is the best match: a randomised trial of {topic}.")
     if not reads and not read_failed:
+        if fault == "swapped_id":  # reads a paper id no search returned (two digits swapped)
+            want = [want[0][:3] + want[0][4] + want[0][3] + want[0][5:], *want[1:]]
         ids = list(reversed(want)) if v % 2 else want
         return reply(None, *[("read_paper", {"paper_id": i}) for i in ids])
-    if fault == "repeat_search" and len(searches) == 1:
-        return reply(None, ("search_papers", {"query": topic, "limit": 5}))
+    if fault == "repeat_search" and sum(1 for r in searches if r) == 1:  # the same search again, after reading
+        return reply(None, ("search_papers", {"query": last_query(body), "limit": 5}))
     if not reads and read_failed and fault == "read_403":  # goes on as if it had read them
         best = ranked[0]
         return reply(f"{best['title']} ({best['year']}) reports d = 0.41 with 620 participants, a small to moderate benefit.")
-    best_id = next(i for i in want if i in reads)
+    best_id = next((i for i in want if i in reads), next(iter(reads)))
     paper = reads[best_id]
     d = paper.get("effect_size", (paper.get("stats") or {}).get("cohen_d"))
     size = paper.get("sample_size", (paper.get("stats") or {}).get("participants"))
@@ -213,6 +237,12 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
                  f"a small to moderate benefit.")
 
 
+def last_query(body: dict[str, Any]) -> str:
+    asked = [json.loads(c["function"]["arguments"]) for m in body.get("messages") or () for c in m.get("tool_calls") or ()
+             if c["function"]["name"] == "search_papers"]
+    return asked[-1]["query"]
+
+
 # ---- the harness: what each turn sends, how long the loop goes on ------------------------------------------
 
 
@@ -225,6 +255,9 @@ def window(turn: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if Now.fault == "history_dropped" and turn >= 2:
         last = max(i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls"))
         return messages[:2] + messages[last:]  # the search and its results are gone
+    if Now.fault == "history_rewritten" and turn >= 3:  # a faulty summariser rewrites the papers' numbers
+        return [{**m, "content": re.sub(r'"effect_size": (\d)\.(\d)(\d)', r'"effect_size": \1.\3\2', m["content"])}
+                if m.get("role") == "tool" else m for m in messages]
     return messages
 
 
@@ -243,7 +276,13 @@ def chat_loop(create: Callable[[list[dict[str, Any]]], dict[str, Any]], on_tool:
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
     for turn in range(max_turns()):
         messages[0] = {"role": "system", "content": instructions(turn)}
-        message = create(window(turn, messages))
+        sent = window(turn, messages)
+        try:
+            message = create(sent)
+        except Exception as exc:  # noqa: BLE001 - a rate limit, as the SDK raises it: retried once
+            if "429" not in str(exc):
+                raise
+            message = create(sent)
         messages.append(message)
         calls = message.get("tool_calls") or []
         if not calls:
@@ -575,8 +614,12 @@ class Mcp(Recorder):
                 sent = messages
                 if Now.fault == "history_dropped" and turn >= 2:
                     sent = messages[:1] + messages[-2:]
-                message = await model_client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=instructions(turn),
-                                                             messages=sent, tools=tools)
+                try:
+                    message = await model_client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=instructions(turn),
+                                                                 messages=sent, tools=tools)
+                except anthropic.RateLimitError:  # retried once
+                    message = await model_client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=instructions(turn),
+                                                                 messages=sent, tools=tools)
                 content = [b.model_dump(exclude_none=True) for b in message.content]
                 messages.append({"role": "assistant", "content": content})
                 uses = [b for b in content if b["type"] == "tool_use"]
@@ -683,12 +726,15 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
         for fault in options["faults"]:
             for role, f in (("good", None), ("faulty", fault)):
                 _start(f, VARIANT + (1 if options["recorder"] in ODD else 0))
+                Now.flaky = options["recorder"] in FLAKY
                 manifest.append({"fault": fault, "role": role, "run": recorder.run(task(Now.variant))})
         recorder.close()
     return manifest
 
 
-ODD = {"bedrock", "oi"}  # these recorders' good and faulty runs take variant 3: four documents, the reads the other way round
+ODD = {"bedrock", "oi"}  # these recorders' good and faulty runs take variant 3: four documents, the reads the other way round,
+# a first search too long for the index that finds nothing and a shorter one that finds them
+FLAKY = {"genai", "mcp"}  # and these meet a 429 on their second model call, which the loop retries
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -----------------------------------
@@ -698,18 +744,46 @@ def pairs() -> list[Any]:
     from heldout import Pair, answer, asking, last_step, nth_llm, retrieval_step, tool_step
     from heldout2 import context_cut
 
+    def asked_again(steps: list[dict[str, Any]]) -> int | None:
+        """The first model call that asked for a call it had asked for before (same tool, same arguments)."""
+        from heldout import _asked, _llm
+
+        seen: set[str] = set()
+        for s in _llm(steps):
+            keys = {json.dumps([n, a], sort_keys=True) for n, a in _asked(s)}
+            if keys & seen:
+                return s["index"]
+            seen |= keys
+        return None
+
+    def rewritten(steps: list[dict[str, Any]]) -> int | None:
+        """The first model call given a paper's effect size that no read of it returned (the rewrite may come after
+        the model saw the true one, or before it ever did)."""
+        returned = {(str(v.get("id")), v.get("effect_size")) for s in steps if s["type"] == "tool"
+                    for v in [_parsed(s.get("output"))] if isinstance(v, dict) and "effect_size" in v}
+        for s in steps:
+            if s["type"] != "llm" or s["status"] != "ok":
+                continue
+            shown = re.findall(r'"id": "(P-\d+)", "sample_size": \d+, "effect_size": ([\d.]+)', json.dumps(s.get("input")).replace('\\"', '"'))
+            if any((i, float(d)) not in returned for i, d in shown):
+                return s["index"]
+        return None
+
     def rule(recorder: str, layer: str, fault: str, taxonomy: str, where: Callable[..., int | None], **kw: Any) -> Any:
         return Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, taxonomy, where, **kw)
 
     def search(steps: list[dict[str, Any]]) -> int | None:
-        """The search: a retrieval step, or the search tool's step where the recorder has no retrieval kind."""
-        found = retrieval_step(steps)
-        return found if found is not None else tool_step("search_papers")(steps)
+        """The last search before the answer (a retrieval step, or the search tool's step where the recorder has no
+        retrieval kind): the one whose documents the answer went on (an earlier one found nothing and was reworded)."""
+        said = answer(steps)
+        ran = [s["index"] for s in steps if (s["type"] == "retrieval" or tool_step("search_papers")([s]) is not None)
+               and (said is None or s["index"] < said)]
+        return ran[-1] if ran else None
 
     def after_retrieval(steps: list[dict[str, Any]]) -> int | None:
-        """The first model call after the search ran: the one that used what it found."""
+        """The first model call after that search ran: the one that used what it found."""
         ran = search(steps)
-        return next((s["index"] for s in steps if s["type"] == "llm" and ran is not None and s["index"] > ran), None)
+        return next((s["index"] for s in steps if s["type"] == "llm" and s["status"] == "ok" and ran is not None and s["index"] > ran), None)
 
     return [
         # google-genai under agentotel
@@ -719,12 +793,19 @@ def pairs() -> list[Any]:
         rule("genai", "memory", "history_dropped", "MAST FM-1.4 Loss of conversation history", context_cut),
         rule("genai", "tool", "shape_change", "TRAIL API issues (the service's response changed)", tool_step("read_paper")),
         rule("genai", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+        rule("genai", "memory", "history_rewritten", "AgentErrorTaxonomy Memory: a summary that changed the facts", rewritten),
+        rule("genai", "tool", "tool_description_changed", "ToolScan Tool documentation error (description offered differs)", nth_llm(0)),
+        rule("genai", "tool", "swapped_id", "ToolScan Incorrect argument value (an id no result holds)", asking("read_paper")),
         # Bedrock converse under agentotel
         rule("bedrock", "prompt", "instructions_changed", "MAST FM-1.1 Disobey task specification (prompt changed mid-run)", nth_llm(2)),
         rule("bedrock", "tool", "read_403", "TRAIL Authentication errors (error ignored)", answer, diff_where=tool_step("read_paper")),
-        rule("bedrock", "model", "repeat_search", "MAST FM-1.3 Step repetition", asking("search_papers", 1)),
+        rule("bedrock", "model", "repeat_search", "MAST FM-1.3 Step repetition", asked_again),
         rule("bedrock", "tool", "limit_as_text", "ToolScan Invalid argument type", asking("search_papers")),
         rule("bedrock", "product", "weak_retrieval", "TRAIL Poor information retrieval (low scores used)", after_retrieval,
+             diff_where=search),
+        rule("bedrock", "product", "cite_unread", "AgentErrorTaxonomy Planning: required step skipped", asking("cite")),
+        rule("bedrock", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+        rule("bedrock", "product", "empty_search", "TRAIL Poor information retrieval (nothing found, answered anyway)", answer,
              diff_where=search),
         # MCP tools, the anthropic SDK
         rule("mcp", "tool", "tool_description_changed", "ToolScan Tool documentation error (description offered differs)", nth_llm(0)),
@@ -732,14 +813,23 @@ def pairs() -> list[Any]:
         rule("mcp", "tool", "read_403", "TRAIL Authentication errors (error ignored)", answer, diff_where=tool_step("read_paper")),
         rule("mcp", "memory", "history_dropped", "MAST FM-1.4 Loss of conversation history", context_cut),
         rule("mcp", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+        rule("mcp", "product", "cite_unread", "AgentErrorTaxonomy Planning: required step skipped", asking("cite")),
+        rule("mcp", "tool", "swapped_id", "ToolScan Incorrect argument value (an id no result holds)", asking("read_paper")),
+        rule("mcp", "model", "repeat_search", "MAST FM-1.3 Step repetition", asked_again),
+        rule("mcp", "product", "weak_retrieval", "TRAIL Poor information retrieval (low scores used)", after_retrieval,
+             diff_where=search),
         # OpenInference spans (openai instrumentation + the app's RETRIEVER / TOOL / CHAIN spans)
         rule("oi", "product", "weak_retrieval", "TRAIL Poor information retrieval (low scores used)", after_retrieval,
              diff_where=search),
         rule("oi", "product", "empty_search", "TRAIL Poor information retrieval (nothing found, answered anyway)", answer,
              diff_where=search),
         rule("oi", "prompt", "instructions_changed", "MAST FM-1.1 Disobey task specification (prompt changed mid-run)", nth_llm(2)),
-        rule("oi", "model", "repeat_search", "MAST FM-1.3 Step repetition", asking("search_papers", 1)),
+        rule("oi", "model", "repeat_search", "MAST FM-1.3 Step repetition", asked_again),
         rule("oi", "model", "made_up_effect", "TRAIL Hallucinated facts (numbers found in no result)", answer),
+        rule("oi", "memory", "history_rewritten", "AgentErrorTaxonomy Memory: a summary that changed the facts", rewritten),
+        rule("oi", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+        rule("oi", "tool", "tool_description_changed", "ToolScan Tool documentation error (description offered differs)", nth_llm(0)),
+        rule("oi", "tool", "swapped_id", "ToolScan Incorrect argument value (an id no result holds)", asking("read_paper")),
     ]
 
 
@@ -804,12 +894,28 @@ def score(root: Path, recorded: dict[str, list[Recorded]]) -> list[Any]:
     return out
 
 
+def recorded_in(root: Path, chosen_pairs: list[Any]) -> dict[str, list[Recorded]]:
+    """The runs an earlier `record` left in `root` (to score them again, with another tree's detectors)."""
+    out: dict[str, list[Recorded]] = {}
+    for p in chosen_pairs:
+        manifest = root / f"{p.agent}.json"
+        if manifest.exists():
+            runs = {(m["fault"], m["role"]): m["run"] for m in json.loads(manifest.read_text())}
+            if (p.fault, "faulty") in runs:
+                out.setdefault(p.agent, []).append(Recorded(p, runs[(p.fault, "good")], runs[(p.fault, "faulty")]))
+    return out
+
+
 def main(ids: list[str]) -> None:
+    """Records the chosen pairs (every pair when none is named) and prints the table; `--score DIR [ids]` scores the
+    runs an earlier call left in DIR again."""
     from heldout import table
 
+    again = ids[:1] == ["--score"]
+    root = Path(ids[1]) if again else Path(tempfile.mkdtemp(prefix="heldout3-"))
+    ids = ids[2:] if again else ids
     chosen = [p for p in pairs() if not ids or p.id in ids or p.agent in ids]
-    root = Path(tempfile.mkdtemp(prefix="heldout3-"))
-    print(table(score(root, record(root, chosen))))
+    print(table(score(root, recorded_in(root, chosen) if again else record(root, chosen))))
     print(root)
 
 
