@@ -142,3 +142,41 @@ def test_a_result_given_to_the_model_with_other_numbers_than_the_tool_returned_i
 def test_a_result_given_as_returned_or_with_a_string_redacted_is_not_altered():
     assert found(_ticket_shown({"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "m.okafor"}), "tool_result_altered") == []
     assert found(_ticket_shown({"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "[REDACTED]"}), "tool_result_altered") == []
+
+
+# ---- a result shown as a placeholder: the cut, not a loop; with or without call ids -------------------------------
+
+
+def _ticket_elided(call_id: str | None, shown: str) -> object:
+    returned = {"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "m.okafor"}
+    args = {"ticket": "INC-20431"}
+
+    # Gemini's function calls and responses carry no id in the messages (the run gave the calls ids of its own)
+    def call(n: int) -> dict:
+        return {"role": "assistant", "parts": [{"type": "tool_call", "id": call_id and f"{call_id}{n}", "name": "get_ticket", "arguments": args}]}
+
+    def response(n: int) -> dict:
+        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id and f"{call_id}{n}", "response": shown}]}
+
+    return record(
+        llm(1, calls=[("get_ticket", args, call_id and f"{call_id}1")], messages=GIVEN),
+        tool(2, "get_ticket", args, returned, requested_by=1, call_id=(call_id and f"{call_id}1") or "run-assigned-1"),
+        llm(3, calls=[("get_ticket", args, call_id and f"{call_id}3")], messages=[*GIVEN, call(1), response(1)]),
+        tool(4, "get_ticket", args, returned, requested_by=3, call_id=(call_id and f"{call_id}3") or "run-assigned-3"),
+        llm(5, calls=[("get_ticket", args, call_id and f"{call_id}5")], messages=[*GIVEN, call(1), response(1), call(3), response(3)]),
+        tool(6, "get_ticket", args, returned, requested_by=5, call_id=(call_id and f"{call_id}5") or "run-assigned-5"),
+        llm(7, text="I cannot read INC-20431.", messages=[*GIVEN, call(1), response(1), call(3), response(3), call(5), response(5)]),
+        task=QUESTION)
+
+
+def test_a_placeholder_in_place_of_a_result_is_the_cause_of_asking_again_with_or_without_call_ids():
+    for ids in ("c", None):
+        run = _ticket_elided(ids, "[elided]")
+        assert found(run, "tool_result_cut") == [(3, "memory")], format_findings(detect(run))
+        assert found(run, "repeated_tool_call") == [], format_findings(detect(run))
+
+
+def test_a_result_shown_whole_without_call_ids_is_not_cut():
+    run = _ticket_elided(None, json.dumps({"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "m.okafor"}))
+    assert found(run, "tool_result_cut") == []
+    assert found(run, "repeated_tool_call") != []  # shown whole, asked again and again: a loop
