@@ -744,7 +744,7 @@ FLAKY = {"genai", "mcp"}  # and these meet a 429 on their second model call, whi
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, answer, asking, last_step, nth_llm, retrieval_step, tool_step
+    from heldout import Pair, answer, asking, last_step, nth_llm, tool_step
     from heldout2 import after_first, context_cut
 
     def asked_again(steps: list[dict[str, Any]]) -> int | None:
