@@ -80,6 +80,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "stopped_before_answer": ("warning", "the loop stopped before the model saw the results: raise the turn limit, or end on an answer"),
     "unanswered_tool_calls": ("warning", "run every tool call the model asks for (or return an error for it) before going on"),
     "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a placeholder"),
+    "tool_result_altered": ("warning", "give the model the tool's result as it returned it: its numbers were changed on the way"),
     "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
     "task_ignored": ("warning", "the call departs from what the task asks: check the prompt states it and the model follows it"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
@@ -470,9 +471,21 @@ def _repeated_retrievals(run: _Run) -> list[Finding]:
     nothing new could come of it (a RAG loop re-retrieving before every model call)."""
     out = []
     seen: dict[tuple[Any, str], dict[str, Any]] = {}
+    asked_before: dict[tuple[Any, str], dict[str, Any]] = {}
     for step in run.steps:
-        if step.get("type") != RETRIEVAL or is_error(step) or run.asked_retrieval(step) is not None:
-            continue  # (one the model asked for as a tool call is its choice, judged as such, not the loop's)
+        if step.get("type") != RETRIEVAL or is_error(step):
+            continue
+        asked = run.asked_retrieval(step)
+        if asked is not None:  # the model's choice, judged as a repeated tool call is
+            key = (step.get("parent_index"), f"{step.get('name')} {canonical_arguments(parse_json(step.get('input')))}")
+            earlier = asked_before.get(key)
+            asked_before[key] = step
+            if earlier is not None and not out and _asked_search_again(run, earlier, step, asked[0]):
+                out.append(_finding("repeated_tool_call", "model", asked[0]["index"], [earlier["index"], step["index"]],
+                                    f"the model asked at step {asked[0]['index']} for {step.get('name')} with the query it "
+                                    f"had searched at step {earlier['index']}, and got the same documents", tool=step.get("name"),
+                                    count=2))
+            continue
         key = (step.get("parent_index"), f"{step.get('name')} {canonical_arguments(parse_json(step.get('input')))}")
         earlier = seen.get(key)
         seen[key] = step
@@ -486,6 +499,20 @@ def _repeated_retrievals(run: _Run) -> list[Finding]:
                             f"same documents as at step {earlier['index']}", tool=step.get("name"), count=2))
         break
     return out
+
+
+def _asked_search_again(run: _Run, earlier: Mapping[str, Any], step: Mapping[str, Any], asker: Mapping[str, Any]) -> bool:
+    """Whether the model asked again for a retrieval it had the documents of: the same documents came back, no
+    user turn came between, and no call between was given the query's words (a search again after changing
+    what it searches, say adding a document, is checking; after reading what it found, it is going round)."""
+    first = run.asked_retrieval(earlier)
+    if first is None or not _same_output(earlier, step):
+        return False
+    if run.user_said(asker) - run.user_said(first[0]):
+        return False  # the user spoke since: searching again for them is the design
+    query = {w for w in re.findall(r"\w{3,}", text_of(step.get("input")).lower())}
+    between = [s for s in run.steps if s.get("type") in (TOOL, RETRIEVAL) and earlier["index"] < s["index"] < step["index"]]
+    return not any(query & set(re.findall(r"\w{3,}", text_of(s.get("input")).lower())) for s in between)
 
 
 def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -775,8 +802,38 @@ def _no_evidence(step: Mapping[str, Any], policy: Policy) -> str | None:
     return None
 
 
+def _weak_documents(step: Mapping[str, Any], policy: Policy) -> str | None:
+    """Why a tool's result, a list of scored documents (a search served as a plain tool: MCP, a function), gave
+    nothing to go on: every document scored below the policy's minimum. An empty list is not judged: from a
+    tool it can be the answer ("no orders")."""
+    if policy.min_retrieval_score is None or is_error(step):
+        return None
+    documents = _documents(step.get("output"))
+    if not documents or not all(isinstance(d, Mapping) and isinstance(d.get("score"), (int, float)) for d in documents):
+        return None
+    best = max(d["score"] for d in documents)
+    return f"every document scored below {policy.min_retrieval_score} (best {best})" if best < policy.min_retrieval_score else None
+
+
+_DOCUMENT_IDS = ("id", "doc_id", "document_id", "_id", "uuid", "key", "url")
+
+
+def _document_ids(step: Mapping[str, Any]) -> set[str]:
+    """The ids of the documents a search returned (strings of 3+ characters, numbers as text)."""
+    ids = {str(d[k]) for d in _documents(step.get("output")) or () if isinstance(d, Mapping)
+           for k in _DOCUMENT_IDS if isinstance(d.get(k), (str, int)) and not isinstance(d.get(k), bool)}
+    return {i for i in ids if len(i) >= 3}
+
+
+def _follows_up(step: Mapping[str, Any], ids: set[str]) -> bool:
+    """Whether a step's input names one of those documents (reading, fetching, citing what the search found)."""
+    return bool(ids) and any(i in _leaves(parse_json(step.get("input"))) for i in ids)
+
+
 def _answer_without_evidence(run: _Run) -> list[Finding]:
-    """An answer given with confidence after a retrieval found nothing, and no other evidence since."""
+    """An answer given with confidence after a retrieval found nothing, and no other evidence since. Reading the
+    documents a weak search found is no other evidence: it is going on with them, and the cause shows at the
+    first model step that did (asked for one of them, or answered)."""
     out = []
     for step in run.steps:
         if step.get("type") == TOOL and tool_payload(step.get("output")) in ("", {}) and not is_error(step):
@@ -785,18 +842,25 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
             why = "it returned nothing"
         elif step.get("type") == RETRIEVAL:
             why = _no_evidence(step, run.policy)
+        elif step.get("type") == TOOL:
+            why = _weak_documents(step, run.policy)
         else:
             continue
         answers = run.answers_after(step["index"], step.get("parent_index"))
         if why is None or not answers:
             continue
         answer, text = answers[0]
+        found = _document_ids(step)
         since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
-        if any(not is_error(s) and _no_evidence(s, run.policy) is None for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
+        if any(not is_error(s) and _no_evidence(s, run.policy) is None and _weak_documents(s, run.policy) is None
+               and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
             continue
-        out.append(_finding("answer_without_evidence", "product", answer["index"], [step["index"], answer["index"]],
+        acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
+                      and any(_follows_up({"input": json.dumps(c.arguments)}, found) for c in requested_calls(s))), answer)
+        out.append(_finding("answer_without_evidence", "product", acted["index"], [step["index"], acted["index"], answer["index"]],
                             f"{step.get('name')} at step {step['index']} gave nothing ({why}) and step {answer['index']} "
-                            f"answered anyway", evidence_step=step["index"], answer=text[:300]))
+                            f"answered anyway" + (f", going on with its documents from step {acted['index']}" if acted is not answer else ""),
+                            evidence_step=step["index"], answer=text[:300]))
         break
     return out
 
@@ -1443,25 +1507,79 @@ def _leaves(value: Any) -> list[str]:
     return [text] if isinstance(value, (int, float)) or len(text) >= 3 else []
 
 
+def _call_id(run: _Run, step: Mapping[str, Any]) -> str | None:
+    """A tool step's call id: its own, else the id of the call the model step that asked for it made (a tool span
+    of another instrumentation records none)."""
+    if step.get("tool_call_id"):
+        return str(step["tool_call_id"])
+    asker = run.requester(step)
+    if asker is None:
+        return None
+    key = call_key(str(tool_name(step)), parse_json(step.get("input")))
+    ids = [c.id for c in requested_calls(asker) if call_key(c.name, c.arguments) == key and c.id]
+    return str(ids[0]) if len(ids) == 1 else None
+
+
+def _unwrapped(value: Any) -> Any:
+    """A result as a model API carries it back, without its envelope ({"output": ...}, [{"result": ...}])."""
+    for _ in range(3):
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        elif isinstance(value, Mapping) and len(value) == 1 and next(iter(value)) in ("output", "result", "content", "json"):
+            value = next(iter(value.values()))
+        else:
+            break
+    return tool_payload(value)
+
+
+def _numbers_changed(returned: Any, given: Any) -> list[str]:
+    """The fields whose number differs between a tool's result and the result a model was given, the two
+    objects having the same fields (strings may be redacted or shortened on purpose: not judged)."""
+    if not isinstance(returned, Mapping) or not isinstance(given, Mapping) or set(returned) != set(given):
+        return []
+    out = []
+    for key, value in returned.items():
+        other = given[key]
+        if isinstance(value, Mapping):
+            out += [f"{key}.{k}" for k in _numbers_changed(value, other)]
+        elif (isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(other, (int, float))
+              and not isinstance(other, bool) and value != other):
+            out.append(str(key))
+    return out
+
+
 def _results_cut(run: _Run) -> list[Finding]:
     """A tool result the model was given only part of (or a placeholder for): the first model call that
-    carried the call's result back lacks most of what the tool returned. Long results are left alone."""
+    carried the call's result back lacks most of what the tool returned. Long results are left alone. Or
+    given whole but with other numbers (a faulty summary or memory rewrote the facts before the model saw them)."""
     out = []
     for step in run.record.tool_steps():
-        call_id = step.get("tool_call_id")
+        call_id = _call_id(run, step)
         raw = _raw(step, "output")
-        if not call_id or is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
+        if is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
             continue
         if str(run.record.attribute(step, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true":
             continue
         values = list(dict.fromkeys(_leaves(tool_payload(step.get("output")))))
         if len(values) < 2:
             continue
-        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None)
+        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None) if call_id else None
+        if given is not None:
+            response = _response(run, given, call_id)
+        else:  # calls and results without ids in the messages (Gemini's): the call's result by its place in them
+            key = call_key(str(tool_name(step)), parse_json(step.get("input")))
+            given = next((s for s in run.llm if s["index"] > step["index"] and key in _idless_results(run, s)), None)
+            response = _idless_results(run, given)[key] if given is not None else ""
         if given is None:
             continue  # never sent back: unanswered_tool_calls
-        response = _response(run, given, call_id)
         present = _values_shown(values, response)
+        changed = _numbers_changed(tool_payload(step.get("output")), _unwrapped(parse_json(response)))
+        if changed:
+            out.append(_finding("tool_result_altered", "memory", given["index"], [step["index"], given["index"]],
+                                f"step {given['index']} was given {tool_name(step)}'s result from step {step['index']} with other "
+                                f"numbers in {', '.join(changed[:3])} than the tool returned", tool=tool_name(step),
+                                result_step=step["index"], fields=changed, given=response[:300]))
+            break
         if present * 2 >= len(values) or len(response) * 2 >= len(raw):
             continue
         out.append(_finding("tool_result_cut", "memory", given["index"], [step["index"], given["index"]],
@@ -1469,6 +1587,23 @@ def _results_cut(run: _Run) -> list[Finding]:
                             f"({len(raw)} at step {step['index']}), {present} of its {len(values)} values: {response[:60]!r}",
                             tool=tool_name(step), result_step=step["index"], given=response[:300]))
         break
+    return out
+
+
+def _idless_results(run: _Run, model_step: Mapping[str, Any]) -> dict[str, str]:
+    """The results a model call was given of calls that carry no id (Gemini's function calls and responses),
+    paired by their place: each id-less result answers the earliest id-less call not yet answered. By the
+    call's key (tool and arguments), the latest result of it."""
+    out: dict[str, str] = {}
+    waiting: list[str] = []
+    for message in run.messages(model_step):
+        for part in parts(message):
+            if part.get("id") is not None:
+                continue
+            if part.get("type") == "tool_call":
+                waiting.append(call_key(str(part.get("name") or ""), parse_json(part.get("arguments"))))
+            elif part.get("type") == "tool_call_response" and waiting:
+                out[waiting.pop(0)] = _compact_response(part.get("response"))
     return out
 
 
@@ -1898,9 +2033,10 @@ def _stopped_before_answer(run: _Run) -> list[Finding]:
     answer and no tool's result: the loop stopped it (a turn limit too low) before the model could answer."""
     if str(run.record.run.get("status") or "").lower() == "error":
         return []  # a failed run: run_failed says why
-    top = [s for s in run.steps if s.get("parent_index") is None and s.get("type") in (LLM, TOOL)]
+    # A retrieval the model asked for is a tool call like any other: a loop may stop on its documents unseen.
+    top = [s for s in run.steps if s.get("parent_index") is None and s.get("type") in (LLM, TOOL, RETRIEVAL)]
     asked = [s for s in top if s.get("type") == LLM]
-    if not top or not asked or top[-1].get("type") != TOOL or not requested_calls(asked[-1]) or _failed(asked[-1]):
+    if not top or not asked or top[-1].get("type") == LLM or not requested_calls(asked[-1]) or _failed(asked[-1]):
         return []
     output = _words(text_of(run.record.run.get("output")))
     if not output:
@@ -2160,7 +2296,8 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
     return out
 
 
-_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",)}
+# A model asking again for a result it was only shown a placeholder of is the cut's doing, not a loop of its own.
+_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
