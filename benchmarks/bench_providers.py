@@ -30,6 +30,13 @@ OpenLLMetry's `uninstrument()` leaves its wrappers in place, so it is timed unpa
 and `bedrock` (all by default): `AGENTOTEL_BENCH_PROVIDERS=genai,bedrock python -m benchmarks providers`
 re-measures the google-genai and Bedrock rows only (a few minutes instead of ~36), and the rows not
 re-measured are carried over from results.json, each noting the run it comes from.
+
+Instructions, whatever the machine's load: `python -m benchmarks.bench_providers --instructions
+[genai,bedrock] [n] [config,...]` runs each configuration's n warm calls of each kind under callgrind
+(valgrind; the peers from AGENTOTEL_BENCH_PEERS as above), in a process of its own, and prints the
+instructions each adds per call over the uninstrumented process's (PYTHONHASHSEED fixed, imports run
+uninstrumented, only the calls counted: `--toggle-collect=_operator_call`). It writes no row: a
+callgrind run is ~50x slower, and it counts work, not the cache misses a cold call pays.
 """
 
 from __future__ import annotations
