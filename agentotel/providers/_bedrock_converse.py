@@ -38,7 +38,6 @@ from agentotel.semconv import (
 
 PROVIDER = "aws.bedrock"
 _EMPTY: dict[str, Any] = {}
-_NO_BLOCK = object()
 
 
 @dataclass
@@ -168,11 +167,7 @@ class ConverseStream:
         one); any other event goes through `chunk`.
         """
         blocks, chunk = self.blocks, self.chunk
-        # The current text block: its index (none yet: a marker no index equals), its buffer, and the
-        # buffer's append and limit, kept in locals (a few look-ups less per event).
-        index: Any = _NO_BLOCK
-        buffer = append = None
-        limit = 0
+        index = buffer = None
         waiting = call.first_chunk is None
         try:
             for event in stream:
@@ -186,12 +181,12 @@ class ConverseStream:
                         chunk(event)
                     else:
                         at = delta.get("contentBlockIndex", 0)
-                        if at != index:
+                        if at != index or buffer is None:
                             block = blocks.get(at)
                             buffer = (block if block is not None else self._block(at, "text"))[3]
-                            append, limit, index = buffer.parts.append, buffer.limit, at
-                        if text and buffer.size < limit:  # Bounded.add, inline
-                            append(text)
+                            index = at
+                        if text and buffer.size < buffer.limit:  # Bounded.add, inline
+                            buffer.parts.append(text)
                             buffer.size += len(text)
                 except Exception as exc:  # noqa: BLE001 - telemetry must never break the user's loop
                     report_internal_error("providers.stream_chunk", exc)
