@@ -60,6 +60,11 @@ def cost_usd(
     # providers/_core.ModelCall on what a function costs there.
     found = _library_prices(provider, model, int(time.time() // 3600))
     if found is not None and found[1] is not None:
+        if not cache_read_tokens and not cache_write_tokens and input_tokens >= 0:
+            # No cache tokens (most calls): `_price_from_override`'s sum without its zero terms, the
+            # same float (adding 0.0 changes nothing), from the rates read once (found[2]).
+            flat = found[2]
+            return (input_tokens * flat[0] + output_tokens * flat[1]) / 1_000_000
         return _price_from_override(found[1], input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
     return _price_from_library(provider, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
 
@@ -84,7 +89,7 @@ def _price_from_library(
     if found is None:
         log.debug("agentotel: no price known for model %r (provider %r); no cost recorded", model, provider)
         return None
-    prices, rates = found
+    prices, rates, _ = found
     if rates is not None:
         # The common case (flat per-token prices): plain arithmetic, far faster than the library's
         # general calculation, which computes the same sum in Decimal (tests check they agree).
@@ -107,8 +112,11 @@ _TOKEN_KEYS = {"input_mtok": "input", "output_mtok": "output", "cache_read_mtok"
 
 
 @lru_cache(maxsize=1024)
-def _library_prices(provider: str | None, model: str, hour: int) -> tuple[Any, dict[str, float] | None] | None:
-    """The model's prices now (cached per hour: prices have start dates) and its flat rates if it has them."""
+def _library_prices(
+    provider: str | None, model: str, hour: int
+) -> tuple[Any, dict[str, float] | None, tuple[float, float] | None] | None:
+    """The model's prices now (cached per hour: prices have start dates), its flat rates if it has them,
+    and those rates' (input, output) pair for a call without cache tokens."""
     found = _library_model(provider, model)
     if found is None:
         return None
@@ -117,7 +125,8 @@ def _library_prices(provider: str | None, model: str, hour: int) -> tuple[Any, d
     except Exception as exc:  # noqa: BLE001
         log.debug("agentotel: genai-prices failed for %s/%s: %r", provider, model, exc)
         return None
-    return prices, _flat_token_rates(prices)
+    rates = _flat_token_rates(prices)
+    return prices, rates, None if rates is None else (rates.get("input", 0.0), rates.get("output", 0.0))
 
 
 def _flat_token_rates(prices: Any) -> dict[str, float] | None:

@@ -30,6 +30,13 @@ OpenLLMetry's `uninstrument()` leaves its wrappers in place, so it is timed unpa
 and `bedrock` (all by default): `AGENTOTEL_BENCH_PROVIDERS=genai,bedrock python -m benchmarks providers`
 re-measures the google-genai and Bedrock rows only (a few minutes instead of ~36), and the rows not
 re-measured are carried over from results.json, each noting the run it comes from.
+
+Instructions, whatever the machine's load: `python -m benchmarks.bench_providers --instructions
+[genai,bedrock] [n] [config,...]` runs each configuration's n warm calls of each kind under callgrind
+(valgrind; the peers from AGENTOTEL_BENCH_PEERS as above), in a process of its own, and prints the
+instructions each adds per call over the uninstrumented process's (PYTHONHASHSEED fixed, imports run
+uninstrumented, only the calls counted: `--toggle-collect=_operator_call`). It writes no row: a
+callgrind run is ~50x slower, and it counts work, not the cache misses a cold call pays.
 """
 
 from __future__ import annotations
@@ -674,12 +681,12 @@ def _sdk_worker(sdk: str, peer: str | None, calls: int, rounds: int) -> dict[str
 
     def slot(fn: Any, n: int) -> float:
         fn()  # untimed: the first call after a switch re-warms what patching the SDK's classes reset
-        # CPU time of this process: everything is in-process, and wall time on a shared machine mostly
-        # measures the other processes.
-        start = time.process_time()
+        # CPU time of this thread: everything is in-process, and wall time on a shared machine mostly
+        # measures the other processes (and a peer's background thread, if any, is not the call's cost).
+        start = time.thread_time()
         for _ in range(n):
             fn()
-        return (time.process_time() - start) / n
+        return (time.thread_time() - start) / n
 
     names = list(arms)
     for arm in names:  # warm up every arm (imports, pydantic caches, the price table)
@@ -885,9 +892,107 @@ def count_calls(sdks: tuple[str, ...] = ("genai", "bedrock")) -> dict[str, dict[
     return table
 
 
+
+# --- Instructions per instrumented call (callgrind: deterministic, whatever the machine's load) -----------------
+
+
+def _instructions_worker(sdk: str, config: str, kind: str, n: int) -> None:
+    """`n` warm calls of one kind with one configuration on ("base": none), inside `operator.call`: the only
+    region callgrind collects when run with `--collect-atstart=no --toggle-collect=_operator_call`."""
+    import operator
+
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        count = 0
+
+        def export(self, spans: Any) -> SpanExportResult:
+            Drop.count += len(spans)
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(tracer_provider)
+    if config != "base":
+        _sdk_switch(sdk, config, tracer_provider)(True)
+    fn = _sdk_calls(sdk)[0 if kind == "plain" else 1]  # made after switching on: a client-wrapping peer sees it
+    # Warm: imports, pydantic caches, the price table, and CPython's own warm-up (a function is
+    # specialised after 8 runs: counted here, that one-off cost would be spread over the n calls).
+    for _ in range(20):
+        fn()
+    if (Drop.count == 0) != (config == "base"):
+        raise RuntimeError(f"{config} recorded {Drop.count} spans in warm-up")
+    gc.collect()
+    gc.freeze()
+
+    def calls() -> None:
+        for _ in range(n):
+            fn()
+
+    if os.environ.get("AGENTOTEL_CALLGRIND_INSTR_OFF"):
+        # Started with --instr-atstart=no (imports run ~10x faster uninstrumented): instrumentation on now.
+        subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True, timeout=120)
+    operator.call(calls)
+    print(json.dumps({"spans": Drop.count}))
+
+
+def instructions(sdks: tuple[str, ...] = ("genai", "bedrock"), n: int = 40, kinds: tuple[str, ...] = ("plain", "stream"),
+                 configs: tuple[str, ...] | None = None) -> dict[str, dict[str, float]]:
+    """{"<sdk> <kind>": {config: instructions added per call}}: each configuration's `n` calls counted by
+    callgrind in their own process, minus the uninstrumented process's, divided by `n`."""
+    import re
+    import tempfile
+
+    table: dict[str, dict[str, float]] = {}
+    for sdk in sdks:
+        for kind in kinds:
+            row = table[f"{sdk} {kind}"] = {}
+            for config in ["base", "agentotel", *SDK_PEERS[sdk]]:
+                if configs is not None and config not in configs and config != "base":
+                    continue
+                paths = [str(ROOT), os.environ.get("PYTHONPATH")]
+                if config in SDK_PEERS[sdk]:
+                    if not (PEERS_DIR / config).is_dir():
+                        continue
+                    paths.insert(0, str(PEERS_DIR / config))
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths)), "PYTHONHASHSEED": "0", "AGENTOTEL_CALLGRIND_INSTR_OFF": "1",
+                       "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY", "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+                       "TRACELOOP_TRACE_CONTENT": "true", "AGENTOTEL_CAPTURE_CONTENT": "true"}  # fmt: skip
+                with tempfile.TemporaryDirectory() as tmp:
+                    out_file = Path(tmp) / "callgrind.out"
+                    out = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--toggle-collect=_operator_call",
+                                          f"--callgrind-out-file={out_file}", sys.executable, "-m", "benchmarks.bench_providers",
+                                          "--instructions-worker", sdk, config, kind, str(n)],
+                                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=1800)  # fmt: skip
+                    found = re.search(r"^summary:\s*(\d+)", out_file.read_text(), re.M) if out_file.exists() else None
+                    if out.returncode != 0 or found is None:
+                        row[config] = float("nan")
+                        print(f"{sdk} {kind} {config}: failed: {(out.stderr.strip().splitlines() or ['?'])[-1][:200]}", file=sys.stderr)
+                        continue
+                    if os.environ.get("AGENTOTEL_CALLGRIND_KEEP"):
+                        keep = Path(os.environ["AGENTOTEL_CALLGRIND_KEEP"]) / f"callgrind.{sdk}.{kind}.{config}.out"
+                        keep.parent.mkdir(parents=True, exist_ok=True)
+                        keep.write_bytes(out_file.read_bytes())
+                    row[config] = int(found.group(1)) / n
+            base = row.pop("base", None)
+            for config in row:
+                row[config] = row[config] - base if base is not None else float("nan")
+    return table
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "--count-worker":
         print(json.dumps(_count_worker(sys.argv[2], sys.argv[3])))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--instructions-worker":
+        _instructions_worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--instructions":
+        # --instructions [sdk,...] [n] [config,...]: callgrind instructions added per call (AGENTOTEL_CALLGRIND_KEEP=DIR keeps the profiles)
+        picked = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else ("genai", "bedrock")
+        configs = tuple(sys.argv[4].split(",")) if len(sys.argv) > 4 else None
+        for row, counts in instructions(picked, int(sys.argv[3]) if len(sys.argv) > 3 else 40, configs=configs).items():
+            print(row, json.dumps({k: round(v) if v == v else None for k, v in counts.items()}), flush=True)
     elif len(sys.argv) >= 2 and sys.argv[1] == "--count":
         for row, counts in count_calls().items():
             print(row, json.dumps(counts))

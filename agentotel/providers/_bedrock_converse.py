@@ -129,11 +129,17 @@ def pending_calls(parts: list[dict[str, Any]]) -> list[PendingToolCall]:
 
 
 def converse_response(body: Any) -> Response:
-    parts = _blocks(field_of(field_of(field_of(body, "output"), "message"), "content"))
-    stop = field_of(body, "stopReason")
+    if type(body) is dict:  # botocore's parsed response (every call): plain look-ups, no field_of
+        output = body.get("output")
+        message = output.get("message") if type(output) is dict else field_of(output, "message")
+        parts = _blocks(message.get("content") if type(message) is dict else field_of(message, "content"))
+        stop, usage = body.get("stopReason"), body.get("usage")
+    else:
+        parts = _blocks(field_of(field_of(field_of(body, "output"), "message"), "content"))
+        stop, usage = field_of(body, "stopReason"), field_of(body, "usage")
     return Response(
         finish_reasons=[stop] if stop else [],
-        usage=converse_usage(field_of(body, "usage")),
+        usage=converse_usage(usage),
         output_messages=[{"role": "assistant", "parts": parts, "finish_reason": stop}],
         tool_calls=pending_calls(parts),
     )

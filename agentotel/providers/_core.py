@@ -311,19 +311,28 @@ class _Instruments:
         self.cost = meter.create_counter(METRIC_AGENTOTEL_CLIENT_COST, unit="USD", description="Cost of model calls.")
 
 
-_instruments: tuple[Any, _Instruments | None] | None = None
+# (meter provider, its instruments, and what `_tracing.meter_provider()` found it from: agentotel's
+# configured provider and the metrics API's global one)
+_instruments: tuple[Any, _Instruments | None, Any, Any] | None = None
 
 
 def _metrics() -> _Instruments | None:
     """The instruments, or None while no SDK MeterProvider is configured (nothing would be recorded)."""
     global _instruments
-    provider = _tracing.meter_provider()
     cached = _instruments
+    api = _tracing._metrics_api
+    # Once per model call: while neither provider `meter_provider()` reads has changed, its answer has
+    # not either (with both unset it is the API's proxy, or a provider it loads and then sets as the global).
+    if cached is not None and cached[2] is _tracing._meter_provider and api is not None and cached[3] is getattr(api, "_METER_PROVIDER", None):
+        return cached[1]
+    provider = _tracing.meter_provider()
     if cached is None or cached[0] is not provider:
         # Kept per provider, "none" included: the API's proxy / no-op providers record nothing.
         none = _tracing._meter_provider is None and type(provider).__module__.startswith("opentelemetry.metrics")
         instruments = None if none else _Instruments(_tracing.get_meter("agentotel.providers"))
-        cached = _instruments = (provider, instruments)
+    else:
+        instruments = cached[1]
+    cached = _instruments = (provider, instruments, _tracing._meter_provider, getattr(api, "_METER_PROVIDER", None))
     return cached[1]
 
 
