@@ -5,6 +5,10 @@ Example: agentotel-collector --dir /var/lib/agentotel --http 0.0.0.0:4318 --grpc
 
 from __future__ import annotations
 
+from ._memory import set_arrow_allocator_options
+
+set_arrow_allocator_options()  # before anything below loads pyarrow (its allocator reads them as it loads)
+
 import argparse
 import dataclasses
 import gc
