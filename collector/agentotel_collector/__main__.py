@@ -3,6 +3,8 @@
 Example: agentotel-collector --dir /var/lib/agentotel --http 0.0.0.0:4318 --grpc 0.0.0.0:4317 --token-file /etc/agentotel/tokens
 """
 
+# ruff: noqa: E402 - Arrow's allocator options are set before the imports below load pyarrow
+
 from __future__ import annotations
 
 from ._memory import set_arrow_allocator_options
