@@ -3,7 +3,13 @@
 Example: agentotel-collector --dir /var/lib/agentotel --http 0.0.0.0:4318 --grpc 0.0.0.0:4317 --token-file /etc/agentotel/tokens
 """
 
+# ruff: noqa: E402 - Arrow's allocator options are set before the imports below load pyarrow
+
 from __future__ import annotations
+
+from ._memory import set_arrow_allocator_options
+
+set_arrow_allocator_options()  # before anything below loads pyarrow (its allocator reads them as it loads)
 
 import argparse
 import dataclasses
