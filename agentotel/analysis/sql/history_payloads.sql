@@ -1,6 +1,6 @@
 -- What earlier runs ($runs: their ids, earlier_runs.sql) saw, in one pass over their spans that started in
 -- [$since, $before) and lie in $traces (history_spans.sql; DuckDB reads only those traces' row groups):
---   kind 'tool': every successful or failed call of the given tools ($names), newest first: its output and
+--   kind 'tool': every successful or failed call of the given tools ($names; NULL: of every tool), newest first: its output and
 --     interface hash ($hash), the baseline a tool's learned output schema and interface are measured against;
 --   kind 'call': the first model call of each model of each run ($calls: {run_id, span_id, start_time}),
 --     its model, messages and the tool definitions and instructions it was given ($definitions,
@@ -16,7 +16,7 @@ WITH picked AS MATERIALIZED (
       AND s.run_id IN (SELECT unnest($runs::VARCHAR[]))
       AND s.start_time < $before
       AND s.start_time >= $since::TIMESTAMPTZ_NS
-      AND ((s.operation = 'execute_tool' AND s.tool_name IN (SELECT unnest($names::VARCHAR[])))
+      AND ((s.operation = 'execute_tool' AND ($names IS NULL OR s.tool_name IN (SELECT unnest($names::VARCHAR[]))))
            OR s.span_id IN (SELECT unnest($spans::VARCHAR[])))
 ), first_calls AS (
     SELECT c.run_id, c.span_id, c.start_time::TIMESTAMPTZ_NS AS start_time
@@ -25,7 +25,7 @@ WITH picked AS MATERIALIZED (
 SELECT 'tool' AS kind, run_id, span_id, tool_name, start_time, status_code, output,
        attributes[$hash] AS schema_hash, NULL AS model, NULL AS input, NULL AS definitions, NULL AS instructions
 FROM picked
-WHERE operation = 'execute_tool' AND tool_name IN (SELECT unnest($names::VARCHAR[]))
+WHERE operation = 'execute_tool' AND ($names IS NULL OR tool_name IN (SELECT unnest($names::VARCHAR[])))
 UNION ALL
 SELECT * FROM (
     SELECT 'call' AS kind, p.run_id, p.span_id, NULL AS tool_name, min(p.start_time) AS start_time, NULL AS status_code,
