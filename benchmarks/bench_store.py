@@ -69,16 +69,17 @@ def _where_bytes_go(directory: Path, spans: int, top: int = 4) -> str:
     return "bytes/span by column: " + ", ".join(f"{name} {size / spans:,.0f}" for name, size in ranked)
 
 
-def _unique_payload_zstd(directory: Path) -> int | None:
+def _unique_payload_zstd(directory: Path, columns: Sequence[str] = ("input", "input_added", "output")) -> int | None:
     """Bytes of every payload value the store keeps (input, input_added, output: each message stored once,
     outputs given back not again) in one zstd-3 stream: what those columns cost at best at this level,
-    whatever the file layout."""
+    whatever the file layout. `columns`: those payloads only (the output alone: what no reference to an
+    earlier row can take away, since every output is a new span's result)."""
     import pyarrow.parquet as pq
 
     parts: list[str] = []
     for path in (directory / "spans").rglob("*.parquet"):
         if not path.name.startswith("."):
-            table = pq.read_table(path, columns=["input", "input_added", "output"])
+            table = pq.read_table(path, columns=list(columns))
             for column in table.columns:
                 parts.extend(v for v in column.to_pylist() if v)
     return _zstd("\n".join(parts).encode())
@@ -213,7 +214,7 @@ def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
     del json_lines
 
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-size-"))
-    floor = None
+    floor = outputs = None
     try:
         exporter = ParquetSpanExporter(scratch)
         for batch in batches:
@@ -225,6 +226,7 @@ def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
             compact(scratch, grace_s=0)  # the replaced inputs removed now, so disk bytes are the merged files
             compacted_bytes, compacted_files = _parquet_bytes(scratch)
             floor = _unique_payload_zstd(scratch)
+            outputs = _unique_payload_zstd(scratch, ("output",))
         except Exception as exc:  # noqa: BLE001 - compaction is reported, not required, here
             compacted_bytes, compacted_files = None, f"compact failed: {exc!r}"
     finally:
@@ -234,7 +236,8 @@ def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
     where = f"{files} Parquet file(s) after fold, default settings"
     floor_note = "" if floor is None else (
         f"; floor: the payload values kept (each message once) in one zstd-3 stream are {floor / n:,.0f} bytes/span"
-        + (f", {floor / json_zstd:.2f}x zstd OTLP JSON before any other column" if json_zstd else ""))
+        + (f", {floor / json_zstd:.2f}x zstd OTLP JSON before any other column" if json_zstd else "")
+        + ("" if outputs is None or not json_zstd else f"; the outputs alone {outputs / n:,.0f} ({outputs / json_zstd:.2f}x)"))
 
     def row(
         peer_name: str, peer_total: int | None, target: str | None, limit: float | None,

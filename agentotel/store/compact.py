@@ -39,8 +39,8 @@ import pyarrow.parquet as pq
 from agentotel.store import fs, integrity, wal
 from agentotel.store.messages import borrow_outputs, chain_table
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, upgrade
-from agentotel.store.writer import (COMPACT_PAYLOAD_LEVEL, REPLACES_KEY, SPANS_DIR, parquet_files, publish, recover, replaces,
-                                    sorted_table)
+from agentotel.store.writer import (COMPACT_PAYLOAD_LEVEL, KEPT_ORDER, REPLACES_KEY, SPANS_DIR, by_trace_start, parquet_files,
+                                    publish, recover, replaces, sorted_table)
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
@@ -56,7 +56,7 @@ def compact(
     grace_s: float = GRACE_S,
 ) -> dict[str, Any]:
     """Merge each partition's small Parquet files, each trace's spans together (traces in the order they
-    started, see `_by_trace_start`), without duplicate spans.
+    started, see `writer.by_trace_start`), without duplicate spans.
 
     `small_bytes`: files smaller than this on disk are merged; `target_bytes`: the most input (counted
     uncompressed, as it is held in memory) one merged file takes; `grace_s`: superseded files leave
@@ -148,10 +148,10 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
         superseded = sorted({p.name for p in group} | {name for p in group for name in replaces(p)})
         name = f"c-{time.time_ns() // 1_000_000:013d}-{uuid.uuid4().hex[:12]}.parquet"
         merged = publish(
-            _by_trace_start(unique),
+            by_trace_start(unique),
             partition,
             name,
-            sort_by=MERGED_ORDER,
+            sort_by=KEPT_ORDER,
             extra={REPLACES_KEY: json.dumps(superseded).encode()},
             payload_level=COMPACT_PAYLOAD_LEVEL,  # rewritten once, off the export path: fewer bytes for more CPU
         )
@@ -165,29 +165,6 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
         out.append(merged)
     stats["files_after"] += len(out)
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
-
-
-MERGED_ORDER: list[tuple[str, str]] = []  # publish() keeps _by_trace_start's order (no one column holds it)
-
-
-def _by_trace_start(table: pa.Table) -> pa.Table:
-    """The spans by (start of their trace, trace id, start time): each trace's spans together, the traces
-    in the order they started.
-
-    Together, a trace's model calls (each repeating its conversation so far) compress as neighbours. In
-    start order, the runs of one stretch of time share row groups: `check` reads the runs an agent made
-    just before the one it checks, which trace-id order scattered over every row group of a merged file
-    (a 100-step run's history read 5 of 7). One trace is still read from one row group: its start-time
-    window and the trace_id bloom filter rule out the others.
-    """
-    if table.num_rows < 2:
-        return table
-    firsts = table.group_by("trace_id", use_threads=False).aggregate([("start_time", "min")])
-    where = pc.index_in(table.column("trace_id"), value_set=firsts.column("trace_id"))
-    keys = pa.table({"trace_start": firsts.column("start_time_min").take(where),
-                     "trace_id": table.column("trace_id"), "start_time": table.column("start_time")})
-    order = [("trace_start", "ascending"), ("trace_id", "ascending"), ("start_time", "ascending")]
-    return sorted_table(table, order, keys=keys)
 
 
 def _version(path: Path) -> int:

@@ -25,14 +25,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from agentotel.store import fs, wal
-from agentotel.store.writer import SPANS_DIR, publish, recover
+from agentotel.store.writer import KEPT_ORDER, SPANS_DIR, publish, recover
 
 REPLACED_DIR = ".replaced"
 INDEX_DIR = ".index"
 _ERASABLE = {"user": "user_id", "session": "session_id", "run": "run_id"}
-# A compaction's merged files keep their rows' order (traces in start order, compact.py); a fold's files by time.
-_MERGED_ORDER: list[tuple[str, str]] = []
-_FOLD_ORDER = [("start_time", "ascending")]
 
 
 class EraseError(ValueError):
@@ -134,7 +131,8 @@ def _erase_in(path: Path, column: str, value: str, stats: dict[str, Any]) -> Non
         wal.fsync_dir(path.parent)
         stats["files_removed"] += 1
         return
-    order = _MERGED_ORDER if path.name.startswith("c-") else _FOLD_ORDER
-    publish(kept, path.parent, path.name, sort_by=order, extra=dict(metadata))  # renamed over the old file
+    # The rows keep their order: by trace (writer.by_trace_start), or by start time in a file folded before folds
+    # wrote that order.
+    publish(kept, path.parent, path.name, sort_by=KEPT_ORDER, extra=dict(metadata))  # renamed over the old file
     stats["files_rewritten"] += 1
 

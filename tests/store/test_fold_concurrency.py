@@ -214,3 +214,23 @@ def test_a_writers_first_segments_are_smaller_so_a_short_process_folds_while_it_
     stored = sorted(i for ids in _stored(tmp_path).values() for i in ids)
     assert stored == sorted(f"{s.context.span_id:016x}" for s in spans)
     assert wal.wal_files(tmp_path) == []
+
+
+def test_a_fold_writes_each_trace_together_traces_in_the_order_they_started(tmp_path, sdk):
+    """Interleaved traces (runs that overlap in time) are stored as blocks, as a compaction stores them: a
+    trace's spans, which share their agent's text, compress as neighbours."""
+    from opentelemetry import trace
+
+    tracer, finished = sdk
+    late = tracer.start_span("late-root", start_time=T0 + 10)  # the first trace id, started second
+    early = tracer.start_span("early-root", start_time=T0)
+    for i in range(3):
+        for root, label in ((late, "late"), (early, "early")):
+            child = tracer.start_span(f"{label}-{i}", context=trace.set_span_in_context(root), start_time=T0 + 20 + 2 * i)
+            child.end(end_time=T0 + 100)
+    early.end(end_time=T0 + 200)
+    late.end(end_time=T0 + 200)
+    (path,) = fold_batches(tmp_path, "seg", [spans_to_batch(finished())])
+    names = pq.read_table(path, columns=["name"]).column(0).to_pylist()
+    assert names == ["early-root", "early-0", "early-1", "early-2", "late-root", "late-0", "late-1", "late-2"]
+    assert pq.read_metadata(path).row_group(0).sorting_columns == ()  # no stored column holds this order

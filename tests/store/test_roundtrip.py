@@ -249,6 +249,12 @@ def test_files_carry_schema_version_zstd_bloom_filter_and_time_order(stored):
     assert "DELTA_LENGTH_BYTE_ARRAY" in encodings["span_id"]
     # A file this small has no dictionary at all (test_dictionaries_only_where_they_pay).
     assert not any("RLE_DICTIONARY" in e for e in encodings.values())
+    # A column without a value (no model call here is a continuation, so input_ranges is NULL in every row)
+    # is not compressed: a zstd frame outweighs its few bytes of levels. Every column with a value is.
+    codecs = {metadata.row_group(0).column(i).path_in_schema: metadata.row_group(0).column(i).compression
+              for i in range(metadata.num_columns)}
+    assert {codecs[leaf] for leaf in codecs if leaf.startswith("input_ranges.")} == {"UNCOMPRESSED"}
+    assert codecs["links.list.element.trace_id"] == codecs["output"] == codecs["input_tokens"] == "ZSTD"
     assert pq.read_table(path, schema=SPAN_SCHEMA).schema.equals(SPAN_SCHEMA)
     # The Parquet types alone give SPAN_SCHEMA back (tz-aware ns timestamps, maps, structs): the footer
     # does not carry the Arrow schema again.

@@ -1,7 +1,7 @@
 -- Every span (each once) of one trace ($trace) that started within [$first, $last], for rebuilding a
 -- run's trajectory: the tree links of all spans, plus the step columns and payloads of the steps.
 -- The window (when the run's spans ran) lets DuckDB skip Parquet row groups by their start_time
--- statistics, since files are in start-time order. The attribute maps are not read (they are the
+-- statistics, since files hold traces in the order they started (older folds: spans in start order). The attribute maps are not read (they are the
 -- costliest column): the roots index supplies what the root spans' attributes say. A span without run
 -- attributes (another service's, joined by context propagation) belongs to the trace's outermost run.
 -- `call_key` and `own` let build_trajectory find second records of a call across batches, by the rules
