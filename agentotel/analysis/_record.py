@@ -13,7 +13,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentotel import _json, semconv
@@ -198,34 +198,7 @@ def _foreign_payloads(row: Mapping[str, Any], attributes: dict[str, str]) -> tup
 
 
 def load(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord, History]:
-    """`load_run` and `load_history` of a run, with one read of the row groups they share (`load_later`)."""
-    record, history = load_later(traces, run, runs=runs)
-    return record, history()
-
-
-class Later:
-    """A run's history that may still be being read on a second connection (`load_later`): calling it waits
-    for it and gives it (the same one at every call); `close()` lets it go without looking. Until it is called
-    or closed the rows it is read from stay held (`Traces._hold`), and the store's connection must be left to it."""
-
-    def __init__(self, finish: Callable[[], History] | None = None, history: History | None = None) -> None:
-        self._finish, self._history = finish, history
-
-    def __call__(self) -> History:
-        if self._finish is not None:
-            finish, self._finish = self._finish, None
-            self._history = finish()
-        return self._history if self._history is not None else History()
-
-    def close(self) -> None:
-        if self._finish is not None:
-            self()
-
-
-def load_later(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunRecord, Later]:
-    """The run (`load_run`) and its history (`load_history`) to be had later: the history's queries may still
-    be running on a second connection when this returns, so a caller can work on the run meanwhile (the
-    detectors that need no history). Call or close the `Later` before the store's connection is used again.
+    """`load_run` and `load_history` of a run, with one read of the row groups they share.
 
     An agent's latest runs mostly sit in the same row groups as the run itself, and most of what reading
     a few traces costs is decompressing their payload columns: so the history is planned from the roots
@@ -238,7 +211,7 @@ def load_later(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunR
     root = traces._rows(sql("run_root"), {"run": ref.run_id, "trace": ref.trace_id})
     if len(root) != 1:
         record = _load_run(traces, ref)
-        return record, Later(history=load_history(traces, record, runs=runs))
+        return record, load_history(traces, record, runs=runs)
     start, agent = root[0]["start_time"], _agent_key(root[0]["run_name"])
     earlier = _earlier(traces, ref.run_id, start, agent, runs)
     if earlier:
@@ -248,40 +221,30 @@ def load_later(traces: Any, run: str, *, runs: int = HISTORY_RUNS) -> tuple[RunR
         plan = _plan(traces, earlier, start) if earlier else None
         record = _load_run(traces, ref)
         if _start(record) == start and _agent_key(_agent(record)) == agent:
-            return record, Later(history=_read_history(traces, plan, _tool_names(record)) if plan is not None
-                                 else _without_plan(traces, record, start, runs))
-        return record, Later(history=load_history(traces, record, runs=runs))
+            return record, (_read_history(traces, plan, _tool_names(record)) if plan is not None
+                            else _without_plan(traces, record, start, runs))
+        return record, load_history(traces, record, runs=runs)
     held = traces._hold([ref.trace_id], first, last, runs=(list(_order(earlier)), _since(earlier), start))
     try:
-        # The history's two queries run on a second connection while this thread reads the run (DuckDB runs
-        # both at once, two cores) and, once it returns, while the caller works on the run. Every tool's
-        # earlier calls are read there, since the run's tools are not known yet; only the run's tools' count.
+        # The history's two queries run on a second connection while this thread reads the run: DuckDB
+        # runs both at once (two cores). Every tool's earlier calls are read there, since the run's tools
+        # are not known yet; only those of the run's tools are learned from.
         side = _Side(traces, earlier, start, held)
         try:
             record = _load_run(traces, ref, held)
-        except BaseException:
-            side.result()
-            raise
-    except BaseException:
-        traces._release(held)
-        raise
-
-    def finish() -> History:
-        try:
-            found = side.result()
-            if _start(record) == start and _agent_key(_agent(record)) == agent:
-                if found is None:  # the second connection failed (a compaction renewed the connection, say)
-                    plan = _plan(traces, earlier, start, held)
-                    return (_read_history(traces, plan, _tool_names(record), held) if plan is not None
-                            else _without_plan(traces, record, start, runs))
-                plan, rows, tools = found
-                return (_history_from(traces, plan, _tool_names(record), rows, held, tools) if plan is not None
-                        else _without_plan(traces, record, start, runs))
-            return load_history(traces, record, runs=runs)
         finally:
-            traces._release(held)
-
-    return record, Later(finish)
+            found = side.result()
+        if _start(record) == start and _agent_key(_agent(record)) == agent:
+            if found is None:  # the second connection failed (a compaction renewed the connection, say)
+                plan = _plan(traces, earlier, start, held)
+                return record, (_read_history(traces, plan, _tool_names(record), held) if plan is not None
+                                else _without_plan(traces, record, start, runs))
+            plan, rows, tools = found
+            return record, (_history_from(traces, plan, _tool_names(record), rows, held, tools) if plan is not None
+                            else _without_plan(traces, record, start, runs))
+        return record, load_history(traces, record, runs=runs)
+    finally:
+        traces._release(held)
 
 
 class _Side(threading.Thread):

@@ -28,7 +28,7 @@ from typing import Any
 from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
-from agentotel.analysis._record import History, Later, RunRecord, load_later
+from agentotel.analysis._record import History, RunRecord, load
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
@@ -131,25 +131,20 @@ def findings(traces: Any, run: str, *, policy: Policy | Mapping[str, Any] | None
              thresholds: Policy | None = None) -> list[Finding]:
     """Every finding for a run of the store, held to its agent's policy (pyproject.toml / agentotel.toml,
     or `policy`: a Policy or a mapping of its settings) and compared with earlier runs of the same agent."""
-    # The history may still be being read when the run is: the detectors that need none run meanwhile.
-    record, history = load_later(traces, run)
-    try:
-        if isinstance(policy, Mapping):
-            policy = Policy.from_mapping(policy)
-        chosen = policy or thresholds or load_policy(_agent(record))
-        return detect(record, history, policy=chosen)
-    finally:
-        history.close()
+    record, history = load(traces, run)
+    if isinstance(policy, Mapping):
+        policy = Policy.from_mapping(policy)
+    chosen = policy or thresholds or load_policy(_agent(record))
+    return detect(record, history, policy=chosen)
 
 
 def _agent(record: RunRecord) -> str | None:
     return record.root_attributes.get(semconv.AGENTOTEL_RUN_NAME) or record.run.get("name") or record.run.get("agent_name")
 
 
-def detect(record: RunRecord, history: History | Later | None = None, *, policy: Policy | None = None,
+def detect(record: RunRecord, history: History | None = None, *, policy: Policy | None = None,
            thresholds: Policy | None = None) -> list[Finding]:
-    """Every finding for one run, ordered by the step where its cause shows (`history`: or a `Later`, waited
-    for when a detector first asks for it)."""
+    """Every finding for one run, ordered by the step where its cause shows."""
     chosen = policy or thresholds or Policy()
     view = _Run(record, history or History(), chosen)
     out: list[Finding] = []
@@ -172,9 +167,8 @@ def worst(found: Iterable[Finding]) -> str | None:
 class _Run:
     """A record as detectors walk it: steps by index, model steps, who asked for each tool call."""
 
-    def __init__(self, record: RunRecord, history: History | Later, policy: Policy) -> None:
-        self.record, self.policy = record, policy
-        self._history = history
+    def __init__(self, record: RunRecord, history: History, policy: Policy) -> None:
+        self.record, self.history, self.policy = record, history, policy
         self.steps = record.steps
         self.by_index = {s["index"]: s for s in self.steps}
         self.llm = [s for s in self.steps if s.get("type") == LLM]
@@ -187,13 +181,6 @@ class _Run:
         self._messages: dict[int, list[Mapping[str, Any]]] = {}
         self._fingerprints: dict[int, list[tuple[str, str]]] = {}
         self._agents: dict[int, tuple[str, str, Any]] = {}
-
-    @property
-    def history(self) -> History:
-        """What earlier runs saw (waited for here, the first time a detector asks, when it is a `Later`)."""
-        if isinstance(self._history, Later):
-            self._history = self._history()
-        return self._history
 
     def fingerprints(self, step: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(role, text) of each non-system input message of a model step, computed once."""

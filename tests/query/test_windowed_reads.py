@@ -144,32 +144,20 @@ def test_a_checks_one_read_of_its_run_and_history_gives_what_two_reads_give(spre
         assert len(held) == (16 if shared else 0)
 
 
-def _held_tables(traces) -> int:
-    return traces.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_held_spans_%'").fetchall()[0][0]
-
-
-def test_a_check_works_on_the_run_while_its_history_is_read_and_lets_the_held_rows_go(spread, monkeypatch):
-    """`check` (detectors.findings) takes the run at once and its history later (`load_later`): the detectors
-    that need no history run while the history's queries still run on the second connection. It finds what
-    detecting on `load`'s record and history finds, and whether the history is waited for or let go unread
-    (`Later.close`, as when a detector raised), the rows held for it are dropped."""
+def test_a_check_of_one_read_finds_what_detecting_on_its_run_and_history_finds_and_lets_the_held_rows_go(spread, monkeypatch):
+    """`check` (detectors.findings) over the one read (`Traces._hold`, every tool's earlier calls read on the
+    second connection) finds what `detect` finds on `load`'s run and history, and leaves no held rows behind."""
     from agentotel.analysis import detectors
 
     directory, _runs = spread
     monkeypatch.setattr(_record, "SHARED_READ_BYTES", 0)
     with agentotel.open(directory) as traces:
-        deferred = 0
         for (run_id,) in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             record, history = _record.load(traces, run_id)
-            assert detectors.findings(traces, run_id) == detectors.detect(record, history, policy=detectors.load_policy(detectors._agent(record)))
-            assert _held_tables(traces) == 0, run_id
-            later_record, later = _record.load_later(traces, run_id)
-            assert later_record == record
-            deferred += _held_tables(traces)  # the rows the history is being read from, until closed
-            later.close()
-            assert _held_tables(traces) == 0, run_id
-            assert later() == history  # closed: waited for all the same, and given on asking
-        assert deferred == 16  # 13 billing runs and 3 support runs have an earlier run of their agent
+            expected = detectors.detect(record, history, policy=detectors.load_policy(detectors._agent(record)))
+            assert detectors.findings(traces, run_id) == expected, run_id
+            held = traces.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '_held_spans_%'").fetchall()[0][0]
+            assert held == 0, run_id
 
 
 def test_a_run_whose_span_started_before_its_root_gets_the_history_its_trajectory_says(tmp_path, monkeypatch):
