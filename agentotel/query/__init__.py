@@ -649,7 +649,7 @@ class Traces:
         matches = self._rows(_sql("run_lookup"), {"name": name})
         exact = [m for m in matches if name in (m["run_id"], m["trace_id"])]
         runs: dict[str, dict[str, Any]] = {}
-        for m in exact or matches:  # a run whose spans span two traces is still one run
+        for m in exact or matches:  # a run whose spans span two traces is still one run: its first row's trace
             runs.setdefault(m["run_id"], m)
         if not runs:
             named = self._rows(_sql("run_named"), {"name": name})  # a run's name means its latest run

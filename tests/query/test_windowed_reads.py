@@ -366,3 +366,23 @@ def test_a_check_by_run_id_makes_no_view_and_every_view_is_there_when_asked(spre
         traces._connect(_sources.load(directory))  # a renewed connection makes the views again
         assert traces.sql("SELECT count(*) FROM billing_tools").fetchall()[0][0] == 29
         assert traces.sql("SELECT count(*) FROM findings WHERE run_id = 'bill-13'").fetchall()[0][0] >= 0
+
+
+@pytest.mark.parametrize("older_first", [True, False], ids=["older file first", "newer file first"])
+def test_a_run_id_given_to_two_executions_means_the_latest_every_time(tmp_path, older_first):
+    """Two executions recorded under one run id (each its own trace and root, as when a caller passes the
+    same id twice, or a copied store): the id means the latest of them, at every lookup — never one or the
+    other by the order a scan returned rows in (check's findings came out of a coin toss there)."""
+    store = SpanStore(tmp_path)
+    first = store.run("billing", "twice", start=T0)
+    first.llm(assistant("the first"))
+    later = store.run("billing", "twice", start=T0 + 3 * HOUR, trace_id="e" * 32)
+    later.llm(assistant("the second"))
+    later.tool("invoice", {"id": 2}, {"id": 2, "total": 7})
+    # In two files, in either order: a scan returns the two traces in file order.
+    store.write([first if older_first else later], name="a.parquet")
+    store.write([later if older_first else first], name="b.parquet")
+    with agentotel.open(tmp_path) as traces:
+        seen = {(traces.resolve("twice").trace_id, len(traces.trajectory("twice").steps)) for _ in range(20)}
+        assert seen == {("e" * 32, 2)}
+        assert {traces.resolve("twic").trace_id for _ in range(10)} == {"e" * 32}
