@@ -1556,22 +1556,17 @@ def _results_cut(run: _Run) -> list[Finding]:
     for step in run.record.tool_steps():
         call_id = _call_id(run, step)
         raw = _raw(step, "output")
-        if is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
+        if not call_id or is_error(step) or step.get("output") is None or len(raw) > _CUT_CHARS:
             continue
         if str(run.record.attribute(step, semconv.AGENTOTEL_PAYLOAD_TRUNCATED)).lower() == "true":
             continue
         values = list(dict.fromkeys(_leaves(tool_payload(step.get("output")))))
         if len(values) < 2:
             continue
-        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None) if call_id else None
-        if given is not None:
-            response = _response(run, given, call_id)
-        else:  # calls and results without ids in the messages (Gemini's): the call's result by its place in them
-            key = call_key(str(tool_name(step)), parse_json(step.get("input")))
-            given = next((s for s in run.llm if s["index"] > step["index"] and key in _idless_results(run, s)), None)
-            response = _idless_results(run, given)[key] if given is not None else ""
+        given = next((s for s in run.llm if s["index"] > step["index"] and str(call_id) in answered_ids(s)), None)
         if given is None:
             continue  # never sent back: unanswered_tool_calls
+        response = _response(run, given, call_id)
         present = _values_shown(values, response)
         changed = _numbers_changed(tool_payload(step.get("output")), _unwrapped(parse_json(response)))
         if changed:
@@ -1587,23 +1582,6 @@ def _results_cut(run: _Run) -> list[Finding]:
                             f"({len(raw)} at step {step['index']}), {present} of its {len(values)} values: {response[:60]!r}",
                             tool=tool_name(step), result_step=step["index"], given=response[:300]))
         break
-    return out
-
-
-def _idless_results(run: _Run, model_step: Mapping[str, Any]) -> dict[str, str]:
-    """The results a model call was given of calls that carry no id (Gemini's function calls and responses),
-    paired by their place: each id-less result answers the earliest id-less call not yet answered. By the
-    call's key (tool and arguments), the latest result of it."""
-    out: dict[str, str] = {}
-    waiting: list[str] = []
-    for message in run.messages(model_step):
-        for part in parts(message):
-            if part.get("id") is not None:
-                continue
-            if part.get("type") == "tool_call":
-                waiting.append(call_key(str(part.get("name") or ""), parse_json(part.get("arguments"))))
-            elif part.get("type") == "tool_call_response" and waiting:
-                out[waiting.pop(0)] = _compact_response(part.get("response"))
     return out
 
 
@@ -2296,8 +2274,7 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
     return out
 
 
-# A model asking again for a result it was only shown a placeholder of is the cut's doing, not a loop of its own.
-_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",)}
+_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
