@@ -189,10 +189,9 @@ def _switch(config: str, tracer_provider: Any) -> Any:
     return switch
 
 
-def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[str, Any]:
-    """Paired batches: uninstrumented, then instrumented (order alternating), so drift cancels out."""
-    import httpx2
-    import openai
+def _counting_provider() -> tuple[Any, Any]:
+    """The global TracerProvider of a worker process, made here: every span it ends is counted and dropped.
+    (provider, counter): `counter.count` is how many spans ended so far (what tells a peer recorded anything)."""
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
@@ -204,9 +203,17 @@ def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[
             Drop.count += len(spans)
             return SpanExportResult.SUCCESS
 
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
-    trace.set_tracer_provider(tracer_provider)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    trace.set_tracer_provider(provider)
+    return provider, Drop
+
+
+def _worker(config: str, calls: int, batches: int, paired: bool = True) -> dict[str, Any]:
+    """Paired batches: uninstrumented, then instrumented (order alternating), so drift cancels out."""
+    import httpx2
+    import openai
+    tracer_provider, Drop = _counting_provider()
     client = openai.OpenAI(api_key="k", http_client=httpx2.Client(transport=_transport()))
     stream_options = {"include_usage": True}
 
@@ -632,20 +639,7 @@ def _sdk_worker(sdk: str, peer: str | None, calls: int, rounds: int) -> dict[str
     slots taken moments apart, so the load of a shared machine (which moves a process's CPU time per
     call by tens of percent from one minute to the next) lands on all arms alike. The parent repeats this
     in fresh processes to sample what differs between processes (memory layout)."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class Drop(SpanExporter):
-        count = 0
-
-        def export(self, spans: Any) -> SpanExportResult:
-            Drop.count += len(spans)
-            return SpanExportResult.SUCCESS
-
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
-    trace.set_tracer_provider(tracer_provider)
+    tracer_provider, Drop = _counting_provider()
     base = _sdk_calls(sdk)  # a client made before any instrumentation
     configs = ["agentotel"] + ([peer] if peer else [])
     switches = {config: _sdk_switch(sdk, config, tracer_provider) for config in configs}
@@ -827,17 +821,7 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
 def _count_worker(sdk: str, config: str) -> dict[str, int]:
     """Python function calls (profile `call` events, generator resumptions included) an instrumentation adds
     to one plain call and one streamed call: instrumented minus uninstrumented, each counted warm."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class Drop(SpanExporter):
-        def export(self, spans: Any) -> SpanExportResult:
-            return SpanExportResult.SUCCESS
-
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
-    trace.set_tracer_provider(tracer_provider)
+    tracer_provider, _counted = _counting_provider()
     base = _sdk_calls(sdk)
     switch = _sdk_switch(sdk, config, tracer_provider)
     switch(True)
@@ -901,20 +885,7 @@ def _instructions_worker(sdk: str, config: str, kind: str, n: int) -> None:
     region callgrind collects when run with `--collect-atstart=no --toggle-collect=_operator_call`."""
     import operator
 
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-    class Drop(SpanExporter):
-        count = 0
-
-        def export(self, spans: Any) -> SpanExportResult:
-            Drop.count += len(spans)
-            return SpanExportResult.SUCCESS
-
-    tracer_provider = TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(Drop()))
-    trace.set_tracer_provider(tracer_provider)
+    tracer_provider, Drop = _counting_provider()
     if config != "base":
         _sdk_switch(sdk, config, tracer_provider)(True)
     fn = _sdk_calls(sdk)[0 if kind == "plain" else 1]  # made after switching on: a client-wrapping peer sees it
