@@ -319,16 +319,19 @@ def _split(messages: str, values: list[Any] | None = None) -> list[tuple[int, in
     return bounds if at == n + 1 or (not bounds and n == 0) else None
 
 
-def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int]] | None:
-    """`_split(messages)`, the same bounds, without parsing again the messages `chains` hold in the same order.
+def _split_known(messages: str, chains: Sequence[_Chain]) -> tuple[list[tuple[int, int]], list[str]] | None:
+    """`_split(messages)`, the same bounds, without parsing again the messages `chains` hold in the same order;
+    with the messages themselves.
 
     After a message a conversation holds, the next one is most often the one that followed it there (an agent
     that drops old turns sends the rest as they were); that text at this place, followed by a comma or the
     end, is one whole JSON value exactly where `_split` would end it (it was one when its row stored it).
-    Anything else is parsed as `_split` parses it.
+    Anything else is parsed as `_split` parses it. A message found so is the conversation's own string: looking
+    it up again (`_Chain.positions`) finds it by identity, without slicing, hashing or comparing its text.
     """
     starts: dict[int, dict[int, str]] = {}  # per chain: where each message it holds starts -> that message
     bounds: list[tuple[int, int]] = []
+    pieces: list[str] = []
     at, n = 0, len(messages)
     guess = None
     try:
@@ -342,11 +345,12 @@ def _split_known(messages: str, chains: Sequence[_Chain]) -> list[tuple[int, int
             else:
                 piece = guess
             bounds.append((at, end))
+            pieces.append(piece)
             at = end + 1
             guess = _following(piece, chains, starts, n - at) if at < n else None
     except (ValueError, StopIteration, RecursionError):
         return None
-    return bounds if at == n + 1 or (not bounds and n == 0) else None
+    return (bounds, pieces) if at == n + 1 or (not bounds and n == 0) else None
 
 
 def _following(piece: str, chains: Sequence[_Chain], starts: dict[int, dict[int, str]], left: int) -> str | None:
@@ -519,8 +523,8 @@ class Conversations:
                 if ranges is None or start + len(rest) <= _SLACK * n:
                     return Conversations._add(best, rest, [], start, latest, n, ranges, outputs)
         messages = text[1:-1]
-        bounds = _split_known(messages, chains)
-        pieces = [] if bounds is None else [messages[s:e] for s, e in bounds]
+        split = _split_known(messages, chains)
+        bounds, pieces = (None, []) if split is None else split
         if bounds is not None and chains:
             shared, known, most = None, [], -1
             for chain in chains:  # the first that holds the most of it
