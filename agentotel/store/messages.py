@@ -102,10 +102,14 @@ class _Chain:
     ranges: list[tuple[int, int]] | None  # the latest input as ranges of the text; None: all of it
     checked: bool  # whether `latest` is known to be valid JSON messages
     added: dict[str, int] = field(default_factory=dict)  # `where` of the messages added since the last commit
+    # `where` and `added` the other way round (start -> message), for `_split_known`'s guesses: made once it is
+    # needed, then kept by `_add`, shared with the staged copies. Only a guess, checked against the text before
+    # it is used, so a failed append's messages left in it cost nothing but a guess that does not match.
+    starts: dict[int, str] | None = None
 
     def staged(self) -> _Chain:
         """A copy whose additions stay apart from this chain's until `commit` (an append may fail)."""
-        return _Chain(self.id, self.size, self.where, self.latest, self.length, self.ranges, self.checked)
+        return _Chain(self.id, self.size, self.where, self.latest, self.length, self.ranges, self.checked, starts=self.starts)
 
     def extended_by(self, text: str) -> bool:
         """Whether the input `text` (with its brackets) is the latest input with messages appended (or the same)."""
@@ -145,7 +149,9 @@ class _Result:
 
     def __init__(self, output: str, span: str) -> None:
         self.output, self.span, self.start = output, span, output[:_HEAD]
-        self.head = _as_json_string(self.start)  # escaped character by character: the full form's start
+        head = _as_json_string(self.start)  # escaped character by character: the full form's start
+        # The same object when nothing in it is escaped (most results): `lent` then searches for it once, not twice.
+        self.head = self.start if head == self.start else head
         self._string: str | None | bool = False  # False: not made yet
 
     def string(self) -> str | None:
@@ -211,12 +217,17 @@ class _Outputs:
                 cuts.append((s, shared, reply[1], reply[2], shared, False))
                 continue
             for result in reversed(self.results):  # a tool's result inside the message giving it back
-                output = result.output
-                found = _find(message, output, result.start) if len(output) <= e - s else -1
-                if found >= 0:
-                    cuts.append((s + found, len(output), result.span, 0, len(output), False))
-                    break
-                found = message.find(result.head)  # every place its JSON string form is starts so
+                output, head = result.output, result.head
+                if len(output) <= e - s:
+                    at = message.find(result.start)
+                    found = at if at < 0 or message.startswith(output, at) else message.find(output, at + 1)
+                    if found >= 0:
+                        cuts.append((s + found, len(output), result.span, 0, len(output), False))
+                        break
+                    # Its JSON string form starts as it does: first found where the search above first found it.
+                    found = at if head is result.start else message.find(head)
+                else:
+                    found = message.find(head)  # every place its JSON string form is starts so
                 if found >= 0:
                     string = result.string()
                     found = -1 if string is None else _find(message, string, result.head, found)
@@ -238,6 +249,8 @@ def _find(text: str, part: str, head: str, at: int | None = None) -> int:
 def _shared_prefix(a: str, b: str) -> int:
     """How many characters `a` and `b` share from their start (compared in halves: C speed, not per character)."""
     low, high = 0, min(len(a), len(b))
+    if (a.startswith(b) if len(a) >= len(b) else b.startswith(a)):  # one given back whole: no slice copied
+        return high
     while low < high:
         middle = (low + high + 1) // 2
         if a[low:middle] == b[low:middle]:
@@ -329,7 +342,6 @@ def _split_known(messages: str, chains: Sequence[_Chain]) -> tuple[list[tuple[in
     Anything else is parsed as `_split` parses it. A message found so is the conversation's own string: looking
     it up again (`_Chain.positions`) finds it by identity, without slicing, hashing or comparing its text.
     """
-    starts: dict[int, dict[int, str]] = {}  # per chain: where each message it holds starts -> that message
     bounds: list[tuple[int, int]] = []
     pieces: list[str] = []
     at, n = 0, len(messages)
@@ -347,25 +359,25 @@ def _split_known(messages: str, chains: Sequence[_Chain]) -> tuple[list[tuple[in
             bounds.append((at, end))
             pieces.append(piece)
             at = end + 1
-            guess = _following(piece, chains, starts, n - at) if at < n else None
+            guess = _following(piece, chains, n - at) if at < n else None
     except (ValueError, StopIteration, RecursionError):
         return None
     return (bounds, pieces) if at == n + 1 or (not bounds and n == 0) else None
 
 
-def _following(piece: str, chains: Sequence[_Chain], starts: dict[int, dict[int, str]], left: int) -> str | None:
+def _following(piece: str, chains: Sequence[_Chain], left: int) -> str | None:
     """The message that follows `piece` in a conversation holding it, if any; a conversation's index of its
-    messages is built (once per split) only when the text left to split is long enough to repay it."""
-    for i, chain in enumerate(chains):
+    messages (`_Chain.starts`) is built only when the text left to split is long enough to repay it, then kept."""
+    for chain in chains:
         at = chain.at(piece)
         if at is None:
             continue
-        index = starts.get(i)
+        index = chain.starts
         if index is None:
             maps = (chain.where, chain.added)
             if left < 8 * sum(len(m) for m in maps):  # parsing the rest costs less than indexing the conversation
                 continue
-            index = starts[i] = {start: text for m in maps for text, start in m.items()}
+            index = chain.starts = {start: text for m in maps for text, start in m.items()}
         after = index.get(at + len(piece) + 1)
         if after is not None:
             return after
@@ -476,9 +488,8 @@ class Conversations:
         n = batch.num_rows
         chain, offset, added, ranges, borrowed = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
         for row, (c, o, a, r, b) in chain_of.items():
-            chain[row], offset[row], added[row], borrowed[row] = c, o, a, b
-            if r is not None:
-                ranges[row] = [{"start": s, "length": length} for s, length in r]
+            # `r`: (start, length) pairs, which Arrow takes as the struct's fields in order.
+            chain[row], offset[row], added[row], ranges[row], borrowed[row] = c, o, a, r, b
         if given is None:
             kept = pc.if_else(pc.is_null(pa.array(chain, pa.string())), inputs, pa.nulls(n, pa.string()))
         else:  # only what is stored whole is converted to Arrow: a conversation's history never is
@@ -576,10 +587,12 @@ class Conversations:
         `input_added` and referred to."""
         added, borrowed = _lend(rest, outputs.lent(pieces))
         form = (chain.id, chain.size, added, ranges, borrowed)
-        where, new, at = chain.where, chain.added, start
+        where, new, at, index = chain.where, chain.added, start, chain.starts
         for message in pieces:
             if message not in where and message not in new:  # a message's first place in the text
                 new[message] = at
+                if index is not None:
+                    index[at] = message
             at += len(message) + 1
         chain.size = start + len(rest)
         chain.latest, chain.length, chain.ranges = latest, n, ranges
