@@ -111,6 +111,28 @@ store.close()
 """
 
 
+# The conversion alone (protobuf parse + `convert` to Arrow batches: what a decoding thread does with an
+# inflated body), counted by callgrind in a checkout's own process: `--instructions`.
+INSTRUCTIONS_WORKER = r"""
+import gc, gzip, operator, os, pickle, subprocess, sys
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from agentotel_collector._convert import convert
+raw = [gzip.decompress(body) for body in pickle.loads(open(sys.argv[1], "rb").read())]
+for body in raw[:2]:  # warm: imports, caches, and CPython's specialisation of the hot loops
+    for _ in range(3):
+        convert(ExportTraceServiceRequest.FromString(body))
+gc.collect()
+gc.freeze()
+
+def work():
+    for body in raw:
+        convert(ExportTraceServiceRequest.FromString(body))
+
+subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True, timeout=600)
+operator.call(work)
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -548,8 +570,51 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
     return results
 
 
+def instructions(checkouts: Sequence[Path], quick: bool) -> dict[str, dict[str, float]]:
+    """{workload: {checkout: instructions per span}} of parsing and converting the workloads' requests
+    (`INSTRUCTIONS_WORKER` under callgrind: deterministic whatever the machine's load; ~50x slower than a
+    plain run). The bodies are made once here and read by every checkout's worker."""
+    import pickle
+    import re
+
+    python = os.path.realpath(sys.executable)  # the interpreter itself: valgrind must not trace a pyenv shim
+    table: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="agentotel-bench-instructions-") as tmp:
+        for name, bodies, _raw_bytes, n_spans in _workloads(quick):
+            if not quick:  # a fixed slice keeps each callgrind run to minutes
+                bodies = bodies[: max(1, len(bodies) // 4)]
+                n_spans = min(n_spans, len(bodies) * BATCH)
+            corpus_file = Path(tmp) / "bodies.pickle"
+            corpus_file.write_bytes(pickle.dumps(bodies))
+            row = table[f"{name} ({n_spans:,} spans)"] = {}
+            for root in checkouts:
+                env = {**os.environ, "PYTHONHASHSEED": "0",
+                       "PYTHONPATH": os.pathsep.join([str(root / "collector"), str(root), os.environ.get("PYTHONPATH", "")])}
+                out_file = Path(tmp) / "callgrind.out"
+                run = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
+                                      "--toggle-collect=_operator_call", f"--callgrind-out-file={out_file}", python, "-c",
+                                      INSTRUCTIONS_WORKER, str(corpus_file)],
+                                     capture_output=True, text=True, cwd=root, env=env, timeout=3600)  # fmt: skip
+                found = re.search(r"^summary:\s*(\d+)", out_file.read_text(), re.M) if out_file.exists() else None
+                if run.returncode != 0 or found is None:
+                    raise RuntimeError(f"{root}: callgrind run failed: {run.stderr.strip()[-500:]}")
+                if os.environ.get("AGENTOTEL_CALLGRIND_KEEP"):
+                    keep = Path(os.environ["AGENTOTEL_CALLGRIND_KEEP"]) / f"callgrind.{root.name}.{name.split()[-1]}.out"
+                    keep.parent.mkdir(parents=True, exist_ok=True)
+                    keep.write_bytes(out_file.read_bytes())
+                out_file.unlink()
+                row[str(root)] = int(found.group(1)) / n_spans
+    return table
+
+
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
+    if "--instructions" in sys.argv:
+        # --instructions [checkout ...]: parse + convert instructions per span, this checkout and each named one
+        others = [Path(a).resolve() for a in sys.argv[sys.argv.index("--instructions") + 1:] if not a.startswith("--")]
+        for workload, row in instructions([_ROOT, *others], quick).items():
+            print(workload, {root: f"{count:,.0f}" for root, count in row.items()})
+        sys.exit(0)
     if "--baseline" in sys.argv:
         chosen = baseline(Path(sys.argv[sys.argv.index("--baseline") + 1]), quick)
     else:
