@@ -12,7 +12,7 @@ process's user+system time (from /proc) per 10,000 spans.
 `python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
 the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
 `--workers` measures `--workers 2` against one process alone, with the CPU each spends.
-`--baseline <checkout>` runs this checkout's collector and another checkout's (its own agentotel too, say
+`--baseline <checkout> [...]` runs this checkout's collector and other checkouts' (their own agentotel too, say
 `git worktree add --detach ../old <commit>`) side by side on the same bodies, taking turns: rate, CPU
 per 10,000 spans split into user and system time, and the CPU of each thread (which names where a
 difference goes: decoding threads, the event loop, the WAL writer, folds).
@@ -178,6 +178,23 @@ def _thread_seconds(pid: int) -> dict[int, float]:
             continue
         seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return seconds
+
+
+def _context_switches(pid: int) -> tuple[int, int]:
+    """Voluntary and involuntary context switches of every live thread of `pid`, summed. A voluntary one is a
+    thread that blocked: on I/O, or waiting for the GIL or a lock (each GIL hand-off costs one)."""
+    voluntary = involuntary = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                voluntary += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                involuntary += int(line.split()[1])
+    return voluntary, involuntary
 
 
 class _Server:
@@ -499,13 +516,13 @@ def _thread_names(pid: int) -> dict[int, str]:
     return names
 
 
-def baseline(checkout: Path, quick: bool) -> list[Result]:
-    """This checkout's collector against `checkout`'s (its collector and its agentotel), taking turns on the
-    same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
+def baseline(checkouts: Sequence[Path], quick: bool) -> list[Result]:
+    """This checkout's collector against each of `checkouts`' (its collector and its agentotel), taking turns on
+    the same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
     repeats = 1 if quick else 6
     workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-baseline-"))
-    roots = {"this checkout": _ROOT, f"baseline {checkout.name}": checkout.resolve()}
+    roots = {"this checkout": _ROOT, **{f"baseline {checkout.name}": checkout.resolve() for checkout in checkouts}}
     servers: dict[str, _Server] = {}
     results: list[Result] = []
     try:
@@ -519,6 +536,7 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
             split = {name: [0.0, 0.0] for name in servers}
             threads: dict[str, dict[int, float]] = {name: {} for name in servers}
             latencies: dict[str, list[float]] = {name: [] for name in servers}
+            switches = {name: [0, 0] for name in servers}
 
             def measured(name: str) -> Callable[[], None]:
                 server = servers[name]
@@ -528,10 +546,14 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
                 def once() -> None:
                     pid = server.process.pid
                     user, system, before = *_user_system_seconds(pid), _thread_seconds(pid)
+                    switched = _context_switches(pid)
                     counted.clear()
                     post()
                     if len(cpu[name]) == 1:  # the warm-up turn: not counted
                         return
+                    switched_after = _context_switches(pid)
+                    switches[name][0] += switched_after[0] - switched[0]
+                    switches[name][1] += switched_after[1] - switched[1]
                     latencies[name].extend(counted)
                     after = _thread_seconds(pid)
                     user2, system2 = _user_system_seconds(pid)
@@ -558,7 +580,9 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
                     unit="spans/s", ours=rate.median, peer_name=reference, peer=samples[reference].per_second(n_spans).median,
                     notes=(f"CPU per 10,000 spans {spent.median:.3f} s" + (f" (±{spent.spread:.0%})" if spent.spread is not None else "")
                            + f": user {split[name][0] * per:.3f}, "
-                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {latency}{CLIENTS} clients; "
+                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {latency}"
+                           f"context switches per request: {switches[name][0] / repeats / len(bodies):,.0f} voluntary, "
+                           f"{switches[name][1] / repeats / len(bodies):,.0f} involuntary; {CLIENTS} clients; "
                            f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
                     corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
                     ours_spread=rate.spread, peer_spread=samples[reference].per_second(n_spans).spread, repeats=repeats,
@@ -616,7 +640,8 @@ if __name__ == "__main__":
             print(workload, {root: f"{count:,.0f}" for root, count in row.items()})
         sys.exit(0)
     if "--baseline" in sys.argv:
-        chosen = baseline(Path(sys.argv[sys.argv.index("--baseline") + 1]), quick)
+        # --baseline <checkout> [<checkout> ...]: each taking turns with this one
+        chosen = baseline([Path(a) for a in sys.argv[sys.argv.index("--baseline") + 1:] if not a.startswith("--")], quick)
     else:
         chosen = (front_doors if "--front-doors" in sys.argv else workers if "--workers" in sys.argv else run)(quick)
     for result in chosen:

@@ -176,9 +176,11 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     continue
                 if (columns.payload_chars >= _CHUNK_CHARS and len(columns) >= _MIN_CHUNK_SPANS) or len(columns) == _MAX_CHUNK_SPANS:
                     chunk()
+                # Each field read once: every read is a lookup of the field by name in upb.
                 status = span.status
-                start = span.start_time_unix_nano
-                if start >= _MAX_NS or span.end_time_unix_nano >= _MAX_NS or span.events:
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                events, links = span.events, span.links
+                if start >= _MAX_NS or end >= _MAX_NS or events:
                     _check_times(span)
                 append(
                     trace_id.hex(),
@@ -189,14 +191,14 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     _STATUSES.get(status.code, "UNSET"),
                     status.message,
                     start,
-                    span.end_time_unix_nano or start,  # as the in-process exporter does for an unended span
+                    end or start,  # as the in-process exporter does for an unended span
                     _attributes(span.attributes),
                     resource,
                     encoded_resource,
                     scope_name,
                     scope_version,
-                    [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in span.events] if span.events else _NONE,
-                    [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in span.links] if span.links else _NONE,
+                    [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in events] if events else _NONE,
+                    [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in links] if links else _NONE,
                 )
     if len(columns):
         chunk()
