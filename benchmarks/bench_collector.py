@@ -14,8 +14,11 @@ the collector on uvicorn in one process, with `--workers 2`, and its receiver se
 `--workers` measures `--workers 2` against one process alone, with the CPU each spends.
 `--baseline <checkout> [...]` runs this checkout's collector and other checkouts' (their own agentotel too, say
 `git worktree add --detach ../old <commit>`) side by side on the same bodies, taking turns: rate, CPU
-per 10,000 spans split into user and system time, and the CPU of each thread (which names where a
-difference goes: decoding threads, the event loop, the WAL writer, folds).
+per 10,000 spans split into user and system time, the CPU of each thread (which names where a
+difference goes: decoding threads, the event loop, the WAL writer, folds) and context switches per request
+(a voluntary one is a thread that blocked: each GIL hand-off is one).
+`--instructions [<checkout> ...]` counts, with callgrind, the instructions per span of parsing and converting
+the same requests (no server, no I/O): the conversion's cost whatever the machine's load.
 """
 
 from __future__ import annotations
