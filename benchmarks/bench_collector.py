@@ -12,10 +12,13 @@ process's user+system time (from /proc) per 10,000 spans.
 `python -m benchmarks.bench_collector --front-doors` compares HTTP front doors on the same bodies:
 the collector on uvicorn in one process, with `--workers 2`, and its receiver served by hypercorn.
 `--workers` measures `--workers 2` against one process alone, with the CPU each spends.
-`--baseline <checkout>` runs this checkout's collector and another checkout's (its own agentotel too, say
+`--baseline <checkout> [...]` runs this checkout's collector and other checkouts' (their own agentotel too, say
 `git worktree add --detach ../old <commit>`) side by side on the same bodies, taking turns: rate, CPU
-per 10,000 spans split into user and system time, and the CPU of each thread (which names where a
-difference goes: decoding threads, the event loop, the WAL writer, folds).
+per 10,000 spans split into user and system time, the CPU of each thread (which names where a
+difference goes: decoding threads, the event loop, the WAL writer, folds) and context switches per request
+(a voluntary one is a thread that blocked: each GIL hand-off is one).
+`--instructions [<checkout> ...]` counts, with callgrind, the instructions per span of parsing and converting
+the same requests (no server, no I/O): the conversion's cost whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -111,6 +114,28 @@ store.close()
 """
 
 
+# The conversion alone (protobuf parse + `convert` to Arrow batches: what a decoding thread does with an
+# inflated body), counted by callgrind in a checkout's own process: `--instructions`.
+INSTRUCTIONS_WORKER = r"""
+import gc, gzip, operator, os, pickle, subprocess, sys
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from agentotel_collector._convert import convert
+raw = [gzip.decompress(body) for body in pickle.loads(open(sys.argv[1], "rb").read())]
+for body in raw[:2]:  # warm: imports, caches, and CPython's specialisation of the hot loops
+    for _ in range(3):
+        convert(ExportTraceServiceRequest.FromString(body))
+gc.collect()
+gc.freeze()
+
+def work():
+    for body in raw:
+        convert(ExportTraceServiceRequest.FromString(body))
+
+subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True, timeout=600)
+operator.call(work)
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -156,6 +181,23 @@ def _thread_seconds(pid: int) -> dict[int, float]:
             continue
         seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return seconds
+
+
+def _context_switches(pid: int) -> tuple[int, int]:
+    """Voluntary and involuntary context switches of every live thread of `pid`, summed. A voluntary one is a
+    thread that blocked: on I/O, or waiting for the GIL or a lock (each GIL hand-off costs one)."""
+    voluntary = involuntary = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                voluntary += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches:"):
+                involuntary += int(line.split()[1])
+    return voluntary, involuntary
 
 
 class _Server:
@@ -477,13 +519,13 @@ def _thread_names(pid: int) -> dict[int, str]:
     return names
 
 
-def baseline(checkout: Path, quick: bool) -> list[Result]:
-    """This checkout's collector against `checkout`'s (its collector and its agentotel), taking turns on the
-    same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
+def baseline(checkouts: Sequence[Path], quick: bool) -> list[Result]:
+    """This checkout's collector against each of `checkouts`' (its collector and its agentotel), taking turns on
+    the same bodies: rate, CPU per 10,000 spans (user and system) and where the CPU went, thread by thread."""
     repeats = 1 if quick else 6
     workloads = _workloads(quick)
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-baseline-"))
-    roots = {"this checkout": _ROOT, f"baseline {checkout.name}": checkout.resolve()}
+    roots = {"this checkout": _ROOT, **{f"baseline {checkout.name}": checkout.resolve() for checkout in checkouts}}
     servers: dict[str, _Server] = {}
     results: list[Result] = []
     try:
@@ -497,6 +539,7 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
             split = {name: [0.0, 0.0] for name in servers}
             threads: dict[str, dict[int, float]] = {name: {} for name in servers}
             latencies: dict[str, list[float]] = {name: [] for name in servers}
+            switches = {name: [0, 0] for name in servers}
 
             def measured(name: str) -> Callable[[], None]:
                 server = servers[name]
@@ -506,10 +549,14 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
                 def once() -> None:
                     pid = server.process.pid
                     user, system, before = *_user_system_seconds(pid), _thread_seconds(pid)
+                    switched = _context_switches(pid)
                     counted.clear()
                     post()
                     if len(cpu[name]) == 1:  # the warm-up turn: not counted
                         return
+                    switched_after = _context_switches(pid)
+                    switches[name][0] += switched_after[0] - switched[0]
+                    switches[name][1] += switched_after[1] - switched[1]
                     latencies[name].extend(counted)
                     after = _thread_seconds(pid)
                     user2, system2 = _user_system_seconds(pid)
@@ -536,7 +583,9 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
                     unit="spans/s", ours=rate.median, peer_name=reference, peer=samples[reference].per_second(n_spans).median,
                     notes=(f"CPU per 10,000 spans {spent.median:.3f} s" + (f" (±{spent.spread:.0%})" if spent.spread is not None else "")
                            + f": user {split[name][0] * per:.3f}, "
-                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {latency}{CLIENTS} clients; "
+                           f"system {split[name][1] * per:.3f}; by thread: {by_thread}; {latency}"
+                           f"context switches per request: {switches[name][0] / repeats / len(bodies):,.0f} voluntary, "
+                           f"{switches[name][1] / repeats / len(bodies):,.0f} involuntary; {CLIENTS} clients; "
                            f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"),
                     corpus=f"{workload}: {n_spans:,} spans in {len(bodies)} gzip requests of {BATCH}",
                     ours_spread=rate.spread, peer_spread=samples[reference].per_second(n_spans).spread, repeats=repeats,
@@ -548,10 +597,54 @@ def baseline(checkout: Path, quick: bool) -> list[Result]:
     return results
 
 
+def instructions(checkouts: Sequence[Path], quick: bool) -> dict[str, dict[str, float]]:
+    """{workload: {checkout: instructions per span}} of parsing and converting the workloads' requests
+    (`INSTRUCTIONS_WORKER` under callgrind: deterministic whatever the machine's load; ~50x slower than a
+    plain run). The bodies are made once here and read by every checkout's worker."""
+    import pickle
+    import re
+
+    python = os.path.realpath(sys.executable)  # the interpreter itself: valgrind must not trace a pyenv shim
+    table: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="agentotel-bench-instructions-") as tmp:
+        for name, bodies, _raw_bytes, n_spans in _workloads(quick):
+            if not quick:  # a fixed slice keeps each callgrind run to minutes
+                bodies = bodies[: max(1, len(bodies) // 4)]
+                n_spans = min(n_spans, len(bodies) * BATCH)
+            corpus_file = Path(tmp) / "bodies.pickle"
+            corpus_file.write_bytes(pickle.dumps(bodies))
+            row = table[f"{name} ({n_spans:,} spans)"] = {}
+            for root in checkouts:
+                env = {**os.environ, "PYTHONHASHSEED": "0",
+                       "PYTHONPATH": os.pathsep.join([str(root / "collector"), str(root), os.environ.get("PYTHONPATH", "")])}
+                out_file = Path(tmp) / "callgrind.out"
+                run = subprocess.run(["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
+                                      "--toggle-collect=_operator_call", f"--callgrind-out-file={out_file}", python, "-c",
+                                      INSTRUCTIONS_WORKER, str(corpus_file)],
+                                     capture_output=True, text=True, cwd=root, env=env, timeout=3600)  # fmt: skip
+                found = re.search(r"^summary:\s*(\d+)", out_file.read_text(), re.M) if out_file.exists() else None
+                if run.returncode != 0 or found is None:
+                    raise RuntimeError(f"{root}: callgrind run failed: {run.stderr.strip()[-500:]}")
+                if os.environ.get("AGENTOTEL_CALLGRIND_KEEP"):
+                    keep = Path(os.environ["AGENTOTEL_CALLGRIND_KEEP"]) / f"callgrind.{root.name}.{name.split()[-1]}.out"
+                    keep.parent.mkdir(parents=True, exist_ok=True)
+                    keep.write_bytes(out_file.read_bytes())
+                out_file.unlink()
+                row[str(root)] = int(found.group(1)) / n_spans
+    return table
+
+
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
+    if "--instructions" in sys.argv:
+        # --instructions [checkout ...]: parse + convert instructions per span, this checkout and each named one
+        others = [Path(a).resolve() for a in sys.argv[sys.argv.index("--instructions") + 1:] if not a.startswith("--")]
+        for workload, row in instructions([_ROOT, *others], quick).items():
+            print(workload, {root: f"{count:,.0f}" for root, count in row.items()})
+        sys.exit(0)
     if "--baseline" in sys.argv:
-        chosen = baseline(Path(sys.argv[sys.argv.index("--baseline") + 1]), quick)
+        # --baseline <checkout> [<checkout> ...]: each taking turns with this one
+        chosen = baseline([Path(a) for a in sys.argv[sys.argv.index("--baseline") + 1:] if not a.startswith("--")], quick)
     else:
         chosen = (front_doors if "--front-doors" in sys.argv else workers if "--workers" in sys.argv else run)(quick)
     for result in chosen:

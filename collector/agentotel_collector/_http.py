@@ -587,7 +587,7 @@ class _Receiver:
                 job.settle(None)
                 return
             job.submitted = time.monotonic()
-            service.ingest.submit(converted.batches, job.loop, job.future)  # Busy when the queue is full
+            service.ingest.submit(converted, job.loop, job.future)  # Busy when the queue is full
         except BaseException as exc:  # noqa: BLE001 - every outcome is the request's, raised on the loop
             job.settle(exc)
         finally:

@@ -15,9 +15,11 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 import pyarrow as pa
+
+from ._convert import Converted
 
 log = logging.getLogger("agentotel_collector")
 
@@ -52,21 +54,20 @@ def _settle(outcomes: list[tuple[asyncio.Future, BaseException | None]]) -> None
 class SpanStore(Protocol):
     """What the ingest path needs from `agentotel.store.StoreWriter`."""
 
-    def append(self, batch: pa.RecordBatch | list[pa.RecordBatch]) -> None: ...
+    def append(self, batch: pa.RecordBatch | list[pa.RecordBatch], *, inputs: Sequence[list[str | None]] | None = None,
+               outputs: Sequence[list[str | None]] | None = None) -> None: ...
 
     def close(self) -> None: ...
 
 
 class _Ticket:
-    __slots__ = ("batches", "rows", "size", "done", "error", "loop", "future")
+    __slots__ = ("converted", "rows", "size", "done", "error", "loop", "future")
 
-    def __init__(self, batches: list[pa.RecordBatch], loop: asyncio.AbstractEventLoop | None = None,
+    def __init__(self, converted: Converted, loop: asyncio.AbstractEventLoop | None = None,
                  future: asyncio.Future | None = None) -> None:
-        self.batches = batches
-        self.rows = sum(b.num_rows for b in batches)
-        # The batches' buffers, as allocated (RecordBatch.nbytes walks every column's offsets: ~0.1 ms of the
-        # GIL per 512-span batch, 0.7 % of its conversion; this is ~5 us and bounds the memory held all the same).
-        self.size = sum(b.get_total_buffer_size() for b in batches)
+        self.converted: Converted | None = converted
+        self.rows = converted.accepted
+        self.size = converted.size  # the batches' buffers and the input texts: the memory the queue bounds
         self.done = threading.Event()
         self.error: BaseException | None = None
         self.loop, self.future = loop, future  # an event loop's request waits on `future` instead of `done`
@@ -114,21 +115,21 @@ class Ingest:
         """The longest a write waits for the store before its sender is told to retry (`slow()`)."""
         return self._write_timeout_s
 
-    def write(self, batches: list[pa.RecordBatch]) -> None:
-        """Return once `batches` are durable in the store; raise Busy when they could not be made durable in time."""
-        ticket = self._submit(_Ticket(batches))
+    def write(self, converted: Converted) -> None:
+        """Return once `converted`'s rows are durable in the store; raise Busy when they could not be made durable in time."""
+        ticket = self._submit(_Ticket(converted))
         if not ticket.done.wait(self._write_timeout_s):
             raise self.slow()
         self._check(ticket)
 
-    def submit(self, batches: list[pa.RecordBatch], loop: asyncio.AbstractEventLoop, future: asyncio.Future) -> None:
-        """Queue `batches` from any thread; `future`, of `loop`, gets None once they are durable, or Busy.
+    def submit(self, converted: Converted, loop: asyncio.AbstractEventLoop, future: asyncio.Future) -> None:
+        """Queue `converted`'s rows from any thread; `future`, of `loop`, gets None once they are durable, or Busy.
 
         Raises Busy at once when the queue is full or the collector is stopping. The writer wakes each
         loop once per group commit, not once per request. Bounding the wait (`write_timeout_s`) is the
         caller's: it sets `slow()` on the future, and the writer then leaves it alone.
         """
-        self._submit(_Ticket(batches, loop, future))
+        self._submit(_Ticket(converted, loop, future))
 
     def slow(self) -> Busy:
         """The refusal for a write the store has not confirmed within `write_timeout_s`."""
@@ -181,9 +182,13 @@ class Ingest:
                 return
             error: BaseException | None = None
             try:
-                # The whole group in one append: one write and one fsync, and no copy into one batch.
+                # The whole group in one append: one write and one fsync, and no copy into one batch. The
+                # input texts go as the strings they were decoded to (`Converted`): never into Arrow and back.
                 started = time.monotonic()
-                self._store.append([batch for t in tickets for batch in t.batches])
+                group = [t.converted for t in tickets if t.converted is not None]
+                self._store.append([batch for c in group for batch in c.batches],
+                                   inputs=[values for c in group for values in c.inputs],
+                                   outputs=[values for c in group for values in c.outputs])
                 if self._on_write is not None:
                     self._on_write(time.monotonic() - started)
                 self._healthy = True
@@ -197,7 +202,7 @@ class Ingest:
             waiting: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, BaseException | None]]] = {}
             for ticket in tickets:
                 ticket.error = error
-                ticket.batches = []  # free memory now, not when the request ends
+                ticket.converted = None  # free memory now, not when the request ends
                 ticket.done.set()
                 if ticket.loop is not None:
                     waiting.setdefault(ticket.loop, []).append((ticket.future, error))

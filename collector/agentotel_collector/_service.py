@@ -94,7 +94,7 @@ class Service:
     def store(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:
         """Write the rows durably and build the answer, reporting rejected spans; Busy when the store cannot take them now."""
         if converted.batches:
-            self.ingest.write(converted.batches)
+            self.ingest.write(converted)
         return self.accepted(converted, protocol)
 
     def accepted(self, converted: Converted, protocol: str) -> ExportTraceServiceResponse:

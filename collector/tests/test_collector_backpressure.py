@@ -27,10 +27,10 @@ class StuckDisk(StoreWriter):
         self.released = threading.Event()
         self.writing = threading.Event()
 
-    def append(self, batch) -> None:
+    def append(self, batch, **kwargs) -> None:
         self.writing.set()
         self.released.wait(30)
-        super().append(batch)
+        super().append(batch, **kwargs)
 
 
 @pytest.fixture

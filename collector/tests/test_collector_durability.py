@@ -122,9 +122,9 @@ from agentotel_collector import Collector
 
 class SlowDisk(StoreWriter):
     '''A real store on a disk that takes {delay}s per write.'''
-    def append(self, batch):
+    def append(self, batch, **kwargs):
         time.sleep({delay})
-        super().append(batch)
+        super().append(batch, **kwargs)
 
 collector = Collector(store=SlowDisk({store!r}), dir={store!r}, http=("127.0.0.1", {port}), grpc="off",
                       queue_bytes=256 * 1024, write_timeout_s=2, max_concurrent_requests=2, admission_timeout_s=0.1).start()

@@ -50,9 +50,9 @@ class StuckDisk(StoreWriter):
         super().__init__(*args, **kwargs)
         self.released = threading.Event()
 
-    def append(self, batch) -> None:
+    def append(self, batch, **kwargs) -> None:
         self.released.wait(30)
-        super().append(batch)
+        super().append(batch, **kwargs)
 
 
 class FullOnce(StoreWriter):
@@ -62,11 +62,11 @@ class FullOnce(StoreWriter):
         super().__init__(*args, **kwargs)
         self.failures = 1
 
-    def append(self, batch) -> None:
+    def append(self, batch, **kwargs) -> None:
         if self.failures:
             self.failures -= 1
             raise OSError(errno.ENOSPC, "No space left on device")
-        super().append(batch)
+        super().append(batch, **kwargs)
 
 
 def test_decoding_time_does_not_count_against_the_write_timeout(tmp_path, monkeypatch):

@@ -202,10 +202,10 @@ class StuckDisk(StoreWriter):
         self.released = threading.Event()
         self.writing = threading.Event()
 
-    def append(self, batch) -> None:
+    def append(self, batch, **kwargs) -> None:
         self.writing.set()
         self.released.wait(30)
-        super().append(batch)
+        super().append(batch, **kwargs)
 
 
 def test_a_full_queue_is_a_logged_counted_503_and_queue_bytes_show_the_wait(tmp_path, caplog):

@@ -6,7 +6,8 @@ Spans come from the real OTel SDK; the run shape is not the benchmark corpus's: 
 from one prompt inside one trace, a retried call, an agent that summarises its history, inputs in
 Latin-1, BMP and astral characters, one with a lone surrogate (which Arrow cannot hold), a tool's
 arguments, an empty message list and an input that is not a list at all; and outputs a later input gives back
-(`append(outputs=)`): a model's reply, tool results as strings, one with a lone surrogate.
+(`append(outputs=)`): a model's reply, tool results as strings, one with a lone surrogate. The collector's
+OTLP conversion hands inputs and outputs over the same way, and is held to the same rows.
 """
 
 from __future__ import annotations
@@ -125,6 +126,71 @@ def test_the_exporter_stores_what_the_batch_path_stores(tmp_path: Path, batch_si
     exporter.shutdown()
     writer.close()
     assert _parquet(tmp_path / "exporter").equals(_parquet(tmp_path / "batches"))
+
+
+def _encodable(span) -> bool:
+    """Whether OTLP can carry the span whole (protobuf strings are UTF-8: a lone surrogate is not)."""
+    try:
+        for value in span.attributes.values():
+            if isinstance(value, str):
+                value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+@pytest.mark.parametrize("per_request", [1, 5, 100])
+def test_otlp_requests_store_what_the_batch_path_stores(tmp_path: Path, per_request: int) -> None:
+    """The collector's conversion (`otlp.convert`) hands the inputs over as strings too (`Converted.inputs`,
+    `outputs`), one list per batch, a request's chunks included: stored row for row as the batch path
+    stores the same spans, in the WAL and in the Parquet files."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from agentotel.store import otlp
+
+    spans = [span for span in _spans() if _encodable(span)]
+    requests = [spans[i : i + per_request] for i in range(0, len(spans), per_request)]
+    collector = StoreWriter(tmp_path / "otlp", wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    writer = StoreWriter(tmp_path / "batches", wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    chunked = 0
+    for group in requests:
+        body = encode_spans(group).SerializeToString()
+        converted = otlp.convert(ExportTraceServiceRequest.FromString(body))
+        assert len(converted.inputs) == len(converted.outputs) == len(converted.batches)
+        assert all(b.column("input").null_count == b.num_rows for b in converted.batches)  # the texts are in `inputs`
+        chunked += len(converted.batches) > 1
+        collector.append(converted.batches, inputs=converted.inputs, outputs=converted.outputs)
+        writer.append(spans_to_batch(group))
+    ours, theirs = _rows(read_wal(tmp_path / "otlp")), _rows(read_wal(tmp_path / "batches"))
+    assert ours.num_rows == len(spans) > 20
+    assert ours.equals(theirs)
+    assert pc.sum(pc.is_valid(ours.column("input_chain"))).as_py() >= 8  # conversations were stored once
+    assert sum(len(b) for b in ours.column("input_borrowed").to_pylist() if b) >= 2  # outputs were referred to
+    collector.close()
+    writer.close()
+    assert _parquet(tmp_path / "otlp").equals(_parquet(tmp_path / "batches"))
+
+
+def test_a_request_converted_in_chunks_hands_each_chunk_its_own_inputs(tmp_path: Path, monkeypatch) -> None:
+    """A big request becomes several batches (`otlp._MAX_CHUNK_SPANS`): each keeps its own rows' inputs."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from agentotel.store import otlp
+
+    spans = [span for span in _spans() if _encodable(span)]
+    monkeypatch.setattr(otlp, "_MAX_CHUNK_SPANS", 7)  # a setting, made small: the chunking code runs as it is
+    converted = otlp.convert(ExportTraceServiceRequest.FromString(encode_spans(spans).SerializeToString()))
+    assert len(converted.batches) == -(-len(spans) // 7)
+    assert [len(i) for i in converted.inputs] == [len(o) for o in converted.outputs] == [b.num_rows for b in converted.batches]
+    collector = StoreWriter(tmp_path / "otlp", wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    writer = StoreWriter(tmp_path / "batches", wal_max_bytes=1 << 40, wal_max_age_s=1e9)
+    collector.append(converted.batches, inputs=converted.inputs, outputs=converted.outputs)
+    writer.append(spans_to_batch(spans))
+    assert _rows(read_wal(tmp_path / "otlp")).equals(_rows(read_wal(tmp_path / "batches")))
+    collector.close()
+    writer.close()
 
 
 def test_an_input_arrow_cannot_hold_is_stored_repaired_and_continued_from(tmp_path: Path) -> None:
