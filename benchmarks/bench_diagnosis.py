@@ -199,7 +199,7 @@ def _million_store(base: Path) -> Path:
         con.execute(f"SET VARIABLE {name} = $v", {"v": key})
     writer = StoreWriter(store)
     for copy in range(1, -(-MILLION // _UNIQUE)):
-        table = con.sql(_COPY_SQL, params={"digit": f"{copy:x}", "shift": shift * copy}).to_arrow_table()
+        table = con.sql(_COPY_SQL, params={"copy": copy, "shift": shift * copy}).to_arrow_table()
         for batch in table.cast(SPAN_SCHEMA).to_batches(max_chunksize=10_000):
             writer.append(batch)
     writer.close()

@@ -109,7 +109,7 @@ def _write_corpus(n_spans: int, scratch: Path, unique: int) -> tuple[Path, list[
 
     Generating SDK spans and encoding OTLP JSON run at about a thousand spans a second here, so a
     million-span corpus is made of copies of a `_UNIQUE`-span corpus: each copy gets its own trace,
-    span and run ids (the first hex digit replaced by the copy number) and is shifted later in time,
+    span and run ids (the first hex digit turned by the copy number, `_COPY_SQL`) and is shifted later in time,
     identically on both sides. The store side goes through `ParquetSpanExporter` (the first copy) and
     `StoreWriter` (the others), then `compact()`.
     """
@@ -141,42 +141,57 @@ def _write_corpus(n_spans: int, scratch: Path, unique: int) -> tuple[Path, list[
         con.execute(f"SET VARIABLE {name} = $v", {"v": key})
     for copy in range(copies):
         if copy:
-            table = con.sql(_COPY_SQL, params={"digit": f"{copy:x}", "shift": shift * copy}).to_arrow_table()
+            table = con.sql(_COPY_SQL, params={"copy": copy, "shift": shift * copy}).to_arrow_table()
             for batch in table.cast(SPAN_SCHEMA).to_batches(max_chunksize=10_000):
                 writer.append(batch)
         path = otlp / f"traces-{copy:04d}.json"
-        path.write_bytes(base_json if copy == 0 else _copy_json(base_json, f"{copy:x}".encode(), shift * copy))
+        path.write_bytes(base_json if copy == 0 else _copy_json(base_json, copy, shift * copy))
         files.append(str(path))
     writer.close()
     compact(store)
     return store, files, runs * copies, unique
 
 
-_COPY_SQL = """
+# A copy's ids: the first hex digit turned `$copy` places on (mod 16). Copy 0 is the original, so every
+# copy's ids differ from the original's and from each other copy's (replacing the digit with the copy
+# number gave copy k the ids of the original's runs whose id starts with k: ~1 run in 18 was recorded twice).
+_HEX = "0123456789abcdef"
+
+
+def _turned(column: str) -> str:
+    return (f"CASE WHEN coalesce({column}, '') = '' THEN {column} ELSE substr('{_HEX}', "
+            f"(instr('{_HEX}', {column}[1]) - 1 + $copy) % 16 + 1, 1) || substr({column}, 2) END")
+
+
+_COPY_SQL = f"""
 SELECT * REPLACE (
-    $digit || substr(trace_id, 2) AS trace_id,
-    $digit || substr(span_id, 2) AS span_id,
-    $digit || substr(parent_span_id, 2) AS parent_span_id,
-    $digit || substr(run_id, 2) AS run_id,
+    {_turned("trace_id")} AS trace_id,
+    {_turned("span_id")} AS span_id,
+    {_turned("parent_span_id")} AS parent_span_id,
+    {_turned("run_id")} AS run_id,
     make_timestamp_ns(epoch_ns(start_time) + $shift) AS start_time,
     make_timestamp_ns(epoch_ns(end_time) + $shift) AS end_time,
     map_from_entries(list_transform(map_entries(attributes), lambda e: struct_pack(
         key := e.key,
         value := CASE WHEN e.key IN (getvariable('RUN_ID'), getvariable('PARENT_RUN_ID'))
-                      THEN $digit || substr(e.value, 2) ELSE e.value END))) AS attributes
+                      THEN {_turned("e.value")} ELSE e.value END))) AS attributes
 )
 FROM base
 """
 
-_IDS = re.compile(rb'("(?:traceId|spanId|parentSpanId)":")[0-9a-f]')
+_IDS = re.compile(rb'("(?:traceId|spanId|parentSpanId)":")([0-9a-f])')
 _RUN_IDS = re.compile(rb'("key":"(?:' + re.escape(sc.AGENTOTEL_RUN_ID.encode()) + rb"|"
-                      + re.escape(sc.AGENTOTEL_RUN_PARENT_ID.encode()) + rb')","value":\{"stringValue":").')
+                      + re.escape(sc.AGENTOTEL_RUN_PARENT_ID.encode()) + rb')","value":\{"stringValue":")([0-9a-f])')
 _TIMES = re.compile(rb'("(?:startTimeUnixNano|endTimeUnixNano|timeUnixNano)":")(\d+)"')
 
 
-def _copy_json(data: bytes, digit: bytes, shift_ns: int) -> bytes:
-    data = _IDS.sub(rb"\g<1>" + digit, data)
-    data = _RUN_IDS.sub(rb"\g<1>" + digit, data)
+def _copy_json(data: bytes, copy: int, shift_ns: int) -> bytes:
+    """The OTLP JSON of copy `copy`: ids turned as `_COPY_SQL` turns them, times shifted by `shift_ns`."""
+    def turn(m: re.Match[bytes]) -> bytes:
+        return m.group(1) + _HEX[(_HEX.index(m.group(2).decode()) + copy) % 16].encode()
+
+    data = _IDS.sub(turn, data)
+    data = _RUN_IDS.sub(turn, data)
     return _TIMES.sub(lambda m: m.group(1) + str(int(m.group(2)) + shift_ns).encode() + b'"', data)
 
 

@@ -144,3 +144,42 @@ def test_cached_store_holds_the_corpus_and_is_reused(tmp_path):
     assert count == 600 and runs >= 3
     assert corpus.cached_store(600, seed=3, cache_dir=tmp_path) == directory
     assert sorted(directory.glob("spans/date=*/*.parquet")) == files  # reused, not rebuilt
+
+
+def test_the_million_span_corpus_copies_share_no_id_with_the_original_or_each_other(tmp_path):
+    """bench_query and bench_diagnosis build a million spans from copies of one generated corpus; a copy
+    whose ids equalled the original's made one run id name two executions (and doubled its history)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from agentotel.store import ParquetSpanExporter, parquet_files
+    from benchmarks.bench_query import _COPY_SQL, _VARIABLES, _copy_json
+    from benchmarks.bench_store import _otlp_json_line
+
+    generated = corpus.generate(120, seed=5)
+    exporter = ParquetSpanExporter(tmp_path / "store")
+    exporter.export(generated)
+    exporter.shutdown()
+    base = pq.read_table(parquet_files(tmp_path / "store")[0], partitioning=None)
+    con = duckdb.connect()
+    con.register("base", base)
+    for key, name in _VARIABLES.items():
+        con.execute(f"SET VARIABLE {name} = $v", {"v": key})
+    line = _otlp_json_line(generated)
+    seen_spans: set[str] = set()
+    seen_runs: set[str] = set()
+    for copy in range(16):
+        table = con.sql(_COPY_SQL, params={"copy": copy, "shift": 0}).to_arrow_table()
+        spans = table.column("span_id").to_pylist()
+        runs = {r for r in table.column("run_id").to_pylist() if r}
+        assert len(set(spans)) == len(spans) and not seen_spans & set(spans), copy
+        assert runs and not seen_runs & runs, copy
+        seen_spans |= set(spans)
+        seen_runs |= runs
+        if copy not in (0, 1, 15):
+            continue
+        # The OTLP JSON side of the same copy names the same spans.
+        document = json.loads(_copy_json(line, copy, 0))
+        json_spans = {s["spanId"] for r in document["resourceSpans"] for ss in r["scopeSpans"] for s in ss["spans"]}
+        assert json_spans == set(spans), copy
+    assert table.column("parent_span_id").null_count == base.column("parent_span_id").null_count
