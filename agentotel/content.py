@@ -816,22 +816,104 @@ def _as_is(value: Any, policy: _Policy, room: int, encoded: str | None = None) -
                 return None
     if sum(map(len, texts)) > room:
         return None
-    # No redaction anywhere: texts seen clean before are skipped (the usual case: one C-level look,
-    # no list); one look at all the others when no rule can match any of them, else the walker's
-    # own test, text by text.
-    clean = policy.clean_texts
-    if not clean.issuperset(texts):
-        fresh = [text for text in texts if text not in clean]
-        if policy.builtin_only and _may_match(" ".join(fresh)) is None:
-            for text in fresh:
-                policy.remember_clean(text)
-        else:
-            redact = policy.redact_text
-            if any(redact(text)[1] for text in fresh):
-                return None
+    # Texts seen clean before are skipped (the usual case: one C-level look, no list).
+    if not policy.clean_texts.issuperset(texts) and not _fresh_clean(texts, policy):
+        return None
     if encoded is not None:  # the caller's encoding of `value` (see `_known_json`)
         return encoded
     return "".join(_one_shot(value, 0)) if _one_shot is not None else _dumps(value)
+
+
+def _fresh_clean(texts: list[str], policy: _Policy) -> bool:
+    """Whether no redaction applies to any of `texts` (some not in `policy.clean_texts`); the clean
+    ones are remembered there. One look at all the new ones when no built-in rule can match any of
+    them, else the walker's own test, text by text."""
+    clean = policy.clean_texts
+    fresh = [text for text in texts if text not in clean]
+    if policy.builtin_only and _may_match(" ".join(fresh)) is None:
+        for text in fresh:
+            policy.remember_clean(text)
+        return True
+    redact = policy.redact_text
+    return not any(redact(text)[1] for text in fresh)
+
+
+# The GenAI shapes `_text_json` knows, by their keys in order: a text part (or any part made of a type and a
+# text: reasoning), an input message, an output message.
+_PART_KEYS = ("type", "content")
+_MESSAGE_KEYS = ("role", "parts")
+_OUTPUT_KEYS = ("role", "parts", "finish_reason")
+_SHAPE_KEYS = frozenset(_PART_KEYS + _OUTPUT_KEYS)
+# At most this many texts in a value `_text_json` takes: its containers then hold at most 5.5 members a
+# text (a part 2 keys for 2 texts, a message 3 keys and a list item for 1), within `_MAX_NODES`.
+_MAX_SHAPE_TEXTS = 3000
+
+
+def _text_json(value: Any, policy: _Policy, room: int) -> str | None:
+    """`_as_is(value, policy, room)` for the GenAI shapes of text: a list of messages whose parts are
+    all text (an output message, nearly always), a message, a list of text parts; None for any other
+    value (the caller's general path then decides).
+
+    The same tests `_as_is` makes (plain keys, plain strings, bounds, no redaction rule applying), by
+    matching the shape instead of walking it: every model call records its output this way, and the
+    walk costs several times the match. The keys are matched in their order, so the text is the same.
+    """
+    if _one_shot is None or not policy.plain_keys.issuperset(_SHAPE_KEYS):
+        return None
+    texts: list[str] = []
+    t = type(value)
+    if t is list:
+        if len(value) > _MAX_ITEMS:
+            return None
+        if value and type(value[0]) is dict and "role" in value[0]:
+            for message in value:
+                if not _message_texts(message, texts):
+                    return None
+        elif not _part_texts(value, texts):
+            return None
+    elif t is not dict or not _message_texts(value, texts):
+        return None
+    if len(texts) > _MAX_SHAPE_TEXTS or sum(map(len, texts)) > room:
+        return None
+    if not policy.clean_texts.issuperset(texts) and not _fresh_clean(texts, policy):
+        return None
+    return "".join(_one_shot(value, 0))
+
+
+def _message_texts(message: Any, texts: list[str]) -> bool:
+    """Whether `message` is a message of text parts (input or output); its texts added to `texts`."""
+    if type(message) is not dict:
+        return False
+    keys = tuple(message)
+    if keys == _MESSAGE_KEYS:
+        role, parts = message.values()
+    elif keys == _OUTPUT_KEYS:
+        role, parts, finish = message.values()
+        if type(finish) is str:
+            texts.append(finish)
+        elif finish is not None:
+            return False
+    else:
+        return False
+    if type(role) is not str:
+        return False
+    texts.append(role)
+    return _part_texts(parts, texts)
+
+
+def _part_texts(parts: Any, texts: list[str]) -> bool:
+    """Whether `parts` is a list of text parts; their texts added to `texts`."""
+    if type(parts) is not list or len(parts) > _MAX_ITEMS:
+        return False
+    for part in parts:
+        if type(part) is not dict or tuple(part) != _PART_KEYS:
+            return False
+        kind, content = part.values()
+        if type(kind) is not str or type(content) is not str:
+            return False
+        texts.append(kind)
+        texts.append(content)
+    return True
 
 
 def _known_json(value: Any, policy: _Policy, room: int) -> tuple[str | None, bool]:
@@ -1065,7 +1147,11 @@ class Payload:
                     if text is not None:
                         policy.remember_json(text)
             else:
-                text = _as_is(value, policy, room)  # a plain value: its text, without the walker's copy
+                # Text-only messages (an output, nearly always) matched by their shape, other plain
+                # values tested by `_as_is`: their text, without the walker's copy.
+                text = _text_json(value, policy, room)
+                if text is None:
+                    text = _as_is(value, policy, room)
             if text is None:
                 walker = _Walker(policy, room + _PRECUT_MARGIN)
                 try:

@@ -40,7 +40,7 @@ PROVIDER = "aws.bedrock"
 _EMPTY: dict[str, Any] = {}
 
 
-@dataclass
+@dataclass(slots=True)
 class BedrockRequest(Request):
     """A Bedrock request: which operation, and (for InvokeModel) which body family."""
 
@@ -116,12 +116,9 @@ def converse_usage(usage: Any) -> Usage | None:
     read = usage.get("cacheReadInputTokens", usage.get("cacheReadInputTokenCount"))
     write = usage.get("cacheWriteInputTokens", usage.get("cacheWriteInputTokenCount"))
     uncached = usage.get("inputTokens")
-    return Usage(
-        input_tokens=None if uncached is None else uncached + (read or 0) + (write or 0),
-        output_tokens=usage.get("outputTokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
+    # Positional (input, output, cache read, cache write): a class called with keywords gets them as a
+    # dict first, which costs more than the rest of its constructor (made on every call).
+    return Usage(None if uncached is None else uncached + (read or 0) + (write or 0), usage.get("outputTokens"), read, write)
 
 
 def pending_calls(parts: list[dict[str, Any]]) -> list[PendingToolCall]:
@@ -137,11 +134,14 @@ def converse_response(body: Any) -> Response:
     else:
         parts = _blocks(field_of(field_of(field_of(body, "output"), "message"), "content"))
         stop, usage = field_of(body, "stopReason"), field_of(body, "usage")
+    # (id, model, finish reasons, usage, output messages, tool calls: positional, as in `converse_usage`)
     return Response(
-        finish_reasons=[stop] if stop else [],
-        usage=converse_usage(usage),
-        output_messages=[{"role": "assistant", "parts": parts, "finish_reason": stop}],
-        tool_calls=pending_calls(parts),
+        None,
+        None,
+        [stop] if stop else [],
+        converse_usage(usage),
+        [{"role": "assistant", "parts": parts, "finish_reason": stop}],
+        pending_calls(parts),
     )
 
 
@@ -237,11 +237,13 @@ class ConverseStream:
                 parts[-1]["content"] += text  # Nova's stream opens a new block for every text delta
             elif text:
                 parts.append(text_part(text))
-        return Response(
-            finish_reasons=[self.stop] if self.stop else [],
-            usage=converse_usage(self.usage),
-            output_messages=[{"role": "assistant", "parts": parts, "finish_reason": self.stop}],
-            tool_calls=pending_calls(parts),
+        return Response(  # (positional, as in `converse_response`)
+            None,
+            None,
+            [self.stop] if self.stop else [],
+            converse_usage(self.usage),
+            [{"role": "assistant", "parts": parts, "finish_reason": self.stop}],
+            pending_calls(parts),
         )
 
 

@@ -94,7 +94,8 @@ _DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
 # --- What an adapter tells the core ------------------------------------------------------------------
 
 
-@dataclass
+# Slotted (no instance dict to make and fill): every model call makes one of each.
+@dataclass(slots=True)
 class Usage:
     """Token counts of one call; `input_tokens` includes cache reads and writes (the GenAI convention)."""
 
@@ -105,7 +106,7 @@ class Usage:
     reasoning_tokens: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     """A model request as an adapter read it."""
 
@@ -119,7 +120,7 @@ class Request:
     tool_definitions: list[dict[str, Any]] | None = None  # GenAI shape: {"type", "name", "description", "parameters"}
 
 
-@dataclass
+@dataclass(slots=True)
 class Response:
     """A model response (or what a stream accumulated) as an adapter read it."""
 

@@ -56,10 +56,10 @@ def _request(instance: Any, kwargs: dict[str, Any]) -> BedrockRequest | None:
     attributes = server_attributes(getattr(instance.meta, "endpoint_url", None))
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
-    request = BedrockRequest(
-        operation="chat", provider=PROVIDER, model=model if isinstance(model, str) else None,
-        attributes=attributes, stream=stream, operation_name=operation,
-    )  # fmt: skip
+    # Positional (operation, provider, model, attributes, stream, input messages, system instructions, tool
+    # definitions, operation name): a class called with keywords gets them as a dict first, which costs
+    # more than the rest of its constructor (every Bedrock call).
+    request = BedrockRequest("chat", PROVIDER, model if isinstance(model, str) else None, attributes, stream, None, None, None, operation)
     try:
         if operation.startswith("Converse"):
             converse_request(params, attributes, request)

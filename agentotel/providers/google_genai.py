@@ -298,15 +298,18 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
     capture = capturing()
+    # Positional, in the fields' order (operation, provider, model, attributes, stream, input messages,
+    # system instructions, tool definitions): a class called with keywords gets them as a dict, which
+    # costs this call more than the rest of the constructor.
     return Request(
-        operation="chat",
-        provider=provider,
-        model=_model_name(kwargs.get("model")),
-        attributes=attributes,
-        stream=stream,
-        input_messages=_messages(kwargs.get("contents")) if capture else None,
-        system_instructions=_parts(system) if capture and system is not None else None,
-        tool_definitions=_tool_definitions(tools) if tools else None,
+        "chat",
+        provider,
+        _model_name(kwargs.get("model")),
+        attributes,
+        stream,
+        _messages(kwargs.get("contents")) if capture else None,
+        _parts(system) if capture and system is not None else None,
+        _tool_definitions(tools) if tools else None,
     )
 
 
@@ -328,11 +331,13 @@ def _usage(metadata: Any) -> Usage | None:
         return None
     # Gemini's prompt count includes the cached tokens (the GenAI convention); thinking tokens are
     # counted apart from the candidates' but billed as output, so output includes them.
+    # (input, output, cache read, cache write, reasoning: positional, as `_request`'s Request)
     return Usage(
-        input_tokens=None if prompt is None else prompt + (metadata.tool_use_prompt_token_count or 0),
-        output_tokens=None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0),
-        cache_read_tokens=metadata.cached_content_token_count,
-        reasoning_tokens=thoughts,
+        None if prompt is None else prompt + (metadata.tool_use_prompt_token_count or 0),
+        None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0),
+        metadata.cached_content_token_count,
+        None,
+        thoughts,
     )
 
 
@@ -363,7 +368,7 @@ def _with_ids(parts: list[dict[str, Any]], response_id: str | None, calls: list[
 
 def _response(result: Any) -> Response:
     response_id = result.response_id
-    response = Response(id=response_id, model=result.model_version, usage=_usage(result.usage_metadata))
+    response = Response(response_id, result.model_version, [], _usage(result.usage_metadata))  # (id, model, finish reasons, usage)
     messages = []
     for candidate in result.candidates or ():
         finish = _finish(candidate.finish_reason)
@@ -472,7 +477,7 @@ class _Stream:
                 state.finish = _finish(reason)
 
     def response(self) -> Response:
-        response = Response(id=self.id, model=self.model, usage=_usage(self.usage))
+        response = Response(self.id, self.model, [], _usage(self.usage))  # (id, model, finish reasons, usage)
         messages = []
         for _, state in sorted(self.candidates.items()):
             parts = []

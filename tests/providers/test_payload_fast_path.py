@@ -355,3 +355,103 @@ def test_messages_made_of_each_case_encode_as_before(settings, name):
         expected = "[" + ",".join(parts) + "]"
     for _ in range(2):
         assert _messages_encode(messages)[0] == expected
+
+
+# --- Text-only messages and parts: matched by their shape, not walked (`_text_json`) ------------------------
+
+
+_OUTPUT = [{"role": "assistant", "parts": [{"type": "text", "content": "one two three"}], "finish_reason": "stop"}]
+_TEXT_SHAPES = {
+    "an output message": _OUTPUT,
+    "a message without finish reason": [{"role": "assistant", "parts": [{"type": "text", "content": "x"}], "finish_reason": None}],
+    "reasoning and text": [{"role": "assistant", "parts": [{"type": "reasoning", "content": "hm"}, {"type": "text", "content": "x"}], "finish_reason": "stop"}],
+    "system instructions": [{"type": "text", "content": "You are terse."}],
+    "one message": {"role": "user", "parts": [{"type": "text", "content": "Count to thirty."}]},
+    "a conversation": _MESSAGES[:2] * 3,
+    "escapes and unicode": [{"role": "user", "parts": [{"type": "text", "content": 'a "quote" \\ back\nslash\t\u0001 é 日本語 \U0001f600'}]}],
+    "a lone surrogate": [{"type": "text", "content": "a\ud800b"}],
+    "no parts": [{"role": "user", "parts": []}],
+    "an empty list": [],
+    "many parts": [{"role": "user", "parts": [{"type": "text", "content": f"part {i}"} for i in range(300)]}],
+}
+# Shapes `_text_json` leaves to `_as_is` (None), whatever `_as_is` answers.
+_OTHER_SHAPES = {
+    "a tool call": [_MESSAGES[2]],
+    "one part": {"type": "text", "content": "hi"},
+    "empty dicts": [{}, {"role": "user", "parts": [{}]}],
+    "keys in another order": [{"parts": [{"type": "text", "content": "x"}], "role": "user"}],
+    "a part's keys in another order": [{"content": "x", "type": "text"}],
+    "a third part field": [{"role": "assistant", "parts": [{"type": "reasoning", "content": "think", "signature": None}]}],
+    "a number": [{"role": "user", "parts": [{"type": "text", "content": "x"}], "finish_reason": 1}],
+    "a tuple": [{"role": "user", "parts": ({"type": "text", "content": "x"},)}],
+    "a str subclass": [{"type": "text", "content": Text("x")}],
+    "a nested part": [{"role": "user", "parts": [{"type": "text", "content": {"text": "x"}}]}],
+    "deeper lists": [{"role": "user", "parts": [[{"type": "text", "content": "x"}]]}],
+    "a secret": [{"role": "user", "parts": [{"type": "text", "content": "use sk-abcdefghijklmnopqrstuvwx1234"}]}],
+    "a secret key": [{"role": "user", "parts": [{"type": "text", "content": "x"}], "api_key": "abc"}],
+    "1001 messages": [{"role": "user", "parts": []}] * 1001,
+    "1001 parts": [{"role": "user", "parts": [{"type": "text", "content": "x"}] * 1001}],
+    "over 3,000 texts": [{"role": "user", "parts": [{"type": "text", "content": "x"}] * 900}] * 2,
+    "a string": "x",
+    "a long text": [{"type": "text", "content": "word " * 20_000}],
+}
+
+
+@pytest.mark.parametrize("name", [*_TEXT_SHAPES, *_OTHER_SHAPES])
+def test_a_text_only_value_encodes_what_the_general_path_does(settings, name):
+    settings(capture_content=True)
+    value = {**_TEXT_SHAPES, **_OTHER_SHAPES}[name]
+    policy = content._policy()
+    room = policy.max_value_bytes
+    content._as_is(_OUTPUT, policy, room)  # the keys of the shapes learnt (as by any call's first output)
+    general = content._as_is(value, policy, room)
+    assert content._as_is(value, policy, room) == general
+    fast = content._text_json(value, policy, room)
+    if name in _TEXT_SHAPES:
+        assert fast is not None and fast == general == content._dumps(value)
+    else:
+        assert fast is None
+    for repeated in (False, True):
+        try:
+            expected = _walker_encode(value)
+        except UnicodeEncodeError:
+            expected = (None, 0, False)
+        assert _encode(value, repeated=repeated) == expected
+    if name in _TEXT_SHAPES and type(value) is list:  # as input messages (`encode_messages`): the same text
+        assert _messages_encode(value)[:3] == (fast, 0, False)
+
+
+@pytest.mark.parametrize("rule", ["pattern", "key"])
+def test_a_text_only_value_follows_the_users_rules(settings, rule):
+    value = [{"role": "user", "parts": [{"type": "text", "content": "Count to thirty."}]}]
+    settings(capture_content=True)
+    assert _encode(value) == _encode(value) == (json.dumps(value, separators=(",", ":")), 0, False)
+    if rule == "pattern":
+        settings(capture_content=True, redact_patterns=("thirty",))
+    else:
+        settings(capture_content=True, redact_keys=("content",))
+    for _ in range(2):
+        assert _encode(value) == _walker_encode(value)
+        assert "thirty" not in _encode(value)[0] and _encode(value)[1] == 1
+
+
+def test_an_output_message_of_text_is_not_walked(settings):
+    """What every model call records as its output: matched by its shape, not walked by `_as_is`."""
+    import sys
+
+    settings(capture_content=True)
+    output = [{"role": "assistant", "parts": [{"type": "text", "content": "one two three"}], "finish_reason": "stop"}]
+    first = _encode(output)  # (its keys learnt: a key is known plain once the general path has seen it)
+    walked = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in (content._as_is.__code__, content._Walker.walk.__code__):
+            walked.append(frame.f_code.co_name)
+
+    fresh = json.loads(json.dumps(output))
+    sys.setprofile(profile)
+    try:
+        again = _encode(fresh)
+    finally:
+        sys.setprofile(None)
+    assert again == first == (json.dumps(output, separators=(",", ":")), 0, False) and walked == []
