@@ -83,7 +83,7 @@ CASES = {
     "1000 items": list(range(1000)),
     "1001 items": list(range(1001)),
     "over 20,000 nodes": [list(range(900)) for _ in range(25)],
-    "non-str keys": {1: "a", 2.5: "b", True: "c", None: "d"},
+    "non-str keys": {1: "a", 2.5: "b", False: "c", None: "d"},
     "a namedtuple": {"pair": Pair(1, 2)},
     "a str subclass": {"text": Text("plain")},
     "an int enum": {"colour": Colour.RED},
