@@ -37,6 +37,9 @@ def canonical_arguments(arguments: Any) -> str:
         return repr(arguments)
 
 
+_ASKED_KEPT = 1024  # a run's asked calls remembered: a history holds the recent ones; a long run stays bounded
+
+
 @dataclass
 class RunContext:
     """What every span started inside a run is stamped with, plus the run's pending tool calls."""
@@ -54,6 +57,9 @@ class RunContext:
     instructions: str | None = None  # the system prompt of the run's first model call that had one
     failed: bool | None = None  # set when the run ends: whether an exception ended it
     _pending: deque[PendingToolCall] = field(default_factory=deque, repr=False)
+    # Every call the run's model responses asked for, claimed or not (the latest _ASKED_KEPT), in order: a
+    # history sent back without call ids (Gemini's) is given the ids these calls were recorded with.
+    _asked: deque[PendingToolCall] = field(default_factory=lambda: deque(maxlen=_ASKED_KEPT), repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # Streams whose reader left its loop early, by call: each one's `end`, called when the run ends.
     _left_streams: dict[int, Any] = field(default_factory=dict, repr=False)
@@ -73,8 +79,11 @@ class RunContext:
 
     def record_tool_calls(self, calls: Iterable[PendingToolCall]) -> None:
         """Remember tool calls a model response asked for, in the order it asked."""
+        if not isinstance(calls, list):
+            calls = list(calls)  # read twice
         with self._lock:
             self._pending.extend(calls)
+            self._asked.extend(calls)
 
     def claim_tool_call(self, name: str, arguments: Any) -> str | None:
         """The id of the oldest pending call with this tool name and equal arguments, removed; else None."""
@@ -105,6 +114,11 @@ class RunContext:
     def pending_tool_calls(self) -> list[PendingToolCall]:
         with self._lock:
             return list(self._pending)
+
+    def asked_tool_calls(self) -> list[PendingToolCall]:
+        """Every tool call the run's model responses asked for (the latest _ASKED_KEPT), oldest first."""
+        with self._lock:
+            return list(self._asked)
 
 
 _current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("agentotel_run", default=None)

@@ -150,9 +150,10 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out: list[Finding] = []
     for detector in _DETECTORS:
         out.extend(f for f in detector(view) if f.kind not in chosen.ignore)
-    # A cause found supersedes what it explains at the same step: a prompt short of the retrieved documents.
-    explained = {(f.index, kind) for f in out for kind in _EXPLAINS.get(f.kind, ())}
-    out = [f for f in out if (f.index, f.kind) not in explained]
+    # A cause found supersedes what it explains at the same step (see _EXPLAINS).
+    explained = {(f.index, kind, f.evidence.get("tool")) for f in out for kind in _EXPLAINS.get(f.kind, ())}
+    out = [f for f in out if (f.index, f.kind, None) not in explained and (
+        f.evidence.get("tool") is None or (f.index, f.kind, f.evidence["tool"]) not in explained)]
     run_id = record.run_id
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
@@ -1575,14 +1576,34 @@ def _results_cut(run: _Run) -> list[Finding]:
                                 f"numbers in {', '.join(changed[:3])} than the tool returned", tool=tool_name(step),
                                 result_step=step["index"], fields=changed, given=response[:300]))
             break
-        if present * 2 >= len(values) or len(response) * 2 >= len(raw):
-            continue
+        if present * 2 >= len(values) or len(response) * 2 >= len(raw) or not _cut_shown(response, step.get("output"), raw):
+            continue  # (the app's own words for a result, "no orders found", say what it made of it: no cut)
         out.append(_finding("tool_result_cut", "memory", given["index"], [step["index"], given["index"]],
                             f"step {given['index']} was given {len(response)} characters of {tool_name(step)}'s result "
                             f"({len(raw)} at step {step['index']}), {present} of its {len(values)} values: {response[:60]!r}",
                             tool=tool_name(step), result_step=step["index"], given=response[:300]))
         break
     return out
+
+
+# What a cut leaves in a result's place: a placeholder's words, an ellipsis. (Not "removed", "hidden" or
+# "redacted": a result may say those of its own data.)
+_CUT_MARK = re.compile(r"omit|elid|truncat|trimm|snip|\.\.\.|…|\[\s*cut\s*\]", re.I)
+_SPACE = re.compile(r"\s+")
+
+
+def _cut_shown(response: str, output: Any, raw: str) -> bool:
+    """Whether a result a model was given shows a cut: a placeholder (words or an ellipsis saying something was
+    left out) or the start of the result's text alone (as stored, or as JSON in its own order). A result put in
+    other words (a count, "not found") is not."""
+    if _CUT_MARK.search(response):
+        return True
+    shown = _unwrapped(parse_json(response))
+    if not isinstance(shown, str):
+        return False
+    shown = _SPACE.sub("", shown)
+    whole = (raw, output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str))
+    return len(shown) >= 8 and any(_SPACE.sub("", text).startswith(shown) for text in whole)
 
 
 def _response(run: _Run, model_step: Mapping[str, Any], call_id: Any) -> str:
@@ -2274,7 +2295,9 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
     return out
 
 
-_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",)}
+# A cause found supersedes what it explains at the same step (of the same tool, when both name one): a prompt
+# short of the retrieved documents; a model that asked again for a result it was only shown a placeholder of.
+_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,

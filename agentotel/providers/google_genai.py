@@ -24,9 +24,11 @@ tool calls and their responses, media as blob / uri parts, any other kind as a g
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
-from agentotel._context import PendingToolCall
+from agentotel._context import PendingToolCall, current_run
 from agentotel.providers._core import (
     Patch,
     Request,
@@ -73,8 +75,12 @@ def _modality(mime_type: str | None) -> str:
     return kind if kind in ("image", "audio", "video") else "file"
 
 
-def _part(part: Any) -> dict[str, Any] | None:
-    """A google-genai Part (or its dict form) in the GenAI message-part shape."""
+def _part(part: Any, tools: list[tuple[dict[str, Any], Any]] | None = None) -> dict[str, Any] | None:
+    """A google-genai Part (or its dict form) in the GenAI message-part shape.
+
+    With `tools`, each function call and response read is added to it with its tool's name (a response's
+    part does not hold it): `_paired` gives the id-less ones ids.
+    """
     if isinstance(part, str):
         return text_part(part)
     # A text part, nearly every one, read without field_of (google-genai has no sentinel values).
@@ -86,10 +92,16 @@ def _part(part: Any) -> dict[str, Any] | None:
         return reasoning_part(text) if thought else text_part(text)
     call = field_of(part, "function_call")
     if call is not None:
-        return tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args"))
+        read = tool_call_part(field_of(call, "id"), field_of(call, "name"), field_of(call, "args"))
+        if tools is not None:
+            tools.append((read, read["name"]))
+        return read
     result = field_of(part, "function_response")
     if result is not None:
-        return tool_response_part(field_of(result, "id"), field_of(result, "response"))
+        read = tool_response_part(field_of(result, "id"), field_of(result, "response"))
+        if tools is not None:
+            tools.append((read, field_of(result, "name")))
+        return read
     blob = field_of(part, "inline_data")
     if blob is not None:
         mime = field_of(blob, "mime_type")
@@ -151,7 +163,7 @@ def _other_part(part: Any) -> dict[str, Any] | None:
     return None
 
 
-def _parts(content: Any) -> list[dict[str, Any]]:
+def _parts(content: Any, tools: list[tuple[dict[str, Any], Any]] | None = None) -> list[dict[str, Any]]:
     if content is None:
         return []
     if isinstance(content, str):  # a system instruction, usually (text_part's dict, inline)
@@ -161,7 +173,9 @@ def _parts(content: Any) -> list[dict[str, Any]]:
         if field_of(content, "role") is not None:  # a Content without parts (a blocked candidate): no part
             return []
         items = content if isinstance(content, (list, tuple)) else [content]
-    return [p for p in map(_part, items) if p is not None]
+    if tools is None:
+        return [p for p in map(_part, items) if p is not None]
+    return [p for p in (_part(item, tools) for item in items) if p is not None]
 
 
 def _is_content(item: Any) -> bool:
@@ -178,6 +192,7 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
         contents = [contents]
     messages: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
+    tools: list[tuple[dict[str, Any], Any]] = []  # the function calls and responses, in order
     for item in contents:
         if isinstance(item, str):  # the usual prompt: a loose text part
             loose.append(text_part(item))
@@ -185,18 +200,95 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
             if loose:
                 messages.append({"role": "user", "parts": loose})
                 loose = []
-            parts = _parts(item)
+            parts = _parts(item, tools)
             role = _ROLES.get(field_of(item, "role", "user"), "user")
             if parts and all(p["type"] == "tool_call_response" for p in parts):
                 role = "tool"
             messages.append({"role": role, "parts": parts})
         else:
-            part = _part(item)
+            part = _part(item, tools)
             if part is not None:
                 loose.append(part)
     if loose:
         messages.append({"role": "user", "parts": loose})
+    if tools:
+        _paired(tools)
     return messages
+
+
+def _paired(tools: list[tuple[dict[str, Any], Any]]) -> None:
+    """Ids for the function calls and responses of a request's history that carry none (Gemini's, sent back).
+
+    A call gets the id the run recorded it with when a model response asked for it (`_with_ids`), so the
+    history's call, its result and the `@tool` span that ran it share one id; a call the run never saw
+    asked for (a history from another process) gets one made from itself (`_stable_id`). A response gets
+    the id of the earliest unanswered call of its tool before it. Ids the SDK or the app gave are kept.
+    """
+    calls = [part for part, _ in tools if part["type"] == "tool_call"]
+    if not all(part["id"] for part in calls):
+        keys = [(part["name"], _canonical(part["arguments"])) for part in calls]
+        _ids_from_run(calls, keys)
+        seen: dict[tuple[Any, str], int] = {}
+        for part, key in zip(calls, keys):
+            seen[key] = count = seen.get(key, 0) + 1
+            if not part["id"]:
+                part["id"] = _stable_id(key, count)
+    unanswered: list[dict[str, Any]] = []
+    for part, name in tools:
+        if part["type"] == "tool_call":
+            unanswered.append(part)
+        elif part["id"]:
+            unanswered = [call for call in unanswered if call["id"] != part["id"]]
+        else:
+            call = next((call for call in unanswered if call["name"] == name), None)
+            if call is not None:  # (a response whose call is not in the history keeps no id: it answers nothing here)
+                unanswered.remove(call)
+                part["id"] = call["id"]
+
+
+def _ids_from_run(calls: list[dict[str, Any]], keys: list[tuple[Any, str]]) -> None:
+    """The ids the current run (else an enclosing one) recorded for the id-less calls: matched by tool and
+    arguments from the history's last call back, each to an earlier asked call than the one after it (a
+    history is in the order the model asked, and may have lost its oldest turns)."""
+    given = {part["id"] for part in calls if part["id"]}
+    run = current_run()
+    while run is not None:
+        asked = [call for call in run.asked_tool_calls() if call.id not in given]
+        canon: dict[int, str] = {}
+        end = len(asked)
+        for part, (name, wanted) in zip(reversed(calls), reversed(keys)):
+            if part["id"]:
+                continue
+            for i in range(end - 1, -1, -1):
+                call = asked[i]
+                if call.name != name:
+                    continue
+                if i not in canon:
+                    canon[i] = _canonical(call.arguments)
+                if canon[i] == wanted:
+                    part["id"] = call.id
+                    end = i
+                    break
+        if all(part["id"] for part in calls):
+            return
+        run = run.parent
+
+
+# Arguments as one text whatever their keys' order (canonical_arguments' form, with one encoder for every call).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _canonical(arguments: Any) -> str:
+    try:
+        return _ENCODER.encode(arguments)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+def _stable_id(key: tuple[Any, str], count: int) -> str:
+    """An id made from a call itself: its tool, arguments and how many equal calls the history held up to it
+    (the same history gets the same ids in every process, and its turns keep theirs as it grows)."""
+    return "fc-" + hashlib.blake2b(f"{key[0]}\0{key[1]}\0{count}".encode(), digest_size=6).hexdigest()
 
 
 def _schema(value: Any) -> Any:

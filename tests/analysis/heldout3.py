@@ -255,6 +255,9 @@ def window(turn: int, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if Now.fault == "history_dropped" and turn >= 2:
         last = max(i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls"))
         return messages[:2] + messages[last:]  # the search and its results are gone
+    if Now.fault == "result_cut":  # a context manager that keeps a placeholder for the papers' records
+        return [{**m, "content": '"[record elided]"'} if m.get("role") == "tool" and '"sample_size"' in m["content"] else m
+                for m in messages]
     if Now.fault == "history_rewritten" and turn >= 3:  # a faulty summariser rewrites the papers' numbers
         return [{**m, "content": re.sub(r'"effect_size": (\d)\.(\d)(\d)', r'"effect_size": \1.\3\2', m["content"])}
                 if m.get("role") == "tool" else m for m in messages]
@@ -287,7 +290,7 @@ def chat_loop(create: Callable[[list[dict[str, Any]]], dict[str, Any]], on_tool:
         calls = message.get("tool_calls") or []
         if not calls:
             return message.get("content") or ""
-        for call in calls:
+        for call in calls[:1] if Now.fault == "parallel_dropped" else calls:  # the fault runs a turn's first call only
             arguments = json.loads(call["function"]["arguments"])
             result, failed = on_tool(call["id"], call["function"]["name"], arguments)
             if failed and "503" in str(result):
@@ -742,7 +745,7 @@ FLAKY = {"genai", "mcp"}  # and these meet a 429 on their second model call, whi
 
 def pairs() -> list[Any]:
     from heldout import Pair, answer, asking, last_step, nth_llm, tool_step
-    from heldout2 import context_cut
+    from heldout2 import after_first, context_cut
 
     def asked_again(steps: list[dict[str, Any]]) -> int | None:
         """The first model call that asked for a call it had asked for before (same tool, same arguments)."""
@@ -796,6 +799,8 @@ def pairs() -> list[Any]:
         rule("genai", "memory", "history_rewritten", "AgentErrorTaxonomy Memory: a summary that changed the facts", rewritten),
         rule("genai", "tool", "tool_description_changed", "ToolScan Tool documentation error (description offered differs)", nth_llm(0)),
         rule("genai", "tool", "swapped_id", "ToolScan Incorrect argument value (an id no result holds)", asking("read_paper")),
+        rule("genai", "workflow", "parallel_dropped", "AgentErrorTaxonomy Action: requested calls left unanswered", after_first("read_paper")),
+        rule("genai", "memory", "result_cut", "TRAIL Context handling failures (a result replaced by a placeholder)", after_first("read_paper")),
         # Bedrock converse under agentotel
         rule("bedrock", "prompt", "instructions_changed", "MAST FM-1.1 Disobey task specification (prompt changed mid-run)", nth_llm(2)),
         rule("bedrock", "tool", "read_403", "TRAIL Authentication errors (error ignored)", answer, diff_where=tool_step("read_paper")),
@@ -805,6 +810,8 @@ def pairs() -> list[Any]:
              diff_where=search),
         rule("bedrock", "product", "cite_unread", "AgentErrorTaxonomy Planning: required step skipped", asking("cite")),
         rule("bedrock", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
+        rule("bedrock", "workflow", "parallel_dropped", "AgentErrorTaxonomy Action: requested calls left unanswered", after_first("read_paper")),
+        rule("bedrock", "memory", "result_cut", "TRAIL Context handling failures (a result replaced by a placeholder)", after_first("read_paper")),
         rule("bedrock", "product", "empty_search", "TRAIL Poor information retrieval (nothing found, answered anyway)", answer,
              diff_where=search),
         # MCP tools, the anthropic SDK

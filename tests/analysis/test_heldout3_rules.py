@@ -142,3 +142,55 @@ def test_a_result_given_to_the_model_with_other_numbers_than_the_tool_returned_i
 def test_a_result_given_as_returned_or_with_a_string_redacted_is_not_altered():
     assert found(_ticket_shown({"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "m.okafor"}), "tool_result_altered") == []
     assert found(_ticket_shown({"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "[REDACTED]"}), "tool_result_altered") == []
+
+
+# ---- a result shown cut (a placeholder, the start of it) explains asking again; a result put in other words does not
+
+
+TICKET = {"ticket": "INC-20431", "priority": 2, "open_days": 6, "assignee": "m.okafor", "summary": "VPN token expired"}
+
+
+def _ticket_asked_thrice(shown: str) -> object:
+    """get_ticket asked for three times, each time given `shown` in place of the ticket the tool returned."""
+    args = {"ticket": "INC-20431"}
+    history: list[dict] = [*GIVEN]
+    steps = []
+    for n, at in enumerate((1, 3, 5)):
+        steps += [llm(at, calls=[("get_ticket", args, f"c{n}")], messages=list(history)),
+                  tool(at + 1, "get_ticket", args, TICKET, requested_by=at, call_id=f"c{n}")]
+        history += [asked("get_ticket", args, f"c{n}"), result(f"c{n}", shown)]
+    steps.append(llm(7, text="I cannot read INC-20431.", messages=history))
+    return record(*steps, task=QUESTION)
+
+
+def test_a_result_shown_as_a_placeholder_or_its_first_characters_is_cut_and_explains_asking_again():
+    for shown in ("[ticket omitted to save context]", json.dumps(TICKET)[:30], "Ticket INC-2... (trimmed)"):
+        run = _ticket_asked_thrice(shown)
+        assert found(run, "tool_result_cut") == [(3, "memory")], (shown, format_findings(detect(run)))
+        assert found(run, "repeated_tool_call") == [], (shown, format_findings(detect(run)))
+
+
+def test_a_result_the_app_put_in_its_own_words_is_no_cut_and_asking_again_is_a_repetition():
+    run = _ticket_asked_thrice("no open ticket found")  # the app's parser missed the ticket: what it said, not a cut
+    assert found(run, "tool_result_cut") == [], format_findings(detect(run))
+    assert found(run, "repeated_tool_call") == [(3, "model")], format_findings(detect(run))
+
+
+def test_a_cut_result_explains_asking_again_for_that_tool_only():
+    """The ticket shown as a placeholder, the queue shown whole: asking for the queue again is still a repetition."""
+    queue = {"queue": "network", "open": 14, "oldest_days": 9}
+    ticket, queue_args = {"ticket": "INC-20431"}, {"queue": "network"}
+    given = [*GIVEN, {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "get_ticket", "arguments": ticket},
+        {"type": "tool_call", "id": "c2", "name": "list_queue", "arguments": queue_args}]},
+        result("c1", "[ticket omitted]"), result("c2", json.dumps(queue))]
+    run = record(
+        llm(1, calls=[("get_ticket", ticket, "c1"), ("list_queue", queue_args, "c2")], messages=GIVEN),
+        tool(2, "get_ticket", ticket, TICKET, requested_by=1, call_id="c1"),
+        tool(3, "list_queue", queue_args, queue, requested_by=1, call_id="c2"),
+        llm(4, calls=[("list_queue", queue_args, "c3")], messages=given),
+        tool(5, "list_queue", queue_args, queue, requested_by=4, call_id="c3"),
+        llm(6, text="The network queue has 14 open tickets.", messages=[*given, asked("list_queue", queue_args, "c3"),
+                                                                          result("c3", json.dumps(queue))]), task=QUESTION)
+    assert found(run, "tool_result_cut") == [(4, "memory")], format_findings(detect(run))
+    assert found(run, "repeated_tool_call") == [(4, "model")], format_findings(detect(run))

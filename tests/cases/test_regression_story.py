@@ -37,6 +37,7 @@ def test_the_detectors_name_the_loop_and_the_drift(store):
     assert found["tool_output_drift"].evidence["earlier_run"] == good.id
     assert found["tool_output_drift"].evidence["missing"] == ["$.orders"]
     assert found["repeated_tool_call"].index == 3 and found["repeated_tool_call"].layer == "model"  # asked again
+    assert "tool_result_cut" not in found  # "no orders found" is the agent's reading of the new shape, not a cut result
     assert not findings(agentotel.open(store), good.id)
 
 

@@ -214,11 +214,12 @@ def test_automatic_function_calling_gives_one_span_per_model_call(telemetry, mod
     definitions = json.loads(first.attributes[GEN_AI_TOOL_DEFINITIONS])
     assert definitions[0]["name"] == "get_weather" and definitions[0]["description"] == "Get weather by city."
     assert definitions[0]["parameters"]["properties"]["city"]["type"] == "STRING"
-    # The second request carries the call and its result: the function's result as the tool's message.
+    # The second request carries the call and its result: the function's result as the tool's message. The
+    # SDK sends the result without the call's id: it is the answer to the call before it (paired by the tool).
     messages = json.loads(second.attributes[GEN_AI_INPUT_MESSAGES])
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assert messages[1]["parts"] == [{"type": "tool_call", "id": "fc-1", "name": "get_weather", "arguments": {"city": "Paris"}}]
-    assert messages[2]["parts"] == [{"type": "tool_call_response", "id": None, "response": {"result": "sunny"}}]
+    assert messages[2]["parts"] == [{"type": "tool_call_response", "id": "fc-1", "response": {"result": "sunny"}}]
 
 
 def test_streamed_function_call_and_thoughts(telemetry, model_server):
