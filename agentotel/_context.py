@@ -24,6 +24,11 @@ class PendingToolCall:
     arguments: Any  # parsed JSON arguments (dict), or the raw string when it was not valid JSON
 
 
+# One encoder for every call (json.dumps with options builds a new one each time): providers canonicalise
+# every call of a history they are sent back.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def canonical_arguments(arguments: Any) -> str:
     """Arguments as canonical JSON (sorted keys, no spaces) so equal arguments compare equal."""
     if isinstance(arguments, str):
@@ -32,7 +37,7 @@ def canonical_arguments(arguments: Any) -> str:
         except ValueError:
             return arguments
     try:
-        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return _CANONICAL.encode(arguments)
     except (TypeError, ValueError):
         return repr(arguments)
 

@@ -25,10 +25,9 @@ tool calls and their responses, media as blob / uri parts, any other kind as a g
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
-from agentotel._context import PendingToolCall, current_run
+from agentotel._context import PendingToolCall, canonical_arguments, current_run
 from agentotel.providers._core import (
     Patch,
     Request,
@@ -226,7 +225,7 @@ def _paired(tools: list[tuple[dict[str, Any], Any]]) -> None:
     """
     calls = [part for part, _ in tools if part["type"] == "tool_call"]
     if not all(part["id"] for part in calls):
-        keys = [(part["name"], _canonical(part["arguments"])) for part in calls]
+        keys = [(part["name"], canonical_arguments(part["arguments"])) for part in calls]
         _ids_from_run(calls, keys)
         seen: dict[tuple[Any, str], int] = {}
         for part, key in zip(calls, keys):
@@ -264,7 +263,7 @@ def _ids_from_run(calls: list[dict[str, Any]], keys: list[tuple[Any, str]]) -> N
                 if call.name != name:
                     continue
                 if i not in canon:
-                    canon[i] = _canonical(call.arguments)
+                    canon[i] = canonical_arguments(call.arguments)
                 if canon[i] == wanted:
                     part["id"] = call.id
                     end = i
@@ -272,17 +271,6 @@ def _ids_from_run(calls: list[dict[str, Any]], keys: list[tuple[Any, str]]) -> N
         if all(part["id"] for part in calls):
             return
         run = run.parent
-
-
-# Arguments as one text whatever their keys' order (canonical_arguments' form, with one encoder for every call).
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _canonical(arguments: Any) -> str:
-    try:
-        return _ENCODER.encode(arguments)
-    except (TypeError, ValueError):
-        return repr(arguments)
 
 
 def _stable_id(key: tuple[Any, str], count: int) -> str:
