@@ -415,10 +415,7 @@ def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[s
     found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
     if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only
-        bound = {"traces": params["traces"], "since": params["since"], "before": params["before"],
-                 "calls": continued, "spans": [c["span_id"] for c in continued]}
-        rebuilt = traces._rows(sql("first_call_inputs"), bound, within=within, held=held)
-        inputs = {row["span_id"]: row["input"] for row in rebuilt}
+        inputs = _continued_inputs(traces, params, continued, within, held)
         found = [{**row, "input": inputs.get(row["span_id"], row["input"])} for row in found]
     agents = {c["span_id"]: c.get("agent") for c in calls}
     for row in sorted(found, key=lambda row: order[row["run_id"]]):
@@ -426,6 +423,31 @@ def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[s
                                                     "definitions": row["definitions"], "instructions": row["instructions"],
                                                     "agent": agents.get(row["span_id"])}))
     return history
+
+
+def _continued_inputs(traces: Any, params: Mapping[str, Any], continued: list[dict[str, Any]], within: Any,
+                      held: Any) -> dict[str, Any]:
+    """{span id: whole input} of first model calls stored as continuations: rebuilt in Python from their runs'
+    rows (store/messages.py whole_rows, as a trajectory is), else by the store (first_call_inputs.sql, which
+    has every copy of every row and gives NULL where an input is unknown)."""
+    from agentotel.store import messages  # the store's reader of its own conversation columns
+
+    bound = {"traces": params["traces"], "since": params["since"], "before": params["before"]}
+    rows = traces._rows(sql("first_call_rows"), {**bound, "runs": sorted({c["run_id"] for c in continued}),
+                                                 "last": max(c["start_time"] for c in continued)},
+                        within=within, held=held)
+    # A span in the WAL and in a Parquet file is one row: its latest record, as trace_spans.sql keeps.
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["trace_id"], row["span_id"])
+        if key not in latest or (row["end_ns"] or 0) > (latest[key]["end_ns"] or 0):
+            latest[key] = row
+    wanted = {(c["run_id"], c["span_id"]) for c in continued}
+    if messages.whole_rows(list(latest.values())):  # NULL stays NULL: an input never stored is not rebuilt either way
+        return {row["span_id"]: row["input"] for row in latest.values() if (row["run_id"], row["span_id"]) in wanted}
+    rebuilt = traces._rows(sql("first_call_inputs"), {**bound, "calls": continued, "spans": [c["span_id"] for c in continued]},
+                           within=within, held=held)
+    return {row["span_id"]: row["input"] for row in rebuilt}
 
 
 def _foreign_history(traces: Any, record: RunRecord, start: Any, runs: int) -> History:
