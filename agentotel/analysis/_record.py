@@ -347,11 +347,28 @@ def _plan(traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any = No
     order = _order(earlier)
     params = {"runs": list(order), "since": _since(earlier), "before": start}
     within = (min(row["start_time"] for row in earlier), start)
-    seen = traces._rows(sql("history_spans"), params, within=within, held=held, con=con)
-    params["traces"] = sorted({trace for row in seen for trace in row["traces"]})
+    spans = traces._rows(sql("history_spans"), params, within=within, held=held, con=con)
+    params["traces"] = sorted({row["trace_id"] for row in spans})
     if not params["traces"]:
         return None
-    calls = [{"run_id": row["run_id"], **call} for row in seen for call in row["calls"] or ()]
+    agents = [row for row in spans if row["step_type"] == "agent"]
+    roots = {(row["trace_id"], row["span_id"]) for row in traces._rows(sql("run_root_spans"), {"traces": sorted({
+        row["trace_id"] for row in agents})}, held=held, con=con)} if agents else set()
+    by_id = {(row["trace_id"], row["span_id"]): row for row in spans}
+    agent_steps = {(row["trace_id"], row["span_id"]): row["name"] for row in agents if (row["trace_id"], row["span_id"]) not in roots}
+    firsts: dict[tuple[Any, Any, Any], dict[str, Any]] = {}  # (run, model, agent): its first model call
+    for row in spans:
+        if row["step_type"] != "llm":
+            continue
+        parent = by_id.get((row["trace_id"], row["parent_span_id"]))
+        agent = agent_steps.get((row["trace_id"], row["parent_span_id"]))
+        if agent is None and parent is not None:
+            agent = agent_steps.get((row["trace_id"], parent["parent_span_id"]))
+        key = (row["run_id"], row["model"], agent)
+        if key not in firsts or (row["start_ns"], row["span_id"]) < (firsts[key]["start_ns"], firsts[key]["span_id"]):
+            firsts[key] = {**row, "agent": agent}
+    calls = [{"run_id": row["run_id"], "span_id": row["span_id"], "start_time": row["start_time"], "agent": row["agent"]}
+             for row in firsts.values()]
     return _Plan(order, params, within, calls)
 
 
