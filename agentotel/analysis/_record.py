@@ -401,11 +401,24 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str] | None, held: Any =
     if names is not None and not names and not plan.calls:
         return []
     calls = plan.calls
-    return traces._rows(sql("history_payloads"), {**plan.params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
-                                                  "calls": calls, "spans": [c["span_id"] for c in calls],
+    rows = traces._rows(sql("history_payloads"), {**plan.params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+                                                  "spans": [c["span_id"] for c in calls],
                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
                         within=plan.within, held=held, con=con)
+    wanted = set(names) if names is not None else None
+    first = {(c["run_id"], c["span_id"], c["start_time"]) for c in calls}
+    found: list[dict[str, Any]] = []
+    taken: set[tuple[str, str]] = set()  # a first call in the WAL and in a Parquet file: one row
+    for row in sorted(rows, key=lambda row: row["start_ns"], reverse=True):  # newest first
+        if row["operation"] == "execute_tool" and (wanted is None or row["tool_name"] in wanted):
+            found.append({"kind": "tool", "run_id": row["run_id"], "span_id": row["span_id"], "tool_name": row["tool_name"],
+                          "status_code": row["status_code"], "output": row["output"], "schema_hash": row["schema_hash"]})
+        elif (row["run_id"], row["span_id"], row["start_time"]) in first and (row["run_id"], row["span_id"]) not in taken:
+            taken.add((row["run_id"], row["span_id"]))
+            found.append({"kind": "call", "run_id": row["run_id"], "span_id": row["span_id"], "model": row["model"],
+                          "input": row["input"], "definitions": row["definitions"], "instructions": row["instructions"]})
+    return found
 
 
 def _tool_history(found: list[dict[str, Any]], names: list[str] | None = None) -> History:
