@@ -1,0 +1,51 @@
+"""The general rules the fourth held-out set (heldout4.py, a SQL data desk through real frameworks) led to, each on
+small hand-built trajectories in another domain (a warehouse of parcels): a run that needs the rule, and a run near
+it that must not change."""
+
+from __future__ import annotations
+
+import json
+
+from agentotel.analysis.diff import diff_trajectories
+from agentotel.query.trajectory import Step, Trajectory
+
+
+def _llm(index: int, *calls: tuple[str, dict], text: str | None = None) -> Step:
+    parts = [{"type": "text", "content": text}] if text else []
+    parts += [{"type": "tool_call", "id": f"c{index}{n}", "name": name, "arguments": args} for n, (name, args) in enumerate(calls)]
+    output = [{"role": "assistant", "parts": parts}]
+    return Step(index, "llm", "chat gpt-4o-mini", f"s{index}", None, 0, "ok", None, 1.0, model="gpt-4o-mini",
+                input=[{"role": "user", "parts": [{"type": "text", "content": "where are parcels P-1 and P-2?"}]}],
+                output=output, raw_output=json.dumps(output))
+
+
+def _tool(index: int, name: str, args: dict, output: object = None, *, error: str | None = None, call_id: str | None = None,
+          requested_by: int | None = None) -> Step:
+    return Step(index, "tool", f"execute_tool {name}", f"s{index}", None, 0, "error" if error else "ok", None, 1.0, tool_name=name,
+                tool_call_id=call_id, requested_by=requested_by, input=args, output=None if error else output, error=error)
+
+
+def _run(*steps: Step) -> Trajectory:
+    return Trajectory({"run_id": "r"}, list(steps))
+
+
+def _parallel(first_fails: bool, error: str) -> Trajectory:
+    """Two parcels looked up in parallel, a span without call id for the failed one (as OpenInference's langchain
+    instrumentation records a failed tool), then the failed one asked for again and the answer."""
+    one = _tool(2, "track", {"parcel": "P-1"}, error=error) if first_fails else _tool(2, "track", {"parcel": "P-2"}, {"at": "depot"}, call_id="c11", requested_by=1)
+    two = _tool(3, "track", {"parcel": "P-2"}, {"at": "depot"}, call_id="c11", requested_by=1) if first_fails else _tool(3, "track", {"parcel": "P-1"}, error=error)
+    return _run(_llm(1, ("track", {"parcel": "P-1"}), ("track", {"parcel": "P-2"})), one, two, _llm(4, ("track", {"parcel": "P-1"})),
+                _tool(5, "track", {"parcel": "P-1"}, {"at": "van"}, call_id="c40", requested_by=4), _llm(6, text="P-1 is on the van, P-2 at the depot."))
+
+
+def test_parallel_calls_run_in_the_other_order_with_a_call_id_less_failure_are_no_divergence():
+    found = diff_trajectories(_parallel(False, "ConnectionError: 503 busy"), _parallel(True, "ConnectionError: 503 busy")).to_dict()
+    assert found["first_divergence"] is None, found["first_divergence"]
+
+
+def test_another_failure_at_the_same_step_is_the_first_divergence():
+    a = _parallel(True, "ConnectionError: 503 busy, retry (request 8f3a9c21)")
+    same = diff_trajectories(a, _parallel(True, "ConnectionError: 503 busy, retry (request 77b0e412)")).to_dict()
+    assert same["first_divergence"] is None, same["first_divergence"]  # the same failure, another request id
+    other = diff_trajectories(a, _parallel(True, "PermissionError: permission denied for relation parcels")).to_dict()
+    assert (other["first_divergence"] or {}).get("index_b") == 2, other["first_divergence"]
