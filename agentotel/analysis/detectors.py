@@ -370,6 +370,15 @@ def _run_failed(run: _Run) -> list[Finding]:
             layer = "memory" if _CONTEXT_ERROR.search(error or "") else "model"
         else:
             layer = "tool"
+    gave_up = step is None or (step.get("type") == "agent" and bool(inside))
+    if gave_up and layer == "workflow":
+        # The loop gave up on a turn limit after the model kept being sent a conversation short of what it had
+        # been given (so it did that work again, and again): the limit is spent where the history was first lost,
+        # as a budget is charged to the step that caused the excess.
+        lost = _history_lost(run)
+        if lost:
+            layer, index = "memory", lost[0].index
+            where += f", after the history was lost at step {index}"
     return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
                      f"the run failed {where}: {error or 'no error message recorded'}",
                      error=error, error_type=step.get("error_type") if step else None)]

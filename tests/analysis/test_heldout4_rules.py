@@ -49,3 +49,44 @@ def test_another_failure_at_the_same_step_is_the_first_divergence():
     assert same["first_divergence"] is None, same["first_divergence"]  # the same failure, another request id
     other = diff_trajectories(a, _parallel(True, "PermissionError: permission denied for relation parcels")).to_dict()
     assert (other["first_divergence"] or {}).get("index_b") == 2, other["first_divergence"]
+
+
+# ---- a turn limit reached after the history was lost: the limit is spent where it was first lost ---------------
+
+
+def _gave_up(window: bool):
+    from runs_build import llm, record, text_message, tool
+
+    system, task = text_message("system", "You are the stock desk."), text_message("user", "Reorder SKU-4471 if it is low.")
+
+    def asked(call_id: str, n: int) -> dict:
+        return {"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": "stock_level", "arguments": {"warehouse": f"W-{n}"}}]}
+
+    def answered(call_id: str, n: int) -> dict:
+        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps({"units": 12 + n})}]}
+
+    steps, given = [], [system, task]
+    for n in range(4):  # the model reads one warehouse after another, never shown all it read before
+        i = 2 * n + 1
+        steps.append(llm(i, calls=[("stock_level", {"warehouse": f"W-{n}"}, f"c{i}")], messages=given))
+        steps.append(tool(i + 1, "stock_level", {"warehouse": f"W-{n}"}, {"units": 12 + n}, requested_by=i, call_id=f"c{i}"))
+        # a faulty window keeps the task and the latest exchange only; a good one keeps everything
+        exchange = [asked(f"c{i}", n), answered(f"c{i}", n)]
+        given = [system, task, *exchange] if window else [*given, *exchange]
+    run = record(*steps, status="error", task="Reorder SKU-4471 if it is low.")
+    run.run["error"] = "MaxTurnsExceeded: Max turns (8) exceeded"
+    return run
+
+
+def test_a_turn_limit_after_history_was_lost_is_placed_where_it_was_first_lost():
+    from agentotel.analysis.detectors import detect, format_findings
+
+    found = detect(_gave_up(True))
+    assert [(f.index, f.layer) for f in found if f.kind == "run_failed"] == [(5, "memory")], format_findings(found)
+
+
+def test_a_turn_limit_with_the_history_kept_stays_the_loop_s():
+    from agentotel.analysis.detectors import detect, format_findings
+
+    found = detect(_gave_up(False))
+    assert [(f.index, f.layer) for f in found if f.kind == "run_failed"] == [(8, "workflow")], format_findings(found)
