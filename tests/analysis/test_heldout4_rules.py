@@ -90,3 +90,37 @@ def test_a_turn_limit_with_the_history_kept_stays_the_loop_s():
 
     found = detect(_gave_up(False))
     assert [(f.index, f.layer) for f in found if f.kind == "run_failed"] == [(8, "workflow")], format_findings(found)
+
+
+# ---- the answer's form, as the request states it ------------------------------------------------------------
+
+
+def _answered(question: str, answer: str):
+    from runs_build import llm, record, text_message, tool
+
+    given = [text_message("system", "You are the parcel desk."), text_message("user", question)]
+    return record(
+        llm(1, calls=[("track", {"parcel": "P-31"}, "c1")], messages=given),
+        tool(2, "track", {"parcel": "P-31"}, {"parcel": "P-31", "at": "Leeds depot", "eta": "2026-12-04"}, requested_by=1, call_id="c1"),
+        llm(3, text=answer, messages=[*given, {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "track", "arguments": {"parcel": "P-31"}}]},
+                                      {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": '{"at": "Leeds depot", "eta": "2026-12-04"}'}]}]),
+        task=question)
+
+
+ASKED = 'Where is parcel P-31? Reply in the format "AT: {place} | ETA: {date}".'
+
+
+def test_an_answer_out_of_the_form_the_request_states_is_answer_format_violated_at_the_answer():
+    from agentotel.analysis.detectors import detect, format_findings
+
+    found = detect(_answered(ASKED, "Parcel P-31 is at the Leeds depot and should arrive on 2026-12-04."))
+    assert [(f.index, f.layer) for f in found if f.kind == "answer_format_violated"] == [(3, "model")], format_findings(found)
+
+
+def test_the_form_with_words_around_it_or_no_form_asked_is_no_finding():
+    from agentotel.analysis.detectors import detect, format_findings
+
+    for question, answer in ((ASKED, "Found it. AT: Leeds depot | ETA: 2026-12-04"),
+                             ("Where is parcel P-31?", "Parcel P-31 is at the Leeds depot, arriving 2026-12-04.")):
+        found = detect(_answered(question, answer))
+        assert [f for f in found if f.kind == "answer_format_violated"] == [], format_findings(found)
