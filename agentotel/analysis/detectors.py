@@ -906,8 +906,9 @@ def _ungrounded(run: _Run) -> list[Finding]:
 
 
 # A quoted answer template with at least one placeholder (<amount>, {date}), which the request introduces as the
-# form of the answer ("answer exactly as '...'", "reply in the format \"...\"", "format: `...`").
-_TEMPLATE = re.compile(r"""(?:answer|reply|respond|format|formatted|output|return|write)\b[^'"`\n]{0,40}?(['"`])([^'"`\n]*?[<{][^<>{}\n]{1,40}[>}][^'"`\n]*?)\1""",
+# form of the answer ("answer exactly as '...'", "reply in the format \"...\""): only words about the answer
+# introduce one (a real coding agent's task quotes commands such as 'python <script>.py', which are no answer form).
+_TEMPLATE = re.compile(r"""\b(?:answer|reply|respond)\b[^'"`\n.]{0,40}?(['"`])([^'"`\n]*?[<{][^<>{}\n]{1,40}[>}][^'"`\n]*?)\1""",
                        re.IGNORECASE)
 _SLOT = re.compile(r"<[^<>\n]{1,40}>|\{[^{}\n]{1,40}\}")
 
