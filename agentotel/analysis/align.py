@@ -134,7 +134,7 @@ def _call_order(steps: Sequence[Step], aside: set[int]) -> list[Step]:
             if retry is not None:
                 place[retry.index] = (failed.index, failed.requested_by)
     kept = sorted((s for s in steps if s.index not in aside), key=lambda s: place.get(s.index, (s.index,))[0])
-    group = {s.index: place[s.index][1] if s.index in place else s.requested_by for s in kept}
+    group = {s.index: place[s.index][1] if s.index in place else _requester(steps, s) for s in kept}
     out: list[Step] = []
     i = 0
     while i < len(kept):
@@ -145,6 +145,20 @@ def _call_order(steps: Sequence[Step], aside: set[int]) -> list[Step]:
         out.extend(sorted(kept[i:j], key=_signature) if j - i > 1 else kept[i:j])
         i = j
     return out
+
+
+def _requester(steps: Sequence[Step], step: Step) -> int | None:
+    """The model step that asked for a tool step: by call id, else (a span that carries no call id, as a failed
+    tool span of some instrumentations does) the latest model step before it that asked for that tool. Without
+    this, a call-id-less failure is in no group, and two parallel calls run in the other order look like a step
+    added and one removed."""
+    if step.requested_by is not None or step.type != "tool":
+        return step.requested_by
+    for earlier in reversed([s for s in steps if s.index < step.index]):
+        if earlier.type == "llm":
+            names = {c.name for c in requested_calls({"output": earlier.output})}
+            return earlier.index if who(step) in names else None
+    return None
 
 
 def _put_back(pairs: Aligned, aside_a: list[Step], aside_b: list[Step]) -> Aligned:

@@ -67,6 +67,7 @@ KINDS: dict[str, tuple[str, str]] = {
     "tool_error_ignored": ("warning", "pass the tool's error to the model and have it say so, retry, or stop"),
     "tool_error_unreported": ("warning", "make the tool fail as an error (raise), not return an error as a result"),
     "answer_without_evidence": ("warning", "answer only from evidence: say so when the search found nothing relevant"),
+    "answer_format_violated": ("warning", "answer in the format the request states, or say why it cannot"),
     "ungrounded_answer": ("warning", "the answer states facts no tool, document or message gave: ground it or say it is unsure"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
     "tool_interface_drift": ("info", "the tool's parameters changed since earlier runs: check the prompts and callers still fit"),
@@ -370,6 +371,15 @@ def _run_failed(run: _Run) -> list[Finding]:
             layer = "memory" if _CONTEXT_ERROR.search(error or "") else "model"
         else:
             layer = "tool"
+    gave_up = step is None or (step.get("type") == "agent" and bool(inside))
+    if gave_up and layer == "workflow":
+        # The loop gave up on a turn limit after the model kept being sent a conversation short of what it had
+        # been given (so it did that work again, and again): the limit is spent where the history was first lost,
+        # as a budget is charged to the step that caused the excess.
+        lost = _history_lost(run)
+        if lost:
+            layer, index = "memory", lost[0].index
+            where += f", after the history was lost at step {index}"
     return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
                      f"the run failed {where}: {error or 'no error message recorded'}",
                      error=error, error_type=step.get("error_type") if step else None)]
@@ -892,6 +902,41 @@ def _ungrounded(run: _Run) -> list[Finding]:
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
                                 f"result, document, task or message", values=missing[:20]))
+    return out
+
+
+# A quoted answer template with at least one placeholder (<amount>, {date}), which the request introduces as the
+# form of the answer ("answer exactly as '...'", "reply in the format \"...\""): only words about the answer
+# introduce one (a real coding agent's task quotes commands such as 'python <script>.py', which are no answer form).
+_TEMPLATE = re.compile(r"""\b(?:answer|reply|respond)\b[^'"`\n.]{0,40}?(['"`])([^'"`\n]*?[<{][^<>{}\n]{1,40}[>}][^'"`\n]*?)\1""",
+                       re.IGNORECASE)
+_SLOT = re.compile(r"<[^<>\n]{1,40}>|\{[^{}\n]{1,40}\}")
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """The template as a pattern: its literal words in order (spacing free, case free), anything in each placeholder."""
+    pieces = _SLOT.split(template)
+    literal = [re.sub(r"\\\s+|\\ ", r"\\s*", re.escape(p.strip())) for p in pieces]
+    return re.compile(r"\s*.+?\s*".join(literal), re.IGNORECASE | re.DOTALL)
+
+
+def _format_violated(run: _Run) -> list[Finding]:
+    """A final answer that does not have the form the request stated for it. The request's own words are the rule
+    (a template with placeholders, quoted), so any agent asked for a fixed form is held to it, and one never asked
+    for one is not; text around the form is allowed (a sentence before it is no violation)."""
+    out = []
+    for step, text in run.finals:
+        # The request as this call was given it: a call never shown the request was not asked for its form (a lost
+        # history explains that answer, not the model).
+        users = [message_text(m) for m in run.messages(step) if m.get("role") == "user"]
+        found = _TEMPLATE.search(users[-1]) if users else None
+        if found is None or not text.strip():
+            continue
+        template = found.group(2)
+        if _template_pattern(template).search(text) is None:
+            out.append(_finding("answer_format_violated", "model", step["index"], [step["index"]],
+                                f"the answer at step {step['index']} is not in the form the request asked for ({template!r})",
+                                template=template))
     return out
 
 
@@ -2297,11 +2342,14 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
 
 # A cause found supersedes what it explains at the same step (of the same tool, when both name one): a prompt
 # short of the retrieved documents; a model that asked again for a result it was only shown a placeholder of.
-_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",)}
+_EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",),
+             # an answer out of the asked form from a call whose instructions were changed or whose history was lost:
+             # the change is the cause
+             "instructions_changed": ("answer_format_violated",), "history_lost": ("answer_format_violated",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
-    _answer_without_evidence, _ungrounded, _output_drift, _interface_drift, _offered_mismatch,
+    _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools,
 )

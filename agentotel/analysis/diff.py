@@ -11,6 +11,7 @@ behaviour it caused.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -207,6 +208,11 @@ def _compare(a: Step, b: Step, given_a: CallInput, given_b: CallInput) -> tuple[
             changes.append({"path": f"$.{label}", "a": left, "b": right})
     if a.status != b.status:
         kinds.append(STATUS_CHANGED)
+    elif a.status == "error" and _failure(a) != _failure(b):
+        # Both failed, but not in the same way (a 503 in one run, a permission refused in the other): the
+        # failure is what the step gave back, so another failure is another output, whatever the output column
+        # holds (a framework may hand the model the same generic text for every error).
+        kinds.append(OUTPUT_CHANGED)
     out_a, out_b = _output(a), _output(b)
     if out_a != out_b:
         if _empty(a) != _empty(b):
@@ -217,6 +223,15 @@ def _compare(a: Step, b: Step, given_a: CallInput, given_b: CallInput) -> tuple[
             kinds.append(OUTPUT_CHANGED)
         changes.extend(json_changes(out_a, out_b, "$.output"))
     return (kinds[0] if kinds else SAME), changes[:_MAX_CHANGES]
+
+
+def _failure(step: Step) -> str:
+    """What kind of failure a failed step had: its error type, else its message's first line with the numbers and
+    hex ids masked (two runs' identical failures differ in request ids and times, not in these)."""
+    if step.error_type:
+        return step.error_type
+    first = (step.error or "").strip().splitlines()[:1]
+    return re.sub(r"[0-9a-f]{6,}|\d+", "#", first[0]) if first else ""
 
 
 def _delta(a: Step | None, b: Step | None) -> dict[str, Any]:

@@ -1,0 +1,128 @@
+"""What every process-per-recorder held-out set shares: recording each recorder's runs in a process of its own,
+reading back which run is which, and scoring `diff` and `check` on the pairs (heldout3.py, heldout4.py).
+
+A held-out set is a module with `produce(options) -> manifest` (run in the child: `python SET.py --produce OPTIONS
+OUT`), `pairs()` (heldout.py's `Pair`s, `agent` naming the recorder) and a policy per recorder. The manifest is a
+list of `{"fault", "role", "run"}` (role `history`, `good` or `faulty`). heldout.py (its locators, `Pair`, `Score`,
+`table`) is imported here only inside functions: it declares agentotel tools, which an agentotel recorder's
+environment snapshot would list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).parent.parent.parent
+
+
+@dataclass
+class Recorded:
+    pair: Any
+    good: str
+    faulty: str
+
+
+# Called before a recorder's process starts, with its name and options (it may add to them: a collector's
+# endpoint); returns what stops what it started, or None.
+Prepare = Callable[[str, dict[str, Any]], Callable[[], None] | None]
+
+
+def record(script: Path, root: Path, chosen_pairs: list[Any], *, prepare: Prepare | None = None,
+           timeout: float = 900) -> dict[str, list[Recorded]]:
+    """Every recorder's runs of `chosen_pairs`, each recorder in a process of its own (at most two at once), each in
+    its own store under `root`."""
+    by: dict[str, list[Any]] = {}
+    for p in chosen_pairs:
+        by.setdefault(p.agent, []).append(p)
+    jobs: list[tuple[str, list[Any], Path, subprocess.Popen[str]]] = []
+    stops: list[Callable[[], None]] = []
+    try:
+        for name, chosen in by.items():
+            options: dict[str, Any] = {"recorder": name, "store": str(root / name), "faults": [p.fault for p in chosen]}
+            stop = prepare(name, options) if prepare else None
+            if stop is not None:
+                stops.append(stop)
+            out = root / f"{name}.json"
+            env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'collector'}", "OTEL_SDK_DISABLED": "false"}
+            jobs.append((name, chosen, out, subprocess.Popen([sys.executable, str(script), "--produce", json.dumps(options), str(out)],
+                                                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+            running = [j for j in jobs if j[3].poll() is None]
+            if len(running) >= 2:
+                _wait(running[0], timeout)
+        for job in jobs:
+            _wait(job, timeout)
+    finally:
+        for stop in stops:
+            stop()
+    return recorded_in(root, chosen_pairs)
+
+
+def _wait(job: tuple[str, list[Any], Path, subprocess.Popen[str]], timeout: float) -> None:
+    name, _, _, process = job
+    _, err = process.communicate(timeout=timeout)
+    if process.returncode != 0:
+        raise RuntimeError(f"recorder {name} failed:\n{err[-4000:]}")
+
+
+def recorded_in(root: Path, chosen_pairs: list[Any]) -> dict[str, list[Recorded]]:
+    """The runs a `record` left in `root` (to score them again, with another tree's detectors)."""
+    out: dict[str, list[Recorded]] = {}
+    for p in chosen_pairs:
+        manifest = root / f"{p.agent}.json"
+        if manifest.exists():
+            runs = {(m["fault"], m["role"]): m["run"] for m in json.loads(manifest.read_text())}
+            if (p.fault, "faulty") in runs:
+                out.setdefault(p.agent, []).append(Recorded(p, runs[(p.fault, "good")], runs[(p.fault, "faulty")]))
+    return out
+
+
+def score(root: Path, recorded: dict[str, list[Recorded]], policy: Callable[[str], Any] = lambda name: None) -> list[Any]:
+    """Each pair's score: diff's first divergence on (good, faulty), check's top finding on the faulty run, the
+    warnings on the good run. `policy(recorder)` is the policy its agent is checked with."""
+    import agentotel
+    from agentotel.analysis.detectors import findings
+    from heldout import _RANK, Score
+
+    out = []
+    for name, items in recorded.items():
+        with agentotel.open(root / name) as traces:
+            for r in items:
+                steps = traces.trajectory(r.faulty).to_dict()["steps"]
+                expected = r.pair.where(steps)
+                diff_expected = (r.pair.diff_where or r.pair.where)(steps)
+                divergence = traces.diff(r.good, r.faulty).to_dict().get("first_divergence")
+                found = findings(traces, r.faulty, policy=policy(name))
+                ranked = sorted(found, key=lambda f: (-_RANK.get(f.severity, 2), f.index if f.index is not None else 10**9))
+                good = findings(traces, r.good, policy=policy(name))
+                out.append(Score(r.pair, expected, diff_expected, divergence, ranked[0] if ranked else None, found, good))
+    return out
+
+
+def main(script: Path, prefix: str, pairs: list[Any], args: list[str], *, prepare: Prepare | None = None,
+         policy: Callable[[str], Any] = lambda name: None) -> None:
+    """Records the chosen pairs (every pair when none is named; a recorder's name chooses its pairs) and prints the
+    table; `--score DIR [ids]` scores the runs an earlier call left in DIR again."""
+    from heldout import table
+
+    again = args[:1] == ["--score"]
+    root = Path(args[1]) if again else Path(tempfile.mkdtemp(prefix=prefix))
+    ids = args[2:] if again else args
+    chosen = [p for p in pairs if not ids or p.id in ids or p.agent in ids]
+    recorded = recorded_in(root, chosen) if again else record(script, root, chosen, prepare=prepare)
+    print(table(score(root, recorded, policy)))
+    print(root)
+
+
+def produce_main(produce: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> bool:
+    """In a recorder's process (`--produce OPTIONS OUT`): records and writes the manifest. False elsewhere."""
+    if sys.argv[1:2] != ["--produce"]:
+        return False
+    Path(sys.argv[3]).write_text(json.dumps(produce(json.loads(sys.argv[2]))))
+    return True
