@@ -587,6 +587,7 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
             fields.get(at + "content"),
             [calls[i] for i in sorted(calls)],
             fields.get(at + "tool_call_id"),
+            _str(fields.get(at + "name")),
         )
         for i in sorted(texts):
             message["parts"].append({"type": "text", "content": texts[i]})
@@ -597,11 +598,21 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
     return messages
 
 
-def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any) -> dict[str, Any]:
-    """One GenAI message: text content, tool calls (`{id, name, arguments}` or OpenAI's `function` form)."""
+# Gemini's role for the model's turns (OpenInference keeps it as the SDK has it): the GenAI shape's `assistant`.
+_ROLES = {"model": "assistant"}
+
+
+def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any, name: str | None = None) -> dict[str, Any]:
+    """One GenAI message: text content, tool calls (`{id, name, arguments}` or OpenAI's `function` form).
+
+    A tool message names the call it answers by id, or (Gemini's function responses: no ids) by its tool's
+    `name`, which its result part keeps so the trajectory can pair it with the call (query/trajectory.py)."""
+    role = _ROLES.get(role, role)
     parts: list[dict[str, Any]] = []
     if role == "tool" and tool_call_id is not None:
         parts.append({"type": "tool_call_response", "id": _str(tool_call_id), "response": content})
+    elif role == "tool" and name:
+        parts.append({"type": "tool_call_response", "id": None, "name": name, "response": content})
     elif isinstance(content, list):
         parts.extend(p if isinstance(p, dict) else {"type": "text", "content": _str(p)} for p in content)
     elif content is not None and content != "":
