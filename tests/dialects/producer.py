@@ -30,8 +30,34 @@ REPLIES = [
 ]
 
 
-def serve() -> str:
-    replies = list(REPLIES)
+# The same run through the anthropic and google-genai SDKs: a model call asking for get_weather (one call, or
+# two in parallel: Paris and Oslo), the tool, a second model call answering. Gemini's calls carry no id.
+CITIES = {False: ["Paris"], True: ["Paris", "Oslo"]}
+
+
+def anthropic_replies(parallel: bool) -> list[dict]:
+    calls = [{"type": "tool_use", "id": f"toolu_weather_{i + 1}", "name": "get_weather", "input": {"city": c}}
+             for i, c in enumerate(CITIES[parallel])]
+    common = {"type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514", "stop_sequence": None}
+    return [{**common, "id": "msg_dialects_1", "content": calls, "stop_reason": "tool_use",
+             "usage": {"input_tokens": 50, "output_tokens": 10}},
+            {**common, "id": "msg_dialects_2", "content": [{"type": "text", "text": "Sunny in Paris."}],
+             "stop_reason": "end_turn", "usage": {"input_tokens": 70, "output_tokens": 5}}]
+
+
+def gemini_replies(parallel: bool) -> list[dict]:
+    def reply(parts: list[dict], n: int, tokens: tuple[int, int]) -> dict:
+        return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+                "modelVersion": "gemini-2.0-flash-001", "responseId": f"resp-dialects-{n}",
+                "usageMetadata": {"promptTokenCount": tokens[0], "candidatesTokenCount": tokens[1],
+                                  "totalTokenCount": sum(tokens)}}
+
+    calls = [{"functionCall": {"name": "get_weather", "args": {"city": c}}} for c in CITIES[parallel]]
+    return [reply(calls, 1, (50, 10)), reply([{"text": "Sunny in Paris."}], 2, (70, 5))]
+
+
+def serve(flow: str = "openai", parallel: bool = False) -> str:
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies}.get(flow, lambda _: list(REPLIES))(parallel)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -39,7 +65,7 @@ def serve() -> str:
 
         def do_POST(self) -> None:  # noqa: N802
             self.rfile.read(int(self.headers.get("content-length") or 0))
-            if self.path.endswith("/messages"):  # the anthropic SDK
+            if self.path.endswith("/messages") and flow == "anthropic":  # the anthropic SDK, one call
                 reply = {"id": "msg_dialects_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
                          "content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
                          "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 10}}
@@ -74,6 +100,16 @@ def instrument(names: list[str], provider: object) -> None:
             from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor as OpenAIInstrumentor
         elif name == "openai-v2":
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        elif name == "openinference-anthropic":
+            from openinference.instrumentation.anthropic import AnthropicInstrumentor as OpenAIInstrumentor
+        elif name == "openllmetry-anthropic":
+            from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-google-genai":
+            from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor as OpenAIInstrumentor
+        elif name == "openllmetry-google-genai":
+            from opentelemetry.instrumentation.google_generativeai import GoogleGenerativeAiInstrumentor as OpenAIInstrumentor
+        elif name == "contrib-google-genai":
+            from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
         else:
             raise SystemExit(f"unknown instrumentation {name}")
         OpenAIInstrumentor().instrument(tracer_provider=provider)
@@ -194,6 +230,40 @@ def anthropic_flow(url: str) -> None:
                            messages=[{"role": "user", "content": "What is the weather in Paris?"}])
 
 
+def anthropic_tools_flow(url: str, tool, parallel: bool) -> None:
+    """Two anthropic calls around the tool (run once per tool_use block), as a tool loop makes them."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", base_url=url.removesuffix("/v1"))
+    tools = [{"name": "get_weather", "description": "Weather in a city.",
+              "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    messages: list = [{"role": "user", "content": question}]
+    first = client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100, messages=messages, tools=tools)
+    uses = [block for block in first.content if block.type == "tool_use"]
+    results = [{"type": "tool_result", "tool_use_id": use.id, "content": tool(**use.input)} for use in uses]
+    messages += [{"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in first.content]},
+                 {"role": "user", "content": results}]
+    client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100, messages=messages, tools=tools)
+
+
+def gemini_flow(url: str, tool, parallel: bool) -> None:
+    """Two google-genai calls around the tool; Gemini's function calls and the app's responses carry no id."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="test-key", http_options={"base_url": url.removesuffix("/v1")})
+    config = {"tools": [{"function_declarations": [{"name": "get_weather", "description": "Weather in a city.",
+              "parameters_json_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]}
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    history = [types.Content(role="user", parts=[types.Part(text=question)])]
+    first = client.models.generate_content(model="gemini-2.0-flash", contents=history, config=config)
+    responses = [types.Part(function_response=types.FunctionResponse(name=call.name, response={"output": tool(**call.args)}))
+                 for call in first.function_calls]
+    history += [first.candidates[0].content, types.Content(role="user", parts=responses)]
+    client.models.generate_content(model="gemini-2.0-flash", contents=history, config=config)
+
+
 def mcp_flow() -> None:
     """A tool called over MCP (the mcp SDK's client and server, in memory): both sides trace the call."""
     import anyio
@@ -217,7 +287,8 @@ def main(options: dict) -> None:
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = options["semconv"]
         # The newer conventions take where to put content, not a boolean ("true" reads as NO_CONTENT).
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
-    url = serve()
+    parallel = bool(options.get("parallel"))
+    url = serve(options["flow"], parallel)
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
 
@@ -246,6 +317,10 @@ def main(options: dict) -> None:
         trace.set_tracer_provider(provider)
     instrument(options["instrumentations"], provider)
     tracer = provider.get_tracer("weather-app")
+    if options.get("tool_spans") == "openinference":  # the app traces its tool with OpenInference's decorator
+        from openinference.instrumentation import OITracer, TraceConfig
+
+        tool = OITracer(tracer, TraceConfig()).tool(name="get_weather")(weather)
     flow = {
         "openai": lambda: openai_flow(url, tool),
         "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
@@ -253,6 +328,8 @@ def main(options: dict) -> None:
         "mcp": mcp_flow,
         "anthropic": lambda: anthropic_flow(url),
         "agents": lambda: agents_flow(url),
+        "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
+        "gemini": lambda: gemini_flow(url, tool, parallel),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
