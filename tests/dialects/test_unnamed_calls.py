@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
