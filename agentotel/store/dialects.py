@@ -99,6 +99,7 @@ AI_RESPONSE_ID = "ai.response.id"
 AI_RESPONSE_TEXT = "ai.response.text"
 AI_RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
 AI_RESPONSE_FINISH_REASON = "ai.response.finishReason"
+AI_PROMPT = "ai.prompt"  # the outer call's (ai.generateText, ai.streamText, ...) prompt: {"prompt"} or {"system", "messages"}
 AI_PROMPT_MESSAGES = "ai.prompt.messages"
 AI_PROMPT_TOOLS = "ai.prompt.tools"  # a list of JSON texts, one per tool: {type, name, description, inputSchema | parameters}
 AI_USAGE_INPUT = ("ai.usage.inputTokens", "ai.usage.promptTokens", "ai.usage.tokens")
@@ -651,10 +652,10 @@ def _call_id_in(payload: Any) -> str | None:
 _TOOL_MESSAGE = "ToolMessage"
 
 
-# Where an app's own root span (OpenInference CHAIN, traceloop workflow: no step of its own) keeps what it was
-# asked and what it answered, in order of preference.
-RUN_INPUT_KEYS = (OI_INPUT_VALUE, TL_ENTITY_INPUT)
-RUN_OUTPUT_KEYS = (OI_OUTPUT_VALUE, TL_ENTITY_OUTPUT)
+# Where an app's own root span (OpenInference CHAIN, traceloop workflow, the AI SDK's ai.generateText /
+# ai.streamText: no step of its own) keeps what it was asked and what it answered, in order of preference.
+RUN_INPUT_KEYS = (OI_INPUT_VALUE, TL_ENTITY_INPUT, AI_PROMPT)
+RUN_OUTPUT_KEYS = (OI_OUTPUT_VALUE, TL_ENTITY_OUTPUT, AI_RESPONSE_TEXT)
 
 
 def run_payloads(attributes: Mapping[str, Any]) -> tuple[str | None, str | None]:

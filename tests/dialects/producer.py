@@ -56,24 +56,46 @@ def gemini_replies(parallel: bool) -> list[dict]:
     return [reply(calls, 1, (50, 10)), reply([{"text": "Sunny in Paris."}], 2, (70, 5))]
 
 
+def openai_replies(parallel: bool) -> list[dict]:
+    replies = json.loads(json.dumps(REPLIES))
+    if parallel:
+        calls = replies[0]["choices"][0]["message"]["tool_calls"]
+        calls.append({"id": "call_weather_2", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}})
+    return replies
+
+
+def chunks(reply: dict) -> bytes:
+    """A chat completion as the server-sent events of its stream: the message in one delta, then usage."""
+    choice = reply["choices"][0]
+    delta = {k: v for k, v in choice["message"].items() if v is not None}
+    for i, call in enumerate(delta.get("tool_calls", ())):
+        call["index"] = i
+    base = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    events = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+              {**base, "choices": [], "usage": reply["usage"]}]
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
 def serve(flow: str = "openai", parallel: bool = False) -> str:
-    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies}.get(flow, lambda _: list(REPLIES))(parallel)
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies}.get(flow, openai_replies)(parallel)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
 
         def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("content-length") or 0))
+            request = self.rfile.read(int(self.headers.get("content-length") or 0))
             if self.path.endswith("/messages") and flow == "anthropic":  # the anthropic SDK, one call
                 reply = {"id": "msg_dialects_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
                          "content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
                          "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 10}}
             else:
                 reply = replies.pop(0) if replies else {"error": {"message": "no reply"}}
-            body = json.dumps(reply).encode()
+            stream = "choices" in reply and b'"stream":true' in request.replace(b" ", b"")
+            body = chunks(reply) if stream else json.dumps(reply).encode()
             self.send_response(200 if body[:8] != b'{"error"' else 500)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/event-stream" if stream else "application/json")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -112,7 +134,8 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
         else:
             raise SystemExit(f"unknown instrumentation {name}")
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        # skip_dep_check: the contrib google-genai instrumentation declares google-genai < 3, and patches 3.x alike
+        OpenAIInstrumentor().instrument(tracer_provider=provider, skip_dep_check=name == "contrib-google-genai")
 
 
 class OtlpFiles:
