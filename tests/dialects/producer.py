@@ -77,8 +77,19 @@ def chunks(reply: dict) -> bytes:
     return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
 
 
+def handoff_replies(parallel: bool) -> list[dict]:
+    """A triage agent handing off to the weather agent (a transfer_to_weather call), then the usual two calls."""
+    handoff = json.loads(json.dumps(REPLIES[0]))
+    handoff["id"] = "chatcmpl-dialects-0"
+    handoff["choices"][0]["message"]["tool_calls"] = [
+        {"id": "call_handoff_1", "type": "function", "function": {"name": "transfer_to_weather", "arguments": "{}"}}]
+    handoff["usage"] = {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}
+    return [handoff, *openai_replies(parallel)]
+
+
 def serve(flow: str = "openai", parallel: bool = False) -> str:
-    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies}.get(flow, openai_replies)(parallel)
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies,
+               "agents-handoff": handoff_replies}.get(flow, openai_replies)(parallel)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -253,6 +264,21 @@ def anthropic_flow(url: str) -> None:
                            messages=[{"role": "user", "content": "What is the weather in Paris?"}])
 
 
+def agents_handoff_flow(url: str) -> None:
+    """The Agents SDK: a triage agent hands the question off to the weather agent, which calls its tool."""
+    import openai
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+
+    @function_tool(name_override="get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        return weather(city)
+
+    model = OpenAIChatCompletionsModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=url, api_key="test-key"))
+    forecaster = Agent(name="weather", model=model, tools=[get_weather], handoff_description="Answers weather questions.")
+    Runner.run_sync(Agent(name="triage", model=model, handoffs=[forecaster]), "What is the weather in Paris?")
+
+
 def anthropic_tools_flow(url: str, tool, parallel: bool) -> None:
     """Two anthropic calls around the tool (run once per tool_use block), as a tool loop makes them."""
     import anthropic
@@ -351,6 +377,7 @@ def main(options: dict) -> None:
         "mcp": mcp_flow,
         "anthropic": lambda: anthropic_flow(url),
         "agents": lambda: agents_flow(url),
+        "agents-handoff": lambda: agents_handoff_flow(url),
         "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
         "gemini": lambda: gemini_flow(url, tool, parallel),
     }[options["flow"]]
