@@ -319,7 +319,8 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
     back), else one made from itself; a result or tool step without id the id of the earliest unanswered call of
     its tool (of equal arguments first, for a tool step). Ids the spans carry are kept.
     """
-    asked: list[dict[str, Any]] = []  # every tool call part the run's model steps answered with, in order
+    asked: list[list[Any]] = []  # [part, canonical arguments or None until needed] of every tool call the run's
+    # model steps answered with, in order (canonical worked out once: each later history is matched against them)
     asked_by: dict[int, int] = {}  # id(part) -> the model step's index
     counts: dict[tuple[Any, str], int] = {}
     waiting: list[dict[str, Any]] = []  # asked calls no tool step has run yet
@@ -328,11 +329,13 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
             if not all(part.get("id") for part in _in_order(step.input)):
                 _pair_history(step.input, asked)
             for part in _tool_parts(step.output)[0]:
+                canonical = None
                 if not part.get("id"):  # (equal calls counted among the id-less ones: a Gemini run's are all)
-                    key = (part.get("name"), canonical_arguments(part.get("arguments")))
+                    canonical = canonical_arguments(part.get("arguments"))
+                    key = (part.get("name"), canonical)
                     counts[key] = count = counts.get(key, 0) + 1
                     part["id"] = stable_call_id(key[0], key[1], count)
-                asked.append(part)
+                asked.append([part, canonical])
                 asked_by[id(part)] = step.index
                 waiting.append(part)
         elif step.type == "tool" and step.tool_name:
@@ -349,11 +352,11 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
             step.requested_by = asked_by[id(part)]
 
 
-def _pair_history(messages: list[Any], asked: list[dict[str, Any]]) -> None:
+def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:
     """Ids for a model step's input (the conversation sent back) whose tool calls or results carry none."""
     calls, _ = _tool_parts(messages)
     given = {part.get("id") for part in calls if part.get("id")}
-    known = [part for part in asked if part["id"] not in given]
+    known = [entry for entry in asked if entry[0]["id"] not in given]
     keys = [(part.get("name"), canonical_arguments(part.get("arguments"))) for part in calls]
     end = len(known)
     # A history is in the order the model asked and may have lost its oldest turns: match from its last call back.
@@ -361,8 +364,12 @@ def _pair_history(messages: list[Any], asked: list[dict[str, Any]]) -> None:
         if part.get("id"):
             continue
         for i in range(end - 1, -1, -1):
-            if known[i].get("name") == name and canonical_arguments(known[i].get("arguments")) == wanted:
-                part["id"] = known[i]["id"]
+            if known[i][0].get("name") != name:
+                continue
+            if known[i][1] is None:
+                known[i][1] = canonical_arguments(known[i][0].get("arguments"))
+            if known[i][1] == wanted:
+                part["id"] = known[i][0]["id"]
                 end = i
                 break
     seen: dict[tuple[Any, str], int] = {}
