@@ -87,9 +87,18 @@ def handoff_replies(parallel: bool) -> list[dict]:
     return [handoff, *openai_replies(parallel)]
 
 
+def bedrock_replies(parallel: bool) -> list[dict]:
+    calls = [{"toolUse": {"toolUseId": f"tooluse_weather_{i + 1}", "name": "get_weather", "input": {"city": c}}}
+             for i, c in enumerate(CITIES[parallel])]
+    return [{"output": {"message": {"role": "assistant", "content": calls}}, "stopReason": "tool_use",
+             "usage": {"inputTokens": 50, "outputTokens": 10, "totalTokens": 60}, "metrics": {"latencyMs": 1}},
+            {"output": {"message": {"role": "assistant", "content": [{"text": "Sunny in Paris."}]}}, "stopReason": "end_turn",
+             "usage": {"inputTokens": 70, "outputTokens": 5, "totalTokens": 75}, "metrics": {"latencyMs": 1}}]
+
+
 def serve(flow: str = "openai", parallel: bool = False) -> str:
-    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies,
-               "agents-handoff": handoff_replies}.get(flow, openai_replies)(parallel)
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "agents-handoff": handoff_replies,
+               "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -141,6 +150,8 @@ def instrument(names: list[str], provider: object) -> None:
             from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor as OpenAIInstrumentor
         elif name == "openllmetry-google-genai":
             from opentelemetry.instrumentation.google_generativeai import GoogleGenerativeAiInstrumentor as OpenAIInstrumentor
+        elif name == "contrib-botocore":
+            from opentelemetry.instrumentation.botocore import BotocoreInstrumentor as OpenAIInstrumentor
         elif name == "contrib-google-genai":
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
         else:
@@ -279,6 +290,24 @@ def agents_handoff_flow(url: str) -> None:
     Runner.run_sync(Agent(name="triage", model=model, handoffs=[forecaster]), "What is the weather in Paris?")
 
 
+def bedrock_flow(url: str, tool, parallel: bool) -> None:
+    """Two Bedrock Converse calls (botocore) around the tool."""
+    import boto3
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url.removesuffix("/v1"),
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+    config = {"tools": [{"toolSpec": {"name": "get_weather", "description": "Weather in a city.",
+                                      "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}}]}
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    messages = [{"role": "user", "content": [{"text": question}]}]
+    first = client.converse(modelId=model, messages=messages, toolConfig=config)["output"]["message"]
+    uses = [block["toolUse"] for block in first["content"] if "toolUse" in block]
+    results = [{"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": tool(**use["input"])}]}} for use in uses]
+    messages += [first, {"role": "user", "content": results}]
+    client.converse(modelId=model, messages=messages, toolConfig=config)
+
+
 def anthropic_tools_flow(url: str, tool, parallel: bool) -> None:
     """Two anthropic calls around the tool (run once per tool_use block), as a tool loop makes them."""
     import anthropic
@@ -380,6 +409,7 @@ def main(options: dict) -> None:
         "agents-handoff": lambda: agents_handoff_flow(url),
         "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
         "gemini": lambda: gemini_flow(url, tool, parallel),
+        "bedrock": lambda: bedrock_flow(url, tool, parallel),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
