@@ -8,6 +8,7 @@ matching call so its span carries the model's `gen_ai.tool.call.id`.
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import json
 import threading
 from collections import deque
@@ -40,6 +41,13 @@ def canonical_arguments(arguments: Any) -> str:
         return _CANONICAL.encode(arguments)
     except (TypeError, ValueError):
         return repr(arguments)
+
+
+def stable_call_id(name: Any, canonical: str, count: int) -> str:
+    """An id made from an id-less tool call itself (Gemini's): its tool, canonical arguments and how many equal
+    calls came before it, counting it (the same calls get the same ids in every process, whoever reads them:
+    the google-genai provider at record time, the trajectory for other instrumentations' spans)."""
+    return "fc-" + hashlib.blake2b(f"{name}\0{canonical}\0{count}".encode(), digest_size=6).hexdigest()
 
 
 _ASKED_KEPT = 1024  # a run's asked calls remembered: a history holds the recent ones; a long run stays bounded

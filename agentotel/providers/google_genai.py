@@ -24,10 +24,9 @@ tool calls and their responses, media as blob / uri parts, any other kind as a g
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from agentotel._context import PendingToolCall, canonical_arguments, current_run
+from agentotel._context import PendingToolCall, canonical_arguments, current_run, stable_call_id
 from agentotel.providers._core import (
     Patch,
     Request,
@@ -220,7 +219,7 @@ def _paired(tools: list[tuple[dict[str, Any], Any]]) -> None:
 
     A call gets the id the run recorded it with when a model response asked for it (`_with_ids`), so the
     history's call, its result and the `@tool` span that ran it share one id; a call the run never saw
-    asked for (a history from another process) gets one made from itself (`_stable_id`). A response gets
+    asked for (a history from another process) gets one made from itself (`stable_call_id`). A response gets
     the id of the earliest unanswered call of its tool before it. Ids the SDK or the app gave are kept.
     """
     calls = [part for part, _ in tools if part["type"] == "tool_call"]
@@ -231,7 +230,7 @@ def _paired(tools: list[tuple[dict[str, Any], Any]]) -> None:
         for part, key in zip(calls, keys):
             seen[key] = count = seen.get(key, 0) + 1
             if not part["id"]:
-                part["id"] = _stable_id(key, count)
+                part["id"] = stable_call_id(key[0], key[1], count)
     unanswered: list[dict[str, Any]] = []
     for part, name in tools:
         if part["type"] == "tool_call":
@@ -271,12 +270,6 @@ def _ids_from_run(calls: list[dict[str, Any]], keys: list[tuple[Any, str]]) -> N
         if all(part["id"] for part in calls):
             return
         run = run.parent
-
-
-def _stable_id(key: tuple[Any, str], count: int) -> str:
-    """An id made from a call itself: its tool, arguments and how many equal calls the history held up to it
-    (the same history gets the same ids in every process, and its turns keep theirs as it grows)."""
-    return "fc-" + hashlib.blake2b(f"{key[0]}\0{key[1]}\0{count}".encode(), digest_size=6).hexdigest()
 
 
 def _schema(value: Any) -> Any:

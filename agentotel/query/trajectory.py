@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import _json, semconv
+from agentotel._context import canonical_arguments, stable_call_id
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
 from agentotel.store.schema import duplicate_calls
 
@@ -167,6 +168,7 @@ def build_trajectory(
                 raw_output=raw_out,
             )
         )
+    _pair_unnamed_calls(steps)
     _link_requests(steps)
     loader = None
     if root is not None and root_attributes is not None:
@@ -296,13 +298,115 @@ def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
 def _link_requests(steps: list[Step]) -> None:
     """Set each tool step's `requested_by`: the latest earlier model step whose output holds its call id."""
     for step in steps:
-        if step.type != "tool" or not step.tool_call_id:
+        if step.type != "tool" or not step.tool_call_id or step.requested_by is not None:
             continue
         needle = json.dumps(step.tool_call_id)
         for earlier in reversed(steps[: step.index - 1]):
             if earlier.type == "llm" and earlier.raw_output and needle in earlier.raw_output:
                 step.requested_by = earlier.index
                 break
+
+
+def _pair_unnamed_calls(steps: list[Step]) -> None:
+    """Ids for the tool calls, tool results and tool steps recorded without one, so each pairs with the call it
+    answers: Gemini's function calls carry none, and other instrumentations' spans of them (OpenInference,
+    OpenLLMetry, the contrib one) keep none; a tool span of a decorator never knows its call's id.
+
+    The same way whichever dialect recorded the run, and the same ids in every process (agentotel's
+    google-genai provider gives the ones it records the same, `stable_call_id`): a model step's id-less call
+    gets an id made from its tool, arguments and how many equal calls the run asked up to it; a history's
+    id-less call the id of the run's asked call it repeats (matched by tool and arguments from its last call
+    back), else one made from itself; a result or tool step without id the id of the earliest unanswered call of
+    its tool (of equal arguments first, for a tool step). Ids the spans carry are kept.
+    """
+    asked: list[list[Any]] = []  # [part, canonical arguments or None until needed] of every tool call the run's
+    # model steps answered with, in order (canonical worked out once: each later history is matched against them)
+    asked_by: dict[int, int] = {}  # id(part) -> the model step's index
+    counts: dict[tuple[Any, str], int] = {}
+    waiting: list[dict[str, Any]] = []  # asked calls no tool step has run yet
+    for step in steps:
+        if step.type == "llm":
+            if not all(part.get("id") for part in _in_order(step.input)):
+                _pair_history(step.input, asked)
+            for part in _tool_parts(step.output)[0]:
+                canonical = None
+                if not part.get("id"):  # (equal calls counted among the id-less ones: a Gemini run's are all)
+                    canonical = canonical_arguments(part.get("arguments"))
+                    key = (part.get("name"), canonical)
+                    counts[key] = count = counts.get(key, 0) + 1
+                    part["id"] = stable_call_id(key[0], key[1], count)
+                asked.append([part, canonical])
+                asked_by[id(part)] = step.index
+                waiting.append(part)
+        elif step.type == "tool" and step.tool_name:
+            if step.tool_call_id:
+                waiting = [part for part in waiting if part["id"] != step.tool_call_id]
+                continue
+            same = [part for part in waiting if part.get("name") == step.tool_name]
+            if not same:
+                continue
+            wanted = canonical_arguments(step.input)
+            part = next((p for p in same if canonical_arguments(p.get("arguments")) == wanted), same[0])
+            waiting.remove(part)
+            step.tool_call_id = part["id"]
+            step.requested_by = asked_by[id(part)]
+
+
+def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:
+    """Ids for a model step's input (the conversation sent back) whose tool calls or results carry none."""
+    calls, _ = _tool_parts(messages)
+    given = {part.get("id") for part in calls if part.get("id")}
+    known = [entry for entry in asked if entry[0]["id"] not in given]
+    keys = [(part.get("name"), canonical_arguments(part.get("arguments"))) for part in calls]
+    end = len(known)
+    # A history is in the order the model asked and may have lost its oldest turns: match from its last call back.
+    for part, (name, wanted) in zip(reversed(calls), reversed(keys)):
+        if part.get("id"):
+            continue
+        for i in range(end - 1, -1, -1):
+            if known[i][0].get("name") != name:
+                continue
+            if known[i][1] is None:
+                known[i][1] = canonical_arguments(known[i][0].get("arguments"))
+            if known[i][1] == wanted:
+                part["id"] = known[i][0]["id"]
+                end = i
+                break
+    seen: dict[tuple[Any, str], int] = {}
+    for part, key in zip(calls, keys):
+        seen[key] = count = seen.get(key, 0) + 1
+        if not part.get("id"):
+            part["id"] = stable_call_id(key[0], key[1], count)
+    unanswered: list[dict[str, Any]] = []
+    for part in _in_order(messages):
+        if part.get("type") == "tool_call":
+            unanswered.append(part)
+        elif part.get("id"):
+            unanswered = [call for call in unanswered if call["id"] != part["id"]]
+        else:
+            name = part.get("name")
+            call = next((c for c in unanswered if name is None or c.get("name") == name), None)
+            if call is not None:  # (a result whose call is not in the history answers nothing here: no id)
+                unanswered.remove(call)
+                part["id"] = call["id"]
+
+
+def _in_order(messages: Any) -> Iterable[dict[str, Any]]:
+    """The tool call and tool result parts of GenAI messages, in order."""
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict) and part.get("type") in ("tool_call", "tool_call_response"):
+                yield part
+
+
+def _tool_parts(messages: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(tool call parts, tool result parts) of GenAI messages."""
+    calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for part in _in_order(messages):
+        (calls if part["type"] == "tool_call" else results).append(part)
+    return calls, results
 
 
 # -- short forms for tables -------------------------------------------------------------------------

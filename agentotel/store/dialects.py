@@ -99,6 +99,7 @@ AI_RESPONSE_ID = "ai.response.id"
 AI_RESPONSE_TEXT = "ai.response.text"
 AI_RESPONSE_TOOL_CALLS = "ai.response.toolCalls"
 AI_RESPONSE_FINISH_REASON = "ai.response.finishReason"
+AI_PROMPT = "ai.prompt"  # the outer call's (ai.generateText, ai.streamText, ...) prompt: {"prompt"} or {"system", "messages"}
 AI_PROMPT_MESSAGES = "ai.prompt.messages"
 AI_PROMPT_TOOLS = "ai.prompt.tools"  # a list of JSON texts, one per tool: {type, name, description, inputSchema | parameters}
 AI_USAGE_INPUT = ("ai.usage.inputTokens", "ai.usage.promptTokens", "ai.usage.tokens")
@@ -587,6 +588,7 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
             fields.get(at + "content"),
             [calls[i] for i in sorted(calls)],
             fields.get(at + "tool_call_id"),
+            _str(fields.get(at + "name")),
         )
         for i in sorted(texts):
             message["parts"].append({"type": "text", "content": texts[i]})
@@ -597,11 +599,21 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
     return messages
 
 
-def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any) -> dict[str, Any]:
-    """One GenAI message: text content, tool calls (`{id, name, arguments}` or OpenAI's `function` form)."""
+# Gemini's role for the model's turns (OpenInference keeps it as the SDK has it): the GenAI shape's `assistant`.
+_ROLES = {"model": "assistant"}
+
+
+def _message(role: str, content: Any, tool_calls: Any, tool_call_id: Any, name: str | None = None) -> dict[str, Any]:
+    """One GenAI message: text content, tool calls (`{id, name, arguments}` or OpenAI's `function` form).
+
+    A tool message names the call it answers by id, or (Gemini's function responses: no ids) by its tool's
+    `name`, which its result part keeps so the trajectory can pair it with the call (query/trajectory.py)."""
+    role = _ROLES.get(role, role)
     parts: list[dict[str, Any]] = []
     if role == "tool" and tool_call_id is not None:
         parts.append({"type": "tool_call_response", "id": _str(tool_call_id), "response": content})
+    elif role == "tool" and name:
+        parts.append({"type": "tool_call_response", "id": None, "name": name, "response": content})
     elif isinstance(content, list):
         parts.extend(p if isinstance(p, dict) else {"type": "text", "content": _str(p)} for p in content)
     elif content is not None and content != "":
@@ -640,10 +652,10 @@ def _call_id_in(payload: Any) -> str | None:
 _TOOL_MESSAGE = "ToolMessage"
 
 
-# Where an app's own root span (OpenInference CHAIN, traceloop workflow: no step of its own) keeps what it was
-# asked and what it answered, in order of preference.
-RUN_INPUT_KEYS = (OI_INPUT_VALUE, TL_ENTITY_INPUT)
-RUN_OUTPUT_KEYS = (OI_OUTPUT_VALUE, TL_ENTITY_OUTPUT)
+# Where an app's own root span (OpenInference CHAIN, traceloop workflow, the AI SDK's ai.generateText /
+# ai.streamText: no step of its own) keeps what it was asked and what it answered, in order of preference.
+RUN_INPUT_KEYS = (OI_INPUT_VALUE, TL_ENTITY_INPUT, AI_PROMPT)
+RUN_OUTPUT_KEYS = (OI_OUTPUT_VALUE, TL_ENTITY_OUTPUT, AI_RESPONSE_TEXT)
 
 
 def run_payloads(attributes: Mapping[str, Any]) -> tuple[str | None, str | None]:

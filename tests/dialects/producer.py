@@ -30,24 +30,92 @@ REPLIES = [
 ]
 
 
-def serve() -> str:
-    replies = list(REPLIES)
+# The same run through the anthropic and google-genai SDKs: a model call asking for get_weather (one call, or
+# two in parallel: Paris and Oslo), the tool, a second model call answering. Gemini's calls carry no id.
+CITIES = {False: ["Paris"], True: ["Paris", "Oslo"]}
+
+
+def anthropic_replies(parallel: bool) -> list[dict]:
+    calls = [{"type": "tool_use", "id": f"toolu_weather_{i + 1}", "name": "get_weather", "input": {"city": c}}
+             for i, c in enumerate(CITIES[parallel])]
+    common = {"type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514", "stop_sequence": None}
+    return [{**common, "id": "msg_dialects_1", "content": calls, "stop_reason": "tool_use",
+             "usage": {"input_tokens": 50, "output_tokens": 10}},
+            {**common, "id": "msg_dialects_2", "content": [{"type": "text", "text": "Sunny in Paris."}],
+             "stop_reason": "end_turn", "usage": {"input_tokens": 70, "output_tokens": 5}}]
+
+
+def gemini_replies(parallel: bool) -> list[dict]:
+    def reply(parts: list[dict], n: int, tokens: tuple[int, int]) -> dict:
+        return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+                "modelVersion": "gemini-2.0-flash-001", "responseId": f"resp-dialects-{n}",
+                "usageMetadata": {"promptTokenCount": tokens[0], "candidatesTokenCount": tokens[1],
+                                  "totalTokenCount": sum(tokens)}}
+
+    calls = [{"functionCall": {"name": "get_weather", "args": {"city": c}}} for c in CITIES[parallel]]
+    return [reply(calls, 1, (50, 10)), reply([{"text": "Sunny in Paris."}], 2, (70, 5))]
+
+
+def openai_replies(parallel: bool) -> list[dict]:
+    replies = json.loads(json.dumps(REPLIES))
+    if parallel:
+        calls = replies[0]["choices"][0]["message"]["tool_calls"]
+        calls.append({"id": "call_weather_2", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}})
+    return replies
+
+
+def chunks(reply: dict) -> bytes:
+    """A chat completion as the server-sent events of its stream: the message in one delta, then usage."""
+    choice = reply["choices"][0]
+    delta = {k: v for k, v in choice["message"].items() if v is not None}
+    for i, call in enumerate(delta.get("tool_calls", ())):
+        call["index"] = i
+    base = {k: reply[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    events = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+              {**base, "choices": [], "usage": reply["usage"]}]
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+def handoff_replies(parallel: bool) -> list[dict]:
+    """A triage agent handing off to the weather agent (a transfer_to_weather call), then the usual two calls."""
+    handoff = json.loads(json.dumps(REPLIES[0]))
+    handoff["id"] = "chatcmpl-dialects-0"
+    handoff["choices"][0]["message"]["tool_calls"] = [
+        {"id": "call_handoff_1", "type": "function", "function": {"name": "transfer_to_weather", "arguments": "{}"}}]
+    handoff["usage"] = {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}
+    return [handoff, *openai_replies(parallel)]
+
+
+def bedrock_replies(parallel: bool) -> list[dict]:
+    calls = [{"toolUse": {"toolUseId": f"tooluse_weather_{i + 1}", "name": "get_weather", "input": {"city": c}}}
+             for i, c in enumerate(CITIES[parallel])]
+    return [{"output": {"message": {"role": "assistant", "content": calls}}, "stopReason": "tool_use",
+             "usage": {"inputTokens": 50, "outputTokens": 10, "totalTokens": 60}, "metrics": {"latencyMs": 1}},
+            {"output": {"message": {"role": "assistant", "content": [{"text": "Sunny in Paris."}]}}, "stopReason": "end_turn",
+             "usage": {"inputTokens": 70, "outputTokens": 5, "totalTokens": 75}, "metrics": {"latencyMs": 1}}]
+
+
+def serve(flow: str = "openai", parallel: bool = False) -> str:
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "agents-handoff": handoff_replies,
+               "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel)
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
 
         def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            if self.path.endswith("/messages"):  # the anthropic SDK
+            request = self.rfile.read(int(self.headers.get("content-length") or 0))
+            if self.path.endswith("/messages") and flow == "anthropic":  # the anthropic SDK, one call
                 reply = {"id": "msg_dialects_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
                          "content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
                          "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 10}}
             else:
                 reply = replies.pop(0) if replies else {"error": {"message": "no reply"}}
-            body = json.dumps(reply).encode()
+            stream = "choices" in reply and b'"stream":true' in request.replace(b" ", b"")
+            body = chunks(reply) if stream else json.dumps(reply).encode()
             self.send_response(200 if body[:8] != b'{"error"' else 500)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/event-stream" if stream else "application/json")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -74,9 +142,22 @@ def instrument(names: list[str], provider: object) -> None:
             from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor as OpenAIInstrumentor
         elif name == "openai-v2":
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        elif name == "openinference-anthropic":
+            from openinference.instrumentation.anthropic import AnthropicInstrumentor as OpenAIInstrumentor
+        elif name == "openllmetry-anthropic":
+            from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-google-genai":
+            from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor as OpenAIInstrumentor
+        elif name == "openllmetry-google-genai":
+            from opentelemetry.instrumentation.google_generativeai import GoogleGenerativeAiInstrumentor as OpenAIInstrumentor
+        elif name == "contrib-botocore":
+            from opentelemetry.instrumentation.botocore import BotocoreInstrumentor as OpenAIInstrumentor
+        elif name == "contrib-google-genai":
+            from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
         else:
             raise SystemExit(f"unknown instrumentation {name}")
-        OpenAIInstrumentor().instrument(tracer_provider=provider)
+        # skip_dep_check: the contrib google-genai instrumentation declares google-genai < 3, and patches 3.x alike
+        OpenAIInstrumentor().instrument(tracer_provider=provider, skip_dep_check=name == "contrib-google-genai")
 
 
 class OtlpFiles:
@@ -194,6 +275,73 @@ def anthropic_flow(url: str) -> None:
                            messages=[{"role": "user", "content": "What is the weather in Paris?"}])
 
 
+def agents_handoff_flow(url: str) -> None:
+    """The Agents SDK: a triage agent hands the question off to the weather agent, which calls its tool."""
+    import openai
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+
+    @function_tool(name_override="get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        return weather(city)
+
+    model = OpenAIChatCompletionsModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=url, api_key="test-key"))
+    forecaster = Agent(name="weather", model=model, tools=[get_weather], handoff_description="Answers weather questions.")
+    Runner.run_sync(Agent(name="triage", model=model, handoffs=[forecaster]), "What is the weather in Paris?")
+
+
+def bedrock_flow(url: str, tool, parallel: bool) -> None:
+    """Two Bedrock Converse calls (botocore) around the tool."""
+    import boto3
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url.removesuffix("/v1"),
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    model = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+    config = {"tools": [{"toolSpec": {"name": "get_weather", "description": "Weather in a city.",
+                                      "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}}]}
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    messages = [{"role": "user", "content": [{"text": question}]}]
+    first = client.converse(modelId=model, messages=messages, toolConfig=config)["output"]["message"]
+    uses = [block["toolUse"] for block in first["content"] if "toolUse" in block]
+    results = [{"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": tool(**use["input"])}]}} for use in uses]
+    messages += [first, {"role": "user", "content": results}]
+    client.converse(modelId=model, messages=messages, toolConfig=config)
+
+
+def anthropic_tools_flow(url: str, tool, parallel: bool) -> None:
+    """Two anthropic calls around the tool (run once per tool_use block), as a tool loop makes them."""
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="test-key", base_url=url.removesuffix("/v1"))
+    tools = [{"name": "get_weather", "description": "Weather in a city.",
+              "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    messages: list = [{"role": "user", "content": question}]
+    first = client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100, messages=messages, tools=tools)
+    uses = [block for block in first.content if block.type == "tool_use"]
+    results = [{"type": "tool_result", "tool_use_id": use.id, "content": tool(**use.input)} for use in uses]
+    messages += [{"role": "assistant", "content": [block.model_dump(exclude_none=True) for block in first.content]},
+                 {"role": "user", "content": results}]
+    client.messages.create(model="claude-sonnet-4-20250514", max_tokens=100, messages=messages, tools=tools)
+
+
+def gemini_flow(url: str, tool, parallel: bool) -> None:
+    """Two google-genai calls around the tool; Gemini's function calls and the app's responses carry no id."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="test-key", http_options={"base_url": url.removesuffix("/v1")})
+    config = {"tools": [{"function_declarations": [{"name": "get_weather", "description": "Weather in a city.",
+              "parameters_json_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]}
+    question = "What is the weather in Paris and Oslo?" if parallel else "What is the weather in Paris?"
+    history = [types.Content(role="user", parts=[types.Part(text=question)])]
+    first = client.models.generate_content(model="gemini-2.0-flash", contents=history, config=config)
+    responses = [types.Part(function_response=types.FunctionResponse(name=call.name, response={"output": tool(**call.args)}))
+                 for call in first.function_calls]
+    history += [first.candidates[0].content, types.Content(role="user", parts=responses)]
+    client.models.generate_content(model="gemini-2.0-flash", contents=history, config=config)
+
+
 def mcp_flow() -> None:
     """A tool called over MCP (the mcp SDK's client and server, in memory): both sides trace the call."""
     import anyio
@@ -217,7 +365,8 @@ def main(options: dict) -> None:
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = options["semconv"]
         # The newer conventions take where to put content, not a boolean ("true" reads as NO_CONTENT).
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
-    url = serve()
+    parallel = bool(options.get("parallel"))
+    url = serve(options["flow"], parallel)
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
 
@@ -246,6 +395,10 @@ def main(options: dict) -> None:
         trace.set_tracer_provider(provider)
     instrument(options["instrumentations"], provider)
     tracer = provider.get_tracer("weather-app")
+    if options.get("tool_spans") == "openinference":  # the app traces its tool with OpenInference's decorator
+        from openinference.instrumentation import OITracer, TraceConfig
+
+        tool = OITracer(tracer, TraceConfig()).tool(name="get_weather")(weather)
     flow = {
         "openai": lambda: openai_flow(url, tool),
         "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
@@ -253,6 +406,10 @@ def main(options: dict) -> None:
         "mcp": mcp_flow,
         "anthropic": lambda: anthropic_flow(url),
         "agents": lambda: agents_flow(url),
+        "agents-handoff": lambda: agents_handoff_flow(url),
+        "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
+        "gemini": lambda: gemini_flow(url, tool, parallel),
+        "bedrock": lambda: bedrock_flow(url, tool, parallel),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

@@ -32,6 +32,8 @@ IN, OUT = 120, 15
 
 def produce(store: Path, **options: Any) -> None:
     env_path = f"{ROOT}{':' + str(ROOT / 'collector')}"
+    if os.environ.get("PYTHONPATH"):  # where the test's own packages come from (a probe's --target folder)
+        env_path += ":" + os.environ["PYTHONPATH"]
     result = subprocess.run(
         [sys.executable, str(HERE / "producer.py"), json.dumps({"store": str(store), **options})],
         capture_output=True, text=True, timeout=180,
@@ -162,8 +164,8 @@ def test_openinference_openai_agents_spans_are_one_run_of_model_and_tool_steps(t
     produce(store, instrumentations=["openinference-openai-agents"], flow="agents")
     traces = agentotel.open(store)
     run = only_run(traces)  # the SDK's trace, its workflow span the run
-    # OpenInference's Agents SDK tool span carries no call id: the tool step is there, not linked by id.
-    assert_weather_steps(traces, run, tool_call_id=False)
+    # OpenInference's Agents SDK tool span carries no call id: the step takes the id of the call it ran.
+    assert_weather_steps(traces, run)
     assert {r[0] for r in traces.sql("SELECT DISTINCT dialect FROM llm_calls").fetchall()} == {"openinference"}
     assert not [(f.kind, f.message) for f in traces.findings(run["run_id"]) if f.severity in ("warning", "error")]
 
@@ -262,22 +264,31 @@ def node_agent() -> Path:
     return folder
 
 
-def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, tmp_path: Path) -> None:
+def run_node_agent(folder: Path, store: Path, *, stream: bool = False, parallel: bool = False) -> None:
+    """The Node agent once, its spans through an agentotel-collector into `store`."""
     import producer
 
     sys.path.insert(0, str(ROOT / "collector"))
     from agentotel_collector import Collector
 
-    model_url = producer.serve()
-    collector = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
+    model_url = producer.serve("openai", parallel)
+    collector = Collector(dir=store, http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
     try:
         host, port = collector.http_address
-        run = subprocess.run(["node", "agent.mjs"], cwd=node_agent, capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "MODEL_URL": model_url, "OTLP_URL": f"http://{host}:{port}/v1/traces"})
+        env = {**os.environ, "MODEL_URL": model_url, "OTLP_URL": f"http://{host}:{port}/v1/traces", "STREAM": str(int(stream))}
+        if parallel:
+            env["PROMPT"] = "What is the weather in Paris and Oslo?"
+        run = subprocess.run(["node", "agent.mjs"], cwd=folder, capture_output=True, text=True, timeout=120, env=env)
         assert run.returncode == 0, run.stderr[-3000:]
         assert "Sunny in Paris." in run.stdout
     finally:
         collector.stop()
+
+
+def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, tmp_path: Path) -> None:
+    from agentotel.analysis import _record
+
+    run_node_agent(node_agent, tmp_path / "store")
     traces = agentotel.open(tmp_path / "store")
     run_row = only_run(traces)  # the trace of ai.generateText, named after it
     assert (run_row["name"], run_row["user_id"], run_row["session_id"], run_row["service_name"]) == (
@@ -290,6 +301,31 @@ def test_a_vercel_ai_sdk_agent_in_node_through_the_collector(node_agent: Path, t
                                         {"k": semconv.GEN_AI_TOOL_DEFINITIONS}).fetchall()}
     [(tool,)] = [[(d["name"], d["type"], sorted(d["parameters"]["properties"])) for d in json.loads(o)] for o in offered]
     assert tool == ("get_weather", "function", ["city"])
+    # The outer span (ai.generateText: no step) keeps the run's task and answer: ai.prompt, ai.response.text.
+    record = _record.load_run(traces, run_row["run_id"])
+    assert "What is the weather in Paris?" in record.run["task"] and record.run["output"] == "Sunny in Paris."
+
+
+def test_a_vercel_ai_sdk_agent_streaming_two_parallel_tool_calls(node_agent: Path, tmp_path: Path) -> None:
+    from agentotel.analysis import _record
+
+    run_node_agent(node_agent, tmp_path / "store", stream=True, parallel=True)
+    traces = agentotel.open(tmp_path / "store")
+    run_row = only_run(traces)
+    assert (run_row["name"], run_row["model_calls"], run_row["tool_calls"]) == ("ai.streamText", 2, 2)
+    assert (run_row["input_tokens"], run_row["output_tokens"]) == (IN, OUT)
+    steps = traces.trajectory(run_row["run_id"]).steps
+    first, last = [s for s in steps if s.type == "llm"]
+    assert [(s.input_tokens, s.output_tokens) for s in (first, last)] == TOKENS and all(s.cost_usd for s in (first, last))
+    asked = {p["arguments"]["city"]: p["id"] for m in first.output for p in m["parts"] if p["type"] == "tool_call"}
+    assert asked == {"Paris": "call_weather_1", "Oslo": "call_weather_2"}
+    ran = {s.input["city"]: (s.tool_call_id, s.requested_by, s.output) for s in steps if s.type == "tool"}
+    assert ran == {"Paris": ("call_weather_1", first.index, "sunny in Paris"), "Oslo": ("call_weather_2", first.index, "sunny in Oslo")}
+    results = {p["id"]: p["response"] for m in last.input for p in m["parts"] if p["type"] == "tool_call_response"}
+    assert results == {"call_weather_1": "sunny in Paris", "call_weather_2": "sunny in Oslo"}
+    assert last.output[0]["parts"] == [{"type": "text", "content": "Sunny in Paris."}]
+    record = _record.load_run(traces, run_row["run_id"])
+    assert "Paris and Oslo" in record.run["task"] and record.run["output"] == "Sunny in Paris."
 
 
 def test_mcp_native_server_spans_a_tool_step_and_set_up_calls_are_not(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 // and exported over OTLP/HTTP protobuf: MODEL_URL is the scripted model server, OTLP_URL agentotel-collector.
 import { NodeSDK } from "@opentelemetry/sdk-node";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { generateText, tool, stepCountIs } from "ai";
+import { generateText, streamText, tool, stepCountIs } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { z } from "zod";
 
@@ -13,9 +13,11 @@ const sdk = new NodeSDK({
 sdk.start();
 
 const openai = createOpenAI({ baseURL: process.env.MODEL_URL, apiKey: "test-key" });
-const result = await generateText({
+// STREAM=1: streamText (the model's replies streamed) instead of generateText.
+const run = process.env.STREAM === "1" ? streamText : generateText;
+const result = run({
   model: openai.chat("gpt-4o-mini"),
-  prompt: "What is the weather in Paris?",
+  prompt: process.env.PROMPT || "What is the weather in Paris?",
   tools: {
     get_weather: tool({
       description: "Weather in a city.",
@@ -26,5 +28,7 @@ const result = await generateText({
   stopWhen: stepCountIs(3),
   experimental_telemetry: { isEnabled: true, functionId: "weather", metadata: { userId: "carol", sessionId: "s-9" } },
 });
-console.log(result.text);
+console.log(await (await result).text);
+// streamText ends its outer span once the stream's last step is handled, a tick after the text resolves.
+await new Promise((resolve) => setTimeout(resolve, 50));
 await sdk.shutdown();
