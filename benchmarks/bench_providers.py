@@ -776,10 +776,15 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     ratio that decides the row could move is its 95% interval in the note (rounds resampled, both arms'
     overheads of a round kept together), and the ratio per process shows whether processes agree. The
     row measures CPU time per call with the arms switched on and off slot by slot (each slot after one
-    untimed call), so each arm's code runs as in an application: between two model calls the SDK's own
-    work pushes the instrumentation's code and data out of the faster caches. `--instructions` counts
-    work in a loop that never switches; its ratio and this row's differ by what the cache misses cost
-    (`AGENTOTEL_CALLGRIND_CACHE=1` estimates them)."""
+    untimed call). `--instructions` counts work in a process that never switches. The two disagree on
+    the google-genai plain call against OpenLLMetry (session 13: instructions 0.89-0.93x over three
+    runs, this row 1.06x with 1.06-1.08 per process), and simulated caches do not explain it: with
+    `AGENTOTEL_CALLGRIND_CACHE=1` agentotel adds 390.0k instructions and ~510k estimated cycles a call
+    (11.4k first-level misses), OpenLLMetry 420.4k and ~553k (12.7k): 0.92x either way. Not yet ruled
+    out: what switching costs each arm (patching a class resets CPython's specialisations and type
+    caches that the next calls rebuild), branch prediction and the real memory system, none of which
+    callgrind models. Note also that the instruction counts move by a few percent between runs (the
+    garbage collector runs at different calls): compare configurations from one run."""
     calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
