@@ -778,9 +778,10 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     row measures CPU time per call with the arms switched on and off slot by slot (each slot after one
     untimed call). `--instructions` counts work in a process that never switches. The two disagree on
     the google-genai plain call against OpenLLMetry (session 13: instructions 0.89-0.93x over three
-    runs, this row 1.06x with 1.06-1.08 per process), and simulated caches do not explain it: with
-    `AGENTOTEL_CALLGRIND_CACHE=1` agentotel adds 390.0k instructions and ~510k estimated cycles a call
-    (11.4k first-level misses), OpenLLMetry 420.4k and ~553k (12.7k): 0.92x either way. Not yet ruled
+    runs, this row 1.06x with 1.06-1.08 per process; both before 9c6642f), and simulated caches do not
+    explain it: with `AGENTOTEL_CALLGRIND_CACHE=1` agentotel adds 390.0k instructions and ~510k
+    estimated cycles a call (11.4k first-level misses), OpenLLMetry 420.4k and ~553k (12.7k): 0.92x
+    either way. Not yet ruled
     out: what switching costs each arm (patching a class resets CPython's specialisations and type
     caches that the next calls rebuild), branch prediction and the real memory system, none of which
     callgrind models. Note also that the instruction counts move by a few percent between runs (the
