@@ -514,7 +514,7 @@ class ModelCall:
             if cost is not None:
                 attributes[AGENTOTEL_COST_USD] = cost
             if attributes:
-                span.set_attributes(attributes)  # one call (one lock) for all of them
+                _tracing.set_attributes(span, attributes)  # one call for all of them, uncleaned when plain
             if error is not None:
                 # The message and traceback may quote the request: content, so they follow the policy.
                 record_error(span, error, self.payload)

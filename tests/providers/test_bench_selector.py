@@ -45,3 +45,27 @@ def test_a_selected_run_measures_only_those_rows(monkeypatch):
     assert rows and {r.benchmark.split(" overhead")[0] for r in rows} == {"Bedrock converse (botocore)"}
     # Measured (a quick run's one short round may come out at or below zero on a loaded machine: noise).
     assert all(r.ours is not None for r in rows)
+
+
+def test_the_ratio_interval_keeps_each_rounds_two_overheads_together():
+    import random
+
+    rng = random.Random(3)
+    # Each round's overheads share that round's uninstrumented slot (its noise subtracted from both).
+    shared = [rng.gauss(0, 200) for _ in range(400)]
+    mine = [380 - s + rng.gauss(0, 20) for s in shared]
+    theirs = [400 - s + rng.gauss(0, 20) for s in shared]
+    low, high = bench._ratio_interval(mine, theirs)
+    assert low < statistics_ratio(mine, theirs) < high
+    assert bench._ratio_interval(mine, theirs) == (low, high)  # the same rounds, the same interval
+    # Resampled apart, the shared noise would not cancel: a wider interval.
+    apart = bench._ratio_interval(mine, [theirs[(i * 7) % 400] for i in range(400)])
+    assert apart[1] - apart[0] >= high - low
+    assert bench._ratio_interval(mine[:10], theirs[:10]) is None
+    assert bench._ratio_interval(mine, theirs[:-1]) is None
+
+
+def statistics_ratio(mine, theirs):
+    import statistics
+
+    return statistics.median(mine) / statistics.median(theirs)

@@ -84,3 +84,79 @@ def test_metrics_follow_a_replaced_meter_provider():
     finally:
         _tracing.set_providers(*previous)
         _core._instruments = None
+
+
+def _span_pair(limits=None):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(span_limits=limits) if limits is not None else TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("t")
+    start = {"a.start": "s", "a.shared": 1}
+    return tracer.start_span("x", attributes=start), tracer.start_span("x", attributes=start), exporter
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"s": "text", "i": 3, "f": 0.5, "b": True, "l": ["stop"], "t": ("a", "b"), "e": [], "a.shared": 2},  # plain, a key set again
+        {"s": "x", "ints": [1, 2], "bools": [True, False], "floats": [1.5]},
+        {"mixed": [1, "a"], "s": "x"},  # items of two types
+        {"bool_int": [True, 1]},
+        {"none": None, "s": "x"},
+        {"nested": [["a"]], "s": "x"},
+        {"obj": object(), "s": "x"},
+        {"strsub": type("S", (str,), {})("x")},
+        {"": "empty key", "s": "x"},
+        {1: "int key", "s": "x"},
+        {"d": {"k": "v"}},
+        {},
+    ],
+)  # fmt: skip
+def test_setting_plain_attributes_in_place_stores_what_the_sdk_stores(attributes):
+    ours, sdk, exporter = _span_pair()
+    _tracing.set_attributes(ours, attributes)
+    sdk.set_attributes(attributes)
+    ours.end()
+    sdk.end()
+    a, b = exporter.get_finished_spans()
+    assert list(a.attributes.items()) == list(b.attributes.items())
+    assert [type(v) for v in a.attributes.values()] == [type(v) for v in b.attributes.values()]
+    assert a.dropped_attributes == b.dropped_attributes
+
+
+def test_setting_attributes_in_place_keeps_the_sdk_limits():
+    from opentelemetry.sdk.trace import SpanLimits
+
+    # Near the attribute limit the oldest are dropped as the SDK drops them; a length limit cuts strings.
+    for limits, attributes in ((SpanLimits(max_span_attributes=4), {f"k{i}": i for i in range(5)}),
+                               (SpanLimits(max_span_attribute_length=3), {"s": "abcdef", "l": ["abcdef"]})):  # fmt: skip
+        ours, sdk, exporter = _span_pair(limits)
+        _tracing.set_attributes(ours, attributes)
+        sdk.set_attributes(attributes)
+        ours.end()
+        sdk.end()
+        a, b = exporter.get_finished_spans()
+        assert list(a.attributes.items()) == list(b.attributes.items())
+        assert a.dropped_attributes == b.dropped_attributes
+    # An ended span takes nothing more.
+    ours, _, exporter = _span_pair()
+    ours.end()
+    _tracing.set_attributes(ours, {"late": "x"})
+    assert "late" not in exporter.get_finished_spans()[0].attributes
+
+
+def test_setting_attributes_on_another_span_type_calls_its_own_method():
+    from opentelemetry.trace import NonRecordingSpan, SpanContext
+
+    seen = []
+
+    class Recorded(NonRecordingSpan):
+        def set_attributes(self, attributes):
+            seen.append(dict(attributes))
+
+    _tracing.set_attributes(Recorded(SpanContext(1, 2, False)), {"s": "x", "l": ["a"]})
+    assert seen == [{"s": "x", "l": ["a"]}]
