@@ -137,7 +137,7 @@ def _lazy_rows(bucket: str, scratch: Path, quick: bool) -> list[Result]:
     """Cold reads of a bucket holding several days: an open fetches only the partitions a query needs,
     against mirroring the whole bucket first (what every open did before partitions were fetched lazily)."""
     n_spans = 2_000 if quick else 100_000
-    repeats = 1 if quick else 3
+    repeats, warmup = (1, 0) if quick else (3, 1)
     store = _days_store(scratch, n_spans)
     uri = f"{bucket}/days"
     remote = fs.open_remote(uri)
@@ -153,9 +153,9 @@ def _lazy_rows(bucket: str, scratch: Path, quick: bool) -> list[Result]:
         return agentotel.open(fs.sync(uri))  # the mirror made complete, then opened as a local store
 
     runs = interleave({"lazy": lambda: agentotel.open(uri).runs(limit=50).fetchall(),
-                       "whole": lambda: whole().runs(limit=50).fetchall()}, repeats=repeats, warmup=1, before=cold)
+                       "whole": lambda: whole().runs(limit=50).fetchall()}, repeats=repeats, warmup=warmup, before=cold)
     trajectory = interleave({"lazy": lambda: agentotel.open(uri).trajectory(newest),
-                             "whole": lambda: whole().trajectory(newest)}, repeats=repeats, warmup=1, before=cold)
+                             "whole": lambda: whole().trajectory(newest)}, repeats=repeats, warmup=warmup, before=cold)
     partitions = len(list((store / "spans").glob("date=*")))
     files = sum(1 for _ in (store / "spans").rglob("*.parquet"))
     described = f"corpus seed={corpus.DEFAULT_SEED}, {n_spans:,} spans over {partitions} days, compacted: {files} Parquet file(s)"
@@ -176,7 +176,7 @@ def _lazy_rows(bucket: str, scratch: Path, quick: bool) -> list[Result]:
 
 def _queries(bucket: str, scratch: Path, quick: bool) -> list[Result]:
     n_spans = 2_000 if quick else 100_000
-    repeats = 2 if quick else 7
+    repeats, warmup = (1, 0) if quick else (7, 1)  # quick: every call made once; its figures mean nothing
     store, n_files = _store(scratch, n_spans)
     uri = f"{bucket}/query"
     remote = fs.open_remote(uri)
@@ -192,14 +192,14 @@ def _queries(bucket: str, scratch: Path, quick: bool) -> list[Result]:
         shutil.rmtree(fs.local_root(uri), ignore_errors=True)
         agentotel.open(uri).close()
 
-    cold = interleave({"s3": cold_open, "local": lambda: agentotel.open(store).close()}, repeats=repeats, warmup=1)
+    cold = interleave({"s3": cold_open, "local": lambda: agentotel.open(store).close()}, repeats=repeats, warmup=warmup)
     over_s3 = agentotel.open(uri)
     warm = interleave({"s3": lambda: agentotel.open(uri).close(), "local": lambda: agentotel.open(store).close()},
-                      repeats=repeats, warmup=1)
+                      repeats=repeats, warmup=warmup)
     trajectory = interleave({"s3": lambda: over_s3.trajectory(run_a[0]), "local": lambda: local.trajectory(run_a[0])},
-                            repeats=repeats, warmup=1)
+                            repeats=repeats, warmup=warmup)
     diff = interleave({"s3": lambda: over_s3.diff(run_a[0], run_b[0]), "local": lambda: local.diff(run_a[0], run_b[0])},
-                      repeats=repeats, warmup=1)
+                      repeats=repeats, warmup=warmup)
     # The alternative read path: DuckDB over a pyarrow dataset of the bucket (what the choice was measured against).
     keys = [remote.key(k) for k in remote.files()]
     con = duckdb.connect()
@@ -207,7 +207,7 @@ def _queries(bucket: str, scratch: Path, quick: bool) -> list[Result]:
     one_trace = "SELECT span_id, name, start_time, input, output FROM {} WHERE trace_id = $t ORDER BY start_time"
     fetch = interleave({"mirror": lambda: over_s3.sql(one_trace.format("spans"), params={"t": trace_a}).fetchall(),
                         "dataset": lambda: con.sql(one_trace.format("bucket_spans"), params={"t": trace_a}).fetchall()},
-                       repeats=repeats, warmup=1)
+                       repeats=repeats, warmup=warmup)
     described = f"corpus seed={corpus.DEFAULT_SEED}, {n_spans:,} spans, compacted: {n_files} Parquet file(s)"
     load = f"load average {os.getloadavg()[0]:.2f} at the end (the machine is shared)"
 

@@ -60,10 +60,18 @@ def glob_count(directory: Path, where: str = "true") -> int:
     return duckdb.sql(f"SELECT count(*) FROM read_parquet('{pattern}', hive_partitioning = true) WHERE {where}").fetchall()[0][0]
 
 
-@pytest.fixture()
-def store(tmp_path):
-    directory = tmp_path / "traces"
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The store recorded once (a process start and three runs); each test erases from its own copy."""
+    directory = tmp_path_factory.mktemp("recorded") / "traces"
     record(directory)
+    return directory
+
+
+@pytest.fixture()
+def store(tmp_path, recorded):
+    directory = tmp_path / "traces"
+    shutil.copytree(recorded, directory)
     return directory
 
 
