@@ -89,6 +89,17 @@ def set_attributes(span: trace.Span, attributes: dict[str, object]) -> None:
     order, a key set again moving to the end). Anything else - another span type, a length limit, a span
     near its attribute limit, one value of another type - goes through `span.set_attributes` as it is.
     """
+    try:
+        if _set_plain(span, attributes):
+            return
+    except AttributeError:  # an SDK whose private names moved: the public way, as for any other span
+        pass
+    span.set_attributes(attributes)
+
+
+def _set_plain(span: trace.Span, attributes: dict[str, object]) -> bool:
+    """`set_attributes`' short way: True when every value went in as the SDK would store it, False when
+    nothing was set and the caller should use `span.set_attributes`."""
     bounded = getattr(span, "_attributes", None) if type(span) is _SdkSpan else None
     if (
         type(bounded) is _BoundedAttributes
@@ -125,5 +136,5 @@ def set_attributes(span: trace.Span, attributes: dict[str, object]) -> None:
                             if key in values:
                                 del values[key]
                             values[key] = value
-                    return
-    span.set_attributes(attributes)
+                    return True
+    return False
