@@ -157,14 +157,20 @@ def test_opentelemetry_instrument_loads_our_entry_point(tmp_path):
     agent = tmp_path / "agent.py"
     agent.write_text(
         "from anthropic.resources.messages.messages import Messages\n"
-        "print(type(Messages.__dict__['create']).__name__)\n"
+        "f, seen = Messages.__dict__['create'], []\n"
+        "while f is not None and len(seen) < 10:\n"
+        "    seen.append(type(f).__name__)\n"
+        "    f = getattr(f, '__wrapped__', None)\n"
+        "print(','.join(seen))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)]),
            "AGENTOTEL_DIR": str(tmp_path / "traces"), "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none",
            "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": ""}  # fmt: skip
     out = subprocess.run(["opentelemetry-instrument", sys.executable, str(agent)], capture_output=True, text=True,
                          cwd=tmp_path, env=env, timeout=120)  # fmt: skip
-    assert out.stdout.strip().splitlines()[-1] == "_Patched", out.stderr[-2000:]
+    # Other instrumentations installed beside agentotel (the dev extra has OpenLLMetry's and OpenInference's
+    # anthropic ones) load too and may wrap the same method outside ours: ours must be in the chain.
+    assert "_Patched" in out.stdout.strip().splitlines()[-1].split(","), out.stdout[-500:] + out.stderr[-2000:]
 
 
 def test_instrumentor_class_round_trip(telemetry):
