@@ -913,11 +913,27 @@ _TEMPLATE = re.compile(r"""\b(?:answer|reply|respond)\b[^'"`\n.]{0,40}?(['"`])([
 _SLOT = re.compile(r"<[^<>\n]{1,40}>|\{[^{}\n]{1,40}\}")
 
 
-def _template_pattern(template: str) -> re.Pattern[str]:
-    """The template as a pattern: its literal words in order (spacing free, case free), anything in each placeholder."""
-    pieces = _SLOT.split(template)
-    literal = [re.sub(r"\\\s+|\\ ", r"\\s*", re.escape(p.strip())) for p in pieces]
-    return re.compile(r"\s*.+?\s*".join(literal), re.IGNORECASE | re.DOTALL)
+def _in_form(template: str, text: str) -> bool:
+    """Whether `text` holds the template: its literal words in order (spacing free, case free), at least one
+    character in each placeholder. Each literal is searched for from where the one before ended: the earliest
+    match leaves the most room for the rest, so this finds a match whenever one exists, in linear time (one
+    pattern with a lazy gap per placeholder backtracks polynomially on a long answer that has none)."""
+    at = 0
+    for i, piece in enumerate(_SLOT.split(template)):
+        if i:
+            at += 1  # the placeholder before this piece holds at least one character
+        literal = piece.strip()
+        if literal:
+            found = _literal(literal).search(text, at)
+            if found is None:
+                return False
+            at = found.end()
+    return at <= len(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _literal(words: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"\\\s+|\\ ", r"\\s*", re.escape(words)), re.IGNORECASE)
 
 
 def _format_violated(run: _Run) -> list[Finding]:
@@ -933,7 +949,7 @@ def _format_violated(run: _Run) -> list[Finding]:
         if found is None or not text.strip():
             continue
         template = found.group(2)
-        if _template_pattern(template).search(text) is None:
+        if not _in_form(template, text):
             out.append(_finding("answer_format_violated", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} is not in the form the request asked for ({template!r})",
                                 template=template))

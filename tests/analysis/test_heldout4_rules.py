@@ -124,3 +124,13 @@ def test_the_form_with_words_around_it_or_no_form_asked_is_no_finding():
                              ("Where is parcel P-31?", "Parcel P-31 is at the Leeds depot, arriving 2026-12-04.")):
         found = detect(_answered(question, answer))
         assert [f for f in found if f.kind == "answer_format_violated"] == [], format_findings(found)
+
+
+def test_a_long_answer_out_of_a_many_placeholder_form_is_judged_without_backtracking():
+    # One pattern with a lazy gap per placeholder backtracked polynomially on a long answer without the form
+    # (five placeholders, 3,000 separators: hours); each literal searched for in turn is linear.
+    from agentotel.analysis.detectors import detect, format_findings
+
+    asked = 'Reply in the format "{a}, {b}, {c}, {d}, {e} (done)".'
+    found = detect(_answered(asked, ", " * 3000))
+    assert [(f.index, f.layer) for f in found if f.kind == "answer_format_violated"] == [(3, "model")], format_findings(found)
