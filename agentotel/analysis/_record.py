@@ -19,7 +19,7 @@ from typing import Any
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
 from agentotel.analysis._steps import TOOL, agent_of, is_error, tool_name, tool_payload
-from agentotel.store import dialects
+from agentotel.store import dialects, messages
 
 # The span attributes (beyond the step fields) that detectors read.
 ATTRIBUTES = (
@@ -460,8 +460,6 @@ def _continued_inputs(traces: Any, params: Mapping[str, Any], continued: list[di
     """{span id: whole input} of first model calls stored as continuations: rebuilt in Python from their runs'
     rows (store/messages.py whole_rows, as a trajectory is), else by the store (first_call_inputs.sql, which
     has every copy of every row and gives NULL where an input is unknown)."""
-    from agentotel.store import messages  # the store's reader of its own conversation columns
-
     bound = {"traces": params["traces"], "since": params["since"], "before": params["before"]}
     rows = traces._rows(sql("first_call_rows"), {**bound, "runs": sorted({c["run_id"] for c in continued}),
                                                  "last": max(c["start_time"] for c in continued)},
