@@ -152,9 +152,12 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     for detector in _DETECTORS:
         out.extend(f for f in detector(view) if f.kind not in chosen.ignore)
     # A cause found supersedes what it explains at the same step (see _EXPLAINS).
+    # A finding naming no tool is explained by a cause of any tool; one naming a tool, by a cause of no tool or
+    # of its own.
     explained = {(f.index, kind, f.evidence.get("tool")) for f in out for kind in _EXPLAINS.get(f.kind, ())}
+    anyhow = {(index, kind) for index, kind, _ in explained}
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
-        f.evidence.get("tool") is None or (f.index, f.kind, f.evidence["tool"]) not in explained)]
+        (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None else (f.index, f.kind, f.evidence["tool"]) not in explained)]
     run_id = record.run_id
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
@@ -166,12 +169,34 @@ def worst(found: Iterable[Finding]) -> str | None:
     return SEVERITIES[max(levels)] if levels else None
 
 
+def _turn_nodes_lifted(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps without the agent steps that are one turn of a loop rather than an agent: a graph's model node
+    that a foreign instrumentation calls an agent (OpenInference names LangGraph's `agent` node so), recurring
+    under one parent with one name and holding a single model call and nothing else. Its model call moves up to
+    the node's parent, beside the tool calls it asked for, as an agent's own model calls are; the node's output
+    (the model's answer again) is no source of its own."""
+    children: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for s in steps:
+        children[s.get("parent_index")].append(s)
+    names = defaultdict(int)
+    for s in steps:
+        if s.get("type") == "agent":
+            names[(s.get("parent_index"), s.get("name"))] += 1
+    nodes = {s["index"]: s.get("parent_index") for s in steps if s.get("type") == "agent"
+             and names[(s.get("parent_index"), s.get("name"))] > 1 and len(children[s["index"]]) == 1
+             and children[s["index"]][0].get("type") == LLM}
+    if not nodes:
+        return steps
+    return [dict(s, parent_index=nodes[s["parent_index"]]) if s.get("parent_index") in nodes else s
+            for s in steps if s["index"] not in nodes]
+
+
 class _Run:
     """A record as detectors walk it: steps by index, model steps, who asked for each tool call."""
 
     def __init__(self, record: RunRecord, history: History, policy: Policy) -> None:
         self.record, self.history, self.policy = record, history, policy
-        self.steps = record.steps
+        self.steps = _turn_nodes_lifted(record.steps)
         self.by_index = {s["index"]: s for s in self.steps}
         self.llm = [s for s in self.steps if s.get("type") == LLM]
         self.finals = [(s, text) for s in self.llm if (text := final_text(s)) is not None]
@@ -307,6 +332,9 @@ class _Run:
 
 _CONTEXT_ERROR = re.compile(r"context.?length|context.?window|too many tokens|maximum context|prompt is too long", re.I)
 _ABANDONED = "abandoned_stream"
+# An agent's own limit on its loop (pydantic-ai's request_limit, the Agents SDK's max_turns, LangGraph's
+# recursion_limit, an iteration cap).
+_LIMIT_ERROR = re.compile(r"limit|max.?turns|recursion|exceeded|too many (?:turns|steps|requests|iterations)", re.I)
 
 
 def _failed(step: Mapping[str, Any]) -> bool:
@@ -334,6 +362,11 @@ def _run_failed(run: _Run) -> list[Finding]:
     if not unrecovered and not failed_run:
         return []
     step = unrecovered[-1] if unrecovered else None
+    if step is not None and step.get("type") != "agent":
+        # The last failed step was one the framework handed back to the model (a tool retry), and the agent
+        # around it then stopped on its own limit: the loop gave up, the step's error is not why.
+        own = _limit_failure(run, step, unrecovered)
+        step = own or step
     error = (run.error(step) if step else None) or run.record.run.get("error") or run.record.root_attributes.get(semconv.ERROR_TYPE)
     inside = [s for s in steps if step is not None and step["index"] in run.ancestors(s)]
     if step is None or (step.get("type") == "agent" and inside):
@@ -383,6 +416,19 @@ def _run_failed(run: _Run) -> list[Finding]:
     return [_finding("run_failed", layer, index, [s["index"] for s in unrecovered],
                      f"the run failed {where}: {error or 'no error message recorded'}",
                      error=error, error_type=step.get("error_type") if step else None)]
+
+
+def _limit_failure(run: _Run, step: Mapping[str, Any], unrecovered: list[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The failed agent around `step` whose own error is a loop limit not carrying `step`'s error, if any."""
+    message = (run.error(step) or "").split(": ", 1)[-1].strip()
+    around = run.ancestors(step)
+    for agent in reversed(unrecovered):
+        if agent.get("type") != "agent" or agent["index"] not in around:
+            continue
+        error = run.error(agent) or ""
+        if _LIMIT_ERROR.search(error) and not (message and message in error):
+            return agent
+    return None
 
 
 def _calls_left_open(run: _Run, step: Mapping[str, Any]) -> list[str]:
@@ -794,6 +840,29 @@ def _documents(value: Any) -> list[Any] | None:
     return None
 
 
+_COUNTS = ("count", "row_count", "rowcount", "total", "total_count", "num_results", "result_count", "hits")
+_ROWS = ("rows", "results", "items", "records", "data", "hits", "documents", "matches", "entries", "values")
+
+
+def _empty_result(value: Any) -> bool:
+    """Whether a tool's result says it found nothing: an empty list, a count of 0, or its rows (results, items,
+    ...) an empty list, one level of wrapping ({"data": {"records": []}}) looked through."""
+    value = tool_payload(value)
+    if isinstance(value, list):
+        return not value
+    if not isinstance(value, Mapping):
+        return False
+    if any(value.get(k) == 0 and not isinstance(value.get(k), bool) for k in _COUNTS):
+        return True
+    for k in _ROWS:
+        inner = value.get(k)
+        if isinstance(inner, list):
+            return not inner
+        if isinstance(inner, Mapping) and _empty_result(inner):
+            return True
+    return False
+
+
 def _no_evidence(step: Mapping[str, Any], policy: Policy) -> str | None:
     """Why a retrieval gave nothing to go on (empty, or every document below the policy's score), else None."""
     if is_error(step):
@@ -858,14 +927,25 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
         else:
             continue
         answers = run.answers_after(step["index"], step.get("parent_index"))
-        if why is None or not answers:
+        if not answers:
             continue
         answer, text = answers[0]
-        found = _document_ids(step)
-        since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
-        if any(not is_error(s) and _no_evidence(s, run.policy) is None and _weak_documents(s, run.policy) is None
-               and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
+        if why is None and step.get("type") == TOOL and _empty_result(step.get("output")) and not is_error(step):
+            # An empty list from a tool can be the answer ("no orders"), so it is judged by the answer: one that
+            # states figures or ids nothing gave, and never says the result was empty, filled the gap itself.
+            # The other results may be whole (a second query that did return rows): the gap is this one's.
+            if _acknowledges(text, nothing_found=True, domain=run.domain_text()) or not _missing_values(run, answer, text):
+                continue
+            why = "its result was empty"
+        elif why is None:
             continue
+        else:
+            found = _document_ids(step)
+            since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
+            if any(not is_error(s) and _no_evidence(s, run.policy) is None and _weak_documents(s, run.policy) is None
+                   and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
+                continue
+        found = _document_ids(step)
         acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
                       and any(_follows_up({"input": json.dumps(c.arguments)}, found) for c in requested_calls(s))), answer)
         out.append(_finding("answer_without_evidence", "product", acted["index"], [step["index"], acted["index"], answer["index"]],
@@ -885,24 +965,30 @@ def _ungrounded(run: _Run) -> list[Finding]:
     for step, text in run.finals:  # every answer (each turn's, each agent's): the first ungrounded one per agent
         if step.get("parent_index") in judged:
             continue
-        sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
-                   run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
-        outputs = []
-        enclosing = run.ancestors(step)  # an agent step holding the answer has it in its own output
-        for earlier in run.steps:
-            if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent") or earlier["index"] in enclosing:
-                continue
-            sources += [_raw(earlier, "input"), _raw(earlier, "output")]
-            outputs.append(tool_payload(earlier.get("output")))
-        if run.tools_unrecorded():  # the results as the answering call was given them (in its input already)
-            outputs += [result for *_call, result in run.message_calls(step)]
-        missing = _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
+        missing = _missing_values(run, step, text)
         if missing:
             judged.add(step.get("parent_index"))
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} states {', '.join(missing[:5])}, found in no tool "
                                 f"result, document, task or message", values=missing[:20]))
     return out
+
+
+def _missing_values(run: _Run, step: Mapping[str, Any], text: str) -> list[str]:
+    """The ids, numbers, dates and URLs of the answer `text` at `step` that nothing the agent was given holds: the
+    task, the call's input and instructions, every earlier tool, retrieval and agent step's input and output."""
+    sources = [text_of(run.record.run.get("task")), _raw(step, "input"),
+               run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or ""]
+    outputs = []
+    enclosing = run.ancestors(step)  # an agent step holding the answer has it in its own output
+    for earlier in run.steps:
+        if earlier["index"] >= step["index"] or earlier.get("type") not in (TOOL, RETRIEVAL, "agent") or earlier["index"] in enclosing:
+            continue
+        sources += [_raw(earlier, "input"), _raw(earlier, "output")]
+        outputs.append(tool_payload(earlier.get("output")))
+    if run.tools_unrecorded():  # the results as the answering call was given them (in its input already)
+        outputs += [result for *_call, result in run.message_calls(step)]
+    return _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
 
 
 # A quoted answer template with at least one placeholder (<amount>, {date}), which the request introduces as the
@@ -2361,7 +2447,10 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
 _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",),
              # an answer out of the asked form from a call whose instructions were changed or whose history was lost:
              # the change is the cause
-             "instructions_changed": ("answer_format_violated",), "history_lost": ("answer_format_violated",)}
+             "instructions_changed": ("answer_format_violated",), "history_lost": ("answer_format_violated",),
+             # an answer stating what nothing gave, after a result it never mentions came back empty or failed:
+             # the gap it filled is the cause
+             "answer_without_evidence": ("ungrounded_answer",), "tool_error_ignored": ("ungrounded_answer",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
