@@ -82,13 +82,16 @@ class History:
     schema_hashes: dict[str, tuple[str, str]] = field(default_factory=dict)  # tool -> (run id, hash), the latest
     runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
     first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step of each agent and model), newest first
+    inputs: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)  # tool -> (run id, arguments) of its calls that worked, newest first
 
-    def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool) -> None:
+    def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool, arguments: Any = None) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
         if schema_hash and name not in self.schema_hashes:
             self.schema_hashes[name] = (run_id, schema_hash)
         if failed or output is None:
             return
+        if arguments is not None:
+            self.inputs.setdefault(name, []).append((run_id, arguments))
         self.outputs.setdefault(name, OutputSchema()).learn(output)
         seen = self.runs.setdefault(name, [])
         if run_id not in seen:
@@ -99,7 +102,8 @@ class History:
         wanted = set(names)
         return History({k: v for k, v in self.outputs.items() if k in wanted},
                        {k: v for k, v in self.schema_hashes.items() if k in wanted},
-                       {k: v for k, v in self.runs.items() if k in wanted})
+                       {k: v for k, v in self.runs.items() if k in wanted},
+                       inputs={k: v for k, v in self.inputs.items() if k in wanted})
 
     @classmethod
     def from_records(cls, records: Iterable[RunRecord]) -> "History":
@@ -108,7 +112,7 @@ class History:
         for record in reversed(list(records)):
             for step in reversed(record.tool_steps()):
                 history.add(str(record.run_id), str(tool_name(step)), tool_payload(step.get("output")),
-                            record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH), is_error(step))
+                            record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH), is_error(step), step.get("input"))
         return history
 
 
@@ -413,7 +417,8 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str] | None, held: Any =
     for row in sorted(rows, key=lambda row: row["start_ns"], reverse=True):  # newest first
         if row["operation"] == "execute_tool" and (wanted is None or row["tool_name"] in wanted):
             found.append({"kind": "tool", "run_id": row["run_id"], "span_id": row["span_id"], "tool_name": row["tool_name"],
-                          "status_code": row["status_code"], "output": row["output"], "schema_hash": row["schema_hash"]})
+                          "status_code": row["status_code"], "output": row["output"], "schema_hash": row["schema_hash"],
+                          "input": row["input"]})
         elif (row["run_id"], row["span_id"], row["start_time"]) in first and (row["run_id"], row["span_id"]) not in taken:
             taken.add((row["run_id"], row["span_id"]))
             found.append({"kind": "call", "run_id": row["run_id"], "span_id": row["span_id"], "model": row["model"],
@@ -428,7 +433,7 @@ def _tool_history(found: list[dict[str, Any]], names: list[str] | None = None) -
     for row in found:  # newest first
         if row["kind"] == "tool" and (wanted is None or row["tool_name"] in wanted):
             history.add(row["run_id"], row["tool_name"], tool_payload(row["output"]), row["schema_hash"],
-                        row["status_code"] == "ERROR")
+                        row["status_code"] == "ERROR", row.get("input"))
     return history
 
 

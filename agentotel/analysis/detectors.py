@@ -89,6 +89,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "unfilled_placeholder": ("warning", "fill every variable of the prompt template before sending it (a value was missing)"),
     "instructions_changed": ("warning", "the instructions differ from the agent's own (mid-run or since earlier runs): restore them"),
     "tools_offered_changed": ("warning", "the model was offered other tools than earlier runs of this agent: check the tool list"),
+    "handoff_loop": ("warning", "the agents handed the run back and forth without working on it: make one of them own the "
+                     "request (handoff descriptions, routing instructions)"),
+    "handoff_declined": ("warning", "the run was handed to an agent that declined it: fix the routing instructions or the "
+                         "handoff descriptions"),
+    "wrong_tool_chosen": ("warning", "the model chose a tool whose description says it is not for this, over one offered beside "
+                          "it that is: tell the two apart in their names and descriptions, or offer only the right one"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -159,6 +165,9 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
         (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None else (f.index, f.kind, f.evidence["tool"]) not in explained)]
     run_id = record.run_id
+    # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
+    unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
+    out = [f for f in out if unique[(f.kind, f.index, f.message)] is f]
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
 
@@ -405,7 +414,12 @@ def _run_failed(run: _Run) -> list[Finding]:
         else:
             layer = "tool"
     gave_up = step is None or (step.get("type") == "agent" and bool(inside))
-    if gave_up and layer == "workflow":
+    loop = _handoff_loop(run) if gave_up and layer == "workflow" else []
+    if loop:
+        # The turns were spent handing the run back and forth: the limit is charged to the first hand-back.
+        index = loop[0].index
+        where += f", the agents handing it back and forth from step {index}"
+    elif gave_up and layer == "workflow":
         # The loop gave up on a turn limit after the model kept being sent a conversation short of what it had
         # been given (so it did that work again, and again): the limit is spent where the history was first lost,
         # as a budget is charged to the step that caused the excess.
@@ -1108,6 +1122,38 @@ def _words(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
+# A tool's description saying what it is not for: "not for reporting", "do not use in production", "deprecated",
+# "for testing only", "for trying a query out".
+_DISCLAIMED = re.compile(r"\bnot\s+(?:for|meant\s+for|intended\s+for|to\s+be\s+used\s+for|suitable\s+for)\b|\bdo\s+not\s+(?:use|call)\b"
+                         r"|\bdeprecated\b|\b(?:for|only\s+for)\s+(?:testing|tests|trying|debugging|experiment(?:s|ing)?|development)\b"
+                         r"|\b(?:testing|debugging)\s+only\b", re.I)
+
+
+def _disclaimed_tool(run: _Run) -> list[Finding]:
+    """A model call asked for a tool whose description disclaims the use (not for reporting, deprecated, for
+    testing), while a tool with the same parameters and no such words was offered beside it - and had not failed
+    before (falling back to the other is no mistake). At the model call that chose it (tool: the two tools'
+    definitions are what let the model confuse them)."""
+    tried: set[str] = set()
+    for step in run.llm:
+        offered = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
+        for call in requested_calls(step):
+            chosen = offered.get(call.name)
+            if chosen is None or not (said := _DISCLAIMED.search(_words(chosen.get("description")))):
+                continue
+            params = set((chosen["parameters"].get("properties") or {}))
+            fits = [name for name, d in offered.items() if name != call.name and params
+                    and set((d["parameters"].get("properties") or {})) == params and not _DISCLAIMED.search(_words(d.get("description")))
+                    and name not in tried]
+            if fits:
+                return [_finding("wrong_tool_chosen", "tool", step["index"], [step["index"]],
+                                 f"step {step['index']} asked for {call.name}, whose description says {said.group(0)!r} "
+                                 f"({_words(chosen.get('description'))[:120]!r}), though {fits[0]} was offered with the same "
+                                 f"parameters", tool=call.name, instead=fits[0])]
+        tried |= {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and is_error(s)}
+    return []
+
+
 def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
     properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
     types = {name: (spec.get("type") if isinstance(spec, Mapping) else None) for name, spec in properties.items()}
@@ -1682,17 +1728,21 @@ def _unwrapped(value: Any) -> Any:
 
 def _numbers_changed(returned: Any, given: Any) -> list[str]:
     """The fields whose number differs between a tool's result and the result a model was given, the two
-    objects having the same fields (strings may be redacted or shortened on purpose: not judged)."""
-    if not isinstance(returned, Mapping) or not isinstance(given, Mapping) or set(returned) != set(given):
+    objects having the same fields, lists the same length (a table's rows: `rows.0.0`); strings may be
+    redacted or shortened on purpose: not judged."""
+    if isinstance(returned, Mapping) and isinstance(given, Mapping) and set(returned) == set(given):
+        pairs = [(str(k), v, given[k]) for k, v in returned.items()]
+    elif isinstance(returned, list) and isinstance(given, list) and len(returned) == len(given):
+        pairs = [(str(i), v, given[i]) for i, v in enumerate(returned)]
+    else:
         return []
     out = []
-    for key, value in returned.items():
-        other = given[key]
-        if isinstance(value, Mapping):
+    for key, value, other in pairs:
+        if isinstance(value, (Mapping, list)):
             out += [f"{key}.{k}" for k in _numbers_changed(value, other)]
         elif (isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(other, (int, float))
               and not isinstance(other, bool) and value != other):
-            out.append(str(key))
+            out.append(key)
     return out
 
 
@@ -1879,7 +1929,7 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"the model called {call.name} at step {index} with {'; '.join(problems)}",
                                     tool=call.name, arguments=call.arguments, problems=problems))
                 continue
-            ignored = _task_value_ignored(run, step, call.arguments, schema or {})
+            ignored = _task_value_ignored(run, step, call.name, call.arguments, schema or {})
             if ignored is not None:
                 name, value, asked = ignored
                 out.append(_finding("task_ignored", "model", index, [index],
@@ -2039,7 +2089,8 @@ def _invented_names(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple
     return out
 
 
-def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, schema: Mapping[str, Any]) -> tuple[str, str, str] | None:
+def _task_value_ignored(run: _Run, step: Mapping[str, Any], tool: str, arguments: Any,
+                        schema: Mapping[str, Any]) -> tuple[str, str, str] | None:
     """(parameter, value, the value the task names) when a call fills a parameter of fixed choices (an enum)
     with a choice nothing the model was given names, while the task names another choice of it: the
     model ignored what it was asked (MAST's disobeyed task specification, ignored input)."""
@@ -2064,7 +2115,7 @@ def _task_value_ignored(run: _Run, step: Mapping[str, Any], arguments: Any, sche
         asked = [c for c in choices if c != value and re.search(rf"(?<!\w){re.escape(c)}(?!\w)", task)]
         if len(asked) == 1:
             return name, value, asked[0]
-    return _task_code_replaced(run, step, arguments, task)
+    return _task_code_replaced(run, step, arguments, task) or _task_slot_replaced(run, step, tool, arguments, task)
 
 
 _TASK_CODE = re.compile(r"(?<![\w-])[A-Z]{3,5}(?![\w-])")  # a code: an airport, a currency, a ticker, a region (BER, GBP, MSFT)
@@ -2090,6 +2141,53 @@ def _task_code_replaced(run: _Run, step: Mapping[str, Any], arguments: Mapping[s
         if re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", given):
             continue
         return name, value, unused[0]
+    return None
+
+
+def _coded(text: str, codes: Iterable[str]) -> str:
+    """`text` with each of `codes` (whole words) put as one mark: the form a value has around them."""
+    for code in sorted(set(codes), key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(code)}(?![\w-])", "\x00", text)
+    return text
+
+
+def _task_slot_replaced(run: _Run, step: Mapping[str, Any], tool: str, arguments: Mapping[str, Any],
+                        task: str) -> tuple[str, str, str] | None:
+    """(parameter, value, the task's code) when a string argument (a query, a path) has, where the same tool's
+    calls in two or more earlier runs of the agent always had a code of their own task, a code that neither this
+    run's task nor anything the model was given holds: a value from the wrong place (MAST's reasoning-action
+    mismatch), e.g. `region = 'EMEA'` asked about LATAM."""
+    earlier = run.history.inputs.get(tool)
+    if not earlier:
+        return None
+    tasks = {run_id: _first_user_text(input_messages(c)) for run_id, c in reversed(run.history.first_calls)}
+    forms: dict[str, list[tuple[str, str]]] = defaultdict(list)  # parameter -> (run, its value's form around its task's codes)
+    for run_id, value in earlier:
+        earlier_task, values = tasks.get(run_id), parse_json(value)
+        if earlier_task and isinstance(values, Mapping):
+            for name, v in values.items():
+                if isinstance(v, str):
+                    forms[name].append((run_id, _coded(v, _TASK_CODE.findall(earlier_task))))
+    in_task = _TASK_CODE.findall(task)
+    given = None
+    for name, value in arguments.items():
+        past = forms.get(name) or []
+        if not isinstance(value, str) or len({r for r, _ in past}) < 2 or not all("\x00" in form for _, form in past):
+            continue  # not a place that always drew on the task
+        seen = {form for _, form in past}
+        if _coded(value, in_task) in seen:
+            continue  # this run's task fills it as theirs did
+        if given is None:
+            given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)), task))
+        # The one code whose place is the task's in their forms (not a keyword of the value's own language).
+        foreign = [c for c in dict.fromkeys(_TASK_CODE.findall(value)) if _coded(value, [c]) in seen
+                   and not re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", given)]
+        if not foreign:
+            continue
+        # The code of this run's task that the others' tasks did not all have (a constant such as a currency is no subject).
+        varying = [c for c in dict.fromkeys(in_task) if c not in value and not all(c in t for t in tasks.values() if t)]
+        if len(varying) == 1:
+            return name, foreign[0], varying[0]
     return None
 
 
@@ -2258,6 +2356,82 @@ def _asked_by(asked: tuple[Mapping[str, Any], str] | None) -> int | None:
 # ---- policy and budgets ------------------------------------------------------------------------------
 
 
+# The tool a framework offers for handing the run to another agent: the OpenAI Agents SDK's and LangGraph
+# supervisor's `transfer_to_<agent>`, and the like.
+_HANDOFF = re.compile(r"^(?:transfer|handoff|hand_off|handover|route|delegate)_?to_(\w+)$", re.I)
+
+
+def _handoff_target(name: str | None) -> str | None:
+    match = _HANDOFF.match(name or "")
+    return match.group(1).lower() if match else None
+
+
+def _handoffs(run: _Run) -> list[tuple[dict[str, Any], str]]:
+    """(the model step, the agent it handed to) for each handoff the run's model calls asked for, in order."""
+    return [(step, target) for step in run.llm for call in requested_calls(step) if (target := _handoff_target(call.name))]
+
+
+def _first_agent(run: _Run) -> str | None:
+    """The name of the run's first agent (its gen_ai.agent.name, else what its span's name says after the
+    operation: `invoke_agent intake`)."""
+    first = next((s for s in run.steps if s.get("type") == "agent"), None)
+    if first is None:
+        return None
+    name = run.record.attribute(first, semconv.GEN_AI_AGENT_NAME) or str(first.get("name") or "").split(" ")[-1]
+    return str(name).lower() or None
+
+
+def _handoff_loop(run: _Run) -> list[Finding]:
+    """Agents handing the run back and forth: a handoff to an agent that already had the run (a hand-back), then
+    another, with no tool run and no answer between them. A single hand-back is a sub-agent returning its work.
+    At the first hand-back (workflow)."""
+    handoffs = _handoffs(run)
+    had = {a for a in (_first_agent(run),) if a}
+    backs: list[tuple[dict[str, Any], str]] = []
+    for step, target in handoffs:
+        if target in had:
+            if backs and not _worked_between(run, backs[0][0], step):
+                first = backs[0][0]
+                count = sum(1 for _s, t in handoffs if t in had)
+                return [_finding("handoff_loop", "workflow", first["index"], [s["index"] for s, _t in handoffs],
+                                 f"step {first['index']} handed the run back to {backs[0][1]}, and the agents went on handing it "
+                                 f"back and forth ({len(handoffs)} handoffs) without a tool run or an answer between",
+                                 handoffs=[t for _s, t in handoffs][:20], count=count)]
+            backs = [(step, target)]
+        had.add(target)
+    return []
+
+
+def _worked_between(run: _Run, first: Mapping[str, Any], last: Mapping[str, Any]) -> bool:
+    """Whether a tool ran (not a handoff) or a model answered between two steps."""
+    return any(first["index"] < s["index"] < last["index"] and (
+        (s.get("type") in (TOOL, RETRIEVAL) and _handoff_target(tool_name(s)) is None) or (s.get("type") == LLM and final_text(s) is not None))
+        for s in run.steps)
+
+
+# An agent saying a request is not its to answer.
+_DECLINES = re.compile(r"\b(?:i\s+(?:can|could)\s*(?:not|n't)\s+help\s+with|i\s+(?:can|am\s+able\s+to)\s+only\s+(?:help|assist|answer)"
+                       r"|(?:only|just)\s+(?:help|assist|deal)\s+with|(?:outside|beyond)\s+(?:my|the)\s+(?:scope|remit|area)"
+                       r"|not\s+(?:able|equipped|the\s+right\s+(?:agent|desk|team))\s+to\s+(?:help|answer|handle)"
+                       r"|i\s+(?:do\s+not|don't)\s+handle|please\s+(?:ask|contact)\s+(?:the|another|our)\s+\w+\s+(?:team|desk|agent|department))", re.I)
+
+
+def _handoff_declined(run: _Run) -> list[Finding]:
+    """The run handed to an agent that answered, without a tool, that the request is not its to answer (it only
+    helps with other things, please ask another team): the handoff chose the wrong agent. At the model step that
+    handed over (workflow)."""
+    handoffs = _handoffs(run)
+    if not handoffs or not run.finals:
+        return []
+    step, target = handoffs[-1]
+    answer, text = run.finals[-1]
+    if answer["index"] < step["index"] or not _DECLINES.search(text) or _worked_between(run, step, answer):
+        return []
+    return [_finding("handoff_declined", "workflow", step["index"], [step["index"], answer["index"]],
+                     f"step {step['index']} handed the run to {target}, which declined it at step {answer['index']}: "
+                     f"{text[:160]!r}", target=target, answer=text[:300])]
+
+
 def _forbidden(run: _Run) -> list[Finding]:
     forbidden = set(run.policy.forbidden_tools)
     if not forbidden:
@@ -2416,6 +2590,8 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
         results = {(name, arguments): result for _id, name, arguments, result in shown}
         for call in requested_calls(step):
             key = (call.name, canonical_arguments(call.arguments))
+            if _handoff_target(call.name) is not None:
+                continue  # handing over twice is judged as a loop (_handoff_loop), not as asking again
             if key not in results or _error_payload(results[key]) is not None or any(f.kind == "repeated_tool_call" for f in out):
                 continue
             later = next((s for s in run.llm if s["index"] > step["index"] and s.get("parent_index") == step.get("parent_index")), None)
@@ -2456,7 +2632,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
-    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools,
+    _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
+    _handoff_declined, _disclaimed_tool,
 )
 
 
