@@ -187,13 +187,16 @@ def _turn_nodes_lifted(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     children: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for s in steps:
         children[s.get("parent_index")].append(s)
-    names = defaultdict(int)
+    # (parent, name) -> whether each agent step of that name there holds one model call and nothing else, and
+    # how many there are: a turn node recurs, and every occurrence is one call (an agent run again for a
+    # follow-up turn that happens to answer at once is not a node: its other turns hold tools)
+    alike: dict[tuple[Any, Any], list[bool]] = defaultdict(list)
     for s in steps:
         if s.get("type") == "agent":
-            names[(s.get("parent_index"), s.get("name"))] += 1
+            inside = children[s["index"]]
+            alike[(s.get("parent_index"), s.get("name"))].append(len(inside) == 1 and inside[0].get("type") == LLM)
     nodes = {s["index"]: s.get("parent_index") for s in steps if s.get("type") == "agent"
-             and names[(s.get("parent_index"), s.get("name"))] > 1 and len(children[s["index"]]) == 1
-             and children[s["index"]][0].get("type") == LLM}
+             and len(held := alike[(s.get("parent_index"), s.get("name"))]) > 1 and all(held)}
     if not nodes:
         return steps
     return [dict(s, parent_index=nodes[s["parent_index"]]) if s.get("parent_index") in nodes else s
