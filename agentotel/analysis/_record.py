@@ -55,8 +55,12 @@ class RunRecord:
         return self.span_attributes.get(str(step.get("span_id")), {}).get(name)
 
     def error(self, step: Mapping[str, Any]) -> str | None:
-        """The step's error text: its status message (the exception or API error), else its error type."""
-        return step.get("error") or self.attribute(step, STATUS_MESSAGE) or step.get("error_type") or None
+        """The step's error text: its status message (the exception or API error), else its error type. A Python
+        traceback after the message (OpenInference's langchain spans append one) is left out: findings are one line."""
+        text = step.get("error") or self.attribute(step, STATUS_MESSAGE) or step.get("error_type") or None
+        if isinstance(text, str) and _TRACEBACK in text:
+            text = text.split(_TRACEBACK, 1)[0].strip() or text
+        return text
 
     def tool_steps(self) -> list[dict[str, Any]]:
         return [s for s in self.steps if s.get("type") == TOOL]
@@ -72,6 +76,9 @@ class RunRecord:
             if isinstance(schema, Mapping):
                 found[str(name)] = schema
         return found
+
+
+_TRACEBACK = "Traceback (most recent call last):"
 
 
 @dataclass

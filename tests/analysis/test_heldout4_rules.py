@@ -206,13 +206,15 @@ def test_a_graph_s_model_node_called_an_agent_sits_beside_its_tools():
     from agentotel.analysis.detectors import detect, format_findings
 
     steps = [_agent(1, "agent"), _in(llm(2, calls=[("track", {"parcel": "P-9"}, "c2")]), 1),
-             tool(3, "track", {"parcel": "P-9"}, None, status="error", error="PermissionError: depot feed denied"),
+             tool(3, "track", {"parcel": "P-9"}, None, status="error",
+                  error="PermissionError('depot feed denied')Traceback (most recent call last):\n  File \"feed.py\", line 3"),
              _agent(4, "agent"), _in(llm(5, text="P-9 is at the Leeds depot, arriving 2026-12-04.", messages=[
                  text_message("user", "Where is P-9?"),
                  {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "track", "arguments": {"parcel": "P-9"}}]},
                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": "PermissionError: depot feed denied"}]}]), 4)]
     found = detect(record(*steps, task="Where is P-9?"))
     assert _kinds(found, "tool_error_ignored") == [(5, "tool")], format_findings(found)
+    assert "Traceback" not in format_findings(found)  # the error's message, not the traceback the span appended
 
 
 def test_numbers_changed_inside_a_result_s_rows_are_tool_result_altered():
