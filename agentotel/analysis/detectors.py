@@ -346,7 +346,9 @@ _CONTEXT_ERROR = re.compile(r"context.?length|context.?window|too many tokens|ma
 _ABANDONED = "abandoned_stream"
 # An agent's own limit on its loop (pydantic-ai's request_limit, the Agents SDK's max_turns, LangGraph's
 # recursion_limit, an iteration cap).
-_LIMIT_ERROR = re.compile(r"limit|max.?turns|recursion|exceeded|too many (?:turns|steps|requests|iterations)", re.I)
+# (Not an API's rate limit: that is the model call's failure.)
+_LIMIT_ERROR = re.compile(r"UsageLimitExceeded|MaxTurnsExceeded|GraphRecursionError|request.?limit|max.?turns|recursion.?limit"
+                          r"|turn.?limit|max.?(?:iterations|steps)|iteration.?limit|too many (?:turns|steps|iterations)", re.I)
 
 
 def _failed(step: Mapping[str, Any]) -> bool:
@@ -374,7 +376,7 @@ def _run_failed(run: _Run) -> list[Finding]:
     if not unrecovered and not failed_run:
         return []
     step = unrecovered[-1] if unrecovered else None
-    if step is not None and step.get("type") != "agent":
+    if step is not None and step.get("type") in (TOOL, RETRIEVAL):
         # The last failed step was one the framework handed back to the model (a tool retry), and the agent
         # around it then stopped on its own limit: the loop gave up, the step's error is not why.
         own = _limit_failure(run, step, unrecovered)
