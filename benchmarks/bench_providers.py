@@ -781,11 +781,20 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     runs, this row 1.06x with 1.06-1.08 per process; both before 9c6642f), and simulated caches do not
     explain it: with `AGENTOTEL_CALLGRIND_CACHE=1` agentotel adds 390.0k instructions and ~510k
     estimated cycles a call (11.4k first-level misses), OpenLLMetry 420.4k and ~553k (12.7k): 0.92x
-    either way. Not yet ruled
-    out: what switching costs each arm (patching a class resets CPython's specialisations and type
-    caches that the next calls rebuild), branch prediction and the real memory system, none of which
-    callgrind models. Note also that the instruction counts move by a few percent between runs (the
-    garbage collector runs at different calls): compare configurations from one run."""
+    either way. Session 14 ruled out, on the plain call against OpenLLMetry (instructions 0.79x):
+    switching (callgrind of this worker's own rotation, only one arm's timed calls collected: agentotel
+    +338.8k a call switching, +344.3k never switched; OpenLLMetry +424.5k and +438.4k; and 30 untimed
+    calls after each switch instead of one leave the time ratio where it was), the garbage collector
+    (2.5 young collections per 1,000 calls for both arms, no older ones; the ratio with it off is the
+    same), system calls and page faults (strace and getrusage: none per call for either arm), and the
+    memory system as callgrind models it (with the machine's own L1 sizes and a last level the size of
+    its 2 MB L2, both arms' calls miss it under 20 times: 0.80x estimated cycles). Time sampled with
+    py-spy, each arm alone in its own process (never switched), the two run at once: 0.88x (both
+    spend ~40 % of their time in the OTel SDK's span start and end). What is left is hardware callgrind
+    does not model, and its branch model is no guide to it (mispredicted conditional branches a call,
+    two runs: agentotel 7.3k and 6.1k, OpenLLMetry 6.8k and 7.0k). Note also that the instruction
+    counts move by a few percent between runs (the garbage collector runs at different calls): compare
+    configurations from one run."""
     calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
