@@ -294,12 +294,18 @@ def _misses(outcomes: list[Outcome], hit: Any) -> str:
 
 
 def run(quick: bool) -> list[Result]:
-    keep = os.environ.get("AGENTOTEL_BENCH_DIAGNOSIS_KEEP")  # a directory: the million-span store is kept and reused
+    # A directory: the million-span store is kept and reused; the pairs are recorded into its pairs/ (replacing
+    # the last ones) and kept, with pairs.json saying which run is which (diagnosis_corpus.load reads it).
+    keep = os.environ.get("AGENTOTEL_BENCH_DIAGNOSIS_KEEP")
     scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-diagnosis-"))
     try:
         started = time.perf_counter()
-        pairs = dc.build(scratch / "pairs", quick=quick)
+        recorded = Path(keep) / "pairs" if keep else scratch / "pairs"
+        shutil.rmtree(recorded, ignore_errors=True)
+        pairs = dc.build(recorded, quick=quick)
         build_s = time.perf_counter() - started
+        if keep:
+            dc.save(pairs, Path(keep) / "pairs.json")
         outcomes = [evaluate(p) for p in pairs]
         for o in outcomes:
             print("  " + o.line(), file=sys.stderr)

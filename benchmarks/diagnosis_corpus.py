@@ -1546,6 +1546,24 @@ def build(directory: Path, *, quick: bool = False, seed: int = 14) -> list[Recor
     return out
 
 
+def save(pairs: list[RecordedPair], path: Path) -> None:
+    """Write which run of which store is which (`load` reads it back): to examine or re-check a recording later."""
+    path.write_text(json.dumps([{"spec": p.spec.id, "store": str(p.store), "history": p.history,
+                                 "good": vars(p.good), "faulty": vars(p.faulty)} for p in pairs], indent=1))
+
+
+def load(path: Path) -> list[RecordedPair]:
+    """The recorded pairs `save` wrote to `path`."""
+    specs = {p.id: p for p in PAIRS}
+
+    def run(saved: dict[str, Any]) -> RecordedRun:
+        return RecordedRun(saved["run_id"], [tuple(step) for step in saved["ledger"]], saved["fault_at"], saved["answer"],
+                           saved["error"])
+
+    return [RecordedPair(specs[p["spec"]], Path(p["store"]), p["history"], run(p["good"]), run(p["faulty"]))
+            for p in json.loads(path.read_text())]
+
+
 # The kind of step each fault shows at, by definition (a cause in what a model call is given or decided
 # shows at a model call; a tool's or retrieval's own change at that call); checked against every recording.
 _TOOL_FAULTS = {"orders_api_v2": "lookup_order", "pytest_text_output": "run_tests", "huge_file": "read_file",

@@ -1,5 +1,5 @@
 """What every process-per-recorder held-out set shares: recording each recorder's runs in a process of its own,
-reading back which run is which, and scoring `diff` and `check` on the pairs (heldout3.py, heldout4.py).
+reading back which run is which, and scoring `diff` and `check` on the pairs (heldout2.py, heldout3.py, heldout4.py).
 
 A held-out set is a module with `produce(options) -> manifest` (run in the child: `python SET.py --produce OPTIONS
 OUT`), `pairs()` (heldout.py's `Pair`s, `agent` naming the recorder) and a policy per recorder. The manifest is a
@@ -32,6 +32,24 @@ class Recorded:
 # Called before a recorder's process starts, with its name and options (it may add to them: a collector's
 # endpoint); returns what stops what it started, or None.
 Prepare = Callable[[str, dict[str, Any]], Callable[[], None] | None]
+
+
+def through_collector(*recorders: str) -> Prepare:
+    """A `Prepare` giving these recorders an agentotel-collector (OTLP over HTTP on 127.0.0.1) that writes their store:
+    their options get its endpoint as `otlp`."""
+
+    def prepare(name: str, options: dict[str, Any]) -> Callable[[], None] | None:
+        if name not in recorders:
+            return None
+        sys.path.insert(0, str(ROOT / "collector"))
+        from agentotel_collector import Collector
+
+        collector = Collector(dir=Path(options["store"]), http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
+        host, port = collector.http_address
+        options["otlp"] = f"http://{host}:{port}/v1/traces"
+        return collector.stop
+
+    return prepare
 
 
 def record(script: Path, root: Path, chosen_pairs: list[Any], *, prepare: Prepare | None = None,

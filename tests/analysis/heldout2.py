@@ -34,10 +34,7 @@ import functools
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -45,6 +42,7 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
+import _heldout_kit as kit  # noqa: E402
 from shapes import Status, reply, results, system, users  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -710,89 +708,22 @@ POLICY = {"required_before": {"book_flight": ["get_fare_rules"]}}
 NO_POLICY = {"ollm", "langgraph"}  # agents whose prompt fault removes that rule: held to their own history only
 
 
-@dataclass
-class Recorded:
-    pair: Any
-    good: str
-    faulty: str
+# The OpenLLMetry recorder's spans reach its store through agentotel-collector's OTLP receiver.
+prepare = kit.through_collector("ollm")
 
 
-def record(root: Path, chosen_pairs: list[Any]) -> dict[str, list[Recorded]]:
-    """Every recorder's runs, each recorder in a process of its own (at most two at once); the store of each."""
-    sys.path.insert(0, str(ROOT / "collector"))
-    by: dict[str, list[Any]] = {}
-    for p in chosen_pairs:
-        by.setdefault(p.agent, []).append(p)
-    collector = None
-    jobs = []
-    try:
-        for name, chosen in by.items():
-            store = root / name
-            options: dict[str, Any] = {"recorder": name, "store": str(store), "otlp": None, "faults": [p.fault for p in chosen]}
-            if name == "ollm":
-                from agentotel_collector import Collector
-
-                collector = Collector(dir=store, http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
-                host, port = collector.http_address
-                options["otlp"] = f"http://{host}:{port}/v1/traces"
-            out = root / f"{name}.json"
-            env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'collector'}", "OTEL_SDK_DISABLED": "false"}
-            jobs.append((name, chosen, out, subprocess.Popen([sys.executable, __file__, "--produce", json.dumps(options), str(out)],
-                                                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-            if len([j for j in jobs if j[3].poll() is None]) >= 2:
-                _wait([j for j in jobs if j[3].poll() is None][0])
-        for job in jobs:
-            _wait(job)
-    finally:
-        if collector is not None:
-            collector.stop()
-    recorded: dict[str, list[Recorded]] = {}
-    for name, chosen, out, _ in jobs:
-        manifest = json.loads(out.read_text())
-        runs = {(m["fault"], m["role"]): m["run"] for m in manifest}
-        recorded[name] = [Recorded(p, runs[(p.fault, "good")], runs[(p.fault, "faulty")]) for p in chosen]
-    return recorded
+def _policy(recorder: str) -> dict[str, Any] | None:
+    return None if recorder in NO_POLICY else POLICY
 
 
-def _wait(job: Any) -> None:
-    name, _, _, process = job
-    _, err = process.communicate(timeout=600)
-    if process.returncode != 0:
-        raise RuntimeError(f"recorder {name} failed:\n{err[-4000:]}")
+def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
+    return kit.record(Path(__file__), root, chosen, prepare=prepare)
 
 
-def score(root: Path, recorded: dict[str, list[Recorded]]) -> list[Any]:
-    import agentotel
-    from agentotel.analysis.detectors import findings
-    from heldout import _RANK, Score
-
-    out = []
-    for name, items in recorded.items():
-        with agentotel.open(root / name) as traces:
-            policy = None if name in NO_POLICY else POLICY
-            for r in items:
-                steps = traces.trajectory(r.faulty).to_dict()["steps"]
-                expected = r.pair.where(steps)
-                diff_expected = (r.pair.diff_where or r.pair.where)(steps)
-                divergence = traces.diff(r.good, r.faulty).to_dict().get("first_divergence")
-                found = findings(traces, r.faulty, policy=policy)
-                ranked = sorted(found, key=lambda f: (-_RANK.get(f.severity, 2), f.index if f.index is not None else 10**9))
-                good = findings(traces, r.good, policy=policy)
-                out.append(Score(r.pair, expected, diff_expected, divergence, ranked[0] if ranked else None, found, good))
-    return out
-
-
-def main(ids: list[str]) -> None:
-    from heldout import table
-
-    chosen = [p for p in pairs() if not ids or p.id in ids or p.agent in ids]
-    root = Path(tempfile.mkdtemp(prefix="heldout2-"))
-    print(table(score(root, record(root, chosen))))
-    print(root)
+def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
+    return kit.score(root, recorded, _policy)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--produce"]:
-        Path(sys.argv[3]).write_text(json.dumps(produce(json.loads(sys.argv[2]))))
-    else:
-        main(sys.argv[1:])
+    if not kit.produce_main(produce):
+        kit.main(Path(__file__), "heldout2-", pairs(), sys.argv[1:], prepare=prepare, policy=_policy)

@@ -31,12 +31,9 @@ import contextlib
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import threading
 import uuid
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -46,6 +43,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
+import _heldout_kit as kit  # noqa: E402
 from shapes import Status, reply, results, system, users  # noqa: E402
 
 AGENT = "lit-desk"
@@ -843,91 +841,14 @@ def pairs() -> list[Any]:
 POLICY = {"min_retrieval_score": 0.3, "required_before": {"cite": ["read_paper"]}}
 
 
-@dataclass
-class Recorded:
-    pair: Any
-    good: str
-    faulty: str
+def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
+    return kit.record(Path(__file__), root, chosen)
 
 
-def record(root: Path, chosen_pairs: list[Any]) -> dict[str, list[Recorded]]:
-    """Every recorder's runs, each recorder in a process of its own (at most two at once)."""
-    by: dict[str, list[Any]] = {}
-    for p in chosen_pairs:
-        by.setdefault(p.agent, []).append(p)
-    jobs = []
-    for name, chosen in by.items():
-        options = {"recorder": name, "store": str(root / name), "faults": [p.fault for p in chosen]}
-        out = root / f"{name}.json"
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'collector'}", "OTEL_SDK_DISABLED": "false"}
-        jobs.append((name, chosen, out, subprocess.Popen([sys.executable, __file__, "--produce", json.dumps(options), str(out)],
-                                                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
-        running = [j for j in jobs if j[3].poll() is None]
-        if len(running) >= 2:
-            _wait(running[0])
-    for job in jobs:
-        _wait(job)
-    recorded: dict[str, list[Recorded]] = {}
-    for name, chosen, out, _ in jobs:
-        runs = {(m["fault"], m["role"]): m["run"] for m in json.loads(out.read_text())}
-        recorded[name] = [Recorded(p, runs[(p.fault, "good")], runs[(p.fault, "faulty")]) for p in chosen]
-    return recorded
-
-
-def _wait(job: Any) -> None:
-    name, _, _, process = job
-    _, err = process.communicate(timeout=900)
-    if process.returncode != 0:
-        raise RuntimeError(f"recorder {name} failed:\n{err[-4000:]}")
-
-
-def score(root: Path, recorded: dict[str, list[Recorded]]) -> list[Any]:
-    import agentotel
-    from agentotel.analysis.detectors import findings
-    from heldout import _RANK, Score
-
-    out = []
-    for name, items in recorded.items():
-        with agentotel.open(root / name) as traces:
-            for r in items:
-                steps = traces.trajectory(r.faulty).to_dict()["steps"]
-                expected = r.pair.where(steps)
-                diff_expected = (r.pair.diff_where or r.pair.where)(steps)
-                divergence = traces.diff(r.good, r.faulty).to_dict().get("first_divergence")
-                found = findings(traces, r.faulty, policy=POLICY)
-                ranked = sorted(found, key=lambda f: (-_RANK.get(f.severity, 2), f.index if f.index is not None else 10**9))
-                good = findings(traces, r.good, policy=POLICY)
-                out.append(Score(r.pair, expected, diff_expected, divergence, ranked[0] if ranked else None, found, good))
-    return out
-
-
-def recorded_in(root: Path, chosen_pairs: list[Any]) -> dict[str, list[Recorded]]:
-    """The runs an earlier `record` left in `root` (to score them again, with another tree's detectors)."""
-    out: dict[str, list[Recorded]] = {}
-    for p in chosen_pairs:
-        manifest = root / f"{p.agent}.json"
-        if manifest.exists():
-            runs = {(m["fault"], m["role"]): m["run"] for m in json.loads(manifest.read_text())}
-            if (p.fault, "faulty") in runs:
-                out.setdefault(p.agent, []).append(Recorded(p, runs[(p.fault, "good")], runs[(p.fault, "faulty")]))
-    return out
-
-
-def main(ids: list[str]) -> None:
-    """Records the chosen pairs (every pair when none is named) and prints the table; `--score DIR [ids]` scores the
-    runs an earlier call left in DIR again."""
-    from heldout import table
-
-    again = ids[:1] == ["--score"]
-    root = Path(ids[1]) if again else Path(tempfile.mkdtemp(prefix="heldout3-"))
-    ids = ids[2:] if again else ids
-    chosen = [p for p in pairs() if not ids or p.id in ids or p.agent in ids]
-    print(table(score(root, recorded_in(root, chosen) if again else record(root, chosen))))
-    print(root)
+def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
+    return kit.score(root, recorded, lambda name: POLICY)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--produce"]:
-        Path(sys.argv[3]).write_text(json.dumps(produce(json.loads(sys.argv[2]))))
-    else:
-        main(sys.argv[1:])
+    if not kit.produce_main(produce):
+        kit.main(Path(__file__), "heldout3-", pairs(), sys.argv[1:], policy=lambda name: POLICY)

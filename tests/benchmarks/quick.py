@@ -21,9 +21,10 @@ def _fingerprint() -> dict[str, str | None]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None for p in RESULTS}
 
 
-def quick_section(area: str) -> str:
-    """Run AREA's benchmark in quick mode as a user would; return its section of the output once it exited 0
-    with no error row, printed a ratio (or n/a) and left RESULTS.md and results.json as they were."""
+def quick_section(area: str, **env: str) -> str:
+    """Run AREA's benchmark in quick mode as a user would (with `env` added to the environment); return its section
+    of the output once it exited 0 with no error row, printed a ratio (or n/a) and left RESULTS.md and results.json
+    as they were."""
     before = _fingerprint()
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", area],
@@ -31,7 +32,7 @@ def quick_section(area: str) -> str:
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
     )
     assert _fingerprint() == before, "quick mode must not rewrite RESULTS.md or results.json"
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
