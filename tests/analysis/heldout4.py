@@ -661,17 +661,8 @@ CHECK_MISSED: dict[str, str] = {
 POLICY = {"forbidden_tools": ["email_results"], "required_before": {"run_sql": ["describe_table"]}}
 
 
-def prepare(name: str, options: dict[str, Any]) -> Callable[[], None] | None:
-    """The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP)."""
-    if name != "oi-lg":
-        return None
-    sys.path.insert(0, str(ROOT / "collector"))
-    from agentotel_collector import Collector
-
-    collector = Collector(dir=Path(options["store"]), http=("127.0.0.1", 0), grpc=("127.0.0.1", 0)).start()
-    host, port = collector.http_address
-    options["otlp"] = f"http://{host}:{port}/v1/traces"
-    return collector.stop
+# The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
+prepare = kit.through_collector("oi-lg")
 
 
 def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
