@@ -61,6 +61,10 @@ JSON = "application/json"
 _FORMATS = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
 # A refused body up to this size is read and dropped so the connection stays usable; bigger ones close it.
 _DRAIN_LIMIT = 4 * 1024 * 1024
+# A body this small once inflated is decoded on the event loop (`_Receiver._decode_here`).
+_INLINE_BYTES = 2 * 1024 * 1024
+# The longest the loop decodes bodies one after another before it polls its sockets again.
+_INLINE_BURST_S = 0.1
 # An idle keep-alive connection (or a new one that sends nothing) is closed after this long.
 IDLE_TIMEOUT_S = 30.0
 
@@ -429,6 +433,7 @@ class _Receiver:
         threads = settings.max_concurrent_requests + 2
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="agentotel-collector-http")
         self._free_threads = _Quota(threads)  # a pool thread for each request handed over: none waits in its queue
+        self._inline_since: float | None = None  # when the loop began decoding bodies without polling its sockets
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -512,13 +517,10 @@ class _Receiver:
                 held = _Held(self.budget)
                 try:
                     raw = await self._read_body(request, settings.max_request_bytes, held)
-                    job = _Job(raw, encoding, fmt, held, asyncio.get_running_loop())
-                    del raw
-                    await self._free_threads.take(1, settings.admission_timeout_s, "too many requests in progress")
                 except BaseException:
                     held.give_back()
                     raise
-                converted = await self._run(job)  # from here on the pool thread gives the body budget back
+                converted = await self._run(_Job(raw, encoding, fmt, held, asyncio.get_running_loop()))
                 response = service.accepted(converted, "http")
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
@@ -536,20 +538,25 @@ class _Receiver:
         await self._answer(request, 200, fmt, body)
 
     async def _run(self, job: _Job) -> Converted:
-        """Decode, convert and store the body on a pool thread (it holds a pool thread taken already); the rows once durable.
+        """Decode, convert and store the body (on the loop when it is small, else on a pool thread); the rows once durable.
 
         Busy when the store has not confirmed the write `write_timeout_s` after the rows were queued
-        (the time spent decoding does not count); the pool thread's refusals are raised here.
+        (the time spent decoding does not count); the decoding's refusals are raised here. From here
+        on the decoding gives the body budget back.
         """
-        ingest = self.service.ingest
-        job.timer = job.loop.call_later(ingest.write_timeout_s, self._check_write, job)
-        try:
-            self._pool.submit(self._decode_and_store, job)
-        except BaseException:  # the pool is shut down (the collector stops)
-            job.timer.cancel()
-            job.held.give_back()
-            self._free_threads.give(1)
-            raise
+        if not self._decode_here(job):
+            try:
+                await self._free_threads.take(1, self.service.settings.admission_timeout_s, "too many requests in progress")
+            except BaseException:
+                job.held.give_back()
+                raise
+            try:
+                self._pool.submit(self._decode_on_pool_thread, job)
+            except BaseException:  # the pool is shut down (the collector stops)
+                job.held.give_back()
+                self._free_threads.give(1)
+                raise
+        job.timer = job.loop.call_later(self.service.ingest.write_timeout_s, self._check_write, job)
         try:
             await job.future
         finally:
@@ -569,17 +576,78 @@ class _Receiver:
         else:  # still decoding (not the store's time), or queued less than the timeout ago
             job.timer = job.loop.call_later(timeout - waited, self._check_write, job)
 
-    def _decode_and_store(self, job: _Job) -> None:
-        """On a pool thread: decompress, parse and convert holding a decoding slot, then queue the rows for the store."""
+    def _decode_here(self, job: _Job) -> bool:
+        """Decode a small body on the event loop itself when a decoding slot is free now; whether it did.
+
+        A hand-off to a pool thread costs every request turns of the GIL between threads (the loop's
+        submit, the pool thread taking the GIL from the other decoder, up to the switch interval each
+        time) and two decoders converting at once take the GIL from each other every switch interval.
+        A body of at most _INLINE_BYTES once inflated (about 1,000 spans without content, tens of ms
+        of conversion) is decoded where it was read instead; the loop reads nothing else meanwhile,
+        which the slow-sender deadlines (seconds) do not notice. A bigger body, or one that inflates
+        past _INLINE_BYTES, goes to the pool, so a small compressed body cannot hold the loop for long;
+        so do the bodies found ready once the loop has decoded for _INLINE_BURST_S without polling its
+        sockets: many senders at once wait for a pool thread, and get 503 past the admission timeout,
+        instead of waiting unseen behind each other's decoding.
+        """
+        raw = job.raw[0]
+        if len(raw) > (_INLINE_BYTES if job.encoding in ("", "identity") else _INLINE_BYTES // 8):
+            return False
+        now = time.monotonic()
+        if self._inline_since is None:
+            self._inline_since = now
+            job.loop.call_soon(self._back_to_io)
+        elif now - self._inline_since > _INLINE_BURST_S:
+            return False
+        service = self.service
+        if not service.take_slot(wait=False):
+            return False
+        try:
+            data = _body.decompress(raw, job.encoding, min(_INLINE_BYTES, service.settings.max_decompressed_bytes))
+        except _body.BodyError as exc:
+            service.give_slot()
+            if exc.status == 413:  # bigger than it looked: a pool thread decodes it (within the real limit)
+                return False
+            job.held.give_back()
+            job.future.set_exception(exc)
+            return True
+        except BaseException:
+            service.give_slot()
+            raise
+        job.raw.clear()
+        self._decode_and_store(job, data)
+        return True
+
+    def _back_to_io(self) -> None:
+        # Runs once the loop has polled its sockets again: the requests it read then may be decoded here.
+        self._inline_since = None
+
+    def _decode_on_pool_thread(self, job: _Job) -> None:
+        try:
+            # The slot is shared with gRPC: it bounds decoding memory across both protocols.
+            if self.service.take_slot():
+                self._decode_and_store(job)
+            else:
+                job.held.give_back()
+                job.settle(Busy("too many requests in progress"))
+        finally:
+            self._free_threads.give(1)
+
+    def _decode_and_store(self, job: _Job, data: bytes | None = None) -> None:
+        """Decompress (unless `data` is the body inflated already), parse and convert holding a decoding slot the caller
+        took (given back here), then queue the rows for the store; the outcome goes to `job.future`."""
         service = self.service
         try:
             try:
-                with service.decoding():  # shared with gRPC: bounds decoding memory across both protocols
-                    data = _body.decompress(job.raw.pop(), job.encoding, service.settings.max_decompressed_bytes)
+                try:
+                    if data is None:
+                        data = _body.decompress(job.raw.pop(), job.encoding, service.settings.max_decompressed_bytes)
                     request = _parse(data, job.fmt)
                     del data
                     converted = service.convert(request, "http")
                     del request
+                finally:
+                    service.give_slot()
             finally:
                 job.held.give_back()
             job.converted = converted
@@ -590,8 +658,6 @@ class _Receiver:
             service.ingest.submit(converted, job.loop, job.future)  # Busy when the queue is full
         except BaseException as exc:  # noqa: BLE001 - every outcome is the request's, raised on the loop
             job.settle(exc)
-        finally:
-            self._free_threads.give(1)
 
     async def _read_body(self, request: _Request, limit: int, held: _Held | None = None) -> bytes:
         """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower.
