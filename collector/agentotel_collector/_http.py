@@ -5,9 +5,9 @@ few kilobytes, not a thread. The connection policy lives in `_Connection`, uvico
 our limits: connections in all and per client address, a deadline for a request's line and headers,
 and framing errors (two different Content-Length values, say) answered and logged as ours. The request
 itself is `_Receiver.handle`, an ASGI callable: a body is read before a decoding slot is taken (a slow
-sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding runs on a
-small thread pool holding one of the shared decoding slots; the wait for the WAL's fsync holds no
-thread. A refused request's small body is read and dropped before the answer, so the sender reads the
+sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding holds one
+of the shared decoding slots, on the event loop for a small body (no hand-off between threads) and on a
+small thread pool for a large one; the wait for the WAL's fsync holds no thread. A refused request's small body is read and dropped before the answer, so the sender reads the
 answer and the connection stays usable. Error bodies are `google.rpc.Status` in the request's content
 type; no traceback ever reaches a body.
 """
@@ -346,9 +346,9 @@ class _Held:
 
 
 class _Job:
-    """One request's body on its way through a pool thread (decode, convert) and the store (`Ingest.submit`).
+    """One request's body on its way through decoding (on the loop or a pool thread) and the store (`Ingest.submit`).
 
-    The pool thread settles `future` itself when the request ends before the store; otherwise the
+    The decoding settles `future` itself when the request ends before the store; otherwise the
     store's writer does, once the batches are durable. Either way the loop wakes once for it.
     """
 
@@ -421,10 +421,11 @@ class _Receiver:
         # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
         # received and not yet decoded is bounded by this many bytes.
         self.budget = _Quota((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
-        # A read body goes to a pool thread at once, which then waits for a decoding slot
-        # (`Service.decoding`, shared with gRPC): when a decode ends, the next one starts on a thread
-        # already waiting, with no round trip through the event loop (each hand-off waits for the GIL,
-        # up to the 5 ms switch interval while the other decode holds it). With one thread per slot, a
+        # A small body is decoded on the loop (`_decode_here`). Any other read body goes to a pool thread
+        # at once, which then waits for a decoding slot (`Service.take_slot`, shared with gRPC): when a
+        # decode ends, the next one starts on a thread already waiting, with no round trip through the
+        # event loop (each hand-off waits for the GIL, up to the switch interval while the other decode
+        # holds it). With one thread per slot, a
         # slot stood free while a read body waited 9-12 % of the time (bench_collector's content-off
         # bodies, load 15); with two more threads, 5-6 %. They hold bodies the body budget counts
         # already; decoding memory stays bounded by the slots.

@@ -1,4 +1,4 @@
-"""A request's way from the event loop to a decoding thread to the store writer and back keeps every limit.
+"""A request's way from the event loop to decoding (on the loop, or a pool thread) to the store writer and back keeps every limit.
 
 The decoding thread queues the rows for the store itself and the writer wakes the event loop once per
 group commit; these tests hold the rules that hand-off must keep: the write timeout counts the store's
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gzip
 import threading
 import time
 
@@ -18,6 +19,8 @@ import requests
 from collector_support import Collector, http_url, make_spans, stored_table
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from agentotel.store import StoreWriter
 from agentotel_collector._http import _Quota
@@ -180,3 +183,39 @@ def test_quota_lets_a_waiter_in_when_another_thread_gives_back_and_a_late_grant_
         assert quota.used == 1
 
     asyncio.run(main())
+
+
+def test_a_small_body_is_decoded_on_the_event_loop_and_a_large_one_on_a_pool_thread(tmp_path, monkeypatch):
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        convert = collector.service.convert
+
+        def noting_the_thread(request, protocol):
+            threads.append(threading.current_thread().name)
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", noting_the_thread)
+        small, large = bodies(2)
+        padded = ExportTraceServiceRequest.FromString(large)  # 3 MiB once inflated: past the loop's 2 MiB
+        padded.resource_spans[0].resource.attributes.append(KeyValue(key="test.padding", value=AnyValue(string_value="x" * 3 * 2**20)))
+        large = padded.SerializeToString()
+        url = http_url(collector)
+
+        answers = [
+            requests.post(url, data=small, headers=PROTOBUF, timeout=30),
+            requests.post(url, data=large, headers=PROTOBUF, timeout=30),
+            # Small as sent (a few KB of gzip) but 3 MiB once inflated: found out on the loop, decoded on the pool.
+            requests.post(url, data=gzip.compress(large), headers={**PROTOBUF, "Content-Encoding": "gzip"}, timeout=30),
+        ]
+
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        loop = collector._http._thread.name
+        assert threads[0] == loop
+        assert threads[1] != loop and threads[1].startswith(f"{loop}_")
+        assert threads[2] != loop and threads[2].startswith(f"{loop}_")
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0
+        assert collector.service.take_slot(wait=False) and collector.service.take_slot(wait=False)  # both slots given back
+        collector.service.give_slot()
+        collector.service.give_slot()
+    assert len(stored_table(tmp_path / "store")) == 21
