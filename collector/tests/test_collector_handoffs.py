@@ -23,6 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from agentotel.store import StoreWriter
+from agentotel_collector import _http
 from agentotel_collector._http import _Quota
 from agentotel_collector._ingest import Busy
 
@@ -218,4 +219,33 @@ def test_a_small_body_is_decoded_on_the_event_loop_and_a_large_one_on_a_pool_thr
         assert collector.service.take_slot(wait=False) and collector.service.take_slot(wait=False)  # both slots given back
         collector.service.give_slot()
         collector.service.give_slot()
+    assert len(stored_table(tmp_path / "store")) == 21
+
+
+def test_while_the_loop_gets_little_cpu_for_its_decoding_the_pool_decodes_and_then_the_loop_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(_http, "_POOL_FOR_S", 0.5)
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        convert = collector.service.convert
+
+        def first_one_waits(request, protocol):
+            threads.append(threading.current_thread().name)
+            if len(threads) == 1:
+                time.sleep(0.1)  # the loop's thread gets no CPU for 0.1 s, as on a machine whose cores are busy
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", first_one_waits)
+        first, second, third = bodies(3)
+        url = http_url(collector)
+
+        codes = [requests.post(url, data=first, headers=PROTOBUF, timeout=30).status_code,
+                 requests.post(url, data=second, headers=PROTOBUF, timeout=30).status_code]
+        time.sleep(0.6)
+        codes.append(requests.post(url, data=third, headers=PROTOBUF, timeout=30).status_code)
+
+        assert codes == [200, 200, 200]
+        loop = collector._http._thread.name
+        assert threads[0] == loop
+        assert threads[1].startswith(f"{loop}_")  # within _POOL_FOR_S of the crowded decoding
+        assert threads[2] == loop  # after it
     assert len(stored_table(tmp_path / "store")) == 21
