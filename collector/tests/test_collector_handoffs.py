@@ -249,3 +249,38 @@ def test_while_the_loop_gets_little_cpu_for_its_decoding_the_pool_decodes_and_th
         assert threads[1].startswith(f"{loop}_")  # within _POOL_FOR_S of the crowded decoding
         assert threads[2] == loop  # after it
     assert len(stored_table(tmp_path / "store")) == 21
+
+
+def test_bodies_found_ready_after_a_burst_of_decoding_on_the_loop_go_to_the_pool(tmp_path, monkeypatch):
+    monkeypatch.setattr(_http, "_CROWDED_SHARE", 0.0)  # here the loop never finds the machine crowded
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        first_started = threading.Event()
+        convert = collector.service.convert
+
+        def slow(request, protocol):
+            threads.append(threading.current_thread().name)
+            first_started.set()
+            # Longer than _INLINE_BURST_S; the first long enough for the other five bodies to arrive meanwhile.
+            time.sleep(1.0 if len(threads) == 1 else 0.3)
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", slow)
+        first, *others = bodies(6)
+        url = http_url(collector)
+        first_answer: list[requests.Response] = []
+        sender = threading.Thread(target=lambda: first_answer.append(requests.post(url, data=first, headers=PROTOBUF, timeout=30)))
+        sender.start()
+        assert first_started.wait(30)
+
+        answers = _post_all(url, others)  # all five ready together once the loop is done with the first
+
+        sender.join()
+        assert [a.status_code for a in first_answer + answers] == [200] * 6
+        loop = collector._http._thread.name
+        # The first on the loop; of the five, one starts a new burst on the loop, the other four go to the pool.
+        assert threads[:2] == [loop, loop]
+        assert len(threads) == 6 and all(name.startswith(f"{loop}_") for name in threads[2:])
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0
+    assert len(stored_table(tmp_path / "store")) == 42
