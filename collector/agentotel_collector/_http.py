@@ -6,10 +6,11 @@ our limits: connections in all and per client address, a deadline for a request'
 and framing errors (two different Content-Length values, say) answered and logged as ours. The request
 itself is `_Receiver.handle`, an ASGI callable: a body is read before a decoding slot is taken (a slow
 sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding holds one
-of the shared decoding slots, on the event loop for a small body (no hand-off between threads) and on a
-small thread pool for a large one; the wait for the WAL's fsync holds no thread. A refused request's small body is read and dropped before the answer, so the sender reads the
-answer and the connection stays usable. Error bodies are `google.rpc.Status` in the request's content
-type; no traceback ever reaches a body.
+of the shared decoding slots, on the event loop for a small body (no hand-off between threads) and on
+a small thread pool for a large one; the wait for the WAL's fsync holds no thread. A refused request's
+small body is read and dropped before the answer, so the sender reads the answer and the connection
+stays usable. Error bodies are `google.rpc.Status` in the request's content type; no traceback ever
+reaches a body.
 """
 
 from __future__ import annotations
@@ -430,10 +431,9 @@ class _Receiver:
         # at once, which then waits for a decoding slot (`Service.take_slot`, shared with gRPC): when a
         # decode ends, the next one starts on a thread already waiting, with no round trip through the
         # event loop (each hand-off waits for the GIL, up to the switch interval while the other decode
-        # holds it). With one thread per slot, a
-        # slot stood free while a read body waited 9-12 % of the time (bench_collector's content-off
-        # bodies, load 15); with two more threads, 5-6 %. They hold bodies the body budget counts
-        # already; decoding memory stays bounded by the slots.
+        # holds it). With one thread per slot, a slot stood free while a read body waited 9-12 % of the
+        # time (bench_collector's content-off bodies, load 15); with two more threads, 5-6 %. They hold
+        # bodies the body budget counts already; decoding memory stays bounded by the slots.
         # The pool thread also queues the rows for the store, so the writer starts without a turn of
         # the loop in between; the loop wakes once per request, when the writer reports the fsync.
         threads = settings.max_concurrent_requests + 2
@@ -601,7 +601,7 @@ class _Receiver:
         raw = job.raw[0]
         if len(raw) > (_INLINE_BYTES if job.encoding in ("", "identity") else _INLINE_BYTES // 8):
             return False
-        now = time.monotonic()
+        now, cpu = time.monotonic(), time.thread_time()
         if now < self._pool_until:
             return False
         if self._inline_since is None:
@@ -625,7 +625,6 @@ class _Receiver:
             service.give_slot()
             raise
         job.raw.clear()
-        cpu = time.thread_time()
         self._decode_and_store(job, data)
         self._note_share(time.thread_time() - cpu, time.monotonic() - now)
         return True
