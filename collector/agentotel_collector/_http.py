@@ -5,11 +5,12 @@ few kilobytes, not a thread. The connection policy lives in `_Connection`, uvico
 our limits: connections in all and per client address, a deadline for a request's line and headers,
 and framing errors (two different Content-Length values, say) answered and logged as ours. The request
 itself is `_Receiver.handle`, an ASGI callable: a body is read before a decoding slot is taken (a slow
-sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding runs on a
-small thread pool holding one of the shared decoding slots; the wait for the WAL's fsync holds no
-thread. A refused request's small body is read and dropped before the answer, so the sender reads the
-answer and the connection stays usable. Error bodies are `google.rpc.Status` in the request's content
-type; no traceback ever reaches a body.
+sender holds no slot), within a byte budget, a body deadline and a minimum rate; decoding holds one
+of the shared decoding slots, on the event loop for a small body (no hand-off between threads) and on
+a small thread pool for a large one; the wait for the WAL's fsync holds no thread. A refused request's
+small body is read and dropped before the answer, so the sender reads the answer and the connection
+stays usable. Error bodies are `google.rpc.Status` in the request's content type; no traceback ever
+reaches a body.
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ JSON = "application/json"
 _FORMATS = {"application/x-protobuf": PROTOBUF, "application/protobuf": PROTOBUF, "application/json": JSON}
 # A refused body up to this size is read and dropped so the connection stays usable; bigger ones close it.
 _DRAIN_LIMIT = 4 * 1024 * 1024
+# A body this small once inflated is decoded on the event loop (`_Receiver._decode_here`).
+_INLINE_BYTES = 2 * 1024 * 1024
+# The longest the loop decodes bodies one after another before it polls its sockets again.
+_INLINE_BURST_S = 0.1
+# The loop judges the CPU share it gets over this much decoding; below _CROWDED_SHARE of it, the pool
+# decodes for _POOL_FOR_S (`_Receiver._note_share`).
+_SHARE_WINDOW_S = 0.05
+_CROWDED_SHARE = 0.6
+_POOL_FOR_S = 1.0
 # An idle keep-alive connection (or a new one that sends nothing) is closed after this long.
 IDLE_TIMEOUT_S = 30.0
 
@@ -342,9 +352,9 @@ class _Held:
 
 
 class _Job:
-    """One request's body on its way through a pool thread (decode, convert) and the store (`Ingest.submit`).
+    """One request's body on its way through decoding (on the loop or a pool thread) and the store (`Ingest.submit`).
 
-    The pool thread settles `future` itself when the request ends before the store; otherwise the
+    The decoding settles `future` itself when the request ends before the store; otherwise the
     store's writer does, once the batches are durable. Either way the loop wakes once for it.
     """
 
@@ -417,18 +427,21 @@ class _Receiver:
         # Bodies are read before a decoding slot is taken (a slow sender then holds no slot); what is
         # received and not yet decoded is bounded by this many bytes.
         self.budget = _Quota((settings.max_concurrent_requests + 2) * settings.max_request_bytes)
-        # A read body goes to a pool thread at once, which then waits for a decoding slot
-        # (`Service.decoding`, shared with gRPC): when a decode ends, the next one starts on a thread
-        # already waiting, with no round trip through the event loop (each hand-off waits for the GIL,
-        # up to the 5 ms switch interval while the other decode holds it). With one thread per slot, a
-        # slot stood free while a read body waited 9-12 % of the time (bench_collector's content-off
-        # bodies, load 15); with two more threads, 5-6 %. They hold bodies the body budget counts
-        # already; decoding memory stays bounded by the slots.
+        # A small body is decoded on the loop (`_decode_here`). Any other read body goes to a pool thread
+        # at once, which then waits for a decoding slot (`Service.take_slot`, shared with gRPC): when a
+        # decode ends, the next one starts on a thread already waiting, with no round trip through the
+        # event loop (each hand-off waits for the GIL, up to the switch interval while the other decode
+        # holds it). With one thread per slot, a slot stood free while a read body waited 9-12 % of the
+        # time (bench_collector's content-off bodies, load 15); with two more threads, 5-6 %. They hold
+        # bodies the body budget counts already; decoding memory stays bounded by the slots.
         # The pool thread also queues the rows for the store, so the writer starts without a turn of
         # the loop in between; the loop wakes once per request, when the writer reports the fsync.
         threads = settings.max_concurrent_requests + 2
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="agentotel-collector-http")
         self._free_threads = _Quota(threads)  # a pool thread for each request handed over: none waits in its queue
+        self._inline_since: float | None = None  # when the loop began decoding bodies without polling its sockets
+        self._share = [0.0, 0.0]  # the loop's recent decoding: CPU seconds it got, seconds it took (`_note_share`)
+        self._pool_until = 0.0  # time.monotonic() until which bodies go to the pool: the loop found the cores busy
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -512,13 +525,10 @@ class _Receiver:
                 held = _Held(self.budget)
                 try:
                     raw = await self._read_body(request, settings.max_request_bytes, held)
-                    job = _Job(raw, encoding, fmt, held, asyncio.get_running_loop())
-                    del raw
-                    await self._free_threads.take(1, settings.admission_timeout_s, "too many requests in progress")
                 except BaseException:
                     held.give_back()
                     raise
-                converted = await self._run(job)  # from here on the pool thread gives the body budget back
+                converted = await self._run(_Job(raw, encoding, fmt, held, asyncio.get_running_loop()))
                 response = service.accepted(converted, "http")
         except _body.BodyError as exc:
             # A body we stopped reading half-way leaves the connection out of step: close it.
@@ -536,20 +546,25 @@ class _Receiver:
         await self._answer(request, 200, fmt, body)
 
     async def _run(self, job: _Job) -> Converted:
-        """Decode, convert and store the body on a pool thread (it holds a pool thread taken already); the rows once durable.
+        """Decode, convert and store the body (on the loop when it is small, else on a pool thread); the rows once durable.
 
         Busy when the store has not confirmed the write `write_timeout_s` after the rows were queued
-        (the time spent decoding does not count); the pool thread's refusals are raised here.
+        (the time spent decoding does not count); the decoding's refusals are raised here. From here
+        on the decoding gives the body budget back.
         """
-        ingest = self.service.ingest
-        job.timer = job.loop.call_later(ingest.write_timeout_s, self._check_write, job)
-        try:
-            self._pool.submit(self._decode_and_store, job)
-        except BaseException:  # the pool is shut down (the collector stops)
-            job.timer.cancel()
-            job.held.give_back()
-            self._free_threads.give(1)
-            raise
+        if not self._decode_here(job):
+            try:
+                await self._free_threads.take(1, self.service.settings.admission_timeout_s, "too many requests in progress")
+            except BaseException:
+                job.held.give_back()
+                raise
+            try:
+                self._pool.submit(self._decode_on_pool_thread, job)
+            except BaseException:  # the pool is shut down (the collector stops)
+                job.held.give_back()
+                self._free_threads.give(1)
+                raise
+        job.timer = job.loop.call_later(self.service.ingest.write_timeout_s, self._check_write, job)
         try:
             await job.future
         finally:
@@ -569,17 +584,99 @@ class _Receiver:
         else:  # still decoding (not the store's time), or queued less than the timeout ago
             job.timer = job.loop.call_later(timeout - waited, self._check_write, job)
 
-    def _decode_and_store(self, job: _Job) -> None:
-        """On a pool thread: decompress, parse and convert holding a decoding slot, then queue the rows for the store."""
+    def _decode_here(self, job: _Job) -> bool:
+        """Decode a small body on the event loop itself when a decoding slot is free now; whether it did.
+
+        A hand-off to a pool thread costs every request turns of the GIL between threads (the loop's
+        submit, the pool thread taking the GIL from the other decoder, up to the switch interval each
+        time) and two decoders converting at once take the GIL from each other every switch interval.
+        A body of at most _INLINE_BYTES once inflated (about 1,000 spans without content, tens of ms
+        of conversion) is decoded where it was read instead; the loop reads nothing else meanwhile,
+        which the slow-sender deadlines (seconds) do not notice. A bigger body, or one that inflates
+        past _INLINE_BYTES, goes to the pool, so a small compressed body cannot hold the loop for long;
+        so do the bodies found ready once the loop has decoded for _INLINE_BURST_S without polling its
+        sockets: many senders at once wait for a pool thread, and get 503 past the admission timeout,
+        instead of waiting unseen behind each other's decoding.
+        """
+        raw = job.raw[0]
+        if len(raw) > (_INLINE_BYTES if job.encoding in ("", "identity") else _INLINE_BYTES // 8):
+            return False
+        now, cpu = time.monotonic(), time.thread_time()
+        if now < self._pool_until:
+            return False
+        if self._inline_since is None:
+            self._inline_since = now
+            job.loop.call_soon(self._back_to_io)
+        elif now - self._inline_since > _INLINE_BURST_S:
+            return False
+        service = self.service
+        if not service.take_slot(wait=False):
+            return False
+        try:
+            data = _body.decompress(raw, job.encoding, min(_INLINE_BYTES, service.settings.max_decompressed_bytes))
+        except _body.BodyError as exc:
+            service.give_slot()
+            if exc.status == 413:  # bigger than it looked: a pool thread decodes it (within the real limit)
+                return False
+            job.held.give_back()
+            job.future.set_exception(exc)
+            return True
+        except BaseException:
+            service.give_slot()
+            raise
+        job.raw.clear()
+        self._decode_and_store(job, data)
+        self._note_share(time.thread_time() - cpu, time.monotonic() - now)
+        return True
+
+    def _note_share(self, cpu_s: float, wall_s: float) -> None:
+        """Count one decoding on the loop: the CPU time the loop's thread got, and the time it took.
+
+        When the loop got less than _CROWDED_SHARE of the time it spent decoding, the machine's cores are
+        busy with other work (or a pool thread converts a large body meanwhile): for the next _POOL_FOR_S
+        bodies go to the pool. On a crowded machine several threads taking turns at the GIL are given
+        more of the cores than one thread is (bench_collector's content-off bodies at load 8.5 on 2 cores:
+        0.82 of a core to the pool's decoders, 0.67 to the loop decoding alone); with cores to spare, the
+        loop decoding alone spends less CPU per span and does not wait for the GIL.
+        """
+        self._share[0] += cpu_s
+        self._share[1] += wall_s
+        if self._share[1] < _SHARE_WINDOW_S:
+            return
+        if self._share[0] < _CROWDED_SHARE * self._share[1]:
+            self._pool_until = time.monotonic() + _POOL_FOR_S
+        self._share = [0.0, 0.0]
+
+    def _back_to_io(self) -> None:
+        # Runs once the loop has polled its sockets again: the requests it read then may be decoded here.
+        self._inline_since = None
+
+    def _decode_on_pool_thread(self, job: _Job) -> None:
+        try:
+            # The slot is shared with gRPC: it bounds decoding memory across both protocols.
+            if self.service.take_slot():
+                self._decode_and_store(job)
+            else:
+                job.held.give_back()
+                job.settle(Busy("too many requests in progress"))
+        finally:
+            self._free_threads.give(1)
+
+    def _decode_and_store(self, job: _Job, data: bytes | None = None) -> None:
+        """Decompress (unless `data` is the body inflated already), parse and convert holding a decoding slot the caller
+        took (given back here), then queue the rows for the store; the outcome goes to `job.future`."""
         service = self.service
         try:
             try:
-                with service.decoding():  # shared with gRPC: bounds decoding memory across both protocols
-                    data = _body.decompress(job.raw.pop(), job.encoding, service.settings.max_decompressed_bytes)
+                try:
+                    if data is None:
+                        data = _body.decompress(job.raw.pop(), job.encoding, service.settings.max_decompressed_bytes)
                     request = _parse(data, job.fmt)
                     del data
                     converted = service.convert(request, "http")
                     del request
+                finally:
+                    service.give_slot()
             finally:
                 job.held.give_back()
             job.converted = converted
@@ -590,8 +687,6 @@ class _Receiver:
             service.ingest.submit(converted, job.loop, job.future)  # Busy when the queue is full
         except BaseException as exc:  # noqa: BLE001 - every outcome is the request's, raised on the loop
             job.settle(exc)
-        finally:
-            self._free_threads.give(1)
 
     async def _read_body(self, request: _Request, limit: int, held: _Held | None = None) -> bytes:
         """The whole body, within `--body-timeout-s` and then at `--min-body-rate`; _Dropped when slower.

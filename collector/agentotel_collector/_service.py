@@ -73,12 +73,22 @@ class Service:
         A request holds its slot while it reads, decompresses, parses and converts, and gives it up
         before waiting for the disk: the write queue (`queue_bytes`) bounds what waits there.
         """
-        if not self._slots.acquire(timeout=self.settings.admission_timeout_s):
+        if not self.take_slot():
             raise Busy("too many requests in progress")
         try:
             yield
         finally:
-            self._slots.release()
+            self.give_slot()
+
+    def take_slot(self, wait: bool = True) -> bool:
+        """Take a decoding slot, waiting up to `admission_timeout_s` for one (or, without `wait`, only if one is free now).
+
+        Whether one was taken; `give_slot()` gives it back. `decoding()` is the usual way to hold one.
+        """
+        return self._slots.acquire(timeout=self.settings.admission_timeout_s) if wait else self._slots.acquire(blocking=False)
+
+    def give_slot(self) -> None:
+        self._slots.release()
 
     def convert(self, request: ExportTraceServiceRequest, protocol: str) -> Converted:
         """The request's usable spans as rows (TooManySpans past the per-request limit); refused spans are counted."""

@@ -1,4 +1,4 @@
-"""A request's way from the event loop to a decoding thread to the store writer and back keeps every limit.
+"""A request's way from the event loop to decoding (on the loop, or a pool thread) to the store writer and back keeps every limit.
 
 The decoding thread queues the rows for the store itself and the writer wakes the event loop once per
 group commit; these tests hold the rules that hand-off must keep: the write timeout counts the store's
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gzip
 import threading
 import time
 
@@ -18,8 +19,11 @@ import requests
 from collector_support import Collector, http_url, make_spans, stored_table
 from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from agentotel.store import StoreWriter
+from agentotel_collector import _http
 from agentotel_collector._http import _Quota
 from agentotel_collector._ingest import Busy
 
@@ -180,3 +184,103 @@ def test_quota_lets_a_waiter_in_when_another_thread_gives_back_and_a_late_grant_
         assert quota.used == 1
 
     asyncio.run(main())
+
+
+def test_a_small_body_is_decoded_on_the_event_loop_and_a_large_one_on_a_pool_thread(tmp_path, monkeypatch):
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        convert = collector.service.convert
+
+        def noting_the_thread(request, protocol):
+            threads.append(threading.current_thread().name)
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", noting_the_thread)
+        small, large = bodies(2)
+        padded = ExportTraceServiceRequest.FromString(large)  # 3 MiB once inflated: past the loop's 2 MiB
+        padded.resource_spans[0].resource.attributes.append(KeyValue(key="test.padding", value=AnyValue(string_value="x" * 3 * 2**20)))
+        large = padded.SerializeToString()
+        url = http_url(collector)
+
+        answers = [
+            requests.post(url, data=small, headers=PROTOBUF, timeout=30),
+            requests.post(url, data=large, headers=PROTOBUF, timeout=30),
+            # Small as sent (a few KB of gzip) but 3 MiB once inflated: found out on the loop, decoded on the pool.
+            requests.post(url, data=gzip.compress(large), headers={**PROTOBUF, "Content-Encoding": "gzip"}, timeout=30),
+        ]
+
+        assert [a.status_code for a in answers] == [200, 200, 200]
+        loop = collector._http._thread.name
+        assert threads[0] == loop
+        assert threads[1] != loop and threads[1].startswith(f"{loop}_")
+        assert threads[2] != loop and threads[2].startswith(f"{loop}_")
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0
+        assert collector.service.take_slot(wait=False) and collector.service.take_slot(wait=False)  # both slots given back
+        collector.service.give_slot()
+        collector.service.give_slot()
+    assert len(stored_table(tmp_path / "store")) == 21
+
+
+def test_while_the_loop_gets_little_cpu_for_its_decoding_the_pool_decodes_and_then_the_loop_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(_http, "_POOL_FOR_S", 0.5)
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        convert = collector.service.convert
+
+        def first_one_waits(request, protocol):
+            threads.append(threading.current_thread().name)
+            if len(threads) == 1:
+                time.sleep(0.1)  # the loop's thread gets no CPU for 0.1 s, as on a machine whose cores are busy
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", first_one_waits)
+        first, second, third = bodies(3)
+        url = http_url(collector)
+
+        codes = [requests.post(url, data=first, headers=PROTOBUF, timeout=30).status_code,
+                 requests.post(url, data=second, headers=PROTOBUF, timeout=30).status_code]
+        time.sleep(0.6)
+        codes.append(requests.post(url, data=third, headers=PROTOBUF, timeout=30).status_code)
+
+        assert codes == [200, 200, 200]
+        loop = collector._http._thread.name
+        assert threads[0] == loop
+        assert threads[1].startswith(f"{loop}_")  # within _POOL_FOR_S of the crowded decoding
+        assert threads[2] == loop  # after it
+    assert len(stored_table(tmp_path / "store")) == 21
+
+
+def test_bodies_found_ready_after_a_burst_of_decoding_on_the_loop_go_to_the_pool(tmp_path, monkeypatch):
+    monkeypatch.setattr(_http, "_CROWDED_SHARE", 0.0)  # here the loop never finds the machine crowded
+    with Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc="off") as collector:
+        threads: list[str] = []
+        first_started = threading.Event()
+        convert = collector.service.convert
+
+        def slow(request, protocol):
+            threads.append(threading.current_thread().name)
+            first_started.set()
+            # Longer than _INLINE_BURST_S; the first long enough for the other five bodies to arrive meanwhile.
+            time.sleep(1.0 if len(threads) == 1 else 0.3)
+            return convert(request, protocol)
+
+        monkeypatch.setattr(collector.service, "convert", slow)
+        first, *others = bodies(6)
+        url = http_url(collector)
+        first_answer: list[requests.Response] = []
+        sender = threading.Thread(target=lambda: first_answer.append(requests.post(url, data=first, headers=PROTOBUF, timeout=30)))
+        sender.start()
+        assert first_started.wait(30)
+
+        answers = _post_all(url, others)  # all five ready together once the loop is done with the first
+
+        sender.join()
+        assert [a.status_code for a in first_answer + answers] == [200] * 6
+        loop = collector._http._thread.name
+        # The first on the loop; of the five, one starts a new burst on the loop, the other four go to the pool.
+        assert threads[:2] == [loop, loop]
+        assert len(threads) == 6 and all(name.startswith(f"{loop}_") for name in threads[2:])
+        receiver = collector._http.receiver
+        assert receiver._free_threads.used == 0 and receiver.budget.used == 0
+    assert len(stored_table(tmp_path / "store")) == 42
