@@ -327,6 +327,20 @@ class _Run:
                     out.append((str(part.get("id")), name, arguments, tool_payload(part.get("response"))))
         return out
 
+    def missing(self, step: Mapping[str, Any], text: str) -> list[str]:
+        """`_missing_values` of an answer, computed once per run (several empty results may precede one answer)."""
+        cache = self.__dict__.setdefault("_missing", {})
+        if step["index"] not in cache:
+            cache[step["index"]] = _missing_values(self, step, text)
+        return cache[step["index"]]
+
+    def slot_forms(self, tool: str) -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]] | None:
+        """`_slot_forms` of a tool, computed once per run."""
+        cache = self.__dict__.setdefault("_slots", {})
+        if tool not in cache:
+            cache[tool] = _slot_forms(self, tool)
+        return cache[tool]
+
     def next_llm(self, after: int, level: Any) -> dict[str, Any] | None:
         """The next model call at a level that answered: a call that failed (a 429, a 500) decided nothing, and
         its retry is the one that went on."""
@@ -953,7 +967,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
             # An empty list from a tool can be the answer ("no orders"), so it is judged by the answer: one that
             # states figures or ids nothing gave, and never says the result was empty, filled the gap itself.
             # The other results may be whole (a second query that did return rows): the gap is this one's.
-            if _acknowledges(text, nothing_found=True, domain=run.domain_text()) or not _missing_values(run, answer, text):
+            if _acknowledges(text, nothing_found=True, domain=run.domain_text()) or not run.missing(answer, text):
                 continue
             why = "its result was empty"
         elif why is None:
@@ -984,7 +998,7 @@ def _ungrounded(run: _Run) -> list[Finding]:
     for step, text in run.finals:  # every answer (each turn's, each agent's): the first ungrounded one per agent
         if step.get("parent_index") in judged:
             continue
-        missing = _missing_values(run, step, text)
+        missing = run.missing(step, text)
         if missing:
             judged.add(step.get("parent_index"))
             out.append(_finding("ungrounded_answer", "model", step["index"], [step["index"]],
@@ -1141,8 +1155,9 @@ def _disclaimed_tool(run: _Run) -> list[Finding]:
     definitions are what let the model confuse them)."""
     tried: set[str] = set()
     for step in run.llm:
-        offered = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
-        for call in requested_calls(step):
+        calls = requested_calls(step)
+        offered = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)) if calls else {}
+        for call in calls:
             chosen = offered.get(call.name)
             if chosen is None or not (said := _DISCLAIMED.search(_words(chosen.get("description")))):
                 continue
@@ -2156,28 +2171,43 @@ def _coded(text: str, codes: Iterable[str]) -> str:
     return text
 
 
+_SLOT_CHARS = 2_000  # longer strings (a file's text, a script) are no slot of a template
+_SLOT_CALLS = 200  # earlier calls of a tool read for its slots (the newest)
+
+
+def _slot_forms(run: _Run, tool: str) -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]] | None:
+    """({parameter: [(earlier run, its value's form around that run's task codes)]}, {earlier run: its task}) of
+    the tool's earlier successful calls, or None without any."""
+    earlier = run.history.inputs.get(tool)
+    if not earlier:
+        return None
+    tasks = {run_id: _first_user_text(input_messages(c)) for run_id, c in reversed(run.history.first_calls)}
+    forms: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for run_id, value in earlier[:_SLOT_CALLS]:
+        earlier_task, values = tasks.get(run_id), parse_json(value)
+        if earlier_task and isinstance(values, Mapping):
+            codes = _TASK_CODE.findall(earlier_task)
+            for name, v in values.items():
+                if isinstance(v, str) and len(v) <= _SLOT_CHARS:
+                    forms[name].append((run_id, _coded(v, codes)))
+    return forms, tasks
+
+
 def _task_slot_replaced(run: _Run, step: Mapping[str, Any], tool: str, arguments: Mapping[str, Any],
                         task: str) -> tuple[str, str, str] | None:
     """(parameter, value, the task's code) when a string argument (a query, a path) has, where the same tool's
     calls in two or more earlier runs of the agent always had a code of their own task, a code that neither this
     run's task nor anything the model was given holds: a value from the wrong place (MAST's reasoning-action
     mismatch), e.g. `region = 'EMEA'` asked about LATAM."""
-    earlier = run.history.inputs.get(tool)
-    if not earlier:
+    found = run.slot_forms(tool)
+    if found is None:
         return None
-    tasks = {run_id: _first_user_text(input_messages(c)) for run_id, c in reversed(run.history.first_calls)}
-    forms: dict[str, list[tuple[str, str]]] = defaultdict(list)  # parameter -> (run, its value's form around its task's codes)
-    for run_id, value in earlier:
-        earlier_task, values = tasks.get(run_id), parse_json(value)
-        if earlier_task and isinstance(values, Mapping):
-            for name, v in values.items():
-                if isinstance(v, str):
-                    forms[name].append((run_id, _coded(v, _TASK_CODE.findall(earlier_task))))
+    forms, tasks = found
     in_task = _TASK_CODE.findall(task)
     given = None
     for name, value in arguments.items():
         past = forms.get(name) or []
-        if not isinstance(value, str) or len({r for r, _ in past}) < 2 or not all("\x00" in form for _, form in past):
+        if not isinstance(value, str) or len(value) > _SLOT_CHARS or len({r for r, _ in past}) < 2 or not all("\x00" in form for _, form in past):
             continue  # not a place that always drew on the task
         seen = {form for _, form in past}
         if _coded(value, in_task) in seen:
