@@ -963,6 +963,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
         if not answers:
             continue
         answer, text = answers[0]
+        found = _document_ids(step)
         if why is None and step.get("type") == TOOL and _empty_result(step.get("output")) and not is_error(step):
             # An empty list from a tool can be the answer ("no orders"), so it is judged by the answer: one that
             # states figures or ids nothing gave, and never says the result was empty, filled the gap itself.
@@ -973,12 +974,10 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
         elif why is None:
             continue
         else:
-            found = _document_ids(step)
             since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
             if any(not is_error(s) and _no_evidence(s, run.policy) is None and _weak_documents(s, run.policy) is None
                    and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
                 continue
-        found = _document_ids(step)
         acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
                       and any(_follows_up({"input": json.dumps(c.arguments)}, found) for c in requested_calls(s))), answer)
         out.append(_finding("answer_without_evidence", "product", acted["index"], [step["index"], acted["index"], answer["index"]],
@@ -1153,8 +1152,9 @@ def _disclaimed_tool(run: _Run) -> list[Finding]:
     testing), while a tool with the same parameters and no such words was offered beside it - and had not failed
     before (falling back to the other is no mistake). At the model call that chose it (tool: the two tools'
     definitions are what let the model confuse them)."""
-    tried: set[str] = set()
+    failed = [(s["index"], tool_name(s)) for s in run.record.tool_steps() if is_error(s)]
     for step in run.llm:
+        tried = {name for index, name in failed if index < step["index"]}
         calls = requested_calls(step)
         offered = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)) if calls else {}
         for call in calls:
@@ -1170,7 +1170,6 @@ def _disclaimed_tool(run: _Run) -> list[Finding]:
                                  f"step {step['index']} asked for {call.name}, whose description says {said.group(0)!r} "
                                  f"({_words(chosen.get('description'))[:120]!r}), though {fits[0]} was offered with the same "
                                  f"parameters", tool=call.name, instead=fits[0])]
-        tried |= {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and is_error(s)}
     return []
 
 
@@ -2388,7 +2387,7 @@ def _asked_by(asked: tuple[Mapping[str, Any], str] | None) -> int | None:
     return asked[0]["index"] if asked else None
 
 
-# ---- policy and budgets ------------------------------------------------------------------------------
+# ---- handoffs ------------------------------------------------------------------------------------------
 
 
 # The tool a framework offers for handing the run to another agent: the OpenAI Agents SDK's and LangGraph
@@ -2427,11 +2426,10 @@ def _handoff_loop(run: _Run) -> list[Finding]:
         if target in had:
             if backs and not _worked_between(run, backs[0][0], step):
                 first = backs[0][0]
-                count = sum(1 for _s, t in handoffs if t in had)
                 return [_finding("handoff_loop", "workflow", first["index"], [s["index"] for s, _t in handoffs],
                                  f"step {first['index']} handed the run back to {backs[0][1]}, and the agents went on handing it "
                                  f"back and forth ({len(handoffs)} handoffs) without a tool run or an answer between",
-                                 handoffs=[t for _s, t in handoffs][:20], count=count)]
+                                 handoffs=[t for _s, t in handoffs][:20])]
             backs = [(step, target)]
         had.add(target)
     return []
@@ -2465,6 +2463,9 @@ def _handoff_declined(run: _Run) -> list[Finding]:
     return [_finding("handoff_declined", "workflow", step["index"], [step["index"], answer["index"]],
                      f"step {step['index']} handed the run to {target}, which declined it at step {answer['index']}: "
                      f"{text[:160]!r}", target=target, answer=text[:300])]
+
+
+# ---- policy and budgets ------------------------------------------------------------------------------
 
 
 def _forbidden(run: _Run) -> list[Finding]:
