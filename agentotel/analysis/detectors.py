@@ -95,6 +95,8 @@ KINDS: dict[str, tuple[str, str]] = {
                          "handoff descriptions"),
     "wrong_tool_chosen": ("warning", "the model chose a tool whose description says it is not for this, over one offered beside "
                           "it that is: tell the two apart in their names and descriptions, or offer only the right one"),
+    "action_not_taken": ("error", "the answer says an action was done that no tool call did: have the model call the tool, "
+                         "or say it was not done"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1171,6 +1173,102 @@ def _disclaimed_tool(run: _Run) -> list[Finding]:
                                  f"({_words(chosen.get('description'))[:120]!r}), though {fits[0]} was offered with the same "
                                  f"parameters", tool=call.name, instead=fits[0])]
     return []
+
+
+# Tool-name verbs that change something outside the conversation: a model that says it did one of these did it
+# only through the tool (reading verbs - get, search, check - are left out: saying "I looked it up" is no claim
+# about the world).
+_ACTIONS = frozenset(
+    "cancel book reserve rebook send email message notify post publish update modify change edit reset create add insert delete "
+    "remove refund issue pay charge transfer schedule reschedule submit place purchase buy sell exchange approve reject deny "
+    "grant revoke assign close merge deploy push commit write upload archive restore enable disable activate deactivate block "
+    "unblock lock unlock suspend terminate register subscribe unsubscribe enroll invite escalate file apply redeem upgrade "
+    "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace".split())
+_IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
+              "sell": ("sold",), "rebook": ("rebooked",)}
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_FILLER = frozenset({"the", "a", "an", "to", "for", "of", "by", "and", "or", "new", "my", "id", "ids", "tool", "api", "v1", "v2"})
+# "I've cancelled", "we have just refunded", "has been booked", "is now confirmed", a clause opening "Cancelled your ..."
+_CLAIM = r"(?:\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|now|also|already|gone\s+ahead\s+and|\w+ly)\s+)*(?:{0})" \
+         r"|\b(?:has|have)\s+(?:(?:just|now|also|already|\w+ly)\s+)*been\s+(?:\w+ly\s+)?(?:{0})" \
+         r"|\b(?:is|are|was|were)\s+(?:(?:now|\w+ly)\s+)*(?:{0})|^(?:done\W+)?(?:{0})\s+(?:your|the|a|an|it|this|that)\b)\b"
+# A clause that denies, defers or conditions the action claims nothing.
+_NO_CLAIM = re.compile(r"\b(?:not|never|no|unable|cannot|failed|fail|if|once|when|after|before|until|unless|will|would|"
+                       r"should|could|can|may|might|need|needs|going|want|wants|shall)\b|n't\b")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def _past_forms(verb: str) -> tuple[str, ...]:
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return (verb + "d",)
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return (verb[:-1] + "ied",)
+    # both spellings: cancelled/canceled, submitted; a form no one writes costs nothing
+    return (verb + "ed", verb + verb[-1] + "ed") if verb[-1] not in "aeiouwxy" else (verb + "ed",)
+
+
+def _action(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """(verb, object words) of a tool named for an action (cancel_order, sendEmail, issue-refund), else None."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name)]
+    verbs = [w for w in words if w in _ACTIONS]
+    if not verbs:
+        return None
+    return verbs[0], tuple(w for w in words if w != verbs[0] and w not in _FILLER and len(w) >= 3)
+
+
+def _action_not_taken(run: _Run) -> list[Finding]:
+    """The final answer says an action is done ("I've cancelled your order", "the refund has been issued") that a
+    tool offered to the model does, and no model call of the run ever asked for that tool - nor for another action
+    on the same thing. At the answer (model: it reported what it never did).
+
+    Quiet when the words of the claim came from the run's own material (a status a tool returned, the user saying
+    it, an earlier turn's reply), when the tool was asked for in an earlier turn the answer's input shows, and for
+    a clause that denies, defers or conditions the action."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    offered: dict[str, dict[str, Any]] = {}
+    for model in run.llm:
+        offered.update(tool_definitions(run.record.attribute(model, semconv.GEN_AI_TOOL_DEFINITIONS)))
+    actions = {name: found for name in offered if (found := _action(name))}
+    if not actions:
+        return []
+    asked = {c.name for s in run.llm for c in requested_calls(s)} | {str(tool_name(s)) for s in run.record.tool_steps()}
+    asked |= {str(p.get("name")) for m in run.messages(step) for p in parts(m) if p.get("type") == "tool_call"}
+    acted = [found for name in asked if (found := _action(name))]
+    done_on = {word for _verb, objects in acted for word in objects}
+    given = "\n".join([run.domain_text(), text_of(run.record.run.get("task")), *(message_text(m) for m in run.messages(step)),
+                       str(run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "")]).lower()
+    claims = []
+    for name, (verb, objects) in actions.items():
+        # the same action on the same thing through another tool (cancel_order for cancel_pending_order) was taken
+        if name in asked or any(v == verb and set(o) & set(objects) for v, o in acted):
+            continue
+        forms = [f for f in _past_forms(verb) if not re.search(rf"\b{f}\b", given)]
+        if not forms:
+            continue
+        claim = re.compile(_CLAIM.format("|".join(forms)), re.I)
+        for sentence in _SENTENCE.split(text):
+            if sentence.rstrip().endswith("?"):
+                continue
+            for clause in _CLAUSE.split(sentence):
+                said = claim.search(clause.strip())
+                about = [w for w in objects if re.search(rf"\b{w}", clause, re.I)]
+                if said and not _NO_CLAIM.search(clause.lower()) and (about or not objects) and not (set(about) & done_on):
+                    claims.append((name, said.group(0).strip()))
+                    break
+            else:
+                continue
+            break
+    if not claims:
+        return []
+    name, said = claims[0]
+    return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                     f"the answer at step {step['index']} says {said!r}, but no model call asked for {name}, the tool "
+                     f"that does it" + (f" (nor for {', '.join(n for n, _ in claims[1:4])})" if claims[1:] else ""),
+                     tool=name, said=said, tools=[n for n, _ in claims])]
 
 
 def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -2669,7 +2767,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool,
+    _handoff_declined, _disclaimed_tool, _action_not_taken,
 )
 
 
