@@ -97,6 +97,8 @@ KINDS: dict[str, tuple[str, str]] = {
                           "it that is: tell the two apart in their names and descriptions, or offer only the right one"),
     "action_not_taken": ("error", "the answer says an action was done that no tool call did: have the model call the tool, "
                          "or say it was not done"),
+    "failed_check_ignored": ("error", "the checks the agent ran failed: have it fix the failure and run them again, or say "
+                             "they fail, before it answers"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1269,6 +1271,55 @@ def _action_not_taken(run: _Run) -> list[Finding]:
                      f"the answer at step {step['index']} says {said!r}, but no model call asked for {name}, the tool "
                      f"that does it" + (f" (nor for {', '.join(n for n, _ in claims[1:4])})" if claims[1:] else ""),
                      tool=name, said=said, tools=[n for n, _ in claims])]
+
+
+# A step that checks the work: a tool named for it (run_tests, validate_config, lint) or a command that runs a test
+# suite (pytest, npm test, go test, cargo test, ...).
+_CHECK_TOOL = frozenset({"test", "tests", "pytest", "verify", "validate", "validation", "lint", "linter", "typecheck"})
+_TEST_COMMAND = re.compile(r"\b(?:py\.?test|unittest|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|jest|vitest|mocha|go\s+test|"
+                           r"cargo\s+test|mvn\b[^\n]*\btest|gradlew?\b[^\n]*\btest|make\s+(?:test|check)|ctest|phpunit|rspec|"
+                           r"dotnet\s+test|run_tests?)\b", re.I)
+# What a check printed when it failed: "2 failed", "FAILED test_x", "FAIL:", a traceback, {"passed": false}.
+_CHECK_FAILED = re.compile(r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|\bFAILED\b|\bFAIL:|^FAIL\b|Traceback \(most recent call last\)"
+                           r"|\bnot ok\b|\"(?:passed|valid|ok|success)\"\s*:\s*false|\"status\"\s*:\s*\"fail(?:ed|ure)?\"", re.M)
+# An answer saying the checks pass: "all tests pass", "the tests are passing now", "the build succeeds", "is valid".
+_PASSES = re.compile(r"\b(?:all\s+(?:the\s+|\d+\s+)?(?:tests?|checks?)\s+(?:now\s+)?(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|(?:are|is)\s+(?:passing|green))"
+                     r"|(?:tests?|test\s+suite|suite|build|checks?|ci|lint(?:ing)?|validation)\s+(?:(?:now|all|still)\s+)?"
+                     r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green|clean))"
+                     r"|(?:is|are)\s+(?:now\s+)?valid|passed\s+(?:all\s+)?(?:the\s+)?(?:tests|checks|validation)|without\s+(?:any\s+)?(?:failures|errors))\b", re.I)
+_HEDGED = re.compile(r"\b(?:should|would|will|could|may|might|if|once|when|expect(?:ed|s)?|hopefully|likely|probably|need|needs|going)\b",
+                     re.I)
+_FAILURE_WORDS = re.compile(r"\bfail(?:s|ed|ing|ures?)?\b|\berrors?\b|\bbroken\b|\bskipped\b|\bnot\b|n't\b|\bexcept\b|\bstill\b", re.I)
+
+
+def _is_check(step: Mapping[str, Any]) -> bool:
+    words = {w.lower() for w in _NAME_WORDS.findall(str(tool_name(step) or ""))}
+    return bool(words & _CHECK_TOOL) or bool(_TEST_COMMAND.search(text_of(step.get("input"))))
+
+
+def _failed_check_ignored(run: _Run) -> list[Finding]:
+    """The agent ran a check (its tests, a validator) that failed, ran none that passed after it, and the final
+    answer says the checks pass ("all tests pass", "the config is valid") without a word of a failure anywhere: the
+    answer reports a verification that did not hold (model: it misread, or never read, the check's output). At
+    the answer, with the check."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    checks = [s for s in run.steps if s.get("type") == TOOL and s["index"] < step["index"] and _is_check(s)]
+    if not checks:
+        return []
+    last = checks[-1]
+    printed = "\n".join(filter(None, [text_of(last.get("output")), str(last.get("error") or "")]))
+    if not (is_error(last) or _CHECK_FAILED.search(printed)):
+        return []
+    said = next((m for sentence in _SENTENCE.split(text) if (m := _PASSES.search(sentence)) and not _HEDGED.search(sentence)), None)
+    if not said or _FAILURE_WORDS.search(_PASSES.sub(" ", text)):
+        return []
+    failed = (_CHECK_FAILED.search(printed) or re.search(r".+", printed) or [""])[0]
+    return [_finding("failed_check_ignored", "model", step["index"], [step["index"], last["index"]],
+                     f"the answer at step {step['index']} says {said.group(0)!r}, but the last check the agent ran "
+                     f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it",
+                     tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
 
 
 def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -2760,14 +2811,16 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              "instructions_changed": ("answer_format_violated",), "history_lost": ("answer_format_violated",),
              # an answer stating what nothing gave, after a result it never mentions came back empty or failed:
              # the gap it filled is the cause
-             "answer_without_evidence": ("ungrounded_answer",), "tool_error_ignored": ("ungrounded_answer",)}
+             "answer_without_evidence": ("ungrounded_answer",), "tool_error_ignored": ("ungrounded_answer", "failed_check_ignored"),
+             # an answer claiming what was never done, or a check that failed: the claim is the cause
+             "action_not_taken": ("ungrounded_answer",), "failed_check_ignored": ("ungrounded_answer",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool, _action_not_taken,
+    _handoff_declined, _disclaimed_tool, _action_not_taken, _failed_check_ignored,
 )
 
 
