@@ -99,6 +99,8 @@ KINDS: dict[str, tuple[str, str]] = {
                          "or say it was not done"),
     "failed_check_ignored": ("error", "the checks the agent ran failed: have it fix the failure and run them again, or say "
                              "they fail, before it answers"),
+    "reasoning_action_mismatch": ("warning", "the model said it would use one tool and called another: check the two tools' "
+                                  "names and descriptions, and the instructions on when to use each"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1320,6 +1322,44 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
                      f"the answer at step {step['index']} says {said.group(0)!r}, but the last check the agent ran "
                      f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it",
                      tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
+
+
+# The model saying what it will do next, in the text beside its tool calls: "I'll call X", "let me use X", "next, I
+# need to X".
+_INTENT = re.compile(r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to|should|must)|let\s+me|let's|next,?\s+i|now,?\s+i)\b", re.I)
+
+
+_NOT_THIS = re.compile(r"\b(?:not|never|instead\s+of|rather\s+than|no\s+longer|without|avoid|fail(?:s|ed)?|unavailable|error)\b|n't\b", re.I)
+
+
+def _reasoning_action_mismatch(run: _Run) -> list[Finding]:
+    """A model step whose own text says it will use one offered tool (named as offered: `cancel_order` or "cancel
+    order") while the calls it makes are of another offered tool, none of them named in that sentence: the model
+    acted against its own reasoning (model). At that step. Only a tool's full name counts, so a sentence about
+    "the order" names no tool."""
+    for step in run.llm:
+        calls = requested_calls(step)
+        if not calls:
+            continue
+        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        if not text or not _INTENT.search(text):
+            continue
+        offered = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS))
+        called = {c.name for c in calls}
+        if len(offered) < 2 or not called <= set(offered):
+            continue
+        spelled = {name: re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, _NAME_WORDS.findall(name))) + r"(?![\w-])", re.I)
+                   for name in offered if len(_NAME_WORDS.findall(name)) >= 2 or len(name) >= 6}
+        for sentence in _SENTENCE.split(text):
+            if not _INTENT.search(sentence) or _NOT_THIS.search(sentence):
+                continue
+            named = {name for name, pattern in spelled.items() if pattern.search(sentence)}
+            if named and not named & called:
+                said = sorted(named)[0]
+                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} says {sentence.strip()[:120]!r} but calls {', '.join(sorted(called))}, "
+                                 f"not {said}", tool=sorted(called)[0], said=said)]
+    return []
 
 
 def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -2820,7 +2860,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool, _action_not_taken, _failed_check_ignored,
+    _handoff_declined, _disclaimed_tool, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch,
 )
 
 

@@ -174,3 +174,31 @@ def test_a_validator_tool_that_said_invalid_counts_as_a_failed_check():
                  llm(3, text="deploy.yaml is valid and ready to apply."), task="Check deploy.yaml before we apply it.")
     claimed, shown = _failed_checks(run)
     assert claimed == [(3, "model", 2)], shown
+
+
+# ---- the model saying one tool and calling another --------------------------------------------------------------
+
+
+def _said(text: str, called: str):
+    run = record(llm(1, text=text, calls=[(called, {"order_id": "W-1042"}, "c1")]),
+                 tool(2, called, {"order_id": "W-1042"}, {"ok": True}, requested_by=1, call_id="c1"),
+                 llm(3, text="Order W-1042 is pending."), attributes={"s1": OFFERED, "s3": OFFERED})
+    found = detect(run)
+    return [(f.index, f.layer, f.evidence["said"]) for f in found if f.kind == "reasoning_action_mismatch"], format_findings(found)
+
+
+def test_a_model_saying_it_will_look_the_order_up_and_cancelling_it_is_a_reasoning_action_mismatch():
+    mismatch, shown = _said("First I'll look at the order with get_order before doing anything.", "cancel_order")
+    assert mismatch == [(1, "model", "get_order")], shown
+    spelled, shown = _said("Let me get order W-1042's details.", "cancel_order")
+    assert spelled == [(1, "model", "get_order")], shown
+
+
+@pytest.mark.parametrize("text", ["First I'll look at the order with get_order.",  # said and done
+                                  "I will not use get_order again; cancelling as asked.",  # said it won't
+                                  "get_order failed, so I'll use cancel_order directly.",  # named both
+                                  "Let me handle the order now."])  # names no tool
+def test_saying_what_it_does_or_naming_no_tool_is_no_mismatch(text):
+    called = "get_order" if text.startswith("First") else "cancel_order"
+    mismatch, shown = _said(text, called)
+    assert mismatch == [], shown
