@@ -134,7 +134,10 @@ def _moment(raw: str) -> dt.datetime:
     match = re.fullmatch(r"(\d+)\s*([mhdw])", text)
     if match:
         unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
-        return dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit: int(match.group(1))})
+        try:
+            return dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit: int(match.group(1))})
+        except OverflowError:
+            raise argparse.ArgumentTypeError(f"{raw!r} reaches back before the year 1") from None
     try:
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -145,7 +148,8 @@ def _moment(raw: str) -> dt.datetime:
 def _until(raw: str) -> dt.datetime:
     """`_moment`, where a bare date means the end of that day (--until 2026-05-01 includes the 1st)."""
     value = _moment(raw)
-    return value + dt.timedelta(days=1) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.strip()) else value
+    whole_day = re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.strip()) and value.date() < dt.date.max  # 9999-12-31 has no next day
+    return value + dt.timedelta(days=1) if whole_day else value
 
 
 def _isatty(stream: Any) -> bool:

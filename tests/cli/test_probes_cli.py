@@ -5,6 +5,7 @@ terminal; one carrying rich markup ("[bold red]…[/]", "[link=…]") would be s
 """
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -71,3 +72,10 @@ def test_a_payload_shown_with_syntax_colours_is_checked_too():
 def test_markup_in_stored_text_is_shown_as_written(hostile, capsys, command):
     out = cli(capsys, *command, "--dir", hostile)
     assert MARKUP in " ".join(out.split())
+
+
+def test_dates_at_the_ends_of_the_calendar_are_an_answer_or_a_usage_error(hostile, capsys):
+    assert len(json.loads(cli(capsys, "runs", "--until", "9999-12-31", "--json", "--dir", hostile))) == 2
+    with pytest.raises(SystemExit) as exit:
+        main(["runs", "--since", "99999999d", "--dir", str(hostile)])
+    assert exit.value.code == 2 and "'99999999d' reaches back before the year 1" in capsys.readouterr().err
