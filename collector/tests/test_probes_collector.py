@@ -1,0 +1,42 @@
+"""Bodies an ordinary OTLP sender may choose: deflate (OTEL_EXPORTER_OTLP_COMPRESSION=deflate) is stored like gzip."""
+
+from __future__ import annotations
+
+import zlib
+
+import requests
+from collector_support import http_url, stored_table
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def test_the_python_exporter_with_deflate_compression_is_stored(collector, sdk_spans):
+    # Before, this was a 415: the exporter takes that as final and drops the batch.
+    exporter = OTLPSpanExporter(endpoint=http_url(collector), compression=Compression.Deflate, timeout=10)
+    try:
+        assert exporter.export(sdk_spans) is SpanExportResult.SUCCESS
+    finally:
+        exporter.shutdown()
+    assert sorted(stored_table(collector.settings.dir)["span_id"].to_pylist()) == sorted(
+        format(s.context.span_id, "016x") for s in sdk_spans)
+
+
+def test_a_bare_deflate_stream_is_read_and_a_deflate_bomb_is_stopped(collector, sdk_spans):
+    body = encode_spans(sdk_spans[:2]).SerializeToString()
+    bare = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)  # no zlib header: some clients send this
+    answer = requests.post(http_url(collector), data=bare.compress(body) + bare.flush(),
+                           headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=10)
+    assert answer.status_code == 200, answer.content
+    assert len(stored_table(collector.settings.dir)) == 2
+
+    bomb = zlib.compress(bytes(200 * 1024 * 1024), 9)  # 200 MiB of zeros in about 200 KB
+    answer = requests.post(http_url(collector), data=bomb, headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=30)
+    assert answer.status_code == 413 and b"after decompression" in answer.content
+
+    answer = requests.post(http_url(collector), data=b"not deflate at all",
+                           headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=10)
+    assert answer.status_code == 400 and b"deflate body is corrupt" in answer.content
