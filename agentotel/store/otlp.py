@@ -315,20 +315,37 @@ def _requests(path: Path) -> Iterator[ExportTraceServiceRequest]:
                 raise JsonError(f"{path}: neither OTLP/JSON nor an OTLP protobuf message ({exc})") from None
             yield request
             return
-        pending = b""
+        # A line that is not JSON on its own starts a request written over several lines (pretty-printed).
+        # What is gathered is parsed again only at a line that starts at column 0, where a pretty-printed
+        # request closes: parsing it at every line took time growing with the square of its length. A
+        # line opening a new request ("{" at column 0) meanwhile means the gathered one was cut short (a
+        # torn line of a crashed writer): that is an error naming its line, found there, not at the end.
+        pending, start, problem = bytearray(), 0, None
         for number, line in enumerate(reader, start=1):
-            text = pending + line
-            if not text.strip():
+            if pending:
+                if line[:1] == b"{":
+                    raise JsonError(f"{path}, line {start}: {problem}")
+                pending += line
+                if line[:1].isspace():
+                    continue
+                text = pending
+            elif line.strip():
+                start, text = number, line
+            else:
                 continue
             try:
-                yield parse_request(text)
-                pending = b""
+                request = parse_request(text)
             except JsonError as exc:
                 if "not valid JSON" not in str(exc):
-                    raise JsonError(f"{path}, line {number}: {exc}") from None
-                pending = text  # one request over several lines (pretty-printed): read on
+                    raise JsonError(f"{path}, line {start}: {exc}") from None
+                if not pending:
+                    pending += text
+                problem = exc
+                continue
+            pending.clear()
+            yield request
         if pending.strip():
-            yield parse_request(pending)
+            raise JsonError(f"{path}, line {start}: {problem}")
 
 
 def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
