@@ -127,6 +127,13 @@ def _attributes(key_values: Any) -> dict[str, Any]:
     return out
 
 
+def _links(links: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    # A link's ids of another length than a trace's (16 bytes) and a span's (8) name nothing: the link is
+    # left out, the span kept. All-zero ids are kept: the SDK records such a link when it has attributes.
+    return [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in links
+            if len(k.trace_id) == 16 and len(k.span_id) == 8]
+
+
 def _problem(span: Any) -> str:
     """Why a span cannot be stored (called only for a span that failed the quick checks)."""
     if len(span.trace_id) != 16 or span.trace_id == _ZERO_TRACE:
@@ -198,7 +205,7 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     scope_name,
                     scope_version,
                     [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in events] if events else _NONE,
-                    [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in links] if links else _NONE,
+                    _links(links) if links else _NONE,
                 )
     if len(columns):
         chunk()

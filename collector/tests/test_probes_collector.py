@@ -40,3 +40,15 @@ def test_a_bare_deflate_stream_is_read_and_a_deflate_bomb_is_stopped(collector, 
     answer = requests.post(http_url(collector), data=b"not deflate at all",
                            headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=10)
     assert answer.status_code == 400 and b"deflate body is corrupt" in answer.content
+
+
+def test_a_link_with_ids_of_the_wrong_length_is_left_out_and_its_span_kept(collector, sdk_spans):
+    request = encode_spans(sdk_spans[:1])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.links[:]
+    span.links.add(trace_id=b"\x01\x02", span_id=b"\x03")  # names no trace and no span
+    span.links.add(trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)))
+    answer = requests.post(http_url(collector), data=request.SerializeToString(), headers=PROTOBUF, timeout=10)
+    assert answer.status_code == 200 and answer.content == b""  # nothing rejected: the span is whole
+    (links,) = stored_table(collector.settings.dir)["links"].to_pylist()
+    assert [(link["trace_id"], link["span_id"]) for link in links] == [(bytes(range(1, 17)).hex(), bytes(range(1, 9)).hex())]
