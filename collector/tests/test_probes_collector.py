@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import zlib
 
+import pytest
 import requests
-from collector_support import http_url, stored_table
+from collector_support import Collector, http_url, stored_table
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -52,3 +54,15 @@ def test_a_link_with_ids_of_the_wrong_length_is_left_out_and_its_span_kept(colle
     assert answer.status_code == 200 and answer.content == b""  # nothing rejected: the span is whole
     (links,) = stored_table(collector.settings.dir)["links"].to_pylist()
     assert [(link["trace_id"], link["span_id"]) for link in links] == [(bytes(range(1, 17)).hex(), bytes(range(1, 9)).hex())]
+
+
+@pytest.mark.parametrize("host, tokens, warned", [("0.0.0.0", False, True), ("0.0.0.0", True, False), ("127.0.0.1", False, False)])
+def test_listening_beyond_this_machine_with_no_token_is_a_warning(tmp_path, caplog, host, tokens, warned):
+    token_file = tmp_path / "tokens"
+    token_file.write_text("a-token\n")
+    with caplog.at_level(logging.WARNING, logger="agentotel_collector"):
+        running = Collector(dir=tmp_path / "store", http=(host, 0), grpc=None, token_file=token_file if tokens else None).start()
+        running.stop()
+    said = [r.getMessage() for r in caplog.records if "with no token" in r.getMessage()]
+    assert said == ([f"agentotel-collector: listening on 0.0.0.0:{running.http_address[1]} with no token: anyone who can "
+                     "reach it can write spans (give --token-file)"] if warned else [])
