@@ -62,19 +62,42 @@ def command(name: str, *, help: str, example: str, store: bool = True,
 
 
 # -- output ---------------------------------------------------------------------------------------------
+# Control characters in stored text (a run name, a tool's output: anyone who can send spans chose them) are
+# shown as their Unicode pictures (ESC as ␛), one cell wide like the character they stand for, instead of
+# reaching the terminal, which would obey them: recolour or hide text, move the cursor, retitle the window.
+_PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}, 0x7F: 0x2421,
+             **{c: 0xFFFD for c in range(0x80, 0xA0)}}
+
+
+def _console(**options: Any) -> Any:
+    """A rich Console that prints stored text as text: no control characters, no emoji codes."""
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class _Console(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            return super().render_str(text.translate(_PICTURES), **kwargs)
+
+        def render(self, renderable: Any, options: Any = None) -> Iterator[Any]:
+            # Renderables built from text without render_str (a payload's Syntax) are checked here.
+            for segment in super().render(renderable, options):
+                if not segment.control and segment.text.translate(_PICTURES) != segment.text:
+                    segment = Segment(segment.text.translate(_PICTURES), segment.style)
+                yield segment
+
+    return _Console(emoji=False, highlight=False, **options)
+
+
 class Output:
     """Where a command writes: rich tables on stdout (colour only on a terminal), notes on stderr."""
 
     def __init__(self, as_json: bool, stdout: Any = None, stderr: Any = None) -> None:
-        from rich.console import Console
-
         self.json = as_json
         out, err = stdout or sys.stdout, stderr or sys.stderr
         tty = self.tty = _isatty(out)
         # Off a terminal: no colour, no cursor tricks, and a wide page so tables are not squeezed.
-        self.console = Console(file=out, width=None if tty else 200, no_color=not tty, highlight=False,
-                               soft_wrap=not tty)
-        self.errors = Console(file=err, stderr=True, no_color=not _isatty(err), highlight=False, soft_wrap=True)
+        self.console = _console(file=out, width=None if tty else 200, no_color=not tty, soft_wrap=not tty)
+        self.errors = _console(file=err, stderr=True, no_color=not _isatty(err), soft_wrap=True)
 
     def emit_json(self, value: Any) -> None:
         self.console.file.write(json.dumps(value, indent=2, default=_json_default, ensure_ascii=False) + "\n")
@@ -111,7 +134,10 @@ def _moment(raw: str) -> dt.datetime:
     match = re.fullmatch(r"(\d+)\s*([mhdw])", text)
     if match:
         unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
-        return dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit: int(match.group(1))})
+        try:
+            return dt.datetime.now(dt.timezone.utc) - dt.timedelta(**{unit: int(match.group(1))})
+        except OverflowError:
+            raise argparse.ArgumentTypeError(f"{raw!r} reaches back before the year 1") from None
     try:
         value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -122,7 +148,8 @@ def _moment(raw: str) -> dt.datetime:
 def _until(raw: str) -> dt.datetime:
     """`_moment`, where a bare date means the end of that day (--until 2026-05-01 includes the 1st)."""
     value = _moment(raw)
-    return value + dt.timedelta(days=1) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.strip()) else value
+    whole_day = re.fullmatch(r"\d{4}-\d{2}-\d{2}", raw.strip()) and value.date() < dt.date.max  # 9999-12-31 has no next day
+    return value + dt.timedelta(days=1) if whole_day else value
 
 
 def _isatty(stream: Any) -> bool:
@@ -261,13 +288,15 @@ def _runs(args: argparse.Namespace, out: Output) -> None:
     table = _table(*columns)
     short = _prefixes([r["run_id"] for r in rows])
     for r in rows:
-        cells = [short.get(r["run_id"], r["run_id"]), r["name"], r["user_id"] or "", _when(r["start_time"]), _ms(r["duration_ms"]),
+        # Names, ids and models are stored text: escaped, so "[red]" in a run name is shown, not obeyed.
+        cells = [_escape(short.get(r["run_id"], r["run_id"])), _escape(r["name"] or ""), _escape(r["user_id"] or ""),
+                 _when(r["start_time"]), _ms(r["duration_ms"]),
                  _status(r["status"]), str(r["steps"]), str(r["model_calls"]), str(r["tool_calls"]),
                  str(r["errors"]) if r["errors"] else "", f"{_int(r['input_tokens'])}/{_int(r['output_tokens'])}",
                  _cost(r["cost_usd"])]
         if nested:
             cells.append(_cost(r["total_cost_usd"]) if r["total_cost_usd"] != r["cost_usd"] else "")
-        table.add_row(*cells, ", ".join(r["models"] or []))
+        table.add_row(*cells, _escape(", ".join(r["models"] or [])))
     if nested:
         table.caption = "steps, tokens and cost (own) are each run's own calls; cost with sub-agents adds the runs nested in it"
     out.console.print(table)
@@ -329,17 +358,17 @@ def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title:
     from agentotel.query.trajectory import summarize
 
     run = trajectory.run
-    heading = title or (f"Run {run.get('run_id')}  {run.get('name', '')}  ·  {run.get('status', '')}  ·  "
+    heading = title or (f"Run {escape(str(run.get('run_id')))}  {escape(str(run.get('name', '')))}  ·  {run.get('status', '')}  ·  "
                         f"{len(trajectory.steps)} steps  ·  {_ms(run.get('duration_ms'))}  ·  {_cost(run.get('cost_usd'))}")
     table = _table("#", "type", "step", "status", "duration", "tokens", "cost", "input", "output", title=heading)
     for s in trajectory.steps:
-        label = "  " * s.depth + _who(s)
+        label = "  " * s.depth + escape(_who(s))
         if s.requested_by:
             label += f" [dim]← #{s.requested_by}[/]"
         if s.orphan:
             label += " [yellow](parent lost)[/]"
         tokens = f"{_int(s.input_tokens)}/{_int(s.output_tokens)}" if s.input_tokens is not None else ""
-        status = _status(s.status) + (f" {s.error_type}" if s.error_type else "")
+        status = _status(s.status) + (f" {escape(s.error_type)}" if s.error_type else "")
         # A failed step's output cell says why it failed (it rarely has an output).
         output = f"[red]{escape(summarize(s.error, 100))}[/]" if s.error else escape(summarize(s.output, 48))
         table.add_row(str(s.index), s.type, label, status, _ms(s.duration_ms), tokens, _cost(s.cost_usd),
@@ -349,7 +378,7 @@ def print_trajectory(out: Output, trajectory: Any, *, full: bool = False, title:
         from rich.syntax import Syntax
 
         for s in trajectory.steps:
-            out.console.rule(f"step {s.index}: {s.type} {_who(s)}")
+            out.console.rule(f"step {s.index}: {s.type} {escape(_who(s))}")
             if s.error:
                 out.console.print("[bold red]error[/]")
                 out.console.print(s.error, markup=False, highlight=False, soft_wrap=True)
@@ -387,7 +416,8 @@ def print_diff(out: Output, result: Any, *, every_pair: bool = False) -> None:
     from agentotel.analysis.diff import describe_changes
 
     a, b = result.a, result.b
-    out.console.print(f"A: {a.run.get('run_id')} ({a.run.get('name')})   B: {b.run.get('run_id')} ({b.run.get('name')})")
+    out.console.print(f"A: {a.run.get('run_id')} ({a.run.get('name')})   B: {b.run.get('run_id')} ({b.run.get('name')})",
+                      markup=False)
     first = result.first_divergence
     if first is None:
         out.console.print("[green]No divergence:[/] every step aligned and matched.")
@@ -456,7 +486,7 @@ def _env(args: argparse.Namespace, out: Output) -> None:
         out.emit_json(result.to_dict())
         return
     lines = list(result.lines())
-    out.console.print("\n".join(lines) if lines else "The two environments are the same.")
+    out.console.print("\n".join(lines) if lines else "The two environments are the same.", markup=False)
 
 
 # -- sql ----------------------------------------------------------------------------------------------
@@ -711,7 +741,7 @@ def print_findings(out: Output, record: Any, found: Sequence[Any]) -> None:
         out.console.print(f"run {record.run_id}: no findings", markup=False, highlight=False)
         return
     by_index = {s["index"]: s for s in record.steps}
-    table = _table("step", "severity", "layer", "kind", "finding", title=f"run {record.run_id}: {len(found)} finding(s)")
+    table = _table("step", "severity", "layer", "kind", "finding", title=f"run {_escape(str(record.run_id))}: {len(found)} finding(s)")
     for f in found:
         text = f.message
         step = by_index.get(f.index) or {}

@@ -50,6 +50,9 @@ _PRECUT_MARGIN = 1024
 # A capped walk keeps at most this many container members in all, and every string at least this long.
 _MAX_NODES = 20_000
 _MIN_STRING_CHARS = 64
+# Python writes no int of more than 4,300 decimal digits (sys.set_int_max_str_digits): a bigger one is
+# recorded as hex text, which has no such limit, instead of failing the whole payload.
+_INT_BITS = 14_000
 # Below this many bytes there is no room for a useful value; a marker string is recorded instead.
 _MIN_ROOM = 16
 _TRUNCATED_MARK = "…[truncated]"
@@ -607,6 +610,8 @@ class _Walker:
         if isinstance(key, str):
             return key
         if key is None or isinstance(key, (bool, int, float)):
+            if isinstance(key, int) and key.bit_length() > _INT_BITS:
+                return hex(key)
             return json.dumps(key) if not isinstance(key, float) or math.isfinite(key) else repr(key)
         if isinstance(key, enum.Enum):
             return str(key.value)
@@ -616,8 +621,10 @@ class _Walker:
         t = type(value)
         if t is str:
             return self.text(value)
-        if value is None or t is bool or t is int:
+        if value is None or t is bool:
             return value
+        if t is int:
+            return value if value.bit_length() <= _INT_BITS else self.text(hex(value))
         if t is float:
             return value if math.isfinite(value) else repr(value)
         if t is dict or t is list or t is tuple:
@@ -679,7 +686,7 @@ class _Walker:
             if isinstance(value, enum.Enum):
                 return self.walk(value.value, depth + 1) if depth < _MAX_DEPTH else str(value.name)
             if isinstance(value, int):
-                return int(value)
+                return self.walk(int(value), depth)
             if isinstance(value, float):
                 return self.walk(float(value), depth)
             if isinstance(value, (dict, list, tuple)):
@@ -1140,18 +1147,21 @@ class Payload:
                 self.truncated = True
                 return '"[truncated]"' if self._budget >= 13 else '""'
             truncated = False
-            if repeated:
-                text, known = _known_json(value, policy, room)
-                if not known:
-                    text = _as_is(value, policy, room, text)
-                    if text is not None:
-                        policy.remember_json(text)
-            else:
-                # Text-only messages (an output, nearly always) matched by their shape, other plain
-                # values tested by `_as_is`: their text, without the walker's copy.
-                text = _text_json(value, policy, room)
-                if text is None:
-                    text = _as_is(value, policy, room)
+            try:
+                if repeated:
+                    text, known = _known_json(value, policy, room)
+                    if not known:
+                        text = _as_is(value, policy, room, text)
+                        if text is not None:
+                            policy.remember_json(text)
+                else:
+                    # Text-only messages (an output, nearly always) matched by their shape, other plain
+                    # values tested by `_as_is`: their text, without the walker's copy.
+                    text = _text_json(value, policy, room)
+                    if text is None:
+                        text = _as_is(value, policy, room)
+            except ValueError:  # an int past str()'s digit limit: the walker writes it as hex
+                text = None
             if text is None:
                 walker = _Walker(policy, room + _PRECUT_MARGIN)
                 try:

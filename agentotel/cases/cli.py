@@ -131,7 +131,7 @@ def _case_new(args: argparse.Namespace, out: Output) -> int:
     case.replay_tools = args.tools or case.replay_tools
     case.replay_models = args.models or case.replay_models
     case.assertions.required_evidence = list(args.evidence)
-    path = case.save(args.output or Path("cases") / f"{name}.yaml")
+    path = case.save(args.output or Path("cases") / f"{_file_name(name)}.yaml")
     warnings = offline_warnings(case, record)
     if out.json:
         out.emit_json({"path": str(path), "case": case.to_dict(), "warnings": warnings})
@@ -188,6 +188,12 @@ def _case_check(args: argparse.Namespace, out: Output) -> int:
     return _print_report(out, report)
 
 
+def _file_name(name: str) -> str:
+    """`name` as one file name: a case is named after its run, and a run's name is whatever its spans say
+    ("../../x" or "/etc/x" must not choose where a file is written), neither hidden from a glob nor read as an option."""
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in name).lstrip(".-") or "case"
+
+
 def _write_html(out: Output, folder: str, name: str, report: Any) -> None:
     """The failing case's replayed run as one HTML page (agentotel.view), for a bug report or a CI artifact."""
     from agentotel.query import QueryError, open as open_store
@@ -201,7 +207,7 @@ def _write_html(out: Output, folder: str, name: str, report: Any) -> None:
     except QueryError as exc:
         out.warn(f"case {name}: its replay could not be read for the HTML page: {exc}")
         return
-    target = Path(folder) / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.html"
+    target = Path(folder) / f"{_file_name(name)}.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     if not out.json:

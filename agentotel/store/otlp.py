@@ -127,6 +127,13 @@ def _attributes(key_values: Any) -> dict[str, Any]:
     return out
 
 
+def _links(links: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    # A link's ids of another length than a trace's (16 bytes) and a span's (8) name nothing: the link is
+    # left out, the span kept. All-zero ids are kept: the SDK records such a link when it has attributes.
+    return [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in links
+            if len(k.trace_id) == 16 and len(k.span_id) == 8]
+
+
 def _problem(span: Any) -> str:
     """Why a span cannot be stored (called only for a span that failed the quick checks)."""
     if len(span.trace_id) != 16 or span.trace_id == _ZERO_TRACE:
@@ -198,7 +205,7 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
                     scope_name,
                     scope_version,
                     [(e.time_unix_nano, e.name, _attributes(e.attributes)) for e in events] if events else _NONE,
-                    [(k.trace_id.hex(), k.span_id.hex(), _attributes(k.attributes)) for k in links] if links else _NONE,
+                    _links(links) if links else _NONE,
                 )
     if len(columns):
         chunk()
@@ -315,20 +322,37 @@ def _requests(path: Path) -> Iterator[ExportTraceServiceRequest]:
                 raise JsonError(f"{path}: neither OTLP/JSON nor an OTLP protobuf message ({exc})") from None
             yield request
             return
-        pending = b""
+        # A line that is not JSON on its own starts a request written over several lines (pretty-printed).
+        # What is gathered is parsed again only at a line that starts at column 0, where a pretty-printed
+        # request closes: parsing it at every line took time growing with the square of its length. A
+        # line opening a new request ("{" at column 0) meanwhile means the gathered one was cut short (a
+        # torn line of a crashed writer): that is an error naming its line, found there, not at the end.
+        pending, start, problem = bytearray(), 0, None
         for number, line in enumerate(reader, start=1):
-            text = pending + line
-            if not text.strip():
+            if pending:
+                if line[:1] == b"{":
+                    raise JsonError(f"{path}, line {start}: {problem}")
+                pending += line
+                if line[:1].isspace():
+                    continue
+                text = pending
+            elif line.strip():
+                start, text = number, line
+            else:
                 continue
             try:
-                yield parse_request(text)
-                pending = b""
+                request = parse_request(text)
             except JsonError as exc:
                 if "not valid JSON" not in str(exc):
-                    raise JsonError(f"{path}, line {number}: {exc}") from None
-                pending = text  # one request over several lines (pretty-printed): read on
+                    raise JsonError(f"{path}, line {start}: {exc}") from None
+                if not pending:
+                    pending += text
+                problem = exc
+                continue
+            pending.clear()
+            yield request
         if pending.strip():
-            yield parse_request(pending)
+            raise JsonError(f"{path}, line {start}: {problem}")
 
 
 def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]]) -> dict[str, int]:

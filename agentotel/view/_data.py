@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import math
 import re
 from dataclasses import asdict, fields, is_dataclass
 from typing import Any, Mapping
@@ -64,9 +65,21 @@ def _number(text: str | None, name: str) -> float | None:
     if text in (None, ""):
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise BadRequest(f"{name}: {text!r} is not a number") from None
+    if not math.isfinite(value):  # "nan" and "inf" parse, but no cost is either
+        raise BadRequest(f"{name}: {text!r} is not a number")
+    return value
+
+
+def _whole(text: str | None, name: str, default: int, low: int, high: int) -> int:
+    """A count from the URL, from `low` to `high` (DuckDB's LIMIT and OFFSET take no more than int64)."""
+    if text in (None, ""):
+        return default
+    if not (text.isascii() and text.isdigit() and len(text) <= 19) or not low <= int(text) <= high:
+        raise BadRequest(f"{name}: {text!r} is not a whole number from {low} to {high}")
+    return int(text)
 
 
 def runs_page(traces: Any, query: Mapping[str, str]) -> dict[str, Any]:
@@ -79,8 +92,8 @@ def runs_page(traces: Any, query: Mapping[str, str]) -> dict[str, Any]:
             where.append(f"{column} = ${key}")
             params[key] = query[key]
     since, until = _date(query.get("since"), "since"), _date(query.get("until"), "until")
-    if until is not None and len(query.get("until", "")) <= 10:  # a day: the whole of it
-        until += dt.timedelta(days=1)
+    if until is not None and len(query.get("until", "")) <= 10:  # a day: the whole of it (the last day: no end)
+        until = until + dt.timedelta(days=1) if until.date() < dt.date.max else None
     if since is not None:
         where.append("start_time >= $since")
         params["since"] = since
@@ -101,10 +114,8 @@ def runs_page(traces: Any, query: Mapping[str, str]) -> dict[str, Any]:
     if sort not in SORTABLE:
         raise BadRequest(f"sort: {sort!r} is not one of {', '.join(sorted(SORTABLE))}")
     direction = "ASC" if query.get("dir") == "asc" else "DESC"
-    offset = int(_number(query.get("offset"), "offset") or 0)
-    limit = int(_number(query.get("limit"), "limit") or PAGE_SIZE)
-    if offset < 0 or not 0 < limit <= MAX_PAGE_SIZE:
-        raise BadRequest(f"offset must be ≥ 0 and limit between 1 and {MAX_PAGE_SIZE}")
+    offset = _whole(query.get("offset"), "offset", 0, 0, 2**63 - 1)
+    limit = _whole(query.get("limit"), "limit", PAGE_SIZE, 1, MAX_PAGE_SIZE)
     condition = " AND ".join(where)
     columns = ", ".join(RUN_COLUMNS)
     rows = traces.sql(

@@ -1,4 +1,4 @@
-"""Request bodies: bounded decompression (gzip, zstd); reading a body is the front door's (`_http`).
+"""Request bodies: bounded decompression (gzip, deflate, zstd); reading a body is the front door's (`_http`).
 
 A compression bomb is stopped after producing at most `limit + 1` bytes, whatever the
 compressed size claims, so memory per request stays within the configured limits.
@@ -32,21 +32,30 @@ def too_large(limit: int) -> BodyError:
 
 
 def decompress(body: bytes, encoding: str, limit: int) -> bytes:
-    """The decoded body for a Content-Encoding (identity, gzip, zstd); BodyError past `limit` bytes or when corrupt."""
+    """The decoded body for a Content-Encoding (identity, gzip, deflate, zstd); BodyError past `limit` bytes or when corrupt."""
     if encoding in ("", "identity"):
         if len(body) > limit:
             raise too_large(limit)
         return body
     if encoding in ("gzip", "x-gzip"):
-        return _gunzip(body, limit)
+        return _inflate(body, limit, "gzip", 16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        # HTTP's deflate is zlib-wrapped (RFC 9110 8.4.1.2; what OpenTelemetry's Python exporter sends
+        # for OTEL_EXPORTER_OTLP_COMPRESSION=deflate); some clients send the bare deflate stream instead.
+        try:
+            return _inflate(body, limit, "deflate", zlib.MAX_WBITS)
+        except BodyError as exc:
+            if exc.status == 413:
+                raise
+            return _inflate(body, limit, "deflate", -zlib.MAX_WBITS)
     if encoding == "zstd":
         return _unzstd(body, limit)
-    raise BodyError(415, f"unsupported Content-Encoding {encoding!r} (use gzip, zstd or none)")
+    raise BodyError(415, f"unsupported Content-Encoding {encoding!r} (use gzip, deflate, zstd or none)")
 
 
-def _gunzip(body: bytes, limit: int) -> bytes:
+def _inflate(body: bytes, limit: int, name: str, wbits: int) -> bytes:
     try:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        inflater = zlib.decompressobj(wbits)
         # The usual body is one gzip member: one call inflates it into the bytes that are returned,
         # with no intermediate copies (a 512-span request is tens of MB once inflated).
         out = inflater.decompress(body, limit + 1)
@@ -65,13 +74,13 @@ def _gunzip(body: bytes, limit: int) -> bytes:
                     raise too_large(limit)
                 data = inflater.unconsumed_tail
             if not inflater.eof:
-                raise BodyError(400, "gzip body is truncated")
+                raise BodyError(400, f"{name} body is truncated")
             data = inflater.unused_data
             if not data:
                 return bytes(buffer)
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            inflater = zlib.decompressobj(wbits)
     except zlib.error as exc:
-        raise BodyError(400, f"gzip body is corrupt: {exc}") from None
+        raise BodyError(400, f"{name} body is corrupt: {exc}") from None
 
 
 def _unzstd(body: bytes, limit: int) -> bytes:

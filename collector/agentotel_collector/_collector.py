@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import ssl
 import sys
@@ -97,6 +98,11 @@ class Collector:
         except BaseException:
             self.stop()
             raise
+        exposed = [f"{host}:{port}" for host, port in filter(None, (self.http_address, self.grpc_address)) if not _loopback(host)]
+        if exposed and self.service.open_to_all:
+            # Whoever can send spans chooses run names, users and payloads that people then read and act on.
+            log.warning("agentotel-collector: listening on %s with no token: anyone who can reach it can write spans "
+                        "(give --token-file)", ", ".join(exposed))
         log.info("agentotel-collector: writing to %s", settings.dir)
         self._serving = True
         return self
@@ -149,6 +155,14 @@ class Collector:
         if self.settings.tls_cert is None or self.settings.tls_key is None:
             return None
         return grpc.ssl_server_credentials([(self.settings.tls_key.read_bytes(), self.settings.tls_cert.read_bytes())])
+
+
+def _loopback(host: str) -> bool:
+    """Whether a listening address is this machine only ("0.0.0.0" and "::" are every interface)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _listening(what: str, address: tuple[str, int], start: Any) -> Any:

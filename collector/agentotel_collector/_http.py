@@ -507,8 +507,8 @@ class _Receiver:
             got = request.headers.get("content-type", "")
             await self._refuse(request, 415, INVALID_ARGUMENT, f"unsupported Content-Type {got!r}; use {PROTOBUF} or {JSON}", "bad_content_type")
         encoding = request.headers.get("content-encoding", "").strip().lower()
-        if encoding not in ("", "identity", "gzip", "x-gzip", "zstd"):
-            await self._refuse(request, 415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, zstd or none", "bad_content_encoding")
+        if encoding not in ("", "identity", "gzip", "x-gzip", "deflate", "zstd"):
+            await self._refuse(request, 415, INVALID_ARGUMENT, f"unsupported Content-Encoding {encoding!r}; use gzip, deflate, zstd or none", "bad_content_encoding")
         # h11 has refused conflicting or malformed lengths already (`_Connection.send_400_response`).
         length = request.declared_length()
         if request.chunked and "content-length" in request.headers:  # RFC 9112 6.1: framed two ways (request smuggling)

@@ -40,6 +40,11 @@ class Service:
         self._idle = threading.Condition()
         self.stopping = False
 
+    @property
+    def open_to_all(self) -> bool:
+        """No token is configured: every sender that reaches a listener may write spans."""
+        return not self._tokens
+
     def authorized(self, header: str | None) -> bool:
         """Whether an Authorization header carries an accepted bearer token (always, when none is configured)."""
         if not self._tokens:

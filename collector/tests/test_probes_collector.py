@@ -1,0 +1,68 @@
+"""Bodies an ordinary OTLP sender may choose: deflate (OTEL_EXPORTER_OTLP_COMPRESSION=deflate) is stored like gzip."""
+
+from __future__ import annotations
+
+import logging
+import zlib
+
+import pytest
+import requests
+from collector_support import Collector, http_url, stored_table
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+def test_the_python_exporter_with_deflate_compression_is_stored(collector, sdk_spans):
+    # Before, this was a 415: the exporter takes that as final and drops the batch.
+    exporter = OTLPSpanExporter(endpoint=http_url(collector), compression=Compression.Deflate, timeout=10)
+    try:
+        assert exporter.export(sdk_spans) is SpanExportResult.SUCCESS
+    finally:
+        exporter.shutdown()
+    assert sorted(stored_table(collector.settings.dir)["span_id"].to_pylist()) == sorted(
+        format(s.context.span_id, "016x") for s in sdk_spans)
+
+
+def test_a_bare_deflate_stream_is_read_and_a_deflate_bomb_is_stopped(collector, sdk_spans):
+    body = encode_spans(sdk_spans[:2]).SerializeToString()
+    bare = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)  # no zlib header: some clients send this
+    answer = requests.post(http_url(collector), data=bare.compress(body) + bare.flush(),
+                           headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=10)
+    assert answer.status_code == 200, answer.content
+    assert len(stored_table(collector.settings.dir)) == 2
+
+    bomb = zlib.compress(bytes(200 * 1024 * 1024), 9)  # 200 MiB of zeros in about 200 KB
+    answer = requests.post(http_url(collector), data=bomb, headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=30)
+    assert answer.status_code == 413 and b"after decompression" in answer.content
+
+    answer = requests.post(http_url(collector), data=b"not deflate at all",
+                           headers={**PROTOBUF, "Content-Encoding": "deflate"}, timeout=10)
+    assert answer.status_code == 400 and b"deflate body is corrupt" in answer.content
+
+
+def test_a_link_with_ids_of_the_wrong_length_is_left_out_and_its_span_kept(collector, sdk_spans):
+    request = encode_spans(sdk_spans[:1])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.links[:]
+    span.links.add(trace_id=b"\x01\x02", span_id=b"\x03")  # names no trace and no span
+    span.links.add(trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)))
+    answer = requests.post(http_url(collector), data=request.SerializeToString(), headers=PROTOBUF, timeout=10)
+    assert answer.status_code == 200 and answer.content == b""  # nothing rejected: the span is whole
+    (links,) = stored_table(collector.settings.dir)["links"].to_pylist()
+    assert [(link["trace_id"], link["span_id"]) for link in links] == [(bytes(range(1, 17)).hex(), bytes(range(1, 9)).hex())]
+
+
+@pytest.mark.parametrize("host, tokens, warned", [("0.0.0.0", False, True), ("0.0.0.0", True, False), ("127.0.0.1", False, False)])
+def test_listening_beyond_this_machine_with_no_token_is_a_warning(tmp_path, caplog, host, tokens, warned):
+    token_file = tmp_path / "tokens"
+    token_file.write_text("a-token\n")
+    with caplog.at_level(logging.WARNING, logger="agentotel_collector"):
+        running = Collector(dir=tmp_path / "store", http=(host, 0), grpc=None, token_file=token_file if tokens else None).start()
+        running.stop()
+    said = [r.getMessage() for r in caplog.records if "with no token" in r.getMessage()]
+    assert said == ([f"agentotel-collector: listening on 0.0.0.0:{running.http_address[1]} with no token: anyone who can "
+                     "reach it can write spans (give --token-file)"] if warned else [])

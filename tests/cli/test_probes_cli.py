@@ -1,0 +1,81 @@
+"""Stored text is shown, never obeyed: run names, tool names and ids come from whoever sent the spans.
+
+A run name carrying an escape sequence would recolour, hide or rewrite what the analyst reads in the
+terminal; one carrying rich markup ("[bold red]…[/]", "[link=…]") would be styled and lose its brackets.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentotel.cli import Output, main
+
+ROOT = Path(__file__).resolve().parents[2]
+ESC = "\x1b"
+HIDDEN = "ok\x1b[8m hidden from view\x1b[0m\x07\r"  # concealed text, a bell, a carriage return
+MARKUP = "[b]alarm[/b][link=x]y[/link]:warning:"
+
+RECORD = """
+import sys, agentotel
+agentotel.instrument(directory=sys.argv[1])
+for i, name in enumerate(sys.argv[2:]):
+    @agentotel.tool(name=name)
+    def tool(x):
+        return x
+    with agentotel.run(name, run_id=f"run-{i}", user=name) as run:
+        tool(1)
+assert agentotel.flush()
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("hostile") / "traces"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")])}
+    proc = subprocess.run([sys.executable, "-c", RECORD, str(directory), HIDDEN, MARKUP],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return directory
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return captured.out
+
+
+@pytest.mark.parametrize("command", [("runs",), ("trajectory", "run-0"), ("trajectory", "run-0", "--full"),
+                                     ("diff", "run-0", "run-1")])
+def test_control_characters_in_stored_text_never_reach_the_terminal(hostile, capsys, command):
+    out = cli(capsys, *command, "--dir", hostile)
+    assert ESC not in out and "\x07" not in out and "\r" not in out
+    assert "␛[8m hidden from view␛[0m␇␍" in out  # shown as the characters' pictures, one cell each
+
+
+def test_a_payload_shown_with_syntax_colours_is_checked_too():
+    from rich.syntax import Syntax
+
+    buffer = io.StringIO()
+    Output(False, buffer).console.print(Syntax('{"x": "a\x1b]0;owned\x07b\x9b"}', "json"))
+    out = buffer.getvalue()
+    assert not set(out) & {ESC, "\x07", "\x9b"}  # an OSC that retitles the window, and a C1 escape
+    assert '"a␛]0;owned' in out
+
+
+@pytest.mark.parametrize("command", [("runs",), ("trajectory", "run-1"), ("diff", "run-0", "run-1")])
+def test_markup_in_stored_text_is_shown_as_written(hostile, capsys, command):
+    out = cli(capsys, *command, "--dir", hostile)
+    assert MARKUP in " ".join(out.split())
+
+
+def test_dates_at_the_ends_of_the_calendar_are_an_answer_or_a_usage_error(hostile, capsys):
+    assert len(json.loads(cli(capsys, "runs", "--until", "9999-12-31", "--json", "--dir", hostile))) == 2
+    with pytest.raises(SystemExit) as exit:
+        main(["runs", "--since", "99999999d", "--dir", str(hostile)])
+    assert exit.value.code == 2 and "'99999999d' reaches back before the year 1" in capsys.readouterr().err
