@@ -140,6 +140,9 @@ class Settings:
     redact_keys: tuple[str, ...] = _setting("AGENTOTEL_REDACT_KEYS", _list(","), ())
     # Runs and environment.
     propagate: bool = _setting("AGENTOTEL_PROPAGATE", _bool, False)
+    # Inbound baggage is whatever the caller sent: any HTTP client could name the user or graft its spans onto
+    # another run. Only a process behind trusted upstreams (which send it with propagate on) takes it.
+    accept_baggage: bool = _setting("AGENTOTEL_ACCEPT_BAGGAGE", _bool, False)
     agent_version: str | None = _setting("AGENTOTEL_AGENT_VERSION", None, None)
     config_files: tuple[str, ...] = _setting("AGENTOTEL_CONFIG_FILES", _list(os.pathsep), ())
     credential_names: tuple[str, ...] = _setting("AGENTOTEL_CREDENTIAL_NAMES", _list(","), ())

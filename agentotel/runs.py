@@ -12,7 +12,8 @@ user, session and trigger, so any single stored row is attributable.
 Across processes, the run id, user and session travel as W3C baggage only with `propagate=True`
 (or AGENTOTEL_PROPAGATE=true). Baggage goes out in the headers of every outgoing HTTP request made
 inside the run (to any host the instrumented clients call), so enable it only when the user and
-session ids may be seen by those services.
+session ids may be seen by those services. A receiving process takes them only with
+AGENTOTEL_ACCEPT_BAGGAGE=true: inbound baggage is whatever the caller sent.
 """
 
 from __future__ import annotations
@@ -458,8 +459,10 @@ def _bound_arguments(signature: inspect.Signature, args: tuple, kwargs: dict) ->
 
 
 def _baggage_attribution(ctx: Any) -> dict[str, str]:
+    """The run attribution an upstream process sent as baggage, when this process accepts it
+    (AGENTOTEL_ACCEPT_BAGGAGE): otherwise any caller could set the user or the parent run."""
     entries = baggage.get_all(ctx)
-    if not entries or AGENTOTEL_RUN_ID not in entries:
+    if not entries or AGENTOTEL_RUN_ID not in entries or not _config.current().accept_baggage:
         return {}
     return {key: str(entries[key]) for key in _BAGGAGE_KEYS if key in entries}
 
@@ -470,7 +473,7 @@ class AttributionProcessor(SpanProcessor):
     Add it to the SDK tracer provider ahead of exporting processors (`instrument()` does). Spans
     that set one of these attributes themselves keep their value. Outside any run, a span whose
     context carries agentotel baggage (a run in an upstream process with `propagate=True`) gets the
-    upstream run's attribution.
+    upstream run's attribution, in a process that accepts it (AGENTOTEL_ACCEPT_BAGGAGE).
     """
 
     def __init__(self) -> None:

@@ -331,9 +331,10 @@ def test_propagate_sends_run_user_and_session_as_baggage(recorded):
     assert baggage.get_all() == {}  # nothing left behind after the run
 
 
-def test_a_downstream_process_attributes_spans_from_baggage(recorded):
+def test_a_downstream_process_that_accepts_baggage_attributes_spans_from_it(recorded, configure):
     with run("upstream", user="alice", session="s-1", trigger="test", run_id="run-9", propagate=True):
         headers = _outgoing_headers()
+    configure(accept_baggage=True)
     # The receiving side (another process): an HTTP server instrumentation extracts the headers.
     token = context.attach(propagate.extract(headers))
     try:
@@ -346,6 +347,22 @@ def test_a_downstream_process_attributes_spans_from_baggage(recorded):
     down = recorded.one("invoke_agent downstream")
     assert down.attributes[sc.AGENTOTEL_RUN_PARENT_ID] == "run-9"
     assert downstream.user == "alice" and downstream.id != "run-9"
+
+
+def test_inbound_baggage_is_ignored_unless_the_process_accepts_it(recorded):
+    # Any HTTP caller can send baggage: by default it names no user and grafts nothing onto another run.
+    headers = {"baggage": f"{sc.AGENTOTEL_RUN_ID}=victim-run,{sc.ENDUSER_ID}=admin,{sc.GEN_AI_CONVERSATION_ID}=s-x"}
+    token = context.attach(propagate.extract(headers))
+    try:
+        recorded.tracer("server").start_span("handle").end()
+        with run("downstream", trigger="test") as downstream:
+            pass
+    finally:
+        context.detach(token)
+    assert attribution(recorded.one("handle")) == (None, None, None, None)
+    down = recorded.one("invoke_agent downstream")
+    assert sc.AGENTOTEL_RUN_PARENT_ID not in down.attributes
+    assert downstream.user is None and down.attributes.get(sc.ENDUSER_ID) is None
 
 
 # --- Environment -------------------------------------------------------------------------------------
