@@ -141,17 +141,19 @@ async def _execute_handoffs(wrapped: Any, instance: Any, args: tuple, kwargs: di
     except BaseException as exc:
         call.fail(exc)
         raise
-    call.succeed(_transfer_message(result, asked.call_id))
+    call.succeed(_transfer_message(handoff, result))
     return result
 
 
-def _transfer_message(result: Any, call_id: str) -> Any:
-    """What the model is told for the handoff call (`{"assistant": <agent>}`), out of the turn's new items."""
-    for item in getattr(result, "new_step_items", None) or ():
-        raw = getattr(item, "raw_item", None)
-        if isinstance(raw, dict) and raw.get("call_id") == call_id and "output" in raw:
-            return raw["output"]
-    return None
+def _transfer_message(handoff: Any, result: Any) -> Any:
+    """What the handoff answered the call with (`{"assistant": <agent>}`): what the model is told, unless an input
+    filter leaves it out of the conversation (a history fault the next agent's model call shows)."""
+    try:
+        agent = getattr(getattr(result, "next_step", None), "new_agent", None)
+        return handoff.get_transfer_message(agent) if agent is not None else None
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.handoff", exc)
+        return None
 
 
 # --- runs and agents -------------------------------------------------------------------------------------
