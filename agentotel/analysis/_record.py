@@ -94,6 +94,7 @@ class History:
     # run id -> its final answer: which call each figure of an answer came from
     results: dict[str, list[tuple[str, Any, Any]]] = field(default_factory=dict)
     answers: dict[str, str] = field(default_factory=dict)
+    _kept: int = field(default=0, repr=False)  # results kept so far
 
     def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool, arguments: Any = None) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
@@ -110,8 +111,6 @@ class History:
         seen = self.runs.setdefault(name, [])
         if run_id not in seen:
             seen.append(run_id)
-
-    _kept: int = field(default=0, repr=False)
 
     def only(self, names: Iterable[str]) -> "History":
         """This history of the tools `names` alone (its first calls and answers are not carried over)."""

@@ -361,8 +361,7 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
         elif step.type == "tool" and not step.tool_call_id:
             loose = [part for part in waiting if asked_by[id(part)] == latest and part.get("name") not in named]
             target = _agent_key(step.output)
-            part = next((p for p in loose if target and _agent_key(p.get("name")).endswith(target)),
-                        loose[0] if len(loose) == 1 else None)
+            part = next((p for p in loose if target and _names_agent(p.get("name"), target)), loose[0] if len(loose) == 1 else None)
             if part is not None and part.get("name"):
                 waiting.remove(part)
                 step.tool_name, step.tool_call_id, step.requested_by = part["name"], part["id"], latest
@@ -371,6 +370,12 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
 def _agent_key(name: Any) -> str:
     """An agent's name as a tool name holds it (the Agents SDK's `transfer_to_<agent>`: lower case, words joined by _)."""
     return "_".join(re.findall(r"[a-z0-9]+", name.lower())) if isinstance(name, str) else ""
+
+
+def _names_agent(tool: Any, agent: str) -> bool:
+    """Whether a tool's name ends with the agent's (`transfer_to_order_desk` for "Order Desk")."""
+    key = _agent_key(tool)
+    return key == agent or key.endswith("_" + agent)
 
 
 def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:
