@@ -275,3 +275,26 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                 missing.append(token.strip())
     return list(dict.fromkeys(missing))
 
+
+
+# A figure stated under a label of its own ("REVENUE: 1,372,968.45 EUR", "total = 88.20"): a slot of an answer form.
+_LABELLED = re.compile(r"(?<![\w])([A-Za-z][A-Za-z_ ]{0,30}?)\s*[:=]\s*[$€£¥]?\s*(" + _NUMBER.pattern + ")")
+
+
+def labelled_figures(answer: str) -> list[tuple[str, float, float]]:
+    """(label, value, tolerance) of each figure of `answer` that a label introduces, above the small numbers never
+    judged; a label said twice keeps its first figure."""
+    found: dict[str, tuple[str, float, float]] = {}
+    for match in _LABELLED.finditer(answer):
+        label, token = " ".join(match.group(1).lower().split()), match.group(2)
+        value = _number(token)
+        if value is None or abs(value) <= _SMALL or label in found:
+            continue
+        decimals = len(token.split(".", 1)[1]) if "." in token else 0
+        found[label] = (label, value, 0.5 * 10 ** -decimals)
+    return list(found.values())
+
+
+def holds(payload: Any, value: float, tolerance: float) -> bool:
+    """Whether a tool result holds the figure as it is (a number of its data, or of its short text)."""
+    return _matches(value, tolerance, sorted(_data_numbers([payload])))

@@ -18,7 +18,7 @@ from typing import Any
 
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
-from agentotel.analysis._steps import TOOL, agent_of, is_error, tool_name, tool_payload
+from agentotel.analysis._steps import LLM, TOOL, agent_of, final_text, is_error, tool_name, tool_payload
 from agentotel.store import dialects, messages
 
 # The span attributes (beyond the step fields) that detectors read.
@@ -90,6 +90,11 @@ class History:
     runs: dict[str, list[str]] = field(default_factory=dict)  # tool -> the runs its schema was learned from, newest first
     first_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (run id, first model step of each agent and model), newest first
     inputs: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)  # tool -> (run id, arguments) of its calls that worked, newest first
+    # run id -> (tool, arguments, result) of its calls that worked (the newest RESULTS_KEPT of all runs), and
+    # run id -> its final answer: which call each figure of an answer came from
+    results: dict[str, list[tuple[str, Any, Any]]] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
+    _kept: int = field(default=0, repr=False)  # results kept so far
 
     def add(self, run_id: str, name: str, output: Any, schema_hash: str | None, failed: bool, arguments: Any = None) -> None:
         """One earlier call, newest first (the first hash seen per tool is the latest)."""
@@ -99,18 +104,22 @@ class History:
             return
         if arguments is not None:
             self.inputs.setdefault(name, []).append((run_id, arguments))
+        if self._kept < RESULTS_KEPT:
+            self._kept += 1
+            self.results.setdefault(run_id, []).append((name, arguments, output))
         self.outputs.setdefault(name, OutputSchema()).learn(output)
         seen = self.runs.setdefault(name, [])
         if run_id not in seen:
             seen.append(run_id)
 
     def only(self, names: Iterable[str]) -> "History":
-        """This history of the tools `names` alone (its first calls are not carried over)."""
+        """This history of the tools `names` alone (its first calls and answers are not carried over)."""
         wanted = set(names)
+        results = {run: kept for run, calls in self.results.items() if (kept := [c for c in calls if c[0] in wanted])}
         return History({k: v for k, v in self.outputs.items() if k in wanted},
                        {k: v for k, v in self.schema_hashes.items() if k in wanted},
                        {k: v for k, v in self.runs.items() if k in wanted},
-                       inputs={k: v for k, v in self.inputs.items() if k in wanted})
+                       inputs={k: v for k, v in self.inputs.items() if k in wanted}, results=results)
 
     @classmethod
     def from_records(cls, records: Iterable[RunRecord]) -> "History":
@@ -120,12 +129,16 @@ class History:
             for step in reversed(record.tool_steps()):
                 history.add(str(record.run_id), str(tool_name(step)), tool_payload(step.get("output")),
                             record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH), is_error(step), step.get("input"))
+            answer = next((text for s in reversed(record.steps) if s.get("type") == LLM and (text := final_text(s))), None)
+            if answer:
+                history.answers[str(record.run_id)] = answer
         return history
 
 
 # ---- from the store ----------------------------------------------------------------------------------
 
 HISTORY_RUNS = 10  # earlier runs of the agent learned from: enough to see optional fields, few row groups to read
+RESULTS_KEPT = 200  # earlier tool results kept whole (History.results), the newest: a long run's stay bounded
 
 
 @functools.cache
@@ -336,6 +349,7 @@ class _Plan:
     params: dict[str, Any]
     within: tuple[Any, Any]
     calls: list[dict[str, Any]]
+    last_calls: list[dict[str, Any]] = field(default_factory=list)  # each run's last model call: its answer
 
 
 def _earlier(traces: Any, run_id: str | None, start: Any, agent: str | None, runs: int) -> list[dict[str, Any]]:
@@ -380,7 +394,13 @@ def _plan(traces: Any, earlier: list[dict[str, Any]], start: Any, held: Any = No
             firsts[key] = {**row, "agent": agent}
     calls = [{"run_id": row["run_id"], "span_id": row["span_id"], "start_time": row["start_time"], "agent": row["agent"]}
              for row in firsts.values()]
-    return _Plan(order, params, within, calls)
+    lasts: dict[Any, dict[str, Any]] = {}
+    for row in spans:
+        if row["step_type"] == "llm" and (row["run_id"] not in lasts or (row["start_ns"], row["span_id"]) > (
+                lasts[row["run_id"]]["start_ns"], lasts[row["run_id"]]["span_id"])):
+            lasts[row["run_id"]] = row
+    last_calls = [{"run_id": row["run_id"], "span_id": row["span_id"], "start_time": row["start_time"]} for row in lasts.values()]
+    return _Plan(order, params, within, calls, last_calls)
 
 
 def load_history(traces: Any, record: RunRecord, *, runs: int = HISTORY_RUNS) -> History:
@@ -413,15 +433,19 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str] | None, held: Any =
         return []
     calls = plan.calls
     rows = traces._rows(sql("history_payloads"), {**plan.params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
-                                                  "spans": [c["span_id"] for c in calls],
+                                                  "spans": [c["span_id"] for c in (*calls, *plan.last_calls)],
                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
                         within=plan.within, held=held, con=con)
     wanted = set(names) if names is not None else None
     first = {(c["run_id"], c["span_id"], c["start_time"]) for c in calls}
+    last = {(c["run_id"], c["span_id"], c["start_time"]) for c in plan.last_calls}
     found: list[dict[str, Any]] = []
     taken: set[tuple[str, str]] = set()  # a first call in the WAL and in a Parquet file: one row
     for row in sorted(rows, key=lambda row: row["start_ns"], reverse=True):  # newest first
+        if (row["run_id"], row["span_id"], row["start_time"]) in last and (row["run_id"], "answer") not in taken:
+            taken.add((row["run_id"], "answer"))
+            found.append({"kind": "answer", "run_id": row["run_id"], "output": row["output"]})
         if row["operation"] == "execute_tool" and (wanted is None or row["tool_name"] in wanted):
             found.append({"kind": "tool", "run_id": row["run_id"], "span_id": row["span_id"], "tool_name": row["tool_name"],
                           "status_code": row["status_code"], "output": row["output"], "schema_hash": row["schema_hash"],
@@ -454,6 +478,9 @@ def _history_from(traces: Any, plan: _Plan, names: list[str], found: list[dict[s
     # What is learned of one tool depends on that tool's calls alone: every tool's history, cut to `names`,
     # is the history of `names`.
     history = _tool_history(found, names) if tools is None else tools.only(names)
+    for row in found:
+        if row["kind"] == "answer" and (answer := final_text({"type": LLM, "output": row["output"]})):
+            history.answers[row["run_id"]] = answer
     found = [row for row in found if row["kind"] == "call"]  # newest run first, then its latest call
     continued = [c for c in calls if c["span_id"] in {row["span_id"] for row in found if row["input"] is None}]
     if continued:  # stored as a continuation of an earlier call: rebuilt whole, a second read for these only

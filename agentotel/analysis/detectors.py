@@ -20,7 +20,7 @@ import functools
 import itertools
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -69,6 +69,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "answer_without_evidence": ("warning", "answer only from evidence: say so when the search found nothing relevant"),
     "answer_format_violated": ("warning", "answer in the format the request states, or say why it cannot"),
     "ungrounded_answer": ("warning", "the answer states facts no tool, document or message gave: ground it or say it is unsure"),
+    "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
+                       "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
     "tool_interface_drift": ("info", "the tool's parameters changed since earlier runs: check the prompts and callers still fit"),
     "tools_offered_mismatch": ("warning", "offer the model the tool's own definition (name, description, parameters)"),
@@ -2414,6 +2416,94 @@ def _task_slot_replaced(run: _Run, step: Mapping[str, Any], tool: str, arguments
     return None
 
 
+# ---- a figure under the wrong label ------------------------------------------------------------------------
+
+
+def _task_tokens(task: str) -> list[str]:
+    """The task's own values (tokens with a digit, or codes in capitals: EMEA, 2026-Q3, D-4426), in order, once."""
+    tokens = re.findall(r"[A-Za-z0-9](?:[\w-]*[A-Za-z0-9])?", task)
+    return list(dict.fromkeys(t for t in tokens if any(c.isdigit() for c in t) or (len(t) > 1 and t.isupper())))
+
+
+def _placed(text: str, tokens: list[str]) -> str:
+    """`text` with each of the task's values put as its place in the task (a mark no token matches)."""
+    for place, token in sorted(enumerate(tokens), key=lambda item: -len(item[1])):
+        text = re.sub(rf"(?<![\w-]){re.escape(token)}(?![\w-])", "\x00" + chr(0xE000 + place), text)
+    return text
+
+
+def _task_form(tool: Any, arguments: Any, tokens: list[str]) -> tuple[Any, str]:
+    """A call as the same call in any run of the agent asked the same way: its tool, and its arguments with the task's
+    values put as their places, so `quarter = '2026-Q3'` in one run and `quarter = '2027-Q1'` in another, each the
+    task's second value, are one form."""
+    return tool, _placed(canonical_arguments(arguments), tokens)
+
+
+_USUAL = 0.75  # the share of earlier answers whose figure a call held, for it to be where that figure comes from
+
+
+def _figure_sources(run: _Run, task: str) -> dict[str, set[tuple[Any, str]]]:
+    """label -> the call forms the agent's earlier runs asked the same way as `task` (the same words, other values)
+    took that label's figure from: each held it in two or more of their answers and in three in four at least."""
+    history = run.history
+    tasks = {run_id: _first_user_text(input_messages(c)) for run_id, c in reversed(history.first_calls)}
+    template = _placed(task, _task_tokens(task))
+    counts: dict[str, Counter[tuple[Any, str]]] = defaultdict(Counter)
+    answered: Counter[str] = Counter()
+    for run_id, answer in history.answers.items():
+        earlier, calls = tasks.get(run_id), history.results.get(run_id)
+        if not earlier or not calls or _placed(earlier, tokens := _task_tokens(earlier)) != template:
+            continue
+        for label, value, tolerance in _ground.labelled_figures(answer):
+            forms = {_task_form(name, arguments, tokens) for name, arguments, output in calls if _ground.holds(output, value, tolerance)}
+            if forms:
+                answered[label] += 1
+                counts[label].update(forms)
+    return {label: usual for label, held in counts.items()
+            if (usual := {form for form, n in held.items() if n >= max(2, _USUAL * answered[label])})}
+
+
+def _misread(run: _Run) -> list[Finding]:
+    """An answer whose labelled figure (`REVENUE: 1372968.45`) is the result of another call of a tool than the one the
+    agent's earlier runs, asked the same way, took that label's figure from, while that call ran here too: two results
+    read the wrong way round (every figure grounded, each under the wrong label; MAST's reasoning-action mismatch,
+    TRAIL's tool output misinterpretation). Calls are compared by tool and by arguments with the task's values put as
+    their places in the task."""
+    if not run.finals or len(run.history.answers) < 2 or not run.llm:
+        return []
+    labelled = [(step, figures) for step, text in run.finals if (figures := _ground.labelled_figures(text))]
+    task = _first_user_text(run.messages(run.llm[0]))
+    if not labelled or not task:
+        return []
+    usual_sources = _figure_sources(run, task)
+    if not usual_sources:
+        return []
+    tokens = _task_tokens(task)
+    calls = [(s, _task_form(tool_name(s), s.get("input"), tokens), tool_payload(s.get("output"))) for s in run.steps
+             if s.get("type") == TOOL and not _failed(s) and s.get("output") is not None]
+    out = []
+    for step, figures in labelled:
+        before = [c for c in calls if c[0]["index"] < step["index"]]
+        for label, value, tolerance in figures:
+            usual = usual_sources.get(label)
+            if not usual:
+                continue
+            held = [(s, form) for s, form, output in before if _ground.holds(output, value, tolerance)]
+            if not held or any(form in usual for _, form in held):
+                continue  # stated by no result (another rule's), or by the usual call
+            # The figure is another call's of a tool whose usual call ran here too (and gave something else).
+            pair = next(((source, other) for source, form in held for other, usual_form, _ in before
+                         if usual_form in usual and usual_form[0] == form[0]), None)
+            if pair is None:
+                continue
+            source, other = pair
+            out.append(_finding("answer_misread", "model", step["index"], [step["index"], source["index"], other["index"]],
+                                f"the answer at step {step['index']} gives {label.upper()} as the result of step {source['index']} "
+                                f"({tool_name(source)}), where the agent's earlier runs took it from the call step {other['index']} "
+                                f"makes", label=label, source=source["index"], usual=other["index"]))
+    return out
+
+
 # ---- termination -------------------------------------------------------------------------------------
 
 
@@ -2860,7 +2950,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch,
+    _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch,
 )
 
 

@@ -4,8 +4,8 @@
 later (the providers' mechanism: a post-import hook); `uninstrument_integrations()` removes every patch.
 Both are idempotent. Covered:
 
-- OpenAI Agents SDK (`agents`): function tools, agents and handoffs as `invoke_agent` steps, a run per
-  `Runner.run` when none is open (openai_agents.py);
+- OpenAI Agents SDK (`agents`): function tools and handoffs as tool steps, agents as `invoke_agent` steps, a
+  run per `Runner.run` when none is open (openai_agents.py);
 - LangChain / LangGraph (`langchain_core`): `BaseTool` runs, retrievers, graph invocations (langchain.py);
 - pydantic-ai (`pydantic_ai`): tool calls (pydantic_ai.py);
 - MCP clients (`mcp`): `ClientSession.call_tool` / `list_tools`, trace context in `_meta` (mcp.py).

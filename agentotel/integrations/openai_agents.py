@@ -5,6 +5,9 @@
   into an error text for the model (its failure_error_function) marks the span ERROR with the exception.
 - `Runner.run` / `run_sync` / `run_streamed` open `agentotel.run(<agent name>)` when no run is open, else
   they are an `invoke_agent {agent}` step of the open run.
+- A handoff the model asks for (`transfer_to_<agent>`) is an `execute_tool {name}` span with its call id and
+  the transfer message the model is given, as a function tool's call is: the call the model made is answered
+  by a step, and the next agent's step follows it.
 - Each further agent the loop runs (after a handoff) is an `invoke_agent {agent}` step, read from the
   SDK's own agent spans (`agents.tracing`), which are created whether its tracing is on or off; the SDK's
   tracing itself is left as it is.
@@ -30,7 +33,7 @@ from agentotel.tools import DefinedTool, defined_tool, start_tool_call
 def patches() -> list[tuple[Any, str, Any]]:
     from agents import run as run_module
     from agents import tool as tool_module
-    from agents.run_internal import tool_execution
+    from agents.run_internal import tool_execution, turn_resolution
     from agents.tracing import spans
 
     return [
@@ -39,6 +42,8 @@ def patches() -> list[tuple[Any, str, Any]]:
         (tool_execution, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "maybe_invoke_function_tool_failure_error_function", _failure_answered),
+        # Both of the run loop's call sites read the module's function when a turn runs.
+        (turn_resolution, "execute_handoffs", _execute_handoffs),
         (run_module.AgentRunner, "run", _runner_run),
         (run_module, "start_streaming", _start_streaming),
         (spans.SpanImpl, "start", _span_start),
@@ -113,6 +118,42 @@ async def _failure_answered(wrapped: Any, instance: Any, args: tuple, kwargs: di
     if box is not None and result is not None:  # None: no handler, the exception propagates
         box.error = kwargs.get("error")
     return result
+
+
+async def _execute_handoffs(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # execute_handoffs(*, run_handoffs, ...) -> a SingleStepResult: the SDK runs the first handoff asked for and
+    # answers the others with a refusal (in its new_step_items), as it answers calls no tool ran.
+    handoffs = kwargs.get("run_handoffs")
+    if not handoffs or suppressed():
+        return await wrapped(*args, **kwargs)
+    call = None
+    try:
+        handoff, asked = handoffs[0].handoff, handoffs[0].tool_call
+        tool = defined_tool(handoff.tool_name, handoff.tool_description, handoff.input_json_schema)
+        call = start_tool_call(tool, _json.parse(asked.arguments or "{}"), asked.call_id)
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.handoff", exc)
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.attach()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    call.succeed(_transfer_message(handoff, result))
+    return result
+
+
+def _transfer_message(handoff: Any, result: Any) -> Any:
+    """What the handoff answered the call with (`{"assistant": <agent>}`): what the model is told, unless an input
+    filter leaves it out of the conversation (a history fault the next agent's model call shows)."""
+    try:
+        agent = getattr(getattr(result, "next_step", None), "new_agent", None)
+        return handoff.get_transfer_message(agent) if agent is not None else None
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.handoff", exc)
+        return None
 
 
 # --- runs and agents -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ parent is the nearest enclosing step.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Iterable, Mapping
@@ -318,7 +319,13 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
     id-less call the id of the run's asked call it repeats (matched by tool and arguments from its last call
     back), else one made from itself; a result or tool step without id the id of the earliest unanswered call of
     its tool (of equal arguments first, for a tool step). Ids the spans carry are kept.
+
+    A tool step that names no tool (OpenInference's span of an Agents SDK handoff, "handoff to <agent>", which
+    keeps only the two agents) takes the name and id of a call the model step just before it asked for that no
+    named tool step of the run runs: the one naming the agent it gives (`transfer_to_<agent>`), else the only one.
     """
+    named = {step.tool_name for step in steps if step.type == "tool" and step.tool_name}
+    latest = None  # the latest model step's index
     asked: list[list[Any]] = []  # [part, canonical arguments or None until needed] of every tool call the run's
     # model steps answered with, in order (canonical worked out once: each later history is matched against them)
     asked_by: dict[int, int] = {}  # id(part) -> the model step's index
@@ -326,6 +333,7 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
     waiting: list[dict[str, Any]] = []  # asked calls no tool step has run yet
     for step in steps:
         if step.type == "llm":
+            latest = step.index
             if not all(part.get("id") for part in _in_order(step.input)):
                 _pair_history(step.input, asked)
             for part in _tool_parts(step.output)[0]:
@@ -350,6 +358,24 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
             waiting.remove(part)
             step.tool_call_id = part["id"]
             step.requested_by = asked_by[id(part)]
+        elif step.type == "tool" and not step.tool_call_id:
+            loose = [part for part in waiting if asked_by[id(part)] == latest and part.get("name") not in named]
+            target = _agent_key(step.output)
+            part = next((p for p in loose if target and _names_agent(p.get("name"), target)), loose[0] if len(loose) == 1 else None)
+            if part is not None and part.get("name"):
+                waiting.remove(part)
+                step.tool_name, step.tool_call_id, step.requested_by = part["name"], part["id"], latest
+
+
+def _agent_key(name: Any) -> str:
+    """An agent's name as a tool name holds it (the Agents SDK's `transfer_to_<agent>`: lower case, words joined by _)."""
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower())) if isinstance(name, str) else ""
+
+
+def _names_agent(tool: Any, agent: str) -> bool:
+    """Whether a tool's name ends with the agent's (`transfer_to_order_desk` for "Order Desk")."""
+    key = _agent_key(tool)
+    return key == agent or key.endswith("_" + agent)
 
 
 def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:

@@ -347,8 +347,8 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         if reason is not None:
             out.set("finish_reasons", [_str(reason)])
         keys = [k for k in attributes if k.startswith("llm.")]
-        inputs = _flat_messages(_unflatten(attributes, OI_INPUT_MESSAGES, keys), "message.", "user")
-        outputs = _flat_messages(_unflatten(attributes, OI_OUTPUT_MESSAGES, keys), "message.", "assistant")
+        inputs = _flat_messages(_unflatten(attributes, OI_INPUT_MESSAGES, keys), "message.", "user", _NO_ARGUMENTS)
+        outputs = _flat_messages(_unflatten(attributes, OI_OUTPUT_MESSAGES, keys), "message.", "assistant", _NO_ARGUMENTS)
         if outputs and reason is not None and len(outputs) == 1:
             outputs[0]["finish_reason"] = _str(reason)
         out.input = _dump(inputs) if inputs else _str(get(OI_INPUT_VALUE))
@@ -564,8 +564,15 @@ def _unflatten(attributes: Mapping[str, Any], prefix: str, keys: Sequence[str] |
     return found
 
 
-def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role: str) -> list[dict[str, Any]]:
-    """Flattened messages (OpenInference's `message.*`, the older GenAI `N.*`) as GenAI messages."""
+# OpenInference leaves a call's arguments out when they are `{}` (a handoff's transfer_to_<agent>, any call
+# without parameters): a named call without them had none.
+_NO_ARGUMENTS = "{}"
+
+
+def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role: str,
+                   omitted_arguments: str | None = None) -> list[dict[str, Any]]:
+    """Flattened messages (OpenInference's `message.*`, the older GenAI `N.*`) as GenAI messages; a named tool
+    call without arguments gets `omitted_arguments` (the flattening's way of writing none), when given."""
     messages = []
     for _, fields in sorted(flat.items()):
         calls: dict[int, dict[str, Any]] = {}
@@ -583,6 +590,10 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
                 index, _, rest = key[len("contents."):].partition(".")
                 if index.isdigit() and rest.endswith("text"):
                     texts[int(index)] = _str(value)
+        if omitted_arguments is not None:
+            for call in calls.values():
+                if call.get("name") and "arguments" not in call:
+                    call["arguments"] = omitted_arguments
         message = _message(
             _str(fields.get(at + "role")) or default_role,
             fields.get(at + "content"),

@@ -651,11 +651,8 @@ DIFF_MISSED: dict[str, str] = {
     "tool-oi-lg-query-denied": "both parallel queries were refused; diff names the other one of the two (their canonical "
                                "order), which the locator, by time, does not",
 }
-CHECK_MISSED: dict[str, str] = {
-    "model-agents-misread": "an answer that swaps two figures a tool returned: every figure is grounded, and no rule "
-                            "knows which query's figure the request's first slot wants",
-    "model-pydantic-ai-misread": "the same",
-}
+# (session 15: the two misread pairs, an answer swapping two figures the tools returned, are answer_misread's)
+CHECK_MISSED: dict[str, str] = {}
 
 # The data desk's policy: results go to dashboards, never by email; a query needs the table described first.
 POLICY = {"forbidden_tools": ["email_results"], "required_before": {"run_sql": ["describe_table"]}}

@@ -22,6 +22,9 @@ Numbers on the whole set (45 pairs; 4 recorders; `test_the_whole_fourth_held_out
   inside a result's rows (memory), handoff loops and declined handoffs (workflow), a tool chosen against its own
   description over a twin (tool), a code from nowhere where earlier runs put their task's (model). Left: two
   answers that swap two figures the tools returned.
+- session 15 (a fresh recording, load ~6-7): diff 45/45, check 45/45, good runs with a warning 0/45. The swapped
+  figures are `answer_misread` (model): which call each labelled figure came from, learned from earlier runs asked
+  the same way (test_misread.py). The Agents SDK handoff is now a tool step of its own (transfer_to_<agent>).
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def test_a_failing_tool_answered_by_the_sdk_is_an_error_step(store, model_server
     assert "weather service down" in message
 
 
-def test_handoff_target_is_an_agent_step(store, model_server, sdk_tracing):
+def test_handoff_is_a_tool_step_and_its_target_an_agent_step(store, model_server, sdk_tracing):
     # The triage agent hands off at once; the weather agent then calls its tool and answers.
     client = AsyncOpenAI(api_key="k", base_url=model_server.url)
     weather = _agent(model_server, "chat")
@@ -166,7 +166,11 @@ def test_handoff_target_is_an_agent_step(store, model_server, sdk_tracing):
     assert trajectory.run["name"] == "triage"
     agent = [s for s in trajectory.steps if s.type == "agent"]
     assert [s.name for s in agent] == ["invoke_agent weather"]
-    assert [s.type for s in trajectory.steps].count("tool") == 1
+    # The handoff is the call the model made: a tool step answering it, before the agent it handed to.
+    handoff = trajectory.steps[1]
+    assert [s.type for s in trajectory.steps[:3]] == ["llm", "tool", "agent"]
+    assert (handoff.tool_name, handoff.tool_call_id, handoff.requested_by) == ("transfer_to_weather", "call_handoff", 1)
+    assert (handoff.input, handoff.output) == ({}, {"assistant": "weather"})
     # The weather agent's model calls and tool call are its steps.
     assert [s.type for s in trajectory.steps if s.parent_index == agent[0].index] == ["llm", "tool", "llm"]
 
