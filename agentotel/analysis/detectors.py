@@ -1235,10 +1235,15 @@ def _action_not_taken(run: _Run) -> list[Finding]:
     if not run.finals:
         return []
     step, text = max(run.finals, key=lambda item: item[0]["index"])
-    offered: dict[str, dict[str, Any]] = {}
+    offered: set[str] = set()
     for model in run.llm:
         offered.update(tool_definitions(run.record.attribute(model, semconv.GEN_AI_TOOL_DEFINITIONS)))
-    actions = {name: found for name in offered if (found := _action(name))}
+    if not offered:
+        # An instrumentation that records no definitions (openai-v2, the Agents SDK's generation spans under
+        # OpenInference): the tools the agent declares, and those its earlier runs ran (a foreign run's
+        # history holds every tool of its earlier runs).
+        offered = set(run.record.declared_tools()) | set(run.history.runs)
+    actions = {name: found for name in sorted(offered) if (found := _action(name))}
     if not actions:
         return []
     asked = {c.name for s in run.llm for c in requested_calls(s)} | {str(tool_name(s)) for s in run.record.tool_steps()}

@@ -202,3 +202,15 @@ def test_saying_what_it_does_or_naming_no_tool_is_no_mismatch(text):
     called = "get_order" if text.startswith("First") else "cancel_order"
     mismatch, shown = _said(text, called)
     assert mismatch == [], shown
+
+
+def test_without_recorded_definitions_the_tools_earlier_runs_ran_are_the_agent_s():
+    from agentotel.analysis._record import History
+
+    history = History()  # what a run another instrumentation recorded learns from its earlier runs: every tool they ran
+    history.add("run-a", "cancel_order", {"ok": True}, None, False, {"order_id": "W-7"})
+    run = record(llm(1, calls=[("get_order", {"order_id": "W-1042"}, "c1")]),
+                 tool(2, "get_order", {"order_id": "W-1042"}, {"status": "pending"}, requested_by=1, call_id="c1"),
+                 llm(3, text="I've cancelled your order W-1042."))
+    assert [f.kind for f in detect(run) if f.kind == "action_not_taken"] == []  # nothing says the agent can cancel
+    assert [(f.kind, f.index) for f in detect(run, history) if f.kind == "action_not_taken"] == [("action_not_taken", 3)]
