@@ -12,7 +12,7 @@ import pytest
 # `s3` and `s3_server`: a real S3 API (moto) on 127.0.0.1 for the object-storage tests.
 pytest_plugins = ["tests.s3_server"]
 
-# With PYTHONDONTWRITEBYTECODE set (as on this project's CI machine) every process the suite starts - the two
+# With PYTHONDONTWRITEBYTECODE set (as on this machine, and maybe in CI) every process the suite starts - the two
 # workers and the CLI, recorder and collector subprocesses the tests run - would compile agentotel's, the collector's
 # and the tests' modules from source again, assertion rewriting included. The suite writes their bytecode (to the
 # __pycache__ folders git ignores); subprocesses inherit that through the environment, and xdist's workers are
