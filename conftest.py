@@ -5,11 +5,21 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import sys
 
 import pytest
 
 # `s3` and `s3_server`: a real S3 API (moto) on 127.0.0.1 for the object-storage tests.
 pytest_plugins = ["tests.s3_server"]
+
+# With PYTHONDONTWRITEBYTECODE set (as on this machine, and maybe in CI) every process the suite starts - the two
+# workers and the CLI, recorder and collector subprocesses the tests run - would compile agentotel's, the collector's
+# and the tests' modules from source again, assertion rewriting included. The suite writes their bytecode (to the
+# __pycache__ folders git ignores); subprocesses inherit that through the environment, and xdist's workers are
+# started after this file is read. (Not PYTHONPYCACHEPREFIX: under it the standard library's and the installed
+# packages' bytecode is not found either, and each would be compiled once more.)
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 # A bug inside agentotel must fail the test, not vanish into a log line (see agentotel/_internal.py).
 os.environ["AGENTOTEL_RAISE_INTERNAL_ERRORS"] = "1"

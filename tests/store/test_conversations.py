@@ -8,6 +8,7 @@ way the exporter and the collector build them; readers are the real query views 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -397,13 +398,22 @@ def _readers(directory: Path) -> dict:
     return _rounded(out)
 
 
-def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_new_way(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory) -> tuple[Path, dict]:
+    """The real runs recorded once for the tests below (each takes a copy), and what every reader returns for them."""
     from agentotel import _config
 
-    monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
-    monkeypatch.setattr(_config, "_current", None)  # resolved again here, and again after the test (not with 8000)
+    directory = tmp_path_factory.mktemp("real-runs") / "new"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
+        monkeypatch.setattr(_config, "_current", None)  # resolved again here, and again after (not with 8000)
+        _record_real_runs(directory)
+    return directory, _readers(directory)
+
+
+def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_new_way(tmp_path, real_runs):
     new, old = tmp_path / "new", tmp_path / "old"
-    _record_real_runs(new)
+    shutil.copytree(real_runs[0], new)
     rows = stored(new)
     assert len(parquet_files(new)) > 3
     continued = [r for r in rows.values() if r["chain"] is not None]
@@ -412,23 +422,19 @@ def test_every_reader_returns_the_same_from_a_store_written_the_old_way_and_the_
     write_as_version_2(new, old)
     expected = _readers(old)
     assert len([k for k in expected if k[0] == "trajectory"]) == 4
-    assert _readers(new) == expected
+    assert real_runs[1] == expected  # _readers(new)
     compact(old, grace_s=0)  # the old store, brought into the new form
     assert any(r["chain"] is not None for r in stored(old).values())
     assert _readers(old) == expected
     assert sum(Path(p).stat().st_size for p in parquet_files(old)) > 0
 
 
-def test_a_version_4_store_reads_the_same_and_compaction_borrows_what_its_rows_give_back(tmp_path, monkeypatch):
+def test_a_version_4_store_reads_the_same_and_compaction_borrows_what_its_rows_give_back(tmp_path, real_runs):
     """Version 4 stored every new message in input_added: read as it is, and `agentotel compact` leaves out
     what earlier outputs hold (only a row's own messages change, so rows in other files still add up)."""
-    from agentotel import _config
-
-    monkeypatch.setenv("AGENTOTEL_WAL_MAX_BYTES", "8000")
-    monkeypatch.setattr(_config, "_current", None)
     new, old = tmp_path / "new", tmp_path / "old"
-    _record_real_runs(new)
-    expected = _readers(new)
+    shutil.copytree(real_runs[0], new)
+    expected = real_runs[1]  # _readers(new)
     files = parquet_files(new)
     tables = [pq.read_table(p, schema=SPAN_SCHEMA) for p in files]
     whole = pa.concat_tables(tables)
