@@ -249,7 +249,7 @@ class _Connection(H11Protocol):
         for the peer's close_notify, which an idle pooled client connection never sends: it is aborted."""
         idle = self.cycle is None or self.cycle.response_complete
         super().shutdown()
-        if idle and self.transport is not None and self.transport.get_extra_info("sslcontext") is not None:
+        if idle and self.transport is not None and _tls(self.transport):
             self.transport.abort()
 
     def drop(self) -> None:
@@ -257,6 +257,13 @@ class _Connection(H11Protocol):
         if self.cycle is not None:
             self.cycle.disconnected = True  # uvicorn then sends nothing more for this request
         self.transport.close()
+
+
+def _tls(transport: Any) -> bool:
+    try:
+        return transport.get_extra_info("sslcontext") is not None
+    except AttributeError:  # a TLS transport whose connection is already gone has let go of its SSL protocol
+        return False
 
 
 def _phrase(status: int) -> str:
