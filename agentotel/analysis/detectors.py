@@ -28,6 +28,7 @@ from typing import Any
 from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
+from agentotel.analysis._layers import LAYERS
 from agentotel.analysis._record import History, RunRecord, load
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
@@ -55,7 +56,6 @@ from agentotel.analysis.policy import Policy, load_policy
 __all__ = ["Finding", "Policy", "Thresholds", "LAYERS", "SEVERITIES", "KINDS", "detect", "findings", "findings_table",
            "format_findings", "totals", "worst"]
 
-LAYERS = ("prompt", "tool", "workflow", "memory", "model", "product")
 SEVERITIES = ("info", "warning", "error")
 
 # kind -> (severity, what to do about it). The layer comes from each finding's evidence.

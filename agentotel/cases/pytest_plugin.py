@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from agentotel.cases.detectors import LAYERS
+from agentotel.analysis._layers import LAYERS
 
 _MARK = "agentotel_case"
 _DEFAULT_GLOBS = ["cases/*.yaml", "cases/*.yml"]

@@ -106,3 +106,11 @@ def test_replaying_the_tool_cases_fails_the_bug_and_passes_the_fix(project, tmp_
     assert agentotel.open(store).trajectory(run_id).run["status"] == "ok"
     assert not (project / "agentotel-traces" / "spans").exists()  # replays never go into the store itself
     assert list(temp.iterdir()) == []  # nothing left in the system temp folder
+
+
+def test_loading_the_plugin_imports_neither_the_store_nor_the_detectors():
+    # pytest loads the plugin in every project where agentotel is installed: its start-up must stay light.
+    code = ("import sys, agentotel.cases.pytest_plugin as plugin; "
+            "print(sorted(m for m in ('pyarrow', 'duckdb', 'agentotel.store', 'agentotel.analysis.detectors') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", loaded
