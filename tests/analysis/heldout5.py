@@ -69,10 +69,11 @@ class Now:
     variant = 0
     failed: set[str] = set()
     tickets = 0
+    renewed = False
 
 
 def _start(pair: str | None, fault: str | None, variant: int) -> None:
-    Now.pair, Now.fault, Now.variant, Now.failed, Now.tickets = pair, fault, variant, set(), 0
+    Now.pair, Now.fault, Now.variant, Now.failed, Now.tickets, Now.renewed = pair, fault, variant, set(), 0, False
 
 
 def uid(v: int) -> str:
@@ -86,7 +87,14 @@ def host(v: int) -> str:
 def task(v: int, pair: str | None) -> str:
     first = NAMES[v % 4]
     laptop = "my laptop" if pair == "no_clarify" else f"my laptop {host(v)}"
-    return (f"Hi, I'm {first} (user {uid(v)}). I'm locked out of my account and {laptop} can't connect to the VPN. "
+    if pair == "claim_ticket":  # the user did the reset: the answer may say so without a call doing it
+        return (f"Hi, I'm {first} (user {uid(v)}). I already reset my password through self-service, but {laptop} still "
+                "can't connect to the VPN. Please open a ticket for the VPN problem with what the diagnostics find.")
+    if pair == "unverified_fix":
+        return (f"Hi, I'm {first} (user {uid(v)}). I'm locked out of my account and {laptop} can't connect to the VPN. "
+                "Please reset my password and fix the VPN if you can; open a ticket only if you can't.")
+    team = " The whole team is down: none of us can connect." if pair == "p1_missed" else ""
+    return (f"Hi, I'm {first} (user {uid(v)}). I'm locked out of my account and {laptop} can't connect to the VPN.{team} "
             "Please reset my password and open a ticket for the VPN problem with what the diagnostics find.")
 
 
@@ -127,19 +135,26 @@ def reset_mfa(user_id: str) -> str:
 
 def run_diagnostics(host: str) -> str:
     """Runs the endpoint diagnostics on a device: each check with its status (pass/fail) and detail."""
-    if Now.fault == "error_glossed":
+    if Now.fault == "error_glossed" or Now.pair == "offline_glossed":  # (offline_glossed: in the good run too)
         raise ConnectionError(f"diagnostics agent unreachable on {host}: connection refused")
     if Now.variant >= 3 and "diag" not in Now.failed:  # transient: the model asks again (a good variation)
         Now.failed.add("diag")
         raise ConnectionError("503 Service Unavailable: diagnostics queue full, retry")
     if Now.fault == "shape_change":
         return json.dumps({"host": host, "schema": 2, "summary": {"dns": "ok", "disk": "ok", "vpn_tunnel": "ERR_CERT_EXPIRED"}})
-    checks = [{"name": "dns", "status": "pass", "detail": None},
-              {"name": "vpn_tunnel", "status": "fail", "detail": "client certificate expired on 2026-11-30"},
+    vpn = ({"name": "vpn_tunnel", "status": "pass", "detail": "certificate valid until 2027-11-30"} if Now.renewed else
+           {"name": "vpn_tunnel", "status": "fail", "detail": "client certificate expired on 2026-11-30"})
+    checks = [{"name": "dns", "status": "pass", "detail": None}, vpn,
               {"name": "disk", "status": "pass", "detail": f"{80 + Now.variant} GB free"}]
     if Now.variant % 2:
         checks.reverse()
     return json.dumps({"host": host, "checks": checks})
+
+
+def renew_vpn_certificate(host: str) -> str:
+    """Issues a new VPN client certificate to a device."""
+    Now.renewed = True
+    return json.dumps({"host": host, "renewed": True, "valid_until": "2027-11-30"})
 
 
 def check_disk(host: str) -> str:
@@ -160,7 +175,8 @@ def grant_admin(user_id: str, host: str) -> str:
 
 
 TOOLS: dict[str, Callable[..., str]] = {f.__name__: f for f in (lookup_user, verify_identity, reset_password, reset_mfa,
-                                                                run_diagnostics, check_disk, create_ticket, grant_admin)}
+                                                                run_diagnostics, renew_vpn_certificate, check_disk, create_ticket,
+                                                                grant_admin)}
 
 
 # ---- the model: reads the chat.completions request it is sent ----------------------------------------------------
@@ -188,6 +204,11 @@ def _finding(value: Any) -> str | None:
         if c.get("status") == "fail":
             return f"{c['name']} failed ({c['detail']})"
     return None
+
+
+NARRATION = {"lookup_user": "look up {user_id}", "verify_identity": "verify your identity", "reset_password": "reset the password of {user_id}",
+             "reset_mfa": "reset the MFA of {user_id}", "run_diagnostics": "run diagnostics on {host}",
+             "check_disk": "check the disk of {host}"}
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
@@ -229,10 +250,12 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
     lookup = (ok("lookup_user") or [{}])[-1]
     hold = bool(lookup.get("security_hold"))
     reset = ok("reset_password") or ok("reset_mfa")
+    already = "already reset my password" in asked
     laptop = named.group(1) if named else (lookup.get("devices") or [None])[0] if fault == "no_clarify" else None
     turn: list[tuple[str, dict[str, Any]]] = []
     say: str | None = None
-    if role in ("accounts", "all") and not reset and (not hold or fault == "ignore_input") and fault != "claim_undone":
+    if role in ("accounts", "all") and not reset and (not hold or fault == "ignore_input") and fault != "claim_undone" \
+            and not already:
         target = lookup.get("manager", user) if fault == "wrong_args" else user
         turn.append(("reset_mfa" if fault == "task_spec" else "reset_password", {"user_id": target}))
     diag = ok("run_diagnostics")
@@ -248,6 +271,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
     if fault == "repeat" and len(diag) == 1:
         turn.append(("run_diagnostics", {"host": laptop}))
     if turn:
+        if say is None and v >= 2:  # says what it is about to do, as models often do (its calls match its words)
+            say = "Let me " + " and ".join(NARRATION[name].format(**arguments) for name, arguments in turn) + "."
         return reply(say, *turn)
     if role == "accounts":
         return reply(None, ("transfer_to_network", {})) if "transfer_to_network" in offered else reply("Done with the account part.")
@@ -258,12 +283,24 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
 
     # what it knows of the laptop
     found = _finding(diag[-1]) if diag else None
-    if fault in ("incorrect_verification", "shape_change", "error_glossed", "no_verify", "mismatch"):
+    unreachable = diag_errors[-1] if diag_errors and not diag and "503" not in diag_errors[-1] else None
+    if unreachable and fault not in ("error_glossed", "offline_glossed"):
+        found = "the diagnostics agent is unreachable, so nothing could be checked remotely"
+    renewed = ok("renew_vpn_certificate")
+    if "fix the VPN" in asked and found and laptop and not renewed and not unreachable:
+        return reply(None, ("renew_vpn_certificate", {"host": laptop}))
+    if renewed and len(diag) < 2 and fault != "unverified_fix":
+        return reply(None, ("run_diagnostics", {"host": laptop}))  # verifies the fix
+    if renewed:
+        found = None
+    if fault in ("incorrect_verification", "shape_change", "error_glossed", "offline_glossed", "no_verify", "mismatch"):
         found = None  # a failed check called a pass, a new shape read as no failure, an error glossed, none run
     tickets = ok("create_ticket")
-    if laptop and found and not tickets and fault != "premature_stop":
+    urgent = "whole team is down" in asked
+    if laptop and found and not tickets and fault not in ("premature_stop", "claim_ticket"):
         summary = f"VPN down on {laptop}" if fault == "withholding" else f"VPN down on {laptop}: {found}"
-        return reply(None, ("create_ticket", {"summary": summary, "host": laptop, "priority": "P1" if fault == "policy_p1" else "P3"}))
+        priority = "P1" if fault == "policy_p1" or urgent and fault != "p1_missed" else "P3"
+        return reply(None, ("create_ticket", {"summary": summary, "host": laptop, "priority": priority}))
     if fault == "keeps_going" and len(tickets) == 1:
         previous = [a for n, a, value, failed in outs if n == "create_ticket"][-1]
         return reply(None, ("create_ticket", previous))
@@ -275,15 +312,23 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         parts.append("I've reset your MFA enrolment: you'll enrol your phone again at your next sign-in.")
     elif reset or fault == "claim_undone":
         parts.append(f"I've reset your password; a temporary one was sent to {email} (valid 24 hours).")
+    elif already:
+        parts.append("You've already reset your password yourself, so I left your account as it is.")
     elif hold:
         parts.append("Your account is on a security hold, so I have not reset your password: please contact "
                      "security@corp.example.")
     if not laptop:
         devices = " or ".join(lookup.get("devices") or [])
         parts.append(f"Which laptop has the VPN problem: {devices}?")
+    elif renewed and diag and len(diag) >= 2:
+        parts.append(f"I renewed the VPN certificate on {laptop} and ran the diagnostics again: every check passes now.")
+    elif renewed:  # renewed, and not checked again
+        parts.append(f"I renewed the VPN certificate on {laptop}: the VPN connects now.")
     elif found and tickets:
         t = tickets[-1]
         parts.append(f"Diagnostics on {laptop}: {found}. Ticket {t['ticket_id']} ({t['priority']}) is open with the network team.")
+    elif found and fault == "claim_ticket":
+        parts.append(f"Diagnostics on {laptop}: {found}. I've opened a ticket for the network team.")
     elif found:  # stops before the ticket
         parts.append(f"Diagnostics on {laptop}: {found}. I'll open a ticket for the network team.")
     else:
@@ -538,6 +583,9 @@ def pairs() -> list[Any]:
         rule("openai", "model", "policy_p1", f"{tau}: policy violation (P1 against the stated rule)", asking("create_ticket")),
         rule("openai", "model", "incorrect_verification", f"{verify}: FM-3.3 Incorrect verification (a failed check called a pass)", answer),
         rule("openai", "tool", "shape_change", f"{tau}: a tool result whose shape changed", reshaped),
+        rule("openai", "model", "unverified_fix", f"{verify}: FM-3.2 No verification (a fix claimed working, not re-checked)", answer),
+        rule("openai", "model", "p1_missed", f"{spec}: FM-1.1 Disobey task specification (P3 when the whole team is down)",
+             asking("create_ticket")),
         # the OpenAI Agents SDK: accounts desk -> network desk
         rule("agents", "model", "role_spec", f"{spec}: FM-1.2 Disobey role specification (accounts runs the diagnostics)",
              asking("run_diagnostics")),
@@ -553,9 +601,12 @@ def pairs() -> list[Any]:
              asking("reset_password")),
         rule("agents", "product", "forbidden_admin", f"{tau}: policy violation (a forbidden admin grant)", asking("grant_admin")),
         rule("agents", "tool", "error_glossed", f"{tau}: a tool error glossed over", answer, diff_where=failed_diagnostics),
+        rule("agents", "tool", "offline_glossed", f"{tau}: a tool error glossed over (the good run reports the same error)", answer),
+        rule("agents", "model", "claim_ticket", f"{tau}: an action claimed that no tool call did (a ticket)", answer),
         # LangGraph under agentotel
         rule("langgraph", "model", "derailment", f"{inter}: FM-2.3 Task derailment (unrelated checks)", asking("check_disk")),
-        rule("langgraph", "model", "no_verify", f"{verify}: FM-3.2 No verification (diagnostics claimed, none run)", answer),
+        rule("langgraph", "model", "no_verify", f"{verify}: FM-3.2 No verification (diagnostics claimed, none run)", answer,
+             diff_where=asking("reset_password")),
         rule("langgraph", "model", "repeat", f"{spec}: FM-1.3 Step repetition", asked_again),
         rule("langgraph", "model", "claim_undone", f"{tau}: an action claimed that no tool call did", answer,
              diff_where=asking("run_diagnostics")),
@@ -567,6 +618,8 @@ def pairs() -> list[Any]:
              answer),
         rule("langgraph", "model", "keeps_going", f"{spec}: FM-1.5 Unaware of termination conditions (a second ticket)",
              asking("create_ticket", 1)),
+        rule("langgraph", "model", "unverified_fix", f"{verify}: FM-3.2 No verification (a fix claimed working, not re-checked)", answer),
+        rule("langgraph", "model", "claim_ticket", f"{tau}: an action claimed that no tool call did (a ticket)", answer),
         # LangGraph under OpenInference's langchain instrumentation, through agentotel-collector
         rule("oi-lg", "model", "task_spec", f"{spec}: FM-1.1 Disobey task specification (an MFA reset, not the password)",
              asking("reset_mfa")),
@@ -583,12 +636,70 @@ def pairs() -> list[Any]:
         rule("oi-lg", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (stops before the ticket)", answer),
         rule("oi-lg", "model", "ignore_input", f"{inter}: FM-2.5 Ignored other agent's input (the security team's hold)",
              asking("reset_password")),
+        rule("oi-lg", "tool", "offline_glossed", f"{tau}: a tool error glossed over (the good run reports the same error)", answer),
     ]
 
 
-# Pairs the detectors miss (blind, this branch's detectors), and why: the slow test holds the set to these.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+# Pairs the detectors miss (blind: 9671fa2's detectors, recorded 2026-12-03, load ~4-9), and why; the slow test holds
+# the set to these. On that recording: diff top-1 42/43, check step+layer 16/43, good runs with a warning 0/43. Every
+# check miss below has no finding at all on its faulty run (not even info).
+DIFF_MISSED: dict[str, str] = {
+    "tool-langgraph-error-glossed": "both runs' first diagnostics failed at the same step (the good run's a transient 503 "
+                                    "it retried, the faulty run's 'unreachable'); diff pairs the two failures as alike and "
+                                    "names the next model call (the retry the faulty run did not make), not the changed error",
+}
+_CLAIM = "the answer says an action is done that no call of the run did: "
+_VERIFY = "the answer states a check's outcome that no check in the run showed: "
+_REQUEST = "what the run did differs from what the request or the instructions asked, and nothing failed: "
+_RESULT = "a call goes against what an earlier result said: "
+CHECK_MISSED: dict[str, str] = {
+    # the answer against the run's own evidence
+    "model-openai-claim-undone": _CLAIM + "'I've reset your password' with no reset_password call (the user asked for "
+                                          "the reset in those words)",
+    "model-langgraph-claim-undone": _CLAIM + "the same",
+    "model-agents-claim-ticket": _CLAIM + "'I've opened a ticket' with no create_ticket call (the verb the answer uses "
+                                          "is not the tool's)",
+    "model-langgraph-claim-ticket": _CLAIM + "the same",
+    "model-agents-premature-stop": "the final answer is a promise ('I'll open a ticket') of a call offered and never made: "
+                                   "the run ends with the task's last step announced and not done",
+    "model-oi-lg-premature-stop": "the same",
+    "model-openai-incorrect-verification": _VERIFY + "'all checks passed' while run_diagnostics returned a check with "
+                                                     "status fail (a checks list, not a test runner or a validator)",
+    "model-langgraph-incorrect-verification": _VERIFY + "the same",
+    "model-langgraph-no-verify": _VERIFY + "'Diagnostics on LT-..: all checks passed' with no diagnostics run at all",
+    "model-openai-unverified-fix": _VERIFY + "'the VPN connects now' after renewing the certificate, without running the "
+                                             "diagnostics again (the run's own check, which had failed before the fix)",
+    "model-langgraph-unverified-fix": _VERIFY + "the same",
+    # what was done against what was asked
+    "model-openai-task-spec": _REQUEST + "asked to reset the password, the run called reset_mfa (an offered sibling) and "
+                                         "never reset_password",
+    "model-oi-lg-task-spec": _REQUEST + "the same",
+    "model-openai-no-clarify": _REQUEST + "the lookup returned two laptops, the request named none, and the run picked "
+                                          "one for run_diagnostics (a value chosen among several with nothing choosing it)",
+    "model-oi-lg-no-clarify": _REQUEST + "the same",
+    "model-openai-policy-p1": _REQUEST + "priority P1 where the instructions say P3 unless the whole team is down (and "
+                                         "the request does not say so)",
+    "model-oi-lg-policy-p1": _REQUEST + "the same",
+    "model-openai-p1-missed": _REQUEST + "priority P3 where the request says the whole team is down (the instructions' "
+                                         "condition for P1)",
+    "model-agents-role-spec": _REQUEST + "the accounts desk ran run_diagnostics, which its instructions give to the "
+                                         "network desk it can hand over to",
+    "model-langgraph-derailment": _REQUEST + "check_disk and a lookup of the user's manager, which nothing in the request "
+                                             "or the instructions asks for, after the diagnostics had answered",
+    "model-langgraph-keeps-going": "a second create_ticket with the same arguments after the first one succeeded (a "
+                                   "repeated write; the repeated read, run_diagnostics, is found)",
+    "model-agents-withholding": "the ticket's summary leaves out the one failing check the diagnostics returned ('VPN "
+                                "down on LT-..', not the expired certificate): what the next agent is given is not what "
+                                "was found",
+    "model-oi-lg-withholding": "the same",
+    # a call against what a result said
+    "model-agents-ignore-input": _RESULT + "the lookup's note from the security team says 'do not reset', and the next "
+                                           "call is reset_password",
+    "model-oi-lg-ignore-input": _RESULT + "the same",
+    "model-agents-wrong-args": _RESULT + "reset_password for the manager's id (a field of the lookup), not the user id "
+                                         "the request gave",
+    "model-langgraph-wrong-args": _RESULT + "the same",
+}
 
 # The helpdesk's policy: no admin grants; a password is reset only after the identity is verified.
 POLICY = {"forbidden_tools": ["grant_admin"], "required_before": {"reset_password": ["verify_identity"]}}
