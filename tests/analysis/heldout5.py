@@ -273,6 +273,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
     if turn:
         if say is None and v >= 2:  # says what it is about to do, as models often do (its calls match its words)
             say = "Let me " + " and ".join(NARRATION[name].format(**arguments) for name, arguments in turn) + "."
+            if v % 2 and any(name == "reset_password" for name, _ in turn):  # a declined tool named beside the chosen one
+                say = "Your MFA device still works, so I won't reset MFA. " + say
         return reply(say, *turn)
     if role == "accounts":
         return reply(None, ("transfer_to_network", {})) if "transfer_to_network" in offered else reply("Done with the account part.")
@@ -319,14 +321,15 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
                      "security@corp.example.")
     if not laptop:
         devices = " or ".join(lookup.get("devices") or [])
-        parts.append(f"Which laptop has the VPN problem: {devices}?")
+        parts.append(f"I haven't run diagnostics or opened a ticket yet: which laptop has the VPN problem, {devices}?")
     elif renewed and diag and len(diag) >= 2:
         parts.append(f"I renewed the VPN certificate on {laptop} and ran the diagnostics again: every check passes now.")
     elif renewed:  # renewed, and not checked again
         parts.append(f"I renewed the VPN certificate on {laptop}: the VPN connects now.")
     elif found and tickets:
         t = tickets[-1]
-        parts.append(f"Diagnostics on {laptop}: {found}. Ticket {t['ticket_id']} ({t['priority']}) is open with the network team.")
+        rest = "" if v % 2 or not diag else " Every other check passes."  # a pass beside the failure it reports
+        parts.append(f"Diagnostics on {laptop}: {found}.{rest} Ticket {t['ticket_id']} ({t['priority']}) is open with the network team.")
     elif found and fault == "claim_ticket":
         parts.append(f"Diagnostics on {laptop}: {found}. I've opened a ticket for the network team.")
     elif found:  # stops before the ticket
