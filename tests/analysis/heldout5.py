@@ -198,6 +198,14 @@ def _parsed(text: str) -> Any:
     return value
 
 
+def _kind(value: dict[str, Any]) -> str:
+    """The tool a result came from, by its fields."""
+    fields = {"devices": "lookup_user", "verified": "verify_identity", "temporary_password_sent_to": "reset_password",
+              "mfa_reset": "reset_mfa", "renewed": "renew_vpn_certificate", "free_gb": "check_disk", "ticket_id": "create_ticket",
+              "granted": "grant_admin", "host": "run_diagnostics"}  # (host last: other results name one too)
+    return next((name for key, name in fields.items() if key in value), "unknown")
+
+
 def _finding(value: Any) -> str | None:
     """What the diagnostics found failing, read as the model knows the result (a list of checks)."""
     for c in value.get("checks") or () if isinstance(value, dict) else ():
@@ -234,6 +242,11 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
             text = _text(mm.get("content"))
             value = _parsed(text)
             outs.append((name, arguments if isinstance(arguments, dict) else {}, value, not isinstance(value, dict)))
+
+    for mm in messages:  # a compacted history: results known by their shape
+        text = _text(mm.get("content"))
+        if mm.get("role") in ("system", "developer") and text.startswith(SUMMARY):
+            outs[:0] = [(_kind(value), {}, value, False) for value in json.loads(text[len(SUMMARY):])]
 
     def ok(name: str) -> list[Any]:
         return [value for n, a, value, failed in outs if n == name and not failed]
@@ -330,6 +343,9 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         t = tickets[-1]
         rest = "" if v % 2 or not diag else " Every other check passes."  # a pass beside the failure it reports
         parts.append(f"Diagnostics on {laptop}: {found}.{rest} Ticket {t['ticket_id']} ({t['priority']}) is open with the network team.")
+    elif tickets:  # the ticket is open, what it was for is no longer known
+        t = tickets[-1]
+        parts.append(f"Ticket {t['ticket_id']} ({t['priority']}) is open with the network team for the VPN problem.")
     elif found and fault == "claim_ticket":
         parts.append(f"Diagnostics on {laptop}: {found}. I've opened a ticket for the network team.")
     elif found:  # stops before the ticket
@@ -344,12 +360,25 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
 # ---- the harness: what each turn sends -------------------------------------------------------------------------
 
 
-def window(turn: int, messages: list[Any], *, calls_of: Callable[[Any], bool]) -> list[Any]:
-    """What a turn sends: all of it, or (history_lost) the system prompt, the question and the latest turn only."""
+SUMMARY = "Summary of earlier steps (their results, JSON): "
+
+
+def window(turn: int, messages: list[Any], *, calls_of: Callable[[Any], bool], result_of: Callable[[Any], str | None],
+           note: Callable[[str], Any]) -> list[Any]:
+    """What a turn sends: all of it, or (history_lost) the system prompt, the question and the latest turn only, or
+    (summary_drops, both runs) the earlier turns' results compacted into a note - the faulty compaction leaves out what
+    the diagnostics found."""
+    last = max((i for i, m in enumerate(messages) if calls_of(m)), default=None)
+    if last is None:
+        return messages
     if Now.fault == "history_lost" and turn >= 2:
-        last = max((i for i, m in enumerate(messages) if calls_of(m)), default=None)
-        if last is not None:
-            return messages[:2] + messages[last:]
+        return messages[:2] + messages[last:]
+    if Now.pair == "summary_drops" and turn >= 3:
+        kept = [_parsed(text) for text in map(result_of, messages[2:last]) if text is not None]
+        kept = [v for v in kept if isinstance(v, dict)]
+        if Now.fault == "summary_drops":
+            kept = [{"host": v["host"], "diagnostics": "ran"} if "checks" in v else v for v in kept]
+        return messages[:2] + [note(SUMMARY + json.dumps(kept))] + messages[last:]
     return messages
 
 
@@ -404,7 +433,9 @@ class OpenAI(Recorder):
 
         def before(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             n, turn["n"] = turn["n"], turn["n"] + 1
-            return window(n, messages, calls_of=lambda m: bool(m.get("tool_calls")))
+            return window(n, messages, calls_of=lambda m: bool(m.get("tool_calls")),
+                          result_of=lambda m: m["content"] if m.get("role") == "tool" else None,
+                          note=lambda text: {"role": "system", "content": text})
 
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
         return loop(client, messages, self.tools, self.offered, max_turns=8, before_call=before)
@@ -436,7 +467,7 @@ class Agents(Recorder):
 def _langgraph(url: str, question: str) -> str:
     import warnings
 
-    from langchain_core.messages import AIMessage, SystemMessage
+    from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import ToolNode, create_react_agent
@@ -447,7 +478,8 @@ def _langgraph(url: str, question: str) -> str:
 
     def prompt(state: dict[str, Any]) -> list[Any]:
         n, turn["n"] = turn["n"], turn["n"] + 1
-        return window(n, [SystemMessage(SYSTEM), *state["messages"]], calls_of=lambda m: isinstance(m, AIMessage) and bool(m.tool_calls))
+        return window(n, [SystemMessage(SYSTEM), *state["messages"]], calls_of=lambda m: isinstance(m, AIMessage) and bool(m.tool_calls),
+                      result_of=lambda m: str(m.content) if isinstance(m, ToolMessage) else None, note=SystemMessage)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -571,6 +603,16 @@ def pairs() -> list[Any]:
     def reshaped(steps: list[dict[str, Any]]) -> int | None:
         return tool_step("run_diagnostics", where=lambda s: "summary" in str(s.get("output")))(steps)
 
+    def dropped_finding(steps: list[dict[str, Any]]) -> int | None:
+        """The first model call given a compacted history that no longer holds what a diagnostics result found."""
+        found: set[str] = set()
+        for s in steps:
+            if s["type"] == "tool" and "certificate expired" in str(s.get("output")):
+                found.add("certificate expired")
+            elif s["type"] == "llm" and found and '"diagnostics": "ran"' in str(s.get("input")).replace('\\"', '"'):
+                return s["index"]  # (the ticket the call was also given still says it: the compaction dropped it)
+        return None
+
     spec, inter, verify, tau = "MAST FM-1 Specification", "MAST FM-2 Inter-agent misalignment", "MAST FM-3 Task verification", "tau-bench"
     return [
         # a plain openai SDK loop under agentotel
@@ -587,6 +629,8 @@ def pairs() -> list[Any]:
         rule("openai", "model", "incorrect_verification", f"{verify}: FM-3.3 Incorrect verification (a failed check called a pass)", answer),
         rule("openai", "tool", "shape_change", f"{tau}: a tool result whose shape changed", reshaped),
         rule("openai", "model", "unverified_fix", f"{verify}: FM-3.2 No verification (a fix claimed working, not re-checked)", answer),
+        rule("openai", "memory", "summary_drops", "AgentErrorTaxonomy Memory / MAST FM-1.4: a compacted history without "
+             "what the diagnostics found (the good run compacts too)", dropped_finding),
         rule("openai", "model", "p1_missed", f"{spec}: FM-1.1 Disobey task specification (P3 when the whole team is down)",
              asking("create_ticket")),
         # the OpenAI Agents SDK: accounts desk -> network desk
@@ -622,6 +666,8 @@ def pairs() -> list[Any]:
         rule("langgraph", "model", "keeps_going", f"{spec}: FM-1.5 Unaware of termination conditions (a second ticket)",
              asking("create_ticket", 1)),
         rule("langgraph", "model", "unverified_fix", f"{verify}: FM-3.2 No verification (a fix claimed working, not re-checked)", answer),
+        rule("langgraph", "memory", "summary_drops", "AgentErrorTaxonomy Memory / MAST FM-1.4: a compacted history without "
+             "what the diagnostics found (the good run compacts too)", dropped_finding),
         rule("langgraph", "model", "claim_ticket", f"{tau}: an action claimed that no tool call did (a ticket)", answer),
         # LangGraph under OpenInference's langchain instrumentation, through agentotel-collector
         rule("oi-lg", "model", "task_spec", f"{spec}: FM-1.1 Disobey task specification (an MFA reset, not the password)",
@@ -702,6 +748,18 @@ CHECK_MISSED: dict[str, str] = {
     "model-agents-wrong-args": _RESULT + "reset_password for the manager's id (a field of the lookup), not the user id "
                                          "the request gave",
     "model-langgraph-wrong-args": _RESULT + "the same",
+    # memory
+    "memory-langgraph-summary-drops": "history_lost at the first compaction (which kept every result, as in the good "
+                                      "run), not at the later one that dropped the diagnostics' finding: what was "
+                                      "dropped is counted by message, not by whether its content is still given",
+}
+# Good runs with a warning, and why it is false: the slow test holds the set to these.
+FALSE_ALARMS: dict[str, str] = {
+    "memory-openai-summary-drops": "history_lost (warning, memory) on a run that compacts its earlier turns into a "
+                                   "note holding every result verbatim (JSON): the messages are gone, nothing they "
+                                   "said is ('keep the conversation between turns: earlier messages were dropped or "
+                                   "rewritten')",
+    "memory-langgraph-summary-drops": "the same, at both compactions",
 }
 
 # The helpdesk's policy: no admin grants; a password is reset only after the identity is verified.

