@@ -27,8 +27,16 @@ then another tool, stopping before the ticket, "diagnostics pass" with none run,
 reset claimed that no call did, a reset without identity verification, the wrong user's id (the manager's, from
 the lookup), a P1 against the stated rule, a forbidden admin grant, a diagnostics result in a new shape, an
 unreachable diagnostics agent glossed over. Good runs vary legitimately (other users, hosts and ids, a null phone,
-devices in another order, a paraphrased answer, a diagnostics queue that answers 503 once) and include the near
-twins: an account on a security hold left alone (said so), an ambiguous laptop asked about.
+devices in another order, a paraphrased answer, a diagnostics queue that answers 503 once, calls narrated as models
+do) and include near twins: an account on a security hold left alone (said so), an ambiguous laptop asked about, a
+fix verified by the same diagnostics call repeated, an unreachable diagnostics agent reported honestly, a P1 the
+request justifies, a reset the user did themselves, a declined tool named beside the chosen one, a pass reported
+beside a failure, a history compacted into a note that keeps every result, a result with one field more than the
+earlier runs'.
+
+Built and scored blind (9671fa2's detectors, agentotel/analysis/ unread; load ~3-9): 45 pairs, 4 recorders -
+diff top-1 44/45, check step+layer 17/45, good runs with a warning 2/45. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
+say why.
 """
 
 from __future__ import annotations
@@ -140,15 +148,18 @@ def run_diagnostics(host: str) -> str:
     if Now.variant >= 3 and "diag" not in Now.failed:  # transient: the model asks again (a good variation)
         Now.failed.add("diag")
         raise ConnectionError("503 Service Unavailable: diagnostics queue full, retry")
+    # the shape_change pair runs a newer diagnostics agent: its results carry one more field than the earlier runs'
+    # (an additive change, which the good run reads as before); the faulty run's result has a new shape
+    newer = {"agent_version": "5.2.0"} if Now.pair == "shape_change" else {}
     if Now.fault == "shape_change":
-        return json.dumps({"host": host, "schema": 2, "summary": {"dns": "ok", "disk": "ok", "vpn_tunnel": "ERR_CERT_EXPIRED"}})
+        return json.dumps({"host": host, "schema": 2, "summary": {"dns": "ok", "disk": "ok", "vpn_tunnel": "ERR_CERT_EXPIRED"}, **newer})
     vpn = ({"name": "vpn_tunnel", "status": "pass", "detail": "certificate valid until 2027-11-30"} if Now.renewed else
            {"name": "vpn_tunnel", "status": "fail", "detail": "client certificate expired on 2026-11-30"})
     checks = [{"name": "dns", "status": "pass", "detail": None}, vpn,
               {"name": "disk", "status": "pass", "detail": f"{80 + Now.variant} GB free"}]
     if Now.variant % 2:
         checks.reverse()
-    return json.dumps({"host": host, "checks": checks})
+    return json.dumps({"host": host, "checks": checks, **newer})
 
 
 def renew_vpn_certificate(host: str) -> str:
