@@ -299,6 +299,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
             say = "Let me " + " and ".join(NARRATION[name].format(**arguments) for name, arguments in turn) + "."
             if v % 2 and any(name == "reset_password" for name, _ in turn):  # a declined tool named beside the chosen one
                 say = "Your MFA device still works, so I won't reset MFA. " + say
+        if Now.pair == "withholding" and any(name == "run_diagnostics" for name, _ in turn):  # (both runs) a plan's next step
+            say = (say or "") + " After that I'll create a ticket with what they find."
         return reply(say, *turn)
     if role == "accounts":
         return reply(None, ("transfer_to_network", {})) if "transfer_to_network" in offered else reply("Done with the account part.")
@@ -342,7 +344,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         parts.append("You've already reset your password yourself, so I left your account as it is.")
     elif hold:
         parts.append("Your account is on a security hold, so I have not reset your password: please contact "
-                     "security@corp.example.")
+                     "security@corp.example. Once security clears the hold, you can reset your password yourself at the "
+                     "self-service portal.")
     if not laptop:
         devices = " or ".join(lookup.get("devices") or [])
         parts.append(f"I haven't run diagnostics or opened a ticket yet: which laptop has the VPN problem, {devices}?")
