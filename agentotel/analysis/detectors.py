@@ -1191,7 +1191,12 @@ _ACTIONS = frozenset(
     "unblock lock unlock suspend terminate register subscribe unsubscribe enroll invite escalate file apply redeem upgrade "
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
-              "sell": ("sold",), "rebook": ("rebooked",)}
+              "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given")}
+# The words an answer says a tool's action in ("opened a ticket" for create_ticket).
+_SYNONYMS = {"create": ("open", "file", "raise", "log", "submit"), "send": ("email", "mail", "forward"), "book": ("reserve",),
+             "reserve": ("book",), "update": ("change", "modify", "edit"), "modify": ("change", "update", "edit"),
+             "change": ("update", "modify"), "edit": ("update", "change", "modify"), "delete": ("remove",), "remove": ("delete",),
+             "issue": ("process",), "grant": ("give",), "renew": ("extend",)}
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _FILLER = frozenset({"the", "a", "an", "to", "for", "of", "by", "and", "or", "new", "my", "id", "ids", "tool", "api", "v1", "v2"})
 # "I've cancelled", "we have just refunded", "has been booked", "is now confirmed", a clause opening "Cancelled your ..."
@@ -1252,39 +1257,67 @@ def _action_not_taken(run: _Run) -> list[Finding]:
     done_on = {word for _verb, objects in acted for word in objects}
     given = "\n".join([run.domain_text(), text_of(run.record.run.get("task")), *(message_text(m) for m in run.messages(step)),
                        str(run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "")]).lower()
-    claims = []
+    claims, promised = [], []
+    sentences = [sentence for sentence in _SENTENCE.split(text) if not sentence.rstrip().endswith("?")]
     for name, (verb, objects) in actions.items():
         # the same action on the same thing through another tool (cancel_order for cancel_pending_order) was taken
         if name in asked or any(v == verb and set(o) & set(objects) for v, o in acted):
             continue
-        forms = [f for f in _past_forms(verb) if not re.search(rf"\b{f}\b", given)]
-        if not forms:
-            continue
-        claim = re.compile(_CLAIM.format("|".join(forms)), re.I)
-        for sentence in _SENTENCE.split(text):
-            if sentence.rstrip().endswith("?"):
-                continue
+        verbs = (verb, *_SYNONYMS.get(verb, ()))
+        # A past form the run's material holds is its word, not the model's claim ("status": "cancelled"); one
+        # spelled as the verb itself ("reset") only when the material says it was done ("I reset it myself").
+        forms = [f for v in verbs for f in _past_forms(v)
+                 if not (re.search(_CLAIM.format(f), given, re.M) if f in verbs else re.search(rf"\b{f}\b", given))]
+        claim = re.compile(_CLAIM.format("|".join(forms)), re.I) if forms else None
+        # The run ends on the model saying it will do it now ("I'll open a ticket"): it never did.
+        promise = re.compile(_PROMISE.format("|".join(verbs)), re.I)
+        for sentence in sentences:
             for clause in _CLAUSE.split(sentence):
-                said = claim.search(clause.strip())
                 about = [w for w in objects if re.search(rf"\b{w}", clause, re.I)]
-                if said and not _NO_CLAIM.search(clause.lower()) and (about or not objects) and not (set(about) & done_on):
+                if not (about or not objects) or set(about) & done_on:
+                    continue
+                if claim is not None and (said := claim.search(clause.strip())) and not _NO_CLAIM.search(clause.lower()):
                     claims.append((name, said.group(0).strip()))
+                    break
+                if (said := promise.search(clause.strip())) and not _NOT_THIS.search(clause) and not _CONDITION.search(clause):
+                    promised.append((name, said.group(0).strip()))
                     break
             else:
                 continue
             break
-    if not claims:
+    if claims or promised:
+        (name, said), how = (claims[0], "says") if claims else (promised[0], "ends the run promising")
+        others = [n for n, _ in claims + promised if n != name]
+        return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                         f"the answer at step {step['index']} {how} {said!r}, but no model call asked for {name}, the tool "
+                         f"that does it" + (f" (nor for {', '.join(others[:3])})" if others else ""),
+                         tool=name, said=said, tools=[name, *others], promised=not claims)]
+    return _check_claimed(run, step, text, offered, asked)
+
+
+_CONDITION = re.compile(r"\b(?:if|once|when|after|before|until|unless|whether|would|could|can|may|might)\b", re.I)
+# "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
+_PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
+
+
+def _check_claimed(run: _Run, step: Mapping[str, Any], text: str, offered: Iterable[str], asked: set[str]) -> list[Finding]:
+    """The answer says the checks pass ("Diagnostics: all checks passed") while no check ran in the run, though a
+    tool that checks was offered (run_diagnostics, run_tests): it reports a verification it never made."""
+    checks = sorted(name for name in offered if _check_name(name))
+    if not checks or any(_check_name(name) for name in asked) or any(_is_check(s) for s in run.record.tool_steps()):
         return []
-    name, said = claims[0]
+    said = _passes(text)
+    if said is None:
+        return []
     return [_finding("action_not_taken", "model", step["index"], [step["index"]],
-                     f"the answer at step {step['index']} says {said!r}, but no model call asked for {name}, the tool "
-                     f"that does it" + (f" (nor for {', '.join(n for n, _ in claims[1:4])})" if claims[1:] else ""),
-                     tool=name, said=said, tools=[n for n, _ in claims])]
+                     f"the answer at step {step['index']} says {said!r}, but no check ran: no model call asked for "
+                     f"{', '.join(checks[:3])}", tool=checks[0], said=said, tools=checks, promised=False)]
 
 
 # A step that checks the work: a tool named for it (run_tests, validate_config, lint) or a command that runs a test
 # suite (pytest, npm test, go test, cargo test, ...).
-_CHECK_TOOL = frozenset({"test", "tests", "pytest", "verify", "validate", "validation", "lint", "linter", "typecheck"})
+_CHECK_TOOL = frozenset({"test", "tests", "pytest", "verify", "validate", "validation", "lint", "linter", "typecheck", "diagnostics",
+                         "diagnostic", "diagnose", "healthcheck", "health", "check", "checks", "probe", "smoke"})
 _TEST_COMMAND = re.compile(r"\b(?:py\.?test|unittest|tox|nox|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test|jest|vitest|mocha|go\s+test|"
                            r"cargo\s+test|mvn\b[^\n]*\btest|gradlew?\b[^\n]*\btest|make\s+(?:test|check)|ctest|phpunit|rspec|"
                            r"dotnet\s+test|run_tests?)\b", re.I)
@@ -1295,15 +1328,36 @@ _CHECK_FAILED = re.compile(r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|\bFAILE
 _PASSES = re.compile(r"\b(?:all\s+(?:the\s+|\d+\s+)?(?:tests?|checks?)\s+(?:now\s+)?(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|(?:are|is)\s+(?:passing|green))"
                      r"|(?:tests?|test\s+suite|suite|build|checks?|ci|lint(?:ing)?|validation)\s+(?:(?:now|all|still)\s+)?"
                      r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green|clean))"
-                     r"|(?:is|are)\s+(?:now\s+)?valid|passed\s+(?:all\s+)?(?:the\s+)?(?:tests|checks|validation)|without\s+(?:any\s+)?(?:failures|errors))\b", re.I)
+                     r"|(?:is|are)\s+(?:now\s+)?valid|passed\s+(?:all\s+)?(?:the\s+)?(?:tests|checks|validation)|without\s+(?:any\s+)?(?:failures|errors)"
+                     # a fix said to work: "the VPN connects now", "it works again", "is now fixed"
+                     r"|(?:works?|working|connects?|connected|runs?|running|loads?|starts?)\s+(?:now|again)|(?:is|are)\s+(?:now\s+)?(?:fixed|resolved|working))\b",
+                     re.I)
 _HEDGED = re.compile(r"\b(?:should|would|will|could|may|might|if|once|when|expect(?:ed|s)?|hopefully|likely|probably|need|needs|going)\b",
                      re.I)
 _FAILURE_WORDS = re.compile(r"\bfail(?:s|ed|ing|ures?)?\b|\berrors?\b|\bbroken\b|\bskipped\b|\bnot\b|n't\b|\bexcept\b|\bstill\b", re.I)
 
 
+# What a check of a person checks (verify_identity, check_user, validate_email): no check of the work.
+_PERSON = frozenset({"identity", "user", "users", "email", "phone", "account", "otp", "customer", "address", "age", "id", "kyc",
+                     "credentials", "password", "login", "person", "member", "card"})
+
+
+def _check_name(name: str) -> bool:
+    words = {w.lower() for w in _NAME_WORDS.findall(name)}
+    return bool(words & _CHECK_TOOL) and not words & _PERSON
+
+
 def _is_check(step: Mapping[str, Any]) -> bool:
-    words = {w.lower() for w in _NAME_WORDS.findall(str(tool_name(step) or ""))}
-    return bool(words & _CHECK_TOOL) or bool(_TEST_COMMAND.search(text_of(step.get("input"))))
+    return _check_name(str(tool_name(step) or "")) or bool(_TEST_COMMAND.search(text_of(step.get("input"))))
+
+
+def _passes(text: str) -> str | None:
+    """What an answer says to claim the checks pass ("all tests pass", "the VPN connects now"), unhedged, in an
+    answer that names no failure anywhere; else None."""
+    said = next((m for sentence in _SENTENCE.split(text) if (m := _PASSES.search(sentence)) and not _HEDGED.search(sentence)), None)
+    if said is None or _FAILURE_WORDS.search(_PASSES.sub(" ", text)):
+        return None
+    return said.group(0)
 
 
 def _failed_check_ignored(run: _Run) -> list[Finding]:
@@ -1314,19 +1368,24 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
     if not run.finals:
         return []
     step, text = max(run.finals, key=lambda item: item[0]["index"])
-    checks = [s for s in run.steps if s.get("type") == TOOL and s["index"] < step["index"] and _is_check(s)]
-    if not checks:
+    latest: dict[Any, Mapping[str, Any]] = {}  # each check's last run before the answer (a tool, or a test command)
+    for s in run.steps:
+        if s.get("type") == TOOL and s["index"] < step["index"] and _is_check(s):
+            latest[(tool_name(s), _TEST_COMMAND.search(text_of(s.get("input"))) is not None)] = s
+
+    def printed(s: Mapping[str, Any]) -> str:
+        return "\n".join(filter(None, [text_of(s.get("output")), str(s.get("error") or "")]))
+
+    failing = [s for s in latest.values() if is_error(s) or _CHECK_FAILED.search(printed(s))]
+    if not failing:
         return []
-    last = checks[-1]
-    printed = "\n".join(filter(None, [text_of(last.get("output")), str(last.get("error") or "")]))
-    if not (is_error(last) or _CHECK_FAILED.search(printed)):
+    last = max(failing, key=lambda s: s["index"])
+    said = _passes(text)
+    if said is None:
         return []
-    said = next((m for sentence in _SENTENCE.split(text) if (m := _PASSES.search(sentence)) and not _HEDGED.search(sentence)), None)
-    if not said or _FAILURE_WORDS.search(_PASSES.sub(" ", text)):
-        return []
-    failed = (_CHECK_FAILED.search(printed) or re.search(r".+", printed) or [""])[0]
+    failed = (_CHECK_FAILED.search(printed(last)) or re.search(r".+", printed(last)) or [""])[0]
     return [_finding("failed_check_ignored", "model", step["index"], [step["index"], last["index"]],
-                     f"the answer at step {step['index']} says {said.group(0)!r}, but the last check the agent ran "
+                     f"the answer at step {step['index']} says {said!r}, but the last check the agent ran "
                      f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it",
                      tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
 
@@ -1817,6 +1876,8 @@ def _history_lost(run: _Run) -> list[Finding]:
             continue  # the turns dropped were replaced by a summary a model call wrote in between: compaction
         if _elided_in_place(old, new, lost, first_user):
             continue  # old results the model had seen shortened where they stood ("output omitted"): context management
+        if _carried(run, before, step, lost):
+            continue  # compacted by the harness into a note that still holds what each dropped message said
         out.append(_finding("history_lost", "memory", step["index"], [before["index"], step["index"]],
                             f"step {step['index']} was not given {len(lost)} message(s) step {before['index']} had: "
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
@@ -1838,6 +1899,18 @@ def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
     """Whether a model call's input is the earlier call's, with messages added (compared as stored text)."""
     old_raw, new_raw = _raw(before, "input"), _raw(step, "input")
     return old_raw.endswith("]") and new_raw.startswith(old_raw[:-1])
+
+
+def _carried(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], lost: list[tuple[str, str]]) -> bool:
+    """Whether every dropped message's words and values are still in the later call's input (a harness's note of
+    the earlier results, their JSON pasted in): nothing was lost. A dropped message asking for tools (with the
+    model's words on why) goes with their results, a failed call's error is no fact to keep (the call is run
+    again, or the answer says it failed); any other must be there word for word (by its tokens)."""
+    given = set(_TOKEN.findall("\n".join([*(message_text(m) for m in run.messages(step)),
+                                           str(run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "")]).lower()))
+    asking = {_fingerprint(m) for m in run.messages(before) if any(p.get("type") == "tool_call" for p in parts(m))}
+    return all(message in asking or (message[0] == "tool" and _error_payload(message[1]) is not None)
+               or set(_TOKEN.findall(message[1].lower())) <= given for message in lost)
 
 
 def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],

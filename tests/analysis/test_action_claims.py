@@ -214,3 +214,92 @@ def test_without_recorded_definitions_the_tools_earlier_runs_ran_are_the_agent_s
                  llm(3, text="I've cancelled your order W-1042."))
     assert [f.kind for f in detect(run) if f.kind == "action_not_taken"] == []  # nothing says the agent can cancel
     assert [(f.kind, f.index) for f in detect(run, history) if f.kind == "action_not_taken"] == [("action_not_taken", 3)]
+
+
+# ---- an IT helpdesk (the fifth held-out set's lessons, on hand-built runs) ---------------------------------------
+
+HOST = {"type": "object", "properties": {"host": {"type": "string"}}}
+USER = {"type": "object", "properties": {"user_id": {"type": "string"}}}
+DESK = definitions_attr(("verify_identity", USER), ("reset_password", USER), ("run_diagnostics", HOST),
+                        ("renew_vpn_certificate", HOST), ("create_ticket", {"type": "object", "properties": {"summary": {"type": "string"}}}))
+ASKED = "I'm u7 and locked out; please reset my password. Also my laptop LT-9 can't reach the VPN: open a ticket."
+FAILED = {"host": "LT-9", "checks": [{"name": "dns", "status": "pass"}, {"name": "vpn_tunnel", "status": "fail", "detail": "certificate expired"}]}
+PASSED = {"host": "LT-9", "checks": [{"name": "dns", "status": "pass"}, {"name": "vpn_tunnel", "status": "pass"}]}
+
+
+def _helpdesk(answer: str, *calls: tuple[str, dict, object], question: str = ASKED):
+    given = [text_message("system", "You are the IT helpdesk."), text_message("user", question)]
+    steps = []
+    for name, arguments, result in calls:
+        index = len(steps) + 1
+        steps += [llm(index, calls=[(name, arguments, f"c{index}")], messages=given),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=f"c{index}")]
+    steps.append(llm(len(steps) + 1, text=answer, messages=given))
+    return record(*steps, attributes={s["span_id"]: DESK for s in steps if s["type"] == "llm"}, task=question)
+
+
+VERIFIED = ("verify_identity", {"user_id": "u7"}, {"verified": True})
+DIAGNOSED = ("run_diagnostics", {"host": "LT-9"}, FAILED)
+
+
+def _kinds(run):
+    found = detect(run)
+    return [(f.kind, f.index, f.evidence.get("tool")) for f in found if f.kind in ("action_not_taken", "failed_check_ignored")], \
+        format_findings(found)
+
+
+def test_a_reset_the_user_asked_for_and_the_answer_claims_is_not_taken_when_no_call_made_it():
+    # "reset" is the verb and its past: the request holding the word is no claim that it was done
+    found, shown = _kinds(_helpdesk("I've reset your password. Diagnostics: the certificate expired.", VERIFIED, DIAGNOSED))
+    assert found == [("action_not_taken", 5, "reset_password")], shown
+    done, shown = _kinds(_helpdesk("I've reset your password.", VERIFIED, ("reset_password", {"user_id": "u7"}, {"reset": True})))
+    assert done == [], shown
+    theirs, shown = _kinds(_helpdesk("Since you reset it yourself, I left your password alone.", VERIFIED,
+                                     question="I reset my password myself; is my account fine?"))
+    assert theirs == [], shown
+
+
+def test_an_action_said_in_another_word_or_promised_as_the_run_ends_is_not_taken():
+    opened, shown = _kinds(_helpdesk("Diagnostics found an expired certificate. I've opened a ticket for the network team.", DIAGNOSED))
+    assert opened == [("action_not_taken", 3, "create_ticket")], shown
+    promised = detect(_helpdesk("Diagnostics found an expired certificate. I'll open a ticket for the network team.", DIAGNOSED))
+    assert [(f.kind, f.evidence.get("promised")) for f in promised if f.kind == "action_not_taken"] == [("action_not_taken", True)], \
+        format_findings(promised)
+    for quiet in ("Diagnostics found an expired certificate. Would you like me to open a ticket?",
+                  "Diagnostics found an expired certificate. If it happens again, I'll open a ticket."):
+        found, shown = _kinds(_helpdesk(quiet, DIAGNOSED))
+        assert found == [], shown
+
+
+def test_checks_said_to_pass_that_failed_or_never_ran_or_a_fix_said_to_work_unchecked():
+    glossed, shown = _kinds(_helpdesk("Diagnostics on LT-9: all checks passed, so no ticket is needed.", DIAGNOSED))
+    assert glossed == [("failed_check_ignored", 3, "run_diagnostics")], shown
+    renewed = ("renew_vpn_certificate", {"host": "LT-9"}, {"renewed": True})
+    unchecked, shown = _kinds(_helpdesk("I renewed the certificate on LT-9: the VPN connects now.", DIAGNOSED, renewed))
+    assert unchecked == [("failed_check_ignored", 5, "run_diagnostics")], shown
+    rechecked, shown = _kinds(_helpdesk("I renewed the certificate on LT-9: the VPN connects now.", DIAGNOSED, renewed,
+                                        ("run_diagnostics", {"host": "LT-9"}, PASSED)))
+    assert rechecked == [], shown
+    # an identity check is no check of the work: claiming diagnostics passed after only verifying the user
+    never, shown = _kinds(_helpdesk("Diagnostics on LT-9: all checks passed.", VERIFIED))
+    assert never == [("action_not_taken", 3, "run_diagnostics")], shown
+
+
+def test_a_history_compacted_into_a_note_that_holds_every_result_is_not_lost_and_one_that_drops_a_finding_is():
+    system, task = text_message("system", "You are the IT helpdesk."), text_message("user", ASKED)
+    asked = {"role": "assistant", "parts": [{"type": "text", "content": "Let me run diagnostics."},
+                                            {"type": "tool_call", "id": "c1", "name": "run_diagnostics", "arguments": {"host": "LT-9"}}]}
+    shown = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": json.dumps(FAILED)}]}
+    failed = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c0", "response": "Error: 503 queue full, retry"}]}
+
+    def compacted(note: str):
+        return record(llm(1, calls=[("run_diagnostics", {"host": "LT-9"}, "c1")], messages=[system, task]),
+                      tool(2, "run_diagnostics", {"host": "LT-9"}, FAILED, requested_by=1, call_id="c1"),
+                      llm(3, calls=[("create_ticket", {"summary": "VPN"}, "c3")], messages=[system, task, failed, asked, shown]),
+                      tool(4, "create_ticket", {"summary": "VPN"}, {"ticket": "INC-1"}, requested_by=3, call_id="c3"),
+                      llm(5, text="Ticket INC-1 is open.", messages=[system, task, text_message("system", note)]))
+
+    kept = detect(compacted("Earlier results (JSON): " + json.dumps(FAILED)))
+    assert [f.kind for f in kept if f.kind == "history_lost"] == [], format_findings(kept)
+    dropped = detect(compacted('Earlier results (JSON): {"host": "LT-9", "diagnostics": "ran"}'))
+    assert [(f.kind, f.index) for f in dropped if f.kind == "history_lost"] == [("history_lost", 5)], format_findings(dropped)
