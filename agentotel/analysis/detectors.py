@@ -1296,6 +1296,41 @@ def _action_not_taken(run: _Run) -> list[Finding]:
 
 
 _CONDITION = re.compile(r"\b(?:if|once|when|after|before|until|unless|whether|would|could|can|may|might)\b", re.I)
+def _other_action(run: _Run) -> list[Finding]:
+    """The request asks for an action one offered tool does (reset ... password: reset_password) and the model asked
+    for another tool of that verb instead (reset_mfa), whose own thing the request never names, while the asked-for
+    tool was never called in the run: the model did something else than asked (task_ignored). At the model call
+    that asked for the other."""
+    task = "\n".join(filter(None, [text_of(run.record.run.get("task")), *(
+        message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ()) if m.get("role") == "user")])).lower()
+    if not task:
+        return []
+    offered: set[str] = set()
+    for model in run.llm:
+        offered.update(tool_definitions(run.record.attribute(model, semconv.GEN_AI_TOOL_DEFINITIONS)))
+    asked = {c.name for s in run.llm for c in requested_calls(s)}
+
+    def named(verb: str, objects: tuple[str, ...]) -> bool:  # the request asks for this action on this thing
+        verbs = "|".join((verb, *_SYNONYMS.get(verb, ())))
+        return bool(objects) and any(re.search(rf"\b(?:{verbs})\b", sentence) and all(re.search(rf"\b{w}", sentence) for w in objects)
+                                     for sentence in _SENTENCE.split(task))
+
+    wanted = {name: found for name in offered if name not in asked and (found := _action(name)) and named(*found)}
+    if not wanted:
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            other = _action(call.name) if call.name in offered and call.name not in wanted else None
+            if other is None or any(re.search(rf"\b{w}", task) for w in other[1]):
+                continue
+            instead = next((name for name, (verb, _o) in sorted(wanted.items()) if verb == other[0]), None)
+            if instead is not None:
+                return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                 f"the request asks for what {instead} does; the model called {call.name} at step "
+                                 f"{step['index']} instead, and {instead} was never called", tool=call.name, asked=instead)]
+    return []
+
+
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
 
@@ -3028,7 +3063,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch,
+    _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action,
 )
 
 

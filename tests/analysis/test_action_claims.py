@@ -303,3 +303,19 @@ def test_a_history_compacted_into_a_note_that_holds_every_result_is_not_lost_and
     assert [f.kind for f in kept if f.kind == "history_lost"] == [], format_findings(kept)
     dropped = detect(compacted('Earlier results (JSON): {"host": "LT-9", "diagnostics": "ran"}'))
     assert [(f.kind, f.index) for f in dropped if f.kind == "history_lost"] == [("history_lost", 5)], format_findings(dropped)
+
+
+def test_another_action_of_the_verb_the_request_asks_for_is_the_task_ignored():
+    offered = definitions_attr(("reset_password", USER), ("reset_mfa", USER))
+
+    def desk(called: str, question: str = "Please reset my password, I'm u7."):
+        run = record(llm(1, calls=[(called, {"user_id": "u7"}, "c1")], messages=[text_message("user", question)]),
+                     tool(2, called, {"user_id": "u7"}, {"reset": True}, requested_by=1, call_id="c1"),
+                     llm(3, text="Done: the reset went through."), attributes={"s1": offered, "s3": offered}, task=question)
+        found = detect(run)
+        return [(f.kind, f.index, f.evidence.get("asked")) for f in found if f.kind == "task_ignored"], format_findings(found)
+
+    wrong, shown = desk("reset_mfa")
+    assert wrong == [("task_ignored", 1, "reset_password")], shown
+    for quiet in (desk("reset_password"), desk("reset_mfa", "Please reset my password and my MFA, I'm u7.")):
+        assert quiet[0] == [], quiet[1]
