@@ -1331,6 +1331,58 @@ def _other_action(run: _Run) -> list[Finding]:
     return []
 
 
+_SUBJECT_ID = re.compile(r"(?<![\w-])[A-Za-z]{1,4}-?\d{2,}(?![\w-])")  # u4921, LT-2323, A-1042
+
+
+def _subject_swapped(run: _Run) -> list[Finding]:
+    """An action call (reset_password, cancel_order) on another id than the one the request is about: the request
+    holds one id of that form (u4921), earlier calls of the run passed it in the same argument, and this call passes
+    another id of that form that a result gave under another name (the user's manager, u3133). At that call
+    (model: it took the wrong value from the result). An id the request names too is the request's to act on."""
+    task = text_of(run.record.run.get("task")) + "\n" + "\n".join(
+        message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ()) if m.get("role") == "user")
+
+    def shape(value: str) -> str:
+        return re.sub(r"\d", "9", value.lower())
+
+    own = {shape(v): v for v in _SUBJECT_ID.findall(task)}
+    if not own or len(own) != len(set(_SUBJECT_ID.findall(task))):
+        return []  # no id, or two ids of one form: the request's subject is not one value
+    passed: dict[str, set[str]] = defaultdict(set)  # argument -> values earlier calls passed in it
+    for step in run.llm:
+        for call in requested_calls(step):
+            arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+            for name, value in arguments.items():
+                if not isinstance(value, str) or (mine := own.get(shape(value))) is None:
+                    continue
+                if value != mine and mine in passed[name] and value not in task and _action(call.name):
+                    source = _given_under(run, step, value)
+                    if source is not None and source != name:
+                        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                         f"the request is about {mine}; the model called {call.name} at step {step['index']} "
+                                         f"with {name}={value!r}, a result's {source!r} field", tool=call.name, argument=name,
+                                         value=value, asked=mine)]
+                passed[name].add(value)
+    return []
+
+
+def _given_under(run: _Run, step: Mapping[str, Any], value: str) -> str | None:
+    """The key an earlier tool result holds `value` under, else None."""
+    def find(data: Any) -> str | None:
+        if isinstance(data, Mapping):
+            for key, item in data.items():
+                if item == value:
+                    return str(key)
+                if (found := find(item)) is not None:
+                    return found
+        elif isinstance(data, list):
+            return next((found for item in data if (found := find(item)) is not None), None)
+        return None
+
+    return next((found for s in run.record.tool_steps() if s["index"] < step["index"]
+                 and (found := find(tool_payload(s.get("output")))) is not None), None)
+
+
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
 
@@ -3063,7 +3115,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
-    _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action,
+    _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
 )
 
 

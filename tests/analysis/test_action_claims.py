@@ -319,3 +319,22 @@ def test_another_action_of_the_verb_the_request_asks_for_is_the_task_ignored():
     assert wrong == [("task_ignored", 1, "reset_password")], shown
     for quiet in (desk("reset_password"), desk("reset_mfa", "Please reset my password and my MFA, I'm u7.")):
         assert quiet[0] == [], quiet[1]
+
+
+def test_an_action_on_an_id_a_result_gave_under_another_name_is_the_task_ignored():
+    offered = definitions_attr(("lookup_user", USER), ("reset_password", USER))
+    question = "I'm Jonas (user u4921), please reset my password."
+
+    def desk(reset_for: str):
+        run = record(llm(1, calls=[("lookup_user", {"user_id": "u4921"}, "c1")], messages=[text_message("user", question)]),
+                     tool(2, "lookup_user", {"user_id": "u4921"}, {"user_id": "u4921", "manager": "u3133"}, requested_by=1, call_id="c1"),
+                     llm(3, calls=[("reset_password", {"user_id": reset_for}, "c3")]),
+                     tool(4, "reset_password", {"user_id": reset_for}, {"reset": True}, requested_by=3, call_id="c3"),
+                     llm(5, text="Your password was reset."), attributes={"s1": offered, "s3": offered, "s5": offered}, task=question)
+        found = detect(run)
+        return [(f.kind, f.index, f.evidence.get("value")) for f in found if f.kind == "task_ignored"], format_findings(found)
+
+    swapped, shown = desk("u3133")
+    assert swapped == [("task_ignored", 3, "u3133")], shown
+    right, shown = desk("u4921")
+    assert right == [], shown
