@@ -67,6 +67,28 @@ def test_duplicate_spans_are_collapsed(store):
     assert len(traces.trajectory("run-aaaa1111").steps) == 3
 
 
+def test_a_span_stored_twice_keeps_its_latest_ending_copy_and_the_others_pass_whole(store):
+    first = store.write(name="again.parquet")
+    table = pq.read_table(first)
+    tool = table.column("operation").to_pylist().index("execute_tool")
+    later = table.column("end_time").to_pylist()
+    later[tool] = later[tool] + dt.timedelta(seconds=5)
+    status = table.column("status_message").to_pylist()
+    status[tool] = "the later copy"
+    table = table.set_column(table.schema.get_field_index("end_time"), table.schema.field("end_time"),
+                             pa.array(later, table.schema.field("end_time").type))
+    table = table.set_column(table.schema.get_field_index("status_message"), table.schema.field("status_message"),
+                             pa.array(status, pa.string()))
+    pq.write_table(table.slice(tool, 1), first, compression="zstd")  # only that span, later-ending, again
+    traces = agentotel.open(store.directory)
+    rows = traces.sql("SELECT span_id, status_message, count(*) OVER (PARTITION BY span_id) AS n FROM spans").fetchall()
+    assert len(rows) == 10 and {n for _span, _status, n in rows} == {1}
+    assert [status for span, status, _n in rows if span == table.column("span_id")[tool].as_py()] == ["the later copy"]
+    assert traces.sql("SELECT count(*) FROM spans WHERE status_message IS DISTINCT FROM 'the later copy'").fetchall()[0][0] == 9
+    (steps,) = traces.sql("SELECT steps FROM runs WHERE run_id = 'run-aaaa1111'").fetchall()[0]
+    assert steps == 3
+
+
 def test_a_run_is_named_by_id_trace_id_or_unambiguous_prefix(store):
     traces = agentotel.open(store.directory)
     trace_id = store.runs[1].trace_id
