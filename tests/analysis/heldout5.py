@@ -35,8 +35,8 @@ beside a failure, a history compacted into a note that keeps every result, a res
 earlier runs'.
 
 Built and scored blind (9671fa2's detectors, agentotel/analysis/ unread; load ~3-9): 45 pairs, 4 recorders -
-diff top-1 44/45, check step+layer 17/45, good runs with a warning 2/45. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
-say why.
+diff top-1 44/45, check step+layer 17/45, good runs with a warning 2/45; after the rules it led to: 44/45, 33/45, 0/45.
+DIFF_MISSED and CHECK_MISSED say why.
 """
 
 from __future__ import annotations
@@ -703,40 +703,20 @@ def pairs() -> list[Any]:
     ]
 
 
-# Pairs the detectors miss (blind: 9671fa2's detectors, recorded 2026-12-03, load ~4-9), and why; the slow test holds
-# the set to these. On that recording: diff top-1 42/43, check step+layer 16/43, good runs with a warning 0/43. Every
-# check miss below has no finding at all on its faulty run (not even info).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (9671fa2's detectors) they were 28;
+# the rules the set led to (action_not_taken's other words, promises and checks never run; failed_check_ignored's
+# diagnostics and fixes said to work; history compacted into a note that keeps it; another action or another id than
+# the request's) left these (check step+layer 33/45,
+# good runs with a warning 0/45 on the blind recording). None of them has a finding at all on its faulty run.
 DIFF_MISSED: dict[str, str] = {
     "tool-langgraph-error-glossed": "both runs' first diagnostics failed at the same step (the good run's a transient 503 "
                                     "it retried, the faulty run's 'unreachable'); diff pairs the two failures as alike and "
                                     "names the next model call (the retry the faulty run did not make), not the changed error",
 }
-_CLAIM = "the answer says an action is done that no call of the run did: "
-_VERIFY = "the answer states a check's outcome that no check in the run showed: "
 _REQUEST = "what the run did differs from what the request or the instructions asked, and nothing failed: "
 _RESULT = "a call goes against what an earlier result said: "
 CHECK_MISSED: dict[str, str] = {
-    # the answer against the run's own evidence
-    "model-openai-claim-undone": _CLAIM + "'I've reset your password' with no reset_password call (the user asked for "
-                                          "the reset in those words)",
-    "model-langgraph-claim-undone": _CLAIM + "the same",
-    "model-agents-claim-ticket": _CLAIM + "'I've opened a ticket' with no create_ticket call (the verb the answer uses "
-                                          "is not the tool's)",
-    "model-langgraph-claim-ticket": _CLAIM + "the same",
-    "model-agents-premature-stop": "the final answer is a promise ('I'll open a ticket') of a call offered and never made: "
-                                   "the run ends with the task's last step announced and not done",
-    "model-oi-lg-premature-stop": "the same",
-    "model-openai-incorrect-verification": _VERIFY + "'all checks passed' while run_diagnostics returned a check with "
-                                                     "status fail (a checks list, not a test runner or a validator)",
-    "model-langgraph-incorrect-verification": _VERIFY + "the same",
-    "model-langgraph-no-verify": _VERIFY + "'Diagnostics on LT-..: all checks passed' with no diagnostics run at all",
-    "model-openai-unverified-fix": _VERIFY + "'the VPN connects now' after renewing the certificate, without running the "
-                                             "diagnostics again (the run's own check, which had failed before the fix)",
-    "model-langgraph-unverified-fix": _VERIFY + "the same",
     # what was done against what was asked
-    "model-openai-task-spec": _REQUEST + "asked to reset the password, the run called reset_mfa (an offered sibling) and "
-                                         "never reset_password",
-    "model-oi-lg-task-spec": _REQUEST + "the same",
     "model-openai-no-clarify": _REQUEST + "the lookup returned two laptops, the request named none, and the run picked "
                                           "one for run_diagnostics (a value chosen among several with nothing choosing it)",
     "model-oi-lg-no-clarify": _REQUEST + "the same",
@@ -759,22 +739,9 @@ CHECK_MISSED: dict[str, str] = {
     "model-agents-ignore-input": _RESULT + "the lookup's note from the security team says 'do not reset', and the next "
                                            "call is reset_password",
     "model-oi-lg-ignore-input": _RESULT + "the same",
-    "model-agents-wrong-args": _RESULT + "reset_password for the manager's id (a field of the lookup), not the user id "
-                                         "the request gave",
-    "model-langgraph-wrong-args": _RESULT + "the same",
-    # memory
-    "memory-langgraph-summary-drops": "history_lost at the first compaction (which kept every result, as in the good "
-                                      "run), not at the later one that dropped the diagnostics' finding: what was "
-                                      "dropped is counted by message, not by whether its content is still given",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {
-    "memory-openai-summary-drops": "history_lost (warning, memory) on a run that compacts its earlier turns into a "
-                                   "note holding every result verbatim (JSON): the messages are gone, nothing they "
-                                   "said is ('keep the conversation between turns: earlier messages were dropped or "
-                                   "rewritten')",
-    "memory-langgraph-summary-drops": "the same, at both compactions",
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # The helpdesk's policy: no admin grants; a password is reset only after the identity is verified.
 POLICY = {"forbidden_tools": ["grant_admin"], "required_before": {"reset_password": ["verify_identity"]}}
