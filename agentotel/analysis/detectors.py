@@ -1126,7 +1126,20 @@ def _interface_drift(run: _Run) -> list[Finding]:
 
 
 def tool_definitions(definitions: Any) -> dict[str, dict[str, Any]]:
-    """Tool name -> {description, parameters}, from `gen_ai.tool.definitions` (GenAI, OpenAI or Anthropic form)."""
+    """Tool name -> {description, parameters}, from `gen_ai.tool.definitions` (GenAI, OpenAI or Anthropic form).
+    The inner dicts of a text's definitions are shared between calls: read them, never change them."""
+    if isinstance(definitions, str):
+        # Every model call of a run offers the same tools, and several detectors read them: parsed once per text.
+        return dict(_definitions_text(definitions))
+    return _definitions(definitions)
+
+
+@functools.lru_cache(maxsize=256)
+def _definitions_text(text: str) -> dict[str, dict[str, Any]]:
+    return _definitions(text)
+
+
+def _definitions(definitions: Any) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for item in parse_json(definitions) or ():
         if not isinstance(item, Mapping):
@@ -1993,11 +2006,13 @@ def _carried(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], lost
     the earlier results, their JSON pasted in): nothing was lost. A dropped message asking for tools (with the
     model's words on why) goes with their results, a failed call's error is no fact to keep (the call is run
     again, or the answer says it failed); any other must be there word for word (by its tokens)."""
+    asking = {_fingerprint(m) for m in run.messages(before) if any(p.get("type") == "tool_call" for p in parts(m))}
+    lost = [m for m in lost if m not in asking and not (m[0] == "tool" and _error_payload(m[1]) is not None)]
+    if not lost:
+        return True
     given = set(_TOKEN.findall("\n".join([*(message_text(m) for m in run.messages(step)),
                                            str(run.record.attribute(step, semconv.GEN_AI_SYSTEM_INSTRUCTIONS) or "")]).lower()))
-    asking = {_fingerprint(m) for m in run.messages(before) if any(p.get("type") == "tool_call" for p in parts(m))}
-    return all(message in asking or (message[0] == "tool" and _error_payload(message[1]) is not None)
-               or set(_TOKEN.findall(message[1].lower())) <= given for message in lost)
+    return all(set(_TOKEN.findall(message[1].lower())) <= given for message in lost)
 
 
 def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
