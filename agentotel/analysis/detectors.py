@@ -507,8 +507,12 @@ def _repetition(run: _Run) -> list[Finding]:
         group = [s for s, k in zip(tools, keys) if k == key]
         # Right after the same call, with the same answer; or asked for once by the model and run twice by the
         # loop (a retry wrapper, at-least-once redelivery): a side effect done twice, whatever it answered.
+        # An action (create_ticket, send_email) asked for again with the same arguments after it worked is done
+        # twice, whatever it answered the second time (a new ticket id).
         back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
-            _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None))
+            _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None)
+            or (_action(str(tool_name(step))) is not None and run.requester(step) is not None
+                and run.requester(step) is not run.requester(tools[n - 1])))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
             continue

@@ -35,7 +35,7 @@ beside a failure, a history compacted into a note that keeps every result, a res
 earlier runs'.
 
 Built and scored blind (9671fa2's detectors, agentotel/analysis/ unread; load ~3-9): 45 pairs, 4 recorders -
-diff top-1 44/45, check step+layer 17/45, good runs with a warning 2/45; after the rules it led to: 44/45, 33/45, 0/45.
+diff top-1 44/45, check step+layer 17/45, good runs with a warning 2/45; after the rules it led to: 44/45, 34/45, 0/45.
 DIFF_MISSED and CHECK_MISSED say why.
 """
 
@@ -706,7 +706,7 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (9671fa2's detectors) they were 28;
 # the rules the set led to (action_not_taken's other words, promises and checks never run; failed_check_ignored's
 # diagnostics and fixes said to work; history compacted into a note that keeps it; another action or another id than
-# the request's) left these (check step+layer 33/45,
+# the request's; an action asked for twice) left these (check step+layer 34/45,
 # good runs with a warning 0/45 on the blind recording). None of them has a finding at all on its faulty run.
 DIFF_MISSED: dict[str, str] = {
     "tool-langgraph-error-glossed": "both runs' first diagnostics failed at the same step (the good run's a transient 503 "
@@ -729,8 +729,6 @@ CHECK_MISSED: dict[str, str] = {
                                          "network desk it can hand over to",
     "model-langgraph-derailment": _REQUEST + "check_disk and a lookup of the user's manager, which nothing in the request "
                                              "or the instructions asks for, after the diagnostics had answered",
-    "model-langgraph-keeps-going": "a second create_ticket with the same arguments after the first one succeeded (a "
-                                   "repeated write; the repeated read, run_diagnostics, is found)",
     "model-agents-withholding": "the ticket's summary leaves out the one failing check the diagnostics returned ('VPN "
                                 "down on LT-..', not the expired certificate): what the next agent is given is not what "
                                 "was found",

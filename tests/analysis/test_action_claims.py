@@ -338,3 +338,24 @@ def test_an_action_on_an_id_a_result_gave_under_another_name_is_the_task_ignored
     assert swapped == [("task_ignored", 3, "u3133")], shown
     right, shown = desk("u4921")
     assert right == [], shown
+
+
+def test_an_action_asked_for_again_with_the_same_arguments_after_it_worked_is_a_repeat():
+    ticket = {"summary": "VPN down on LT-9"}
+
+    def desk(second: dict):
+        given = [text_message("user", "The VPN is down on LT-9: open a ticket.")]
+        shown = [*given, {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "create_ticket", "arguments": ticket}]},
+                 {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": '{"ticket_id": "INC-1"}'}]}]
+        run = record(llm(1, calls=[("create_ticket", ticket, "c1")], messages=given),
+                     tool(2, "create_ticket", ticket, {"ticket_id": "INC-1"}, requested_by=1, call_id="c1"),
+                     llm(3, calls=[("create_ticket", second, "c3")], messages=shown),
+                     tool(4, "create_ticket", second, {"ticket_id": "INC-2"}, requested_by=3, call_id="c3"),
+                     llm(5, text="Ticket INC-2 is open."), attributes={"s1": DESK, "s3": DESK, "s5": DESK})
+        found = detect(run)
+        return [(f.kind, f.index, f.layer) for f in found if f.kind == "repeated_tool_call"], format_findings(found)
+
+    twice, shown = desk(dict(ticket))
+    assert twice == [("repeated_tool_call", 3, "model")], shown  # a new ticket id each time: the side effect done twice
+    other, shown = desk({"summary": "Printer jam on PR-2"})
+    assert other == [], shown
