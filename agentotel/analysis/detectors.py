@@ -264,6 +264,13 @@ class _Run:
             return step if asked > ran else None
         return None
 
+    def offered(self) -> frozenset[str]:
+        """The names of every tool a model call of the run was offered (its recorded definitions), read once."""
+        if "_offered" not in self.__dict__:
+            self._offered = frozenset(name for s in self.llm
+                                      for name in tool_definitions(self.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
+        return self._offered
+
     def domain_text(self) -> str:
         """The run's own material, lower case: its first model call's instructions and messages and its
         successful tool and retrieval results (the words its answers may use as terms of the trade)."""
@@ -1257,9 +1264,7 @@ def _action_not_taken(run: _Run) -> list[Finding]:
     if not run.finals:
         return []
     step, text = max(run.finals, key=lambda item: item[0]["index"])
-    offered: set[str] = set()
-    for model in run.llm:
-        offered.update(tool_definitions(run.record.attribute(model, semconv.GEN_AI_TOOL_DEFINITIONS)))
+    offered = set(run.offered())
     if not offered:
         # An instrumentation that records no definitions (openai-v2, the Agents SDK's generation spans under
         # OpenInference): the tools the agent declares, and those its earlier runs ran (a foreign run's
@@ -1322,9 +1327,7 @@ def _other_action(run: _Run) -> list[Finding]:
         message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ()) if m.get("role") == "user")])).lower()
     if not task:
         return []
-    offered: set[str] = set()
-    for model in run.llm:
-        offered.update(tool_definitions(run.record.attribute(model, semconv.GEN_AI_TOOL_DEFINITIONS)))
+    offered = run.offered()
     asked = {c.name for s in run.llm for c in requested_calls(s)}
 
     def named(verb: str, objects: tuple[str, ...]) -> bool:  # the request asks for this action on this thing
