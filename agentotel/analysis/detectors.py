@@ -103,6 +103,14 @@ KINDS: dict[str, tuple[str, str]] = {
                              "they fail, before it answers"),
     "reasoning_action_mismatch": ("warning", "the model said it would use one tool and called another: check the two tools' "
                                   "names and descriptions, and the instructions on when to use each"),
+    "input_ignored": ("error", "the model acted against what a tool's result told it ('do not reset'): have it follow the "
+                      "notes its tools return, or stop and say why"),
+    "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
+                             "reported"),
+    "clarification_skipped": ("warning", "the request left open which of several the agent should act on: have the model "
+                              "ask the user, not pick one"),
+    "role_overstepped": ("warning", "an agent did a job another agent's instructions give it: have it hand over, or remove "
+                         "the tool from its list"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1401,6 +1409,283 @@ def _given_under(run: _Run, step: Mapping[str, Any], value: str) -> str | None:
 
     return next((found for s in run.record.tool_steps() if s["index"] < step["index"]
                  and (found := find(tool_payload(s.get("output")))) is not None), None)
+
+
+# A result telling the agent not to take an action: "do not reset", "must not be refunded", "never ship to ...".
+_PROHIBITION = re.compile(r"\b(?:do\s+not|don'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|never|may\s+not|cannot|can'?t|"
+                          r"not\s+to)\s+(?:be\s+)?(?:\w+ly\s+)?(\w+)((?:\s+\w+){0,4})", re.I)
+# What makes a prohibition conditional ("do not reset without the manager's approval"): no plain "do not" then.
+_IF = re.compile(r"\b(?:if|unless|until|before|without|except|once|when|after|while|otherwise)\b", re.I)
+_NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
+
+
+def _input_ignored(run: _Run) -> list[Finding]:
+    """A tool result about a thing says, plainly, not to take an action an offered tool does ("account under
+    investigation - do not reset"), and a later model call asks for that tool on the same thing (reset_password for
+    the user the lookup was about): the agent ignored what its tools told it (MAST FM-2.5, model). At that call.
+
+    The prohibition must be unconditional (no "unless", "without", "before"), name the tool's verb (or its past
+    form, "must not be reset") and, when it names a thing, the tool's thing; the call must pass a value the result
+    or its own call held (the same user, order or host)."""
+    offered = run.offered() or frozenset(run.record.declared_tools())
+    actions = {name: found for name in offered if (found := _action(name))}
+    if not actions:
+        return []
+    forms = {form: verb for verb in {v for v, _ in actions.values()} for form in (verb, *_past_forms(verb))}
+    notes: list[tuple[Mapping[str, Any], str, str, str]] = []  # (result step, clause, verb, words after it)
+    for step in run.record.tool_steps():
+        if is_error(step):
+            continue
+        text = text_of(step.get("output"))
+        if not _PROHIBITION.search(text):
+            continue
+        for clause in _NOTE_CLAUSE.split(text):
+            if _IF.search(clause):
+                continue
+            for said in _PROHIBITION.finditer(clause):
+                if (verb := forms.get(said.group(1).lower())) is not None:
+                    notes.append((step, clause.strip(), verb, said.group(2).lower()))
+    for result, clause, verb, after in notes:
+        about = {v for v in _leaves(parse_json(result.get("input"))) + _leaves(tool_payload(result.get("output"))) if len(v) >= 3}
+        named = {w for _v, objects in actions.values() for w in objects if re.search(rf"\b{w}", after)}
+        for step in run.llm:
+            if step["index"] <= result["index"]:
+                continue
+            for call in requested_calls(step):
+                found = actions.get(call.name) if call.name in offered else _action(call.name)
+                if found is None or found[0] != verb or (named and not named & set(found[1])):
+                    continue
+                if not about & set(_leaves(call.arguments)):
+                    continue
+                return [_finding("input_ignored", "model", step["index"], [step["index"], result["index"]],
+                                 f"the {tool_name(result)} result at step {result['index']} says {clause[:100]!r}; the model "
+                                 f"called {call.name} at step {step['index']} anyway", tool=call.name,
+                                 result_step=result["index"], said=clause[:200])]
+    return []
+
+
+# An instruction giving a value and the one condition for another: "Tickets are priority P3 unless the user says the
+# whole team is down" (or "Use express only if the customer asks for it").
+_UNLESS = re.compile(r"(?P<main>[^.;:\n]*?)\b(?P<how>unless|except\s+(?:when|if)|only\s+(?:if|when))\b(?P<cond>[^.;\n]*)", re.I)
+# How a condition says who states it: "the user says", "the customer asks that".
+_WHO_SAYS = re.compile(r"^\s*(?:the\s+)?(?:user|customer|caller|requester|client|employee|person)s?\s+(?:explicitly\s+)?"
+                       r"(?:says?|said|asks?|asked|mentions?|states?|reports?|confirms?|requests?|tells?\s+you)\s+(?:that\s+)?", re.I)
+_PLAIN = frozenset("the a an is are was were be been it its their they them this that these those of for to in on at by with "
+                   "and or our your you we us has have had any all some there here".split())
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9$%]+", text.lower()) if len(w) >= 3 and w not in _PLAIN]
+
+
+def _instruction_rule(run: _Run) -> list[Finding]:
+    """The instructions give an argument's value and the one condition for another ("Tickets are priority P3 unless
+    the user says the whole team is down"), and a call breaks it: another value of that form (P1) while nothing the
+    user said meets the condition, or the instructed value (P3) while the user said just that (task_ignored, model).
+    At the model call that asked for it. A condition is met when every word of it (but who says it) is in what the
+    user said (or, for the other value, anywhere in the run's results)."""
+    if not run.llm:
+        return []
+    text = instructions(run.record, run.llm[0])
+    if not _UNLESS.search(text):
+        return []
+    rules = [(m.group("main").strip(), m.group("how").lower(), _WHO_SAYS.sub("", m.group("cond")).strip())
+             for m in _UNLESS.finditer(text)]
+    user = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for s in run.llm for m in run.messages(s)
+                                                              if m.get("role") == "user")]).lower()
+    results = "\n".join(text_of(s.get("output")) for s in run.record.tool_steps() if not is_error(s)).lower()
+
+    def met(cond: str, where: str) -> bool:
+        words = _content_words(cond)
+        return bool(words) and all(re.search(rf"\b{re.escape(w[:5])}", where) for w in words)
+
+    def shape(value: str) -> str:
+        return re.sub(r"\d", "9", value.lower())
+
+    for step in run.llm:
+        for call in requested_calls(step):
+            arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+            thing = [w for w in _NAME_WORDS.findall(call.name) if len(w) >= 3]
+            for key, value in arguments.items():
+                if not isinstance(value, str) or not 0 < len(value) <= 24 or not re.search(r"\d", value):
+                    continue
+                for main, how, cond in rules:
+                    if not re.search(rf"\b{re.escape(str(key).lower())}\b", main.lower()) and not any(
+                            re.search(rf"\b{re.escape(w.lower()[:5])}", main.lower()) for w in thing):
+                        continue
+                    given = [t for t in re.findall(r"[\w-]+", main) if re.search(r"\d", t) and shape(t) == shape(value)]
+                    if not given or not _content_words(cond):
+                        continue
+                    said = f"{main} {how} {cond}".strip()
+                    if how.startswith("only"):
+                        broken = value in given and not met(cond, user + "\n" + results)
+                    elif value in given:
+                        broken = met(cond, user)
+                    else:
+                        broken = not met(cond, user + "\n" + results)
+                    if broken:
+                        why = "though the user said so" if value in given and not how.startswith("only") else "and nothing the user said meets the condition"
+                        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                         f"the instructions say {said[:120]!r}; step {step['index']} asked for {call.name} with "
+                                         f"{key}={value!r}, {why}", tool=call.name, argument=str(key), value=value,
+                                         rule=said[:200])]
+    return []
+
+
+# A result's status saying an item failed ({"name": "vpn_tunnel", "status": "fail", "detail": "certificate expired"}).
+_FAILED_STATUS = frozenset({"fail", "failed", "failure", "failing", "error", "errored", "down", "critical", "unhealthy", "broken"})
+# The arguments that hand on what was found: a ticket's summary, a message's body, a report.
+_HANDED_TEXT = frozenset({"summary", "description", "message", "body", "note", "notes", "comment", "details", "report", "reason",
+                          "findings", "text", "title", "subject", "problem", "issue"})
+
+
+def _failed_items(value: Any) -> list[list[str]]:
+    """The words naming each failed item of a check's structured result: its name (whole) and its detail words."""
+    found: list[list[str]] = []
+    if isinstance(value, Mapping):
+        status = next((str(v).lower() for k, v in value.items() if str(k).lower() in ("status", "state", "result", "outcome")
+                       and isinstance(v, str)), None)
+        if status in _FAILED_STATUS:
+            words = [str(v).lower() for k, v in value.items() if str(k).lower() in ("name", "check", "id", "test") and isinstance(v, str)]
+            words += [w for k, v in value.items() if isinstance(v, str) and str(k).lower() not in (
+                "status", "state", "result", "outcome", "name", "check", "id", "test") for w in _content_words(v) if len(w) >= 4 and not w.isdigit()]
+            if words:
+                found.append(words)
+        for v in value.values():
+            found += _failed_items(v)
+    elif isinstance(value, list):
+        for v in value:
+            found += _failed_items(v)
+    return found
+
+
+def _information_withheld(run: _Run) -> list[Finding]:
+    """An action call hands on a text about a thing a check examined (a ticket's summary naming the host the
+    diagnostics ran on) that leaves out every failure that check found (no failed check's name, no word of its
+    detail): the agent withheld what it found from whoever reads the ticket (MAST FM-2.4, model). At that call."""
+    checks = [s for s in run.record.tool_steps() if _is_check(s) and not is_error(s)]
+    for check in checks:
+        failures = _failed_items(tool_payload(check.get("output")))
+        if not failures:
+            continue
+        subject = {v for v in _leaves(parse_json(check.get("input"))) if len(v) >= 3}
+        for step in run.llm:
+            if step["index"] <= check["index"]:
+                continue
+            for call in requested_calls(step):
+                if _action(call.name) is None or not isinstance(call.arguments, Mapping):
+                    continue
+                for key, value in call.arguments.items():
+                    if str(key).lower() not in _HANDED_TEXT or not isinstance(value, str) or len(value.split()) < 3:
+                        continue
+                    said = value.lower()
+                    if not any(v.lower() in said for v in subject):
+                        continue
+                    if any(re.search(rf"\b{re.escape(w[:6]) if ' ' not in w and '_' not in w else re.escape(w)}", said)
+                           for words in failures for w in words):
+                        continue
+                    return [_finding("information_withheld", "model", step["index"], [step["index"], check["index"]],
+                                     f"step {step['index']} hands on {call.name}'s {key} {value[:80]!r}, which leaves out what "
+                                     f"{tool_name(check)} found failing at step {check['index']} ({' '.join(failures[0][:6])[:80]})",
+                                     tool=call.name, argument=str(key), check_step=check["index"])]
+    return []
+
+
+def _id_like(value: Any) -> bool:
+    return isinstance(value, str) and 3 <= len(value) <= 40 and bool(re.search(r"\d", value)) and " " not in value.strip()
+
+
+def _choices(value: Any) -> list[list[str]]:
+    """The lists of two or more distinct id-like strings a result holds (a user's devices: ["LT-2282", "LT-2982"])."""
+    found: list[list[str]] = []
+    if isinstance(value, Mapping):
+        for item in value.values():
+            found += _choices(item)
+    elif isinstance(value, list):
+        if len(value) >= 2 and all(_id_like(v) for v in value) and len(set(value)) == len(value):
+            found.append([str(v) for v in value])
+        else:
+            for item in value:
+                found += _choices(item)
+    return found
+
+
+def _clarification_skipped(run: _Run) -> list[Finding]:
+    """A lookup about the request's own subject (its call passed an id the request holds: the user u4884) returned
+    several candidates (two laptops), the request names none of them, and an action or check ran on one of them
+    while the run never touched the others: the model guessed where it should have asked which (MAST FM-2.2,
+    model). At the model call that picked it."""
+    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for s in run.llm for m in run.messages(s)
+                                                                 if m.get("role") == "user")])
+    if not request.strip():
+        return []
+    candidates: list[tuple[Mapping[str, Any], list[str]]] = []
+    for step in run.record.tool_steps():
+        own = [v for v in _leaves(parse_json(step.get("input"))) if _id_like(v) and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request)]
+        if own and not is_error(step):
+            candidates += [(step, listed) for listed in _choices(tool_payload(step.get("output")))
+                           if not any(v in request for v in listed)]
+    if not candidates:
+        return []
+    used = [(step, call, set(_leaves(call.arguments))) for step in run.llm for call in requested_calls(step)]
+    for result, listed in candidates:
+        picked = [(step, call, hit) for step, call, values in used if step["index"] > result["index"]
+                  and (hit := values & set(listed))]
+        if not picked or len({v for _s, _c, hit in picked for v in hit}) > 1:
+            continue  # none used, or more than one of them: no guess
+        step, call, hit = picked[0]
+        if _action(call.name) is None and not _check_name(call.name):
+            continue
+        value = next(iter(hit))
+        return [_finding("clarification_skipped", "model", step["index"], [step["index"], result["index"]],
+                         f"{tool_name(result)} at step {result['index']} returned {len(listed)} candidates "
+                         f"({', '.join(listed[:4])}) and the request names none; step {step['index']} ran {call.name} on "
+                         f"{value} without asking which", tool=call.name, value=value, candidates=listed[:10])]
+    return []
+
+
+# Verbs and words a tool's name shares with any other: no part of one agent's job.
+_GENERIC_NAME = frozenset({"run", "get", "set", "list", "check", "create", "update", "delete", "make", "do", "call", "send", "tool",
+                           "fetch", "read", "write", "find", "search", "query", "lookup", "look", "info", "data", "details"})
+
+
+def _role_overstepped(run: _Run) -> list[Finding]:
+    """In a run of several agents, one agent took an action or ran a check whose thing its own instructions never
+    name, while another agent's instructions name it and the first agent's instructions name that agent (the
+    accounts desk told to hand device problems to the network desk ran run_diagnostics itself): it did another
+    agent's job (MAST FM-1.2, model). At the model call that asked for it."""
+    told: dict[str, str] = {}
+    for step in run.llm:
+        agent = agent_of(step, run.by_index)
+        if agent is not None and agent not in told:
+            told[agent] = instructions(run.record, step, run.messages(step)).lower()
+    told = {a: text for a, text in told.items() if text}
+    if len(told) < 2:
+        return []
+
+    def short(agent: str) -> str:
+        return agent.removeprefix("invoke_agent ").strip().lower()
+
+    for step in run.llm:
+        agent = agent_of(step, run.by_index)
+        if agent not in told:
+            continue
+        for call in requested_calls(step):
+            if _action(call.name) is None and not _check_name(call.name):
+                continue
+            thing = [w.lower() for w in _NAME_WORDS.findall(call.name) if len(w) >= 4 and w.lower() not in _GENERIC_NAME
+                     and w.lower() not in _ACTIONS and w.lower() not in _CHECK_TOOL - {"diagnostics", "diagnostic"}]
+            if not thing or any(re.search(rf"\b{re.escape(w[:6])}", told[agent]) for w in thing):
+                continue
+            owner = next((other for other, text in told.items() if other != agent and short(other)
+                          and re.search(rf"\b{re.escape(short(other))}\b", told[agent])
+                          and any(re.search(rf"\b{re.escape(w[:6])}", text) for w in thing)), None)
+            if owner is not None:
+                return [_finding("role_overstepped", "model", step["index"], [step["index"]],
+                                 f"{short(agent)} called {call.name} at step {step['index']}, which its instructions never "
+                                 f"give it and {short(owner)}'s instructions do ({short(agent)} is told of {short(owner)})",
+                                 tool=call.name, agent=short(agent), owner=short(owner))]
+    return []
 
 
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
@@ -3138,6 +3423,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
+    _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped,
+    _role_overstepped,
 )
 
 

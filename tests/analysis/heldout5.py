@@ -707,36 +707,19 @@ def pairs() -> list[Any]:
 # the rules the set led to (action_not_taken's other words, promises and checks never run; failed_check_ignored's
 # diagnostics and fixes said to work; history compacted into a note that keeps it; another action or another id than
 # the request's; an action asked for twice) left these (check step+layer 34/45,
-# good runs with a warning 0/45 on the blind recording). None of them has a finding at all on its faulty run.
+# good runs with a warning 0/45 on the blind recording); session 16's (a result's "do not reset" acted against, an
+# instruction's "P3 unless ..." broken either way, a ticket leaving out the failed check, one of two laptops guessed, an
+# agent doing the job another agent's instructions hold) left one (check 44/45, 0 alarms). It has no finding at all.
 DIFF_MISSED: dict[str, str] = {
     "tool-langgraph-error-glossed": "both runs' first diagnostics failed at the same step (the good run's a transient 503 "
                                     "it retried, the faulty run's 'unreachable'); diff pairs the two failures as alike and "
                                     "names the next model call (the retry the faulty run did not make), not the changed error",
 }
 _REQUEST = "what the run did differs from what the request or the instructions asked, and nothing failed: "
-_RESULT = "a call goes against what an earlier result said: "
 CHECK_MISSED: dict[str, str] = {
     # what was done against what was asked
-    "model-openai-no-clarify": _REQUEST + "the lookup returned two laptops, the request named none, and the run picked "
-                                          "one for run_diagnostics (a value chosen among several with nothing choosing it)",
-    "model-oi-lg-no-clarify": _REQUEST + "the same",
-    "model-openai-policy-p1": _REQUEST + "priority P1 where the instructions say P3 unless the whole team is down (and "
-                                         "the request does not say so)",
-    "model-oi-lg-policy-p1": _REQUEST + "the same",
-    "model-openai-p1-missed": _REQUEST + "priority P3 where the request says the whole team is down (the instructions' "
-                                         "condition for P1)",
-    "model-agents-role-spec": _REQUEST + "the accounts desk ran run_diagnostics, which its instructions give to the "
-                                         "network desk it can hand over to",
     "model-langgraph-derailment": _REQUEST + "check_disk and a lookup of the user's manager, which nothing in the request "
                                              "or the instructions asks for, after the diagnostics had answered",
-    "model-agents-withholding": "the ticket's summary leaves out the one failing check the diagnostics returned ('VPN "
-                                "down on LT-..', not the expired certificate): what the next agent is given is not what "
-                                "was found",
-    "model-oi-lg-withholding": "the same",
-    # a call against what a result said
-    "model-agents-ignore-input": _RESULT + "the lookup's note from the security team says 'do not reset', and the next "
-                                           "call is reset_password",
-    "model-oi-lg-ignore-input": _RESULT + "the same",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 FALSE_ALARMS: dict[str, str] = {}
