@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context, trace
@@ -14,6 +15,40 @@ from agentotel._internal import report_internal_error
 from agentotel.content import Payload
 from agentotel.runs import INVOKE_AGENT, record_error, run
 from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+
+
+def traced(call: Any, wrapped: Any, args: tuple, kwargs: dict, done: Callable[[Any, Any], None] | None = None) -> Any:
+    """Run a framework's function as the tool call `call` (None: untraced): current while it runs, its
+    exception recorded and re-raised unchanged, its result ending the call through `done(call, result)`
+    (default: the result as it is)."""
+    if call is None:
+        return wrapped(*args, **kwargs)
+    call.attach()
+    try:
+        result = wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    (done or _succeed)(call, result)
+    return result
+
+
+async def traced_async(call: Any, wrapped: Any, args: tuple, kwargs: dict, done: Callable[[Any, Any], None] | None = None) -> Any:
+    """`traced` for a coroutine function."""
+    if call is None:
+        return await wrapped(*args, **kwargs)
+    call.attach()
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        call.fail(exc)
+        raise
+    (done or _succeed)(call, result)
+    return result
+
+
+def _succeed(call: Any, result: Any) -> None:
+    call.succeed(result)
 
 
 def suppressed() -> bool:

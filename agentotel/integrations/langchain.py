@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed
+from agentotel.integrations._common import AgentScope, suppressed, traced, traced_async
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, retrieval_call, start_tool_call
 
 
@@ -97,31 +97,11 @@ def _end(call: ToolCall, output: Any) -> None:
 
 
 def _run(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    call = _start(instance, args, kwargs)
-    if call is None:
-        return wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        output = wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    _end(call, output)
-    return output
+    return traced(_start(instance, args, kwargs), wrapped, args, kwargs, _end)
 
 
 async def _arun(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    call = _start(instance, args, kwargs)
-    if call is None:
-        return await wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        output = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    _end(call, output)
-    return output
+    return await traced_async(_start(instance, args, kwargs), wrapped, args, kwargs, _end)
 
 
 # --- retrievers --------------------------------------------------------------------------------------------
@@ -135,31 +115,11 @@ def _start_retrieval(retriever: Any, args: tuple, kwargs: dict) -> ToolCall | No
 
 
 def _retrieve(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    call = _start_retrieval(instance, args, kwargs)
-    if call is None:
-        return wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        documents = wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    call.succeed(documents)
-    return documents
+    return traced(_start_retrieval(instance, args, kwargs), wrapped, args, kwargs)
 
 
 async def _aretrieve(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    call = _start_retrieval(instance, args, kwargs)
-    if call is None:
-        return await wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        documents = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    call.succeed(documents)
-    return documents
+    return await traced_async(_start_retrieval(instance, args, kwargs), wrapped, args, kwargs)
 
 
 # --- graphs ------------------------------------------------------------------------------------------------

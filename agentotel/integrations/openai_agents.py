@@ -24,7 +24,7 @@ from opentelemetry.trace import SpanKind
 
 from agentotel import _context, _json, _tracing
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed
+from agentotel.integrations._common import AgentScope, suppressed, traced_async
 from agentotel.runs import INVOKE_AGENT
 from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
 from agentotel.tools import DefinedTool, defined_tool, start_tool_call
@@ -133,16 +133,7 @@ async def _execute_handoffs(wrapped: Any, instance: Any, args: tuple, kwargs: di
         call = start_tool_call(tool, _json.parse(asked.arguments or "{}"), asked.call_id)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.agents.handoff", exc)
-    if call is None:
-        return await wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        result = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    call.succeed(_transfer_message(handoff, result))
-    return result
+    return await traced_async(call, wrapped, args, kwargs, lambda call, result: call.succeed(_transfer_message(handoff, result)))
 
 
 def _transfer_message(handoff: Any, result: Any) -> Any:

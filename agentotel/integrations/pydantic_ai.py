@@ -20,7 +20,7 @@ from typing import Any
 from opentelemetry import trace
 
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed
+from agentotel.integrations._common import AgentScope, suppressed, traced_async
 from agentotel.semconv import GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID
 from agentotel.tools import EXECUTE_TOOL, DefinedTool, ToolCall, defined_tool, start_tool_call
 
@@ -75,17 +75,7 @@ def _start(validated: Any) -> ToolCall | None:
 
 
 async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    call = _start(args[0] if args else kwargs.get("validated"))
-    if call is None:
-        return await wrapped(*args, **kwargs)
-    call.attach()
-    try:
-        result = await wrapped(*args, **kwargs)
-    except BaseException as exc:
-        call.fail(exc)
-        raise
-    call.succeed(result)
-    return result
+    return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs)
 
 
 # --- agent runs ----------------------------------------------------------------------------------------------
