@@ -493,7 +493,7 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
     reports = [t for i, a, t in runs if _passing(t) is not None]
     told = re.search(r"(tests/\S+::\w+)", notes) if role == "coder" else None
     named = re.search(r"(src/[\w/]+\.py)", notes) if role == "coder" else None
-    frame = _frame(reports[0]) if reports else named.group(1) if named else None
+    frame = (_frame(reports[0]) if reports else None) or (named.group(1) if named else None)
     if role == "coder" and told is None and "I fixed" not in notes:  # a planner that said nothing usable
         frame = None
 
@@ -953,7 +953,8 @@ def pairs() -> list[Any]:
         rule("langgraph", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (never submitted)", answer),
         # the OpenAI Agents SDK: planner -> coder
         rule("agents", "model", "role_spec", f"{spec}: FM-1.2 Disobey role specification (the planner writes the fix)",
-             asking("apply_patch")),
+             asking("apply_patch"),
+             diff_where=asking("read_file")),  # (the runs part where the planner, not handing over, reads the source)
         rule("agents", "model", "withholding", f"{inter}: FM-2.4 Information withholding (no failing test named at the "
              "handoff)", handing),
         rule("agents", "model", "no_tests", f"{swe}: submitted without running the tests after the change (FM-3.2)",
