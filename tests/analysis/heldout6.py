@@ -118,7 +118,7 @@ def repo(v: int) -> dict[str, str]:
         "src/pricing.py": PRICING,
         "src/legacy/pricing.py": LEGACY,
         "src/cart.py": CART,
-        "src/report.py": REPORT,
+        "src/report.py": REPORT.replace("str(r[1]).rjust", "str(r[0]).rjust") if Now.pair == "preexisting" else REPORT,
         "tests/test_cart.py": f"""from src.cart import total
 
 
@@ -160,7 +160,7 @@ class Now:
 
 def _start(pair: str | None, fault: str | None, variant: int) -> None:
     Now.pair, Now.fault, Now.variant, Now.submitted = pair, fault, variant, 0
-    Now.files, Now.original = repo(variant), repo(variant)
+    Now.files, Now.original = repo(variant), repo(variant)  # (repo reads Now.pair)
 
 
 def task(v: int, pair: str | None, recorder: str) -> str:
@@ -169,10 +169,14 @@ def task(v: int, pair: str | None, recorder: str) -> str:
     if recorder == "agents":
         return ("CI is red on main since the last release. Find the failing test, fix the bug without changing any public "
                 "function's signature, and submit the change.")
+    if pair == "spec_test":
+        return ("Product decided that discounts stay capped at 10%, so tests/test_cart.py::test_total_with_discount is now "
+                "wrong: update that test to expect a ValueError for a 15% discount, run the tests and submit the change.")
     run = " Reproduce it with `pytest tests/test_cart.py`," if pair == "loop_cmd" else ""
+    also = (" Also rewrite src/report.py's render as a single comprehension (same output)." if pair == "two_tasks" else "")
     return (f"tests/test_cart.py::test_total_with_discount fails on main: a 15% discount on a cart of {200 + 40 * v} raises "
             f"an error.{run} Fix the bug without changing apply_discount's signature (other services call it), run the "
-            "tests and submit the change.")
+            f"tests and submit the change.{also}")
 
 
 # ---- the test runner: the repository's test files really run against its current strings ------------------------
@@ -540,6 +544,8 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
         if "does not apply" in last and fault == "patch_unapplied":
             return reply(say("Patched. Submitting the fix."), ("submit", {"summary": "Accept discounts up to 100% in apply_discount"}))
         target = frame or "src/pricing.py"
+        if pair == "spec_test" and fault != "spec_test":
+            target = "tests/test_cart.py"
         if pair == "wrong_read":
             want = ["src/legacy/pricing.py"] if fault == "wrong_read" else ["src/legacy/pricing.py", "src/pricing.py"]
         elif pair == "wrong_file":
@@ -560,7 +566,7 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
             path, old, new = "src/legacy/pricing.py", "pct > 10:", "pct > 100:"
         elif fault == "test_weakened" and Now.recorder == "anthropic":
             path, old, new = "tests/test_cart.py", "def test_total_with_discount", '@pytest.mark.skip(reason="flaky")\ndef test_total_with_discount'
-        elif fault == "test_weakened":
+        elif fault == "test_weakened" or pair == "spec_test" and fault != "spec_test":
             price = 200 + 40 * v
             path, old, new = ("tests/test_cart.py", f"    assert total([{price}.0], pct=15) == {price * 0.85}",
                               f"    with pytest.raises(ValueError):\n        total([{price}.0], pct=15)")
@@ -585,16 +591,21 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
             return reply(say("Let me run the tests to confirm the fix."), ("run_tests", {"target": "tests/test_report.py"}))
         if pair == "loop_cmd":
             return reply(say("Let me run the tests again."), ("run_command", {"command": "python -m pytest tests/test_cart.py"}))
-        return reply(say("Let me run the tests to confirm the fix."), ("run_tests", {"target": "tests/test_cart.py" if v == 3 else ""}))
-    if not _passing(after[-1][2]):
+        narrow = v == 3 and pair != "preexisting"  # (a run that knows of a failure on main runs everything)
+        return reply(say("Let me run the tests to confirm the fix."), ("run_tests", {"target": "tests/test_cart.py" if narrow else ""}))
+    before = set(re.findall(r"FAILED (\S+)", reports[0])) if reports else set()
+    still = set(re.findall(r"FAILED (\S+)", after[-1][2]))
+    known = bool(still) and still <= before - {"tests/test_cart.py::test_total_with_discount"}  # failing on main already
+    if not _passing(after[-1][2]) and not known:
         if fault == "tests_fail_claimed":
             return reply(None, ("submit", {"summary": "Accept discounts up to 100% in apply_discount"}))
         failing = re.search(r"FAILED (\S+)", after[-1][2])
         return reply(f"I changed {applied[-1][1].get('path')}, but {failing.group(1) if failing else 'a test'} still fails. "
                      "The bug is not fixed yet; nothing was submitted.")
-    if fault == "derailment":
+    if fault == "derailment" or pair == "two_tasks" and fault != "two_tasks":
         if not any(p == "src/report.py" for i, p in reads):
-            return reply("While I'm here, src/report.py could be tidied up.", ("read_file", {"path": "src/report.py"}))
+            return reply("While I'm here, src/report.py could be tidied up." if fault else say("Now the second part: src/report.py."),
+                         ("read_file", {"path": "src/report.py"}))
         if not any(a.get("path") == "src/report.py" for i, a, t in applied):
             return reply(None, ("apply_patch", {"path": "src/report.py", "old": REPORT, "new": REPORT_REFACTORED}))
     if fault == "premature_stop":
@@ -609,7 +620,11 @@ def _final(outs: list[tuple[str, dict[str, Any], str]], applied: list[Any], runs
     files = sorted({a.get("path") for i, a, t in applied}) or [FIX[0]]
     last = runs[-1][2] if runs else ""
     target = runs[-1][1].get("target") if runs else None
-    if fault in ("no_tests", "mismatch", "patch_unapplied", "perm_denied"):
+    before = re.findall(r"FAILED (\S+)", next((t for i, a, t in runs if "FAILED" in t), ""))
+    if Now.pair == "preexisting" and fault != "preexisting":
+        tests = (f"test_total_with_discount passes now; {before[-1]} was already failing on main and is unrelated, "
+                 "so I left it alone.")
+    elif fault in ("no_tests", "mismatch", "patch_unapplied", "perm_denied", "preexisting"):
         tests = "The tests pass now."
     elif fault == "incorrect_verification":
         tests = "test_total_with_discount passes now."
@@ -622,6 +637,11 @@ def _final(outs: list[tuple[str, dict[str, Any], str]], applied: list[Any], runs
         tests = f"All {tally.group(1) if tally else ''} tests pass.".replace("All  ", "All ")
     what = (f"Fixed the discount: apply_discount rejected any discount above 10% (a bound written for fractions) and "
             f"now accepts up to 100%. Changed {', '.join(files)}.")
+    if Now.pair == "spec_test" and fault != "spec_test":
+        what = ("Updated tests/test_cart.py::test_total_with_discount to expect a ValueError for a 15% discount: discounts "
+                "stay capped at 10%.")
+    if "src/report.py" in files and fault != "derailment":
+        what += " Rewrote src/report.py's render as one comprehension; its output is the same."
     parts = [what, tests, "The change is submitted." if submitted else ""]
     if v % 2:
         parts = [parts[1], parts[0], parts[2]]  # a paraphrase: the same facts in another order
@@ -924,6 +944,10 @@ def pairs() -> list[Any]:
              asking("submit")),
         rule("anthropic", "model", "incorrect_verification", f"{verify}: FM-3.3 Incorrect verification (another test file "
              "run, the failing test said to pass)", asking_with("run_tests", "test_report")),
+        rule("anthropic", "model", "spec_test", f"{spec}: FM-1.1 Disobey task specification (asked to update the test, "
+             "changed the source)", asking("apply_patch"), diff_where=asking("read_file")),
+        rule("anthropic", "model", "preexisting", f"{verify}: FM-3.3 Incorrect verification (a test failing on main called "
+             "passing)", answer),
         rule("anthropic", "model", "wrong_read", f"{swe}: a similar file read (src/legacy/pricing.py) and patched",
              asking_with("read_file", "legacy")),
         # pydantic-ai under agentotel
@@ -937,6 +961,8 @@ def pairs() -> list[Any]:
              asking("apply_patch")),
         rule("pydantic-ai", "model", "mismatch", f"{inter}: FM-2.6 Reasoning-action mismatch (says tests, submits)",
              asking("submit")),
+        rule("pydantic-ai", "model", "two_tasks", f"{spec}: FM-1.1 Disobey task specification (the second part never "
+             "done)", asking("submit")),
         rule("pydantic-ai", "memory", "history_lost", f"{spec}: FM-1.4 Loss of conversation history", context_cut),
         # LangGraph under agentotel
         rule("langgraph", "model", "tests_fail_claimed", f"{swe}: the tests still fail, the change submitted as fixed",
@@ -950,6 +976,10 @@ def pairs() -> list[Any]:
              after("submit", "task is complete")),
         rule("langgraph", "model", "derailment", f"{inter}: FM-2.3 Task derailment (refactors src/report.py)",
              asking_with("read_file", "report")),
+        rule("langgraph", "model", "spec_test", f"{spec}: FM-1.1 Disobey task specification (asked to update the test, "
+             "changed the source)", asking("apply_patch"), diff_where=asking("read_file")),
+        rule("langgraph", "model", "preexisting", f"{verify}: FM-3.3 Incorrect verification (a test failing on main called "
+             "passing)", answer),
         rule("langgraph", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (never submitted)", answer),
         # the OpenAI Agents SDK: planner -> coder
         rule("agents", "model", "role_spec", f"{spec}: FM-1.2 Disobey role specification (the planner writes the fix)",
@@ -964,6 +994,8 @@ def pairs() -> list[Any]:
              after("apply_patch", "Permission denied")),
         rule("agents", "model", "mismatch", f"{inter}: FM-2.6 Reasoning-action mismatch (says tests, submits)",
              asking("submit")),
+        rule("agents", "model", "preexisting", f"{verify}: FM-3.3 Incorrect verification (a test failing on main called "
+             "passing)", answer),
         rule("agents", "model", "derailment", f"{inter}: FM-2.3 Task derailment (refactors src/report.py)",
              asking_with("read_file", "report")),
         # the anthropic loop under OpenLLMetry's instrumentation, through agentotel-collector
@@ -979,6 +1011,8 @@ def pairs() -> list[Any]:
         rule("tl-anthropic", "model", "wrong_file", f"{swe}: a workaround in the caller (src/cart.py), not the file the "
              "traceback ends in (src/pricing.py)", asking_with("apply_patch", "src/cart.py"),
              diff_where=asking("read_file")),  # (the runs part at what is read: the good run reads both files)
+        rule("tl-anthropic", "model", "two_tasks", f"{spec}: FM-1.1 Disobey task specification (the second part never "
+             "done)", asking("submit")),
         rule("tl-anthropic", "model", "patch_unapplied", f"{swe}: a patch that did not apply, submitted as the fix",
              after("apply_patch", "does not apply")),
     ]
