@@ -156,10 +156,15 @@ class Now:
     files: dict[str, str] = {}
     original: dict[str, str] = {}
     submitted = 0
+    busy = False
+
+
+# Pairs whose test runner is busy at the run's first call (both runs): the model asks again, unchanged
+BUSY = {"incorrect_verification", "no_tests", "premature_stop"}
 
 
 def _start(pair: str | None, fault: str | None, variant: int) -> None:
-    Now.pair, Now.fault, Now.variant, Now.submitted = pair, fault, variant, 0
+    Now.pair, Now.fault, Now.variant, Now.submitted, Now.busy = pair, fault, variant, 0, pair in BUSY
     Now.files, Now.original = repo(variant), repo(variant)  # (repo reads Now.pair)
 
 
@@ -327,6 +332,9 @@ def apply_patch(path: str, old: str, new: str) -> str:
 
 def run_tests(target: str = "") -> Any:
     """Runs the repository's tests (all of them, or a file or a test id) and returns pytest's report."""
+    if Now.busy:
+        Now.busy = False
+        raise ConnectionError("test runner busy (503 Service Unavailable): retry in a moment")
     if Now.fault == "shape_change":  # a new test runner service: a structured result, not pytest's text
         results, n = _run_suite(target)
         return {"exit_code": int(any(r[1] == "failed" for r in results)),
@@ -449,7 +457,7 @@ def _frame(report: str) -> str | None:
 
 def _planner(outs: list[tuple[str, dict[str, Any], str]], asked: str) -> dict[str, Any]:
     fault = Now.fault
-    runs = [t for n, a, t in outs if n == "run_tests"]
+    runs = [t for n, a, t in outs if n == "run_tests" and not _failed(t)]
     if not runs:
         return reply(None, ("run_tests", {"target": ""}))
     failing = re.search(r"FAILED (\S+) - (.+)", runs[0])
@@ -488,7 +496,7 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
     fault, pair, v = Now.fault, Now.pair, Now.variant
     say = (lambda text: text if v >= 2 else None)  # a model's words beside its calls (matching them)
 
-    runs = [(i, a, t) for i, (n, a, t) in enumerate(outs) if n in ("run_tests", "run_command")]
+    runs = [(i, a, t) for i, (n, a, t) in enumerate(outs) if n in ("run_tests", "run_command") and not _failed(t)]
     patches = [(i, a, t) for i, (n, a, t) in enumerate(outs) if n == "apply_patch"]
     applied = [(i, a, t) for i, a, t in patches if t.startswith("Applied")]
     reads = [(i, a.get("path")) for i, (n, a, t) in enumerate(outs) if n == "read_file" and not _failed(t)]
@@ -552,6 +560,8 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
             want = ["src/cart.py"] if fault == "wrong_file" else ["src/cart.py", target]
         else:
             want = [target]
+        if pair == "wrong_read" and Now.recorder == "langgraph" and not any(n == "list_dir" for n, a, t in outs):
+            return reply(say("Let me look at what is under src."), ("list_dir", {"path": "src"}), ("list_dir", {"path": "src/legacy"}))
         last_patch = patches[-1][0] if patches else -1
         unread = [p for p in want if not any(i > last_patch and path == p for i, path in reads)]
         if unread:
@@ -642,6 +652,8 @@ def _final(outs: list[tuple[str, dict[str, Any], str]], applied: list[Any], runs
                 "stay capped at 10%.")
     if "src/report.py" in files and fault != "derailment":
         what += " Rewrote src/report.py's render as one comprehension; its output is the same."
+    if v == 3 and fault != "test_weakened" and Now.pair != "spec_test":
+        tests += " No test was skipped or edited."
     parts = [what, tests, "The change is submitted." if submitted else ""]
     if v % 2:
         parts = [parts[1], parts[0], parts[2]]  # a paraphrase: the same facts in another order
@@ -980,6 +992,8 @@ def pairs() -> list[Any]:
              "changed the source)", asking("apply_patch"), diff_where=asking("read_file")),
         rule("langgraph", "model", "preexisting", f"{verify}: FM-3.3 Incorrect verification (a test failing on main called "
              "passing)", answer),
+        rule("langgraph", "model", "wrong_read", f"{swe}: a similar file read (src/legacy/pricing.py) and patched (both "
+             "runs list src/ and src/legacy/ first)", asking_with("read_file", "legacy")),
         rule("langgraph", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (never submitted)", answer),
         # the OpenAI Agents SDK: planner -> coder
         rule("agents", "model", "role_spec", f"{spec}: FM-1.2 Disobey role specification (the planner writes the fix)",
