@@ -34,8 +34,8 @@ when the request is ambiguous; the diff reviewed before submit; a test updated b
 test failing on main already, reported as unrelated; a second change the request asks for; a busy test runner
 asked again unchanged; src/ listed before reading; "No test was skipped or edited." said.
 
-Built and scored blind (ba1dffd's detectors, agentotel/analysis/ unread; load ~7-9): 42 pairs, 5 recorders - diff
-top-1 42/42, check step+layer 10/42, good runs with a warning 3/42. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
+Built and scored blind (ba1dffd's detectors, agentotel/analysis/ unread; load ~7-9): 44 pairs, 5 recorders - diff
+top-1 44/44, check step+layer 10/44, good runs with a warning 3/44. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
 say why.
 """
 
@@ -121,7 +121,7 @@ def repo(v: int) -> dict[str, str]:
         "README.md": "# shop\nPricing and cart helpers of the web shop. Run the tests with `python -m pytest`.\n",
         "CHANGELOG.md": CHANGELOG,
         "pyproject.toml": '[project]\nname = "shop"\nversion = "1.4.2"\n',
-        "src/pricing.py": PRICING,
+        "src/pricing.py": PRICING.replace("<= 10:", "<= 100:") if Now.pair == "already_fixed" else PRICING,
         "src/legacy/pricing.py": LEGACY,
         "src/cart.py": CART,
         "src/report.py": REPORT.replace("str(r[1]).rjust", "str(r[0]).rjust") if Now.pair == "preexisting" else REPORT,
@@ -536,7 +536,10 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
                          ("run_command", {"command": "python -m pytest tests/test_cart.py"}))
     elif not runs and role == "solo":
         return reply(say("Let me run the tests first."), ("run_tests", {"target": ""}))
-    if role == "solo" and reports and _passing(reports[0]) and not applied:  # (a report read as passing)
+    if role == "solo" and reports and _passing(reports[0]) and not applied and fault != "already_fixed":  # (read as passing)
+        if pair == "already_fixed":
+            return reply("tests/test_cart.py::test_total_with_discount passes on main already (apply_discount accepts "
+                         "discounts up to 100% since the last commit), so I left the code as it is and did not submit anything.")
         return reply("All tests pass on main: there is nothing to fix.")
 
     # the coder with nothing to go on looks for it
@@ -589,6 +592,8 @@ def _coder(role: str, outs: list[tuple[str, dict[str, Any], str]], asked: str, n
         elif fault == "task_spec":
             old = PRICING.split("\n    if")[0] + "\n    if not 0 <= pct <= 10:"
             new = old.replace("pct: float)", "pct: float, max_pct: float = 100)").replace("<= 10:", "<= max_pct:")
+        elif fault == "already_fixed":  # a change for its own sake, where nothing fails
+            old, new = "if not 0 <= pct <= 100:", "if not 0.0 <= float(pct) <= 100.0:"
         elif fault == "tests_fail_claimed":
             old, new = "price - price * pct / 100", "price * (1 - pct / 100)"  # a rewrite that keeps the bound
         elif pair == "patch_unapplied" and not patches:
@@ -966,6 +971,8 @@ def pairs() -> list[Any]:
              "changed the source)", asking("apply_patch"), diff_where=asking("read_file")),
         rule("anthropic", "model", "preexisting", f"{verify}: FM-3.3 Incorrect verification (a test failing on main called "
              "passing)", answer),
+        rule("anthropic", "model", "already_fixed", f"{spec}: FM-1.1 Disobey task specification / {inter}: FM-2.3 "
+             "derailment (the test passes on main; the code changed anyway)", asking("read_file")),
         rule("anthropic", "model", "wrong_read", f"{swe}: a similar file read (src/legacy/pricing.py) and patched",
              asking_with("read_file", "legacy")),
         # pydantic-ai under agentotel
@@ -981,6 +988,8 @@ def pairs() -> list[Any]:
              asking("submit")),
         rule("pydantic-ai", "model", "two_tasks", f"{spec}: FM-1.1 Disobey task specification (the second part never "
              "done)", asking("submit")),
+        rule("pydantic-ai", "model", "already_fixed", f"{spec}: FM-1.1 Disobey task specification / {inter}: FM-2.3 "
+             "derailment (the test passes on main; the code changed anyway)", asking("read_file")),
         rule("pydantic-ai", "memory", "history_lost", f"{spec}: FM-1.4 Loss of conversation history", context_cut),
         # LangGraph under agentotel
         rule("langgraph", "model", "tests_fail_claimed", f"{swe}: the tests still fail, the change submitted as fixed",
@@ -1086,6 +1095,10 @@ CHECK_MISSED: dict[str, str] = {
     "model-pydantic-ai-two-tasks": _ASKED + "the request asks for two changes (the fix, render as a comprehension); the "
                                             "run submits the first only and its answer is silent about the second",
     "model-tl-anthropic-two-tasks": _ASKED + "the same",
+    "model-anthropic-already-fixed": _ASKED + "the request says the test fails; run_tests says it passes on main, and the "
+                                              "run reads, 'hardens' and submits src/pricing.py anyway (its good twin "
+                                              "answers 'did not submit anything': no alarm there)",
+    "model-pydantic-ai-already-fixed": _ASKED + "the same",
     "model-langgraph-premature-stop": _ASKED + "the request and the instructions say submit; the run answers 'tests pass' "
                                                "and never calls submit (its answer does not claim a submit)",
     # a check that does not cover the claim
