@@ -55,7 +55,9 @@ call to call: about half the bytes per span."""
 COMPACT_PAYLOAD_LEVEL = 7
 """zstd level of the payload columns when `agentotel compact` rewrites a file, once and off the export path:
 bench_store's compacted standard corpus 576 -> 545 bytes/span for 16 -> 41 us/span of write CPU (level 9:
-542 for 61 us). Readers decompress every level at the same speed."""
+542 for 61 us). Readers decompress every level at the same speed. Higher levels cost far more than they save
+on agent text (the same merged file, write CPU at load ~5-9, so relative): level 11 or 12 530 bytes/span for
+twice level 7's CPU; 16 490 for 13 times, 19 486 (0.53x zstd OTLP JSON, whose half is 456) for 17 times."""
 
 
 def partition_name(day: int) -> str:
@@ -238,7 +240,10 @@ def write_parquet(table: pa.Table, sink: pa.NativeFile, sort_by: list[tuple[str,
         store_schema=False,
     ) as writer:
         # A trajectory decompresses whole row groups: smaller ones make one run cheaper to read
-        # (bench_query: trajectory 64 -> 51 ms, diff 188 -> 139 ms at 1M spans).
+        # (bench_query: trajectory 64 -> 51 ms, diff 188 -> 139 ms at 1M spans). Pages stay at pyarrow's
+        # 1 MiB: DuckDB skips the payload pages that hold none of a run's rows, and 8 MiB pages, though a
+        # zstd frame then spans more of a trace's text (standard corpus folded 582.8 -> 578.5 bytes/span),
+        # cost a trajectory 35 % more CPU (30 runs of the compacted standard corpus, 74 -> 104 ms).
         writer.write_table(table, row_group_size=16 * 1024)
         # The schema version and a compaction's list of the files it replaces (store_schema=False drops
         # the schema's own metadata).
