@@ -195,7 +195,7 @@ _MARKERS = frozenset({
 class Derived:
     """What the rules say about one span: column values (by store column name), payloads, dialect."""
 
-    __slots__ = ("columns", "input", "output", "dialects", "attributes")
+    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from")
 
     def __init__(self) -> None:
         self.columns: dict[str, Any] = {}
@@ -206,6 +206,9 @@ class Derived:
         # `gen_ai.tool.definitions` (the tools offered to the model, in the GenAI form), which every reader
         # of offered tools (check, diff, env) reads by that one name.
         self.attributes: dict[str, str] = {}
+        # The payload attribute that belongs in `input` when another one took its place (OpenLIT's model span
+        # carries the arguments of the tool calls it asked for as gen_ai.tool.call.arguments, before its messages).
+        self.input_from: str | None = None
 
     def set(self, column: str, value: Any) -> None:
         if value is not None and value != "" and column not in self.columns:
@@ -606,7 +609,11 @@ def _openlit(attributes: Mapping[str, Any], out: Derived) -> None:
         if semconv.GEN_AI_TOOL_CALL_RESULT not in attributes:
             out.output = tool_result(get(OL_TOOL_OUTPUT))
         return
-    if operation not in MODEL_OPERATIONS or semconv.GEN_AI_OUTPUT_MESSAGES in attributes:
+    if operation not in MODEL_OPERATIONS:
+        return
+    if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes and semconv.GEN_AI_INPUT_MESSAGES in attributes:
+        out.input_from = semconv.GEN_AI_INPUT_MESSAGES
+    if semconv.GEN_AI_OUTPUT_MESSAGES in attributes:
         return
     # Before gen_ai.*.messages (1.3x): the prompt as "role: content" lines, the answer's text, and the calls it
     # asked for in gen_ai.tool.* beside them.
