@@ -148,8 +148,6 @@ LF_OUTPUT = "langfuse.observation.output"
 LF_MODEL = "langfuse.observation.model.name"
 LF_USAGE = "langfuse.observation.usage_details"  # {"input", "output", ...} or the provider's own usage keys
 LF_COST = "langfuse.observation.cost_details"  # {"input", "output", "total"} in USD
-LF_LEVEL = "langfuse.observation.level"
-LF_STATUS_MESSAGE = "langfuse.observation.status_message"
 LF_TRACE_INPUT = "langfuse.trace.input"
 LF_TRACE_OUTPUT = "langfuse.trace.output"
 LF_KINDS = {"generation": "chat", "tool": "execute_tool", "retriever": "retrieval", "embedding": "embeddings",
@@ -173,6 +171,8 @@ ML_KINDS = {"LLM": "chat", "CHAT_MODEL": "chat", "TOOL": "execute_tool", "RETRIE
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
+
+_WHO = frozenset((*USER_ATTRIBUTES, *SESSION_ATTRIBUTES))
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 TOOL_OPERATION = "execute_tool"
@@ -264,14 +264,15 @@ def derive(
     _legacy_genai(attributes, events, out)
     if scope_name is not None and scope_name.startswith(OPENLIT_SCOPE):
         _openlit(attributes, out)
-    for key in USER_ATTRIBUTES:
-        if key in attributes:
-            out.set("user_id", _str(attributes[key]))
-            break
-    for key in SESSION_ATTRIBUTES:
-        if key in attributes:
-            out.set("session_id", _str(attributes[key]))
-            break
+    if not attributes.keys().isdisjoint(_WHO):  # one pass in C over the span's keys, not two over these names
+        for key in USER_ATTRIBUTES:
+            if key in attributes:
+                out.set("user_id", _str(attributes[key]))
+                break
+        for key in SESSION_ATTRIBUTES:
+            if key in attributes:
+                out.set("session_id", _str(attributes[key]))
+                break
     if status_code == "ERROR" and semconv.ERROR_TYPE not in attributes:
         for _time, event_name, event_attributes in events:
             if event_name == EXCEPTION_EVENT and event_attributes:
