@@ -2,7 +2,7 @@
 
 Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI
 conventions in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the
-anthropic SDK's native spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing. `SpanColumns` (the store's one span→row path, used by the in-process
+anthropic SDK's native spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK. `SpanColumns` (the store's one span→row path, used by the in-process
 exporter, the collector and `agentotel import`) calls `derive()` for every span that is not
 agentotel's own; it returns the promoted columns those attributes mean (operation, provider, models,
 tokens, tool name and call id, user, session, error type), the payload in the GenAI JSON shape
@@ -12,7 +12,7 @@ the GenAI attributes the span means but lacks (`gen_ai.tool.definitions`: the to
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
 `openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, `openlit`, `langfuse`,
-`mlflow`, joined by `+`).
+`mlflow`, `adk`, joined by `+`).
 
 This is the one module where other instrumentations' attribute names may be written out; the table of
 what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
@@ -168,6 +168,17 @@ ML_COST = "mlflow.llm.cost"  # {"input_cost", "output_cost", "total_cost"} in US
 ML_KINDS = {"LLM": "chat", "CHAT_MODEL": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval",
             "EMBEDDING": "embeddings", "AGENT": "invoke_agent"}  # CHAIN, PARSER, RERANKER, ...: not steps
 
+# Google's Agent Development Kit (tracer gcp.vertex.agent): the model call's request and response as the
+# google-genai SDK's objects in JSON, a tool's arguments and response beside the GenAI tool attributes (which
+# versions before 1.0 leave out: the span's name, `execute_tool <tool>`, and the response event name the call).
+ADK_SCOPE = "gcp.vertex.agent"
+ADK_LLM_REQUEST = "gcp.vertex.agent.llm_request"  # {"model", "config": {"system_instruction", "tools"}, "contents"}
+ADK_LLM_RESPONSE = "gcp.vertex.agent.llm_response"  # {"content": {"role", "parts"}, "finish_reason", "usage_metadata"}
+ADK_TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
+ADK_TOOL_RESPONSE = "gcp.vertex.agent.tool_response"  # the response ({"result": ...} around a non-dict), or its event
+ADK_SESSION = "gcp.vertex.agent.session_id"
+_ADK_TOOL_SPAN = "execute_tool "
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -257,6 +268,8 @@ def derive(
     if scope_name == ANTHROPIC_SDK_SCOPE:
         out.dialects.append("anthropic-sdk")
         out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
+    if scope_name == ADK_SCOPE:
+        _adk(attributes, name, out)
     if LF_TYPE in attributes:
         _langfuse(attributes, name, out)
     if ML_SPAN_TYPE in attributes:
@@ -664,6 +677,83 @@ def _joined_json(text: str) -> list[Any]:
         if text.startswith(_OL_JOIN, at):
             at += len(_OL_JOIN)
     return values
+
+
+# -- Google ADK ----------------------------------------------------------------------------------------
+
+
+def _adk(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("adk")
+    out.set("session_id", _str(get(ADK_SESSION)))
+    if ADK_TOOL_ARGS in attributes:
+        out.set("operation", TOOL_OPERATION)
+        if name.startswith(_ADK_TOOL_SPAN):
+            out.set("tool_name", name[len(_ADK_TOOL_SPAN):])
+        response = _load(get(ADK_TOOL_RESPONSE))
+        content = response.get("content") if isinstance(response, dict) else None
+        if isinstance(content, dict):  # before 1.0: the whole response event
+            answers = [p["function_response"] for p in content.get("parts") or () if isinstance(p, dict)
+                       and isinstance(p.get("function_response"), dict)]
+            if answers:
+                out.set("tool_call_id", _str(answers[0].get("id")))
+                response = answers[0].get("response")
+        if isinstance(response, dict) and set(response) == {"result"}:
+            response = response["result"]  # ADK's wrapping of a tool's plain return value
+        out.input = _str(get(ADK_TOOL_ARGS))
+        out.output = None if response is None else response if isinstance(response, str) else _dump(response)
+        return
+    request = _load(get(ADK_LLM_REQUEST))
+    if not isinstance(request, dict) or not request.get("contents"):
+        return  # a tool span's placeholder ("{}"), or no model call
+    out.set("operation", "chat")
+    out.set("request_model", _str(request.get("model")))
+    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    messages = [_gemini_content(c) for c in request["contents"] if isinstance(c, dict)]
+    system = config.get("system_instruction")
+    if system:
+        messages.insert(0, {**_gemini_content(system if isinstance(system, dict) else {"parts": [{"text": system}]}),
+                            "role": "system"})
+    out.input = _dump(messages)
+    out.offer(tool_definitions(config.get("tools")))
+    response = _load(get(ADK_LLM_RESPONSE))
+    if not isinstance(response, dict):
+        return
+    usage = response.get("usage_metadata")
+    if isinstance(usage, dict):
+        out.set("input_tokens", _int(usage.get("prompt_token_count")))
+        out.set("output_tokens", _int(usage.get("candidates_token_count")))
+        out.set("cache_read_tokens", _int(usage.get("cached_content_token_count")))
+        out.set("reasoning_tokens", _int(usage.get("thoughts_token_count")))
+    out.set("response_model", _str(response.get("model_version")))
+    if isinstance(response.get("content"), dict):
+        answer = _gemini_content(response["content"])
+        reason = _str(response.get("finish_reason"))
+        if reason:
+            answer["finish_reason"] = reason.lower()
+            out.set("finish_reasons", [reason.lower()])
+        out.output = _dump([answer])
+
+
+def _gemini_content(content: Mapping[str, Any]) -> dict[str, Any]:
+    """A google-genai Content (`{"role", "parts": [{"text"} | {"function_call"} | {"function_response"}]}`) as a
+    GenAI message."""
+    parts: list[dict[str, Any]] = []
+    for part in content.get("parts") or ():
+        if not isinstance(part, dict):
+            continue
+        call, answer = part.get("function_call"), part.get("function_response")
+        if isinstance(call, dict):
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": call.get("name"), "arguments": call.get("args")})
+        elif isinstance(answer, dict):
+            parts.append({"type": "tool_call_response", "id": answer.get("id"), "name": answer.get("name"),
+                          "response": answer.get("response")})
+        elif part.get("text") is not None:
+            parts.append({"type": "text", "content": part["text"]})
+        else:
+            parts.append(part)
+    role = str(content.get("role") or "user")
+    return {"role": _ROLES.get(role, role), "parts": parts}
 
 
 # -- Langfuse -------------------------------------------------------------------------------------------
