@@ -3,8 +3,8 @@
 Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions
 in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's
 native spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK.
-`SpanColumns` (the store's one span→row path, used by the in-process exporter, the collector and `agentotel
-import`) calls `derive()` for every span that is not agentotel's own; it returns the promoted columns those
+`SpanColumns` (the store's one span→row path, used by the in-process exporter, the collector and
+`agentotel import`) calls `derive()` for every span that is not agentotel's own; it returns the promoted columns those
 attributes mean (operation, provider, models, tokens, tool name and call id, user, session, error type), the
 payload in the GenAI JSON shape (messages as `[{"role", "parts": [...]}]`, tool arguments and result,
 retrieval query and documents), and the GenAI attributes the span means but lacks
