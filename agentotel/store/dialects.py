@@ -1,14 +1,14 @@
 """Other instrumentations' spans → the store's promoted columns: one model call or tool call, one shape.
 
-Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions
-in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's
-native spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK.
-`SpanColumns` (the store's one span→row path, used by the in-process exporter, the collector and
-`agentotel import`) calls `derive()` for every span that is not agentotel's own; it returns the promoted columns those
-attributes mean (operation, provider, models, tokens, tool name and call id, user, session, error type), the
-payload in the GenAI JSON shape (messages as `[{"role", "parts": [...]}]`, tool arguments and result,
-retrieval query and documents), and the GenAI attributes the span means but lacks
-(`gen_ai.tool.definitions`: the tools a model call was offered).
+Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions in
+older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's native
+spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK. `SpanColumns` (the
+store's one span→row path, used by the in-process exporter, the collector and `agentotel import`) calls
+`derive()` for every span that is not agentotel's own; it returns the promoted columns those attributes mean
+(operation, provider, models, tokens, tool name and call id, user, session, error type), the payload in the
+GenAI JSON shape (messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and
+documents), and the GenAI attributes the span means but lacks (`gen_ai.tool.definitions`: the tools a model
+call was offered).
 
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
