@@ -1,17 +1,19 @@
 """Other instrumentations' spans → the store's promoted columns: one model call or tool call, one shape.
 
-Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI
-conventions in older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the
-anthropic SDK's native spans. `SpanColumns` (the store's one span→row path, used by the in-process
-exporter, the collector and `agentotel import`) calls `derive()` for every span that is not
-agentotel's own; it returns the promoted columns those attributes mean (operation, provider, models,
-tokens, tool name and call id, user, session, error type), the payload in the GenAI JSON shape
-(messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and documents), and
-the GenAI attributes the span means but lacks (`gen_ai.tool.definitions`: the tools a model call was offered).
+Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions in
+older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's native
+spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK. `SpanColumns` (the
+store's one span→row path, used by the in-process exporter, the collector and `agentotel import`) calls
+`derive()` for every span that is not agentotel's own; it returns the promoted columns those attributes mean
+(operation, provider, models, tokens, tool name and call id, user, session, error type), the payload in the
+GenAI JSON shape (messages as `[{"role", "parts": [...]}]`, tool arguments and result, retrieval query and
+documents), and the GenAI attributes the span means but lacks (`gen_ai.tool.definitions`: the tools a model
+call was offered).
 
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
-`openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, joined by `+`).
+`openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, `openlit`, `langfuse`,
+`mlflow`, `adk`, joined by `+`).
 
 This is the one module where other instrumentations' attribute names may be written out; the table of
 what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
@@ -20,7 +22,9 @@ costs a handful of dictionary lookups, and only a span of a dialect has its keys
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from typing import Any, Mapping, Sequence
 
 from agentotel import semconv
@@ -131,9 +135,56 @@ PAI_ALL_MESSAGES = "pydantic_ai.all_messages"
 
 ANTHROPIC_SDK_SCOPE = "com.anthropic.sdk.python"
 
+# OpenLIT: the current GenAI attributes mostly, from tracers named openlit.instrumentation.<library> (before
+# 1.3x: openlit.otel.tracing); a model span also names the tool calls it asked for, joined by ", ".
+OPENLIT_SCOPE = "openlit"
+OL_TOOL_ARGS = ("gen_ai.tool.args", "gen_ai.tool.input")  # before gen_ai.tool.call.arguments
+OL_TOOL_OUTPUT = "gen_ai.tool.output"
+_OL_JOIN = ", "
+
+# Langfuse's SDK (v3 on: OpenTelemetry spans, exported over OTLP), one observation a span.
+LF_TYPE = "langfuse.observation.type"  # generation, tool, span, agent, chain, retriever, embedding, event, ...
+LF_INPUT = "langfuse.observation.input"
+LF_OUTPUT = "langfuse.observation.output"
+LF_MODEL = "langfuse.observation.model.name"
+LF_USAGE = "langfuse.observation.usage_details"  # {"input", "output", ...} or the provider's own usage keys
+LF_COST = "langfuse.observation.cost_details"  # {"input", "output", "total"} in USD
+LF_TRACE_INPUT = "langfuse.trace.input"
+LF_TRACE_OUTPUT = "langfuse.trace.output"
+LF_KINDS = {"generation": "chat", "tool": "execute_tool", "retriever": "retrieval", "embedding": "embeddings",
+            "agent": "invoke_agent"}  # span, chain, event, evaluator, guardrail: not steps
+
+# MLflow tracing (every value JSON-encoded, strings too).
+ML_SPAN_TYPE = "mlflow.spanType"
+ML_INPUTS = "mlflow.spanInputs"
+ML_OUTPUTS = "mlflow.spanOutputs"
+ML_FUNCTION_NAME = "mlflow.spanFunctionName"
+ML_CHAT_MESSAGES = "mlflow.chat.messages"  # MLflow 2.x: the call's messages, its answer last
+ML_CHAT_TOOLS = "mlflow.chat.tools"
+ML_TOKEN_USAGE = "mlflow.chat.tokenUsage"  # {"input_tokens", "output_tokens", "cache_read_input_tokens", ...}
+ML_MODEL = "mlflow.llm.model"
+ML_PROVIDER = "mlflow.llm.provider"
+ML_MESSAGE_FORMAT = "mlflow.message.format"  # the provider whose message shape the payloads have: openai, anthropic, ...
+ML_COST = "mlflow.llm.cost"  # {"input_cost", "output_cost", "total_cost"} in USD
+ML_KINDS = {"LLM": "chat", "CHAT_MODEL": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval",
+            "EMBEDDING": "embeddings", "AGENT": "invoke_agent"}  # CHAIN, PARSER, RERANKER, ...: not steps
+
+# Google's Agent Development Kit (tracer gcp.vertex.agent): the model call's request and response as the
+# google-genai SDK's objects in JSON, a tool's arguments and response beside the GenAI tool attributes (which
+# versions before 1.0 leave out: the span's name, `execute_tool <tool>`, and the response event name the call).
+ADK_SCOPE = "gcp.vertex.agent"
+ADK_LLM_REQUEST = "gcp.vertex.agent.llm_request"  # {"model", "config": {"system_instruction", "tools"}, "contents"}
+ADK_LLM_RESPONSE = "gcp.vertex.agent.llm_response"  # {"content": {"role", "parts"}, "finish_reason", "usage_metadata"}
+ADK_TOOL_ARGS = "gcp.vertex.agent.tool_call_args"
+ADK_TOOL_RESPONSE = "gcp.vertex.agent.tool_response"  # the response ({"result": ...} around a non-dict), or its event
+ADK_SESSION = "gcp.vertex.agent.session_id"
+_ADK_TOOL_SPAN = "execute_tool "
+
 # Who started a trace, as other tools write it.
-USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER)
-SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION)
+USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
+SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
+
+_WHO = frozenset((*USER_ATTRIBUTES, *SESSION_ATTRIBUTES))
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 TOOL_OPERATION = "execute_tool"
@@ -147,7 +198,7 @@ _OUTPUT_TOKENS = semconv.GEN_AI_USAGE_OUTPUT_TOKENS
 
 # Any one of these keys makes a span worth a closer look (the rest of the rules only run then).
 _MARKERS = frozenset({
-    OI_SPAN_KIND, TL_SPAN_KIND, TL_REQUEST_TYPE, AI_OPERATION_ID, MCP_METHOD, GEN_AI_SYSTEM,
+    OI_SPAN_KIND, TL_SPAN_KIND, TL_REQUEST_TYPE, AI_OPERATION_ID, MCP_METHOD, GEN_AI_SYSTEM, LF_TYPE, ML_SPAN_TYPE,
     GEN_AI_USAGE_PROMPT_TOKENS, _OPERATION, _PROVIDER, _REQUEST_MODEL, _INPUT_TOKENS, semconv.GEN_AI_TOOL_NAME,
     *USER_ATTRIBUTES, *SESSION_ATTRIBUTES,
 })
@@ -156,7 +207,7 @@ _MARKERS = frozenset({
 class Derived:
     """What the rules say about one span: column values (by store column name), payloads, dialect."""
 
-    __slots__ = ("columns", "input", "output", "dialects", "attributes")
+    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from")
 
     def __init__(self) -> None:
         self.columns: dict[str, Any] = {}
@@ -167,6 +218,9 @@ class Derived:
         # `gen_ai.tool.definitions` (the tools offered to the model, in the GenAI form), which every reader
         # of offered tools (check, diff, env) reads by that one name.
         self.attributes: dict[str, str] = {}
+        # The payload attribute that belongs in `input` when another one took its place (OpenLIT's model span
+        # carries the arguments of the tool calls it asked for as gen_ai.tool.call.arguments, before its messages).
+        self.input_from: str | None = None
 
     def set(self, column: str, value: Any) -> None:
         if value is not None and value != "" and column not in self.columns:
@@ -215,15 +269,24 @@ def derive(
     if scope_name == ANTHROPIC_SDK_SCOPE:
         out.dialects.append("anthropic-sdk")
         out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
+    if scope_name == ADK_SCOPE:
+        _adk(attributes, name, out)
+    if LF_TYPE in attributes:
+        _langfuse(attributes, name, out)
+    if ML_SPAN_TYPE in attributes:
+        _mlflow(attributes, name, out)
     _legacy_genai(attributes, events, out)
-    for key in USER_ATTRIBUTES:
-        if key in attributes:
-            out.set("user_id", _str(attributes[key]))
-            break
-    for key in SESSION_ATTRIBUTES:
-        if key in attributes:
-            out.set("session_id", _str(attributes[key]))
-            break
+    if scope_name is not None and scope_name.startswith(OPENLIT_SCOPE):
+        _openlit(attributes, out)
+    if not attributes.keys().isdisjoint(_WHO):  # one pass in C over the span's keys, not two over these names
+        for key in USER_ATTRIBUTES:
+            if key in attributes:
+                out.set("user_id", _str(attributes[key]))
+                break
+        for key in SESSION_ATTRIBUTES:
+            if key in attributes:
+                out.set("session_id", _str(attributes[key]))
+                break
     if status_code == "ERROR" and semconv.ERROR_TYPE not in attributes:
         for _time, event_name, event_attributes in events:
             if event_name == EXCEPTION_EVENT and event_attributes:
@@ -548,6 +611,303 @@ def _pydantic_ai(attributes: Mapping[str, Any], out: Derived) -> None:
         out.output = _str(get(PAI_FINAL_RESULT))
 
 
+# -- OpenLIT -------------------------------------------------------------------------------------------
+
+
+def _openlit(attributes: Mapping[str, Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("openlit")
+    operation = get(_OPERATION) or out.columns.get("operation")
+    if operation == TOOL_OPERATION:
+        if semconv.GEN_AI_TOOL_CALL_ARGUMENTS not in attributes:
+            out.input = tool_arguments(_first(attributes, OL_TOOL_ARGS))
+        if semconv.GEN_AI_TOOL_CALL_RESULT not in attributes:
+            out.output = tool_result(get(OL_TOOL_OUTPUT))
+        return
+    if operation not in MODEL_OPERATIONS:
+        return
+    if semconv.GEN_AI_TOOL_CALL_ARGUMENTS in attributes and semconv.GEN_AI_INPUT_MESSAGES in attributes:
+        out.input_from = semconv.GEN_AI_INPUT_MESSAGES
+    if semconv.GEN_AI_OUTPUT_MESSAGES in attributes:
+        return
+    # Before gen_ai.*.messages (1.3x): the prompt as "role: content" lines, the answer's text, and the calls it
+    # asked for in gen_ai.tool.* beside them.
+    if out.input is not None and out.input[:1] not in ("[", "{"):
+        out.input = _dump(_role_lines(out.input))
+    names = _str(get(semconv.GEN_AI_TOOL_NAME))
+    if not names:
+        return
+    text = out.output
+    ids = (_str(get(semconv.GEN_AI_TOOL_CALL_ID)) or "").split(_OL_JOIN)
+    arguments = _joined_json(_str(_first(attributes, OL_TOOL_ARGS)) or "")
+    parts: list[dict[str, Any]] = [{"type": "text", "content": text}] if text and text[:1] not in ("[", "{") else []
+    for i, tool in enumerate(names.split(_OL_JOIN)):
+        parts.append({"type": "tool_call", "id": ids[i] if i < len(ids) and ids[i] else None, "name": tool,
+                      "arguments": arguments[i] if i < len(arguments) else None})
+    out.output = _dump([{"role": "assistant", "parts": parts}])
+
+
+_ROLE_NAMES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+def _role_lines(text: str) -> list[dict[str, Any]]:
+    """OpenLIT's prompt text (`user: ...` a message, a message's further lines after it) as GenAI messages."""
+    messages: list[dict[str, Any]] = []
+    for line in text.split("\n"):
+        role, colon, content = line.partition(": ")
+        if colon and role in _ROLE_NAMES:
+            messages.append({"role": role, "parts": [{"type": "text", "content": content}]})
+        elif messages:
+            messages[-1]["parts"][0]["content"] += "\n" + line
+        else:
+            messages.append({"role": "user", "parts": [{"type": "text", "content": line}]})
+    return messages
+
+
+def _joined_json(text: str) -> list[Any]:
+    """JSON values joined by ", " (OpenLIT's several tool calls' arguments), each as its value."""
+    values: list[Any] = []
+    decoder = json.JSONDecoder()
+    at = 0
+    while at < len(text):
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return values + [text[at:]]
+        values.append(value)
+        if text.startswith(_OL_JOIN, at):
+            at += len(_OL_JOIN)
+    return values
+
+
+# -- Google ADK ----------------------------------------------------------------------------------------
+
+
+def _adk(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("adk")
+    out.set("session_id", _str(get(ADK_SESSION)))
+    if ADK_TOOL_ARGS in attributes:
+        out.set("operation", TOOL_OPERATION)
+        if name.startswith(_ADK_TOOL_SPAN):
+            out.set("tool_name", name[len(_ADK_TOOL_SPAN):])
+        response = _load(get(ADK_TOOL_RESPONSE))
+        content = response.get("content") if isinstance(response, dict) else None
+        if isinstance(content, dict):  # before 1.0: the whole response event
+            answers = [p["function_response"] for p in content.get("parts") or () if isinstance(p, dict)
+                       and isinstance(p.get("function_response"), dict)]
+            if answers:
+                out.set("tool_call_id", _str(answers[0].get("id")))
+                response = answers[0].get("response")
+        if isinstance(response, dict) and set(response) == {"result"}:
+            response = response["result"]  # ADK's wrapping of a tool's plain return value
+        out.input = _str(get(ADK_TOOL_ARGS))
+        out.output = None if response is None else response if isinstance(response, str) else _dump(response)
+        return
+    request = _load(get(ADK_LLM_REQUEST))
+    if not isinstance(request, dict) or not request.get("contents"):
+        return  # a tool span's placeholder ("{}"), or no model call
+    out.set("operation", "chat")
+    out.set("request_model", _str(request.get("model")))
+    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    messages = [_gemini_content(c) for c in request["contents"] if isinstance(c, dict)]
+    system = config.get("system_instruction")
+    if system:
+        messages.insert(0, {**_gemini_content(system if isinstance(system, dict) else {"parts": [{"text": system}]}),
+                            "role": "system"})
+    out.input = _dump(messages)
+    out.offer(tool_definitions(config.get("tools")))
+    response = _load(get(ADK_LLM_RESPONSE))
+    if not isinstance(response, dict):
+        return
+    usage = response.get("usage_metadata")
+    if isinstance(usage, dict):
+        out.set("input_tokens", _int(usage.get("prompt_token_count")))
+        out.set("output_tokens", _int(usage.get("candidates_token_count")))
+        out.set("cache_read_tokens", _int(usage.get("cached_content_token_count")))
+        out.set("reasoning_tokens", _int(usage.get("thoughts_token_count")))
+    out.set("response_model", _str(response.get("model_version")))
+    if isinstance(response.get("content"), dict):
+        answer = _gemini_content(response["content"])
+        reason = _str(response.get("finish_reason"))
+        if reason:
+            answer["finish_reason"] = reason.lower()
+            out.set("finish_reasons", [reason.lower()])
+        out.output = _dump([answer])
+
+
+def _gemini_content(content: Mapping[str, Any]) -> dict[str, Any]:
+    """A google-genai Content (`{"role", "parts": [{"text"} | {"function_call"} | {"function_response"}]}`) as a
+    GenAI message."""
+    parts: list[dict[str, Any]] = []
+    for part in content.get("parts") or ():
+        if not isinstance(part, dict):
+            continue
+        call, answer = part.get("function_call"), part.get("function_response")
+        if isinstance(call, dict):
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": call.get("name"), "arguments": call.get("args")})
+        elif isinstance(answer, dict):
+            parts.append({"type": "tool_call_response", "id": answer.get("id"), "name": answer.get("name"),
+                          "response": answer.get("response")})
+        elif part.get("text") is not None:
+            parts.append({"type": "text", "content": part["text"]})
+        else:
+            parts.append(part)
+    role = str(content.get("role") or "user")
+    return {"role": _ROLES.get(role, role), "parts": parts}
+
+
+# -- Langfuse -------------------------------------------------------------------------------------------
+
+
+def _langfuse(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("langfuse")
+    operation = LF_KINDS.get(str(get(LF_TYPE)).lower())
+    out.set("operation", operation)
+    payload_in, payload_out = get(LF_INPUT), get(LF_OUTPUT)
+    if operation == "chat" or operation == "embeddings":
+        model = _str(get(LF_MODEL))
+        out.set("request_model", model)
+        out.set("response_model", model)
+        _usage(_load(get(LF_USAGE)), out)
+        cost = _load(get(LF_COST))
+        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+            out.set("cost_usd", float(cost["total"]))
+        if operation == "chat":
+            _chat_payloads(_load(payload_in), _load(payload_out), out)
+            return
+    elif operation == TOOL_OPERATION:
+        out.set("tool_name", name)
+        out.set("tool_call_id", _call_id_in(payload_in) or _call_id_in(payload_out))
+        payload_in, payload_out = tool_arguments(payload_in), tool_result(payload_out)
+    out.input = _str(payload_in if payload_in is not None else get(LF_TRACE_INPUT))
+    out.output = _str(payload_out if payload_out is not None else get(LF_TRACE_OUTPUT))
+
+
+# -- MLflow ---------------------------------------------------------------------------------------------
+
+
+def _mlflow(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("mlflow")
+    operation = ML_KINDS.get(str(_load(get(ML_SPAN_TYPE))).upper())
+    out.set("operation", operation)
+    inputs, outputs = _load(get(ML_INPUTS)), _load(get(ML_OUTPUTS))
+    if operation == "chat" or operation == "embeddings":
+        out.set("provider", _str(_load(get(ML_PROVIDER)) or _load(get(ML_MESSAGE_FORMAT))))
+        requested = inputs.get("model") if isinstance(inputs, dict) else None
+        model = _str(_load(get(ML_MODEL)))
+        out.set("request_model", _str(requested) or model)
+        out.set("response_model", model)
+        _usage(_load(get(ML_TOKEN_USAGE)), out)
+        cost = _load(get(ML_COST))
+        if isinstance(cost, dict) and isinstance(cost.get("total_cost"), (int, float)):
+            out.set("cost_usd", float(cost["total_cost"]))
+        if operation == "chat":
+            messages = _load(get(ML_CHAT_MESSAGES))
+            if isinstance(messages, list) and not (isinstance(inputs, dict) and "messages" in inputs):
+                # MLflow 2.x: the answer is the last message of the list
+                answer = messages[-1:] if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "assistant" else []
+                inputs, outputs = {"messages": messages[:len(messages) - len(answer)]}, outputs or (answer[0] if answer else None)
+            _chat_payloads(inputs, outputs, out)
+            out.offer(tool_definitions(_load(get(ML_CHAT_TOOLS))))
+            return
+    elif operation == TOOL_OPERATION:
+        out.set("tool_name", _str(name or _load(get(ML_FUNCTION_NAME))))
+        out.set("tool_call_id", _call_id_in(_str(inputs)) or _call_id_in(_str(outputs)))
+        out.input = tool_arguments(inputs if inputs is None or isinstance(inputs, str) else _dump(inputs))
+        out.output = tool_result(_str(outputs))
+        return
+    out.input = _str(inputs)
+    out.output = _str(outputs)
+
+
+# -- what Langfuse's and MLflow's model calls hold: the provider's own request and response ----------------
+
+_USAGE_KEYS = (
+    ("input_tokens", ("input", "input_tokens", "prompt_tokens", "promptTokens")),
+    ("output_tokens", ("output", "output_tokens", "completion_tokens", "completionTokens")),
+    ("cache_read_tokens", ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read", "cached_tokens")),
+    ("cache_write_tokens", ("cache_creation_input_tokens", "input_cache_creation")),
+    ("reasoning_tokens", ("output_reasoning_tokens", "reasoning_tokens", "output_reasoning")),
+)
+
+
+def _usage(usage: Any, out: Derived) -> None:
+    """Token counts out of a usage object: Langfuse's (`input`, `output`, `input_cached_tokens`, ...), MLflow's,
+    or the provider's own (OpenAI's `prompt_tokens` and `*_details`, Anthropic's `cache_*_input_tokens`)."""
+    if not isinstance(usage, dict):
+        return
+    flat = dict(usage)
+    for details in ("prompt_tokens_details", "input_tokens_details", "completion_tokens_details", "output_tokens_details"):
+        if isinstance(usage.get(details), dict):
+            flat.update({k: v for k, v in usage[details].items() if k not in flat})
+    for column, keys in _USAGE_KEYS:
+        out.set(column, _int(_first(flat, keys)))
+
+
+def _chat_payloads(request: Any, response: Any, out: Derived) -> None:
+    """A model call's request (`{"messages", "tools", ...}`, a message list, or text) and response (a chat
+    completion, an Anthropic message, one message, or text) in the GenAI shape; the tools it was offered."""
+    messages = request.get("messages") if isinstance(request, dict) else request
+    if isinstance(messages, list):
+        converted = [_provider_message(m) for m in messages if isinstance(m, dict)]
+        system = request.get("system") if isinstance(request, dict) else None  # Anthropic's
+        if system:
+            converted.insert(0, _message("system", system, None, None))
+        out.input = _dump(converted)
+    elif messages is not None:
+        out.input = _dump([_message("user", messages, None, None)])
+    if isinstance(request, dict):
+        out.offer(tool_definitions(request.get("tools")))
+    answers: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if isinstance(choices, list):  # a chat completion
+        for choice in choices:
+            if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+                answers.append(_provider_message(choice["message"], choice.get("finish_reason")))
+    elif isinstance(response, dict) and ("role" in response or "content" in response):
+        answers.append(_provider_message({"role": "assistant", **response}, response.get("stop_reason")))
+    elif isinstance(response, str) and response:
+        answers.append(_message("assistant", response, None, None))
+    for answer in answers:
+        if answer.get("finish_reason"):
+            reasons.append(answer["finish_reason"])
+    if answers:
+        out.output = _dump(answers)
+    if reasons:
+        out.set("finish_reasons", reasons)
+
+
+def _provider_message(message: Mapping[str, Any], finish_reason: Any = None) -> dict[str, Any]:
+    """One provider message (OpenAI's, or Anthropic's content blocks) as a GenAI message."""
+    content = message.get("content")
+    calls = message.get("tool_calls")
+    tool_call_id = message.get("tool_call_id")
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result", "text")
+                                         for b in content):
+        parts: list[dict[str, Any]] = []
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                parts.append({"type": "text", "content": block.get("text")})
+            elif kind == "tool_use":
+                parts.append({"type": "tool_call", "id": block.get("id"), "name": block.get("name"),
+                              "arguments": block.get("input")})
+            elif kind == "tool_result":
+                parts.append({"type": "tool_call_response", "id": block.get("tool_use_id"), "response": block.get("content")})
+            else:
+                parts.append(block if isinstance(block, dict) else {"type": "text", "content": _str(block)})
+        converted = {"role": _ROLES.get(str(message.get("role")), message.get("role")), "parts": parts}
+    else:
+        converted = _message(str(message.get("role") or "user"), content, calls, tool_call_id, _str(message.get("name")))
+    if finish_reason:
+        converted["finish_reason"] = _str(finish_reason)
+    return converted
+
+
 # -- helpers --------------------------------------------------------------------------------------------
 
 
@@ -685,7 +1045,11 @@ def tool_result(payload: Any) -> str | None:
     Anything else is kept as it came.
     """
     text = _str(payload)
-    if text is None or f'"{_CALL_ID_KEY}"' not in text:
+    if text is None:
+        return None
+    if text.startswith(_REPR_CONTENT):
+        return _repr_content(text)
+    if f'"{_CALL_ID_KEY}"' not in text:
         return text
     value = _load(text)
     if isinstance(value, dict) and "output" in value and set(value) <= {"output", "kwargs"}:
@@ -704,11 +1068,37 @@ def tool_result(payload: Any) -> str | None:
     return text
 
 
+# LangChain's ToolMessage as Python prints it, `content='...' name='...' tool_call_id='...'` (OpenLIT's tool results).
+_REPR_CONTENT = "content="
+_REPR_STRING = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?= name=| tool_call_id=)""")
+
+
+def _repr_content(text: str) -> str:
+    """The content of a ToolMessage's repr; anything else as it came."""
+    found = _REPR_STRING.match(text)
+    if found is None or f" {_CALL_ID_KEY}=" not in text:
+        return text
+    try:
+        return str(ast.literal_eval(found.group(1)))
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _literal(text: str) -> str:
+    """A Python literal's repr as JSON text; anything else as it came."""
+    try:
+        return _dump(ast.literal_eval(text))
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
+        return text
+
+
 def tool_arguments(payload: Any) -> str | None:
     """A tool's arguments, out of OpenLLMetry's LangChain wrapper (`{"input_str": ..., "inputs": {...}}`) or its
     `@tool` decorator's (`{"args": [], "kwargs": {...}}`: a call by keyword, as tool loops make them; positional
     values have no names to give, so such a call is kept as it came)."""
     text = _str(payload)
+    if text is not None and text.startswith("{'"):  # a Python dict's repr (OpenLIT's LangChain tool spans)
+        return _literal(text)
     if text is None or ('"inputs"' not in text and '"kwargs"' not in text):
         return text
     value = _load(text)

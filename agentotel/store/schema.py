@@ -407,6 +407,8 @@ class SpanColumns:
         if operation == dialects.TOOL_OPERATION and (payload_in is not None or payload_out is not None):
             # GenAI tool attributes set by another instrumentation may hold the framework's wrapper.
             payload_in, payload_out = dialects.tool_arguments(payload_in), dialects.tool_result(payload_out)
+        if derived.input_from is not None and payload_in is not None:
+            payload_in = self._reroute(attributes, derived.input_from, payload_in)
         if payload_in is None:
             payload_in = derived.input
         if payload_out is None:
@@ -420,6 +422,17 @@ class SpanColumns:
         elif operation is not None and self._value(_COST, row) is None:
             self._cost(row)
         return payload_in, payload_out
+
+    def _reroute(self, attributes: Mapping[str, Any], wanted: str, payload_in: str) -> str:
+        """`wanted`'s value (kept in this row's attribute map) as the input, and the payload attribute that took
+        its place back in the map in its stead: each stays in one place, so the span still rebuilds from its row."""
+        displaced = next((k for k in attributes if (_ROUTE.get(k) or (None,))[0] == "input"), None)
+        keys, values = self._keys, self._values
+        for i in range(self._offsets[-1] if self._offsets else 0, len(keys)):
+            if keys[i] == wanted and displaced is not None and displaced != wanted:
+                value, keys[i], values[i] = values[i], displaced, payload_in
+                return value
+        return payload_in
 
     def _cost(self, row: int) -> None:
         input_tokens = self._value(_INPUT, row)

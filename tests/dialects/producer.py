@@ -96,9 +96,9 @@ def bedrock_replies(parallel: bool) -> list[dict]:
              "usage": {"inputTokens": 70, "outputTokens": 5, "totalTokens": 75}, "metrics": {"latencyMs": 1}}]
 
 
-def serve(flow: str = "openai", parallel: bool = False) -> str:
+def serve(flow: str = "openai", parallel: bool = False, runs: int = 1) -> str:
     replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "agents-handoff": handoff_replies,
-               "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel)
+               "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel) * runs
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
@@ -154,6 +154,22 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.botocore import BotocoreInstrumentor as OpenAIInstrumentor
         elif name == "contrib-google-genai":
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
+        elif name == "langfuse":  # the client's own processor exports nowhere: the store's exporter gets the spans
+            from langfuse import Langfuse
+            from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+            Langfuse(public_key="pk-lf-test", secret_key="sk-lf-test", host="http://127.0.0.1:9", tracer_provider=provider,
+                     span_exporter=InMemorySpanExporter())
+            continue
+        elif name.startswith("openlit-"):  # openlit-openai, openlit-openai-agents: only those of its instrumentors
+            import openlit
+            from openlit._instrumentors import MODULE_NAME_MAP
+
+            wanted = name.removeprefix("openlit-").split("+")
+            openlit.init(disabled_instrumentors=[n for n in MODULE_NAME_MAP if n not in wanted], disable_metrics=True,
+                         disable_events=True, capture_message_content=True,
+                         pricing_json=os.environ.get("OPENLIT_PRICING_JSON"))
+            continue
         else:
             raise SystemExit(f"unknown instrumentation {name}")
         # skip_dep_check: the contrib google-genai instrumentation declares google-genai < 3, and patches 3.x alike
@@ -200,10 +216,10 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-def openai_flow(url: str, tool) -> None:
+def openai_flow(url: str, tool, client=None) -> None:
     import openai
 
-    client = openai.OpenAI(base_url=url, api_key="test-key")
+    client = client or openai.OpenAI(base_url=url, api_key="test-key")
     tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
                                                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
     messages = [{"role": "user", "content": "What is the weather in Paris?"}]
@@ -214,7 +230,7 @@ def openai_flow(url: str, tool) -> None:
     client.chat.completions.create(model=MODEL, messages=messages, tools=tools)
 
 
-def langchain_flow(url: str, retrieve: bool = False) -> None:
+def langchain_flow(url: str, retrieve: bool = False, fail: bool = False) -> None:
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
 
@@ -231,12 +247,19 @@ def langchain_flow(url: str, retrieve: bool = False) -> None:
     @tool
     def get_weather(city: str) -> str:
         """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
         return weather(city)
 
     model = ChatOpenAI(model=MODEL, base_url=url, api_key="test-key").bind_tools([get_weather])
     messages = [("user", "What is the weather in Paris?")]
     first = model.invoke(messages)
-    result = get_weather.invoke(first.tool_calls[0])
+    try:
+        result = get_weather.invoke(first.tool_calls[0])
+    except RuntimeError as error:  # the loop hands the model the error, and the model answers past it
+        from langchain_core.messages import ToolMessage
+
+        result = ToolMessage(content=f"error: {error}", tool_call_id=first.tool_calls[0]["id"])
     model.invoke(messages + [first, result])
 
 
@@ -358,6 +381,62 @@ def mcp_flow() -> None:
     anyio.run(call)
 
 
+def langfuse_flow(url: str, fail: bool) -> None:
+    """The openai SDK through Langfuse's wrapper (GENERATION observations) and a tool under its @observe (TOOL),
+    inside an @observe'd function (the trace) with a user and session; `fail`: the tool raises, and the agent goes on past its error."""
+    from langfuse import get_client, observe, propagate_attributes
+    from langfuse.openai import openai
+
+    @observe(name="get_weather", as_type="tool")
+    def get_weather(city: str) -> str:
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    @observe(name="weather-agent")
+    def agent() -> str:
+        with propagate_attributes(user_id="alice", session_id="s-1"):
+            def tool(**arguments):
+                try:
+                    return get_weather(**arguments)
+                except RuntimeError as error:
+                    return f"error: {error}"
+            client = openai.OpenAI(base_url=url, api_key="test-key")
+            openai_flow(url, tool, client)
+            return "Sunny in Paris."
+
+    agent()
+    get_client().flush()
+
+
+def mlflow_flow(url: str, fail: bool) -> None:
+    """The openai SDK under MLflow's autolog (its LLM spans) and a tool under @mlflow.trace (TOOL), in a traced
+    function (the trace's root) that names the run's user and session (MLflow's trace metadata); `fail` as in langfuse_flow."""
+    import mlflow
+
+    mlflow.openai.autolog()
+
+    @mlflow.trace(name="get_weather", span_type="TOOL")
+    def get_weather(city: str) -> str:
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    @mlflow.trace(name="weather-agent", span_type="AGENT")
+    def agent(question: str) -> str:
+        mlflow.update_current_trace(metadata={"mlflow.trace.user": "alice", "mlflow.trace.session": "s-1"})
+
+        def tool(**arguments):
+            try:
+                return get_weather(**arguments)
+            except RuntimeError as error:
+                return f"error: {error}"
+        openai_flow(url, tool)
+        return "Sunny in Paris."
+
+    agent("What is the weather in Paris?")
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -366,7 +445,9 @@ def main(options: dict) -> None:
         # The newer conventions take where to put content, not a boolean ("true" reads as NO_CONTENT).
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
     parallel = bool(options.get("parallel"))
-    url = serve(options["flow"], parallel)
+    # `failures`: the flow once per entry (a trace each), its tool failing where true (langfuse, mlflow, langchain)
+    failures = options.get("failures") or [False]
+    url = serve(options["flow"], parallel, len(failures))
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
 
@@ -399,11 +480,14 @@ def main(options: dict) -> None:
         from openinference.instrumentation import OITracer, TraceConfig
 
         tool = OITracer(tracer, TraceConfig()).tool(name="get_weather")(weather)
+    fail = False  # the flows that can fail read it when they run: each entry of `failures` in turn
     flow = {
         "openai": lambda: openai_flow(url, tool),
-        "langchain": lambda: langchain_flow(url, options.get("retrieve", False)),
+        "langchain": lambda: langchain_flow(url, options.get("retrieve", False), fail),
         "pydantic-ai": lambda: pydantic_ai_flow(url, provider),
         "mcp": mcp_flow,
+        "mlflow": lambda: mlflow_flow(url, fail),
+        "langfuse": lambda: langfuse_flow(url, fail),
         "anthropic": lambda: anthropic_flow(url),
         "agents": lambda: agents_flow(url),
         "agents-handoff": lambda: agents_handoff_flow(url),
@@ -436,10 +520,12 @@ def main(options: dict) -> None:
                     pass
                 other.shutdown()
     elif options.get("root_span"):
-        with tracer.start_as_current_span(options["root_span"], attributes=options.get("root_attributes") or {}):
-            flow()
+        for fail in failures:  # noqa: B007 - the flow reads it
+            with tracer.start_as_current_span(options["root_span"], attributes=options.get("root_attributes") or {}):
+                flow()
     else:
-        flow()
+        for fail in failures:  # noqa: B007 - the flow reads it
+            flow()
     if options.get("agentotel"):
         import agentotel
 
