@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 
 import agentotel
 from agentotel import store
@@ -30,9 +32,17 @@ def as_version_1(path: Path) -> None:
     pq.write_table(table, path)
 
 
-def test_version_1_files_read_as_steps_and_compact_brings_them_up_to_date(tmp_path: Path) -> None:
-    directory = tmp_path / "store"
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of OpenInference's LangChain spans, recorded once for the module (a recorder's process start and
+    imports are most of its cost); each test rewrites a copy of it."""
+    directory = tmp_path_factory.mktemp("recorded") / "store"
     produce(directory, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job")
+    return directory
+
+
+def test_version_1_files_read_as_steps_and_compact_brings_them_up_to_date(tmp_path: Path, recorded: Path) -> None:
+    directory = shutil.copytree(recorded, tmp_path / "store")
     [path] = map(Path, store.parquet_files(directory))
     as_version_1(path)
     assert glob_sum(directory, "input_tokens") is None  # as it was: nothing promoted
@@ -78,12 +88,11 @@ def test_a_version_1_file_with_nanosecond_event_times_is_read_not_skipped(tmp_pa
     assert traces.sql("SELECT count(*), sum(input_tokens) FROM spans").fetchall() == [(1, 7)]
 
 
-def test_many_version_1_rows_are_read_as_they_are_and_compact_is_advised(tmp_path: Path, monkeypatch) -> None:
+def test_many_version_1_rows_are_read_as_they_are_and_compact_is_advised(tmp_path: Path, recorded: Path, monkeypatch) -> None:
     # Upgrading in memory costs a Python pass at every open: a big older store is read directly instead.
     from agentotel.query import _sources
 
-    directory = tmp_path / "store"
-    produce(directory, instrumentations=["openinference-langchain"], flow="langchain", root_span="weather-job")
+    directory = shutil.copytree(recorded, tmp_path / "store")
     [path] = map(Path, store.parquet_files(directory))
     as_version_1(path)
     rows = pq.read_metadata(path).num_rows
