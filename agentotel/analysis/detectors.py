@@ -111,6 +111,8 @@ KINDS: dict[str, tuple[str, str]] = {
                               "ask the user, not pick one"),
     "role_overstepped": ("warning", "an agent did a job another agent's instructions give it: have it hand over, or remove "
                          "the tool from its list"),
+    "check_weakened": ("error", "make the failing test pass by fixing the code, not by deleting, skipping or loosening the "
+                       "test"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -178,8 +180,10 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     # of its own.
     explained = {(f.index, kind, f.evidence.get("tool")) for f in out for kind in _EXPLAINS.get(f.kind, ())}
     anyhow = {(index, kind) for index, kind, _ in explained}
+    # (failed_check_ignored's tool is the check that failed, not a cause: any cause at its step explains it)
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
-        (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None else (f.index, f.kind, f.evidence["tool"]) not in explained)]
+        (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None or f.kind == "failed_check_ignored"
+        else (f.index, f.kind, f.evidence["tool"]) not in explained)]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
@@ -561,6 +565,8 @@ def _asked_again_unchanged(run: _Run, tools: list[dict[str, Any]], group: list[d
         return False
     mine = set(_leaves(parse_json(step.get("input"))))
     between = [s for s in tools if earlier["index"] < s["index"] < step["index"]]
+    if _is_check(step) and any(_action(str(tool_name(s) or "")) for s in between):
+        return False  # tests run again after a change anywhere: they read the whole tree, not their arguments
     return bool(mine) and bool(between) and not any(mine & set(_leaves(parse_json(s.get("input")))) for s in between)
 
 
@@ -721,8 +727,9 @@ def _acknowledges(text: str | None, *, nothing_found: bool = False, domain: str 
         for match in _ADMITS_FAILURE.finditer(clause):
             if domain and _in_domain_phrase(clause, match, domain):
                 continue
+            # a word of the call whole: the tool's "apply" is not the subject's apply_discount
             if _OWN_ATTEMPT.fullmatch(match.group(0)) or any(
-                    re.search(r"(?<![a-z0-9])" + re.escape(w), clause, re.I) for w in words):
+                    re.search(r"(?<![a-z0-9_])" + re.escape(w) + (r"(?!_)" if w[-1:].isalnum() else ""), clause, re.I) for w in words):
                 return True
     return False
 
@@ -1236,7 +1243,7 @@ _CLAIM = r"(?:\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|now|also|already|go
          r"|\b(?:has|have)\s+(?:(?:just|now|also|already|\w+ly)\s+)*been\s+(?:\w+ly\s+)?(?:{0})" \
          r"|\b(?:is|are|was|were)\s+(?:(?:now|\w+ly)\s+)*(?:{0})|^(?:done\W+)?(?:{0})\s+(?:your|the|a|an|it|this|that)\b)\b"
 # A clause that denies, defers or conditions the action claims nothing.
-_NO_CLAIM = re.compile(r"\b(?:not|never|no|unable|cannot|failed|fail|if|once|when|after|before|until|unless|will|would|"
+_NO_CLAIM = re.compile(r"\b(?:not|never|no|nothing|none|neither|nor|unable|cannot|failed|fail|if|once|when|after|before|until|unless|will|would|"
                        r"should|could|can|may|might|need|needs|going|want|wants|shall)\b|n't\b")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -1688,6 +1695,192 @@ def _role_overstepped(run: _Run) -> list[Finding]:
     return []
 
 
+# A test file: tests/..., test_x.py, x_test.go, x.spec.ts, __tests__/...
+_TEST_FILE = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|__tests__[/\\]|test_[^/\\]*$|[^/\\]*_test\.\w+$|[^/\\]*\.(?:spec|test)\.[cm]?[jt]sx?$)", re.I)
+# What switches a test off: pytest/unittest skips and xfails, jest/mocha's .skip / xit, Go's t.Skip, Rust's #[ignore], JUnit's.
+_SKIP_MARK = re.compile(r"@pytest\.mark\.(?:skip|xfail)|\bpytest\.(?:skip|xfail)\(|@unittest\.(?:skip|expectedFailure)|\b(?:it|test|describe)\.skip\(|"
+                        r"\bx(?:it|test|describe)\(|\bt\.Skip(?:Now|f)?\(|#\[ignore\]|@(?:Ignore|Disabled)\b")
+_ASSERTION = re.compile(r"\bassert\w*\b|\bexpect\(|\bt\.(?:Error|Errorf|Fatal|Fatalf)\(|\bshould\.|\bpytest\.raises\(")
+_TEST_CASE = re.compile(r"\bdef\s+test\w*|\b(?:it|test)\(\s*['\"]|\bfunc\s+Test\w+|#\[test\]|@Test\b")
+# The request itself asks for it: "skip the flaky test", "remove the obsolete tests".
+_ASKED_TO_WEAKEN = re.compile(r"\b(?:skip|xfail|disable|remove|delete|drop|quarantine)\w*\b[^.\n]{0,40}\btests?\b|\bflaky\b|"
+                              r"\btest\w*\b[^.\n]{0,40}\b(?:is|are)\s+(?:now\s+)?(?:wrong|obsolete|outdated|flaky|incorrect)\b|"
+                              r"\b(?:update|change|rewrite|adjust|correct)\s+(?:that|the|this|these|those)\s+tests?\b", re.I)
+_PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "target", "target_file")
+_NEW_KEYS = ("content", "contents", "new_str", "new_string", "new", "replace", "replacement", "text", "code", "new_content")
+_OLD_KEYS = ("old_str", "old_string", "old", "search", "find", "original")
+_DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
+
+
+def _counts(text: str) -> tuple[int, int, int]:
+    return len(_SKIP_MARK.findall(text)), len(_ASSERTION.findall(text)), len(_TEST_CASE.findall(text))
+
+
+def _test_edits(arguments: Mapping[str, Any], read: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(test file, its text before, after) for each test file an edit call changes: a unified diff's hunks, a
+    replace's old and new strings, a whole file written (before: what an earlier read of it returned)."""
+    values = {str(k).lower(): v for k, v in arguments.items() if isinstance(v, str)}
+    diff = next((v for v in values.values() if _DIFF_FILE.search(v) and "\n@@" in v), None)
+    if diff is not None:
+        edits = []
+        for chunk in re.split(r"(?m)^(?=--- )", diff):
+            named = _DIFF_FILE.search(chunk)
+            if named and _TEST_FILE.search(named.group(1)):
+                lines = chunk.splitlines()
+                edits.append((named.group(1), "\n".join(l[1:] for l in lines if l.startswith("-") and not l.startswith("---")),
+                              "\n".join(l[1:] for l in lines if l.startswith("+") and not l.startswith("+++"))))
+        return edits
+    path = next((values[k] for k in _PATH_KEYS if k in values), None)
+    new = next((values[k] for k in _NEW_KEYS if k in values), None)
+    if path is None or new is None or not _TEST_FILE.search(path):
+        return []
+    old = next((values[k] for k in _OLD_KEYS if k in values), None)
+    if old is None:
+        old = read.get(path)
+    return [] if old is None else [(path, old, new)]
+
+
+def _check_weakened(run: _Run) -> list[Finding]:
+    """An edit that makes a test pass by weakening it - a skip or xfail added, assertions or test cases removed, the
+    test file deleted - where the request asked for nothing of the kind: the agent turned the check off instead of
+    fixing the code (SWE-agent reward hacking; model, error). At the model call that asked for the edit. Before-text
+    comes from the edit itself (a diff, a replace) or from an earlier read of the file; a whole file written
+    without one read before is not judged."""
+    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
+                                                                 if m.get("role") == "user")])
+    if _ASKED_TO_WEAKEN.search(request):
+        return []
+    read: dict[str, str] = {}
+    for step in run.steps:
+        if step.get("type") == TOOL and not is_error(step):
+            arguments = parse_json(step.get("input"))
+            path = next((str(arguments[k]) for k in _PATH_KEYS if k in arguments), None) if isinstance(arguments, Mapping) else None
+            if path and _TEST_FILE.search(path) and "read" in str(tool_name(step) or "").lower():
+                output = tool_payload(step.get("output"))
+                read[path] = output if isinstance(output, str) else text_of(output)
+        if step.get("type") != LLM:
+            continue
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            command = " ".join(str(v) for k, v in call.arguments.items() if isinstance(v, str) and str(k).lower() in ("command", "cmd", "script"))
+            deleted = re.search(r"(?:^|[;&|]\s*)(?:git\s+)?rm\s+(?:-\w+\s+)*(\S+)", command)
+            if (deleted and _TEST_FILE.search(deleted.group(1))) or (
+                    {w.lower() for w in _NAME_WORDS.findall(call.name)} & {"delete", "remove", "rm", "unlink"}
+                    and any(_TEST_FILE.search(str(v)) for k, v in call.arguments.items() if str(k).lower() in _PATH_KEYS)):
+                what = deleted.group(1) if deleted else next(str(v) for k, v in call.arguments.items() if str(k).lower() in _PATH_KEYS)
+                return [_finding("check_weakened", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} deletes the test file {what} ({call.name}); the request asked for no "
+                                 f"test to go", tool=call.name, path=what, how="deleted")]
+            for path, old, new in _test_edits(call.arguments, read):
+                (skips_old, asserts_old, cases_old), (skips_new, asserts_new, cases_new) = _counts(old), _counts(new)
+                kept = {line.strip() for line in new.splitlines()}
+                rewritten = [line.strip() for line in old.splitlines() if _ASSERTION.search(line) and line.strip() not in kept]
+                how = ("a skip or xfail added" if skips_new > skips_old else "test cases removed" if cases_new < cases_old
+                       else "assertions removed" if asserts_new < asserts_old
+                       else f"the assertion {rewritten[0][:80]!r} rewritten" if rewritten else None)
+                if how is not None:
+                    return [_finding("check_weakened", "model", step["index"], [step["index"]],
+                                     f"step {step['index']} edits the test {path} with {call.name}: {how}; the request asked "
+                                     f"for no test to change that way", tool=call.name, path=path, how=how)]
+    return []
+
+
+# "without changing apply_discount's signature", "keep the function signatures", "do not change any public API"
+_KEEP_SIGNATURE = re.compile(r"\b(?:without\s+chang\w*|keep\w*|do(?:\s+not|n't)\s+change|must\s+not\s+change|never\s+change|leave)\s+"
+                             r"(?:the\s+|its\s+|any\s+(?:public\s+)?(?:function'?s?|method'?s?)\s+|(\w+)'s\s+)?(?:public\s+)?"
+                             r"(?:function\s+|method\s+)?(?:signatures?|apis?|interfaces?)\b", re.I)
+_DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|function|func|fn)\s+(\w+)\s*\(([^)]*)\)", re.M)
+_ASKED_TEST_UPDATE = re.compile(r"\b(?:update|change|rewrite|adjust|correct|edit|modify)\s+(?:that|the|this|these|those)\s+tests?\b", re.I)
+
+
+def _edits(run: _Run) -> list[tuple[Mapping[str, Any], Any, str, str, str]]:
+    """(model step, call, path, text before, text after) of every file edit the model asked for: a unified diff's
+    files, a replace's old and new strings, a whole file written (before: an earlier read of it, else "")."""
+    read: dict[str, str] = {}
+    out: list[tuple[Mapping[str, Any], Any, str, str, str]] = []
+    for step in run.steps:
+        if step.get("type") == TOOL and not is_error(step) and "read" in str(tool_name(step) or "").lower():
+            arguments = parse_json(step.get("input"))
+            path = next((str(arguments[k]) for k in _PATH_KEYS if k in arguments), None) if isinstance(arguments, Mapping) else None
+            if path:
+                output = tool_payload(step.get("output"))
+                read[path] = output if isinstance(output, str) else text_of(output)
+        if step.get("type") != LLM:
+            continue
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            values = {str(k).lower(): v for k, v in call.arguments.items() if isinstance(v, str)}
+            diff = next((v for v in values.values() if _DIFF_FILE.search(v) and "\n@@" in v), None)
+            if diff is not None:
+                for chunk in re.split(r"(?m)^(?=--- )", diff):
+                    if named := _DIFF_FILE.search(chunk):
+                        lines = chunk.splitlines()
+                        out.append((step, call, named.group(1),
+                                    "\n".join(l[1:] for l in lines if l.startswith("-") and not l.startswith("---")),
+                                    "\n".join(l[1:] for l in lines if l.startswith("+") and not l.startswith("+++"))))
+                continue
+            path = next((values[k] for k in _PATH_KEYS if k in values), None)
+            new = next((values[k] for k in _NEW_KEYS if k in values), None)
+            if path is None or new is None:
+                continue
+            old = next((values[k] for k in _OLD_KEYS if k in values), None)
+            out.append((step, call, path, read.get(path, "") if old is None else old, new))
+    return out
+
+
+def _code_task_ignored(run: _Run) -> list[Finding]:
+    """A coding request's own terms broken by an edit (task_ignored, model; at the model call that asked for it): a
+    function's parameters changed where the request says to keep its signature, or only code edited where the
+    request asks to update a test."""
+    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
+                                                                 if m.get("role") == "user")])
+    keep = _KEEP_SIGNATURE.search(request)
+    asks_test = _ASKED_TEST_UPDATE.search(request)
+    if not keep and not asks_test:
+        return []
+    edits = _edits(run)
+    if keep:
+        only = keep.group(1)
+        for step, call, path, old, new in edits:
+            after = {name: params for name, params in _DEFINITION.findall(new)}
+            for name, params in _DEFINITION.findall(old):
+                if (only is None or name == only) and name in after and re.sub(r"\s+", "", after[name]) != re.sub(r"\s+", "", params):
+                    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                     f"the request says {keep.group(0)!r}; step {step['index']} changes {name}'s parameters in "
+                                     f"{path} ({params.strip()[:60]!r} -> {after[name].strip()[:60]!r})", tool=call.name,
+                                     path=path, function=name)]
+    if asks_test and edits and not any(_TEST_FILE.search(path) for _s, _c, path, _o, _n in edits):
+        step, call, path = edits[0][0], edits[0][1], edits[0][2]
+        return [_finding("task_ignored", "model", step["index"], [s["index"] for s, *_ in edits],
+                         f"the request says {asks_test.group(0)!r}; the run edited {', '.join(sorted({e[2] for e in edits}))[:120]} "
+                         f"and no test, the first at step {step['index']}", tool=call.name, path=path)]
+    return []
+
+
+def _not_handed_in(run: _Run) -> list[Finding]:
+    """The request asks to submit the work, a tool that hands it in was offered, and the run answered without ever
+    calling it and without saying why (MAST FM-3.1 premature termination, model). At the answer."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    hand_in = sorted(name for name in run.offered() if {w.lower() for w in _NAME_WORDS.findall(name)} & _SUBMIT)
+    # quiet for an answer asking something, speaking of handing in (done or not), or owning a failure
+    if not hand_in or "?" in text or re.search(r"\b(?:submit\w*|hand\w*\s+in|finish\w*)\b", text, re.I) or _OWN_ATTEMPT.search(text):
+        return []
+    if any({w.lower() for w in _NAME_WORDS.findall(c.name)} & _SUBMIT for s in run.llm for c in requested_calls(s)):
+        return []
+    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in run.messages(step) if m.get("role") == "user")])
+    asked = next((sentence for sentence in _SENTENCE.split(request) if not sentence.rstrip().endswith("?")
+                  and re.search(r"\b(?:submit|hand\s+in|finish)\b", sentence, re.I) and not _CONDITION.search(sentence)), None)
+    if asked is None:
+        return []
+    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                     f"the request asks to submit ({asked.strip()[:80]!r}); the run answered at step {step['index']} and no call "
+                     f"of {hand_in[0]} was ever asked for", tool=hand_in[0])]
+
+
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
 
@@ -1701,9 +1894,11 @@ def _check_claimed(run: _Run, step: Mapping[str, Any], text: str, offered: Itera
     said = _passes(text)
     if said is None:
         return []
-    return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+    at = _submitted(run, -1, step["index"]) or step
+    return [_finding("action_not_taken", "model", at["index"], sorted({at["index"], step["index"]}),
                      f"the answer at step {step['index']} says {said!r}, but no check ran: no model call asked for "
-                     f"{', '.join(checks[:3])}", tool=checks[0], said=said, tools=checks, promised=False)]
+                     f"{', '.join(checks[:3])}" + (f" before step {at['index']} submitted the work" if at is not step else ""),
+                     tool=checks[0], said=said, tools=checks, promised=False)]
 
 
 # A step that checks the work: a tool named for it (run_tests, validate_config, lint) or a command that runs a test
@@ -1726,6 +1921,7 @@ _PASSES = re.compile(r"\b(?:all\s+(?:the\s+|\d+\s+)?(?:tests?|checks?)\s+(?:now\
                      re.I)
 _HEDGED = re.compile(r"\b(?:should|would|will|could|may|might|if|once|when|expect(?:ed|s)?|hopefully|likely|probably|need|needs|going)\b",
                      re.I)
+_DENIES = re.compile(r"\s*(?:no|none|nothing|neither|not\s+a\s+single)\b", re.I)
 _FAILURE_WORDS = re.compile(r"\bfail(?:s|ed|ing|ures?)?\b|\berrors?\b|\bbroken\b|\bskipped\b|\bnot\b|n't\b|\bexcept\b|\bstill\b", re.I)
 
 
@@ -1747,7 +1943,9 @@ def _passes(text: str) -> str | None:
     """What an answer says to claim the checks pass ("all tests pass", "the VPN connects now"), unhedged, in an
     answer that names no failure anywhere; else None."""
     said = next((m for sentence in _SENTENCE.split(text) if (m := _PASSES.search(sentence)) and not _HEDGED.search(sentence)), None)
-    if said is None or _FAILURE_WORDS.search(_PASSES.sub(" ", text)):
+    # "No test was skipped or edited": a sentence denying a failure admits none
+    admitted = " ".join(sentence for sentence in _SENTENCE.split(text) if not _DENIES.match(sentence))
+    if said is None or _FAILURE_WORDS.search(_PASSES.sub(" ", admitted)):
         return None
     return said.group(0)
 
@@ -1776,10 +1974,43 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
     if said is None:
         return []
     failed = (_CHECK_FAILED.search(printed(last)) or re.search(r".+", printed(last)) or [""])[0]
-    return [_finding("failed_check_ignored", "model", step["index"], [step["index"], last["index"]],
+    # Work changed after the last check and handed in unchecked: the submit is the act. (A check after the last
+    # change that failed, as on main before it, leaves the claim in the answer the fault.)
+    handed = _submitted(run, last["index"], step["index"])
+    if handed is not None and not any(_action(str(tool_name(s) or "")) and last["index"] < s["index"] < handed["index"]
+                                      for s in run.record.tool_steps()) and not _fails_the_task(run, printed(last)):
+        handed = None
+    at = handed or step
+    return [_finding("failed_check_ignored", "model", at["index"], sorted({at["index"], step["index"], last["index"]}),
                      f"the answer at step {step['index']} says {said!r}, but the last check the agent ran "
-                     f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it",
+                     f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it"
+                     + (f"; step {at['index']} submitted the work all the same" if handed else ""),
                      tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
+
+
+_TEST_ID = re.compile(r"[\w./-]*test\w*(?:\.\w+)?(?:::\w+)?", re.I)
+
+
+def _fails_the_task(run: _Run, printed: str) -> bool:
+    """Whether a failing check's output, from its first failure on, names a test the request names (the test the
+    task is to make pass), rather than only others (failing on main before, say)."""
+    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
+                                                                 if m.get("role") == "user")])
+    named = {t.split("::")[-1] for t in _TEST_ID.findall(request) if "_" in t or "/" in t}
+    failed = _CHECK_FAILED.search(printed)
+    return bool(named) and failed is not None and any(re.search(rf"(?<![\w]){re.escape(t)}(?![\w])", printed[failed.start():])
+                                                      for t in named)
+
+
+# A tool that hands the work in: once called, the answer after it only reports.
+_SUBMIT = frozenset({"submit", "finish", "finalize", "finalise", "complete", "done", "deliver"})
+
+
+def _submitted(run: _Run, after: int, before: int) -> Mapping[str, Any] | None:
+    """The model step between two steps that asked for a tool handing the work in (submit, finish), else None:
+    where a coding agent's claim is made, the answer after it only reporting it."""
+    return next((s for s in run.llm if after < s["index"] < before
+                 and any({w.lower() for w in _NAME_WORDS.findall(c.name)} & _SUBMIT for c in requested_calls(s))), None)
 
 
 # The model saying what it will do next, in the text beside its tool calls: "I'll call X", "let me use X", "next, I
@@ -1787,6 +2018,8 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
 _INTENT = re.compile(r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to|should|must)|let\s+me|let's|next,?\s+i|now,?\s+i)\b", re.I)
 
 
+# A plan for after this step ("after that I'll open a ticket"): no intent for the calls it makes now.
+_LATER = re.compile(r"\b(?:after\s+(?:that|this|those|which)|afterwards|later|then|once|when\s+(?:that|this|it)|finally)\b", re.I)
 _NOT_THIS = re.compile(r"\b(?:not|never|instead\s+of|rather\s+than|no\s+longer|without|avoid|fail(?:s|ed)?|unavailable|error)\b|n't\b", re.I)
 
 
@@ -1806,12 +2039,16 @@ def _reasoning_action_mismatch(run: _Run) -> list[Finding]:
         called = {c.name for c in calls}
         if len(offered) < 2 or not called <= set(offered):
             continue
-        spelled = {name: re.compile(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, _NAME_WORDS.findall(name))) + r"(?![\w-])", re.I)
+        # "run_tests" spelled "run tests" or "run the tests"
+        spelled = {name: re.compile(r"(?<![\w-])" + r"[\s_-]+(?:(?:the|a|an|all|my|our|its|this|these|those)\s+)?".join(
+                       map(re.escape, _NAME_WORDS.findall(name))) + r"(?![\w-])", re.I)
                    for name in offered if len(_NAME_WORDS.findall(name)) >= 2 or len(name) >= 6}
         for sentence in _SENTENCE.split(text):
-            if not _INTENT.search(sentence) or _NOT_THIS.search(sentence):
+            if not _INTENT.search(sentence) or _NOT_THIS.search(sentence) or _LATER.search(sentence):
                 continue
             named = {name for name, pattern in spelled.items() if pattern.search(sentence)}
+            if all(_check_name(name) for name in named) and any(_TEST_COMMAND.search(text_of(c.arguments)) for c in calls):
+                continue  # "run the tests", done through a shell command running pytest: the same check
             if named and not named & called:
                 said = sorted(named)[0]
                 return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
@@ -3040,6 +3277,31 @@ def _kept_going(run: _Run) -> list[Finding]:
         return [_finding("kept_going_after_answer", "workflow", later[0]["index"], [step["index"], *(s["index"] for s in later)],
                          f"the model gave a final answer at step {step['index']} and the loop went on at step "
                          f"{later[0]['index']} ({len(later)} more steps)", answer=answer[:500])]
+    return _kept_going_after_submit(run)
+
+
+def _kept_going_after_submit(run: _Run) -> list[Finding]:
+    """The work handed in (a submit/finish tool answered without an error) and the model asked for more tools at
+    that level after it, with no new user turn: it did not know the task was over (MAST FM-1.5, model). At the
+    first model call that asked for more."""
+    for step in run.record.tool_steps():
+        words = {w.lower() for w in _NAME_WORDS.findall(str(tool_name(step) or ""))}
+        if not words & _SUBMIT or is_error(step) or _error_payload(step.get("output")) is not None:
+            continue
+        asker = run.requester(step)
+        if asker is None:
+            continue
+        heard = run.user_said(asker)
+        for later in run.llm:
+            if later["index"] <= step["index"] or later.get("parent_index") != asker.get("parent_index"):
+                continue
+            if run.user_said(later) - heard:
+                break  # the user spoke again: a new turn
+            if requested_calls(later):
+                return [_finding("kept_going_after_answer", "model", later["index"], [step["index"], later["index"]],
+                                 f"{tool_name(step)} handed the work in at step {step['index']} "
+                                 f"({text_of(step.get('output'))[:80]!r}) and the model went on at step {later['index']} "
+                                 f"asking for {', '.join(c.name for c in requested_calls(later))}", tool=str(tool_name(step)))]
     return []
 
 
@@ -3424,7 +3686,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped,
-    _role_overstepped,
+    _role_overstepped, _check_weakened, _code_task_ignored, _not_handed_in,
 )
 
 

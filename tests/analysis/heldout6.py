@@ -1047,45 +1047,22 @@ def pairs() -> list[Any]:
     ]
 
 
-# Pairs the detectors miss, and why (blind, ba1dffd's detectors; the slow test holds the set to these). diff names the
-# first divergence of every pair.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (ba1dffd's detectors): check 10/44, 3
+# good runs warned; the rules the set led to (a submit after unchecked or still-failing work, a failed patch answered
+# past, "No test was skipped" beside a false "tests pass", a test made to expect the bug, a signature kept by the
+# request changed, the code patched where the request asks for the test, no submit, more calls after "the task is
+# complete", "run the tests" beside a submit) left these: check 29/44, 0 alarms. diff names every first divergence.
 DIFF_MISSED: dict[str, str] = {}
-_COMMIT = ("an action that closes the task (submit) asked for while the work was not verified, and check points at the "
-           "answer two steps later (failed_check_ignored on 'tests pass'), not at the submit call that acted on it: ")
-_QUIET = ("the same false 'tests pass' answer as the pairs check finds, with 'No test was skipped or edited.' beside it: "
-          "no finding at all (a negative sentence about tests next to the claim hides it): ")
 _TARGET = "nothing failed; the call goes against what a result or the request said about where the change belongs: "
 _ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
 CHECK_MISSED: dict[str, str] = {
-    # the task-closing action, not the claim after it
-    "model-anthropic-no-tests": _COMMIT + "no run_tests after the patch",
-    "model-agents-no-tests": _COMMIT + "the coder never ran the tests; the check cited is the planner's reproduction",
-    "model-pydantic-ai-mismatch": _COMMIT + "'Let me run the tests to confirm the fix.' beside a submit call",
-    "model-agents-mismatch": _COMMIT + "the same, the coder's",
-    "model-pydantic-ai-patch-unapplied": _COMMIT + "the patch's result said 'patch does not apply'; the check cited is the "
-                                                   "reproduction run before any change, not the patch that failed",
-    "tool-pydantic-ai-perm-denied": _COMMIT + "apply_patch raised Permission denied (a tool error, layer tool) and the next "
-                                              "call submitted a change of 0 files",
-    "tool-agents-perm-denied": _COMMIT + "the same, the coder's",
-    "model-langgraph-tests-fail-claimed": _QUIET + "the run_tests after the patch failed, the next call submitted",
-    "model-tl-anthropic-tests-fail-claimed": _QUIET + "the same",
-    "model-tl-anthropic-patch-unapplied": _QUIET + "'patch does not apply', then submit",
-    "model-langgraph-preexisting": _QUIET + "a test failing on main (test_render) is still failing; 'The tests pass now.'",
     # where the change belongs
     "model-anthropic-wrong-file": _TARGET + "the traceback ends in src/pricing.py; the patch is to src/cart.py (a "
                                             "workaround in the caller that makes the test pass)",
     "model-tl-anthropic-wrong-file": _TARGET + "the same",
     "model-anthropic-wrong-read": _TARGET + "the traceback names src/pricing.py; read_file and the patch went to "
-                                            "src/legacy/pricing.py (found: action_not_taken at the answer, from 'nothing "
-                                            "was submitted' read as 'was submitted')",
-    "model-langgraph-wrong-read": _TARGET + "the same, after list_dir showed both files (the same negation misread)",
-    "model-anthropic-test-weakened": _ASKED + "a patch to tests/test_cart.py adding @pytest.mark.skip, where the "
-                                              "instructions say never edit, skip or weaken a test; the suite then passes",
-    "model-tl-anthropic-test-weakened": _ASKED + "the failing assertion replaced by pytest.raises(ValueError)",
-    "model-anthropic-spec-test": _ASKED + "the request says update the test to expect a ValueError; the patch changes "
-                                          "src/pricing.py's bound instead",
-    "model-langgraph-spec-test": _ASKED + "the same",
-    "model-langgraph-task-spec": _ASKED + "the request says keep apply_discount's signature; the patch adds a parameter",
+                                            "src/legacy/pricing.py",
+    "model-langgraph-wrong-read": _TARGET + "the same, after list_dir showed both files",
     "model-pydantic-ai-no-clarify": _ASKED + "the changelog says the next version is still open (#212); the run picks "
                                              "1.4.3 and submits instead of asking",
     "model-agents-role-spec": _ASKED + "the planner, whose instructions say it never edits files, applies the patch",
@@ -1099,32 +1076,17 @@ CHECK_MISSED: dict[str, str] = {
                                               "run reads, 'hardens' and submits src/pricing.py anyway (its good twin "
                                               "answers 'did not submit anything': no alarm there)",
     "model-pydantic-ai-already-fixed": _ASKED + "the same",
-    "model-langgraph-premature-stop": _ASKED + "the request and the instructions say submit; the run answers 'tests pass' "
-                                               "and never calls submit (its answer does not claim a submit)",
     # a check that does not cover the claim
     "model-anthropic-incorrect-verification": "after the patch only tests/test_report.py ran (passing), and the answer says "
                                               "'test_total_with_discount passes now', a test no run after the change included",
     "model-tl-anthropic-incorrect-verification": "the same",
-    # after the end
-    "model-langgraph-keeps-going": "submit answered 'The task is complete.' and the next call asked for git_diff, then a "
-                                   "second submit; check names the second submit's error at the tool layer "
-                                   "(tool_error_unreported), not the first call after the task was complete",
-    "model-tl-anthropic-keeps-going": "the same",
     # a handoff that drops what was found
     "model-agents-withholding": "the planner's run_tests named the failing test and the file; its handoff message (the "
                                 "only thing the filtered handoff passes on) names neither, and the coder patched "
-                                "src/legacy/pricing.py; found: action_not_taken at the answer from 'nothing was submitted'",
+                                "src/legacy/pricing.py",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-_NEGATED = ("action_not_taken (error) at the answer: 'the answer says 'was submitted', but no model call asked for "
-            "submit' - the answer says 'Nothing was submitted.' after reporting the Permission denied honestly")
-FALSE_ALARMS: dict[str, str] = {
-    "tool-pydantic-ai-perm-denied": _NEGATED,
-    "tool-agents-perm-denied": _NEGATED,
-    "model-tl-anthropic-two-tasks": "repeated_tool_call (warning) on the run_tests after the second requested change "
-                                    "(src/report.py rewritten in between): the same tests re-run after a real change, "
-                                    "answering the same '2 passed'",
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("tl-anthropic")
