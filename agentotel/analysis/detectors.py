@@ -113,6 +113,8 @@ KINDS: dict[str, tuple[str, str]] = {
                          "the tool from its list"),
     "check_weakened": ("error", "make the failing test pass by fixing the code, not by deleting, skipping or loosening the "
                        "test"),
+    "wrong_file_chosen": ("warning", "the failure points at one file and the agent changed another of the same name: have it "
+                          "read the traceback's path, not the first namesake it finds"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1418,9 +1420,26 @@ def _given_under(run: _Run, step: Mapping[str, Any], value: str) -> str | None:
                  and (found := find(tool_payload(s.get("output")))) is not None), None)
 
 
-# A result telling the agent not to take an action: "do not reset", "must not be refunded", "never ship to ...".
-_PROHIBITION = re.compile(r"\b(?:do\s+not|don'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|never|may\s+not|cannot|can'?t|"
-                          r"not\s+to)\s+(?:be\s+)?(?:\w+ly\s+)?(\w+)((?:\s+\w+){0,4})", re.I)
+# A result telling the agent not to take an action: "do not reset", "must not be refunded", "never ship to ...", read
+# backwards from the verb (found with str.find: a case-insensitive scan of every position of a long result is slow).
+_NEGATED_BEFORE = re.compile(r"\b(?:do\s+not|don'?t|must\s+not|mustn'?t|should\s+not|shouldn'?t|never|may\s+not|cannot|can'?t|"
+                             r"not\s+to)\s+(?:be\s+)?(?:\w+ly\s+)?$")
+_WORDS_AFTER = re.compile(r"(?:\s+\w+){0,4}")
+
+
+def _prohibitions(text: str, forms: Mapping[str, str]) -> Iterable[tuple[int, int, str, str]]:
+    """(start, end, verb, the words after it) of each "do not <verb>" in `text` (lower case) for these verb forms."""
+    for form, verb in forms.items():
+        at = text.find(form)
+        while at != -1:
+            end = at + len(form)
+            whole = (at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")) and (
+                end == len(text) or not (text[end].isalnum() or text[end] == "_"))
+            if whole and (said := _NEGATED_BEFORE.search(text[max(0, at - 40):at])):
+                yield at - len(said.group(0)), end, verb, _WORDS_AFTER.match(text, end).group(0)
+            at = text.find(form, end)
+
+
 # What makes a prohibition conditional ("do not reset without the manager's approval"): no plain "do not" then.
 _IF = re.compile(r"\b(?:if|unless|until|before|without|except|once|when|after|while|otherwise)\b", re.I)
 _NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -1443,15 +1462,13 @@ def _input_ignored(run: _Run) -> list[Finding]:
     for step in run.record.tool_steps():
         if is_error(step):
             continue
-        text = text_of(step.get("output"))
-        if not _PROHIBITION.search(text):
-            continue
-        for clause in _NOTE_CLAUSE.split(text):
-            if _IF.search(clause):
-                continue
-            for said in _PROHIBITION.finditer(clause):
-                if (verb := forms.get(said.group(1).lower())) is not None:
-                    notes.append((step, clause.strip(), verb, said.group(2).lower()))
+        text = text_of(step.get("output")).lower()
+        for start, end, verb, after in _prohibitions(text, forms):
+            first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, start)), default=0)
+            last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))
+            clause = text[first:last]
+            if not _IF.search(clause):
+                notes.append((step, clause.strip(), verb, after))
     for result, clause, verb, after in notes:
         about = {v for v in _leaves(parse_json(result.get("input"))) + _leaves(tool_payload(result.get("output"))) if len(v) >= 3}
         named = {w for _v, objects in actions.values() for w in objects if re.search(rf"\b{w}", after)}
@@ -1473,7 +1490,7 @@ def _input_ignored(run: _Run) -> list[Finding]:
 
 # An instruction giving a value and the one condition for another: "Tickets are priority P3 unless the user says the
 # whole team is down" (or "Use express only if the customer asks for it").
-_UNLESS = re.compile(r"(?P<main>[^.;:\n]*?)\b(?P<how>unless|except\s+(?:when|if)|only\s+(?:if|when))\b(?P<cond>[^.;\n]*)", re.I)
+_UNLESS = re.compile(r"\b(?P<how>unless|except\s+(?:when|if)|only\s+(?:if|when))\b(?P<cond>[^.;\n]*)", re.I)
 # How a condition says who states it: "the user says", "the customer asks that".
 _WHO_SAYS = re.compile(r"^\s*(?:the\s+)?(?:user|customer|caller|requester|client|employee|person)s?\s+(?:explicitly\s+)?"
                        r"(?:says?|said|asks?|asked|mentions?|states?|reports?|confirms?|requests?|tells?\s+you)\s+(?:that\s+)?", re.I)
@@ -1496,7 +1513,8 @@ def _instruction_rule(run: _Run) -> list[Finding]:
     text = instructions(run.record, run.llm[0])
     if not _UNLESS.search(text):
         return []
-    rules = [(m.group("main").strip(), m.group("how").lower(), _WHO_SAYS.sub("", m.group("cond")).strip())
+    # the clause before the keyword: back to the sentence's start (searching for it from every position is quadratic)
+    rules = [(re.split(r"[.;:\n]", text[:m.start()])[-1].strip(), m.group("how").lower(), _WHO_SAYS.sub("", m.group("cond")).strip())
              for m in _UNLESS.finditer(text)]
     user = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for s in run.llm for m in run.messages(s)
                                                               if m.get("role") == "user")]).lower()
@@ -1716,30 +1734,6 @@ def _counts(text: str) -> tuple[int, int, int]:
     return len(_SKIP_MARK.findall(text)), len(_ASSERTION.findall(text)), len(_TEST_CASE.findall(text))
 
 
-def _test_edits(arguments: Mapping[str, Any], read: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """(test file, its text before, after) for each test file an edit call changes: a unified diff's hunks, a
-    replace's old and new strings, a whole file written (before: what an earlier read of it returned)."""
-    values = {str(k).lower(): v for k, v in arguments.items() if isinstance(v, str)}
-    diff = next((v for v in values.values() if _DIFF_FILE.search(v) and "\n@@" in v), None)
-    if diff is not None:
-        edits = []
-        for chunk in re.split(r"(?m)^(?=--- )", diff):
-            named = _DIFF_FILE.search(chunk)
-            if named and _TEST_FILE.search(named.group(1)):
-                lines = chunk.splitlines()
-                edits.append((named.group(1), "\n".join(l[1:] for l in lines if l.startswith("-") and not l.startswith("---")),
-                              "\n".join(l[1:] for l in lines if l.startswith("+") and not l.startswith("+++"))))
-        return edits
-    path = next((values[k] for k in _PATH_KEYS if k in values), None)
-    new = next((values[k] for k in _NEW_KEYS if k in values), None)
-    if path is None or new is None or not _TEST_FILE.search(path):
-        return []
-    old = next((values[k] for k in _OLD_KEYS if k in values), None)
-    if old is None:
-        old = read.get(path)
-    return [] if old is None else [(path, old, new)]
-
-
 def _check_weakened(run: _Run) -> list[Finding]:
     """An edit that makes a test pass by weakening it - a skip or xfail added, assertions or test cases removed, the
     test file deleted - where the request asked for nothing of the kind: the agent turned the check off instead of
@@ -1750,16 +1744,7 @@ def _check_weakened(run: _Run) -> list[Finding]:
                                                                  if m.get("role") == "user")])
     if _ASKED_TO_WEAKEN.search(request):
         return []
-    read: dict[str, str] = {}
-    for step in run.steps:
-        if step.get("type") == TOOL and not is_error(step):
-            arguments = parse_json(step.get("input"))
-            path = next((str(arguments[k]) for k in _PATH_KEYS if k in arguments), None) if isinstance(arguments, Mapping) else None
-            if path and _TEST_FILE.search(path) and "read" in str(tool_name(step) or "").lower():
-                output = tool_payload(step.get("output"))
-                read[path] = output if isinstance(output, str) else text_of(output)
-        if step.get("type") != LLM:
-            continue
+    for step in run.llm:
         for call in requested_calls(step):
             if not isinstance(call.arguments, Mapping):
                 continue
@@ -1772,17 +1757,19 @@ def _check_weakened(run: _Run) -> list[Finding]:
                 return [_finding("check_weakened", "model", step["index"], [step["index"]],
                                  f"step {step['index']} deletes the test file {what} ({call.name}); the request asked for no "
                                  f"test to go", tool=call.name, path=what, how="deleted")]
-            for path, old, new in _test_edits(call.arguments, read):
-                (skips_old, asserts_old, cases_old), (skips_new, asserts_new, cases_new) = _counts(old), _counts(new)
-                kept = {line.strip() for line in new.splitlines()}
-                rewritten = [line.strip() for line in old.splitlines() if _ASSERTION.search(line) and line.strip() not in kept]
-                how = ("a skip or xfail added" if skips_new > skips_old else "test cases removed" if cases_new < cases_old
-                       else "assertions removed" if asserts_new < asserts_old
-                       else f"the assertion {rewritten[0][:80]!r} rewritten" if rewritten else None)
-                if how is not None:
-                    return [_finding("check_weakened", "model", step["index"], [step["index"]],
-                                     f"step {step['index']} edits the test {path} with {call.name}: {how}; the request asked "
-                                     f"for no test to change that way", tool=call.name, path=path, how=how)]
+    for step, call, path, old, new in _edits(run):
+        if old is None or not _TEST_FILE.search(path):
+            continue
+        (skips_old, asserts_old, cases_old), (skips_new, asserts_new, cases_new) = _counts(old), _counts(new)
+        kept = {line.strip() for line in new.splitlines()}
+        rewritten = [line.strip() for line in old.splitlines() if _ASSERTION.search(line) and line.strip() not in kept]
+        how = ("a skip or xfail added" if skips_new > skips_old else "test cases removed" if cases_new < cases_old
+               else "assertions removed" if asserts_new < asserts_old
+               else f"the assertion {rewritten[0][:80]!r} rewritten" if rewritten else None)
+        if how is not None:
+            return [_finding("check_weakened", "model", step["index"], [step["index"]],
+                             f"step {step['index']} edits the test {path} with {call.name}: {how}; the request asked "
+                             f"for no test to change that way", tool=call.name, path=path, how=how)]
     return []
 
 
@@ -1794,11 +1781,11 @@ _DEFINITION = re.compile(r"^\s*(?:async\s+)?(?:def|function|func|fn)\s+(\w+)\s*\
 _ASKED_TEST_UPDATE = re.compile(r"\b(?:update|change|rewrite|adjust|correct|edit|modify)\s+(?:that|the|this|these|those)\s+tests?\b", re.I)
 
 
-def _edits(run: _Run) -> list[tuple[Mapping[str, Any], Any, str, str, str]]:
+def _edits(run: _Run) -> list[tuple[Mapping[str, Any], Any, str, str | None, str]]:
     """(model step, call, path, text before, text after) of every file edit the model asked for: a unified diff's
-    files, a replace's old and new strings, a whole file written (before: an earlier read of it, else "")."""
+    files, a replace's old and new strings, a whole file written (before: an earlier read of it, else None)."""
     read: dict[str, str] = {}
-    out: list[tuple[Mapping[str, Any], Any, str, str, str]] = []
+    out: list[tuple[Mapping[str, Any], Any, str, str | None, str]] = []
     for step in run.steps:
         if step.get("type") == TOOL and not is_error(step) and "read" in str(tool_name(step) or "").lower():
             arguments = parse_json(step.get("input"))
@@ -1826,7 +1813,7 @@ def _edits(run: _Run) -> list[tuple[Mapping[str, Any], Any, str, str, str]]:
             if path is None or new is None:
                 continue
             old = next((values[k] for k in _OLD_KEYS if k in values), None)
-            out.append((step, call, path, read.get(path, "") if old is None else old, new))
+            out.append((step, call, path, read.get(path) if old is None else old, new))
     return out
 
 
@@ -1845,7 +1832,7 @@ def _code_task_ignored(run: _Run) -> list[Finding]:
         only = keep.group(1)
         for step, call, path, old, new in edits:
             after = {name: params for name, params in _DEFINITION.findall(new)}
-            for name, params in _DEFINITION.findall(old):
+            for name, params in _DEFINITION.findall(old or ""):
                 if (only is None or name == only) and name in after and re.sub(r"\s+", "", after[name]) != re.sub(r"\s+", "", params):
                     return [_finding("task_ignored", "model", step["index"], [step["index"]],
                                      f"the request says {keep.group(0)!r}; step {step['index']} changes {name}'s parameters in "
@@ -1879,6 +1866,44 @@ def _not_handed_in(run: _Run) -> list[Finding]:
     return [_finding("task_ignored", "model", step["index"], [step["index"]],
                      f"the request asks to submit ({asked.strip()[:80]!r}); the run answered at step {step['index']} and no call "
                      f"of {hand_in[0]} was ever asked for", tool=hand_in[0])]
+
+
+# Where a failure points: Python's `File "src/x.py", line 4`, pytest's `src/x.py:4: in f`, a compiler's `src/x.go:4:2:`,
+# a JavaScript stack's `(src/x.js:4:9)`.
+_FAILURE_AT = re.compile(r"File \"([^\"]+)\", line \d+|^([\w./\\-]+\.\w+):\d+(?::\d+)?:|\(([\w./\\-]+\.\w+):\d+:\d+\)", re.M)
+
+
+def _same_file(a: str, b: str) -> bool:
+    a, b = a.replace("\\", "/").lstrip("./"), b.replace("\\", "/").lstrip("./")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _namesake_edited(run: _Run) -> list[Finding]:
+    """A failing check's traceback points at a file (src/pricing.py) and the agent changed another file of the same
+    name (src/legacy/pricing.py), never the one the failure is in: it took a namesake for the file (wrong_file_chosen,
+    model). At the first call that read or changed the namesake."""
+    pointed: list[tuple[int, str]] = []
+    for step in run.record.tool_steps():
+        printed = text_of(step.get("output")) + "\n" + str(step.get("error") or "")
+        if _is_check(step) and (is_error(step) or _CHECK_FAILED.search(printed)):
+            pointed += [(step["index"], next(p for p in m.groups() if p)) for m in _FAILURE_AT.finditer(printed)]
+    if not pointed:
+        return []
+    edits = _edits(run)
+    edited = [path for _s, _c, path, _o, _n in edits]
+    for step, call, path, _old, _new in edits:
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        shown = [p for at, p in pointed if at < step["index"] and p.replace("\\", "/").rsplit("/", 1)[-1] == name]
+        if not shown or any(_same_file(path, p) for p in shown) or any(_same_file(e, p) for e in edited for p in shown):
+            continue
+        touched = [s for s in run.llm if s["index"] <= step["index"] and any(
+            isinstance(c.arguments, Mapping) and any(str(v) == path for k, v in c.arguments.items() if str(k).lower() in _PATH_KEYS)
+            for c in requested_calls(s))]
+        first = touched[0] if touched else step
+        return [_finding("wrong_file_chosen", "model", first["index"], sorted({first["index"], step["index"]}),
+                         f"the failing check points at {shown[0]}; step {step['index']} changed {path}, another file of that "
+                         f"name, and {shown[0]} was never changed", tool=call.name, path=path, pointed=shown[0])]
+    return []
 
 
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
@@ -1935,8 +1960,18 @@ def _check_name(name: str) -> bool:
     return bool(words & _CHECK_TOOL) and not words & _PERSON
 
 
+# A tool that runs what it is given (run_command, bash, execute): its arguments may run a test suite.
+_RUNS_COMMANDS = frozenset({"run", "exec", "execute", "bash", "shell", "command", "cmd", "terminal", "sh", "script", "subprocess",
+                            "process", "computer"})
+
+
 def _is_check(step: Mapping[str, Any]) -> bool:
-    return _check_name(str(tool_name(step) or "")) or bool(_TEST_COMMAND.search(text_of(step.get("input"))))
+    name = str(tool_name(step) or "")
+    if _check_name(name):
+        return True
+    words = {w.lower() for w in _NAME_WORDS.findall(name)}
+    # (an unnamed tool, or one that runs commands, is read for a test command; an editor's text is no run)
+    return (not words or bool(words & _RUNS_COMMANDS)) and bool(_TEST_COMMAND.search(text_of(step.get("input"))))
 
 
 def _passes(text: str) -> str | None:
@@ -3687,6 +3722,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped,
     _role_overstepped, _check_weakened, _code_task_ignored, _not_handed_in,
+    _namesake_edited,
 )
 
 

@@ -564,14 +564,18 @@ def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
         if len(members) < 2:
             continue
         members.sort(key=lambda c: (not c[10], c[4], c[2]))
-        kept = [m for m in members if m[0] not in duplicates][:1] or members[:1]
+        # Each record against the records kept before it, pair by pair: a run of calls with equal token counts
+        # (a scripted model, one prompt asked again) is many calls, each recorded twice.
+        kept: list[tuple] = []
         for m in members:
-            if m is kept[0] or (m[10] and kept[0][10]):
-                continue
-            if m[9] is not None and kept[0][9] is not None and m[9] != kept[0][9]:
-                continue  # two calls that got the same counts (a fan-out of one prompt)
-            if key[1] == "id" or _overlap(m, kept[0]):
+            twin = next((k for k in kept if not (m[10] and k[10])
+                         # two calls that got the same counts (a fan-out of one prompt) have their own ids
+                         and not (m[9] is not None and k[9] is not None and m[9] != k[9])
+                         and (key[1] == "id" or _overlap(m, k))), None)
+            if twin is not None:
                 duplicates.add(m[0])
+            elif m[0] not in duplicates:
+                kept.append(m)
     return duplicates
 
 

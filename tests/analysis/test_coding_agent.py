@@ -147,3 +147,25 @@ def test_nothing_was_submitted_claims_nothing():
     run = _run(("apply_patch", FIX, "PermissionError: Permission denied", "error"),
                answer="I couldn't apply the fix: writing src/pricing.py is not permitted. Nothing was submitted.")
     assert _found(run, "action_not_taken")[0] == []
+
+
+TRACEBACK = RED.replace("E   ValueError", "src/cart.py:6: in total\nsrc/pricing.py:4: in apply_discount\nE   ValueError")
+LEGACY = {"path": "src/legacy/pricing.py", "old": "pct > 10:", "new": "pct > 100:"}
+
+
+def test_a_namesake_of_the_file_the_traceback_points_at_changed_instead_is_wrong_file_chosen():
+    run = _run(("run_tests", {"path": ""}, TRACEBACK), ("read_file", {"path": "src/legacy/pricing.py"}, "def apply_discount(p, pct): ..."),
+               ("apply_patch", LEGACY, "Applied patch"), ("run_tests", {"path": ""}, RED), SUBMIT,
+               answer="I changed src/legacy/pricing.py; the change is submitted, though the test still fails.")
+    assert _found(run, "wrong_file_chosen")[0] == [(3, "model")], _found(run, "wrong_file_chosen")[1]
+
+
+@pytest.mark.parametrize("turns", [
+    # both read, the right one changed
+    [("read_file", {"path": "src/legacy/pricing.py"}, "..."), ("read_file", {"path": "src/pricing.py"}, "..."), ("apply_patch", FIX, "ok")],
+    # the namesake changed as well as the right one
+    [("apply_patch", FIX, "ok"), ("apply_patch", LEGACY, "ok")],
+])
+def test_the_file_the_traceback_names_changed_is_no_namesake(turns):
+    run = _run(("run_tests", {"path": ""}, TRACEBACK), *turns, ("run_tests", {"path": ""}, GREEN), SUBMIT)
+    assert _found(run, "wrong_file_chosen")[0] == []

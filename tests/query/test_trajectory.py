@@ -11,7 +11,7 @@ from agentotel import semconv as sc
 from agentotel.providers import ANTHROPIC_SDK_SCOPE
 from agentotel.query import pylist
 from agentotel.store.dialects import OI_AGENT_NAME, OI_SPAN_KIND
-from spanbuild import SpanStore, assistant
+from spanbuild import MS, SpanStore, assistant
 
 
 def test_steps_are_numbered_by_start_time_with_their_tree_and_requests(tmp_path):
@@ -71,6 +71,23 @@ def test_transport_spans_and_sdk_duplicate_spans_are_not_steps(tmp_path):
     counts = traces.sql("SELECT run_id, steps, model_calls, input_tokens FROM runs ORDER BY 1").fetchall()
     assert counts == [("run-1", 1, 1, 100), ("run-2", 1, 1, 100)]
     assert traces.sql("SELECT count(*) FROM steps").fetchall()[0][0] == 2
+
+
+def test_calls_two_instrumentations_record_as_siblings_count_once_each_even_when_every_call_has_the_same_counts(tmp_path):
+    """OpenLLMetry's anthropic span and the SDK's own beside it, for each of three calls a scripted model answers
+    with the same token counts: each pair is one call (not all six against the first)."""
+    store = SpanStore(tmp_path)
+    run = store.run("r", "run-1")
+    same = {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_USAGE_INPUT_TOKENS: 100, sc.GEN_AI_USAGE_OUTPUT_TOKENS: 12}
+    for _ in range(3):
+        run.raw("anthropic.chat", same, scope="opentelemetry.instrumentation.anthropic", ms=10)
+        run.clock -= 8 * MS  # the SDK's span of the same call, inside the first one's time
+        run.raw("anthropic.messages.create", same, scope=ANTHROPIC_SDK_SCOPE, ms=4)
+        run.clock += 5 * MS  # the next call after both ended
+    store.write()
+    traces = agentotel.open(tmp_path)
+    assert [s.name for s in traces.trajectory("run-1").steps] == ["anthropic.chat"] * 3
+    assert traces.sql("SELECT count(*), sum(input_tokens) FROM llm_calls").fetchall() == [(3, 300)]
 
 
 def test_another_instrumentations_span_of_a_call_agentotel_recorded_counts_once_inside_or_outside(tmp_path):
