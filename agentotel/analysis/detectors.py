@@ -285,6 +285,13 @@ class _Run:
                                       for name in tool_definitions(self.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
         return self._offered
 
+    def request(self) -> str:
+        """What the run was asked: its task and the user messages of its first model call, read once."""
+        if "_request" not in self.__dict__:
+            self._request = "\n".join([text_of(self.record.run.get("task")), *(
+                message_text(m) for m in (self.messages(self.llm[0]) if self.llm else ()) if m.get("role") == "user")])
+        return self._request
+
     def domain_text(self) -> str:
         """The run's own material, lower case: its first model call's instructions and messages and its
         successful tool and retrieval results (the words its answers may use as terms of the trade)."""
@@ -1740,8 +1747,7 @@ def _check_weakened(run: _Run) -> list[Finding]:
     fixing the code (SWE-agent reward hacking; model, error). At the model call that asked for the edit. Before-text
     comes from the edit itself (a diff, a replace) or from an earlier read of the file; a whole file written
     without one read before is not judged."""
-    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
-                                                                 if m.get("role") == "user")])
+    request = run.request()
     if _ASKED_TO_WEAKEN.search(request):
         return []
     for step in run.llm:
@@ -1821,8 +1827,7 @@ def _code_task_ignored(run: _Run) -> list[Finding]:
     """A coding request's own terms broken by an edit (task_ignored, model; at the model call that asked for it): a
     function's parameters changed where the request says to keep its signature, or only code edited where the
     request asks to update a test."""
-    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
-                                                                 if m.get("role") == "user")])
+    request = run.request()
     keep = _KEEP_SIGNATURE.search(request)
     asks_test = _ASKED_TEST_UPDATE.search(request)
     if not keep and not asks_test:
@@ -2029,8 +2034,7 @@ _TEST_ID = re.compile(r"[\w./-]*test\w*(?:\.\w+)?(?:::\w+)?", re.I)
 def _fails_the_task(run: _Run, printed: str) -> bool:
     """Whether a failing check's output, from its first failure on, names a test the request names (the test the
     task is to make pass), rather than only others (failing on main before, say)."""
-    request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for m in (run.messages(run.llm[0]) if run.llm else ())
-                                                                 if m.get("role") == "user")])
+    request = run.request()
     named = {t.split("::")[-1] for t in _TEST_ID.findall(request) if "_" in t or "/" in t}
     failed = _CHECK_FAILED.search(printed)
     return bool(named) and failed is not None and any(re.search(rf"(?<![\w]){re.escape(t)}(?![\w])", printed[failed.start():])
