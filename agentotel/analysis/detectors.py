@@ -115,6 +115,12 @@ KINDS: dict[str, tuple[str, str]] = {
                        "test"),
     "wrong_file_chosen": ("warning", "the failure points at one file and the agent changed another of the same name: have it "
                           "read the traceback's path, not the first namesake it finds"),
+    "fix_unverified": ("warning", "the check after the change ran other tests than the ones that failed: have the agent re-run "
+                       "the failing tests (or the whole suite) before it hands the fix in"),
+    "unneeded_change": ("warning", "the test the request says fails passed before any change: have the agent report that (or "
+                        "ask) instead of changing code that works"),
+    "task_derailed": ("warning", "after the fix passed the agent changed what the task never asked about: keep its changes to "
+                      "the request"),
     "forbidden_tool": ("error", "this agent must not call that tool: remove it from its tools or guard it"),
     "missing_evidence": ("error", "the answer came before the evidence the policy requires: call those tools first"),
     "budget_exceeded": ("error", "reduce what the step pulled in, or raise the budget in the policy"),
@@ -1720,6 +1726,53 @@ def _role_overstepped(run: _Run) -> list[Finding]:
     return []
 
 
+
+# What an edit does, as instructions forbid it ("you never edit files yourself"), and what they forbid it on.
+_EDIT_VERBS = ("edit", "modify", "change", "write", "patch", "touch", "rewrite")
+_EDITED_THINGS = frozenset({"file", "files", "code", "source", "sources", "repository", "repo", "codebase", "anything", "fix", "fixes",
+                            "patch", "patches"})
+
+
+def _own_rule_broken(run: _Run) -> list[Finding]:
+    """An agent did what its own instructions plainly forbid it: a planner told "you never edit files yourself"
+    applying a patch, a triage agent told "never issue refunds" calling issue_refund (MAST FM-1.2 disobey role
+    specification, model; role_overstepped). At the model call that asked for it. The prohibition must be
+    unconditional ("never refund without approval" is a condition) and name the call's thing: for an edit, files,
+    code or (for a test file, where the request asks no test change) tests; for an action, the tool's own thing."""
+    # (step, call) -> the path it edits; calls are made anew on each read, so keyed by what they are
+    edits = {(s['index'], call.name, call_key(call.name, call.arguments)): path for s, call, path, _o, _n in _edits(run)}
+    asked_tests = bool(_ASKED_TEST_UPDATE.search(run.request()) or _ASKED_TO_WEAKEN.search(run.request()))
+    told: dict[int, str] = {}
+    for step in run.llm:
+        for call in requested_calls(step):
+            action = _action(call.name)
+            edited = edits.get((step["index"], call.name, call_key(call.name, call.arguments)))
+            if action is None and edited is None:
+                continue
+            if step["index"] not in told:
+                told[step["index"]] = instructions(run.record, step, run.messages(step)).lower()
+            text = told[step["index"]]
+            verbs = ({action[0]} if action else set()) | (set(_EDIT_VERBS) if edited else set())
+            forms = {form: verb for verb in verbs for form in (verb, *_past_forms(verb))}
+            for start, end, verb, _after in _prohibitions(text, forms):
+                first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, start)), default=0)
+                last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))
+                if _IF.search(text[first:last]):
+                    continue
+                objects = set(re.findall(r"[a-z]+", text[end:last]))
+                if edited and verb in _EDIT_VERBS:
+                    hit = bool(objects & _EDITED_THINGS) or (bool(objects & {"test", "tests"}) and bool(_TEST_FILE.search(edited))
+                                                             and not asked_tests)
+                else:
+                    hit = bool(action and any(o.startswith(w[:5]) for o in objects for w in action[1]))
+                if hit:
+                    said = text[first:last].strip()
+                    return [_finding("role_overstepped", "model", step["index"], [step["index"]],
+                                     f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
+                                     f"{call.name} there" + (f" on {edited}" if edited else ""),
+                                     tool=call.name, rule=said[:200])]
+    return []
+
 # A test file: tests/..., test_x.py, x_test.go, x.spec.ts, __tests__/...
 _TEST_FILE = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|__tests__[/\\]|test_[^/\\]*$|[^/\\]*_test\.\w+$|[^/\\]*\.(?:spec|test)\.[cm]?[jt]sx?$)", re.I)
 # What switches a test off: pytest/unittest skips and xfails, jest/mocha's .skip / xit, Go's t.Skip, Rust's #[ignore], JUnit's.
@@ -1910,6 +1963,213 @@ def _namesake_edited(run: _Run) -> list[Finding]:
                          f"name, and {shown[0]} was never changed", tool=call.name, path=path, pointed=shown[0])]
     return []
 
+
+def _printed(step: Mapping[str, Any]) -> str:
+    """What a tool step printed: its result and its error."""
+    return "\n".join(filter(None, [text_of(step.get("output")), str(step.get("error") or "")]))
+
+
+# A failed test as runners report it: pytest's "FAILED tests/test_cart.py::test_x" and "____ test_x ____" header,
+# unittest's "FAIL: test_x (pkg.TestY)", Go's "--- FAIL: TestX".
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR)\s+([\w./\\-]+(?:::[\w.\[\]-]+)+)|^_{3,}\s+(?:\w+\.)?(test\w*)\s+_{3,}\s*$"
+                          r"|^(?:FAIL|ERROR):\s+(test\w*)|^\s*---\s+FAIL:\s+(Test\w*)", re.M)
+
+
+def _failing_tests(printed: str) -> tuple[set[str], set[str]]:
+    """(names, files) of the tests a check's output reports failing; a structured result's failed items by name."""
+    names: set[str] = set()
+    files: set[str] = set()
+    for m in _FAILED_TEST.finditer(printed):
+        named = next(g for g in m.groups() if g)
+        if "::" in named:
+            files.add(named.split("::")[0])
+        names.add(re.sub(r"\[.*", "", named.split("::")[-1]))
+    return names, files
+
+
+def _check_failed(step: Mapping[str, Any]) -> bool:
+    return is_error(step) or _CHECK_FAILED.search(_printed(step)) is not None
+
+
+def _mentions(text: str, names: Iterable[str]) -> bool:
+    return any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text) for n in names if n)
+
+
+def _fix_unverified(run: _Run) -> list[Finding]:
+    """A check failed on named tests, the agent changed the code, and every check after its last change passed
+    running other tests only (a target that leaves the failing ones out), and the work was handed in or answered as
+    done: the fix was never checked (MAST FM-3.3 incorrect verification, model). At the model call that ran the
+    narrower check."""
+    edits = _edits(run)
+    if not edits:
+        return []
+    last_edit = max(step["index"] for step, *_ in edits)
+    checks = [s for s in run.record.tool_steps() if _is_check(s)]
+    failed = [(s, _failing_tests(_printed(s))) for s in checks if s["index"] < last_edit and _check_failed(s)]
+    failed = [(s, names, files) for s, (names, files) in failed if names]
+    after = [s for s in checks if s["index"] > last_edit]
+    if not failed or not after or any(_check_failed(s) for s in after):
+        return []
+    check, names, files = failed[-1]
+    if any(_mentions(_printed(s) + "\n" + text_of(s.get("input")), names | files) for s in after):
+        return []
+    final = max(run.finals, key=lambda item: item[0]["index"]) if run.finals else None
+    handed = _submitted(run, after[0]["index"], final[0]["index"] if final else 10**9)
+    if final is None or (handed is None and _FAILURE_WORDS.search(final[1])) or _HEDGED.search(final[1]):
+        return []  # nothing claimed: an answer owning that the fix is unchecked
+    asked = run.requester(after[0]) or after[0]
+    return [_finding("fix_unverified", "model", asked["index"], sorted({asked["index"], check["index"], after[0]["index"]}),
+                     f"{', '.join(sorted(names))[:80]} failed at step {check['index']}; after the change the only check "
+                     f"(step {after[0]['index']}, {text_of(after[0].get('input'))[:60]!r}) ran none of them, and the work was "
+                     + ("handed in" if handed else "answered as done"), tool=str(tool_name(after[0])), check_step=check["index"],
+                     tests=sorted(names)[:10])]
+
+
+# A request saying its test fails: "fails on main", "is failing", "raises", "is red", "is broken".
+_SAYS_FAILING = re.compile(r"\b(?:fail(?:s|ing|ed)?|raises?|errors?|broken|red|crash(?:es)?)\b", re.I)
+
+
+def _unneeded_change(run: _Run) -> list[Finding]:
+    """The request says a test fails; the agent's first check ran it and it passed, no check failed before the first
+    change, and the agent changed the code all the same: there was nothing to fix, and it should have said so or
+    asked (model). At the model call right after that check."""
+    request = run.request()
+    named = {t for t in _TEST_ID.findall(request) if "_" in t or "/" in t}
+    if not named or not _SAYS_FAILING.search(request):
+        return []
+    edits = _edits(run)
+    if not edits:
+        return []
+    first_edit = min(step["index"] for step, *_ in edits)
+    checks = [s for s in run.record.tool_steps() if _is_check(s) and s["index"] < first_edit]
+    if not checks or any(_check_failed(s) for s in checks):
+        return []
+    parts = {p for t in named for p in (t, *t.split("::"))}
+    covered = next((s for s in checks if _mentions(_printed(s), parts)), None)
+    if covered is None:
+        return []
+    after = next((s for s in run.llm if covered["index"] < s["index"] and s.get("parent_index") == (run.requester(covered) or {}).get("parent_index")), None)
+    if after is None:
+        return []
+    step, call, path = next((e[0], e[1], e[2]) for e in edits if e[0]["index"] == first_edit)
+    passed = next((line.strip(" =") for line in reversed(_printed(covered).splitlines()) if "pass" in line.lower()), "passed")
+    return [_finding("unneeded_change", "model", after["index"], sorted({after["index"], covered["index"], step["index"]}),
+                     f"the request says {', '.join(sorted(named))[:80]} fails; {tool_name(covered)} at step {covered['index']} "
+                     f"ran it before any change and it passed ({passed[:60]!r}); step {step['index']} changed {path} all the same",
+                     tool=call.name, check_step=covered["index"], path=path)]
+
+
+def _named_in(text: str, path: str) -> bool:
+    """Whether a text names a file: its path, or its base name (report.py), or its stem as a word (report)."""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return _mentions(text, {path, base, base.rsplit(".", 1)[0] if len(base.rsplit(".", 1)[0]) >= 4 else ""})
+
+
+def _task_derailed(run: _Run) -> list[Finding]:
+    """After the change that made the failing tests pass (a check after it passing and running them), the agent went
+    on to another file the request, the failing check and the fix never named, and changed it: it wandered off the
+    task (MAST FM-2.3 task derailment, model). At the first call that read or changed that file. A file whose
+    functions the request names ("also rewrite render") is the task."""
+    edits = _edits(run)
+    checks = [s for s in run.record.tool_steps() if _is_check(s)]
+    failed = [(s, _failing_tests(_printed(s))) for s in checks if _check_failed(s)]
+    fixed = next((s for s in checks if not _check_failed(s) and failed and failed[0][0]["index"] < s["index"]
+                  and any(step["index"] < s["index"] for step, *_ in edits)
+                  and _mentions(_printed(s), failed[0][1][0] | failed[0][1][1])), None)
+    if fixed is None:
+        return []
+    request = run.request()
+    shown = "\n".join(_printed(s) for s, _ in failed)
+    done = {path for step, _c, path, _o, _n in edits if step["index"] < fixed["index"]}
+    for step, call, path, old, new in edits:
+        if step["index"] < fixed["index"] or path in done or _named_in(request, path) or _named_in(shown, path):
+            continue
+        defined = {name for name, _ in _DEFINITION.findall(f"{old or ''}\n{new}")}
+        if _mentions(request, defined):
+            continue
+        touched = next((s for s in run.llm if fixed["index"] < s["index"] <= step["index"] and any(
+            isinstance(c.arguments, Mapping) and any(str(v) == path for k, v in c.arguments.items() if str(k).lower() in _PATH_KEYS)
+            for c in requested_calls(s))), step)
+        first = next(c for c in requested_calls(touched) if isinstance(c.arguments, Mapping)
+                     and path in (str(v) for v in c.arguments.values())) if touched is not step else call
+        return [_finding("task_derailed", "model", touched["index"], sorted({touched["index"], step["index"], fixed["index"]}),
+                         f"the failing tests passed at step {fixed['index']}; step {touched['index']} went on to {path}, which "
+                         f"neither the request nor the failure names, and step {step['index']} changed it", tool=first.name, path=path)]
+    return []
+
+
+# "also rewrite src/report.py's render", "update docs/usage.md", "fix the bug in src/pricing.py": a file the request
+# asks to change.
+_ASKED_CHANGE = re.compile(r"\b(?:rewrite|refactor|change|update|modify|edit|fix|rename|convert|simplify|tidy|clean\s+up|add|"
+                           r"remove|delete|move|document)\b[^.;:\n]{0,40}?(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|"
+                           r"rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh|sql|html|css|scss|vue|md|rst|txt|toml|ya?ml|json|cfg|ini|lock))\b(?!::)", re.I)
+_NOT_ASKED = re.compile(r"\b(?:not|never|without|don'?t|n't|no)\s+(?:\w+\s+){0,2}$", re.I)
+
+
+def _asked_file_untouched(run: _Run) -> list[Finding]:
+    """The request asks to change a file by name ("also rewrite src/report.py's render"), the run changed other
+    files and handed in (or answered) without ever changing that one or saying a word of it: a part of the task was
+    dropped (MAST FM-1.1 disobey task specification, model; task_ignored). At the submit, else the answer."""
+    if not run.finals:
+        return []
+    request = run.request()
+    asked = [m.group(1) for m in _ASKED_CHANGE.finditer(request) if not _NOT_ASKED.search(request[max(0, m.start() - 30):m.start()])]
+    edits = _edits(run)
+    if not asked or not edits:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    changed = [path for _s, _c, path, _o, _n in edits]
+    for path in asked:
+        if any(_same_file(path, c) for c in changed) or _named_in(text, path):
+            continue
+        at = _submitted(run, max(s["index"] for s, *_ in edits), step["index"]) or step
+        return [_finding("task_ignored", "model", at["index"], sorted({at["index"], step["index"]}),
+                         f"the request asks to change {path}; the run changed {', '.join(sorted(set(changed)))[:100]} and "
+                         + (f"handed the work in at step {at['index']}" if at is not step else f"answered at step {step['index']}")
+                         + f" without changing {path} or saying why", path=path)]
+    return []
+
+
+def _handoff_withheld(run: _Run) -> list[Finding]:
+    """An agent's check failed on named tests or files, it handed the run to another agent, and what that agent was
+    given names none of them (no failing test, no file of the traceback) - and it acted before checking for itself:
+    the handoff withheld what was found (MAST FM-2.4, model; information_withheld). At the handing agent's last model
+    call."""
+    agents = [(s, agent_of(s, run.by_index)) for s in run.llm]
+    for (before, giver), (first, taker) in zip(agents, agents[1:]):
+        if giver is None or taker is None or giver == taker:
+            continue
+        keys: set[str] = set()
+        check = None
+        for s in run.record.tool_steps():
+            if s["index"] < before["index"] and _is_check(s) and _check_failed(s) and agent_of(s, run.by_index) == giver:
+                printed = _printed(s)
+                names, files = _failing_tests(printed)
+                keys |= names | files | {next(p for p in m.groups() if p) for m in _FAILURE_AT.finditer(printed)}
+                keys |= {w for words in _failed_items(tool_payload(s.get("output"))) for w in words[:1]}
+                check = s
+        if check is None or not keys:
+            continue
+        given = "\n".join(message_text(m) for m in run.messages(first) if m.get("role") not in ("system", "developer"))
+        if _mentions(given, keys):
+            continue
+        own = [s for s in run.llm if s["index"] >= first["index"] and agent_of(s, run.by_index) == taker]
+        acts = [s for s in own if any(_action(c.name) or _is_edit_call(c) for c in requested_calls(s))]
+        checks = [s for s in own if any(_check_name(c.name) for c in requested_calls(s))]
+        if not acts or (checks and checks[0]["index"] < acts[0]["index"]):
+            continue
+        return [_finding("information_withheld", "model", before["index"], sorted({before["index"], check["index"], first["index"]}),
+                         f"{tool_name(check)} failed at step {check['index']} ({', '.join(sorted(keys))[:100]}); the handoff "
+                         f"from {giver} to {taker} after step {before['index']} passed on none of it, and {taker} acted at step "
+                         f"{acts[0]['index']} before checking", tool=str(tool_name(check)), check_step=check["index"])]
+    return []
+
+
+def _is_edit_call(call: Any) -> bool:
+    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+    keys = {str(k).lower() for k in arguments}
+    return bool(keys & set(_PATH_KEYS)) and bool(keys & set(_NEW_KEYS)) or any(
+        isinstance(v, str) and _DIFF_FILE.search(v) for v in arguments.values())
 
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
@@ -3716,7 +3976,9 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # the gap it filled is the cause
              "answer_without_evidence": ("ungrounded_answer",), "tool_error_ignored": ("ungrounded_answer", "failed_check_ignored"),
              # an answer claiming what was never done, or a check that failed: the claim is the cause
-             "action_not_taken": ("ungrounded_answer",), "failed_check_ignored": ("ungrounded_answer",)}
+             "action_not_taken": ("ungrounded_answer",), "failed_check_ignored": ("ungrounded_answer",),
+             # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
+             "task_derailed": ("invented_argument",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
@@ -3725,8 +3987,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped,
-    _role_overstepped, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited,
+    _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
+    _namesake_edited, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -1051,8 +1051,11 @@ def pairs() -> list[Any]:
 # good runs warned; the rules the set led to (a submit after unchecked or still-failing work, a failed patch answered
 # past, "No test was skipped" beside a false "tests pass", a test made to expect the bug, a signature kept by the
 # request changed, the code patched where the request asks for the test, no submit, more calls after "the task is
-# complete", "run the tests" beside a submit, a namesake of the traceback's file changed) left these: check 31/44,
-# 0 alarms. diff names every first divergence.
+# complete", "run the tests" beside a submit, a namesake of the traceback's file changed) left 13: check 31/44,
+# 0 alarms. Session 17's (an edit its own instructions forbid, a fix checked by other tests only, code changed though
+# the request's test passed first time, another file taken on after the fix passed, a file the request names left
+# alone, a handoff naming none of the failure) left these three: check 41/44, 0 alarms. diff names every first
+# divergence.
 DIFF_MISSED: dict[str, str] = {}
 _TARGET = "nothing failed; the call goes against what a result or the request said about where the change belongs: "
 _ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
@@ -1063,25 +1066,6 @@ CHECK_MISSED: dict[str, str] = {
     "model-tl-anthropic-wrong-file": _TARGET + "the same",
     "model-pydantic-ai-no-clarify": _ASKED + "the changelog says the next version is still open (#212); the run picks "
                                              "1.4.3 and submits instead of asking",
-    "model-agents-role-spec": _ASKED + "the planner, whose instructions say it never edits files, applies the patch",
-    "model-langgraph-derailment": _ASKED + "src/report.py read and rewritten after the fix passed; found at the right "
-                                           "step as invented_argument (layer tool: 'src/report.py' in nothing it was given)",
-    "model-agents-derailment": _ASKED + "the same, the coder's",
-    "model-pydantic-ai-two-tasks": _ASKED + "the request asks for two changes (the fix, render as a comprehension); the "
-                                            "run submits the first only and its answer is silent about the second",
-    "model-tl-anthropic-two-tasks": _ASKED + "the same",
-    "model-anthropic-already-fixed": _ASKED + "the request says the test fails; run_tests says it passes on main, and the "
-                                              "run reads, 'hardens' and submits src/pricing.py anyway (its good twin "
-                                              "answers 'did not submit anything': no alarm there)",
-    "model-pydantic-ai-already-fixed": _ASKED + "the same",
-    # a check that does not cover the claim
-    "model-anthropic-incorrect-verification": "after the patch only tests/test_report.py ran (passing), and the answer says "
-                                              "'test_total_with_discount passes now', a test no run after the change included",
-    "model-tl-anthropic-incorrect-verification": "the same",
-    # a handoff that drops what was found
-    "model-agents-withholding": "the planner's run_tests named the failing test and the file; its handoff message (the "
-                                "only thing the filtered handoff passes on) names neither, and the coder patched "
-                                "src/legacy/pricing.py",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 FALSE_ALARMS: dict[str, str] = {}

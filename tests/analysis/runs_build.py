@@ -43,6 +43,12 @@ def tool(index: int, name: str, arguments: Any, output: Any, *, status: str = "o
     }
 
 
+def agent(index: int, name: str) -> dict[str, Any]:
+    return {"index": index, "type": "agent", "name": f"invoke_agent {name}", "span_id": f"s{index}", "status": "ok",
+            "parent_index": None, "model": None, "tool_name": None, "tool_call_id": None, "requested_by": None,
+            "input_tokens": None, "output_tokens": None, "cost_usd": None, "error": None, "input": None, "output": None}
+
+
 def record(*steps: dict[str, Any], run_id: str = "run-b", status: str = "ok", attributes: dict | None = None,
            root: dict | None = None, task: Any = "find acme's orders") -> RunRecord:
     return RunRecord(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import definitions_attr, llm, record, text_message, tool
+from runs_build import agent, definitions_attr, llm, record, text_message, tool
 
 ANY = {"type": "object"}
 OFFERED = definitions_attr(("read_file", ANY), ("apply_patch", ANY), ("run_tests", ANY), ("run_command", ANY), ("submit", ANY))
@@ -24,10 +24,11 @@ FIX = {"path": "src/pricing.py", "old": "if not 0 <= pct <= 10:", "new": "if not
 SUBMIT = ("submit", {"summary": "Accept discounts up to 100%"}, "Submitted (1 file changed). The task is complete.")
 
 
-def _run(*turns, answer: str = "Fixed the bound in src/pricing.py. All tests pass. The change is submitted.", ask: str = ASK):
+def _run(*turns, answer: str = "Fixed the bound in src/pricing.py. All tests pass. The change is submitted.", ask: str = ASK,
+         system: str | None = None):
     """One model call per turn: (tool, arguments, result[, status, said]) asked for and run, each call given the
-    conversation so far; then `answer`."""
-    steps, shown = [], [text_message("user", ask)]
+    conversation so far (after `system`'s instructions, when given); then `answer`."""
+    steps, shown = [], [*([text_message("system", system)] if system else []), text_message("user", ask)]
     for turn in turns:
         name, arguments, result = turn[:3]
         status = turn[3] if len(turn) > 3 else "ok"
@@ -169,3 +170,176 @@ def test_a_namesake_of_the_file_the_traceback_points_at_changed_instead_is_wrong
 def test_the_file_the_traceback_names_changed_is_no_namesake(turns):
     run = _run(("run_tests", {"path": ""}, TRACEBACK), *turns, ("run_tests", {"path": ""}, GREEN), SUBMIT)
     assert _found(run, "wrong_file_chosen")[0] == []
+
+
+# ---- what the run was told, what it checked, what it handed on ----------------------------------------------------
+
+PLANNER = "You are the planner. Reproduce the failure, then hand over to the coder. You never edit files yourself."
+TEST_EDIT = {"path": "tests/test_cart.py", "old": "assert total([280.0], pct=15) == 238.0", "new": "assert total([280.0], pct=5) == 266.0"}
+
+
+def test_an_agent_editing_though_its_instructions_say_it_never_edits_files_is_role_overstepped():
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT,
+               system=PLANNER)
+    found, shown = _found(run, "role_overstepped")
+    assert found == [(3, "model")], shown
+    assert "never edit files yourself" in shown
+
+
+@pytest.mark.parametrize("system,edit,ask", [
+    ("Never edit files without reading them first.", FIX, ASK),  # a condition, met or not: no plain prohibition
+    ("Fix the bug; never edit, skip or weaken a test.", FIX, ASK),  # a rule on tests; the source is edited
+    ("Fix the bug; never edit, skip or weaken a test.", TEST_EDIT, ASK + " That test is now wrong: update that test."),
+    ("You edit files; you never push to main.", FIX, ASK),  # another verb forbidden
+])
+def test_a_conditional_rule_another_thing_s_rule_or_a_request_overriding_it_is_no_overstep(system, edit, ask):
+    run = _run(("read_file", {"path": edit["path"]}, "..."), ("apply_patch", edit, "Applied patch"), ("run_tests", {"path": ""}, GREEN),
+               SUBMIT, system=system, ask=ask)
+    assert _found(run, "role_overstepped")[0] == []
+
+
+def test_a_test_edited_against_never_edit_a_test_and_an_action_its_instructions_forbid_are_role_overstepped():
+    edited = _run(("read_file", {"path": "tests/test_cart.py"}, "..."), ("apply_patch", TEST_EDIT, "Applied patch"),
+                  ("run_tests", {"path": ""}, GREEN), SUBMIT, system="Fix the bug; never edit, skip or weaken a test.")
+    assert _found(edited, "role_overstepped")[0] == [(3, "model")], _found(edited, "role_overstepped")[1]
+    refund = {"order_id": "A-1042", "amount": 80}
+    triage = _run(("lookup_order", {"order_id": "A-1042"}, {"status": "delivered"}), ("issue_refund", refund, {"refunded": True}),
+                  ask="Order A-1042 arrived broken.", answer="Refunded.",
+                  system="You are triage. You never issue refunds yourself: hand refunds to the billing desk.")
+    assert _found(triage, "role_overstepped")[0] == [(3, "model")], _found(triage, "role_overstepped")[1]
+    allowed = _run(("lookup_order", {"order_id": "A-1042"}, {"status": "delivered"}), ("issue_refund", refund, {"refunded": True}),
+                   ask="Order A-1042 arrived broken.", answer="Refunded.",
+                   system="You are billing. Never issue refunds over 500 dollars unless a manager approved them.")
+    assert _found(allowed, "role_overstepped")[0] == []
+
+
+REPORT_ONLY = "collected 1 items\n\ntests/test_report.py .\n=== 1 passed ==="
+CART_ONLY = "collected 2 items\n\ntests/test_cart.py ..\n=== 2 passed ==="
+
+
+def test_a_fix_checked_only_by_other_tests_and_handed_in_is_unverified():
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"),
+               ("run_tests", {"path": "tests/test_report.py"}, REPORT_ONLY), SUBMIT,
+               answer="Fixed the bound. test_total_with_discount passes now. The change is submitted.")
+    found, shown = _found(run, "fix_unverified")
+    assert found == [(5, "model")], shown  # the call that ran the narrower check
+
+
+@pytest.mark.parametrize("after,submit,answer", [
+    (("run_tests", {"path": "tests/test_cart.py"}, CART_ONLY), True, "Fixed. The change is submitted."),  # the failing file re-run
+    (("run_tests", {"path": ""}, GREEN), True, "Fixed. All tests pass. The change is submitted."),  # the whole suite
+    (("run_tests", {"path": "tests/test_report.py"}, REPORT_ONLY), False,
+     "I changed the bound but only ran tests/test_report.py; test_total_with_discount is not re-checked yet."),  # owned
+])
+def test_the_failing_test_re_run_or_the_gap_owned_is_no_unverified_fix(after, submit, answer):
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"), after, *([SUBMIT] if submit else []),
+               answer=answer)
+    assert _found(run, "fix_unverified")[0] == []
+
+
+def test_code_changed_after_the_request_s_failing_test_passed_first_time_is_an_unneeded_change():
+    run = _run(("run_tests", {"path": ""}, GREEN), ("read_file", {"path": "src/pricing.py"}, "..."), ("apply_patch", FIX, "Applied patch"),
+               ("run_tests", {"path": ""}, GREEN), SUBMIT)
+    found, shown = _found(run, "unneeded_change")
+    assert found == [(3, "model")], shown  # the call that went on after the check passed
+
+
+@pytest.mark.parametrize("first,ask,edits", [
+    (RED, ASK, True),  # it failed: a fix
+    (GREEN, ASK, False),  # it passed and nothing was changed
+    (GREEN, "Make discounts up to 100% work in apply_discount.", True),  # no test said to fail
+    (REPORT_ONLY, ASK, True),  # the check did not run the request's test
+])
+def test_a_failing_test_fixed_a_passing_one_left_or_a_request_without_one_is_no_unneeded_change(first, ask, edits):
+    turns = [("run_tests", {"path": ""}, first), ("read_file", {"path": "src/pricing.py"}, "...")]
+    turns += [("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT] if edits else []
+    run = _run(*turns, ask=ask, answer="Fixed; submitted." if edits else "test_total_with_discount passes on main: nothing to fix.")
+    assert _found(run, "unneeded_change")[0] == []
+
+
+REPORT = {"path": "src/report.py", "old": "out = []\n    for r in rows:", "new": "return [f(r) for r in rows]"}
+RENDER = {"path": "src/report.py", "old": "def render(rows):\n    out = []", "new": "def render(rows):\n    return [f(r) for r in rows]"}
+
+
+def test_another_file_read_and_changed_after_the_fix_passed_is_task_derailed():
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN),
+               ("read_file", {"path": "src/report.py"}, "def render(rows): ..."), ("apply_patch", REPORT, "Applied patch"),
+               ("run_tests", {"path": ""}, GREEN), SUBMIT)
+    found, shown = _found(run, "task_derailed")
+    assert found == [(7, "model")], shown  # where it went to src/report.py
+    assert _top(run)[0] == (7, "task_derailed", "model"), _top(run)[1]  # no invented path at that step
+
+
+@pytest.mark.parametrize("ask,later", [
+    (ASK + " Also rewrite src/report.py's render as a comprehension.", REPORT),  # the request names the file
+    (ASK + " Also make render a comprehension.", RENDER),  # ... or the function the edit defines
+    (ASK, {"path": "src/pricing.py", "old": "price * pct / 100", "new": "price * (pct / 100)"}),  # the fixed file again
+    (ASK, {"path": "src/cart.py", "old": "sum(", "new": "math.fsum("}),  # a file the failure's traceback names
+])
+def test_a_change_the_request_or_the_failure_names_is_no_derailment(ask, later):
+    run = _run(("run_tests", {"path": ""}, TRACEBACK), ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN),
+               ("read_file", {"path": later["path"]}, "..."), ("apply_patch", later, "Applied patch"), ("run_tests", {"path": ""}, GREEN),
+               SUBMIT, ask=ask)
+    assert _found(run, "task_derailed")[0] == []
+
+
+TWO = ASK + " Also rewrite src/report.py's render as a single comprehension (same output)."
+
+
+def test_a_file_the_request_asks_to_change_left_alone_at_the_submit_is_the_task_ignored():
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT,
+               ask=TWO)
+    found, shown = _found(run, "task_ignored")
+    assert found == [(7, "model")], shown
+    assert "src/report.py" in shown
+
+
+@pytest.mark.parametrize("ask,turns,answer", [
+    (TWO, [("apply_patch", RENDER, "Applied patch")], "Fixed both; submitted."),  # both done
+    (TWO, [], "Fixed the bound; I left src/report.py's render as it is: its output differs as a comprehension."),  # said why
+    (ASK + " Do not change src/report.py.", [], "Fixed the bound; submitted."),  # a file not to change
+    (ASK + " Add a comment, e.g. why the bound is 100.", [], "Fixed the bound; submitted."),  # "e.g." is no file
+])
+def test_both_changes_made_one_owned_or_a_file_named_otherwise_is_no_dropped_part(ask, turns, answer):
+    run = _run(("run_tests", {"path": ""}, RED), ("apply_patch", FIX, "Applied patch"), *turns, ("run_tests", {"path": ""}, GREEN),
+               SUBMIT, ask=ask, answer=answer)
+    assert _found(run, "task_ignored")[0] == []
+
+
+CODER = "You are the coder. Fix the failing test the planner names, run the tests, submit."
+
+
+def _team(handed: str, coder_first: tuple = ("apply_patch", LEGACY, "Applied patch"), history: bool = False):
+    """A planner runs the tests (they fail, with a traceback) and hands over with `handed`; the coder starts with
+    `coder_first`, given the request and the planner's words (and the planner's tool calls too, with `history`)."""
+    ask = text_message("user", "CI is red on main. Find the failing test, fix it and submit the change.")
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c3", "response": TRACEBACK}]}
+
+    def inside(step: dict, parent: int) -> dict:
+        return {**step, "parent_index": parent}
+
+    coder_sees = [text_message("system", CODER), ask, *([result] if history else []), text_message("assistant", handed)]
+    steps = [agent(1, "planner"),
+             inside(llm(2, calls=[("run_tests", {"path": ""}, "c3")], messages=[text_message("system", PLANNER), ask]), 1),
+             inside(tool(3, "run_tests", {"path": ""}, TRACEBACK, requested_by=2, call_id="c3"), 1),
+             inside(llm(4, text=handed, calls=[("transfer_to_coder", {}, "c5")]), 1),
+             inside(tool(5, "transfer_to_coder", {}, {"assistant": "coder"}, requested_by=4, call_id="c5"), 1),
+             agent(6, "coder"),
+             inside(llm(7, calls=[(coder_first[0], coder_first[1], "c8")], messages=coder_sees), 6),
+             inside(tool(8, coder_first[0], coder_first[1], coder_first[2], requested_by=7, call_id="c8"), 6),
+             inside(llm(9, text="I changed the code; submitted."), 6)]
+    return record(*steps, attributes={s["span_id"]: OFFERED for s in steps if s["type"] == "llm"}, task=ask["parts"][0]["content"])
+
+
+def test_a_handoff_that_names_none_of_what_the_failing_check_found_is_information_withheld():
+    found, shown = _found(_team("Some tests fail around the pricing code. Handing over to the coder."), "information_withheld")
+    assert found == [(4, "model")], shown  # the planner's handing call
+
+
+@pytest.mark.parametrize("handed,coder_first,history", [
+    ("test_total_with_discount fails: ValueError; the traceback ends in src/pricing.py.", ("apply_patch", LEGACY, "ok"), False),
+    ("Some tests fail. Handing over.", ("run_tests", {"path": ""}, TRACEBACK), False),  # the coder checks for itself first
+    ("Some tests fail. Handing over.", ("apply_patch", LEGACY, "ok"), True),  # the coder sees the check's output itself
+])
+def test_a_handoff_naming_the_failure_or_a_taker_that_checks_or_sees_it_withholds_nothing(handed, coder_first, history):
+    assert _found(_team(handed, coder_first, history), "information_withheld")[0] == []

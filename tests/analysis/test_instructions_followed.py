@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import definitions_attr, llm, record, text_message, tool
+from runs_build import agent, definitions_attr, llm, record, text_message, tool
 
 USER = {"type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}
 TICKET = {"type": "object", "properties": {"summary": {"type": "string"}, "host": {"type": "string"},
@@ -161,12 +161,6 @@ ACCOUNTS = ("You are the accounts desk. Look the user up and reset passwords. De
 NETWORK = "You are the network desk. Run diagnostics on the device named and open a ticket with what they found."
 
 
-def _agent(index: int, name: str) -> dict:
-    return {"index": index, "type": "agent", "name": f"invoke_agent {name}", "span_id": f"s{index}", "status": "ok",
-            "parent_index": None, "model": None, "tool_name": None, "tool_call_id": None, "requested_by": None,
-            "input_tokens": None, "output_tokens": None, "cost_usd": None, "error": None, "input": None, "output": None}
-
-
 def _desks(first_diagnoses: bool, accounts: str = ACCOUNTS):
     """The accounts desk (resetting, maybe diagnosing too) hands over to the network desk, which diagnoses."""
     ask = [text_message("user", "I'm u7001: reset my password; the VPN fails on LT-9.")]
@@ -174,14 +168,14 @@ def _desks(first_diagnoses: bool, accounts: str = ACCOUNTS):
     def inside(step: dict, parent: int) -> dict:
         return {**step, "parent_index": parent}
 
-    steps = [_agent(1, "accounts"),
+    steps = [agent(1, "accounts"),
              inside(llm(2, calls=[("reset_password", {"user_id": "u7001"}, "c2")], messages=[text_message("system", accounts), *ask]), 1),
              inside(tool(3, "reset_password", {"user_id": "u7001"}, {"reset": True}, requested_by=2, call_id="c2"), 1)]
     if first_diagnoses:
         steps += [inside(llm(4, calls=[("run_diagnostics", {"host": "LT-9"}, "c4")]), 1),
                   inside(tool(5, "run_diagnostics", {"host": "LT-9"}, {"host": "LT-9", "checks": []}, requested_by=4, call_id="c4"), 1)]
     n = len(steps)
-    steps += [_agent(n + 1, "network"),
+    steps += [agent(n + 1, "network"),
               inside(llm(n + 2, calls=[("run_diagnostics", {"host": "LT-9"}, "c9")], messages=[text_message("system", NETWORK), *ask]), n + 1),
               inside(tool(n + 3, "run_diagnostics", {"host": "LT-9"}, {"host": "LT-9", "checks": []}, requested_by=n + 2, call_id="c9"), n + 1),
               inside(llm(n + 4, text="Your password is reset; diagnostics on LT-9 found nothing wrong."), n + 1)]
