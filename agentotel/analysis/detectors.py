@@ -1682,6 +1682,54 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
     return []
 
 
+# A result saying a choice is not made yet: "whether it ships as 1.5.0 or waits for 1.6 is still open", "region: TBD".
+_STILL_OPEN = re.compile(r"\b(?:is|are|remains?|still)\s+(?:still\s+)?(?:open|undecided|unresolved|unclear|under\s+discussion|"
+                         r"to\s+be\s+(?:decided|confirmed|determined|agreed)|not\s+(?:yet\s+)?(?:decided|settled|agreed|confirmed))\b"
+                         r"|\btbd\b|\bpending\s+(?:a\s+)?decision\b", re.I)
+_SENTENCE_OF_RESULT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A value a choice is between: a version, an id, a date, a region - something with a digit beside other characters.
+_OPTION = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z.:_-])[\w.:-]*\w")
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d+", "9", value.lower())
+
+
+def _open_choice_made(run: _Run) -> list[Finding]:
+    """A result says a choice is still open and names its options (1.5.0 or 1.6), and a later edit or action puts in
+    a value of that kind (1.4.3) with no word from the user in between: the agent decided what it was told is not
+    decided instead of asking (MAST FM-2.2, model; clarification_skipped). At that call."""
+    notes: list[tuple[Mapping[str, Any], str, set[str]]] = []
+    for step in run.record.tool_steps():
+        if is_error(step):
+            continue
+        for sentence in _SENTENCE_OF_RESULT.split(text_of(step.get("output"))):
+            if _STILL_OPEN.search(sentence) and (options := set(_OPTION.findall(sentence))):
+                notes.append((step, sentence.strip(), options))
+    if not notes:
+        return []
+    edits = {(s["index"], call_key(call.name, call.arguments)): (old or "", new) for s, call, _p, old, new in _edits(run)}
+    for result, sentence, options in notes:
+        shapes = {_shape(o) for o in options}
+        for step in run.llm:
+            if step["index"] <= result["index"]:
+                continue
+            if run.user_said(step) - run.user_said(run.llm[0]):
+                break  # the user spoke after the note: an answer may have settled it
+            for call in requested_calls(step):
+                old, new = edits.get((step["index"], call_key(call.name, call.arguments)), (None, None))
+                if new is None and _action(call.name) is None:
+                    continue
+                values = set(_OPTION.findall(new)) - set(_OPTION.findall(old or "")) if new is not None else {
+                    v for v in _leaves(call.arguments) if _OPTION.fullmatch(v)}
+                picked = sorted(v for v in values if v in options or _shape(v) in shapes)
+                if picked:
+                    return [_finding("clarification_skipped", "model", step["index"], [step["index"], result["index"]],
+                                     f"{tool_name(result)} at step {result['index']} says {sentence[:120]!r}; step {step['index']} "
+                                     f"put in {picked[0]} with {call.name} without asking", tool=call.name, value=picked[0],
+                                     candidates=sorted(options)[:10])]
+    return []
+
 # Verbs and words a tool's name shares with any other: no part of one agent's job.
 _GENERIC_NAME = frozenset({"run", "get", "set", "list", "check", "create", "update", "delete", "make", "do", "call", "send", "tool",
                            "fetch", "read", "write", "find", "search", "query", "lookup", "look", "info", "data", "details"})
@@ -3986,7 +4034,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
-    _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped,
+    _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
     _namesake_edited, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
