@@ -291,6 +291,12 @@ class _Run:
                                       for name in tool_definitions(self.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
         return self._offered
 
+    def edits(self) -> list[tuple[Mapping[str, Any], Any, str, str | None, str]]:
+        """Every file edit the model asked for (see `_edits`), read once: several rules walk them."""
+        if "_edit_list" not in self.__dict__:
+            self._edit_list = _edits(self)
+        return self._edit_list
+
     def request(self) -> str:
         """What the run was asked: its task and the user messages of its first model call, read once."""
         if "_request" not in self.__dict__:
@@ -1683,10 +1689,30 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
 
 
 # A result saying a choice is not made yet: "whether it ships as 1.5.0 or waits for 1.6 is still open", "region: TBD".
-_STILL_OPEN = re.compile(r"\b(?:is|are|remains?|still)\s+(?:still\s+)?(?:open|undecided|unresolved|unclear|under\s+discussion|"
-                         r"to\s+be\s+(?:decided|confirmed|determined|agreed)|not\s+(?:yet\s+)?(?:decided|settled|agreed|confirmed))\b"
-                         r"|\btbd\b|\bpending\s+(?:a\s+)?decision\b", re.I)
+# Found from the state's words with str.find, then read backwards ("is still", "remains"): a case-insensitive regex
+# over every result of a long run cost 15 ms a check.
+_OPEN_STATES = ("open", "undecided", "unresolved", "unclear", "under discussion", "to be decided", "to be confirmed",
+                "to be determined", "to be agreed", "not decided", "not yet decided", "not settled", "not yet settled",
+                "not agreed", "not yet agreed", "not confirmed", "not yet confirmed")
+_OPEN_BEFORE = re.compile(r"\b(?:is|are|remains?|still)\s+(?:still\s+)?$")
+_OPEN_ALONE = ("tbd", "pending decision", "pending a decision")
+
+
+def _still_open(text: str) -> Iterable[int]:
+    """Where a text says something is still open (the state word's start), in any case."""
+    low = text.lower()
+    for words in (*_OPEN_STATES, *_OPEN_ALONE):
+        at = low.find(words)
+        while at != -1:
+            end = at + len(words)
+            whole = (at == 0 or not low[at - 1].isalnum()) and (end == len(low) or not low[end].isalnum())
+            if whole and (words in _OPEN_ALONE or _OPEN_BEFORE.search(low[max(0, at - 20):at])):
+                yield at
+            at = low.find(words, end)
+
+
 _SENTENCE_OF_RESULT = re.compile(r"(?<=[.!?])\s+|\n+")
+_CHOICE = re.compile(r"\b(?:whether|or|which|either)\b", re.I)
 # A value a choice is between: a version, an id, a date, a region - something with a digit beside other characters.
 _OPTION = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z.:_-])[\w.:-]*\w")
 
@@ -1703,12 +1729,17 @@ def _open_choice_made(run: _Run) -> list[Finding]:
     for step in run.record.tool_steps():
         if is_error(step):
             continue
-        for sentence in _SENTENCE_OF_RESULT.split(text_of(step.get("output"))):
-            if _STILL_OPEN.search(sentence) and (options := set(_OPTION.findall(sentence))):
+        text = text_of(step.get("output"))
+        for at in _still_open(text):
+            first = max((b.end() for b in _SENTENCE_OF_RESULT.finditer(text, 0, at)), default=0)
+            last = next((b.start() for b in _SENTENCE_OF_RESULT.finditer(text, at)), len(text))
+            sentence = text[first:last]
+            # a choice: two options or more, put as one ("whether 1.5.0 or 1.6"); "INC-7 is still open" is a status
+            if len(options := set(_OPTION.findall(sentence))) >= 2 and _CHOICE.search(sentence):
                 notes.append((step, sentence.strip(), options))
     if not notes:
         return []
-    edits = {(s["index"], call_key(call.name, call.arguments)): (old or "", new) for s, call, _p, old, new in _edits(run)}
+    edits = {(s["index"], call_key(call.name, call.arguments)): (old or "", new) for s, call, _p, old, new in run.edits()}
     for result, sentence, options in notes:
         shapes = {_shape(o) for o in options}
         for step in run.llm:
@@ -1788,7 +1819,7 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
     unconditional ("never refund without approval" is a condition) and name the call's thing: for an edit, files,
     code or (for a test file, where the request asks no test change) tests; for an action, the tool's own thing."""
     # (step, call) -> the path it edits; calls are made anew on each read, so keyed by what they are
-    edits = {(s['index'], call.name, call_key(call.name, call.arguments)): path for s, call, path, _o, _n in _edits(run)}
+    edits = {(s['index'], call.name, call_key(call.name, call.arguments)): path for s, call, path, _o, _n in run.edits()}
     asked_tests = bool(_ASKED_TEST_UPDATE.search(run.request()) or _ASKED_TO_WEAKEN.search(run.request()))
     told: dict[int, str] = {}
     for step in run.llm:
@@ -1864,7 +1895,7 @@ def _check_weakened(run: _Run) -> list[Finding]:
                 return [_finding("check_weakened", "model", step["index"], [step["index"]],
                                  f"step {step['index']} deletes the test file {what} ({call.name}); the request asked for no "
                                  f"test to go", tool=call.name, path=what, how="deleted")]
-    for step, call, path, old, new in _edits(run):
+    for step, call, path, old, new in run.edits():
         if old is None or not _TEST_FILE.search(path):
             continue
         (skips_old, asserts_old, cases_old), (skips_new, asserts_new, cases_new) = _counts(old), _counts(new)
@@ -1933,7 +1964,7 @@ def _code_task_ignored(run: _Run) -> list[Finding]:
     asks_test = _ASKED_TEST_UPDATE.search(request)
     if not keep and not asks_test:
         return []
-    edits = _edits(run)
+    edits = run.edits()
     if keep:
         only = keep.group(1)
         for step, call, path, old, new in edits:
@@ -1995,7 +2026,7 @@ def _namesake_edited(run: _Run) -> list[Finding]:
             pointed += [(step["index"], next(p for p in m.groups() if p)) for m in _FAILURE_AT.finditer(printed)]
     if not pointed:
         return []
-    edits = _edits(run)
+    edits = run.edits()
     edited = [path for _s, _c, path, _o, _n in edits]
     for step, call, path, _old, _new in edits:
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -2048,7 +2079,7 @@ def _fix_unverified(run: _Run) -> list[Finding]:
     running other tests only (a target that leaves the failing ones out), and the work was handed in or answered as
     done: the fix was never checked (MAST FM-3.3 incorrect verification, model). At the model call that ran the
     narrower check."""
-    edits = _edits(run)
+    edits = run.edits()
     if not edits:
         return []
     last_edit = max(step["index"] for step, *_ in edits)
@@ -2085,7 +2116,7 @@ def _unneeded_change(run: _Run) -> list[Finding]:
     named = {t for t in _TEST_ID.findall(request) if "_" in t or "/" in t}
     if not named or not _SAYS_FAILING.search(request):
         return []
-    edits = _edits(run)
+    edits = run.edits()
     if not edits:
         return []
     first_edit = min(step["index"] for step, *_ in edits)
@@ -2118,7 +2149,7 @@ def _task_derailed(run: _Run) -> list[Finding]:
     on to another file the request, the failing check and the fix never named, and changed it: it wandered off the
     task (MAST FM-2.3 task derailment, model). At the first call that read or changed that file. A file whose
     functions the request names ("also rewrite render") is the task."""
-    edits = _edits(run)
+    edits = run.edits()
     checks = [s for s in run.record.tool_steps() if _is_check(s)]
     failed = [(s, _failing_tests(_printed(s))) for s in checks if _check_failed(s)]
     fixed = next((s for s in checks if not _check_failed(s) and failed and failed[0][0]["index"] < s["index"]
@@ -2162,7 +2193,7 @@ def _asked_file_untouched(run: _Run) -> list[Finding]:
         return []
     request = run.request()
     asked = [m.group(1) for m in _ASKED_CHANGE.finditer(request) if not _NOT_ASKED.search(request[max(0, m.start() - 30):m.start()])]
-    edits = _edits(run)
+    edits = run.edits()
     if not asked or not edits:
         return []
     step, text = max(run.finals, key=lambda item: item[0]["index"])

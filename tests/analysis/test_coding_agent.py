@@ -361,6 +361,7 @@ def test_a_version_put_in_where_a_result_says_the_choice_is_still_open_is_clarif
     (CHANGELOG, []),  # asked instead: nothing changed
     (CHANGELOG.replace("is still open", "was decided: 1.5.0"), [("apply_patch", {**BUMP, "new": 'version = "1.5.0"'}, "ok")]),  # settled
     (CHANGELOG, [("apply_patch", FIX, "ok")]),  # an edit of another kind (a bare number) after an open note
+    ("Ticket INC-7 is still open.\n", [("update_ticket", {"ticket_id": "INC-7", "status": "closed"}, "ok")]),  # a status, no choice
 ])
 def test_a_question_asked_a_choice_settled_or_another_edit_is_no_skipped_clarification(changelog, turns):
     run = _run(("read_file", {"path": "CHANGELOG.md"}, changelog), *turns, ask="Bump the version for the next release.",
