@@ -47,6 +47,10 @@ Patch = tuple[Any, str, Callable[..., Any]]  # owner (class or module), attribut
 class _Patched(wrapt.FunctionWrapper):
     """Marks an attribute agentotel wrapped, so no second layer is ever added."""
 
+    # Named, as providers' _Patched does: wrapt binds a subclass's method through this class, and looks
+    # it up on every call - a failed lookup raised and cleared an AttributeError per framework tool call.
+    __bound_function_wrapper__ = wrapt.BoundFunctionWrapper
+
 
 _lock = threading.RLock()
 _enabled = False
