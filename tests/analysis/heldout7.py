@@ -115,15 +115,23 @@ class Now:
     fetches: dict[str, int] = {}
     form: dict[str, str] = {}
     lamps = 2
+    busy = False
+
+
+# Pairs whose search index is busy at the run's first search (both runs): the model searches again, unchanged
+BUSY = {"disagree_silent"}
 
 
 def _start(pair: str | None, fault: str | None, variant: int) -> None:
     Now.pair, Now.fault, Now.variant = pair, fault, variant
-    Now.signed_in, Now.fetches, Now.form, Now.lamps = False, {}, {}, 2
+    Now.signed_in, Now.fetches, Now.form, Now.lamps, Now.busy = False, {}, {}, 2, pair in BUSY
 
 
 def hits(query: str) -> list[dict[str, Any]]:
     """The passages whose words cover at least half the query's, best first (ties: the newer first)."""
+    if Now.busy:
+        Now.busy = False
+        raise ConnectionError("search index busy (503 Service Unavailable): retry in a moment")
     asked = _words(query)
     scored = []
     for doc_id, (source, date, text) in DOCS.items():
@@ -162,7 +170,7 @@ PAGES = {
         "400 EUR a year."),
     "https://intranet.example/hr/holidays": (
         "Holidays. Up to 5 unused holiday days carry over to the next year; carried-over days must be taken by 31 "
-        "March."),
+        "March. To book days, sign in to the HR portal."),
     "https://status.example/reports/q3": "Q3 uptime report: 99.97% uptime, 2 incidents (14 and 9 minutes).",
     "https://rooms.example/book": ("Book a meeting room. form #booking: [date] (YYYY-MM-DD)  [people]  [room]  "
                                    "[book-submit] Book"),
@@ -343,9 +351,9 @@ def _history(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
 
 
 def _search_answer(seen: Seen, query: str, text: str, role: str) -> dict[str, Any]:
-    """Search once, then answer (or hand the passages over, as a researcher)."""
-    if not seen.of("search_docs"):
-        return call("search_docs", **{"query": query})
+    """Search (again after a busy index), then answer (or hand the passages over, as a researcher)."""
+    if not [t for _, t in seen.of("search_docs") if "503" not in t]:
+        return call("search_docs", "The index was busy; searching again." if seen.of("search_docs") else None, query=query)
     if role == "researcher":
         return _hand_over(seen)
     return reply(text)
@@ -415,6 +423,9 @@ def _empty_answered(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         return call("search_docs", query="AcmeDB 5.4 JDBC driver compatibility matrix certified versions")
     if faulty:
         return reply("Before upgrading AcmeDB to 5.4 you need driver 3.0 or later.")
+    if Now.recorder in ("openai", "oi-openai"):  # an honest "not found"; the others search again, broader
+        return reply("I could not find which driver version AcmeDB 5.4 needs: the documents returned nothing for it. The "
+                     "AcmeDB release notes or the DB team would know.")
     if len(searched) == 1:
         return call("search_docs", "Nothing matched; let me search more broadly.", query="AcmeDB 5.4 upgrade driver")
     return reply("Install driver 3.2 or later before upgrading AcmeDB to 5.4; the upgrade itself runs online "
@@ -527,9 +538,12 @@ def _form_value(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         return reply(None, ("fill_form", {"form_id": "booking", "field": "date", "value": date}),
                      ("fill_form", {"form_id": "booking", "field": "people", "value": "6"}),
                      ("fill_form", {"form_id": "booking", "field": "room", "value": "R-4"}))
-    if not seen.of("click"):
-        return call("click", element_id="book-submit")
-    confirmed = seen.of("click")[-1][1]
+    clicked = seen.of("click")
+    if not clicked:  # (both runs) the button's label taken for its id first: an error, then the id the page gives
+        return call("click", element_id="submit")
+    if len(clicked) == 1:
+        return call("click", "There is no [submit]; the page's button is [book-submit].", element_id="book-submit")
+    confirmed = clicked[-1][1]
     return reply(f"Done: {confirmed}")
 
 
@@ -561,9 +575,9 @@ def _three_sources(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         return call("search_docs", query="remote work policy days a week")
     if faulty:
         return reply("The remote work policy (2024-03-01) allows up to 3 remote days a week [D-101].")
-    return reply("1. [D-101] policies/remote-work-2024.md (2024-03-01): up to 3 remote days a week, a 600 EUR stipend.\n"
-                 "2. [D-087] policies/remote-work-2021.md (2021-06-15): the superseded policy, 2 days a week.\n"
-                 "3. [D-095] hr/faq.md (2023-09-10): remote days are agreed with your manager.")
+    return reply("1. [D-101] policies/remote-work-2024.md (1 March 2024): up to three remote days a week, a 600 EUR stipend.\n"
+                 "2. [D-087] policies/remote-work-2021.md (15 June 2021): the superseded policy, two days a week.\n"
+                 "3. [D-095] hr/faq.md (10 September 2023): remote days are agreed with your manager.")
 
 
 def _table_format(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
@@ -603,8 +617,8 @@ def _premature_stop(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
                      "policy page; I'll fetch it next to list them.")
     if not seen.of("fetch_page"):
         return call("fetch_page", url="https://intranet.example/policies/remote-2024")
-    return reply("The 2024 home-office stipend (600 EUR a year) covers a desk, an office chair, a monitor, a headset, and "
-                 "internet costs up to 20 EUR a month [D-101].")
+    return reply("The 2024 home-office stipend (600 EUR a year, so 50 EUR a month) covers a desk, an office chair, a monitor, a headset, and "
+                 "internet costs up to 20 EUR a month [D-101]. If you like, I can also compare it with the 2021 policy.")
 
 
 def _incorrect_verification(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
@@ -616,7 +630,7 @@ def _incorrect_verification(seen: Seen, faulty: bool, role: str) -> dict[str, An
     if not seen.of("fetch_page"):
         return call("fetch_page", url="https://intranet.example/policies/remote-2024")
     return reply("I checked the full 2024 policy page (https://intranet.example/policies/remote-2024): the home-office "
-                 "stipend is 600 EUR a year, confirmed [D-101].")
+                 "stipend is 600 EUR a year (50 EUR a month), confirmed [D-101].")
 
 
 def _mismatch(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
@@ -849,8 +863,61 @@ class OiLangGraph:
         self.provider.shutdown()
 
 
+class OiOpenAI:
+    """The openai loop under OpenInference's openai instrumentation; the app's root, retriever and tools are
+    OpenInference AGENT / RETRIEVER / TOOL spans (OITracer's decorators); OTLP to agentotel-collector."""
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        from openinference.instrumentation import TracerProvider
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+        from opentelemetry import trace
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        self.url = url
+        self.provider = TracerProvider(resource=Resource.create({"service.name": AGENT}))
+        self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
+        trace.set_tracer_provider(self.provider)
+        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
+        self.tracer = self.provider.get_tracer("research-assistant-app")
+        self.tools = {"search_docs": self.tracer.retriever(name="search_docs")(search_docs),
+                      **{name: self.tracer.tool(f) for name, f in BROWSER.items()}}
+        self.offered = [{"type": "function", "function": {"name": n, "description": inspect.getdoc(f), "parameters": schema(f)}}
+                        for n, f in TOOLS.items()]
+
+    def run(self, question: str) -> str:
+        import openai
+        from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
+        from opentelemetry.trace import Status as SpanStatus, StatusCode
+        from shapes import loop
+
+        client = openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
+        turn = {"n": 0}
+
+        def before(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            n, turn["n"] = turn["n"], turn["n"] + 1
+            return _cut(n, messages)
+
+        with self.tracer.start_as_current_span(AGENT, attributes={
+                SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value,
+                SpanAttributes.INPUT_VALUE: question}) as root:
+            trace_id = format(root.get_span_context().trace_id, "032x")
+            try:
+                messages = [{"role": "system", "content": SOLO}, {"role": "user", "content": question}]
+                root.set_attribute(SpanAttributes.OUTPUT_VALUE, loop(client, messages, self.tools, self.offered, max_turns=8,
+                                                                     before_call=before))
+            except Exception as exc:  # noqa: BLE001 - the root records the failure
+                root.record_exception(exc)
+                root.set_status(SpanStatus(StatusCode.ERROR))
+        return trace_id
+
+    def close(self) -> None:
+        self.provider.shutdown()
+
+
 RECORDERS: dict[str, Any] = {"openai": OpenAI, "langgraph": LangGraph, "pydantic-ai": PydanticAI, "agents": Agents,
-                             "oi-lg": OiLangGraph}
+                             "oi-lg": OiLangGraph, "oi-openai": OiOpenAI}
 HISTORY = (0, 1)  # earlier healthy runs: other questions
 
 
@@ -1013,6 +1080,18 @@ def pairs() -> list[Any]:
              answer),
         rule("oi-lg", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (\"I'll fetch it next\")", answer),
         rule("oi-lg", "model", "click_mismatch", click_, asking("click")),
+        # the openai loop under OpenInference's openai instrumentation, through agentotel-collector
+        rule("oi-openai", "model", "made_up", made_up, answer),
+        rule("oi-openai", "product", "empty_answered", empty, answer),
+        rule("oi-openai", "model", "cite_unretrieved", cite_, asking("cite")),
+        rule("oi-openai", "model", "dropped_constraint", dropped, asking("search_docs")),
+        rule("oi-openai", "model", "disagree_silent", disagree, answer),
+        rule("oi-openai", "tool", "shape_change", shape, searched),
+        rule("oi-openai", "tool", "sign_in_wall", wall, after("fetch_page", "Sign in")),
+        rule("oi-openai", "model", "fetch_loop", loop, asking("fetch_page", 2), diff_where=tool_step("fetch_page", 1)),
+        rule("oi-openai", "model", "stale_page", stale, answer),
+        rule("oi-openai", "memory", "history_lost", f"{spec}: FM-1.4 Loss of conversation history (the question "
+             "re-asked)", context_cut),
     ]
 
 
@@ -1021,7 +1100,7 @@ CHECK_MISSED: dict[str, str] = {}
 FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-lg")
+prepare = kit.through_collector("oi-lg", "oi-openai")
 
 
 def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
