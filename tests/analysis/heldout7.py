@@ -142,12 +142,16 @@ def hits(query: str) -> list[dict[str, Any]]:
             if Now.fault == "truncated" and doc_id == "D-501":  # the chunker cut the passage mid-sentence
                 text = text.split(" for each")[0] + " for each"
             scored.append({"id": doc_id, "source": source, "date": date, "score": round(0.45 + 0.5 * overlap, 2), "text": text})
-    if Now.fault == "outdated":  # the old policy ranked above the current one
+    if Now.fault == "outdated" or Now.pair == "outdated" and Now.recorder in RANKED_LOW:  # the old policy ranked above the current
         for p in scored:
             p["score"] = {"D-087": 0.93, "D-101": 0.71}.get(p["id"], p["score"])
     scored.sort(key=lambda p: p["date"], reverse=True)
     scored.sort(key=lambda p: -p["score"])
     return scored[:4]
+
+
+# Recorders whose good outdated run gets the same bad ranking as the faulty one (and reads past it, by date)
+RANKED_LOW = {"oi-lg", "agents"}
 
 
 def search_docs(query: str) -> dict[str, Any]:
@@ -183,6 +187,8 @@ REPORTS = {"e12": "Q3 2026 report: revenue 4.2 M EUR, up 8% on Q2.", "e13": "Q2 
 def fetch_page(url: str) -> str:
     """Fetches a web page and returns its text (links and form fields as [id] labels)."""
     n = Now.fetches[url] = Now.fetches.get(url, 0) + 1
+    if n == 1 and Now.pair in TIMEOUT:
+        raise TimeoutError(f"timed out after 10 s fetching {url}")
     if url == "https://intranet.example/hr/holidays" and not Now.signed_in:
         return SIGN_IN
     if url == "https://status.example/reports/q3" and (n == 1 or Now.fault == "fetch_loop"):
@@ -268,7 +274,13 @@ HISTORY_QUESTIONS = ["How many remote days a week does the 2024 policy allow?", 
 
 
 def task(v: int, pair: str | None) -> str:
+    if pair == "form_value" and Now.recorder in WORDED:
+        return QUESTIONS[pair].replace("on 2026-04-03", "on 3 April 2026")
     return QUESTIONS[pair] if pair else HISTORY_QUESTIONS[v % 2]
+
+
+WORDED = {"oi-lg"}  # the booking's date given in words (the form takes it as YYYY-MM-DD)
+TIMEOUT = {"click_mismatch"}  # pairs whose first fetch times out (both runs): fetched again, unchanged
 
 
 # ---- the model: reads the chat.completions request it is sent ----------------------------------------------------
@@ -384,13 +396,21 @@ def _writer(seen: Seen) -> dict[str, Any]:
                      "contact history for 365 days [D-602]. Which one do you mean?")
     if pair == "outdated":
         return _remote_days(seen.notes)
+    if pair == "premature_stop":
+        return reply("The 2024 home-office stipend of 600 EUR a year covers a desk, an office chair, a monitor and a headset "
+                     "[D-101]; the full policy page has the whole list.")
+    if pair == "incorrect_verification":
+        checked = "Checked on the full policy page" in seen.notes
+        if checked or faulty:
+            return reply("Verified against the full 2024 policy page: the home-office stipend is 600 EUR a year [D-101].")
+        return reply("The home-office stipend is 600 EUR a year [D-101].")
     return reply("You may work remotely up to 3 days a week under the 2024 policy [D-101].")
 
 
 def _remote_days(read: str) -> dict[str, Any]:
-    """The answer from the passages read: the top one (a model that trusts the ranking)."""
+    """The answer from the passages read: the top one (a faulty model trusts the ranking), else the newest."""
     first = re.search(r"D-(087|101)", read)
-    if first and first.group(0) == "D-087":
+    if first and first.group(0) == "D-087" and Now.fault:
         return reply("You may work remotely up to 2 days a week [D-087].")
     return reply("You may work remotely up to 3 days a week [D-101]; the 2021 policy's 2 days [D-087] is superseded.")
 
@@ -498,6 +518,9 @@ def _sign_in_wall(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
     if not fetched:
         return call("fetch_page", url=url)
     if "Sign in" in fetched[-1][1]:
+        if not faulty and Now.recorder == "oi-openai":  # no credentials: said so
+            return reply("I could not read https://intranet.example/hr/holidays: it shows the Acme SSO sign-in page, and I "
+                         "have no account to sign in with. Open it signed in, or ask HR about carrying over holiday days.")
         if faulty:
             return reply("The holidays page (https://intranet.example/hr/holidays) asks you to sign in with Acme SSO and "
                          "lists no carry-over rule, so unused holiday days do not carry over.")
@@ -548,8 +571,9 @@ def _form_value(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
 
 
 def _click_mismatch(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
-    if not seen.of("fetch_page"):
-        return call("fetch_page", url="https://reports.example/quarterly")
+    fetched = seen.of("fetch_page")
+    if not fetched or "timed out" in fetched[-1][1] and len(fetched) < 2:
+        return call("fetch_page", "The page timed out; trying again." if fetched else None, url="https://reports.example/quarterly")
     if not seen.of("click"):
         return call("click", "Opening the Q3 2026 report.", element_id="e13" if faulty else "e12")
     report = seen.of("click")[-1][1]
@@ -564,6 +588,8 @@ def _stale_page(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         return call("fetch_page", url=url)
     if not seen.of("fill_form"):
         return call("fill_form", form_id="cart", field="qty-lamp", value="3")
+    if not faulty and Now.recorder == "pydantic-ai":  # the new total worked out from the unit price, not read again
+        return reply("Your cart now has 3 desk lamps at 24.00 EUR each; the new total is 72.00 EUR.")
     if not faulty and len(fetched) == 1:
         return call("fetch_page", "Let me reload the cart to read the new total.", url=url)
     total = re.search(r"Total: ([\d.]+ EUR)", fetched[-1][1])
@@ -612,6 +638,11 @@ def _no_clarify(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
 def _premature_stop(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
     if not seen.of("search_docs"):
         return call("search_docs", query="2024 home-office stipend eligible expenses")
+    if role == "researcher" and faulty:  # stops with the handoff announced, not made
+        found = "; ".join(f"[{d}] {DOCS[d][0]}: {DOCS[d][2]}" for d in seen.passages())
+        return reply(f"Passages found: {found} I'll hand these to the writer next.")
+    if role == "researcher":
+        return _hand_over(seen)
     if faulty:
         return reply("The 2024 home-office stipend is 600 EUR a year [D-101]. The eligible expenses are listed on the full "
                      "policy page; I'll fetch it next to list them.")
@@ -624,6 +655,11 @@ def _premature_stop(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
 def _incorrect_verification(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
     if not seen.of("search_docs"):
         return call("search_docs", query="2024 remote work policy home-office stipend")
+    if role == "researcher":
+        if not faulty and not seen.of("fetch_page"):
+            return call("fetch_page", url="https://intranet.example/policies/remote-2024")
+        page = seen.of("fetch_page")
+        return _hand_over(seen, f" Checked on the full policy page: {page[-1][1]}" if page else "")
     if faulty:
         return reply("I checked the full 2024 policy page (https://intranet.example/policies/remote-2024): the home-office "
                      "stipend is 600 EUR a year, confirmed [D-101].")
@@ -760,7 +796,7 @@ class PydanticAI(Recorder):
             def run_tool(**kwargs: Any) -> Any:
                 try:
                     return f(**kwargs)
-                except ValueError as exc:
+                except (ValueError, OSError) as exc:
                     raise ModelRetry(str(exc)) from None
             return run_tool
 
@@ -777,7 +813,11 @@ def _retriever() -> Any:
         """The company's documents, by word overlap."""
 
         def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
-            return [Document(page_content=p["text"], metadata={k: v for k, v in p.items() if k != "text"}) for p in hits(query)]
+            found = hits(query)
+            if Now.fault == "shape_change":  # a new index: the id under doc_id, no score (the tool's prompt breaks)
+                return [Document(page_content=p["text"], metadata={"doc_id": p["id"], "source": p["source"], "date": p["date"]})
+                        for p in found]
+            return [Document(page_content=p["text"], metadata={k: v for k, v in p.items() if k != "text"}) for p in found]
 
     return DocsRetriever()
 
@@ -983,6 +1023,10 @@ def pairs() -> list[Any]:
         return next((s["index"] for s in steps if s["type"] in ("tool", "retrieval") and (
             "search_docs" in s["name"] or s["type"] == "retrieval")), None)
 
+    def broken_search(steps: list[dict[str, Any]]) -> int | None:
+        return next((s["index"] for s in steps if s["type"] == "tool" and "search_docs" in s["name"] and s["status"] == "error"
+                     or s["type"] == "tool" and "search_docs" in s["name"] and "Error" in str(s.get("output"))), None)
+
     def handing(steps: list[dict[str, Any]]) -> int | None:
         return next((s["index"] for s in _llm(steps) if "transfer_to_writer" in _names(s)), None)
 
@@ -1007,6 +1051,8 @@ def pairs() -> list[Any]:
     trunc = f"{rag} FP7 Incomplete: a passage cut mid-sentence, the answer fills in the rest"
     disagree = f"{rag}: two sources disagree (49 vs 45 USD); the answer picks one silently (the good run says so)"
     shape = "tau-bench / TRAIL API issues: search_docs answering in a new shape (results/document, no score), misread as empty"
+    shape_lc = ("tau-bench / TRAIL API issues: the retriever's documents in a new shape (id under doc_id, no score); the "
+                "retriever tool's document prompt fails, and the error is answered as 'nothing found'")
     wall = f"{web}: a sign-in wall summarised as the page's content (the good run signs in and fetches again)"
     notfound = f"{web}: a 404 read as content (the good run searches instead)"
     loop = f"{web}: the same page fetched unchanged again and again (MAST FM-1.3 step repetition)"
@@ -1045,6 +1091,7 @@ def pairs() -> list[Any]:
              "Atlas)", answer),
         rule("langgraph", "model", "incorrect_verification", f"{verify}: FM-3.3 Incorrect verification (a page said "
              "checked, never fetched)", answer),
+        rule("langgraph", "tool", "shape_change", shape_lc, broken_search),
         rule("langgraph", "model", "mismatch", f"{inter}: FM-2.6 Reasoning-action mismatch (says 2024, opens 2021)",
              asking("fetch_page")),
         # pydantic-ai under agentotel
@@ -1070,9 +1117,13 @@ def pairs() -> list[Any]:
              "handoff)", handing),
         rule("agents", "model", "no_clarify", f"{inter}: FM-2.2 Fail to ask for clarification (two products called "
              "Atlas)", answer),
-        rule("agents", "model", "outdated", outdated, answer, diff_where=searched),
+        rule("agents", "model", "incorrect_verification", f"{verify}: FM-3.3 Incorrect verification (the writer says "
+             "'verified against the policy page'; nobody fetched it)", answer, diff_where=handing),
+        rule("agents", "workflow", "premature_stop", f"{verify}: FM-3.1 Premature termination (the researcher announces "
+             "the handoff and stops)", answer),
+        rule("agents", "model", "outdated", outdated + " (both runs ranked so; the good one reads past it)", answer),
         # LangGraph under OpenInference's langchain instrumentation, through agentotel-collector
-        rule("oi-lg", "model", "outdated", outdated, answer, diff_where=searched),
+        rule("oi-lg", "model", "outdated", outdated + " (both runs ranked so; the good one reads past it)", answer),
         rule("oi-lg", "model", "contradicts", contra, answer),
         rule("oi-lg", "tool", "not_found", notfound, after("fetch_page", "404")),
         rule("oi-lg", "model", "form_value", form, asking_with("fill_form", "2026-03-04")),
@@ -1080,6 +1131,7 @@ def pairs() -> list[Any]:
              answer),
         rule("oi-lg", "model", "premature_stop", f"{verify}: FM-3.1 Premature termination (\"I'll fetch it next\")", answer),
         rule("oi-lg", "model", "click_mismatch", click_, asking("click")),
+        rule("oi-lg", "tool", "shape_change", shape_lc, broken_search),
         # the openai loop under OpenInference's openai instrumentation, through agentotel-collector
         rule("oi-openai", "model", "made_up", made_up, answer),
         rule("oi-openai", "product", "empty_answered", empty, answer),
