@@ -18,7 +18,9 @@ frameworks' own tool execution, each recorder in a process of its own:
 - `agents`: the OpenAI Agents SDK, a researcher (searches, reads) handing over to a writer (writes the answer), the
   handoff filtered with `handoff_filters.remove_all_tools` (the writer sees the researcher's words, not its results);
 - `oi-lg`: the LangGraph agent under OpenInference's langchain instrumentation (the retriever as a RETRIEVER span),
-  sent by OTLP through agentotel-collector.
+  sent by OTLP through agentotel-collector;
+- `oi-openai`: the openai loop under OpenInference's openai instrumentation, search_docs and the browser tools
+  OITracer's RETRIEVER and TOOL spans, sent by OTLP through agentotel-collector.
 
 The model on 127.0.0.1 reads the conversation it is sent and decides as a model would. Faults from RAG failure
 taxonomies (Barnett et al. 2024, "Seven Failure Points When Engineering a RAG System": missing content answered
@@ -28,7 +30,13 @@ clicked, a stale page) and MAST (Cemri et al. 2025: task and role specification,
 premature termination, incorrect verification, information withheld at a handoff, reasoning-action mismatch). Good
 runs include near twins: a sign-in wall passed and the page fetched again; a 404 followed by a search; an empty
 search retried with a broader query; a report fetched again once because it said "refresh in a moment"; two sources
-that disagree, said so; "the documents do not say" said honestly; a question asked when the request is ambiguous.
+that disagree, said so; "the documents do not say" said honestly; a question asked when the request is ambiguous;
+a busy search index and a timed-out fetch retried unchanged; a failed click corrected; "sign in" in a page's own text;
+a sign-in wall reported honestly; an offer after a complete answer; figures worked out (50 EUR a month, a cart's
+new total); dates in words; the old policy ranked first and read past by date.
+
+Built and scored blind (11ab534's detectors, agentotel/analysis/ unread; load ~6-12): 61 pairs, 6 recorders - diff
+top-1 61/61, check step+layer 7/61, good runs with a warning 0/61. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -1147,8 +1155,110 @@ def pairs() -> list[Any]:
     ]
 
 
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (11ab534's detectors, load ~6-12):
+# 61 pairs, 6 recorders - diff top-1 61/61, check step+layer 7/61, good runs with a warning 0/61. diff names every
+# first divergence.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+_PASSAGE = "nothing failed; the answer says something the retrieved passages do not (their text against the answer's): "
+_ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
+_PAGE = "nothing failed (status ok); what the page or the call says is not what the run took it for: "
+_CLAIM = "an answer claims a step no call of the run made: "
+CHECK_MISSED: dict[str, str] = {
+    # the answer against the passages
+    "model-openai-made-up": _PASSAGE + "'part-time employees get 300 EUR a year, half the full-time amount [D-101]'; "
+                                      "D-101 says nothing about part-time staff (300 = 600 / 2: a figure test that "
+                                      "accepts arithmetic on given numbers passes it; the claim's subject is in no passage)",
+    "model-langgraph-made-up": _PASSAGE + "the same",
+    "model-oi-openai-made-up": _PASSAGE + "the same",
+    "model-pydantic-ai-contradicts": _PASSAGE + "'up to 4 days a week [D-101]'; D-101 says 3 (4 occurs elsewhere in the "
+                                                "run's outputs - dates, ids - so the number beside its unit, 'days a "
+                                                "week', has to be read against the cited passage's)",
+    "model-oi-lg-contradicts": _PASSAGE + "the same",
+    "model-langgraph-truncated": _PASSAGE + "the passage ends mid-sentence ('10% of the monthly fee for each'); the answer "
+                                            "completes it ('each day below target, up to 50%'). The same answer is found "
+                                            "under pydantic-ai (ungrounded_answer '50'), not under LangGraph, whose "
+                                            "search result is the retriever tool's formatted text",
+    "model-openai-disagree-silent": _PASSAGE + "two passages give the Pro plan's price as 45 and 49 USD per seat per "
+                                               "month; the answer states 45 [D-402] and does not mention the other (the "
+                                               "good run says they disagree)",
+    "model-langgraph-disagree-silent": _PASSAGE + "the same",
+    "model-oi-openai-disagree-silent": _PASSAGE + "the same",
+    "model-pydantic-ai-outdated": _PASSAGE + "the 2021 policy (2 days, ranked first) answered over the 2024 one (3 days, "
+                                             "ranked third) in the same result; the passages' dates and titles say which "
+                                             "is current",
+    "model-agents-outdated": _PASSAGE + "the same, both runs ranked so (the good writer reads past the ranking)",
+    "model-oi-lg-outdated": _PASSAGE + "the same, both runs ranked so",
+    "model-langgraph-no-clarify": _ASKED + "the passages name two products called Atlas (DB: 14 days, CRM: 365 days); "
+                                           "the answer picks Atlas DB instead of asking",
+    "model-agents-no-clarify": _ASKED + "the same, the writer's",
+    # the request's form and constraints
+    "model-openai-three-sources": _ASKED + "'Give me three sources'; the answer cites one id",
+    "model-langgraph-three-sources": _ASKED + "the same",
+    "model-pydantic-ai-table-format": _ASKED + "'As a table with the columns region and retention'; the answer is a "
+                                               "sentence",
+    "model-oi-lg-table-format": _ASKED + "the same",
+    "model-openai-dropped-constraint": _ASKED + "'We run AcmeDB 4.x (4.8)'; the search asks 'AcmeDB upgrade' and the "
+                                                "answer gives the 5.x steps [D-210]",
+    "model-oi-openai-dropped-constraint": _ASKED + "the same",
+    "model-agents-region": _ASKED + "'in the EU region'; the researcher searches 'customer log retention', hands over "
+                                    "the US passage, the writer answers 90 days [D-302]",
+    "model-openai-form-value": _ASKED + "the request's date 2026-04-03 filled as 2026-03-04 (day and month swapped)",
+    "model-oi-lg-form-value": _ASKED + "the same, the request saying '3 April 2026'",
+    "model-agents-role-spec": _ASKED + "the writer, whose own instructions say it never searches, calls search_docs",
+    "model-agents-withholding": "the researcher's search result says 'DRAFT, not approved'; its handoff message (all the "
+                                "filtered handoff passes on) drops it, and the writer states the draft as the policy",
+    # what a page or a call says
+    "tool-openai-sign-in-wall": _PAGE + "fetch_page returned the SSO sign-in page ('Sign in to continue', username and "
+                                        "password fields); the answer reads it as the holidays page ('lists no carry-over "
+                                        "rule, so ...')",
+    "tool-langgraph-sign-in-wall": _PAGE + "the same",
+    "tool-oi-openai-sign-in-wall": _PAGE + "the same",
+    "tool-pydantic-ai-not-found": _PAGE + "fetch_page returned '404 Not Found - the page ... does not exist'; the answer "
+                                          "says the page lists no connection limit, so there is none",
+    "tool-oi-lg-not-found": _PAGE + "the same",
+    "model-openai-stale-page": _PAGE + "the cart read (total 48.00 EUR), then fill_form changed it (3 lamps); the answer "
+                                       "gives the total read before the change",
+    "model-pydantic-ai-stale-page": _PAGE + "the same (its good twin works the new total out from the unit price)",
+    "model-oi-openai-stale-page": _PAGE + "the same",
+    "model-langgraph-click-mismatch": _PAGE + "the page lists '[e12] Q3 2026 report', '[e13] Q2 2026 report'; the model "
+                                              "says 'Opening the Q3 2026 report' and clicks e13",
+    "model-oi-lg-click-mismatch": _PAGE + "the same",
+    "model-openai-mismatch": _PAGE + "'Let me open the full 2024 remote work policy page' beside fetch_page(.../remote-2021)",
+    "model-langgraph-mismatch": _PAGE + "the same",
+    "model-langgraph-fetch-loop": "found one step early (repeated_tool_call at the second fetch): the page said 'Refresh "
+                                  "the page in a moment', which the good run also does; the loop is the third fetch, "
+                                  "after the same answer twice",
+    "model-pydantic-ai-fetch-loop": "the same",
+    "model-oi-openai-fetch-loop": "the same",
+    # a claim no call backs
+    "model-langgraph-incorrect-verification": _CLAIM + "'I checked the full 2024 policy page (https://...)'; no fetch_page",
+    "model-pydantic-ai-incorrect-verification": _CLAIM + "the same",
+    "model-agents-incorrect-verification": _CLAIM + "the writer's 'Verified against the full 2024 policy page'; neither "
+                                                    "agent fetched it (the researcher's handoff does not say so)",
+    "model-openai-premature-stop": "the answer ends 'I'll fetch it next to list them' with no call after it (its good "
+                                   "twin ends with an offer, 'If you like, I can also compare ...')",
+    "model-oi-lg-premature-stop": "the same",
+    "workflow-agents-premature-stop": "the researcher, whose instructions say it never writes the final answer, ends the "
+                                      "run with 'I'll hand these to the writer next' and no handoff",
+    # right step, another layer; or the right symptom at another step
+    "model-openai-cite-unretrieved": "found at the step (invented_argument: D-110 in nothing the run was given), layer "
+                                     "tool; the model chose an id it never saw",
+    "model-langgraph-cite-unretrieved": "the same",
+    "model-oi-openai-cite-unretrieved": "the same",
+    "tool-langgraph-shape-change": "found as retrieved_context_dropped (memory) at the answer; the cause is the search "
+                                   "tool's error (the retriever's documents lost id and score, the tool's document prompt "
+                                   "raised), which the answer calls 'could not find anything'",
+    "tool-oi-lg-shape-change": "the same",
+    # the result's shape
+    "tool-openai-shape-change": "the @agentotel.retrieval's result went from a list of passages to {results: [{document: "
+                                "...}]}, no score; tool_output_drift finds it on pydantic-ai's tool step, not on a "
+                                "retrieval step",
+    "tool-oi-openai-shape-change": "the same, an OpenInference RETRIEVER span",
+    "product-pydantic-ai-empty-answered": "search_docs returned {query: ..., passages: []} and the answer went on; found "
+                                          "(answer_without_evidence) when the same dict is a retrieval's (oi-openai) or "
+                                          "the list is empty (openai), not on a tool step",
+}
+# Good runs with a warning, and why it is false: the slow test holds the set to these.
 FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
