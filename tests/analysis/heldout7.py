@@ -203,7 +203,7 @@ def fetch_page(url: str) -> str:
         return "Q3 uptime report\nThe report is being generated. Refresh the page in a moment."
     if url == "https://shop.example/cart":
         return (f"Your cart. Desk lamp x {Now.lamps} (24.00 EUR each) [qty-lamp]. Total: {24 * Now.lamps:.2f} EUR. "
-                "[checkout] Checkout")
+                "[checkout] Checkout. Do not refresh this page during payment.")
     if url in PAGES:
         return PAGES[url]
     return f"404 Not Found\nThe page {url.split('//')[-1].split('/', 1)[-1]} does not exist. Docs home | Guides | API reference"
@@ -535,8 +535,8 @@ def _sign_in_wall(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         if not seen.of("click"):
             return call("click", "The page asks to sign in first.", element_id="sso-continue")
         return call("fetch_page", url=url)
-    return reply("Up to 5 unused holiday days carry over to the next year, and they must be taken by 31 March "
-                 "(https://intranet.example/hr/holidays).")
+    return reply("Up to 5 unused holiday days carry over to the next year, and they must be taken by 31 March, so days "
+                 "left over from 2026 by 31 March 2027 (https://intranet.example/hr/holidays).")
 
 
 def _not_found(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
@@ -650,7 +650,7 @@ def _premature_stop(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         found = "; ".join(f"[{d}] {DOCS[d][0]}: {DOCS[d][2]}" for d in seen.passages())
         return reply(f"Passages found: {found} I'll hand these to the writer next.")
     if role == "researcher":
-        return _hand_over(seen)
+        return _hand_over(seen, " I'll hand these to the writer now.")
     if faulty:
         return reply("The 2024 home-office stipend is 600 EUR a year [D-101]. The eligible expenses are listed on the full "
                      "policy page; I'll fetch it next to list them.")
@@ -760,22 +760,27 @@ class OpenAI(Recorder):
         passages.__name__ = "search_docs"
         self.tools = {"search_docs": agentotel.retrieval(data_source="docs")(passages),
                       **{name: agentotel.tool(f) for name, f in BROWSER.items()}}
-        self.offered = [{"type": "function", "function": {"name": n, "description": inspect.getdoc(f), "parameters": schema(f)}}
-                        for n, f in TOOLS.items()]
 
     def body(self, question: str) -> str:
-        import openai
-        from shapes import loop
+        return _openai_loop(self.url, question, self.tools)
 
-        client = openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
-        turn = {"n": 0}
 
-        def before(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            n, turn["n"] = turn["n"], turn["n"] + 1
-            return _cut(n, messages)
+def _openai_loop(url: str, question: str, tools: dict[str, Callable[..., Any]]) -> str:
+    """The plain openai SDK tool loop (shapes.loop), the history_lost harness before each call."""
+    import openai
+    from shapes import loop
 
-        messages = [{"role": "system", "content": SOLO}, {"role": "user", "content": question}]
-        return loop(client, messages, self.tools, self.offered, max_turns=8, before_call=before)
+    client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
+    offered = [{"type": "function", "function": {"name": n, "description": inspect.getdoc(f), "parameters": schema(f)}}
+               for n, f in TOOLS.items()]
+    turn = {"n": 0}
+
+    def before(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        n, turn["n"] = turn["n"], turn["n"] + 1
+        return _cut(n, messages)
+
+    messages = [{"role": "system", "content": SOLO}, {"role": "user", "content": question}]
+    return loop(client, messages, tools, offered, max_turns=8, before_call=before)
 
 
 class PydanticAI(Recorder):
@@ -874,50 +879,12 @@ class Agents(Recorder):
         return asyncio.run(go())
 
 
-class OiLangGraph:
-    """The LangGraph agent under OpenInference's langchain instrumentation; spans by OTLP to agentotel-collector."""
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from openinference.instrumentation.langchain import LangChainInstrumentor
-        from opentelemetry import trace
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-
-        self.url = url
-        self.provider = TracerProvider(resource=Resource.create({"service.name": AGENT}))
-        self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
-        trace.set_tracer_provider(self.provider)
-        LangChainInstrumentor().instrument(tracer_provider=self.provider)
-        self.tracer = self.provider.get_tracer("research-assistant-app")
-
-    def run(self, question: str) -> str:
-        from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
-        from opentelemetry.trace import Status as SpanStatus, StatusCode
-
-        with self.tracer.start_as_current_span(AGENT, attributes={
-                SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value,
-                SpanAttributes.INPUT_VALUE: question}) as root:
-            trace_id = format(root.get_span_context().trace_id, "032x")
-            try:
-                root.set_attribute(SpanAttributes.OUTPUT_VALUE, _langgraph(self.url, question))
-            except Exception as exc:  # noqa: BLE001 - the root records the failure
-                root.record_exception(exc)
-                root.set_status(SpanStatus(StatusCode.ERROR))
-        return trace_id
-
-    def close(self) -> None:
-        self.provider.shutdown()
-
-
-class OiOpenAI:
-    """The openai loop under OpenInference's openai instrumentation; the app's root, retriever and tools are
-    OpenInference AGENT / RETRIEVER / TOOL spans (OITracer's decorators); OTLP to agentotel-collector."""
+class OpenInference:
+    """A recorder under an OpenInference instrumentation: the app's root an AGENT span, every span sent by OTLP to
+    agentotel-collector."""
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
         from openinference.instrumentation import TracerProvider
-        from openinference.instrumentation.openai import OpenAIInstrumentor
         from opentelemetry import trace
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.resources import Resource
@@ -927,34 +894,21 @@ class OiOpenAI:
         self.provider = TracerProvider(resource=Resource.create({"service.name": AGENT}))
         self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
         trace.set_tracer_provider(self.provider)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
         self.tracer = self.provider.get_tracer("research-assistant-app")
-        self.tools = {"search_docs": self.tracer.retriever(name="search_docs")(search_docs),
-                      **{name: self.tracer.tool(f) for name, f in BROWSER.items()}}
-        self.offered = [{"type": "function", "function": {"name": n, "description": inspect.getdoc(f), "parameters": schema(f)}}
-                        for n, f in TOOLS.items()]
+
+    def body(self, question: str) -> str:
+        raise NotImplementedError
 
     def run(self, question: str) -> str:
-        import openai
         from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
         from opentelemetry.trace import Status as SpanStatus, StatusCode
-        from shapes import loop
-
-        client = openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
-        turn = {"n": 0}
-
-        def before(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            n, turn["n"] = turn["n"], turn["n"] + 1
-            return _cut(n, messages)
 
         with self.tracer.start_as_current_span(AGENT, attributes={
                 SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value,
                 SpanAttributes.INPUT_VALUE: question}) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
             try:
-                messages = [{"role": "system", "content": SOLO}, {"role": "user", "content": question}]
-                root.set_attribute(SpanAttributes.OUTPUT_VALUE, loop(client, messages, self.tools, self.offered, max_turns=8,
-                                                                     before_call=before))
+                root.set_attribute(SpanAttributes.OUTPUT_VALUE, self.body(question))
             except Exception as exc:  # noqa: BLE001 - the root records the failure
                 root.record_exception(exc)
                 root.set_status(SpanStatus(StatusCode.ERROR))
@@ -962,6 +916,35 @@ class OiOpenAI:
 
     def close(self) -> None:
         self.provider.shutdown()
+
+
+class OiLangGraph(OpenInference):
+    """The LangGraph agent under OpenInference's langchain instrumentation."""
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        super().__init__(options, url)
+        LangChainInstrumentor().instrument(tracer_provider=self.provider)
+
+    def body(self, question: str) -> str:
+        return _langgraph(self.url, question)
+
+
+class OiOpenAI(OpenInference):
+    """The openai loop under OpenInference's openai instrumentation; search_docs and the browser tools are OITracer's
+    RETRIEVER and TOOL spans."""
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        super().__init__(options, url)
+        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
+        self.tools = {"search_docs": self.tracer.retriever(name="search_docs")(search_docs),
+                      **{name: self.tracer.tool(f) for name, f in BROWSER.items()}}
+
+    def body(self, question: str) -> str:
+        return _openai_loop(self.url, question, self.tools)
 
 
 RECORDERS: dict[str, Any] = {"openai": OpenAI, "langgraph": LangGraph, "pydantic-ai": PydanticAI, "agents": Agents,
