@@ -31,12 +31,13 @@ premature termination, incorrect verification, information withheld at a handoff
 runs include near twins: a sign-in wall passed and the page fetched again; a 404 followed by a search; an empty
 search retried with a broader query; a report fetched again once because it said "refresh in a moment"; two sources
 that disagree, said so; "the documents do not say" said honestly; a question asked when the request is ambiguous;
-a busy search index and a timed-out fetch retried unchanged; a failed click corrected; "sign in" in a page's own text;
+a busy search index and a timed-out fetch retried unchanged; a follow-up search that finds nothing, the answer
+standing on the first; a failed click corrected; "sign in" in a page's own text;
 a sign-in wall reported honestly; an offer after a complete answer; figures worked out (50 EUR a month, a cart's
 new total); dates in words; the old policy ranked first and read past by date.
 
 Built and scored blind (11ab534's detectors, agentotel/analysis/ unread; load ~6-12): 61 pairs, 6 recorders - diff
-top-1 61/61, check step+layer 7/61, good runs with a warning 0/61. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
+top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -149,7 +150,10 @@ def hits(query: str) -> list[dict[str, Any]]:
         if overlap >= 0.5:
             if Now.fault == "truncated" and doc_id == "D-501":  # the chunker cut the passage mid-sentence
                 text = text.split(" for each")[0] + " for each"
-            scored.append({"id": doc_id, "source": source, "date": date, "score": round(0.45 + 0.5 * overlap, 2), "text": text})
+            passage = {"id": doc_id, "source": source, "date": date, "score": round(0.45 + 0.5 * overlap, 2), "text": text}
+            if doc_id == "D-501":  # a legal page's passage says its section (a field the others do not have)
+                passage["section"] = "4.2 Service credits"
+            scored.append(passage)
     if Now.fault == "outdated" or Now.pair == "outdated" and Now.recorder in RANKED_LOW:  # the old policy ranked above the current
         for p in scored:
             p["score"] = {"D-087": 0.93, "D-101": 0.71}.get(p["id"], p["score"])
@@ -609,6 +613,8 @@ def _three_sources(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
         return call("search_docs", query="remote work policy days a week")
     if faulty:
         return reply("The remote work policy (2024-03-01) allows up to 3 remote days a week [D-101].")
+    if len(seen.of("search_docs")) == 1:  # an older policy looked for (none): the answer stands on the first search
+        return call("search_docs", "Let me check for an older policy too.", query="2019 telework pilot scheme")
     return reply("1. [D-101] policies/remote-work-2024.md (1 March 2024): up to three remote days a week, a 600 EUR stipend.\n"
                  "2. [D-087] policies/remote-work-2021.md (15 June 2021): the superseded policy, two days a week.\n"
                  "3. [D-095] hr/faq.md (10 September 2023): remote days are agreed with your manager.")
@@ -1138,8 +1144,8 @@ def pairs() -> list[Any]:
     ]
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (11ab534's detectors, load ~6-12):
-# 61 pairs, 6 recorders - diff top-1 61/61, check step+layer 7/61, good runs with a warning 0/61. diff names every
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (11ab534's detectors, load ~4-12):
+# 61 pairs, 6 recorders - diff top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. diff names every
 # first divergence.
 DIFF_MISSED: dict[str, str] = {}
 _PASSAGE = "nothing failed; the answer says something the retrieved passages do not (their text against the answer's): "
@@ -1242,7 +1248,12 @@ CHECK_MISSED: dict[str, str] = {
                                           "the list is empty (openai), not on a tool step",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+FALSE_ALARMS: dict[str, str] = {
+    "model-openai-three-sources": "answer_without_evidence (warning, product) on the good run's answer: its second search "
+                                  "(an older policy looked for) returned nothing, but the answer cites the three passages "
+                                  "the first search returned; the evidence is there, one search earlier",
+    "model-langgraph-three-sources": "the same, under LangGraph's retriever tool",
+}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("oi-lg", "oi-openai")
