@@ -556,14 +556,14 @@ def _repetition(run: _Run) -> list[Finding]:
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
             continue
-        reported.add(key)
         name = str(tool_name(step))
         asker = run.requester(step)
         arguments = key.split(" ", 1)[1]
         if asker is not None and n > 0 and len(group) <= 2 and not _seen_whole(run, group[max(group.index(step) - 1, 0)], asker):
             continue  # not shown the earlier result whole, the model asked once more: sensible (again and again: a loop)
         if asker is not None and not counted and _asked_again_for_a_reason(run, group, step, asker):
-            continue
+            continue  # (a later call of the group may still be the loop)
+        reported.add(key)
         if asker is not None:
             layer, index = "model", asker["index"]
             how = f"the model asked at step {index} for {name} {arguments} again after it had answered"
@@ -591,12 +591,19 @@ def _asked_again_unchanged(run: _Run, tools: list[dict[str, Any]], group: list[d
     return bool(mine) and bool(between) and not any(mine & set(_leaves(parse_json(s.get("input")))) for s in between)
 
 
+# A result saying to ask again: "refresh the page in a moment", "not ready yet", "still processing", "try again".
+_RETRY_HINT = re.compile(r"\b(?:refresh|try\s+again|retry|in\s+a\s+(?:moment|minute|few\s+(?:seconds|minutes))|being\s+(?:generated|"
+                         r"processed|prepared|built)|still\s+(?:processing|running|pending|generating)|not\s+(?:yet\s+)?ready)\b", re.I)
+
+
 def _asked_again_for_a_reason(run: _Run, group: list[dict[str, Any]], step: Mapping[str, Any], asker: Mapping[str, Any]) -> bool:
     """Whether the model had a reason to ask for the same call again: a later call of it answered otherwise
     (polling until a job is done), or the user spoke since the earlier call (asked to check again)."""
     at = group.index(step)
     if any(not is_error(later) and not _same_output(later, step) for later in group[at + 1:]):
         return True
+    if at == 1 and _RETRY_HINT.search(text_of(group[0].get("output"))):
+        return True  # the result said to try again ("refresh the page in a moment"): once is doing as told
     earlier = run.requester(group[at - 1]) if at else None
     if earlier is None:
         return False
@@ -1032,6 +1039,13 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
             since = [s for s in run.steps if step["index"] < s["index"] < answer["index"] and s.get("type") in (TOOL, RETRIEVAL)]
             if any(not is_error(s) and _no_evidence(s, run.policy) is None and _weak_documents(s, run.policy) is None
                    and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
+                continue
+            # A follow-up search that found nothing after one that did: an answer citing what the first found, or
+            # stating nothing no result gave, has its evidence from before
+            before = [s for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL) and not is_error(s)
+                      and tool_payload(s.get("output")) not in (None, "", {}, []) and _no_evidence(s, run.policy) is None
+                      and _weak_documents(s, run.policy) is None]
+            if before and (any(_mentions(text, _document_ids(s)) for s in before) or not run.missing(answer, text)):
                 continue
         acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
                       and any(_follows_up({"input": json.dumps(c.arguments)}, found) for c in requested_calls(s))), answer)
