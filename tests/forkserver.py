@@ -65,8 +65,9 @@ class _Server:
                                                err.read_text(errors="replace"))
 
     def close(self) -> None:
-        self.process.stdin.close()
+        self.process.stdin.close()  # the server's loop ends with its input
         self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
 def _kill(pid: int) -> None:
