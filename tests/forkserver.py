@@ -151,7 +151,7 @@ def _child(request: dict[str, Any]) -> None:
             else:
                 print(exit_.code, file=sys.stderr)
         except BaseException:
-            traceback.print_exc()
+            sys.excepthook(*sys.exc_info())  # as the interpreter reports an uncaught exception (a hook may be set)
         threading._shutdown()  # as the interpreter does at exit: non-daemon threads first, then atexit
         atexit._run_exitfuncs()
     except BaseException:
