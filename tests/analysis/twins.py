@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +40,14 @@ EXPECTED: dict[str, tuple[str, str, str, str]] = {
 
 
 def produce(store: Path, framework: str, instrumentation: str, faults: list[str]) -> list[dict[str, Any]]:
-    """Run the producer in a fresh process; returns its manifest (fault, role, run)."""
+    """Run the producer in a process of its own (forked from one that imported openai, langchain and pyarrow
+    once: tests/forkserver.py); returns its manifest (fault, role, run)."""
+    from tests import forkserver
+
     env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'collector'}", "OTEL_SDK_DISABLED": "false"}
-    result = subprocess.run([sys.executable, str(HERE / "twins_producer.py"), json.dumps(
+    result = forkserver.run([HERE / "twins_producer.py", json.dumps(
         {"store": str(store), "framework": framework, "instrumentation": instrumentation, "faults": faults})],
-        capture_output=True, text=True, timeout=300, env=env)
+        timeout=300, env=env)
     assert result.returncode == 0, result.stderr[-4000:]
     return json.loads((store / "manifest.json").read_text())
 

@@ -22,6 +22,7 @@ import pytest
 import agentotel
 from agentotel import semconv
 from agentotel.query import Traces, pylist
+from tests import forkserver
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -34,9 +35,9 @@ def produce(store: Path, **options: Any) -> None:
     env_path = f"{ROOT}{':' + str(ROOT / 'collector')}"
     if os.environ.get("PYTHONPATH"):  # where the test's own packages come from (a probe's --target folder)
         env_path += ":" + os.environ["PYTHONPATH"]
-    result = subprocess.run(
-        [sys.executable, str(HERE / "producer.py"), json.dumps({"store": str(store), **options})],
-        capture_output=True, text=True, timeout=180,
+    # A process of its own, forked from one that imported openai, langchain and pyarrow once (tests/forkserver.py).
+    result = forkserver.run(
+        [HERE / "producer.py", json.dumps({"store": str(store), **options})], timeout=180,
         # Spans leave only at shutdown, in one batch: the plain-glob assertions rely on a call's two records
         # (agentotel's and another instrumentation's) reaching the writer together, which a scheduled export
         # on a loaded machine (the SDK's default is every 5 s) could split.

@@ -90,14 +90,15 @@ def test_a_files_start_range_comes_from_its_footer_and_is_absent_without_statist
 def test_every_runs_trajectory_and_history_match_a_scan_of_every_file(spread):
     directory, _runs = spread
     with agentotel.open(directory) as traces:
+        # Every run's steps in one query of the view (one a run was a third of this test's CPU).
+        steps = traces.sql("SELECT run_id, trace_id, index, type, span_id, tool_name, output FROM steps ORDER BY index").fetchall()
         for run in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall():
             run_id = run[0]
             trajectory = traces.trajectory(run_id)
             # A span of the run recorded in another trace is a step in the views, not in the trajectory.
-            expected = traces.sql("SELECT index, type, span_id, tool_name, output FROM steps WHERE run_id = $r AND trace_id = $t "
-                                  "ORDER BY index", params={"r": run_id, "t": trajectory.run["trace_id"]}).fetchall()
+            expected = [row[2:] for row in steps if row[:2] == (run_id, trajectory.run["trace_id"])]
             got = [(s.index, s.type, s.span_id, s.tool_name, s.raw_output) for s in trajectory.steps]
-            assert got == [tuple(row) for row in expected], run_id
+            assert expected and got == [tuple(row) for row in expected], run_id
             record = _record.load_run(traces, run_id)
             _assert_same_history(traces, record, _record.load_history(traces, record))
 
@@ -189,35 +190,35 @@ def _assert_same_history(traces, record, history: History) -> None:
     assert [(run_id, call["input"]) for run_id, call in history.first_calls] == first
 
 
-# A run's plain reading, by the store's bytes and the run: three tests compare every run of `spread` (the same files
-# each time, made anew for each) with it, and reading it again in each was most of this file's minute and a half.
-_READ: dict[tuple[str, str], tuple[History, list]] = {}
+# The views' rows a plain reading needs, by the store's bytes: three tests compare every run of `spread` (the same
+# files each time, made anew for each) with it. Read once for every run of a store (three queries of the views), not
+# three queries a run: each query of the spans view was ~0.3 s, most of this file's CPU.
+_READ: dict[str, tuple[list, list, dict]] = {}
 
 
 def _views_history(traces, record) -> tuple[History, list]:
     """The history the views give `record`'s run, and each earlier run's first model call input."""
-    key = (_fingerprint(traces.directory), record.run_id)
-    if key in _READ:
-        return _READ[key]
-    names = sorted({str(tool_name(s)) for s in record.tool_steps()})
+    key = _fingerprint(traces.directory)
+    if key not in _READ:
+        runs = traces.sql("SELECT run_id, name, start_time FROM runs").fetchall()
+        tools = traces.sql("SELECT run_id, tool_name, output, status_code, attributes[$h], start_time FROM spans "
+                           "WHERE operation = 'execute_tool'", params={"h": sc.AGENTOTEL_TOOL_SCHEMA_HASH}).fetchall()
+        first_inputs = dict(traces.sql("SELECT run_id, arg_min(input, start_time) FROM spans WHERE operation = 'chat' "
+                                       "GROUP BY run_id").fetchall())
+        _READ[key] = runs, tools, first_inputs
+    runs, tools, first_inputs = _READ[key]
+    names = {str(tool_name(s)) for s in record.tool_steps()}
     start = record.run.get("start_time")
     agent = record.root_attributes.get(sc.AGENTOTEL_RUN_NAME) or record.run.get("name")
-    earlier = [row[0] for row in traces.sql(
-        "SELECT run_id FROM runs WHERE name = $a AND start_time < $b AND run_id <> $r ORDER BY start_time DESC LIMIT $n",
-        params={"a": agent, "b": start, "r": record.run_id, "n": _record.HISTORY_RUNS}).fetchall()]
+    # The latest earlier runs of the agent, newest first (the runs view's name, start, run id).
+    earlier = [run_id for run_id, name, started in sorted(runs, key=lambda r: r[2], reverse=True)
+               if name == agent and started < start and run_id != record.run_id][:_record.HISTORY_RUNS]
     expected = History()
     if names and earlier:
-        rows = traces.sql(
-            "SELECT run_id, tool_name, output, status_code, attributes[$h] FROM spans WHERE operation = 'execute_tool' "
-            "AND list_contains($runs, run_id) AND list_contains($names, tool_name) AND start_time < $b ORDER BY start_time DESC",
-            params={"h": sc.AGENTOTEL_TOOL_SCHEMA_HASH, "runs": earlier, "names": names, "b": start}).fetchall()
-        for run_id, name, output, status, schema_hash in rows:
+        chosen = [row for row in tools if row[0] in earlier and row[1] in names and row[5] < start]
+        for run_id, name, output, status, schema_hash, _started in sorted(chosen, key=lambda r: r[5], reverse=True):
             expected.add(run_id, name, tool_payload(output), schema_hash, status == "ERROR")
-    # Every earlier run's first model call in one read (a query of the spans view per run: 91 of them, 0.3 s each).
-    first_inputs = dict(traces.sql("SELECT run_id, arg_min(input, start_time) FROM spans WHERE operation = 'chat' "
-                                   "AND list_contains($runs, run_id) GROUP BY run_id", params={"runs": earlier}).fetchall())
     first = [(run_id, json.loads(first_inputs[run_id])) for run_id in earlier if run_id in first_inputs]
-    _READ[key] = expected, first
     return expected, first
 
 
