@@ -452,7 +452,8 @@ def retrieval_call(data_source: str, query: Any) -> ToolCall | None:
 _ID_FIELDS = ("id", "doc_id", "document_id", "_id", "uuid", "key")
 _SCORE_FIELDS = ("score", "similarity", "relevance_score", "_score", "distance")
 _CONTENT_FIELDS = ("content", "text", "page_content", "document", "body", "chunk", "snippet")
-_LIST_FIELDS = ("documents", "results", "matches", "hits", "items", "data")
+_LIST_FIELDS = ("documents", "results", "matches", "hits", "items", "data", "passages", "chunks", "nodes", "records", "sources",
+                "contexts")
 
 
 def _documents(result: Any, *, with_content: bool) -> list[dict[str, Any]] | None:
@@ -461,6 +462,9 @@ def _documents(result: Any, *, with_content: bool) -> list[dict[str, Any]] | Non
         return None
     if isinstance(result, Mapping):
         listed = next((result[k] for k in _LIST_FIELDS if isinstance(result.get(k), (list, tuple))), None)
+        if listed is None:  # {"query": ..., "<any name>": [...]}: the one list it holds
+            lists = [v for v in result.values() if isinstance(v, (list, tuple))]
+            listed = lists[0] if len(lists) == 1 else None
         items = listed if listed is not None else [result]
     elif isinstance(result, (list, tuple)):
         items = result
@@ -498,6 +502,8 @@ def _document(item: Any, with_content: bool) -> dict[str, Any]:
                 score = _first(item["metadata"].get, _SCORE_FIELDS)
         if doc_id is not None:
             doc["id"] = doc_id
+        if content is None and doc_id is None and score is None:
+            content = dict(item)  # no field known by name: the whole item, not an empty document
     else:
         get = functools.partial(_safe_getattr, item)
         doc_id = _first(get, _ID_FIELDS)

@@ -730,7 +730,7 @@ _ADMITS_FAILURE = re.compile(
     r"\b(errors?|fail\w*|unable|cannot|can't|could ?n[o']t|did ?n[o']t work|not (?:able|available|possible)|unavailable|"
     r"sorry|unfortunately|apolog\w*|problem|issue|try again|went wrong|down|declined|denied|rejected|refused|"
     r"timed? ?out|timeout|invalid|expired|unreachable|not reachable|outage|unauthori[sz]ed|forbidden|not found|"
-    r"could not be|was ?n[o']t able|did ?n[o']t go through|not responding|no response)\b", re.I)
+    r"could not be|was ?n[o']t able|did ?n[o']t go through|not responding|no response|(?:does|did) ?n[o']t exist|no longer exists)\b", re.I)
 _ADMITS_NOTHING = re.compile(
     r"\b(?:no|none|nothing|not|unknown|unsure|uncertain|unclear)\b|n't\b", re.I)
 
@@ -803,7 +803,8 @@ def _ignored_errors(run: _Run) -> list[Finding]:
     `model` when the error reached the model, `workflow` when the loop kept it from the model."""
     out = []
     for step in run.record.tool_steps():
-        if not is_error(step):
+        page = None if is_error(step) else _error_page(step.get("output"))
+        if not is_error(step) and page is None:
             continue
         name, level, at = tool_name(step), step.get("parent_index"), step["index"]
         went_on = run.next_llm(at, level)
@@ -812,11 +813,18 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         answers = run.answers_after(at, level)[:1]
         if answers and _fell_back(run, step, answers[0][1]):
             continue  # another tool did the job with the same arguments: a fallback, and the answer rests on it
-        domain = run.domain_text()
-        about = _failure_words(step, run.error(step))
+        # (an error page's own words are in the run's results, yet no term of the trade when the answer uses them)
+        domain = "" if page else run.domain_text()
+        about = _failure_words(step, page or run.error(step))
         if went_on is None or not answers or _acknowledges(answers[0][1], domain=domain, about=about) or _acknowledges(
                 _said(went_on), domain=domain, about=about):
             continue  # the run ended there (run_failed), or the model said so (when it went on, or in its answer)
+        if page:
+            out.append(_finding("tool_error_ignored", "tool", went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
+                                f"{name} brought back a page standing in for the content at step {at} ({page!r}) and the "
+                                f"model went on at step {went_on['index']} as if it were the content", tool=name, error=page,
+                                failed_step=at))
+            continue
         # The model went on to other tools without the failed one ever working, and answered as if it had;
         # or answered right away.
         error = run.error(step) or "failed"
@@ -885,6 +893,12 @@ def _said(step: Mapping[str, Any]) -> str:
                     if p.get("type") == "text" and p.get("content"))
 
 
+# The title of a page that stands in for the one asked for: an HTTP error, a sign-in wall, an expired session.
+_ERROR_PAGE = re.compile(r"^(?:error\s+)?(?:40[0-9]|41[0-9]|50[0-4])\b|\b(?:page\s+)?not\s+found\b|\baccess\s+denied\b|\bforbidden\b|"
+                         r"\bunauthori[sz]ed\b|\b(?:sign|log)\s*in\s+(?:is\s+)?(?:required|to\s+(?:continue|view|access|see))\b|"
+                         r"\bsession\s+(?:has\s+)?expired\b|\bpermission\s+denied\b|\bservice\s+unavailable\b", re.I)
+
+
 def _error_payload(value: Any) -> str | None:
     """The error a successful-looking tool result carries ({"error": ...}, "Error: ..."), else None."""
     value = tool_payload(value)
@@ -898,6 +912,16 @@ def _error_payload(value: Any) -> str | None:
     elif isinstance(value, str) and re.match(r"\s*(error|exception|traceback \(most recent call last\))\b", value, re.I):
         return value.strip()[:200]
     return None
+
+
+def _error_page(value: Any) -> str | None:
+    """The title of a short text result that is a page standing in for the one asked for ("404 Not Found", "Sign in
+    to continue"), else None: the call worked, and what it brought back is no content."""
+    value = tool_payload(value)
+    if not isinstance(value, str) or len(value) >= 1000 or _error_payload(value) is not None:
+        return None  # (an error a result carries is judged as one: tool_error_unreported)
+    title = value.strip().split("\n", 1)[0]
+    return title[:200] if _ERROR_PAGE.search(title) else None
 
 
 def _unreported_errors(run: _Run) -> list[Finding]:
@@ -936,7 +960,8 @@ def _documents(value: Any) -> list[Any] | None:
 
 
 _COUNTS = ("count", "row_count", "rowcount", "total", "total_count", "num_results", "result_count", "hits")
-_ROWS = ("rows", "results", "items", "records", "data", "hits", "documents", "matches", "entries", "values")
+_ROWS = ("rows", "results", "items", "records", "data", "hits", "documents", "matches", "entries", "values", "passages", "chunks",
+         "nodes", "sources", "contexts")
 
 
 def _empty_result(value: Any) -> bool:
@@ -1041,10 +1066,11 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
                    and not _follows_up(s, found) for s in since) or _acknowledges(text, nothing_found=True, domain=run.domain_text()):
                 continue
             # A follow-up search that found nothing after one that did: an answer citing what the first found, or
-            # stating nothing no result gave, has its evidence from before
+            # stating nothing no result gave, has its evidence from before - the model saw it and searched again.
+            # (Not a pipeline's next stage, with no model call between: a reranker keeping none of them.)
             before = [s for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL) and not is_error(s)
                       and tool_payload(s.get("output")) not in (None, "", {}, []) and _no_evidence(s, run.policy) is None
-                      and _weak_documents(s, run.policy) is None]
+                      and _weak_documents(s, run.policy) is None and any(s["index"] < m["index"] < step["index"] for m in run.llm)]
             if before and (any(_mentions(text, _document_ids(s)) for s in before) or not run.missing(answer, text)):
                 continue
         acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
@@ -1366,6 +1392,83 @@ def _action_not_taken(run: _Run) -> list[Finding]:
                          tool=name, said=said, tools=[name, *others], promised=not claims)]
     return _check_claimed(run, step, text, offered, asked)
 
+
+# "I checked the full policy page (https://...)", "Verified against the 2024 policy page", "I read https://...".
+_READ_CLAIM = re.compile(r"(?:^|\b(?:i|we)\s+(?:have\s+|'ve\s+)?(?:also\s+|just\s+|now\s+)?)(?:checked|verified|read|opened|visited|"
+                         r"reviewed|consulted|looked\s+at|confirmed|fetched|browsed)\b[^.;!?]{0,80}?(https?://[^\s)\]]+|\bpages?\b|"
+                         r"\b(?:web)?sites?\b)", re.I)
+# A tool that reads pages: fetch_page, browse, open_url, get_webpage, scrape, navigate.
+_READS_PAGES = frozenset({"fetch", "browse", "browser", "open", "visit", "navigate", "page", "webpage", "url", "web", "scrape",
+                          "crawl", "http", "get"})
+
+
+def _read_claimed(run: _Run) -> list[Finding]:
+    """The answer says the agent checked a page ("I checked the full policy page (https://...)", "Verified against
+    the 2024 policy page") while a tool that reads pages was offered and no call of it read that page (that URL), or
+    none ran at all: a verification it never made (MAST FM-3.3, model; action_not_taken). At the answer."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    readers = sorted(n for n in run.offered() if {w.lower() for w in _NAME_WORDS.findall(n)} & _READS_PAGES
+                     and not {w.lower() for w in _NAME_WORDS.findall(n)} & {"search", "query", "lookup", "find"})
+    if not readers:
+        return []
+    read = [s for s in run.record.tool_steps() if str(tool_name(s) or "") in readers]
+    for sentence in _SENTENCE.split(text):
+        said = _READ_CLAIM.search(sentence.strip())
+        if said is None or _NO_CLAIM.search(sentence[:said.start()].lower() + said.group(0).lower()):
+            continue
+        url = said.group(1) if said.group(1).lower().startswith("http") else None
+        if url is not None:
+            url = url.rstrip(".,:;")
+            if any(url in text_of(s.get("input")) for s in read):
+                continue
+        elif read:
+            continue
+        return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                         f"the answer at step {step['index']} says {said.group(0).strip()[:100]!r}, but no call of "
+                         f"{', '.join(readers[:3])} read {url or 'any page'}", tool=readers[0], said=said.group(0).strip()[:200],
+                         tools=readers, promised=False)]
+    return []
+
+
+def _promised_at_end(run: _Run) -> list[Finding]:
+    """The run ends on the model saying what it does next with a tool it was offered ("I'll fetch it next", "I'll
+    hand these to the writer") and nothing after it: it stopped before doing it (MAST FM-3.1 premature termination,
+    model; action_not_taken). At that last model call. Offers ("if you like, I can ...") and plans under a
+    condition are no promise."""
+    if not run.finals or not run.llm:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    if step is not run.llm[-1] or requested_calls(step):
+        return []
+    verbs: dict[str, str] = {}
+    for name in sorted(run.offered()):
+        target = _handoff_target(name)
+        if target is not None:
+            for verb in ("hand", "pass", "transfer", "forward", "send"):
+                verbs.setdefault(verb, name)
+            continue
+        words = [w.lower() for w in _NAME_WORDS.findall(name)]
+        if words and len(words[0]) >= 4 and words[0] not in _FILLER and words[0] not in _ACTIONS:  # actions: _action_not_taken
+            verbs.setdefault(words[0], name)
+    if not verbs:
+        return []
+    promise = re.compile(_PROMISE.format("|".join(map(re.escape, verbs))), re.I)
+    for sentence in _SENTENCE.split(text):
+        for clause in _CLAUSE.split(sentence):
+            said = promise.search(clause.strip())
+            if said is None or _NOT_THIS.search(clause) or _CONDITION.search(clause):
+                continue
+            verb = said.group(0).split()[-1].lower()
+            name = verbs.get(verb)
+            target = _handoff_target(name) if name else None
+            if name is None or (target is not None and target.lower() not in clause.lower()):
+                continue
+            return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                             f"the run ends at step {step['index']} promising {said.group(0).strip()!r}, and no call of {name} "
+                             f"came after it", tool=name, said=said.group(0).strip(), tools=[name], promised=True)]
+    return []
 
 _CONDITION = re.compile(r"\b(?:if|once|when|after|before|until|unless|whether|would|could|can|may|might)\b", re.I)
 def _other_action(run: _Run) -> list[Finding]:
@@ -1840,13 +1943,15 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
         for call in requested_calls(step):
             action = _action(call.name)
             edited = edits.get((step["index"], call.name, call_key(call.name, call.arguments)))
-            if action is None and edited is None:
+            named = [w.lower() for w in _NAME_WORDS.findall(call.name)]
+            own = named[0] if named and len(named[0]) >= 4 and named[0] not in _FILLER else None  # search_docs: "search"
+            if action is None and edited is None and own is None:
                 continue
             if step["index"] not in told:
                 told[step["index"]] = instructions(run.record, step, run.messages(step)).lower()
             text = told[step["index"]]
-            verbs = ({action[0]} if action else set()) | (set(_EDIT_VERBS) if edited else set())
-            forms = {form: verb for verb in verbs for form in (verb, *_past_forms(verb))}
+            verbs = ({action[0]} if action else set()) | (set(_EDIT_VERBS) if edited else set()) | ({own} if own else set())
+            forms = {form: verb for verb in verbs for form in (verb, *_past_forms(verb), verb + "s", verb + "es")}
             for start, end, verb, _after in _prohibitions(text, forms):
                 first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, start)), default=0)
                 last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))
@@ -1856,8 +1961,11 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                 if edited and verb in _EDIT_VERBS:
                     hit = bool(objects & _EDITED_THINGS) or (bool(objects & {"test", "tests"}) and bool(_TEST_FILE.search(edited))
                                                              and not asked_tests)
+                elif action and verb == action[0]:
+                    hit = any(o.startswith(w[:5]) for o in objects for w in action[1])
                 else:
-                    hit = bool(action and any(o.startswith(w[:5]) for o in objects for w in action[1]))
+                    # the tool's own verb said of the agent with no object of its own: "never search or browse yourself"
+                    hit = verb == own and bool(re.match(r"\s*(?:$|,|or\b|and\b|yourself\b|anything\b|directly\b)", text[end:last]))
                 if hit:
                     said = text[first:last].strip()
                     return [_finding("role_overstepped", "model", step["index"], [step["index"]],
@@ -4081,7 +4189,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -1145,8 +1145,11 @@ def pairs() -> list[Any]:
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (11ab534's detectors, load ~4-12):
-# 61 pairs, 6 recorders - diff top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. diff names every
-# first divergence.
+# 61 pairs, 6 recorders - diff top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. The rules the set led
+# to (session 17: a page standing in for the content - sign-in wall, 404 - answered as content; a fetch made again
+# once because the page said to refresh is no loop; a follow-up search finding nothing leaves the first's evidence; a
+# page claimed checked that no call read; a run ending on "I'll fetch it next"; a writer searching though its own
+# instructions say it never searches) left these: check 21/61, 0 alarms. diff names every first divergence.
 DIFF_MISSED: dict[str, str] = {}
 _PASSAGE = "nothing failed; the answer says something the retrieved passages do not (their text against the answer's): "
 _ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
@@ -1193,18 +1196,9 @@ CHECK_MISSED: dict[str, str] = {
                                     "the US passage, the writer answers 90 days [D-302]",
     "model-openai-form-value": _ASKED + "the request's date 2026-04-03 filled as 2026-03-04 (day and month swapped)",
     "model-oi-lg-form-value": _ASKED + "the same, the request saying '3 April 2026'",
-    "model-agents-role-spec": _ASKED + "the writer, whose own instructions say it never searches, calls search_docs",
     "model-agents-withholding": "the researcher's search result says 'DRAFT, not approved'; its handoff message (all the "
                                 "filtered handoff passes on) drops it, and the writer states the draft as the policy",
     # what a page or a call says
-    "tool-openai-sign-in-wall": _PAGE + "fetch_page returned the SSO sign-in page ('Sign in to continue', username and "
-                                        "password fields); the answer reads it as the holidays page ('lists no carry-over "
-                                        "rule, so ...')",
-    "tool-langgraph-sign-in-wall": _PAGE + "the same",
-    "tool-oi-openai-sign-in-wall": _PAGE + "the same",
-    "tool-pydantic-ai-not-found": _PAGE + "fetch_page returned '404 Not Found - the page ... does not exist'; the answer "
-                                          "says the page lists no connection limit, so there is none",
-    "tool-oi-lg-not-found": _PAGE + "the same",
     "model-openai-stale-page": _PAGE + "the cart read (total 48.00 EUR), then fill_form changed it (3 lamps); the answer "
                                        "gives the total read before the change",
     "model-pydantic-ai-stale-page": _PAGE + "the same (its good twin works the new total out from the unit price)",
@@ -1214,21 +1208,10 @@ CHECK_MISSED: dict[str, str] = {
     "model-oi-lg-click-mismatch": _PAGE + "the same",
     "model-openai-mismatch": _PAGE + "'Let me open the full 2024 remote work policy page' beside fetch_page(.../remote-2021)",
     "model-langgraph-mismatch": _PAGE + "the same",
-    "model-langgraph-fetch-loop": "found one step early (repeated_tool_call at the second fetch): the page said 'Refresh "
-                                  "the page in a moment', which the good run also does; the loop is the third fetch, "
-                                  "after the same answer twice",
-    "model-pydantic-ai-fetch-loop": "the same",
-    "model-oi-openai-fetch-loop": "the same",
     # a claim no call backs
-    "model-langgraph-incorrect-verification": _CLAIM + "'I checked the full 2024 policy page (https://...)'; no fetch_page",
-    "model-pydantic-ai-incorrect-verification": _CLAIM + "the same",
-    "model-agents-incorrect-verification": _CLAIM + "the writer's 'Verified against the full 2024 policy page'; neither "
-                                                    "agent fetched it (the researcher's handoff does not say so)",
-    "model-openai-premature-stop": "the answer ends 'I'll fetch it next to list them' with no call after it (its good "
-                                   "twin ends with an offer, 'If you like, I can also compare ...')",
-    "model-oi-lg-premature-stop": "the same",
     "workflow-agents-premature-stop": "the researcher, whose instructions say it never writes the final answer, ends the "
-                                      "run with 'I'll hand these to the writer next' and no handoff",
+                                      "run with 'I'll hand these to the writer next' and no handoff: found at the step as "
+                                      "action_not_taken, layer model (the model never called the handoff it promised)",
     # right step, another layer; or the right symptom at another step
     "model-openai-cite-unretrieved": "found at the step (invented_argument: D-110 in nothing the run was given), layer "
                                      "tool; the model chose an id it never saw",
@@ -1248,12 +1231,7 @@ CHECK_MISSED: dict[str, str] = {
                                           "the list is empty (openai), not on a tool step",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {
-    "model-openai-three-sources": "answer_without_evidence (warning, product) on the good run's answer: its second search "
-                                  "(an older policy looked for) returned nothing, but the answer cites the three passages "
-                                  "the first search returned; the evidence is there, one search earlier",
-    "model-langgraph-three-sources": "the same, under LangGraph's retriever tool",
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("oi-lg", "oi-openai")

@@ -559,6 +559,9 @@ class Doc:
         ([Doc("d2", "beta", 0.5)], [{"id": "d2", "score": 0.5, "content": "beta"}]),
         ([({"page_content": "gamma", "metadata": {"source": "a.md"}}, 0.25)], [{"id": "a.md", "score": 0.25, "content": "gamma"}]),
         ({"matches": [{"id": "m1", "score": 1}]}, [{"id": "m1", "score": 1.0}]),
+        ({"query": "q", "passages": [{"id": "D-1", "score": 0.9, "text": "alpha"}]}, [{"id": "D-1", "score": 0.9, "content": "alpha"}]),
+        ({"query": "q", "found": [{"id": "D-2", "text": "beta"}]}, [{"id": "D-2", "content": "beta"}]),  # the one list it holds
+        ([{"title": "Remote work", "url_path": "/remote"}], [{"content": {"title": "Remote work", "url_path": "/remote"}}]),
         ([], []),
     ],
 )

@@ -1,0 +1,149 @@
+"""A research agent's faults (heldout7's blind set): a sign-in wall or a 404 page fetched as an ok result and
+answered as content, a page fetched again and again after it said to refresh once, and - kept quiet - a follow-up
+search that found nothing after one that did; each beside its near twins, on hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import definitions_attr, llm, record, text_message, tool
+
+ANY = {"type": "object"}
+
+OFFERED = definitions_attr(("search_docs", ANY), ("fetch_page", ANY), ("transfer_to_writer", ANY))
+WALL = ("Acme SSO - Sign in to continue\n[sso-continue] Continue with single sign-on\nUsername: ____\n"
+        "Forgot your password? Contact the IT desk.")
+MISSING = "404 Not Found\nThe page acmedb/v5/limits does not exist. Docs home | Guides | API reference"
+URL = {"url": "https://intranet.example/hr/holidays"}
+
+
+def _run(*turns, answer: str, ask: str = "What does the holidays page say about carrying over unused days?",
+         system: str | None = None, offered: bool = False):
+    """One model call per turn: (tool, arguments, result[, said]) asked for and run, then `answer` (after `system`'s
+    instructions, when given; each call offered search_docs, fetch_page and a handoff to the writer with `offered`)."""
+    steps, shown = [], [*([text_message("system", system)] if system else []), text_message("user", ask)]
+    for turn in turns:
+        name, arguments, result = turn[:3]
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        steps += [llm(index, calls=[(name, arguments, call_id)], text=turn[3] if len(turn) > 3 else None, messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]}]
+    steps.append(llm(len(steps) + 1, text=answer, messages=list(shown)))
+    return record(*steps, task=ask, attributes={s["span_id"]: OFFERED for s in steps if s["type"] == "llm" and offered})
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+@pytest.mark.parametrize("page,answer", [
+    (WALL, "The holidays page asks you to sign in with Acme SSO and lists no carry-over rule, so days do not carry over."),
+    (MISSING, "The AcmeDB v5 limits page lists no maximum for client connections, so there is no limit."),
+    ("403 Forbidden\nYou do not have access to this resource.", "The page sets no carry-over rule."),
+])
+def test_a_page_standing_in_for_the_content_answered_as_content_is_a_tool_error_ignored(page, answer):
+    found, shown = _found(_run(("fetch_page", URL, page), answer=answer), "tool_error_ignored")
+    assert found == [(3, "tool")], shown
+
+
+@pytest.mark.parametrize("turns,answer", [
+    # said so
+    ([("fetch_page", URL, MISSING)], "That page does not exist (404), so I cannot say what it holds."),
+    ([("fetch_page", URL, WALL)], "I could not read the holidays page: it is behind the Acme SSO sign-in."),
+    # signed in, fetched again
+    ([("fetch_page", URL, WALL), ("fetch_page", URL, "Holidays\nUp to 5 unused days carry over to March.")],
+     "Up to 5 unused days carry over to March."),
+    # a real page whose text (not its title) speaks of signing in, or a long article about 404s
+    ([("fetch_page", URL, "Holidays\nUp to 5 days carry over. Sign in to continue to the booking tool.")], "Up to 5 days carry over."),
+    ([("fetch_page", URL, "Fixing 404 Not Found errors\n" + "A long guide. " * 100)], "The guide explains redirects."),
+])
+def test_a_wall_said_so_passed_or_a_real_page_is_no_ignored_error(turns, answer):
+    assert _found(_run(*turns, answer=answer), "tool_error_ignored")[0] == []
+
+
+BUSY = "Q3 uptime report\nThe report is being generated. Refresh the page in a moment."
+READY = "Q3 uptime report: 99.97% uptime, 2 incidents."
+Q3 = {"url": "https://status.example/reports/q3"}
+
+
+def test_a_page_fetched_again_once_as_it_said_is_no_loop_and_the_fetch_after_that_is():
+    again = _run(("fetch_page", Q3, BUSY), ("fetch_page", Q3, BUSY), ("fetch_page", Q3, BUSY), ("fetch_page", Q3, BUSY),
+                 answer="The Q3 report is still being generated; try again later.")
+    assert _found(again, "repeated_tool_call")[0] == [(5, "model")], _found(again, "repeated_tool_call")[1]
+    once = _run(("fetch_page", Q3, BUSY), ("fetch_page", Q3, READY), answer="99.97% uptime, 2 incidents.")
+    assert _found(once, "repeated_tool_call")[0] == []
+    # a result that said nothing of trying again: the first repeat is the loop
+    plain = _run(("fetch_page", Q3, "Q3 uptime report (draft)"), ("fetch_page", Q3, "Q3 uptime report (draft)"),
+                 ("fetch_page", Q3, "Q3 uptime report (draft)"), answer="The report is a draft.")
+    assert _found(plain, "repeated_tool_call")[0] == [(3, "model")], _found(plain, "repeated_tool_call")[1]
+
+
+PASSAGES = [{"id": "D-101", "score": 0.95, "content": "Remote work policy (2024): up to 3 remote days a week, a 600 EUR stipend."}]
+
+
+def test_a_follow_up_search_finding_nothing_leaves_an_answer_from_the_first_its_evidence():
+    run = _run(("search_docs", {"query": "remote work policy"}, PASSAGES), ("search_docs", {"query": "2019 telework pilot"}, ""),
+               answer="[D-101] Up to 3 remote days a week and a 600 EUR stipend.")
+    assert _found(run, "answer_without_evidence")[0] == []
+    # the only search found nothing: the answer has no evidence
+    alone = _run(("search_docs", {"query": "2019 telework pilot"}, ""), answer="The 2019 pilot allowed 2 remote days a week.")
+    assert _found(alone, "answer_without_evidence")[0] == [(3, "product")], _found(alone, "answer_without_evidence")[1]
+
+
+POLICY = "https://intranet.example/policies/remote-2024"
+
+
+@pytest.mark.parametrize("answer", [
+    f"I checked the full 2024 policy page ({POLICY}): the stipend is 600 EUR a year [D-101].",
+    "Verified against the full 2024 policy page: the stipend is 600 EUR a year [D-101].",
+])
+def test_an_answer_saying_it_checked_a_page_no_call_read_is_an_action_not_taken(answer):
+    run = _run(("search_docs", {"query": "stipend"}, PASSAGES), answer=answer, offered=True)
+    found, shown = _found(run, "action_not_taken")
+    assert found == [(3, "model")], shown
+
+
+@pytest.mark.parametrize("turns,answer", [
+    ([("fetch_page", {"url": POLICY}, "Remote work policy 2024: stipend 600 EUR.")],
+     f"I checked the full 2024 policy page ({POLICY}): the stipend is 600 EUR a year."),  # it was read
+    ([], "I could not check the full policy page; the passage says 600 EUR a year [D-101]."),  # said it was not
+    ([], "The passage [D-101] says 600 EUR a year; the full policy page lists the eligible expenses."),  # no claim of reading
+])
+def test_a_page_read_or_no_claim_of_reading_it_is_no_action_not_taken(turns, answer):
+    run = _run(("search_docs", {"query": "stipend"}, PASSAGES), *turns, answer=answer, offered=True)
+    assert _found(run, "action_not_taken")[0] == []
+
+
+@pytest.mark.parametrize("answer", [
+    "The passage says the expenses are on the full policy page. I'll fetch it next to list them.",
+    "Passages found: [D-101]. I'll hand these to the writer next.",
+])
+def test_a_run_ending_on_a_promise_of_an_offered_tool_is_an_action_not_taken(answer):
+    run = _run(("search_docs", {"query": "eligible expenses"}, PASSAGES), answer=answer, offered=True)
+    found, shown = _found(run, "action_not_taken")
+    assert found == [(3, "model")], shown
+
+
+@pytest.mark.parametrize("answer", [
+    "The stipend is 600 EUR a year [D-101]. If you like, I can also fetch the full page.",  # an offer
+    "The stipend is 600 EUR a year [D-101]. I'll fetch the full page when it is back online.",  # under a condition
+    "Passages found: [D-101]. I'll hand these to the reviewer next.",  # no such handoff offered
+])
+def test_an_offer_a_conditional_plan_or_another_agent_is_no_broken_promise(answer):
+    run = _run(("search_docs", {"query": "eligible expenses"}, PASSAGES), answer=answer, offered=True)
+    assert _found(run, "action_not_taken")[0] == []
+
+
+WRITER = "You are the writer. Write the answer from the passages you are handed. You never search or browse yourself."
+
+
+def test_a_writer_searching_though_its_instructions_say_it_never_searches_is_role_overstepped():
+    run = _run(("search_docs", {"query": "remote days"}, PASSAGES), answer="Up to 3 days a week [D-101].", system=WRITER)
+    assert _found(run, "role_overstepped")[0] == [(1, "model")], _found(run, "role_overstepped")[1]
+    # a rule on another object: "never search the web" says nothing of the documents' search
+    other = _run(("search_docs", {"query": "remote days"}, PASSAGES), answer="Up to 3 days a week [D-101].",
+                 system="You are the writer. Never search the web; use the document search.")
+    assert _found(other, "role_overstepped")[0] == []
