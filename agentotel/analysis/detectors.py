@@ -1166,7 +1166,103 @@ def _format_violated(run: _Run) -> list[Finding]:
             out.append(_finding("answer_format_violated", "model", step["index"], [step["index"]],
                                 f"the answer at step {step['index']} is not in the form the request asked for ({template!r})",
                                 template=template))
-    return out
+    return out + _form_named(run)
+
+
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+# "Give me three sources", "cite at least 2 references", "with five examples".
+_COUNT_ASKED = re.compile(r"\b(?:give|cite|list|find|name|show|provide|include|with|use|quote|link)\b[^.?!\n]{0,30}?\b(?:at\s+least\s+)?"
+                          r"(?P<n>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+(?:different\s+|distinct\s+|separate\s+)?"
+                          r"(?P<what>sources|references|citations|documents|passages|articles|papers|links)\b", re.I)
+_CITED = re.compile(r"\[([A-Za-z]{1,6}-?\d{1,6})\]|https?://[^\s)\]]+")
+_SHORT_OF = re.compile(r"\b(?:only|just|could\s*n[o']t|cannot|can't|unable|no\s+(?:more|other|further)|fewer|not\s+find)\b", re.I)
+
+
+def _count_asked(run: _Run) -> list[Finding]:
+    """The request asks for a number of sources ("give me three sources") and the answer cites fewer (distinct
+    document ids of the run's results, bracketed ids, links) without saying it found no more (MAST FM-1.1 disobey
+    task specification, model; task_ignored). At the answer."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    users = [message_text(m) for m in run.messages(step) if m.get("role") == "user"]
+    asked = _COUNT_ASKED.search(users[-1]) if users else None
+    if asked is None or _SHORT_OF.search(text):
+        return []
+    wanted = _NUMBER_WORDS.get(asked.group("n").lower()) or int(asked.group("n"))
+    ids = {i for s in run.steps if s.get("type") in (TOOL, RETRIEVAL) for i in _document_ids(s)}
+    cited = {m.group(0) for m in _CITED.finditer(text)} | {i for i in ids if _mentions(text, {i})}
+    cited = {c.strip("[]") for c in cited}
+    if len(cited) >= wanted:
+        return []
+    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                     f"the request asks for {asked.group('n')} {asked.group('what')}; the answer at step {step['index']} cites "
+                     f"{len(cited)} ({', '.join(sorted(cited))[:80] or 'none'}) and does not say it found no more",
+                     wanted=wanted, cited=sorted(cited)[:20])]
+
+
+# A form the request names: "as a table", "in a markdown table", "as a bulleted list", "in JSON".
+_FORM_ASKED = re.compile(r"\b(?:as|in|into)\s+(?:a\s+)?(?:markdown\s+|simple\s+|short\s+)?(?P<form>table|(?:bullet(?:ed)?|numbered)\s+list|"
+                         r"bullet\s+points|json)\b", re.I)
+_FORM_SHOWN = {"table": re.compile(r"^\s*\|?[^|\n]+\|[^|\n]+", re.M), "list": re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.M),
+               "json": re.compile(r"^\s*(?:```(?:json)?\s*)?[\[{]", re.M)}
+
+
+_MONTHS = {name: number for number, names in enumerate((("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+                                                         ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+                                                         ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+                                                         ("december", "dec")), 1) for name in names}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+
+
+def _dates(text: str) -> set[tuple[int, int, int]]:
+    """(year, month, day) of each date a text writes out: 2026-04-03, 3 April 2026, April 3, 2026."""
+    found = {(int(y), int(m), int(d)) for y, m, d in _ISO_DATE.findall(text)}
+    found |= {(int(y), _MONTHS[m.lower()], int(d)) for d, m, y in _DAY_MONTH.findall(text)}
+    found |= {(int(y), _MONTHS[m.lower()], int(d)) for m, d, y in _MONTH_DAY.findall(text)}
+    return found
+
+
+def _date_swapped(run: _Run) -> list[Finding]:
+    """A call passes a date that is the request's date with day and month swapped (3 April 2026 filled as
+    2026-03-04) and that no result gave: the model misread the date (task_ignored, model). At that call."""
+    asked = _dates(run.request())
+    if not asked:
+        return []
+    # (results before the call only: a form echoing the value it was given is no source of it)
+    results = [(s["index"], _dates(text_of(s.get("output")))) for s in run.record.tool_steps()]
+    for step in run.llm:
+        given = asked.union(*(dates for at, dates in results if at < step["index"]))
+        for call in requested_calls(step):
+            for value in _leaves(call.arguments):
+                for y, m, d in _dates(value) - given:
+                    if m != d and m <= 12 and d <= 12 and (y, d, m) in asked:
+                        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                         f"the request's date is {y}-{d:02d}-{m:02d}; step {step['index']} passed {value[:40]!r} to "
+                                         f"{call.name}, day and month swapped", tool=call.name, value=value[:200])]
+    return []
+
+def _form_named(run: _Run) -> list[Finding]:
+    """The request names the answer's form ("as a table with the columns region and retention", "as a bulleted
+    list", "in JSON") and the final answer has none of it: no table row, no list item, no JSON (model). At the
+    answer. Only the request the answering call was shown counts, as for a template."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    users = [message_text(m) for m in run.messages(step) if m.get("role") == "user"]
+    asked = _FORM_ASKED.search(users[-1]) if users else None
+    if asked is None or not text.strip():
+        return []
+    form = asked.group("form").lower()
+    kind = "table" if form == "table" else "json" if form == "json" else "list"
+    if _FORM_SHOWN[kind].search(text):
+        return []
+    return [_finding("answer_format_violated", "model", step["index"], [step["index"]],
+                     f"the request asks for the answer {asked.group(0)!r}; the answer at step {step['index']} has no "
+                     f"{ {'table': 'table row', 'list': 'list item', 'json': 'JSON'}[kind] }", form=form)]
 
 
 # ---- drift against earlier runs ----------------------------------------------------------------------
@@ -4189,7 +4285,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -1149,7 +1149,9 @@ def pairs() -> list[Any]:
 # to (session 17: a page standing in for the content - sign-in wall, 404 - answered as content; a fetch made again
 # once because the page said to refresh is no loop; a follow-up search finding nothing leaves the first's evidence; a
 # page claimed checked that no call read; a run ending on "I'll fetch it next"; a writer searching though its own
-# instructions say it never searches) left these: check 21/61, 0 alarms. diff names every first divergence.
+# instructions say it never searches; an answer without the form the request names, "as a table"; fewer sources than
+# asked, unsaid; a date filled with day and month swapped) left these: check 27/61, 0 alarms. diff names every first
+# divergence.
 DIFF_MISSED: dict[str, str] = {}
 _PASSAGE = "nothing failed; the answer says something the retrieved passages do not (their text against the answer's): "
 _ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
@@ -1184,18 +1186,11 @@ CHECK_MISSED: dict[str, str] = {
                                            "the answer picks Atlas DB instead of asking",
     "model-agents-no-clarify": _ASKED + "the same, the writer's",
     # the request's form and constraints
-    "model-openai-three-sources": _ASKED + "'Give me three sources'; the answer cites one id",
-    "model-langgraph-three-sources": _ASKED + "the same",
-    "model-pydantic-ai-table-format": _ASKED + "'As a table with the columns region and retention'; the answer is a "
-                                               "sentence",
-    "model-oi-lg-table-format": _ASKED + "the same",
     "model-openai-dropped-constraint": _ASKED + "'We run AcmeDB 4.x (4.8)'; the search asks 'AcmeDB upgrade' and the "
                                                 "answer gives the 5.x steps [D-210]",
     "model-oi-openai-dropped-constraint": _ASKED + "the same",
     "model-agents-region": _ASKED + "'in the EU region'; the researcher searches 'customer log retention', hands over "
                                     "the US passage, the writer answers 90 days [D-302]",
-    "model-openai-form-value": _ASKED + "the request's date 2026-04-03 filled as 2026-03-04 (day and month swapped)",
-    "model-oi-lg-form-value": _ASKED + "the same, the request saying '3 April 2026'",
     "model-agents-withholding": "the researcher's search result says 'DRAFT, not approved'; its handoff message (all the "
                                 "filtered handoff passes on) drops it, and the writer states the draft as the policy",
     # what a page or a call says

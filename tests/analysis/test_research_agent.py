@@ -147,3 +147,45 @@ def test_a_writer_searching_though_its_instructions_say_it_never_searches_is_rol
     other = _run(("search_docs", {"query": "remote days"}, PASSAGES), answer="Up to 3 days a week [D-101].",
                  system="You are the writer. Never search the web; use the document search.")
     assert _found(other, "role_overstepped")[0] == []
+
+
+LOGS = [{"id": "D-301", "score": 0.95, "text": "EU region: customer logs are kept for 30 days."},
+        {"id": "D-302", "score": 0.95, "text": "US region: customer logs are kept for 90 days."}]
+TABLE = "As a table with the columns region and retention: how long are customer logs kept in the EU and US?"
+
+
+@pytest.mark.parametrize("ask,answer,found", [
+    (TABLE, "Customer logs are kept for 30 days in the EU [D-301] and 90 days in the US [D-302].", [(3, "model")]),
+    (TABLE, "| region | retention |\n|---|---|\n| EU | 30 days [D-301] |\n| US | 90 days [D-302] |", []),
+    ("As a bulleted list: how long are logs kept?", "EU: 30 days [D-301]; US: 90 days [D-302].", [(3, "model")]),
+    ("As a bulleted list: how long are logs kept?", "- EU: 30 days [D-301]\n- US: 90 days [D-302]", []),
+    ("How long are logs kept in the orders table's region?", "30 days in the EU [D-301].", []),  # a table named, no form
+])
+def test_an_answer_without_the_form_the_request_names_is_answer_format_violated(ask, answer, found):
+    run = _run(("search_docs", {"query": "customer logs kept"}, LOGS), answer=answer, ask=ask)
+    assert _found(run, "answer_format_violated")[0] == found, _found(run, "answer_format_violated")[1]
+
+
+THREE = "Give me three sources on log retention, each with what it says."
+
+
+@pytest.mark.parametrize("answer,found", [
+    ("Logs are kept 30 days in the EU [D-301].", [(3, "model")]),  # one of three
+    ("EU: 30 days [D-301]. US: 90 days [D-302]. See also https://legal.example/retention.", []),  # three
+    ("I found only two: EU 30 days [D-301], US 90 days [D-302].", []),  # short, and says so
+])
+def test_fewer_sources_than_the_request_asks_for_unsaid_is_the_task_ignored(answer, found):
+    run = _run(("search_docs", {"query": "log retention"}, LOGS), answer=answer, ask=THREE)
+    assert _found(run, "task_ignored")[0] == found, _found(run, "task_ignored")[1]
+
+
+@pytest.mark.parametrize("ask,value,found", [
+    ("Book room R-4 for 6 people on 3 April 2026.", "2026-03-04", [(1, "model")]),  # day and month swapped
+    ("Book room R-4 for 6 people on 2026-04-03.", "2026-03-04", [(1, "model")]),
+    ("Book room R-4 for 6 people on 3 April 2026.", "2026-04-03", []),  # the same date, written otherwise
+    ("Book room R-4 on 3 April 2026, or else on 4 March 2026.", "2026-03-04", []),  # the other date asked for too
+])
+def test_a_date_passed_with_day_and_month_swapped_is_the_task_ignored(ask, value, found):
+    run = _run(("fill_form", {"form_id": "booking", "field": "date", "value": value}, f"Field date set to '{value}'."),
+               answer="Booked.", ask=ask)
+    assert _found(run, "task_ignored")[0] == found, _found(run, "task_ignored")[1]
