@@ -116,14 +116,6 @@ def test_a_wal_written_before_framing_is_still_read(tmp_path, ten_batches):
     assert _recover(tmp_path, old, name="old.arrows").num_rows == 30
 
 
-def test_a_wal_of_zstd_frames_is_still_read(tmp_path, ten_batches, monkeypatch):
-    # Frames were zstd-compressed before LZ4 (a dead writer of that version leaves such a file): each IPC
-    # message names its codec, so recovery reads either, value for value.
-    monkeypatch.setattr(wal_module, "_IPC_OPTIONS", pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=1)))
-    old = _dead_wal(tmp_path, ten_batches[:3])
-    assert _same_values(_recover(tmp_path, old), ten_batches[:3])
-
-
 def test_a_damaged_schema_frame_still_recovers_the_batches(tmp_path, ten_batches):
     data = bytearray(_dead_wal(tmp_path, ten_batches[:2]))
     starts = _frame_starts(bytes(data))
