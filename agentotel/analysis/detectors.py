@@ -2451,7 +2451,8 @@ def _handoff_withheld(run: _Run) -> list[Finding]:
         if _mentions(given, keys):
             continue
         own = [s for s in run.llm if s["index"] >= first["index"] and agent_of(s, run.by_index) == taker]
-        acts = [s for s in own if any(_action(c.name) or _is_edit_call(c) for c in requested_calls(s))]
+        edited = {step["index"] for step, *_ in run.edits()}
+        acts = [s for s in own if s["index"] in edited or any(_action(c.name) for c in requested_calls(s))]
         checks = [s for s in own if any(_check_name(c.name) for c in requested_calls(s))]
         if not acts or (checks and checks[0]["index"] < acts[0]["index"]):
             continue
@@ -2461,12 +2462,6 @@ def _handoff_withheld(run: _Run) -> list[Finding]:
                          f"{acts[0]['index']} before checking", tool=str(tool_name(check)), check_step=check["index"])]
     return []
 
-
-def _is_edit_call(call: Any) -> bool:
-    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
-    keys = {str(k).lower() for k in arguments}
-    return bool(keys & set(_PATH_KEYS)) and bool(keys & set(_NEW_KEYS)) or any(
-        isinstance(v, str) and _DIFF_FILE.search(v) for v in arguments.values())
 
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
@@ -2560,22 +2555,19 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
         if s.get("type") == TOOL and s["index"] < step["index"] and _is_check(s):
             latest[(tool_name(s), _TEST_COMMAND.search(text_of(s.get("input"))) is not None)] = s
 
-    def printed(s: Mapping[str, Any]) -> str:
-        return "\n".join(filter(None, [text_of(s.get("output")), str(s.get("error") or "")]))
-
-    failing = [s for s in latest.values() if is_error(s) or _CHECK_FAILED.search(printed(s))]
+    failing = [s for s in latest.values() if is_error(s) or _CHECK_FAILED.search(_printed(s))]
     if not failing:
         return []
     last = max(failing, key=lambda s: s["index"])
     said = _passes(text)
     if said is None:
         return []
-    failed = (_CHECK_FAILED.search(printed(last)) or re.search(r".+", printed(last)) or [""])[0]
+    failed = (_CHECK_FAILED.search(_printed(last)) or re.search(r".+", _printed(last)) or [""])[0]
     # Work changed after the last check and handed in unchecked: the submit is the act. (A check after the last
     # change that failed, as on main before it, leaves the claim in the answer the fault.)
     handed = _submitted(run, last["index"], step["index"])
     if handed is not None and not any(_action(str(tool_name(s) or "")) and last["index"] < s["index"] < handed["index"]
-                                      for s in run.record.tool_steps()) and not _fails_the_task(run, printed(last)):
+                                      for s in run.record.tool_steps()) and not _fails_the_task(run, _printed(last)):
         handed = None
     at = handed or step
     return [_finding("failed_check_ignored", "model", at["index"], sorted({at["index"], step["index"], last["index"]}),
