@@ -298,3 +298,38 @@ def labelled_figures(answer: str) -> list[tuple[str, float, float]]:
 def holds(payload: Any, value: float, tolerance: float) -> bool:
     """Whether a tool result holds the figure as it is (a number of its data, or of its short text)."""
     return _matches(value, tolerance, sorted(_data_numbers([payload])))
+
+
+# A figure with its unit: a number and the words that say what it counts ("3 days a week", "49 USD per seat per
+# month", "600 EUR a year"), up to the first function word. Ids, dates and versions are no figures: a number
+# inside a token (D-101, 2024-03-01, 5.4.1) is skipped.
+_FIGURE = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/-]|[.,]\d)[ \t]*"
+                     r"(%|[A-Za-z][\w'’-]*(?:[ \t]+[A-Za-z][\w'’-]*){0,3})")
+_FUNCTION_WORDS = frozenset("and or the is are was were be with for from in on to which that if but as of by at it its this "
+                            "these so then than when while after before until across about over under between among within "
+                            "into onto via against around".split())
+
+
+def figures(text: str) -> list[tuple[float, tuple[str, ...], int]]:
+    """(value, unit words, offset) of each figure of `text` with a unit: up to three words, lower case, singular,
+    cut at the first function word ("kept for 90 days (log retention)": days). Years in prose are no figures."""
+    out = []
+    for match in _FIGURE.finditer(text):
+        token, value = match.group(1), _number(match.group(1))
+        if value is None or (value.is_integer() and 1900 <= value <= 2100 and "," not in token):
+            continue
+        words: list[str] = []
+        for word in match.group(2).lower().split():
+            if word in _FUNCTION_WORDS or len(words) == 3:
+                break
+            words.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+        if words:
+            out.append((value, tuple(words), match.start()))
+    return out
+
+
+def same_unit(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two figures count the same thing: their unit words agree as far as both go ("USD" and "USD per
+    seat" do; "EUR a month" and "EUR a year" do not)."""
+    k = min(len(a), len(b))
+    return k > 0 and a[:k] == b[:k]

@@ -69,6 +69,14 @@ KINDS: dict[str, tuple[str, str]] = {
     "answer_without_evidence": ("warning", "answer only from evidence: say so when the search found nothing relevant"),
     "answer_format_violated": ("warning", "answer in the format the request states, or say why it cannot"),
     "ungrounded_answer": ("warning", "the answer states facts no tool, document or message gave: ground it or say it is unsure"),
+    "source_contradicted": ("warning", "the answer gives a figure the passage it cites gives otherwise: have the model quote "
+                            "its sources' figures, or check each cited figure against its passage"),
+    "sources_disagree": ("warning", "the passages found disagree and the answer states one as fact: have the model say they "
+                         "differ (and which is newer), or rank and filter outdated documents out of the index"),
+    "stale_value": ("warning", "the answer gives a value as it was before the run changed it: have the agent read the page "
+                    "again after an action (or work the new value out)"),
+    "wrong_target": ("warning", "the model said what it would act on and its call names a sibling (another element, page or "
+                     "version): check the labels reach the model beside their ids, and have it act on the id of the one it means"),
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
@@ -1116,6 +1124,322 @@ def _missing_values(run: _Run, step: Mapping[str, Any], text: str) -> list[str]:
     if run.tools_unrecorded():  # the results as the answering call was given them (in its input already)
         outputs += [result for *_call, result in run.message_calls(step)]
     return _ground.ungrounded(text, "\n".join(sources), outputs, today=run.record.run.get("start_time"))
+
+
+# ---- answers against the passages they stand on ----------------------------------------------------------
+
+_PASSAGE_TEXT = ("text", "content", "page_content", "snippet", "body", "passage", "chunk", "summary")
+_PASSAGE_DATE = ("date", "updated", "updated_at", "last_updated", "published", "published_at", "modified", "last_modified")
+_CITATION = re.compile(r"\[([^\[\]\n]{1,80})\]")
+_ISO_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+_YEAR = re.compile(r"(?<![\w.-])(?:19[9]\d|20\d\d)(?![\w-])")
+# A passage's leading label that names a kind of document ("Sales FAQ:", "Pricing:"): the document's name, not the
+# subject its figures are about ("EU region:" is a subject).
+_DOCUMENT_LABEL = re.compile(r"^\s*([\w .&/-]{1,40}?)\s*:\s", re.I)
+_DOCUMENT_KINDS = frozenset("faq faqs pricing price policy policies guide handbook docs documentation manual notes note wiki "
+                            "readme changelog release releases page blog kb article memo announcement newsletter".split())
+# Words an answer uses when it says its sources do not agree (or that one replaces the other).
+_DISAGREE = re.compile(r"\b(?:disagree|conflict|contradict|inconsistent|differ|discrepan|supersed|replaced|outdated|older|"
+                       r"newer|obsolete|no longer|other source|another source|one source|sources? (?:say|give|state))", re.I)
+
+
+@dataclass(frozen=True)
+class _Passage:
+    id: str | None
+    text: str
+    date: str
+    step: int
+
+
+def _passages(run: _Run, before: int) -> list[_Passage]:
+    """The documents the run's searches returned before a step: items with a text field (LangChain's
+    page_content, a retriever's content), their id and date read from the item or its metadata."""
+    out: dict[tuple[str | None, str], _Passage] = {}
+    for step in run.steps:
+        if step["index"] >= before or step.get("type") not in (TOOL, RETRIEVAL) or is_error(step):
+            continue
+        for item in _documents(step.get("output")) or ():
+            if not isinstance(item, Mapping):
+                continue
+            fields = {**(item.get("metadata") if isinstance(item.get("metadata"), Mapping) else {}), **item}
+            text = next((v for k in _PASSAGE_TEXT if isinstance(v := fields.get(k), str) and v.strip()), None)
+            if text is None:
+                continue
+            ident = next((str(v) for k in _DOCUMENT_IDS if isinstance(v := fields.get(k), (str, int)) and not isinstance(v, bool)), None)
+            date = next((str(v) for k in _PASSAGE_DATE if isinstance(v := fields.get(k), str) and _ISO_DAY.match(v)), "")
+            if not date:  # a document without a date field dated by the year it names ("Remote work policy (2024).")
+                date = max(_YEAR.findall(text), default="")
+            out.setdefault((ident, text), _Passage(ident, text, date[:10], step["index"]))
+    return list(out.values())
+
+
+def _sentence_at(text: str, offset: int) -> str:
+    """The sentence of `text` around `offset` (split at . ! ? ; followed by a space, or a line break)."""
+    starts = [m.end() for m in re.finditer(r"[.!?;]\s+|\n", text[:offset])]
+    end = re.search(r"[.!?;]\s|\n", text[offset:])
+    return text[starts[-1] if starts else 0: offset + end.start() if end else len(text)]
+
+
+def _cited_segments(text: str, passages: list[_Passage]) -> list[tuple[str, list[_Passage]]]:
+    """The stretches of an answer that cite passages by id ("... 3 days a week [D-101]"): each from the sentence's
+    start (or the previous citation) to its citation, with the passages it names."""
+    known = {p.id: p for p in passages if p.id}
+    out, since = [], 0
+    for match in _CITATION.finditer(text):
+        cited = [known[t] for t in re.split(r"[,;\s]+", match.group(1)) if t in known]
+        start = max(since, *(m.end() for m in re.finditer(r"[.!?]\s+|\n", text[:match.start()])), 0) if cited else since
+        if cited:
+            out.append((text[start:match.start()], cited))
+        since = match.end()
+    return out
+
+
+def _names(sentence: str) -> set[str]:
+    """The names a passage's sentence speaks of (capitalised words and codes), less a leading document label
+    ("Sales FAQ:", "Pricing:" - the document's name, not its subject; "EU region:" is a subject)."""
+    head = _DOCUMENT_LABEL.match(sentence)
+    if head and set(re.findall(r"[a-z]+", head.group(1).lower())) & _DOCUMENT_KINDS:
+        sentence = sentence[head.end():]
+    words = re.findall(r"[\w'’-]+", sentence)
+    # (a sentence's first word is capitalised anyway: a name only when it is all capitals or a code)
+    return {w.lower() for i, w in enumerate(words) if w[0].isupper() and (i or w.isupper())
+            or any(c.isdigit() for c in w) and any(c.isalpha() for c in w)}
+
+
+def _other_numbers(sentence: str, figure: float) -> set[str]:
+    """The numbers of a sentence besides its figure (a study's year and size: what tells it from another)."""
+    return {n for n in re.findall(r"\d+(?:\.\d+)?", sentence.replace(",", "")) if float(n) != figure}
+
+
+def _subject_words(text: str) -> set[str]:
+    """The words of a text that can name what it is about, singular (two letters count: EU, US, UK)."""
+    return _stem(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 2 and w not in _PLAIN)
+
+
+def _stem(words: Iterable[str]) -> set[str]:
+    return {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+
+
+def _answers_against_passages(run: _Run) -> list[Finding]:
+    """An answer whose figure disagrees with the passages it stands on (RAG failure points, Barnett et al. 2024: not
+    extracted, wrong specificity; model):
+    - it cites a passage that gives the same thing another figure ("up to 4 days a week [D-101]", D-101: 3 days a
+      week) - source_contradicted;
+    - it gives one passage's figure where another passage the run found gives the same thing about the same subject
+      otherwise (45 vs 49 USD per seat per month; a 2021 policy's 2 days over the 2024 one's 3) and never says they
+      disagree - sources_disagree. Passing over an older passage for a newer one silently is right, and no finding."""
+    out: list[Finding] = []
+    for step, text in run.finals:
+        passages = _passages(run, step["index"])
+        if len(passages) < 1 or not _CITATION.search(text):
+            continue
+        request = _subject_words(run.request())
+        found = None
+        for segment, cited in _cited_segments(text, passages):
+            for value, unit, _at in _ground.figures(segment):
+                said = [(p, f) for p in cited for f in _ground.figures(p.text) if _ground.same_unit(unit, f[1])]
+                if not said:
+                    continue
+                if any(f[0] == value for _p, f in said):
+                    found = _other_passage_disagrees(step, text, value, unit, said, passages, request)
+                elif not any(v == value for p in cited for v, _u, _o in _ground.figures(p.text)):
+                    passage, (other, other_unit, _o) = said[0]
+                    found = _finding("source_contradicted", "model", step["index"], [step["index"], passage.step],
+                                     f"the answer at step {step['index']} says {_fmt(value)} {' '.join(unit)} citing "
+                                     f"{passage.id}, which says {_fmt(other)} {' '.join(other_unit)} (found at step {passage.step})",
+                                     passage=passage.id, stated=value, source=other)
+                if found:
+                    break
+            if found:
+                out.append(found)
+                break
+    return out
+
+
+def _other_passage_disagrees(step: Mapping[str, Any], text: str, value: float, unit: tuple[str, ...],
+                             said: list[tuple[_Passage, tuple[float, tuple[str, ...], int]]], passages: list[_Passage],
+                             request: set[str]) -> Finding | None:
+    """sources_disagree for a cited figure, when another passage gives the same thing about the same subject
+    otherwise, is not older, and the answer neither states its figure nor says the sources differ."""
+    if _DISAGREE.search(text):
+        return None
+    answer = _subject_words(text)
+    stated = {v for v, _u, _o in _ground.figures(text)}
+    for passage, (_v, _u, at) in said:
+        sentence = _sentence_at(passage.text, at)
+        names, numbers = _names(sentence), _other_numbers(sentence, value)
+        for other in passages:
+            if other.text == passage.text or (other.id and other.id == passage.id):
+                continue
+            if any(not w.isdigit() or _YEAR.fullmatch(w) for w in answer & (_subject_words(passage.text) - _subject_words(other.text)) - request):
+                continue  # the answer says which one it speaks of ("the 2024 policy sets ..."); its figure does not
+            if other.date and passage.date and other.date < passage.date:
+                continue  # the answer took the newer one
+            for figure, other_unit, other_at in _ground.figures(other.text):
+                if figure == value or figure in stated or not _ground.same_unit(unit, other_unit):
+                    continue
+                theirs = _sentence_at(other.text, other_at)
+                if _names(theirs) != names or _other_numbers(theirs, figure) != numbers:
+                    continue  # another subject: another region, another product, another year's study
+                newer = f", newer ({other.date} against {passage.date})," if other.date and passage.date and other.date > passage.date else ""
+                return _finding("sources_disagree", "model", step["index"], [step["index"], passage.step, other.step],
+                                f"the answer at step {step['index']} gives {_fmt(value)} {' '.join(unit)} from {passage.id or 'one passage'}; "
+                                f"{other.id or 'another passage'}{newer} found at step {other.step}, gives "
+                                f"{_fmt(figure)} {' '.join(other_unit)}, and the answer does not say the sources disagree",
+                                passage=passage.id, other=other.id, stated=value, source=figure)
+    return None
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if value.is_integer() else str(value)
+
+
+# A qualifier of a request: a code in capitals (EU, APAC) or a version (4.x, 4.8, v2) - the words that pick one of
+# several documents about the same thing.
+_QUALIFIER = re.compile(r"(?<![\w.-])(?:[A-Z]{2,5}|v?\d+(?:\.(?:\d+|x))+|v\d+)(?![\w-]|\.\w)")
+
+
+def _qualifier_shape(token: str) -> str:
+    return re.sub(r"\d+", "9", re.sub(r"[A-Z]", "A", token))
+
+
+def _qualifiers(text: str) -> list[tuple[str, str, str]]:
+    """(qualifier, the word before it, the word after it), lower case around, of each qualifier of a text."""
+    out = []
+    for match in _QUALIFIER.finditer(text):
+        before = re.findall(r"[\w-]+", text[max(0, match.start() - 40):match.start()])
+        after = re.findall(r"[\w-]+", text[match.end():match.end() + 40])
+        out.append((match.group(0), before[-1].lower() if before else "", after[0].lower() if after else ""))
+    return out
+
+
+def _constraint_dropped(run: _Run) -> list[Finding]:
+    """The request qualifies what it asks ("AcmeDB 4.x", "the EU region") and the answer stands on a passage about
+    another of its kind in the same place ("AcmeDB 5.x", "US region") that never names the request's: the search
+    that found it left the qualifier out (RAG failure points, Barnett et al. 2024, FP6 incorrect specificity; model,
+    task_ignored at the model call that asked for that search), or the answer took the wrong passage (at the answer)."""
+    asked = _qualifiers(run.request())
+    if not asked:
+        return []
+    out: list[Finding] = []
+    for step, text in run.finals:
+        for _segment, cited in _cited_segments(text, _passages(run, step["index"])):
+            for passage in cited:
+                held = {q for q, _b, _a in _qualifiers(passage.text)}
+                for token, before, after in asked:
+                    if token in held or token in text:
+                        continue
+                    other = next((q for q, b, a in _qualifiers(passage.text) if _qualifier_shape(q) == _qualifier_shape(token)
+                                  and ((before and b == before) or (after and a == after))), None)
+                    if other is None:
+                        continue
+                    search = run.by_index[passage.step]
+                    query = text_of(search.get("input"))
+                    asker = (run.requester(search) or (run.asked_retrieval(search) or (None,))[0]) if token not in query else None
+                    at = asker or step
+                    how = (f"the search at step {passage.step} asked {query.strip()[:80]!r}, without it, and " if asker else "")
+                    out.append(_finding("task_ignored", "model", at["index"], [at["index"], passage.step, step["index"]],
+                                        f"the request asks about {token}; {how}the answer at step {step['index']} stands on "
+                                        f"{passage.id}, which is about {other}", asked=token, used=other, passage=passage.id))
+                    return out
+    return out
+
+
+# A result that says the call changed something ("Cart updated: ... set to 3", "Item added", "saved").
+_CHANGED = re.compile(r"\b(?:updated|changed|set to|added|removed|deleted|saved|submitted|created|replaced|moved|now (?:is|has|shows))\b", re.I)
+# A sentence that speaks of a value as it was before ("the total was 48.00", "before the change").
+_AS_BEFORE = re.compile(r"\b(?:was|were|before|previous(?:ly)?|earlier|used to|old|original(?:ly)?|from)\b", re.I)
+
+
+def _label_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 3 and w not in _PLAIN]
+
+
+def _stale_value(run: _Run) -> list[Finding]:
+    """An answer that gives a labelled value ("the new total is 48.00 EUR") as a page or result showed it before a
+    later call of the run changed that page (the call's arguments name what was read - its URL, its form - and its
+    result says it changed something), with no reading of it since (WebArena-style stale page; model, stale_value
+    at the answer)."""
+    out: list[Finding] = []
+    tools = [s for s in run.steps if s.get("type") in (TOOL, RETRIEVAL) and not is_error(s)]
+    for step, text in run.finals:
+        for value, unit, at in _ground.figures(text):
+            if value.is_integer() and value <= _ground._SMALL or {"each", "per", "a", "an", "apiece"} & set(unit):
+                continue  # a count, or a rate (24.00 EUR each): a property of an item, not what an action changes
+            sentence = _sentence_at(text, at)
+            if _AS_BEFORE.search(sentence):
+                continue
+            label = set(_label_words(text[max(0, at - 40):at])[-4:])
+            for read in (s for s in tools if s["index"] < step["index"]):
+                shown = text_of(read.get("output"))
+                read_label = next((_label_words(shown[max(0, o - 30):o])[-2:] for v, u, o in _ground.figures(shown)
+                                   if v == value and _ground.same_unit(unit, u)), None)
+                if not read_label or not label & set(read_label):
+                    continue
+                page = text_of(read.get("input")).lower()  # the call acted on what was read: its page, its form
+                change = next((s for s in tools if read["index"] < s["index"] < step["index"] and s.get("name") != read.get("name")
+                               and _CHANGED.search(text_of(s.get("output"))) and value not in {v for v, _u, _o in _ground.figures(text_of(s.get("output")))}
+                               and any(len(v) >= 3 and v.lower() in page for v in _leaves(parse_json(s.get("input"))) if isinstance(v, str))), None)
+                if change is None or any(s.get("name") == read.get("name") and s.get("input") == read.get("input")
+                                         for s in tools if change["index"] < s["index"] < step["index"]):
+                    continue
+                out.append(_finding("stale_value", "model", step["index"], [step["index"], read["index"], change["index"]],
+                                    f"the answer at step {step['index']} gives the {' '.join(read_label)} {_fmt(value)} {' '.join(unit)} "
+                                    f"as step {read['index']} read it, before {tool_name(change)} at step {change['index']} "
+                                    f"changed it ({text_of(change.get('output'))[:80]!r}); nothing read it again",
+                                    tool=None, read=read["index"], change=change["index"]))
+                return out
+    return out
+
+
+# What tells one page, report or version from its siblings: a quarter or half (Q3, H1, FY25), a year, a version
+# (4.x, 2.1.0), a code in capitals (EU).
+_MARK = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,2}\d{1,2}|(?:19|20)\d\d|v?\d+\.(?:\d+|x)(?:\.\d+)*|[A-Z]{2,5})(?![A-Za-z0-9])")
+
+
+def _marks(text: str) -> set[str]:
+    return set(_MARK.findall(text))
+
+
+def _label_of(run: _Run, before: int, value: str) -> str:
+    """What an earlier result shows beside an element id ("[e13] Q2 2026 report (PDF)"): the text after it, up to
+    the next element or line."""
+    marker = f"[{value}]"
+    for step in run.steps:
+        if step["index"] < before and step.get("type") in (TOOL, RETRIEVAL):
+            shown = text_of(step.get("output"))
+            at = shown.find(marker)
+            if at >= 0:
+                return re.split(r"\[|\n", shown[at + len(marker):at + len(marker) + 80], maxsplit=1)[0]
+    return ""
+
+
+def _wrong_target(run: _Run) -> list[Finding]:
+    """A model step whose words say what it acts on ("Opening the Q3 2026 report", "the full 2024 policy page")
+    while its call names a sibling ("[e13] Q2 2026 report", .../remote-2021): a mark of the same kind (quarter,
+    year, version, code) that the words never say, and none of the words' own (WebArena-style wrong element;
+    MAST reasoning-action mismatch; model, wrong_target at that step)."""
+    for step in run.llm:
+        calls = requested_calls(step)
+        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        said = _marks(text)
+        if not calls or not said or _NOT_THIS.search(text):  # ("Q3 is not out yet: opening Q2" says why)
+            continue
+        for call in calls:
+            for value in _leaves(call.arguments):
+                if not isinstance(value, str) or not value.strip():
+                    continue
+                meant = value + " " + _label_of(run, step["index"], value)
+                marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", meant))
+                for other in marks - said:
+                    shape = _qualifier_shape(other)
+                    wanted = sorted(m for m in said if _qualifier_shape(m) == shape and m not in marks)
+                    if wanted:
+                        return [_finding("wrong_target", "model", step["index"], [step["index"]],
+                                         f"step {step['index']} says {text.strip()[:100]!r} but its {call.name} call names "
+                                         f"{value!r}" + (f" ({meant[len(value):].strip()[:60]})" if meant.strip() != value else "")
+                                         + f": {other}, not {wanted[0]}", tool=call.name, said=wanted[0], called=other)]
+    return []
 
 
 # A quoted answer template with at least one placeholder (<amount>, {date}), which the request introduces as the
@@ -4277,7 +4601,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

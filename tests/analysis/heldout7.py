@@ -37,7 +37,8 @@ a sign-in wall reported honestly; an offer after a complete answer; figures work
 new total); dates in words; the old policy ranked first and read past by date.
 
 Built and scored blind (11ab534's detectors, agentotel/analysis/ unread; load ~6-12): 61 pairs, 6 recorders - diff
-top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
+top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. After session 17's and 18's rules: check 49/61, 0 good
+runs warned. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -1153,56 +1154,15 @@ def pairs() -> list[Any]:
 # asked, unsaid; a date filled with day and month swapped) left these: check 27/61, 0 alarms. diff names every first
 # divergence.
 DIFF_MISSED: dict[str, str] = {}
-_PASSAGE = "nothing failed; the answer says something the retrieved passages do not (their text against the answer's): "
 _ASKED = "nothing failed; the run does something else than the request or the instructions ask: "
-_PAGE = "nothing failed (status ok); what the page or the call says is not what the run took it for: "
-_CLAIM = "an answer claims a step no call of the run made: "
 CHECK_MISSED: dict[str, str] = {
-    # the answer against the passages
-    "model-openai-made-up": _PASSAGE + "'part-time employees get 300 EUR a year, half the full-time amount [D-101]'; "
-                                      "D-101 says nothing about part-time staff (300 = 600 / 2: a figure test that "
-                                      "accepts arithmetic on given numbers passes it; the claim's subject is in no passage)",
-    "model-langgraph-made-up": _PASSAGE + "the same",
-    "model-oi-openai-made-up": _PASSAGE + "the same",
-    "model-pydantic-ai-contradicts": _PASSAGE + "'up to 4 days a week [D-101]'; D-101 says 3 (4 occurs elsewhere in the "
-                                                "run's outputs - dates, ids - so the number beside its unit, 'days a "
-                                                "week', has to be read against the cited passage's)",
-    "model-oi-lg-contradicts": _PASSAGE + "the same",
-    "model-langgraph-truncated": _PASSAGE + "the passage ends mid-sentence ('10% of the monthly fee for each'); the answer "
-                                            "completes it ('each day below target, up to 50%'). The same answer is found "
-                                            "under pydantic-ai (ungrounded_answer '50'), not under LangGraph, whose "
-                                            "search result is the retriever tool's formatted text",
-    "model-openai-disagree-silent": _PASSAGE + "two passages give the Pro plan's price as 45 and 49 USD per seat per "
-                                               "month; the answer states 45 [D-402] and does not mention the other (the "
-                                               "good run says they disagree)",
-    "model-langgraph-disagree-silent": _PASSAGE + "the same",
-    "model-oi-openai-disagree-silent": _PASSAGE + "the same",
-    "model-pydantic-ai-outdated": _PASSAGE + "the 2021 policy (2 days, ranked first) answered over the 2024 one (3 days, "
-                                             "ranked third) in the same result; the passages' dates and titles say which "
-                                             "is current",
-    "model-agents-outdated": _PASSAGE + "the same, both runs ranked so (the good writer reads past the ranking)",
-    "model-oi-lg-outdated": _PASSAGE + "the same, both runs ranked so",
+    # the answer against the passages: two products of one name, one picked instead of asking
     "model-langgraph-no-clarify": _ASKED + "the passages name two products called Atlas (DB: 14 days, CRM: 365 days); "
                                            "the answer picks Atlas DB instead of asking",
     "model-agents-no-clarify": _ASKED + "the same, the writer's",
     # the request's form and constraints
-    "model-openai-dropped-constraint": _ASKED + "'We run AcmeDB 4.x (4.8)'; the search asks 'AcmeDB upgrade' and the "
-                                                "answer gives the 5.x steps [D-210]",
-    "model-oi-openai-dropped-constraint": _ASKED + "the same",
-    "model-agents-region": _ASKED + "'in the EU region'; the researcher searches 'customer log retention', hands over "
-                                    "the US passage, the writer answers 90 days [D-302]",
     "model-agents-withholding": "the researcher's search result says 'DRAFT, not approved'; its handoff message (all the "
                                 "filtered handoff passes on) drops it, and the writer states the draft as the policy",
-    # what a page or a call says
-    "model-openai-stale-page": _PAGE + "the cart read (total 48.00 EUR), then fill_form changed it (3 lamps); the answer "
-                                       "gives the total read before the change",
-    "model-pydantic-ai-stale-page": _PAGE + "the same (its good twin works the new total out from the unit price)",
-    "model-oi-openai-stale-page": _PAGE + "the same",
-    "model-langgraph-click-mismatch": _PAGE + "the page lists '[e12] Q3 2026 report', '[e13] Q2 2026 report'; the model "
-                                              "says 'Opening the Q3 2026 report' and clicks e13",
-    "model-oi-lg-click-mismatch": _PAGE + "the same",
-    "model-openai-mismatch": _PAGE + "'Let me open the full 2024 remote work policy page' beside fetch_page(.../remote-2021)",
-    "model-langgraph-mismatch": _PAGE + "the same",
     # a claim no call backs
     "workflow-agents-premature-stop": "the researcher, whose instructions say it never writes the final answer, ends the "
                                       "run with 'I'll hand these to the writer next' and no handoff: found at the step as "

@@ -189,3 +189,123 @@ def test_a_date_passed_with_day_and_month_swapped_is_the_task_ignored(ask, value
     run = _run(("fill_form", {"form_id": "booking", "field": "date", "value": value}, f"Field date set to '{value}'."),
                answer="Booked.", ask=ask)
     assert _found(run, "task_ignored")[0] == found, _found(run, "task_ignored")[1]
+
+
+# ---- answers against the passages they stand on -----------------------------------------------------------
+
+def _docs(*passages):
+    """A search result: (id, date, text) passages as a retriever returns them."""
+    return {"query": "q", "passages": [{"id": i, "source": f"docs/{i}.md", "date": d, "score": 0.9, "text": t}
+                                       for i, d, t in passages]}
+
+
+REMOTE_2024 = ("D-101", "2024-03-01", "Remote work policy (2024). Employees may work remotely up to 3 days a week. "
+               "The home-office stipend is 600 EUR a year.")
+REMOTE_2021 = ("D-087", "2021-06-15", "Remote work policy (2021). Employees may work remotely up to 2 days a week. "
+               "The home-office stipend is 400 EUR a year.")
+PRICE_FAQ = ("D-402", "", "Sales FAQ: the Pro plan price is 45 USD per seat per month.")
+PRICE_PAGE = ("D-401", "", "Pricing: the Pro plan costs 49 USD per seat per month.")
+LOGS_EU = ("D-301", "2024-07-01", "EU region: customer logs are kept for 30 days, then deleted.")
+LOGS_US = ("D-302", "2024-07-01", "US region: customer logs are kept for 90 days, then deleted.")
+SEARCH = {"query": "remote work days a week"}
+
+
+@pytest.mark.parametrize("passages,answer,kind", [
+    # the cited passage says 3 days; the answer says 4
+    ([REMOTE_2024], "You may work remotely up to 4 days a week [D-101].", "source_contradicted"),
+    # the older policy's figure over the newer one's, both found, nothing said of it
+    ([REMOTE_2021, REMOTE_2024], "You may work remotely up to 2 days a week [D-087].", "sources_disagree"),
+    # two undated sources about the same plan, one figure picked silently
+    ([PRICE_FAQ, PRICE_PAGE], "The Pro plan costs 45 USD per seat per month [D-402].", "sources_disagree"),
+])
+def test_an_answer_against_its_passages_is_found_at_the_answer(passages, answer, kind):
+    found, shown = _found(_run(("search_docs", SEARCH, _docs(*passages)), answer=answer), kind)
+    assert found == [(3, "model")], shown
+
+
+@pytest.mark.parametrize("passages,answer", [
+    ([REMOTE_2024], "You may work remotely up to 3 days a week [D-101]."),
+    # the newer passage over the older one, silently: right
+    ([REMOTE_2021, REMOTE_2024], "You may work remotely up to 3 days a week [D-101]."),
+    # the disagreement said
+    ([PRICE_FAQ, PRICE_PAGE], "The sources disagree: 49 USD per seat per month [D-401], the sales FAQ says 45 USD [D-402]."),
+    ([REMOTE_2021, REMOTE_2024], "Up to 3 days a week [D-101]; the 2021 policy's 2 days [D-087] is superseded."),
+    # which one it speaks of, said
+    ([REMOTE_2024, REMOTE_2021], "The 2021 policy allowed up to 2 days a week [D-087]."),
+    # another subject: another region
+    ([LOGS_EU, LOGS_US], "Customer logs in the EU region are kept for 30 days [D-301]."),
+    # a figure worked out: another unit
+    ([REMOTE_2024], "The stipend is 600 EUR a year [D-101], so 50 EUR a month."),
+    # no citations: not judged here
+    ([PRICE_FAQ, PRICE_PAGE], "The Pro plan costs 45 USD per seat per month."),
+])
+def test_an_answer_true_to_its_passages_is_no_finding(passages, answer):
+    found = detect(_run(("search_docs", SEARCH, _docs(*passages)), answer=answer))
+    assert not [f for f in found if f.kind in ("source_contradicted", "sources_disagree")], format_findings(found)
+
+
+def test_a_search_that_drops_the_requests_qualifier_is_found_at_the_call_that_asked_for_it():
+    ask = "How long are customer logs kept in the EU region?"
+    dropped = _run(("search_docs", {"query": "customer log retention"}, _docs(LOGS_US)),
+                   answer="Customer logs are kept for 90 days, then deleted [D-302].", ask=ask)
+    found, shown = _found(dropped, "task_ignored")
+    assert found == [(1, "model")], shown
+    kept = _run(("search_docs", {"query": "customer logs EU region"}, _docs(LOGS_EU)),
+                answer="Customer logs are kept for 30 days, then deleted [D-301].", ask=ask)
+    assert _found(kept, "task_ignored")[0] == []
+    # the answer says it is about the other one, or the request names no region
+    said = _run(("search_docs", {"query": "customer log retention"}, _docs(LOGS_US)),
+                answer="I only found the US rule: 90 days [D-302]; nothing on the EU region.", ask=ask)
+    assert _found(said, "task_ignored")[0] == []
+    plain = _run(("search_docs", {"query": "customer log retention"}, _docs(LOGS_US)),
+                 answer="Customer logs are kept for 90 days [D-302].", ask="How long are customer logs kept?")
+    assert _found(plain, "task_ignored")[0] == []
+
+
+CART = {"url": "https://shop.example/cart"}
+CART_PAGE = "Your cart. Desk lamp x 2 (24.00 EUR each) [qty-lamp]. Total: 48.00 EUR. [checkout] Checkout."
+SET_QTY = ("fill_form", {"form_id": "cart", "field": "qty-lamp", "value": "3"}, "Cart updated: Desk lamp quantity set to 3.")
+
+
+def test_a_value_read_before_the_run_changed_its_page_is_a_stale_value():
+    stale = _run(("fetch_page", CART, CART_PAGE), SET_QTY, answer="Your cart now has 3 desk lamps; the new total is 48.00 EUR.",
+                 ask="Set the desk lamps in my cart to 3 and tell me the new total.")
+    found, shown = _found(stale, "stale_value")
+    assert found == [(5, "model")], shown
+    for turns, answer in [
+        ([("fetch_page", CART, CART_PAGE), SET_QTY], "The new total is 72.00 EUR (3 x 24.00 EUR)."),  # worked out
+        # a rate the change left as it was
+        ([("fetch_page", CART, CART_PAGE), SET_QTY], "Your cart now has 3 desk lamps at 24.00 EUR each; the new total is 72.00 EUR."),
+        ([("fetch_page", CART, CART_PAGE), SET_QTY,  # read again
+          ("fetch_page", CART, CART_PAGE.replace("x 2", "x 3").replace("48.00", "72.00"))], "The new total is 72.00 EUR."),
+        ([("fetch_page", CART, CART_PAGE), SET_QTY], "The total was 48.00 EUR before the change."),  # said as before
+        # a call that changed something else (a citation added) leaves the page as read
+        ([("fetch_page", CART, CART_PAGE), ("cite", {"source_id": "D-1"}, "Citation [D-1] added.")], "The total is 48.00 EUR."),
+    ]:
+        assert _found(_run(*turns, answer=answer), "stale_value")[0] == [], answer
+
+
+REPORTS = {"url": "https://reports.example/quarterly"}
+REPORTS_PAGE = "Quarterly reports. [e12] Q3 2026 report (PDF)  [e13] Q2 2026 report (PDF)  [e14] Archive"
+
+
+@pytest.mark.parametrize("said,call", [
+    ("Opening the Q3 2026 report.", ("click", {"element_id": "e13"}, "Q2 2026 report: revenue 3.9 M EUR.")),
+    ("Let me open the full 2024 remote work policy page.",
+     ("fetch_page", {"url": "https://intranet.example/policies/remote-2021"}, "Remote work policy 2021. Up to 2 days.")),
+])
+def test_a_call_naming_a_sibling_of_what_the_model_said_is_a_wrong_target(said, call):
+    run = _run(("fetch_page", REPORTS, REPORTS_PAGE), (*call, said), answer="Done.")
+    found, shown = _found(run, "wrong_target")
+    assert found == [(3, "model")], shown
+
+
+@pytest.mark.parametrize("said,call", [
+    ("Opening the Q3 2026 report.", ("click", {"element_id": "e12"}, "Q3 2026 report: revenue 4.1 M EUR.")),
+    ("The Q3 report is not out yet; opening the Q2 2026 one.", ("click", {"element_id": "e13"}, "Q2 2026 report.")),
+    ("Comparing Q3 with Q2: opening Q2 first.", ("click", {"element_id": "e13"}, "Q2 2026 report.")),
+    ("Opening the archive.", ("click", {"element_id": "e14"}, "Archive of reports.")),
+])
+def test_a_call_on_what_the_model_said_is_no_wrong_target(said, call):
+    run = _run(("fetch_page", REPORTS, REPORTS_PAGE), (*call, said), answer="Done.")
+    assert _found(run, "wrong_target")[0] == []
