@@ -18,7 +18,7 @@ from typing import Any
 
 from agentotel import _json, semconv
 from agentotel.analysis._schema import OutputSchema
-from agentotel.analysis._steps import LLM, TOOL, agent_of, final_text, is_error, tool_name, tool_payload
+from agentotel.analysis._steps import LLM, RETRIEVAL, TOOL, agent_of, final_text, is_error, tool_name, tool_payload
 from agentotel.store import dialects, messages
 
 # The span attributes (beyond the step fields) that detectors read.
@@ -65,6 +65,9 @@ class RunRecord:
     def tool_steps(self) -> list[dict[str, Any]]:
         return [s for s in self.steps if s.get("type") == TOOL]
 
+    def retrieval_steps(self) -> list[dict[str, Any]]:
+        return [s for s in self.steps if s.get("type") == RETRIEVAL]
+
     def declared_tools(self) -> dict[str, Mapping[str, Any]]:
         """Tool name -> the schema the tool itself declares ({name, description, parameters}), from the
         run's environment snapshot (every `@agentotel.tool` registered when the run started)."""
@@ -102,11 +105,12 @@ class History:
             self.schema_hashes[name] = (run_id, schema_hash)
         if failed or output is None:
             return
-        if arguments is not None:
-            self.inputs.setdefault(name, []).append((run_id, arguments))
-        if self._kept < RESULTS_KEPT:
-            self._kept += 1
-            self.results.setdefault(run_id, []).append((name, arguments, output))
+        if not name.startswith(RETRIEVAL_KEY):  # a retrieval teaches its documents' shape only
+            if arguments is not None:
+                self.inputs.setdefault(name, []).append((run_id, arguments))
+            if self._kept < RESULTS_KEPT:
+                self._kept += 1
+                self.results.setdefault(run_id, []).append((name, arguments, output))
         self.outputs.setdefault(name, OutputSchema()).learn(output)
         seen = self.runs.setdefault(name, [])
         if run_id not in seen:
@@ -126,8 +130,8 @@ class History:
         """History from earlier runs given oldest first (the most recent one's schema hash wins)."""
         history = cls()
         for record in reversed(list(records)):
-            for step in reversed(record.tool_steps()):
-                history.add(str(record.run_id), str(tool_name(step)), tool_payload(step.get("output")),
+            for step in sorted(record.tool_steps() + record.retrieval_steps(), key=lambda s: s["index"], reverse=True):
+                history.add(str(record.run_id), history_key(step), tool_payload(step.get("output")),
                             record.attribute(step, semconv.AGENTOTEL_TOOL_SCHEMA_HASH), is_error(step), step.get("input"))
             answer = next((text for s in reversed(record.steps) if s.get("type") == LLM and (text := final_text(s))), None)
             if answer:
@@ -337,7 +341,16 @@ def _agent_key(agent: Any) -> str | None:
 
 
 def _tool_names(record: RunRecord) -> list[str]:
-    return sorted({str(tool_name(s)) for s in record.tool_steps()})
+    return sorted({history_key(s) for s in record.tool_steps() + record.retrieval_steps()})
+
+
+# A retrieval's history key: its span's name after this (a tool may share the name of the retriever it runs).
+RETRIEVAL_KEY = "retrieval: "
+
+
+def history_key(step: Mapping[str, Any]) -> str:
+    """The name a tool or retrieval step's earlier calls are learned under."""
+    return RETRIEVAL_KEY + str(step.get("name")) if step.get("type") == RETRIEVAL else str(tool_name(step))
 
 
 @dataclass
@@ -433,6 +446,7 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str] | None, held: Any =
         return []
     calls = plan.calls
     rows = traces._rows(sql("history_payloads"), {**plan.params, "names": names, "hash": semconv.AGENTOTEL_TOOL_SCHEMA_HASH,
+                                                  "retrieval": RETRIEVAL_KEY,
                                                   "spans": [c["span_id"] for c in (*calls, *plan.last_calls)],
                                                   "definitions": semconv.GEN_AI_TOOL_DEFINITIONS,
                                                   "instructions": semconv.GEN_AI_SYSTEM_INSTRUCTIONS},
@@ -446,7 +460,7 @@ def _payload_rows(traces: Any, plan: _Plan, names: list[str] | None, held: Any =
         if (row["run_id"], row["span_id"], row["start_time"]) in last and (row["run_id"], "answer") not in taken:
             taken.add((row["run_id"], "answer"))
             found.append({"kind": "answer", "run_id": row["run_id"], "output": row["output"]})
-        if row["operation"] == "execute_tool" and (wanted is None or row["tool_name"] in wanted):
+        if row["operation"] in ("execute_tool", "retrieval") and (wanted is None or row["tool_name"] in wanted):
             found.append({"kind": "tool", "run_id": row["run_id"], "span_id": row["span_id"], "tool_name": row["tool_name"],
                           "status_code": row["status_code"], "output": row["output"], "schema_hash": row["schema_hash"],
                           "input": row["input"]})

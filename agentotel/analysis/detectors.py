@@ -29,7 +29,7 @@ from agentotel import semconv
 from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
 from agentotel.analysis._layers import LAYERS
-from agentotel.analysis._record import History, RunRecord, load
+from agentotel.analysis._record import History, RunRecord, history_key, load
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
@@ -1595,8 +1595,8 @@ def _form_named(run: _Run) -> list[Finding]:
 def _output_drift(run: _Run) -> list[Finding]:
     out = []
     seen: set[str] = set()
-    for step in run.record.tool_steps():
-        name = str(tool_name(step))
+    for step in sorted(run.record.tool_steps() + run.record.retrieval_steps(), key=lambda s: s["index"]):
+        name = history_key(step)
         schema = run.history.outputs.get(name)
         if name in seen or schema is None or is_error(step) or step.get("output") is None:
             continue
@@ -1605,10 +1605,17 @@ def _output_drift(run: _Run) -> list[Finding]:
             continue
         seen.add(name)  # one finding per tool: the first step whose output departs from the learned schema
         learned = run.history.runs.get(name, [])
-        out.append(_finding("tool_output_drift", "tool", step["index"], [step["index"]],
-                            f"{name} output changed shape at step {step['index']} (learned from {schema.outputs} "
-                            f"call(s) in {len(learned)} earlier run(s)): {drift.summary()}",
-                            tool=name, earlier_run=learned[0] if learned else None, learned_calls=schema.outputs,
+        shown = str(tool_name(step)) + (" (a retrieval)" if step.get("type") == RETRIEVAL else "")
+        # A retrieval inside a tool that failed on its documents: the failing tool is where it shows.
+        failed = next((a for a in sorted(run.ancestors(step), reverse=True)
+                       if run.by_index.get(a, {}).get("type") == TOOL and is_error(run.by_index[a])), None)
+        at = failed if failed is not None else step["index"]
+        out.append(_finding("tool_output_drift", "tool", at, [at, step["index"]],
+                            f"{shown} output changed shape at step {step['index']} (learned from {schema.outputs} "
+                            f"call(s) in {len(learned)} earlier run(s)): {drift.summary()}"
+                            + (f"; {tool_name(run.by_index[at])} failed on it at step {at} ({run.error(run.by_index[at])})"
+                               if failed is not None else ""),
+                            tool=str(tool_name(step)), earlier_run=learned[0] if learned else None, learned_calls=schema.outputs,
                             **drift.to_dict()))
     return out
 

@@ -37,7 +37,7 @@ a sign-in wall reported honestly; an offer after a complete answer; figures work
 new total); dates in words; the old policy ranked first and read past by date.
 
 Built and scored blind (11ab534's detectors, agentotel/analysis/ unread; load ~6-12): 61 pairs, 6 recorders - diff
-top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. After session 17's and 18's rules: check 49/61, 0 good
+top-1 61/61, check step+layer 7/61, good runs with a warning 2/61. After session 17's and 18's rules: check 53/61, 0 good
 runs warned. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1172,15 +1172,7 @@ CHECK_MISSED: dict[str, str] = {
                                      "tool; the model chose an id it never saw",
     "model-langgraph-cite-unretrieved": "the same",
     "model-oi-openai-cite-unretrieved": "the same",
-    "tool-langgraph-shape-change": "found as retrieved_context_dropped (memory) at the answer; the cause is the search "
-                                   "tool's error (the retriever's documents lost id and score, the tool's document prompt "
-                                   "raised), which the answer calls 'could not find anything'",
-    "tool-oi-lg-shape-change": "the same",
     # the result's shape
-    "tool-openai-shape-change": "the @agentotel.retrieval's result went from a list of passages to {results: [{document: "
-                                "...}]}, no score; tool_output_drift finds it on pydantic-ai's tool step, not on a "
-                                "retrieval step",
-    "tool-oi-openai-shape-change": "the same, an OpenInference RETRIEVER span",
     "product-pydantic-ai-empty-answered": "search_docs returned {query: ..., passages: []} and the answer went on; found "
                                           "(answer_without_evidence) when the same dict is a retrieval's (oi-openai) or "
                                           "the list is empty (openai), not on a tool step",

@@ -309,3 +309,35 @@ def test_a_call_naming_a_sibling_of_what_the_model_said_is_a_wrong_target(said, 
 def test_a_call_on_what_the_model_said_is_no_wrong_target(said, call):
     run = _run(("fetch_page", REPORTS, REPORTS_PAGE), (*call, said), answer="Done.")
     assert _found(run, "wrong_target")[0] == []
+
+
+def test_a_retrievals_documents_that_changed_shape_since_earlier_runs_are_a_tool_output_drift(tmp_path):
+    """Read back from a real store: the shape a retrieval's documents had in earlier runs of the agent is learned
+    like a tool's (history_payloads.sql), so a retriever whose documents moved under another key shows."""
+    import agentotel
+    from agentotel.analysis.detectors import findings
+
+    shape = {"now": "list"}
+
+    @agentotel.retrieval(data_source="policies")
+    def search_docs(query):
+        passages = [{"id": "D-101", "score": 0.9, "text": "Up to 3 remote days a week."}]
+        return passages if shape["now"] == "list" else {"query": query, "results": [{"document": dict(passages[0], score=None)}]}
+
+    directory = tmp_path / "traces"
+    agentotel.instrument(directory)
+    try:
+        ids = {}
+        for name in ("a", "b", "c", "same", "moved"):
+            shape["now"] = "moved" if name == "moved" else "list"
+            with agentotel.run("policy-desk", task="How many remote days?") as run:
+                search_docs("remote days")
+            ids[name] = run.id
+        agentotel.flush()
+        with agentotel.open(directory) as traces:
+            assert [f.kind for f in findings(traces, ids["same"])] == []
+            drift = [f for f in findings(traces, ids["moved"]) if f.kind == "tool_output_drift"]
+    finally:
+        agentotel.shutdown()
+    assert [(f.index, f.layer) for f in drift] == [(1, "tool")], drift
+    assert "(a retrieval)" in drift[0].message
