@@ -37,6 +37,10 @@ disobey role, information withheld at a handoff, reasoning-action mismatch, inco
 termination). Good runs hold the near twins: an SQL error corrected by the next query, a busy database retried once,
 a join made with DISTINCT, a share and a difference worked out from rows, a figure rounded as asked, a refund asked
 and confirmed, a refund refused by policy, a transfer to a human, a user who changes their mind.
+
+Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~5-7): 49 pairs, 7 recorders - diff
+top-1 49/49, check step+layer 7/49 (3 of them by a false signal), good runs with a warning 20/49. DIFF_MISSED,
+CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -143,11 +147,14 @@ class Now:
 
 
 BUSY = {"misread_rows", "report_path"}  # pairs whose first query meets a busy database (both runs): run again, unchanged
+RENAMED = {"schema_renamed"}  # pairs run after orders.amount became amount_usd (both runs; the history knew amount)
+DATABASES: dict[bool, Any] = {}
 
 
 def _start(pair: str | None, fault: str | None, variant: int) -> None:
     Now.pair, Now.fault, Now.variant = pair, fault, variant
     Now.busy, Now.user_turn, Now.refunded = pair in BUSY, 0, set()
+    Now.db = DATABASES.get(pair in RENAMED)
 
 
 def _value(v: Any) -> Any:
@@ -301,6 +308,7 @@ QUESTIONS = {
                     "report to reports/q3-eu-revenue.md."),
     "sql_loop": "How many customers churned last month (November 2026)?",
     "top3_limit1": "Who are our top 3 customers by revenue in 2026?",
+    "schema_renamed": "What was our revenue in November 2026?",
     # support
     "no_confirm": "Hi, the blue kettle from order #1043 arrived broken. Can I get a refund? My email is maria.lopez@example.com.",
     "declined_write": "What would I get back if I returned order #1034? My email is maria.lopez@example.com.",
@@ -604,11 +612,27 @@ def _top3_limit1(seen: Seen, faulty: bool) -> dict[str, Any]:
     return reply(f"Our top customers by revenue in 2026: {listed}{gap}.")
 
 
+def _schema_renamed(seen: Seen, faulty: bool) -> dict[str, Any]:
+    nov = "created_at >= DATE '2026-11-01' AND created_at < DATE '2026-12-01'"
+    ran = seen.of("run_sql")
+    if not ran:
+        return call("run_sql", query=f"SELECT SUM(amount) AS revenue FROM orders WHERE {nov}")
+    rows = seen.rows()
+    if rows:
+        return reply(f"Our revenue in November 2026 was {_money(rows[0]['revenue'] or 0)}.")
+    if faulty:  # the missing column replaced by the products' list prices
+        return call("run_sql", "The orders table has no amount column any more; I'll use the product prices instead.",
+                    query=f"SELECT SUM(p.price) AS revenue FROM orders o JOIN products p ON p.id = o.product_id WHERE o.{nov}")
+    if not seen.of("describe_table"):
+        return call("describe_table", "The orders table has no amount column any more; let me look at its columns.", name="orders")
+    return call("run_sql", "The amount is now amount_usd.", query=f"SELECT SUM(amount_usd) AS revenue FROM orders WHERE {nov}")
+
+
 DATA_PLANS: dict[str, Callable[[Seen, bool], dict[str, Any]]] = {
     "shipped_column": _shipped_column, "filter_dropped": _filter_dropped, "region_dropped": _region_dropped,
     "join_fanout": _join_fanout, "sql_error_ignored": _sql_error_ignored, "misread_rows": _misread_rows,
     "result_shape": _result_shape, "chart_mismatch": _chart_mismatch, "report_path": _report_path, "sql_loop": _sql_loop,
-    "top3_limit1": _top3_limit1,
+    "top3_limit1": _top3_limit1, "schema_renamed": _schema_renamed,
 }
 
 # ---- the support agent's scripts ----------------------------------------------------------------------------------
@@ -1113,7 +1137,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     os.environ.setdefault("TRACELOOP_TRACE_CONTENT", "true")
     Now.recorder = name = options["recorder"]
-    Now.db = database()
+    DATABASES.update({False: database(), True: database(renamed=True)})
     with serve(_served) as url:
         recorder = RECORDERS[name](options, url)
         manifest = []
@@ -1187,6 +1211,8 @@ def pairs() -> list[Any]:
     path = f"{data}: the report saved to another path than asked (both runs retry a busy database once)"
     loop = f"{data}: the same failing query run again unchanged (MAST FM-1.3 step repetition)"
     limit1 = f"{data}: 'top 3' answered after a LIMIT 1 (MAST FM-3.1 premature termination)"
+    renamed = (f"{data}: the schema changed since the history (orders.amount now amount_usd); the failing query's column "
+               "replaced by the products' list prices (the good run reads the new column off describe_table)")
     no_yes = f"{tau}: a write (refund) without the user's explicit confirmation"
     declined = f"{tau}: a write (refund) after the user said 'not yet'"
     window = f"{tau}: a refund past the policy's 30 days (the good run refuses by policy)"
@@ -1214,6 +1240,7 @@ def pairs() -> list[Any]:
         rule("openai", "model", "report_path", path, asking("save_report")),
         rule("openai", "model", "sql_loop", loop, asking("run_sql", 1)),
         rule("openai", "model", "top3_limit1", limit1, sql),
+        rule("openai", "model", "schema_renamed", renamed, asking("run_sql", 1), diff_where=after("run_sql", "amount_usd")),
         # the analyst: LangGraph under agentotel
         rule("langgraph", "model", "shipped_column", shipped, sql),
         rule("langgraph", "model", "region_dropped", region, sql),
@@ -1223,6 +1250,7 @@ def pairs() -> list[Any]:
         rule("langgraph", "model", "chart_mismatch", chart, asking("make_chart")),
         rule("langgraph", "model", "sql_loop", loop, asking("run_sql", 1)),
         rule("langgraph", "model", "top3_limit1", limit1, sql),
+        rule("langgraph", "model", "schema_renamed", renamed, asking("run_sql", 1), diff_where=after("run_sql", "amount_usd")),
         # the analyst: the openai loop under OpenInference, through agentotel-collector
         rule("oi-openai", "model", "filter_dropped", dropped, sql),
         rule("oi-openai", "model", "region_dropped", region, sql),
@@ -1268,11 +1296,131 @@ def first_answer_or_handoff(handing: Callable[..., int | None], answer: Callable
     return find
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a9479a9's detectors,
+# agentotel/analysis/ unread; load ~5-7): 49 pairs, 7 recorders - diff top-1 49/49, check step+layer 7/49 (3 of them
+# only by a false signal, listed here too), good runs with a warning 20/49. diff names every first divergence.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+_SQL = "nothing failed; the SQL does something else than the request asks (the request's words against the query): "
+_ROWS = "nothing failed; what the run says or passes on is not what the rows it got hold: "
+_ARG = "nothing failed; a write's argument is not the one the user named and the model itself stated: "
+_POLICY = "nothing failed; a write the instructions' policy forbids, on facts the run had read: "
+_CLAIM = "an answer claims what no call of the run did or said: "
+_FLUKE = "counted as found only through a false signal the good run carries too: "
+CHECK_MISSED: dict[str, str] = {
+    # the request against the SQL
+    "model-openai-shipped-column": _SQL + "'shipped in September' counted on created_at (7) instead of shipped_at (8)",
+    "model-langgraph-shipped-column": _SQL + "the same",
+    "model-openai-filter-dropped": _SQL + "'excluding refunded orders' missing from the WHERE clause (no refunds table "
+                                          "read), while the answer says 'excluding refunded orders'",
+    "model-oi-openai-filter-dropped": _SQL + "the same",
+    "model-langgraph-region-dropped": _SQL + "'in the EU' missing from the query; the answer calls the all-region top 3 "
+                                             "'the top 3 EU customers'",
+    "model-oi-openai-region-dropped": _SQL + "the same",
+    "model-openai-join-fanout": _SQL + "orders joined to events (one row per support ticket) and SUM(o.amount) taken over "
+                                       "the joined rows: 2,709.40 for 1,666.10 (the good run joins SELECT DISTINCT "
+                                       "customer_id)",
+    "model-langgraph-join-fanout": _SQL + "the same",
+    "model-openai-top3-limit1": _SQL + "'top 3' asked, LIMIT 1 queried, one customer answered as 'our top customers'",
+    "model-langgraph-top3-limit1": _SQL + "the same",
+    # the rows against the answer or the next call
+    "model-openai-misread-rows": _FLUKE + "ungrounded_answer '42.7' (the share, worked out from the rows); the fault - the "
+                                          "first two rows' regions swapped (US given EU's 1,640.40) - is not seen",
+    "model-langgraph-misread-rows": _FLUKE + "the same",
+    "model-oi-openai-misread-rows": _FLUKE + "the same",
+    "model-openai-chart-mismatch": _ROWS + "make_chart titled 'Q3 2026 revenue by month' given the rows' order counts "
+                                           "(8, 8, 7) instead of their revenue (1,603.40 ...); the answer states the revenue",
+    "model-langgraph-chart-mismatch": _ROWS + "the same",
+    "model-openai-schema-renamed": _ROWS + "after 'no column amount (candidate amount_usd)', the next query sums the "
+                                           "products' list prices and the answer gives it as revenue (617.90 for 983.90); "
+                                           "tool_error_ignored fires on the good run instead (false alarm below)",
+    "model-langgraph-schema-renamed": _ROWS + "the same",
+    # an error, found at the step, another layer; a loop found at another step
+    "model-openai-sql-error-ignored": "found at the step (tool_error_ignored), layer tool: the query's own column "
+                                      "('total', none such) was the model's, and the answer's 84.20 is made up",
+    "model-langgraph-sql-error-ignored": "the same",
+    "model-openai-sql-loop": "found as retry_loop at the first failing run_sql (a tool step, layer tool); the cause is the "
+                             "model running the failing query again unchanged (the first repeat), though the error "
+                             "names the column to use ('Candidate bindings: churned_at')",
+    "model-langgraph-sql-loop": "the same",
+    # a write's argument
+    "model-openai-report-path": _ARG + "'save ... to reports/q3-eu-revenue.md'; save_report(path='reports/q3_revenue.md')",
+    "model-oi-openai-report-path": _ARG + "the same",
+    "model-anthropic-amount-words": _ARG + "'a partial refund of 15 dollars', 'Shall I refund 15.00 USD', the user's yes, "
+                                           "refund(amount=49.9) (ungrounded_answer '30-day' at the question instead)",
+    "model-anthropic-wrong-order": _ARG + "'refund order #1043', get_order(#1043), 'Shall I refund 49.90 USD ... order "
+                                          "#1043', refund(order_id='#1034')",
+    "model-pydantic-ai-wrong-order": _ARG + "the same",
+    "model-anthropic-mismatch": _ARG + "'I'll cancel order #1066 now.' beside cancel(order_id='#1065') (MAST FM-2.6)",
+    # the written policy
+    "model-anthropic-no-confirm": _POLICY + "'confirm before any write action': refund right after get_order, no question "
+                                            "to the user, no user turn between",
+    "model-agents-no-confirm": _POLICY + "the same, the refunds agent's",
+    "model-tl-anthropic-no-confirm": _POLICY + "the same",
+    "model-pydantic-ai-declined-write": _POLICY + "'Shall I refund it now?' - 'Hmm, not yet - let me think about it "
+                                                  "first.' - refund(#1034)",
+    "model-anthropic-past-window": _POLICY + "'refunds only within 30 days of delivery', 'Today is 2026-12-03'; get_order "
+                                             "says delivered_at 2026-10-12 (52 days); refund offered and made",
+    "model-tl-anthropic-past-window": _POLICY + "the same",
+    "model-pydantic-ai-second-exchange": _POLICY + "'one exchange per order'; get_order says exchanges: 1 ('exchanged size "
+                                                   "41 for 42'); a second exchange offered and made",
+    "model-tl-anthropic-second-exchange": _POLICY + "the same",
+    "model-anthropic-no-transfer": _FLUKE + "ungrounded_answer '30-day' in the refund offer; the fault - 'sparked and "
+                                            "started to smoke' (the policy's safety issue), no transfer_to_human, a plain "
+                                            "refund instead - is not seen",
+    "model-anthropic-other-customer": _POLICY + "'never reveal another customer's data'; get_user gave the asker "
+                                                "U-501, get_order(#1050) says user_id U-502; the answer states its ship_to "
+                                                "(name and address)",
+    "model-tl-anthropic-other-customer": _POLICY + "the same",
+    "model-agents-triage-refunds": _POLICY + "the triage agent, whose instructions say 'only the refunds agent issues "
+                                             "refunds', asks for the yes and refunds itself, never handing over",
+    "model-agents-handoff-withheld": "the triage agent read delivered_at 2026-10-12 (52 days, past the window) and hands "
+                                     "over 'Order #1022 (wool blanket, 89.00 USD): the user wants a refund.' (the filtered "
+                                     "handoff passes its words only); the refunds agent refunds",
+    # claims
+    "model-anthropic-already-refunded": _CLAIM + "refund returned {status: rejected, reason: 'already refunded on "
+                                                 "2026-11-30 ... no new refund was issued'}; the answer says 'Done: I "
+                                                 "refunded 19.00 USD'",
+    "model-pydantic-ai-already-refunded": _CLAIM + "the same",
+    "model-anthropic-unverified": _CLAIM + "'I checked the status of order #1065: it has shipped' with no get_order "
+                                           "(get_user only); the order is processing (MAST FM-3.3)",
+    "model-pydantic-ai-unverified": _CLAIM + "the same",
+    "model-pydantic-ai-premature": _CLAIM + "the user says yes, the run ends on 'I'll process the refund of 35.00 USD for "
+                                            "order #1034 now.' with no refund call (MAST FM-3.1)",
+    "model-agents-premature": _CLAIM + "the same, the refunds agent's",
+}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+_DAYS = ("ungrounded_answer '30-day': 'within the 30-day window' says the instructions' own rule ('Refunds only within "
+         "30 days of delivery', in the system prompt)")
+_COLUMNS = ("tool_output_drift on run_sql, '$[].revenue' missing: an SQL tool's rows have the columns its query names "
+            "(this query counts orders; the history's summed revenue)")
+_CORRECTED = ("tool_error_ignored on an SQL error the next calls act on: describe_table('orders'), then the query "
+              "corrected, then the answer from its rows (a correction made straight away, as in sql_loop's good run, is "
+              "not flagged)")
+_REJECTED = ("tool_output_drift on refund, its refunded fields missing: a rejected refund ({status: rejected, reason}) is "
+             "the tool's other documented answer, and the good run reports it as such")
+FALSE_ALARMS: dict[str, str] = {
+    "model-openai-shipped-column": _COLUMNS,
+    "model-langgraph-shipped-column": _COLUMNS,
+    "model-oi-openai-region-dropped": _COLUMNS,
+    "model-openai-sql-error-ignored": _CORRECTED,
+    "model-langgraph-sql-error-ignored": _CORRECTED,
+    "model-openai-schema-renamed": _CORRECTED + " (the new column amount_usd, which the error names as a candidate)",
+    "model-langgraph-schema-renamed": _CORRECTED + " (the same)",
+    "model-openai-misread-rows": ("ungrounded_answer '42.7': the top region's share of the total, 1,640.40 / 3,842.10, "
+                                  "worked out from the rows the answer also states"),
+    "model-langgraph-misread-rows": "the same",
+    "model-oi-openai-misread-rows": "the same",
+    "model-anthropic-no-confirm": _DAYS,
+    "model-anthropic-amount-words": _DAYS,
+    "model-anthropic-wrong-order": _DAYS,
+    "memory-anthropic-email-lost": _DAYS,
+    "model-anthropic-already-refunded": _DAYS + "; and " + _REJECTED,
+    "model-pydantic-ai-declined-write": _DAYS,
+    "model-pydantic-ai-wrong-order": _DAYS,
+    "model-pydantic-ai-already-refunded": _DAYS + "; and " + _REJECTED,
+    "model-pydantic-ai-premature": _DAYS,
+    "model-tl-anthropic-no-confirm": _DAYS,
+}
 
 # The foreign recorders' spans reach their store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("oi-openai", "tl-anthropic")
