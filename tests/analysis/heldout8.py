@@ -38,8 +38,8 @@ termination). Good runs hold the near twins: an SQL error corrected by the next 
 a join made with DISTINCT, a share and a difference worked out from rows, a figure rounded as asked, a refund asked
 and confirmed, a refund refused by policy, a transfer to a human, a user who changes their mind.
 
-Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~5-7): 49 pairs, 7 recorders - diff
-top-1 49/49, check step+layer 7/49 (3 of them by a false signal), good runs with a warning 20/49. DIFF_MISSED,
+Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-7): 53 pairs, 7 recorders - diff
+top-1 53/53, check step+layer 9/53 (6 of them by a false signal), good runs with a warning 22/53. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -328,6 +328,8 @@ QUESTIONS = {
     "premature": "Could you refund the desk lamp from order #1034? It flickers. My email is maria.lopez@example.com.",
     "triage_refunds": "The blue kettle from order #1043 leaks. I want a refund, please. My email is maria.lopez@example.com.",
     "handoff_withheld": "I want to return the wool blanket from order #1022 for a refund. My email is maria.lopez@example.com.",
+    "email_typo": "When will my order #1043 arrive? My email is maria.lopes@example.com.",
+    "user_corrects": "Please refund order #1043 - the lamp flickers. My email is maria.lopez@example.com.",
 }
 DATA_HISTORY = ["How many orders did we get in total, and what was the revenue?", "What was the revenue by product category?"]
 SUPPORT_HISTORY = ["Where is my order #1034? My email is maria.lopez@example.com.",
@@ -351,6 +353,8 @@ USER: dict[str, list[tuple[str, str]]] = {
     "triage_refunds": [YES],
     "handoff_withheld": [YES],
     "second_exchange": [YES],
+    "email_typo": [("?", "Sorry, my mistake: it's maria.lopez@example.com.")],
+    "user_corrects": [("?", "Oh sorry, I meant the desk lamp, order #1034."), ("Shall I", "Yes, please.")],
 }
 
 
@@ -888,11 +892,41 @@ def _second_exchange(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
     return reply("Done: exchange X-3310 is created; the size 43 pair ships tomorrow and the courier collects the size 42 pair.")
 
 
+def _email_typo(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
+    tried = seen.of("get_user")
+    found = [t for _, t in tried if "user_id" in str(_parsed(t))]  # (pydantic-ai sends a retry as {"error": ...})
+    if not tried:
+        return call("get_user", email=_email(seen.users[0]) or "")
+    if not found and faulty:  # the failed identification gone past: the order looked up anyway
+        if seen.order("#1043") is None:
+            return call("get_order", "Let me look the order up directly.", order_id="#1043")
+    elif not found:
+        if len(seen.users) == 1:
+            return reply(f"I couldn't find an account with {_email(seen.users[0])}. Could you check the email address?")
+        if len(tried) == 1:
+            return call("get_user", email=_email(seen.last) or "")
+    first = _identify(seen, "#1043") if found else None
+    if first:
+        return first
+    order = seen.order("#1043") or {}
+    return reply(f"Your order #1043 ({order.get('item')}) was already delivered, on {order.get('delivered_at')}.")
+
+
+def _user_corrects(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
+    first = _identify(seen, "#1043")
+    if first:
+        return first
+    if len(seen.users) == 1:
+        return reply("Order #1043 is the blue kettle (49.90 USD), not a lamp. Did you mean another order?")
+    return _refund_flow(seen, "#1043" if faulty else "#1034")  # (the faulty run goes on with the order first named)
+
+
 SUPPORT_PLANS: dict[str, Callable[[Seen, bool, str], dict[str, Any]]] = {
     "no_confirm": _no_confirm, "declined_write": _declined_write, "past_window": _past_window,
     "amount_words": _amount_words, "wrong_order": _wrong_order, "other_customer": _other_customer,
     "no_transfer": _no_transfer, "email_lost": _email_lost, "already_refunded": _already_refunded, "mismatch": _mismatch,
-    "unverified": _unverified, "premature": _premature, "second_exchange": _second_exchange,
+    "unverified": _unverified, "premature": _premature, "second_exchange": _second_exchange, "email_typo": _email_typo,
+    "user_corrects": _user_corrects,
 }
 AGENTS_PLANS = {"no_confirm": "#1043", "premature": "#1034", "triage_refunds": "#1043", "handoff_withheld": "#1022"}
 
@@ -1193,6 +1227,14 @@ def pairs() -> list[Any]:
         llm = _llm(steps)
         return llm[-1]["index"] if llm else None
 
+    def nth_answer(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
+        """The nth model call that asked for no tool (0 the first), or the model call in its place."""
+        def find(steps: list[dict[str, Any]]) -> int | None:
+            llm = _llm(steps)
+            said = [i for i, s in enumerate(llm) if not _names(s)]
+            return llm[said[n]]["index"] if len(said) > n else None
+        return find
+
     def first_answer_or_transfer(steps: list[dict[str, Any]]) -> int | None:
         found = [i for i in (answer(steps), transfer(steps)) if i is not None]
         return min(found) if found else None
@@ -1227,6 +1269,10 @@ def pairs() -> list[Any]:
     unverified = f"{verify}: FM-3.3 Incorrect verification ('I checked the status of order #1065', no get_order)"
     premature = f"{verify}: FM-3.1 Premature termination ('I'll process the refund now', no refund call)"
     role = f"{spec}: FM-1.2 Disobey role specification (the triage agent refunds itself; refunds agent only)"
+    typo = (f"{tau}: a failed identification (no customer with that email) gone past: the order looked up and told "
+            "without the user identified (the good run asks the user, who corrects the email)")
+    corrected = (f"{tau} / MAST FM-2.5 Ignored input: the user's correction ('I meant the desk lamp, order #1034') ignored, "
+                 "the order first named refunded")
     withheld = f"{inter}: FM-2.4 Information withholding (the delivery date, past 30 days, left out of the handoff)"
     return [
         # the analyst: the openai SDK loop under agentotel
@@ -1268,6 +1314,8 @@ def pairs() -> list[Any]:
         rule("anthropic", "model", "already_refunded", already, after("refund", "already")),
         rule("anthropic", "model", "mismatch", mismatch, asking("cancel")),
         rule("anthropic", "model", "unverified", unverified, answer),
+        rule("anthropic", "model", "email_typo", typo, asking("get_order")),
+        rule("anthropic", "model", "user_corrects", corrected, nth_answer(1)),
         # support: pydantic-ai under agentotel
         rule("pydantic-ai", "model", "declined_write", declined, asking("refund")),
         rule("pydantic-ai", "model", "second_exchange", exchange_, asking("exchange"), diff_where=answer),
@@ -1275,6 +1323,7 @@ def pairs() -> list[Any]:
         rule("pydantic-ai", "model", "already_refunded", already, after("refund", "already")),
         rule("pydantic-ai", "model", "premature", premature, last_answer),
         rule("pydantic-ai", "model", "unverified", unverified, answer),
+        rule("pydantic-ai", "model", "email_typo", typo, asking("get_order")),
         # support: the OpenAI Agents SDK, triage -> refunds
         rule("agents", "model", "triage_refunds", role, asking("refund"), diff_where=first_answer_or_handoff(handing, answer)),
         rule("agents", "model", "handoff_withheld", withheld, handing),
@@ -1285,6 +1334,7 @@ def pairs() -> list[Any]:
         rule("tl-anthropic", "model", "second_exchange", exchange_, asking("exchange"), diff_where=answer),
         rule("tl-anthropic", "model", "other_customer", other, answer),
         rule("tl-anthropic", "model", "no_confirm", no_yes, asking("refund")),
+        rule("tl-anthropic", "model", "user_corrects", corrected, nth_answer(1)),
     ]
 
 
@@ -1297,8 +1347,8 @@ def first_answer_or_handoff(handing: Callable[..., int | None], answer: Callable
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a9479a9's detectors,
-# agentotel/analysis/ unread; load ~5-7): 49 pairs, 7 recorders - diff top-1 49/49, check step+layer 7/49 (3 of them
-# only by a false signal, listed here too), good runs with a warning 20/49. diff names every first divergence.
+# agentotel/analysis/ unread; load ~4-7): 53 pairs, 7 recorders - diff top-1 53/53, check step+layer 9/53 (6 of them
+# only by a false signal, listed here too), good runs with a warning 22/53. diff names every first divergence.
 DIFF_MISSED: dict[str, str] = {}
 _SQL = "nothing failed; the SQL does something else than the request asks (the request's words against the query): "
 _ROWS = "nothing failed; what the run says or passes on is not what the rows it got hold: "
@@ -1387,6 +1437,15 @@ CHECK_MISSED: dict[str, str] = {
     "model-pydantic-ai-premature": _CLAIM + "the user says yes, the run ends on 'I'll process the refund of 35.00 USD for "
                                             "order #1034 now.' with no refund call (MAST FM-3.1)",
     "model-agents-premature": _CLAIM + "the same, the refunds agent's",
+    # the user's words
+    "model-anthropic-email-typo": "found at the step (tool_error_ignored), layer tool: get_user answered rightly that no "
+                                  "customer has that email; the model went on to get_order and told the order to an "
+                                  "unidentified user (policy 1), where the good run asks the user",
+    "model-pydantic-ai-email-typo": "the same",
+    "model-anthropic-user-corrects": _FLUKE + "ungrounded_answer '30-day' in the refund offer; the fault - 'Oh sorry, I "
+                                              "meant the desk lamp, order #1034' answered with 'Shall I refund 49.90 USD "
+                                              "... #1043' - is not seen",
+    "model-tl-anthropic-user-corrects": _FLUKE + "the same",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 _DAYS = ("ungrounded_answer '30-day': 'within the 30-day window' says the instructions' own rule ('Refunds only within "
@@ -1420,6 +1479,8 @@ FALSE_ALARMS: dict[str, str] = {
     "model-pydantic-ai-already-refunded": _DAYS + "; and " + _REJECTED,
     "model-pydantic-ai-premature": _DAYS,
     "model-tl-anthropic-no-confirm": _DAYS,
+    "model-anthropic-user-corrects": _DAYS,
+    "model-tl-anthropic-user-corrects": _DAYS,
 }
 
 # The foreign recorders' spans reach their store through agentotel-collector (OTLP over HTTP).
