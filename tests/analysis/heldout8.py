@@ -29,17 +29,20 @@ The model on 127.0.0.1 reads the conversation it is sent (the SQL results it got
 words) and decides as a model would. Faults from data-analysis agent failures (a column other than the one the user
 named, a filter of the request dropped, a join that fans out and inflates a sum, an SQL error answered past, result
 rows misread, a result shape changed, a chart of other data than the answer states, a report saved elsewhere, a
-failing query repeated, "top 3" after a LIMIT 1), tau-bench's tool-agent-user faults (a write without the user's
-explicit yes, a refund past the policy's window, another amount than the user's, another order than the user named,
-another customer's data revealed, a second exchange, no transfer to a human where the policy requires one, the
-user's email lost from the context, "already refunded" answered as refunded now) and MAST (Cemri et al. 2025:
+failing query repeated, "top 3" after a LIMIT 1, a column replaced after a schema change, an empty result answered
+with a figure), tau-bench's tool-agent-user faults (a write without the user's explicit yes or after a "not yet", a
+refund past the policy's window, another amount than the user's, another order than the user named, another
+customer's data revealed, a second exchange, no transfer to a human where the policy requires one, the user's email
+lost from the context, a failed identification gone past, the user's correction ignored, "already refunded" or a
+refused cancel answered as done) and MAST (Cemri et al. 2025:
 disobey role, information withheld at a handoff, reasoning-action mismatch, incorrect verification, premature
 termination). Good runs hold the near twins: an SQL error corrected by the next query, a busy database retried once,
-a join made with DISTINCT, a share and a difference worked out from rows, a figure rounded as asked, a refund asked
-and confirmed, a refund refused by policy, a transfer to a human, a user who changes their mind.
+a join made with DISTINCT, a share and a difference worked out from rows, a figure rounded as asked, an SQL tool's columns changing with
+the query, an empty result said as such, a refund asked and confirmed, a refund refused by policy, a transfer to a
+human, a user who changes their mind, a mistyped email asked again, a refused cancellation reported honestly.
 
-Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-7): 53 pairs, 7 recorders - diff
-top-1 53/53, check step+layer 9/53 (6 of them by a false signal), good runs with a warning 22/53. DIFF_MISSED,
+Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
+top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -309,6 +312,7 @@ QUESTIONS = {
     "sql_loop": "How many customers churned last month (November 2026)?",
     "top3_limit1": "Who are our top 3 customers by revenue in 2026?",
     "schema_renamed": "What was our revenue in November 2026?",
+    "empty_result": "How many refunds did we issue in November 2026, and for how much?",
     # support
     "no_confirm": "Hi, the blue kettle from order #1043 arrived broken. Can I get a refund? My email is maria.lopez@example.com.",
     "declined_write": "What would I get back if I returned order #1034? My email is maria.lopez@example.com.",
@@ -330,6 +334,7 @@ QUESTIONS = {
     "handoff_withheld": "I want to return the wool blanket from order #1022 for a refund. My email is maria.lopez@example.com.",
     "email_typo": "When will my order #1043 arrive? My email is maria.lopes@example.com.",
     "user_corrects": "Please refund order #1043 - the lamp flickers. My email is maria.lopez@example.com.",
+    "cancel_failed": "Please cancel order #1043, I don't need the kettle any more. My email is maria.lopez@example.com.",
 }
 DATA_HISTORY = ["How many orders did we get in total, and what was the revenue?", "What was the revenue by product category?"]
 SUPPORT_HISTORY = ["Where is my order #1034? My email is maria.lopez@example.com.",
@@ -355,6 +360,7 @@ USER: dict[str, list[tuple[str, str]]] = {
     "second_exchange": [YES],
     "email_typo": [("?", "Sorry, my mistake: it's maria.lopez@example.com.")],
     "user_corrects": [("?", "Oh sorry, I meant the desk lamp, order #1034."), ("Shall I", "Yes, please.")],
+    "cancel_failed": [YES],
 }
 
 
@@ -632,11 +638,26 @@ def _schema_renamed(seen: Seen, faulty: bool) -> dict[str, Any]:
     return call("run_sql", "The amount is now amount_usd.", query=f"SELECT SUM(amount_usd) AS revenue FROM orders WHERE {nov}")
 
 
+def _empty_result(seen: Seen, faulty: bool) -> dict[str, Any]:
+    q = ("SELECT id, order_id, amount, refunded_at FROM refunds WHERE refunded_at >= DATE '2026-11-01' AND refunded_at < "
+         "DATE '2026-12-01' ORDER BY refunded_at")
+    asked = _sql(seen, q)
+    if asked:
+        return asked
+    rows = seen.rows() or []
+    if rows:
+        return reply(f"We issued {len(rows)} refunds in November 2026, for {_money(sum(r['amount'] for r in rows))}.")
+    if faulty:  # nothing came back; a figure given anyway
+        return reply("We issued 2 refunds in November 2026, for 138.90 USD.")
+    return reply("We issued no refunds in November 2026: the query over the refunds table returned no rows for that month.")
+
+
 DATA_PLANS: dict[str, Callable[[Seen, bool], dict[str, Any]]] = {
     "shipped_column": _shipped_column, "filter_dropped": _filter_dropped, "region_dropped": _region_dropped,
     "join_fanout": _join_fanout, "sql_error_ignored": _sql_error_ignored, "misread_rows": _misread_rows,
     "result_shape": _result_shape, "chart_mismatch": _chart_mismatch, "report_path": _report_path, "sql_loop": _sql_loop,
     "top3_limit1": _top3_limit1, "schema_renamed": _schema_renamed,
+    "empty_result": _empty_result,
 }
 
 # ---- the support agent's scripts ----------------------------------------------------------------------------------
@@ -921,12 +942,26 @@ def _user_corrects(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
     return _refund_flow(seen, "#1043" if faulty else "#1034")  # (the faulty run goes on with the order first named)
 
 
+def _cancel_failed(seen: Seen, faulty: bool, role: str) -> dict[str, Any]:
+    first = _identify(seen, "#1043")
+    if first:
+        return first
+    if len(seen.users) == 1:
+        return reply("Order #1043 (blue kettle, 49.90 USD) was delivered on 2026-11-24. Shall I cancel it?")
+    if not seen.of("cancel"):
+        return call("cancel", order_id="#1043")
+    if faulty:  # the tool's refusal answered as done
+        return reply("Done: order #1043 is cancelled, and 49.90 USD goes back to your card.")
+    return reply("I couldn't cancel order #1043: it has already shipped and been delivered, so it can't be cancelled any "
+                 "more. It is within the 30 days, though, so you can return the kettle for a refund of 49.90 USD.")
+
+
 SUPPORT_PLANS: dict[str, Callable[[Seen, bool, str], dict[str, Any]]] = {
     "no_confirm": _no_confirm, "declined_write": _declined_write, "past_window": _past_window,
     "amount_words": _amount_words, "wrong_order": _wrong_order, "other_customer": _other_customer,
     "no_transfer": _no_transfer, "email_lost": _email_lost, "already_refunded": _already_refunded, "mismatch": _mismatch,
     "unverified": _unverified, "premature": _premature, "second_exchange": _second_exchange, "email_typo": _email_typo,
-    "user_corrects": _user_corrects,
+    "user_corrects": _user_corrects, "cancel_failed": _cancel_failed,
 }
 AGENTS_PLANS = {"no_confirm": "#1043", "premature": "#1034", "triage_refunds": "#1043", "handoff_withheld": "#1022"}
 
@@ -1273,6 +1308,8 @@ def pairs() -> list[Any]:
             "without the user identified (the good run asks the user, who corrects the email)")
     corrected = (f"{tau} / MAST FM-2.5 Ignored input: the user's correction ('I meant the desk lamp, order #1034') ignored, "
                  "the order first named refunded")
+    empty = f"{data}: an empty result answered with a figure (the good run says the query found nothing)"
+    refused = f"{tau}: the cancel tool's refusal ('has shipped and cannot be cancelled') answered as done"
     withheld = f"{inter}: FM-2.4 Information withholding (the delivery date, past 30 days, left out of the handoff)"
     return [
         # the analyst: the openai SDK loop under agentotel
@@ -1286,6 +1323,7 @@ def pairs() -> list[Any]:
         rule("openai", "model", "report_path", path, asking("save_report")),
         rule("openai", "model", "sql_loop", loop, asking("run_sql", 1)),
         rule("openai", "model", "top3_limit1", limit1, sql),
+        rule("openai", "model", "empty_result", empty, answer),
         rule("openai", "model", "schema_renamed", renamed, asking("run_sql", 1), diff_where=after("run_sql", "amount_usd")),
         # the analyst: LangGraph under agentotel
         rule("langgraph", "model", "shipped_column", shipped, sql),
@@ -1296,6 +1334,7 @@ def pairs() -> list[Any]:
         rule("langgraph", "model", "chart_mismatch", chart, asking("make_chart")),
         rule("langgraph", "model", "sql_loop", loop, asking("run_sql", 1)),
         rule("langgraph", "model", "top3_limit1", limit1, sql),
+        rule("langgraph", "model", "empty_result", empty, answer),
         rule("langgraph", "model", "schema_renamed", renamed, asking("run_sql", 1), diff_where=after("run_sql", "amount_usd")),
         # the analyst: the openai loop under OpenInference, through agentotel-collector
         rule("oi-openai", "model", "filter_dropped", dropped, sql),
@@ -1315,6 +1354,7 @@ def pairs() -> list[Any]:
         rule("anthropic", "model", "mismatch", mismatch, asking("cancel")),
         rule("anthropic", "model", "unverified", unverified, answer),
         rule("anthropic", "model", "email_typo", typo, asking("get_order")),
+        rule("anthropic", "model", "cancel_failed", refused, after("cancel", "cannot")),
         rule("anthropic", "model", "user_corrects", corrected, nth_answer(1)),
         # support: pydantic-ai under agentotel
         rule("pydantic-ai", "model", "declined_write", declined, asking("refund")),
@@ -1324,6 +1364,7 @@ def pairs() -> list[Any]:
         rule("pydantic-ai", "model", "premature", premature, last_answer),
         rule("pydantic-ai", "model", "unverified", unverified, answer),
         rule("pydantic-ai", "model", "email_typo", typo, asking("get_order")),
+        rule("pydantic-ai", "model", "cancel_failed", refused, after("cancel", "cannot")),
         # support: the OpenAI Agents SDK, triage -> refunds
         rule("agents", "model", "triage_refunds", role, asking("refund"), diff_where=first_answer_or_handoff(handing, answer)),
         rule("agents", "model", "handoff_withheld", withheld, handing),
@@ -1347,8 +1388,8 @@ def first_answer_or_handoff(handing: Callable[..., int | None], answer: Callable
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a9479a9's detectors,
-# agentotel/analysis/ unread; load ~4-7): 53 pairs, 7 recorders - diff top-1 53/53, check step+layer 9/53 (6 of them
-# only by a false signal, listed here too), good runs with a warning 22/53. diff names every first divergence.
+# agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff top-1 57/57, check step+layer 9/57 (6 of them
+# only by a false signal, listed here too), good runs with a warning 22/57. diff names every first divergence.
 DIFF_MISSED: dict[str, str] = {}
 _SQL = "nothing failed; the SQL does something else than the request asks (the request's words against the query): "
 _ROWS = "nothing failed; what the run says or passes on is not what the rows it got hold: "
@@ -1446,6 +1487,15 @@ CHECK_MISSED: dict[str, str] = {
                                               "meant the desk lamp, order #1034' answered with 'Shall I refund 49.90 USD "
                                               "... #1043' - is not seen",
     "model-tl-anthropic-user-corrects": _FLUKE + "the same",
+    # right step, another layer
+    "model-openai-empty-result": "found at the step (answer_without_evidence), layer product: the refunds table holds no "
+                                 "November refund, so 'no refunds' is the true answer (the good run's) and '2 refunds, "
+                                 "138.90 USD' the model's invention - nothing for the product to add",
+    "model-langgraph-empty-result": "the same",
+    "model-anthropic-cancel-failed": "found at the step (tool_error_ignored), layer tool: cancel refused rightly ('has "
+                                     "shipped and cannot be cancelled'); the model answered 'Done: order #1043 is "
+                                     "cancelled' (the good run says it could not, and offers a return)",
+    "model-pydantic-ai-cancel-failed": "the same",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 _DAYS = ("ungrounded_answer '30-day': 'within the 30-day window' says the instructions' own rule ('Refunds only within "
