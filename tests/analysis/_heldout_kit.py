@@ -144,3 +144,133 @@ def produce_main(produce: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> b
         return False
     Path(sys.argv[3]).write_text(json.dumps(produce(json.loads(sys.argv[2]))))
     return True
+
+
+# ---- the recorders' roots (one run a root span: agentotel's own, OpenInference's AGENT, traceloop's workflow) ------
+
+
+class AgentotelRecorder:
+    """A recorder under agentotel: each run an `agentotel.run` named `agent`; `body(task)` is the agent's work."""
+
+    agent = "agent"
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        import agentotel
+
+        self.options, self.url = options, url
+        agentotel.instrument(directory=options["store"], service_name=self.agent)
+
+    def run(self, task: str) -> str:
+        import agentotel
+
+        with agentotel.run(self.agent, task=task) as run:
+            try:
+                run.output = self.body(task)
+            except Exception:  # noqa: BLE001 - the run records the failure
+                pass
+        return run.id
+
+    def body(self, task: str) -> str:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        import agentotel
+
+        agentotel.shutdown()
+
+
+class _ForeignRecorder:
+    """A recorder under another instrumentation: an SDK tracer provider sending every span by OTLP to the
+    agentotel-collector `options["otlp"]` names; the run's trace id names the run."""
+
+    agent = "agent"
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        from opentelemetry import trace
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        self.options, self.url = options, url
+        self.provider = self._provider(TracerProvider, Resource.create({"service.name": self.agent}))
+        self.provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=options["otlp"])))
+        trace.set_tracer_provider(self.provider)
+        self.tracer = self.provider.get_tracer(f"{self.agent}-app")
+
+    def _provider(self, sdk_provider: Any, resource: Any) -> Any:
+        return sdk_provider(resource=resource)
+
+    def body(self, task: str) -> str:
+        raise NotImplementedError
+
+    def _root(self, task: str) -> Any:
+        raise NotImplementedError
+
+    def _output(self, root: Any, output: str) -> None:
+        raise NotImplementedError
+
+    def run(self, task: str) -> str:
+        from opentelemetry.trace import Status as SpanStatus, StatusCode
+
+        with self._root(task) as root:
+            trace_id = format(root.get_span_context().trace_id, "032x")
+            try:
+                self._output(root, self.body(task))
+            except Exception as exc:  # noqa: BLE001 - the root records the failure
+                root.record_exception(exc)
+                root.set_status(SpanStatus(StatusCode.ERROR))
+        return trace_id
+
+    def close(self) -> None:
+        self.provider.shutdown()
+
+
+class OpenInferenceRecorder(_ForeignRecorder):
+    """The app's root an OpenInference AGENT span (OpenInference's own TracerProvider, so OITracer's decorators work)."""
+
+    def _provider(self, sdk_provider: Any, resource: Any) -> Any:
+        from openinference.instrumentation import TracerProvider
+
+        return TracerProvider(resource=resource)
+
+    def _root(self, task: str) -> Any:
+        from openinference.semconv.trace import OpenInferenceSpanKindValues, SpanAttributes
+
+        return self.tracer.start_as_current_span(self.agent, attributes={
+            SpanAttributes.OPENINFERENCE_SPAN_KIND: OpenInferenceSpanKindValues.AGENT.value, SpanAttributes.INPUT_VALUE: task})
+
+    def _output(self, root: Any, output: str) -> None:
+        from openinference.semconv.trace import SpanAttributes
+
+        root.set_attribute(SpanAttributes.OUTPUT_VALUE, output)
+
+
+class TraceloopRecorder(_ForeignRecorder):
+    """The app's root and tools as traceloop workflow / tool spans (what traceloop-sdk's @workflow and @tool write)."""
+
+    def _root(self, task: str) -> Any:
+        return self.tracer.start_as_current_span(f"{self.agent}.workflow", attributes={
+            "traceloop.span.kind": "workflow", "traceloop.entity.name": self.agent, "traceloop.workflow.name": self.agent,
+            "traceloop.entity.input": json.dumps({"args": [task], "kwargs": {}})})
+
+    def _output(self, root: Any, output: str) -> None:
+        root.set_attribute("traceloop.entity.output", json.dumps(output))
+
+    def traced(self, name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        """`f` as a traceloop tool span: its kwargs in, its result out, an exception as the span's error."""
+        from opentelemetry.trace import Status as SpanStatus, StatusCode
+
+        def call(**kwargs: Any) -> Any:
+            with self.tracer.start_as_current_span(f"{name}.tool", attributes={
+                    "traceloop.span.kind": "tool", "traceloop.entity.name": name,
+                    "traceloop.entity.input": json.dumps({"args": [], "kwargs": kwargs})}) as span:
+                try:
+                    result = f(**kwargs)
+                except Exception as exc:
+                    span.record_exception(exc)
+                    span.set_status(SpanStatus(StatusCode.ERROR, str(exc)))
+                    raise
+                span.set_attribute("traceloop.entity.output", json.dumps(result))
+                return result
+        return call
