@@ -5,8 +5,8 @@ messages) contains it, or when it is trivially derived from the numbers tool res
 a sum, difference, product, ratio or percentage of two of them, a total or average of a list's values,
 a percentage change, a rounding, a unit conversion (km and miles, kg and pounds, Celsius and Fahrenheit, ...);
 a total or average of one field over several results; a date is grounded in any format (ISO, with a time,
-"15 June", 15.06.2026, 06/15/2026) when the sources hold that day in any format, or when it is the day the
-run started (or the day either side); a clock time when the sources hold it (24-hour or am/pm). Small
+"15 June", 15.06.2026, 06/15/2026) when the sources hold that day in any format, or a day a period they state
+away from one ("within 30 days" of a delivery), or when it is the day the run started (or the day either side); a clock time when the sources hold it (24-hour or am/pm). Small
 numbers (list positions, counts up to 10), durations and years in prose are never judged: too easy to get right
 by chance, too common to be a fabrication worth an alarm.
 """
@@ -33,10 +33,12 @@ _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
 _MONTH_DAY = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b", re.I)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH + r"(?:,?\s+(\d{4}))?\b", re.I)
 # An identifier: letters and at least two digits in one token (A-1042, JD014600003, inv_88213).
-_ID = re.compile(r"\b(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
+# (not a number joined to a word: "30-day", "24-hour", "128-bit" say what a number counts)
+_ID = re.compile(r"\b(?!\d+(?:\.\d+)?-[a-z]+\b)(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
 _UNIT = re.compile(r"^\d+(?:st|nd|rd|th|am|pm|h|hrs?|min|s|ms|kg|g|km|m|cm|mm|mb|gb|kb|tb|x|k|px|d)$", re.I)
-# A duration ("about 30 minutes", "within 14 days"): service terms and common knowledge, not a fact to fabricate.
-_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?\s*(?:business\s+|working\s+)?"
+# A duration ("about 30 minutes", "within 14 days", "the 30-day window"): service terms and common knowledge, not a
+# fact to fabricate.
+_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?(?:\s*|-)(?:business\s+|working\s+)?"
                        r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
@@ -86,6 +88,26 @@ def _times(match: re.Match[str]) -> list[tuple[int, int]]:
     if half:
         return [((hour % 12) + (12 if half == "p" else 0), minute)]
     return [(hour, minute), (hour + 12, minute)] if 1 <= hour < 12 else [(hour, minute)]
+
+
+# A period the sources state ("within 30 days", "a 14-day window", "2 weeks"): a date that far from a date they
+# hold is worked out from them (delivered 2026-11-10, refunds within 30 days: open until 2026-12-10).
+_PERIOD = re.compile(r"(?<![\w.])(\d{1,3})[\s-]*(?:calendar\s+|business\s+|working\s+)?(day|week)s?\b", re.I)
+
+
+def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple[int | None, int, int]]:
+    """The known dates moved by each period the sources state, either way (a few dates, a few periods)."""
+    periods = {int(n) * (7 if unit.lower() == "week" else 1) for n, unit in _PERIOD.findall(sources)[:20]} - {0}
+    out: set[tuple[int | None, int, int]] = set()
+    for year, month, day in sorted(k for k in known if k[0] is not None)[:50]:
+        try:
+            start = dt.date(year, month, day)
+        except ValueError:
+            continue
+        for days in sorted(periods)[:10]:
+            for moved in (start + dt.timedelta(days=days), start - dt.timedelta(days=days)):
+                out.add((moved.year, moved.month, moved.day))
+    return out
 
 
 def _date_known(date: tuple[int | None, int, int], known: set[tuple[int | None, int, int]]) -> bool:
@@ -171,7 +193,7 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
 
 def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: bool = True) -> set[float]:
     """Sums, differences, products, ratios, percentages and percentage changes of two different numbers of the
-    results, ratios of two totals, and each number in other units. Numbers in prose (a line number, a version)
+    results, ratios of two totals, shares of a total, and each number in other units. Numbers in prose (a line number, a version)
     are not combined: with enough of them any small number is a sum of two."""
     out = set(numbers)
     for a in numbers[:_MAX_NUMBERS] if units else ():  # the number in other units
@@ -182,9 +204,13 @@ def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: boo
         out.update((a + b, a - b, a * b))
         if b:
             out.update((a / b, 100 * a / b, 100 * abs(a - b) / abs(b)))  # a ratio, a percentage, a percentage change
-    for a, b in itertools.permutations(list(totals)[:_MAX_NUMBERS], 2):
+    totals = list(totals)[:_MAX_NUMBERS]
+    for a, b in itertools.permutations(totals, 2):
         if b:
             out.add(a / b)  # a ratio of two totals: revenue over orders of two quarters, an average order
+    for a, b in itertools.product(numbers[:_MAX_NUMBERS], totals):
+        if b:
+            out.update((a / b, 100 * a / b))  # a share of a total: one region's revenue over all regions'
     return out
 
 
@@ -215,6 +241,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                 missing.append(token)
         rest = pattern.sub(" ", rest)
     known_dates: set[tuple[int | None, int, int]] | None = None
+    shifted: set[tuple[int | None, int, int]] | None = None
     for pattern in (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH):
         for match in pattern.finditer(rest):
             readings = _numeric_readings(match) if pattern is _NUMERIC_DATE else list(_dates(match.group(0)))
@@ -228,7 +255,10 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                         day = day + dt.timedelta(days=shift)
                         known_dates.add((day.year, day.month, day.day))
             if not any(_date_known(date, known_dates) for date in readings):
-                missing.append(match.group(0))
+                if shifted is None:
+                    shifted = _shifted(known_dates, sources)
+                if not any(_date_known(date, shifted) for date in readings):
+                    missing.append(match.group(0))
         rest = pattern.sub(" ", rest)
     known_times = None
     for match in _TIME.finditer(rest):

@@ -30,6 +30,7 @@ from agentotel._context import canonical_arguments
 from agentotel.analysis import _ground
 from agentotel.analysis._layers import LAYERS
 from agentotel.analysis._record import History, RunRecord, history_key, load
+from agentotel.analysis._schema import OutputSchema
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
     LLM,
@@ -853,9 +854,10 @@ def _ignored_errors(run: _Run) -> list[Finding]:
 
 def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any] | None) -> bool:
     """Whether a failed tool call was made again: with the same arguments, or (other arguments: corrected)
-    by the model step given the failure, or by the loop before the model call after that one; or whether a
-    call of the tool asked for with it worked (one of several parallel calls failing). A call of the same
-    tool made later for another purpose (checking again after acting) is no retry."""
+    by the model step given the failure, or by the loop before the model call after that one, or after other
+    calls that only looked (a schema read, then the query fixed) when it worked; or whether a call of the tool
+    asked for with it worked (one of several parallel calls failing). A call of the same tool made later for
+    another purpose (checking again after acting) is no retry."""
     name, key = tool_name(failed), call_key(str(tool_name(failed)), parse_json(failed.get("input")))
     then = run.next_llm(went_on["index"], went_on.get("parent_index")) if went_on is not None else None
     own = run.requester(failed)
@@ -871,6 +873,10 @@ def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any
             return True
         if asker is None and (then is None or s["index"] < then["index"]):
             return True
+        # corrected after looking around (describe_table, then the query fixed): nothing acted on the world
+        # between the failure and a call of the tool that worked
+        return not is_error(s) and not any(_action(str(tool_name(t))) for t in run.record.tool_steps()
+                                           if failed["index"] < t["index"] < s["index"])
     return False
 
 
@@ -1600,8 +1606,20 @@ def _output_drift(run: _Run) -> list[Finding]:
         schema = run.history.outputs.get(name)
         if name in seen or schema is None or is_error(step) or step.get("output") is None:
             continue
-        drift = schema.drift(tool_payload(step.get("output")))
-        if drift is None:
+        output = tool_payload(step.get("output"))
+        outcome = _outcome(output)
+        if outcome is not None:  # a result that says how the call went is judged against results that went alike
+            kept = [o for calls in run.history.results.values() for n, _a, o in calls
+                    if n == name and (_outcome(o) or ("",))[0] == outcome[0]]  # results that said how they went
+            alike = [o for o in kept if _outcome(o) == outcome]
+            if kept and not alike:
+                continue  # an outcome earlier runs never had (a refund rejected): its own shape
+            if alike:
+                schema = OutputSchema()
+                for earlier in alike:
+                    schema.learn(earlier)
+        drift = schema.drift(output)
+        if drift is None or _shape_asked_for(run, name, step, drift):
             continue
         seen.add(name)  # one finding per tool: the first step whose output departs from the learned schema
         learned = run.history.runs.get(name, [])
@@ -1618,6 +1636,36 @@ def _output_drift(run: _Run) -> list[Finding]:
                             tool=str(tool_name(step)), earlier_run=learned[0] if learned else None, learned_calls=schema.outputs,
                             **drift.to_dict()))
     return out
+
+
+_OUTCOME_KEYS = ("status", "state", "outcome", "result", "ok", "success")
+
+
+def _outcome(value: Any) -> tuple[str, Any] | None:
+    """(key, value) of the field a result says how the call went in ({"status": "rejected"}), else None."""
+    if isinstance(value, Mapping):
+        for key in _OUTCOME_KEYS:
+            if isinstance(value.get(key), (str, bool)):
+                return key, value[key]
+    return None
+
+
+def _shape_asked_for(run: _Run, name: str, step: Mapping[str, Any], drift: Any) -> bool:
+    """Whether the shape changed only as the call's own arguments asked (a SQL query's columns, a fields= list):
+    every field gone was named by earlier calls' arguments and not by this call's, every new or retyped field is
+    named by this call's. A field the call still asks for that is gone is drift."""
+    def named(field: str, text: str) -> bool:
+        return bool(field) and field != "$" and re.search(r"(?<![\w])" + re.escape(field) + r"(?![\w])", text) is not None
+
+    def field(path: str) -> str:
+        return re.split(r"[.\[\]]+", path.rstrip("[]"))[-1].lower()
+
+    now = _raw(step, "input").lower()
+    before = " ".join(json.dumps(a, default=str) if not isinstance(a, str) else a
+                      for _run_id, a in run.history.inputs.get(name, ())[:20]).lower()
+    changed = [*drift.new_types, *drift.new_structures]
+    return bool(drift.gone or changed) and all(named(field(p), before) and not named(field(p), now) for p in drift.gone) \
+        and all(named(field(p), now) for p in changed)
 
 
 def _interface_drift(run: _Run) -> list[Finding]:

@@ -42,7 +42,8 @@ the query, an empty result said as such, a refund asked and confirmed, a refund 
 human, a user who changes their mind, a mistyped email asked again, a refused cancellation reported honestly.
 
 Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
-top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. DIFF_MISSED,
+top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. After session 18's
+fixes: check 3/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1497,43 +1498,12 @@ CHECK_MISSED: dict[str, str] = {
                                      "cancelled' (the good run says it could not, and offers a return)",
     "model-pydantic-ai-cancel-failed": "the same",
 }
-# Good runs with a warning, and why it is false: the slow test holds the set to these.
-_DAYS = ("ungrounded_answer '30-day': 'within the 30-day window' says the instructions' own rule ('Refunds only within "
-         "30 days of delivery', in the system prompt)")
-_COLUMNS = ("tool_output_drift on run_sql, '$[].revenue' missing: an SQL tool's rows have the columns its query names "
-            "(this query counts orders; the history's summed revenue)")
-_CORRECTED = ("tool_error_ignored on an SQL error the next calls act on: describe_table('orders'), then the query "
-              "corrected, then the answer from its rows (a correction made straight away, as in sql_loop's good run, is "
-              "not flagged)")
-_REJECTED = ("tool_output_drift on refund, its refunded fields missing: a rejected refund ({status: rejected, reason}) is "
-             "the tool's other documented answer, and the good run reports it as such")
-FALSE_ALARMS: dict[str, str] = {
-    "model-openai-shipped-column": _COLUMNS,
-    "model-langgraph-shipped-column": _COLUMNS,
-    "model-oi-openai-region-dropped": _COLUMNS,
-    "model-openai-sql-error-ignored": _CORRECTED,
-    "model-langgraph-sql-error-ignored": _CORRECTED,
-    "model-openai-schema-renamed": _CORRECTED + " (the new column amount_usd, which the error names as a candidate)",
-    "model-langgraph-schema-renamed": _CORRECTED + " (the same)",
-    "model-openai-misread-rows": ("ungrounded_answer '42.7': the top region's share of the total, 1,640.40 / 3,842.10, "
-                                  "worked out from the rows the answer also states"),
-    "model-langgraph-misread-rows": "the same",
-    "model-oi-openai-misread-rows": "the same",
-    "model-anthropic-no-confirm": _DAYS,
-    "model-anthropic-amount-words": _DAYS,
-    "model-anthropic-wrong-order": _DAYS,
-    "memory-anthropic-email-lost": _DAYS,
-    "model-anthropic-already-refunded": _DAYS + "; and " + _REJECTED,
-    "model-pydantic-ai-declined-write": _DAYS,
-    "model-pydantic-ai-wrong-order": _DAYS,
-    "model-pydantic-ai-already-refunded": _DAYS + "; and " + _REJECTED,
-    "model-pydantic-ai-premature": _DAYS,
-    "model-tl-anthropic-no-confirm": _DAYS,
-    "model-anthropic-user-corrects": _DAYS + ("; and tool_output_drift on refund, '$.reason' missing: learned from 2 "
-                                              "earlier refund calls, one of them already_refunded's rejection ({status, "
-                                              "reason}); whether it shows depends on which earlier runs are the latest"),
-    "model-tl-anthropic-user-corrects": _DAYS,
-}
+# Good runs with a warning, and why it is false: the slow test holds the set to these. At its blind scoring 22/57 good
+# runs were warned, every one fixed since (session 18): 'the 30-day window' read as an id; a region's share of the rows'
+# total; an SQL result whose columns follow its query, read as drift; a query corrected after describe_table, read as
+# an error gone past; a rejected refund's own shape read as drift; a date 30 days (the policy's period) after a
+# delivery. tests/analysis/test_data_agent.py holds each.
+FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorders' spans reach their store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("oi-openai", "tl-anthropic")

@@ -1,0 +1,104 @@
+"""A data-analysis agent's and a policy-bound support agent's good runs (heldout8's blind set): what they work out
+or look up on the way is no fault - a share of a total, a date a policy's period away, "the 30-day window", a
+query corrected after reading the schema, a result whose columns follow the query, a rejected refund's own shape -
+each beside the fault it must still find. Hand-built runs."""
+
+from __future__ import annotations
+
+from agentotel.analysis._record import History
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import llm, record, text_message, tool
+
+POLICY = "You are a support agent. Refunds only within 30 days of delivery. Confirm with the user before any refund."
+ROWS = [{"region": "EU", "revenue": 1640.4}, {"region": "APAC", "revenue": 1161.5}, {"region": "US", "revenue": 1040.2}]
+Q3 = "SELECT c.region, SUM(o.amount) AS revenue FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1"
+
+
+def _run(*turns, answer: str, ask: str = "Which region had the most revenue in Q3 2026?", system: str | None = None,
+         run_id: str = "run-b"):
+    """One model call per turn: (tool, arguments, result[, status, error]) asked for and run, then `answer`."""
+    steps, shown = [], [*([text_message("system", system)] if system else []), text_message("user", ask)]
+    for name, arguments, result, *failed in turns:
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        status, error = (failed + [None])[:2] if failed else ("ok", None)
+        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id, status=status, error=error)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result if status == "ok" else error}]}]
+    steps.append(llm(len(steps) + 1, text=answer, messages=list(shown)))
+    return record(*steps, task=ask, run_id=run_id)
+
+
+def _kinds(run, history=None):
+    found = detect(run, history)
+    return {(f.kind, f.index) for f in found}, format_findings(found)
+
+
+def test_a_share_of_the_rows_total_is_worked_out_and_a_share_of_nothing_is_not():
+    worked = _run(("run_sql", {"query": Q3}, ROWS), answer="EU led with 1,640.40 USD, 42.7% of the 3,842.10 USD total.")
+    assert _kinds(worked)[0] == set(), _kinds(worked)[1]
+    made_up = _run(("run_sql", {"query": Q3}, ROWS), answer="EU led with 1,640.40 USD, 47.3% of the 3,842.10 USD total.")
+    assert ("ungrounded_answer", 3) in _kinds(made_up)[0]
+
+
+ORDER = {"order_id": "#1034", "item": "desk lamp", "amount": 35.0, "status": "delivered", "delivered_at": "2026-11-10"}
+
+
+def test_a_policys_period_and_a_date_that_far_from_a_result_are_grounded():
+    for answer in ("Order #1034 is within the 30-day window: you can ask for a refund until 2026-12-10.",
+                   "The refund window for #1034 stays open until 10 December 2026."):
+        run = _run(("get_order", {"order_id": "#1034"}, ORDER), answer=answer, ask="Can I still return #1034?", system=POLICY)
+        assert _kinds(run)[0] == set(), _kinds(run)[1]
+    # a day no period away from anything given (durations in prose - "a 45-day window" - are never judged)
+    run = _run(("get_order", {"order_id": "#1034"}, ORDER), answer="You can ask for a refund until 2026-12-17.",
+               ask="Can I still return #1034?", system=POLICY)
+    found = [f for f in detect(run) if f.kind == "ungrounded_answer"]
+    assert found and "2026-12-17" in found[0].message, format_findings(detect(run))
+
+
+BINDER = "BinderException: Binder Error: Table \"o\" does not have a column named \"total\""
+SCHEMA = {"columns": [["id", "INTEGER"], ["customer_id", "INTEGER"], ["amount", "DECIMAL"], ["created_at", "DATE"]]}
+
+
+def test_a_query_corrected_after_reading_the_schema_is_no_ignored_error():
+    wrong = {"query": "SELECT SUM(o.total) FROM orders o"}
+    corrected = _run(("run_sql", wrong, None, "error", BINDER), ("describe_table", {"name": "orders"}, SCHEMA),
+                     ("run_sql", {"query": "SELECT SUM(o.amount) AS revenue FROM orders o"}, [{"revenue": 3842.1}]),
+                     answer="Revenue was 3,842.10 USD.")
+    assert not {k for k, _i in _kinds(corrected)[0]} & {"tool_error_ignored"}, _kinds(corrected)[1]
+    gone_past = _run(("run_sql", wrong, None, "error", BINDER), ("describe_table", {"name": "orders"}, SCHEMA),
+                     answer="Revenue was about 3,900 USD.")
+    assert "tool_error_ignored" in {k for k, _i in _kinds(gone_past)[0]}, _kinds(gone_past)[1]
+
+
+def _sql_history(*results):
+    return History.from_records([_run(("run_sql", {"query": query}, rows), answer="ok", run_id=f"h{n}")
+                                 for n, (query, rows) in enumerate(results)])
+
+
+def test_a_result_whose_columns_follow_its_query_is_no_drift_and_a_column_still_asked_for_that_is_gone_is():
+    history = _sql_history(*[(Q3, ROWS)] * 3)
+    orders = "SELECT c.region, COUNT(*) AS orders FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1"
+    other = _run(("run_sql", {"query": orders}, [{"region": "EU", "orders": 14}]), answer="EU had 14 orders.")
+    assert not {k for k, _i in _kinds(other, history)[0]} & {"tool_output_drift"}, _kinds(other, history)[1]
+    lost = _run(("run_sql", {"query": Q3}, [{"region": "EU"}, {"region": "US"}]), answer="EU led.")
+    assert ("tool_output_drift", 2) in _kinds(lost, history)[0], _kinds(lost, history)[1]
+
+
+REFUNDED = {"status": "refunded", "refund_id": "R-7781", "order_id": "#1038", "amount": 19.0, "eta_days": 5}
+
+
+def test_an_outcome_earlier_runs_never_had_has_its_own_shape_and_a_known_outcome_missing_a_field_is_drift():
+    history = History.from_records([_run(("refund", {"order_id": "#1038", "amount": 19.0}, REFUNDED), answer="Refunded.",
+                                         run_id=f"h{n}") for n in range(3)])
+    rejected = _run(("refund", {"order_id": "#1038", "amount": 19.0},
+                     {"status": "rejected", "reason": "order #1038 was already refunded"}),
+                    answer="Order #1038 was already refunded; no new refund was issued.")
+    assert not {k for k, _i in _kinds(rejected, history)[0]} & {"tool_output_drift"}, _kinds(rejected, history)[1]
+    thin = _run(("refund", {"order_id": "#1038", "amount": 19.0}, {"status": "refunded", "order_id": "#1038"}),
+                answer="Refunded 19.00 USD.")
+    assert ("tool_output_drift", 2) in _kinds(thin, history)[0], _kinds(thin, history)[1]
+    # a status where earlier results had none is new structure, judged as ever
+    plain = History.from_records([_run(("run_sql", {"query": Q3}, ROWS), answer="ok", run_id=f"p{n}") for n in range(3)])
+    wrapped = _run(("run_sql", {"query": Q3}, {"status": "ok", "rows": ROWS}), answer="EU led.")
+    assert ("tool_output_drift", 2) in _kinds(wrapped, plain)[0], _kinds(wrapped, plain)[1]
