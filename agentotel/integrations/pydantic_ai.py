@@ -2,7 +2,13 @@
 
 - A function tool's execution (`@agent.tool`, `@agent.tool_plain`, `Tool(...)`, toolsets) is an
   `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result, the
-  call id of the model's `ToolCallPart`. Output tools (the structured final answer) are not tool steps.
+  call id of the model's `ToolCallPart`.
+- An output tool's call (`final_result`, the structured answer of an `output_type`) is a tool step too: the
+  model asked for a tool call and pydantic-ai ran it (validation, output functions and validators, which are
+  user code), so a trajectory without it would show a call nothing answered (`check`'s unanswered_tool_calls)
+  and hide a failing output function. Its result is the validated output; a retry (`ModelRetry` from an
+  output function or validator) is an error step the model answers, like a function tool's. The partial
+  outputs `run_stream` validates while it streams are not calls: only the final validation is a step.
 - `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
   is open, else is an `invoke_agent {agent}` step of the open run.
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
@@ -15,6 +21,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 from opentelemetry import trace
@@ -29,7 +36,12 @@ def patches() -> list[tuple[Any, str, Any]]:
     from pydantic_ai.agent import Agent
     from pydantic_ai.tool_manager import ToolManager
 
-    return [(ToolManager, "_raw_execute", _execute), (Agent, "iter", _iter)]
+    return [
+        (ToolManager, "_raw_execute", _execute),
+        (ToolManager, "execute_output_tool_call", _execute_output),
+        (ToolManager, "handle_output_tool_call", _handle_output),
+        (Agent, "iter", _iter),
+    ]
 
 
 # --- tools -----------------------------------------------------------------------------------------------
@@ -58,13 +70,13 @@ def _own_span_of(call_id: str | None) -> Any:
     return None
 
 
-def _start(validated: Any) -> ToolCall | None:
+def _start(validated: Any, kind: str = "function") -> ToolCall | None:
     if suppressed():
         return None
     try:
         tool_def = validated.tool.tool_def
-        if getattr(tool_def, "kind", "function") != "function":
-            return None  # output tools are the run's answer; external / unapproved ones do not run here
+        if getattr(tool_def, "kind", "function") != kind:
+            return None  # external / unapproved tools do not run here
         part = validated.call
         call_id = getattr(part, "tool_call_id", None)
         arguments = part.args_as_dict() if hasattr(part, "args_as_dict") else validated.validated_args
@@ -76,6 +88,24 @@ def _start(validated: Any) -> ToolCall | None:
 
 async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs)
+
+
+# Set while run_stream validates a partial output (allow_partial=True): no call, no step.
+_partial: contextvars.ContextVar[bool] = contextvars.ContextVar("agentotel_pydantic_ai_partial", default=False)
+
+
+async def _execute_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if _partial.get():
+        return await wrapped(*args, **kwargs)
+    return await traced_async(_start(args[0] if args else kwargs.get("validated"), "output"), wrapped, args, kwargs)
+
+
+async def _handle_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    token = _partial.set(bool(kwargs.get("allow_partial")))
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        _partial.reset(token)
 
 
 # --- agent runs ----------------------------------------------------------------------------------------------
