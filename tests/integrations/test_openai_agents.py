@@ -14,7 +14,7 @@ from agents.tracing.processor_interface import TracingProcessor
 from openai import AsyncOpenAI
 
 import agentotel
-from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+from tests.integrations.conftest import ANSWER, ARGUMENTS, CALL_ID, assert_one_linked_tool_call, chat_tool_calls
 
 
 @function_tool
@@ -227,3 +227,121 @@ def test_a_hand_made_function_tool_is_a_tool_step(store, model_server, sdk_traci
                                 params_json_schema=schema, on_invoke_tool=invoke), get_time]
     asyncio.run(Runner.run(agent, "Weather in Paris?"))
     assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"
+
+
+# --- the paths real agents take ---------------------------------------------------------------------------
+
+
+def _chat_model(model_server) -> OpenAIChatCompletionsModel:
+    return OpenAIChatCompletionsModel("gpt-4o-mini", AsyncOpenAI(api_key="k", base_url=model_server.url))
+
+
+def test_an_agent_as_a_tool_nests_its_steps_under_the_outer_tool_step(store, model_server, sdk_tracing):
+    """The outer agent calls the inner one as a tool: the inner agent's model and tool steps sit under that tool step."""
+    expert = _agent(model_server, "chat").as_tool(tool_name="weather_expert", tool_description="Ask the weather expert.")
+    outer = Agent(name="assistant", instructions="Delegate.", tools=[expert], model=_chat_model(model_server))
+    model_server.before += [
+        chat_tool_calls(("call_expert", "weather_expert", {"input": "Weather in Paris?"})),  # outer
+        chat_tool_calls((CALL_ID, "get_weather", ARGUMENTS)),  # inner
+        chat_tool_calls(content=ANSWER),  # inner
+        chat_tool_calls(content=ANSWER),  # outer
+    ]
+    assert asyncio.run(Runner.run(outer, "Weather in Paris?")).final_output == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "assistant"
+    steps = trajectory.steps
+    (outer_tool,) = [s for s in steps if s.tool_name == "weather_expert"]
+    assert (outer_tool.tool_call_id, outer_tool.requested_by, outer_tool.output) == ("call_expert", 1, ANSWER)
+    inner = [s for s in steps if s.index > outer_tool.index and s.depth > outer_tool.depth]
+    assert [s.type for s in inner if s.type != "agent"] == ["llm", "tool", "llm"]
+    (tool,) = [s for s in inner if s.type == "tool"]
+    assert (tool.tool_call_id, tool.input, tool.requested_by) == (CALL_ID, ARGUMENTS, inner[[s.type for s in inner].index("llm")].index)
+    assert len([s for s in steps if s.type == "llm"]) == 4 and len([s for s in steps if s.type == "tool"]) == 2
+
+
+def test_run_sync_opens_a_run(store, model_server, sdk_tracing):
+    result = Runner.run_sync(_agent(model_server, "chat"), "Weather in Paris?")
+    assert result.final_output == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "weather"
+    assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+
+
+class WeatherDown(Exception):
+    pass
+
+
+def test_a_tool_without_failure_function_raises_the_users_exception_and_is_an_error_step(store, model_server, sdk_tracing):
+    @function_tool(name_override="get_weather", failure_error_function=None)
+    def broken(city: str) -> str:
+        """Current weather of a city."""
+        raise WeatherDown("weather service down")
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [broken, get_time]
+    with pytest.raises(Exception) as raised:
+        asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    # What the SDK raises (the user's exception, or the SDK's wrapper of it) reaches the caller unchanged.
+    assert raised.type is WeatherDown or isinstance(raised.value.__cause__, WeatherDown) or "weather service down" in str(raised.value)
+    trajectory = store.only_run()
+    assert trajectory.run["status"] == "error"
+    (step,) = [s for s in trajectory.steps if s.type == "tool"]
+    assert (step.status, step.tool_call_id, step.requested_by) == ("error", CALL_ID, 1)
+    assert "weather service down" in step.error
+
+
+def test_a_tripped_input_guardrail_ends_the_run_with_its_exception(store, model_server, sdk_tracing):
+    from agents import GuardrailFunctionOutput, InputGuardrailTripwireTriggered, input_guardrail
+
+    @input_guardrail
+    def no_weather(ctx, agent, user_input) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="weather is off-topic", tripwire_triggered=True)
+
+    agent = _agent(model_server, "chat", input_guardrails=[no_weather])
+    with pytest.raises(InputGuardrailTripwireTriggered):
+        asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    roots = store.traces().sql("select name, status_code, error_type from spans where parent_span_id is null").fetchall()
+    assert len(roots) == 1 and roots[0][:2] == ("invoke_agent weather", "ERROR"), roots
+    assert roots[0][2].endswith("InputGuardrailTripwireTriggered")
+    assert store.only_run().run["status"] == "error"
+
+
+def test_a_tripped_output_guardrail_ends_the_run_with_its_exception(store, model_server, sdk_tracing):
+    from agents import GuardrailFunctionOutput, OutputGuardrailTripwireTriggered, output_guardrail
+
+    @output_guardrail
+    def no_clouds(ctx, agent, output) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="cloudy", tripwire_triggered="cloudy" in output)
+
+    agent = _agent(model_server, "chat", output_guardrails=[no_clouds])
+    with pytest.raises(OutputGuardrailTripwireTriggered):
+        asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    trajectory = store.only_run()
+    assert trajectory.run["status"] == "error"
+    assert_one_linked_tool_call(trajectory)  # the steps before the guardrail tripped are all there
+
+
+def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
+    """An Agent with `mcp_servers=[...]` (a stdio server): the SDK's MCP tool and agentotel's MCP client patch
+    both see the call: one tool step, linked."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from agents.mcp import MCPServerStdio
+
+    root = Path(__file__).resolve().parents[2]
+    params = {"command": sys.executable, "args": [str(Path(__file__).with_name("mcp_server_process.py")), str(store.directory)],
+              "env": {"PYTHONPATH": f"{root}{os.pathsep}{root / 'collector'}"}}
+
+    async def main():
+        async with MCPServerStdio(params, name="weather-server", client_session_timeout_seconds=30) as server:
+            agent = Agent(name="weather", instructions="Answer about weather.", mcp_servers=[server], model=_chat_model(model_server))
+            return (await Runner.run(agent, "Weather in Paris?")).final_output
+
+    assert asyncio.run(main()) == ANSWER
+    trajectory = store.only_run()
+    step = assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+    assert "18C" in json.dumps(step.output)
