@@ -16,7 +16,7 @@ from langgraph.prebuilt import create_react_agent
 
 import agentotel
 from agentotel import semconv as sc
-from tests.integrations.conftest import ANSWER, CALL_ID, assert_one_linked_tool_call
+from tests.integrations.conftest import ANSWER, ARGUMENTS, CALL_ID, assert_one_linked_tool_call, chat_tool_calls
 
 # create_react_agent is what most LangGraph agents in the wild still use.
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
@@ -180,3 +180,113 @@ def test_suppressed_instrumentation_records_no_tool_step(store):
         with suppress_instrumentation():
             assert get_weather.invoke({"city": "Paris"}) == "18C, cloudy in Paris"
     assert store.only_run().steps == []
+
+
+# --- the paths real agents take ---------------------------------------------------------------------------
+
+
+def test_async_tool_in_an_ainvoked_graph(store, model_server):
+    @tool("get_weather")
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        await asyncio.sleep(0)
+        return f"18C, cloudy in {city}"
+
+    result = asyncio.run(_graph(model_server, (weather, get_time)).ainvoke(_question()))
+    assert result["messages"][-1].content == ANSWER
+    trajectory = store.only_run()
+    assert assert_one_linked_tool_call(trajectory).output == "18C, cloudy in Paris"
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_tool_node_with_two_parallel_calls_is_two_linked_steps(store, model_server, mode):
+    calls = [("call_time_7", "get_time", {"city": "Oslo"}), (CALL_ID, "get_weather", {"city": "Oslo"})]
+    model_server.before.append(chat_tool_calls(*calls))
+    graph = _graph(model_server)
+    question = {"messages": [HumanMessage("Weather and time in Oslo?")]}
+    graph.invoke(question) if mode == "sync" else asyncio.run(graph.ainvoke(question))
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool", "tool", "llm"]
+    tools = sorted((s.tool_call_id, s.tool_name, s.input, s.requested_by, s.status) for s in steps if s.type == "tool")
+    assert tools == sorted((call_id, name, arguments, 1, "ok") for call_id, name, arguments in calls)
+
+
+def test_content_and_artifact_tool_records_the_content(store, model_server):
+    @tool("get_weather", response_format="content_and_artifact")
+    def weather(city: str) -> tuple[str, dict]:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}", {"raw": {"temp_c": 18}}
+
+    result = _graph(model_server, (weather, get_time)).invoke(_question())
+    assert result["messages"][2].artifact == {"raw": {"temp_c": 18}}
+    assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"
+
+
+def test_structured_tool_from_function(store, model_server):
+    from langchain_core.tools import StructuredTool
+
+    def weather(city: str) -> str:
+        return f"18C, cloudy in {city}"
+
+    tool_ = StructuredTool.from_function(weather, name="get_weather", description="Current weather of a city.")
+    _graph(model_server, (tool_, get_time)).invoke(_question())
+    assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"
+
+
+def test_return_direct_tool_ends_the_graph_with_its_result(store, model_server):
+    @tool("get_weather", return_direct=True)
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    result = _graph(model_server, (weather, get_time)).invoke(_question())
+    assert result["messages"][-1].content == "18C, cloudy in Paris"
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool"]
+    assert (steps[1].tool_call_id, steps[1].requested_by, steps[1].output) == (CALL_ID, 1, "18C, cloudy in Paris")
+
+
+class WeatherDown(Exception):
+    pass
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_an_unhandled_tool_exception_passes_through_unchanged(store, model_server, mode):
+    error = WeatherDown("weather service down")
+
+    @tool("get_weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        raise error
+
+    graph = _graph(model_server, (weather, get_time))
+    with pytest.raises(WeatherDown) as raised:
+        graph.invoke(_question()) if mode == "sync" else asyncio.run(graph.ainvoke(_question()))
+    assert raised.value is error
+    trajectory = store.only_run()
+    assert trajectory.run["status"] == "error"
+    (step,) = [s for s in trajectory.steps if s.type == "tool"]
+    assert (step.status, step.tool_call_id, step.requested_by, step.input) == ("error", CALL_ID, 1, ARGUMENTS)
+    assert "weather service down" in step.error
+
+
+def test_a_retriever_inside_an_lcel_chain_is_a_retrieval_step(store, model_server):
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnablePassthrough
+
+    model_server.before.append(chat_tool_calls(content=ANSWER))
+    prompt = ChatPromptTemplate.from_template("Context: {context}\nQuestion: {question}")
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="k", base_url=model_server.url)
+
+    def format_docs(docs):
+        return "\n".join(d.page_content for d in docs)
+
+    chain = {"context": Docs() | format_docs, "question": RunnablePassthrough()} | prompt | model | StrOutputParser()
+    with agentotel.run("rag"):
+        assert chain.invoke("where is Paris") == ANSWER
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["retrieval", "llm"]
+    assert (steps[0].input, steps[0].output) == ("where is Paris", [{"id": "d1", "content": "Paris is in France"}])
+    assert "Paris is in France" in json.dumps(steps[1].input)
