@@ -14,7 +14,8 @@ from agentotel import _context, _tracing
 from agentotel._internal import report_internal_error
 from agentotel.content import Payload
 from agentotel.runs import INVOKE_AGENT, record_error, run
-from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME
+from agentotel.tools import EXECUTE_TOOL
 
 
 def traced(call: Any, wrapped: Any, args: tuple, kwargs: dict, done: Callable[[Any, Any], None] | None = None) -> Any:
@@ -49,6 +50,18 @@ async def traced_async(call: Any, wrapped: Any, args: tuple, kwargs: dict, done:
 
 def _succeed(call: Any, result: Any) -> None:
     call.succeed(result)
+
+
+def current_tool_span(name: str | None = None, call_id: str | None = None) -> Any:
+    """The current span when it is a recording `execute_tool` span of this very call (tool `name`, call
+    `call_id`; each checked when given): another record of the call, to complete instead of adding a second."""
+    span = trace.get_current_span()
+    attributes = getattr(span, "attributes", None)
+    if not attributes or not span.is_recording() or attributes.get(GEN_AI_OPERATION_NAME) != EXECUTE_TOOL:
+        return None
+    if (name is not None and attributes.get(GEN_AI_TOOL_NAME) != name) or (call_id is not None and attributes.get(GEN_AI_TOOL_CALL_ID) != call_id):
+        return None
+    return span
 
 
 def suppressed() -> bool:

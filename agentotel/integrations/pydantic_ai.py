@@ -24,12 +24,9 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-from opentelemetry import trace
-
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed, traced_async
-from agentotel.semconv import GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID
-from agentotel.tools import EXECUTE_TOOL, DefinedTool, ToolCall, defined_tool, start_tool_call
+from agentotel.integrations._common import AgentScope, current_tool_span, suppressed, traced_async
+from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
 
 
 def patches() -> list[tuple[Any, str, Any]]:
@@ -59,17 +56,6 @@ def _definition(tool_def: Any) -> DefinedTool:
     return entry[1]
 
 
-def _own_span_of(call_id: str | None) -> Any:
-    """pydantic-ai's instrumentation span of this tool call, when it is the current span."""
-    span = trace.get_current_span()
-    attributes = getattr(span, "attributes", None)
-    if not call_id or not attributes or not span.is_recording():
-        return None
-    if attributes.get(GEN_AI_OPERATION_NAME) == EXECUTE_TOOL and attributes.get(GEN_AI_TOOL_CALL_ID) == call_id:
-        return span
-    return None
-
-
 def _start(validated: Any, kind: str = "function") -> ToolCall | None:
     if suppressed():
         return None
@@ -80,7 +66,7 @@ def _start(validated: Any, kind: str = "function") -> ToolCall | None:
         part = validated.call
         call_id = getattr(part, "tool_call_id", None)
         arguments = part.args_as_dict() if hasattr(part, "args_as_dict") else validated.validated_args
-        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=_own_span_of(call_id))
+        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=current_tool_span(call_id=call_id) if call_id else None)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.pydantic_ai.tool", exc)
         return None

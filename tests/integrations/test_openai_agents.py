@@ -14,6 +14,7 @@ from agents.tracing.processor_interface import TracingProcessor
 from openai import AsyncOpenAI
 
 import agentotel
+from agentotel import semconv as sc
 from tests.integrations.conftest import ANSWER, ARGUMENTS, CALL_ID, assert_one_linked_tool_call, chat_tool_calls
 
 
@@ -324,7 +325,7 @@ def test_a_tripped_output_guardrail_ends_the_run_with_its_exception(store, model
 
 def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
     """An Agent with `mcp_servers=[...]` (a stdio server): the SDK's MCP tool and agentotel's MCP client patch
-    both see the call: one tool step, linked."""
+    both see each call: one tool step a call, linked, its error an error."""
     import os
     import sys
     from pathlib import Path
@@ -340,8 +341,16 @@ def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
             agent = Agent(name="weather", instructions="Answer about weather.", mcp_servers=[server], model=_chat_model(model_server))
             return (await Runner.run(agent, "Weather in Paris?")).final_output
 
+    model_server.before.append(chat_tool_calls(("call_alerts", "get_alerts", {"city": "Paris"})))  # fails on the server
     assert asyncio.run(main()) == ANSWER
     trajectory = store.only_run()
-    step = assert_one_linked_tool_call(trajectory)
-    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
-    assert "18C" in json.dumps(step.output)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm", "tool", "llm"]
+    alerts, weather = trajectory.steps[1], trajectory.steps[3]
+    # The MCP tool's isError result is an error step, though the SDK answered the model with its text.
+    assert (alerts.tool_name, alerts.tool_call_id, alerts.requested_by, alerts.status) == ("get_alerts", "call_alerts", 1, "error")
+    assert (weather.tool_call_id, weather.requested_by, weather.status, weather.input) == (CALL_ID, 3, "ok", ARGUMENTS)
+    assert "18C" in json.dumps(weather.output)
+    # One span a call (the SDK's tool call completed as the MCP call), with the server's name.
+    rows = store.traces().sql(f"select tool_name, attributes['{sc.AGENTOTEL_TOOL_SERVER}'], attributes['{sc.GEN_AI_TOOL_TYPE}'] "
+                              "from spans where operation = 'execute_tool' and kind = 'INTERNAL' order by start_time").fetchall()
+    assert rows == [("get_alerts", "weather-server", "extension"), ("get_weather", "weather-server", "extension")]
