@@ -3,6 +3,8 @@
 - A function tool's call (`@function_tool`, any `FunctionTool`) is an `execute_tool {name}` span with the
   model's arguments, the result, and the call id the SDK's `ToolContext` carries. A failure the SDK turns
   into an error text for the model (its failure_error_function) marks the span ERROR with the exception.
+  A call a tool input guardrail rejects (the tool never runs; the model gets the rejection) or trips is an
+  error step too (`error.type` `guardrail_rejected`, or the tripwire's exception).
 - `Runner.run` / `run_sync` / `run_streamed` open `agentotel.run(<agent name>)` when no run is open, else
   they are an `invoke_agent {agent}` step of the open run.
 - A handoff the model asks for (`transfer_to_<agent>`) is an `execute_tool {name}` span with its call id and
@@ -42,6 +44,7 @@ def patches() -> list[tuple[Any, str, Any]]:
         (tool_execution, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "maybe_invoke_function_tool_failure_error_function", _failure_answered),
+        (tool_execution, "_execute_tool_input_guardrails", _input_guardrails),
         # Both of the run loop's call sites read the module's function when a turn runs.
         (turn_resolution, "execute_handoffs", _execute_handoffs),
         (run_module.AgentRunner, "run", _runner_run),
@@ -118,6 +121,35 @@ async def _failure_answered(wrapped: Any, instance: Any, args: tuple, kwargs: di
     if box is not None and result is not None:  # None: no handler, the exception propagates
         box.error = kwargs.get("error")
     return result
+
+
+async def _input_guardrails(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # _execute_tool_input_guardrails(*, func_tool, tool_context, ...) -> the rejection message, or None: the tool
+    # runs. A rejected call never reaches the tool, yet the model asked for it and is answered: an error step.
+    tool = kwargs.get("func_tool")
+    if not getattr(tool, "tool_input_guardrails", None) or suppressed():
+        return await wrapped(*args, **kwargs)
+    try:
+        rejected = await wrapped(*args, **kwargs)
+    except BaseException as exc:  # a guardrail raising (its tripwire): the run ends with it
+        call = _guarded_call(tool, kwargs.get("tool_context"))
+        if call is not None:
+            call.fail(exc)
+        raise
+    if rejected is not None:
+        call = _guarded_call(tool, kwargs.get("tool_context"))
+        if call is not None:
+            call.failed(rejected, kind="guardrail_rejected")
+    return rejected
+
+
+def _guarded_call(tool: Any, tool_context: Any) -> Any:
+    try:
+        arguments = _json.parse(getattr(tool_context, "tool_arguments", None))
+        return start_tool_call(_definition(tool), arguments, getattr(tool_context, "tool_call_id", None))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.guardrail", exc)
+        return None
 
 
 async def _execute_handoffs(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

@@ -9,6 +9,8 @@
   and hide a failing output function. Its result is the validated output; a retry (`ModelRetry` from an
   output function or validator) is an error step the model answers, like a function tool's. The partial
   outputs `run_stream` validates while it streams are not calls: only the final validation is a step.
+- A function tool call whose arguments fail validation (pydantic-ai answers with a retry prompt) is an error
+  step with the arguments as the model gave them.
 - `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
   is open, else is an `invoke_agent {agent}` step of the open run.
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
@@ -24,6 +26,8 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
+from opentelemetry.trace import NoOpTracer
+
 from agentotel._internal import report_internal_error
 from agentotel.integrations._common import AgentScope, current_tool_span, suppressed, traced_async
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
@@ -35,6 +39,7 @@ def patches() -> list[tuple[Any, str, Any]]:
 
     return [
         (ToolManager, "_raw_execute", _execute),
+        (ToolManager, "_execute_tool_call_impl", _execute_invalid),
         (ToolManager, "execute_output_tool_call", _execute_output),
         (ToolManager, "handle_output_tool_call", _handle_output),
         (Agent, "iter", _iter),
@@ -65,15 +70,38 @@ def _start(validated: Any, kind: str = "function") -> ToolCall | None:
             return None  # external / unapproved tools do not run here
         part = validated.call
         call_id = getattr(part, "tool_call_id", None)
-        arguments = part.args_as_dict() if hasattr(part, "args_as_dict") else validated.validated_args
+        arguments = _arguments(part) if hasattr(part, "args_as_dict") else validated.validated_args
         return start_tool_call(_definition(tool_def), arguments, call_id, adopt=current_tool_span(call_id=call_id) if call_id else None)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.pydantic_ai.tool", exc)
         return None
 
 
+def _arguments(part: Any) -> Any:
+    """The arguments the model gave, as it gave them when they are no JSON object."""
+    try:
+        return part.args_as_dict()
+    except Exception:  # noqa: BLE001 - invalid JSON from the model: pydantic-ai asks it to retry
+        return getattr(part, "args", None)
+
+
 async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs)
+
+
+async def _execute_invalid(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # A call whose arguments failed validation never reaches _raw_execute: pydantic-ai raises its retry prompt
+    # here. It is still the model's call, answered (with an error): an error step, as a ModelRetry is. With
+    # pydantic-ai's own instrumentation on (a real tracer in the run context) its span of the failure, ended
+    # before this runs, is that step already.
+    validated = args[0] if args else kwargs.get("validated")
+    if validated is None or validated.args_valid or validated.tool is None or _own_tracing(validated.ctx):
+        return await wrapped(*args, **kwargs)
+    return await traced_async(_start(validated), wrapped, args, kwargs)
+
+
+def _own_tracing(ctx: Any) -> bool:
+    return not isinstance(getattr(ctx, "tracer", None), (NoOpTracer, type(None)))
 
 
 # Set while run_stream validates a partial output (allow_partial=True): no call, no step.

@@ -290,3 +290,19 @@ def test_a_retriever_inside_an_lcel_chain_is_a_retrieval_step(store, model_serve
     assert [s.type for s in steps] == ["retrieval", "llm"]
     assert (steps[0].input, steps[0].output) == ("where is Paris", [{"id": "d1", "content": "Paris is in France"}])
     assert "Paris is in France" in json.dumps(steps[1].input)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_graph_streaming_model_tokens(store, model_server, mode):
+    """stream_mode="messages": the model is called with stream=True; each call is still one model step."""
+    graph = _graph(model_server)
+    if mode == "sync":
+        chunks = list(graph.stream(_question(), stream_mode="messages"))
+    else:
+        async def main():
+            return [chunk async for chunk in graph.astream(_question(), stream_mode="messages")]
+        chunks = asyncio.run(main())
+    assert chunks and all(r["body"].get("stream") for r in model_server.requests)
+    trajectory = store.only_run()
+    assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]

@@ -354,3 +354,62 @@ def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
     rows = store.traces().sql(f"select tool_name, attributes['{sc.AGENTOTEL_TOOL_SERVER}'], attributes['{sc.GEN_AI_TOOL_TYPE}'] "
                               "from spans where operation = 'execute_tool' and kind = 'INTERNAL' order by start_time").fetchall()
     assert rows == [("get_alerts", "weather-server", "extension"), ("get_weather", "weather-server", "extension")]
+
+
+def test_a_tool_input_guardrail_rejecting_the_call_is_an_error_step(store, model_server, sdk_tracing):
+    """A tool guardrail rejects the call: the tool never runs and the SDK answers the model with the rejection."""
+    from agents import ToolGuardrailFunctionOutput, tool_input_guardrail
+
+    ran = []
+
+    @tool_input_guardrail
+    def no_paris(data) -> ToolGuardrailFunctionOutput:
+        return ToolGuardrailFunctionOutput.reject_content("Paris is not allowed.")
+
+    @function_tool(name_override="get_weather", tool_input_guardrails=[no_paris])
+    def guarded(city: str) -> str:
+        """Current weather of a city."""
+        ran.append(city)
+        return f"18C, cloudy in {city}"
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [guarded, get_time]
+    model_server.before += [chat_tool_calls((CALL_ID, "get_weather", ARGUMENTS)), chat_tool_calls(content=ANSWER)]
+    assert asyncio.run(Runner.run(agent, "Weather in Paris?")).final_output == ANSWER
+    assert ran == []
+    trajectory = store.only_run()
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+    step = trajectory.steps[1]
+    assert (step.tool_call_id, step.requested_by, step.status, step.input) == (CALL_ID, 1, "error", ARGUMENTS)
+    assert (step.output, step.error_type) == ("Paris is not allowed.", "guardrail_rejected")
+
+
+def test_a_tool_input_guardrail_tripping_ends_the_run_with_an_error_step(store, model_server, sdk_tracing):
+    from agents import ToolGuardrailFunctionOutput, ToolInputGuardrailTripwireTriggered, tool_input_guardrail
+
+    @tool_input_guardrail
+    def no_paris(data) -> ToolGuardrailFunctionOutput:
+        return ToolGuardrailFunctionOutput.raise_exception(output_info="Paris")
+
+    @function_tool(name_override="get_weather", tool_input_guardrails=[no_paris])
+    def guarded(city: str) -> str:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [guarded, get_time]
+    with pytest.raises(ToolInputGuardrailTripwireTriggered):
+        asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    trajectory = store.only_run()
+    assert trajectory.run["status"] == "error"
+    (step,) = [s for s in trajectory.steps if s.type == "tool"]
+    assert (step.tool_call_id, step.requested_by, step.status) == (CALL_ID, 1, "error")
+    assert step.error_type.endswith("ToolInputGuardrailTripwireTriggered")
+
+
+def test_stop_on_first_tool_ends_the_run_with_the_tool_step(store, model_server, sdk_tracing):
+    agent = _agent(model_server, "chat", tool_use_behavior="stop_on_first_tool")
+    assert asyncio.run(Runner.run(agent, "Weather in Paris?")).final_output == "18C, cloudy in Paris"
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool"]
+    assert (steps[1].tool_call_id, steps[1].requested_by, steps[1].output) == (CALL_ID, 1, "18C, cloudy in Paris")

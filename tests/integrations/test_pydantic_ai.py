@@ -321,3 +321,26 @@ def test_an_output_function_failing_for_good_passes_through_as_an_error_step(sto
         agent.run_sync("Weather in Paris?")
     (step,) = [s for s in store.only_run().steps if s.type == "tool"]
     assert (step.tool_call_id, step.status, step.input) == ("call_final", "error", {"city": "Paris", "temperature": 18})
+
+
+def test_arguments_that_fail_validation_are_an_error_step_then_the_retried_call(store, model_server, instrument):
+    """The model's arguments do not validate: pydantic-ai answers with a retry prompt, and the call is an error step."""
+    model_server.before.append(chat_tool_calls(("call_bad_0", "get_weather", {"town": "Paris"})))
+    assert _agent(model_server).run_sync("Weather in Paris?").output == ANSWER
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool", "llm", "tool", "llm"]
+    bad, good = steps[1], steps[3]
+    assert (bad.tool_call_id, bad.requested_by, bad.input, bad.status) == ("call_bad_0", 1, {"town": "Paris"}, "error")
+    assert (good.tool_call_id, good.requested_by, good.status) == (CALL_ID, 3, "ok")
+
+
+def test_run_stream_events_is_a_run_with_a_linked_tool_step(store, model_server):
+    async def main():
+        async with _agent(model_server).run_stream_events("Weather in Paris?") as stream:
+            return [type(event).__name__ async for event in stream]
+
+    events = asyncio.run(main())
+    assert "FunctionToolResultEvent" in events
+    trajectory = store.only_run()
+    assert_one_linked_tool_call(trajectory)
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
