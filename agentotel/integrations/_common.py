@@ -72,13 +72,15 @@ def suppressed() -> bool:
 
 class AgentScope:
     """An agent invocation of a framework: a run of its own (`agentotel.run(name)`) when none is open,
-    else an `invoke_agent {name}` step of the open run. Enter and exit in the same context (sync `with`,
-    also inside async code). `opened_run` says which it was."""
+    else an `invoke_agent {name}` step of the open run (`step=False`: nothing, for what is no agent, such
+    as a chain). Enter and exit in the same context (sync `with`, also inside async code). `opened_run`
+    says which it was."""
 
-    __slots__ = ("name", "_run", "_span", "_token", "opened_run")
+    __slots__ = ("name", "_step", "_run", "_span", "_token", "opened_run")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, step: bool = True) -> None:
         self.name = name or "agent"
+        self._step = step
         self._run: Any = None
         self._span: Any = None
         self._token: Any = None
@@ -90,7 +92,7 @@ class AgentScope:
                 self._run = run(self.name)
                 self._run.__enter__()
                 self.opened_run = True
-            else:
+            elif self._step:
                 self._span = _tracing.get_tracer().start_span(
                     f"{INVOKE_AGENT} {self.name}", kind=SpanKind.INTERNAL,
                     attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: self.name},

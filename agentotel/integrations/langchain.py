@@ -8,6 +8,9 @@
 - A compiled graph's `invoke` / `ainvoke` / `stream` / `astream` opens `agentotel.run(<graph name>)`
   when no run is open, else is an `invoke_agent {graph}` step of the open run; a graph run by another
   graph (a subgraph) adds nothing of its own.
+- An LCEL chain (`RunnableSequence`: `retriever | format_docs | prompt | llm`) invoked or streamed when no
+  run is open opens `agentotel.run(<run_name, else the chain's name, else "chain">)`, so its retrieval and
+  model steps are one run; inside a run (or a graph) it adds nothing: a chain is no agent.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import contextvars
 import sys
 from typing import Any
 
+from agentotel import _context
 from agentotel._internal import report_internal_error
 from agentotel.integrations._common import AgentScope, suppressed, traced, traced_async
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, retrieval_call, start_tool_call
@@ -24,6 +28,7 @@ from agentotel.tools import DefinedTool, ToolCall, defined_tool, retrieval_call,
 
 def patches() -> list[tuple[Any, str, Any]]:
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables.base import RunnableSequence
     from langchain_core.tools import BaseTool
 
     return [
@@ -31,6 +36,10 @@ def patches() -> list[tuple[Any, str, Any]]:
         (BaseTool, "arun", _arun),
         (BaseRetriever, "invoke", _retrieve),
         (BaseRetriever, "ainvoke", _aretrieve),
+        (RunnableSequence, "invoke", _chain_invoke),
+        (RunnableSequence, "ainvoke", _chain_ainvoke),
+        (RunnableSequence, "stream", _chain_stream),
+        (RunnableSequence, "astream", _chain_astream),
     ]
 
 
@@ -157,16 +166,15 @@ async def _graph_ainvoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict)
 def _graph_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if suppressed() or _in_graph.get():
         return wrapped(*args, **kwargs)
-    return _scoped_stream(_graph_name(instance), wrapped, args, kwargs)
+    return _scoped_stream(AgentScope(_graph_name(instance)), wrapped, args, kwargs)
 
 
-def _scoped_stream(name: str, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+def _scoped_stream(scope: AgentScope, wrapped: Any, args: tuple, kwargs: dict, graph: bool = True) -> Any:
     # The graph's steps run while the caller iterates. They run in a context of their own (a copy of the
     # caller's at the first item), so the run or step this opens is current for them and never for the
     # caller's code between items.
     ctx = contextvars.copy_context()
-    scope = AgentScope(name)
-    ctx.run(_enter, scope)
+    ctx.run(_enter, scope, graph)
     try:
         iterator = ctx.run(wrapped, *args, **kwargs)
     except BaseException as exc:
@@ -186,9 +194,10 @@ def _scoped_stream(name: str, wrapped: Any, args: tuple, kwargs: dict) -> Any:
     ctx.run(scope.__exit__, None, None, None)
 
 
-def _enter(scope: AgentScope) -> None:
+def _enter(scope: AgentScope, graph: bool) -> None:
     scope.__enter__()
-    _in_graph.set(True)
+    if graph:  # a chain's run is no graph: a graph it runs is a step of that run
+        _in_graph.set(True)
 
 
 def _close(iterator: Any) -> None:
@@ -200,14 +209,13 @@ def _close(iterator: Any) -> None:
 def _graph_astream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     if suppressed() or _in_graph.get():
         return wrapped(*args, **kwargs)
-    return _scoped_astream(_graph_name(instance), wrapped, args, kwargs)
+    return _scoped_astream(AgentScope(_graph_name(instance)), wrapped, args, kwargs)
 
 
-async def _scoped_astream(name: str, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+async def _scoped_astream(scope: AgentScope, wrapped: Any, args: tuple, kwargs: dict, graph: bool = True) -> Any:
     # As _scoped_stream: each step of the graph's async iterator runs as a task in the graph's context.
     ctx = contextvars.copy_context()
-    scope = AgentScope(name)
-    ctx.run(_enter, scope)
+    ctx.run(_enter, scope, graph)
     iterator = ctx.run(wrapped, *args, **kwargs)
     try:
         while True:
@@ -237,3 +245,41 @@ async def _aclose(iterator: Any) -> None:
     aclose = getattr(iterator, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+# --- chains ------------------------------------------------------------------------------------------------
+
+
+def _chain_run(instance: Any, args: tuple, kwargs: dict) -> AgentScope | None:
+    """The run a top-level chain opens (None: a run is open, or a graph runs it: it adds nothing)."""
+    if suppressed() or _in_graph.get() or _context.current_run() is not None:
+        return None
+    config = args[1] if len(args) > 1 else kwargs.get("config")
+    name = (config or {}).get("run_name") if isinstance(config, dict) else None
+    return AgentScope(str(name or getattr(instance, "name", None) or "chain"), step=False)
+
+
+def _chain_invoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    scope = _chain_run(instance, args, kwargs)
+    if scope is None:
+        return wrapped(*args, **kwargs)
+    with scope:
+        return wrapped(*args, **kwargs)
+
+
+async def _chain_ainvoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    scope = _chain_run(instance, args, kwargs)
+    if scope is None:
+        return await wrapped(*args, **kwargs)
+    with scope:
+        return await wrapped(*args, **kwargs)
+
+
+def _chain_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    scope = _chain_run(instance, args, kwargs)
+    return wrapped(*args, **kwargs) if scope is None else _scoped_stream(scope, wrapped, args, kwargs, graph=False)
+
+
+def _chain_astream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    scope = _chain_run(instance, args, kwargs)
+    return wrapped(*args, **kwargs) if scope is None else _scoped_astream(scope, wrapped, args, kwargs, graph=False)

@@ -306,3 +306,48 @@ def test_graph_streaming_model_tokens(store, model_server, mode):
     trajectory = store.only_run()
     assert_one_linked_tool_call(trajectory)
     assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+
+
+def test_arguments_that_fail_validation_are_an_error_step(store, model_server):
+    model_server.before.append(chat_tool_calls(("call_bad_0", "get_weather", {"town": "Paris"})))
+    _graph(model_server).invoke(_question())
+    steps = store.only_run().steps
+    assert [s.type for s in steps] == ["llm", "tool", "llm", "tool", "llm"]
+    bad = steps[1]
+    assert (bad.tool_call_id, bad.requested_by, bad.input, bad.status) == ("call_bad_0", 1, {"town": "Paris"}, "error")
+
+
+def _rag_chain(model_server):
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnablePassthrough
+
+    prompt = ChatPromptTemplate.from_template("Context: {context}\nQuestion: {question}")
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="k", base_url=model_server.url)
+
+    def format_docs(docs):
+        return "\n".join(d.page_content for d in docs)
+
+    return {"context": Docs() | format_docs, "question": RunnablePassthrough()} | prompt | model | StrOutputParser()
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "stream", "astream"])
+def test_an_lcel_chain_alone_is_one_run_with_its_retrieval_and_model_steps(store, model_server, mode):
+    """Only `instrument()`: the chain is the run (before, the retrieval was a run of its own and the model call in none)."""
+    model_server.before.append(chat_tool_calls(content=ANSWER))
+    chain = _rag_chain(model_server).with_config(run_name="rag")
+    if mode == "invoke":
+        answer = chain.invoke("where is Paris")
+    elif mode == "stream":
+        answer = "".join(chain.stream("where is Paris"))
+    else:
+        async def main():
+            if mode == "ainvoke":
+                return await chain.ainvoke("where is Paris")
+            return "".join([chunk async for chunk in chain.astream("where is Paris")])
+        answer = asyncio.run(main())
+    assert answer == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "rag"
+    assert [(s.type, s.depth) for s in trajectory.steps] == [("retrieval", 0), ("llm", 0)]
+    assert "Paris is in France" in json.dumps(trajectory.steps[1].input)

@@ -222,3 +222,18 @@ def test_paginated_tool_listings_all_reach_the_environment(store):
     ((description, schema_hash),) = store.traces().sql(
         f"select attributes['{sc.GEN_AI_TOOL_DESCRIPTION}'], attributes['{sc.AGENTOTEL_TOOL_SCHEMA_HASH}'] from tool_calls").fetchall()
     assert description == "get_time of a city" and schema_hash
+
+
+def test_calling_an_unknown_tool(store):
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-unknown"):
+                try:
+                    return await client.session.call_tool("get_tides", {"city": "Paris"})
+                except Exception as exc:  # noqa: BLE001 - mcp raises or answers isError, depending on the version
+                    return exc
+
+    outcome = asyncio.run(main())
+    (step,) = store.only_run().steps
+    assert (step.name, step.status, step.input) == ("execute_tool get_tides", "error", {"city": "Paris"})
+    assert isinstance(outcome, Exception) or outcome.is_error

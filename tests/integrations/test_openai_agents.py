@@ -413,3 +413,28 @@ def test_stop_on_first_tool_ends_the_run_with_the_tool_step(store, model_server,
     steps = store.only_run().steps
     assert [s.type for s in steps] == ["llm", "tool"]
     assert (steps[1].tool_call_id, steps[1].requested_by, steps[1].output) == (CALL_ID, 1, "18C, cloudy in Paris")
+
+
+def test_an_agent_as_a_tool_under_a_streamed_run(store, model_server, sdk_tracing):
+    expert = _agent(model_server, "chat").as_tool(tool_name="weather_expert", tool_description="Ask the weather expert.")
+    outer = Agent(name="assistant", instructions="Delegate.", tools=[expert], model=_chat_model(model_server))
+    model_server.before += [
+        chat_tool_calls(("call_expert", "weather_expert", {"input": "Weather in Paris?"})),
+        chat_tool_calls((CALL_ID, "get_weather", ARGUMENTS)),
+        chat_tool_calls(content=ANSWER),
+        chat_tool_calls(content=ANSWER),
+    ]
+
+    async def main():
+        result = Runner.run_streamed(outer, "Weather in Paris?")
+        async for _event in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(main()) == ANSWER
+    steps = store.only_run().steps
+    (outer_tool,) = [s for s in steps if s.tool_name == "weather_expert"]
+    assert (outer_tool.tool_call_id, outer_tool.requested_by) == ("call_expert", 1)
+    (tool,) = [s for s in steps if s.tool_name == "get_weather"]
+    assert tool.depth > outer_tool.depth and tool.tool_call_id == CALL_ID and tool.requested_by is not None
+    assert [s.type for s in steps].count("llm") == 4

@@ -344,3 +344,32 @@ def test_run_stream_events_is_a_run_with_a_linked_tool_step(store, model_server)
     trajectory = store.only_run()
     assert_one_linked_tool_call(trajectory)
     assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm"]
+
+
+def test_agent_delegation_nests_the_delegate_under_the_tool_step(store, model_server):
+    """A tool that runs another agent (pydantic-ai's delegation pattern): the delegate is an agent step inside it."""
+    delegate = _agent(model_server)
+    model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=model_server.url, api_key="k"))
+    boss = Agent(model, name="boss")
+
+    @boss.tool
+    async def ask_weather(ctx: RunContext[None], question: str) -> str:
+        """Ask the weather agent."""
+        return (await delegate.run(question, usage=ctx.usage)).output
+
+    model_server.before += [
+        chat_tool_calls(("call_ask", "ask_weather", {"question": "Weather in Paris?"})),
+        chat_tool_calls((CALL_ID, "get_weather", ARGUMENTS)),
+        chat_tool_calls(content=ANSWER),
+        chat_tool_calls(content=ANSWER),
+    ]
+    assert boss.run_sync("Weather in Paris?").output == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "boss"
+    steps = trajectory.steps
+    ask = next(s for s in steps if s.tool_name == "ask_weather")
+    agent = next(s for s in steps if s.type == "agent")
+    assert (ask.tool_call_id, ask.requested_by, ask.output) == ("call_ask", 1, ANSWER)
+    assert (agent.name, agent.parent_index) == ("invoke_agent weather", ask.index)
+    inner = [s for s in steps if s.parent_index == agent.index]
+    assert [s.type for s in inner] == ["llm", "tool", "llm"] and inner[1].requested_by == inner[0].index
