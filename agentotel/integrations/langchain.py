@@ -70,7 +70,7 @@ def _definition(tool: Any) -> tuple[Any, DefinedTool, frozenset[str]]:
             function = convert_to_openai_tool(tool)["function"]
             definition = defined_tool(function["name"], function.get("description"), function.get("parameters"))
             offered = set((function.get("parameters") or {}).get("properties") or ())
-            injected = (frozenset(getattr(tool, "args", None) or ()) | _ALWAYS_INJECTED) - offered
+            injected = (_input_fields(tool) | _ALWAYS_INJECTED) - offered
         except Exception:  # noqa: BLE001 - a tool without a schema a model could be given
             definition = defined_tool(str(tool.name), getattr(tool, "description", None), None)
             injected = _ALWAYS_INJECTED
@@ -78,6 +78,17 @@ def _definition(tool: Any) -> tuple[Any, DefinedTool, frozenset[str]]:
             _tools.clear()
         entry = _tools[id(tool)] = (tool, definition, injected)
     return entry
+
+
+def _input_fields(tool: Any) -> frozenset[str]:
+    """Every argument the tool takes, injected ones included (`tool.args` leaves InjectedState, ToolRuntime and
+    the like out on langchain-core 1.x, its input schema keeps them)."""
+    fields: set[str] = set(getattr(tool, "args", None) or ())
+    try:
+        fields.update(getattr(tool.get_input_schema(), "model_fields", None) or ())
+    except Exception:  # noqa: BLE001 - a tool without an input schema: its offered arguments are all
+        pass
+    return frozenset(fields)
 
 
 def _start(tool: Any, args: tuple, kwargs: dict) -> ToolCall | None:

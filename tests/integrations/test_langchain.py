@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import InjectedToolCallId, ToolException, tool
 from langchain_openai import ChatOpenAI
-from langgraph.prebuilt import create_react_agent
+from langgraph.prebuilt import InjectedState, ToolRuntime, create_react_agent
 
 import agentotel
 from agentotel import semconv as sc
@@ -351,3 +351,19 @@ def test_an_lcel_chain_alone_is_one_run_with_its_retrieval_and_model_steps(store
     assert trajectory.run["name"] == "rag"
     assert [(s.type, s.depth) for s in trajectory.steps] == [("retrieval", 0), ("llm", 0)]
     assert "Paris is in France" in json.dumps(trajectory.steps[1].input)
+
+
+def test_injected_state_store_and_runtime_are_never_arguments(store, model_server):
+    """ToolNode injects the graph's state, its store and a ToolRuntime: what the tool gets, not what the model gave."""
+    from langgraph.store.memory import InMemoryStore
+
+    @tool("get_weather")
+    def weather(city: str, state: Annotated[dict, InjectedState], runtime: ToolRuntime) -> str:
+        """Current weather of a city."""
+        assert state["messages"] and runtime.tool_call_id == CALL_ID
+        return f"18C, cloudy in {city}"
+
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="k", base_url=model_server.url)
+    create_react_agent(model, [weather, get_time], store=InMemoryStore()).invoke(_question())
+    step = assert_one_linked_tool_call(store.only_run())
+    assert step.input == ARGUMENTS
