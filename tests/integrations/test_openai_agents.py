@@ -438,3 +438,41 @@ def test_an_agent_as_a_tool_under_a_streamed_run(store, model_server, sdk_tracin
     (tool,) = [s for s in steps if s.tool_name == "get_weather"]
     assert tool.depth > outer_tool.depth and tool.tool_call_id == CALL_ID and tool.requested_by is not None
     assert [s.type for s in steps].count("llm") == 4
+
+
+@pytest.mark.parametrize("behavior", ["reject", "raise", "allow"])
+def test_a_tool_output_guardrail(store, model_server, sdk_tracing, behavior):
+    """The tool ran, then its output guardrail rejected the result (the model gets the rejection: an error step
+    with that rejection as its result), tripped (the run ends with its exception) or let it through (ok)."""
+    from agents import ToolGuardrailFunctionOutput, ToolOutputGuardrailTripwireTriggered, tool_output_guardrail
+
+    @tool_output_guardrail
+    def no_clouds(data) -> ToolGuardrailFunctionOutput:
+        if behavior == "reject":
+            return ToolGuardrailFunctionOutput.reject_content("Cloud reports are withheld.")
+        if behavior == "raise":
+            return ToolGuardrailFunctionOutput.raise_exception(output_info="cloudy")
+        return ToolGuardrailFunctionOutput.allow()
+
+    @function_tool(name_override="get_weather", tool_output_guardrails=[no_clouds])
+    def guarded(city: str) -> str:
+        """Current weather of a city."""
+        return f"18C, cloudy in {city}"
+
+    agent = _agent(model_server, "chat")
+    agent.tools = [guarded, get_time]
+    if behavior == "raise":
+        with pytest.raises(ToolOutputGuardrailTripwireTriggered):
+            asyncio.run(Runner.run(agent, "Weather in Paris?"))
+    else:
+        assert asyncio.run(Runner.run(agent, "Weather in Paris?")).final_output == ANSWER
+    trajectory = store.only_run()
+    (step,) = [s for s in trajectory.steps if s.type == "tool"]
+    assert (step.tool_call_id, step.requested_by, step.input) == (CALL_ID, 1, ARGUMENTS)
+    if behavior == "reject":
+        assert (step.status, step.error_type, step.output) == ("error", "guardrail_rejected", "Cloud reports are withheld.")
+    elif behavior == "raise":
+        assert step.status == "error" and step.error_type.endswith("ToolOutputGuardrailTripwireTriggered")
+        assert trajectory.run["status"] == "error"
+    else:
+        assert (step.status, step.output) == ("ok", "18C, cloudy in Paris")
