@@ -237,3 +237,19 @@ def test_calling_an_unknown_tool(store):
     (step,) = store.only_run().steps
     assert (step.name, step.status, step.input) == ("execute_tool get_tides", "error", {"city": "Paris"})
     assert isinstance(outcome, Exception) or outcome.is_error
+
+
+def test_the_high_level_clients_call_tool_is_one_step(store):
+    """`Client.call_tool` (mcp 2.x) drives `ClientSession.call_tool`: one step a call, its error an error."""
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-client"):
+                ok = await client.call_tool("get_weather", {"city": "Paris"})
+                failed = await client.call_tool("get_alerts", {"city": "Paris"})
+        return ok, failed
+
+    ok, failed = asyncio.run(main())
+    assert not ok.is_error and failed.is_error
+    steps = store.only_run().steps
+    assert [(s.name, s.status) for s in steps] == [("execute_tool get_weather", "ok"), ("execute_tool get_alerts", "error")]
+    assert steps[0].output == "18C, cloudy in Paris"
