@@ -9,8 +9,8 @@
   and hide a failing output function. Its result is the validated output; a retry (`ModelRetry` from an
   output function or validator) is an error step the model answers, like a function tool's. The partial
   outputs `run_stream` validates while it streams are not calls: only the final validation is a step.
-- A function tool call whose arguments fail validation (pydantic-ai answers with a retry prompt) is an error
-  step with the arguments as the model gave them.
+- A function or output tool call whose arguments fail validation (pydantic-ai answers with a retry prompt)
+  is an error step with the arguments as the model gave them.
 - `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
   is open, else is an `invoke_agent {agent}` step of the open run.
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
@@ -42,6 +42,7 @@ def patches() -> list[tuple[Any, str, Any]]:
         (ToolManager, "_execute_tool_call_impl", _execute_invalid),
         (ToolManager, "execute_output_tool_call", _execute_output),
         (ToolManager, "handle_output_tool_call", _handle_output),
+        (ToolManager, "validate_output_tool_call", _validate_output),
         (Agent, "iter", _iter),
     ]
 
@@ -112,6 +113,22 @@ async def _execute_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict
     if _partial.get():
         return await wrapped(*args, **kwargs)
     return await traced_async(_start(args[0] if args else kwargs.get("validated"), "output"), wrapped, args, kwargs)
+
+
+async def _validate_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # An output tool call whose arguments fail validation is never executed: an error step, as a function tool's
+    # (pydantic-ai's own instrumentation records none for it).
+    validated = await wrapped(*args, **kwargs)
+    try:
+        if kwargs.get("allow_partial") or _partial.get() or validated.args_valid or validated.tool is None:
+            return validated
+        call = _start(validated, "output")
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.pydantic_ai.output", exc)
+        return validated
+    if call is not None:
+        call.fail(validated.validation_error or ValueError("invalid output arguments"))
+    return validated
 
 
 async def _handle_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

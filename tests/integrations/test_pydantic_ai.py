@@ -373,3 +373,20 @@ def test_agent_delegation_nests_the_delegate_under_the_tool_step(store, model_se
     assert (agent.name, agent.parent_index) == ("invoke_agent weather", ask.index)
     inner = [s for s in steps if s.parent_index == agent.index]
     assert [s.type for s in inner] == ["llm", "tool", "llm"] and inner[1].requested_by == inner[0].index
+
+
+def test_an_output_tool_call_failing_validation_is_an_error_step_then_the_answer(store, model_server, instrument):
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        temperature: int
+        sky: str
+
+    model_server.before.append(chat_tool_calls(("call_final_0", "final_result", {"temperature": "hot", "sky": "cloudy"})))
+    model_server.before.append(chat_tool_calls(("call_final", "final_result", {"temperature": 18, "sky": "cloudy"})))
+    model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=model_server.url, api_key="k"))
+    assert Agent(model, name="weather", output_type=Weather).run_sync("Weather in Paris?").output.temperature == 18
+    steps = store.only_run().steps
+    assert [(s.type, s.tool_call_id, s.status) for s in steps] == [
+        ("llm", None, "ok"), ("tool", "call_final_0", "error"), ("llm", None, "ok"), ("tool", "call_final", "ok")]
+    assert (steps[1].requested_by, steps[1].input) == (1, {"temperature": "hot", "sky": "cloudy"})
