@@ -476,3 +476,49 @@ def test_a_tool_output_guardrail(store, model_server, sdk_tracing, behavior):
         assert trajectory.run["status"] == "error"
     else:
         assert (step.status, step.output) == ("ok", "18C, cloudy in Paris")
+
+
+def test_a_runner_run_inside_a_tool_nests_the_sub_agent_under_the_tool_step(store, model_server, sdk_tracing):
+    """The hand-written form of an agent as a tool: a function tool that runs another agent with Runner.run."""
+    expert = _agent(model_server, "chat")
+
+    @function_tool
+    async def ask_expert(question: str) -> str:
+        """Ask the weather expert."""
+        return (await Runner.run(expert, question)).final_output
+
+    outer = Agent(name="assistant", instructions="Delegate.", tools=[ask_expert], model=_chat_model(model_server))
+    model_server.before += [
+        chat_tool_calls(("call_expert", "ask_expert", {"question": "Weather in Paris?"})),
+        chat_tool_calls((CALL_ID, "get_weather", ARGUMENTS)),
+        chat_tool_calls(content=ANSWER),
+        chat_tool_calls(content=ANSWER),
+    ]
+    assert asyncio.run(Runner.run(outer, "Weather in Paris?")).final_output == ANSWER
+    trajectory = store.only_run()
+    steps = trajectory.steps
+    ask = next(s for s in steps if s.tool_name == "ask_expert")
+    agent = next(s for s in steps if s.type == "agent")
+    assert (agent.name, agent.parent_index) == ("invoke_agent weather", ask.index)
+    inner = [s for s in steps if s.parent_index == agent.index]
+    assert [s.type for s in inner] == ["llm", "tool", "llm"] and inner[1].requested_by == inner[0].index
+
+
+def test_handoff_in_a_streamed_run(store, model_server, sdk_tracing):
+    weather = _agent(model_server, "chat")
+    triage = Agent(name="triage", instructions="Route.", handoffs=[weather], model=_chat_model(model_server))
+    model_server.before.append(chat_tool_calls(("call_handoff", "transfer_to_weather", {})))
+
+    async def main():
+        result = Runner.run_streamed(triage, "Weather in Paris?")
+        async for _event in result.stream_events():
+            pass
+        return result.final_output
+
+    assert asyncio.run(main()) == ANSWER
+    trajectory = store.only_run()
+    assert trajectory.run["name"] == "triage"
+    assert [s.type for s in trajectory.steps[:3]] == ["llm", "tool", "agent"]
+    assert (trajectory.steps[1].tool_call_id, trajectory.steps[1].requested_by) == ("call_handoff", 1)
+    agent = trajectory.steps[2]
+    assert [s.type for s in trajectory.steps if s.parent_index == agent.index] == ["llm", "tool", "llm"]
