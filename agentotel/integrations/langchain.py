@@ -2,8 +2,9 @@
 
 - `BaseTool.run` / `arun` (every tool, `@tool` and `StructuredTool` included, however invoked: directly,
   by `invoke`, or by LangGraph's `ToolNode`) is an `execute_tool {name}` span: the arguments the model
-  gave (injected ones left out), the tool message's content as the result, the tool call's id. A tool
-  error the tool handled (`handle_tool_error`: the model gets an error message) marks the span ERROR.
+  gave (injected ones left out), the tool message's content as the result (also when it comes in a
+  LangGraph `Command(update=...)`), the tool call's id. A tool error the tool handled
+  (`handle_tool_error`: the model gets an error message) marks the span ERROR.
 - `BaseRetriever.invoke` / `ainvoke` is a `retrieval {retriever}` span with the query and the documents.
 - A compiled graph's `invoke` / `ainvoke` / `stream` / `astream` opens `agentotel.run(<graph name>)`
   when no run is open, else is an `invoke_agent {graph}` step of the open run; a graph run by another
@@ -107,13 +108,29 @@ def _start(tool: Any, args: tuple, kwargs: dict) -> ToolCall | None:
 
 def _end(call: ToolCall, output: Any) -> None:
     # With a tool-call id the result is a ToolMessage: its content is what the model sees.
-    if type(output).__name__ == "ToolMessage":
-        content = getattr(output, "content", output)
-        if getattr(output, "status", None) == "error":
+    message = _tool_message(output)
+    if message is not None:
+        content = getattr(message, "content", message)
+        if getattr(message, "status", None) == "error":
             call.failed(content)
             return
         output = content
     call.succeed(output)
+
+
+def _tool_message(output: Any) -> Any:
+    """The ToolMessage a tool answered with: the result itself, or the one a LangGraph `Command(update=...)`
+    adds to the state's messages (a tool that updates the graph's state, or hands off)."""
+    kind = type(output).__name__
+    if kind == "ToolMessage":
+        return output
+    if kind == "Command":
+        update = getattr(output, "update", None)
+        messages = update.get("messages") if isinstance(update, dict) else None
+        for message in reversed(messages if isinstance(messages, list) else ()):
+            if type(message).__name__ == "ToolMessage":
+                return message
+    return None
 
 
 def _run(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import pytest
 from langchain_core.documents import Document
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import InjectedToolCallId, ToolException, tool
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import InjectedState, ToolRuntime, create_react_agent
+from langgraph.types import Command
 
 import agentotel
 from agentotel import semconv as sc
@@ -367,3 +368,17 @@ def test_injected_state_store_and_runtime_are_never_arguments(store, model_serve
     create_react_agent(model, [weather, get_time], store=InMemoryStore()).invoke(_question())
     step = assert_one_linked_tool_call(store.only_run())
     assert step.input == ARGUMENTS
+
+
+def test_a_tool_returning_a_command_records_its_tool_message(store, model_server):
+    """A tool that updates the graph's state (`Command(update=...)`, the handoff and state-update form): the
+    step's result is the tool message the model gets, not the Command."""
+    @tool("get_weather")
+    def weather(city: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Current weather of a city."""
+        return Command(update={"messages": [ToolMessage(f"18C, cloudy in {city}", tool_call_id=tool_call_id)]})
+
+    result = _graph(model_server, (weather, get_time)).invoke(_question())
+    assert result["messages"][-1].content == ANSWER
+    step = assert_one_linked_tool_call(store.only_run())
+    assert step.output == "18C, cloudy in Paris"
