@@ -1,8 +1,8 @@
 """pydantic-ai: tool calls and agent runs.
 
 - A function tool's execution (`@agent.tool`, `@agent.tool_plain`, `Tool(...)`, toolsets) is an
-  `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result, the
-  call id of the model's `ToolCallPart`.
+  `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result (a
+  `ToolReturn`'s return value), the call id of the model's `ToolCallPart`.
 - An output tool's call (`final_result`, the structured answer of an `output_type`) is a tool step too: the
   model asked for a tool call and pydantic-ai ran it (validation, output functions and validators, which are
   user code), so a trajectory without it would show a call nothing answered (`check`'s unanswered_tool_calls)
@@ -87,7 +87,12 @@ def _arguments(part: Any) -> Any:
 
 
 async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs)
+    return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs, _returned)
+
+
+def _returned(call: ToolCall, result: Any) -> None:
+    # A `ToolReturn` carries what the model gets (`return_value`) beside content and metadata for the app.
+    call.succeed(result.return_value if type(result).__name__ == "ToolReturn" and hasattr(result, "return_value") else result)
 
 
 async def _execute_invalid(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

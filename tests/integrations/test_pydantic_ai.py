@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, RunContext, ToolReturn
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -390,3 +390,18 @@ def test_an_output_tool_call_failing_validation_is_an_error_step_then_the_answer
     assert [(s.type, s.tool_call_id, s.status) for s in steps] == [
         ("llm", None, "ok"), ("tool", "call_final_0", "error"), ("llm", None, "ok"), ("tool", "call_final", "ok")]
     assert (steps[1].requested_by, steps[1].input) == (1, {"temperature": "hot", "sky": "cloudy"})
+
+
+def test_a_tool_return_records_what_the_model_gets(store, model_server):
+    """`ToolReturn(return_value=..., metadata=...)`: the step's result is the return value the model gets.
+    (With pydantic-ai's own instrumentation on, its `tool_response` attribute, the whole ToolReturn, is what
+    the store reads as the result: store/dialects.py's choice, left as it is.)"""
+    agent = _agent(model_server, weather=False)
+
+    @agent.tool_plain
+    def get_weather(city: str) -> ToolReturn:
+        """Current weather of a city."""
+        return ToolReturn(return_value=f"18C, cloudy in {city}", metadata={"station": "LFPG"})
+
+    assert agent.run_sync("Weather in Paris?").output == ANSWER
+    assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"
