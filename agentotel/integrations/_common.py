@@ -14,7 +14,8 @@ from agentotel import _context, _tracing
 from agentotel._internal import report_internal_error
 from agentotel.content import Payload
 from agentotel.runs import INVOKE_AGENT, record_error, run
-from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME
+from agentotel.tools import EXECUTE_TOOL
 
 
 def traced(call: Any, wrapped: Any, args: tuple, kwargs: dict, done: Callable[[Any, Any], None] | None = None) -> Any:
@@ -51,6 +52,18 @@ def _succeed(call: Any, result: Any) -> None:
     call.succeed(result)
 
 
+def current_tool_span(name: str | None = None, call_id: str | None = None) -> Any:
+    """The current span when it is a recording `execute_tool` span of this very call (tool `name`, call
+    `call_id`; each checked when given): another record of the call, to complete instead of adding a second."""
+    span = trace.get_current_span()
+    attributes = getattr(span, "attributes", None)
+    if not attributes or not span.is_recording() or attributes.get(GEN_AI_OPERATION_NAME) != EXECUTE_TOOL:
+        return None
+    if (name is not None and attributes.get(GEN_AI_TOOL_NAME) != name) or (call_id is not None and attributes.get(GEN_AI_TOOL_CALL_ID) != call_id):
+        return None
+    return span
+
+
 def suppressed() -> bool:
     """OTel's suppress_instrumentation() is on: record nothing."""
     current = context.get_current()
@@ -59,13 +72,15 @@ def suppressed() -> bool:
 
 class AgentScope:
     """An agent invocation of a framework: a run of its own (`agentotel.run(name)`) when none is open,
-    else an `invoke_agent {name}` step of the open run. Enter and exit in the same context (sync `with`,
-    also inside async code). `opened_run` says which it was."""
+    else an `invoke_agent {name}` step of the open run (`step=False`: nothing, for what is no agent, such
+    as a chain). Enter and exit in the same context (sync `with`, also inside async code). `opened_run`
+    says which it was."""
 
-    __slots__ = ("name", "_run", "_span", "_token", "opened_run")
+    __slots__ = ("name", "_step", "_run", "_span", "_token", "opened_run")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, step: bool = True) -> None:
         self.name = name or "agent"
+        self._step = step
         self._run: Any = None
         self._span: Any = None
         self._token: Any = None
@@ -77,7 +92,7 @@ class AgentScope:
                 self._run = run(self.name)
                 self._run.__enter__()
                 self.opened_run = True
-            else:
+            elif self._step:
                 self._span = _tracing.get_tracer().start_span(
                     f"{INVOKE_AGENT} {self.name}", kind=SpanKind.INTERNAL,
                     attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: self.name},

@@ -1,9 +1,10 @@
 """MCP clients (`mcp` 1.x and 2.x): tool calls, tool listings, trace context to the server.
 
 - `ClientSession.call_tool` is an `execute_tool {tool}` span (tool type `extension`, the server's name
-  in `agentotel.tool.server`): the arguments, the result (structured content, else the content parts'
-  text), `isError` as an ERROR status, and the model's call id when a model of the run asked for this
-  call (MCP itself carries none).
+  in `agentotel.tool.server`): the arguments, the result (the content parts' text, else the structured
+  content), `isError` as an ERROR status, and the model's call id when a model of the run asked for this
+  call (MCP itself carries none). Called inside a framework's tool call of the same tool (an Agents SDK
+  agent's MCP tools), it completes that call's span instead of adding one below it.
 - `ClientSession.list_tools`' definitions go into the environment with their schema hashes: the current
   run's tool definitions, or, outside any run, the process's tools the next run records.
 - The request's `_meta` carries the W3C trace context of the tool's span, so an instrumented server's
@@ -27,7 +28,8 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from agentotel import _context
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import suppressed
+from agentotel.integrations._common import current_tool_span, suppressed
+from agentotel.semconv import GEN_AI_TOOL_CALL_ID
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
 
 _TOOL_TYPE = "extension"  # GenAI: a tool the agent calls on an external service
@@ -104,9 +106,14 @@ def _start(session: Any, args: tuple, kwargs: dict) -> ToolCall | None:
     if suppressed():
         return None
     try:
-        name = args[0] if args else kwargs.get("name")
+        name = str(args[0] if args else kwargs.get("name"))
         arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
-        return start_tool_call(_definition(session, str(name)), arguments if arguments is not None else {})
+        # A framework's tool that forwards to this MCP tool (an Agents SDK agent's `mcp_servers`) already has
+        # the call's span: it becomes the MCP call (server, tool type, isError) instead of a second span
+        # under it, which the store would count once but whose error status would then be lost.
+        outer = current_tool_span(name)
+        call_id = outer.attributes.get(GEN_AI_TOOL_CALL_ID) if outer is not None else None
+        return start_tool_call(_definition(session, name), arguments if arguments is not None else {}, call_id, adopt=outer)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.mcp.call_tool", exc)
         return None

@@ -3,6 +3,9 @@
 - A function tool's call (`@function_tool`, any `FunctionTool`) is an `execute_tool {name}` span with the
   model's arguments, the result, and the call id the SDK's `ToolContext` carries. A failure the SDK turns
   into an error text for the model (its failure_error_function) marks the span ERROR with the exception.
+  A call a tool input guardrail rejects (the tool never runs; the model gets the rejection) or trips is an
+  error step too (`error.type` `guardrail_rejected`, or the tripwire's exception), and so is a call whose
+  result a tool output guardrail rejects or trips on (the step's result is then what the model got).
 - `Runner.run` / `run_sync` / `run_streamed` open `agentotel.run(<agent name>)` when no run is open, else
   they are an `invoke_agent {agent}` step of the open run.
 - A handoff the model asks for (`transfer_to_<agent>`) is an `execute_tool {name}` span with its call id and
@@ -42,6 +45,9 @@ def patches() -> list[tuple[Any, str, Any]]:
         (tool_execution, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "_invoke_function_tool_with_metadata", _invoke_tool),
         (tool_module, "maybe_invoke_function_tool_failure_error_function", _failure_answered),
+        (tool_execution, "_execute_tool_input_guardrails", _input_guardrails),
+        (tool_execution, "_execute_tool_output_guardrails", _output_guardrails),
+        (tool_execution._FunctionToolBatchExecutor, "_invoke_tool_and_run_post_invoke", _post_invoke),
         # Both of the run loop's call sites read the module's function when a turn runs.
         (turn_resolution, "execute_handoffs", _execute_handoffs),
         (run_module.AgentRunner, "run", _runner_run),
@@ -102,6 +108,16 @@ async def _invoke_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -
         call.fail(exc)
         raise
     _answered.reset(token)
+    call.detach()
+    guarded = _guarded.get()
+    if guarded is not None and guarded.tool is tool and guarded.call is None:
+        guarded.call, guarded.result, guarded.answered = call, result, answered  # ended after its output guardrails
+    else:
+        _end_tool_call(call, result, answered)
+    return result
+
+
+def _end_tool_call(call: Any, result: Any, answered: _Answered) -> None:
     output = getattr(result, "output", result)
     if answered.error is not None:
         call.failed(output, answered.error)
@@ -109,6 +125,61 @@ async def _invoke_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -
         call.failed(output)
     else:
         call.succeed(output)
+
+
+class _Guarded:
+    """A tool call with output guardrails: its span ends after them, rejected (the model gets the rejection
+    instead of the result: an error step, that rejection as its result) or not (the tool's own ending)."""
+
+    __slots__ = ("tool", "call", "result", "answered", "rejected")
+
+    def __init__(self, tool: Any) -> None:
+        self.tool = tool
+        self.call: Any = None
+        self.result: Any = None
+        self.answered: Any = None
+        self.rejected: Any = None
+
+
+_guarded: contextvars.ContextVar[_Guarded | None] = contextvars.ContextVar("agentotel_agents_guarded", default=None)
+
+
+async def _post_invoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # _FunctionToolBatchExecutor._invoke_tool_and_run_post_invoke(*, func_tool, ...): the tool's invocation, then
+    # its output guardrails, in one task.
+    tool = kwargs.get("func_tool")
+    if not getattr(tool, "tool_output_guardrails", None) or suppressed():
+        return await wrapped(*args, **kwargs)
+    guarded = _Guarded(tool)
+    token = _guarded.set(guarded)
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        _guarded.reset(token)
+        _finish_guarded(guarded, exc)
+        raise
+    _guarded.reset(token)
+    _finish_guarded(guarded, None)
+    return result
+
+
+def _finish_guarded(guarded: _Guarded, exc: BaseException | None) -> None:
+    call = guarded.call
+    if call is None:
+        return  # the tool was never invoked (or its call untraced)
+    if exc is not None:  # a guardrail's tripwire: the result never reached the model
+        call.fail(exc)
+    elif guarded.rejected is not None:
+        call.failed(guarded.rejected, kind="guardrail_rejected")
+    else:
+        _end_tool_call(call, guarded.result, guarded.answered)
+
+
+async def _output_guardrails(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    result = await wrapped(*args, **kwargs)
+    guarded = _guarded.get()
+    if guarded is not None and guarded.call is not None and getattr(result, "is_rejection", False):
+        guarded.rejected = getattr(result, "output", None)
     return result
 
 
@@ -118,6 +189,35 @@ async def _failure_answered(wrapped: Any, instance: Any, args: tuple, kwargs: di
     if box is not None and result is not None:  # None: no handler, the exception propagates
         box.error = kwargs.get("error")
     return result
+
+
+async def _input_guardrails(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # _execute_tool_input_guardrails(*, func_tool, tool_context, ...) -> the rejection message, or None: the tool
+    # runs. A rejected call never reaches the tool, yet the model asked for it and is answered: an error step.
+    tool = kwargs.get("func_tool")
+    if not getattr(tool, "tool_input_guardrails", None) or suppressed():
+        return await wrapped(*args, **kwargs)
+    try:
+        rejected = await wrapped(*args, **kwargs)
+    except BaseException as exc:  # a guardrail raising (its tripwire): the run ends with it
+        call = _guarded_call(tool, kwargs.get("tool_context"))
+        if call is not None:
+            call.fail(exc)
+        raise
+    if rejected is not None:
+        call = _guarded_call(tool, kwargs.get("tool_context"))
+        if call is not None:
+            call.failed(rejected, kind="guardrail_rejected")
+    return rejected
+
+
+def _guarded_call(tool: Any, tool_context: Any) -> Any:
+    try:
+        arguments = _json.parse(getattr(tool_context, "tool_arguments", None))
+        return start_tool_call(_definition(tool), arguments, getattr(tool_context, "tool_call_id", None))
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.agents.guardrail", exc)
+        return None
 
 
 async def _execute_handoffs(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:

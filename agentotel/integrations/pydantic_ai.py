@@ -1,8 +1,16 @@
 """pydantic-ai: tool calls and agent runs.
 
 - A function tool's execution (`@agent.tool`, `@agent.tool_plain`, `Tool(...)`, toolsets) is an
-  `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result, the
-  call id of the model's `ToolCallPart`. Output tools (the structured final answer) are not tool steps.
+  `execute_tool {name}` span: the arguments the model gave (never the `RunContext`), the result (a
+  `ToolReturn`'s return value), the call id of the model's `ToolCallPart`.
+- An output tool's call (`final_result`, the structured answer of an `output_type`) is a tool step too: the
+  model asked for a tool call and pydantic-ai ran it (validation, output functions and validators, which are
+  user code), so a trajectory without it would show a call nothing answered (`check`'s unanswered_tool_calls)
+  and hide a failing output function. Its result is the validated output; a retry (`ModelRetry` from an
+  output function or validator) is an error step the model answers, like a function tool's. The partial
+  outputs `run_stream` validates while it streams are not calls: only the final validation is a step.
+- A function or output tool call whose arguments fail validation (pydantic-ai answers with a retry prompt)
+  is an error step with the arguments as the model gave them.
 - `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
   is open, else is an `invoke_agent {agent}` step of the open run.
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
@@ -15,21 +23,28 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
-from opentelemetry import trace
+from opentelemetry.trace import NoOpTracer
 
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed, traced_async
-from agentotel.semconv import GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID
-from agentotel.tools import EXECUTE_TOOL, DefinedTool, ToolCall, defined_tool, start_tool_call
+from agentotel.integrations._common import AgentScope, current_tool_span, suppressed, traced_async
+from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
 
 
 def patches() -> list[tuple[Any, str, Any]]:
     from pydantic_ai.agent import Agent
     from pydantic_ai.tool_manager import ToolManager
 
-    return [(ToolManager, "_raw_execute", _execute), (Agent, "iter", _iter)]
+    return [
+        (ToolManager, "_raw_execute", _execute),
+        (ToolManager, "_execute_tool_call_impl", _execute_invalid),
+        (ToolManager, "execute_output_tool_call", _execute_output),
+        (ToolManager, "handle_output_tool_call", _handle_output),
+        (ToolManager, "validate_output_tool_call", _validate_output),
+        (Agent, "iter", _iter),
+    ]
 
 
 # --- tools -----------------------------------------------------------------------------------------------
@@ -47,35 +62,86 @@ def _definition(tool_def: Any) -> DefinedTool:
     return entry[1]
 
 
-def _own_span_of(call_id: str | None) -> Any:
-    """pydantic-ai's instrumentation span of this tool call, when it is the current span."""
-    span = trace.get_current_span()
-    attributes = getattr(span, "attributes", None)
-    if not call_id or not attributes or not span.is_recording():
-        return None
-    if attributes.get(GEN_AI_OPERATION_NAME) == EXECUTE_TOOL and attributes.get(GEN_AI_TOOL_CALL_ID) == call_id:
-        return span
-    return None
-
-
-def _start(validated: Any) -> ToolCall | None:
+def _start(validated: Any, kind: str = "function") -> ToolCall | None:
     if suppressed():
         return None
     try:
         tool_def = validated.tool.tool_def
-        if getattr(tool_def, "kind", "function") != "function":
-            return None  # output tools are the run's answer; external / unapproved ones do not run here
+        if getattr(tool_def, "kind", "function") != kind:
+            return None  # external / unapproved tools do not run here
         part = validated.call
         call_id = getattr(part, "tool_call_id", None)
-        arguments = part.args_as_dict() if hasattr(part, "args_as_dict") else validated.validated_args
-        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=_own_span_of(call_id))
+        arguments = _arguments(part) if hasattr(part, "args_as_dict") else validated.validated_args
+        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=current_tool_span(call_id=call_id) if call_id else None)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.pydantic_ai.tool", exc)
         return None
 
 
+def _arguments(part: Any) -> Any:
+    """The arguments the model gave, as it gave them when they are no JSON object."""
+    try:
+        return part.args_as_dict()
+    except Exception:  # noqa: BLE001 - invalid JSON from the model: pydantic-ai asks it to retry
+        return getattr(part, "args", None)
+
+
 async def _execute(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs)
+    return await traced_async(_start(args[0] if args else kwargs.get("validated")), wrapped, args, kwargs, _returned)
+
+
+def _returned(call: ToolCall, result: Any) -> None:
+    # A `ToolReturn` carries what the model gets (`return_value`) beside content and metadata for the app.
+    call.succeed(result.return_value if type(result).__name__ == "ToolReturn" and hasattr(result, "return_value") else result)
+
+
+async def _execute_invalid(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # A call whose arguments failed validation never reaches _raw_execute: pydantic-ai raises its retry prompt
+    # here. It is still the model's call, answered (with an error): an error step, as a ModelRetry is. With
+    # pydantic-ai's own instrumentation on (a real tracer in the run context) its span of the failure, ended
+    # before this runs, is that step already.
+    validated = args[0] if args else kwargs.get("validated")
+    if validated is None or validated.args_valid or validated.tool is None or _own_tracing(validated.ctx):
+        return await wrapped(*args, **kwargs)
+    return await traced_async(_start(validated), wrapped, args, kwargs)
+
+
+def _own_tracing(ctx: Any) -> bool:
+    return not isinstance(getattr(ctx, "tracer", None), (NoOpTracer, type(None)))
+
+
+# Set while run_stream validates a partial output (allow_partial=True): no call, no step.
+_partial: contextvars.ContextVar[bool] = contextvars.ContextVar("agentotel_pydantic_ai_partial", default=False)
+
+
+async def _execute_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    if _partial.get():
+        return await wrapped(*args, **kwargs)
+    return await traced_async(_start(args[0] if args else kwargs.get("validated"), "output"), wrapped, args, kwargs)
+
+
+async def _validate_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # An output tool call whose arguments fail validation is never executed: an error step, as a function tool's
+    # (pydantic-ai's own instrumentation records none for it).
+    validated = await wrapped(*args, **kwargs)
+    try:
+        if kwargs.get("allow_partial") or _partial.get() or validated.args_valid or validated.tool is None:
+            return validated
+        call = _start(validated, "output")
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.pydantic_ai.output", exc)
+        return validated
+    if call is not None:
+        call.fail(validated.validation_error or ValueError("invalid output arguments"))
+    return validated
+
+
+async def _handle_output(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    token = _partial.set(bool(kwargs.get("allow_partial")))
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        _partial.reset(token)
 
 
 # --- agent runs ----------------------------------------------------------------------------------------------

@@ -60,9 +60,20 @@ def responses_reply(body: dict[str, Any]) -> dict[str, Any]:
                       "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
 
 
-def chat_chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The chat reply as a stream's chunks (`stream=True`)."""
-    message = chat_reply(body)["choices"][0]
+def chat_tool_calls(*calls: tuple[str, str, dict[str, Any]], content: str | None = None) -> dict[str, Any]:
+    """A chat completion asking for the tool calls `(call id, tool name, arguments)` at once (for `ModelServer.before`)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+                                 for call_id, name, arguments in calls]
+    return {"id": "chatcmpl-0", "object": "chat.completion", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}
+
+
+def chat_chunks(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat reply as a stream's chunks (`stream=True`)."""
+    message = reply["choices"][0]
     delta = {k: v for k, v in message["message"].items() if v is not None}
     for i, call in enumerate(delta.get("tool_calls") or []):
         call["index"] = i
@@ -126,11 +137,12 @@ def model_server() -> Iterator[ModelServer]:
                 final = state["s"].before.pop(0) if state["s"].before else responses_reply(body)
                 events = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in responses_events(final))
                 data, content_type = events.encode(), "text/event-stream"
+            elif body.get("stream"):
+                reply = state["s"].before.pop(0) if state["s"].before else chat_reply(body)
+                events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chat_chunks(reply))
+                data, content_type = (events + "data: [DONE]\n\n").encode(), "text/event-stream"
             elif state["s"].before:
                 data, content_type = json.dumps(state["s"].before.pop(0)).encode(), "application/json"
-            elif body.get("stream"):
-                events = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chat_chunks(body))
-                data, content_type = (events + "data: [DONE]\n\n").encode(), "text/event-stream"
             else:
                 reply = responses_reply(body) if self.path.endswith("/responses") else chat_reply(body)
                 data, content_type = json.dumps(reply).encode(), "application/json"

@@ -20,6 +20,12 @@ def get_weather(city: str) -> str:
     return f"18C, cloudy in {city}"
 
 
+@server.tool()
+def get_alerts(city: str) -> str:
+    """Weather alerts of a city."""
+    raise ValueError("alerts service down")
+
+
 if __name__ == "__main__":
     agentotel.instrument(sys.argv[1])
     try:

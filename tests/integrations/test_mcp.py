@@ -14,6 +14,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from openai import AsyncOpenAI
 from opentelemetry import trace
+from pydantic import BaseModel
 
 import agentotel
 from agentotel import semconv as sc
@@ -158,3 +159,97 @@ def test_a_server_in_its_own_process_recording_into_the_same_store_adds_no_step(
     assert traces.sql("select span_id from tool_calls").fetchall() == [(step.span_id,)]  # one row a call in SQL too
     # The server's span stays in the store, linked below the step: its parent is the client SDK's span of the call.
     assert by_kind["SERVER"][1] == by_kind["CLIENT"][0] and by_kind["CLIENT"][1] == step.span_id == by_kind["INTERNAL"][0]
+
+
+class Forecast(BaseModel):
+    city: str
+    temperature_c: int
+    sky: str
+
+
+@server.tool()
+def get_forecast(city: str) -> Forecast:
+    """Tomorrow's forecast of a city, as structured content."""
+    return Forecast(city=city, temperature_c=18, sky="cloudy")
+
+
+def test_a_structured_result_is_recorded_as_the_structured_content(store):
+    """A tool with an output schema answers `structuredContent` (and its JSON as text): the step's result is the
+    structured value, so a changed shape shows as one in diff and check."""
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-structured"):
+                return await client.session.call_tool("get_forecast", {"city": "Paris"})
+
+    result = asyncio.run(main())
+    assert result.structured_content == {"city": "Paris", "temperature_c": 18, "sky": "cloudy"}
+    (step,) = store.only_run().steps
+    assert (step.name, step.status, step.input) == ("execute_tool get_forecast", "ok", {"city": "Paris"})
+    assert step.output == {"city": "Paris", "temperature_c": 18, "sky": "cloudy"}
+
+
+def test_paginated_tool_listings_all_reach_the_environment(store):
+    """A server that lists its tools a page at a time (`nextCursor`): every page's definitions are the run's."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    pages = {None: (["get_weather"], "page-2"), "page-2": (["get_time"], None)}
+
+    async def list_tools(ctx, params):
+        names, cursor = pages[params.cursor if params else None]
+        tools = [types.Tool(name=n, description=f"{n} of a city", input_schema={"type": "object", "properties": {"city": {"type": "string"}}})
+                 for n in names]
+        return types.ListToolsResult(tools=tools, next_cursor=cursor)
+
+    async def call_tool(ctx, params):
+        return types.CallToolResult(content=[types.TextContent(type="text", text="18C, cloudy in Paris")])
+
+    paged = Server("paged-server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def main():
+        async with Client(paged) as client:
+            with agentotel.run("mcp-pages"):
+                first = await client.session.list_tools()
+                second = await client.session.list_tools(params=types.PaginatedRequestParams(cursor=first.next_cursor))
+                await client.session.call_tool("get_time", {"city": "Paris"})
+        return [t.name for t in first.tools + second.tools]
+
+    assert asyncio.run(main()) == ["get_weather", "get_time"]
+    trajectory = store.only_run()
+    # Listed inside the run: the run's tool definitions, every page's.
+    assert {"get_weather", "get_time"} <= set(json.loads(trajectory.environment[sc.AGENTOTEL_ENV_SNAPSHOT])["model_tools"])
+    # The call's span carries the second page's definition (its description and schema hash).
+    ((description, schema_hash),) = store.traces().sql(
+        f"select attributes['{sc.GEN_AI_TOOL_DESCRIPTION}'], attributes['{sc.AGENTOTEL_TOOL_SCHEMA_HASH}'] from tool_calls").fetchall()
+    assert description == "get_time of a city" and schema_hash
+
+
+def test_calling_an_unknown_tool(store):
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-unknown"):
+                try:
+                    return await client.session.call_tool("get_tides", {"city": "Paris"})
+                except Exception as exc:  # noqa: BLE001 - mcp raises or answers isError, depending on the version
+                    return exc
+
+    outcome = asyncio.run(main())
+    (step,) = store.only_run().steps
+    assert (step.name, step.status, step.input) == ("execute_tool get_tides", "error", {"city": "Paris"})
+    assert isinstance(outcome, Exception) or outcome.is_error
+
+
+def test_the_high_level_clients_call_tool_is_one_step(store):
+    """`Client.call_tool` (mcp 2.x) drives `ClientSession.call_tool`: one step a call, its error an error."""
+    async def main():
+        async with Client(server) as client:
+            with agentotel.run("mcp-client"):
+                ok = await client.call_tool("get_weather", {"city": "Paris"})
+                failed = await client.call_tool("get_alerts", {"city": "Paris"})
+        return ok, failed
+
+    ok, failed = asyncio.run(main())
+    assert not ok.is_error and failed.is_error
+    steps = store.only_run().steps
+    assert [(s.name, s.status) for s in steps] == [("execute_tool get_weather", "ok"), ("execute_tool get_alerts", "error")]
+    assert steps[0].output == "18C, cloudy in Paris"

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -41,3 +43,41 @@ def test_frameworks_imported_after_instrument_are_patched_and_unpatched(tmp_path
         assert expected in result["after"], (expected, result["after"])
     assert result["restored"] == [] and result["plain"]
     assert sorted(result["again"]) == sorted(result["after"])
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_a_failing_instrumentation_never_breaks_a_frameworks_agent(store, model_server, monkeypatch):
+    """Every tool call's record fails inside agentotel (logged, not raised, as in production): each framework's
+    agent still gets its tool results and answers, and its exceptions are still its own."""
+    import asyncio
+
+    from agents import Runner
+    from pydantic_ai import ModelRetry
+
+    from agentotel.tools import DefinedTool
+    from tests.integrations import test_langchain as lc
+    from tests.integrations import test_openai_agents as oa
+    from tests.integrations import test_pydantic_ai as pa
+    from tests.integrations.conftest import ANSWER, chat_tool_calls
+
+    def broken(self):
+        raise RuntimeError("agentotel is broken")
+
+    monkeypatch.delenv("AGENTOTEL_RAISE_INTERNAL_ERRORS")
+    monkeypatch.setattr(DefinedTool, "register", broken)
+    assert asyncio.run(Runner.run(oa._agent(model_server, "chat"), "Weather in Paris?")).final_output == ANSWER
+    assert lc._graph(model_server).invoke(lc._question())["messages"][-1].content == ANSWER
+    agent = pa._agent(model_server, weather=False)
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """Current weather of a city."""
+        if city != "Paris":
+            raise ModelRetry("Spell the city with a capital letter.")
+        return f"18C, cloudy in {city}"
+
+    model_server.before.append(chat_tool_calls(("call_retry_0", "get_weather", {"city": "paris"})))
+    assert agent.run_sync("Weather in Paris?").output == ANSWER
+    # No tool step could be recorded; the model steps and runs still were.
+    assert store.traces().sql("select count(*) from tool_calls").fetchall() == [(0,)]
+    assert store.traces().sql("select count(*) from llm_calls").fetchall()[0][0] >= 7
