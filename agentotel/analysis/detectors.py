@@ -78,6 +78,8 @@ KINDS: dict[str, tuple[str, str]] = {
                     "again after an action (or work the new value out)"),
     "wrong_target": ("warning", "the model said what it would act on and its call names a sibling (another element, page or "
                      "version): check the labels reach the model beside their ids, and have it act on the id of the one it means"),
+    "unconfirmed_action": ("warning", "the instructions ask for the user's yes before this action: have the model state "
+                           "the action and wait for the user's confirmation, or gate the tool on it"),
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
@@ -1445,6 +1447,169 @@ def _wrong_target(run: _Run) -> list[Finding]:
                                          f"step {step['index']} says {text.strip()[:100]!r} but its {call.name} call names "
                                          f"{value!r}" + (f" ({meant[len(value):].strip()[:60]})" if meant.strip() != value else "")
                                          + f": {other}, not {wanted[0]}", tool=call.name, said=wanted[0], called=other)]
+    return []
+
+
+# An instruction to get the user's yes before acting: "Before any write action (refund, exchange, cancel) ... obtain
+# the user's explicit confirmation", "confirm with the customer before cancelling", "only refund after the user
+# confirms". The sentence holding it names what it covers (tools, verbs) or covers every action ("any write action").
+_CONFIRM_RULE = re.compile(r"[^.\n]*\bconfirm(?:s|ed|ation)?\b[^.\n]*", re.I)
+_BEFORE = re.compile(r"\b(?:before|prior to|only after|until|must not\b[^.\n]{0,30}\bwithout)\b", re.I)
+_EVERY_ACTION = re.compile(r"\b(?:any|every|all)\s+(?:write\s+|state[- ]changing\s+|destructive\s+)?(?:actions?|changes?|writes?)\b", re.I)
+# A user's yes (and no word taking it back): "yes, go ahead", "please do", "ok, refund it".
+_YES = re.compile(r"\b(?:yes|yep|yeah|sure|ok(?:ay)?|go ahead|please do|do it|confirm(?:ed)?|proceed|correct|approved?|"
+                  r"sounds good|that'?s (?:fine|right))\b", re.I)
+_HANDOFF_NAME = re.compile(r"(?:transfer|hand_?off|handover)_?to_|transfer_to$", re.I)
+_NOT_YES = re.compile(r"\b(?:no|not|don'?t|do not|wait|hold on|later|think about|decide)\b|n't\b", re.I)
+
+
+def _confirm_rule(text: str, call: str) -> str | None:
+    """The instructions' sentence asking for the user's confirmation before a call of this action, else None."""
+    action = _action(call)
+    if action is None:
+        return None
+    verb, objects = action
+    forms = {f for v in (verb, *_SYNONYMS.get(verb, ())) for f in (v, *_past_forms(v), v + "s", v + "ing", v[:-1] + "ing")}
+    for match in _CONFIRM_RULE.finditer(text):
+        sentence = match.group(0)
+        if not _BEFORE.search(sentence):
+            continue
+        words = set(re.findall(r"[a-z]+", sentence.lower()))
+        if words & forms or call.lower() in sentence.lower():
+            return sentence.strip()
+        # "any write action" covers every action, unless the sentence lists the ones it means; a handoff
+        # (transfer_to_refunds_agent, transfer_to_human) passes the conversation on and changes nothing
+        listed = any(_action(w) for w in words - {"write", "change", "update"})
+        if _EVERY_ACTION.search(sentence) and not listed and not _HANDOFF_NAME.match(call):
+            return sentence.strip()
+    return None
+
+
+def _confirmed(messages: list[Mapping[str, Any]]) -> bool:
+    """Whether the user said yes after the model last spoke to them: the user's words since the latest assistant
+    text (its statement of the action), one of them a yes not taken back."""
+    said = []
+    for message in reversed(messages):
+        texts = [str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content")]
+        if message.get("role") == "assistant" and texts:
+            break
+        if message.get("role") == "user":
+            said += texts
+    return any(_YES.search(t) and not _NOT_YES.search(t) for t in said)
+
+
+def _unconfirmed_action(run: _Run) -> list[Finding]:
+    """An action the agent's instructions say needs the user's confirmation first, called with no yes from the user
+    since the model last spoke to them (tau-bench's write without explicit confirmation; the user's "not yet" is no
+    yes; model, unconfirmed_action at the call)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            rule = _confirm_rule(instructions(run.record, step, run.messages(step)), call.name)
+            if rule is None or _confirmed(run.messages(step)):
+                continue
+            return [_finding("unconfirmed_action", "model", step["index"], [step["index"]],
+                             f"step {step['index']} calls {call.name} without the user's yes since the model last spoke to "
+                             f"them; the instructions say: {rule[:120]!r}", tool=call.name, rule=rule)]
+    return []
+
+
+# The thing right after an action's verb in the model's words: "cancel order #1066", "refund 15.00 USD of it".
+_OBJECT_MARK = re.compile(r"#\d{2,}|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
+
+
+def _object_marks(text: str, forms: Iterable[str]) -> set[str]:
+    """The ids and amounts within a few words after a form of the action's verb in a text, canonical."""
+    found: set[str] = set()
+    for form in forms:
+        for match in re.finditer(r"\b" + re.escape(form) + r"\b((?:\W+\S+){1,4})", text, re.I):
+            found.update(_canonical_mark(m) for m in _OBJECT_MARK.findall(match.group(1)))
+    return found
+
+
+def _canonical_mark(value: str) -> str:
+    try:
+        return repr(float(value))
+    except ValueError:
+        return value
+
+
+def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> str:
+    """What the model said of the action it takes at a step: its own words there, else its last words to the user
+    before it when the user answered them with a yes (the statement the user confirmed)."""
+    own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+    if own.strip():
+        return own
+    messages = run.messages(step)
+    if not _confirmed(messages):
+        return ""
+    for message in reversed(messages):
+        texts = [str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content")]
+        if message.get("role") == "assistant" and texts:
+            return " ".join(texts)
+    return ""
+
+
+def _action_object_mismatch(run: _Run) -> list[Finding]:
+    """An action called on another id or amount than the model's own words give it: "I'll cancel order #1066" with
+    cancel(#1065), "Shall I refund 15.00 USD?" answered yes and refund(amount=49.9) (MAST reasoning-action mismatch;
+    tau-bench's wrong argument; model, wrong_target at the call)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None or not isinstance(call.arguments, Mapping):
+                continue
+            verb = action[0]
+            forms = {verb, *_past_forms(verb), verb + "s", verb + "ing", verb[:-1] + "ing"}
+            said = _object_marks(_said_before_acting(run, step), forms)
+            if not said:
+                continue
+            given = {_canonical_mark(str(v)) for v in _leaves(call.arguments)
+                     if isinstance(v, (str, int, float)) and not isinstance(v, bool) and _OBJECT_MARK.fullmatch(str(v))}
+            for value in given - said:
+                shape = _qualifier_shape(value.replace(".", "", 1) if value[0].isdigit() else value)
+                alike = sorted(m for m in said if _qualifier_shape(m.replace(".", "", 1) if m[0].isdigit() else m) == shape)
+                if alike and not set(alike) & given:
+                    return [_finding("wrong_target", "model", step["index"], [step["index"]],
+                                     f"step {step['index']} calls {call.name} with {value.removesuffix('.0')!r} where the model's "
+                                     f"words give {alike[0].removesuffix('.0')!r}", tool=call.name, said=alike[0], called=value)]
+    return []
+
+
+# An outcome saying the call did not do it: {"status": "rejected"}, {"success": false}.
+_NOT_DONE = frozenset({"rejected", "denied", "declined", "refused", "failed", "failure", "error", "not_allowed", "blocked",
+                       "invalid", "unavailable", "noop", "skipped"})
+
+
+def _refused(output: Any) -> bool:
+    outcome = _outcome(tool_payload(output))
+    return outcome is not None and (outcome[1] is False or str(outcome[1]).lower().replace(" ", "_") in _NOT_DONE)
+
+
+def _claimed_despite_refusal(run: _Run) -> list[Finding]:
+    """The final answer says an action is done ("Done: I refunded 19.00 USD") that the run did call, but every
+    call of it answered that it was not done ({"status": "rejected", "reason": "already refunded"}): the model
+    reported the attempt as the deed (model; action_not_taken at the answer)."""
+    if not run.finals:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    tools = [s for s in run.record.tool_steps() if s["index"] < step["index"]]
+    for name in dict.fromkeys(str(tool_name(s)) for s in tools):
+        action = _action(name)
+        calls = [s for s in tools if str(tool_name(s)) == name]
+        if action is None or not calls or not all(not is_error(s) and _refused(s.get("output")) for s in calls):
+            continue
+        verb = action[0]
+        forms = [f for v in (verb, *_SYNONYMS.get(verb, ())) for f in _past_forms(v)]
+        claim = re.compile(_CLAIM.format("|".join(forms)), re.I)
+        for sentence in _SENTENCE.split(text):
+            for clause in _CLAUSE.split(sentence):
+                said = claim.search(clause.strip())
+                if said and not _NO_CLAIM.search(clause.lower()):
+                    last = calls[-1]
+                    return [_finding("action_not_taken", "model", step["index"], [step["index"], last["index"]],
+                                     f"the answer at step {step['index']} says {said.group(0).strip()!r}, but {name} at step "
+                                     f"{last['index']} answered that it was not done ({text_of(last.get('output'))[:100]})",
+                                     tool=name, said=said.group(0).strip(), refused_step=last["index"])]
     return []
 
 
@@ -4656,7 +4821,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

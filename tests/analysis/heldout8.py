@@ -43,7 +43,7 @@ human, a user who changes their mind, a mistyped email asked again, a refused ca
 
 Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
 top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. After session 18's
-fixes: check 3/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
+fixes and rules: check 11/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1437,19 +1437,10 @@ CHECK_MISSED: dict[str, str] = {
     # a write's argument
     "model-openai-report-path": _ARG + "'save ... to reports/q3-eu-revenue.md'; save_report(path='reports/q3_revenue.md')",
     "model-oi-openai-report-path": _ARG + "the same",
-    "model-anthropic-amount-words": _ARG + "'a partial refund of 15 dollars', 'Shall I refund 15.00 USD', the user's yes, "
-                                           "refund(amount=49.9) (ungrounded_answer '30-day' at the question instead)",
     "model-anthropic-wrong-order": _ARG + "'refund order #1043', get_order(#1043), 'Shall I refund 49.90 USD ... order "
                                           "#1043', refund(order_id='#1034')",
     "model-pydantic-ai-wrong-order": _ARG + "the same",
-    "model-anthropic-mismatch": _ARG + "'I'll cancel order #1066 now.' beside cancel(order_id='#1065') (MAST FM-2.6)",
     # the written policy
-    "model-anthropic-no-confirm": _POLICY + "'confirm before any write action': refund right after get_order, no question "
-                                            "to the user, no user turn between",
-    "model-agents-no-confirm": _POLICY + "the same, the refunds agent's",
-    "model-tl-anthropic-no-confirm": _POLICY + "the same",
-    "model-pydantic-ai-declined-write": _POLICY + "'Shall I refund it now?' - 'Hmm, not yet - let me think about it "
-                                                  "first.' - refund(#1034)",
     "model-anthropic-past-window": _POLICY + "'refunds only within 30 days of delivery', 'Today is 2026-12-03'; get_order "
                                              "says delivered_at 2026-10-12 (52 days); refund offered and made",
     "model-tl-anthropic-past-window": _POLICY + "the same",
@@ -1469,10 +1460,6 @@ CHECK_MISSED: dict[str, str] = {
                                      "over 'Order #1022 (wool blanket, 89.00 USD): the user wants a refund.' (the filtered "
                                      "handoff passes its words only); the refunds agent refunds",
     # claims
-    "model-anthropic-already-refunded": _CLAIM + "refund returned {status: rejected, reason: 'already refunded on "
-                                                 "2026-11-30 ... no new refund was issued'}; the answer says 'Done: I "
-                                                 "refunded 19.00 USD'",
-    "model-pydantic-ai-already-refunded": _CLAIM + "the same",
     "model-anthropic-unverified": _CLAIM + "'I checked the status of order #1065: it has shipped' with no get_order "
                                            "(get_user only); the order is processing (MAST FM-3.3)",
     "model-pydantic-ai-unverified": _CLAIM + "the same",

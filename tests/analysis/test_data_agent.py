@@ -102,3 +102,79 @@ def test_an_outcome_earlier_runs_never_had_has_its_own_shape_and_a_known_outcome
     plain = History.from_records([_run(("run_sql", {"query": Q3}, ROWS), answer="ok", run_id=f"p{n}") for n in range(3)])
     wrapped = _run(("run_sql", {"query": Q3}, {"status": "ok", "rows": ROWS}), answer="EU led.")
     assert ("tool_output_drift", 2) in _kinds(wrapped, plain)[0], _kinds(wrapped, plain)[1]
+
+
+SUPPORT = ("You are the support agent. Policy: 1. Refunds only within 30 days of delivery. 2. Before any write action "
+           "(refund, exchange, cancel) state the action and its details and obtain the user's explicit confirmation (yes).")
+KETTLE = {"order_id": "#1043", "item": "blue kettle", "amount": 49.9, "status": "delivered", "delivered_at": "2026-11-24"}
+REFUNDED_1043 = {"status": "refunded", "order_id": "#1043", "amount": 49.9, "refund_id": "R-81043"}
+
+
+def _conversation(*turns, system: str = SUPPORT, answer: str = "Done."):
+    """A support conversation as the model calls see it: turns are ("user", text), ("assistant", text) or
+    (tool, arguments, result); each tool turn is one model call asking for it and its step, then `answer`."""
+    steps, shown = [], [text_message("system", system)]
+    for turn in turns:
+        if turn[0] in ("user", "assistant"):
+            shown.append(text_message(*turn))
+            if turn[0] == "assistant":
+                steps.append(llm(len(steps) + 1, text=turn[1], messages=list(shown[:-1])))
+            continue
+        name, arguments, result = turn
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]}]
+    steps.append(llm(len(steps) + 1, text=answer, messages=list(shown)))
+    return record(*steps, task=turns[0][1])
+
+
+ASK_REFUND = ("user", "The blue kettle from order #1043 arrived broken. Can I get a refund?")
+LOOKED_UP = ("get_order", {"order_id": "#1043"}, KETTLE)
+OFFER = ("assistant", "Order #1043 (blue kettle, 49.90 USD) is within the 30-day window. Shall I refund 49.90 USD?")
+REFUND = ("refund", {"order_id": "#1043", "amount": 49.9}, REFUNDED_1043)
+
+
+def test_a_write_the_instructions_gate_on_the_users_yes_without_one_is_an_unconfirmed_action():
+    for turns in ([ASK_REFUND, LOOKED_UP, REFUND],  # never asked
+                  [ASK_REFUND, LOOKED_UP, OFFER, ("user", "Not yet, I need to think about it."), REFUND]):  # a no
+        found = [(f.kind, f.layer) for f in detect(_conversation(*turns)) if f.kind == "unconfirmed_action"]
+        assert found == [("unconfirmed_action", "model")], format_findings(detect(_conversation(*turns)))
+    for turns, system in (([ASK_REFUND, LOOKED_UP, OFFER, ("user", "Yes, please go ahead."), REFUND], SUPPORT),
+                          ([ASK_REFUND, LOOKED_UP, REFUND], "You are the support agent. Refund broken items."),  # no rule
+                          # a handoff changes nothing: "any write action" does not cover it
+                          ([ASK_REFUND, LOOKED_UP, ("transfer_to_human", {"summary": "broken kettle"}, {"ticket": "HD-1"})],
+                           "Before any write action obtain the user's explicit confirmation.")):
+        run = _conversation(*turns, system=system)
+        assert "unconfirmed_action" not in {f.kind for f in detect(run)}, format_findings(detect(run))
+
+
+def test_an_action_on_another_id_or_amount_than_the_models_own_words_is_a_wrong_target():
+    partial = ("assistant", "Shall I refund 15.00 USD of order #1043 as a partial refund, and you keep the kettle?")
+    run = _conversation(ASK_REFUND, LOOKED_UP, partial, ("user", "Yes please."), REFUND)
+    assert [(f.kind, f.index) for f in detect(run) if f.kind == "wrong_target"] == [("wrong_target", 4)], format_findings(detect(run))
+    right = _conversation(ASK_REFUND, LOOKED_UP, partial, ("user", "Yes please."),
+                          ("refund", {"order_id": "#1043", "amount": 15.0}, dict(REFUNDED_1043, amount=15.0)))
+    assert "wrong_target" not in {f.kind for f in detect(right)}, format_findings(detect(right))
+    # the model's own words beside the call: "I'll cancel order #1066" and cancel(#1065)
+    steps = [llm(1, text="I'll cancel order #1066 now.", calls=[("cancel", {"order_id": "#1065"}, "c1")]),
+             tool(2, "cancel", {"order_id": "#1065"}, {"status": "cancelled"}, requested_by=1, call_id="c1"),
+             llm(3, text="Done.")]
+    assert [f.index for f in detect(record(*steps)) if f.kind == "wrong_target"] == [1]
+    steps[0] = llm(1, text="I'll cancel order #1065 now.", calls=[("cancel", {"order_id": "#1065"}, "c1")])
+    assert "wrong_target" not in {f.kind for f in detect(record(*steps))}
+
+
+def test_an_answer_saying_done_what_the_tool_answered_it_did_not_do_is_an_action_not_taken():
+    rejected = ("refund", {"order_id": "#1043", "amount": 49.9},
+                {"status": "rejected", "reason": "order #1043 was already refunded; no new refund was issued"})
+    yes = ("user", "Yes.")
+    claimed = _conversation(ASK_REFUND, LOOKED_UP, OFFER, yes, rejected, answer="Done: I refunded 49.90 USD for order #1043.")
+    found = [(f.kind, f.layer) for f in detect(claimed) if f.kind == "action_not_taken"]
+    assert found == [("action_not_taken", "model")], format_findings(detect(claimed))
+    for answer in ("Order #1043 was already refunded, so no new refund was issued.", "I could not refund it: it was refunded before."):
+        honest = _conversation(ASK_REFUND, LOOKED_UP, OFFER, yes, rejected, answer=answer)
+        assert "action_not_taken" not in {f.kind for f in detect(honest)}, format_findings(detect(honest))
+    done = _conversation(ASK_REFUND, LOOKED_UP, OFFER, yes, REFUND, answer="Done: I refunded 49.90 USD for order #1043.")
+    assert detect(done) == [], format_findings(detect(done))
