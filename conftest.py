@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import os
 import socket
@@ -58,3 +59,13 @@ def _no_network():
     yield
     socket.socket.connect = _real_connect
     socket.socket.connect_ex = _real_connect_ex
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Collection imports every test module and the SDKs they use (~600,000 objects a worker): each full collection
+    # the garbage collector ran afterwards walked all of them again (9.5 s of 71 s CPU on 142 tests with the whole
+    # suite collected). Frozen, they are left out of every later collection; they live as long as the worker
+    # anyway. Fewer young collections (700 -> 10,000 allocations) mean fewer full ones: 5.5 s. Tests that need a
+    # collection (an abandoned stream's finalisation) call gc.collect() themselves.
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)

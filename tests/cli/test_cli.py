@@ -5,11 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +12,6 @@ import agentotel
 from agentotel.store import parquet_files
 from agentotel import cli
 from spanbuild import SpanStore, assistant
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:
@@ -157,15 +150,10 @@ def test_compact_merges_small_files_and_keeps_every_span(tmp_path):
     assert agentotel.open(tmp_path).sql("SELECT count(*) FROM spans").fetchall()[0][0] == before
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """`agentotel demo` run once, as a user would: a fresh process, a new directory."""
-    directory = tmp_path_factory.mktemp("demo") / "traces"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "agentotel.cli", "demo", "--dir", str(directory)],
-                          capture_output=True, text=True, env=env, timeout=60, cwd=directory.parent)
-    return directory, proc, time.monotonic() - started
+@pytest.fixture
+def demo(demo_run):
+    """`agentotel demo` run once, as a user would: a fresh process, a new directory (tests/conftest.py)."""
+    return demo_run
 
 
 def test_demo_records_two_runs_and_points_at_the_divergence(demo):

@@ -1,26 +1,15 @@
 """What a new user noticed in the command line's output: ids, run names, filters, money, maps."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from agentotel.cli import _cost, _float, _prefixes, main
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("polish") / "traces"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")]), "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "agentotel", "demo", "--dir", str(directory), "--json"],
-                          capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return directory
+@pytest.fixture
+def demo(demo_store):
+    return demo_store
 
 
 def cli(capsys, *args):

@@ -1,4 +1,4 @@
-"""Stores for the view's tests: the demo's two runs, and one long run, each recorded in a fresh process."""
+"""Stores for the view's tests: one long run recorded in a fresh process (the demo's store: tests/conftest.py)."""
 
 import os
 import subprocess
@@ -41,17 +41,6 @@ def record(directory: Path, script: str, *args: str) -> None:
     proc = subprocess.run([sys.executable, "-c", script, str(directory), *args], capture_output=True, text=True,
                           env=env, timeout=120, cwd=directory.parent)
     assert proc.returncode == 0, proc.stderr
-
-
-@pytest.fixture(scope="session")
-def demo_store(tmp_path_factory):
-    """The demo's store: run A (two tools) and run B (lookup_order changed shape: divergence at step 3)."""
-    directory = tmp_path_factory.mktemp("view-demo") / "traces"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")]), "NO_COLOR": "1"}
-    proc = subprocess.run([sys.executable, "-m", "agentotel.cli", "demo", "--dir", str(directory), "--json"],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=directory.parent)
-    assert proc.returncode == 0, proc.stderr
-    return directory
 
 
 @pytest.fixture(scope="session")
