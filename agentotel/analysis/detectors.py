@@ -1613,6 +1613,55 @@ def _claimed_despite_refusal(run: _Run) -> list[Finding]:
     return []
 
 
+def _row_labels(value: Any) -> list[tuple[str, dict[str, float]]]:
+    """(label, its numbers by field) of each row of a result's rows: a list of objects with one text field that
+    tells the rows apart (region, name) and numeric fields."""
+    rows = _documents(value)
+    if not rows or not all(isinstance(r, Mapping) for r in rows) or len(rows) < 2:
+        return []
+    texts = [k for k, v in rows[0].items() if isinstance(v, str)]
+    key = next((k for k in texts if len({str(r.get(k)) for r in rows}) == len(rows)), None)
+    if key is None:
+        return []
+    return [(str(r[key]), {k: float(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+            for r in rows]
+
+
+def _rows_misattributed(run: _Run) -> list[Finding]:
+    """An answer that gives one row's figure under another row's label ("APAC had the highest revenue: 1,640.40",
+    the rows: EU 1640.4, APAC 1161.5): a clause naming exactly one row, with a figure that is another row's value of
+    a field and not this row's (a data agent misreading its result; model, answer_misread at the answer)."""
+    results = [(s, rows) for s in run.record.tool_steps() if not is_error(s) and (rows := _row_labels(tool_payload(s.get("output"))))]
+    if not results:
+        return []
+    for step, text in run.finals:
+        for sentence in _SENTENCE.split(text):
+            for clause in re.split(r"[;,]\s+|\s+(?:and|while|whereas|but)\s+", sentence):
+                for source, rows in results:
+                    if source["index"] > step["index"]:
+                        continue
+                    named = [(label, numbers, found) for label, numbers in rows
+                             if (found := re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", clause))]
+                    if len(named) != 1:
+                        continue
+                    label, own, found = named[0]
+                    # the figures after the label, dates and small counts ("the top 3") aside
+                    after = _ISO_DAY.sub(" ", re.sub(r"\b\d{4}-\d\d\b", " ", clause[found.end():]))
+                    for match in _ground._NUMBER.finditer(after):
+                        value = float(match.group(0).replace(",", ""))
+                        if value in own.values() or (value.is_integer() and value <= _ground._SMALL):
+                            continue
+                        for other, numbers in rows:
+                            field_ = next((k for k, v in numbers.items() if v == value and own.get(k) not in (None, value)), None)
+                            if other != label and field_ is not None:
+                                return [_finding("answer_misread", "model", step["index"], [step["index"], source["index"]],
+                                                 f"the answer at step {step['index']} gives {label} the {field_} "
+                                                 f"{match.group(0)}, which is {other}'s in the rows of step {source['index']} "
+                                                 f"({label}'s is {_fmt(own[field_])})", tool=str(tool_name(source)),
+                                                 label=label, value=value, row=other)]
+    return []
+
+
 # A quoted answer template with at least one placeholder (<amount>, {date}), which the request introduces as the
 # form of the answer ("answer exactly as '...'", "reply in the format \"...\""): only words about the answer
 # introduce one (a real coding agent's task quotes commands such as 'python <script>.py', which are no answer form).
@@ -4821,7 +4870,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

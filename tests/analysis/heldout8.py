@@ -43,7 +43,7 @@ human, a user who changes their mind, a mistyped email asked again, a refused ca
 
 Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
 top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. After session 18's
-fixes and rules: check 11/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
+fixes and rules: check 14/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1415,10 +1415,6 @@ CHECK_MISSED: dict[str, str] = {
     "model-openai-top3-limit1": _SQL + "'top 3' asked, LIMIT 1 queried, one customer answered as 'our top customers'",
     "model-langgraph-top3-limit1": _SQL + "the same",
     # the rows against the answer or the next call
-    "model-openai-misread-rows": _FLUKE + "ungrounded_answer '42.7' (the share, worked out from the rows); the fault - the "
-                                          "first two rows' regions swapped (US given EU's 1,640.40) - is not seen",
-    "model-langgraph-misread-rows": _FLUKE + "the same",
-    "model-oi-openai-misread-rows": _FLUKE + "the same",
     "model-openai-chart-mismatch": _ROWS + "make_chart titled 'Q3 2026 revenue by month' given the rows' order counts "
                                            "(8, 8, 7) instead of their revenue (1,603.40 ...); the answer states the revenue",
     "model-langgraph-chart-mismatch": _ROWS + "the same",

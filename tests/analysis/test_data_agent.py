@@ -178,3 +178,19 @@ def test_an_answer_saying_done_what_the_tool_answered_it_did_not_do_is_an_action
         assert "action_not_taken" not in {f.kind for f in detect(honest)}, format_findings(detect(honest))
     done = _conversation(ASK_REFUND, LOOKED_UP, OFFER, yes, REFUND, answer="Done: I refunded 49.90 USD for order #1043.")
     assert detect(done) == [], format_findings(detect(done))
+
+
+def test_one_rows_figure_under_another_rows_label_is_an_answer_misread():
+    misread = _run(("run_sql", {"query": Q3}, ROWS), answer="APAC had the highest revenue in Q3 2026: 1,640.40 USD.")
+    found = [(f.kind, f.index, f.layer) for f in detect(misread) if f.kind == "answer_misread"]
+    assert found == [("answer_misread", 3, "model")], format_findings(detect(misread))
+    customers = [{"name": "Granite Inc", "orders": 11}, {"name": "Acme GmbH", "orders": 3}, {"name": "Delta BV", "orders": 3}]
+    months = [{"month": "2026-07", "revenue": 1603.4}, {"month": "2026-08", "revenue": 1184.8}]
+    for rows, answer in [
+        (ROWS, "EU had the highest revenue in Q3 2026: 1,640.40 USD, 478.90 USD ahead of APAC."),
+        (ROWS, "EU (1,640.40 USD) led APAC (1,161.50 USD)."),  # two rows in one clause: each beside its own
+        (customers, "The top 3 customers by orders: Granite Inc (11 orders), Acme GmbH (3 orders), Delta BV (3 orders)."),
+        (months, "Revenue by month: 2026-07 1,603.40 USD, 2026-08 1,184.80 USD."),
+    ]:
+        run = _run(("run_sql", {"query": Q3}, rows), answer=answer)
+        assert "answer_misread" not in {f.kind for f in detect(run)}, format_findings(detect(run))
