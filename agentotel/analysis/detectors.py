@@ -1459,6 +1459,8 @@ _EVERY_ACTION = re.compile(r"\b(?:any|every|all)\s+(?:write\s+|state[- ]changing
 # A user's yes (and no word taking it back): "yes, go ahead", "please do", "ok, refund it".
 _YES = re.compile(r"\b(?:yes|yep|yeah|sure|ok(?:ay)?|go ahead|please do|do it|confirm(?:ed)?|proceed|correct|approved?|"
                   r"sounds good|that'?s (?:fine|right))\b", re.I)
+# The confirmation is the user's: "the user's explicit confirmation", "confirm with the customer", "the caller confirms".
+_FROM_USER = re.compile(r"\b(?:users?|customers?|clients?|callers?|requesters?|buyers?|guests?|patients?|account holders?)\b", re.I)
 _HANDOFF_NAME = re.compile(r"(?:transfer|hand_?off|handover)_?to_|transfer_to$", re.I)
 _NOT_YES = re.compile(r"\b(?:no|not|don'?t|do not|wait|hold on|later|think about|decide)\b|n't\b", re.I)
 
@@ -1472,8 +1474,8 @@ def _confirm_rule(text: str, call: str) -> str | None:
     forms = {f for v in (verb, *_SYNONYMS.get(verb, ())) for f in (v, *_past_forms(v), v + "s", v + "ing", v[:-1] + "ing")}
     for match in _CONFIRM_RULE.finditer(text):
         sentence = match.group(0)
-        if not _BEFORE.search(sentence):
-            continue
+        if not _BEFORE.search(sentence) or not _FROM_USER.search(sentence):
+            continue  # ("read the fare rules before booking, then confirm with the booking reference": no one's yes)
         words = set(re.findall(r"[a-z]+", sentence.lower()))
         if words & forms or call.lower() in sentence.lower():
             return sentence.strip()
@@ -1659,6 +1661,44 @@ def _rows_misattributed(run: _Run) -> list[Finding]:
                                                  f"{match.group(0)}, which is {other}'s in the rows of step {source['index']} "
                                                  f"({label}'s is {_fmt(own[field_])})", tool=str(tool_name(source)),
                                                  label=label, value=value, row=other)]
+    return []
+
+
+# "I checked the status of order #1065", "I've verified your booking BK-2291", "looked up order #1043".
+_CHECK_CLAIM = re.compile(r"\b(?:i|we)\s+(?:have\s+|'ve\s+|just\s+|also\s+)*(?:checked|verified|looked\s+up|confirmed|reviewed)\b"
+                          r"([^.;!?]{0,60})", re.I)
+_CLAIMED_ID = re.compile(r"#\d{2,}|\b[A-Z]{1,4}-?\d{3,}\b")
+
+
+def _record_of(value: Any, ident: str) -> bool:
+    """Whether a result holds a record of that id: an object with the id as a value and other fields beside it."""
+    if isinstance(value, Mapping):
+        if len(value) > 1 and any(isinstance(v, (str, int)) and str(v) == ident for v in value.values()):
+            return True
+        return any(_record_of(v, ident) for v in value.values())
+    if isinstance(value, list):
+        return any(_record_of(v, ident) for v in value)
+    return False
+
+
+def _check_of_id_claimed(run: _Run) -> list[Finding]:
+    """The answer says the agent checked a thing by its id ("I checked the status of order #1065") that no call of
+    the run was given and no result holds a record of - a list of ids names it, nothing looked it up (MAST FM-3.3
+    incorrect verification; model, action_not_taken at the answer)."""
+    if not run.finals or not run.record.tool_steps():
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    for said in _CHECK_CLAIM.finditer(text):
+        if _NO_CLAIM.search(text[max(0, said.start() - 30):said.start(1)].lower()):  # "I have not checked"
+            continue
+        for ident in _CLAIMED_ID.findall(said.group(1)):
+            tools = [s for s in run.record.tool_steps() if s["index"] < step["index"]]
+            if any(ident in _raw(s, "input") or _record_of(tool_payload(s.get("output")), ident) for s in tools):
+                continue
+            return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                             f"the answer at step {step['index']} says {said.group(0).strip()[:100]!r}, but no call of the "
+                             f"run was given {ident} and no result holds a record of it", said=said.group(0).strip()[:200],
+                             checked=ident, promised=False)]
     return []
 
 
@@ -4870,7 +4910,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

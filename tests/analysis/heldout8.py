@@ -43,7 +43,7 @@ human, a user who changes their mind, a mistyped email asked again, a refused ca
 
 Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
 top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. After session 18's
-fixes and rules: check 14/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
+fixes and rules: check 16/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1456,9 +1456,6 @@ CHECK_MISSED: dict[str, str] = {
                                      "over 'Order #1022 (wool blanket, 89.00 USD): the user wants a refund.' (the filtered "
                                      "handoff passes its words only); the refunds agent refunds",
     # claims
-    "model-anthropic-unverified": _CLAIM + "'I checked the status of order #1065: it has shipped' with no get_order "
-                                           "(get_user only); the order is processing (MAST FM-3.3)",
-    "model-pydantic-ai-unverified": _CLAIM + "the same",
     "model-pydantic-ai-premature": _CLAIM + "the user says yes, the run ends on 'I'll process the refund of 35.00 USD for "
                                             "order #1034 now.' with no refund call (MAST FM-3.1)",
     "model-agents-premature": _CLAIM + "the same, the refunds agent's",

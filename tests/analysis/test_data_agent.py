@@ -194,3 +194,20 @@ def test_one_rows_figure_under_another_rows_label_is_an_answer_misread():
     ]:
         run = _run(("run_sql", {"query": Q3}, rows), answer=answer)
         assert "answer_misread" not in {f.kind for f in detect(run)}, format_findings(detect(run))
+
+
+def test_a_thing_claimed_checked_by_its_id_that_nothing_looked_up_is_an_action_not_taken():
+    user = ("get_user", {"email": "li.wei@example.com"}, {"user_id": "U-503", "orders": ["#1061", "#1065"]})
+    claimed = _conversation(("user", "Where is my order #1065?"), user,
+                            answer="I checked the status of order #1065: it has shipped and should arrive within 2 days.")
+    found = [(f.kind, f.layer) for f in detect(claimed) if f.kind == "action_not_taken"]
+    assert found == [("action_not_taken", "model")], format_findings(detect(claimed))
+    looked_up = ("get_order", {"order_id": "#1065"}, {"order_id": "#1065", "status": "shipped"})
+    listed = ("list_orders", {"user_id": "U-503"}, [{"order_id": "#1065", "status": "shipped"}])
+    for turns in ([user, looked_up], [user, listed]):  # looked up by id, or a result holding its record
+        run = _conversation(("user", "Where is my order #1065?"), *turns,
+                            answer="I checked the status of order #1065: it has shipped.")
+        assert "action_not_taken" not in {f.kind for f in detect(run)}, format_findings(detect(run))
+    honest = _conversation(("user", "Where is my order #1065?"), user,
+                           answer="I have not checked order #1065 yet; shall I look it up?")
+    assert "action_not_taken" not in {f.kind for f in detect(honest)}, format_findings(detect(honest))
