@@ -390,7 +390,7 @@ def test_an_output_tool_call_failing_validation_is_an_error_step_then_the_answer
 
 
 def test_a_tool_return_records_what_the_model_gets(store, model_server):
-    """`ToolReturn(return_value=..., metadata=...)`: the step's result is the return value the model gets,
+    """`ToolReturn(return_value=..., metadata=...)`: the step's result is the return value the model gets
     (with pydantic-ai's own instrumentation on too: test_two_instrumentations.py)."""
     agent = _agent(model_server, weather=False)
 

@@ -2,8 +2,8 @@
 -- embeddings).
 CREATE OR REPLACE TEMP MACRO agentotel_model_call(operation) AS
     operation IN ('chat', 'text_completion', 'generate_content', 'embeddings');
--- agentotel_own(scope_name): whether agentotel recorded the span: its tracer is `agentotel` (runs, tools,
--- framework integrations) or `agentotel.<library>` (the model clients).
+-- agentotel_own(scope_name): whether agentotel recorded the span: its tracer is OWN_SCOPE itself (runs, tools,
+-- framework integrations) or OWN_SCOPE, a dot and a library's name (the model clients).
 CREATE OR REPLACE TEMP MACRO agentotel_own(scope_name) AS
     coalesce(scope_name = getvariable('OWN_SCOPE') OR starts_with(scope_name, getvariable('OWN_SCOPE') || '.'), false);
 -- agentotel_call_key(operation, tool_name, agent_name, scope_name): what two records of one call share:
