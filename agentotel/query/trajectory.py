@@ -277,11 +277,15 @@ def _place(
     return parent_index, depth, False
 
 
+_AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+
+
 def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
     """Unmark as steps the spans that are a second record of a call (another instrumentation's span of a
     call agentotel or an outer span recorded): the rules the store writer marks them by within a batch,
-    and another instrumentation's agent span that is all an agentotel agent span holds (the same agent
-    invocation, its name aside: the Agents SDK's "Agent workflow" under OpenInference).
+    and another instrumentation's agent span that is all an agentotel agent span holds (the only call or
+    agent span directly inside it: the same invocation, its name aside, the Agents SDK's "Agent workflow"
+    under OpenInference).
 
     Records the writer already marked (no step) still take part: a third record of the call written in
     another batch (an MCP server's span, from its own process, inside the client SDK's marked one) is
@@ -294,14 +298,14 @@ def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
     if all(c[10] for c in calls) and not any(not r.get("own") for r in rows if r.get("step_type") == "agent"):
         return  # agentotel's own spans alone: each is a call of its own
     second = duplicate_calls(calls)
-    children: dict[str, list[int]] = {}
+    children: dict[str, list[int]] = {}  # the calls and agent spans directly inside each span
     for i, r in enumerate(rows):
-        if r.get("parent_span_id"):
+        if r.get("parent_span_id") and (r.get("call_key") or r.get("operation") in _AGENT_OPERATIONS):
             children.setdefault(r["parent_span_id"], []).append(i)
     for r in rows:
         if r.get("own") and r.get("operation") == "invoke_agent":
             only = children.get(r["span_id"], [])
-            if len(only) == 1 and not rows[only[0]].get("own") and rows[only[0]].get("step_type") == "agent":
+            if len(only) == 1 and not rows[only[0]].get("own") and rows[only[0]].get("operation") in _AGENT_OPERATIONS:
                 second.add(only[0])
     for i in second:
         if rows[i].get("step_type"):

@@ -91,10 +91,20 @@ ALONE = {
 }
 
 
+# With both on: agentotel's model and tool steps, each once; another instrumentation's step with no agentotel
+# twin stays (LangGraph's nodes, which OpenInference records as agents and agentotel does not record at all).
+BOTH = {
+    "openai-agents+openinference": ["llm", "tool", "llm"],
+    "langgraph+openinference": ["agent", "llm", "tool", "agent", "llm"],
+    "pydantic-ai+own": ["llm", "tool", "llm"],
+}
+
+
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_each_call_is_one_step_with_both_on(store, model_server, name):
     AGENTS[name](model_server, store.provider)
     trajectory = store.only_run()
+    assert [s.type for s in trajectory.steps] == BOTH[name]
     step = assert_one_linked_tool_call(trajectory)
     assert step.output == "18C, cloudy in Paris"  # agentotel's record of the result, not a framework wrapper
     calls = [(s.type, s.name, s.parent_index) for s in trajectory.steps if s.type != "agent"]

@@ -12,24 +12,34 @@
 --   callbacks open their spans beside the client's, not around them): a tool call with the same call id,
 --   a model call overlapping ours in time with the same token counts (and no other response id), an agent
 --   span of the same agent inside ours in time; and an agent span that is all an agentotel agent span
---   holds (its only child: the same invocation under another name, the Agents SDK's "Agent workflow").
+--   holds (the only call or agent span directly inside it: the same invocation under another name, the
+--   Agents SDK's "Agent workflow").
 -- At least one of the two is not agentotel's (two of agentotel's own spans are two calls).
 -- The store writer applies the same rules within a batch (store/schema.py duplicate_calls).
-WITH calls AS (
+WITH marked AS (  -- the spans the rules look at: calls, and agent spans with or without a name
     SELECT trace_id, span_id, parent_span_id, start_time, end_time, input_tokens, output_tokens, dialect, tool_call_id,
-           agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
+           operation, agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
            agentotel_own(scope_name) AS own
     FROM _raw_spans
     WHERE agentotel_call_key(operation, tool_name, agent_name, scope_name) IS NOT NULL
+       OR operation IN ('invoke_agent', 'create_agent')
 ),
+calls AS (SELECT * FROM marked WHERE call_key IS NOT NULL),
 foreign_calls AS (SELECT * FROM calls WHERE NOT own),
-own_calls AS (SELECT * FROM calls WHERE own),
-own_agents AS (
-    SELECT trace_id, span_id FROM _raw_spans WHERE operation = 'invoke_agent' AND agentotel_own(scope_name)
+-- agentotel's calls in the traces another instrumentation recorded calls in (most stores: none to look at)
+own_calls AS (SELECT * FROM calls WHERE own AND trace_id IN (SELECT trace_id FROM foreign_calls)),
+foreign_agents AS (SELECT * FROM marked WHERE operation IN ('invoke_agent', 'create_agent') AND NOT own),
+inside_ours AS (  -- another instrumentation's agent span directly inside an agentotel agent span
+    SELECT f.trace_id, f.span_id, f.parent_span_id
+    FROM foreign_agents f JOIN marked a ON a.trace_id = f.trace_id AND a.span_id = f.parent_span_id
+    WHERE a.operation = 'invoke_agent' AND a.own
 ),
-agent_children AS (  -- the spans directly inside an agentotel agent span, with how many it holds
-    SELECT s.trace_id, s.span_id, s.operation, s.scope_name, count(*) OVER (PARTITION BY s.trace_id, s.parent_span_id) AS siblings
-    FROM _raw_spans s SEMI JOIN own_agents a ON a.trace_id = s.trace_id AND a.span_id = s.parent_span_id
+wrappers AS (  -- ... with no other call or agent span beside it
+    SELECT w.trace_id, w.span_id
+    FROM inside_ours w JOIN (SELECT o.trace_id, o.parent_span_id, count(*) AS n
+                             FROM marked o SEMI JOIN inside_ours i ON i.trace_id = o.trace_id AND i.parent_span_id = o.parent_span_id
+                             GROUP BY ALL) c ON c.trace_id = w.trace_id AND c.parent_span_id = w.parent_span_id
+    WHERE c.n = 1
 )
 SELECT trace_id, span_id FROM calls WHERE agentotel_marked_duplicate(dialect)
 UNION
@@ -57,6 +67,4 @@ WHERE CASE
     ELSE c.tool_call_id = k.tool_call_id
 END
 UNION
-SELECT trace_id, span_id  -- another instrumentation's agent span that is all an agentotel agent span holds
-FROM agent_children
-WHERE siblings = 1 AND operation IN ('invoke_agent', 'create_agent') AND NOT agentotel_own(scope_name)
+SELECT trace_id, span_id FROM wrappers  -- another instrumentation's agent span that is all an agentotel agent span holds
