@@ -14,11 +14,11 @@
 - `Agent.iter` (and so `run`, `run_sync`, `run_stream`) opens `agentotel.run(<agent name>)` when no run
   is open, else is an `invoke_agent {agent}` step of the open run.
 - With pydantic-ai's own instrumentation on (`instrument=True`, `Agent.instrument_all()`, logfire), its
-  `execute_tool` span of the call is completed with agentotel's record (schema hash, arguments by the
-  content policy, result) instead of a second span beside it, so the call is one step either way; its
-  model-call spans wrap agentotel's and count once (the providers' rule), and its `invoke_agent` span
-  sits directly inside agentotel's span of the same agent, so the store counts that agent once
-  (query/sql/macro_duplicates.sql: the rule holds for spans that reach a collector too).
+  `execute_tool` span of the call holds agentotel's, as its model-call spans hold agentotel's model calls
+  and its `invoke_agent` span sits inside agentotel's span of the same agent: the store counts each once,
+  agentotel's record (query/sql/_duplicate_spans.sql: the rule holds for spans that reach a collector too).
+  Not completing pydantic-ai's span instead: pydantic-ai writes its `gen_ai.tool.call.result` (a
+  `ToolReturn` whole) after the tool returns, over agentotel's.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 from opentelemetry.trace import NoOpTracer
 
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, current_tool_span, suppressed, traced_async
+from agentotel.integrations._common import AgentScope, suppressed, traced_async
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, start_tool_call
 
 
@@ -72,7 +72,7 @@ def _start(validated: Any, kind: str = "function") -> ToolCall | None:
         part = validated.call
         call_id = getattr(part, "tool_call_id", None)
         arguments = _arguments(part) if hasattr(part, "args_as_dict") else validated.validated_args
-        return start_tool_call(_definition(tool_def), arguments, call_id, adopt=current_tool_span(call_id=call_id) if call_id else None)
+        return start_tool_call(_definition(tool_def), arguments, call_id)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.pydantic_ai.tool", exc)
         return None

@@ -375,7 +375,7 @@ class Traces:
         for name, value in _SQL_VARIABLES.items():
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
-        con.execute("SET VARIABLE OWN_SCOPE_PREFIX = $value", {"value": _tracing.SCOPE + "."})
+        con.execute("SET VARIABLE OWN_SCOPE = $value", {"value": _tracing.SCOPE})
         empty = schema.SPAN_SCHEMA.empty_table()
         if sources.parquet or sources.older:
             patterns = [_pattern(f) for f in sources.parquet + sources.older]

@@ -277,21 +277,37 @@ def _place(
     return parent_index, depth, False
 
 
+_AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+
+
 def _drop_second_records(rows: list[Mapping[str, Any]]) -> None:
     """Unmark as steps the spans that are a second record of a call (another instrumentation's span of a
-    call agentotel or an outer span recorded): the rules the store writer marks them by within a batch.
+    call agentotel or an outer span recorded): the rules the store writer marks them by within a batch,
+    and another instrumentation's agent span that is all an agentotel agent span holds (the only call or
+    agent span directly inside it: the same invocation, its name aside, the Agents SDK's "Agent workflow"
+    under OpenInference).
 
     Records the writer already marked (no step) still take part: a third record of the call written in
     another batch (an MCP server's span, from its own process, inside the client SDK's marked one) is
     found by its parent, as the `_duplicate_spans` view finds it."""
     calls = [
         (i, r["trace_id"], r["span_id"], r.get("parent_span_id"), r.get("start_ns") or 0, r.get("end_ns") or 0,
-         r["call_key"], r.get("input_tokens"), r.get("output_tokens"), None, bool(r.get("own")))
+         r["call_key"], r.get("input_tokens"), r.get("output_tokens"), None, bool(r.get("own")), r.get("tool_call_id"))
         for i, r in enumerate(rows) if r.get("call_key")
     ]
-    if all(c[10] for c in calls):  # agentotel's own spans alone: each is a call of its own
-        return
-    for i in duplicate_calls(calls):
+    if all(c[10] for c in calls) and not any(not r.get("own") for r in rows if r.get("step_type") == "agent"):
+        return  # agentotel's own spans alone: each is a call of its own
+    second = duplicate_calls(calls)
+    children: dict[str, list[int]] = {}  # the calls and agent spans directly inside each span
+    for i, r in enumerate(rows):
+        if r.get("parent_span_id") and (r.get("call_key") or r.get("operation") in _AGENT_OPERATIONS):
+            children.setdefault(r["parent_span_id"], []).append(i)
+    for r in rows:
+        if r.get("own") and r.get("operation") == "invoke_agent":
+            only = children.get(r["span_id"], [])
+            if len(only) == 1 and not rows[only[0]].get("own") and rows[only[0]].get("operation") in _AGENT_OPERATIONS:
+                second.add(only[0])
+    for i in second:
         if rows[i].get("step_type"):
             rows[i] = {**rows[i], "step_type": None}
 

@@ -215,6 +215,7 @@ _ROUTE.update({attr: (column, -1, None, False) for attr, column in semconv.PAYLO
 
 _INDEX = {name: index for index, name in enumerate(_PROMOTED_NAMES)}
 _OPERATION, _TOOL_NAME, _PROVIDER = _INDEX["operation"], _INDEX["tool_name"], _INDEX["provider"]
+_TOOL_CALL_ID = _INDEX["tool_call_id"]
 _REQUEST_MODEL, _RESPONSE_MODEL = _INDEX["request_model"], _INDEX["response_model"]
 _INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE = (_INDEX[c] for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
 _COST = _INDEX["cost_usd"]
@@ -461,12 +462,13 @@ class SpanColumns:
             return dict(zip(self._promoted_rows[index], self._promoted_values[index]))
 
         operation, tool, inputs, outputs = column(_OPERATION), column(_TOOL_NAME), column(_INPUT), column(_OUTPUT)
+        call_ids = column(_TOOL_CALL_ID)
         calls = []
         for row, trace_id, span_id, parent, start, end, attributes, own in self._calls:
             model = operation.get(row) in dialects.MODEL_OPERATIONS
             response_id = (attributes or {}).get(semconv.GEN_AI_RESPONSE_ID) if model else None
             calls.append((row, trace_id, span_id, parent, start, end, "model" if model else tool.get(row),
-                          inputs.get(row), outputs.get(row), response_id, own))
+                          inputs.get(row), outputs.get(row), response_id, own, None if model else call_ids.get(row)))
         return duplicate_calls(calls)
 
     def to_batch(self, *, inputs: list[str | None] | None = None, outputs: list[str | None] | None = None) -> pa.RecordBatch:
@@ -534,14 +536,19 @@ def _overlap(a: tuple, b: tuple) -> bool:
 
 
 def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
-    """The rows that are a second record of a model or tool call another row of the batch records.
+    """The rows that are a second record of a model, tool or agent call another row of the batch records.
 
-    `calls`: (row, trace, span, parent, start, end, what was called ("model" or the tool's name), input
-    tokens, output tokens, response id, whether agentotel recorded it). One call recorded twice, by
-    agentotel and another instrumentation or by two others, shows as: the same response id in one trace;
-    a call span directly inside another of the same kind (the same tool); or siblings that overlap in
-    time with the same token counts. Kept: agentotel's own record, else the outer one, else the earliest.
-    The query views apply the same rules across batches (query/sql/_duplicate_spans.sql).
+    `calls`: (row, trace, span, parent, start, end, what was called ("model", a tool's name, or a key naming
+    it: `tool:<name>`, `agent:<name>`), input tokens, output tokens, response id, whether agentotel recorded
+    it, tool call id). One call recorded twice, by agentotel and another instrumentation or by two others,
+    shows as: the same response id in one trace; a call span directly inside another of the same kind (the
+    same tool); or siblings that overlap in time with the same token counts. Another instrumentation's
+    record of a call agentotel recorded need not sit next to ours (LangChain callbacks open their spans
+    beside the client's, not around them), so against an agentotel record it is also a twin anywhere in
+    the trace when it is a tool call with the same call id, a model call overlapping in time with the same
+    token counts, or an agent span of the same agent inside ours. Kept: agentotel's own record, else the
+    outer one, else the earliest. The query views apply the same rules across batches
+    (query/sql/_duplicate_spans.sql).
     """
     by_span = {(c[1], c[2]): c for c in calls}
     duplicates: set[int] = set()
@@ -553,6 +560,16 @@ def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
             duplicates.add(parent[0])
         elif not c[10]:
             duplicates.add(c[0])
+    ours: dict[tuple, list[tuple]] = {}
+    for c in calls:
+        if c[10] and c[6] is not None:
+            ours.setdefault((c[1], c[6]), []).append(c)
+    if ours:
+        for c in calls:  # another instrumentation's record of a call agentotel recorded, wherever it sits
+            if c[10] or c[6] is None or c[0] in duplicates:
+                continue
+            if any(_twin_of_ours(c, k) for k in ours.get((c[1], c[6]), ())):
+                duplicates.add(c[0])
     groups: dict[tuple, list[tuple]] = {}
     for c in calls:
         if c[6] == "model":
@@ -577,6 +594,17 @@ def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
             elif m[0] not in duplicates:
                 kept.append(m)
     return duplicates
+
+
+def _twin_of_ours(c: tuple, k: tuple) -> bool:
+    """Whether another instrumentation's call `c` is a second record of agentotel's call `k` (the same thing
+    called, in one trace): see duplicate_calls."""
+    if c[6] == "model":
+        return (c[7] is not None and c[7] == k[7] and c[8] == k[8] and _overlap(c, k)
+                and not (c[9] is not None and k[9] is not None and c[9] != k[9]))
+    if c[6].startswith("agent:"):
+        return k[4] <= c[4] and c[5] <= k[5]
+    return c[11] is not None and c[11] == k[11]
 
 
 def _map(offsets: list[int], keys: list[str], values: list[str]) -> pa.Array:

@@ -1,9 +1,11 @@
 -- agentotel_model_call(operation): whether a span's operation is a model call (chat, completion,
--- embeddings); agentotel_own_model_call(operation, scope_name): one agentotel recorded.
+-- embeddings).
 CREATE OR REPLACE TEMP MACRO agentotel_model_call(operation) AS
     operation IN ('chat', 'text_completion', 'generate_content', 'embeddings');
-CREATE OR REPLACE TEMP MACRO agentotel_own_model_call(operation, scope_name) AS
-    agentotel_model_call(operation) AND starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX'));
+-- agentotel_own(scope_name): whether agentotel recorded the span: its tracer is OWN_SCOPE itself (runs, tools,
+-- framework integrations) or OWN_SCOPE, a dot and a library's name (the model clients).
+CREATE OR REPLACE TEMP MACRO agentotel_own(scope_name) AS
+    coalesce(scope_name = getvariable('OWN_SCOPE') OR starts_with(scope_name, getvariable('OWN_SCOPE') || '.'), false);
 -- agentotel_call_key(operation, tool_name, agent_name, scope_name): what two records of one call share:
 -- 'model' for a model call (and any span of a client SDK that traces its own calls, EXCLUDED_SCOPES),
 -- 'tool:<name>' for a tool call, 'agent:<name>' for an agent invocation (a framework's own agent span

@@ -19,7 +19,7 @@ WITH stored AS (
     SELECT * REPLACE (coalesce(run_id, (SELECT arg_min(run_id, start_time) FROM _run_roots
                                         WHERE trace_id = $trace AND run_name IS NOT NULL AND parent_run_id IS NULL)) AS run_id),
            agentotel_call_key(operation, tool_name, agent_name, scope_name) AS call_key,
-           coalesce(starts_with(scope_name, getvariable('OWN_SCOPE_PREFIX')), false) AS own
+           agentotel_own(scope_name) AS own
     FROM {rows}
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC NULLS LAST) = 1
 ), r AS (
