@@ -545,8 +545,8 @@ def duplicate_calls(calls: Sequence[tuple]) -> set[int]:
     same tool); or siblings that overlap in time with the same token counts. Another instrumentation's
     record of a call agentotel recorded need not sit next to ours (LangChain callbacks open their spans
     beside the client's, not around them), so against an agentotel record it is also a twin anywhere in
-    the trace when it is a tool call with the same call id, a model call overlapping in time with the same
-    token counts, or an agent span of the same agent inside ours. Kept: agentotel's own record, else the
+    the trace when it is a tool call with the same call id (with none: of the same tool, inside ours in time), a
+    model call overlapping in time with the same token counts, or an agent span of the same agent inside ours. Kept: agentotel's own record, else the
     outer one, else the earliest. The query views apply the same rules across batches
     (query/sql/_duplicate_spans.sql).
     """
@@ -604,7 +604,9 @@ def _twin_of_ours(c: tuple, k: tuple) -> bool:
                 and not (c[9] is not None and k[9] is not None and c[9] != k[9]))
     if c[6].startswith("agent:"):
         return k[4] <= c[4] and c[5] <= k[5]
-    return c[11] is not None and c[11] == k[11]
+    if c[11] is None:  # no call id (an MCP server's span of the call, from its own process): inside ours in time
+        return k[4] <= c[4] and c[5] <= k[5]
+    return c[11] == k[11]
 
 
 def _map(offsets: list[int], keys: list[str], values: list[str]) -> pa.Array:

@@ -126,3 +126,36 @@ def test_the_other_instrumentation_alone_keeps_its_steps(tmp_path: Path, model_s
     traces = agentotel.open(tmp_path)
     (run,) = [r[0] for r in traces.sql("select run_id from runs").fetchall()]
     assert [(s.type, s.name) for s in traces.trajectory(run).steps] == ALONE[name]
+
+
+def test_an_mcp_servers_span_of_the_call_whatever_its_parent_is_no_second_step(tmp_path):
+    """An MCP server in its own process records the call into the same store, parented to whatever span context the
+    client put in `_meta` - the MCP client SDK's own span, which another tracer provider may never export. Of the
+    same tool, inside agentotel's tool span in time, with no call id: a second record, found without its parent."""
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(tmp_path / "traces")))
+    agentotel.instrument(tmp_path / "unused", tracer_provider=provider)
+    try:
+        @agentotel.tool
+        def get_alerts(city: str) -> str:
+            outer = trace.get_current_span().get_span_context()
+            lost = SpanContext(outer.trace_id, 0x91BD65E9B2DF1195, True, TraceFlags(TraceFlags.SAMPLED))  # never exported
+            server = provider.get_tracer("mcp.server")
+            with server.start_as_current_span("tools/call get_alerts", context=trace.set_span_in_context(NonRecordingSpan(lost)),
+                                              kind=SpanKind.SERVER, attributes={"mcp.method.name": "tools/call"}):
+                return "no alerts"
+
+        with agentotel.run("weather") as run:
+            get_alerts("Paris")
+        provider.force_flush()
+        with agentotel.open(tmp_path / "traces") as traces:
+            steps = traces.trajectory(run.id).steps
+            counted = traces.sql("SELECT count(*) FROM tool_calls").fetchall()[0][0]
+    finally:
+        agentotel.shutdown()
+        provider.shutdown()
+    assert [(s.type, s.name) for s in steps] == [("tool", "execute_tool get_alerts")]
+    assert counted == 1

@@ -9,7 +9,8 @@
 -- - sibling model-call spans (same parent) that overlap in time with the same token counts: all but the
 --   preferred one;
 -- - another instrumentation's record of a call agentotel recorded, anywhere in the trace (LangChain
---   callbacks open their spans beside the client's, not around them): a tool call with the same call id,
+--   callbacks open their spans beside the client's, not around them): a tool call with the same call id (with
+--   none - an MCP server's span of the call, from its own process - of the same tool inside ours in time),
 --   a model call overlapping ours in time with the same token counts (and no other response id), an agent
 --   span of the same agent inside ours in time; and an agent span that is all an agentotel agent span
 --   holds (the only call or agent span directly inside it: the same invocation under another name, the
@@ -64,6 +65,7 @@ WHERE CASE
     WHEN c.call_key = 'model' THEN c.input_tokens = k.input_tokens AND c.output_tokens = k.output_tokens
                                    AND k.start_time <= c.end_time AND c.start_time <= k.end_time
     WHEN starts_with(c.call_key, 'agent:') THEN k.start_time <= c.start_time AND c.end_time <= k.end_time
+    WHEN c.tool_call_id IS NULL THEN k.start_time <= c.start_time AND c.end_time <= k.end_time
     ELSE c.tool_call_id = k.tool_call_id
 END
 UNION
