@@ -1504,9 +1504,14 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
     """An action the agent's instructions say needs the user's confirmation first, called with no yes from the user
     since the model last spoke to them (tau-bench's write without explicit confirmation; the user's "not yet" is no
     yes; model, unconfirmed_action at the call)."""
+    told: dict[int, str] = {}
     for step in run.llm:
         for call in requested_calls(step):
-            rule = _confirm_rule(instructions(run.record, step, run.messages(step)), call.name)
+            if _action(call.name) is None:
+                continue  # only actions are gated (and reading a step's instructions is what costs)
+            if step["index"] not in told:
+                told[step["index"]] = instructions(run.record, step, run.messages(step))
+            rule = _confirm_rule(told[step["index"]], call.name) if "confirm" in told[step["index"]].lower() else None
             if rule is None or _confirmed(run.messages(step)):
                 continue
             return [_finding("unconfirmed_action", "model", step["index"], [step["index"]],
