@@ -393,6 +393,13 @@ class _Run:
             cache[step["index"]] = _missing_values(self, step, text)
         return cache[step["index"]]
 
+    def passages(self, step: Mapping[str, Any]) -> list[Any]:
+        """`_passages` found before an answer, computed once per answer (two rules read them)."""
+        cache = self.__dict__.setdefault("_passages", {})
+        if step["index"] not in cache:
+            cache[step["index"]] = _passages(self, step["index"])
+        return cache[step["index"]]
+
     def slot_forms(self, tool: str) -> tuple[dict[str, list[tuple[str, str]]], dict[str, str]] | None:
         """`_slot_forms` of a tool, computed once per run."""
         cache = self.__dict__.setdefault("_slots", {})
@@ -1238,7 +1245,7 @@ def _answers_against_passages(run: _Run) -> list[Finding]:
       disagree - sources_disagree. Passing over an older passage for a newer one silently is right, and no finding."""
     out: list[Finding] = []
     for step, text in run.finals:
-        passages = _passages(run, step["index"])
+        passages = run.passages(step)
         if len(passages) < 1 or not _CITATION.search(text):
             continue
         request = _subject_words(run.request())
@@ -1331,7 +1338,7 @@ def _constraint_dropped(run: _Run) -> list[Finding]:
         return []
     out: list[Finding] = []
     for step, text in run.finals:
-        for _segment, cited in _cited_segments(text, _passages(run, step["index"])):
+        for _segment, cited in _cited_segments(text, run.passages(step)):
             for passage in cited:
                 held = {q for q, _b, _a in _qualifiers(passage.text)}
                 for token, before, after in asked:
