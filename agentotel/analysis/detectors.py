@@ -80,6 +80,8 @@ KINDS: dict[str, tuple[str, str]] = {
                      "version): check the labels reach the model beside their ids, and have it act on the id of the one it means"),
     "unconfirmed_action": ("warning", "the instructions ask for the user's yes before this action: have the model state "
                            "the action and wait for the user's confirmation, or gate the tool on it"),
+    "correction_ignored": ("warning", "the user corrected what they meant and the model went on with what they said "
+                           "before: have the model act on the user's latest words (and repeat them back)"),
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
@@ -854,11 +856,48 @@ def _ignored_errors(run: _Run) -> list[Finding]:
             seen = any(called == name and (marker.lower() in text_of(result).lower() or "error" in text_of(result).lower())
                        for _id, called, _a, result in run.message_calls(went_on))
         layer = "tool" if seen or not input_messages(went_on) else "workflow"  # a tool error answered past / kept from the model
+        refused = _refused_input(run, step, error) if layer == "tool" else None
+        if refused is not None:  # the tool did its job: the fault is the model's, going on as if it had worked
+            layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
-                            f"without saying so" + ("" if layer == "tool" else " (the error never reached it)"),
+                            f"without saying so" + ("" if layer != "workflow" else " (the error never reached it)")
+                            + (f" - the tool answered about the call's own {refused!r}" if refused else ""),
                             tool=name, error=error, failed_step=at))
     return out
+
+
+# Errors of the tool's own side - it could not do the call's work (unreachable, refused, timed out, an operation that
+# failed), whatever the call asked: its fault (tool layer).
+_TOOL_SIDE = re.compile(r"permission|denied|unauthori[sz]ed|forbidden|credential|expired|\b(?:401|403|429|5\d\d)\b|time[sd]?[ -]?out|"
+                        r"unreachable|connect|refused|unavailable|offline|rate[ -]?limit|quota|throttl|internal|overload|busy|"
+                        r"locked|maintenance|network|\bdns\b|\bssl\b|reset by peer|out of memory|disk|crash|fail", re.I)
+
+
+def _refused_input(run: _Run, step: Mapping[str, Any], error: str) -> str | None:
+    """What of the call's own arguments a tool's error answers about, when the error is about them and not the tool's
+    own failing: "no customer with email maria.lopes@...", "order #1043 has shipped and cannot be cancelled", "Table
+    "o" does not have a column named "total"" - the tool did its job, the call asked for what is not so. A thing said
+    not to exist that an earlier result of the run gave is no such answer: the tools disagree (the tool's side)."""
+    if not error or _TOOL_SIDE.search(error):
+        return None
+    arguments = parse_json(step.get("input"))
+    values = [v for v in _strings(arguments) if len(v) >= 3] if isinstance(arguments, (Mapping, list)) else []
+    lowered = error.lower()
+    named = next((v for v in values if len(v) <= 64 and v.lower() in lowered), None)
+    # a long argument (a query): a quoted name in the error that the argument uses
+    named = named or next((q for q in re.findall(r"[\"'`]([\w.$-]{2,64})[\"'`]", error)
+                           if any(re.search(r"(?<![\w$])" + re.escape(q) + r"(?![\w$])", v) for v in values if len(v) > 64 or " " in v)),
+                          None)
+    if named is None:
+        return None
+    if _NOT_THERE.search(error) and any(named.lower() in text_of(s.get("output")).lower()
+                                        for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)):
+        return None
+    return named
+
+
+_NOT_THERE = re.compile(r"not found|does ?n[o']t (?:exist|have)|unknown|missing|\bno (?!longer\b|more\b|need\b)\w+", re.I)
 
 
 def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any] | None) -> bool:
@@ -1547,20 +1586,20 @@ def _canonical_mark(value: str) -> str:
         return value
 
 
-def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> str:
+def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> tuple[str, bool]:
     """What the model said of the action it takes at a step: its own words there, else its last words to the user
-    before it when the user answered them with a yes (the statement the user confirmed)."""
+    before it when the user answered them with a yes (the statement the user confirmed; True with it)."""
     own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
     if own.strip():
-        return own
+        return own, False
     messages = run.messages(step)
     if not _confirmed(messages):
-        return ""
+        return "", False
     for message in reversed(messages):
         texts = [str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content")]
         if message.get("role") == "assistant" and texts:
-            return " ".join(texts)
-    return ""
+            return " ".join(texts), True
+    return "", False
 
 
 def _action_object_mismatch(run: _Run) -> list[Finding]:
@@ -1574,7 +1613,13 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                 continue
             verb = action[0]
             forms = {verb, *_past_forms(verb), verb + "s", verb + "ing", verb[:-1] + "ing"}
-            said = _object_marks(_said_before_acting(run, step), forms)
+            text, confirmed = _said_before_acting(run, step)
+            said = _object_marks(text, forms)
+            if confirmed and any(re.search(r"\b" + re.escape(f) + r"\b", text, re.I) for f in forms):
+                # The statement the user said yes to proposes this action: the ids it names are what was agreed
+                # ("Order #1043 (blue kettle, 49.90 USD) ... Shall I refund 49.90 USD?"), wherever they stand in it;
+                # its bare numbers only after the verb (a date's or a window's numbers are not the action's).
+                said |= {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
             if not said:
                 continue
             given = {_canonical_mark(str(v)) for v in _leaves(call.arguments)
@@ -1586,6 +1631,37 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                     return [_finding("wrong_target", "model", step["index"], [step["index"]],
                                      f"step {step['index']} calls {call.name} with {value.removesuffix('.0')!r} where the model's "
                                      f"words give {alike[0].removesuffix('.0')!r}", tool=call.name, said=alike[0], called=value)]
+    return []
+
+
+def _texts_of(message: Mapping[str, Any]) -> str:
+    return " ".join(str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content"))
+
+
+def _ids_in(text: str) -> set[str]:
+    """The ids a text names (#1034, U-502, INV-77), not its bare numbers."""
+    return {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
+
+
+def _correction_ignored(run: _Run) -> list[Finding]:
+    """The user corrected which one they mean ("Oh sorry, I meant the desk lamp, order #1034") and the model's
+    next words go on about the one the user named before (#1043), the correction left unmentioned (tau-bench's
+    user instruction ignored; model, correction_ignored at that step)."""
+    for step in run.llm:
+        messages = run.messages(step)
+        if not messages or messages[-1].get("role") != "user":
+            continue
+        latest = _ids_in(_texts_of(messages[-1]))
+        reply = " ".join(_texts_of(m) for m in output_messages(step))
+        if not latest or not reply or latest & _ids_in(reply):
+            continue
+        before = {i for m in messages[:-1] if m.get("role") == "user" for i in _ids_in(_texts_of(m))}
+        for kept in sorted(_ids_in(reply) & (before - latest)):
+            meant = sorted(i for i in latest if _qualifier_shape(i) == _qualifier_shape(kept))
+            if meant:
+                return [_finding("correction_ignored", "model", step["index"], [step["index"]],
+                                 f"the user named {meant[0]} in their last words and the model at step {step['index']} "
+                                 f"speaks of {kept}, the one they named before", said=meant[0], kept=kept)]
     return []
 
 
@@ -2108,8 +2184,9 @@ def _action_not_taken(run: _Run) -> list[Finding]:
         forms = [f for v in verbs for f in _past_forms(v)
                  if not (re.search(_CLAIM.format(f), given, re.M) if f in verbs else re.search(rf"\b{f}\b", given))]
         claim = re.compile(_CLAIM.format("|".join(forms)), re.I) if forms else None
-        # The run ends on the model saying it will do it now ("I'll open a ticket"): it never did.
-        promise = re.compile(_PROMISE.format("|".join(verbs)), re.I)
+        # The run ends on the model saying it will do it now ("I'll open a ticket", "I'll process the refund
+        # now"): it never did.
+        promise = re.compile(_PROMISE.format("|".join([*verbs, _DOING.format("|".join(_ACTION_NOUNS.get(verb, (verb,))))])), re.I)
         for sentence in sentences:
             for clause in _CLAUSE.split(sentence):
                 about = [w for w in objects if re.search(rf"\b{w}", clause, re.I)]
@@ -3110,6 +3187,13 @@ def _handoff_withheld(run: _Run) -> list[Finding]:
 
 # "I'll open", "I will create", "let me file", "I'm going to send": what the model says it does next.
 _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let\s+me|now,?\s+i)\s+(?:now\s+|also\s+|go\s+ahead\s+and\s+)?(?:{0})\b"
+
+# An action spoken of as a thing to do ("process the refund", "go ahead with the cancellation"); its noun where it
+# is not the verb itself.
+_DOING = (r"(?:process|issue|initiate|submit|make|place|complete|proceed\s+with|go\s+ahead\s+with)\s+(?:the|your|this|a)\s+"
+          r"(?:{0})")
+_ACTION_NOUNS = {"cancel": ("cancellation",), "pay": ("payment",), "book": ("booking",), "reserve": ("reservation",),
+                 "ship": ("shipment",), "replace": ("replacement",), "renew": ("renewal",), "register": ("registration",)}
 
 
 def _check_claimed(run: _Run, step: Mapping[str, Any], text: str, offered: Iterable[str], asked: set[str]) -> list[Finding]:
@@ -4922,7 +5006,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

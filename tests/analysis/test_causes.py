@@ -128,7 +128,9 @@ def test_an_id_the_model_made_up_is_an_invented_argument_but_a_new_kind_of_id_is
 def test_a_failed_booking_the_model_went_past_to_other_tools(store):
     Desk.taken = {"R-0412"}
     ignored = store.run(calls(FIND), calls(BOOK), calls(FIND), says(BOOKED))
-    assert cause(store.findings(ignored), "tool_error_ignored") == (5, "tool")
+    # the booking tool did its job ("R-0412 was taken a moment ago", about the call's own room): going on as if it
+    # had booked is the model's (an unreachable or timed-out tool is the tool's: test_detectors, heldout4-6)
+    assert cause(store.findings(ignored), "tool_error_ignored") == (5, "model")
     retried = store.run(calls(FIND), calls(BOOK), calls(("book_room", {"room_id": "R-0413", "slot": "tomorrow 14:00"})),
                         says("Booked R-0413 for tomorrow 14:00, confirmation CF-0000113."))
     assert store.findings(retried) == []

@@ -946,4 +946,5 @@ def test_acting_on_the_same_arguments_after_a_failed_read_is_no_fallback(rec):
     client = rec.client()
     run = rec.run("config-editor", "Turn debug on in app.toml.", lambda: loop(
         client, [{"role": "user", "content": "Turn debug on in app.toml."}], TOOLS, offered("read_config", "write_config")))
-    assert_cause(check(rec, run), "tool_error_ignored", "tool")
+    # "no such file: app.toml", about the user's own file: the tool answered rightly, the model went past it
+    assert_cause(check(rec, run), "tool_error_ignored", "model")

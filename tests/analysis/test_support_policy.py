@@ -1,0 +1,105 @@
+"""A support agent's conversation over several user turns (heldout8's misses): what the user agreed to and what they
+corrected, against what the agent then did - each fault beside the near twin that is none. Hand-built runs."""
+
+from __future__ import annotations
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import definitions_attr, record
+from test_data_agent import ASK_REFUND, KETTLE, LOOKED_UP, REFUND, REFUNDED_1043, _conversation
+
+LAMP = {"order_id": "#1034", "item": "desk lamp", "amount": 35.0, "status": "delivered", "delivered_at": "2026-11-20"}
+OFFER_1043 = ("assistant", "Order #1043 (blue kettle, 49.90 USD) was delivered on 2026-11-24, within the 30-day window. "
+                           "Shall I refund 49.90 USD to your original payment method?")
+YES = ("user", "Yes, please go ahead.")
+
+
+def _found(run, kind):
+    return [(f.index, f.layer) for f in detect(run) if f.kind == kind], format_findings(detect(run))
+
+
+def test_an_action_on_another_order_than_the_statement_the_user_said_yes_to_is_a_wrong_target():
+    # the order stands at the statement's start, the verb with the amount only at its end
+    sibling = ("refund", {"order_id": "#1034", "amount": 49.9}, dict(REFUNDED_1043, order_id="#1034"))
+    found, report = _found(_conversation(ASK_REFUND, LOOKED_UP, OFFER_1043, YES, sibling), "wrong_target")
+    assert found == [(4, "model")], report
+    assert _found(_conversation(ASK_REFUND, LOOKED_UP, OFFER_1043, YES, REFUND), "wrong_target")[0] == []
+    # a statement naming both orders leaves which one open: no target was agreed
+    both = ("assistant", "Order #1043 is the kettle and #1034 the lamp. Shall I refund 49.90 USD?")
+    assert _found(_conversation(ASK_REFUND, LOOKED_UP, both, YES, sibling), "wrong_target")[0] == []
+    # a statement without the action's verb agreed to nothing about it
+    told = ("assistant", "Order #1043 (blue kettle, 49.90 USD) was delivered on 2026-11-24. Anything else?")
+    assert _found(_conversation(ASK_REFUND, LOOKED_UP, told, YES, sibling), "wrong_target")[0] == []
+
+
+def test_the_users_correction_answered_about_the_order_they_named_before_is_a_correction_ignored():
+    not_a_lamp = ("assistant", "Order #1043 is the blue kettle (49.90 USD), not a lamp. Did you mean another order?")
+    corrected = ("user", "Oh sorry, I meant the desk lamp, order #1034.")
+    ask = ("user", "Please refund order #1043 - the lamp flickers.")
+    found, report = _found(_conversation(ask, LOOKED_UP, not_a_lamp, corrected, OFFER_1043, YES, REFUND), "correction_ignored")
+    assert found == [(4, "model")], report
+    # followed: the next words are about the order the user named last
+    followed = ("assistant", "Order #1034 (desk lamp, 35.00 USD) is within the 30-day window. Shall I refund 35.00 USD?")
+    lamp_refund = ("refund", {"order_id": "#1034", "amount": 35.0}, dict(REFUNDED_1043, order_id="#1034", amount=35.0))
+    run = _conversation(ask, LOOKED_UP, not_a_lamp, corrected, ("get_order", {"order_id": "#1034"}, LAMP), followed, YES, lamp_refund)
+    assert _found(run, "correction_ignored")[0] == [], _found(run, "correction_ignored")[1]
+    # both named in the reply (the model sets them side by side), or a user turn naming no order: no correction
+    side_by_side = ("assistant", "Order #1034 is the desk lamp; #1043 was the kettle. Shall I refund the lamp, 35.00 USD?")
+    assert _found(_conversation(ask, LOOKED_UP, not_a_lamp, corrected, side_by_side), "correction_ignored")[0] == []
+    assert _found(_conversation(ask, LOOKED_UP, not_a_lamp, ("user", "Yes, the kettle."), OFFER_1043), "correction_ignored")[0] == []
+
+
+def _went_past(error: str, *before, arguments=None):
+    """get_order failing with `error` after the turns `before`, and the model telling the order's state anyway."""
+    from runs_build import llm, record, text_message, tool
+
+    arguments = arguments or {"order_id": "#1043"}
+    steps, shown = [], [text_message("system", "You are the support agent."), text_message("user", "Where is order #1043?")]
+    for name, args, result in before:
+        n = len(steps) + 1
+        steps += [llm(n, calls=[(name, args, f"c{n}")], messages=list(shown)),
+                  tool(n + 1, name, args, result, requested_by=n, call_id=f"c{n}")]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": f"c{n}", "name": name, "arguments": args}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"c{n}", "response": result}]}]
+    n = len(steps) + 1
+    steps += [llm(n, calls=[("get_order", arguments, f"c{n}")], messages=list(shown)),
+              tool(n + 1, "get_order", arguments, None, status="error", error=error, requested_by=n, call_id=f"c{n}")]
+    shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": f"c{n}", "name": "get_order", "arguments": arguments}]},
+              {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"c{n}", "response": error}]}]
+    steps.append(llm(n + 2, text="Order #1043 is on its way and arrives on Friday.", messages=shown))
+    return record(*steps)
+
+
+def test_an_error_about_the_calls_own_input_gone_past_is_the_models_and_the_tools_own_failure_the_tools():
+    # the tool answered rightly about what the call asked (no such order, a state that forbids it): the model's
+    for error in ("LookupError: no order #1043 for this customer", "ValueError: order #1043 has shipped and cannot be changed"):
+        assert _found(_went_past(error), "tool_error_ignored")[0] == [(3, "model")], _found(_went_past(error), "tool_error_ignored")[1]
+    # a long argument: the error quotes a name the query uses
+    query = {"query": "SELECT o.total FROM orders o WHERE o.id = 1043"}
+    run = _went_past('BinderException: Table "o" does not have a column named "total"', arguments=query)
+    assert _found(run, "tool_error_ignored")[0] == [(3, "model")], _found(run, "tool_error_ignored")[1]
+    # the tool could not do its work, whatever was asked (even naming the call's own order): the tool's
+    for error in ("TimeoutError: order service timed out fetching #1043", "PermissionError: permission denied for #1043",
+                  "ConnectionError: orders-db unreachable", "RuntimeError: internal error"):
+        assert _found(_went_past(error), "tool_error_ignored")[0] == [(3, "tool")], _found(_went_past(error), "tool_error_ignored")[1]
+    # said not to exist, though an earlier result of the run gave it: the tools disagree - the tool's side
+    listed = ("list_orders", {"user_id": "U-501"}, [{"order_id": "#1043", "status": "shipped"}])
+    run = _went_past("LookupError: no order #1043", listed)
+    assert _found(run, "tool_error_ignored")[0] == [(5, "tool")], _found(run, "tool_error_ignored")[1]
+
+
+def _offering(run):
+    """The run with get_order and refund offered to its model calls (their recorded definitions)."""
+    offered = definitions_attr(("get_order", {"type": "object"}), ("refund", {"type": "object"}))
+    return record(*run.steps, attributes={s["span_id"]: offered for s in run.steps if s["type"] == "llm"}, task=run.run["task"])
+
+
+def test_a_run_ending_on_the_promise_of_an_action_after_the_users_yes_is_an_action_not_taken():
+    for promise in ("Thank you! I'll process the refund of 49.90 USD for order #1043 now.", "I will refund it right away."):
+        run = _offering(_conversation(ASK_REFUND, LOOKED_UP, OFFER_1043, YES, answer=promise))
+        assert _found(run, "action_not_taken")[0] == [(4, "model")], _found(run, "action_not_taken")[1]
+    # done, asked, or promised under a condition: no promise left hanging
+    done = _offering(_conversation(ASK_REFUND, LOOKED_UP, OFFER_1043, YES, REFUND, answer="Done: I refunded 49.90 USD for order #1043."))
+    assert _found(done, "action_not_taken")[0] == [], _found(done, "action_not_taken")[1]
+    for answer in ("I'll refund 49.90 USD to your card - shall I go ahead?", "I'll process the refund once you confirm."):
+        run = _offering(_conversation(ASK_REFUND, LOOKED_UP, answer=answer))
+        assert _found(run, "action_not_taken")[0] == [], _found(run, "action_not_taken")[1]
