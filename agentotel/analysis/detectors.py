@@ -14,6 +14,7 @@ suggestion. Detectors only read the record, and prefer silence to a guess: a goo
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import difflib
 import functools
@@ -82,6 +83,8 @@ KINDS: dict[str, tuple[str, str]] = {
                            "the action and wait for the user's confirmation, or gate the tool on it"),
     "correction_ignored": ("warning", "the user corrected what they meant and the model went on with what they said "
                            "before: have the model act on the user's latest words (and repeat them back)"),
+    "policy_violated": ("warning", "the instructions' rule forbids this action on the facts the run read: have the model "
+                        "check the rule against them before acting, or enforce the rule in the tool"),
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
@@ -393,6 +396,13 @@ class _Run:
         cache = self.__dict__.setdefault("_missing", {})
         if step["index"] not in cache:
             cache[step["index"]] = _missing_values(self, step, text)
+        return cache[step["index"]]
+
+    def told(self, step: Mapping[str, Any]) -> str:
+        """`instructions` of a model step, read once per step (the rules about actions each read them)."""
+        cache = self.__dict__.setdefault("_told", {})
+        if step["index"] not in cache:
+            cache[step["index"]] = instructions(self.record, step, self.messages(step))
         return cache[step["index"]]
 
     def passages(self, step: Mapping[str, Any]) -> list[Any]:
@@ -737,6 +747,16 @@ def _retry_loops(run: _Run) -> list[Finding]:
     for name, failed in streaks:
         first = failed[0]
         error = run.error(first)
+        asked = run.requester(failed[1])
+        refused = _refused_input(run, first, error or "") if asked is not None else None
+        if refused is not None and _raw(failed[1], "input") == _raw(first, "input"):
+            # The tool answered rightly about the call's own input ("column churn_date not found") and the model
+            # asked for the same call again: the loop is the model's, from the first time it asked again.
+            out.append(_finding("retry_loop", "model", asked["index"], [asked["index"], *(s["index"] for s in failed)],
+                                f"the model asked for {name} again unchanged at step {asked['index']} after it failed on the "
+                                f"call's own {refused!r} ({len(failed)} times in a row from step {first['index']}): {error}",
+                                tool=name, count=len(failed), error=error))
+            continue
         out.append(_finding("retry_loop", "tool", first["index"], [s["index"] for s in failed],
                             f"{name} failed {len(failed)} times in a row from step {first['index']}: {error}",
                             tool=name, count=len(failed), error=error))
@@ -1550,14 +1570,12 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
     """An action the agent's instructions say needs the user's confirmation first, called with no yes from the user
     since the model last spoke to them (tau-bench's write without explicit confirmation; the user's "not yet" is no
     yes; model, unconfirmed_action at the call)."""
-    told: dict[int, str] = {}
     for step in run.llm:
         for call in requested_calls(step):
             if _action(call.name) is None:
                 continue  # only actions are gated (and reading a step's instructions is what costs)
-            if step["index"] not in told:
-                told[step["index"]] = instructions(run.record, step, run.messages(step))
-            rule = _confirm_rule(told[step["index"]], call.name) if "confirm" in told[step["index"]].lower() else None
+            told = run.told(step)
+            rule = _confirm_rule(told, call.name) if "confirm" in told.lower() else None
             if rule is None or _confirmed(run.messages(step)):
                 continue
             return [_finding("unconfirmed_action", "model", step["index"], [step["index"]],
@@ -1663,6 +1681,154 @@ def _correction_ignored(run: _Run) -> list[Finding]:
                                  f"the user named {meant[0]} in their last words and the model at step {step['index']} "
                                  f"speaks of {kept}, the one they named before", said=meant[0], kept=kept)]
     return []
+
+
+def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
+    """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
+    if isinstance(value, Mapping):
+        if any(isinstance(v, (str, int)) and not isinstance(v, bool) and str(v) == ident for v in value.values()):
+            yield value
+        for child in value.values():
+            yield from _records_of(child, ident)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _records_of(child, ident)
+
+
+_TODAY = re.compile(r"\b(?:today\s+is|today's\s+date\s+is|current\s+date(?:\s+is)?:?|the\s+date\s+is)\s+(?:\w+day,?\s+)?(\d{4}-\d{2}-\d{2})", re.I)
+_PERIOD_DAYS = {"hour": 1 / 24, "day": 1, "business day": 1, "week": 7, "month": 30, "year": 365}
+# "Refunds only within 30 days of delivery", "returns are accepted within 14 days after purchase"
+_WINDOW = (r"\b(?:{0})\b[^.;\n]{{0,60}}?\bwithin\s+(\d+)[\s-]*(hour|business\s+day|day|week|month|year)s?\s+"
+           r"(?:of|after|from|since)\s+(?:the\s+|its\s+|their\s+)?([a-z]+)")
+# "One exchange per order", "at most 2 refunds per order", "only one cancellation per booking"
+_PER = (r"\b(?:(?:only|at\s+most|no\s+more\s+than|a\s+maximum\s+of)\s+)?(one|two|three|\d+|a\s+single)\s+(?:{0})\s+per\s+([a-z]+)")
+_COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3}
+
+
+def _policy_broken(run: _Run) -> list[Finding]:
+    """An action the instructions' written rule forbids on the facts the run had read (tau-bench's policy
+    violations; model, policy_violated at the call): a refund past the rule's window ("only within 30 days of
+    delivery", the order's delivered_at, "Today is ..."), an action past its count ("one exchange per order", the
+    order's exchanges: 1)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None or not isinstance(call.arguments, Mapping):
+                continue
+            text = run.told(step)
+            if "within" not in text and " per " not in text:
+                continue
+            verb = action[0]
+            forms = "|".join(re.escape(f) for f in dict.fromkeys(
+                (verb, verb + "s", verb + "es", *_past_forms(verb), *_ACTION_NOUNS.get(verb, ()),
+                 *(n + "s" for n in _ACTION_NOUNS.get(verb, ())))))
+            idents = [str(v) for v in _leaves(call.arguments) if isinstance(v, str) and _OBJECT_MARK.fullmatch(v)]
+            records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                       for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+            if not records:
+                continue
+            broken = _past_window(run, step, text, forms, records) or _past_count(text, forms, verb, records)
+            if broken:
+                rule, fact, source = broken
+                return [_finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                 f"step {step['index']} calls {call.name} where the instructions say {rule!r}: {fact} "
+                                 f"(step {source['index']})", tool=call.name, rule=rule, fact=fact)]
+    return []
+
+
+# "Never reveal another customer's data", "do not share other users' details"
+_PRIVATE = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not|cannot)\s+(?:reveal|share|disclose|give\s+out|expose|tell)\s+"
+                      r"(?:any\s+)?(?:another|other|a\s+different)\s+(?:customer|user|client|account(?:\s+holder)?|person|patient|"
+                      r"member|guest|employee)s?'?s?\b", re.I)
+_OWNER_KEY = re.compile(r"(?:user|customer|client|account|member|patient|guest|owner)[_ ]?id", re.I)
+
+
+def _other_owner_revealed(run: _Run) -> list[Finding]:
+    """The instructions forbid revealing another customer's data; the user was identified (a lookup's user_id);
+    a later result is another owner's record (its user_id another); and the model's words to the user give that
+    record's values (a name, an address) that the user never said (tau-bench's privacy violation; model,
+    policy_violated where the words were said)."""
+    if not run.llm:
+        return []
+    rule = _PRIVATE.search(run.told(run.llm[-1]))
+    if rule is None:
+        return []
+    owner, theirs = None, []
+    for s in run.record.tool_steps():
+        if is_error(s):
+            continue
+        payload = tool_payload(s.get("output"))
+        keyed = [(k, str(v)) for r in ([payload] if isinstance(payload, Mapping) else []) for k, v in r.items()
+                 if _OWNER_KEY.fullmatch(str(k)) and isinstance(v, (str, int))]
+        if not keyed:
+            continue
+        if owner is None:
+            owner = keyed[0]  # who the run identified first: the user
+        elif any(k == owner[0] and v != owner[1] for k, v in keyed):
+            theirs.append((s, payload))
+    if not theirs:
+        return []
+    # (the user's own words: an anthropic-style user message also carries tool results)
+    said_by_user = " ".join(_texts_of(m) for m in run.messages(run.llm[-1]) if m.get("role") == "user").lower()
+    for source, record in theirs:
+        private = [v for v in _strings(record) if len(v) >= 8 and v.lower() not in said_by_user and not _OBJECT_MARK.fullmatch(v)
+                   and not _iso_day(v)]
+        for step in run.llm:
+            if step["index"] <= source["index"]:
+                continue
+            words = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text")
+            shown = sorted((v for v in private if v in words), key=len, reverse=True)
+            if shown:
+                other = next(str(v) for k, v in record.items() if k == owner[0])
+                return [_finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                 f"step {step['index']} tells the user {shown[0]!r} from the record of {owner[0]} {other} (step "
+                                 f"{source['index']}; the user is {owner[1]}) where the instructions say {rule.group(0)!r}",
+                                 rule=rule.group(0), fact=shown[0])]
+    return []
+
+
+def _past_window(run: _Run, step: Mapping[str, Any], text: str, forms: str,
+                 records: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[str, str, Mapping[str, Any]] | None:
+    rule = re.search(_WINDOW.format(forms), text, re.I)
+    if rule is None:
+        return None
+    today = _TODAY.search(text) or next((m for m in (_TODAY.search(message_text(x)) for x in run.messages(step)) if m), None)
+    start = step.get("start_time")
+    now = (dt.date.fromisoformat(today.group(1)) if today else start.date() if isinstance(start, dt.datetime) else None)
+    if now is None:
+        return None
+    limit = int(rule.group(1)) * _PERIOD_DAYS[re.sub(r"\s+", " ", rule.group(2).lower())]
+    event = rule.group(3).lower()[:5]  # delivery -> delivered_at, purchase -> purchased_at
+    for source, record in records:
+        for key, value in record.items():
+            if event in str(key).lower() and isinstance(value, str) and (day := _iso_day(value)) is not None:
+                if (now - day).days > limit:
+                    return (rule.group(0).strip(), f"{key} {value} is {(now - day).days} days before {now.isoformat()}", source)
+    return None
+
+
+def _iso_day(value: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def _past_count(text: str, forms: str, verb: str, records: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+                ) -> tuple[str, str, Mapping[str, Any]] | None:
+    rule = re.search(_PER.format(forms), text, re.I)
+    if rule is None:
+        return None
+    said = re.sub(r"\s+", " ", rule.group(1).lower())
+    limit = _COUNT_WORDS.get(said) or (int(said) if said.isdigit() else None)
+    if limit is None:
+        return None
+    stem = verb[:5]
+    for source, record in records:
+        for key, value in record.items():
+            if stem in str(key).lower() and isinstance(value, int) and not isinstance(value, bool) and value >= limit:
+                return (rule.group(0).strip(), f"{key}: {value} already", source)
+    return None
 
 
 # An outcome saying the call did not do it: {"status": "rejected"}, {"success": false}.
@@ -2766,7 +2932,7 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
             if action is None and edited is None and own is None:
                 continue
             if step["index"] not in told:
-                told[step["index"]] = instructions(run.record, step, run.messages(step)).lower()
+                told[step["index"]] = run.told(step).lower()
             text = told[step["index"]]
             verbs = ({action[0]} if action else set()) | (set(_EDIT_VERBS) if edited else set()) | ({own} if own else set())
             forms = {form: verb for verb in verbs for form in (verb, *_past_forms(verb), verb + "s", verb + "es")}
@@ -2790,7 +2956,41 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                                      f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
                                      f"{call.name} there" + (f" on {edited}" if edited else ""),
                                      tool=call.name, rule=said[:200])]
+            said = _reserved_to_another(text, action[0], agent_of(step, run.by_index)) if action else None
+            if said is not None:
+                return [_finding("role_overstepped", "model", step["index"], [step["index"]],
+                                 f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
+                                 f"{call.name} there itself", tool=call.name, rule=said[:200])]
     return []
+
+
+# "Only the refunds agent issues refunds", "only a manager may approve": an action kept for a named other role.
+_ONLY = (r"\bonly\s+(?:the\s+|a\s+|an\s+|our\s+)?([a-z][\w-]*)(\s+(?:agent|team|department|desk|specialist|assistant|bot))?\s+"
+         r"(?:(?:may|can|should|will|must|is\s+allowed\s+to)\s+)?(?:[a-z]+\s+){{0,2}}?(?:{0})\b")
+_ROLES = frozenset("human humans manager managers supervisor supervisors admin admins administrator staff operator operators "
+                   "owner owners lead leads".split())
+
+
+def _reserved_to_another(text: str, verb: str, agent: str | None) -> str | None:
+    """The sentence of the instructions (lower case) that keeps an action for another role than the agent's own
+    ("You are the triage agent ... Only the refunds agent issues refunds"), if one does."""
+    forms = "|".join(re.escape(f) for f in (verb, *_past_forms(verb), verb + "s", verb + "es", verb + "ing"))
+    own = set(re.findall(r"[a-z]+", (agent or "").lower()))
+    own |= {w for m in re.finditer(r"\byou\s+are\s+(?:the\s+|an?\s+)?((?:[a-z-]+\s+){0,3}?)(?:agent|assistant|bot)\b", text)
+            for w in m.group(1).split()}
+    for match in re.finditer(_ONLY.format(forms), text):
+        role = match.group(1)
+        if not (match.group(2) or role in _ROLES) or any(role[:5] == w[:5] for w in own if len(w) >= 4) or role in own:
+            continue
+        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, match.start())), default=0)
+        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, match.end())), len(text))
+        if not _IF.search(text[first:last]) and not _BEYOND.search(text[first:last]):
+            return text[first:last].strip()
+    return None
+
+
+# A limit that makes a rule conditional ("only a manager may issue refunds over 500 USD").
+_BEYOND = re.compile(r"\b(?:over|above|below|under|more\s+than|less\s+than|exceeding|greater\s+than|beyond|up\s+to)\b")
 
 # A test file: tests/..., test_x.py, x_test.go, x.spec.ts, __tests__/...
 _TEST_FILE = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|__tests__[/\\]|test_[^/\\]*$|[^/\\]*_test\.\w+$|[^/\\]*\.(?:spec|test)\.[cm]?[jt]sx?$)", re.I)
@@ -5006,7 +5206,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

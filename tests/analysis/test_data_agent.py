@@ -211,3 +211,14 @@ def test_a_thing_claimed_checked_by_its_id_that_nothing_looked_up_is_an_action_n
     honest = _conversation(("user", "Where is my order #1065?"), user,
                            answer="I have not checked order #1065 yet; shall I look it up?")
     assert "action_not_taken" not in {f.kind for f in detect(honest)}, format_findings(detect(honest))
+
+
+def test_the_same_failing_query_asked_for_again_is_the_models_retry_loop_and_a_failing_database_the_tools():
+    bad = {"query": "SELECT COUNT(*) FROM customers WHERE churn_date >= DATE '2026-11-01'"}
+    binder = 'BinderException: Referenced column "churn_date" not found in FROM clause! Candidate bindings: "churned_at"'
+    looped = _run(*[("run_sql", bad, None, "error", binder)] * 3, answer="3 customers churned in November.", ask="How many churned?")
+    found = [(f.index, f.layer) for f in detect(looped) if f.kind == "retry_loop"]
+    assert found == [(3, "model")], format_findings(detect(looped))  # the model's first asking again
+    down = _run(*[("run_sql", bad, None, "error", "IOException: could not connect to the database server")] * 3,
+                answer="The database is unreachable, I could not count them.", ask="How many churned?")
+    assert [(f.index, f.layer) for f in detect(down) if f.kind == "retry_loop"] == [(2, "tool")], format_findings(detect(down))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agentotel.analysis.detectors import detect, format_findings
 from runs_build import definitions_attr, record
-from test_data_agent import ASK_REFUND, KETTLE, LOOKED_UP, REFUND, REFUNDED_1043, _conversation
+from test_data_agent import ASK_REFUND, LOOKED_UP, REFUND, REFUNDED_1043, _conversation
 
 LAMP = {"order_id": "#1034", "item": "desk lamp", "amount": 35.0, "status": "delivered", "delivered_at": "2026-11-20"}
 OFFER_1043 = ("assistant", "Order #1043 (blue kettle, 49.90 USD) was delivered on 2026-11-24, within the 30-day window. "
@@ -103,3 +103,65 @@ def test_a_run_ending_on_the_promise_of_an_action_after_the_users_yes_is_an_acti
     for answer in ("I'll refund 49.90 USD to your card - shall I go ahead?", "I'll process the refund once you confirm."):
         run = _offering(_conversation(ASK_REFUND, LOOKED_UP, answer=answer))
         assert _found(run, "action_not_taken")[0] == [], _found(run, "action_not_taken")[1]
+
+
+def test_an_action_the_instructions_keep_for_another_agent_done_by_this_one_is_a_role_overstepped():
+    triage = "You are the triage agent. Identify the user and hand refunds over. Only the refunds agent issues refunds."
+    run = _conversation(ASK_REFUND, LOOKED_UP, REFUND, system=triage)
+    assert _found(run, "role_overstepped")[0] == [(3, "model")], _found(run, "role_overstepped")[1]
+    for system in ("You are the refunds agent. Only the refunds agent issues refunds.",  # its own job
+                   "You are the support agent. Only refund orders delivered within 30 days.",  # a condition, no role
+                   "You are the triage agent. Only a manager may issue refunds over 500 USD."):  # a condition on it
+        run = _conversation(ASK_REFUND, LOOKED_UP, REFUND, system=system)
+        assert _found(run, "role_overstepped")[0] == [], (system, _found(run, "role_overstepped")[1])
+
+
+RULES = ("You are the support agent. Policy: 1. Identify the user by email (get_user). 2. Refunds only within 30 days of "
+         "delivery. 3. One exchange per order. 4. Never reveal another customer's data (name, address, orders). "
+         "Today is 2026-12-03.")
+BLANKET = {"order_id": "#1022", "user_id": "U-501", "item": "wool blanket", "amount": 89.0, "delivered_at": "2026-10-12",
+           "exchanges": 0}
+ASK_1022 = ("user", "I'd like a refund for order #1022, the wool blanket.")
+
+
+def test_an_action_the_written_rule_forbids_on_the_facts_read_is_a_policy_violated():
+    late = _conversation(ASK_1022, ("get_order", {"order_id": "#1022"}, BLANKET),
+                         ("refund", {"order_id": "#1022", "amount": 89.0}, {"status": "refunded"}), system=RULES)
+    found, report = _found(late, "policy_violated")
+    assert found == [(3, "model")] and "52 days" in report, report
+    in_time = dict(BLANKET, delivered_at="2026-11-20")
+    run = _conversation(ASK_1022, ("get_order", {"order_id": "#1022"}, in_time),
+                        ("refund", {"order_id": "#1022", "amount": 89.0}, {"status": "refunded"}), system=RULES)
+    assert _found(run, "policy_violated")[0] == [], _found(run, "policy_violated")[1]
+    # a second exchange where one per order is the rule; the first is none
+    swap = ("exchange", {"order_id": "#1022", "new_item": "wool blanket, grey"}, {"status": "exchanged"})
+    for exchanges, expected in ((1, [(3, "model")]), (0, [])):
+        run = _conversation(ASK_1022, ("get_order", {"order_id": "#1022"}, dict(BLANKET, delivered_at="2026-11-20",
+                                                                                exchanges=exchanges)), swap, system=RULES)
+        assert _found(run, "policy_violated")[0] == expected, _found(run, "policy_violated")[1]
+    # no window written: nothing to break
+    run = _conversation(ASK_1022, ("get_order", {"order_id": "#1022"}, BLANKET),
+                        ("refund", {"order_id": "#1022", "amount": 89.0}, {"status": "refunded"}), system=SUPPORT_PLAIN)
+    assert _found(run, "policy_violated")[0] == [], _found(run, "policy_violated")[1]
+
+
+SUPPORT_PLAIN = "You are the support agent. Refund broken items."
+
+
+def test_another_customers_record_told_to_the_user_is_a_policy_violated():
+    user = ("get_user", {"email": "maria.lopez@example.com"}, {"user_id": "U-501", "name": "Maria Lopez"})
+    theirs = ("get_order", {"order_id": "#1050"}, {"order_id": "#1050", "user_id": "U-502", "item": "espresso machine",
+                                                   "ship_to": "Tom Baker, 14 Elm Street, Leeds LS6 2AB"})
+    ask = ("user", "Where was order #1050 delivered, and to whom? maria.lopez@example.com")
+    told = _conversation(ask, user, theirs, answer="Order #1050 was delivered to Tom Baker, 14 Elm Street, Leeds LS6 2AB.",
+                         system=RULES)
+    found, report = _found(told, "policy_violated")
+    assert found == [(5, "model")] and "Tom Baker" in report, report
+    for answer, system in (("Order #1050 is not on your account, so I can't share who it was for.", RULES),
+                           ("Order #1050 was delivered to Tom Baker, 14 Elm Street, Leeds LS6 2AB.", SUPPORT_PLAIN)):
+        run = _conversation(ask, user, theirs, answer=answer, system=system)
+        assert _found(run, "policy_violated")[0] == [], _found(run, "policy_violated")[1]
+    # the user's own order: their own data
+    mine = ("get_order", {"order_id": "#1050"}, dict(theirs[2], user_id="U-501"))
+    run = _conversation(ask, user, mine, answer="Order #1050 was delivered to Tom Baker, 14 Elm Street, Leeds LS6 2AB.", system=RULES)
+    assert _found(run, "policy_violated")[0] == [], _found(run, "policy_violated")[1]
