@@ -452,6 +452,9 @@ def _blocks(text: str) -> Any:
     return items if len(items) > 1 else text
 
 
+LISTING = {"find_contact", "search_mail", "list_files", "get_alerts"}  # the tools answering a list
+
+
 class Talk:
     """A request's conversation as the model reads it: the user's turns, what the assistant said, each tool result
     (by message position) with the call that asked for it."""
@@ -467,7 +470,10 @@ class Talk:
             if m.get("role") == "tool" and m.get("tool_call_id") in asked:
                 name, arguments = asked[m["tool_call_id"]]
                 if not name.startswith("transfer_to_"):
-                    self.results.append((i, name, arguments if isinstance(arguments, dict) else {}, _decoded(_plain(m.get("content")))))
+                    value = _decoded(_plain(m.get("content")))
+                    if name in LISTING and isinstance(value, dict):  # (a one-item list sent as its item: MCP's text)
+                        value = [value]
+                    self.results.append((i, name, arguments if isinstance(arguments, dict) else {}, value))
 
     def got(self, name: str, after: int = -1) -> list[tuple[dict[str, Any], Any]]:
         """The results of `name` (its arguments, its value: a string when it failed) after message `after`."""
@@ -817,7 +823,7 @@ def _did(name: str, arguments: dict[str, Any], value: Any, withheld: bool) -> st
         if withheld:  # told as done, the failed region left out
             return f"rolled back {value['service']} to {value['version']}"
         return (f"rollback of {value['service']} to {value['version']} was partial: "
-                                      + ", ".join(f"{r} failed ({why})" for r, why in value["failed"].items()) + "; retried")
+                + ", ".join(f"{r} failed ({why})" for r, why in value["failed"].items()) + "; retried")
     if name == "rollback" and value.get("status") == "noop":
         return f"rollback of {value['service']}: {value['message']}"
     if name == "rollback":
