@@ -46,6 +46,12 @@ so, a search timed out and retried, a health check still high during a rollout a
 back with its feedback, a partial rollback retried, a scale-out at the runbook's maximum, database warnings left to
 the DBA.
 
+How agentotel recorded the frameworks (not the detectors'): an MCP tool answering a list (mcp 2.3.0, stdio) is
+recorded as its text blocks - the item itself when there is one, a list of JSON *strings* when there are several -,
+not as the structuredContent {"result": [...]} the server sends too, so the output's shape follows the item count; the
+StateGraph's nodes (planner, executor, verifier) leave no agent step under agentotel (every call under one "invoke_agent
+LangGraph") nor under OpenInference (the calls at depth 0), where the Agents SDK's three agents each have theirs.
+
 Built and scored blind (a8b3287's detectors, agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff
 top-1 48/50 (the two misses a ground truth of mine, corrected: 50/50), check step+layer 4/50 (tool output drift twice,
 a repeated rollback twice), good runs with a warning 14/50. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
@@ -72,6 +78,7 @@ sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever
 import _heldout_kit as kit  # noqa: E402
 from shapes import Status, reply  # noqa: E402
 
+MODEL = "gpt-4o-mini"
 MAIL_AGENT, OPS_AGENT = "mail-assistant", "incident-team"
 ASSISTANT = ("You are Sam Rivera's personal email and calendar assistant. Sam works at OurCo in Berlin (Europe/Berlin); "
              "today is Thursday 2026-12-03. Use the tools to read mail, look at the calendar and act for Sam. Send email "
@@ -927,8 +934,6 @@ def _verifier(t: Talk, offered: set[str]) -> dict[str, Any]:
 
 # ---- recorders -----------------------------------------------------------------------------------------------------
 
-MODEL = "gpt-4o-mini"
-
 
 def _as_text(f: Callable[..., Any]) -> Callable[..., Any]:
     """`f` answering JSON text (a framework's tool result goes to the model as text; a dict would go as its repr)."""
@@ -1255,9 +1260,6 @@ def _said(step: dict[str, Any]) -> str:
 def pairs() -> list[Any]:
     from heldout import Pair, _llm, asking, answer, tool_step
 
-    def rule(recorder: str, layer: str, fault: str, taxonomy: str, where: Callable[..., int | None], **kw: Any) -> Any:
-        return Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, taxonomy, where, **kw)
-
     def saying(phrase: str) -> Callable[[list[dict[str, Any]]], int | None]:
         """The first model call whose answer holds `phrase`."""
         return lambda steps: next((s["index"] for s in _llm(steps) if phrase in _said(s)), None)
@@ -1308,64 +1310,48 @@ def pairs() -> list[Any]:
     # it goes on past the partial rollback (the good one retries it), before the report that leaves it out.
     gone_past = after(tool_step("rollback"))
     rejected_then = after(saying("REJECTED:"))
-    return [
-        # the assistant: the openai SDK loop under agentotel
-        rule("openai", "model", "wrong_alex", alex, asking("send_email")),
-        rule("openai", "model", "wrong_thread", thread, asking("get_thread")),
-        rule("openai", "model", "conflict_booked", clash, asking("create_event")),
-        rule("openai", "model", "attachment_missing", attach, asking("send_email")),
-        rule("openai", "model", "sent_not_drafted", drafted, asking("send_email")),
-        rule("openai", "model", "date_misread", friday, asking("find_free_slots")),
-        rule("openai", "model", "timezone", zone, asking("create_event")),
-        rule("openai", "model", "confidential_leak", leak, asking("send_email")),
-        rule("openai", "tool", "events_utc", utc, tool_step("list_events")),
-        # the assistant: MCP tools in a server process, the anthropic SDK loop
-        rule("mcp", "model", "wrong_alex", alex, asking("send_email")),
-        rule("mcp", "model", "conflict_booked", clash, asking("create_event")),
-        rule("mcp", "model", "correction_ignored", correction, asking("send_email")),
-        rule("mcp", "model", "send_failed_claimed", unsent, after(tool_step("send_email"))),
-        rule("mcp", "model", "unverified_calendar", unlooked, answer),
-        rule("mcp", "model", "attendee_dropped", dropped, asking("create_event")),
-        rule("mcp", "model", "search_timeout", timeout, after(tool_step("search_mail"))),
-        rule("mcp", "tool", "events_utc", utc, tool_step("list_events")),
-        # the assistant: pydantic-ai
-        rule("pydantic-ai", "model", "wrong_thread", thread, asking("get_thread")),
-        rule("pydantic-ai", "model", "attachment_missing", attach, asking("send_email")),
-        rule("pydantic-ai", "model", "sent_not_drafted", drafted, asking("send_email")),
-        rule("pydantic-ai", "model", "date_misread", friday, asking("find_free_slots")),
-        rule("pydantic-ai", "model", "timezone", zone, asking("create_event")),
-        rule("pydantic-ai", "model", "confidential_leak", leak, asking("send_email")),
-        rule("pydantic-ai", "model", "correction_ignored", correction, asking("send_email")),
-        rule("pydantic-ai", "model", "search_timeout", timeout, after(tool_step("search_mail"))),
-        # the incident team: a LangGraph StateGraph under agentotel
-        rule("langgraph", "model", "step_skipped", skipped, report),
-        rule("langgraph", "model", "rubber_stamp", stamp, asking("post_status")),
-        rule("langgraph", "model", "bad_health_approved", early, asking("post_status")),
-        rule("langgraph", "memory", "conversation_reset", reset, rejected_then),
-        rule("langgraph", "model", "derailment", derail, asking("restart_service")),
-        rule("langgraph", "model", "withheld", withheld, report, diff_where=gone_past),
-        rule("langgraph", "workflow", "premature_end", premature, report),
-        rule("langgraph", "model", "scale_over_limit", limit, saying("Plan for the executor")),
-        rule("langgraph", "tool", "stale_deploys", stale, tool_step("get_deploys")),
-        # the incident team: the OpenAI Agents SDK's handoffs
-        rule("agents", "model", "rubber_stamp", stamp, asking("post_status")),
-        rule("agents", "memory", "conversation_reset", reset, rejected_then),
-        rule("agents", "model", "plan_ignored", ignored, asking("rollback")),
-        rule("agents", "model", "withheld", withheld, report, diff_where=gone_past),
-        rule("agents", "model", "premature_end", premature, report),
-        rule("agents", "model", "status_by_executor", role, asking("post_status")),
-        rule("agents", "model", "wrong_service", mismatch, asking("rollback")),
-        rule("agents", "model", "repeat_rollback", repeat, asking("rollback", 1)),
-        # the incident team: the StateGraph under OpenInference, through agentotel-collector
-        rule("oi-langgraph", "model", "step_skipped", skipped, report),
-        rule("oi-langgraph", "model", "bad_health_approved", early, asking("post_status")),
-        rule("oi-langgraph", "model", "derailment", derail, asking("restart_service")),
-        rule("oi-langgraph", "model", "plan_ignored", ignored, asking("rollback")),
-        rule("oi-langgraph", "model", "status_by_executor", role, asking("post_status")),
-        rule("oi-langgraph", "model", "scale_over_limit", limit, saying("Plan for the executor")),
-        rule("oi-langgraph", "model", "wrong_service", mismatch, asking("rollback")),
-        rule("oi-langgraph", "model", "repeat_rollback", repeat, asking("rollback", 1)),
-    ]
+    truth: dict[str, tuple[str, str, Callable[..., int | None]]] = {  # fault: layer, source, where its cause shows
+        "wrong_alex": ("model", alex, asking("send_email")), "wrong_thread": ("model", thread, asking("get_thread")),
+        "conflict_booked": ("model", clash, asking("create_event")), "attachment_missing": ("model", attach, asking("send_email")),
+        "sent_not_drafted": ("model", drafted, asking("send_email")), "date_misread": ("model", friday, asking("find_free_slots")),
+        "timezone": ("model", zone, asking("create_event")), "confidential_leak": ("model", leak, asking("send_email")),
+        "correction_ignored": ("model", correction, asking("send_email")),
+        "send_failed_claimed": ("model", unsent, after(tool_step("send_email"))), "unverified_calendar": ("model", unlooked, answer),
+        "attendee_dropped": ("model", dropped, asking("create_event")),
+        "search_timeout": ("model", timeout, after(tool_step("search_mail"))), "events_utc": ("tool", utc, tool_step("list_events")),
+        "step_skipped": ("model", skipped, report), "rubber_stamp": ("model", stamp, asking("post_status")),
+        "bad_health_approved": ("model", early, asking("post_status")), "conversation_reset": ("memory", reset, rejected_then),
+        "derailment": ("model", derail, asking("restart_service")), "plan_ignored": ("model", ignored, asking("rollback")),
+        "withheld": ("model", withheld, report), "premature_end": ("model", premature, report),
+        "status_by_executor": ("model", role, asking("post_status")), "scale_over_limit": ("model", limit, saying("Plan for the executor")),
+        "wrong_service": ("model", mismatch, asking("rollback")), "stale_deploys": ("tool", stale, tool_step("get_deploys")),
+        "repeat_rollback": ("model", repeat, asking("rollback", 1)),
+    }
+    diff_truth = {"withheld": gone_past}
+    # where the graph itself ends early, the fault is the workflow's (the Agents SDK's executor chose to stop: the model's)
+    layers = {("langgraph", "premature_end"): "workflow"}
+    chosen = {
+        "openai": ["wrong_alex", "wrong_thread", "conflict_booked", "attachment_missing", "sent_not_drafted", "date_misread",
+                   "timezone", "confidential_leak", "events_utc"],
+        "mcp": ["wrong_alex", "conflict_booked", "correction_ignored", "send_failed_claimed", "unverified_calendar",
+                "attendee_dropped", "search_timeout", "events_utc"],
+        "pydantic-ai": ["wrong_thread", "attachment_missing", "sent_not_drafted", "date_misread", "timezone", "confidential_leak",
+                        "correction_ignored", "search_timeout"],
+        "langgraph": ["step_skipped", "rubber_stamp", "bad_health_approved", "conversation_reset", "derailment", "withheld",
+                      "premature_end", "scale_over_limit", "stale_deploys"],
+        "agents": ["rubber_stamp", "conversation_reset", "plan_ignored", "withheld", "premature_end", "status_by_executor",
+                   "wrong_service", "repeat_rollback"],
+        "oi-langgraph": ["step_skipped", "bad_health_approved", "derailment", "plan_ignored", "status_by_executor",
+                         "scale_over_limit", "wrong_service", "repeat_rollback"],
+    }
+    out = []
+    for recorder, faults in chosen.items():
+        for fault in faults:
+            layer, source, where = truth[fault]
+            layer = layers.get((recorder, fault), layer)
+            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
+                            diff_where=diff_truth.get(fault)))
+    return out
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a8b3287's detectors,
