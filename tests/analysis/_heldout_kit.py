@@ -274,3 +274,12 @@ class TraceloopRecorder(_ForeignRecorder):
                 span.set_attribute("traceloop.entity.output", json.dumps(result))
                 return result
         return call
+
+
+def unlisted(scores: list[Any], diff_missed: dict[str, str], check_missed: dict[str, str],
+             false_alarms: dict[str, str]) -> dict[str, set[str]]:
+    """What a set's scores show that its lists do not name: diff and check misses, warned good runs (a miss fixed later
+    is no trouble: the lists then say more than is missed)."""
+    return {"diff": {s.pair.id for s in scores if not s.diff_ok} - set(diff_missed),
+            "check": {s.pair.id for s in scores if not s.check_ok} - set(check_missed),
+            "alarms": {s.pair.id for s in scores if s.alarms} - set(false_alarms)}
