@@ -110,6 +110,52 @@ def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple
     return out
 
 
+# A length the sources or the answer give ("a 30-minute call", "minutes": 30, "1 hour"): a time that far from a time
+# they hold is worked out (11:00 for 30 minutes ends at 11:30).
+_LENGTH = re.compile(r"(?<![\w.])(\d{1,3})[\s-]*(minutes?|mins?|hours?|hrs?|h)\b|\"(?:minutes|mins|duration_minutes|"
+                     r"length_minutes|duration_min)\"\s*:\s*(\d{1,3})", re.I)
+# A place whose time a text gives: "Europe/Berlin", "New York time", "in Berlin" (an IANA zone's city).
+_ZONE = re.compile(r"\b([A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b|\b(UTC|GMT)\b|\b([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b")
+_AREAS = ("Europe", "America", "Asia", "Australia", "Africa", "Pacific", "Atlantic")
+
+
+def _clock_moved(known: set[tuple[int, int]], sources: str, answer: str, today: Any) -> set[tuple[int, int]]:
+    """The known clock times moved by a length the texts give, and from one time zone the texts name into
+    another ("9:00 New York time" for 15:00 in Berlin), either way."""
+    from zoneinfo import ZoneInfo
+
+    minutes = {int(n or k) * (60 if (unit or "m").lower().startswith("h") else 1) for n, unit, k in _LENGTH.findall(sources + "\n" + answer)[:20]}
+    zones: set[str] = set()
+    for iana, utc, words in _ZONE.findall(answer + "\n" + sources[:20000]):
+        if iana or utc:
+            zones.add(iana or "UTC")
+        elif words and len(zones) < 8:
+            for area in _AREAS:  # a city name: the zone named after it
+                try:
+                    ZoneInfo(f"{area}/{words.replace(' ', '_')}")
+                except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+                    continue
+                zones.add(f"{area}/{words.replace(' ', '_')}")
+                break
+    day = today if isinstance(today, dt.datetime) else dt.datetime.combine(today, dt.time(12)) if isinstance(today, dt.date) \
+        else dt.datetime.now()
+    offsets = set()
+    for zone in zones:
+        try:
+            shift = day.replace(tzinfo=None).replace(tzinfo=ZoneInfo(zone)).utcoffset()
+        except (KeyError, ValueError, OSError):
+            continue
+        if shift is not None:
+            offsets.add(int(shift.total_seconds() // 60))
+    minutes |= {abs(a - b) for a in offsets for b in offsets} - {0}
+    out: set[tuple[int, int]] = set()
+    for hour, minute in known:
+        for by in sorted(minutes)[:20]:
+            for moved in (hour * 60 + minute + by, hour * 60 + minute - by):
+                out.add(divmod(moved % (24 * 60), 60))
+    return out
+
+
 def _date_known(date: tuple[int | None, int, int], known: set[tuple[int | None, int, int]]) -> bool:
     year, month, day = date
     return any(m == month and d == day and (year is None or y is None or y == year) for y, m, d in known)
@@ -260,12 +306,15 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
                 if not any(_date_known(date, shifted) for date in readings):
                     missing.append(match.group(0))
         rest = pattern.sub(" ", rest)
-    known_times = None
+    known_times, worked_out = None, None
     for match in _TIME.finditer(rest):
         if known_times is None:
             known_times = {t for m in _TIME.finditer(sources) for t in _times(m)}
         if not set(_times(match)) & known_times:
-            missing.append(match.group(0).strip())
+            if worked_out is None:
+                worked_out = _clock_moved(known_times, sources, answer, today)
+            if not set(_times(match)) & worked_out:
+                missing.append(match.group(0).strip())
     rest = _TIME.sub(" ", rest)
     for token in _ID.findall(rest):
         if not _UNIT.match(token) and token.lower() not in haystack:

@@ -91,8 +91,10 @@ class OutputSchema:
         walk(value, "$")
 
     def required(self, path: str) -> bool:
-        """A field that held a value every time the object holding it was seen."""
-        return self.present.get(path, 0) > 0 and self.present.get(path, 0) == self.objects.get(parent_path(path), 0)
+        """A field that held a value every time the object holding it was seen - for the items of an array, in two
+        items at least: one calendar event with a note says little of the next day's events."""
+        seen, holder = self.present.get(path, 0), parent_path(path)
+        return seen > (1 if holder.endswith("[]") else 0) and seen == self.objects.get(holder, 0)
 
     def drift(self, value: Any) -> Drift | None:
         """How `value` departs from what was learned, or None when it fits (always None before any output)."""

@@ -582,7 +582,7 @@ def _repetition(run: _Run) -> list[Finding]:
         back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
             _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None)
             or (_action(str(tool_name(step))) is not None and run.requester(step) is not None
-                and run.requester(step) is not run.requester(tools[n - 1])))
+                and run.requester(step) is not run.requester(tools[n - 1]) and not _not_all_done(tools[n - 1].get("output"))))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
             continue
@@ -1834,6 +1834,16 @@ def _past_count(text: str, forms: str, verb: str, records: list[tuple[Mapping[st
 # An outcome saying the call did not do it: {"status": "rejected"}, {"success": false}.
 _NOT_DONE = frozenset({"rejected", "denied", "declined", "refused", "failed", "failure", "error", "not_allowed", "blocked",
                        "invalid", "unavailable", "noop", "skipped"})
+
+
+def _not_all_done(output: Any) -> bool:
+    """Whether an action's result says it was not done, or done only in part ({"status": "partial", "failed": ...}):
+    asking for it again is a retry of what is left, not the action done twice."""
+    outcome = _outcome(tool_payload(output))
+    return _refused(output) or (outcome is not None and str(outcome[1]).lower() in _PART_DONE)
+
+
+_PART_DONE = frozenset({"partial", "partially_done", "partial_failure", "partial_success", "incomplete", "pending"})
 
 
 def _refused(output: Any) -> bool:

@@ -1,0 +1,77 @@
+"""An e-mail and calendar assistant's and an incident team's good runs (heldout9's false alarms): what they work out
+or do again on purpose is no fault - a meeting's end from its start and length, a time in another zone, a field one
+earlier event had, a rollback asked again after it failed in part - each beside the fault it must still find.
+Hand-built runs."""
+
+from __future__ import annotations
+
+from agentotel.analysis._record import History
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import llm, record, text_message, tool
+
+DAY = {"date": "2026-12-08", "timezone": "Europe/Berlin",
+       "events": [{"title": "Team standup", "start": "09:30", "end": "09:45"}, {"title": "Review", "start": "10:00", "end": "11:00"}]}
+
+
+def _run(*turns, answer: str, ask: str, run_id: str = "run-b"):
+    """One model call per turn: (tool, arguments, result) asked for and run, then `answer`."""
+    steps, shown = [], [text_message("user", ask)]
+    for name, arguments, result in turns:
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": result}]}]
+    steps.append(llm(len(steps) + 1, text=answer, messages=list(shown)))
+    return record(*steps, task=ask, run_id=run_id)
+
+
+def _ungrounded(run):
+    return [f.message for f in detect(run) if f.kind == "ungrounded_answer"]
+
+
+def test_a_meetings_end_worked_out_from_its_start_and_length_is_grounded():
+    ask = "Book a 30-minute call with Jordan on Tuesday 8 December, after the review."
+    run = _run(("list_events", {"date": "2026-12-08"}, DAY), answer="11:00-11:30 is free after the review: shall I book it?", ask=ask)
+    assert _ungrounded(run) == [], format_findings(detect(run))
+    # the length in the call's own arguments ("minutes": 45) grounds the end it gives
+    booked = {"event_id": "E-1", "start": "14:00", "minutes": 45}
+    run = _run(("create_event", {"date": "2026-12-08", "start": "14:00", "minutes": 45}, booked),
+               answer="Booked 14:00-14:45 on 8 December.", ask="Book 45 minutes with Jordan at 14:00 on 8 December.")
+    assert _ungrounded(run) == [], format_findings(detect(run))
+    # a time no length and no zone away from any time given is still judged
+    run = _run(("list_events", {"date": "2026-12-08"}, DAY), answer="13:10 is free: shall I book it?", ask=ask)
+    assert any("13:10" in m for m in _ungrounded(run)), format_findings(detect(run))
+
+
+def test_a_time_given_in_another_zone_the_texts_name_is_grounded():
+    vendor = {"name": "Jordan Lee", "city": "New York", "timezone": "America/New_York"}
+    run = _run(("find_contact", {"name": "Jordan"}, vendor), ("list_events", {"date": "2026-12-08"}, DAY),
+               answer="How about 15:00 Berlin time, which is 9:00 New York time for Jordan?", ask="Find a slot with Jordan on 8 December at 15:00.")
+    assert _ungrounded(run) == [], format_findings(detect(run))
+    # 10:00 New York is 16:00 in Berlin, not 15:00: no zone pair moves 15:00 to 10:00
+    run = _run(("find_contact", {"name": "Jordan"}, vendor), ("list_events", {"date": "2026-12-08"}, DAY),
+               answer="How about 15:00 Berlin time, which is 10:20 New York time for Jordan?", ask="Find a slot with Jordan on 8 December at 15:00.")
+    assert any("10:20" in m for m in _ungrounded(run)), format_findings(detect(run))
+
+
+def test_a_field_one_earlier_item_had_is_not_required_of_every_later_item():
+    noted = {"date": "2026-12-04", "events": [{"title": "1:1", "start": "16:00", "end": "16:30", "note": "moved by Priya"}]}
+    history = History.from_records([_run(("list_events", {"date": "2026-12-04"}, noted), answer="ok", ask="day?", run_id="h1")])
+    run = _run(("list_events", {"date": "2026-12-08"}, DAY), answer="Two events on 8 December.", ask="What is on 8 December?")
+    assert "tool_output_drift" not in {f.kind for f in detect(run, history)}, format_findings(detect(run, history))
+    # seen in two items (or at the object's top) and gone: drift as before
+    twice = {"date": "2026-12-04", "events": [dict(e, note="n") for e in DAY["events"]]}
+    history = History.from_records([_run(("list_events", {"date": "2026-12-04"}, twice), answer="ok", ask="day?", run_id="h1")])
+    assert "tool_output_drift" in {f.kind for f in detect(run, history)}, format_findings(detect(run, history))
+
+
+def test_an_action_asked_again_after_it_answered_it_was_done_in_part_is_a_retry():
+    partial = {"status": "partial", "rolled_back": ["eu-west"], "failed": {"us-east": "image pull error"}}
+    done = {"status": "ok", "regions": ["eu-west", "us-east"]}
+    args = {"service": "checkout-api", "version": "v2.13.2"}
+    retried = _run(("rollback", args, partial), ("rollback", args, done), answer="Rolled back in every region.",
+                   ask="Roll checkout-api back to v2.13.2.")
+    assert "repeated_tool_call" not in {f.kind for f in detect(retried)}, format_findings(detect(retried))
+    twice = _run(("rollback", args, done), ("rollback", args, done), answer="Rolled back.", ask="Roll checkout-api back to v2.13.2.")
+    assert "repeated_tool_call" in {f.kind for f in detect(twice)}, format_findings(detect(twice))
