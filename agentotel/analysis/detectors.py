@@ -34,6 +34,7 @@ from agentotel.analysis._record import History, RunRecord, history_key, load
 from agentotel.analysis._schema import OutputSchema
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
+    AGENT,
     LLM,
     RETRIEVAL,
     TOOL,
@@ -397,6 +398,14 @@ class _Run:
         if step["index"] not in cache:
             cache[step["index"]] = _missing_values(self, step, text)
         return cache[step["index"]]
+
+    def roles(self) -> frozenset[str]:
+        """The roles of the run's agents, lower case: their names' words and what their instructions say they are
+        ("You are the verifier of the incident team"), read once."""
+        if "_roles" not in self.__dict__:
+            names = {w for s in self.steps if s.get("type") == AGENT for w in re.findall(r"[a-z]+", str(s.get("name") or "").lower())}
+            self._roles = frozenset(names | {w for s in self.llm for w in _YOU_ARE.findall(self.told(s).lower())})
+        return self._roles
 
     def told(self, step: Mapping[str, Any]) -> str:
         """`instructions` of a model step, read once per step (the rules about actions each read them)."""
@@ -1661,6 +1670,34 @@ def _ids_in(text: str) -> set[str]:
     return {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
 
 
+def _user_forbade(run: _Run) -> list[Finding]:
+    """The user said not to take an action ("Draft a reply ... Don't send it yet - I'll read it first") and the model
+    called the tool that takes it, with no later word of theirs allowing it (a yes, or the verb asked for):
+    the request's own limit gone past (model; task_ignored at the call)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None:
+                continue
+            verb = action[0]
+            forms = {form: verb for form in (verb, *_past_forms(verb), verb + "s", verb + "ing")}
+            said = [_texts_of(m).lower() for m in run.messages(step) if m.get("role") == "user"]
+            for n, text in enumerate(said):
+                forbidden = list(_prohibitions(text, forms))
+                asked = sum(len(re.findall(rf"\b{re.escape(f)}\b", text)) for f in forms)
+                if not forbidden or asked > len(forbidden):
+                    continue  # not said, or said of one thing and asked of another ("don't send it to Alex, send it to Priya")
+                later = said[n + 1:]
+                if any((_YES.search(t) and not _NOT_YES.search(t)) or any(re.search(rf"\b{f}\b", t) for f in forms) for t in later):
+                    break  # allowed since
+                start, end, _verb, _after = forbidden[0]
+                rule = text[start:next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))].strip()
+                return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                 f"the user said {rule!r} and the model called {call.name} at step {step['index']}",
+                                 tool=call.name, rule=rule)]
+    return []
+
+
 def _correction_ignored(run: _Run) -> list[Finding]:
     """The user corrected which one they mean ("Oh sorry, I meant the desk lamp, order #1034") and the model's
     next words go on about the one the user named before (#1043), the correction left unmentioned (tau-bench's
@@ -1712,8 +1749,14 @@ def _policy_broken(run: _Run) -> list[Finding]:
     order's exchanges: 1)."""
     for step in run.llm:
         for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in call.arguments.values()):
+                over = _over_limit(run, step, call, run.told(step))  # any call: scale_deployment(replicas=20)
+                if over is not None:
+                    return [over]
             action = _action(call.name)
-            if action is None or not isinstance(call.arguments, Mapping):
+            if action is None:
                 continue
             text = run.told(step)
             if "within" not in text and " per " not in text:
@@ -1785,6 +1828,41 @@ def _other_owner_revealed(run: _Run) -> list[Finding]:
                                  f"{source['index']}; the user is {owner[1]}) where the instructions say {rule.group(0)!r}",
                                  rule=rule.group(0), fact=shown[0])]
     return []
+
+
+# "at most 12 replicas without approval", "no more than 500 USD", "a maximum of 3 seats"
+_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to)\s+"
+                    r"[$€£]?(\d[\d,]*(?:\.\d+)?)\s*([a-z]{3,})", re.I)
+
+
+def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action given a number past a limit the instructions write ("at most 12 replicas" and
+    scale_deployment(replicas=20)); at the model call that first put that number to the action (a plan the
+    acting agent carried out), else at the call."""
+    for rule in _LIMIT.finditer(text):
+        limit, unit = _number(rule.group(1)), rule.group(2).lower()
+        if limit is None:
+            continue
+        stem = unit[:5].rstrip("s")
+        for key, value in (call.arguments.items() if isinstance(call.arguments, Mapping) else ()):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= limit or stem not in str(key).lower():
+                continue
+            shown = f"{value:g}"
+            said = re.compile(rf"(?<![\d.]){re.escape(shown)}\s*{re.escape(unit[:4])}", re.I)
+            first = next((s for s in run.llm if s["index"] <= step["index"] and said.search(
+                " ".join(str(p.get("content")) for m in output_messages(s) for p in parts(m) if p.get("type") == "text"))), step)
+            return _finding("policy_violated", "model", first["index"], [first["index"], step["index"]],
+                            f"{call.name}({key}={shown}) at step {step['index']} where the instructions say "
+                            f"{rule.group(0)!r}" + (f"; the number was put to it at step {first['index']}"
+                                                   if first is not step else ""), tool=call.name, rule=rule.group(0), fact=shown)
+    return None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
 
 
 def _past_window(run: _Run, step: Mapping[str, Any], text: str, forms: str,
@@ -2956,7 +3034,11 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                     hit = bool(objects & _EDITED_THINGS) or (bool(objects & {"test", "tests"}) and bool(_TEST_FILE.search(edited))
                                                              and not asked_tests)
                 elif action and verb == action[0]:
-                    hit = any(o.startswith(w[:5]) for o in objects for w in action[1])
+                    # the tool's own thing, or a value the call was given named in the rule ("never restart a
+                    # database (orders-db)" and restart_service(orders-db))
+                    hit = any(o.startswith(w[:5]) for o in objects for w in action[1]) or any(
+                        re.search(r"(?<![\w-])" + re.escape(v.lower()) + r"(?![\w-])", text[end:last])
+                        for v in _strings(call.arguments) if 3 <= len(v) <= 64)
                 else:
                     # the tool's own verb said of the agent with no object of its own: "never search or browse yourself"
                     hit = verb == own and bool(re.match(r"\s*(?:$|,|or\b|and\b|yourself\b|anything\b|directly\b)", text[end:last]))
@@ -2966,7 +3048,7 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                                      f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
                                      f"{call.name} there" + (f" on {edited}" if edited else ""),
                                      tool=call.name, rule=said[:200])]
-            said = _reserved_to_another(text, action[0], agent_of(step, run.by_index)) if action else None
+            said = _reserved_to_another(run, text, action[0], agent_of(step, run.by_index)) if action else None
             if said is not None:
                 return [_finding("role_overstepped", "model", step["index"], [step["index"]],
                                  f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
@@ -2974,28 +3056,43 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
     return []
 
 
-# "Only the refunds agent issues refunds", "only a manager may approve": an action kept for a named other role.
-_ONLY = (r"\bonly\s+(?:the\s+|a\s+|an\s+|our\s+)?([a-z][\w-]*)(\s+(?:agent|team|department|desk|specialist|assistant|bot))?\s+"
-         r"(?:(?:may|can|should|will|must|is\s+allowed\s+to)\s+)?(?:[a-z]+\s+){{0,2}}?(?:{0})\b")
+# "Only the refunds agent issues refunds", "only a manager may approve", "only the verifier declares an incident
+# resolved ... and posts the resolution": an action kept for a named other role.
+_ONLY = re.compile(r"\bonly\s+(?:the\s+|a\s+|an\s+|our\s+)?([a-z][\w-]*)(\s+(?:agent|team|department|desk|specialist|assistant|"
+                   r"bot))?\s")
 _ROLES = frozenset("human humans manager managers supervisor supervisors admin admins administrator staff operator operators "
                    "owner owners lead leads".split())
+# A doer's noun (verifier, approver, planner, supervisor) names a role; these name people served, or no one.
+_DOER = re.compile(r"[a-z]{3,}(?:er|or)")
+_NOT_ROLES = frozenset("customer customers caller callers member members partner partners sender receiver reader viewer "
+                       "subscriber passenger traveler traveller neither former latter whether together number numbers "
+                       "another either other order orders error errors".split())
+_YOU_ARE = re.compile(r"\byou\s+are\s+(?:the\s+|an?\s+)?([a-z][a-z-]+)")
 
 
-def _reserved_to_another(text: str, verb: str, agent: str | None) -> str | None:
+def _reserved_to_another(run: _Run, text: str, verb: str, agent: str | None) -> str | None:
     """The sentence of the instructions (lower case) that keeps an action for another role than the agent's own
-    ("You are the triage agent ... Only the refunds agent issues refunds"), if one does."""
-    forms = "|".join(re.escape(f) for f in (verb, *_past_forms(verb), verb + "s", verb + "es", verb + "ing"))
-    own = set(re.findall(r"[a-z]+", (agent or "").lower()))
-    own |= {w for m in re.finditer(r"\byou\s+are\s+(?:the\s+|an?\s+)?((?:[a-z-]+\s+){0,3}?)(?:agent|assistant|bot)\b", text)
-            for w in m.group(1).split()}
-    for match in re.finditer(_ONLY.format(forms), text):
+    ("You are the triage agent ... Only the refunds agent issues refunds"), if one does. The role is one by its
+    word (the refunds agent, a manager) or as an agent of the run (the verifier of a planner/executor/verifier team)."""
+    if "only " not in text:
+        return None
+    forms = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in (verb, *_past_forms(verb), verb + "s", verb + "es", verb + "ing"))
+                       + r")\b")
+    own = set(re.findall(r"[a-z]+", (agent or "").lower())) | set(_YOU_ARE.findall(text))
+    for match in _ONLY.finditer(text):
         role = match.group(1)
-        if not (match.group(2) or role in _ROLES) or any(role[:5] == w[:5] for w in own if len(w) >= 4) or role in own:
+        if any(role[:5] == w[:5] for w in own if len(w) >= 4) or role in own:
+            continue
+        if not (match.group(2) or role in _ROLES or role in run.roles() or _DOER.fullmatch(role) and role not in _NOT_ROLES):
             continue
         first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, match.start())), default=0)
         last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, match.end())), len(text))
-        if not _IF.search(text[first:last]) and not _BEYOND.search(text[first:last]):
-            return text[first:last].strip()
+        did = forms.search(text, match.end(), last)
+        if did is None or _IF.search(text, first, did.start()):
+            continue
+        if _BEYOND.search(" ".join(text[did.end():last].split()[:4])):
+            continue  # "only a manager may issue refunds over 500 USD": a limit, below which anyone may
+        return text[first:last].strip()
     return None
 
 
@@ -5216,7 +5313,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _user_forbade, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -75,3 +75,44 @@ def test_an_action_asked_again_after_it_answered_it_was_done_in_part_is_a_retry(
     assert "repeated_tool_call" not in {f.kind for f in detect(retried)}, format_findings(detect(retried))
     twice = _run(("rollback", args, done), ("rollback", args, done), answer="Rolled back.", ask="Roll checkout-api back to v2.13.2.")
     assert "repeated_tool_call" in {f.kind for f in detect(twice)}, format_findings(detect(twice))
+
+
+def _asked(*turns, ask: str, system: str | None = None):
+    run = _run(*turns, answer="Done.", ask=ask)
+    if system is not None:
+        for step in run.steps:
+            if step["type"] == "llm":
+                step["input"] = step["input"].replace('[{"role": "user"', '[' + __import__("json").dumps(text_message("system", system)) + ', {"role": "user"', 1)
+    return run
+
+
+SENT = ("send_email", {"to": "jordan.lee@vendorly.com", "body": "We'd like to renew."}, {"status": "sent"})
+
+
+def test_an_action_the_user_said_not_to_take_is_a_task_ignored():
+    run = _asked(SENT, ask="Draft a reply to Jordan: we want to renew. Don't send it yet - I'll read it first.")
+    assert [(f.index, f.layer) for f in detect(run) if f.kind == "task_ignored"] == [(1, "model")], format_findings(detect(run))
+    for ask in ("Draft a reply to Jordan and send it.", "Don't send it to Alex, send it to Jordan."):
+        run = _asked(SENT, ask=ask)
+        assert "task_ignored" not in {f.kind for f in detect(run)}, (ask, format_findings(detect(run)))
+
+
+RUNBOOK = ("You are the executor of the incident team. Runbook: 1. Never restart a database (orders-db): page the DBA. "
+           "2. Scale out at most 12 replicas without the commander's approval. 3. Only the verifier declares an incident "
+           "resolved and posts the resolution.")
+
+
+def test_the_runbooks_rules_broken_by_the_executor():
+    restarted = _asked(("restart_service", {"service": "orders-db"}, {"status": "restarted"}), ask="Fix checkout.", system=RUNBOOK)
+    assert [(f.kind, f.index) for f in detect(restarted)] == [("role_overstepped", 1)], format_findings(detect(restarted))
+    other = _asked(("restart_service", {"service": "checkout-api"}, {"status": "restarted"}), ask="Fix checkout.", system=RUNBOOK)
+    assert detect(other) == [], format_findings(detect(other))
+    scaled = _asked(("scale_deployment", {"service": "checkout-api", "replicas": 20}, {"status": "scaled"}), ask="Fix it.", system=RUNBOOK)
+    assert [(f.kind, f.index) for f in detect(scaled)] == [("policy_violated", 1)], format_findings(detect(scaled))
+    within = _asked(("scale_deployment", {"service": "checkout-api", "replicas": 10}, {"status": "scaled"}), ask="Fix it.", system=RUNBOOK)
+    assert detect(within) == [], format_findings(detect(within))
+    posted = _asked(("post_status", {"channel": "#incidents", "text": "Resolved"}, {"status": "posted"}), ask="Fix it.", system=RUNBOOK)
+    assert [(f.kind, f.index) for f in detect(posted)] == [("role_overstepped", 1)], format_findings(detect(posted))
+    verifier = _asked(("post_status", {"channel": "#incidents", "text": "Resolved"}, {"status": "posted"}), ask="Check it.",
+                      system=RUNBOOK.replace("the executor of", "the verifier of"))
+    assert detect(verifier) == [], format_findings(detect(verifier))
