@@ -1670,6 +1670,32 @@ def _ids_in(text: str) -> set[str]:
     return {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
 
 
+def _check_skipped(run: _Run) -> list[Finding]:
+    """The instructions name a check to make before acting ("Check the executor's work with check_health before you
+    approve it") and the agent took an action with no call of that check before it: it approved
+    unchecked (MAST FM-3.3 no or incorrect verification; model, missing_evidence at the call)."""
+    tools = run.offered() or frozenset(run.record.declared_tools())
+    for step in run.llm:
+        for call in requested_calls(step):
+            if _action(call.name) is None:
+                continue
+            text = run.told(step)
+            for check in sorted(t for t in tools if t != call.name and t in text):
+                # named as a tool to use ("with check_health before", "(get_user) before"), not a word of prose
+                rule = re.search(rf"(?:\b(?:with|call|calling|run|running|use|using|via)\s+(?:the\s+)?|\(){re.escape(check)}(?![\w])"
+                                 rf"[^.\n]{{0,60}}?\bbefore\b[^.\n]*", text)
+                if rule is None:
+                    continue
+                # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
+                if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
+                    continue
+                said = text[max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
+                return [_finding("missing_evidence", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
+                                 f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
+    return []
+
+
 def _user_forbade(run: _Run) -> list[Finding]:
     """The user said not to take an action ("Draft a reply ... Don't send it yet - I'll read it first") and the model
     called the tool that takes it, with no later word of theirs allowing it (a yes, or the verb asked for):
@@ -1759,6 +1785,9 @@ def _policy_broken(run: _Run) -> list[Finding]:
             if action is None:
                 continue
             text = run.told(step)
+            failed = _criterion_failed(run, step, call, text)
+            if failed is not None:
+                return [failed]
             if "within" not in text and " per " not in text:
                 continue
             verb = action[0]
@@ -1855,6 +1884,54 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
                             f"{call.name}({key}={shown}) at step {step['index']} where the instructions say "
                             f"{rule.group(0)!r}" + (f"; the number was put to it at step {first['index']}"
                                                    if first is not step else ""), tool=call.name, rule=rule.group(0), fact=shown)
+    return None
+
+
+# An acceptance criterion: "error rate under 2%", "p99 below 800 ms", "uptime above 99.9%"
+_CRITERION = re.compile(r"\b([a-z][a-z0-9 _-]{1,30}?)\s+(under|below|less\s+than|above|over|more\s+than|at\s+least|at\s+most)\s+"
+                        r"(\d+(?:\.\d+)?)\s*(%|percent|ms|s\b)?", re.I)
+
+
+_PASSED = re.compile(r"\b(?:resolved|fixed|healthy|verified|approved|passe[sd]|back\s+to\s+normal|recovered|all\s+clear)\b", re.I)
+_VERDICT = re.compile(r"\b(?:checks?|verif\w*|confirm\w*|pass\w*|healthy|resolved|accept\w*|approv\w*)\b", re.I)
+
+
+def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action taken while the latest reading of the thing the instructions' criterion measures fails it ("it
+    checks with check_health (error rate under 2%)" and post_status('Resolved ...') after error_rate_percent: 4.8):
+    the check's verdict gone past (MAST incorrect verification; model, policy_violated at the call)."""
+    if _action(call.name) is None or _handoff_target(call.name) is not None:
+        return None
+    # acting as if it passed: the call or the model's words there say so ("Resolved INC-5521: ...")
+    said = text_of(call.arguments) + " " + " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m)
+                                                     if p.get("type") == "text")
+    if not _PASSED.search(said):
+        return None
+    for rule in _CRITERION.finditer(text):
+        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0)
+        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, rule.end())), len(text))
+        if not _VERDICT.search(text, first, last) or re.match(r"\s*(?:\d+\.\s*)?(?:if|when|whenever|once)\b", text[first:], re.I):
+            continue  # a check's pass mark, not a trigger ("if CPU is above 85%, scale out")
+        words = [w for w in re.findall(r"[a-z0-9]+", rule.group(1).lower()) if len(w) >= 3 and w not in _FILLER
+                 and w not in ("the", "its", "with", "are", "was", "has", "have")]
+        if not words:
+            continue
+        bound, below = float(rule.group(3)), rule.group(2).lower() in ("under", "below", "less than", "at most")
+        for earlier in reversed([s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]):
+            payload = tool_payload(earlier.get("output"))
+            if not isinstance(payload, Mapping):
+                continue
+            key = next((k for k, v in payload.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and all(w in str(k).lower() for w in words[-2:])), None)
+            if key is None:
+                continue
+            value = float(payload[key])
+            if (value >= bound) if below else (value <= bound):
+                return _finding("policy_violated", "model", step["index"], [step["index"], earlier["index"]],
+                                f"step {step['index']} calls {call.name} while {key} is {value:g} (step {earlier['index']}), "
+                                f"where the instructions say {rule.group(0).strip()!r}", tool=call.name, rule=rule.group(0).strip(),
+                                fact=f"{key}: {value:g}")
+            break  # the latest reading meets it
     return None
 
 
@@ -5313,7 +5390,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _user_forbade, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _user_forbade, _check_skipped, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -116,3 +116,33 @@ def test_the_runbooks_rules_broken_by_the_executor():
     verifier = _asked(("post_status", {"channel": "#incidents", "text": "Resolved"}, {"status": "posted"}), ask="Check it.",
                       system=RUNBOOK.replace("the executor of", "the verifier of"))
     assert detect(verifier) == [], format_findings(detect(verifier))
+
+
+VERIFIER = ("You are the verifier of the incident team. Check the executor's work with check_health before you approve it. "
+            "The incident is resolved when check_health shows the error rate under 2%. Approve with 'VERIFIED' and post the "
+            "resolution with post_status.")
+POSTED = ("post_status", {"channel": "#incidents", "message": "Resolved INC-5521: checkout-api back to normal."}, {"status": "posted"})
+
+
+def _offered(run, *names):
+    from runs_build import definitions_attr
+
+    offered = definitions_attr(*((n, {"type": "object"}) for n in names))
+    return record(*run.steps, attributes={s["span_id"]: offered for s in run.steps if s["type"] == "llm"}, task=run.run["task"])
+
+
+def test_an_approval_without_the_check_the_instructions_name_or_against_its_reading():
+    unchecked = _offered(_asked(POSTED, ask="Verify the executor's report.", system=VERIFIER), "check_health", "post_status")
+    assert [(f.kind, f.index) for f in detect(unchecked)] == [("missing_evidence", 1)], format_findings(detect(unchecked))
+    health = {"service": "checkout-api", "error_rate_percent": 4.8, "p99_ms": 1900}
+    failing = _offered(_asked(("check_health", {"service": "checkout-api"}, health), POSTED, ask="Verify.", system=VERIFIER),
+                       "check_health", "post_status")
+    assert [(f.kind, f.index) for f in detect(failing)] == [("policy_violated", 3)], format_findings(detect(failing))
+    healthy = _offered(_asked(("check_health", {"service": "checkout-api"}, dict(health, error_rate_percent=1.2)), POSTED,
+                              ask="Verify.", system=VERIFIER), "check_health", "post_status")
+    assert detect(healthy) == [], format_findings(detect(healthy))
+    # the reading fails and the verifier says so: a rejection is no approval
+    rejected = ("post_status", {"channel": "#incidents", "message": "Still failing: error rate 4.8%."}, {"status": "posted"})
+    run = _offered(_asked(("check_health", {"service": "checkout-api"}, health), rejected, ask="Verify.", system=VERIFIER),
+                   "check_health", "post_status")
+    assert detect(run) == [], format_findings(detect(run))
