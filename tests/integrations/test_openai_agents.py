@@ -359,6 +359,33 @@ def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
     assert rows == [("get_alerts", "weather-server", "extension"), ("get_weather", "weather-server", "extension")]
 
 
+def test_an_mcp_tools_list_result_is_the_list_whatever_its_length(store, model_server, sdk_tracing):
+    """The SDK answers the model with an MCP tool's content blocks (one block as an object, two as a list): the
+    step's result is what the tool returned, the list, with one item as with two."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from agents.mcp import MCPServerStdio
+
+    from tests.integrations.mcp_server_process import CONTACTS
+
+    root = Path(__file__).resolve().parents[2]
+    params = {"command": sys.executable, "args": [str(Path(__file__).with_name("mcp_server_process.py")), str(store.directory)],
+              "env": {"PYTHONPATH": f"{root}{os.pathsep}{root / 'collector'}"}}
+
+    async def main():
+        async with MCPServerStdio(params, name="contacts-server", client_session_timeout_seconds=30) as server:
+            agent = Agent(name="contacts", instructions="Find people.", mcp_servers=[server], model=_chat_model(model_server))
+            return (await Runner.run(agent, "Who is Alex?")).final_output
+
+    model_server.before += [chat_tool_calls(("call_one", "find_contacts", {"name": "Alex Chen"})),
+                            chat_tool_calls(("call_two", "find_contacts", {"name": "Alex"}))]
+    assert asyncio.run(main()) == ANSWER
+    steps = [s for s in store.only_run().steps if s.tool_name == "find_contacts"]
+    assert [(s.tool_call_id, s.status, s.output) for s in steps] == [("call_one", "ok", CONTACTS[:1]), ("call_two", "ok", CONTACTS)]
+
+
 def test_a_tool_input_guardrail_rejecting_the_call_is_an_error_step(store, model_server, sdk_tracing):
     """A tool guardrail rejects the call: the tool never runs and the SDK answers the model with the rejection."""
     from agents import ToolGuardrailFunctionOutput, tool_input_guardrail
