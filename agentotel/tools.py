@@ -323,6 +323,13 @@ def defined_tool(name: str, description: str | None, parameters: Mapping[str, An
 _FRAMEWORK_TOOL = context.create_key("agentotel-framework-tool")
 
 
+def framework_tool_span(name: str) -> Any:
+    """The span of a framework's call of tool `name` in progress here (`ToolCall.attach`), whatever span another
+    library started below it since; None outside one."""
+    marker = context.get_value(_FRAMEWORK_TOOL)
+    return marker[0] if marker is not None and marker[1] == name and marker[0].is_recording() else None
+
+
 class ToolCall:
     """One framework tool call in progress (`start_tool_call()`): current while `attach()`ed, ended by
     `succeed`, `fail` or `failed` (a failure the framework turned into a result) exactly once."""

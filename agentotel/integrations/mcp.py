@@ -4,8 +4,9 @@
   in `agentotel.tool.server`): the arguments, the result (the structured content - what a tool with an
   output schema returned -, else the list of its content blocks; an error's text), `isError` as an ERROR
   status, and the model's call id when a model of the run asked for this call (MCP itself carries none).
-  Called inside a framework's tool call of the same tool (an Agents SDK agent's MCP tools), it completes
-  that call's span, its result the step's, instead of adding one below it.
+  Called inside a framework's tool call of the same tool (an Agents SDK agent's MCP tools, a pydantic-ai
+  `MCPToolset`'s through fastmcp's client and its span), it completes that call's span, its result the
+  step's, instead of adding one below it.
 - `ClientSession.list_tools`' definitions go into the environment with their schema hashes: the current
   run's tool definitions, or, outside any run, the process's tools the next run records.
 - The request's `_meta` carries the W3C trace context of the tool's span, so an instrumented server's
