@@ -156,7 +156,7 @@ def _result(result: Any, wraps: bool, failed: bool) -> Any:
     if failed:
         texts = [getattr(part, "text", None) for part in parts]
         if texts and all(isinstance(text, str) for text in texts):
-            return "\n".join(texts)  # the error's message as the model got it: one text, as check reads errors
+            return "\n".join(texts)  # the error's message, one text as the model read it
     # Always the list, even of one block: a server answers a returned list as one block an item, so one block
     # cannot be told from a list of one, and a tool's result would otherwise change shape with its item count.
     return [_block(part) for part in parts]
