@@ -323,6 +323,13 @@ def defined_tool(name: str, description: str | None, parameters: Mapping[str, An
 _FRAMEWORK_TOOL = context.create_key("agentotel-framework-tool")
 
 
+def framework_tool_span(name: str) -> Any:
+    """The span of a framework's call of tool `name` in progress here (`ToolCall.attach`), whatever span another
+    library started below it since; None outside one."""
+    marker = context.get_value(_FRAMEWORK_TOOL)
+    return marker[0] if marker is not None and marker[1] == name and marker[0].is_recording() else None
+
+
 class ToolCall:
     """One framework tool call in progress (`start_tool_call()`): current while `attach()`ed, ended by
     `succeed`, `fail` or `failed` (a failure the framework turned into a result) exactly once."""
@@ -615,7 +622,11 @@ class _Call:
 
     def succeed(self, result: Any) -> None:
         try:
-            self.spec.record_output(self.span, self.payload, result)
+            # A result already on the span was recorded by the instrumentation that completed this call as its
+            # own (an MCP call inside an Agents SDK tool): the tool's own answer, which the framework's text of
+            # it for the model (one shape for one content block, another for two) does not replace.
+            if self.adopted or _recorded_result(self.span) is None:
+                self.spec.record_output(self.span, self.payload, result)
             self.payload.apply_markers(self.span)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("tools.result", exc)
@@ -628,6 +639,11 @@ class _Call:
         except Exception as internal:  # noqa: BLE001
             report_internal_error("tools.error", internal)
         self.end()
+
+
+def _recorded_result(span: Any) -> Any:
+    attributes = getattr(span, "attributes", None)
+    return attributes.get(GEN_AI_TOOL_CALL_RESULT) if attributes else None
 
 
 def _begin(spec: _Spec, args: tuple, kwargs: dict) -> _Call | None:

@@ -15,7 +15,7 @@ from agentotel._internal import report_internal_error
 from agentotel.content import Payload
 from agentotel.runs import INVOKE_AGENT, record_error, run
 from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME, GEN_AI_TOOL_CALL_ID, GEN_AI_TOOL_NAME
-from agentotel.tools import EXECUTE_TOOL
+from agentotel.tools import EXECUTE_TOOL, framework_tool_span
 
 
 def traced(call: Any, wrapped: Any, args: tuple, kwargs: dict, done: Callable[[Any, Any], None] | None = None) -> Any:
@@ -53,9 +53,11 @@ def _succeed(call: Any, result: Any) -> None:
 
 
 def current_tool_span(name: str | None = None, call_id: str | None = None) -> Any:
-    """The current span when it is a recording `execute_tool` span of this very call (tool `name`, call
-    `call_id`; each checked when given): another record of the call, to complete instead of adding a second."""
-    span = trace.get_current_span()
+    """The span of this very call in progress (tool `name`, call `call_id`; each checked when given): a framework's
+    tool call of `name` (even below a client library's span of the request, as fastmcp's `tools/call` under
+    pydantic-ai's MCP toolset), else the current span when it is a recording `execute_tool` span of the call:
+    another record of the call, to complete instead of adding a second."""
+    span = (framework_tool_span(name) if name is not None else None) or trace.get_current_span()
     attributes = getattr(span, "attributes", None)
     if not attributes or not span.is_recording() or attributes.get(GEN_AI_OPERATION_NAME) != EXECUTE_TOOL:
         return None

@@ -1,10 +1,12 @@
 """MCP clients (`mcp` 1.x and 2.x): tool calls, tool listings, trace context to the server.
 
 - `ClientSession.call_tool` is an `execute_tool {tool}` span (tool type `extension`, the server's name
-  in `agentotel.tool.server`): the arguments, the result (the content parts' text, else the structured
-  content), `isError` as an ERROR status, and the model's call id when a model of the run asked for this
-  call (MCP itself carries none). Called inside a framework's tool call of the same tool (an Agents SDK
-  agent's MCP tools), it completes that call's span instead of adding one below it.
+  in `agentotel.tool.server`): the arguments, the result (the structured content - what a tool with an
+  output schema returned -, else the list of its content blocks; an error's text), `isError` as an ERROR
+  status, and the model's call id when a model of the run asked for this call (MCP itself carries none).
+  Called inside a framework's tool call of the same tool (an Agents SDK agent's MCP tools, a pydantic-ai
+  `MCPToolset`'s through fastmcp's client and its span), it completes that call's span, its result the
+  step's, instead of adding one below it.
 - `ClientSession.list_tools`' definitions go into the environment with their schema hashes: the current
   run's tool definitions, or, outside any run, the process's tools the next run records.
 - The request's `_meta` carries the W3C trace context of the tool's span, so an instrumented server's
@@ -26,7 +28,7 @@ from typing import Any
 from opentelemetry import context, propagate, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
-from agentotel import _context
+from agentotel import _context, _json
 from agentotel._internal import report_internal_error
 from agentotel.integrations._common import current_tool_span, suppressed
 from agentotel.semconv import GEN_AI_TOOL_CALL_ID
@@ -66,15 +68,33 @@ def _server_name(session: Any) -> str | None:
     return str(name) if name else None
 
 
-# The definitions a session listed, by (session, tool name): a call's span carries its schema hash.
-_listed: dict[tuple[int, str], tuple[Any, DefinedTool]] = {}
+# The definitions a session listed, by (session, tool name): a call's span carries its schema hash, and
+# its result is unwrapped when the output schema is a server's `{"result": ...}` wrapper.
+_listed: dict[tuple[int, str], tuple[Any, DefinedTool, bool]] = {}
+
+
+def _listed_tool(session: Any, name: str) -> tuple[DefinedTool, bool] | None:
+    entry = _listed.get((id(session), name))
+    return (entry[1], entry[2]) if entry is not None and entry[0] is session else None
 
 
 def _definition(session: Any, name: str) -> DefinedTool:
-    entry = _listed.get((id(session), name))
-    if entry is not None and entry[0] is session:
-        return entry[1]
-    return defined_tool(name, None, None, _TOOL_TYPE, _server_name(session))
+    listed = _listed_tool(session, name)
+    return listed[0] if listed is not None else defined_tool(name, None, None, _TOOL_TYPE, _server_name(session))
+
+
+def _wraps_result(schema: Any) -> bool:
+    """The output schema is the `{"result": X}` object a Python server made of a tool returning X that is no
+    object (a list, a string, a number): fastmcp marks it `x-fastmcp-wrap-result`; the mcp SDK's MCPServer /
+    FastMCP says nothing, its wrapper is the model `<function>Output` with the one required field `result`. A
+    tool's own model of one field `result` (titled by its class) is an object the tool returned: kept."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return False
+    if schema.get("x-fastmcp-wrap-result") is True:
+        return True
+    properties = schema.get("properties")
+    return (isinstance(properties, dict) and list(properties) == ["result"] and schema.get("required") == ["result"]
+            and str(schema.get("title", "")).endswith("Output"))
 
 
 def _field(obj: Any, *names: str) -> Any:
@@ -96,17 +116,22 @@ async def _list_tools(wrapped: Any, instance: Any, args: tuple, kwargs: dict) ->
                 schema = _field(tool, "input_schema", "inputSchema")
                 definition = defined_tool(str(tool.name), getattr(tool, "description", None), schema, _TOOL_TYPE, server)
                 definition.register()
-                _listed[(id(instance), definition.name)] = (instance, definition)
+                wraps = _wraps_result(_field(tool, "output_schema", "outputSchema"))
+                _listed[(id(instance), definition.name)] = (instance, definition, wraps)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.mcp.list_tools", exc)
     return result
+
+
+def _tool_name(args: tuple, kwargs: dict) -> str:
+    return str(args[0] if args else kwargs.get("name"))  # call_tool(name, arguments, ...)
 
 
 def _start(session: Any, args: tuple, kwargs: dict) -> ToolCall | None:
     if suppressed():
         return None
     try:
-        name = str(args[0] if args else kwargs.get("name"))
+        name = _tool_name(args, kwargs)
         arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
         # A framework's tool that forwards to this MCP tool (an Agents SDK agent's `mcp_servers`) already has
         # the call's span: it becomes the MCP call (server, tool type, isError) instead of a second span
@@ -119,19 +144,32 @@ def _start(session: Any, args: tuple, kwargs: dict) -> ToolCall | None:
         return None
 
 
-def _result(result: Any) -> Any:
-    """What the tool answered: its content parts (a text part as its text), else its structured content."""
-    parts = []
-    for part in getattr(result, "content", None) or ():
-        text = getattr(part, "text", None)
-        if isinstance(text, str):
-            parts.append(text)
-        else:
-            dump = getattr(part, "model_dump", None)
-            parts.append(dump(mode="json", exclude_none=True) if callable(dump) else part)
-    if not parts:
-        return _field(result, "structured_content", "structuredContent")
-    return parts[0] if len(parts) == 1 else parts
+def _result(result: Any, wraps: bool, failed: bool) -> Any:
+    """What the tool returned: its structured content (unwrapped from a server's `{"result": X}` wrapper), else
+    the list of its content blocks; a failure's text as the server said it."""
+    structured = _field(result, "structured_content", "structuredContent")
+    if structured is not None and not failed:
+        if wraps and isinstance(structured, dict) and list(structured) == ["result"]:
+            return structured["result"]
+        return structured
+    parts = getattr(result, "content", None) or ()
+    if failed:
+        texts = [getattr(part, "text", None) for part in parts]
+        if texts and all(isinstance(text, str) for text in texts):
+            return "\n".join(texts)  # the error's message, one text as the model read it
+    # Always the list, even of one block: a server answers a returned list as one block an item, so one block
+    # cannot be told from a list of one, and a tool's result would otherwise change shape with its item count.
+    return [_block(part) for part in parts]
+
+
+def _block(part: Any) -> Any:
+    """A content block as the tool gave it: a text block's text (the value, when the text is a JSON object or
+    array - how a server writes an item that is not text), another block as its JSON."""
+    text = getattr(part, "text", None)
+    if isinstance(text, str):
+        return _json.parse(text) if text[:1] in ("{", "[") else text
+    dump = getattr(part, "model_dump", None)
+    return dump(mode="json", exclude_none=True, by_alias=True) if callable(dump) else part
 
 
 def _with_trace_context(kwargs: dict) -> dict:
@@ -153,12 +191,14 @@ async def _call_tool(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> 
     except BaseException as exc:
         call.fail(exc)
         raise
+    failed = bool(_field(result, "is_error", "isError"))
     try:
-        value = _result(result)
+        listed = _listed_tool(instance, _tool_name(args, kwargs))  # listed by now: the SDK lists them to validate a result
+        value = _result(result, listed is not None and listed[1], failed)
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.mcp.result", exc)
         value = None
-    if _field(result, "is_error", "isError"):
+    if failed:
         call.failed(value)
     else:
         call.succeed(value)

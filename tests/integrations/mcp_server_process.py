@@ -20,6 +20,15 @@ def get_weather(city: str) -> str:
     return f"18C, cloudy in {city}"
 
 
+CONTACTS = [{"name": "Alex Chen", "email": "alex.chen@example.com"}, {"name": "Alex Kim", "email": "alex.kim@example.com"}]
+
+
+@server.tool()
+def find_contacts(name: str) -> list[dict[str, str]]:
+    """People in the address book whose name contains `name`."""
+    return [c for c in CONTACTS if name.lower() in c["name"].lower()]
+
+
 @server.tool()
 def get_alerts(city: str) -> str:
     """Weather alerts of a city."""

@@ -253,3 +253,112 @@ def test_the_high_level_clients_call_tool_is_one_step(store):
     steps = store.only_run().steps
     assert [(s.name, s.status) for s in steps] == [("execute_tool get_weather", "ok"), ("execute_tool get_alerts", "error")]
     assert steps[0].output == "18C, cloudy in Paris"
+
+
+CONTACTS = [{"name": "Alex Chen", "email": "alex.chen@example.com"}, {"name": "Alex Kim", "email": "alex.kim@example.com"}]
+
+
+@server.tool()
+def find_contacts(name: str) -> list[dict[str, str]]:
+    """People in the address book whose name contains `name`."""
+    return [c for c in CONTACTS if name.lower() in c["name"].lower()]
+
+
+class Total(BaseModel):
+    result: int
+
+
+@server.tool()
+def add(a: int, b: int) -> Total:
+    """The sum, as the tool's own model of one field `result`."""
+    return Total(result=a + b)
+
+
+def test_a_list_result_is_the_list_whatever_its_length(store):
+    """A tool returning a list answers one text block an item and `structuredContent` {"result": [...]}: the step's
+    result is the list the tool returned, with no item, one or two (not the item alone, nor a list of JSON texts)."""
+    async def main():
+        async with Client(server) as client:  # no list_tools first: the SDK lists them to validate the result
+            with agentotel.run("mcp-lists"):
+                for name in ("Sam", "Alex Chen", "Alex"):
+                    await client.session.call_tool("find_contacts", {"name": name})
+
+    asyncio.run(main())
+    steps = store.only_run().steps
+    assert [s.output for s in steps] == [[], CONTACTS[:1], CONTACTS]
+    # One shape for diff and check: every result a JSON array.
+    shapes = store.traces().sql("select json_type(output) from tool_calls order by start_time").fetchall()
+    assert shapes == [("ARRAY",)] * 3
+
+
+def test_a_tools_own_model_of_one_field_result_is_kept(store):
+    async def main():
+        async with Client(server) as client:
+            await client.session.list_tools()
+            with agentotel.run("mcp-model"):
+                return await client.session.call_tool("add", {"a": 2, "b": 3})
+
+    assert asyncio.run(main()).structured_content == {"result": 5}
+    (step,) = store.only_run().steps
+    assert step.output == {"result": 5}  # what the tool returned: its model, not the wrapper of a bare 5
+
+
+def _low_level_server(results: dict[str, object], output_schema: dict | None = None):
+    """A server answering each tool with the CallToolResult given (as a non-Python server would)."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[types.Tool(name=n, input_schema={"type": "object"}, output_schema=output_schema)
+                                            for n in results])
+
+    async def call_tool(ctx, params):
+        return results[params.name]
+
+    return Server("plain-server", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _recorded(store, target, names: list[str]) -> list:
+    async def main():
+        async with Client(target) as client:
+            await client.session.list_tools()
+            with agentotel.run("mcp-plain"):
+                for name in names:
+                    await client.session.call_tool(name, {})
+
+    asyncio.run(main())
+    return [s.output for s in store.only_run().steps]
+
+
+def test_content_blocks_without_structured_content_are_one_list_whatever_their_number(store):
+    """No output schema (an unannotated Python tool, most other servers): the content blocks, each as the value it
+    holds - one block a list of one, as two are a list of two, not a bare item one time and JSON texts the other."""
+    from mcp import types
+
+    def texts(*items: str):
+        return types.CallToolResult(content=[types.TextContent(type="text", text=t) for t in items])
+
+    one, two = json.dumps(CONTACTS[0], indent=2), json.dumps(CONTACTS[1], indent=2)
+    image = types.ImageContent(type="image", data="aGk=", mime_type="image/png")
+    target = _low_level_server({"one": texts(one), "two": texts(one, two), "none": texts(), "words": texts("18C, cloudy"),
+                                "mixed": types.CallToolResult(content=[types.TextContent(type="text", text="a map"), image])})
+    assert _recorded(store, target, ["one", "two", "none", "words", "mixed"]) == [
+        CONTACTS[:1], CONTACTS, [], ["18C, cloudy"], ["a map", {"type": "image", "data": "aGk=", "mimeType": "image/png"}]]
+
+
+def test_a_wrapper_the_output_schema_marks_is_unwrapped(store):
+    """fastmcp marks its {"result": X} wrapper `x-fastmcp-wrap-result`: the result is X (the number 5, not its text)."""
+    from mcp import types
+
+    wrapper = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"], "x-fastmcp-wrap-result": True}
+    answer = types.CallToolResult(content=[types.TextContent(type="text", text="5")], structured_content={"result": 5})
+    assert _recorded(store, _low_level_server({"wrapped": answer}, wrapper), ["wrapped"]) == [5]
+
+
+def test_an_object_of_one_key_result_under_no_wrapper_schema_is_kept(store):
+    """Structured content of one key `result` under a schema that is no wrapper: the object the server sent."""
+    from mcp import types
+
+    schema = {"type": "object", "properties": {"result": {"type": "array"}}, "required": ["result"], "title": "Listing"}
+    answer = types.CallToolResult(content=[types.TextContent(type="text", text="[1, 2]")], structured_content={"result": [1, 2]})
+    assert _recorded(store, _low_level_server({"listing": answer}, schema), ["listing"]) == [{"result": [1, 2]}]

@@ -326,9 +326,8 @@ def test_a_tripped_output_guardrail_ends_the_run_with_its_exception(store, model
     assert_one_linked_tool_call(trajectory)  # the steps before the guardrail tripped are all there
 
 
-def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
-    """An Agent with `mcp_servers=[...]` (a stdio server): the SDK's MCP tool and agentotel's MCP client patch
-    both see each call: one tool step a call, linked, its error an error."""
+def _stdio_server(store, name: str):
+    """tests/integrations/mcp_server_process.py as an agent's MCP server (stdio), recording into the store."""
     import os
     import sys
     from pathlib import Path
@@ -338,9 +337,14 @@ def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
     root = Path(__file__).resolve().parents[2]
     params = {"command": sys.executable, "args": [str(Path(__file__).with_name("mcp_server_process.py")), str(store.directory)],
               "env": {"PYTHONPATH": f"{root}{os.pathsep}{root / 'collector'}"}}
+    return MCPServerStdio(params, name=name, client_session_timeout_seconds=30)
 
+
+def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
+    """An Agent with `mcp_servers=[...]` (a stdio server): the SDK's MCP tool and agentotel's MCP client patch
+    both see each call: one tool step a call, linked, its error an error."""
     async def main():
-        async with MCPServerStdio(params, name="weather-server", client_session_timeout_seconds=30) as server:
+        async with _stdio_server(store, "weather-server") as server:
             agent = Agent(name="weather", instructions="Answer about weather.", mcp_servers=[server], model=_chat_model(model_server))
             return (await Runner.run(agent, "Weather in Paris?")).final_output
 
@@ -357,6 +361,23 @@ def test_mcp_server_tools_are_one_step_each(store, model_server, sdk_tracing):
     rows = store.traces().sql(f"select tool_name, attributes['{sc.AGENTOTEL_TOOL_SERVER}'], attributes['{sc.GEN_AI_TOOL_TYPE}'] "
                               "from spans where operation = 'execute_tool' and kind = 'INTERNAL' order by start_time").fetchall()
     assert rows == [("get_alerts", "weather-server", "extension"), ("get_weather", "weather-server", "extension")]
+
+
+def test_an_mcp_tools_list_result_is_the_list_whatever_its_length(store, model_server, sdk_tracing):
+    """The SDK answers the model with an MCP tool's content blocks (one block as an object, two as a list): the
+    step's result is what the tool returned, the list, with one item as with two."""
+    from tests.integrations.mcp_server_process import CONTACTS
+
+    async def main():
+        async with _stdio_server(store, "contacts-server") as server:
+            agent = Agent(name="contacts", instructions="Find people.", mcp_servers=[server], model=_chat_model(model_server))
+            return (await Runner.run(agent, "Who is Alex?")).final_output
+
+    model_server.before += [chat_tool_calls(("call_one", "find_contacts", {"name": "Alex Chen"})),
+                            chat_tool_calls(("call_two", "find_contacts", {"name": "Alex"}))]
+    assert asyncio.run(main()) == ANSWER
+    steps = [s for s in store.only_run().steps if s.tool_name == "find_contacts"]
+    assert [(s.tool_call_id, s.status, s.output) for s in steps] == [("call_one", "ok", CONTACTS[:1]), ("call_two", "ok", CONTACTS)]
 
 
 def test_a_tool_input_guardrail_rejecting_the_call_is_an_error_step(store, model_server, sdk_tracing):

@@ -401,3 +401,35 @@ def test_a_tool_return_records_what_the_model_gets(store, model_server):
 
     assert agent.run_sync("Weather in Paris?").output == ANSWER
     assert assert_one_linked_tool_call(store.only_run()).output == "18C, cloudy in Paris"
+
+
+@pytest.mark.parametrize("client_spans", [False, True], ids=["fastmcp-spans-off", "fastmcp-spans-on"])
+def test_an_mcp_tools_list_result_is_the_list_whatever_its_length(store, model_server, monkeypatch, client_spans):
+    """An MCPToolset (pydantic-ai's MCP path: fastmcp's client over mcp's session, a stdio server): each call is one
+    tool step - fastmcp's own `tools/call` span, recorded or not, between pydantic-ai's call and mcp's session -, its
+    result the list the tool returned, with one item as with two."""
+    import os
+    import sys
+    from pathlib import Path
+
+    pydantic_ai_mcp = pytest.importorskip("pydantic_ai.mcp", exc_type=ImportError)  # pydantic-ai-slim[mcp]: fastmcp
+    from fastmcp.client import Client, telemetry
+    from fastmcp.client.transports import StdioTransport
+
+    from tests.integrations.mcp_server_process import CONTACTS
+
+    if client_spans:  # fastmcp traces through the global provider: this store's here
+        monkeypatch.setattr(telemetry, "get_tracer", lambda version=None: store.provider.get_tracer("fastmcp"))
+    root = Path(__file__).resolve().parents[2]
+    transport = StdioTransport(command=sys.executable, args=[str(Path(__file__).with_name("mcp_server_process.py")), str(store.directory)],
+                               env={"PYTHONPATH": f"{root}{os.pathsep}{root / 'collector'}"})
+    model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=model_server.url, api_key="k"))
+    agent = Agent(model, name="contacts", instructions="Find people.", toolsets=[pydantic_ai_mcp.MCPToolset(Client(transport))])
+    model_server.before += [chat_tool_calls(("call_one", "find_contacts", {"name": "Alex Chen"})),
+                            chat_tool_calls(("call_two", "find_contacts", {"name": "Alex"}))]
+    assert agent.run_sync("Who is Alex?").output == ANSWER
+    trajectory = store.only_run()
+    assert [s.type for s in trajectory.steps] == ["llm", "tool", "llm", "tool", "llm", "tool", "llm"]
+    steps = [s for s in trajectory.steps if s.tool_name == "find_contacts"]
+    assert [(s.tool_call_id, s.status, s.output) for s in steps] == [("call_one", "ok", CONTACTS[:1]), ("call_two", "ok", CONTACTS)]
+    assert store.traces().sql("select count(*) from tool_calls").fetchall() == [(3,)]  # one row a call in SQL too
