@@ -2,7 +2,7 @@
 
 - `ClientSession.call_tool` is an `execute_tool {tool}` span (tool type `extension`, the server's name
   in `agentotel.tool.server`): the arguments, the result (the structured content - what a tool with an
-  output schema returned -, else the list of its content blocks; an error's text), `isError` as an ERROR
+  output schema returned -, else the list of its content blocks, a single text block's text; an error's text), `isError` as an ERROR
   status, and the model's call id when a model of the run asked for this call (MCP itself carries none).
   Called inside a framework's tool call of the same tool (an Agents SDK agent's MCP tools, a pydantic-ai
   `MCPToolset`'s through fastmcp's client and its span), it completes that call's span, its result the
@@ -157,9 +157,13 @@ def _result(result: Any, wraps: bool, failed: bool) -> Any:
         texts = [getattr(part, "text", None) for part in parts]
         if texts and all(isinstance(text, str) for text in texts):
             return "\n".join(texts)  # the error's message, one text as the model read it
-    # Always the list, even of one block: a server answers a returned list as one block an item, so one block
-    # cannot be told from a list of one, and a tool's result would otherwise change shape with its item count.
-    return [_block(part) for part in parts]
+    # The list, even of one block: a server answers a returned list as one block an item, so one block cannot be
+    # told from a list of one, and a tool's result would otherwise change shape with its item count. But a single
+    # block of plain text is a text tool's answer (a file's contents, a page): the text, as the model read it.
+    blocks = [_block(part) for part in parts]
+    if len(blocks) == 1 and isinstance(blocks[0], str):
+        return blocks[0]
+    return blocks
 
 
 def _block(part: Any) -> Any:

@@ -332,7 +332,8 @@ def _recorded(store, target, names: list[str]) -> list:
 
 def test_content_blocks_without_structured_content_are_one_list_whatever_their_number(store):
     """No output schema (an unannotated Python tool, most other servers): the content blocks, each as the value it
-    holds - one block a list of one, as two are a list of two, not a bare item one time and JSON texts the other."""
+    holds - one block a list of one, as two are a list of two, not a bare item one time and JSON texts the other;
+    a single block of plain text is a text tool's answer, the text."""
     from mcp import types
 
     def texts(*items: str):
@@ -343,7 +344,7 @@ def test_content_blocks_without_structured_content_are_one_list_whatever_their_n
     target = _low_level_server({"one": texts(one), "two": texts(one, two), "none": texts(), "words": texts("18C, cloudy"),
                                 "mixed": types.CallToolResult(content=[types.TextContent(type="text", text="a map"), image])})
     assert _recorded(store, target, ["one", "two", "none", "words", "mixed"]) == [
-        CONTACTS[:1], CONTACTS, [], ["18C, cloudy"], ["a map", {"type": "image", "data": "aGk=", "mimeType": "image/png"}]]
+        CONTACTS[:1], CONTACTS, [], "18C, cloudy", ["a map", {"type": "image", "data": "aGk=", "mimeType": "image/png"}]]
 
 
 def test_a_wrapper_the_output_schema_marks_is_unwrapped(store):
