@@ -118,8 +118,9 @@ KINDS: dict[str, tuple[str, str]] = {
                          "or say it was not done"),
     "failed_check_ignored": ("error", "the checks the agent ran failed: have it fix the failure and run them again, or say "
                              "they fail, before it answers"),
-    "reasoning_action_mismatch": ("warning", "the model said it would use one tool and called another: check the two tools' "
-                                  "names and descriptions, and the instructions on when to use each"),
+    "reasoning_action_mismatch": ("warning", "the model said it would use one tool and called another, or its call does not "
+                                  "do what its words say (an attachment promised, none attached): check the two tools' "
+                                  "names and descriptions, and have the call carry what the words promise"),
     "input_ignored": ("error", "the model acted against what a tool's result told it ('do not reset'): have it follow the "
                       "notes its tools return, or stop and say why"),
     "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
@@ -1594,16 +1595,21 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
 
 
 # The thing right after an action's verb in the model's words: "cancel order #1066", "refund 15.00 USD of it".
-_OBJECT_MARK = re.compile(r"#\d{2,}|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
+_OBJECT_MARK = re.compile(r"#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
 
 
-def _object_marks(text: str, forms: Iterable[str]) -> set[str]:
+def _object_marks(text: str, forms: Iterable[str], words: int = 4) -> set[str]:
     """The ids and amounts within a few words after a form of the action's verb in a text, canonical."""
     found: set[str] = set()
     for form in forms:
-        for match in re.finditer(r"\b" + re.escape(form) + r"\b((?:\W+\S+){1,4})", text, re.I):
+        for match in re.finditer(r"\b" + re.escape(form) + r"\b((?:\W+\S+){1,%d})" % words, text, re.I):
             found.update(_canonical_mark(m) for m in _OBJECT_MARK.findall(match.group(1)))
     return found
+
+
+def _shown_mark(mark: str) -> str:
+    """A canonical mark as the text wrote it: 49.9 for the amount 49.90, an id or version as it is."""
+    return mark.removesuffix(".0") if re.fullmatch(r"-?\d+\.0", mark) else mark
 
 
 def _canonical_mark(value: str) -> str:
@@ -1629,6 +1635,21 @@ def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> tuple[str, bool]:
     return "", False
 
 
+# Verbs a tool's name writes as one word that prose splits: rollback / roll back.
+_SPLIT_VERBS = {"rollback": "roll back", "checkout": "check out", "setup": "set up", "signup": "sign up", "login": "log in"}
+
+
+def _planned(run: _Run, step: Mapping[str, Any], forms: Iterable[str]) -> str:
+    """The latest text the step was given that names the action - a plan or an order handed to the agent (another
+    agent's message, or the graph's message to it), the user's own request - when it is the latest word there."""
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b", re.I)
+    for message in reversed(run.messages(step)):
+        text = _texts_of(message) if message.get("role") in ("user", "assistant") else ""
+        if text.strip():
+            return text if pattern.search(text) else ""
+    return ""
+
+
 def _action_object_mismatch(run: _Run) -> list[Finding]:
     """An action called on another id or amount than the model's own words give it: "I'll cancel order #1066" with
     cancel(#1065), "Shall I refund 15.00 USD?" answered yes and refund(amount=49.9) (MAST reasoning-action mismatch;
@@ -1640,8 +1661,11 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                 continue
             verb = action[0]
             forms = {verb, *_past_forms(verb), verb + "s", verb + "ing", verb[:-1] + "ing"}
+            forms |= {_SPLIT_VERBS[verb]} if verb in _SPLIT_VERBS else set()
             text, confirmed = _said_before_acting(run, step)
-            said = _object_marks(text, forms)
+            said, whose = _object_marks(text, forms), "the model's words give"
+            if not text:  # a plan the agent was handed ("1. Roll back checkout-api from v2.14.0 to v2.13.2")
+                said, whose = _object_marks(_planned(run, step, forms), forms, words=6), "the words it was given say"
             if confirmed and any(re.search(r"\b" + re.escape(f) + r"\b", text, re.I) for f in forms):
                 # The statement the user said yes to proposes this action: the ids it names are what was agreed
                 # ("Order #1043 (blue kettle, 49.90 USD) ... Shall I refund 49.90 USD?"), wherever they stand in it;
@@ -1656,8 +1680,8 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                 alike = sorted(m for m in said if _qualifier_shape(m.replace(".", "", 1) if m[0].isdigit() else m) == shape)
                 if alike and not set(alike) & given:
                     return [_finding("wrong_target", "model", step["index"], [step["index"]],
-                                     f"step {step['index']} calls {call.name} with {value.removesuffix('.0')!r} where the model's "
-                                     f"words give {alike[0].removesuffix('.0')!r}", tool=call.name, said=alike[0], called=value)]
+                                     f"step {step['index']} calls {call.name} with {_shown_mark(value)!r} where {whose} "
+                                     f"{_shown_mark(alike[0])!r}", tool=call.name, said=alike[0], called=value)]
     return []
 
 
@@ -1693,6 +1717,29 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
+    return []
+
+
+_ATTACHED = re.compile(r"\b(?:(?:please\s+)?find\s+attached|attached\s+(?:is|are|you'?ll\s+find|please\s+find)|i(?:'ve|\s+have)\s+attached|"
+                       r"i\s+attach|in\s+the\s+attachment|enclosed\s+(?:is|are|please\s+find))\b", re.I)
+
+
+def _attachment_promised(run: _Run) -> list[Finding]:
+    """A message the model sends says something is attached ("please find attached the Q1 proposal") and the call's
+    own attachments are empty: its words and its action part (MAST FM-2.6 reasoning-action mismatch; model, at the
+    call)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            slots = [k for k in call.arguments if "attach" in str(k).lower()]
+            if not slots or any(call.arguments.get(k) for k in slots):
+                continue
+            said = next((m.group(0) for v in call.arguments.values() if isinstance(v, str) for m in [_ATTACHED.search(v)] if m), None)
+            if said:
+                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} calls {call.name} saying {said!r} with {slots[0]} empty",
+                                 tool=call.name, said=said)]
     return []
 
 
@@ -1887,13 +1934,31 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
     return None
 
 
-# An acceptance criterion: "error rate under 2%", "p99 below 800 ms", "uptime above 99.9%"
-_CRITERION = re.compile(r"\b([a-z][a-z0-9 _-]{1,30}?)\s+(under|below|less\s+than|above|over|more\s+than|at\s+least|at\s+most)\s+"
-                        r"(\d+(?:\.\d+)?)\s*(%|percent|ms|s\b)?", re.I)
-
-
+# An acceptance criterion: "error rate under 2%", "p99 below 800 ms", "uptime above 99.9%" (found by its comparator,
+# the measure's words before it: a pattern opening on free words would be tried at every character of a prompt)
+_COMPARED = re.compile(r"\b(under|below|less\s+than|above|over|more\s+than|at\s+least|at\s+most)\s+(\d+(?:\.\d+)?)\s*(?:%|percent|ms\b|s\b)?",
+                       re.I)
 _PASSED = re.compile(r"\b(?:resolved|fixed|healthy|verified|approved|passe[sd]|back\s+to\s+normal|recovered|all\s+clear)\b", re.I)
 _VERDICT = re.compile(r"\b(?:checks?|verif\w*|confirm\w*|pass\w*|healthy|resolved|accept\w*|approv\w*)\b", re.I)
+
+
+@functools.lru_cache(maxsize=64)
+def _criteria(text: str) -> tuple[tuple[tuple[str, ...], float, bool, str], ...]:
+    """(the measure's words, the bound, whether it must stay below, the rule's words) of each pass mark the
+    instructions write in a clause about a check or a verdict - not a trigger ("if CPU is above 85%, scale out")."""
+    out = []
+    for rule in _COMPARED.finditer(text):
+        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0)
+        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, rule.end())), len(text))
+        if not _VERDICT.search(text, first, last) or re.match(r"\s*(?:\d+\.\s*)?(?:if|when|whenever|once)\b", text[first:], re.I):
+            continue
+        before = re.findall(r"[a-z0-9]+", text[max(first, rule.start() - 40):rule.start()].lower())
+        words = tuple(w for w in before[-3:] if len(w) >= 3 and w not in _FILLER
+                      and w not in ("the", "its", "with", "are", "was", "has", "have", "is", "stays", "remains", "shows"))
+        if words:
+            below = rule.group(1).lower().split()[0] in ("under", "below", "less") or rule.group(1).lower() == "at most"
+            out.append((words, float(rule.group(2)), below, text[max(first, rule.start() - 40):rule.end()].strip()))
+    return tuple(out)
 
 
 def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
@@ -1902,22 +1967,17 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     the check's verdict gone past (MAST incorrect verification; model, policy_violated at the call)."""
     if _action(call.name) is None or _handoff_target(call.name) is not None:
         return None
+    criteria = _criteria(text)
+    if not criteria:
+        return None
     # acting as if it passed: the call or the model's words there say so ("Resolved INC-5521: ...")
     said = text_of(call.arguments) + " " + " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m)
                                                      if p.get("type") == "text")
     if not _PASSED.search(said):
         return None
-    for rule in _CRITERION.finditer(text):
-        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0)
-        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, rule.end())), len(text))
-        if not _VERDICT.search(text, first, last) or re.match(r"\s*(?:\d+\.\s*)?(?:if|when|whenever|once)\b", text[first:], re.I):
-            continue  # a check's pass mark, not a trigger ("if CPU is above 85%, scale out")
-        words = [w for w in re.findall(r"[a-z0-9]+", rule.group(1).lower()) if len(w) >= 3 and w not in _FILLER
-                 and w not in ("the", "its", "with", "are", "was", "has", "have")]
-        if not words:
-            continue
-        bound, below = float(rule.group(3)), rule.group(2).lower() in ("under", "below", "less than", "at most")
-        for earlier in reversed([s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]):
+    readings = [s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]
+    for words, bound, below, rule in criteria:
+        for earlier in reversed(readings):
             payload = tool_payload(earlier.get("output"))
             if not isinstance(payload, Mapping):
                 continue
@@ -1929,8 +1989,7 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
             if (value >= bound) if below else (value <= bound):
                 return _finding("policy_violated", "model", step["index"], [step["index"], earlier["index"]],
                                 f"step {step['index']} calls {call.name} while {key} is {value:g} (step {earlier['index']}), "
-                                f"where the instructions say {rule.group(0).strip()!r}", tool=call.name, rule=rule.group(0).strip(),
-                                fact=f"{key}: {value:g}")
+                                f"where the instructions say {rule!r}", tool=call.name, rule=rule, fact=f"{key}: {value:g}")
             break  # the latest reading meets it
     return None
 
@@ -5390,7 +5449,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _user_forbade, _check_skipped, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
 )
 
 

@@ -146,3 +146,30 @@ def test_an_approval_without_the_check_the_instructions_name_or_against_its_read
     run = _offered(_asked(("check_health", {"service": "checkout-api"}, health), rejected, ask="Verify.", system=VERIFIER),
                    "check_health", "post_status")
     assert detect(run) == [], format_findings(detect(run))
+
+
+def test_a_message_saying_attached_sent_with_no_attachment_is_a_reasoning_action_mismatch():
+    def send(attachments, body="Hi Alex,\n\nplease find attached the Q1 proposal.\n\nSam"):
+        arguments = {"to": "alex.chen@northwind.io", "body": body, "attachments": attachments}
+        return _run(("send_email", arguments, {"status": "sent", "attachments": attachments}), answer="Sent.", ask="Send Alex the proposal.")
+    found = [(f.kind, f.index) for f in detect(send([]))]
+    assert found == [("reasoning_action_mismatch", 1)], format_findings(detect(send([])))
+    for run in (send(["F-88"]), send([], body="Hi Alex, the proposal is on the shared drive. Sam")):
+        assert detect(run) == [], format_findings(detect(run))
+
+
+PLAN = ("assistant", "Plan for the executor:\n1. Roll back checkout-api from v2.14.0 to v2.13.2.\n2. Scale checkout-api to 10 replicas.")
+
+
+def test_an_action_on_another_version_than_the_plan_it_was_handed_is_a_wrong_target():
+    def executed(version):
+        from runs_build import llm, record, tool
+
+        shown = [text_message("user", "Fix the checkout incident."), text_message(*PLAN)]
+        args = {"service": "checkout-api", "version": version}
+        return record(llm(1, calls=[("rollback", args, "c1")], messages=shown),
+                      tool(2, "rollback", args, {"status": "ok"}, requested_by=1, call_id="c1"), llm(3, text="Rolled back."))
+    def targets(run):
+        return [(f.kind, f.index) for f in detect(run) if f.kind == "wrong_target"]
+    assert targets(executed("v2.12.0")) == [("wrong_target", 1)], format_findings(detect(executed("v2.12.0")))
+    assert targets(executed("v2.13.2")) == [], format_findings(detect(executed("v2.13.2")))
