@@ -42,3 +42,24 @@ def test_the_hand_written_span_records_what_agentotel_records(telemetry):
         mine_attributes.pop(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, None)
         their_attributes.pop(GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, None)
         assert mine_attributes == their_attributes
+
+
+def test_the_google_genai_hand_written_span_records_what_agentotel_records(telemetry):
+    """`--floor`'s hand-written google-genai span (`_genai_hand_written`) against agentotel's on the
+    benchmark's own plain call: same name, kind and attributes, values included."""
+    plain = bench._sdk_calls("genai")[0]
+    plain()
+    ours = telemetry.model_spans()
+    uninstrument_providers()
+    switch = bench._genai_hand_written(telemetry.tracer_provider)
+    try:
+        telemetry.exporter.clear()
+        switch(True)
+        plain()
+        hand = telemetry.spans()
+    finally:
+        switch(False)
+        instrument_providers()
+    assert [s.name for s in ours] == [s.name for s in hand] == ["chat gemini-2.0-flash"]
+    assert ours[0].kind == hand[0].kind
+    assert dict(ours[0].attributes) == dict(hand[0].attributes)

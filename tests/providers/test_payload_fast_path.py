@@ -421,6 +421,65 @@ def test_a_text_only_value_encodes_what_the_general_path_does(settings, name):
         assert _messages_encode(value)[:3] == (fast, 0, False)
 
 
+def test_text_shapes_matched_at_random_give_the_general_paths_text(settings):
+    """`_text_json` (the shape match every model call's messages take) against `_as_is` and `_dumps` on
+    2,000 seeded values, shapes and characters drawn at random (JSON escapes, control characters, lone
+    surrogates, roles, kinds and finish reasons of any text): the same text whenever it answers, and
+    no answer only where `_as_is` has none either or the value is not one of its shapes."""
+    import random
+
+    settings(capture_content=True)
+    policy = content._policy()
+    content._as_is(_OUTPUT, policy, policy.max_value_bytes)  # the shapes' keys learnt
+    rng = random.Random(19)
+    alphabet = ["a", "é", "\n", '"', "\\", "/", "\u2028", "\ud800", "\U0001f600", "\x00", "\x1f", "\x7f", " ", "日"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+
+    def part() -> Any:
+        if rng.random() < 0.9:
+            return {"type": rng.choice(["text", "reasoning", text()]), "content": text()}
+        return rng.choice([{"content": "x", "type": "text"}, {"type": "text", "content": 1}, {"type": "tool_call", "id": "c"}])
+
+    def message() -> Any:
+        value: dict[str, Any] = {"role": rng.choice(["user", "assistant", text()]), "parts": [part() for _ in range(rng.randint(0, 3))]}
+        if rng.random() < 0.5:
+            value["finish_reason"] = rng.choice(["stop", None, text(), 1])
+        return value
+
+    shapes = [lambda: [message() for _ in range(rng.randint(0, 3))], message, lambda: [part() for _ in range(rng.randint(0, 3))]]
+    written = 0
+    for _ in range(2000):
+        value = rng.choice(shapes)()
+        fast = content._text_json(value, policy, 10_000)
+        general = content._as_is(value, policy, 10_000)
+        if fast is not None:
+            written += 1
+            assert fast == general == content._dumps(value)
+        else:
+            assert general is None or not _is_text_shape(value)
+    assert written > 500
+
+
+def _is_text_shape(value: Any) -> bool:
+    """Whether `value` is one of the shapes `_text_json` writes (messages of text parts, a message, text parts)."""
+
+    def parts(items: Any) -> bool:
+        return type(items) is list and all(type(p) is dict and tuple(p) == ("type", "content") and all(type(v) is str for v in p.values()) for p in items)
+
+    def message(m: Any) -> bool:
+        if type(m) is not dict or tuple(m) not in (("role", "parts"), ("role", "parts", "finish_reason")):
+            return False
+        return type(m["role"]) is str and parts(m["parts"]) and type(m.get("finish_reason")) in (str, type(None))
+
+    if type(value) is dict:
+        return message(value)
+    if value and type(value[0]) is dict and "role" in value[0]:
+        return all(message(m) for m in value)
+    return parts(value)
+
+
 @pytest.mark.parametrize("rule", ["pattern", "key"])
 def test_a_text_only_value_follows_the_users_rules(settings, rule):
     value = [{"role": "user", "parts": [{"type": "text", "content": "Count to thirty."}]}]
