@@ -222,3 +222,14 @@ def test_the_same_failing_query_asked_for_again_is_the_models_retry_loop_and_a_f
     down = _run(*[("run_sql", bad, None, "error", "IOException: could not connect to the database server")] * 3,
                 answer="The database is unreachable, I could not count them.", ask="How many churned?")
     assert [(f.index, f.layer) for f in detect(down) if f.kind == "retry_loop"] == [(2, "tool")], format_findings(detect(down))
+
+
+def test_a_ranking_query_keeping_fewer_rows_than_the_top_n_asked_is_a_task_ignored():
+    ask = "Who are our top 3 customers by revenue this year?"
+    ranked = "SELECT c.name, SUM(o.amount) AS revenue FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1 ORDER BY 2 DESC"
+    rows = [{"name": "Granite Inc", "revenue": 1640.4}]
+    one = _run(("run_sql", {"query": ranked + " LIMIT 1"}, rows), answer="Our top customer is Granite Inc (1,640.40 USD).", ask=ask)
+    assert [(f.kind, f.index) for f in detect(one) if f.kind == "task_ignored"] == [("task_ignored", 1)], format_findings(detect(one))
+    for query in (ranked + " LIMIT 3", ranked + " LIMIT 10", "SELECT * FROM customers LIMIT 1"):  # as asked, more, a peek
+        run = _run(("run_sql", {"query": query}, rows), answer="Granite Inc leads with 1,640.40 USD.", ask=ask)
+        assert "task_ignored" not in {f.kind for f in detect(run)}, (query, format_findings(detect(run)))
