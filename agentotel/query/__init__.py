@@ -144,6 +144,23 @@ def _read_sql(name: str) -> str:
 _WHOLE_INPUT = re.compile(r"\{whole_input:(\w+)\}")
 
 
+_SPAN_COLUMNS: list[str] = []  # `_span_columns`'s answer, found once a process
+
+
+def _span_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The store's span columns with their DuckDB types, as a CREATE TABLE column list: DuckDB's reading
+    of the Arrow schema (schema.SPAN_SCHEMA), found once a process (registering an Arrow table and
+    copying it costs ~3 ms an open, the list ~1 ms)."""
+    if not _SPAN_COLUMNS:
+        con.register("_span_schema", schema.SPAN_SCHEMA.empty_table())
+        try:
+            columns = con.execute("DESCRIBE SELECT * FROM _span_schema").fetchall()
+        finally:
+            con.unregister("_span_schema")
+        _SPAN_COLUMNS.append(", ".join(f'"{name}" {kind}' for name, kind, *_ in columns))
+    return _SPAN_COLUMNS[0]
+
+
 def pylist(table: pa.Table) -> list[dict[str, Any]]:
     """Rows as dicts; nanosecond timestamps become datetimes (to the microsecond, all Python keeps)."""
     for i, f in enumerate(table.schema):
@@ -394,20 +411,19 @@ class Traces:
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
         con.execute("SET VARIABLE OWN_SCOPE = $value", {"value": _tracing.SCOPE})
-        empty = schema.SPAN_SCHEMA.empty_table()
+        # No span row, in every column of the schema: what `_raw_spans` and a window read union the files
+        # with when neither the WAL nor a migrated file has rows (`_not_in_parquet`).
+        con.execute(f"CREATE TEMP TABLE _no_spans ({_span_columns(con)})")
         if sources.parquet or sources.older:
             patterns = [_pattern(f) for f in sources.parquet + sources.older]
             # Files of the schema before `dialect` are read as they are: the column is NULL in their rows.
             con.read_parquet(patterns, hive_partitioning=False, union_by_name=bool(sources.older)).create_view("_parquet_spans")
         else:
-            con.register("_parquet_spans", empty)
-        con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
-        con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
-        # No span row, in every column of the schema: what `_raw_spans` and a window read union the files
-        # with when neither the WAL nor a migrated file has rows (`_not_in_parquet`).
-        con.register("_no_spans_arrow", empty)
-        con.execute("CREATE TEMP TABLE _no_spans AS SELECT * FROM _no_spans_arrow")
-        con.unregister("_no_spans_arrow")
+            con.execute("CREATE TEMP VIEW _parquet_spans AS SELECT * FROM _no_spans")
+        if any(t is not None and t.num_rows for t in (sources.wal, sources.migrated)):  # else never read
+            empty = schema.SPAN_SCHEMA.empty_table()
+            con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
+            con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
         for macro in _MACROS:
             con.execute(_sql(macro))
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
