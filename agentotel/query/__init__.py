@@ -433,7 +433,7 @@ class Traces:
     def _ensure_views(self, query: str | None = None) -> None:
         """Make the views (`_LAYERS`) a query's text names, and those they read, where not made yet on
         this connection; without `query`, all of them. DuckDB binds a view when it is made, and again
-        inside each view made over it (tens of milliseconds for the larger ones, ~0.2 s for all): a
+        inside each view made over it (tens of milliseconds for the larger ones, ~0.1 s for all): a
         trajectory, diff or check of a run named by id reads none of them, listing runs only `runs` and
         what it reads, so opening a store for one question pays for what that question reads."""
         wanted = _LAYERS if query is None else frozenset().union(*map(_view_closure, _named_views(query)))
