@@ -1202,6 +1202,7 @@ class Payload:
         if type(messages) not in (list, tuple) or not messages:
             return self.encode(messages)
         room = policy.max_value_bytes
+        texts: list[str | None] = []  # each message's text as it is, None where `encode` must decide (below)
         if room >= _MIN_ROOM:
             # The whole fits one value, as it is (the usual case): the texts of its messages, joined.
             # A conversation is sent again on every call with one or two messages more, so each
@@ -1209,25 +1210,31 @@ class Payload:
             # walked. (Every message as it is and the whole within the limit is exactly when the
             # list's own text passes; its JSON, keys and all, may still be over: then message by message.)
             try:
-                texts = []
                 for message in messages:
                     text, known = _known_json(message, policy, room)
                     if not known:
                         text = _as_is(message, policy, room, text)
-                        if text is None:
-                            break
-                        policy.remember_json(text)
+                        if text is not None:
+                            policy.remember_json(text)
                     texts.append(text)
-                else:
+                if None not in texts:
                     text = "[" + ",".join(texts) + "]"
                     if len(text) * 4 <= room or _utf8_len(text) <= room:
                         return text
             except Exception:  # noqa: BLE001 - the message-by-message path below reports it
                 pass
+        # Message by message (a conversation past the limit, or with a secret in one message: every
+        # later call of a long run). A message whose text was found above is what `encode` gives it, as
+        # it is, when that fits the limit (`_as_is` passed it with this room, and encode cuts only a text
+        # over it): only the others are walked, not every message of the conversation on every call.
         budget = self._budget
         try:
             parts = []
-            for message in messages:
+            for i, message in enumerate(messages):
+                known = texts[i] if i < len(texts) else None
+                if known is not None and (len(known) * 4 <= room or _utf8_len(known) <= room):
+                    parts.append(known)
+                    continue
                 self._budget = room
                 text = self.encode(message)
                 parts.append("null" if text is None else text)

@@ -27,7 +27,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -319,35 +319,16 @@ def _recorded_turns() -> list[tuple[str, str]]:
     return pairs
 
 
-def _long_run(steps: int, run_index: int) -> list[ReadableSpan]:
-    """One run of `steps` model calls, each followed by a tool call whose result joins the conversation:
-    every call's input is the whole conversation so far (what agentotel records), as SDK spans."""
+def _long_turns(steps: int, run_index: int) -> Iterator[tuple[str, dict[str, Any], str, list[dict[str, Any]]]]:
+    """The turns of one coding agent's run of `steps` model calls: (tool call id, the assistant's message,
+    the tool's result, the conversation the model call was given). Each result joins the conversation."""
     import random
-
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import SpanKind
-
-    from agentotel import semconv as sc
 
     rng = random.Random(run_index)
     text = corpus._Text(rng)
     pairs = _recorded_turns()
-    memory = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    tracer = provider.get_tracer("agentotel.openai")
-    tools = provider.get_tracer("agentotel.tools")
-    now = 1_780_000_000 * 10**9 + run_index * 10**13
-    run_id = f"long-{steps}-{run_index}"
-    common = {sc.AGENTOTEL_RUN_ID: run_id, sc.ENDUSER_ID: "dev"}
     messages = [{"role": "system", "parts": [{"type": "text", "content": "You are a coding agent. Use the tools."}]},
                 {"role": "user", "parts": [{"type": "text", "content": f"Fix issue #{run_index}: the parser fails on empty input."}]}]
-    root = tracer.start_span("invoke_agent coder", kind=SpanKind.INTERNAL, start_time=now,
-                             attributes={sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.AGENTOTEL_RUN_NAME: "coder", **common})
-    context = trace.set_span_in_context(root)
     for k in range(steps):
         turn, observation = pairs[rng.randrange(len(pairs))]
         call_id = f"call_{run_index}_{k}"
@@ -356,6 +337,33 @@ def _long_run(steps: int, run_index: int) -> list[ReadableSpan]:
         observation = f"[{k}] " + observation[:300] + "\n" + text.code(rng.randrange(10, 40))
         assistant = {"role": "assistant", "parts": [{"type": "text", "content": f"Step {k}. {turn}"},
                                                     {"type": "tool_call", "id": call_id, "name": "bash", "arguments": {"command": f"sed -n {k},{k + 40}p src/parser.py"}}]}
+        yield call_id, assistant, observation, messages
+        messages = messages + [assistant, {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": observation}]}]
+
+
+def _long_run(steps: int, run_index: int) -> list[ReadableSpan]:
+    """One run of `steps` model calls, each followed by a tool call whose result joins the conversation:
+    every call's input is the whole conversation so far (what agentotel records), as SDK spans."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    from agentotel import semconv as sc
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("agentotel.openai")
+    tools = provider.get_tracer("agentotel.tools")
+    now = 1_780_000_000 * 10**9 + run_index * 10**13
+    run_id = f"long-{steps}-{run_index}"
+    common = {sc.AGENTOTEL_RUN_ID: run_id, sc.ENDUSER_ID: "dev"}
+    root = tracer.start_span("invoke_agent coder", kind=SpanKind.INTERNAL, start_time=now,
+                             attributes={sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.AGENTOTEL_RUN_NAME: "coder", **common})
+    context = trace.set_span_in_context(root)
+    for k, (call_id, assistant, observation, messages) in enumerate(_long_turns(steps, run_index)):
         span = tracer.start_span("chat gpt-4o", context=context, kind=SpanKind.CLIENT, start_time=now, attributes={
             sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_PROVIDER_NAME: "openai", sc.GEN_AI_REQUEST_MODEL: "gpt-4o",
             sc.GEN_AI_INPUT_MESSAGES: json.dumps(messages, ensure_ascii=False, separators=(",", ":")),
@@ -369,7 +377,6 @@ def _long_run(steps: int, run_index: int) -> list[ReadableSpan]:
             sc.GEN_AI_TOOL_CALL_RESULT: json.dumps(observation, ensure_ascii=False), **common})
         now += 10**9
         tool.end(end_time=now)
-        messages = messages + [assistant, {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": observation}]}]
     root.end(end_time=now)
     provider.shutdown()
     return list(memory.get_finished_spans())
@@ -426,6 +433,37 @@ def _long_runs(runs: int, lengths: Sequence[int] = LONG_RUN_STEPS) -> list[Resul
     return rows
 
 
+def _capture_long_run(steps: int, repeats: int) -> Result:
+    """What recording a long run's model-call inputs costs the agent, per call: `Payload.encode_messages`
+    (redaction, the per-message limit) on the conversation each call is given, against `json.dumps` of it
+    (what an instrumentation without either records). Past the 64 KB value limit (~40 steps) every
+    message is encoded on its own, on every call."""
+    import time
+
+    from agentotel import _config
+    from agentotel.content import Payload
+
+    conversations = [messages for *_, messages in _long_turns(steps, 0)]
+    ours, peer = [], []
+    for _ in range(repeats):
+        _config.reset()  # a new policy: no message is known from the repeat before, as in a new process
+        start = time.process_time()
+        for messages in conversations:
+            Payload().encode_messages(messages)
+        ours.append((time.process_time() - start) / steps * 1e3)
+        start = time.process_time()
+        for messages in conversations:
+            json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
+        peer.append((time.process_time() - start) / steps * 1e3)
+    ours_ms, peer_ms = sorted(ours)[len(ours) // 2], sorted(peer)[len(peer) // 2]
+    return Result(
+        benchmark="capture cost, long runs", metric=f"CPU per model call's input, {steps}-step coding-agent run",
+        unit="ms", ours=ours_ms, peer_name="json.dumps of the same messages", peer=peer_ms,
+        notes=f"median of {repeats}; {len(conversations[-1])} messages at the last call",
+        corpus=f"1 run of {steps} steps ({_trajectories()[1]})", repeats=repeats,
+    )
+
+
 def throughput(quick: bool) -> list[Result]:
     """The export throughput rows alone: `python -m benchmarks.bench_store throughput` prints them (writes nothing)."""
     # Throughput repeats every case several times, so it runs on half the standard corpus; a rate per
@@ -442,7 +480,8 @@ def run(quick: bool) -> list[Result]:
     n_size = 1_000 if quick else corpus.STANDARD_SIZE
     spans = corpus.generate(n_size, seed=corpus.DEFAULT_SEED)
     return rows + _size(spans, f"corpus seed={corpus.DEFAULT_SEED}, {n_size:,} spans") + (
-        _long_runs(1, LONG_RUN_STEPS[:2]) if quick else _long_runs(3))
+        _long_runs(1, LONG_RUN_STEPS[:2]) if quick else _long_runs(3)) + [
+        _capture_long_run(LONG_RUN_STEPS[1] if quick else LONG_RUN_STEPS[-1], 1 if quick else 5)]
 
 
 if __name__ == "__main__":

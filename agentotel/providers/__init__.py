@@ -37,5 +37,5 @@ from agentotel.providers._core import instrument_providers, uninstrument_provide
 
 __all__ = ["instrument_providers", "uninstrument_providers"]
 
-# Scope of the anthropic SDK's own span (see above); queries import it rather than spelling it.
-ANTHROPIC_SDK_SCOPE = "com.anthropic.sdk.python"
+# Scope of the anthropic SDK's own span (see above), named where the store reads other libraries' spans.
+from agentotel.store.dialects import ANTHROPIC_SDK_SCOPE  # noqa: E402

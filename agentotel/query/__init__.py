@@ -12,6 +12,7 @@ Views for SQL: spans, llm_calls, tool_calls, retrievals, runs, steps (see ARCHIT
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import os
 import re
@@ -90,15 +91,19 @@ _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_r
 # cost more than the lookup itself. Tables of the connection's own in-memory database rather than TEMP
 # ones, so that `Traces._side` (a second connection to it, for a query run alongside) sees them too.
 _MATERIALIZED = ("_run_roots",)
-# Any name of a view or internal layer in a query's text, outside its comments: what `_rows` creates the
-# views for first (`Traces._ensure_views`).
-# (Not a $parameter or a field after a dot of the same name.)
-_VIEW_NAME = re.compile(r"(?<![$.\w])(?:_raw_spans|" + "|".join(v for v in _VIEWS if v not in _MATERIALIZED) + r")\b")
+# The views `Traces._ensure_views` makes, each after the ones it reads.
+_LAYERS = ("_raw_spans",) + tuple(v for v in _VIEWS if v not in _MATERIALIZED)
+# A view or internal layer a query's text reads, outside its comments: a name after FROM or JOIN (not a
+# column, a $parameter or a field of the same name). What `_ensure_views` makes for a query.
+_VIEW_NAME = re.compile(r'(?i)\b(?:FROM|JOIN)\s+"?(' + "|".join(_LAYERS) + r')\b')
 _SQL_COMMENT = re.compile(r"--[^\n]*")
+# What in a user's SQL may read the catalog (`SHOW TABLES`, `duckdb_views()`): every view is made for it.
+_CATALOG = re.compile(r"(?i)\b(?:duckdb_\w+|information_schema|pg_catalog|sqlite_master|show|describe|pragma)\b")
 # Columns no query over held rows reads (`Traces._hold`): held as NULLs of their type, and so never decoded.
 _NOT_HELD = ("resource_attributes", "events", "links")
 
 
+@functools.cache
 def _sql(name: str) -> str:
     """The text of `sql/<name>.sql` (one query a file, opening with a comment saying what it is for).
 
@@ -119,11 +124,41 @@ def _whole_input_body() -> str:
         earlier.startswith("--") for earlier in lines[:i])))
 
 
+def _named_views(query: str) -> set[str]:
+    """The views (`_LAYERS`) a query's text reads."""
+    return {name.lower() for name in _VIEW_NAME.findall(_SQL_COMMENT.sub("", query))}
+
+
+@functools.cache
+def _view_closure(name: str) -> frozenset[str]:
+    """A view and every view its definition reads, directly or through another: what must exist before
+    it is made (DuckDB binds a view when it is made)."""
+    return frozenset({name}).union(*(_view_closure(n) for n in _named_views(_sql(name)) - {name}))
+
+
+@functools.cache  # the package's files do not change while it runs
 def _read_sql(name: str) -> str:
     return resources.files("agentotel.query").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
 
 
 _WHOLE_INPUT = re.compile(r"\{whole_input:(\w+)\}")
+
+
+_SPAN_COLUMNS: list[str] = []  # `_span_columns`'s answer, found once a process
+
+
+def _span_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """The store's span columns with their DuckDB types, as a CREATE TABLE column list: DuckDB's reading
+    of the Arrow schema (schema.SPAN_SCHEMA), found once a process (registering an Arrow table and
+    copying it costs ~3 ms an open, the list ~1 ms)."""
+    if not _SPAN_COLUMNS:
+        con.register("_span_schema", schema.SPAN_SCHEMA.empty_table())
+        try:
+            columns = con.execute("DESCRIBE SELECT * FROM _span_schema").fetchall()
+        finally:
+            con.unregister("_span_schema")
+        _SPAN_COLUMNS.append(", ".join(f'"{name}" {kind}' for name, kind, *_ in columns))
+    return _SPAN_COLUMNS[0]
 
 
 def pylist(table: pa.Table) -> list[dict[str, Any]]:
@@ -280,7 +315,7 @@ class Traces:
         self._files = list(sources.parquet) + list(sources.older)
         self._views.pop("findings", None)  # computed from this snapshot's runs: again on demand
         self._con = duckdb.connect()
-        self._views_made = False  # `_ensure_views`: the views are made on first use
+        self._views_made: set[str] = set()  # `_ensure_views`: each view is made on first use
         self._side_con: duckdb.DuckDBPyConnection | None = None  # `_side`'s, made on first use
         self._not_held_list: str | None = None  # `_not_held`'s, found on first use
         self._setup(sources)
@@ -376,20 +411,19 @@ class Traces:
             con.execute(f"SET VARIABLE {name} = $value", {"value": value})
         con.execute("SET VARIABLE EXCLUDED_SCOPES = $value", {"value": list(EXCLUDED_SCOPES)})
         con.execute("SET VARIABLE OWN_SCOPE = $value", {"value": _tracing.SCOPE})
-        empty = schema.SPAN_SCHEMA.empty_table()
+        # No span row, in every column of the schema: what `_raw_spans` and a window read union the files
+        # with when neither the WAL nor a migrated file has rows (`_not_in_parquet`).
+        con.execute(f"CREATE TEMP TABLE _no_spans ({_span_columns(con)})")
         if sources.parquet or sources.older:
             patterns = [_pattern(f) for f in sources.parquet + sources.older]
             # Files of the schema before `dialect` are read as they are: the column is NULL in their rows.
             con.read_parquet(patterns, hive_partitioning=False, union_by_name=bool(sources.older)).create_view("_parquet_spans")
         else:
-            con.register("_parquet_spans", empty)
-        con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
-        con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
-        # No span row, in every column of the schema: what a window read unions its files with when neither
-        # the WAL nor a migrated file has rows (a DuckDB table: binding an Arrow scan costs milliseconds).
-        con.register("_no_spans_arrow", empty)
-        con.execute("CREATE TEMP TABLE _no_spans AS SELECT * FROM _no_spans_arrow")
-        con.unregister("_no_spans_arrow")
+            con.execute("CREATE TEMP VIEW _parquet_spans AS SELECT * FROM _no_spans")
+        if any(t is not None and t.num_rows for t in (sources.wal, sources.migrated)):  # else never read
+            empty = schema.SPAN_SCHEMA.empty_table()
+            con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
+            con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
         for macro in _MACROS:
             con.execute(_sql(macro))
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
@@ -397,17 +431,38 @@ class Traces:
             con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
 
     def _ensure_views(self, query: str | None = None) -> None:
-        """Make the views (`_VIEWS`) on this connection if not yet made; with `query`, only if its text
-        names one. DuckDB binds a view when it is made (tens of milliseconds for the larger ones), and a
-        trajectory, diff or check reads none of them: opening a store to check one run need not pay that."""
-        if self._views_made or (query is not None and not _VIEW_NAME.search(_SQL_COMMENT.sub("", query))):
-            return
-        con = self._con
-        con.execute(f"CREATE OR REPLACE TEMP VIEW _raw_spans AS {_sql('raw_spans')}")
-        for view in _VIEWS:
-            if view not in _MATERIALIZED:
-                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {_sql(view)}")
-        self._views_made = True
+        """Make the views (`_LAYERS`) a query's text names, and those they read, where not made yet on
+        this connection; without `query`, all of them. DuckDB binds a view when it is made, and again
+        inside each view made over it (tens of milliseconds for the larger ones, ~0.1 s for all): a
+        trajectory, diff or check of a run named by id reads none of them, listing runs only `runs` and
+        what it reads, so opening a store for one question pays for what that question reads."""
+        wanted = _LAYERS if query is None else frozenset().union(*map(_view_closure, _named_views(query)))
+        for view in _LAYERS:
+            if view in wanted and view not in self._views_made:
+                text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet())
+                self._con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {text}")
+                self._views_made.add(view)
+
+    def _not_in_parquet(self) -> str:
+        """A query of the span rows not in Parquet files, the WAL's and migrated files'; when neither has
+        any, of the empty table `_no_spans` (the same columns): binding an Arrow scan costs milliseconds, and
+        every view binds `_raw_spans` again each time it reads it (all views: ~110 -> ~70 ms CPU)."""
+        if any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated)):
+            return "SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans"
+        return "SELECT * FROM _no_spans"
+
+    def _with_user_views(self, query: str, run: Callable[[], _T]) -> _T:
+        """`run()` once the views a user's SQL may read exist: those its text names (every view when it
+        names none or reads the catalog: `SHOW TABLES`, `duckdb_views()`), or, when DuckDB still finds a
+        name missing (`temp.spans`, say), every view and `run()` again."""
+        self._ensure_views(None if _CATALOG.search(query) or not _named_views(query) else query)
+        try:
+            return run()
+        except duckdb.CatalogException:
+            if len(self._views_made) == len(_LAYERS):
+                raise
+            self._ensure_views()
+            return run()
 
     def _root_rows(self, files: list[str]) -> pa.Table:
         """The roots index (see _roots.py) of the Parquet files, plus the WAL's and migrated files' roots."""
@@ -418,8 +473,7 @@ class Traces:
             return self._con.sql(one_file, params={"file": _pattern(file)}).to_arrow_table()
 
         indexed = _roots.roots(self.directory, files, extract)
-        not_in_parquet = "(SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans)"
-        recent = self._con.sql(query.replace("{source}", not_in_parquet)).to_arrow_table().cast(_roots.SCHEMA)
+        recent = self._con.sql(query.replace("{source}", f"({self._not_in_parquet()})")).to_arrow_table().cast(_roots.SCHEMA)
         return pa.concat_tables([indexed, recent])
 
     # -- SQL ------------------------------------------------------------------------------------
@@ -434,8 +488,7 @@ class Traces:
             self._register_findings()
 
         def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
-            self._ensure_views()
-            return con.sql(query, params=params)
+            return self._with_user_views(query, lambda: con.sql(query, params=params))
 
         try:
             return self._retrying(run)
@@ -463,8 +516,7 @@ class Traces:
         self._need()
         try:
             con = self._current()
-            self._ensure_views()
-            con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}')
+            self._with_user_views(query, lambda: con.execute(f'CREATE OR REPLACE TEMP VIEW "{name}" AS {query}'))
         except duckdb.Error as exc:
             raise SQLError(_one_line(exc)) from None
         self._views[name] = query
@@ -475,9 +527,7 @@ class Traces:
         migrated files' rows. DuckDB binds and prunes each file of a source at every query (~1 ms a file),
         so a query of one run's window costs the same in a store of a thousand files as of ten."""
         files = self._sources.files_starting_within(_ns(first), _ns(last))
-        not_in_parquet = "SELECT * FROM _wal_spans UNION ALL BY NAME SELECT * FROM _migrated_spans"
-        if not any(t is not None and t.num_rows for t in (self._sources.wal, self._sources.migrated)):
-            not_in_parquet = "SELECT * FROM _no_spans"  # the same columns, and a query plans in a third of the time
+        not_in_parquet = self._not_in_parquet()
         if not files:
             return f"({not_in_parquet})", {}
         by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
@@ -597,7 +647,7 @@ class Traces:
         if self._mirror is not None:
             params["since"] = self._fetch_runs(params)
         def run(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
-            self._ensure_views()
+            self._ensure_views(_sql("runs_list"))
             return con.sql(_sql("runs_list"), params=params)
 
         return self._retrying(run)

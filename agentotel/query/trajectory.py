@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import _json, semconv
 from agentotel._context import canonical_arguments, stable_call_id
-from agentotel.providers import ANTHROPIC_SDK_SCOPE
+from agentotel.store.dialects import ANTHROPIC_SDK_SCOPE  # not agentotel.providers: a query imports no patching code
 from agentotel.store.schema import duplicate_calls
 
 EXCLUDED_SCOPES: tuple[str, ...] = (ANTHROPIC_SDK_SCOPE,)

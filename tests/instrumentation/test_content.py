@@ -269,6 +269,26 @@ def test_a_huge_string_is_cut_and_stays_a_json_string(configure):
     assert json.loads(text).endswith("…[truncated]")
 
 
+def test_a_conversation_over_the_limit_is_each_message_within_it_on_every_call(configure):
+    """A long run's conversation is over the per-value limit on every call: each message is what it
+    would be alone (redacted, cut when over the limit itself), call after call as the conversation
+    grows - also for the messages a call before had already seen."""
+    configure(max_value_bytes=2000)
+    conversation = [{"role": "system", "parts": [{"type": "text", "content": "You are careful."}]}]
+    for k in range(12):
+        conversation = conversation + [
+            {"role": "assistant", "parts": [{"type": "text", "content": f"step {k} é✓ " * 40}]},  # ~600 bytes
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"c{k}",
+                                        "response": ("é" * 1500) if k % 4 == 1 else f"password=hunter{k}" if k % 4 == 2 else "x" * 900}]},
+        ]
+        payload = Payload()
+        text = payload.encode_messages(conversation)
+        alone = [Payload() for _ in conversation]
+        assert text == "[" + ",".join(p.encode(m) for p, m in zip(alone, conversation)) + "]", k
+        assert payload.redactions == sum(p.redactions for p in alone) and payload.truncated == any(p.truncated for p in alone)
+    assert payload.truncated and payload.redactions == 3  # 'é' * 1500 is 3000 bytes: cut; three passwords
+
+
 def test_the_span_budget_is_shared_by_its_values(configure):
     configure(max_value_bytes=1000, max_span_payload_bytes=1500)
     payload = Payload()

@@ -392,6 +392,31 @@ def test_a_check_by_run_id_makes_no_view_and_every_view_is_there_when_asked(spre
         assert traces.sql("SELECT count(*) FROM findings WHERE run_id = 'bill-13'").fetchall()[0][0] >= 0
 
 
+def _made_views(traces) -> set[str]:
+    return {r[0] for r in traces._con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+
+
+def test_a_query_makes_only_the_views_it_reads_and_sql_finds_every_view(spread):
+    """DuckDB binds a view when it is made, and again inside every view made over it: listing runs makes
+    `runs` and what it reads, not `steps`, `spans` or `llm_calls` (~0.1 s CPU a store open), while a
+    user's SQL still finds every view, however it names one (a schema, a list after FROM) or lists them."""
+    directory, _runs = spread
+    documented = {"spans", "llm_calls", "tool_calls", "retrievals", "runs", "steps"}
+    with agentotel.open(directory) as traces:
+        assert [r[0] for r in traces.runs(agent="billing", limit=2).fetchall()] == ["bill-13", "bill-12"]
+        assert "runs" in _made_views(traces) and not {"steps", "spans", "llm_calls", "tool_calls"} & _made_views(traces)
+        assert traces.sql("SELECT count(*) FROM tool_calls WHERE tool_name = 'invoice'").fetchall()[0][0] == 19
+        tool_calls = traces.sql("SELECT count(*) FROM tool_calls").fetchall()[0][0]
+        assert "steps" not in _made_views(traces)
+        together = "SELECT count(*) FROM runs r, temp.steps s WHERE s.run_id = r.run_id AND r.run_id = 'bill-13'"
+        assert traces.sql(together).fetchall()[0][0] == traces.trajectory("bill-13").run["steps"]
+    with agentotel.open(directory) as traces:
+        assert documented <= {r[0] for r in traces.sql("SHOW TABLES").fetchall()}
+    with agentotel.open(directory) as traces:
+        assert traces.sql("SELECT count(*) FROM temp.main.tool_calls").fetchall()[0][0] == tool_calls
+        assert documented <= _made_views(traces)
+
+
 @pytest.mark.parametrize("older_first", [True, False], ids=["older file first", "newer file first"])
 def test_a_run_id_given_to_two_executions_means_the_latest_every_time(tmp_path, older_first):
     """Two executions recorded under one run id (each its own trace and root, as when a caller passes the

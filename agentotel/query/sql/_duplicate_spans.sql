@@ -27,12 +27,16 @@ WITH marked AS (  -- the spans the rules look at: calls, and agent spans with or
 ),
 calls AS (SELECT * FROM marked WHERE call_key IS NOT NULL),
 foreign_calls AS (SELECT * FROM calls WHERE NOT own),
--- agentotel's calls in the traces another instrumentation recorded calls in (most stores: none to look at)
-own_calls AS (SELECT * FROM calls WHERE own AND trace_id IN (SELECT trace_id FROM foreign_calls)),
+-- The calls in the traces another instrumentation recorded calls in: what every rule pairs a foreign call
+-- with, since a pair shares its trace (most stores: none to look at, and no hash table of every call built).
+calls_beside AS (SELECT * FROM calls WHERE trace_id IN (SELECT trace_id FROM foreign_calls)),
+own_calls AS (SELECT * FROM calls_beside WHERE own),
 foreign_agents AS (SELECT * FROM marked WHERE operation IN ('invoke_agent', 'create_agent') AND NOT own),
 inside_ours AS (  -- another instrumentation's agent span directly inside an agentotel agent span
     SELECT f.trace_id, f.span_id, f.parent_span_id
-    FROM foreign_agents f JOIN marked a ON a.trace_id = f.trace_id AND a.span_id = f.parent_span_id
+    FROM foreign_agents f
+    JOIN (SELECT * FROM marked WHERE trace_id IN (SELECT trace_id FROM foreign_agents)) a
+      ON a.trace_id = f.trace_id AND a.span_id = f.parent_span_id
     WHERE a.operation = 'invoke_agent' AND a.own
 ),
 wrappers AS (  -- ... with no other call or agent span beside it
@@ -45,14 +49,13 @@ wrappers AS (  -- ... with no other call or agent span beside it
 SELECT trace_id, span_id FROM calls WHERE agentotel_marked_duplicate(dialect)
 UNION
 SELECT c.trace_id, c.span_id  -- another instrumentation's call inside a call span
-FROM foreign_calls c JOIN calls p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id AND p.call_key = c.call_key
+FROM foreign_calls c JOIN calls_beside p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id AND p.call_key = c.call_key
 UNION
 SELECT p.trace_id, p.span_id  -- another instrumentation's call span around agentotel's
-FROM calls c JOIN foreign_calls p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id AND p.call_key = c.call_key
-WHERE c.own
+FROM own_calls c JOIN foreign_calls p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id AND p.call_key = c.call_key
 UNION
 SELECT c.trace_id, c.span_id  -- a sibling record of a model call
-FROM foreign_calls c JOIN calls k
+FROM foreign_calls c JOIN calls_beside k
   ON k.trace_id = c.trace_id AND k.parent_span_id IS NOT DISTINCT FROM c.parent_span_id AND k.span_id <> c.span_id
  AND k.call_key = 'model' AND c.call_key = 'model'
  AND k.input_tokens = c.input_tokens AND k.output_tokens = c.output_tokens
