@@ -43,7 +43,8 @@ human, a user who changes their mind, a mistyped email asked again, a refused ca
 
 Built and scored blind (a9479a9's detectors, agentotel/analysis/ unread; load ~4-8): 57 pairs, 7 recorders - diff
 top-1 57/57, check step+layer 9/57 (6 of them by a false signal), good runs with a warning 22/57. After session 18's
-fixes and rules: check 16/57 (none by a false signal), good runs warned 0/57. DIFF_MISSED,
+fixes and rules: check 16/57 (none by a false signal), good runs warned 0/57; after session 19's: check 39/57, 0/57
+(CHECK_MISSED still names the pairs found since: the slow test holds misses to a subset). DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 

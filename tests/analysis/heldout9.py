@@ -55,7 +55,9 @@ LangGraph") nor under OpenInference (the calls at depth 0), where the Agents SDK
 
 Built and scored blind (a8b3287's detectors, agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff
 top-1 48/50 (the two misses a ground truth of mine, corrected: 50/50), check step+layer 4/50 (tool output drift twice,
-a repeated rollback twice), good runs with a warning 14/50. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
+a repeated rollback twice), good runs with a warning 14/50. After session 19's rules and the MCP result fix
+(re-recorded): check 20/50, good runs warned 1/50 (history_lost at the StateGraph verifier's fresh context).
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why (CHECK_MISSED still names the pairs found since).
 """
 
 from __future__ import annotations
