@@ -168,22 +168,25 @@ def test_overload_answers_503_with_retry_after_and_loses_nothing(tmp_path):
                 export_until_acknowledged(exporter, chunk[i : i + 100])
             exporter.shutdown()
 
+        # Raw posts see the refusal itself (the exporter hides it behind its retries). Three probers keep
+        # pressing until one is refused rather than only while the senders run: on a loaded CI machine
+        # a lone prober could be scheduled only in the gaps where the queue had room.
+        deadline = time.monotonic() + 60
+
         def prober() -> None:
             body = encode_spans(spans[:100]).SerializeToString()
             with requests.Session() as session:
-                while not refusals and any(t.is_alive() for t in senders):
+                while not refusals and time.monotonic() < deadline:
                     response = session.post(url, data=body, headers={"Content-Type": "application/x-protobuf"}, timeout=30)
                     if response.status_code != 200:
                         refusals.append(response)
 
         senders = [threading.Thread(target=sender, args=(chunk,)) for chunk in chunks]
-        for thread in senders:
+        probers = [threading.Thread(target=prober) for _ in range(3)]
+        for thread in senders + probers:
             thread.start()
-        probe = threading.Thread(target=prober)
-        probe.start()
-        for thread in senders:
+        for thread in senders + probers:
             thread.join()
-        probe.join()
 
         assert refusals, "the slow store never pushed back"
         assert refusals[0].status_code == 503
