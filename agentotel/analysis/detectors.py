@@ -125,6 +125,8 @@ KINDS: dict[str, tuple[str, str]] = {
                       "notes its tools return, or stop and say why"),
     "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
                              "reported"),
+    "handover_dropped": ("warning", "the run ended where the work was handed on to another agent that never ran: route the "
+                         "turn to that agent (the graph's edge, the handoff), or end only after it"),
     "clarification_skipped": ("warning", "the request left open which of several the agent should act on: have the model "
                               "ask the user, not pick one"),
     "role_overstepped": ("warning", "an agent did a job another agent's instructions give it: have it hand over, or remove "
@@ -2984,6 +2986,273 @@ def _information_withheld(run: _Run) -> list[Finding]:
     return []
 
 
+def _reports(run: _Run) -> list[tuple[dict[str, Any], str]]:
+    """The texts that end an agent's turn: final answers, and a text beside handoff calls only (the executor's
+    report as it hands to the verifier), in order."""
+    if "_reports" not in run.__dict__:
+        handing = [(s, text) for s in run.llm if (calls := requested_calls(s)) and all(_HANDOFF_NAME.search(c.name) for c in calls)
+                   and (text := "".join(str(p.get("content")) for m in output_messages(s) for p in parts(m)
+                                        if p.get("type") == "text" and p.get("content")))]
+        run.__dict__["_reports"] = sorted([*run.finals, *handing], key=lambda item: item[0]["index"])
+    return run.__dict__["_reports"]
+
+
+def _turn(run: _Run, final: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The model steps of the turn a final answer ends: back from it, while the agent and its instructions stay the
+    same and no earlier answer ends a turn (a graph's executor node among its planner's and verifier's)."""
+    who, told = agent_of(final, run.by_index), run.told(final)
+    ends = {s["index"] for s, _ in _reports(run)}
+    turn: list[dict[str, Any]] = []
+    for s in reversed(run.llm):
+        if s["index"] > final["index"]:
+            continue
+        if s is not final and (agent_of(s, run.by_index) != who or run.told(s) != told or s["index"] in ends):
+            break
+        turn.append(s)
+    return turn[::-1]
+
+
+def _said_forms(verb: str) -> tuple[str, ...]:
+    """The words that speak of an action ("scale", "scaled", "scaling"; "rolled back" for rollback)."""
+    if verb in _SPLIT_VERBS:
+        head, rest = _SPLIT_VERBS[verb].split(" ", 1)
+        return tuple(f"{form} {rest}" for form in (head, *_past_forms(head), head + "s", head + "ing"))
+    return (verb, *_past_forms(verb), verb + "s", verb + "es", verb + "ing", verb[:-1] + "ing")
+
+
+# An item of a numbered plan or list of orders: "2. Scale checkout-api from 6 to 10 replicas (CPU 91%)."
+_PLAN_ITEM = re.compile(r"^\s*(\d{1,2})[.)]\s+([A-Za-z][^\n]*)", re.M)
+# An item that asks for no deed ("Leave orders-db alone", "Don't restart it", "If CPU is above 85%, scale out").
+_NO_DEED = frozenset("leave keep avoid skip ignore do don't dont never wait hold if when once unless only then make ensure "
+                     "note remember consider the a an".split())
+
+
+def _plan_step_skipped(run: _Run) -> list[Finding]:
+    """An agent handed a numbered plan (a planner's message, the orders it was given) carried out some of its steps
+    with the tools and ended its turn without calling the tool another step names, and without a word of it in its
+    report ("2. Scale checkout-api from 6 to 10 replicas": no scale_deployment call, the report lists the rollback
+    alone): it skipped a step of the plan (MAST FM-1.1 / FM-2.5, model; task_ignored at the report)."""
+    tools = run.offered() or frozenset(run.record.declared_tools())
+    by_verb: dict[str, set[str]] = defaultdict(set)
+    for name in tools:
+        words = [w.lower() for w in _NAME_WORDS.findall(name)]
+        if words and not _HANDOFF_NAME.search(name):
+            by_verb["".join(words[:2]) if "".join(words[:2]) in _SPLIT_VERBS else words[0]].add(name)
+    if not by_verb:
+        return []
+    asked = [(s["index"], c.name) for s in run.llm for c in requested_calls(s)]
+    for final, text in _reports(run):
+        turn = _turn(run, final)
+        plan = next((t for m in reversed(run.messages(turn[0])) if m.get("role") in ("user", "assistant")
+                     and len(_PLAN_ITEM.findall(t := _texts_of(m))) >= 2), None)
+        if plan is None:
+            continue
+        mine = {name for i, name in asked if turn[0]["index"] <= i <= final["index"]}
+        done = {name for i, name in asked if i <= final["index"]}
+        items = []
+        for number, item in _PLAN_ITEM.findall(plan):
+            words = re.findall(r"[a-z']+", item.lower())
+            verb = "".join(words[:2]) if "".join(words[:2]) in _SPLIT_VERBS else (words[0] if words else "")
+            if verb and verb not in _NO_DEED and (names := by_verb.get(verb)):
+                items.append((number, item, verb, names))
+        # an executor of the plan: it did some of its steps itself (a planner or a verifier handed it did none)
+        if not any(names & mine for *_, names in items):
+            continue
+        said = text.lower()
+        for number, item, verb, names in items:
+            if names & done or any(re.search(rf"\b{re.escape(form)}\b", said) for form in _said_forms(verb)):
+                continue
+            return [_finding("task_ignored", "model", final["index"], [final["index"]],
+                             f"the plan handed to the agent says '{number}. {item[:90]}'; it called no "
+                             f"{' or '.join(sorted(names))} and its report at step {final['index']} ends the turn without "
+                             f"a word of that step", tool=sorted(names)[0], plan_step=item[:200])]
+    return []
+
+
+# The keys a result lists what it could not do under ({"status": "partial", "failed": {"us-east": "..."}}).
+_LEFT_UNDONE = re.compile(r"^(?:failed|failures?|errors?|not_done|undone|skipped|remaining)(?:_\w+)?$", re.I)
+# A report that says the action was done only in part.
+_IN_PART = re.compile(r"\b(?:partial\w*|partly|in\s+part|some\s+of|except|but\s+not|fail\w*|could\s*n[o']t|unable|remain\w*|"
+                      r"still\s+(?:on|running|at)|not\s+(?:in|on|for|yet))\b", re.I)
+
+
+def _undone_parts(value: Any) -> list[str]:
+    """What an action's result lists as not done: the keys of a `failed` map, the items (or their names) of a list."""
+    names: list[str] = []
+    if isinstance(value, Mapping):
+        for key, part in value.items():
+            if not _LEFT_UNDONE.match(str(key)):
+                continue
+            if isinstance(part, Mapping):
+                names += [str(k) for k in part]
+            elif isinstance(part, list):
+                names += [str(x) if not isinstance(x, Mapping) else str(next((x[k] for k in ("name", "id", "region", "host",
+                          "item") if k in x), "")) for x in part]
+    return [n for n in names if n.strip()]
+
+
+def _partial_told_as_done(run: _Run) -> list[Finding]:
+    """An action answered that it was done only in part ({"status": "partial", "failed": {"us-east": "image pull
+    error"}}), it was not asked again to finish, and the next report that speaks of it says it was done with no
+    word of the part left undone ("1. rolled back checkout-api to v2.13.2."): the agent withheld the failure from
+    whoever reads the report (MAST FM-2.4, model; information_withheld at the report)."""
+    tools = run.record.tool_steps()
+    for step in tools:
+        payload = tool_payload(step.get("output"))
+        outcome = _outcome(payload)
+        if is_error(step) or outcome is None or str(outcome[1]).lower() not in _PART_DONE:
+            continue
+        undone, name = _undone_parts(payload), str(tool_name(step))
+        action = _action(name)
+        if not undone or action is None:
+            continue
+        if any(str(tool_name(s)) == name and s["index"] > step["index"] and not is_error(s) and not _not_all_done(s.get("output"))
+               for s in tools):
+            continue  # finished later
+        forms = [f for v in (action[0], *_SYNONYMS.get(action[0], ())) for f in _said_forms(v)]
+        told = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b", re.I)
+        for final, text in _reports(run):
+            if final["index"] < step["index"]:
+                continue
+            clauses = [c for sentence in _SENTENCE.split(text) for c in _CLAUSE.split(sentence) if told.search(c)]
+            if not clauses:
+                continue
+            lower = text.lower()
+            if any(part.lower() in lower for part in undone) or any(_IN_PART.search(c) or _NO_CLAIM.search(c.lower())
+                                                                     for c in clauses):
+                break
+            return [_finding("information_withheld", "model", final["index"], [final["index"], step["index"]],
+                             f"{name} at step {step['index']} answered {outcome[1]!r} ({', '.join(undone[:3])} not done); the "
+                             f"report at step {final['index']} says {clauses[0].strip()[:80]!r} with no word of it",
+                             tool=name, partial_step=step["index"], undone=undone[:5])]
+    return []
+
+
+# The last words of a turn that hand the work on: "Ready for verification.", "Over to the reviewer", "handing it
+# to QA".
+_HANDS_ON = re.compile(r"\b(?:ready\s+for|over\s+to|hand(?:ing|ed|s)?\s+(?:it\s+|this\s+|them\s+)?(?:over|off|on)\s+to|"
+                       r"pass(?:ing|ed|es)?\s+(?:it\s+|this\s+|them\s+)?(?:on\s+)?to|awaiting|waiting\s+for)\s+(?:the\s+|an?\s+)?"
+                       r"([a-z][a-z-]+)", re.I)
+# Whom a run may end by handing to: people, not agents of its team.
+_PEOPLE = frozenset("you your user users customer customers human humans manager managers admin admins administrator staff "
+                    "operator operators owner owners lead leads commander engineer engineers team approval".split())
+
+
+def _handover_dropped(run: _Run) -> list[Finding]:
+    """The run ends on an agent's turn that hands the work on to a role of its team ("Ready for verification." with
+    instructions naming "the verifier"), and no agent of the run is that role: the run ended before the step the
+    work was handed to (MAST FM-3.1 premature termination). The model's when it was offered the handoff to that
+    role and answered instead; else the workflow's (the graph or loop stopped where the team goes on)."""
+    if not run.finals or run.llm[-1] is not run.finals[-1][0]:
+        return []
+    final, text = run.finals[-1]
+    roles = run.roles()
+    if len({r for r in roles if _DOER.fullmatch(r) and r not in _NOT_ROLES}) < 2:
+        return []  # a team's run: one agent ending "ready for review" hands it to a person
+    told = (run.told(final) + "\n" + run.request()).lower()
+    for sentence in _SENTENCE.split(text.strip())[-2:]:
+        for match in _HANDS_ON.finditer(sentence):
+            noun = match.group(1).lower()
+            if noun in _PEOPLE or len(noun) < 4:
+                continue
+            target = next((r for r in re.findall(r"\bthe\s+([a-z]{3,}(?:er|or))\b", told)
+                           if r[:5] == noun[:5] and r not in _NOT_ROLES and r not in _PEOPLE), None)
+            if target is None or any(r[:5] == target[:5] for r in roles):
+                continue
+            handoffs = [n for n in tool_definitions(run.record.attribute(final, semconv.GEN_AI_TOOL_DEFINITIONS))
+                        if _HANDOFF_NAME.search(n) and target[:5] in n.lower()]
+            layer = "model" if handoffs else "workflow"
+            return [_finding("handover_dropped", layer, final["index"], [final["index"]],
+                             f"the run ends on step {final['index']}'s {match.group(0).strip()!r}, handing the work to the "
+                             f"{target}, and no {target} ever ran" + (f": the model was offered {handoffs[0]} and answered "
+                             "instead" if handoffs else ": nothing passed the work on"), role=target,
+                             **({"tool": handoffs[0]} if handoffs else {}))]
+    return []
+
+
+# When a thing starts and how long it lasts, as calls and calendars write it.
+_START_KEYS = ("start", "start_time", "starts_at", "start_at", "begin", "from", "time", "at", "when", "datetime")
+_END_KEYS = ("end", "end_time", "ends_at", "end_at", "until", "to")
+_LENGTH_KEYS = ("minutes", "duration", "duration_minutes", "duration_min", "length", "length_minutes", "mins")
+_CLOCK = re.compile(r"(?:(\d{4}-\d\d-\d\d)[T ])?(\d{1,2}):(\d\d)(?::\d\d)?")
+# A result listing free time: a booking inside one of its slots is what it is for.
+_FREE = frozenset({"free", "available", "availability", "open", "slot", "slots", "vacancy", "vacancies"})
+# The user's word that the booking may stand over another ("book it anyway", "double-book", "overlap is fine").
+_OVER_ANYWAY = re.compile(r"\b(?:anyway|regardless|double[- ]?book\w*|overlap\w*|override|even\s+if|on\s+top\s+of|clash\w*\s+is\s+fine|"
+                          r"conflict\w*\s+is\s+fine|replace|instead\s+of|move)\b", re.I)
+
+
+def _interval(value: Mapping[str, Any], day: str | None) -> tuple[str | None, int, int] | None:
+    """(day, start minute, end minute) of a thing's time: a start and an end, or a start and a length in minutes."""
+    start = next((value[k] for k in _START_KEYS if isinstance(value.get(k), str)), None)
+    at = _CLOCK.fullmatch(start.strip()[:25].split("+")[0].rstrip("Z")) if start else None
+    if at is None:
+        return None
+    day = at.group(1) or (value.get("date") if isinstance(value.get("date"), str) else None) or day
+    begin = int(at.group(2)) * 60 + int(at.group(3))
+    end_value = next((value[k] for k in _END_KEYS if isinstance(value.get(k), str)), None)
+    until = _CLOCK.fullmatch(end_value.strip()[:25].split("+")[0].rstrip("Z")) if end_value else None
+    if until is not None:
+        return day, begin, int(until.group(2)) * 60 + int(until.group(3))
+    length = next((value[k] for k in _LENGTH_KEYS if isinstance(value.get(k), (int, float)) and not isinstance(value.get(k), bool)), None)
+    return (day, begin, begin + int(length)) if length else None
+
+
+def _busy(value: Any) -> Iterable[tuple[Mapping[str, Any], tuple[str | None, int, int]]]:
+    """The timed items a calendar-like result lists (events under `events`, a list of bookings), with their day."""
+    if isinstance(value, Mapping):
+        day = value.get("date") if isinstance(value.get("date"), str) else None
+        for key, items in value.items():
+            if isinstance(items, list) and not {w.lower() for w in _NAME_WORDS.findall(str(key))} & _FREE:
+                for item in items:
+                    if isinstance(item, Mapping) and (span := _interval(item, day)):
+                        yield item, span
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, Mapping) and (span := _interval(item, None)):
+                yield item, span
+
+
+def _slot_taken(run: _Run) -> list[Finding]:
+    """A booking call (create_event, book_room) for a time that overlaps a thing an earlier result of the run
+    showed taking it (the calendar's 10:00-11:00 "Northwind review", and the call books 10:00-10:30 that day), with
+    no word from the user to book over it: the model ignored what its tools showed (MAST FM-2.5; model,
+    input_ignored at the call). Results that list free slots, and the thing the call itself changes, are no clash."""
+    shown: list[tuple[Mapping[str, Any], Mapping[str, Any], tuple[str | None, int, int]]] = []
+    for step in sorted([*run.llm, *run.record.tool_steps()], key=lambda s: s["index"]):
+        if step.get("type") != LLM:
+            if not is_error(step) and not {w.lower() for w in _NAME_WORDS.findall(str(tool_name(step)))} & _FREE:
+                shown += [(step, item, span) for item, span in _busy(tool_payload(step.get("output")))]
+            continue
+        if not shown:
+            continue
+        for call in requested_calls(step):
+            if _action(call.name) is None or not isinstance(call.arguments, Mapping) or not (span := _interval(call.arguments, None)):
+                continue
+            day, begin, end = span
+            values = {str(v) for v in _leaves(call.arguments)}
+            for source, item, (other_day, other_begin, other_end) in shown:
+                if day and other_day and day[:10] != other_day[:10] or not (begin < other_end and other_begin < end):
+                    continue
+                if values & {str(v) for k, v in item.items() if isinstance(v, (str, int)) and re.search(r"id$", str(k), re.I)}:
+                    continue  # the thing the call moves or changes
+                payload = tool_payload(source.get("output"))
+                zone = item.get("timezone") or (payload.get("timezone") if isinstance(payload, Mapping) else None)
+                if isinstance(zone, str) and isinstance(call.arguments.get("timezone"), str) and call.arguments["timezone"] != zone:
+                    continue  # clocks of two zones: not compared here
+                asked = " ".join(_texts_of(m) for m in run.messages(step) if m.get("role") == "user")
+                if _OVER_ANYWAY.search(asked):
+                    continue
+                label = next((str(item[k]) for k in ("title", "name", "summary", "subject") if item.get(k)), "a booking")
+                return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                 f"step {step['index']} asks {call.name} for {begin // 60:02d}:{begin % 60:02d}-"
+                                 f"{end // 60:02d}:{end % 60:02d}" + (f" on {day[:10]}" if day else "") + f", over {label!r} "
+                                 f"({other_begin // 60:02d}:{other_begin % 60:02d}-{other_end // 60:02d}:{other_end % 60:02d}) "
+                                 f"that {tool_name(source)} showed at step {source['index']}", tool=call.name,
+                                 result_step=source["index"], clash=label[:100])]
+    return []
+
+
 def _id_like(value: Any) -> bool:
     return isinstance(value, str) and 3 <= len(value) <= 40 and bool(re.search(r"\d", value)) and " " not in value.strip()
 
@@ -5474,6 +5743,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
 )
 
 

@@ -1,0 +1,157 @@
+"""Between the agents of a team (heldout9's planner -> executor -> verifier misses): a step of the plan the executor
+skipped, a rollback done in part reported as done, a run ending where the work was handed on, and a meeting booked
+over one the calendar showed - each beside the legitimate run that looks like it. Hand-built runs in the shape a
+hand-built LangGraph graph records (one agent, a system prompt per node) and the Agents SDK's (agent steps, handoff
+tools)."""
+
+from __future__ import annotations
+
+import json
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import agent, definitions_attr, llm, record, text_message, tool
+
+TASK = "Incident INC-5521: checkout-api 5xx error rate 14% since 21:02 UTC. Mitigate it per the runbook."
+PLAN = ("Plan for the executor:\n1. Roll back checkout-api from v2.14.0 to v2.13.2.\n2. Scale checkout-api from 6 to 10 "
+        "replicas (CPU 91%).\n3. Leave orders-db alone: its slow query is the DBA's.\nThen the verifier confirms recovery.")
+TEAM = "You are the {} of the incident-response team. Only the verifier declares an incident resolved."
+ROLLED = ("rollback", {"service": "checkout-api", "version": "v2.13.2"}, {"status": "ok", "regions": ["eu-west", "us-east"]})
+SCALED = ("scale_deployment", {"service": "checkout-api", "replicas": 10}, {"status": "ok", "replicas": 10})
+HEALTH = ("check_health", {"service": "checkout-api"}, {"error_rate_percent": 0.4})
+TOOLS = ("rollback", "scale_deployment", "check_health", "post_status")
+
+
+class Team:
+    """Steps of one run, turn by turn: each turn an agent (its system prompt) calls tools and ends with a text."""
+
+    def __init__(self, task: str = TASK) -> None:
+        self.steps: list[dict] = []
+        self.task, self.said = task, [text_message("user", task)]
+
+    def turn(self, role: str, *calls, report: str, handoff: str | None = None, parent: int | None = None) -> Team:
+        shown = [text_message("system", TEAM.format(role)), *self.said]
+        for name, arguments, result in calls:
+            index, call_id = len(self.steps) + 1, f"c{len(self.steps) + 1}"
+            self.steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown), parent=parent),
+                           dict(tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id), parent_index=parent)]
+            shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                      {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps(result)}]}]
+        index = len(self.steps) + 1
+        self.steps.append(llm(index, text=report, messages=shown, parent=parent,
+                              calls=((handoff, {}, f"h{index}"),) if handoff else ()))
+        if handoff:
+            self.steps.append(dict(tool(index + 1, handoff, {}, {"assistant": handoff.rsplit("_", 1)[-1]}, requested_by=index,
+                                        call_id=f"h{index}"), parent_index=parent))
+        self.said = [*self.said, text_message("assistant", report)]
+        return self
+
+    def agent(self, name: str) -> int:
+        self.steps.append(agent(len(self.steps) + 1, name))
+        return len(self.steps)
+
+    def run(self, offered=TOOLS, handoffs: dict[int, tuple[str, ...]] | None = None):
+        def attrs(step):
+            names = (*offered, *((handoffs or {}).get(step.get("parent_index")) or ()))
+            return definitions_attr(*((n, {"type": "object"}) for n in names))
+        return record(*self.steps, attributes={s["span_id"]: attrs(s) for s in self.steps if s["type"] == "llm"}, task=self.task)
+
+
+def _found(run, kind):
+    return [(f.index, f.layer) for f in detect(run) if f.kind == kind], format_findings(detect(run))
+
+
+def _executed(*calls, report: str, verifier: bool = True):
+    team = Team().turn("planner", report=PLAN).turn("executor", *calls, report=report)
+    if verifier:
+        team.turn("verifier", HEALTH, report="VERIFIED: error rate 0.4%.")
+    return team
+
+
+def test_a_step_of_the_plan_the_executor_never_took_nor_mentioned_is_a_task_ignored():
+    skipped = _executed(ROLLED, report="Executor's report:\n1. rolled back checkout-api to v2.13.2.\nThe plan is carried out.")
+    found, report = _found(skipped.run(), "task_ignored")
+    assert found == [(4, "model")], report
+    assert "Scale checkout-api" in next(f.message for f in detect(skipped.run()) if f.kind == "task_ignored")
+    # every deed of the plan done ("Leave orders-db alone" asks for none), or the skipped one accounted for
+    done = _executed(ROLLED, SCALED, report="1. rolled back checkout-api.\n2. scaled it to 10 replicas.")
+    assert _found(done.run(), "task_ignored")[0] == [], _found(done.run(), "task_ignored")[1]
+    said = _executed(ROLLED, report="1. rolled back checkout-api.\n2. Did not scale: CPU was back to 60% after the rollback.")
+    assert _found(said.run(), "task_ignored")[0] == [], _found(said.run(), "task_ignored")[1]
+
+
+def test_a_numbered_request_the_planner_turns_into_a_plan_is_no_skipped_step():
+    # The planner is handed the user's numbered list and does none of it itself: the executor is the one to act.
+    ask = "1. Roll back checkout-api to v2.13.2.\n2. Scale checkout-api to 10 replicas."
+    team = Team(ask).turn("planner", ("query_logs", {"service": "checkout-api"}, {"lines": ["ERROR"]}), report=PLAN)
+    team.turn("executor", ROLLED, SCALED, report="1. rolled back.\n2. scaled to 10.")
+    assert _found(team.run(offered=(*TOOLS, "query_logs")), "task_ignored")[0] == [], _found(team.run(), "task_ignored")[1]
+
+
+PARTIAL = ("rollback", {"service": "checkout-api", "version": "v2.13.2"},
+           {"status": "partial", "rolled_back": ["eu-west", "us-west"], "failed": {"us-east": "image pull error: registry timeout"}})
+
+
+def test_an_action_done_in_part_reported_as_done_is_information_withheld():
+    withheld = _executed(PARTIAL, SCALED, report="Executor's report:\n1. rolled back checkout-api to v2.13.2.\n2. scaled to 10.")
+    assert _found(withheld.run(), "information_withheld")[0] == [(6, "model")], _found(withheld.run(), "information_withheld")[1]
+    told = _executed(PARTIAL, SCALED, report="1. rolled back checkout-api to v2.13.2 in eu-west and us-west; us-east failed "
+                                             "(image pull error).\n2. scaled to 10.")
+    finished = _executed(PARTIAL, ROLLED, SCALED, report="1. rolled back checkout-api to v2.13.2 in every region.\n2. scaled to 10.")
+    for run in (told.run(), finished.run()):
+        assert _found(run, "information_withheld")[0] == [], _found(run, "information_withheld")[1]
+
+
+def test_the_same_report_beside_the_handoff_of_an_agents_sdk_team():
+    team = Team()
+    planner = team.agent("planner")
+    team.turn("planner", report=PLAN, handoff="transfer_to_executor", parent=planner)
+    executor = team.agent("executor")
+    team.turn("executor", PARTIAL, SCALED, report="1. rolled back checkout-api to v2.13.2.\n2. scaled to 10.",
+              handoff="transfer_to_verifier", parent=executor)
+    verifier = team.agent("verifier")
+    team.turn("verifier", HEALTH, report="VERIFIED.", parent=verifier)
+    run = team.run(handoffs={planner: ("transfer_to_executor",), executor: ("transfer_to_verifier",)})
+    report = next(s["index"] for s in run.steps if s["type"] == "llm" and "scaled to 10" in (s["output"] or ""))
+    assert _found(run, "information_withheld")[0] == [(report, "model")], _found(run, "information_withheld")[1]
+
+
+READY = "Executor's report:\n1. rolled back checkout-api.\n2. scaled to 10.\nReady for verification."
+
+
+def test_a_run_that_ends_where_the_work_is_handed_to_an_agent_that_never_ran():
+    # A graph's edge that stops after the executor: the workflow's.
+    graph = _executed(ROLLED, SCALED, report=READY, verifier=False).run()
+    assert _found(graph, "handover_dropped")[0] == [(6, "workflow")], _found(graph, "handover_dropped")[1]
+    # An Agents SDK executor offered the handoff that answered instead: the model's.
+    team = Team()
+    planner = team.agent("planner")
+    team.turn("planner", report=PLAN, handoff="transfer_to_executor", parent=planner)
+    executor = team.agent("executor")
+    team.turn("executor", ROLLED, SCALED, report=READY, parent=executor)
+    run = team.run(handoffs={planner: ("transfer_to_executor",), executor: ("transfer_to_verifier",)})
+    assert _found(run, "handover_dropped")[0] == [(len(run.steps), "model")], _found(run, "handover_dropped")[1]
+    # The verifier ran; or one agent alone ends by handing its work to a person.
+    assert _found(_executed(ROLLED, SCALED, report=READY).run(), "handover_dropped")[0] == []
+    alone = Team("Draft the renewal e-mail to Jordan.").turn("assistant", report="Here is the draft. Ready for your review.")
+    assert _found(alone.run(), "handover_dropped")[0] == [], _found(alone.run(), "handover_dropped")[1]
+
+
+DAY = {"date": "2026-12-08", "timezone": "Europe/Berlin",
+       "events": [{"title": "Team standup", "start": "09:30", "end": "09:45"}, {"title": "Northwind review", "start": "10:00", "end": "11:00"}]}
+
+
+def _booked(start: str, ask: str = "Book a 30-minute call with Jordan on Tuesday 8 December at 10:00.", shown=("list_events", DAY)):
+    team = Team(ask)
+    arguments = {"title": "Call with Jordan", "date": "2026-12-08", "start": start, "minutes": 30, "timezone": "Europe/Berlin"}
+    team.turn("assistant", (shown[0], {"date": "2026-12-08"}, shown[1]), ("create_event", arguments, {"event_id": "E-1"}),
+              report=f"Booked {start} on 8 December.")
+    return team.run(offered=("list_events", "find_free_slots", "create_event"))
+
+
+def test_a_meeting_booked_over_one_the_calendar_showed_is_an_input_ignored():
+    assert _found(_booked("10:00"), "input_ignored")[0] == [(3, "model")], _found(_booked("10:00"), "input_ignored")[1]
+    assert _found(_booked("10:45"), "input_ignored")[0] == [(3, "model")]
+    free = {"date": "2026-12-08", "slots": [{"start": "11:00", "end": "12:00"}]}
+    for run in (_booked("11:00"), _booked("09:00"), _booked("11:00", shown=("find_free_slots", free)),
+                _booked("10:00", ask="Book a call with Jordan at 10:00 on 8 December, even if it clashes with the review.")):
+        assert _found(run, "input_ignored")[0] == [], _found(run, "input_ignored")[1]
