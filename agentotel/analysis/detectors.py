@@ -1797,25 +1797,149 @@ def _user_forbade(run: _Run) -> list[Finding]:
     return []
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY = re.compile(r"\b(" + "|".join(_WEEKDAYS) + r")\b", re.I)
+# The user's words that take back what they said before ("Actually make it Wednesday", "Sorry, I meant ...").
+_CORRECTS = re.compile(r"\b(?:actually|make\s+it|instead|change\s+(?:it|that)\s+to|rather|sorry|i\s+meant|switch\s+(?:it\s+)?to|"
+                       r"not\s+\w+day\b)|^\s*no\b", re.I)
+
+
 def _correction_ignored(run: _Run) -> list[Finding]:
-    """The user corrected which one they mean ("Oh sorry, I meant the desk lamp, order #1034") and the model's
-    next words go on about the one the user named before (#1043), the correction left unmentioned (tau-bench's
-    user instruction ignored; model, correction_ignored at that step)."""
+    """The user corrected which one they mean ("Oh sorry, I meant the desk lamp, order #1034"; "Actually make it
+    Wednesday") and the model's next words or call go on with the one the user named before (#1043, "Tuesday works
+    for me"), the correction left out (tau-bench's user instruction ignored; model, correction_ignored at that
+    step). Ids count wherever the user names them; days of the week when the user's last words take back
+    what they said ("actually", "make it", "instead")."""
     for step in run.llm:
         messages = run.messages(step)
         if not messages or messages[-1].get("role") != "user":
             continue
-        latest = _ids_in(_texts_of(messages[-1]))
+        last = _texts_of(messages[-1])
         reply = " ".join(_texts_of(m) for m in output_messages(step))
-        if not latest or not reply or latest & _ids_in(reply):
+        done = " ".join(v for c in requested_calls(step) for v in _leaves(c.arguments) if isinstance(v, str))
+        earlier = " ".join(_texts_of(m) for m in messages[:-1] if m.get("role") == "user")
+        latest, before = _ids_in(last), _ids_in(earlier)
+        if latest and reply and not latest & _ids_in(reply):
+            for kept in sorted(_ids_in(reply) & (before - latest)):
+                meant = sorted(i for i in latest if _qualifier_shape(i) == _qualifier_shape(kept))
+                if meant:
+                    return [_finding("correction_ignored", "model", step["index"], [step["index"]],
+                                     f"the user named {meant[0]} in their last words and the model at step {step['index']} "
+                                     f"speaks of {kept}, the one they named before", said=meant[0], kept=kept)]
+        if not _CORRECTS.search(last):
             continue
-        before = {i for m in messages[:-1] if m.get("role") == "user" for i in _ids_in(_texts_of(m))}
-        for kept in sorted(_ids_in(reply) & (before - latest)):
-            meant = sorted(i for i in latest if _qualifier_shape(i) == _qualifier_shape(kept))
-            if meant:
+        days = {d.lower() for d in _WEEKDAY.findall(last)}
+        said = " ".join((reply, done))
+        if days and not days & {d.lower() for d in _WEEKDAY.findall(said)}:
+            kept = sorted({d.lower() for d in _WEEKDAY.findall(said)} & ({d.lower() for d in _WEEKDAY.findall(earlier)} - days))
+            if kept:
                 return [_finding("correction_ignored", "model", step["index"], [step["index"]],
-                                 f"the user named {meant[0]} in their last words and the model at step {step['index']} "
-                                 f"speaks of {kept}, the one they named before", said=meant[0], kept=kept)]
+                                 f"the user's last words make it {sorted(days)[0].title()} and the model at step "
+                                 f"{step['index']} still says {kept[0].title()}, the day they named before",
+                                 said=sorted(days)[0], kept=kept[0])]
+    return []
+
+
+# A day the user names by its relation to today: "tomorrow", "Friday next week", "next Friday", "on Tuesday".
+_RELATIVE_DAY = re.compile(r"\b(?:(?P<today>today)|(?P<after>the\s+day\s+after\s+tomorrow)|(?P<tomorrow>tomorrow)|"
+                           r"(?:(?P<which>next|this|coming)\s+)?(?P<day>" + "|".join(_WEEKDAYS) + r")"
+                           r"(?:\s+(?P<week>(?:of\s+)?next\s+week|this\s+week))?)\b", re.I)
+_DAY_KEYS = ("date", "day", "on", "start", "start_date", "start_time", "when", "datetime", "starts_at", "start_at")
+
+
+def _meant_days(match: re.Match[str], today: dt.date) -> set[dt.date]:
+    """The days a relative expression can mean (both readings of "next Friday")."""
+    if match.group("today"):
+        return {today}
+    if match.group("tomorrow"):
+        return {today + dt.timedelta(days=1)}
+    if match.group("after"):
+        return {today + dt.timedelta(days=2)}
+    wanted = _WEEKDAYS.index(match.group("day").lower())
+    monday = today - dt.timedelta(days=today.weekday())
+    week, which = (match.group("week") or "").lower(), (match.group("which") or "").lower()
+    if "next" in week:
+        return {monday + dt.timedelta(days=7 + wanted)}
+    if "this" in week or which == "this":
+        return {monday + dt.timedelta(days=wanted), monday + dt.timedelta(days=wanted + (7 if wanted < today.weekday() else 0))}
+    ahead = today + dt.timedelta(days=(wanted - today.weekday()) % 7 or 7)
+    return {ahead, ahead + dt.timedelta(days=7)} if which == "next" else {ahead, today} if wanted == today.weekday() else {ahead}
+
+
+def _day_misread(run: _Run) -> list[Finding]:
+    """The user named one day by its relation to today ("Friday next week", today being Thursday 2026-12-03) and
+    the model's first call that gives a day gives another (2026-12-04, tomorrow): it misread the request (model,
+    task_ignored at that call). Only a request naming a single day this way and no date of its own."""
+    for step in run.llm:
+        calls = [c for c in requested_calls(step) if isinstance(c.arguments, Mapping)]
+        given = [(c, str(c.arguments[k])[:10]) for c in calls for k in _DAY_KEYS
+                 if isinstance(c.arguments.get(k), str) and _ISO_DAY.match(str(c.arguments[k]))]
+        if not given:
+            continue
+        messages = run.messages(step)
+        asked = next((_texts_of(m) for m in reversed(messages) if m.get("role") == "user" and _texts_of(m).strip()), "")
+        named = list(_RELATIVE_DAY.finditer(asked))
+        if len(named) != 1 or _dates(asked) or _ISO_DAY.search(asked):
+            return []
+        told = run.told(step) + "\n" + "\n".join(message_text(m) for m in messages)
+        today = _TODAY.search(told)
+        if today is None:
+            return []
+        meant = _meant_days(named[0], dt.date.fromisoformat(today.group(1)))
+        call, day = given[0]
+        if _iso_day(day) in meant:
+            return []
+        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                         f"the user asked for {named[0].group(0)!r} ({' or '.join(sorted(d.isoformat() for d in meant))}, today "
+                         f"being {today.group(1)}) and step {step['index']} calls {call.name} for {day}", tool=call.name,
+                         asked=named[0].group(0), called=day)]
+    return []
+
+
+# "9:00 his time", "10am Jordan's time", "at 9:00 their time": a clock time in the other person's zone.
+_THEIR_TIME = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*(am|pm)?\s+(?:his|her|their|[A-Z][a-z]+'s)\s+time\b", re.I)
+_ZONE_KEYS = ("timezone", "time_zone", "tz", "zone")
+
+
+def _their_time_misread(run: _Run) -> list[Finding]:
+    """The user asked for a time in the other person's zone ("9:00 his time"), a result gave that person's zone
+    (America/New_York) and the booking call asks for the same clock time in another zone whose clock differs
+    (09:00 Europe/Berlin): the model took the time as the user's own (model, task_ignored at the call)."""
+    import zoneinfo
+
+    zones: list[str] = []
+    for step in sorted([*run.llm, *run.record.tool_steps()], key=lambda s: s["index"]):
+        if step.get("type") != LLM:
+            payload = tool_payload(step.get("output"))
+            for item in payload if isinstance(payload, list) else [payload]:
+                if isinstance(item, Mapping) and any(k in item for k in ("name", "email")):
+                    zones += [str(item[k]) for k in _ZONE_KEYS if isinstance(item.get(k), str) and "/" in str(item[k])]
+            continue
+        asked = next((_texts_of(m) for m in reversed(run.messages(step)) if m.get("role") == "user" and _texts_of(m).strip()), "")
+        wanted = _THEIR_TIME.search(asked)
+        if wanted is None or not zones:
+            continue
+        hour, noon = int(wanted.group(1)), (wanted.group(3) or "").lower()
+        hour = hour % 12 + (12 if noon == "pm" else 0) if noon else hour
+        clock = f"{hour:02d}:{wanted.group(2) or '00'}"
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping) or _action(call.name) is None or not (span := _interval(call.arguments, None)):
+                continue
+            zone = next((str(call.arguments[k]) for k in _ZONE_KEYS if isinstance(call.arguments.get(k), str)), None)
+            start = step.get("start_time")
+            day = _iso_day(span[0] or "") or (start.date() if isinstance(start, dt.datetime) else None)
+            if zone is None or day is None or zone == zones[-1] or f"{span[1] // 60:02d}:{span[1] % 60:02d}" != clock:
+                continue
+            try:
+                moment = dt.datetime.combine(day, dt.time(12))
+                apart = moment.replace(tzinfo=zoneinfo.ZoneInfo(zone)).utcoffset() != moment.replace(
+                    tzinfo=zoneinfo.ZoneInfo(zones[-1])).utcoffset()
+            except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+                continue
+            if apart:
+                return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                 f"the user asked for {wanted.group(0)!r} ({zones[-1]}) and step {step['index']} asks "
+                                 f"{call.name} for {clock} {zone}", tool=call.name, asked=wanted.group(0), zone=zone)]
     return []
 
 
@@ -5744,6 +5868,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
+    _day_misread, _their_time_misread,
 )
 
 
