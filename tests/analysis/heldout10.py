@@ -41,6 +41,20 @@ failure. Good runs hold the near twins: a PO's second part paid after its first 
 vendor renamed since the invoice, a payment of exactly the limit, a price variance within tolerance, a payment
 re-run after a timeout that created nothing, a refused payment flagged, a re-delegation after the sub-agent could not
 run, a 'possible duplicate' of a closed issue rightly filed anew as a regression, a data-loss bug rightly S1.
+
+How agentotel recorded the frameworks (not the detectors'): the Agents SDK's agents-as-tools nest as they ran
+(execute_tool repro_agent > invoke_agent repro > its chat and run_repro), under agentotel and under OpenInference
+alike; the LangGraph supervisor's create_react_agent workers (named 'dedup', 'repro') invoked inside a tool leave no
+agent step (their chat and tool steps sit under the execute_tool step) while the supervisor has its 'invoke_agent
+triage-lead'; an MCP tool's failure is recorded with error 'tool_error' and its text as the output. An MCP server
+(mcp 2.3.0) raising anything but ToolError answers the model 'Error executing tool NAME' only, the exception's text
+kept on the server: this set's server raises ToolError for the failures it anticipates (heldout9's does not: its
+mcp runs' send_email refusal reached the model as 'Error executing tool send_email').
+
+Built and scored blind (bc2757b's detectors, agentotel/analysis/ unread; load ~2): 51 pairs, 6 recorders - diff
+top-1 46/51 (two misses my ground truth, corrected: 48/51), check step+layer 2/51 (the v3 invoice's amount_minor,
+twice), good runs with a warning 10/51 (two my good answer's own ungrounded due date, corrected: 8/51). DIFF_MISSED,
+CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -50,7 +64,6 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,7 +74,7 @@ sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever
 
 import _heldout_kit as kit  # noqa: E402
 from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
-from shapes import Status, reply  # noqa: E402
+from shapes import reply  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 AP_AGENT, TRIAGE_AGENT = "payables-agent", "bug-triage"
@@ -547,7 +560,7 @@ def _was_paid(t: Talk, ask: str) -> dict[str, Any]:
     if mine:
         return reply(f"Yes - {invoice_id} was paid on {mine[0]['pay_on']} ({mine[0]['payment_id']}).")
     other = ", ".join(f"{p['invoice_id']} on {p['pay_on']}" for p in payments) or "none"
-    return reply(f"No - {invoice_id} has not been paid (payments to Atlas Facility Services: {other}). It was due on 2026-11-30.")
+    return reply(f"No - {invoice_id} has not been paid (payments to Atlas Facility Services: {other}).")
 
 
 # ---- the triage scripts ----------------------------------------------------------------------------------------------
@@ -853,52 +866,18 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    from shapes import serve
-
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     Now.recorder = options["recorder"]
     if Now.recorder != "oi-agents":  # (OpenInference reads the Agents SDK's own traces)
         os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
-    manifest = []
-    with serve(_answering) as url:
-        recorder = RECORDERS[Now.recorder](options, url)
-        for v in HISTORY:
-            _start(None, None)
-            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
-        for fault in options["faults"]:
-            for role, injected in (("good", None), ("faulty", fault)):
-                _start(fault, injected)
-                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
-        recorder.close()
-        time.sleep(0.2)
-    return manifest
-
-
-def _answering(body: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return model(body)
-    except Status:
-        raise
-    except Exception as exc:  # a bug of the script's: shown in the recorder's stderr, answered as an API's 500
-        import traceback
-
-        traceback.print_exc()
-        print(json.dumps(body.get("messages"))[-3000:], file=sys.stderr)
-        raise Status(500, f"scripted model failed: {exc}") from exc
+    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, asking, answer, tool_step
-
-    def after(found: Callable[[list[dict[str, Any]]], int | None]) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the step `found` names."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            at = found(steps)
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import Pair, _llm, after, asking, answer, tool_step
 
     def final(steps: list[dict[str, Any]]) -> int | None:
         """The run's last model call (the supervisor's answer; its sub-agents answer before it)."""
@@ -957,6 +936,9 @@ def pairs() -> list[Any]:
         "subagent_fabricated": ("model", f"{mast} FM-3.3 / TRAIL Hallucination: the repro agent answers 'REPRODUCED' right "
                                          "after run_repro failed (sandbox image build failed)", after(tool_step("run_repro"))),
     }
+    # Corrected after the blind scoring: the faulty run first differs where it goes on past match_po's 'partial' (to
+    # list_payments; the good run flags there), two calls before the payment that is the fault.
+    diff_truth = {"partial_match": after(tool_step("match_po"))}
     chosen = {
         "openai": ["cents_units", "wrong_vendor", "duplicate", "fx_skipped", "approval_limit", "partial_match", "date_misread",
                    "credit_note", "stopped_short"],
@@ -975,15 +957,127 @@ def pairs() -> list[Any]:
     for recorder, faults in chosen.items():
         for fault in faults:
             layer, source, where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where))
+            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
+                            diff_where=diff_truth.get(fault)))
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (bc2757b's detectors,
+# agentotel/analysis/ unread; load ~2): 51 pairs, 6 recorders - diff top-1 46/51 (two of the misses a ground truth of
+# mine, corrected since: see diff_truth; 48/51 now), check step+layer 2/51, good runs warned 10/51 (two of them an
+# ungrounded due date in my own good answer, corrected and re-recorded since: 8/51 now).
+_NESTED = ("the first divergence named at the agent-tool's step (its output, the sub-agent's answer, differs), not at the "
+           "sub-agent's own model call inside it that answered 'REPRODUCED' past run_repro's failure: ")
+DIFF_MISSED: dict[str, str] = {
+    "model-agents-subagent-fabricated": _NESTED + "output_changed@11 (repro_agent), want 15",
+    "model-langgraph-subagent-fabricated": _NESTED + "output_changed@10, want 13",
+    "model-oi-agents-subagent-fabricated": _NESTED + "output_changed@12, want 16",
+}
+_ARG = "nothing found; an argument is not what the run's own reads hold: "
+_RULE = "nothing found; an action a written rule of the instructions forbids, on facts the run read: "
+_UNBACKED = "nothing found; a claim or a write no call of the run backs, or one a result said not to make: "
+_TEAM = "nothing found; the supervisor passes over, misquotes or withholds what a sub-agent or the report holds: "
+_DATA = "nothing found; the tool's answer has its usual shape but says it is stale: "
+_LAYER = "found at the step (tool_error_ignored), layer tool: "
+_FLUKE = "found at the step (repeated_tool_call) but ranked below a false signal at the legit re-delegation before it: "
+CHECK_MISSED: dict[str, str] = {
+    # arguments against the run's own reads
+    "model-openai-wrong-vendor": _ARG + "get_invoice(BL-7781) says vendor_id V-220 (find_vendor: 'Brightline Freight GmbH', "
+                                       "formerly Brightline Logistics); schedule_payment(vendor_id='V-207'), the name "
+                                       "find_vendor listed first",
+    "model-mcp-wrong-vendor": _ARG + "the same, over MCP",
+    "model-openai-fx-skipped": _ARG + "get_invoice says currency USD, amount 7250.0; schedule_payment(amount=7250.0, "
+                                      "currency='EUR') with no fx_rate call (rule 3: convert by today's fx_rate)",
+    "model-tl-openai-fx-skipped": _ARG + "the same",
+    "model-openai-date-misread": _ARG + "get_invoice says due '04.01.2027' (terms 'Zahlbar bis 04.01.2027'); "
+                                        "schedule_payment(pay_on='2027-04-01')",
+    "model-mcp-date-misread": _ARG + "the same",
+    "model-openai-credit-note": _ARG + "list_invoices holds CN-20950 (-1,200.00, applies_to HE-20950); "
+                                       "schedule_payment(HE-20950, amount=6400.0) (rule 5: net of credit notes; 5,200.00)",
+    "model-tl-openai-credit-note": _ARG + "the same",
+    "model-agents-mismatch": _ARG + "'Filing it as S2 in the sync component, as the repro showed.' and "
+                                    "file_issue(component='auth') in the same model call (MAST FM-2.6)",
+    "model-oi-agents-mismatch": _ARG + "the same",
+    # written rules broken on facts read
+    "model-openai-approval-limit": _RULE + "'up to EUR 10,000.00; above that, flag it'; get_invoice 14800.0 EUR; "
+                                           "schedule_payment(amount=14800.0)",
+    "model-tl-openai-approval-limit": _RULE + "the same",
+    "model-openai-partial-match": _RULE + "'pay only when match_po answers matched'; match_po result 'partial' (40 of 50 "
+                                          "chairs received); schedule_payment(KO-4471)",
+    "model-mcp-partial-match": _RULE + "the same",
+    "model-openai-duplicate": _RULE + "'never pay an invoice twice: check list_payments first'; no list_payments call, "
+                                      "schedule_payment(NT-3301) (paid 2026-11-20 as P-88120; due 2026-11-20 in list_invoices)",
+    "model-mcp-duplicate": _RULE + "the same",
+    "model-agents-severity-inflated": _RULE + "'S3 cosmetic or with a workaround'; the report says 'Export still works', "
+                                              "the repro 'tapping it exports'; file_issue(severity='S1')",
+    "model-langgraph-severity-inflated": _RULE + "the same",
+    # claims and writes unbacked
+    "model-mcp-unverified-paid": _UNBACKED + "'Has AFS-9077 been paid?' answered 'Yes ... has been paid' with no call "
+                                             "(list_payments shows only AFS-9012)",
+    "model-tl-openai-unverified-paid": _UNBACKED + "the same",
+    "model-openai-stopped-short": _UNBACKED + "'All three invoices are paid' after schedule_payment for KO-4501 and "
+                                              "KO-4502 only (the request names KO-4503 too)",
+    "model-tl-openai-stopped-short": _UNBACKED + "the same",
+    "model-mcp-blind-retry": _UNBACKED + "schedule_payment failed 'timed out ... may or may not have been created - check "
+                                         "list_payments before you retry'; the same schedule_payment asked at once (it had "
+                                         "been made: paid twice)",
+    "model-tl-openai-blind-retry": _UNBACKED + "the same",
+    "model-agents-unverified-repro": _UNBACKED + "file_issue(summary 'Reproduced on 4.3.0 ...') with no repro_agent call "
+                                                 "(the instructions: file only a bug the repro agent reproduced)",
+    "model-langgraph-unverified-repro": _UNBACKED + "the same",
+    # between the supervisor and its sub-agents
+    "model-agents-duplicate-ignored": _TEAM + "dedup_agent answered 'DUPLICATE of ISS-812 (open)'; the lead asks "
+                                              "repro_agent, then file_issue anew (link_duplicate offered)",
+    "model-langgraph-duplicate-ignored": _TEAM + "the same",
+    "model-oi-agents-duplicate-ignored": _TEAM + "the same",
+    "model-agents-repro-misquoted": _TEAM + "repro_agent answered 'NOT REPRODUCED: exported 120 of 120 rows'; "
+                                            "file_issue(summary 'Reproduced on 4.3.0 (web): the CSV export drops the last row')",
+    "model-langgraph-repro-misquoted": _TEAM + "the same",
+    "model-agents-withheld-steps": _TEAM + "get_report holds version 4.3.0, ios and two steps; repro_agent(input='Reproduce "
+                                           "report BR-509.'); the sub-agent runs run_repro(4.3.0, web, no steps) and "
+                                           "answers NOT REPRODUCED",
+    "model-langgraph-withheld-steps": _TEAM + "the same",
+    "model-oi-agents-withheld-steps": _TEAM + "the same",
+    "model-agents-premature-end": _TEAM + "the run ends on 'Next: reproduce it and file it' after the dedup agent: no "
+                                          "repro_agent, no file_issue (the instructions ask both)",
+    "model-langgraph-premature-end": _TEAM + "the same",
+    "model-oi-agents-premature-end": _TEAM + "the same",
+    "model-agents-no-clarification": _TEAM + "get_report has version '' and steps []; the instructions: 'ask the reporter "
+                                             "with request_info and stop'; dedup_agent asked on a guessed 'crashes on "
+                                             "launch after updating to 4.3.0'",
+    "model-oi-agents-no-clarification": _TEAM + "the same",
+    # the tool's answer wrong in content
+    "tool-mcp-stale-fx": _DATA + "fx_rate as_of '2026-09-14' (rate 0.8571) on 2026-12-04; the payment converted by it",
+    "tool-tl-openai-stale-fx": _DATA + "the same",
+    # right step, another layer
+    "model-mcp-rejected-claimed": _LAYER + "the bank rightly refused (the vendor's account on hold, 'do not pay it'); the "
+                                           "model answered 'scheduled EUR 5,420.00' - the claim is the model's",
+    "model-tl-openai-rejected-claimed": _LAYER + "the same",
+    "model-agents-subagent-fabricated": _LAYER + "a transient sandbox failure (the good run's re-delegation runs it) "
+                                                 "answered 'REPRODUCED' by the repro agent - the fabrication is the model's",
+    "model-langgraph-subagent-fabricated": _LAYER + "the same",
+    "model-oi-agents-subagent-fabricated": _LAYER + "the same (OpenInference redacts the error: 'Error details are redacted')",
+    # found, ranked below a fluke
+    "model-agents-repeated-delegation": _FLUKE + "history_lost@19 (warning, memory) at the repro agent's second, fresh "
+                                                 "invocation; repeated_tool_call@22 is the fault",
+    "model-langgraph-repeated-delegation": _FLUKE + "repeated_model_request@16 (workflow); repeated_tool_call@19",
+    "model-oi-agents-repeated-delegation": _FLUKE + "history_lost@20; repeated_tool_call@23",
+}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+_FRESH = ("a sub-agent called as a tool starts a fresh conversation each call: the legit re-delegation after 'COULD NOT "
+          "RUN' sends it the same first request again, without the failed attempt - ")
+FALSE_ALARMS: dict[str, str] = {
+    "model-openai-partial-match": ("tool_output_drift@2: get_invoice's lines[] carry quantity and unit (chairs) where "
+                                   "earlier invoices' lines carried amount (services): lines differ by what is invoiced"),
+    "model-openai-credit-note": ("tool_output_drift@4 learned from the 2 list_invoices calls of one earlier pair: a "
+                                 "credit note item has no due, po_number or note - another kind of item in one list"),
+    "model-agents-repeated-delegation": _FRESH + "history_lost@19 and repeated_model_request@19",
+    "model-langgraph-repeated-delegation": _FRESH + "repeated_model_request@16",
+    "model-oi-agents-repeated-delegation": _FRESH + "history_lost@20 and repeated_model_request@20",
+    "model-agents-subagent-fabricated": _FRESH + "the same, @19",
+    "model-langgraph-subagent-fabricated": _FRESH + "the same, @16",
+    "model-oi-agents-subagent-fabricated": _FRESH + "the same, @20",
+}
 
 # The foreign recorders' spans reach their store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("tl-openai", "oi-agents")
