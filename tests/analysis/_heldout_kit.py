@@ -146,6 +146,49 @@ def produce_main(produce: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> b
     return True
 
 
+def produce_runs(options: dict[str, Any], model: Callable[[dict[str, Any]], dict[str, Any]], recorders: dict[str, Any],
+                 start: Callable[[str | None, str | None], None], request: Callable[[int, str | None], str],
+                 history: tuple[int, ...] = (0, 1)) -> list[dict[str, Any]]:
+    """In a recorder's process: `model` served on 127.0.0.1, the recorder's earlier healthy runs (`request(v, None)`),
+    then each fault's good and faulty run; `start(pair, fault)` sets the world before each run. The manifest."""
+    import time
+
+    from shapes import serve
+
+    manifest = []
+    with serve(answering(model)) as url:
+        recorder = recorders[options["recorder"]](options, url)
+        for v in history:
+            start(None, None)
+            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
+        for fault in options["faults"]:
+            for role, injected in (("good", None), ("faulty", fault)):
+                start(fault, injected)
+                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
+        recorder.close()
+        time.sleep(0.2)  # (the last spans' export)
+    return manifest
+
+
+def answering(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """`model` answering a bug of its script's as an API's 500, the bug shown in the recorder's stderr (a scripted
+    model failing quietly would record a run nobody meant)."""
+    from shapes import Status
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return model(body)
+        except Status:
+            raise
+        except Exception as exc:
+            import traceback
+
+            traceback.print_exc()
+            print(json.dumps(body.get("messages"))[-3000:], file=sys.stderr)
+            raise Status(500, f"scripted model failed: {exc}") from exc
+    return answer
+
+
 # ---- the recorders' roots (one run a root span: agentotel's own, OpenInference's AGENT, traceloop's workflow) ------
 
 

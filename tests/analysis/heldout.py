@@ -608,6 +608,14 @@ def asking(name: str, nth: int = 0) -> Callable[[list[dict[str, Any]]], int | No
     return find
 
 
+def after(found: Callable[[list[dict[str, Any]]], int | None]) -> Callable[[list[dict[str, Any]]], int | None]:
+    """The first model call after the step `found` names."""
+    def find(steps: list[dict[str, Any]]) -> int | None:
+        at = found(steps)
+        return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
+    return find
+
+
 def answer(steps: list[dict[str, Any]]) -> int | None:
     """The first model call that answered (asked for no tool)."""
     return next((s["index"] for s in _llm(steps) if not _asked(s) and not any(

@@ -69,7 +69,6 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -79,7 +78,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from shapes import Status, reply  # noqa: E402
+from shapes import reply  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 MAIL_AGENT, OPS_AGENT = "mail-assistant", "incident-team"
@@ -1219,37 +1218,10 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    from shapes import serve
-
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     Now.recorder = options["recorder"]
-    manifest = []
-    with serve(_answering) as url:
-        recorder = RECORDERS[Now.recorder](options, url)
-        for v in HISTORY:
-            _start(None, None)
-            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
-        for fault in options["faults"]:
-            for role, injected in (("good", None), ("faulty", fault)):
-                _start(fault, injected)
-                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
-        recorder.close()
-        time.sleep(0.2)
-    return manifest
-
-
-def _answering(body: dict[str, Any]) -> dict[str, Any]:
-    try:
-        return model(body)
-    except Status:
-        raise
-    except Exception as exc:  # a bug of the script's: shown in the recorder's stderr, answered as an API's 500
-        import traceback
-
-        traceback.print_exc()
-        print(json.dumps(body.get("messages"))[-3000:], file=sys.stderr)
-        raise Status(500, f"scripted model failed: {exc}") from exc
+    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
@@ -1261,18 +1233,11 @@ def _said(step: dict[str, Any]) -> str:
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, asking, answer, tool_step
+    from heldout import Pair, _llm, after, asking, answer, tool_step
 
     def saying(phrase: str) -> Callable[[list[dict[str, Any]]], int | None]:
         """The first model call whose answer holds `phrase`."""
         return lambda steps: next((s["index"] for s in _llm(steps) if phrase in _said(s)), None)
-
-    def after(found: Callable[[list[dict[str, Any]]], int | None]) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the step `found` names."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            at = found(steps)
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
 
     mail, mast, trail = "mail/calendar assistant failure", "MAST (Cemri et al. 2025)", "TRAIL"
     alex = f"{mail}: the other of two contacts named Alex addressed (the thread is Alex Morgan's; Alex Chen listed first)"
