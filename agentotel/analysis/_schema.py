@@ -62,6 +62,8 @@ class OutputSchema:
     types: dict[str, set[str]] = field(default_factory=dict)
     objects: dict[str, int] = field(default_factory=dict)  # path -> objects seen there
     present: dict[str, int] = field(default_factory=dict)  # field path -> times it held a non-null value
+    # field path of an array's items -> outputs it held a value in: one output's items are one sample of the shape
+    sampled: dict[str, int] = field(default_factory=dict)
     # `drift`'s required fields by the path of the object holding them, found once per schema learned (a run
     # calls a tool tens of times; this walks every path ever seen).
     _required: dict[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
@@ -71,6 +73,7 @@ class OutputSchema:
         self._required = None
 
         types, objects, present = self.types, self.objects, self.present
+        in_items: set[str] = set()
 
         def walk(node: Any, path: str) -> None:
             seen = types.get(path)
@@ -83,18 +86,25 @@ class OutputSchema:
                     child_path = f"{path}.{key}"
                     if child is not None:
                         present[child_path] = present.get(child_path, 0) + 1
+                        if path.endswith("[]"):
+                            in_items.add(child_path)
                     walk(child, child_path)
             elif _is_array(node):
                 for child in node:
                     walk(child, f"{path}[]")
 
         walk(value, "$")
+        for path in in_items:
+            self.sampled[path] = self.sampled.get(path, 0) + 1
 
     def required(self, path: str) -> bool:
-        """A field that held a value every time the object holding it was seen - for the items of an array, in two
-        items at least: one calendar event with a note says little of the next day's events."""
+        """A field that held a value every time the object holding it was seen - for the items of an array, in the
+        items of three outputs at least: one day's calendar events, each with a note, say little of the next day's,
+        and lists often hold items of several kinds (an invoice line priced per unit, another as a lump sum)."""
         seen, holder = self.present.get(path, 0), parent_path(path)
-        return seen > (1 if holder.endswith("[]") else 0) and seen == self.objects.get(holder, 0)
+        if holder.endswith("[]"):
+            return self.sampled.get(path, 0) > 2 and seen == self.objects.get(holder, 0)
+        return seen > 0 and seen == self.objects.get(holder, 0)
 
     def drift(self, value: Any) -> Drift | None:
         """How `value` departs from what was learned, or None when it fits (always None before any output)."""
@@ -122,12 +132,20 @@ class OutputSchema:
                 new_types[path] = (sorted(seen), kind)
                 return
             if _is_object(node):
-                for required in required_by_parent.get(path, ()):
-                    if required.rsplit(".", 1)[1] not in node:
-                        gone.add(required)
+                if not path.endswith("[]"):  # (an array's items are judged together, below)
+                    for required in required_by_parent.get(path, ()):
+                        if required.rsplit(".", 1)[1] not in node:
+                            gone.add(required)
                 for key, child in node.items():
                     walk(child, f"{path}.{key}")
             elif _is_array(node):
+                # A list may hold items of several kinds (an invoice and its credit note): a field is gone when no
+                # item has it any more, not when one item lacks it.
+                items = [child for child in node if _is_object(child)]
+                for required in required_by_parent.get(f"{path}[]", ()) if items else ():
+                    key = required.rsplit(".", 1)[1]
+                    if not any(key in item for item in items):
+                        gone.add(required)
                 for child in node:
                     walk(child, f"{path}[]")
 

@@ -727,12 +727,13 @@ def _raw(step: Mapping[str, Any], column: str) -> str:
 
 def _repeated_requests(run: _Run) -> list[Finding]:
     out = []
-    requests: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    requests: dict[tuple[str, int | None], list[dict[str, Any]]] = defaultdict(list)
     for step in run.llm:
         # A request retried after an error (a 429, a timeout) is a retry, not the agent going round.
         if step.get("input") is not None and not _failed(step):
-            requests[sha(_raw(step, "input"))].append(step)
-    for digest, group in requests.items():
+            # (one sub-agent called twice with the same words is its caller asking again: judged at the caller)
+            requests[(sha(_raw(step, "input")), _called_as_tool(run, step))].append(step)
+    for (digest, _), group in requests.items():
         sequential = [s for n, s in enumerate(group) if n == 0 or not _overlaps(group[n - 1], s)]
         if len(sequential) < run.policy.repeated_model_requests:
             continue
@@ -4788,9 +4789,28 @@ def _conversation(run: _Run, step: Mapping[str, Any]) -> Any:
     Runner.run, a graph.invoke, an agent.run) is a level of its own, so the calls of every invocation of one
     agent (by name) are one conversation: a follow-up turn is the agent invoked again."""
     parent = run.by_index.get(step.get("parent_index"))
+    called = _called_as_tool(run, step)
+    if called is not None:
+        return ("called", called)  # an agent called as a tool starts afresh at each call
     if parent is not None and parent.get("type") == "agent" and parent.get("name"):
         return ("agent", parent["name"])
     return step.get("parent_index")
+
+
+def _called_as_tool(run: _Run, step: Mapping[str, Any]) -> int | None:
+    """The tool step a sub-agent's step runs under (the Agents SDK's `agent.as_tool`, a graph invoked inside a
+    tool), if any: each call of that tool is one conversation of its own."""
+    seen: set[int] = set()
+    at = step.get("parent_index")
+    while at is not None and at not in seen:
+        seen.add(at)
+        parent = run.by_index.get(at)
+        if parent is None:
+            return None
+        if parent.get("type") == TOOL:
+            return at
+        at = parent.get("parent_index")
+    return None
 
 
 def _grown(before: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
