@@ -60,9 +60,13 @@ def test_a_field_one_earlier_item_had_is_not_required_of_every_later_item():
     history = History.from_records([_run(("list_events", {"date": "2026-12-04"}, noted), answer="ok", ask="day?", run_id="h1")])
     run = _run(("list_events", {"date": "2026-12-08"}, DAY), answer="Two events on 8 December.", ask="What is on 8 December?")
     assert "tool_output_drift" not in {f.kind for f in detect(run, history)}, format_findings(detect(run, history))
-    # seen in two items (or at the object's top) and gone: drift as before
+    # one day's events each with a note: still no rule for the next day's (a list's items vary by kind)
     twice = {"date": "2026-12-04", "events": [dict(e, note="n") for e in DAY["events"]]}
     history = History.from_records([_run(("list_events", {"date": "2026-12-04"}, twice), answer="ok", ask="day?", run_id="h1")])
+    assert "tool_output_drift" not in {f.kind for f in detect(run, history)}, format_findings(detect(run, history))
+    # every item of three days' lists had it, and no item has it now: drift as before
+    history = History.from_records([_run(("list_events", {"date": f"2026-12-0{n}"}, dict(twice, date=f"2026-12-0{n}")), answer="ok",
+                                         ask="day?", run_id=f"h{n}") for n in (2, 3, 4)])
     assert "tool_output_drift" in {f.kind for f in detect(run, history)}, format_findings(detect(run, history))
 
 
