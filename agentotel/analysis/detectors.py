@@ -125,6 +125,8 @@ KINDS: dict[str, tuple[str, str]] = {
                       "notes its tools return, or stop and say why"),
     "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
                              "reported"),
+    "value_not_converted": ("warning", "the call gives a record's amount under another currency (or unit) than the record's, "
+                            "unconverted: convert it first, or pass the record's own currency"),
     "handover_dropped": ("warning", "the run ended where the work was handed on to another agent that never ran: route the "
                          "turn to that agent (the graph's edge, the handoff), or end only after it"),
     "clarification_skipped": ("warning", "the request left open which of several the agent should act on: have the model "
@@ -2036,6 +2038,56 @@ def _namesake_addressed(run: _Run) -> list[Finding]:
     return []
 
 
+# Actions that set new values on the thing they name (an update, a reassignment): a field unlike the record's is
+# what they are for.
+_SETS_ANEW = frozenset("update modify change edit set assign reassign move rename transfer reschedule replace patch upgrade "
+                       "downgrade escalate merge close cancel revert rollback restore".split())
+
+
+def _record_contradicted(run: _Run) -> list[Finding]:
+    """An action call names a record the run read by its id (invoice_id BL-7781) and gives another of that record's id
+    fields another value (vendor_id V-207 where the invoice names V-220): the model mixed up two records (model,
+    wrong_target at the call). Or it gives the record's amount under another currency than the record's, unconverted
+    (7250.0 EUR for an invoice of 7250.0 USD; model, value_not_converted). Calls that set new values on the thing
+    they name (update, assign, move) are left alone."""
+    tools = run.record.tool_steps()
+    for step in run.llm:
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None or action[0] in _SETS_ANEW or not isinstance(call.arguments, Mapping):
+                continue
+            for key, value in call.arguments.items():
+                if not _id_like(value):
+                    continue
+                records = [(s, r) for s in tools if s["index"] < step["index"] and not is_error(s)
+                           for r in _records_of(tool_payload(s.get("output")), str(value)) if r.get(key) == value]
+                if not records:
+                    continue
+                for other, given in call.arguments.items():
+                    if other == key or not _id_like(given) or not re.search(r"id$", str(other), re.I):
+                        continue
+                    held = {str(r[other]) for _s, r in records if isinstance(r.get(other), (str, int)) and not isinstance(r.get(other), bool)}
+                    if held and str(given) not in held:
+                        source = next(s for s, r in reversed(records) if str(r.get(other)) in held)
+                        return [_finding("wrong_target", "model", step["index"], [step["index"], source["index"]],
+                                         f"step {step['index']} calls {call.name} for {key} {value} with {other} {given}; "
+                                         f"{value}'s record ({tool_name(source)}, step {source['index']}) names {sorted(held)[0]}",
+                                         tool=call.name, said=sorted(held)[0], called=str(given))]
+                currency = call.arguments.get("currency")
+                for money in (k for k in call.arguments if str(k).lower() in _MONEY_KEYS):
+                    amount = call.arguments[money]
+                    if not isinstance(currency, str) or isinstance(amount, bool) or not isinstance(amount, (int, float)):
+                        continue
+                    for source, r in records:
+                        if isinstance(r.get("currency"), str) and r["currency"].upper() != currency.upper() and r.get(money) == amount:
+                            return [_finding("value_not_converted", "model", step["index"], [step["index"], source["index"]],
+                                             f"step {step['index']} calls {call.name} with {money} {amount:g} {currency}; {value}'s "
+                                             f"record ({tool_name(source)}, step {source['index']}) is {amount:g} {r['currency']}: "
+                                             f"the figure was not converted", tool=call.name, currency=currency,
+                                             record_currency=r["currency"])]
+    return []
+
+
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
     if isinstance(value, Mapping):
@@ -2075,7 +2127,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
             if action is None:
                 continue
             text = run.told(step)
-            failed = _criterion_failed(run, step, call, text)
+            failed = _criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -2154,20 +2206,36 @@ _LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maxi
                     r"[$€£]?(\d[\d,]*(?:\.\d+)?)\s*([a-z]{3,})", re.I)
 
 
+_MONEY_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to|"
+                          r"limit\s+of)\s+([$€£]|[A-Z]{3}\b)\s?(\d[\d,]*(?:\.\d+)?)")
+_CURRENCY_CODES = {"$": "USD", "€": "EUR", "£": "GBP"}
+_MONEY_KEYS = frozenset({"amount", "total", "sum", "value", "price", "amount_eur", "amount_usd", "payment", "refund_amount"})
+
+
 def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action given a number past a limit the instructions write ("at most 12 replicas" and
     scale_deployment(replicas=20)); at the model call that first put that number to the action (a plan the
     acting agent carried out), else at the call."""
-    for rule in _LIMIT.finditer(text):
-        limit, unit = _number(rule.group(1)), rule.group(2).lower()
+    arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+    rules = [(rule, rule.group(2).lower(), None) for rule in _LIMIT.finditer(text)]
+    # a sum of money: "up to EUR 10,000.00", "no more than $500" - judged on the call's amount in that currency
+    rules += [(rule, "", rule.group(1).upper()) for rule in _MONEY_LIMIT.finditer(text)]
+    for rule, unit, currency in rules:
+        limit = _number(rule.group(2) if currency else rule.group(1))
         if limit is None:
             continue
+        if currency is not None:
+            given = next((str(v).upper() for k, v in arguments.items() if str(k).lower() == "currency" and isinstance(v, str)), None)
+            if given is not None and given != _CURRENCY_CODES.get(currency, currency):
+                continue  # another currency: not compared here
         stem = unit[:5].rstrip("s")
-        for key, value in (call.arguments.items() if isinstance(call.arguments, Mapping) else ()):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= limit or stem not in str(key).lower():
+        for key, value in arguments.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= limit:
+                continue
+            if not (stem in str(key).lower() if currency is None else str(key).lower() in _MONEY_KEYS):
                 continue
             shown = f"{value:g}"
-            said = re.compile(rf"(?<![\d.]){re.escape(shown)}\s*{re.escape(unit[:4])}", re.I)
+            said = re.compile(rf"(?<![\d.]){re.escape(shown)}\s*{re.escape(unit[:4])}" if unit else rf"(?<![\d.,]){re.escape(shown)}(?![\d])", re.I)
             first = next((s for s in run.llm if s["index"] <= step["index"] and said.search(
                 " ".join(str(p.get("content")) for m in output_messages(s) for p in parts(m) if p.get("type") == "text"))), step)
             return _finding("policy_violated", "model", first["index"], [first["index"], step["index"]],
@@ -2234,6 +2302,36 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
                                 f"step {step['index']} calls {call.name} while {key} is {value:g} (step {earlier['index']}), "
                                 f"where the instructions say {rule!r}", tool=call.name, rule=rule, fact=f"{key}: {value:g}")
             break  # the latest reading meets it
+    return None
+
+
+# "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
+_GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
+                   r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
+
+
+def _gate_not_met(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions allow only on one answer of a named check ("Pay an invoice only when match_po
+    answers 'matched'"), taken after that check, about the same thing, answered otherwise ("partial")."""
+    if " only " not in text:
+        return None
+    words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    for rule in _GATE.finditer(text):
+        verb, gate, wanted = rule.group(1).lower(), rule.group(2), rule.group(3).strip().lower()
+        if not any(w.startswith(verb[:3]) for w in words) or gate == call.name:
+            continue
+        checks = [s for s in run.record.tool_steps() if s["index"] < step["index"] and str(tool_name(s)) == gate
+                  and not is_error(s) and idents & set(_leaves(parse_json(s.get("input"))))]
+        if not checks:
+            continue
+        outcome = _outcome(tool_payload(checks[-1].get("output")))
+        if outcome is None or str(outcome[1]).strip().lower() == wanted:
+            continue
+        return _finding("policy_violated", "model", step["index"], [step["index"], checks[-1]["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}; "
+                        f"{gate} answered {outcome[1]!r} at step {checks[-1]['index']}", tool=call.name,
+                        rule=rule.group(0).strip()[:200], fact=str(outcome[1]))
     return None
 
 
@@ -5981,6 +6079,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
+    _record_contradicted,
 )
 
 
