@@ -514,3 +514,21 @@ def test_an_output_message_of_text_is_not_walked(settings):
     finally:
         sys.setprofile(None)
     assert again == first == (json.dumps(output, separators=(",", ":")), 0, False) and walked == []
+
+
+def test_the_equivalence_corpus_encodes_what_the_walker_does(settings):
+    """The hand-made edge cases and 600 of the random shapes `benchmarks.content_equivalence` runs against
+    the previous content.py (secrets, user types in every slot, values at and past each limit, surrogates,
+    cycles, big ints), here against the walker: `encode` (plain and repeated, twice: the second time with
+    the texts found clean remembered) gives what the walker does."""
+    from benchmarks.content_equivalence import edge_values, random_values
+
+    settings(capture_content=True)
+    content._as_is(_OUTPUT, content._policy(), content._policy().max_value_bytes)  # the shapes' keys learnt
+    for value in [*edge_values(), *random_values(20, 600)]:
+        try:
+            expected = _walker_encode(value)
+        except UnicodeEncodeError:  # a lone surrogate: no attribute, on every path
+            expected = (None, 0, False)
+        for repeated in (False, True, False, True):
+            assert _encode(value, repeated=repeated) == expected, value
