@@ -1061,8 +1061,10 @@ _dumps, _one_shot = _make_dumps()
 
 
 def _utf8_len(text: str) -> int:
-    # Most payloads are ASCII: len() is then exact and far cheaper than encoding.
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    # Most payloads are ASCII: len() is then exact and far cheaper than encoding. A lone surrogate (bytes
+    # decoded with surrogateescape: a tool's output) counts its 3 bytes, the size of the U+FFFD the store
+    # puts in its place; strict UTF-8 would raise, and lose the value (or a model call's whole span).
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _shrink(value: Any, string_cap: int, item_cap: int) -> Any:

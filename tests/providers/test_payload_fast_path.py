@@ -532,3 +532,21 @@ def test_the_equivalence_corpus_encodes_what_the_walker_does(settings):
             expected = (None, 0, False)
         for repeated in (False, True, False, True):
             assert _encode(value, repeated=repeated) == expected, value
+
+
+def test_a_long_value_with_a_lone_surrogate_is_recorded(settings):
+    """Bytes decoded with surrogateescape (a tool's output of a binary file) leave lone surrogates, which strict
+    UTF-8 refuses. A value long enough to be measured exactly was lost (an internal error, no attribute), and
+    a conversation holding one made `encode_messages` raise: the model call then ran untraced."""
+    settings(capture_content=True)
+    output = "bad \udcff byte " * 2000  # 30,000 characters: over a quarter of the 64 KiB value limit
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "cat data.bin"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": output}]},
+    ]
+    text = Payload().encode_messages(conversation)
+    assert text is not None and json.loads(text)[1]["parts"][0]["response"] == output
+    text, redactions, truncated = _encode({"result": output})
+    assert json.loads(text) == {"result": output} and (redactions, truncated) == (0, False)
+    text, _, truncated = _encode({"result": output * 3})  # past the limit: cut, as any other value
+    assert truncated and json.loads(text)["result"].startswith("bad \udcff byte")
