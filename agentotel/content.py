@@ -494,6 +494,8 @@ class _Policy:
         # Encodings `_known_json` skips: a text over the value limit was encoded whole for nothing (the
         # walker cuts it first), so after one the next few values go straight to the walk.
         self.skip_known = 0
+        # Whether the keys of `_text_json`'s shapes are all in `plain_keys` (once they are, they stay).
+        self.shape_keys_plain = False
 
     def secret_key(self, key: str) -> bool:
         if _default_secret_key(key):
@@ -863,64 +865,67 @@ def _text_json(value: Any, policy: _Policy, room: int) -> str | None:
 
     The same tests `_as_is` makes (plain keys, plain strings, bounds, no redaction rule applying), by
     matching the shape instead of walking it: every model call records its output this way, and the
-    walk costs several times the match. The keys are matched in their order, so the text is the same.
+    walk costs several times the match. One function, its loops inline: it runs once a call, with its
+    code cold (see `ModelCall`), where each Python call and each bytecode costs several times what it
+    costs in a loop. The text is the encoder's, of `value` itself: the shape only vouches for it.
     """
-    if _one_shot is None or not policy.plain_keys.issuperset(_SHAPE_KEYS):
-        return None
-    texts: list[str] = []
+    if not policy.shape_keys_plain:
+        if _one_shot is None or not policy.plain_keys.issuperset(_SHAPE_KEYS):
+            return None
+        policy.shape_keys_plain = True  # for good: `plain_keys` only grows
     t = type(value)
-    if t is list:
-        if len(value) > _MAX_ITEMS:
+    texts: Any = None
+    if t is list and len(value) == 1:
+        # One message of one part (a model's answer, nearly always): its four texts, straight.
+        message = value[0]
+        if type(message) is dict and tuple(message) == _OUTPUT_KEYS:
+            role, parts, finish = message.values()
+            if type(parts) is list and len(parts) == 1:
+                part = parts[0]
+                if type(part) is dict and tuple(part) == _PART_KEYS:
+                    kind, content = part.values()
+                    texts = [role, kind, content] if finish is None else [role, finish, kind, content]
+    if texts is None:
+        if t is list:
+            if len(value) > _MAX_ITEMS:
+                return None
+            # A list of messages, or of parts (one message's worth, with no role and no finish reason).
+            messages = value if value and type(value[0]) is dict and "role" in value[0] else ({"role": "", "parts": value},)
+        elif t is dict:
+            messages = (value,)
+        else:
             return None
-        if value and type(value[0]) is dict and "role" in value[0]:
-            for message in value:
-                if not _message_texts(message, texts):
+        # The texts, their types tested at the end all at once: a part's values are taken as they are.
+        texts = []
+        add = texts.append
+        extend = texts.extend
+        for message in messages:
+            if type(message) is not dict:
+                return None
+            keys = tuple(message)
+            if keys == _OUTPUT_KEYS:
+                role, parts, finish = message.values()
+                if finish is not None:
+                    add(finish)
+            elif keys == _MESSAGE_KEYS:
+                role, parts = message.values()
+            else:
+                return None
+            if type(parts) is not list or len(parts) > _MAX_ITEMS:
+                return None
+            add(role)
+            for part in parts:
+                if type(part) is not dict or tuple(part) != _PART_KEYS:
                     return None
-        elif not _part_texts(value, texts):
-            return None
-    elif t is not dict or not _message_texts(value, texts):
-        return None
-    if len(texts) > _MAX_SHAPE_TEXTS or sum(map(len, texts)) > room:
+                extend(part.values())
+    if not _STR_ONLY.issuperset(map(type, texts)) or len(texts) > _MAX_SHAPE_TEXTS or sum(map(len, texts)) > room:
         return None
     if not policy.clean_texts.issuperset(texts) and not _fresh_clean(texts, policy):
         return None
     return "".join(_one_shot(value, 0))
 
 
-def _message_texts(message: Any, texts: list[str]) -> bool:
-    """Whether `message` is a message of text parts (input or output); its texts added to `texts`."""
-    if type(message) is not dict:
-        return False
-    keys = tuple(message)
-    if keys == _MESSAGE_KEYS:
-        role, parts = message.values()
-    elif keys == _OUTPUT_KEYS:
-        role, parts, finish = message.values()
-        if type(finish) is str:
-            texts.append(finish)
-        elif finish is not None:
-            return False
-    else:
-        return False
-    if type(role) is not str:
-        return False
-    texts.append(role)
-    return _part_texts(parts, texts)
-
-
-def _part_texts(parts: Any, texts: list[str]) -> bool:
-    """Whether `parts` is a list of text parts; their texts added to `texts`."""
-    if type(parts) is not list or len(parts) > _MAX_ITEMS:
-        return False
-    for part in parts:
-        if type(part) is not dict or tuple(part) != _PART_KEYS:
-            return False
-        kind, content = part.values()
-        if type(kind) is not str or type(content) is not str:
-            return False
-        texts.append(kind)
-        texts.append(content)
-    return True
+_STR_ONLY = frozenset((str,))
 
 
 def _known_json(value: Any, policy: _Policy, room: int) -> tuple[str | None, bool]:
@@ -1056,8 +1061,10 @@ _dumps, _one_shot = _make_dumps()
 
 
 def _utf8_len(text: str) -> int:
-    # Most payloads are ASCII: len() is then exact and far cheaper than encoding.
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    # Most payloads are ASCII: len() is then exact and far cheaper than encoding. A lone surrogate (bytes
+    # decoded with surrogateescape: a tool's output) counts its 3 bytes, the size of the U+FFFD the store
+    # puts in its place; strict UTF-8 would raise, and lose the value (or a model call's whole span).
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 def _shrink(value: Any, string_cap: int, item_cap: int) -> Any:
@@ -1115,8 +1122,10 @@ class Payload:
     __slots__ = ("redactions", "truncated", "_policy", "_budget")
 
     def __init__(self) -> None:
-        policy = _policy_cache  # `_policy()`, its usual case inline (one Payload per model call)
-        if policy is None or policy.settings is not _config.current():
+        # `_policy()`, its usual case inline (one Payload per model call, run cold: see `_text_json`); with no
+        # settings installed yet, `_policy()` installs them.
+        policy = _policy_cache
+        if policy is None or policy.settings is not _config._current:
             policy = _policy()
         self._policy = policy
         self._budget = self._policy.max_span_bytes
@@ -1218,7 +1227,7 @@ class Payload:
                             policy.remember_json(text)
                     texts.append(text)
                 if None not in texts:
-                    text = "[" + ",".join(texts) + "]"
+                    text = "[" + ",".join(texts) + "]"  # type: ignore[arg-type]
                     if len(text) * 4 <= room or _utf8_len(text) <= room:
                         return text
             except Exception:  # noqa: BLE001 - the message-by-message path below reports it

@@ -514,3 +514,39 @@ def test_an_output_message_of_text_is_not_walked(settings):
     finally:
         sys.setprofile(None)
     assert again == first == (json.dumps(output, separators=(",", ":")), 0, False) and walked == []
+
+
+def test_the_equivalence_corpus_encodes_what_the_walker_does(settings):
+    """The hand-made edge cases and 600 of the random shapes `benchmarks.content_equivalence` runs against
+    the previous content.py (secrets, user types in every slot, values at and past each limit, surrogates,
+    cycles, big ints), here against the walker: `encode` (plain and repeated, twice: the second time with
+    the texts found clean remembered) gives what the walker does."""
+    from benchmarks.content_equivalence import edge_values, random_values
+
+    settings(capture_content=True)
+    content._as_is(_OUTPUT, content._policy(), content._policy().max_value_bytes)  # the shapes' keys learnt
+    for value in [*edge_values(), *random_values(20, 600)]:
+        try:
+            expected = _walker_encode(value)
+        except UnicodeEncodeError:  # a lone surrogate: no attribute, on every path
+            expected = (None, 0, False)
+        for repeated in (False, True, False, True):
+            assert _encode(value, repeated=repeated) == expected, value
+
+
+def test_a_long_value_with_a_lone_surrogate_is_recorded(settings):
+    """Bytes decoded with surrogateescape (a tool's output of a binary file) leave lone surrogates, which strict
+    UTF-8 refuses. A value long enough to be measured exactly was lost (an internal error, no attribute), and
+    a conversation holding one made `encode_messages` raise: the model call then ran untraced."""
+    settings(capture_content=True)
+    output = "bad \udcff byte " * 2000  # 30,000 characters: over a quarter of the 64 KiB value limit
+    conversation = [
+        {"role": "user", "parts": [{"type": "text", "content": "cat data.bin"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": output}]},
+    ]
+    text = Payload().encode_messages(conversation)
+    assert text is not None and json.loads(text)[1]["parts"][0]["response"] == output
+    text, redactions, truncated = _encode({"result": output})
+    assert json.loads(text) == {"result": output} and (redactions, truncated) == (0, False)
+    text, _, truncated = _encode({"result": output * 3})  # past the limit: cut, as any other value
+    assert truncated and json.loads(text)["result"].startswith("bad \udcff byte")
