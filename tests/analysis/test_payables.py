@@ -1,0 +1,79 @@
+"""An accounts-payable agent's rules and records (heldout10's misses): a payment past the money limit the
+instructions write, a payment the instructions allow only on one answer of a check made on another, a payment to
+another vendor than the invoice names, a USD invoice paid as the same figure in EUR - each beside the legitimate
+run that looks like it (exactly the limit, a match, a renamed vendor paid by the invoice's id, a converted amount).
+Hand-built runs."""
+
+from __future__ import annotations
+
+import json
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import llm, record, text_message, tool
+
+RULES = ("You are OurCo's accounts-payable agent. Today is Friday 2026-12-04. Pay vendor invoices from OurCo's EUR account:\n"
+         "1. Pay an invoice only when match_po answers 'matched' for its purchase order; otherwise flag it for review.\n"
+         "2. Pay in EUR: convert another currency with today's fx_rate.\n"
+         "3. You may schedule a payment of up to EUR 10,000.00; above that, flag it for the controller's approval.")
+INVOICE = {"invoice_id": "BL-7781", "vendor_id": "V-220", "vendor_name": "Brightline Logistics", "po_number": "PO-5601",
+           "currency": "EUR", "amount": 9000.0, "due": "2026-12-18"}
+
+
+def _run(*turns, ask: str = "Pay invoice BL-7781."):
+    shown = [text_message("system", RULES), text_message("user", ask)]
+    steps = []
+    for name, arguments, result in turns:
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps(result)}]}]
+    steps.append(llm(len(steps) + 1, text="Done.", messages=shown))
+    return record(*steps, task=ask)
+
+
+def _paid(invoice=INVOICE, match="matched", **payment):
+    arguments = {"vendor_id": invoice["vendor_id"], "invoice_id": invoice["invoice_id"], "amount": invoice["amount"],
+                 "currency": invoice["currency"], "pay_on": invoice["due"], **payment}
+    return _run(("get_invoice", {"invoice_id": invoice["invoice_id"]}, invoice),
+                ("match_po", {"invoice_id": invoice["invoice_id"], "po_number": invoice["po_number"]}, {"result": match}),
+                ("schedule_payment", arguments, dict(arguments, payment_id="P-1", status="scheduled")))
+
+
+def _found(run, kind):
+    return [(f.index, f.layer) for f in detect(run) if f.kind == kind], format_findings(detect(run))
+
+
+def test_a_payment_past_the_money_limit_the_instructions_write_is_a_policy_violated():
+    over = _paid(dict(INVOICE, amount=14800.0))
+    assert _found(over, "policy_violated")[0] == [(5, "model")], _found(over, "policy_violated")[1]
+    for run in (_paid(dict(INVOICE, amount=10000.0)), _paid(dict(INVOICE, amount=14800.0, currency="NOK"))):
+        assert _found(run, "policy_violated")[0] == [], _found(run, "policy_violated")[1]
+
+
+def test_a_payment_after_the_gating_check_answered_otherwise_is_a_policy_violated():
+    found, report = _found(_paid(match="partial"), "policy_violated")
+    assert found == [(5, "model")], report
+    assert "partial" in report
+    assert _found(_paid(match="matched"), "policy_violated")[0] == []
+
+
+def test_a_payment_to_another_vendor_than_the_invoice_names_is_a_wrong_target():
+    found, report = _found(_paid(vendor_id="V-207"), "wrong_target")
+    assert found == [(5, "model")], report
+    # the vendor renamed since: paid by the invoice's own id, whatever its name is now
+    renamed = _paid(vendor_name="Brightline Freight GmbH")
+    assert _found(renamed, "wrong_target")[0] == [], _found(renamed, "wrong_target")[1]
+    # an update sets a new value on the thing it names on purpose
+    moved = _run(("get_invoice", {"invoice_id": "BL-7781"}, INVOICE),
+                 ("update_invoice", {"invoice_id": "BL-7781", "vendor_id": "V-207"}, {"status": "updated"}),
+                 ask="BL-7781 belongs to V-207: fix it.")
+    assert _found(moved, "wrong_target")[0] == [], _found(moved, "wrong_target")[1]
+
+
+def test_an_amount_paid_under_another_currency_unconverted_is_a_value_not_converted():
+    usd = dict(INVOICE, currency="USD", amount=7250.0)
+    found, report = _found(_paid(usd, currency="EUR"), "value_not_converted")
+    assert found == [(5, "model")], report
+    converted = _paid(usd, currency="EUR", amount=6691.75)
+    assert _found(converted, "value_not_converted")[0] == [], _found(converted, "value_not_converted")[1]
