@@ -2088,6 +2088,38 @@ def _record_contradicted(run: _Run) -> list[Finding]:
     return []
 
 
+# A result naming the call to make before trying again: "the payment may or may not have been created - check
+# list_payments before you retry".
+_FIRST_CHECK = re.compile(r"\b(?:check|call|use|run|query|verify\s+with|look\s+(?:at|in)|consult)\s+`?([a-z][\w.]*)`?\s+(?:first\s+)?"
+                          r"before\s+(?:you\s+)?(?:retry|retrying|try\w*\s+again|call\w*\s+(?:it\s+)?again|resend\w*|repeat\w*)", re.I)
+
+
+def _retried_unchecked(run: _Run) -> list[Finding]:
+    """A call's error or result names a tool to call before trying again ("check list_payments before you retry")
+    and the model asked for the same call again with no call of that tool in between: a blind retry that can do the
+    deed twice (model, input_ignored at the retry)."""
+    tools = run.record.tool_steps()
+    known = set(run.offered()) | set(run.record.declared_tools()) | {str(tool_name(s)) for s in tools}
+    for step in tools:
+        said = " ".join(filter(None, (text_of(step.get("output")) if step.get("output") is not None else "", run.error(step))))
+        rule = _FIRST_CHECK.search(said)
+        if rule is None or rule.group(1) not in known:
+            continue
+        check, name = rule.group(1), str(tool_name(step))
+        for later in run.llm:
+            if later["index"] <= step["index"]:
+                continue
+            names = [c.name for c in requested_calls(later)]
+            if check in names:
+                break
+            if name in names:
+                return [_finding("input_ignored", "model", later["index"], [later["index"], step["index"]],
+                                 f"{name} at step {step['index']} said {rule.group(0)!r}; the model called {name} again at "
+                                 f"step {later['index']} without {check}", tool=name, result_step=step["index"],
+                                 said=rule.group(0)[:200])]
+    return []
+
+
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
     if isinstance(value, Mapping):
@@ -2417,21 +2449,40 @@ def _claimed_despite_refusal(run: _Run) -> list[Finding]:
     for name in dict.fromkeys(str(tool_name(s)) for s in tools):
         action = _action(name)
         calls = [s for s in tools if str(tool_name(s)) == name]
-        if action is None or not calls or not all(not is_error(s) and _refused(s.get("output")) for s in calls):
+        if action is None or not calls or not all(is_error(s) or _refused(s.get("output")) for s in calls):
             continue
+        if _shown_done(tools, calls[-1]):
+            continue  # a later read shows it done after all (a timeout whose payment was made)
         verb = action[0]
         forms = [f for v in (verb, *_SYNONYMS.get(verb, ())) for f in _past_forms(v)]
         claim = re.compile(_CLAIM.format("|".join(forms)), re.I)
+        # a report's line opening on the deed: "MP-661: scheduled EUR 5,420.00 to V-433"
+        opening = re.compile(r"^(?:[-*\u2022]|\d+[.)])?\s*(?:" + "|".join(forms) + r")\b", re.I)
         for sentence in _SENTENCE.split(text):
             for clause in _CLAUSE.split(sentence):
-                said = claim.search(clause.strip())
+                said = claim.search(clause.strip()) or opening.search(clause.strip())
                 if said and not _NO_CLAIM.search(clause.lower()):
                     last = calls[-1]
+                    why = (text_of(last.get("output")) if last.get("output") is not None else "") or run.error(last)
                     return [_finding("action_not_taken", "model", step["index"], [step["index"], last["index"]],
                                      f"the answer at step {step['index']} says {said.group(0).strip()!r}, but {name} at step "
-                                     f"{last['index']} answered that it was not done ({text_of(last.get('output'))[:100]})",
+                                     f"{last['index']} answered that it was not done ({(why or '')[:100]})",
                                      tool=name, said=said.group(0).strip(), refused_step=last["index"])]
     return []
+
+
+def _shown_done(tools: list[dict[str, Any]], failed: Mapping[str, Any]) -> bool:
+    """Whether a result after a failed action holds a record of that action's thing, not refused (list_payments
+    listing the payment for the invoice the timed-out schedule_payment was for)."""
+    arguments = parse_json(failed.get("input"))
+    idents = [v for v in arguments.values() if isinstance(v, str) and _id_like(v)] if isinstance(arguments, Mapping) else []
+    for later in tools:
+        if later["index"] <= failed["index"] or is_error(later) or not idents or str(tool_name(later)) == str(tool_name(failed)):
+            continue
+        for record in _records_of(tool_payload(later.get("output")), idents[0]):
+            if set(idents) <= {str(v) for v in record.values() if isinstance(v, (str, int))} and not _refused(record):
+                return True
+    return False
 
 
 def _row_labels(value: Any) -> list[tuple[str, dict[str, float]]]:
@@ -6064,7 +6115,8 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # the gap it filled is the cause
              "answer_without_evidence": ("ungrounded_answer",), "tool_error_ignored": ("ungrounded_answer", "failed_check_ignored"),
              # an answer claiming what was never done, or a check that failed: the claim is the cause
-             "action_not_taken": ("ungrounded_answer",), "failed_check_ignored": ("ungrounded_answer",),
+             # (and a failed call answered as done: the model's claim, not the tool's failure, misled the reader)
+             "action_not_taken": ("ungrounded_answer", "tool_error_ignored"), "failed_check_ignored": ("ungrounded_answer",),
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
              "task_derailed": ("invented_argument",)}
 
@@ -6079,7 +6131,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
-    _record_contradicted,
+    _record_contradicted, _retried_unchecked,
 )
 
 

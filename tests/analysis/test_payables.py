@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import llm, record, text_message, tool
+from runs_build import definitions_attr, llm, record, text_message, tool
 
 RULES = ("You are OurCo's accounts-payable agent. Today is Friday 2026-12-04. Pay vendor invoices from OurCo's EUR account:\n"
          "1. Pay an invoice only when match_po answers 'matched' for its purchase order; otherwise flag it for review.\n"
@@ -77,3 +77,41 @@ def test_an_amount_paid_under_another_currency_unconverted_is_a_value_not_conver
     assert found == [(5, "model")], report
     converted = _paid(usd, currency="EUR", amount=6691.75)
     assert _found(converted, "value_not_converted")[0] == [], _found(converted, "value_not_converted")[1]
+
+
+TIMEOUT = "TimeoutError: payment gateway timed out after 30 s; the payment may or may not have been created - check list_payments before you retry"
+PAYMENT = {"vendor_id": "V-220", "invoice_id": "BL-7781", "amount": 9000.0, "currency": "EUR", "pay_on": "2026-12-18"}
+
+
+def _after_failure(error: str, *then, answer: str):
+    shown = [text_message("system", RULES), text_message("user", "Pay invoice BL-7781.")]
+    steps = [llm(1, calls=[("schedule_payment", PAYMENT, "c1")], messages=shown),
+             tool(2, "schedule_payment", PAYMENT, None, status="error", error=error, requested_by=1, call_id="c1")]
+    for name, arguments, result in then:
+        index = len(steps) + 1
+        steps += [llm(index, calls=[(name, arguments, f"c{index}")], messages=shown),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=f"c{index}")]
+    steps.append(llm(len(steps) + 1, text=answer, messages=shown))
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("schedule_payment", "list_payments")))
+    return record(*steps, task="Pay invoice BL-7781.", attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"})
+
+
+def test_a_failed_payment_answered_as_scheduled_is_the_models_action_not_taken():
+    rejected = _after_failure("PermissionError: rejected: the vendor's bank account is on hold; do not pay it",
+                              answer="BL-7781: scheduled EUR 9,000.00 to V-220 on 2026-12-18")
+    assert _found(rejected, "action_not_taken")[0] == [(3, "model")], _found(rejected, "action_not_taken")[1]
+    # the tool's failure is the claim's to answer for, not a second cause
+    assert "tool_error_ignored" not in {f.kind for f in detect(rejected)}, format_findings(detect(rejected))
+    # a read after the timeout shows the payment made after all
+    made = _after_failure(TIMEOUT, ("list_payments", {"vendor_id": "V-220"}, {"payments": [dict(PAYMENT, payment_id="P-1", status="scheduled")]}),
+                          answer="BL-7781: scheduled EUR 9,000.00 to V-220 (P-1; the gateway timed out, but the payment was made)")
+    assert _found(made, "action_not_taken")[0] == [], _found(made, "action_not_taken")[1]
+
+
+def test_a_retry_without_the_check_the_error_asked_for_is_an_input_ignored():
+    blind = _after_failure(TIMEOUT, ("schedule_payment", PAYMENT, dict(PAYMENT, payment_id="P-2", status="scheduled")),
+                           answer="Scheduled (P-2).")
+    assert _found(blind, "input_ignored")[0] == [(3, "model")], _found(blind, "input_ignored")[1]
+    checked = _after_failure(TIMEOUT, ("list_payments", {"vendor_id": "V-220"}, {"payments": []}),
+                             ("schedule_payment", PAYMENT, dict(PAYMENT, payment_id="P-2", status="scheduled")), answer="Scheduled (P-2).")
+    assert _found(checked, "input_ignored")[0] == [], _found(checked, "input_ignored")[1]
