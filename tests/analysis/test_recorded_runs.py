@@ -87,8 +87,11 @@ def test_the_loop_running_a_call_twice_is_a_workflow_loop_at_the_second_call(sto
 
 def test_a_tool_error_the_model_glossed_over_is_found_at_the_model_step(store):
     Shop.card_declined = True
-    ignored = store.run(calls(("charge_card", {"amount": 20})), says("Done! Your card was charged 20 EUR."))
+    ignored = store.run(calls(("charge_card", {"amount": 20})), says("Your order will be with you on Friday."))
     assert cause(store.findings(ignored), "tool_error_ignored") == (3, "tool")
+    # answered as done: the claim is the model's (heldout9/10: a refused send or payment reported as made)
+    claimed = store.run(calls(("charge_card", {"amount": 20})), says("Done! Your card was charged 20 EUR."))
+    assert cause(store.findings(claimed), "action_not_taken") == (3, "model")
     admitted = store.run(calls(("charge_card", {"amount": 20})), says("Sorry, the payment did not go through: the card was declined."))
     assert store.findings(admitted) == []
 
