@@ -437,6 +437,44 @@ def mlflow_flow(url: str, fail: bool) -> None:
     agent("What is the weather in Paris?")
 
 
+def strands_flow(url: str, fail: bool) -> None:
+    """Strands Agents (its OpenAI model provider, streaming) running the two turns around its @tool; `fail`: the
+    tool raises, Strands hands the model its error, and the model answers past it."""
+    from strands import Agent
+    from strands import tool as strands_tool
+    from strands.models.openai import OpenAIModel
+
+    @strands_tool(name="get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    model = OpenAIModel(client_args={"base_url": url, "api_key": "test-key"}, model_id=MODEL)
+    agent = Agent(model=model, tools=[get_weather], name="weather", system_prompt="Answer briefly.", callback_handler=None)
+    agent("What is the weather in Paris?")
+
+
+def agent_framework_flow(url: str) -> None:
+    """Microsoft Agent Framework (its chat completions client) running the two turns around its function tool."""
+    import asyncio
+
+    from agent_framework import Agent, tool as af_tool
+    from agent_framework.observability import enable_instrumentation
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    enable_instrumentation(enable_sensitive_data=True)
+
+    @af_tool(name="get_weather", description="Weather in a city.")
+    def get_weather(city: str) -> str:
+        return weather(city)
+
+    client = OpenAIChatCompletionClient(MODEL, api_key="test-key", base_url=url)
+    agent = Agent(client=client, name="weather", instructions="Answer briefly.", tools=[get_weather])
+    asyncio.run(agent.run("What is the weather in Paris?"))
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -494,6 +532,8 @@ def main(options: dict) -> None:
         "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
         "gemini": lambda: gemini_flow(url, tool, parallel),
         "bedrock": lambda: bedrock_flow(url, tool, parallel),
+        "strands": lambda: strands_flow(url, fail),
+        "agent-framework": lambda: agent_framework_flow(url),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
