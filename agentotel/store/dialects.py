@@ -180,6 +180,18 @@ ADK_TOOL_RESPONSE = "gcp.vertex.agent.tool_response"  # the response ({"result":
 ADK_SESSION = "gcp.vertex.agent.session_id"
 _ADK_TOOL_SPAN = "execute_tool "
 
+# Strands Agents (AWS; tracer strands.telemetry.tracer): the GenAI conventions' older event form, each message's
+# content as Bedrock Converse blocks in JSON ({"text"}, {"toolUse"}, {"toolResult"}), the answer plain text on the
+# agent's span; a tool's arguments and result in its own gen_ai.tool.message and gen_ai.choice events. With
+# OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental: the current attributes and the operation.details event.
+# Its gen_ai.system (gen_ai.provider.name) names Strands, not the model's provider.
+STRANDS_SCOPE = "strands.telemetry.tracer"
+STRANDS_SYSTEM = "strands-agents"
+ST_CONTENT = "content"  # on the gen_ai.*.message events
+ST_MESSAGE = "message"  # on gen_ai.choice
+ST_FINISH_REASON = "finish_reason"
+ST_TOOL_SCHEMA = "gen_ai.tool.json_schema"  # an execute_tool span's own parameter schema
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -271,6 +283,8 @@ def derive(
         out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
     if scope_name == ADK_SCOPE:
         _adk(attributes, name, out)
+    if scope_name == STRANDS_SCOPE or get(GEN_AI_SYSTEM) == STRANDS_SYSTEM or get(_PROVIDER) == STRANDS_SYSTEM:
+        _strands(attributes, events, out)
     if LF_TYPE in attributes:
         _langfuse(attributes, name, out)
     if ML_SPAN_TYPE in attributes:
@@ -361,11 +375,18 @@ def _message_events(attributes: Mapping[str, Any], events: Sequence[Any], out: D
             out.input = _str(attrs.get(GEN_AI_EVENT_PROMPT))
         elif event_name == _CONTENT_COMPLETION_EVENT and out.output is None:
             out.output = _str(attrs.get(GEN_AI_EVENT_COMPLETION))
-        elif event_name == GEN_AI_OPERATION_DETAILS_EVENT:
+        elif event_name == GEN_AI_OPERATION_DETAILS_EVENT:  # one event, or one a field (Strands)
             if out.input is None and attrs.get(semconv.GEN_AI_INPUT_MESSAGES) is not None:
                 out.input = _str(attrs[semconv.GEN_AI_INPUT_MESSAGES])
             if out.output is None and attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES) is not None:
                 out.output = _str(attrs[semconv.GEN_AI_OUTPUT_MESSAGES])
+            # What the call was told and offered, read by their attribute names (calls, check, cases).
+            instructions = attrs.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+            if instructions is not None and semconv.GEN_AI_SYSTEM_INSTRUCTIONS not in attributes:
+                out.attributes.setdefault(semconv.GEN_AI_SYSTEM_INSTRUCTIONS, _str(instructions))
+            offered = _load(attrs.get(semconv.GEN_AI_TOOL_DEFINITIONS))
+            if isinstance(offered, list):
+                out.offer(tool_definitions(offered))
     if inputs and out.input is None:
         out.input = _dump(inputs)
     if outputs and out.output is None:
@@ -757,6 +778,70 @@ def _gemini_content(content: Mapping[str, Any]) -> dict[str, Any]:
     return {"role": _ROLES.get(role, role), "parts": parts}
 
 
+# -- Strands Agents -------------------------------------------------------------------------------------
+
+
+def _strands(attributes: Mapping[str, Any], events: Sequence[Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("strands")
+    operation = get(_OPERATION)
+    if operation == TOOL_OPERATION:
+        name, schema = _str(get(semconv.GEN_AI_TOOL_NAME)), _load(get(ST_TOOL_SCHEMA))
+        if name and isinstance(schema, dict):  # the tool's own definition, which check holds the offered one to
+            description = _str(get(semconv.GEN_AI_TOOL_DESCRIPTION))
+            out.offer([{"type": "function", "name": name, **({"description": description} if description else {}),
+                        "parameters": schema}])
+        for _time, event_name, event_attributes in events:
+            attrs = event_attributes or {}
+            if event_name == "gen_ai.tool.message" and out.input is None:
+                out.input = _str(attrs.get(ST_CONTENT))
+            elif event_name == _CHOICE_EVENT and out.output is None and attrs.get(ST_MESSAGE) is not None:
+                out.output = tool_result(attrs[ST_MESSAGE])
+            elif event_name == GEN_AI_OPERATION_DETAILS_EVENT and out.output is None:
+                # The latest form: the result as a tool message (a failed call's only record of its error text).
+                messages = _load(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+                for message in messages if isinstance(messages, list) else ():
+                    for part in message.get("parts") or () if isinstance(message, dict) else ():
+                        if isinstance(part, dict) and part.get("type") == "tool_call_response":
+                            out.output = tool_result(part.get("response"))
+        return
+    if operation not in MODEL_OPERATIONS and operation != "invoke_agent":
+        return  # execute_event_loop_cycle: one turn of the loop, no step of its own
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for _time, event_name, event_attributes in events:
+        attrs = event_attributes or {}
+        role = _MESSAGE_EVENTS.get(event_name)
+        if role is not None and ST_CONTENT in attrs:
+            inputs.append(_converse_message(role, _load(attrs[ST_CONTENT])))
+        elif event_name == _CHOICE_EVENT and ST_MESSAGE in attrs:
+            answer = _converse_message("assistant", _load(attrs[ST_MESSAGE]))
+            reason = _str(attrs.get(ST_FINISH_REASON))
+            if reason:
+                answer["finish_reason"] = reason
+                out.set("finish_reasons", [reason])
+            outputs.append(answer)
+    if inputs and out.input is None:
+        out.input = _dump(inputs)
+    if outputs and out.output is None:
+        out.output = _dump(outputs)
+
+
+def _converse_message(role: str, content: Any) -> dict[str, Any]:
+    """A Strands message (Converse blocks, or plain text) as a GenAI message."""
+    from agentotel.providers._bedrock_converse import converse_parts  # only once a Strands span comes
+
+    if not isinstance(content, list):
+        return _message(role, content, None, None)
+    try:
+        parts = converse_parts([b for b in content if isinstance(b, (dict, str))])
+    except (TypeError, KeyError, AttributeError):  # blocks of some other shape: kept as they came
+        parts = [p if isinstance(p, dict) else {"type": "text", "content": _str(p)} for p in content]
+    if role == "user" and parts and all(p.get("type") == "tool_call_response" for p in parts):
+        role = "tool"
+    return {"role": role, "parts": parts}
+
+
 # -- Langfuse -------------------------------------------------------------------------------------------
 
 
@@ -1041,14 +1126,17 @@ def tool_result(payload: Any) -> str | None:
     """A tool's result, out of the LangChain ToolMessage other instrumentations serialise around it.
 
     OpenInference stores `{"type": "tool", "data": {...}}`, OpenLLMetry `{"output": {"lc": 1, "id":
-    [..., "ToolMessage"], "kwargs": {...}}, "kwargs": {...}}`: the tool returned the message's content.
-    Anything else is kept as it came.
+    [..., "ToolMessage"], "kwargs": {...}}, "kwargs": {...}}`: the tool returned the message's content. Strands
+    keeps its ToolResult's text blocks (`[{"text": ...}]`): the tool returned their text. Anything else is kept
+    as it came.
     """
     text = _str(payload)
     if text is None:
         return None
     if text.startswith(_REPR_CONTENT):
         return _repr_content(text)
+    if text.startswith(_TEXT_BLOCKS):
+        return _converse_text(text)
     if f'"{_CALL_ID_KEY}"' not in text:
         return text
     value = _load(text)
@@ -1071,6 +1159,19 @@ def tool_result(payload: Any) -> str | None:
 # LangChain's ToolMessage as Python prints it, `content='...' name='...' tool_call_id='...'` (OpenLIT's tool results).
 _REPR_CONTENT = "content="
 _REPR_STRING = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?= name=| tool_call_id=)""")
+
+
+# A Strands tool's result: its ToolResult's content, Converse blocks ([{"text": ...}], as the model is given it).
+_TEXT_BLOCKS = '[{"text"'
+
+
+def _converse_text(text: str) -> str:
+    """The text of Converse text blocks; anything else as it came."""
+    value = _load(text)
+    if isinstance(value, list) and all(isinstance(b, dict) and set(b) == {"text"} and isinstance(b["text"], str)
+                                       for b in value):
+        return "".join(b["text"] for b in value)
+    return text
 
 
 def _repr_content(text: str) -> str:
