@@ -347,9 +347,13 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
     asked_by: dict[int, int] = {}  # id(part) -> the model step's index
     counts: dict[tuple[Any, str], int] = {}
     waiting: list[dict[str, Any]] = []  # asked calls no tool step has run yet
+    minted: list[list[Any]] = []  # [part, canonical] of the asked calls given a made-up id, until a history names theirs
+    paired: dict[str, Step] = {}  # made-up id -> the tool step given it
     for step in steps:
         if step.type == "llm":
             latest = step.index
+            if minted:
+                _adopt_ids(step.input, minted, paired, {entry[0]["id"] for entry in asked})
             if not all(part.get("id") for part in _in_order(step.input)):
                 _pair_history(step.input, asked)
             for part in _tool_parts(step.output)[0]:
@@ -359,6 +363,7 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
                     key = (part.get("name"), canonical)
                     counts[key] = count = counts.get(key, 0) + 1
                     part["id"] = stable_call_id(key[0], key[1], count)
+                    minted.append([part, canonical])
                 asked.append([part, canonical])
                 asked_by[id(part)] = step.index
                 waiting.append(part)
@@ -374,6 +379,7 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
             waiting.remove(part)
             step.tool_call_id = part["id"]
             step.requested_by = asked_by[id(part)]
+            paired[part["id"]] = step
         elif step.type == "tool" and not step.tool_call_id:
             loose = [part for part in waiting if asked_by[id(part)] == latest and part.get("name") not in named]
             target = _agent_key(step.output)
@@ -392,6 +398,27 @@ def _names_agent(tool: Any, agent: str) -> bool:
     """Whether a tool's name ends with the agent's (`transfer_to_order_desk` for "Order Desk")."""
     key = _agent_key(tool)
     return key == agent or key.endswith("_" + agent)
+
+
+def _adopt_ids(messages: list[Any], minted: list[list[Any]], paired: dict[str, Step], known: set[str]) -> None:
+    """An asked call's made-up id gives way to the id a later history gives the same call (tool and arguments,
+    earliest first; an id the run's calls have already is another call's): LiteLLM's spans keep a call's id only
+    in the conversation sent back, not in the answer."""
+    for call in _tool_parts(messages)[0]:
+        real = call.get("id")
+        if not real or real in known:
+            continue
+        wanted = canonical_arguments(call.get("arguments"))
+        for i, (part, canonical) in enumerate(minted):
+            if part.get("name") == call.get("name") and canonical == wanted:
+                made = part["id"]
+                part["id"] = real
+                if made in paired:
+                    paired.pop(made).tool_call_id = real
+                del minted[i]
+                break
+        if not minted:
+            return
 
 
 def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:

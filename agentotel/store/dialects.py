@@ -192,6 +192,15 @@ ST_MESSAGE = "message"  # on gen_ai.choice
 ST_FINISH_REASON = "finish_reason"
 ST_TOOL_SCHEMA = "gen_ai.tool.json_schema"  # an execute_tool span's own parameter schema
 
+# LiteLLM's OpenTelemetry callback (tracer litellm; a litellm_request span a call, raw_gen_ai_request under it with
+# the provider's request as Python reprs): gen_ai.input/output.messages with OpenAI's leftovers - an assistant
+# message's calls in its own `tool_calls` (OpenAI's form) beside an empty text part, a tool message's call in its
+# `tool_call_id` - and the answer's calls only in gen_ai.completion.K.function_call.name / .arguments (no id).
+LITELLM_SCOPE = "litellm"
+LL_TOOL_CALLS = "tool_calls"
+LL_TOOL_CALL_ID = "tool_call_id"
+LL_FUNCTION_CALL = "function_call."
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -219,7 +228,7 @@ _MARKERS = frozenset({
 class Derived:
     """What the rules say about one span: column values (by store column name), payloads, dialect."""
 
-    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from")
+    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from", "mends")
 
     def __init__(self) -> None:
         self.columns: dict[str, Any] = {}
@@ -233,6 +242,9 @@ class Derived:
         # The payload attribute that belongs in `input` when another one took its place (OpenLIT's model span
         # carries the arguments of the tool calls it asked for as gen_ai.tool.call.arguments, before its messages).
         self.input_from: str | None = None
+        # The span's own GenAI payloads are of a shape known to be broken (LiteLLM's): `input` / `output`, when
+        # set, take their place in the payload columns, and they stay in the span's attribute map.
+        self.mends = False
 
     def set(self, column: str, value: Any) -> None:
         if value is not None and value != "" and column not in self.columns:
@@ -283,6 +295,8 @@ def derive(
         out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
     if scope_name == ADK_SCOPE:
         _adk(attributes, name, out)
+    if scope_name == LITELLM_SCOPE:
+        _litellm(attributes, out)
     if scope_name == STRANDS_SCOPE or get(GEN_AI_SYSTEM) == STRANDS_SYSTEM or get(_PROVIDER) == STRANDS_SYSTEM:
         _strands(attributes, events, out)
     if LF_TYPE in attributes:
@@ -776,6 +790,45 @@ def _gemini_content(content: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(part)
     role = str(content.get("role") or "user")
     return {"role": _ROLES.get(role, role), "parts": parts}
+
+
+# -- LiteLLM --------------------------------------------------------------------------------------------
+
+
+def _litellm(attributes: Mapping[str, Any], out: Derived) -> None:
+    out.dialects.append("litellm")
+    messages = _load(attributes.get(semconv.GEN_AI_INPUT_MESSAGES))
+    if isinstance(messages, list) and any(isinstance(m, dict) and (LL_TOOL_CALLS in m or LL_TOOL_CALL_ID in m)
+                                          for m in messages):
+        out.input = _dump([_without_leftovers(m) for m in messages])
+        out.mends = True
+    answers = _load(attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    calls = [fields for _, fields in sorted(_unflatten(attributes, GEN_AI_COMPLETION_PREFIX).items())
+             if fields.get(LL_FUNCTION_CALL + "name")]
+    if isinstance(answers, list) and len(answers) == 1 and isinstance(answers[0], dict) and calls and not any(
+            isinstance(p, dict) and p.get("type") == "tool_call" for p in answers[0].get("parts") or ()):
+        answer = _without_leftovers(answers[0])
+        answer["parts"] += [{"type": "tool_call", "id": None, "name": _str(c[LL_FUNCTION_CALL + "name"]),
+                             "arguments": _load(c.get(LL_FUNCTION_CALL + "arguments"))} for c in calls]
+        out.output = _dump([answer])
+        out.mends = True
+
+
+def _without_leftovers(message: Any) -> Any:
+    """One of LiteLLM's messages in the GenAI shape: its OpenAI-form `tool_calls` as tool_call parts (the empty
+    text beside them dropped), a tool message's text as the response to its `tool_call_id`."""
+    if not isinstance(message, dict):
+        return message
+    message = dict(message)
+    calls, call_id = message.pop(LL_TOOL_CALLS, None), message.pop(LL_TOOL_CALL_ID, None)
+    parts = [p for p in message.get("parts") or () if not (isinstance(p, dict) and p.get("type") == "text"
+                                                            and p.get("content") in ("", None))]
+    if call_id is not None and message.get("role") == "tool":
+        texts = [p.get("content") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        response = texts[0] if len(texts) == 1 and len(parts) == 1 else parts
+        parts = [{"type": "tool_call_response", "id": _str(call_id), "response": response}]
+    message["parts"] = parts + _message("assistant", None, calls, None)["parts"]
+    return message
 
 
 # -- Strands Agents -------------------------------------------------------------------------------------

@@ -475,6 +475,32 @@ def agent_framework_flow(url: str) -> None:
     asyncio.run(agent.run("What is the weather in Paris?"))
 
 
+def litellm_flow(url: str, tool, provider: object, fail: bool) -> None:
+    """LiteLLM's OpenTelemetry callback around two litellm.completion calls (the openai provider) and the tool;
+    `fail`: the tool raises and the app hands the model its error."""
+    import time
+
+    import litellm
+    from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
+
+    if not any(isinstance(c, OpenTelemetry) for c in litellm.callbacks):  # its default: the messages on the span
+        litellm.callbacks = [OpenTelemetry(OpenTelemetryConfig(capture_message_content="SPAN_ONLY"), tracer_provider=provider)]
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
+                                               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = litellm.completion(model=f"openai/{MODEL}", api_base=url, api_key="test-key", messages=messages, tools=tools)
+    call = first.choices[0].message.tool_calls[0]
+    try:
+        if fail:
+            raise RuntimeError("weather service unavailable for Paris")
+        result = tool(**json.loads(call.function.arguments))
+    except RuntimeError as error:
+        result = f"error: {error}"
+    messages += [first.choices[0].message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": result}]
+    litellm.completion(model=f"openai/{MODEL}", api_base=url, api_key="test-key", messages=messages, tools=tools)
+    time.sleep(0.5)  # its success callbacks (which write the spans) run on a worker thread after the call
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -534,6 +560,7 @@ def main(options: dict) -> None:
         "bedrock": lambda: bedrock_flow(url, tool, parallel),
         "strands": lambda: strands_flow(url, fail),
         "agent-framework": lambda: agent_framework_flow(url),
+        "litellm": lambda: litellm_flow(url, tool, provider, fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

@@ -1,0 +1,82 @@
+"""LiteLLM's OpenTelemetry callback: the spans it writes become the same runs and model steps as agentotel's own.
+
+LiteLLM's spans are recorded (recorded/litellm.jsonl, made by recorded/record_litellm.py: litellm 1.110 cannot be
+installed beside the project's aiobotocore): two litellm.completion calls (the openai provider, producer.py's
+scripted server) around the tool, each in the app's root span, twice; the second time the tool fails and the model
+answers past its error. LiteLLM writes gen_ai.input/output.messages with OpenAI's leftovers (a message's calls in
+its own `tool_calls`, a tool message's call in `tool_call_id`) and the answer's calls only in
+gen_ai.completion.K.function_call.* (no id). They go in through `agentotel import`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import agentotel
+from agentotel import semconv
+from agentotel.cli import main
+from agentotel.query import Traces
+from test_dialects import IN, OUT, TOKENS, glob_sum
+from weather_variants import check, good_and_faulty
+
+RECORDED = Path(__file__).parent / "recorded" / "litellm.jsonl"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("litellm") / "store"
+    assert main(["import", str(RECORDED), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    return store
+
+
+@pytest.fixture(scope="module")
+def traces(store: Path) -> Traces:
+    return agentotel.open(store)
+
+
+def test_litellm_requests_are_model_steps_with_the_calls_they_asked_for(traces: Traces, store: Path) -> None:
+    good, _ = good_and_faulty(traces)
+    assert (good["name"], good["user_id"], good["model_calls"]) == ("weather-job", "bob", 2)
+    assert (good["input_tokens"], good["output_tokens"]) == (IN, OUT)
+    first, last = traces.trajectory(good["run_id"]).steps
+    assert (first.type, last.type) == ("llm", "llm")
+    assert [(s.input_tokens, s.output_tokens) for s in (first, last)] == TOKENS and all(s.cost_usd for s in (first, last))
+    # The call asked for: only in gen_ai.completion.0.function_call.*, its id (LiteLLM keeps none there) the one
+    # the conversation sent back gives it.
+    assert first.output == [{"role": "assistant", "finish_reason": "tool_calls", "parts": [
+        {"type": "tool_call", "id": "call_weather_1", "name": "get_weather", "arguments": {"city": "Paris"}}]}]
+    # The conversation sent back in the GenAI shape: the call a part, its result the response to it.
+    assert last.input[1:] == [
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_weather_1", "name": "get_weather",
+                                         "arguments": {"city": "Paris"}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_weather_1", "response": "sunny in Paris"}]}]
+    assert last.output[0]["parts"] == [{"type": "text", "content": "Sunny in Paris."}]
+    assert glob_sum(store, "input_tokens") == 2 * IN
+
+
+def test_what_litellm_wrote_stays_in_the_spans_attributes(traces: Traces) -> None:
+    rows = traces.sql(f"""SELECT output, attributes['{semconv.GEN_AI_OUTPUT_MESSAGES}'], dialect
+                          FROM llm_calls WHERE input_tokens = 50""").fetchall()
+    assert len(rows) == 2
+    for mended, kept, dialect in rows:
+        assert "litellm" in dialect.split("+")
+        assert json.loads(kept) == [{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}]
+        assert json.loads(mended)[0]["parts"][0]["name"] == "get_weather"
+
+
+def test_check_names_the_model_step_that_answered_past_the_tool_error_and_nothing_in_the_good_run(
+        traces: Traces, store: Path) -> None:
+    good, faulty = good_and_faulty(traces)
+    assert check(store, good) == []  # no call unanswered: the asked call and its result pair by their id
+    steps = traces.trajectory(faulty["run_id"]).steps
+    assert [(f["kind"], f["index"]) for f in check(store, faulty)] == [("tool_error_ignored", steps[-1].index)]
+
+
+def test_the_tools_offered_are_genai_definitions(traces: Traces) -> None:
+    offered = {r[0] for r in traces.sql("SELECT attributes[$k] FROM llm_calls", {"k": semconv.GEN_AI_TOOL_DEFINITIONS}).fetchall()}
+    [definitions] = [json.loads(o) for o in offered]
+    assert [(d["name"], d["description"]) for d in definitions] == [("get_weather", "Weather in a city.")]
