@@ -2,7 +2,8 @@
 
 Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions in
 older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's native
-spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK. `SpanColumns` (the
+spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK, Strands Agents, LiteLLM's
+callback (Microsoft Agent Framework writes the current GenAI attributes: nothing to add). `SpanColumns` (the
 store's one span→row path, used by the in-process exporter, the collector and `agentotel import`) calls
 `derive()` for every span that is not agentotel's own; it returns the promoted columns those attributes mean
 (operation, provider, models, tokens, tool name and call id, user, session, error type), the payload in the
@@ -13,7 +14,8 @@ call was offered).
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
 `openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, `openlit`, `langfuse`,
-`mlflow`, `adk`, joined by `+`).
+`mlflow`, `adk`, `strands`, `litellm`, joined by `+`). LiteLLM's own messages are mended (`Derived.mends`):
+the mended ones take the payload columns, its own stay in the attribute map.
 
 This is the one module where other instrumentations' attribute names may be written out; the table of
 what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
@@ -191,6 +193,7 @@ ST_CONTENT = "content"  # on the gen_ai.*.message events
 ST_MESSAGE = "message"  # on gen_ai.choice
 ST_FINISH_REASON = "finish_reason"
 ST_TOOL_SCHEMA = "gen_ai.tool.json_schema"  # an execute_tool span's own parameter schema
+ST_TOOL_INPUT_EVENT = "gen_ai.tool.message"  # on an execute_tool span: the call's arguments
 
 # LiteLLM's OpenTelemetry callback (tracer litellm; a litellm_request span a call, raw_gen_ai_request under it with
 # the provider's request as Python reprs): gen_ai.input/output.messages with OpenAI's leftovers - an assistant
@@ -821,8 +824,9 @@ def _without_leftovers(message: Any) -> Any:
         return message
     message = dict(message)
     calls, call_id = message.pop(LL_TOOL_CALLS, None), message.pop(LL_TOOL_CALL_ID, None)
-    parts = [p for p in message.get("parts") or () if not (isinstance(p, dict) and p.get("type") == "text"
-                                                            and p.get("content") in ("", None))]
+    given = message.get("parts")
+    parts = [p for p in given if not (isinstance(p, dict) and p.get("type") == "text" and p.get("content") in ("", None))
+             ] if isinstance(given, list) else []
     if call_id is not None and message.get("role") == "tool":
         texts = [p.get("content") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
         response = texts[0] if len(texts) == 1 and len(parts) == 1 else parts
@@ -846,17 +850,18 @@ def _strands(attributes: Mapping[str, Any], events: Sequence[Any], out: Derived)
                         "parameters": schema}])
         for _time, event_name, event_attributes in events:
             attrs = event_attributes or {}
-            if event_name == "gen_ai.tool.message" and out.input is None:
+            if event_name == ST_TOOL_INPUT_EVENT and out.input is None:
                 out.input = _str(attrs.get(ST_CONTENT))
             elif event_name == _CHOICE_EVENT and out.output is None and attrs.get(ST_MESSAGE) is not None:
                 out.output = tool_result(attrs[ST_MESSAGE])
             elif event_name == GEN_AI_OPERATION_DETAILS_EVENT and out.output is None:
                 # The latest form: the result as a tool message (a failed call's only record of its error text).
                 messages = _load(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
-                for message in messages if isinstance(messages, list) else ():
-                    for part in message.get("parts") or () if isinstance(message, dict) else ():
-                        if isinstance(part, dict) and part.get("type") == "tool_call_response":
-                            out.output = tool_result(part.get("response"))
+                parts = [p for m in messages if isinstance(m, dict) for p in m.get("parts") or ()] if isinstance(
+                    messages, list) else []
+                answers = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call_response"]
+                if answers:
+                    out.output = tool_result(answers[0].get("response"))
         return
     if operation not in MODEL_OPERATIONS and operation != "invoke_agent":
         return  # execute_event_loop_cycle: one turn of the loop, no step of its own
