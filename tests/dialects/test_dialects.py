@@ -9,6 +9,7 @@ agentotel's own set-up, or an agentotel-collector over OTLP/HTTP.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -44,6 +45,15 @@ def produce(store: Path, **options: Any) -> None:
         env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false", "OTEL_BSP_SCHEDULE_DELAY": "600000"},
     )
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def import_recorded(recorded: Path, store: Path) -> Path:
+    """A recorded OTLP/JSON file (tests/dialects/recorded/) stored through `agentotel import`, as an archive of the
+    collector's file exporter would be."""
+    from agentotel.cli import main
+
+    assert main(["import", str(recorded), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    return store
 
 
 def only_run(traces: Traces) -> dict[str, Any]:

@@ -10,7 +10,6 @@ gen_ai.completion.K.function_call.* (no id). They go in through `agentotel impor
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -18,9 +17,8 @@ import pytest
 
 import agentotel
 from agentotel import semconv
-from agentotel.cli import main
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, glob_sum
+from test_dialects import IN, OUT, TOKENS, glob_sum, import_recorded
 from weather_variants import check, good_and_faulty
 
 RECORDED = Path(__file__).parent / "recorded" / "litellm.jsonl"
@@ -28,9 +26,7 @@ RECORDED = Path(__file__).parent / "recorded" / "litellm.jsonl"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("litellm") / "store"
-    assert main(["import", str(RECORDED), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
-    return store
+    return import_recorded(RECORDED, tmp_path_factory.mktemp("litellm") / "store")
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ Converse blocks in gen_ai.*.message / gen_ai.choice events) and once with the la
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -18,9 +17,8 @@ import pytest
 
 import agentotel
 from agentotel import semconv
-from agentotel.cli import main
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, glob_sum
+from test_dialects import IN, OUT, TOKENS, glob_sum, import_recorded
 from weather_variants import assert_tool_error_named, good_and_faulty
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -29,10 +27,7 @@ FORMS = ["strands", "strands-latest"]
 
 @pytest.fixture(scope="module", params=FORMS)
 def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp(request.param) / "store"
-    recorded = RECORDED / f"{request.param}.jsonl"
-    assert main(["import", str(recorded), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
-    return store
+    return import_recorded(RECORDED / f"{request.param}.jsonl", tmp_path_factory.mktemp(request.param) / "store")
 
 
 @pytest.fixture(scope="module")
