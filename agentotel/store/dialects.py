@@ -84,6 +84,15 @@ OI_TOOL_PARAMETERS = "tool.parameters"  # a TOOL span's own parameter schema (JS
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
 
+# LlamaIndex through OpenInference's instrumentation: a span a method LlamaIndex's dispatcher instruments, named
+# `Class.method`. A private method's span (`OpenAI._prepare_chat_with_tools` inside chat_with_tools, a retriever's
+# `_retrieve` inside its `retrieve`) is the inside of a public one of the same kind: no step again. A FunctionTool
+# span's input is `{"kwargs": {...}}`, its output the ToolOutput (`raw_output`: what the function returned).
+LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
+LI_KWARGS = "kwargs"
+LI_RAW_OUTPUT = "raw_output"
+LI_TOOL_OUTPUT = frozenset({"blocks", "tool_name", "raw_input", "raw_output", "is_error"})  # ToolOutput's fields
+
 # OpenLLMetry (Traceloop).
 TL_SPAN_KIND = "traceloop.span.kind"
 TL_ENTITY_NAME = "traceloop.entity.name"
@@ -284,7 +293,13 @@ def derive(
     ) is not None:
         out.dialects.append("genai")
     if OI_SPAN_KIND in attributes:
-        _openinference(attributes, out)
+        if scope_name != LLAMA_INDEX_SCOPE:
+            _openinference(attributes, out)
+        elif name.rpartition(".")[2].startswith("_"):
+            out.dialects += ["openinference", "llama-index"]  # a private method's span: inside a public one's
+        else:
+            _openinference(attributes, out)
+            _llama_index(out)
     if TL_SPAN_KIND in attributes or TL_REQUEST_TYPE in attributes:
         _traceloop(attributes, out)
     if AI_OPERATION_ID in attributes:
@@ -486,6 +501,20 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("agent_name", _str(get(OI_AGENT_NAME)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
+
+
+def _llama_index(out: Derived) -> None:
+    """A FunctionTool span's arguments and result, out of LlamaIndex's wrappers."""
+    out.dialects.append("llama-index")
+    if out.columns.get("operation") != TOOL_OPERATION:
+        return
+    arguments = _load(out.input)
+    if isinstance(arguments, dict) and set(arguments) == {LI_KWARGS} and isinstance(arguments[LI_KWARGS], dict):
+        out.input = _dump(arguments[LI_KWARGS])
+    result = _load(out.output)
+    if isinstance(result, dict) and LI_TOOL_OUTPUT <= result.keys():
+        raw = result[LI_RAW_OUTPUT]
+        out.output = raw if isinstance(raw, str) else _dump(raw)
 
 
 def _openinference_tools(attributes: Mapping[str, Any], keys: Sequence[str]) -> list[dict[str, Any]]:
@@ -1091,7 +1120,7 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
                     calls.setdefault(int(index), {})[rest.removeprefix("function.")] = value
             elif key.startswith("contents."):
                 index, _, rest = key[len("contents."):].partition(".")
-                if index.isdigit() and rest.endswith("text"):
+                if index.isdigit() and rest.endswith("text") and value != "":  # (LlamaIndex's beside a call: empty)
                     texts[int(index)] = _str(value)
         if omitted_arguments is not None:
             for call in calls.values():

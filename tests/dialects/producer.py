@@ -154,6 +154,8 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.botocore import BotocoreInstrumentor as OpenAIInstrumentor
         elif name == "contrib-google-genai":
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-llama-index":
+            from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as OpenAIInstrumentor
         elif name == "langfuse":  # the client's own processor exports nowhere: the store's exporter gets the spans
             from langfuse import Langfuse
             from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -472,7 +474,11 @@ def agent_framework_flow(url: str) -> None:
 
     client = OpenAIChatCompletionClient(MODEL, api_key="test-key", base_url=url)
     agent = Agent(client=client, name="weather", instructions="Answer briefly.", tools=[get_weather])
-    asyncio.run(agent.run("What is the weather in Paris?"))
+
+    async def run() -> None:  # the workflow needs a running loop from its start
+        await agent.run("What is the weather in Paris?")
+
+    asyncio.run(run())
 
 
 def litellm_flow(url: str, tool, provider: object, fail: bool) -> None:
@@ -499,6 +505,40 @@ def litellm_flow(url: str, tool, provider: object, fail: bool) -> None:
     messages += [first.choices[0].message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": result}]
     litellm.completion(model=f"openai/{MODEL}", api_base=url, api_key="test-key", messages=messages, tools=tools)
     time.sleep(0.5)  # its success callbacks (which write the spans) run on a worker thread after the call
+
+
+def llama_index_flow(url: str, retrieve: bool, fail: bool) -> None:
+    """LlamaIndex's FunctionAgent (its OpenAI LLM, streaming) around a function tool; `retrieve`: a retriever first
+    (the forecast documents); `fail`: the tool raises, the agent hands the model its error."""
+    import asyncio
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.tools import FunctionTool
+    from llama_index.llms.openai import OpenAI
+
+    if retrieve:
+        from llama_index.core.retrievers import BaseRetriever
+        from llama_index.core.schema import NodeWithScore, TextNode
+
+        class Forecasts(BaseRetriever):
+            def _retrieve(self, query_bundle):
+                return [NodeWithScore(node=TextNode(text="Paris: sunny, 24C", id_="forecast-1"), score=0.9)]
+
+        Forecasts().retrieve("Paris weather")
+
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    agent = FunctionAgent(name="weather", tools=[FunctionTool.from_defaults(get_weather)], system_prompt="Answer briefly.",
+                          llm=OpenAI(model=MODEL, api_base=url, api_key="test-key"))
+
+    async def run() -> None:  # the workflow needs a running loop from its start
+        await agent.run("What is the weather in Paris?")
+
+    asyncio.run(run())
 
 
 def main(options: dict) -> None:
@@ -561,6 +601,7 @@ def main(options: dict) -> None:
         "strands": lambda: strands_flow(url, fail),
         "agent-framework": lambda: agent_framework_flow(url),
         "litellm": lambda: litellm_flow(url, tool, provider, fail),
+        "llama-index": lambda: llama_index_flow(url, options.get("retrieve", False), fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
