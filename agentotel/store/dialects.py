@@ -3,7 +3,8 @@
 Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions in
 older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's native
 spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK, Strands Agents, LiteLLM's
-callback (Microsoft Agent Framework writes the current GenAI attributes: nothing to add). `SpanColumns` (the
+callback, Semantic Kernel, LlamaIndex's OpenInference spans (Microsoft Agent Framework writes the current GenAI
+attributes: nothing to add). `SpanColumns` (the
 store's one span→row path, used by the in-process exporter, the collector and `agentotel import`) calls
 `derive()` for every span that is not agentotel's own; it returns the promoted columns those attributes mean
 (operation, provider, models, tokens, tool name and call id, user, session, error type), the payload in the
@@ -14,8 +15,9 @@ call was offered).
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
 `openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, `openlit`, `langfuse`,
-`mlflow`, `adk`, `strands`, `litellm`, joined by `+`). LiteLLM's own messages are mended (`Derived.mends`):
-the mended ones take the payload columns, its own stay in the attribute map.
+`mlflow`, `adk`, `strands`, `litellm`, `semantic-kernel`, `llama-index`, joined by `+`). LiteLLM's and Semantic
+Kernel's own messages of a known broken shape are mended (`Derived.mends`): the mended ones take the payload
+columns, theirs stay in the attribute map.
 
 This is the one module where other instrumentations' attribute names may be written out; the table of
 what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
@@ -213,6 +215,13 @@ LL_TOOL_CALLS = "tool_calls"
 LL_TOOL_CALL_ID = "tool_call_id"
 LL_FUNCTION_CALL = "function_call."
 
+# Semantic Kernel (tracers semantic_kernel.*): the GenAI attributes, a model call's messages only in log records
+# (not on the span); finish reasons in gen_ai.response.finish_reason as its enum's text joined by "," (`FinishReason.
+# TOOL_CALLS`); an agent span's gen_ai.input/output.messages in OpenAI's message form (`content`, `name`), no parts.
+SK_SCOPE = "semantic_kernel."
+SK_FINISH_REASON = "gen_ai.response.finish_reason"
+SK_ENUM = "FinishReason."
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -315,6 +324,8 @@ def derive(
         _adk(attributes, name, out)
     if scope_name == LITELLM_SCOPE:
         _litellm(attributes, out)
+    elif scope_name is not None and scope_name.startswith(SK_SCOPE):
+        _semantic_kernel(attributes, out)
     if scope_name == STRANDS_SCOPE or get(GEN_AI_SYSTEM) == STRANDS_SYSTEM or get(_PROVIDER) == STRANDS_SYSTEM:
         _strands(attributes, events, out)
     if LF_TYPE in attributes:
@@ -862,6 +873,22 @@ def _without_leftovers(message: Any) -> Any:
         parts = [{"type": "tool_call_response", "id": _str(call_id), "response": response}]
     message["parts"] = parts + _message("assistant", None, calls, None)["parts"]
     return message
+
+
+# -- Semantic Kernel ------------------------------------------------------------------------------------
+
+
+def _semantic_kernel(attributes: Mapping[str, Any], out: Derived) -> None:
+    out.dialects.append("semantic-kernel")
+    reasons = _str(attributes.get(SK_FINISH_REASON))
+    if reasons:
+        out.set("finish_reasons", [r.strip().removeprefix(SK_ENUM).lower() for r in reasons.split(",")])
+    for key, side in ((semconv.GEN_AI_INPUT_MESSAGES, "input"), (semconv.GEN_AI_OUTPUT_MESSAGES, "output")):
+        messages = _load(attributes.get(key))
+        if isinstance(messages, list) and any(isinstance(m, dict) and "parts" not in m for m in messages):
+            setattr(out, side, _dump([_provider_message(m) if isinstance(m, dict) and "parts" not in m else m
+                                      for m in messages]))
+            out.mends = True
 
 
 # -- Strands Agents -------------------------------------------------------------------------------------

@@ -541,6 +541,33 @@ def llama_index_flow(url: str, retrieve: bool, fail: bool) -> None:
     asyncio.run(run())
 
 
+def semantic_kernel_flow(url: str, fail: bool) -> None:
+    """Semantic Kernel's ChatCompletionAgent (its OpenAI connector) around a kernel function, with its GenAI
+    diagnostics on (sensitive: the messages too); `fail`: the function raises, the kernel hands the model its error."""
+    import asyncio
+
+    os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+    import openai
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+    from semantic_kernel.functions import kernel_function
+
+    class Weather:
+        @kernel_function(name="get_weather", description="Weather in a city.")
+        def get_weather(self, city: str) -> str:
+            if fail:
+                raise RuntimeError(f"weather service unavailable for {city}")
+            return weather(city)
+
+    service = OpenAIChatCompletion(ai_model_id=MODEL, async_client=openai.AsyncOpenAI(base_url=url, api_key="test-key"))
+    agent = ChatCompletionAgent(service=service, name="weather", instructions="Answer briefly.", plugins=[Weather()])
+
+    async def run() -> None:
+        await agent.get_response(messages="What is the weather in Paris?")
+
+    asyncio.run(run())
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -602,6 +629,7 @@ def main(options: dict) -> None:
         "agent-framework": lambda: agent_framework_flow(url),
         "litellm": lambda: litellm_flow(url, tool, provider, fail),
         "llama-index": lambda: llama_index_flow(url, options.get("retrieve", False), fail),
+        "semantic-kernel": lambda: semantic_kernel_flow(url, fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
