@@ -353,7 +353,7 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
         if step.type == "llm":
             latest = step.index
             if minted:
-                _adopt_ids(step.input, minted, paired, {entry[0]["id"] for entry in asked})
+                _adopt_ids(step.input, minted, paired, asked)
             if not all(part.get("id") for part in _in_order(step.input)):
                 _pair_history(step.input, asked)
             for part in _tool_parts(step.output)[0]:
@@ -400,13 +400,18 @@ def _names_agent(tool: Any, agent: str) -> bool:
     return key == agent or key.endswith("_" + agent)
 
 
-def _adopt_ids(messages: list[Any], minted: list[list[Any]], paired: dict[str, Step], known: set[str]) -> None:
+def _adopt_ids(messages: list[Any], minted: list[list[Any]], paired: dict[str, Step], asked: list[list[Any]]) -> None:
     """An asked call's made-up id gives way to the id a later history gives the same call (tool and arguments,
     earliest first; an id the run's calls have already is another call's): LiteLLM's spans keep a call's id only
     in the conversation sent back, not in the answer."""
+    known: set[str] | None = None  # the asked calls' ids, gathered at the first history id (a Gemini run has none)
     for call in _tool_parts(messages)[0]:
         real = call.get("id")
-        if not real or real in known:
+        if not real:
+            continue
+        if known is None:
+            known = {entry[0]["id"] for entry in asked}
+        if real in known:
             continue
         wanted = canonical_arguments(call.get("arguments"))
         for i, (part, canonical) in enumerate(minted):
