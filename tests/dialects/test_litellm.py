@@ -76,3 +76,23 @@ def test_the_tools_offered_are_genai_definitions(traces: Traces) -> None:
     offered = {r[0] for r in traces.sql("SELECT attributes[$k] FROM llm_calls", {"k": semconv.GEN_AI_TOOL_DEFINITIONS}).fetchall()}
     [definitions] = [json.loads(o) for o in offered]
     assert [(d["name"], d["description"]) for d in definitions] == [("get_weather", "Weather in a city.")]
+
+
+@pytest.mark.parametrize(("given", "kept"), [(None, "true"), ("false", "false")])
+def test_instrument_keeps_litellms_calls_out_of_the_run_span(tmp_path: Path, given: str | None, kept: str) -> None:
+    """Under agentotel.run(), LiteLLM's callback (by default) wrote each call's attributes onto the run's own span
+    (run name lost, one "model call" left of two: measured with litellm 1.110); instrument() asks it for a span of its
+    own, the setting the recorded spans were made with. A user's own choice stays."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "USE_OTEL_LITELLM_REQUEST_SPAN"}
+    if given is not None:
+        env["USE_OTEL_LITELLM_REQUEST_SPAN"] = given
+    code = ("import os, agentotel; agentotel.instrument(directory=os.environ['STORE']);"
+            "print(os.environ.get('USE_OTEL_LITELLM_REQUEST_SPAN')); agentotel.shutdown()")
+    run = subprocess.run([sys.executable, "-c", code], env={**env, "STORE": str(tmp_path / "store")},
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == kept
