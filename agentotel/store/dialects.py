@@ -78,6 +78,7 @@ OI_TOOL_ID = "tool.id"
 OI_RETRIEVAL_DOCUMENTS = "retrieval.documents."
 OI_EMBEDDING_MODEL = "embedding.model_name"
 OI_AGENT_NAME = "agent.name"
+OI_GRAPH_NODE = "graph.node.id"  # an agent's node in a multi-agent graph (CrewAI's: the agent's role), beside no agent.name
 OI_TOOLS = "llm.tools"  # a JSON list of tool definitions, or flattened: llm.tools.N.tool.json_schema / .name / .description
 OI_TOOLS_PREFIX = OI_TOOLS + "."
 OI_TOOL_JSON_SCHEMA = "tool.json_schema"
@@ -509,7 +510,7 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         else:
             out.output = _str(get(OI_OUTPUT_VALUE))
     elif operation == "invoke_agent":
-        out.set("agent_name", _str(get(OI_AGENT_NAME)))
+        out.set("agent_name", _str(get(OI_AGENT_NAME) or get(OI_GRAPH_NODE)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
 

@@ -156,6 +156,8 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
         elif name == "openinference-llama-index":
             from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-crewai":
+            from openinference.instrumentation.crewai import CrewAIInstrumentor as OpenAIInstrumentor
         elif name == "langfuse":  # the client's own processor exports nowhere: the store's exporter gets the spans
             from langfuse import Langfuse
             from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -568,6 +570,26 @@ def semantic_kernel_flow(url: str, fail: bool) -> None:
     asyncio.run(run())
 
 
+def crewai_flow(url: str, fail: bool) -> None:
+    """A CrewAI crew of one agent (CrewAI's OpenAI LLM) and one task around a tool; `fail`: the tool raises."""
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # CrewAI's own usage reporting: off (no network)
+    os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+    from crewai import LLM, Agent, Crew, Task
+    from crewai.tools import tool as crew_tool
+
+    @crew_tool("get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    agent = Agent(role="Weather reporter", goal="Answer weather questions briefly.", backstory="Knows the weather.",
+                  llm=LLM(model=MODEL, base_url=url, api_key="test-key"), tools=[get_weather], verbose=False)
+    task = Task(description="What is the weather in Paris?", expected_output="The weather, briefly.", agent=agent)
+    Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -630,6 +652,7 @@ def main(options: dict) -> None:
         "litellm": lambda: litellm_flow(url, tool, provider, fail),
         "llama-index": lambda: llama_index_flow(url, options.get("retrieve", False), fail),
         "semantic-kernel": lambda: semantic_kernel_flow(url, fail),
+        "crewai": lambda: crewai_flow(url, fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):
