@@ -1,6 +1,6 @@
 """CrewAI through OpenInference's CrewAI and OpenAI instrumentations: the same runs and steps as agentotel's own.
 
-The spans are recorded (recorded/crewai.jsonl, made by recorded/record_crewai.py: crewai 1.15 pulls hundreds of MB
+The spans are recorded (recorded/crewai.jsonl, made by `recorded/record.py crewai`: crewai 1.15 pulls hundreds of MB
 the project does not need): a crew of one agent and one task around a tool, twice; the second time the tool
 raises and CrewAI hands the model its error.
 """
@@ -9,24 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-import agentotel
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, import_recorded
+from test_dialects import IN, OUT, TOKENS, recorded_store
 from weather_variants import assert_tool_error_named, good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded" / "crewai.jsonl"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return import_recorded(RECORDED, tmp_path_factory.mktemp("crewai") / "store")
-
-
-@pytest.fixture(scope="module")
-def traces(store: Path) -> Traces:
-    return agentotel.open(store)
+store = recorded_store("crewai")
 
 
 def test_the_crews_agent_its_model_calls_and_tool(traces: Traces) -> None:

@@ -47,12 +47,18 @@ def produce(store: Path, **options: Any) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
 
 
-def import_recorded(recorded: Path, store: Path) -> Path:
-    """A recorded OTLP/JSON file (tests/dialects/recorded/) stored through `agentotel import`, as an archive of the
-    collector's file exporter would be."""
+def recorded_store(*names: str) -> Any:
+    """A module's `store` fixture: recorded/<name>.jsonl (OTLP/JSON, as the collector's file exporter writes it)
+    stored through `agentotel import`, once per name given."""
     from agentotel.cli import main
 
-    assert main(["import", str(recorded), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    @pytest.fixture(scope="module", params=names)
+    def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        store = tmp_path_factory.mktemp(request.param) / "store"
+        recorded = HERE / "recorded" / f"{request.param}.jsonl"
+        assert main(["import", str(recorded), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        return store
+
     return store
 
 

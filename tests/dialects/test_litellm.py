@@ -1,6 +1,6 @@
 """LiteLLM's OpenTelemetry callback: the spans it writes become the same runs and model steps as agentotel's own.
 
-LiteLLM's spans are recorded (recorded/litellm.jsonl, made by recorded/record_litellm.py: litellm 1.110 cannot be
+LiteLLM's spans are recorded (recorded/litellm.jsonl, made by `recorded/record.py litellm`: litellm 1.110 cannot be
 installed beside the project's aiobotocore): two litellm.completion calls (the openai provider, producer.py's
 scripted server) around the tool, each in the app's root span, twice; the second time the tool fails and the model
 answers past its error. LiteLLM writes gen_ai.input/output.messages with OpenAI's leftovers (a message's calls in
@@ -15,23 +15,12 @@ from pathlib import Path
 
 import pytest
 
-import agentotel
 from agentotel import semconv
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, glob_sum, import_recorded
+from test_dialects import IN, OUT, TOKENS, glob_sum, recorded_store
 from weather_variants import check, good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded" / "litellm.jsonl"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return import_recorded(RECORDED, tmp_path_factory.mktemp("litellm") / "store")
-
-
-@pytest.fixture(scope="module")
-def traces(store: Path) -> Traces:
-    return agentotel.open(store)
+store = recorded_store("litellm")
 
 
 def test_litellm_requests_are_model_steps_with_the_calls_they_asked_for(traces: Traces, store: Path) -> None:

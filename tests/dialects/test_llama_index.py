@@ -1,6 +1,6 @@
 """LlamaIndex through OpenInference's instrumentation: the spans become the same runs and steps as agentotel's own.
 
-The spans are recorded (recorded/llama-index.jsonl, made by recorded/record_llama_index.py: llama-index-llms-openai
+The spans are recorded (recorded/llama-index.jsonl, made by `recorded/record.py llama-index`: llama-index-llms-openai
 0.8 cannot be installed beside the openai 3.x the project tests): a retriever, then a FunctionAgent (its OpenAI LLM,
 streaming, producer.py's scripted server) around a function tool, in the app's root span, twice; the second time
 the tool raises and the agent hands the model its error. LlamaIndex's dispatcher writes a span a method: the
@@ -11,24 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-import agentotel
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, glob_sum, import_recorded
+from test_dialects import IN, OUT, TOKENS, glob_sum, recorded_store
 from weather_variants import assert_tool_error_named, good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded" / "llama-index.jsonl"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return import_recorded(RECORDED, tmp_path_factory.mktemp("llama-index") / "store")
-
-
-@pytest.fixture(scope="module")
-def traces(store: Path) -> Traces:
-    return agentotel.open(store)
+store = recorded_store("llama-index")
 
 
 def test_one_step_a_call_a_tool_and_a_retrieval_not_one_a_method(traces: Traces, store: Path) -> None:

@@ -1,6 +1,6 @@
 """Semantic Kernel: the spans its GenAI diagnostics write become the same runs and steps as agentotel's own.
 
-The spans are recorded (recorded/semantic-kernel.jsonl, made by recorded/record_semantic_kernel.py: semantic-kernel
+The spans are recorded (recorded/semantic-kernel.jsonl, made by `recorded/record.py semantic-kernel`: semantic-kernel
 1.45 cannot be installed beside the mcp 2.x the project tests): a ChatCompletionAgent around a kernel function,
 twice; the second time the function raises. Semantic Kernel writes a model call's messages only as log records,
 not on its span: its model steps have tokens and finish reasons, no messages.
@@ -8,21 +8,11 @@ not on its span: its model steps have tokens and finish reasons, no messages.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-import agentotel
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, import_recorded
+from test_dialects import IN, OUT, TOKENS, recorded_store
 from weather_variants import good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded" / "semantic-kernel.jsonl"
-
-
-@pytest.fixture(scope="module")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> Traces:
-    return agentotel.open(import_recorded(RECORDED, tmp_path_factory.mktemp("semantic-kernel") / "store"))
+store = recorded_store("semantic-kernel")
 
 
 def test_the_agents_run_of_model_and_tool_steps(traces: Traces) -> None:

@@ -1,6 +1,6 @@
 """Strands Agents (AWS): the spans it emits become the same runs and steps as agentotel's own.
 
-Strands' spans are recorded (recorded/strands.jsonl and strands-latest.jsonl, made by recorded/record_strands.py:
+Strands' spans are recorded (recorded/strands.jsonl and strands-latest.jsonl, made by `recorded/record.py strands`:
 strands-agents 1.62 cannot be installed beside the openai 3.x and mcp 2.3 the project tests): its agent, through its
 OpenAI model provider (streaming), around producer.py's scripted server, twice; the second time the tool raises,
 Strands hands the model the error and the model answers past it. Once in Strands' default conventions (messages as
@@ -13,26 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-import agentotel
 from agentotel import semconv
 from agentotel.query import Traces
-from test_dialects import IN, OUT, TOKENS, glob_sum, import_recorded
+from test_dialects import IN, OUT, TOKENS, glob_sum, recorded_store
 from weather_variants import assert_tool_error_named, good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded"
-FORMS = ["strands", "strands-latest"]
-
-
-@pytest.fixture(scope="module", params=FORMS)
-def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return import_recorded(RECORDED / f"{request.param}.jsonl", tmp_path_factory.mktemp(request.param) / "store")
-
-
-@pytest.fixture(scope="module")
-def traces(store: Path) -> Traces:
-    return agentotel.open(store)
+store = recorded_store("strands", "strands-latest")
 
 
 def test_strands_spans_are_model_and_tool_steps_of_the_agents_run(traces: Traces, store: Path) -> None:
