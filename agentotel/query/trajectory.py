@@ -369,15 +369,19 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
                 waiting.append(part)
         elif step.type == "tool" and step.tool_name:
             if step.tool_call_id:
-                waiting = [part for part in waiting if part["id"] != step.tool_call_id]
-                continue
+                kept = [part for part in waiting if part["id"] != step.tool_call_id]
+                if len(kept) < len(waiting) or any(part["id"] == step.tool_call_id for part, _ in asked):
+                    waiting = kept
+                    continue
+                # An id no asked call has: the framework's own (Google ADK's `adk-...`, which its model spans do
+                # not record); paired by tool and arguments as an id-less one is, keeping its id.
             same = [part for part in waiting if part.get("name") == step.tool_name]
             if not same:
                 continue
             wanted = canonical_arguments(step.input)
             part = next((p for p in same if canonical_arguments(p.get("arguments")) == wanted), same[0])
             waiting.remove(part)
-            step.tool_call_id = part["id"]
+            step.tool_call_id = step.tool_call_id or part["id"]
             step.requested_by = asked_by[id(part)]
             paired[part["id"]] = step
         elif step.type == "tool" and not step.tool_call_id:
@@ -418,8 +422,9 @@ def _adopt_ids(messages: list[Any], minted: list[list[Any]], paired: dict[str, S
             if part.get("name") == call.get("name") and canonical == wanted:
                 made = part["id"]
                 part["id"] = real
-                if made in paired:
-                    paired.pop(made).tool_call_id = real
+                paired_step = paired.pop(made, None)
+                if paired_step is not None and paired_step.tool_call_id == made:  # (not an id of its own)
+                    paired_step.tool_call_id = real
                 del minted[i]
                 break
         if not minted:

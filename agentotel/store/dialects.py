@@ -783,6 +783,12 @@ def _adk(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
         out.input = _str(get(ADK_TOOL_ARGS))
         out.output = None if response is None else response if isinstance(response, str) else _dump(response)
         return
+    result = _load(get(semconv.GEN_AI_TOOL_CALL_RESULT))
+    if isinstance(result, dict) and set(result) == {"result"}:  # 2.x, the current attributes: the same wrapping
+        value = result["result"]
+        out.output = value if isinstance(value, str) else _dump(value)
+        out.mends = True
+        return
     request = _load(get(ADK_LLM_REQUEST))
     if not isinstance(request, dict) or not request.get("contents"):
         return  # a tool span's placeholder ("{}"), or no model call

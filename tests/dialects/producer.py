@@ -97,7 +97,7 @@ def bedrock_replies(parallel: bool) -> list[dict]:
 
 
 def serve(flow: str = "openai", parallel: bool = False, runs: int = 1) -> str:
-    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "agents-handoff": handoff_replies,
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "adk": gemini_replies, "agents-handoff": handoff_replies,
                "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel) * runs
 
     class Handler(BaseHTTPRequestHandler):
@@ -590,6 +590,40 @@ def crewai_flow(url: str, fail: bool) -> None:
     Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
 
 
+def adk_flow(url: str, fail: bool) -> None:
+    """Google's ADK: an LlmAgent (Gemini through google-genai, at the scripted server) around a function tool, run by
+    its InMemoryRunner; `fail`: the tool raises and an on_tool_error callback hands the model its error."""
+    import asyncio
+
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    os.environ["GOOGLE_API_KEY"] = "test-key"
+    os.environ["GOOGLE_GEMINI_BASE_URL"] = url.removesuffix("/v1")
+
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    def on_error(tool, args, tool_context, error):  # the model is told, and goes on
+        return {"error": str(error)}
+
+    agent = LlmAgent(name="weather_agent", model="gemini-2.0-flash", instruction="Answer briefly.", tools=[get_weather],
+                     on_tool_error_callback=on_error)
+
+    async def run() -> None:
+        runner = InMemoryRunner(agent=agent, app_name="weather")
+        session = await runner.session_service.create_session(app_name="weather", user_id="alice")
+        question = types.Content(role="user", parts=[types.Part(text="What is the weather in Paris?")])
+        async for _event in runner.run_async(user_id="alice", session_id=session.id, new_message=question):
+            pass
+
+    asyncio.run(run())
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -653,6 +687,7 @@ def main(options: dict) -> None:
         "llama-index": lambda: llama_index_flow(url, options.get("retrieve", False), fail),
         "semantic-kernel": lambda: semantic_kernel_flow(url, fail),
         "crewai": lambda: crewai_flow(url, fail),
+        "adk": lambda: adk_flow(url, fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

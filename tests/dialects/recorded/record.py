@@ -33,6 +33,11 @@ crewai (crewai 1.15: chromadb, lancedb, kubernetes' client and more): OpenInfere
 instrumentations around a crew of one agent and one task; DIR from `... crewai==1.15.30 crewai-core==1.15.30
 openinference-instrumentation-crewai==1.1.21 appdirs jsonref portalocker json_repair chromadb overrides pybase64
 aiofiles aiosqlite tomli json5`.
+
+adk-latest, adk-v1 (google-adk 2.13: Google Cloud's client libraries, well over 100 MB): an LlmAgent (Gemini through
+google-genai) and its InMemoryRunner, with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental (the messages on
+the spans; by default 2.x writes them as log records only) and with ADK's 1.x span schema
+(ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1); DIR from `... google-adk==2.13.0 fastapi annotated_doc`.
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ RECORDINGS: dict[str, tuple[dict, dict]] = {
     "semantic-kernel": ({"flow": "semantic-kernel", **TWICE}, {}),
     "crewai": ({"instrumentations": ["openinference-crewai", "openinference-openai"], "flow": "crewai", **TWICE},
                {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false"}),
+    "adk-latest": ({"flow": "adk", "semconv": "gen_ai_latest_experimental", **TWICE}, {}),
+    "adk-v1": ({"flow": "adk", **TWICE}, {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"}),
 }
 TARGETS = {"openlit": "openlit-langchain"}  # the file a recording is kept in, when not <name>.jsonl
 
