@@ -35,6 +35,11 @@ log = logging.getLogger("agentotel")
 
 _SIGNAL_FLUSH_TIMEOUT_S = 10.0
 
+# LiteLLM's OpenTelemetry callback writes a call's attributes onto the span current at the call when there is one
+# (an agent's run span: its operation, model and tokens overwritten, each call's by the next) unless this says to
+# start a span of its own, a child (store/dialects.py reads it). A user's own setting is kept.
+_LITELLM_OWN_SPAN = "USE_OTEL_LITELLM_REQUEST_SPAN"
+
 
 class _Accounted(SpanExporter):
     """An exporter that counts the spans its receiver accepted (an OTLP 401 or an unreachable endpoint
@@ -69,11 +74,6 @@ class _Accounted(SpanExporter):
 # thread-busy process starves the export thread (8 threads x 2,500 tool calls kept 4,184 of 20,001).
 # A larger queue absorbs a burst; past it, back-pressure: the thread ending a span waits (at most
 # _BACKPRESSURE_WAIT_S) for the exporter to make room instead of dropping.
-# LiteLLM's OpenTelemetry callback writes a call's attributes onto the span current at the call when there is one
-# (an agent's run span: its operation, model and tokens overwritten, each call's by the next) unless this says to
-# start a span of its own, a child (store/dialects.py reads it). A user's own setting is kept.
-_LITELLM_OWN_SPAN = "USE_OTEL_LITELLM_REQUEST_SPAN"
-
 _QUEUE_SPANS = 16_384
 _EXPORT_BATCH_SPANS = 2_048  # one WAL append and fsync each
 _BACKPRESSURE_WAIT_S = 2.0
