@@ -35,6 +35,11 @@ log = logging.getLogger("agentotel")
 
 _SIGNAL_FLUSH_TIMEOUT_S = 10.0
 
+# LiteLLM's OpenTelemetry callback writes a call's attributes onto the span current at the call when there is one
+# (an agent's run span: its operation, model and tokens overwritten, each call's by the next) unless this says to
+# start a span of its own, a child (store/dialects.py reads it). A user's own setting is kept.
+_LITELLM_OWN_SPAN = "USE_OTEL_LITELLM_REQUEST_SPAN"
+
 
 class _Accounted(SpanExporter):
     """An exporter that counts the spans its receiver accepted (an OTLP 401 or an unreachable endpoint
@@ -230,6 +235,7 @@ def instrument(
             for processor in processors:
                 processor.shutdown()
         _state = state
+        os.environ.setdefault(_LITELLM_OWN_SPAN, "true")
         try:
             _patch(state)
             _install_exit_hooks()

@@ -48,7 +48,8 @@ class BedrockRequest(Request):
     family: str = "converse"
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
+def converse_parts(content: Any) -> list[dict[str, Any]]:
+    """Converse content blocks as GenAI parts (Strands Agents writes its messages in them too: store/dialects.py)."""
     parts: list[dict[str, Any]] = []
     for block in content or ():
         if isinstance(block, str):
@@ -85,7 +86,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 def _messages(messages: Any) -> list[dict[str, Any]]:
     out = []
     for message in messages or ():
-        parts = _blocks(message.get("content"))
+        parts = converse_parts(message.get("content"))
         role = message.get("role", "user")
         if parts and all(p["type"] == "tool_call_response" for p in parts):
             role = "tool"
@@ -129,10 +130,10 @@ def converse_response(body: Any) -> Response:
     if type(body) is dict:  # botocore's parsed response (every call): plain look-ups, no field_of
         output = body.get("output")
         message = output.get("message") if type(output) is dict else field_of(output, "message")
-        parts = _blocks(message.get("content") if type(message) is dict else field_of(message, "content"))
+        parts = converse_parts(message.get("content") if type(message) is dict else field_of(message, "content"))
         stop, usage = body.get("stopReason"), body.get("usage")
     else:
-        parts = _blocks(field_of(field_of(field_of(body, "output"), "message"), "content"))
+        parts = converse_parts(field_of(field_of(field_of(body, "output"), "message"), "content"))
         stop, usage = field_of(body, "stopReason"), field_of(body, "usage")
     # (id, model, finish reasons, usage, output messages, tool calls: positional, as in `converse_usage`)
     return Response(
@@ -276,7 +277,7 @@ def converse_request(params: dict[str, Any], attributes: dict[str, Any], request
         put(attributes, GEN_AI_REQUEST_TOP_K, field_of(extra, "top_k"), int)
     if capturing():
         request.input_messages = _messages(params.get("messages"))
-        request.system_instructions = _blocks(params.get("system")) or None
+        request.system_instructions = converse_parts(params.get("system")) or None
     tool_config = params.get("toolConfig")
     if tool_config:
         request.tool_definitions = _tool_definitions(tool_config)

@@ -347,9 +347,13 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
     asked_by: dict[int, int] = {}  # id(part) -> the model step's index
     counts: dict[tuple[Any, str], int] = {}
     waiting: list[dict[str, Any]] = []  # asked calls no tool step has run yet
+    minted: list[list[Any]] = []  # [part, canonical] of the asked calls given a made-up id, until a history names theirs
+    paired: dict[str, Step] = {}  # made-up id -> the tool step given it
     for step in steps:
         if step.type == "llm":
             latest = step.index
+            if minted:
+                _adopt_ids(step.input, minted, paired, asked)
             if not all(part.get("id") for part in _in_order(step.input)):
                 _pair_history(step.input, asked)
             for part in _tool_parts(step.output)[0]:
@@ -359,21 +363,27 @@ def _pair_unnamed_calls(steps: list[Step]) -> None:
                     key = (part.get("name"), canonical)
                     counts[key] = count = counts.get(key, 0) + 1
                     part["id"] = stable_call_id(key[0], key[1], count)
+                    minted.append([part, canonical])
                 asked.append([part, canonical])
                 asked_by[id(part)] = step.index
                 waiting.append(part)
         elif step.type == "tool" and step.tool_name:
             if step.tool_call_id:
-                waiting = [part for part in waiting if part["id"] != step.tool_call_id]
-                continue
+                kept = [part for part in waiting if part["id"] != step.tool_call_id]
+                if len(kept) < len(waiting) or any(part["id"] == step.tool_call_id for part, _ in asked):
+                    waiting = kept
+                    continue
+                # An id no asked call has: the framework's own (Google ADK's `adk-...`, which its model spans do
+                # not record); paired by tool and arguments as an id-less one is, keeping its id.
             same = [part for part in waiting if part.get("name") == step.tool_name]
             if not same:
                 continue
             wanted = canonical_arguments(step.input)
             part = next((p for p in same if canonical_arguments(p.get("arguments")) == wanted), same[0])
             waiting.remove(part)
-            step.tool_call_id = part["id"]
+            step.tool_call_id = step.tool_call_id or part["id"]
             step.requested_by = asked_by[id(part)]
+            paired[part["id"]] = step
         elif step.type == "tool" and not step.tool_call_id:
             loose = [part for part in waiting if asked_by[id(part)] == latest and part.get("name") not in named]
             target = _agent_key(step.output)
@@ -392,6 +402,33 @@ def _names_agent(tool: Any, agent: str) -> bool:
     """Whether a tool's name ends with the agent's (`transfer_to_order_desk` for "Order Desk")."""
     key = _agent_key(tool)
     return key == agent or key.endswith("_" + agent)
+
+
+def _adopt_ids(messages: list[Any], minted: list[list[Any]], paired: dict[str, Step], asked: list[list[Any]]) -> None:
+    """An asked call's made-up id gives way to the id a later history gives the same call (tool and arguments,
+    earliest first; an id the run's calls have already is another call's): LiteLLM's spans keep a call's id only
+    in the conversation sent back, not in the answer."""
+    known: set[str] | None = None  # the asked calls' ids, gathered at the first history id (a Gemini run has none)
+    for call in _tool_parts(messages)[0]:
+        real = call.get("id")
+        if not real:
+            continue
+        if known is None:
+            known = {entry[0]["id"] for entry in asked}
+        if real in known:
+            continue
+        wanted = canonical_arguments(call.get("arguments"))
+        for i, (part, canonical) in enumerate(minted):
+            if part.get("name") == call.get("name") and canonical == wanted:
+                made = part["id"]
+                part["id"] = real
+                paired_step = paired.pop(made, None)
+                if paired_step is not None and paired_step.tool_call_id == made:  # (not an id of its own)
+                    paired_step.tool_call_id = real
+                del minted[i]
+                break
+        if not minted:
+            return
 
 
 def _pair_history(messages: list[Any], asked: list[list[Any]]) -> None:

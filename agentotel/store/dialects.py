@@ -2,7 +2,9 @@
 
 Ops teams send whatever their services emit: OpenInference, OpenLLMetry (Traceloop), the GenAI conventions in
 older forms, pydantic-ai / Logfire, MCP's own spans, the Vercel AI SDK in Node.js, the anthropic SDK's native
-spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK. `SpanColumns` (the
+spans, OpenLIT, Langfuse's SDK (v3 on: OpenTelemetry spans), MLflow tracing, Google's ADK, Strands Agents, LiteLLM's
+callback, Semantic Kernel, LlamaIndex's OpenInference spans (Microsoft Agent Framework writes the current GenAI
+attributes: nothing to add). `SpanColumns` (the
 store's one span→row path, used by the in-process exporter, the collector and `agentotel import`) calls
 `derive()` for every span that is not agentotel's own; it returns the promoted columns those attributes mean
 (operation, provider, models, tokens, tool name and call id, user, session, error type), the payload in the
@@ -13,7 +15,9 @@ call was offered).
 The span's own attributes always stay in its `attributes` map; `derive()` only fills columns the
 current GenAI attributes left empty, and says in `dialect` which rules did (`genai`, `genai-legacy`,
 `openinference`, `traceloop`, `vercel-ai`, `mcp`, `pydantic-ai`, `anthropic-sdk`, `openlit`, `langfuse`,
-`mlflow`, `adk`, joined by `+`).
+`mlflow`, `adk`, `strands`, `litellm`, `semantic-kernel`, `llama-index`, joined by `+`). LiteLLM's and Semantic
+Kernel's own messages of a known broken shape are mended (`Derived.mends`): the mended ones take the payload
+columns, theirs stay in the attribute map.
 
 This is the one module where other instrumentations' attribute names may be written out; the table of
 what maps to which column is in docs/STORE.md. Cheap by construction: a span of none of these dialects
@@ -74,6 +78,7 @@ OI_TOOL_ID = "tool.id"
 OI_RETRIEVAL_DOCUMENTS = "retrieval.documents."
 OI_EMBEDDING_MODEL = "embedding.model_name"
 OI_AGENT_NAME = "agent.name"
+OI_GRAPH_NODE = "graph.node.id"  # an agent's node in a multi-agent graph (CrewAI's: the agent's role), beside no agent.name
 OI_TOOLS = "llm.tools"  # a JSON list of tool definitions, or flattened: llm.tools.N.tool.json_schema / .name / .description
 OI_TOOLS_PREFIX = OI_TOOLS + "."
 OI_TOOL_JSON_SCHEMA = "tool.json_schema"
@@ -81,6 +86,15 @@ OI_TOOL_DESCRIPTION = "tool.description"
 OI_TOOL_PARAMETERS = "tool.parameters"  # a TOOL span's own parameter schema (JSON), beside its tool.description
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
+
+# LlamaIndex through OpenInference's instrumentation: a span a method LlamaIndex's dispatcher instruments, named
+# `Class.method`. A private method's span (`OpenAI._prepare_chat_with_tools` inside chat_with_tools, a retriever's
+# `_retrieve` inside its `retrieve`) is the inside of a public one of the same kind: no step again. A FunctionTool
+# span's input is `{"kwargs": {...}}`, its output the ToolOutput (`raw_output`: what the function returned).
+LLAMA_INDEX_SCOPE = "openinference.instrumentation.llama_index"
+LI_KWARGS = "kwargs"
+LI_RAW_OUTPUT = "raw_output"
+LI_TOOL_OUTPUT = frozenset({"blocks", "tool_name", "raw_input", "raw_output", "is_error"})  # ToolOutput's fields
 
 # OpenLLMetry (Traceloop).
 TL_SPAN_KIND = "traceloop.span.kind"
@@ -180,6 +194,35 @@ ADK_TOOL_RESPONSE = "gcp.vertex.agent.tool_response"  # the response ({"result":
 ADK_SESSION = "gcp.vertex.agent.session_id"
 _ADK_TOOL_SPAN = "execute_tool "
 
+# Strands Agents (AWS; tracer strands.telemetry.tracer): the GenAI conventions' older event form, each message's
+# content as Bedrock Converse blocks in JSON ({"text"}, {"toolUse"}, {"toolResult"}), the answer plain text on the
+# agent's span; a tool's arguments and result in its own gen_ai.tool.message and gen_ai.choice events. With
+# OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental: the current attributes and the operation.details event.
+# Its gen_ai.system (gen_ai.provider.name) names Strands, not the model's provider.
+STRANDS_SCOPE = "strands.telemetry.tracer"
+STRANDS_SYSTEM = "strands-agents"
+ST_CONTENT = "content"  # on the gen_ai.*.message events
+ST_MESSAGE = "message"  # on gen_ai.choice
+ST_FINISH_REASON = "finish_reason"
+ST_TOOL_SCHEMA = "gen_ai.tool.json_schema"  # an execute_tool span's own parameter schema
+ST_TOOL_INPUT_EVENT = "gen_ai.tool.message"  # on an execute_tool span: the call's arguments
+
+# LiteLLM's OpenTelemetry callback (tracer litellm; a litellm_request span a call, raw_gen_ai_request under it with
+# the provider's request as Python reprs): gen_ai.input/output.messages with OpenAI's leftovers - an assistant
+# message's calls in its own `tool_calls` (OpenAI's form) beside an empty text part, a tool message's call in its
+# `tool_call_id` - and the answer's calls only in gen_ai.completion.K.function_call.name / .arguments (no id).
+LITELLM_SCOPE = "litellm"
+LL_TOOL_CALLS = "tool_calls"
+LL_TOOL_CALL_ID = "tool_call_id"
+LL_FUNCTION_CALL = "function_call."
+
+# Semantic Kernel (tracers semantic_kernel.*): the GenAI attributes, a model call's messages only in log records
+# (not on the span); finish reasons in gen_ai.response.finish_reason as its enum's text joined by "," (`FinishReason.
+# TOOL_CALLS`); an agent span's gen_ai.input/output.messages in OpenAI's message form (`content`, `name`), no parts.
+SK_SCOPE = "semantic_kernel."
+SK_FINISH_REASON = "gen_ai.response.finish_reason"
+SK_ENUM = "FinishReason."
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -207,7 +250,7 @@ _MARKERS = frozenset({
 class Derived:
     """What the rules say about one span: column values (by store column name), payloads, dialect."""
 
-    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from")
+    __slots__ = ("columns", "input", "output", "dialects", "attributes", "input_from", "mends")
 
     def __init__(self) -> None:
         self.columns: dict[str, Any] = {}
@@ -221,6 +264,9 @@ class Derived:
         # The payload attribute that belongs in `input` when another one took its place (OpenLIT's model span
         # carries the arguments of the tool calls it asked for as gen_ai.tool.call.arguments, before its messages).
         self.input_from: str | None = None
+        # The span's own GenAI payloads are of a shape known to be broken (LiteLLM's): `input` / `output`, when
+        # set, take their place in the payload columns, and they stay in the span's attribute map.
+        self.mends = False
 
     def set(self, column: str, value: Any) -> None:
         if value is not None and value != "" and column not in self.columns:
@@ -257,7 +303,13 @@ def derive(
     ) is not None:
         out.dialects.append("genai")
     if OI_SPAN_KIND in attributes:
-        _openinference(attributes, out)
+        if scope_name != LLAMA_INDEX_SCOPE:
+            _openinference(attributes, out)
+        elif name.rpartition(".")[2].startswith("_"):
+            out.dialects += ["openinference", "llama-index"]  # a private method's span: inside a public one's
+        else:
+            _openinference(attributes, out)
+            _llama_index(out)
     if TL_SPAN_KIND in attributes or TL_REQUEST_TYPE in attributes:
         _traceloop(attributes, out)
     if AI_OPERATION_ID in attributes:
@@ -271,6 +323,12 @@ def derive(
         out.set("cache_write_tokens", _int(get(GEN_AI_USAGE_CACHE_WRITE)))
     if scope_name == ADK_SCOPE:
         _adk(attributes, name, out)
+    if scope_name == LITELLM_SCOPE:
+        _litellm(attributes, out)
+    elif scope_name is not None and scope_name.startswith(SK_SCOPE):
+        _semantic_kernel(attributes, out)
+    if scope_name == STRANDS_SCOPE or get(GEN_AI_SYSTEM) == STRANDS_SYSTEM or get(_PROVIDER) == STRANDS_SYSTEM:
+        _strands(attributes, events, out)
     if LF_TYPE in attributes:
         _langfuse(attributes, name, out)
     if ML_SPAN_TYPE in attributes:
@@ -361,11 +419,18 @@ def _message_events(attributes: Mapping[str, Any], events: Sequence[Any], out: D
             out.input = _str(attrs.get(GEN_AI_EVENT_PROMPT))
         elif event_name == _CONTENT_COMPLETION_EVENT and out.output is None:
             out.output = _str(attrs.get(GEN_AI_EVENT_COMPLETION))
-        elif event_name == GEN_AI_OPERATION_DETAILS_EVENT:
+        elif event_name == GEN_AI_OPERATION_DETAILS_EVENT:  # one event, or one a field (Strands)
             if out.input is None and attrs.get(semconv.GEN_AI_INPUT_MESSAGES) is not None:
                 out.input = _str(attrs[semconv.GEN_AI_INPUT_MESSAGES])
             if out.output is None and attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES) is not None:
                 out.output = _str(attrs[semconv.GEN_AI_OUTPUT_MESSAGES])
+            # What the call was told and offered, read by their attribute names (calls, check, cases).
+            instructions = attrs.get(semconv.GEN_AI_SYSTEM_INSTRUCTIONS)
+            if instructions is not None and semconv.GEN_AI_SYSTEM_INSTRUCTIONS not in attributes:
+                out.attributes.setdefault(semconv.GEN_AI_SYSTEM_INSTRUCTIONS, _str(instructions))
+            offered = _load(attrs.get(semconv.GEN_AI_TOOL_DEFINITIONS))
+            if isinstance(offered, list):
+                out.offer(tool_definitions(offered))
     if inputs and out.input is None:
         out.input = _dump(inputs)
     if outputs and out.output is None:
@@ -445,9 +510,23 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         else:
             out.output = _str(get(OI_OUTPUT_VALUE))
     elif operation == "invoke_agent":
-        out.set("agent_name", _str(get(OI_AGENT_NAME)))
+        out.set("agent_name", _str(get(OI_AGENT_NAME) or get(OI_GRAPH_NODE)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
+
+
+def _llama_index(out: Derived) -> None:
+    """A FunctionTool span's arguments and result, out of LlamaIndex's wrappers."""
+    out.dialects.append("llama-index")
+    if out.columns.get("operation") != TOOL_OPERATION:
+        return
+    arguments = _load(out.input)
+    if isinstance(arguments, dict) and set(arguments) == {LI_KWARGS} and isinstance(arguments[LI_KWARGS], dict):
+        out.input = _dump(arguments[LI_KWARGS])
+    result = _load(out.output)
+    if isinstance(result, dict) and LI_TOOL_OUTPUT <= result.keys():
+        raw = result[LI_RAW_OUTPUT]
+        out.output = raw if isinstance(raw, str) else _dump(raw)
 
 
 def _openinference_tools(attributes: Mapping[str, Any], keys: Sequence[str]) -> list[dict[str, Any]]:
@@ -704,6 +783,12 @@ def _adk(attributes: Mapping[str, Any], name: str, out: Derived) -> None:
         out.input = _str(get(ADK_TOOL_ARGS))
         out.output = None if response is None else response if isinstance(response, str) else _dump(response)
         return
+    result = _load(get(semconv.GEN_AI_TOOL_CALL_RESULT))
+    if isinstance(result, dict) and set(result) == {"result"}:  # 2.x, the current attributes: the same wrapping
+        value = result["result"]
+        out.output = value if isinstance(value, str) else _dump(value)
+        out.mends = True
+        return
     request = _load(get(ADK_LLM_REQUEST))
     if not isinstance(request, dict) or not request.get("contents"):
         return  # a tool span's placeholder ("{}"), or no model call
@@ -755,6 +840,127 @@ def _gemini_content(content: Mapping[str, Any]) -> dict[str, Any]:
             parts.append(part)
     role = str(content.get("role") or "user")
     return {"role": _ROLES.get(role, role), "parts": parts}
+
+
+# -- LiteLLM --------------------------------------------------------------------------------------------
+
+
+def _litellm(attributes: Mapping[str, Any], out: Derived) -> None:
+    out.dialects.append("litellm")
+    messages = _load(attributes.get(semconv.GEN_AI_INPUT_MESSAGES))
+    if isinstance(messages, list) and any(isinstance(m, dict) and (LL_TOOL_CALLS in m or LL_TOOL_CALL_ID in m)
+                                          for m in messages):
+        out.input = _dump([_without_leftovers(m) for m in messages])
+        out.mends = True
+    answers = _load(attributes.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+    calls = [fields for _, fields in sorted(_unflatten(attributes, GEN_AI_COMPLETION_PREFIX).items())
+             if fields.get(LL_FUNCTION_CALL + "name")]
+    if isinstance(answers, list) and len(answers) == 1 and isinstance(answers[0], dict) and calls and not any(
+            isinstance(p, dict) and p.get("type") == "tool_call" for p in answers[0].get("parts") or ()):
+        answer = _without_leftovers(answers[0])
+        answer["parts"] += [{"type": "tool_call", "id": None, "name": _str(c[LL_FUNCTION_CALL + "name"]),
+                             "arguments": _load(c.get(LL_FUNCTION_CALL + "arguments"))} for c in calls]
+        out.output = _dump([answer])
+        out.mends = True
+
+
+def _without_leftovers(message: Any) -> Any:
+    """One of LiteLLM's messages in the GenAI shape: its OpenAI-form `tool_calls` as tool_call parts (the empty
+    text beside them dropped), a tool message's text as the response to its `tool_call_id`."""
+    if not isinstance(message, dict):
+        return message
+    message = dict(message)
+    calls, call_id = message.pop(LL_TOOL_CALLS, None), message.pop(LL_TOOL_CALL_ID, None)
+    given = message.get("parts")
+    parts = [p for p in given if not (isinstance(p, dict) and p.get("type") == "text" and p.get("content") in ("", None))
+             ] if isinstance(given, list) else []
+    if call_id is not None and message.get("role") == "tool":
+        texts = [p.get("content") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        response = texts[0] if len(texts) == 1 and len(parts) == 1 else parts
+        parts = [{"type": "tool_call_response", "id": _str(call_id), "response": response}]
+    message["parts"] = parts + _message("assistant", None, calls, None)["parts"]
+    return message
+
+
+# -- Semantic Kernel ------------------------------------------------------------------------------------
+
+
+def _semantic_kernel(attributes: Mapping[str, Any], out: Derived) -> None:
+    out.dialects.append("semantic-kernel")
+    reasons = _str(attributes.get(SK_FINISH_REASON))
+    if reasons:
+        out.set("finish_reasons", [r.strip().removeprefix(SK_ENUM).lower() for r in reasons.split(",")])
+    for key, side in ((semconv.GEN_AI_INPUT_MESSAGES, "input"), (semconv.GEN_AI_OUTPUT_MESSAGES, "output")):
+        messages = _load(attributes.get(key))
+        if isinstance(messages, list) and any(isinstance(m, dict) and "parts" not in m for m in messages):
+            setattr(out, side, _dump([_provider_message(m) if isinstance(m, dict) and "parts" not in m else m
+                                      for m in messages]))
+            out.mends = True
+
+
+# -- Strands Agents -------------------------------------------------------------------------------------
+
+
+def _strands(attributes: Mapping[str, Any], events: Sequence[Any], out: Derived) -> None:
+    get = attributes.get
+    out.dialects.append("strands")
+    operation = get(_OPERATION)
+    if operation == TOOL_OPERATION:
+        name, schema = _str(get(semconv.GEN_AI_TOOL_NAME)), _load(get(ST_TOOL_SCHEMA))
+        if name and isinstance(schema, dict):  # the tool's own definition, which check holds the offered one to
+            description = _str(get(semconv.GEN_AI_TOOL_DESCRIPTION))
+            out.offer([{"type": "function", "name": name, **({"description": description} if description else {}),
+                        "parameters": schema}])
+        for _time, event_name, event_attributes in events:
+            attrs = event_attributes or {}
+            if event_name == ST_TOOL_INPUT_EVENT and out.input is None:
+                out.input = _str(attrs.get(ST_CONTENT))
+            elif event_name == _CHOICE_EVENT and out.output is None and attrs.get(ST_MESSAGE) is not None:
+                out.output = tool_result(attrs[ST_MESSAGE])
+            elif event_name == GEN_AI_OPERATION_DETAILS_EVENT and out.output is None:
+                # The latest form: the result as a tool message (a failed call's only record of its error text).
+                messages = _load(attrs.get(semconv.GEN_AI_OUTPUT_MESSAGES))
+                parts = [p for m in messages if isinstance(m, dict) for p in m.get("parts") or ()] if isinstance(
+                    messages, list) else []
+                answers = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call_response"]
+                if answers:
+                    out.output = tool_result(answers[0].get("response"))
+        return
+    if operation not in MODEL_OPERATIONS and operation != "invoke_agent":
+        return  # execute_event_loop_cycle: one turn of the loop, no step of its own
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for _time, event_name, event_attributes in events:
+        attrs = event_attributes or {}
+        role = _MESSAGE_EVENTS.get(event_name)
+        if role is not None and ST_CONTENT in attrs:
+            inputs.append(_converse_message(role, _load(attrs[ST_CONTENT])))
+        elif event_name == _CHOICE_EVENT and ST_MESSAGE in attrs:
+            answer = _converse_message("assistant", _load(attrs[ST_MESSAGE]))
+            reason = _str(attrs.get(ST_FINISH_REASON))
+            if reason:
+                answer["finish_reason"] = reason
+                out.set("finish_reasons", [reason])
+            outputs.append(answer)
+    if inputs and out.input is None:
+        out.input = _dump(inputs)
+    if outputs and out.output is None:
+        out.output = _dump(outputs)
+
+
+def _converse_message(role: str, content: Any) -> dict[str, Any]:
+    """A Strands message (Converse blocks, or plain text) as a GenAI message."""
+    from agentotel.providers._bedrock_converse import converse_parts  # only once a Strands span comes
+
+    if not isinstance(content, list):
+        return _message(role, content, None, None)
+    try:
+        parts = converse_parts([b for b in content if isinstance(b, (dict, str))])
+    except (TypeError, KeyError, AttributeError):  # blocks of some other shape: kept as they came
+        parts = [p if isinstance(p, dict) else {"type": "text", "content": _str(p)} for p in content]
+    if role == "user" and parts and all(p.get("type") == "tool_call_response" for p in parts):
+        role = "tool"
+    return {"role": role, "parts": parts}
 
 
 # -- Langfuse -------------------------------------------------------------------------------------------
@@ -948,7 +1154,7 @@ def _flat_messages(flat: Mapping[int, Mapping[str, Any]], at: str, default_role:
                     calls.setdefault(int(index), {})[rest.removeprefix("function.")] = value
             elif key.startswith("contents."):
                 index, _, rest = key[len("contents."):].partition(".")
-                if index.isdigit() and rest.endswith("text"):
+                if index.isdigit() and rest.endswith("text") and value != "":  # (LlamaIndex's beside a call: empty)
                     texts[int(index)] = _str(value)
         if omitted_arguments is not None:
             for call in calls.values():
@@ -1041,14 +1247,17 @@ def tool_result(payload: Any) -> str | None:
     """A tool's result, out of the LangChain ToolMessage other instrumentations serialise around it.
 
     OpenInference stores `{"type": "tool", "data": {...}}`, OpenLLMetry `{"output": {"lc": 1, "id":
-    [..., "ToolMessage"], "kwargs": {...}}, "kwargs": {...}}`: the tool returned the message's content.
-    Anything else is kept as it came.
+    [..., "ToolMessage"], "kwargs": {...}}, "kwargs": {...}}`: the tool returned the message's content. Strands
+    keeps its ToolResult's text blocks (`[{"text": ...}]`): the tool returned their text. Anything else is kept
+    as it came.
     """
     text = _str(payload)
     if text is None:
         return None
     if text.startswith(_REPR_CONTENT):
         return _repr_content(text)
+    if text.startswith(_TEXT_BLOCKS):
+        return _converse_text(text)
     if f'"{_CALL_ID_KEY}"' not in text:
         return text
     value = _load(text)
@@ -1071,6 +1280,19 @@ def tool_result(payload: Any) -> str | None:
 # LangChain's ToolMessage as Python prints it, `content='...' name='...' tool_call_id='...'` (OpenLIT's tool results).
 _REPR_CONTENT = "content="
 _REPR_STRING = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?= name=| tool_call_id=)""")
+
+
+# A Strands tool's result: its ToolResult's content, Converse blocks ([{"text": ...}], as the model is given it).
+_TEXT_BLOCKS = '[{"text"'
+
+
+def _converse_text(text: str) -> str:
+    """The text of Converse text blocks; anything else as it came."""
+    value = _load(text)
+    if isinstance(value, list) and all(isinstance(b, dict) and set(b) == {"text"} and isinstance(b["text"], str)
+                                       for b in value):
+        return "".join(b["text"] for b in value)
+    return text
 
 
 def _repr_content(text: str) -> str:

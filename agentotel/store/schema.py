@@ -410,6 +410,9 @@ class SpanColumns:
             payload_in, payload_out = dialects.tool_arguments(payload_in), dialects.tool_result(payload_out)
         if derived.input_from is not None and payload_in is not None:
             payload_in = self._reroute(attributes, derived.input_from, payload_in)
+        if derived.mends:
+            payload_in = self._mend(attributes, "input", payload_in, derived.input)
+            payload_out = self._mend(attributes, "output", payload_out, derived.output)
         if payload_in is None:
             payload_in = derived.input
         if payload_out is None:
@@ -424,10 +427,20 @@ class SpanColumns:
             self._cost(row)
         return payload_in, payload_out
 
+    def _mend(self, attributes: Mapping[str, Any], column: str, payload: str | None, mended: str | None) -> str | None:
+        """The mended payload in the column, and the span's own back in its attribute map: nothing it sent is lost."""
+        if payload is None or mended is None:
+            return payload if payload is not None else mended
+        displaced = _payload_key(attributes, column)
+        if displaced is not None:
+            self._keys.append(displaced)
+            self._values.append(payload)
+        return mended
+
     def _reroute(self, attributes: Mapping[str, Any], wanted: str, payload_in: str) -> str:
         """`wanted`'s value (kept in this row's attribute map) as the input, and the payload attribute that took
         its place back in the map in its stead: each stays in one place, so the span still rebuilds from its row."""
-        displaced = next((k for k in attributes if (_ROUTE.get(k) or (None,))[0] == "input"), None)
+        displaced = _payload_key(attributes, "input")
         keys, values = self._keys, self._values
         for i in range(self._offsets[-1] if self._offsets else 0, len(keys)):
             if keys[i] == wanted and displaced is not None and displaced != wanted:
@@ -670,6 +683,11 @@ def _or_none(value: Any, arrow: pa.DataType) -> Any:
         return value
     except (pa.ArrowException, UnicodeError, TypeError, ValueError, OverflowError):
         return None
+
+
+def _payload_key(attributes: Mapping[str, Any], column: str) -> str | None:
+    """The span's attribute that went to payload column `column`."""
+    return next((k for k in attributes if (_ROUTE.get(k) or (None,))[0] == column), None)
 
 
 def _repair(value: Any) -> Any:

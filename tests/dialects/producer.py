@@ -97,7 +97,7 @@ def bedrock_replies(parallel: bool) -> list[dict]:
 
 
 def serve(flow: str = "openai", parallel: bool = False, runs: int = 1) -> str:
-    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "agents-handoff": handoff_replies,
+    replies = {"anthropic-tools": anthropic_replies, "gemini": gemini_replies, "adk": gemini_replies, "agents-handoff": handoff_replies,
                "bedrock": bedrock_replies}.get(flow, openai_replies)(parallel) * runs
 
     class Handler(BaseHTTPRequestHandler):
@@ -154,6 +154,10 @@ def instrument(names: list[str], provider: object) -> None:
             from opentelemetry.instrumentation.botocore import BotocoreInstrumentor as OpenAIInstrumentor
         elif name == "contrib-google-genai":
             from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-llama-index":
+            from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as OpenAIInstrumentor
+        elif name == "openinference-crewai":
+            from openinference.instrumentation.crewai import CrewAIInstrumentor as OpenAIInstrumentor
         elif name == "langfuse":  # the client's own processor exports nowhere: the store's exporter gets the spans
             from langfuse import Langfuse
             from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -437,6 +441,189 @@ def mlflow_flow(url: str, fail: bool) -> None:
     agent("What is the weather in Paris?")
 
 
+def strands_flow(url: str, fail: bool) -> None:
+    """Strands Agents (its OpenAI model provider, streaming) running the two turns around its @tool; `fail`: the
+    tool raises, Strands hands the model its error, and the model answers past it."""
+    from strands import Agent
+    from strands import tool as strands_tool
+    from strands.models.openai import OpenAIModel
+
+    @strands_tool(name="get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    model = OpenAIModel(client_args={"base_url": url, "api_key": "test-key"}, model_id=MODEL)
+    agent = Agent(model=model, tools=[get_weather], name="weather", system_prompt="Answer briefly.", callback_handler=None)
+    agent("What is the weather in Paris?")
+
+
+def agent_framework_flow(url: str) -> None:
+    """Microsoft Agent Framework (its chat completions client) running the two turns around its function tool."""
+    import asyncio
+
+    from agent_framework import Agent, tool as af_tool
+    from agent_framework.observability import enable_instrumentation
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    enable_instrumentation(enable_sensitive_data=True)
+
+    @af_tool(name="get_weather", description="Weather in a city.")
+    def get_weather(city: str) -> str:
+        return weather(city)
+
+    client = OpenAIChatCompletionClient(MODEL, api_key="test-key", base_url=url)
+    agent = Agent(client=client, name="weather", instructions="Answer briefly.", tools=[get_weather])
+
+    async def run() -> None:  # the workflow needs a running loop from its start
+        await agent.run("What is the weather in Paris?")
+
+    asyncio.run(run())
+
+
+def litellm_flow(url: str, tool, provider: object, fail: bool) -> None:
+    """LiteLLM's OpenTelemetry callback around two litellm.completion calls (the openai provider) and the tool;
+    `fail`: the tool raises and the app hands the model its error."""
+    import time
+
+    import litellm
+    from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
+
+    if not any(isinstance(c, OpenTelemetry) for c in litellm.callbacks):  # its default: the messages on the span
+        litellm.callbacks = [OpenTelemetry(OpenTelemetryConfig(capture_message_content="SPAN_ONLY"), tracer_provider=provider)]
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city.",
+                                               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = litellm.completion(model=f"openai/{MODEL}", api_base=url, api_key="test-key", messages=messages, tools=tools)
+    call = first.choices[0].message.tool_calls[0]
+    try:
+        if fail:
+            raise RuntimeError("weather service unavailable for Paris")
+        result = tool(**json.loads(call.function.arguments))
+    except RuntimeError as error:
+        result = f"error: {error}"
+    messages += [first.choices[0].message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": result}]
+    litellm.completion(model=f"openai/{MODEL}", api_base=url, api_key="test-key", messages=messages, tools=tools)
+    time.sleep(0.5)  # its success callbacks (which write the spans) run on a worker thread after the call
+
+
+def llama_index_flow(url: str, retrieve: bool, fail: bool) -> None:
+    """LlamaIndex's FunctionAgent (its OpenAI LLM, streaming) around a function tool; `retrieve`: a retriever first
+    (the forecast documents); `fail`: the tool raises, the agent hands the model its error."""
+    import asyncio
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.tools import FunctionTool
+    from llama_index.llms.openai import OpenAI
+
+    if retrieve:
+        from llama_index.core.retrievers import BaseRetriever
+        from llama_index.core.schema import NodeWithScore, TextNode
+
+        class Forecasts(BaseRetriever):
+            def _retrieve(self, query_bundle):
+                return [NodeWithScore(node=TextNode(text="Paris: sunny, 24C", id_="forecast-1"), score=0.9)]
+
+        Forecasts().retrieve("Paris weather")
+
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    agent = FunctionAgent(name="weather", tools=[FunctionTool.from_defaults(get_weather)], system_prompt="Answer briefly.",
+                          llm=OpenAI(model=MODEL, api_base=url, api_key="test-key"))
+
+    async def run() -> None:  # the workflow needs a running loop from its start
+        await agent.run("What is the weather in Paris?")
+
+    asyncio.run(run())
+
+
+def semantic_kernel_flow(url: str, fail: bool) -> None:
+    """Semantic Kernel's ChatCompletionAgent (its OpenAI connector) around a kernel function, with its GenAI
+    diagnostics on (sensitive: the messages too); `fail`: the function raises, the kernel hands the model its error."""
+    import asyncio
+
+    os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+    import openai
+    from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
+    from semantic_kernel.functions import kernel_function
+
+    class Weather:
+        @kernel_function(name="get_weather", description="Weather in a city.")
+        def get_weather(self, city: str) -> str:
+            if fail:
+                raise RuntimeError(f"weather service unavailable for {city}")
+            return weather(city)
+
+    service = OpenAIChatCompletion(ai_model_id=MODEL, async_client=openai.AsyncOpenAI(base_url=url, api_key="test-key"))
+    agent = ChatCompletionAgent(service=service, name="weather", instructions="Answer briefly.", plugins=[Weather()])
+
+    async def run() -> None:
+        await agent.get_response(messages="What is the weather in Paris?")
+
+    asyncio.run(run())
+
+
+def crewai_flow(url: str, fail: bool) -> None:
+    """A CrewAI crew of one agent (CrewAI's OpenAI LLM) and one task around a tool; `fail`: the tool raises."""
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")  # CrewAI's own usage reporting: off (no network)
+    os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+    from crewai import LLM, Agent, Crew, Task
+    from crewai.tools import tool as crew_tool
+
+    @crew_tool("get_weather")
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    agent = Agent(role="Weather reporter", goal="Answer weather questions briefly.", backstory="Knows the weather.",
+                  llm=LLM(model=MODEL, base_url=url, api_key="test-key"), tools=[get_weather], verbose=False)
+    task = Task(description="What is the weather in Paris?", expected_output="The weather, briefly.", agent=agent)
+    Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
+
+
+def adk_flow(url: str, fail: bool) -> None:
+    """Google's ADK: an LlmAgent (Gemini through google-genai, at the scripted server) around a function tool, run by
+    its InMemoryRunner; `fail`: the tool raises and an on_tool_error callback hands the model its error."""
+    import asyncio
+
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    os.environ["GOOGLE_API_KEY"] = "test-key"
+    os.environ["GOOGLE_GEMINI_BASE_URL"] = url.removesuffix("/v1")
+
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        if fail:
+            raise RuntimeError(f"weather service unavailable for {city}")
+        return weather(city)
+
+    def on_error(tool, args, tool_context, error):  # the model is told, and goes on
+        return {"error": str(error)}
+
+    agent = LlmAgent(name="weather_agent", model="gemini-2.0-flash", instruction="Answer briefly.", tools=[get_weather],
+                     on_tool_error_callback=on_error)
+
+    async def run() -> None:
+        runner = InMemoryRunner(agent=agent, app_name="weather")
+        session = await runner.session_service.create_session(app_name="weather", user_id="alice")
+        question = types.Content(role="user", parts=[types.Part(text="What is the weather in Paris?")])
+        async for _event in runner.run_async(user_id="alice", session_id=session.id, new_message=question):
+            pass
+
+    asyncio.run(run())
+
+
 def main(options: dict) -> None:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -494,6 +681,13 @@ def main(options: dict) -> None:
         "anthropic-tools": lambda: anthropic_tools_flow(url, tool, parallel),
         "gemini": lambda: gemini_flow(url, tool, parallel),
         "bedrock": lambda: bedrock_flow(url, tool, parallel),
+        "strands": lambda: strands_flow(url, fail),
+        "agent-framework": lambda: agent_framework_flow(url),
+        "litellm": lambda: litellm_flow(url, tool, provider, fail),
+        "llama-index": lambda: llama_index_flow(url, options.get("retrieve", False), fail),
+        "semantic-kernel": lambda: semantic_kernel_flow(url, fail),
+        "crewai": lambda: crewai_flow(url, fail),
+        "adk": lambda: adk_flow(url, fail),
     }[options["flow"]]
     if options.get("setup_trace"):  # a framework's set-up work in a trace of its own: no model, no tool
         with tracer.start_as_current_span("initialize"):

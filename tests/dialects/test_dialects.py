@@ -9,6 +9,7 @@ agentotel's own set-up, or an agentotel-collector over OTLP/HTTP.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -44,6 +45,21 @@ def produce(store: Path, **options: Any) -> None:
         env={**os.environ, "PYTHONPATH": env_path, "OTEL_SDK_DISABLED": "false", "OTEL_BSP_SCHEDULE_DELAY": "600000"},
     )
     assert result.returncode == 0, result.stderr[-4000:]
+
+
+def recorded_store(*names: str) -> Any:
+    """A module's `store` fixture: recorded/<name>.jsonl (OTLP/JSON, as the collector's file exporter writes it)
+    stored through `agentotel import`, once per name given."""
+    from agentotel.cli import main
+
+    @pytest.fixture(scope="module", params=names)
+    def store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        store = tmp_path_factory.mktemp(request.param) / "store"
+        recorded = HERE / "recorded" / f"{request.param}.jsonl"
+        assert main(["import", str(recorded), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+        return store
+
+    return store
 
 
 def only_run(traces: Traces) -> dict[str, Any]:

@@ -56,3 +56,30 @@ def test_older_genai_attributes_fill_the_model_call_columns(tmp_path: Path) -> N
     # The attributes stay as they came.
     attrs = dict(traces.sql("SELECT attributes FROM spans").fetchall()[0][0])
     assert json.loads(attrs[S.LLM_USAGE_PROMPT_TOKENS]) == 50
+
+
+def test_the_operation_details_event_gives_what_the_call_was_told_and_offered(tmp_path: Path) -> None:
+    """The latest conventions' event form: gen_ai.client.inference.operation.details on the span, carrying the
+    messages, the system instructions and the tools offered, which readers look for as the span's attributes."""
+    from agentotel import semconv
+
+    directory = tmp_path / "store"
+    provider = TracerProvider(resource=Resource.create({"service.name": "event-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(directory)))
+    told = [{"type": "text", "content": "Be brief."}]
+    offered = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+    attributes = {semconv.GEN_AI_OPERATION_NAME: "chat", semconv.GEN_AI_PROVIDER_NAME: "openai",
+                  semconv.GEN_AI_REQUEST_MODEL: "gpt-4o-mini", semconv.GEN_AI_USAGE_INPUT_TOKENS: 50}
+    with provider.get_tracer("event-form").start_as_current_span("chat gpt-4o-mini", kind=SpanKind.CLIENT,
+                                                                 attributes=attributes) as span:
+        span.add_event("gen_ai.client.inference.operation.details", {
+            semconv.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}]),
+            semconv.GEN_AI_OUTPUT_MESSAGES: json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}]),
+            semconv.GEN_AI_SYSTEM_INSTRUCTIONS: json.dumps(told), semconv.GEN_AI_TOOL_DEFINITIONS: json.dumps(offered)})
+    provider.shutdown()
+    traces = agentotel.open(directory)
+    [step] = traces.trajectory(only_run(traces)["run_id"]).steps
+    assert (step.input[0]["parts"][0]["content"], step.output[0]["parts"][0]["content"]) == ("Weather?", "Sunny.")
+    [(instructions, definitions)] = traces.sql("SELECT attributes[$i], attributes[$d] FROM llm_calls", {
+        "i": semconv.GEN_AI_SYSTEM_INSTRUCTIONS, "d": semconv.GEN_AI_TOOL_DEFINITIONS}).fetchall()
+    assert (json.loads(instructions), json.loads(definitions)) == (told, offered)

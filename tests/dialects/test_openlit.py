@@ -1,6 +1,6 @@
 """OpenLIT: the spans it emits become the same runs and steps as agentotel's own.
 
-OpenLIT's spans are recorded (recorded/openlit-langchain.jsonl, made by recorded/record_openlit.py: OpenLIT 1.45
+OpenLIT's spans are recorded (recorded/openlit-langchain.jsonl, made by `recorded/record.py openlit`: OpenLIT 1.45
 cannot be installed beside the openai 3.x and anthropic 2.x the project tests): its LangChain instrumentation
 around producer.py's LangChain flow, twice, in a root span each; the second time the tool fails and the model
 answers past its error. They go in through `agentotel import`, as an archive of the collector's file exporter would.
@@ -8,33 +8,16 @@ answers past its error. They go in through `agentotel import`, as an archive of 
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-import pytest
-
-import agentotel
 from agentotel import semconv
-from agentotel.cli import main
 from agentotel.query import Traces
 from agentotel.store.dialects import derive
-from test_dialects import IN, assert_weather_steps, glob_sum
+from test_dialects import IN, assert_weather_steps, glob_sum, recorded_store
 from weather_variants import assert_tool_error_named, good_and_faulty
 
-RECORDED = Path(__file__).parent / "recorded" / "openlit-langchain.jsonl"
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("openlit") / "store"
-    assert main(["import", str(RECORDED), "--dir", str(store)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
-    return store
-
-
-@pytest.fixture(scope="module")
-def traces(store: Path) -> Traces:
-    return agentotel.open(store)
+store = recorded_store("openlit-langchain")
 
 
 def test_openlit_spans_are_model_and_tool_steps_of_the_root_spans_run(traces: Traces, store: Path) -> None:
