@@ -1,0 +1,256 @@
+"""A multi-agent LangGraph graph under `agentotel.instrument()`: each agent node's turn is an agent step of its own.
+
+The model on 127.0.0.1 answers by the system prompt it is sent (which agent calls it) and by the conversation:
+an agent with tools asks for one, then answers once the tool's result is in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, create_react_agent
+from langgraph.types import Send
+
+import agentotel
+from tests.integrations.conftest import chat_tool_calls
+
+pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+
+# check's rule for a loop's model node (detectors._turn_nodes_lifted: agent steps of one name recurring under one
+# parent, each holding a single model call, are a framework's model node, their calls lifted to the parent) reads
+# a verifier that answers at once, or a supervisor that only routes, visited again after other agents, as such a
+# node: its earlier answer then looks like the loop going on after a final answer (kept_going_after_answer).
+FALSE_ALARM = "kept_going_after_answer: single-call agents visited again are read as a loop's model node"
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather of a city."""
+    return f"18C, cloudy in {city}"
+
+
+@tool
+def get_time(city: str) -> str:
+    """Local time of a city."""
+    return "12:00"
+
+
+PROMPTS = {"planner": "You are the planner.", "executor": "You are the executor.", "verifier": "You are the verifier.",
+           "supervisor": "You are the supervisor.", "researcher": "You are the researcher.", "timekeeper": "You are the timekeeper.",
+           "worker": "You are a worker."}
+TOOLS = {"planner": get_weather, "executor": get_time, "researcher": get_weather, "timekeeper": get_time}
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def _team(body: dict[str, Any]) -> dict[str, Any]:
+    """The reply of the agent whose system prompt the request carries."""
+    messages = body["messages"]
+    who = next(name for name, prompt in PROMPTS.items() if _text(messages[0]) == prompt)
+    answered = messages[-1]["role"] == "tool"
+    asked = sum(1 for m in messages if m.get("tool_calls"))
+    if who == "verifier":  # rejects the first report
+        reports = sum(1 for m in messages if m["role"] == "assistant" and _text(m).startswith("DONE"))
+        return chat_tool_calls(content="VERIFIED" if reports > 1 or not REJECT_FIRST else "REJECTED: check Lyon too")
+    if who == "supervisor":  # the researcher, then the timekeeper, then done
+        seen = " ".join(_text(m) for m in messages)
+        return chat_tool_calls(content="researcher" if "18C" not in seen else "timekeeper" if "12:00" not in seen else "FINISH")
+    if who == "worker":
+        return chat_tool_calls(content=f"report on {_text(messages[-1])}")
+    if answered or who not in TOOLS:
+        return chat_tool_calls(content=("DONE: " if who == "executor" else "") + f"{who} finished")
+    city = "Lyon" if any(_text(m).startswith("REJECTED") for m in messages) else "Paris"  # what the verifier asked for
+    return chat_tool_calls((f"call_{who}_{asked}", TOOLS[who].name, {"city": city}))
+
+
+REJECT_FIRST = False
+
+
+def _model(model_server) -> ChatOpenAI:
+    model_server.chat = _team
+    return ChatOpenAI(model="gpt-4o-mini", api_key="k", base_url=model_server.url, max_retries=0)
+
+
+def _agent_node(llm: ChatOpenAI, who: str):
+    bound = llm.bind_tools([TOOLS[who]]) if who in TOOLS else llm
+
+    def node(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke([SystemMessage(PROMPTS[who])] + state["messages"])]}
+
+    async def anode(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke([SystemMessage(PROMPTS[who])] + state["messages"])]}
+    return node, anode
+
+
+def _team_graph(model_server, asynchronous: bool = False):
+    """planner -> handover (a state transform) -> executor -> verifier, planner and executor each with a ToolNode of its
+    own; a rejection takes the verifier back to the executor."""
+    from langchain_core.runnables import RunnableLambda
+
+    llm = _model(model_server)
+    graph = StateGraph(MessagesState)
+    for who in ("planner", "executor", "verifier"):
+        node, anode = _agent_node(llm, who)
+        graph.add_node(who, RunnableLambda(node, afunc=anode) if asynchronous else node)
+        if who in TOOLS:
+            graph.add_node(f"{who}_tools", ToolNode([TOOLS[who]]))
+            graph.add_edge(f"{who}_tools", who)
+    graph.add_node("handover", lambda state: {"messages": [HumanMessage("Executor, carry out the plan.")]})
+
+    def then(who: str, after: str):
+        return lambda state: f"{who}_tools" if state["messages"][-1].tool_calls else after
+
+    graph.add_edge(START, "planner")
+    graph.add_conditional_edges("planner", then("planner", "handover"))
+    graph.add_edge("handover", "executor")
+    graph.add_conditional_edges("executor", then("executor", "verifier"))
+    graph.add_conditional_edges("verifier", lambda state: "executor" if state["messages"][-1].content.startswith("REJECTED") else END)
+    return graph.compile()
+
+
+def _question() -> dict[str, Any]:
+    return {"messages": [HumanMessage("Is Paris ready for the launch?")]}
+
+
+def _agents(trajectory: Any) -> list[tuple[str, str | None]]:
+    """Each step's type and the agent step it is in (its nearest enclosing one), in order."""
+    by_index = {s.index: s for s in trajectory.steps}
+
+    def agent_of(step: Any) -> str | None:
+        at = step.parent_index
+        while at is not None:
+            if by_index[at].type == "agent":
+                return by_index[at].name.removeprefix("invoke_agent ")
+            at = by_index[at].parent_index
+        return None
+    return [(s.name if s.type == "agent" else s.type, agent_of(s)) for s in trajectory.steps]
+
+
+TEAM = [("invoke_agent planner", None), ("llm", "planner"), ("tool", "planner"), ("llm", "planner"),
+        ("invoke_agent executor", None), ("llm", "executor"), ("tool", "executor"), ("llm", "executor"),
+        ("invoke_agent verifier", None), ("llm", "verifier")]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "stream", "ainvoke", "astream"])
+def test_planner_executor_verifier_are_three_agent_steps_holding_their_calls(store, model_server, mode):
+    graph = _team_graph(model_server, asynchronous=mode.startswith("a"))
+    if mode == "invoke":
+        graph.invoke(_question())
+    elif mode == "stream":
+        assert list(graph.stream(_question(), stream_mode="updates"))
+    elif mode == "ainvoke":
+        asyncio.run(graph.ainvoke(_question()))
+    else:
+        async def main():
+            return [chunk async for chunk in graph.astream(_question(), stream_mode=["updates", "messages"])]
+        assert asyncio.run(main())
+    trajectory = store.only_run()
+    assert _agents(trajectory) == TEAM
+    # the handover node and the tool nodes add nothing; each tool step answers its own agent's model call
+    tools = [s for s in trajectory.steps if s.type == "tool"]
+    assert [(s.tool_name, s.tool_call_id, s.requested_by) for s in tools] == [
+        ("get_weather", "call_planner_0", 2), ("get_time", "call_executor_1", 6)]
+    # an agent's step lasts its turn: it starts before its first call and ends after its last
+    for agent in (s for s in trajectory.steps if s.type == "agent"):
+        inside = [s for s in trajectory.steps if s.parent_index == agent.index]
+        assert agent.start_time <= inside[0].start_time
+        assert agent.duration_ms >= sum(s.duration_ms for s in inside) - 1
+
+
+def test_a_node_visited_again_after_another_agent_is_a_step_of_its_own(store, model_server, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.REJECT_FIRST", True)
+    _team_graph(model_server).invoke(_question())
+    trajectory = store.only_run(check=False)  # FALSE_ALARM below
+    agents = [name for name, inside in _agents(trajectory) if name.startswith("invoke_agent")]
+    assert agents == ["invoke_agent planner", "invoke_agent executor", "invoke_agent verifier",
+                      "invoke_agent executor", "invoke_agent verifier"]
+    # the second executor turn holds its own model and tool calls
+    assert _agents(trajectory)[10:14] == [("invoke_agent executor", None), ("llm", "executor"), ("tool", "executor"),
+                                          ("llm", "executor")]
+
+
+def test_inside_a_user_run_the_agents_nest_in_the_graphs_step(store, model_server):
+    with agentotel.run("launch-check"):
+        _team_graph(model_server).invoke(_question())
+    trajectory = store.only_run()
+    assert _agents(trajectory) == [("invoke_agent LangGraph", None)] + [
+        (name, inside or "LangGraph") for name, inside in TEAM]
+
+
+def test_a_supervisor_of_two_react_sub_agents(store, model_server):
+    llm = _model(model_server)
+    researcher = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
+    timekeeper = create_react_agent(llm, [get_time], prompt=PROMPTS["timekeeper"], name="time_expert")
+
+    def supervisor(state: MessagesState) -> dict[str, Any]:
+        said = llm.invoke([SystemMessage(PROMPTS["supervisor"])] + state["messages"])
+        return {"messages": [AIMessage(said.content, name="supervisor")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("supervisor", supervisor)
+    graph.add_node("researcher", researcher)
+    graph.add_node("timekeeper", timekeeper)
+    graph.add_edge(START, "supervisor")
+    graph.add_conditional_edges("supervisor", lambda state: END if state["messages"][-1].content == "FINISH" else state["messages"][-1].content)
+    graph.add_edge("researcher", "supervisor")
+    graph.add_edge("timekeeper", "supervisor")
+    graph.compile(name="launch-team").invoke(_question())
+
+    trajectory = store.only_run(check=False)  # FALSE_ALARM below
+    assert trajectory.run["name"] == "launch-team"
+    assert _agents(trajectory) == [
+        ("invoke_agent supervisor", None), ("llm", "supervisor"),
+        ("invoke_agent research_expert", None), ("llm", "research_expert"), ("tool", "research_expert"), ("llm", "research_expert"),
+        ("invoke_agent supervisor", None), ("llm", "supervisor"),
+        ("invoke_agent time_expert", None), ("llm", "time_expert"), ("tool", "time_expert"), ("llm", "time_expert"),
+        ("invoke_agent supervisor", None), ("llm", "supervisor")]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, mode):
+    llm = _model(model_server)
+    worker_node, worker_anode = _agent_node(llm, "worker")
+    planner_node, planner_anode = _agent_node(llm, "planner")
+    from langchain_core.runnables import RunnableLambda
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("planner", RunnableLambda(planner_node, afunc=planner_anode))
+    graph.add_node("planner_tools", ToolNode([get_weather]))
+    graph.add_edge("planner_tools", "planner")
+    graph.add_node("worker", RunnableLambda(worker_node, afunc=worker_anode))
+    graph.add_node("collect", lambda state: {})
+    graph.add_edge(START, "planner")
+    graph.add_conditional_edges("planner", lambda state: "planner_tools" if state["messages"][-1].tool_calls else [
+        Send("worker", {"messages": [HumanMessage(city)]}) for city in ("Paris", "Lyon")])
+    graph.add_edge("worker", "collect")
+    compiled = graph.compile()
+    if mode == "sync":
+        compiled.invoke(_question())
+    else:
+        asyncio.run(compiled.ainvoke(_question()))
+
+    trajectory = store.only_run()
+    assert _agents(trajectory)[:4] == [("invoke_agent planner", None), ("llm", "planner"), ("tool", "planner"), ("llm", "planner")]
+    workers = [s for s in trajectory.steps if s.name == "invoke_agent worker"]
+    assert len(workers) == 2 and all(w.parent_index is None for w in workers)
+    calls = [s for s in trajectory.steps if s.type == "llm" and s.parent_index in {w.index for w in workers}]
+    assert sorted(s.parent_index for s in calls) == sorted(w.index for w in workers)  # one model call in each
+    assert sorted(s.output[0]["parts"][0]["content"] for s in calls) == ["report on Lyon", "report on Paris"]
+
+
+def test_a_react_agent_alone_has_no_step_for_its_nodes(store, model_server):
+    llm = _model(model_server)
+    graph = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
+    with agentotel.run("research"):
+        graph.invoke(_question())
+    assert _agents(store.only_run()) == [("invoke_agent research_expert", None), ("llm", "research_expert"),
+                                          ("tool", "research_expert"), ("llm", "research_expert")]
