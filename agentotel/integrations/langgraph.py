@@ -9,7 +9,8 @@
   * a graph's candidate nodes are all its nodes but `__start__`, tool nodes (`ToolNode`, `ValidationNode`) and
     create_react_agent's own hooks (`pre_model_hook`, `post_model_hook`, `generate_structured_response`). A graph
     with fewer than two is one agent itself, its nodes add nothing: `create_react_agent` alone is still its model
-    and tool steps under the graph's step, as is a hand-built `agent` + `ToolNode` loop;
+    and tool steps under the graph's step, as is a hand-built `agent` + `ToolNode` loop (with a tool node written
+    as a function instead, the graph has two candidates: its model node is an agent step inside the graph's);
   * a candidate node whose runnable is, or calls, a compiled graph (LangGraph's `PregelNode.subgraphs`: a
     `create_react_agent(..., name=...)` sub-agent, a team) is an agent from its start, named by the subgraph's
     `name=` (else by the node);

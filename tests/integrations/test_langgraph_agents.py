@@ -186,13 +186,14 @@ def test_inside_a_user_run_the_agents_nest_in_the_graphs_step(store, model_serve
         (name, inside or "LangGraph") for name, inside in TEAM]
 
 
-def test_a_supervisor_of_two_react_sub_agents(store, model_server):
+def _supervised(model_server):
+    """A supervisor node routing to two create_react_agent sub-agents (nodes of their own) and back."""
     llm = _model(model_server)
     researcher = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
     timekeeper = create_react_agent(llm, [get_time], prompt=PROMPTS["timekeeper"], name="time_expert")
 
-    def supervisor(state: MessagesState) -> dict[str, Any]:
-        said = llm.invoke([SystemMessage(PROMPTS["supervisor"])] + state["messages"])
+    async def supervisor(state: MessagesState) -> dict[str, Any]:
+        said = await llm.ainvoke([SystemMessage(PROMPTS["supervisor"])] + state["messages"])
         return {"messages": [AIMessage(said.content, name="supervisor")]}
 
     graph = StateGraph(MessagesState)
@@ -203,16 +204,74 @@ def test_a_supervisor_of_two_react_sub_agents(store, model_server):
     graph.add_conditional_edges("supervisor", lambda state: END if state["messages"][-1].content == "FINISH" else state["messages"][-1].content)
     graph.add_edge("researcher", "supervisor")
     graph.add_edge("timekeeper", "supervisor")
-    graph.compile(name="launch-team").invoke(_question())
+    return graph.compile(name="launch-team")
 
-    trajectory = store.only_run(check=False)  # FALSE_ALARM below
+
+SUPERVISED = [
+    ("invoke_agent supervisor", None), ("llm", "supervisor"),
+    ("invoke_agent research_expert", None), ("llm", "research_expert"), ("tool", "research_expert"), ("llm", "research_expert"),
+    ("invoke_agent supervisor", None), ("llm", "supervisor"),
+    ("invoke_agent time_expert", None), ("llm", "time_expert"), ("tool", "time_expert"), ("llm", "time_expert"),
+    ("invoke_agent supervisor", None), ("llm", "supervisor")]
+
+
+@pytest.mark.parametrize("mode", ["ainvoke", "astream subgraphs"])
+def test_a_supervisor_of_two_react_sub_agents(store, model_server, mode):
+    graph = _supervised(model_server)
+    if mode == "ainvoke":
+        asyncio.run(graph.ainvoke(_question()))
+    else:  # the sub-agents' own updates streamed too: LangGraph runs them through their astream
+        async def main():
+            return [chunk async for chunk in graph.astream(_question(), stream_mode="updates", subgraphs=True)]
+        assert any(namespace for namespace, _ in asyncio.run(main()))
+    trajectory = store.only_run(check=False)  # FALSE_ALARM above
     assert trajectory.run["name"] == "launch-team"
-    assert _agents(trajectory) == [
-        ("invoke_agent supervisor", None), ("llm", "supervisor"),
-        ("invoke_agent research_expert", None), ("llm", "research_expert"), ("tool", "research_expert"), ("llm", "research_expert"),
-        ("invoke_agent supervisor", None), ("llm", "supervisor"),
-        ("invoke_agent time_expert", None), ("llm", "time_expert"), ("tool", "time_expert"), ("llm", "time_expert"),
-        ("invoke_agent supervisor", None), ("llm", "supervisor")]
+    assert _agents(trajectory) == SUPERVISED
+
+
+def test_a_sub_agent_made_and_invoked_inside_a_node_is_that_nodes_agent(store, model_server):
+    llm = _model(model_server)
+
+    def research(state: MessagesState) -> dict[str, Any]:  # LangGraph cannot see this graph before the node runs
+        sub = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"])
+        return {"messages": sub.invoke(state)["messages"][-1:]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("research", research)
+    graph.add_node("verifier", _agent_node(llm, "verifier")[0])
+    graph.add_edge(START, "research")
+    graph.add_edge("research", "verifier")
+    graph.compile().invoke(_question())
+    assert _agents(store.only_run()) == [("invoke_agent research", None), ("llm", "research"), ("tool", "research"),
+                                         ("llm", "research"), ("invoke_agent verifier", None), ("llm", "verifier")]
+
+
+class Outage(Exception):
+    pass
+
+
+def test_a_failing_agent_node_is_an_error_step_and_the_exception_passes_through(store, model_server):
+    llm = _model(model_server)
+    planner = _agent_node(llm, "planner")[0]
+
+    def executor(state: MessagesState) -> dict[str, Any]:
+        llm.invoke([SystemMessage(PROMPTS["verifier"])] + state["messages"])
+        raise Outage("the deploy API is down")
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("planner", planner)
+    graph.add_node("planner_tools", ToolNode([get_weather]))
+    graph.add_node("executor", executor)
+    graph.add_edge(START, "planner")
+    graph.add_conditional_edges("planner", lambda state: "planner_tools" if state["messages"][-1].tool_calls else "executor")
+    graph.add_edge("planner_tools", "planner")
+    with pytest.raises(Outage, match="the deploy API is down"):
+        graph.compile().invoke(_question())
+    trajectory = store.only_run()
+    assert trajectory.run["status"] == "error"
+    steps = {s.name: s for s in trajectory.steps if s.type == "agent"}
+    assert (steps["invoke_agent planner"].status, steps["invoke_agent executor"].status) == ("ok", "error")
+    assert steps["invoke_agent executor"].error_type.endswith("Outage")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
