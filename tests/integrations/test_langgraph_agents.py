@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent
@@ -19,6 +18,7 @@ from langgraph.types import Send
 
 import agentotel
 from tests.integrations.conftest import chat_tool_calls
+from tests.integrations.test_langchain import get_time, get_weather
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
@@ -27,18 +27,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been move
 # a verifier that answers at once, or a supervisor that only routes, visited again after other agents, as such a
 # node: its earlier answer then looks like the loop going on after a final answer (kept_going_after_answer).
 FALSE_ALARM = "kept_going_after_answer: single-call agents visited again are read as a loop's model node"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather of a city."""
-    return f"18C, cloudy in {city}"
-
-
-@tool
-def get_time(city: str) -> str:
-    """Local time of a city."""
-    return "12:00"
 
 
 PROMPTS = {"planner": "You are the planner.", "executor": "You are the executor.", "verifier": "You are the verifier.",
