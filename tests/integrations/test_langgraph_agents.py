@@ -7,14 +7,15 @@ an agent with tools asks for one, then answers once the tool's result is in.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import InjectedToolCallId, tool
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, create_react_agent
-from langgraph.types import Send
+from langgraph.prebuilt import InjectedState, ToolNode, create_react_agent
+from langgraph.types import Command, Send
 
 import agentotel
 from tests.integrations.conftest import chat_tool_calls
@@ -31,7 +32,7 @@ FALSE_ALARM = "kept_going_after_answer: single-call agents visited again are rea
 
 PROMPTS = {"planner": "You are the planner.", "executor": "You are the executor.", "verifier": "You are the verifier.",
            "supervisor": "You are the supervisor.", "researcher": "You are the researcher.", "timekeeper": "You are the timekeeper.",
-           "worker": "You are a worker."}
+           "worker": "You are a worker.", "handing": "You are the researcher; hand the time question over."}
 TOOLS = {"planner": get_weather, "executor": get_time, "researcher": get_weather, "timekeeper": get_time}
 
 
@@ -44,7 +45,7 @@ def _team(body: dict[str, Any]) -> dict[str, Any]:
     """The reply of the agent whose system prompt the request carries."""
     messages = body["messages"]
     who = next(name for name, prompt in PROMPTS.items() if _text(messages[0]) == prompt)
-    answered = messages[-1]["role"] == "tool"
+    answered = messages[-1]["role"] == "tool" and messages[-1]["tool_call_id"].startswith(f"call_{who}")  # its own call
     asked = sum(1 for m in messages if m.get("tool_calls"))
     if who == "verifier":  # rejects the first report
         reports = sum(1 for m in messages if m["role"] == "assistant" and _text(m).startswith("DONE"))
@@ -52,6 +53,10 @@ def _team(body: dict[str, Any]) -> dict[str, Any]:
     if who == "supervisor":  # the researcher, then the timekeeper, then done
         seen = " ".join(_text(m) for m in messages)
         return chat_tool_calls(content="researcher" if "18C" not in seen else "timekeeper" if "12:00" not in seen else "FINISH")
+    if who == "handing":  # the weather, then a handoff to the timekeeper
+        if "18C" not in " ".join(_text(m) for m in messages):
+            return chat_tool_calls((f"call_{who}_{asked}", "get_weather", {"city": "Paris"}))
+        return chat_tool_calls(("call_handoff", "transfer_to_timekeeper", {}))
     if who == "worker":
         return chat_tool_calls(content=f"report on {_text(messages[-1])}")
     if answered or who not in TOOLS:
@@ -232,6 +237,56 @@ def test_a_sub_agent_made_and_invoked_inside_a_node_is_that_nodes_agent(store, m
     graph.compile().invoke(_question())
     assert _agents(store.only_run()) == [("invoke_agent research", None), ("llm", "research"), ("tool", "research"),
                                          ("llm", "research"), ("invoke_agent verifier", None), ("llm", "verifier")]
+
+
+def test_a_handoff_between_react_sub_agents_by_a_command_to_the_parent(store, model_server):
+    llm = _model(model_server)
+
+    @tool
+    def transfer_to_timekeeper(state: Annotated[dict, InjectedState], tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:
+        """Hand the conversation over to the timekeeper."""
+        told = ToolMessage("Transferred to the timekeeper", tool_call_id=tool_call_id, name="transfer_to_timekeeper")
+        return Command(goto="timekeeper", graph=Command.PARENT, update={"messages": state["messages"] + [told]})
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("researcher", create_react_agent(llm, [get_weather, transfer_to_timekeeper], prompt=PROMPTS["handing"],
+                                                    name="researcher"), destinations=("timekeeper",))
+    graph.add_node("timekeeper", create_react_agent(llm, [get_time], prompt=PROMPTS["timekeeper"], name="timekeeper"))
+    graph.add_edge(START, "researcher")
+    graph.compile().invoke(_question())
+    trajectory = store.only_run()
+    # the handoff (LangGraph's ParentCommand through the researcher's node) ends its turn, no failure
+    assert [(s.status, name, inside) for s, (name, inside) in zip(trajectory.steps, _agents(trajectory))] == [
+        ("ok", "invoke_agent researcher", None), ("ok", "llm", "researcher"), ("ok", "tool", "researcher"),
+        ("ok", "llm", "researcher"), ("ok", "tool", "researcher"),
+        ("ok", "invoke_agent timekeeper", None), ("ok", "llm", "timekeeper"), ("ok", "tool", "timekeeper"), ("ok", "llm", "timekeeper")]
+    assert [s.tool_name for s in trajectory.steps if s.type == "tool"] == ["get_weather", "transfer_to_timekeeper", "get_time"]
+
+
+def test_an_agent_node_interrupted_for_a_human_is_no_failure(store, model_server):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import interrupt
+
+    llm = _model(model_server)
+
+    def verifier(state: MessagesState) -> dict[str, Any]:
+        said = llm.invoke([SystemMessage(PROMPTS["verifier"])] + state["messages"])
+        return {"messages": [said, HumanMessage(interrupt("Publish the verdict?"))]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("verifier", verifier)
+    graph.add_node("publish", lambda state: {})
+    graph.add_edge(START, "verifier")
+    graph.add_edge("verifier", "publish")
+    compiled = graph.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t-1"}}
+    with agentotel.run("approval"):
+        assert "__interrupt__" in compiled.invoke(_question(), thread)
+        compiled.invoke(Command(resume="yes"), thread)  # the node runs again from its start
+    trajectory = store.only_run(check=False)  # check: the same model request sent twice (repeated_model_request), as it was
+    assert [(s.status, name, inside) for s, (name, inside) in zip(trajectory.steps, _agents(trajectory))] == [
+        ("ok", "invoke_agent LangGraph", None), ("ok", "invoke_agent verifier", "LangGraph"), ("ok", "llm", "verifier"),
+        ("ok", "invoke_agent LangGraph", None), ("ok", "invoke_agent verifier", "LangGraph"), ("ok", "llm", "verifier")]
 
 
 class Outage(Exception):
