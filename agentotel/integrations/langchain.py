@@ -40,10 +40,10 @@ def patches() -> list[tuple[Any, str, Any]]:
         (RunnableSequence, "ainvoke", _chain_ainvoke),
         (RunnableSequence, "stream", _chain_stream),
         (RunnableSequence, "astream", _chain_astream),
-        (BaseChatModel, "generate", _model_call),
-        (BaseChatModel, "agenerate", _model_call),
-        (BaseChatModel, "stream", _model_call),
-        (BaseChatModel, "astream", _model_call),
+        (BaseChatModel, "generate", _generate),
+        (BaseChatModel, "agenerate", _agenerate),
+        (BaseChatModel, "stream", _model_stream),
+        (BaseChatModel, "astream", _model_stream),
     ]
 
 
@@ -154,9 +154,25 @@ async def _aretrieve(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> 
 # --- chat models ---------------------------------------------------------------------------------------------
 
 
-def _model_call(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    # Every way a chat model is called reaches one of these (invoke -> generate, ainvoke -> agenerate); in a
-    # graph of agents the node calling it is an agent from now on. The call itself is the provider's step.
+def _generate(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # Every way a chat model is called reaches generate, agenerate or a stream (invoke -> generate); in a graph of
+    # agents the node calling it is an agent from now on. The call itself is the provider's model step.
+    task = langgraph.model_called()
+    result = wrapped(*args, **kwargs)
+    if task is not None:
+        langgraph.model_answered(task, result)
+    return result
+
+
+async def _agenerate(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    task = langgraph.model_called()
+    result = await wrapped(*args, **kwargs)
+    if task is not None:
+        langgraph.model_answered(task, result)
+    return result
+
+
+def _model_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     langgraph.model_called()
     return wrapped(*args, **kwargs)
 

@@ -21,8 +21,9 @@
   An agent's step lasts its turn: it stays open through the nodes that serve it (its `ToolNode`, a router) and
   its own next visits, until another agent's step opens or the graph ends. So planner -> planner_tools ->
   planner is one step holding the tool calls, planner -> executor -> planner three. A node that is no agent
-  runs inside the only open agent step (else the graph's). Agents running side by side (a fan-out, `Send`)
-  each have their own step; tool nodes running beside them go under the graph's. A node failing ends its
+  runs inside the only open agent step; with agents running side by side (a fan-out, `Send`), each with its own
+  step, a tool node runs inside the step of the agent whose model asked for its calls (the ids of the last
+  message in its input; a model called by `invoke`, not streamed), another node inside the graph's. A node failing ends its
   agent's step as an error; an interrupt or a `Command` to the parent graph does not.
 - Hooks: LangGraph's own runner of a node's task (`run_with_retry` / `arun_with_retry` in
   `langgraph.pregel._runner`, every task of every superstep, sync or async, invoke or stream, inline or in a
@@ -91,25 +92,28 @@ def _agent_nodes(graph: Any) -> dict[str, tuple[str, bool]] | None:
 
 
 class _Agent:
-    """An agent's turn: its open step, the tasks running in it now, when the last of them ended."""
+    """An agent's turn: its open step, the tasks running in it now, when the last of them ended, the latest
+    superstep it ran in."""
 
-    __slots__ = ("node", "span", "running", "last_end")
+    __slots__ = ("node", "span", "running", "last_end", "step")
 
-    def __init__(self, node: str, span: Any) -> None:
+    def __init__(self, node: str, span: Any, step: int) -> None:
         self.node = node
         self.span = span
         self.running = 0
         self.last_end: int | None = None
+        self.step = step
 
 
 class _Task:
     """A node's task running: the agent it runs in (its own, `own`, or the one whose turn it serves)."""
 
-    __slots__ = ("graph", "node", "start", "agent", "own", "parent")
+    __slots__ = ("graph", "node", "step", "start", "agent", "own", "parent")
 
-    def __init__(self, graph: "_Graph", node: str) -> None:
+    def __init__(self, graph: "_Graph", node: str, step: int) -> None:
         self.graph = graph
         self.node = node
+        self.step = step  # the superstep it runs in
         self.start = time.time_ns()
         self.agent: _Agent | None = None
         self.own = False
@@ -132,27 +136,33 @@ class _NodeParent(trace.NonRecordingSpan):
 class _Graph:
     """One invocation of a compiled graph: which of its nodes are agents, their open steps."""
 
-    __slots__ = ("agents", "parent", "outer", "open", "lock")
+    __slots__ = ("agents", "parent", "outer", "open", "asked", "lock")
 
     def __init__(self, graph: Any, outer: _Task | None) -> None:
         self.agents = _agent_nodes(graph)
         self.parent = trace.get_current_span()  # what its agents' steps nest in
         self.outer = outer  # the task of the graph running this one in a node, if any
         self.open: list[_Agent] = []
+        self.asked: dict[str, _Agent] = {}  # tool call id -> the agent whose model asked for it
         self.lock = threading.Lock()
 
-    def task_started(self, task: _Task) -> Any:
-        """The span `task`'s steps nest in as it starts."""
+    def task_started(self, task: _Task, pregel_task: Any) -> Any:
+        """The span `task`'s steps nest in as it starts (`pregel_task`: LangGraph's task)."""
         spec = self.agents.get(task.node) if self.agents is not None else None
         with self.lock:
-            agent = next((a for a in self.open if a.node == task.node and a.running == 0), None) if spec else None
+            # Its own step of an earlier superstep, still open: the same turn (planner -> its tools -> planner).
+            agent = next((a for a in self.open if a.node == task.node and a.running == 0 and a.step < task.step), None) if spec else None
             if agent is not None or (spec is not None and spec[1]):
                 task.own = True
-                agent = agent or self._open(task.node, spec[0], task.start)  # type: ignore[index]
-            elif len(self.open) == 1:  # no agent (yet): it serves the turn of the agent in progress
-                agent = self.open[0]
+                agent = agent or self._open(task, spec[0])  # type: ignore[index]
+            else:  # no agent (yet): it serves the turn of the agent that asked for its tool calls, else of the only one
+                agent = next((a for i in _tool_calls_in(pregel_task) if (a := self.asked.get(i)) in self.open), None)
+                if agent is None and len(self.open) == 1:
+                    agent = self.open[0]
             if agent is not None:
                 agent.running += 1
+                if spec is None or task.own:  # a node that may yet be an agent of its own does not extend another's turn
+                    agent.step = max(agent.step, task.step)
             task.agent = agent
         return agent.span if agent is not None else self.parent
 
@@ -165,10 +175,18 @@ class _Graph:
             served = task.agent
             if served is not None:
                 self._leave(served)
-            agent = task.agent = self._open(task.node, spec[0], task.start)
+            agent = task.agent = self._open(task, spec[0])
             agent.running += 1
             task.own = True
         task.parent.target = agent.span
+
+    def model_answered(self, task: _Task, call_ids: list[str]) -> None:
+        """The model `task`'s agent called asked for these tool calls."""
+        if task.own and call_ids:
+            with self.lock:
+                if len(self.asked) > 4096:
+                    self.asked.clear()
+                self.asked.update((i, task.agent) for i in call_ids)  # type: ignore[misc]
 
     def task_ended(self, task: _Task, exc: BaseException | None) -> None:
         agent = task.agent
@@ -185,12 +203,13 @@ class _Graph:
         for agent in agents:
             agent.span.end(end_time=agent.last_end)
 
-    def _open(self, node: str, name: str, start: int) -> _Agent:
-        # Another agent's turn begins: the agents not running any more have had theirs.
-        for idle in [a for a in self.open if a.running == 0]:
+    def _open(self, task: _Task, name: str) -> _Agent:
+        # Another agent's turn begins: those of earlier supersteps not running any more have had theirs (agents of
+        # this superstep run side by side, however their tasks' times fall).
+        for idle in [a for a in self.open if a.running == 0 and a.step < task.step]:
             self.open.remove(idle)
             idle.span.end(end_time=idle.last_end)
-        agent = _Agent(node, start_agent_step(name, trace.set_span_in_context(self.parent), start))
+        agent = _Agent(task.node, start_agent_step(name, trace.set_span_in_context(self.parent), task.start), task.step)
         self.open.append(agent)
         return agent
 
@@ -198,6 +217,21 @@ class _Graph:
     def _leave(agent: _Agent) -> None:
         agent.running -= 1
         agent.last_end = time.time_ns()
+
+
+def _tool_calls_in(task: Any) -> list[str]:
+    """The ids of the tool calls a tool node's task is to run: those of the last message of its input's message list
+    (what LangGraph's ToolNode runs: the list under its `messages_key`, else the first list with tool calls)."""
+    state = getattr(task, "input", None)
+    runnable = next(iter(getattr(task.proc, "steps", None) or ()), task.proc)  # the node's own runnable, then its writers
+    key = getattr(runnable, "_messages_key", None) or getattr(runnable, "messages_key", None)  # ToolNode's, by version
+    values = [state.get(key)] if isinstance(state, dict) and key in state else state.values() if isinstance(state, dict) else [state]
+    for value in values:
+        if isinstance(value, list) and value:
+            calls = getattr(value[-1], "tool_calls", None)
+            if calls:
+                return [str(c.get("id")) for c in calls if isinstance(c, dict)]
+    return []
 
 
 def _bubbles_up(exc: BaseException) -> bool:
@@ -294,11 +328,13 @@ def _task_started(args: tuple, kwargs: dict) -> tuple[_Task, Any] | None:
     if graph is None:
         return None
     try:
-        task = _Task(graph, str(getattr(args[0] if args else kwargs.get("task"), "name", "")))
+        pregel_task = args[0] if args else kwargs.get("task")
+        metadata = (getattr(pregel_task, "config", None) or {}).get("metadata") or {}
+        task = _Task(graph, str(getattr(pregel_task, "name", "")), int(metadata.get("langgraph_step") or 0))
         token = _task.set(task)
         if graph.agents is None:  # a graph that is one agent: its nodes' steps are its own
             return task, (token, None)
-        task.parent = _NodeParent(graph.task_started(task))
+        task.parent = _NodeParent(graph.task_started(task, pregel_task))
         return task, (token, context.attach(trace.set_span_in_context(task.parent)))
     except Exception as exc:  # noqa: BLE001 - the task runs untraced
         report_internal_error("integrations.langgraph.task", exc)
@@ -342,16 +378,29 @@ async def _arun_task(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> 
     return result
 
 
-def model_called() -> None:
+def model_called() -> _Task | None:
     """A LangChain chat model is called here: the node running it (or, in a subgraph that is one agent, the
-    node of the outer graph running that) is an agent from now on, when its graph says it is one."""
+    node of the outer graph running that) is an agent from now on, when its graph says it is one. Returns that
+    node's task (for `model_answered`), None outside a graph of agents."""
     task = _task.get()
     if task is None:
-        return
+        return None
     try:
         while task is not None and task.graph.agents is None:
             task = task.graph.outer
         if task is not None:
             task.graph.model_called(task)
+        return task
     except Exception as exc:  # noqa: BLE001
         report_internal_error("integrations.langgraph.model", exc)
+        return None
+
+
+def model_answered(task: _Task, result: Any) -> None:
+    """A chat model's `generate` result in `task`: the tool calls it asked for are its agent's (a tool node running
+    beside other agents' turns serves the one that asked)."""
+    try:
+        messages = [getattr(g, "message", None) for generations in getattr(result, "generations", None) or () for g in generations]
+        task.graph.model_answered(task, [str(c.get("id")) for m in messages for c in getattr(m, "tool_calls", None) or ()])
+    except Exception as exc:  # noqa: BLE001
+        report_internal_error("integrations.langgraph.model_answer", exc)

@@ -7,7 +7,7 @@ an agent with tools asks for one, then answers once the tool's result is in.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -347,6 +347,37 @@ def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, m
     calls = [s for s in trajectory.steps if s.type == "llm" and s.parent_index in {w.index for w in workers}]
     assert sorted(s.parent_index for s in calls) == sorted(w.index for w in workers)  # one model call in each
     assert sorted(s.output[0]["parts"][0]["content"] for s in calls) == ["report on Lyon", "report on Paris"]
+
+
+def test_agents_side_by_side_each_with_a_tool_node_of_its_own(store, model_server):
+    from langgraph.graph.message import add_messages
+
+    llm = _model(model_server)
+    Desk = TypedDict("Desk", {"researcher": Annotated[list, add_messages], "timekeeper": Annotated[list, add_messages]})
+
+    def agent(who: str):
+        bound = llm.bind_tools([TOOLS[who]])
+
+        def node(state: dict[str, Any]) -> dict[str, Any]:
+            seed = [] if state[who] else [SystemMessage(PROMPTS[who]), HumanMessage("Paris, please.")]
+            return {who: seed + [bound.invoke(seed + state[who])]}
+        return node
+
+    graph = StateGraph(Desk)
+    for who in ("researcher", "timekeeper"):  # both start at once, and go through their tool nodes in the same supersteps
+        graph.add_node(who, agent(who))
+        graph.add_node(f"{who}_tools", ToolNode([TOOLS[who]], messages_key=who))
+        graph.add_edge(START, who)
+        graph.add_conditional_edges(who, lambda state, who=who: f"{who}_tools" if state[who][-1].tool_calls else END)
+        graph.add_edge(f"{who}_tools", who)
+    graph.compile().invoke({"researcher": [], "timekeeper": []})
+
+    trajectory = store.only_run()
+    agents = {s.index: s.name for s in trajectory.steps if s.type == "agent"}
+    assert sorted(agents.values()) == ["invoke_agent researcher", "invoke_agent timekeeper"]
+    held = {name: [(s.type, s.tool_name) for s in trajectory.steps if s.parent_index == index] for index, name in agents.items()}
+    assert held == {"invoke_agent researcher": [("llm", None), ("tool", "get_weather"), ("llm", None)],
+                    "invoke_agent timekeeper": [("llm", None), ("tool", "get_time"), ("llm", None)]}
 
 
 def test_a_react_agent_alone_has_no_step_for_its_nodes(store, model_server):
