@@ -19,12 +19,13 @@
     model (a router, a state transform) adds nothing. A node calling a model without LangChain (the openai SDK
     itself) is no agent by this rule: its model steps stay the graph's.
   An agent's step lasts its turn: it stays open through the nodes that serve it (its `ToolNode`, a router) and
-  its own next visits, until another agent's step opens or the graph ends. So planner -> planner_tools ->
-  planner is one step holding the tool calls, planner -> executor -> planner three. A node that is no agent
-  runs inside the only open agent step; with agents running side by side (a fan-out, `Send`), each with its own
-  step, a tool node runs inside the step of the agent whose model asked for its calls (the ids of the last
-  message in its input; a model called by `invoke`, not streamed), another node inside the graph's. A node failing ends its
-  agent's step as an error; an interrupt or a `Command` to the parent graph does not.
+  its own next visits, until another agent's step opens in a later superstep, or the graph ends. So planner ->
+  planner_tools -> planner is one step holding the tool calls, planner -> executor -> planner three. A node that
+  is no agent runs inside the step of the agent whose model asked for the tool calls it runs (the ids in the last
+  message of its input, as LangGraph's ToolNode reads them; known for a model called by invoke, not streamed),
+  else of the only open agent, else the graph's. Agents started in one superstep (a fan-out, `Send`) each have
+  their own step. A node failing ends its agent's step as an error; an interrupt or a `Command` to the parent
+  graph does not.
 - Hooks: LangGraph's own runner of a node's task (`run_with_retry` / `arun_with_retry` in
   `langgraph.pregel._runner`, every task of every superstep, sync or async, invoke or stream, inline or in a
   thread or task of its own) and the graph's `nodes`. A langgraph without them records the graph's step only.
@@ -223,7 +224,8 @@ def _tool_calls_in(task: Any) -> list[str]:
     """The ids of the tool calls a tool node's task is to run: those of the last message of its input's message list
     (what LangGraph's ToolNode runs: the list under its `messages_key`, else the first list with tool calls)."""
     state = getattr(task, "input", None)
-    runnable = next(iter(getattr(task.proc, "steps", None) or ()), task.proc)  # the node's own runnable, then its writers
+    proc = getattr(task, "proc", None)
+    runnable = next(iter(getattr(proc, "steps", None) or ()), proc)  # the node's own runnable, then its writers
     key = getattr(runnable, "_messages_key", None) or getattr(runnable, "messages_key", None)  # ToolNode's, by version
     values = [state.get(key)] if isinstance(state, dict) and key in state else state.values() if isinstance(state, dict) else [state]
     for value in values:
