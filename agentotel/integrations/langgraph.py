@@ -1,8 +1,9 @@
 """LangGraph: a compiled graph's invocation, and each agent of a multi-agent graph as a step of its own.
 
 - A compiled graph's `invoke` / `ainvoke` / `stream` / `astream` opens `agentotel.run(<graph name>)` when no
-  run is open, else is an `invoke_agent {graph}` step of the open run. A graph run inside a node of another
-  graph (a subgraph) adds no step of its own: the node that runs it is one (below).
+  run is open, else is an `invoke_agent {graph}` step of the open run, also when a tool runs it (an agent used
+  as a tool: its step inside the tool's, as the Agents SDK's). A graph run inside a node of another graph (a
+  subgraph) adds no step of its own: the node that runs it is one (below).
 - In a graph of several agents, each agent's turn is an `invoke_agent {agent}` step nested in the graph's step
   (or in the run), holding that agent's model and tool steps. Which nodes are agents is read from the compiled
   graph and from what its nodes do:
@@ -44,7 +45,9 @@ from opentelemetry import context, trace
 
 from agentotel._internal import report_internal_error
 from agentotel.content import Payload
-from agentotel.integrations._common import AgentScope, scoped_astream, scoped_stream, start_agent_step, suppressed
+from agentotel.integrations._common import (
+    AgentScope, current_tool_span, scoped_astream, scoped_stream, start_agent_step, suppressed,
+)
 from agentotel.runs import record_error
 
 
@@ -266,7 +269,8 @@ class _Invocation:
         if self.scope is not None:
             self.scope.__enter__()
         try:
-            self.graph = _Graph(self.pregel, _task.get())
+            # A subgraph's model calls can make the node running it an agent; an agent of its own is no node's.
+            self.graph = _Graph(self.pregel, _task.get() if self.scope is None else None)
             self.tokens = (_graph.set(self.graph), _task.set(None))
         except Exception as exc:  # noqa: BLE001 - its nodes run untraced
             report_internal_error("integrations.langgraph.graph", exc)
@@ -289,7 +293,7 @@ def _invocation(pregel: Any) -> _Invocation | None:
     """What invoking `pregel` here opens (None: nothing, it runs as it is)."""
     if suppressed():
         return None
-    if _graph.get() is None:
+    if _graph.get() is None or current_tool_span() is not None:  # a graph a tool runs is an agent used as a tool
         return _Invocation(pregel, AgentScope(_graph_name(pregel)))
     if _task.get() is None:
         return None  # invoke running its own stream: the same invocation

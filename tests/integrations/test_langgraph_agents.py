@@ -32,7 +32,7 @@ FALSE_ALARM = "kept_going_after_answer: single-call agents visited again are rea
 
 PROMPTS = {"planner": "You are the planner.", "executor": "You are the executor.", "verifier": "You are the verifier.",
            "supervisor": "You are the supervisor.", "researcher": "You are the researcher.", "timekeeper": "You are the timekeeper.",
-           "worker": "You are a worker.", "handing": "You are the researcher; hand the time question over."}
+           "worker": "You are a worker.", "lead": "You are the lead; ask the researcher.", "handing": "You are the researcher; hand the time question over."}
 TOOLS = {"planner": get_weather, "executor": get_time, "researcher": get_weather, "timekeeper": get_time}
 
 
@@ -57,6 +57,10 @@ def _team(body: dict[str, Any]) -> dict[str, Any]:
         if "18C" not in " ".join(_text(m) for m in messages):
             return chat_tool_calls((f"call_{who}_{asked}", "get_weather", {"city": "Paris"}))
         return chat_tool_calls(("call_handoff", "transfer_to_timekeeper", {}))
+    if who == "lead":  # asks its researcher tool, then answers
+        if not answered:
+            return chat_tool_calls((f"call_{who}_{asked}", "ask_researcher", {"question": "Weather in Paris?"}))
+        return chat_tool_calls(content="The researcher says 18C.")
     if who == "worker":
         return chat_tool_calls(content=f"report on {_text(messages[-1])}")
     if answered or who not in TOOLS:
@@ -287,6 +291,25 @@ def test_an_agent_node_interrupted_for_a_human_is_no_failure(store, model_server
     assert [(s.status, name, inside) for s, (name, inside) in zip(trajectory.steps, _agents(trajectory))] == [
         ("ok", "invoke_agent LangGraph", None), ("ok", "invoke_agent verifier", "LangGraph"), ("ok", "llm", "verifier"),
         ("ok", "invoke_agent LangGraph", None), ("ok", "invoke_agent verifier", "LangGraph"), ("ok", "llm", "verifier")]
+
+
+def test_a_react_agent_used_as_a_tool_is_an_agent_step_inside_the_tool_step(store, model_server):
+    llm = _model(model_server)
+    researcher = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
+
+    @tool
+    def ask_researcher(question: str) -> str:
+        """Ask the researcher."""
+        return researcher.invoke({"messages": [HumanMessage(question)]})["messages"][-1].content
+
+    create_react_agent(llm, [ask_researcher], prompt=PROMPTS["lead"], name="lead").invoke(_question())
+    trajectory = store.only_run()
+    by_index = {s.index: s for s in trajectory.steps}
+    assert [(s.name if s.type == "agent" else s.type, by_index[s.parent_index].name if s.parent_index else None)
+            for s in trajectory.steps] == [
+        ("llm", None), ("tool", None), ("invoke_agent research_expert", "execute_tool ask_researcher"),
+        ("llm", "invoke_agent research_expert"), ("tool", "invoke_agent research_expert"), ("llm", "invoke_agent research_expert"),
+        ("llm", None)]
 
 
 class Outage(Exception):
