@@ -7,8 +7,11 @@ difference). The hand-written side is what a careful user would write instead of
 arguments and the result set as `json.dumps` strings. Ours additionally binds arguments by name,
 applies the content policy (JSON-safe conversion, secret redaction, size limits) and checks for a
 pending model tool call. Rows: a trivial function (the issue's target), a tool whose arguments
-and result are a realistic ~1 KB of text (informational), and a framework's tool call: the wrapper
-`instrument()` puts around LangChain's `BaseTool.run` against the same call in a hand-written span.
+and result are a realistic ~1 KB of text (informational), a framework's tool call: the wrapper
+`instrument()` puts around LangChain's `BaseTool.run` against the same call in a hand-written span, and a
+multi-agent LangGraph graph's invoke (planner with its ToolNode, executor, verifier, on LangChain's fake chat
+models: the framework's own work on both sides) under `instrument()` (a step per agent) against OpenInference's
+LangChain instrumentation (a span per node, model and tool call), each patched in for its side's turn only.
 """
 
 from __future__ import annotations
@@ -125,6 +128,7 @@ def run(quick: bool) -> list[Result]:
                     )
                 )
             results.append(_framework_row(tracer, calls, repeats))
+            results.append(_graph_row(provider, max(calls // 20, 15), repeats))
     finally:
         _tracing.set_providers(None)
         _config.configure(previous)
@@ -176,6 +180,70 @@ def _framework_row(tracer, calls: int, repeats: int) -> Result:  # noqa: ANN001
         notes="ours: injected-argument filter, definition and schema hash (kept per tool), content policy, "
               "the tool message's content as result; the framework's own work left out of both sides",
         corpus=f"{calls} calls per repeat",
+        ours_spread=ours_us.spread,
+        peer_spread=peer_us.spread,
+        repeats=repeats,
+    )
+
+
+def _graph_row(provider, calls: int, repeats: int) -> Result:  # noqa: ANN001
+    name = "framework agent steps overhead (a LangGraph StateGraph of three agent nodes, as patched by instrument())"
+    try:
+        from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+        from langchain_core.messages import AIMessage, HumanMessage
+        from langchain_core.tools import StructuredTool
+        from langgraph.graph import END, START, MessagesState, StateGraph
+        from langgraph.prebuilt import ToolNode
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+
+        from agentotel.integrations import instrument_integrations, uninstrument_integrations
+    except ImportError as exc:
+        return Result(benchmark=name, metric="time per graph invoke", unit="µs/invoke", ours=None,
+                      peer_name="OpenInference LangChain instrumentation", peer=None, notes=f"not run: {exc}")
+    add = StructuredTool.from_function(_add, name="add", description="Add two numbers.")
+    asks = AIMessage("", tool_calls=[{"name": "add", "args": {"a": 1, "b": 2}, "id": "call_1"}])
+    graph = StateGraph(MessagesState)
+    for who, said in (("planner", [asks, AIMessage("1. add")]), ("executor", [AIMessage("done")]), ("verifier", [AIMessage("ok")])):
+        model = FakeMessagesListChatModel(responses=said)  # cycles through its replies
+        graph.add_node(who, lambda state, model=model: {"messages": [model.invoke(state["messages"])]})
+    graph.add_node("planner_tools", ToolNode([add]))
+    graph.add_edge(START, "planner")
+    graph.add_conditional_edges("planner", lambda state: "planner_tools" if state["messages"][-1].tool_calls else "executor")
+    graph.add_edge("planner_tools", "planner")
+    graph.add_edge("executor", "verifier")
+    graph.add_edge("verifier", END)
+    compiled = graph.compile()
+    question = {"messages": [HumanMessage("go")]}
+    peer_instrumentor = LangChainInstrumentor()
+
+    def ours() -> None:
+        instrument_integrations()
+        try:
+            for _ in range(calls):
+                compiled.invoke(question)
+        finally:
+            uninstrument_integrations()
+
+    def peer() -> None:
+        peer_instrumentor.instrument(tracer_provider=provider)
+        try:
+            for _ in range(calls):
+                compiled.invoke(question)
+        finally:
+            peer_instrumentor.uninstrument()
+
+    ours_s, peer_s = alternate(ours, peer, repeats=repeats, warmup=1)
+    ours_us, peer_us = ours_s.scaled(1e6 / calls), peer_s.scaled(1e6 / calls)
+    return Result(
+        benchmark=name,
+        metric="time per graph invoke, capture on, inside run()",
+        unit="µs/invoke",
+        ours=round(ours_us.median, 1),
+        peer_name="OpenInference LangChain instrumentation (a span per node, model and tool call)",
+        peer=round(peer_us.median, 1),
+        notes="ours: the graph's step, an agent step per agent node's turn (planner, executor, verifier), the tool "
+              "step; no model span (fake models, no provider SDK); LangGraph's own work on both sides",
+        corpus=f"{calls} invokes per repeat, 5 node tasks and 4 model calls each",
         ours_spread=ours_us.spread,
         peer_spread=peer_us.spread,
         repeats=repeats,

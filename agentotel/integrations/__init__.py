@@ -6,12 +6,13 @@ Both are idempotent. Covered:
 
 - OpenAI Agents SDK (`agents`): function tools and handoffs as tool steps, agents as `invoke_agent` steps, a
   run per `Runner.run` when none is open (openai_agents.py);
-- LangChain / LangGraph (`langchain_core`): `BaseTool` runs, retrievers, graph invocations (langchain.py);
+- LangChain (`langchain_core`): `BaseTool` runs, retrievers, chains (langchain.py);
+- LangGraph (`langgraph`): graph invocations as runs or agent steps, the agents of a multi-agent graph as
+  agent steps of their own (langgraph.py);
 - pydantic-ai (`pydantic_ai`): tool calls (pydantic_ai.py);
 - MCP clients (`mcp`): `ClientSession.call_tool` / `list_tools`, trace context in `_meta` (mcp.py).
 
-Each adapter module defines `patches()` (langchain.py also `graph_patches()`, applied when langgraph is
-imported): the (owner, attribute, wrapper) triples to apply, where the wrapper is a wrapt wrapper
+Each adapter module defines `patches()`: the (owner, attribute, wrapper) triples to apply, where the wrapper is a wrapt wrapper
 `(wrapped, instance, args, kwargs)`; a framework version missing one of them is left untraced. The span, arguments, result, errors and
 content policy all come from `agentotel.tools` (`defined_tool`, `start_tool_call`).
 """
@@ -36,7 +37,7 @@ log = logging.getLogger("agentotel.integrations")
 FRAMEWORKS = {
     "agents": "agentotel.integrations.openai_agents:patches",
     "langchain_core": "agentotel.integrations.langchain:patches",
-    "langgraph.pregel": "agentotel.integrations.langchain:graph_patches",  # langgraph is a namespace package
+    "langgraph.pregel": "agentotel.integrations.langgraph:patches",  # langgraph is a namespace package
     "pydantic_ai": "agentotel.integrations.pydantic_ai:patches",
     "mcp": "agentotel.integrations.mcp:patches",
 }

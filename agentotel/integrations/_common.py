@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -95,10 +98,7 @@ class AgentScope:
                 self._run.__enter__()
                 self.opened_run = True
             elif self._step:
-                self._span = _tracing.get_tracer().start_span(
-                    f"{INVOKE_AGENT} {self.name}", kind=SpanKind.INTERNAL,
-                    attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: self.name},
-                )
+                self._span = start_agent_step(self.name)
                 self._token = context.attach(trace.set_span_in_context(self._span))
         except Exception as exc:  # noqa: BLE001 - the agent runs untraced
             report_internal_error("integrations.agent_scope", exc)
@@ -115,3 +115,82 @@ class AgentScope:
                 self._span.end()
         except Exception as internal:  # noqa: BLE001
             report_internal_error("integrations.agent_scope_exit", internal)
+
+
+def start_agent_step(name: str, parent: Any = None, start_time: int | None = None) -> Any:
+    """An `invoke_agent {name}` step's span (not made current), under `parent` (a context; default: the current one)."""
+    return _tracing.get_tracer().start_span(
+        f"{INVOKE_AGENT} {name}", parent, kind=SpanKind.INTERNAL, start_time=start_time,
+        attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: name},
+    )
+
+
+# --- a framework's stream inside a scope ------------------------------------------------------------------
+
+
+def scoped_stream(scope: Any, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+    """`wrapped(*args, **kwargs)`'s iterator, run inside `scope` (a context manager: a run, a step, a graph's
+    invocation) from its first item to its end, however it ends."""
+    # The framework's steps run while the caller iterates. They run in a context of their own (a copy of the
+    # caller's at the first item), so what the scope makes current is current for them and never for the
+    # caller's code between items.
+    ctx = contextvars.copy_context()
+    ctx.run(scope.__enter__)
+    try:
+        iterator = ctx.run(wrapped, *args, **kwargs)
+    except BaseException as exc:
+        ctx.run(scope.__exit__, type(exc), exc, None)
+        raise
+    try:
+        while True:
+            try:
+                item = ctx.run(next, iterator)
+            except StopIteration:
+                break
+            yield item
+    except BaseException as exc:  # the framework failed, or the caller closed the stream early (GeneratorExit)
+        ctx.run(_close, iterator)
+        ctx.run(scope.__exit__, type(exc), exc, None)
+        raise
+    ctx.run(scope.__exit__, None, None, None)
+
+
+def _close(iterator: Any) -> None:
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
+
+
+async def scoped_astream(scope: Any, wrapped: Any, args: tuple, kwargs: dict) -> Any:
+    """`scoped_stream` for an async iterator: each of its steps runs as a task in the scope's context."""
+    ctx = contextvars.copy_context()
+    ctx.run(scope.__enter__)
+    iterator = ctx.run(wrapped, *args, **kwargs)
+    try:
+        while True:
+            try:
+                item = await _task_in(ctx, _anext(iterator))
+            except StopAsyncIteration:
+                break
+            yield item
+    except BaseException as exc:
+        await _task_in(ctx, _aclose(iterator))
+        ctx.run(scope.__exit__, type(exc), exc, None)
+        raise
+    ctx.run(scope.__exit__, None, None, None)
+
+
+def _task_in(ctx: contextvars.Context, coroutine: Any) -> Any:
+    if sys.version_info >= (3, 11):
+        return asyncio.create_task(coroutine, context=ctx)
+    return ctx.run(asyncio.ensure_future, coroutine)  # 3.10: the task runs in a copy of ctx
+
+
+async def _anext(iterator: Any) -> Any:
+    return await iterator.__anext__()
+
+
+async def _aclose(iterator: Any) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()

@@ -1,4 +1,4 @@
-"""LangChain and LangGraph: tool runs, retrievers, graph invocations.
+"""LangChain: tool runs, retrievers, chains (LangGraph's graphs: langgraph.py).
 
 - `BaseTool.run` / `arun` (every tool, `@tool` and `StructuredTool` included, however invoked: directly,
   by `invoke`, or by LangGraph's `ToolNode`) is an `execute_tool {name}` span: the arguments the model
@@ -6,9 +6,9 @@
   LangGraph `Command(update=...)`), the tool call's id. A tool error the tool handled
   (`handle_tool_error`: the model gets an error message) marks the span ERROR.
 - `BaseRetriever.invoke` / `ainvoke` is a `retrieval {retriever}` span with the query and the documents.
-- A compiled graph's `invoke` / `ainvoke` / `stream` / `astream` opens `agentotel.run(<graph name>)`
-  when no run is open, else is an `invoke_agent {graph}` step of the open run; a graph run by another
-  graph (a subgraph) adds nothing of its own.
+- A chat model's call (`BaseChatModel.generate` / `agenerate` / `stream` / `astream`, where every call of one
+  goes) adds no step (the provider's request is the model step); in a node of a graph of agents it makes the
+  node an agent (langgraph.py).
 - An LCEL chain (`RunnableSequence`: `retriever | format_docs | prompt | llm`) invoked or streamed when no
   run is open opens `agentotel.run(<run_name, else the chain's name, else "chain">)`, so its retrieval and
   model steps are one run; inside a run (or a graph) it adds nothing: a chain is no agent.
@@ -16,18 +16,17 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import sys
 from typing import Any
 
 from agentotel import _context
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed, traced, traced_async
+from agentotel.integrations import langgraph
+from agentotel.integrations._common import AgentScope, scoped_astream, scoped_stream, suppressed, traced, traced_async
 from agentotel.tools import DefinedTool, ToolCall, defined_tool, retrieval_call, start_tool_call
 
 
 def patches() -> list[tuple[Any, str, Any]]:
+    from langchain_core.language_models import BaseChatModel
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables.base import RunnableSequence
     from langchain_core.tools import BaseTool
@@ -41,17 +40,10 @@ def patches() -> list[tuple[Any, str, Any]]:
         (RunnableSequence, "ainvoke", _chain_ainvoke),
         (RunnableSequence, "stream", _chain_stream),
         (RunnableSequence, "astream", _chain_astream),
-    ]
-
-
-def graph_patches() -> list[tuple[Any, str, Any]]:
-    from langgraph.pregel import Pregel
-
-    return [
-        (Pregel, "invoke", _graph_invoke),
-        (Pregel, "ainvoke", _graph_ainvoke),
-        (Pregel, "stream", _graph_stream),
-        (Pregel, "astream", _graph_astream),
+        (BaseChatModel, "generate", _generate),
+        (BaseChatModel, "agenerate", _agenerate),
+        (BaseChatModel, "stream", _model_stream),
+        (BaseChatModel, "astream", _model_stream),
     ]
 
 
@@ -159,120 +151,30 @@ async def _aretrieve(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> 
     return await traced_async(_start_retrieval(instance, args, kwargs), wrapped, args, kwargs)
 
 
-# --- graphs ------------------------------------------------------------------------------------------------
-
-# Set while a graph invocation is traced: invoke runs stream, a subgraph runs inside its parent.
-_in_graph: contextvars.ContextVar[bool] = contextvars.ContextVar("agentotel_langgraph", default=False)
+# --- chat models ---------------------------------------------------------------------------------------------
 
 
-def _graph_name(graph: Any) -> str:
-    return str(getattr(graph, "name", None) or "graph")
+def _generate(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    # Every way a chat model is called reaches generate, agenerate or a stream (invoke -> generate); in a graph of
+    # agents the node calling it is an agent from now on. The call itself is the provider's model step.
+    task = langgraph.model_called()
+    result = wrapped(*args, **kwargs)
+    if task is not None:
+        langgraph.model_answered(task, result)
+    return result
 
 
-def _graph_invoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if suppressed() or _in_graph.get():
-        return wrapped(*args, **kwargs)
-    with AgentScope(_graph_name(instance)):
-        token = _in_graph.set(True)
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            _in_graph.reset(token)
+async def _agenerate(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    task = langgraph.model_called()
+    result = await wrapped(*args, **kwargs)
+    if task is not None:
+        langgraph.model_answered(task, result)
+    return result
 
 
-async def _graph_ainvoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if suppressed() or _in_graph.get():
-        return await wrapped(*args, **kwargs)
-    with AgentScope(_graph_name(instance)):
-        token = _in_graph.set(True)
-        try:
-            return await wrapped(*args, **kwargs)
-        finally:
-            _in_graph.reset(token)
-
-
-def _graph_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if suppressed() or _in_graph.get():
-        return wrapped(*args, **kwargs)
-    return _scoped_stream(AgentScope(_graph_name(instance)), wrapped, args, kwargs)
-
-
-def _scoped_stream(scope: AgentScope, wrapped: Any, args: tuple, kwargs: dict, graph: bool = True) -> Any:
-    # The graph's steps run while the caller iterates. They run in a context of their own (a copy of the
-    # caller's at the first item), so the run or step this opens is current for them and never for the
-    # caller's code between items.
-    ctx = contextvars.copy_context()
-    ctx.run(_enter, scope, graph)
-    try:
-        iterator = ctx.run(wrapped, *args, **kwargs)
-    except BaseException as exc:
-        ctx.run(scope.__exit__, type(exc), exc, None)
-        raise
-    try:
-        while True:
-            try:
-                item = ctx.run(next, iterator)
-            except StopIteration:
-                break
-            yield item
-    except BaseException as exc:  # the graph failed, or the caller closed the stream early (GeneratorExit)
-        ctx.run(_close, iterator)
-        ctx.run(scope.__exit__, type(exc), exc, None)
-        raise
-    ctx.run(scope.__exit__, None, None, None)
-
-
-def _enter(scope: AgentScope, graph: bool) -> None:
-    scope.__enter__()
-    if graph:  # a chain's run is no graph: a graph it runs is a step of that run
-        _in_graph.set(True)
-
-
-def _close(iterator: Any) -> None:
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        close()
-
-
-def _graph_astream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-    if suppressed() or _in_graph.get():
-        return wrapped(*args, **kwargs)
-    return _scoped_astream(AgentScope(_graph_name(instance)), wrapped, args, kwargs)
-
-
-async def _scoped_astream(scope: AgentScope, wrapped: Any, args: tuple, kwargs: dict, graph: bool = True) -> Any:
-    # As _scoped_stream: each step of the graph's async iterator runs as a task in the graph's context.
-    ctx = contextvars.copy_context()
-    ctx.run(_enter, scope, graph)
-    iterator = ctx.run(wrapped, *args, **kwargs)
-    try:
-        while True:
-            try:
-                item = await _task_in(ctx, _anext(iterator))
-            except StopAsyncIteration:
-                break
-            yield item
-    except BaseException as exc:
-        await _task_in(ctx, _aclose(iterator))
-        ctx.run(scope.__exit__, type(exc), exc, None)
-        raise
-    ctx.run(scope.__exit__, None, None, None)
-
-
-def _task_in(ctx: contextvars.Context, coroutine: Any) -> Any:
-    if sys.version_info >= (3, 11):
-        return asyncio.create_task(coroutine, context=ctx)
-    return ctx.run(asyncio.ensure_future, coroutine)  # 3.10: the task runs in a copy of ctx
-
-
-async def _anext(iterator: Any) -> Any:
-    return await iterator.__anext__()
-
-
-async def _aclose(iterator: Any) -> None:
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        await aclose()
+def _model_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+    langgraph.model_called()
+    return wrapped(*args, **kwargs)
 
 
 # --- chains ------------------------------------------------------------------------------------------------
@@ -280,7 +182,7 @@ async def _aclose(iterator: Any) -> None:
 
 def _chain_run(instance: Any, args: tuple, kwargs: dict) -> AgentScope | None:
     """The run a top-level chain opens (None: a run is open, or a graph runs it: it adds nothing)."""
-    if suppressed() or _in_graph.get() or _context.current_run() is not None:
+    if suppressed() or langgraph.in_graph() or _context.current_run() is not None:
         return None
     config = args[1] if len(args) > 1 else kwargs.get("config")
     name = (config or {}).get("run_name") if isinstance(config, dict) else None
@@ -305,9 +207,9 @@ async def _chain_ainvoke(wrapped: Any, instance: Any, args: tuple, kwargs: dict)
 
 def _chain_stream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     scope = _chain_run(instance, args, kwargs)
-    return wrapped(*args, **kwargs) if scope is None else _scoped_stream(scope, wrapped, args, kwargs, graph=False)
+    return wrapped(*args, **kwargs) if scope is None else scoped_stream(scope, wrapped, args, kwargs)
 
 
 def _chain_astream(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
     scope = _chain_run(instance, args, kwargs)
-    return wrapped(*args, **kwargs) if scope is None else _scoped_astream(scope, wrapped, args, kwargs, graph=False)
+    return wrapped(*args, **kwargs) if scope is None else scoped_astream(scope, wrapped, args, kwargs)

@@ -23,13 +23,10 @@ import threading
 from typing import Any
 
 from opentelemetry import context, trace
-from opentelemetry.trace import SpanKind
 
-from agentotel import _context, _json, _tracing
+from agentotel import _context, _json
 from agentotel._internal import report_internal_error
-from agentotel.integrations._common import AgentScope, suppressed, traced_async
-from agentotel.runs import INVOKE_AGENT
-from agentotel.semconv import GEN_AI_AGENT_NAME, GEN_AI_OPERATION_NAME
+from agentotel.integrations._common import AgentScope, start_agent_step, suppressed, traced_async
 from agentotel.tools import DefinedTool, defined_tool, start_tool_call
 
 
@@ -313,10 +310,7 @@ def _agent_started(sdk_span: Any, name: str) -> None:
         runner.first_agent_seen = True
         if name == runner.scope.name:
             return  # the starting agent: the Runner's scope already stands for it
-    span = _tracing.get_tracer().start_span(
-        f"{INVOKE_AGENT} {name}", kind=SpanKind.INTERNAL,
-        attributes={GEN_AI_OPERATION_NAME: INVOKE_AGENT, GEN_AI_AGENT_NAME: name},
-    )
+    span = start_agent_step(name)
     token = context.attach(trace.set_span_in_context(span))
     with _agent_lock:
         _agent_spans[id(sdk_span)] = (sdk_span, span, token)

@@ -50,8 +50,9 @@ How agentotel recorded the frameworks (not the detectors'): an MCP tool answerin
 recorded as its text blocks - the item itself when there is one, a list of JSON *strings* when there are several -,
 not as the structuredContent {"result": [...]} the server sends too, so the output's shape followed the item count
 (since s19/mcp: the list the tool returned; the mcp recorder's good runs warned 5/8 -> 3/8); the
-StateGraph's nodes (planner, executor, verifier) leave no agent step under agentotel (every call under one "invoke_agent
-LangGraph") nor under OpenInference (the calls at depth 0), where the Agents SDK's three agents each have theirs.
+StateGraph's nodes (planner, executor, verifier) left no agent step under agentotel (every call under one "invoke_agent
+LangGraph"; since s20/langgraph each node's turn is an `invoke_agent {node}` step holding its calls) nor under
+OpenInference (CHAIN spans: the calls at depth 0), where the Agents SDK's three agents each have theirs.
 
 Built and scored blind (a8b3287's detectors, agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff
 top-1 48/50 (the two misses a ground truth of mine, corrected: 50/50), check step+layer 4/50 (tool output drift twice,
@@ -1410,14 +1411,14 @@ CHECK_MISSED: dict[str, str] = {
                                                 "graph's executor edge leads to END, no check_health, no verdict",
     "model-agents-premature-end": _TEAM + "the same: the executor answers its report as the final output, no handoff to "
                                           "the verifier",
-    "memory-langgraph-conversation-reset": "found history_lost at step 20 (the verifier's fresh context, which the good "
-                                           "run has too), not at 17: the executor called again with the incident and the "
+    "memory-langgraph-conversation-reset": "found history_lost at step 25 (the verifier's fresh context, which the good "
+                                           "run has too), not at 21: the executor called again with the incident and the "
                                            "rejection only, the plan and its own work gone ('No plan from the planner is "
                                            "in my context')",
     "memory-agents-conversation-reset": "nothing found: the verifier -> executor handoff's input filter keeps the "
                                         "incident and the rejection; the executor restarts checkout-api instead of the "
                                         "scale-out the rejection asks",
-    "tool-langgraph-stale-deploys": _FLUKE + "history_lost at step 16 (the verifier's fresh context); the fault - "
+    "tool-langgraph-stale-deploys": _FLUKE + "history_lost at step 21 (the verifier's fresh context); the fault - "
                                              "get_deploys without the 20:58 deploy the logs' 'v2.14.0' errors point to, "
                                              "a plan without the rollback - not seen",
 }
@@ -1434,7 +1435,7 @@ FALSE_ALARMS: dict[str, str] = {
     "tool-openai-events-utc": _END + "'11:00-11:30'",
     "tool-mcp-events-utc": _END + "the same",
     "model-mcp-attendee-dropped": _END + "'14:00-15:00'",
-    "memory-langgraph-conversation-reset": ("history_lost at step 20: the StateGraph's verifier node starts a fresh "
+    "memory-langgraph-conversation-reset": ("history_lost at step 25: the StateGraph's verifier node starts a fresh "
                                             "context after a rejection (by design, with the executor's new report)"),
     "model-langgraph-withheld": ("repeated_tool_call: the rollback asked again after it answered status 'partial' with "
                                  "us-east failed - a retry of a failed part, not a repeat"),
