@@ -245,8 +245,17 @@ def _turn_nodes_lifted(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if s.get("type") == "agent":
             inside = children[s["index"]]
             alike[(s.get("parent_index"), s.get("name"))].append(len(inside) == 1 and inside[0].get("type") == LLM)
+    def taking_turns(parent: Any, name: Any) -> bool:
+        # Another agent's model call between two of them: agents taking turns (a verifier answering at once, a
+        # supervisor that only routes, visited again), not a loop's model node.
+        seen = [s["index"] for s in steps if s.get("type") == "agent" and s.get("parent_index") == parent and s.get("name") == name]
+        others = [s["index"] for s in steps if s.get("type") == "agent" and s.get("parent_index") == parent
+                  and s.get("name") != name and any(c.get("type") == LLM for c in children[s["index"]])]
+        return any(a < o < b for a, b in zip(seen, seen[1:]) for o in others)
+
     nodes = {s["index"]: s.get("parent_index") for s in steps if s.get("type") == "agent"
-             and len(held := alike[(s.get("parent_index"), s.get("name"))]) > 1 and all(held)}
+             and len(held := alike[(s.get("parent_index"), s.get("name"))]) > 1 and all(held)
+             and not taking_turns(s.get("parent_index"), s.get("name"))}
     if not nodes:
         return steps
     return [dict(s, parent_index=nodes[s["parent_index"]]) if s.get("parent_index") in nodes else s
@@ -4911,7 +4920,7 @@ def _history_lost(run: _Run) -> list[Finding]:
         # One conversation: the new call still has its opening user message, or carries the previous call's
         # own reply (its history rewritten: the question cut by a window, condensed into another).
         if first_user not in kept and not any(_fingerprint(m) in kept for m in output_messages(before)):
-            restart = _started_over(run, before, step, old, new)
+            restart = None if _answer_carried(run, before, step, new) else _started_over(run, before, step, old, new)
             if restart is not None:
                 out.append(restart)
             continue  # another conversation
@@ -4931,6 +4940,16 @@ def _history_lost(run: _Run) -> list[Finding]:
                             + "; ".join(f"{role}: {text[:60]!r}" for role, text in lost[:3]),
                             lost=[{"role": r, "text": t[:300]} for r, t in lost[:10]]))
     return out
+
+
+def _answer_carried(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], new: list[tuple[str, str]]) -> bool:
+    """An agent invoked again (another agent step of its name) whose fresh context carries its own earlier answer in
+    a user message ("Your earlier verdict: ..."): a graph re-briefing the agent, not a conversation lost."""
+    was, now = run.by_index.get(before.get("parent_index")), run.by_index.get(step.get("parent_index"))
+    if was is None or now is None or was is now or was.get("type") != AGENT or was.get("name") != now.get("name"):
+        return False
+    said = _words(final_text(before) or "")
+    return len(said) >= 20 and any(role == "user" and said in _words(text) for role, text in new)
 
 
 def _conversation(run: _Run, step: Mapping[str, Any]) -> Any:

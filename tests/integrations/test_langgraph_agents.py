@@ -23,13 +23,6 @@ from tests.integrations.test_langchain import get_time, get_weather
 
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
-# check's rule for a loop's model node (detectors._turn_nodes_lifted: agent steps of one name recurring under one
-# parent, each holding a single model call, are a framework's model node, their calls lifted to the parent) reads
-# a verifier that answers at once, or a supervisor that only routes, visited again after other agents, as such a
-# node: its earlier answer then looks like the loop going on after a final answer (kept_going_after_answer).
-FALSE_ALARM = "kept_going_after_answer: single-call agents visited again are read as a loop's model node"
-
-
 PROMPTS = {"planner": "You are the planner.", "executor": "You are the executor.", "verifier": "You are the verifier.",
            "supervisor": "You are the supervisor.", "researcher": "You are the researcher.", "timekeeper": "You are the timekeeper.",
            "worker": "You are a worker.", "lead": "You are the lead; ask the researcher.", "handing": "You are the researcher; hand the time question over."}
@@ -166,7 +159,7 @@ def test_planner_executor_verifier_are_three_agent_steps_holding_their_calls(sto
 def test_a_node_visited_again_after_another_agent_is_a_step_of_its_own(store, model_server, monkeypatch):
     monkeypatch.setattr(f"{__name__}.REJECT_FIRST", True)
     _team_graph(model_server).invoke(_question())
-    trajectory = store.only_run(check=False)  # FALSE_ALARM below
+    trajectory = store.only_run()
     agents = [name for name, inside in _agents(trajectory) if name.startswith("invoke_agent")]
     assert agents == ["invoke_agent planner", "invoke_agent executor", "invoke_agent verifier",
                       "invoke_agent executor", "invoke_agent verifier"]
@@ -221,7 +214,7 @@ def test_a_supervisor_of_two_react_sub_agents(store, model_server, mode):
         async def main():
             return [chunk async for chunk in graph.astream(_question(), stream_mode="updates", subgraphs=True)]
         assert any(namespace for namespace, _ in asyncio.run(main()))
-    trajectory = store.only_run(check=False)  # FALSE_ALARM above
+    trajectory = store.only_run()
     assert trajectory.run["name"] == "launch-team"
     assert _agents(trajectory) == SUPERVISED
 
