@@ -1723,7 +1723,13 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 rule = re.search(rf"(?:\b(?:with|call|calling|run|running|use|using|via)\s+(?:the\s+)?|\(){re.escape(check)}(?![\w])"
                                  rf"[^.\n]{{0,60}}?\bbefore\b[^.\n]*", text)
                 if rule is None:
-                    continue
+                    # "Check list_payments first: never pay an invoice twice" - first, for the action its sentence names
+                    rule = re.search(rf"\b(?:check|call|run|use|query|consult)\s+(?:the\s+)?{re.escape(check)}\s+first\b[^.\n]*", text, re.I)
+                    words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+                    if rule is None or not any(w[:3] in words or any(n.startswith(w[:3]) for n in words)
+                                               for w in re.findall(r"[a-z]{3,}", rule.group(0).lower()[len(check) + 6:])
+                                               if w not in _PLAIN and w not in ("first", "never", "twice", "again")):
+                        continue
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue

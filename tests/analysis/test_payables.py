@@ -115,3 +115,22 @@ def test_a_retry_without_the_check_the_error_asked_for_is_an_input_ignored():
     checked = _after_failure(TIMEOUT, ("list_payments", {"vendor_id": "V-220"}, {"payments": []}),
                              ("schedule_payment", PAYMENT, dict(PAYMENT, payment_id="P-2", status="scheduled")), answer="Scheduled (P-2).")
     assert _found(checked, "input_ignored")[0] == [], _found(checked, "input_ignored")[1]
+
+
+def test_a_payment_with_no_call_of_the_check_the_instructions_ask_first_is_missing_evidence():
+    rules = RULES + "\n4. Check list_payments first: never pay an invoice twice."
+    def paying(*turns):
+        run = _run(*turns)
+        for step in run.steps:
+            if step["type"] == "llm":
+                step["input"] = step["input"].replace(json.dumps(RULES)[1:-1], json.dumps(rules)[1:-1])
+        offered = definitions_attr(*((n, {"type": "object"}) for n in ("get_invoice", "list_payments", "schedule_payment")))
+        return record(*run.steps, task=run.run["task"], attributes={s["span_id"]: offered for s in run.steps if s["type"] == "llm"})
+    payment = ("schedule_payment", {"vendor_id": "V-220", "invoice_id": "BL-7781", "amount": 9000.0, "currency": "EUR"}, {"status": "scheduled"})
+    unchecked = paying(("get_invoice", {"invoice_id": "BL-7781"}, INVOICE), payment)
+    assert _found(unchecked, "missing_evidence")[0] == [(3, "model")], _found(unchecked, "missing_evidence")[1]
+    checked = paying(("get_invoice", {"invoice_id": "BL-7781"}, INVOICE), ("list_payments", {"vendor_id": "V-220"}, {"payments": []}), payment)
+    assert _found(checked, "missing_evidence")[0] == [], _found(checked, "missing_evidence")[1]
+    # a read of another kind needs no such check
+    looked = paying(("get_invoice", {"invoice_id": "BL-7781"}, INVOICE), ("get_invoice", {"invoice_id": "BL-7782"}, INVOICE))
+    assert _found(looked, "missing_evidence")[0] == [], _found(looked, "missing_evidence")[1]
