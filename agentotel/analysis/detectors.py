@@ -2687,30 +2687,37 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
 
 
+_DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])")
+
+
 def _dates(text: str) -> set[tuple[int, int, int]]:
     """(year, month, day) of each date a text writes out: 2026-04-03, 3 April 2026, April 3, 2026."""
     found = {(int(y), int(m), int(d)) for y, m, d in _ISO_DATE.findall(text)}
     found |= {(int(y), _MONTHS[m.lower()], int(d)) for d, m, y in _DAY_MONTH.findall(text)}
     found |= {(int(y), _MONTHS[m.lower()], int(d)) for m, d, y in _MONTH_DAY.findall(text)}
+    # 04.01.2027: dots write the day first (German, French, Nordic invoices)
+    found |= {(int(y), int(m), int(d)) for d, m, y in _DOTTED_DATE.findall(text) if 1 <= int(m) <= 12}
     return found
 
 
 def _date_swapped(run: _Run) -> list[Finding]:
-    """A call passes a date that is the request's date with day and month swapped (3 April 2026 filled as
-    2026-03-04) and that no result gave: the model misread the date (task_ignored, model). At that call."""
+    """A call passes a date that is a date of the request, or of a result it read, with day and month swapped (3
+    April 2026 filled as 2026-03-04; an invoice due 04.01.2027 paid on 2027-04-01) and that nothing gave: the model
+    misread the date (task_ignored, model). At that call."""
     asked = _dates(run.request())
-    if not asked:
-        return []
     # (results before the call only: a form echoing the value it was given is no source of it)
     results = [(s["index"], _dates(text_of(s.get("output")))) for s in run.record.tool_steps()]
+    if not asked and not any(dates for _at, dates in results):
+        return []
     for step in run.llm:
         given = asked.union(*(dates for at, dates in results if at < step["index"]))
         for call in requested_calls(step):
             for value in _leaves(call.arguments):
                 for y, m, d in _dates(value) - given:
-                    if m != d and m <= 12 and d <= 12 and (y, d, m) in asked:
+                    if m != d and m <= 12 and d <= 12 and (y, d, m) in given:
+                        whose = "the request's date" if (y, d, m) in asked else "the date a result gave"
                         return [_finding("task_ignored", "model", step["index"], [step["index"]],
-                                         f"the request's date is {y}-{d:02d}-{m:02d}; step {step['index']} passed {value[:40]!r} to "
+                                         f"{whose} is {y}-{d:02d}-{m:02d}; step {step['index']} passed {value[:40]!r} to "
                                          f"{call.name}, day and month swapped", tool=call.name, value=value[:200])]
     return []
 

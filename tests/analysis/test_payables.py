@@ -134,3 +134,12 @@ def test_a_payment_with_no_call_of_the_check_the_instructions_ask_first_is_missi
     # a read of another kind needs no such check
     looked = paying(("get_invoice", {"invoice_id": "BL-7781"}, INVOICE), ("get_invoice", {"invoice_id": "BL-7782"}, INVOICE))
     assert _found(looked, "missing_evidence")[0] == [], _found(looked, "missing_evidence")[1]
+
+
+def test_a_day_first_date_of_a_result_paid_month_first_is_a_task_ignored():
+    german = dict(INVOICE, due="04.01.2027", terms="Zahlbar bis 04.01.2027 ohne Abzug")
+    swapped = _paid(german, pay_on="2027-04-01")
+    assert _found(swapped, "task_ignored")[0] == [(5, "model")], _found(swapped, "task_ignored")[1]
+    assert _found(_paid(german, pay_on="2027-01-04"), "task_ignored")[0] == []
+    # a date no result or request gave, day and month alike or not, is not judged here
+    assert _found(_paid(dict(INVOICE, due="2026-12-18"), pay_on="2026-12-18"), "task_ignored")[0] == []
