@@ -2135,6 +2135,33 @@ def _retried_unchecked(run: _Run) -> list[Finding]:
     return []
 
 
+def _request_item_dropped(run: _Run) -> list[Finding]:
+    """The request lists several things by id (KO-4501, KO-4502 and KO-4503), the run acted on some of them and the
+    final answer ends with one never acted on and never named (two invoices paid, "All three invoices are paid"): the
+    model stopped short of the request (MAST FM-3.1 premature termination; model, task_ignored at the answer)."""
+    if not run.finals:
+        return []
+    ids = sorted(_ids_in(run.request()))
+    shapes = Counter(_qualifier_shape(i) for i in ids)
+    listed = [i for i in ids if shapes[_qualifier_shape(i)] >= 2]
+    if len(listed) < 2:
+        return []
+    acted: set[str] = set()
+    for step in run.llm:
+        for call in requested_calls(step):
+            if _action(call.name) is not None:
+                acted |= {v for v in _leaves(call.arguments) if v in listed}
+    if not acted:
+        return []
+    step, text = run.finals[-1]
+    left = [i for i in listed if i not in acted and i not in text]
+    if not left:
+        return []
+    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                     f"the request names {', '.join(listed)}; the run acted on {', '.join(sorted(acted))} and the answer at step "
+                     f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
+
+
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
     if isinstance(value, Mapping):
@@ -6163,7 +6190,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
-    _record_contradicted, _retried_unchecked,
+    _record_contradicted, _retried_unchecked, _request_item_dropped,
 )
 
 

@@ -143,3 +143,18 @@ def test_a_day_first_date_of_a_result_paid_month_first_is_a_task_ignored():
     assert _found(_paid(german, pay_on="2027-01-04"), "task_ignored")[0] == []
     # a date no result or request gave, day and month alike or not, is not judged here
     assert _found(_paid(dict(INVOICE, due="2026-12-18"), pay_on="2026-12-18"), "task_ignored")[0] == []
+
+
+def test_an_answer_ending_with_one_of_the_requested_invoices_never_paid_nor_named_is_a_task_ignored():
+    ask = "Pay Kestrel's approved invoices KO-4501, KO-4502 and KO-4503."
+    def paid(*ids, answer):
+        turns = [("schedule_payment", {"vendor_id": "V-330", "invoice_id": i, "amount": 100.0, "currency": "EUR"}, {"status": "scheduled"})
+                 for i in ids]
+        run = _run(*turns, ask=ask)
+        run.steps[-1]["output"] = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": answer}]}])
+        return run
+    short = paid("KO-4501", "KO-4502", answer="All three invoices are paid: KO-4501 (P-1), KO-4502 (P-2).")
+    assert _found(short, "task_ignored")[0] == [(5, "model")], _found(short, "task_ignored")[1]
+    for run in (paid("KO-4501", "KO-4502", "KO-4503", answer="Paid KO-4501, KO-4502 and KO-4503."),
+                paid("KO-4501", "KO-4502", answer="Paid KO-4501 and KO-4502; KO-4503 was already paid on 1 December.")):
+        assert _found(run, "task_ignored")[0] == [], _found(run, "task_ignored")[1]
