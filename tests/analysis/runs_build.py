@@ -66,3 +66,17 @@ def definitions_attr(*tools: tuple[str, dict]) -> dict[str, str]:
 
 def schema_hash_attr(value: str) -> dict[str, str]:
     return {semconv.AGENTOTEL_TOOL_SCHEMA_HASH: value}
+
+
+def tool_loop(shown: list[dict[str, Any]], turns: Any, answer: str) -> list[dict[str, Any]]:
+    """A plain tool loop's steps: one model call per (tool, arguments, result) asked for and run, each seeing the
+    conversation so far (`shown`, then the calls and results), then the model's `answer`."""
+    shown, steps = list(shown), []
+    for name, arguments, result in turns:
+        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
+        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
+                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
+        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
+                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps(result)}]}]
+    steps.append(llm(len(steps) + 1, text=answer, messages=shown))
+    return steps

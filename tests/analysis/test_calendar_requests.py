@@ -5,10 +5,9 @@ Hand-built runs."""
 
 from __future__ import annotations
 
-import json
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import llm, record, text_message, tool
+from runs_build import llm, record, text_message, tool, tool_loop
 
 SYSTEM = "You are Sam's calendar assistant. Sam works in Berlin (Europe/Berlin); today is Thursday 2026-12-03."
 JORDAN = [{"name": "Jordan Lee", "email": "jordan.lee@vendorly.com", "timezone": "America/New_York"}]
@@ -17,14 +16,7 @@ JORDAN = [{"name": "Jordan Lee", "email": "jordan.lee@vendorly.com", "timezone":
 def _run(*turns, says: list[str], answer: str = "Done."):
     """The user's messages (`says`), then one model call per turn: (tool, arguments, result) asked for and run."""
     shown = [text_message("system", SYSTEM), *(text_message("user", s) for s in says)]
-    steps = []
-    for name, arguments, result in turns:
-        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
-        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
-                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
-        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
-                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps(result)}]}]
-    steps.append(llm(len(steps) + 1, text=answer, messages=shown))
+    steps = tool_loop(shown, turns, answer)
     return record(*steps, task=says[0])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import definitions_attr, llm, record, text_message, tool
+from runs_build import definitions_attr, llm, record, text_message, tool, tool_loop
 
 RULES = ("You are OurCo's accounts-payable agent. Today is Friday 2026-12-04. Pay vendor invoices from OurCo's EUR account:\n"
          "1. Pay an invoice only when match_po answers 'matched' for its purchase order; otherwise flag it for review.\n"
@@ -21,14 +21,7 @@ INVOICE = {"invoice_id": "BL-7781", "vendor_id": "V-220", "vendor_name": "Bright
 
 def _run(*turns, ask: str = "Pay invoice BL-7781."):
     shown = [text_message("system", RULES), text_message("user", ask)]
-    steps = []
-    for name, arguments, result in turns:
-        index, call_id = len(steps) + 1, f"c{len(steps) + 1}"
-        steps += [llm(index, calls=[(name, arguments, call_id)], messages=list(shown)),
-                  tool(index + 1, name, arguments, result, requested_by=index, call_id=call_id)]
-        shown += [{"role": "assistant", "parts": [{"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}]},
-                  {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": json.dumps(result)}]}]
-    steps.append(llm(len(steps) + 1, text="Done.", messages=shown))
+    steps = tool_loop(shown, turns, "Done.")
     return record(*steps, task=ask)
 
 
