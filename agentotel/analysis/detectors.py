@@ -125,6 +125,8 @@ KINDS: dict[str, tuple[str, str]] = {
                       "notes its tools return, or stop and say why"),
     "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
                              "reported"),
+    "stale_result": ("warning", "the tool answered with data older than the instructions ask for (a cached rate, an old "
+                     "snapshot): fix the tool's cache or feed, or have the agent check the data's date and refuse stale data"),
     "value_not_converted": ("warning", "the call gives a record's amount under another currency (or unit) than the record's, "
                             "unconverted: convert it first, or pass the record's own currency"),
     "handover_dropped": ("warning", "the run ended where the work was handed on to another agent that never ran: route the "
@@ -2201,7 +2203,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
             if action is None:
                 continue
             text = run.told(step)
-            failed = _criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
+            failed = _criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text) or _gate_unverified(run, step, call, text)
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -2409,6 +2411,50 @@ def _gate_not_met(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     return None
 
 
+# "File a new issue with file_issue only for a bug the repro agent reproduced": an action allowed by one verdict of a
+# named agent or tool.
+_GATE_BY = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:for|on|about)\s+(?:a|an|the)\s+\w+\s+(?:that\s+|which\s+)?(?:the\s+)?"
+                      r"([a-z][a-z_ ]{2,30}?)\s+([a-z]{4,}ed)\b", re.I)
+
+
+def _gates_by_verdict(run: _Run, text: str) -> list[tuple[str, list[str], str, str]]:
+    """(verb, the gate's words, its verdict, the sentence) of each `_GATE_BY` rule of an instructions text, read once
+    per text (every action call of a run asks)."""
+    cache = run.__dict__.setdefault("_gates_by_verdict", {})
+    if text not in cache:
+        cache[text] = [(m.group(1).lower(), m.group(2).lower().split(), m.group(3).lower(), m.group(0).strip())
+                       for m in _GATE_BY.finditer(text)] if re.search(r"\bonly\s+(?:for|on|about)\b", text) else []
+    return cache[text]
+
+
+def _gate_unverified(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions allow only on a named agent's or tool's verdict ("File a new issue with
+    file_issue only for a bug the repro agent reproduced") taken with no call of it before (missing_evidence), or
+    after its latest answer gave another verdict ('NOT REPRODUCED: ...'; policy_violated). Model, at the call."""
+    rules = _gates_by_verdict(run, text)
+    if not rules:
+        return None
+    words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+    for verb, named, verdict, said in rules:
+        if not any(w.startswith(verb[:3]) for w in words):
+            continue
+        gate = next((name for name in _instructed_tools(run, text) | run.offered()
+                     if [w.lower() for w in _NAME_WORDS.findall(name)] == [w.replace("_", "") for w in named]), None)
+        if gate is None or gate == call.name:
+            continue
+        checks = [s for s in run.record.tool_steps() if s["index"] < step["index"] and str(tool_name(s)) == gate and not is_error(s)]
+        if not checks:
+            return _finding("missing_evidence", "model", step["index"], [step["index"]],
+                            f"step {step['index']} calls {call.name} where the instructions say {said!r}, and no call of "
+                            f"{gate} came before it", tool=call.name, rule=said[:200], missing=gate)
+        answer = text_of(checks[-1].get("output")).strip().lstrip("'\"*`").lower()
+        if not answer.startswith(verdict):
+            return _finding("policy_violated", "model", step["index"], [step["index"], checks[-1]["index"]],
+                            f"step {step['index']} calls {call.name} where the instructions say {said!r}; {gate} answered "
+                            f"{answer[:60]!r} at step {checks[-1]['index']}", tool=call.name, rule=said[:200], fact=answer[:200])
+    return None
+
+
 def _number(text: str) -> float | None:
     try:
         return float(text.replace(",", ""))
@@ -2534,7 +2580,8 @@ def _row_labels(value: Any) -> list[tuple[str, dict[str, float]]]:
     if not rows or not all(isinstance(r, Mapping) for r in rows) or len(rows) < 2:
         return []
     texts = [k for k, v in rows[0].items() if isinstance(v, str)]
-    key = next((k for k in texts if len({str(r.get(k)) for r in rows}) == len(rows)), None)
+    # (rows of several kinds - a charge beside its adjustment - have no one label field)
+    key = next((k for k in texts if all(k in r for r in rows) and len({str(r.get(k)) for r in rows}) == len(rows)), None)
     if key is None:
         return []
     return [(str(r[key]), {k: float(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
@@ -6164,6 +6211,406 @@ def _unrecorded_tools(run: _Run) -> list[Finding]:
     return out
 
 
+# ---- a lead's instructions about what a result calls for ----------------------------------------------
+
+# "If it lacks the app version or the steps to reproduce, ask the reporter with request_info and stop."
+_IF_LACKS = re.compile(r"\b(?:if|when)\s+(?:it|they|the\s+\w+(?:\s+\w+)?)\s+(?:lacks?|is\s+missing|are\s+missing|misses|has\s+no|"
+                       r"have\s+no|omits?|does\s+not\s+(?:give|state|include|have)|doesn't\s+(?:give|state|include|have))\s+"
+                       r"(?P<what>[^,;.:\n]+)", re.I)
+# "when it could not reproduce it, ask the reporter with request_info"
+_IF_NOT = re.compile(r"\b(?:if|when)\s+(?:it|they|he|she|the\s+[\w ]{1,30}?)\s+(?:could\s+not|couldn't|cannot|can't|did\s+not|"
+                     r"didn't|does\s+not|doesn't|fails?\s+to|failed\s+to)\s+(?P<verb>[a-z]{4,})", re.I)
+# "Link a duplicate with link_duplicate"
+_NOUN_WITH_TOOL = re.compile(r"^\s*(?:then\s+|otherwise\s+)?(?P<verb>[a-z]+)\s+(?:a|an|any|each|every)\s+(?P<noun>[a-z]{4,})"
+                             r"(?:\s+[a-z]+){0,4}?\s+(?:with|using|through|via)\s+`?(?P<tool>[\w-]+(?:\.[\w-]+)*)`?", re.I)
+# An outcome field of a structured verdict ({"verdict": "duplicate"}).
+_VERDICT_KEYS = frozenset({"verdict", "status", "result", "decision", "outcome", "classification", "label", "answer"})
+
+
+def _instructed_tools(run: _Run, text: str) -> frozenset[str]:
+    """The tools instructions can name: those the run's model calls were offered, else (an instrumentation that
+    records no tool definitions: OpenInference's agents) the tools the run called and the snake_case names the
+    instructions use, which name nothing else there."""
+    offered = run.offered()
+    if offered:
+        return frozenset(name for name in offered if name in text)
+    called = {str(tool_name(s)) for s in run.record.tool_steps()} | {c.name for s in run.llm for c in requested_calls(s)}
+    return frozenset(name for name in called if name in text) | frozenset(re.findall(r"(?<![\w-])[a-z]+(?:_[a-z0-9]+)+(?![\w-])", text))
+
+
+def _named_tools(text: str, offered: frozenset[str]) -> list[tuple[int, str]]:
+    """(where, name) of each offered tool a text names by its full name (`request_info`), in order."""
+    return sorted((m.start(), name) for name in offered if "_" in name or len(name) >= 8
+                  for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+
+
+def _reply_rules(text: str, offered: frozenset[str]) -> list[tuple[str, Any, str, str]]:
+    """The instructions' rules of what a result calls for: (kind, what, tool, sentence) with kind "lacks" (a
+    field the result leaves empty: the field phrases), "not" (a result denying a verb: its stem) or "is" (a result
+    that is a verdict: its noun), and the tool the rule asks for then."""
+    rules = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", text):
+        named = _named_tools(sentence, offered)
+        if not named:
+            continue
+        for pattern, kind in ((_IF_LACKS, "lacks"), (_IF_NOT, "not")):
+            for m in pattern.finditer(sentence):
+                after = [name for at, name in named if at > m.end()]
+                if not after:
+                    continue
+                if kind == "lacks":
+                    what: Any = [w for part in re.split(r",|\bor\b|\band\b", m.group("what")) if (w := _content_words(part))]
+                else:
+                    what = m.group("verb").lower()[:5]
+                if what:
+                    rules.append((kind, what, after[0], sentence.strip()))
+        verdict = _NOUN_WITH_TOOL.match(sentence)
+        if verdict and verdict.group("tool") in offered:
+            noun, verb = verdict.group("noun").lower(), verdict.group("verb").lower()
+            words = {w.lower() for w in _NAME_WORDS.findall(verdict.group("tool"))}
+            if any(w.startswith(noun[:5]) or w.startswith(verb[:4]) for w in words):
+                rules.append(("is", noun, verdict.group("tool"), sentence.strip()))
+    return rules
+
+
+def _key_asked(key: str, asked: list[list[str]]) -> bool:
+    """Whether a result's field is one of the things a phrase list names (error_code: "the error code"; version:
+    "the app version"; customer_id: "the customer id"), by the words of its name of 3 letters or more."""
+    words = [w.lower() for w in _NAME_WORDS.findall(key)]
+    words = [w for w in words if len(w) >= 3] or words
+    return bool(words) and any(all(any(p.startswith(w[:5]) for p in part) for w in words) for part in asked)
+
+
+def _rule_met(kind: str, what: Any, output: Any) -> str | None:
+    """What of a result meets a rule's condition (the empty field, the verdict's opening), else None."""
+    payload = tool_payload(output)
+    if kind == "lacks":
+        if not isinstance(payload, Mapping):
+            return None
+        for key, value in payload.items():
+            if _key_asked(str(key), what) and (value is None or value in ("", [], {}) or (isinstance(value, str) and not value.strip())):
+                return f"{key}: {json.dumps(value)}"
+        return None
+    if isinstance(payload, Mapping):
+        for key, value in payload.items():
+            if kind == "not" and str(key).lower().startswith(what) and value is False:
+                return f"{key}: false"
+            if kind == "is" and str(key).lower() in _VERDICT_KEYS and isinstance(value, str) and value.strip().lower() == what:
+                return f"{key}: {value}"
+        return None
+    said = text_of(output).strip().lstrip("'\"*`")
+    if kind == "not":
+        opening = re.match(rf"(?:not|no|un|could\s+not|couldn't|cannot|can't|did\s+not|didn't|failed\s+to)[\s_-]*{what}\w*", said, re.I)
+    else:  # a verdict in capitals opening the answer ("DUPLICATE of ISS-812"), not "POSSIBLE DUPLICATE" nor "NO DUPLICATE"
+        opening = re.match(rf"{what}\b", said, re.I)
+        opening = opening if opening and opening.group(0).isupper() else None
+    return opening.group(0) if opening else None
+
+
+def _result_rule_ignored(run: _Run) -> list[Finding]:
+    """The instructions say what a result calls for ("If it lacks the app version or the steps to reproduce, ask
+    the reporter with request_info and stop"; "when it could not reproduce it, ask the reporter with request_info";
+    "Link a duplicate with link_duplicate"), a result of the agent's own calls met that condition (version: "",
+    'NOT REPRODUCED: ...', 'DUPLICATE of ISS-812'), and the agent went another way: its next call after an empty
+    field was not that tool (it guessed instead of asking: MAST FM-2.2, clarification_skipped), or after a verdict
+    it called other tools and never that one (ignored another agent's input: MAST FM-2.5, input_ignored). Model;
+    at the model call that went another way."""
+    if not run.record.tool_steps():
+        return []
+    by_told: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for step in run.llm:
+        by_told[run.told(step)].append(step)
+    for text, steps in by_told.items():
+        offered = _instructed_tools(run, text)
+        if not offered:
+            continue
+        rules = _reply_rules(text, offered)
+        if not rules:
+            continue
+        own = {s["index"] for s in steps}
+        results = [s for s in run.record.tool_steps() if not is_error(s) and (asker := run.requester(s)) is not None
+                   and asker["index"] in own]
+        for kind, what, tool, sentence in rules:
+            for result in results:
+                if str(tool_name(result)) == tool or (met := _rule_met(kind, what, result.get("output"))) is None:
+                    continue
+                later = [(s, [c.name for c in requested_calls(s)]) for s in steps if s["index"] > result["index"]]
+                went = next(((s, names) for s, names in later if names), None)
+                if went is None or tool in went[1]:
+                    continue
+                if kind != "lacks" and any(tool in names for _s, names in later):
+                    continue  # it came to it, later
+                step = went[0]
+                return [_finding("clarification_skipped" if kind == "lacks" else "input_ignored", "model", step["index"],
+                                 [step["index"], result["index"]],
+                                 f"the instructions say {sentence[:140]!r}; {tool_name(result)} at step {result['index']} "
+                                 f"answered {met[:80]!r}, and step {step['index']} called {', '.join(went[1])} instead of {tool}",
+                                 tool=went[1][0], asked_for=tool, rule=sentence[:200], fact=met[:200])]
+    return []
+
+
+# "ask repro_agent to reproduce it - give it the version, the platform and the steps"
+_BRIEF = re.compile(r"\b(?:give|pass|send|tell|hand|provide)\s+(?:it|them|him|her)\s+(?P<what>the\s+[a-z][a-z ,]*?)\s*(?=[.;:\n(]|$)", re.I)
+
+
+def _present(value: Any, said: str) -> bool:
+    """Whether a result's value is in a text (its words, loosely: a paraphrase keeps half of them)."""
+    if isinstance(value, list):
+        return any(_present(v, said) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value) in said
+    if not isinstance(value, str) or not value.strip():
+        return True
+    if value.lower() in said:
+        return True
+    words = _content_words(value)
+    return bool(words) and 2 * sum(w in said for w in words) >= len(words) and len(words) >= 2
+
+
+def _brief_withheld(run: _Run) -> list[Finding]:
+    """The instructions say what to give the agent or tool they name ("ask repro_agent to reproduce it - give it the
+    version, the platform and the steps"), an earlier result of the caller's own held those (version 4.3.0, platform
+    ios, steps [...]), and the call gave it none or most of them ("Reproduce report BR-509."): the sub-agent worked
+    blind (MAST FM-2.4 information withholding; model, information_withheld at the call)."""
+    briefs: dict[str, list[tuple[str, str, list[list[str]]]]] = {}
+    for step in run.llm:
+        text = run.told(step)
+        if " it the " not in text and " them the " not in text:
+            continue
+        if text not in briefs:
+            briefs[text] = []
+            offered = _instructed_tools(run, text)
+            for brief in _BRIEF.finditer(text):
+                before = [name for at, name in _named_tools(text[:brief.start()], offered)
+                          if at > brief.start() - 200 and "." not in text[at:brief.start()].replace(name, "")]
+                if before:
+                    briefs[text].append((brief.group(0).strip(), before[-1], [w for part in re.split(
+                        r",|\band\b|\bor\b", brief.group("what")) if (w := _content_words(part))]))
+        for said_rule, tool, asked in briefs[text]:
+            for call in requested_calls(step):
+                if call.name != tool:
+                    continue
+                said = text_of(call.arguments).lower()
+                held: dict[str, Any] = {}
+                for source in run.record.tool_steps():
+                    payload = tool_payload(source.get("output"))
+                    if source["index"] >= step["index"] or is_error(source) or not isinstance(payload, Mapping):
+                        continue
+                    for key, value in payload.items():
+                        if _key_asked(str(key), asked) and value not in (None, "", [], {}):
+                            held[str(key)] = value
+                missing = [k for k, v in held.items() if not _present(v, said)]
+                if held and len(missing) >= max(1, (len(asked) + 1) // 2) and len(missing) * 2 > len(held):
+                    return [_finding("information_withheld", "model", step["index"], [step["index"]],
+                                     f"the instructions say {said_rule!r} of {tool}; step {step['index']} gave it "
+                                     f"{text_of(call.arguments)[:80]!r}, without its {', '.join(missing)}",
+                                     tool=tool, missing=missing)]
+    return []
+
+
+def _reply_contradicts_arguments(run: _Run) -> list[Finding]:
+    """A model step's own words give a value of a field ("Filing it as S2 in the sync component") and the call it
+    makes beside them gives that field another ("component": "auth"): it said one thing and did another (MAST
+    FM-2.6 reasoning-action mismatch; model, at that step). The word counts as a value only where the run's own
+    material has it and the call's arguments hold it nowhere."""
+    for step in run.llm:
+        calls = requested_calls(step)
+        if not calls:
+            continue
+        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        if not text:
+            continue
+        low = text.lower()
+        for call in calls:
+            if not isinstance(call.arguments, Mapping):
+                continue
+            given = {v.lower() for v in call.arguments.values() if isinstance(v, str) and len(v.split()) <= 3}
+            for key, value in call.arguments.items():
+                key = str(key).lower()
+                if not isinstance(value, str) or not re.fullmatch(r"[a-z]{4,}", key) or key not in low \
+                        or not 0 < len(value) <= 30 or len(value.split()) > 3 or value.lower() in low:
+                    continue
+                for m in itertools.chain(re.finditer(rf"\b(?:the|a|an|its|in|to|under|as|for)\s+([a-z][\w.-]{{1,29}})\s+{key}\b", low),
+                                         re.finditer(rf"\b{key}\s*(?::|=|\bis\b|\bof\b|\bset\s+to\b)\s*['\"`]?([a-z0-9][\w.-]{{0,29}})", low)):
+                    word = m.group(1)
+                    if word in _NOT_A_VALUE or word in given or (word.isalpha() != value.replace(" ", "").isalpha()):
+                        continue
+                    if not re.search(rf"(?<![\w-]){re.escape(word)}", run.domain_text()):
+                        continue
+                    return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                     f"step {step['index']} says {m.group(0)!r} but calls {call.name} with {key}={value!r}",
+                                     tool=call.name, argument=key, said=m.group(0), value=value)]
+    return []
+
+
+_NOT_A_VALUE = frozenset("same other new right correct wrong affected relevant appropriate whole entire first last this that which "
+                         "each any every main given following existing related one its their your our my his her".split())
+# Name words of a tool that speak of no outcome of its own ("run_repro": run; "get_report": get, report).
+_NO_OUTCOME = frozenset({"run", "get", "list", "tool", "call", "read", "fetch", "query", "data", "info", "item", "items", "report",
+                         "agent", "file", "page", "text"})
+
+
+# A credit against a record that is already spent: no more to net.
+_SPENT = frozenset({"applied", "used", "closed", "void", "voided", "cancelled", "canceled", "redeemed", "settled", "consumed"})
+
+
+def _credit_left_out(run: _Run) -> list[Finding]:
+    """An action pays or books a record's amount (schedule_payment(invoice_id=HE-20950, amount=6400.0)) while an
+    earlier result held an open negative item against that record (a credit note: amount -1200.0, applies_to
+    HE-20950) and the amount is the record's gross, not net of it: the model left out what it had read (model;
+    input_ignored at the call)."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            idents = {str(v) for v in call.arguments.values() if _id_like(v)}
+            amounts = {str(k): float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            if not idents or not amounts:
+                continue
+            for source in run.record.tool_steps():
+                if source["index"] >= step["index"] or is_error(source):
+                    continue
+                payload = tool_payload(source.get("output"))
+                for ident in idents:
+                    records = list(_records_of(payload, ident))
+                    for credit in records:
+                        own = next((str(v) for k, v in credit.items() if re.search(r"(?:^|_)id$", str(k), re.I)), None)
+                        if own in idents or str(credit.get("status", "")).lower() in _SPENT:
+                            continue
+                        for key, paid in amounts.items():
+                            minus = credit.get(key)
+                            if not isinstance(minus, (int, float)) or isinstance(minus, bool) or minus >= 0:
+                                continue
+                            gross = [r for r in records if r is not credit and r.get(key) == paid]
+                            if gross and abs(paid + minus) > 0.005:
+                                return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                                 f"step {step['index']} asks {call.name} for {key} {_fmt(paid)} on {ident}, its "
+                                                 f"gross; {tool_name(source)} at step {source['index']} held {own or 'an item'} "
+                                                 f"({_fmt(minus)}) against {ident}: {_fmt(paid + minus)} net",
+                                                 tool=call.name, argument=key, credit=own, result_step=source["index"])]
+    return []
+
+
+# A statement of a record's state: "has been paid", "was shipped", "is now closed", "is approved".
+_STATE_SAID = re.compile(r"\b(?:has|have|had)\s+(?:already\s+)?been\s+[a-z]+(?:ed|id|en|t)\b|\b(?:was|were|is|are)\s+(?:already\s+|now\s+)?"
+                         r"[a-z]+(?:ed|id|en)\b", re.I)
+
+
+def _answered_without_looking(run: _Run) -> list[Finding]:
+    """A question about a record the user names by its id ("Has invoice AFS-9077 been paid?") answered with its
+    state ("Yes - AFS-9077 ... has been paid") by a run that was offered tools and called none, the record named
+    nowhere else it was shown: an answer no lookup backs (MAST FM-3.3 no verification; model, missing_evidence at
+    the answer)."""
+    if not run.finals or not run.offered() or run.record.tool_steps() or any(requested_calls(s) for s in run.llm):
+        return []
+    request = run.request()
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    told = run.told(step)
+    for ident in dict.fromkeys(_CLAIMED_ID.findall(request)):
+        if ident in told:
+            continue
+        for sentence in _SENTENCE.split(text):
+            said = _STATE_SAID.search(sentence)
+            if ident in sentence and said and not _NO_CLAIM.search(sentence[:said.start()].lower() + said.group(0).lower()):
+                return [_finding("missing_evidence", "model", step["index"], [step["index"]],
+                                 f"the answer at step {step['index']} says {sentence.strip()[:100]!r} of {ident}, and the run "
+                                 f"called none of the {len(run.offered())} tools it was offered to look it up",
+                                 said=sentence.strip()[:200], subject=ident)]
+    return []
+
+
+# "convert with today's fx_rate", "the current price", "the latest exchange rate"
+_FRESH_WANTED = re.compile(r"\b(?:today'?s|current|latest|live)\s+`?([a-z][\w-]*(?:\s+[a-z][\w-]*)?)", re.I)
+# A result's field saying when its data is from.
+_AS_OF_KEY = re.compile(r"as[_ ]?of|date|updated|timestamp|valid|effective|fetched|retrieved", re.I)
+_STALE_DAYS = 3  # a rate of last Friday read on a Monday is today's
+
+
+def _stale_result(run: _Run) -> list[Finding]:
+    """The instructions ask for today's value of what a tool gives ("convert with today's fx_rate") and the tool
+    answered with data dated well before today ({"rate": 0.8571, "as_of": "2026-09-14"} on 2026-12-04): a cache or
+    feed serving stale data in the usual shape (TRAIL's API issues; tool, stale_result at the tool step). Today is
+    what the instructions say it is, else the day the step ran."""
+    if not run.llm:
+        return []
+    told = run.told(run.llm[0])
+    wanted = [m.group(1).lower() for m in _FRESH_WANTED.finditer(told + "\n" + run.request())]
+    if not wanted:
+        return []
+    today = _TODAY.search(told) or _TODAY.search(run.request())
+    for step in run.record.tool_steps():
+        name = str(tool_name(step))
+        words = [w.lower() for w in _NAME_WORDS.findall(name)]
+        words = [w for w in words if w not in _NO_OUTCOME] or words  # get_price: the price
+        if is_error(step) or not any(name.lower() in phrase or all(w in phrase.split() for w in words) for phrase in wanted):
+            continue
+        payload = tool_payload(step.get("output"))
+        start = step.get("start_time")
+        now = dt.date.fromisoformat(today.group(1)) if today else start.date() if isinstance(start, dt.datetime) else None
+        if not isinstance(payload, Mapping) or now is None:
+            continue
+        for key, value in payload.items():
+            day = _iso_day(value) if isinstance(value, str) and _AS_OF_KEY.search(str(key)) else None
+            if day is not None and (now - day).days > _STALE_DAYS:
+                return [_finding("stale_result", "tool", step["index"], [step["index"]],
+                                 f"{name} at step {step['index']} answered with data {key} {value}, {(now - day).days} days "
+                                 f"before {now.isoformat()}, where the instructions ask for today's", tool=name,
+                                 as_of=value, today=now.isoformat())]
+    return []
+
+
+# "Next: reproduce it and file it", "Next steps: ..."
+_NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
+
+
+def _left_as_next(run: _Run) -> list[Finding]:
+    """The run ends on the model listing what comes next ("Next: reproduce it and file it") in words of tools it
+    had for it (repro_agent, file_issue), none called after: it stopped with the work named and not done (MAST
+    FM-3.1 premature termination; model, action_not_taken at that last model call). A step under a condition
+    ("once approved") is no work left undone."""
+    if not run.finals or not run.llm:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    if step is not run.llm[-1] or requested_calls(step):
+        return []
+    left = _NEXT.search(text)
+    if left is None or _CONDITION.search(left.group("rest")):
+        return []
+    words = re.findall(r"[a-z]+", left.group("rest").lower())[:16]
+    for name in sorted(run.offered() or _instructed_tools(run, run.told(step))):
+        stem = next((w.lower() for w in _NAME_WORDS.findall(name)), "")
+        if len(stem) >= 4 and stem not in _FILLER and any(w.startswith(stem) for w in words):
+            return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+                             f"the run ends at step {step['index']} on {left.group(0).strip()[:100]!r}, and no call of {name} "
+                             f"came after it", tool=name, said=left.group(0).strip()[:200], tools=[name], promised=True)]
+    return []
+
+
+def _outcome_fabricated(run: _Run) -> list[Finding]:
+    """Every call of a tool by an agent failed, and that agent's answer after it states the tool's own outcome
+    ("REPRODUCED: the bank sync stops after 90 days" after run_repro failed): an outcome no call produced, the
+    model's fabrication rather than the tool's failure (model; action_not_taken at the answer, which supersedes
+    tool_error_ignored there)."""
+    for step, text in run.finals:
+        level = step.get("parent_index")
+        tools = [s for s in run.record.tool_steps() if s["index"] < step["index"] and s.get("parent_index") == level]
+        for name in dict.fromkeys(str(tool_name(s)) for s in tools):
+            calls = [s for s in tools if str(tool_name(s)) == name]
+            if _action(name) is not None or not all(is_error(s) for s in calls) or _shown_done(tools, calls[-1]):
+                continue  # (an action answered as done: _claimed_despite_refusal)
+            stems = [w.lower() for w in _NAME_WORDS.findall(name) if len(w) >= 4 and w.lower() not in _NO_OUTCOME]
+            for clause in (c for sentence in _SENTENCE.split(text) for c in _CLAUSE.split(sentence)):
+                said = next((w for w in re.findall(r"[A-Za-z]+", clause) if any(
+                    w.lower().startswith(stem) and w.lower() != stem and w.lower().endswith("ed") for stem in stems)), None)
+                if said is None or _NO_CLAIM.search(clause.lower()[:clause.lower().find(said.lower())]):
+                    continue
+                return [_finding("action_not_taken", "model", step["index"], [step["index"], calls[-1]["index"]],
+                                 f"the answer at step {step['index']} says {clause.strip()[:100]!r}, but every call of {name} "
+                                 f"failed (step {calls[-1]['index']}: {(run.error(calls[-1]) or '')[:80]})",
+                                 tool=name, said=said, refused_step=calls[-1]["index"])]
+    return []
+
+
 # A cause found supersedes what it explains at the same step (of the same tool, when both name one): a prompt
 # short of the retrieved documents; a model that asked again for a result it was only shown a placeholder of.
 _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_result_cut": ("repeated_tool_call",),
@@ -6191,6 +6638,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
+    _credit_left_out, _answered_without_looking, _stale_result,
 )
 
 
