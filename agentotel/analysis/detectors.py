@@ -6559,6 +6559,133 @@ def _stale_result(run: _Run) -> list[Finding]:
     return []
 
 
+# What a question asks its figures be limited to: "excluding refunded orders", "in the EU", "orders shipped in ...".
+_LEAVING_OUT = re.compile(r"\b(?:excluding|exclude|except(?:\s+for)?|without|not\s+counting|other\s+than)\s+(?:the\s+|any\s+)?"
+                          r"([a-z]{4,})", re.I)
+_IN_PLACE = re.compile(r"\b(?:in|for|from|within)\s+(?:the\s+)?([A-Z]{2,5})\b")
+_BY_STATE = re.compile(r"\b[a-z]+s\s+(shipped|delivered|cancell?ed|canceled|refunded|returned|paid|completed|opened|closed|"
+                       r"signed\s+up|churned|renewed|approved|rejected)\b", re.I)
+_NOT_A_PLACE = frozenset({"SQL", "USD", "EUR", "GBP", "API", "CSV", "PDF", "JSON", "ID", "UTC", "AM", "PM", "OK"})
+_SQL_QUERY = re.compile(r"\bselect\b[\s\S]+?\bfrom\b", re.I)
+
+
+_DENIED = re.compile(r"\b(?:not|no|cannot|unable|could\s+not)\b|n't\b", re.I)
+
+
+def _request_filter_unapplied(run: _Run) -> list[Finding]:
+    """A question limits its figures ("revenue by region in Q3 2026, excluding refunded orders"; "top 3 customers in
+    the EU"; "orders shipped in September"), no SQL query the run ran applies the limit (no word of it: no refund
+    filter, no 'EU', created_at for shipped_at), and the answer states its figures as limited so: a query answering
+    another question, passed off as the one asked (model; task_ignored at the model call that wrote the query)."""
+    queries = [(step, text) for step in run.llm for call in requested_calls(step) if isinstance(call.arguments, Mapping)
+               for text in call.arguments.values() if isinstance(text, str) and _SQL_QUERY.search(text)]
+    if not queries or not run.finals:
+        return []
+    request = run.request()
+    # (the word's stem, to find it in a query - refund: refunded, refunds; the word whole, to find it in the answer)
+    limits = [(m.group(1).lower()[:5], m.group(1), m.group(0)) for m in _LEAVING_OUT.finditer(request)]
+    limits += [(m.group(1).lower(), m.group(1), m.group(0)) for m in _IN_PLACE.finditer(request) if m.group(1) not in _NOT_A_PLACE]
+    limits += [(m.group(1).lower()[:4], m.group(1), m.group(0)) for m in _BY_STATE.finditer(request)]
+    if not limits:
+        return []
+    _step, answer = max(run.finals, key=lambda item: item[0]["index"])
+    ran = "\n".join(text for _s, text in queries).lower()
+    for stem, word, said in limits:
+        applied = re.search(rf"(?<![a-z]){re.escape(stem)}", ran) if len(stem) <= 3 else stem in ran
+        claimed = [sentence for sentence in _SENTENCE.split(answer)
+                   if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", sentence, re.I) and not _DENIED.search(sentence)]
+        if applied or not claimed:
+            continue
+        step = queries[-1][0]
+        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                         f"the request asks {said!r}, no query of the run applies it (step {step['index']}: "
+                         f"{queries[-1][1][:80]!r}), and the answer states its figures so", tool=requested_calls(step)[0].name,
+                         limit=said)]
+    return []
+
+
+# A file path a request names: reports/q3-eu-revenue.md, ./out/summary.csv
+_REQUEST_PATH = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,5})(?![\w/-])")
+
+
+_WRITE_WORDS = re.compile(r"\b(?:save|saved|write|export|upload|store|put|dump|output)\b", re.I)
+
+
+def _path_not_as_asked(run: _Run) -> list[Finding]:
+    """The request names the file to write (save ... to reports/q3-eu-revenue.md) and the run wrote another one of
+    that kind in its place (save_report(path='reports/q3_revenue.md')), never the one asked for: the work is where
+    nobody asked for it (MAST FM-1.1; model, task_ignored at the call)."""
+    request = run.request()
+    asked = {m.group(1).rstrip(".") for m in _REQUEST_PATH.finditer(request)
+             if _WRITE_WORDS.search(re.split(r"[.!?\n]\s", request[:m.start()])[-1])}
+    if not asked:
+        return []
+    written: list[tuple[dict[str, Any], Any, str]] = []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            if _WRITE_WORDS.search(" ".join(_NAME_WORDS.findall(call.name))):
+                for value in call.arguments.values():
+                    if isinstance(value, str) and _REQUEST_PATH.fullmatch(value.strip()):
+                        written.append((step, call, value.strip()))
+    for path in asked:
+        if any(_same_file(path, w) for _s, _c, w in written):
+            continue
+        ext = path.rsplit(".", 1)[-1].lower()
+        other = next(((s, c, w) for s, c, w in written if w.rsplit(".", 1)[-1].lower() == ext), None)
+        if other is None:
+            continue
+        step, call, wrote = other
+        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                         f"the request asks for {path}; step {step['index']} has {call.name} write {wrote} instead, and no "
+                         f"call of the run wrote {path}", tool=call.name, path=path, wrote=wrote)]
+    return []
+
+
+def _column_mislabelled(run: _Run) -> list[Finding]:
+    """A call hands on one column's figures under another column's name (make_chart(title='Q3 2026 revenue by month',
+    data={...: 8, ...: 8, ...: 7}) where the rows gave orders 8, 8, 7 and revenue 1603.4, 1184.8, 1053.9): the chart
+    or report says one thing and shows another (model; answer_misread at the call)."""
+    results = [(s, rows) for s in run.record.tool_steps() if not is_error(s) and (rows := _documents(tool_payload(s.get("output"))))
+               and len(rows) >= 2 and all(isinstance(r, Mapping) for r in rows)]
+    if not results:
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            label = " ".join(v for v in call.arguments.values() if isinstance(v, str)).lower()
+            figures = [sorted(_numbers_in(v)) for v in call.arguments.values() if isinstance(v, (Mapping, list))]
+            for given in figures:
+                if len(given) < 2:
+                    continue
+                for source, rows in results:
+                    if source["index"] > step["index"]:
+                        continue
+                    columns = {k for r in rows for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                    shown = next((c for c in columns if sorted(float(r[c]) for r in rows if isinstance(r.get(c), (int, float))) == given), None)
+                    named = [c for c in columns if c != shown and re.search(rf"\b{re.escape(c.lower().replace('_', ' '))}\b", label)]
+                    if shown is None or not named or re.search(rf"\b{re.escape(shown.lower().replace('_', ' '))}\b", label):
+                        continue
+                    return [_finding("answer_misread", "model", step["index"], [step["index"], source["index"]],
+                                     f"step {step['index']} gives {call.name} the {shown} of step {source['index']}'s rows under "
+                                     f"the name {named[0]!r} ({label[:80]!r})", tool=call.name, shown=shown, named=named[0])]
+    return []
+
+
+def _numbers_in(value: Any) -> list[float]:
+    """The numbers of a call's data argument (a mapping's values, a list's items, one level of nesting)."""
+    items = value.values() if isinstance(value, Mapping) else value
+    out: list[float] = []
+    for item in items:
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            out.append(float(item))
+        elif isinstance(item, Mapping):
+            out += [float(v) for v in item.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return out
+
+
 # "Next: reproduce it and file it", "Next steps: ..."
 _NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
 
@@ -6639,7 +6766,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
-    _credit_left_out, _answered_without_looking, _stale_result,
+    _credit_left_out, _answered_without_looking, _stale_result, _request_filter_unapplied,
+    _path_not_as_asked, _column_mislabelled,
 )
 
 

@@ -485,6 +485,10 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
     held: list[tuple[dict[str, Any], Step, Step]] = []  # agent steps whose outcome changed: their steps say why
+    # Tool steps with steps inside them (an agent called as a tool, a tool that asks a model) are held alike: their
+    # output is what the steps inside them made.
+    holding_a = {s.parent_index for s in a.steps if s.parent_index is not None}
+    holding_b = {s.parent_index for s in b.steps if s.parent_index is not None}
     for position, (left, right) in enumerate(aligned):
         if left is None:
             assert right is not None
@@ -504,7 +508,8 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
         # only when nothing else differs.
         if pair.status in (STEP_ADDED, STEP_REMOVED) and (pair.index_a in aside_a or pair.index_b in aside_b):
             retried = retried or divergence
-        elif pair.status in _OUTCOMES and left is not None and right is not None and left.type == right.type == "agent":
+        elif pair.status in _OUTCOMES and left is not None and right is not None and left.type == right.type and (
+                left.type == "agent" or (left.type == "tool" and left.index in holding_a and right.index in holding_b)):
             held.append((divergence, left, right))
         else:
             # A difference outside an agent that failed with nothing inside it different: the agent's failure

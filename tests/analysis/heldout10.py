@@ -966,6 +966,7 @@ def pairs() -> list[Any]:
 # agentotel/analysis/ unread; load ~2): 51 pairs, 6 recorders - diff top-1 46/51 (two of the misses a ground truth of
 # mine, corrected since: see diff_truth; 48/51 now), check step+layer 2/51, good runs warned 10/51 (two of them an
 # ungrounded due date in my own good answer, corrected and re-recorded since: 8/51 now).
+# Since, with the detectors read (session 22): check step+layer 49/51, good runs warned 1/51.
 _NESTED = ("the first divergence named at the agent-tool's step (its output, the sub-agent's answer, differs), not at the "
            "sub-agent's own model call inside it that answered 'REPRODUCED' past run_repro's failure: ")
 DIFF_MISSED: dict[str, str] = {
@@ -973,110 +974,26 @@ DIFF_MISSED: dict[str, str] = {
     "model-langgraph-subagent-fabricated": _NESTED + "output_changed@10, want 13",
     "model-oi-agents-subagent-fabricated": _NESTED + "output_changed@12, want 16",
 }
-_ARG = "nothing found; an argument is not what the run's own reads hold: "
 _RULE = "nothing found; an action a written rule of the instructions forbids, on facts the run read: "
-_UNBACKED = "nothing found; a claim or a write no call of the run backs, or one a result said not to make: "
-_TEAM = "nothing found; the supervisor passes over, misquotes or withholds what a sub-agent or the report holds: "
-_DATA = "nothing found; the tool's answer has its usual shape but says it is stale: "
-_LAYER = "found at the step (tool_error_ignored), layer tool: "
-_FLUKE = "found at the step (repeated_tool_call) but ranked below a false signal at the legit re-delegation before it: "
 CHECK_MISSED: dict[str, str] = {
-    # arguments against the run's own reads
-    "model-openai-wrong-vendor": _ARG + "get_invoice(BL-7781) says vendor_id V-220 (find_vendor: 'Brightline Freight GmbH', "
-                                       "formerly Brightline Logistics); schedule_payment(vendor_id='V-207'), the name "
-                                       "find_vendor listed first",
-    "model-mcp-wrong-vendor": _ARG + "the same, over MCP",
-    "model-openai-fx-skipped": _ARG + "get_invoice says currency USD, amount 7250.0; schedule_payment(amount=7250.0, "
-                                      "currency='EUR') with no fx_rate call (rule 3: convert by today's fx_rate)",
-    "model-tl-openai-fx-skipped": _ARG + "the same",
-    "model-openai-date-misread": _ARG + "get_invoice says due '04.01.2027' (terms 'Zahlbar bis 04.01.2027'); "
-                                        "schedule_payment(pay_on='2027-04-01')",
-    "model-mcp-date-misread": _ARG + "the same",
-    "model-openai-credit-note": _ARG + "list_invoices holds CN-20950 (-1,200.00, applies_to HE-20950); "
-                                       "schedule_payment(HE-20950, amount=6400.0) (rule 5: net of credit notes; 5,200.00)",
-    "model-tl-openai-credit-note": _ARG + "the same",
-    "model-agents-mismatch": _ARG + "'Filing it as S2 in the sync component, as the repro showed.' and "
-                                    "file_issue(component='auth') in the same model call (MAST FM-2.6)",
-    "model-oi-agents-mismatch": _ARG + "the same",
-    # written rules broken on facts read
-    "model-openai-approval-limit": _RULE + "'up to EUR 10,000.00; above that, flag it'; get_invoice 14800.0 EUR; "
-                                           "schedule_payment(amount=14800.0)",
-    "model-tl-openai-approval-limit": _RULE + "the same",
-    "model-openai-partial-match": _RULE + "'pay only when match_po answers matched'; match_po result 'partial' (40 of 50 "
-                                          "chairs received); schedule_payment(KO-4471)",
-    "model-mcp-partial-match": _RULE + "the same",
-    "model-openai-duplicate": _RULE + "'never pay an invoice twice: check list_payments first'; no list_payments call, "
-                                      "schedule_payment(NT-3301) (paid 2026-11-20 as P-88120; due 2026-11-20 in list_invoices)",
-    "model-mcp-duplicate": _RULE + "the same",
+    # Found since (session 22): every pair the blind run missed but these. What the rules read: arguments against the
+    # run's own reads (vendor, fx, DD.MM date, credit note, words beside the call), the instructions' written rules
+    # (money limit, the gate's answer, 'check list_payments first', 'only for a bug the repro agent reproduced'),
+    # claims no call backs ('has it been paid?' with no call, 'All three' after two, a blind retry, a refusal told as
+    # done), the lead against its workers ('DUPLICATE of ...' passed over, 'NOT REPRODUCED' filed anyway, a worker not
+    # given the steps, 'Next: ...' at the end, an empty field not asked about), a stale fx rate (tool) and a worker's
+    # 'REPRODUCED' after its tool failed (the model's claim).
     "model-agents-severity-inflated": _RULE + "'S3 cosmetic or with a workaround'; the report says 'Export still works', "
-                                              "the repro 'tapping it exports'; file_issue(severity='S1')",
+                                              "the repro 'tapping it exports'; file_issue(severity='S1') - which class "
+                                              "the facts meet is a judgment of meaning, not of words the run holds",
     "model-langgraph-severity-inflated": _RULE + "the same",
-    # claims and writes unbacked
-    "model-mcp-unverified-paid": _UNBACKED + "'Has AFS-9077 been paid?' answered 'Yes ... has been paid' with no call "
-                                             "(list_payments shows only AFS-9012)",
-    "model-tl-openai-unverified-paid": _UNBACKED + "the same",
-    "model-openai-stopped-short": _UNBACKED + "'All three invoices are paid' after schedule_payment for KO-4501 and "
-                                              "KO-4502 only (the request names KO-4503 too)",
-    "model-tl-openai-stopped-short": _UNBACKED + "the same",
-    "model-mcp-blind-retry": _UNBACKED + "schedule_payment failed 'timed out ... may or may not have been created - check "
-                                         "list_payments before you retry'; the same schedule_payment asked at once (it had "
-                                         "been made: paid twice)",
-    "model-tl-openai-blind-retry": _UNBACKED + "the same",
-    "model-agents-unverified-repro": _UNBACKED + "file_issue(summary 'Reproduced on 4.3.0 ...') with no repro_agent call "
-                                                 "(the instructions: file only a bug the repro agent reproduced)",
-    "model-langgraph-unverified-repro": _UNBACKED + "the same",
-    # between the supervisor and its sub-agents
-    "model-agents-duplicate-ignored": _TEAM + "dedup_agent answered 'DUPLICATE of ISS-812 (open)'; the lead asks "
-                                              "repro_agent, then file_issue anew (link_duplicate offered)",
-    "model-langgraph-duplicate-ignored": _TEAM + "the same",
-    "model-oi-agents-duplicate-ignored": _TEAM + "the same",
-    "model-agents-repro-misquoted": _TEAM + "repro_agent answered 'NOT REPRODUCED: exported 120 of 120 rows'; "
-                                            "file_issue(summary 'Reproduced on 4.3.0 (web): the CSV export drops the last row')",
-    "model-langgraph-repro-misquoted": _TEAM + "the same",
-    "model-agents-withheld-steps": _TEAM + "get_report holds version 4.3.0, ios and two steps; repro_agent(input='Reproduce "
-                                           "report BR-509.'); the sub-agent runs run_repro(4.3.0, web, no steps) and "
-                                           "answers NOT REPRODUCED",
-    "model-langgraph-withheld-steps": _TEAM + "the same",
-    "model-oi-agents-withheld-steps": _TEAM + "the same",
-    "model-agents-premature-end": _TEAM + "the run ends on 'Next: reproduce it and file it' after the dedup agent: no "
-                                          "repro_agent, no file_issue (the instructions ask both)",
-    "model-langgraph-premature-end": _TEAM + "the same",
-    "model-oi-agents-premature-end": _TEAM + "the same",
-    "model-agents-no-clarification": _TEAM + "get_report has version '' and steps []; the instructions: 'ask the reporter "
-                                             "with request_info and stop'; dedup_agent asked on a guessed 'crashes on "
-                                             "launch after updating to 4.3.0'",
-    "model-oi-agents-no-clarification": _TEAM + "the same",
-    # the tool's answer wrong in content
-    "tool-mcp-stale-fx": _DATA + "fx_rate as_of '2026-09-14' (rate 0.8571) on 2026-12-04; the payment converted by it",
-    "tool-tl-openai-stale-fx": _DATA + "the same",
-    # right step, another layer
-    "model-mcp-rejected-claimed": _LAYER + "the bank rightly refused (the vendor's account on hold, 'do not pay it'); the "
-                                           "model answered 'scheduled EUR 5,420.00' - the claim is the model's",
-    "model-tl-openai-rejected-claimed": _LAYER + "the same",
-    "model-agents-subagent-fabricated": _LAYER + "a transient sandbox failure (the good run's re-delegation runs it) "
-                                                 "answered 'REPRODUCED' by the repro agent - the fabrication is the model's",
-    "model-langgraph-subagent-fabricated": _LAYER + "the same",
-    "model-oi-agents-subagent-fabricated": _LAYER + "the same (OpenInference redacts the error: 'Error details are redacted')",
-    # found, ranked below a fluke
-    "model-agents-repeated-delegation": _FLUKE + "history_lost@19 (warning, memory) at the repro agent's second, fresh "
-                                                 "invocation; repeated_tool_call@22 is the fault",
-    "model-langgraph-repeated-delegation": _FLUKE + "repeated_model_request@16 (workflow); repeated_tool_call@19",
-    "model-oi-agents-repeated-delegation": _FLUKE + "history_lost@20; repeated_tool_call@23",
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-_FRESH = ("a sub-agent called as a tool starts a fresh conversation each call: the legit re-delegation after 'COULD NOT "
-          "RUN' sends it the same first request again, without the failed attempt - ")
 FALSE_ALARMS: dict[str, str] = {
+    # Fixed since (sessions 20-22): a credit note beside invoices in one list, and a sub-agent called as a tool
+    # starting a fresh conversation at every call (the re-delegation after 'COULD NOT RUN' is no lost history).
     "model-openai-partial-match": ("tool_output_drift@2: get_invoice's lines[] carry quantity and unit (chairs) where "
                                    "earlier invoices' lines carried amount (services): lines differ by what is invoiced"),
-    "model-openai-credit-note": ("tool_output_drift@4 learned from the 2 list_invoices calls of one earlier pair: a "
-                                 "credit note item has no due, po_number or note - another kind of item in one list"),
-    "model-agents-repeated-delegation": _FRESH + "history_lost@19 and repeated_model_request@19",
-    "model-langgraph-repeated-delegation": _FRESH + "repeated_model_request@16",
-    "model-oi-agents-repeated-delegation": _FRESH + "history_lost@20 and repeated_model_request@20",
-    "model-agents-subagent-fabricated": _FRESH + "the same, @19",
-    "model-langgraph-subagent-fabricated": _FRESH + "the same, @16",
-    "model-oi-agents-subagent-fabricated": _FRESH + "the same, @20",
 }
 
 # The foreign recorders' spans reach their store through agentotel-collector (OTLP over HTTP).

@@ -205,3 +205,23 @@ def test_a_repeated_stretch_is_the_second_copy_never_the_identical_first(tmp_pat
     assert [(p.index_a, p.index_b, p.status) for p in d.differences] == [(None, 4, "step_added"), (None, 5, "step_added")]
     assert d.first_divergence["index_b"] == 4
     assert [(p.index_a, p.index_b) for p in d.pairs if p.status == "same"] == [(1, 1), (2, 2), (3, 3), (4, 6)]
+
+
+def test_an_agent_called_as_a_tool_diverges_where_its_own_model_answered_otherwise(tmp_path):
+    """A sub-agent run inside a tool step (the Agents SDK's as_tool, a LangGraph worker in a tool): the tool's output
+    is the sub-agent's answer, so the first divergence is the sub-agent's model call that answered otherwise, not the
+    tool step holding it."""
+    store = SpanStore(tmp_path)
+    for run_id, answer in (("run-a", "COULD NOT RUN: sandbox down"), ("run-b", "REPRODUCED: the sync stops")):
+        run = store.run("lead", run_id)
+        run.llm(assistant(calls=[(f"c_{run_id}", "repro_agent", {"input": "Reproduce BR-508."})]))
+        worker = run.tool("repro_agent", {"input": "Reproduce BR-508."}, answer, call_id=f"c_{run_id}")
+        run.llm(assistant(calls=[(f"r_{run_id}", "run_repro", {"version": "4.3.0"})]), parent=worker)
+        run.tool("run_repro", {"version": "4.3.0"}, None, call_id=f"r_{run_id}", error="RuntimeError: sandbox down", parent=worker)
+        run.llm(assistant(answer), parent=worker)
+        run.llm(assistant("Triage done."))
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    assert d.first_divergence["index_b"] == 5 and d.first_divergence["kind"] == "output_changed", d.first_divergence
+    # a tool with nothing inside it is still where its own output changed
+    assert diff(tmp_path / "flat", [BASE[0], ("fetch", {"url": "u1"}, {"body": "other"}), *BASE[2:]]).first_divergence["index_b"] == 4
