@@ -20,6 +20,7 @@ import difflib
 import functools
 import itertools
 import json
+import logging
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -206,7 +207,7 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     view = _Run(record, history or History(), chosen)
     out: list[Finding] = []
     for detector in _DETECTORS:
-        out.extend(f for f in detector(view) if f.kind not in chosen.ignore)
+        out.extend(f for f in _guarded(detector, view) if f.kind not in chosen.ignore)
     # A cause found supersedes what it explains at the same step (see _EXPLAINS).
     # A finding naming no tool is explained by a cause of any tool; one naming a tool, by a cause of no tool or
     # of its own.
@@ -222,6 +223,24 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out = [f for f in out if unique[(f.kind, f.index, f.message)] is f]
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
+
+
+_logger = logging.getLogger(__name__)
+BROKEN: set[str] = set()
+"""The rules that raised in this process (each logged once): the test suite fails on any."""
+
+
+def _guarded(detector: Callable[[_Run], list[Finding]], view: _Run) -> list[Finding]:
+    """A rule's findings, or none when it raises: one rule's bug on a run's odd data (rows of several kinds, a
+    value of an unexpected type) must not cost the user every other finding of `check`."""
+    try:
+        return detector(view)
+    except Exception:
+        if detector.__name__ not in BROKEN:
+            BROKEN.add(detector.__name__)
+            _logger.exception("agentotel check: the rule %s failed on run %s and was left out", detector.__name__,
+                              view.record.run_id)
+        return []
 
 
 def worst(found: Iterable[Finding]) -> str | None:

@@ -108,3 +108,27 @@ def test_findings_of_every_run_as_a_table_and_a_view(runs):
 def test_check_has_help_with_an_example():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert "Example:\n  agentotel check" in sub.choices["check"].format_help()
+
+
+def test_a_rule_that_raises_costs_its_own_findings_only(caplog, monkeypatch):
+    """One rule's bug on a run's odd data must not cost the user every other finding: it is left out and logged
+    once (the suite's conftest fails any test where a rule raised, so here the record is cleared after)."""
+    from agentotel.analysis import detectors
+    from runs_build import llm, record, tool
+
+    def broken(_run):
+        raise KeyError("charge_id")
+
+    run = record(llm(1, calls=[("lookup", {"q": "x"}, "c1")]), tool(2, "lookup", {"q": "x"}, {"rows": []}, status="error",
+                                                                    error="RuntimeError: down", requested_by=1, call_id="c1"),
+                 llm(3, text="Here are the rows."))
+    expected = [(f.kind, f.index) for f in detectors.detect(run)]
+    assert expected
+    monkeypatch.setattr(detectors, "_DETECTORS", (broken, *detectors._DETECTORS))
+    with caplog.at_level("ERROR", logger="agentotel.analysis.detectors"):
+        assert [(f.kind, f.index) for f in detectors.detect(run)] == expected
+        assert [(f.kind, f.index) for f in detectors.detect(run)] == expected
+    assert [r.getMessage() for r in caplog.records if "broken" in r.getMessage()] == [
+        "agentotel check: the rule broken failed on run run-b and was left out"]
+    assert detectors.BROKEN == {"broken"}
+    detectors.BROKEN.clear()
