@@ -6705,6 +6705,58 @@ def _numbers_in(value: Any) -> list[float]:
     return out
 
 
+# "Transfer to a human agent (transfer_to_human) when the user reports a safety issue (fire, smoke, electric shock,
+# injury)."
+_WHEN_USER = re.compile(r"\b(?:when|if|whenever|should)\s+(?:the\s+)?(?:user|customer|caller|client|patient|guest|member)s?\s+"
+                        r"(?:reports?|says|mentions?|describes?|complains?\s+(?:of|about)|has|is)\s+(?P<cond>[^.;\n]+)", re.I)
+# A tool that only looks (get_order, search_docs): no answer to what the user reported, yet.
+_LOOKING = frozenset({"get", "list", "search", "find", "read", "lookup", "look", "fetch", "query", "check", "describe", "show",
+                      "view", "retrieve", "identify", "verify"})
+_VAGUE = frozenset({"issue", "issues", "problem", "problems", "question", "request", "something", "anything", "thing", "things",
+                    "report", "case", "about", "their", "with", "that", "this"})
+
+
+def _user_condition_unheeded(run: _Run) -> list[Finding]:
+    """The instructions name a tool for what a user may report ("Transfer to a human agent (transfer_to_human) when
+    the user reports a safety issue (fire, smoke, electric shock, injury)"), the user reported it ("sparked and
+    started to smoke"), and the agent answered or acted otherwise without that tool (a plain refund; tau-bench's
+    missed transfers; model, policy_violated at the first answer or action after the report)."""
+    if not run.llm:
+        return []
+    told = run.told(run.llm[0])
+    if not _WHEN_USER.search(told):
+        return []
+    tools = _instructed_tools(run, told)
+    rules = []
+    for sentence in re.split(r"(?<=[.!?;])\s+|\n+", told):
+        named = [name for _at, name in _named_tools(sentence, tools)]
+        for m in _WHEN_USER.finditer(sentence) if named else ():
+            listed = re.findall(r"\(([^()]+)\)", m.group("cond"))
+            words = [w for w in re.findall(r"[a-z]{4,}", " ".join(listed or [m.group("cond")]).lower()) if w not in _VAGUE]
+            if words:
+                rules.append((named[0], words, sentence.strip()))
+    for tool, words, sentence in rules:
+        said_at = None
+        for step in run.llm:
+            if said_at is None:
+                user = " ".join(_texts_of(m) for m in run.messages(step) if m.get("role") == "user").lower()
+                hit = next((w for w in words if re.search(rf"\b{re.escape(w[:5])}", user)), None)
+                if hit is None:
+                    continue
+                said_at = hit
+            calls = requested_calls(step)
+            if any(c.name == tool for c in calls):
+                break
+            acted = [c.name for c in calls if _handoff_target(c.name) is None
+                     and not {w.lower() for w in _NAME_WORDS.findall(c.name)} & _LOOKING]
+            if acted or (not calls and final_text(step)):
+                return [_finding("policy_violated", "model", step["index"], [step["index"]],
+                                 f"the instructions say {sentence[:140]!r}; the user's words hold {said_at!r}, and step "
+                                 f"{step['index']} " + (f"called {', '.join(acted)}" if acted else "answered") + f" without {tool}",
+                                 tool=acted[0] if acted else tool, rule=sentence[:200], fact=said_at)]
+    return []
+
+
 # "Next: reproduce it and file it", "Next steps: ..."
 _NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
 
@@ -6786,7 +6838,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_result, _request_filter_unapplied,
-    _path_not_as_asked, _column_mislabelled,
+    _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
 )
 
 
