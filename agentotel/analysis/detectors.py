@@ -6757,6 +6757,45 @@ def _user_condition_unheeded(run: _Run) -> list[Finding]:
     return []
 
 
+_NAME_IN_REQUEST = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z][A-Za-z0-9]+)\b")
+
+
+def _namesake_figure_picked(run: _Run) -> list[Finding]:
+    """The request names a thing by a name two things of the run's documents share ("How long does Atlas keep data?";
+    "Atlas DB keeps its query logs for 14 days", "Atlas CRM keeps contact history for 365 days"), both giving the same
+    measure, and the answer gives one of them without saying which or asking: the model settled an ambiguity the user
+    should have (MAST FM-2.2; model, clarification_skipped at the answer)."""
+    if not run.finals:
+        return []
+    step, answer = max(run.finals, key=lambda item: item[0]["index"])
+    request = run.request()
+    names = {m.group(1) for m in _NAME_IN_REQUEST.finditer(request)}
+    if not names or "?" in answer:
+        return []
+    texts = [t for s in run.steps if s.get("type") in (TOOL, RETRIEVAL) and not is_error(s) and s["index"] < step["index"]
+             for t in _leaves(tool_payload(s.get("output"))) if isinstance(t, str) and len(t) >= 20]
+    said = {(value, unit) for value, unit, _at in _ground.figures(answer)}
+    for name in names:
+        kinds: dict[str, list[tuple[float, tuple[str, ...]]]] = defaultdict(list)
+        for text in texts:
+            for m in re.finditer(rf"\b{re.escape(name)}\s+([A-Z][\w-]+)", text):
+                kinds[m.group(1)] += [(v, u) for v, u, _at in _ground.figures(text[m.end():m.end() + 200])]
+        kinds = {k: v for k, v in kinds.items() if v and k not in request}
+        if len(kinds) < 2:
+            continue
+        picked = [k for k, figs in kinds.items() if any(v == w and _ground.same_unit(u, x) for v, u in figs for w, x in said)]
+        if len(picked) != 1:
+            continue
+        others = [k for k in kinds if k != picked[0] and any(_ground.same_unit(u, x) for _v, u in kinds[k] for _w, x in said)]
+        if not others or any(re.search(rf"\b{re.escape(o)}\b", answer) for o in others):
+            continue
+        return [_finding("clarification_skipped", "model", step["index"], [step["index"]],
+                         f"the request names {name}; the run's documents hold {name} {picked[0]} and {name} {others[0]}, "
+                         f"each with its own figure, and the answer at step {step['index']} gives {name} {picked[0]}'s "
+                         f"without asking which", subject=name, picked=picked[0], others=others[:5])]
+    return []
+
+
 # "Next: reproduce it and file it", "Next steps: ..."
 _NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
 
@@ -6839,6 +6878,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_result, _request_filter_unapplied,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
+    _namesake_figure_picked,
 )
 
 

@@ -232,3 +232,19 @@ def test_what_the_user_reported_that_the_instructions_route_to_a_tool_handled_ot
     assert _found(routed, "policy_violated")[0] == [], _found(routed, "policy_violated")[1]
     plain = handled("Please reorder RX-5521.", ("reorder", {"order_id": "RX-5521"}, {"status": "ordered"}))
     assert _found(plain, "policy_violated")[0] == [], _found(plain, "policy_violated")[1]
+
+
+def test_an_answer_giving_one_of_two_namesakes_figures_without_asking_is_clarification_skipped():
+    docs = [{"id": "K-1", "text": "Orion X1 (the laptop) comes with a warranty of 24 months from delivery."},
+            {"id": "K-2", "text": "Orion Buds (the earphones) come with a warranty of 12 months from delivery."}]
+
+    def answered(ask, answer):
+        return _run("You answer product questions from search_kb.", [("search_kb", {"query": "Orion warranty"}, docs)], answer,
+                    offered=("search_kb",), task=ask)
+    picked = answered("How long is the warranty on the Orion?", "The Orion has a warranty of 24 months [K-1].")
+    assert _found(picked, "clarification_skipped")[0] == [(3, "model")], _found(picked, "clarification_skipped")[1]
+    for ask, answer in (("How long is the warranty on the Orion?", "Orion X1: 24 months; Orion Buds: 12 months. Which one is yours?"),
+                        ("How long is the warranty on the Orion X1?", "The Orion X1 has a warranty of 24 months [K-1]."),
+                        ("How long is the warranty on the Orion?", "Orion X1 has 24 months, Orion Buds 12 months.")):
+        fine = answered(ask, answer)
+        assert _found(fine, "clarification_skipped")[0] == [], (answer, _found(fine, "clarification_skipped")[1])
