@@ -6796,6 +6796,46 @@ def _namesake_figure_picked(run: _Run) -> list[Finding]:
     return []
 
 
+# A passage's word that it is not (yet) the fact: "DRAFT, not approved", "proposed", "preliminary figures".
+_CAVEAT = re.compile(r"\b(?:drafts?|not\s+(?:yet\s+)?(?:approved|final|confirmed|official|binding)|proposed|preliminary|"
+                     r"unverified|unconfirmed|tentative|deprecated|superseded|rumou?r(?:ed|s)?|speculative|provisional|"
+                     r"under\s+review|pending\s+approval)\b", re.I)
+_PATHLIKE = re.compile(r"\S*[/\\]\S*")
+
+
+def _caveat_dropped(run: _Run) -> list[Finding]:
+    """A result's passage says its figure is not the fact yet ("DRAFT, not approved: the 2027 travel policy would cap
+    hotel nights at 180 EUR"), and the model passes the figure on (a handoff's message, an answer) with no word of it
+    ("the 2027 travel policy caps hotel nights at 180 EUR"): the caveat withheld from whoever reads it next (MAST
+    FM-2.4; model, information_withheld where it was first dropped)."""
+    caveated = []
+    for s in run.steps:
+        if s.get("type") not in (TOOL, RETRIEVAL) or is_error(s):
+            continue
+        for text in _leaves(tool_payload(s.get("output"))):
+            if isinstance(text, str) and _CAVEAT.search(_PATHLIKE.sub(" ", text)) and (found := _ground.figures(text)):
+                caveated.append((s, text, [(v, u) for v, u, _at in found]))
+    if not caveated:
+        return []
+    for step in run.llm:
+        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        if not text:
+            continue
+        plain = _PATHLIKE.sub(" ", text)
+        said = [(v, u) for v, u, _at in _ground.figures(plain)]
+        for source, passage, figures in caveated:
+            if source["index"] > step["index"] or _CAVEAT.search(plain) or re.search(r"\b(?:would|could|might|plan(?:ned|s)?)\b", plain, re.I):
+                continue
+            same = next(((v, u) for v, u in said for w, x in figures if v == w and _ground.same_unit(u, x)), None)
+            if same is None:
+                continue
+            caveat = _CAVEAT.search(_PATHLIKE.sub(" ", passage)).group(0)
+            return [_finding("information_withheld", "model", step["index"], [step["index"], source["index"]],
+                             f"step {step['index']} passes on {_fmt(same[0])} {' '.join(same[1])} from step {source['index']}, "
+                             f"whose passage says {caveat!r}, without a word of it", caveat=caveat, source_step=source["index"])]
+    return []
+
+
 # "Next: reproduce it and file it", "Next steps: ..."
 _NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
 
@@ -6878,7 +6918,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_result, _request_filter_unapplied,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
-    _namesake_figure_picked,
+    _namesake_figure_picked, _caveat_dropped,
 )
 
 

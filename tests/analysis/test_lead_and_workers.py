@@ -248,3 +248,15 @@ def test_an_answer_giving_one_of_two_namesakes_figures_without_asking_is_clarifi
                         ("How long is the warranty on the Orion?", "Orion X1 has 24 months, Orion Buds 12 months.")):
         fine = answered(ask, answer)
         assert _found(fine, "clarification_skipped")[0] == [], (answer, _found(fine, "clarification_skipped")[1])
+
+
+def test_a_figure_passed_on_without_its_passages_caveat_is_information_withheld():
+    def told(passage, answer):
+        return _run("You brief the board from find_figures.", [("find_figures", {"query": "Q4 revenue"}, [{"id": "F-9", "text": passage}])],
+                    answer, offered=("find_figures",), task="What was Q4 revenue?")
+    dropped = told("PRELIMINARY, not final: Q4 revenue came to 2.4 million EUR.", "Q4 revenue was 2.4 million EUR [F-9].")
+    assert _found(dropped, "information_withheld")[0] == [(3, "model")], _found(dropped, "information_withheld")[1]
+    kept = told("PRELIMINARY, not final: Q4 revenue came to 2.4 million EUR.", "Preliminary Q4 revenue: 2.4 million EUR [F-9].")
+    assert _found(kept, "information_withheld")[0] == [], _found(kept, "information_withheld")[1]
+    final = told("Audited: Q4 revenue came to 2.4 million EUR.", "Q4 revenue was 2.4 million EUR [F-9].")
+    assert _found(final, "information_withheld")[0] == [], _found(final, "information_withheld")[1]
