@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import _json, semconv
 from agentotel._context import canonical_arguments, stable_call_id
+from agentotel.query._graph_agents import graph_agents
 from agentotel.store.dialects import ANTHROPIC_SDK_SCOPE  # not agentotel.providers: a query imports no patching code
 from agentotel.store.schema import duplicate_calls
 
@@ -131,6 +132,7 @@ def build_trajectory(
     """
     rows = list(rows)
     _drop_second_records(rows)
+    graph_agents(rows)
     by_id = {r["span_id"]: r for r in rows}
     root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
     chosen = sorted(

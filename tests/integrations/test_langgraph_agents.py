@@ -403,3 +403,67 @@ def test_a_react_agent_alone_has_no_step_for_its_nodes(store, model_server):
         graph.invoke(_question())
     assert _agents(store.only_run()) == [("invoke_agent research_expert", None), ("llm", "research_expert"),
                                           ("tool", "research_expert"), ("llm", "research_expert")]
+
+
+# -- the same graphs recorded by OpenInference's LangChain instrumentation alone (its spans into a store) ------
+
+
+def _openinference(tmp_path, run) -> Any:
+    """The trajectory of the one run `run(provider)` records with OpenInference's LangChainInstrumentor alone."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agentotel.store import ParquetSpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(tmp_path)))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        run()
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+    traces = agentotel.open(tmp_path)
+    (run_id,) = [r[0] for r in traces.sql("select run_id from runs").fetchall()]
+    return traces.trajectory(run_id)
+
+
+def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monkeypatch):
+    monkeypatch.setattr(f"{__name__}.REJECT_FIRST", True)  # the executor's second turn, after the verifier's
+    trajectory = _openinference(tmp_path, lambda: _team_graph(model_server).invoke(_question()))
+    assert trajectory.run["name"] == "LangGraph"
+    assert _agents(trajectory) == TEAM[:-2] + [("invoke_agent verifier", None), ("llm", "verifier")] + TEAM[4:]
+    tools = [s for s in trajectory.steps if s.type == "tool"]
+    assert [(s.tool_name, s.requested_by) for s in tools] == [("get_weather", 2), ("get_time", 6), ("get_time", 12)]
+    for agent in (s for s in trajectory.steps if s.type == "agent"):  # a step lasts its turn
+        inside = [s for s in trajectory.steps if s.parent_index == agent.index]
+        assert agent.start_time <= inside[0].start_time
+        assert agent.duration_ms >= sum(s.duration_ms for s in inside) - 1
+
+
+def test_openinference_a_supervisor_of_two_react_sub_agents(tmp_path, model_server):
+    trajectory = _openinference(tmp_path, lambda: asyncio.run(_supervised(model_server).ainvoke(_question())))
+    assert _agents(trajectory) == SUPERVISED
+
+
+def test_openinference_a_react_agent_alone_has_no_step_for_its_nodes(tmp_path, model_server):
+    llm = _model(model_server)
+    graph = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
+    trajectory = _openinference(tmp_path, lambda: graph.invoke(_question()))
+    assert [(s.type, s.parent_index) for s in trajectory.steps] == [("llm", None), ("tool", None), ("llm", None)]
+
+
+def test_with_openinference_on_too_each_agent_step_is_agentotels_once(store, model_server):
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=store.provider)
+    try:
+        _team_graph(model_server).invoke(_question())
+    finally:
+        instrumentor.uninstrument()
+    trajectory = store.only_run()
+    assert _agents(trajectory) == TEAM
+    assert [s.name for s in trajectory.steps if s.type != "agent"][:2] == ["chat gpt-4o-mini", "execute_tool get_weather"]
