@@ -29,7 +29,7 @@ from agentotel import _config, _tracing, semconv
 from agentotel.query import _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
-from agentotel.store import fs as store_fs, messages, schema
+from agentotel.store import dialects, fs as store_fs, messages, schema
 from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
@@ -76,13 +76,15 @@ _SQL_VARIABLES = {
     "AGENTOTEL_RUN_TRIGGER": semconv.AGENTOTEL_RUN_TRIGGER,
     "AGENTOTEL_RUN_PARENT_ID": semconv.AGENTOTEL_RUN_PARENT_ID,
     "AGENTOTEL_ENV_HASH": semconv.AGENTOTEL_ENV_HASH,
+    "INSTANCE_ID": dialects.INSTANCE_ID,
 }
 # What trace_spans.sql reads as `call_attributes` for a diff: the attribute maps of model calls, and of the
 # spans that may be a run's root, whose map a diff reads for the environment: in the same pass, since a
 # second query decompresses the row group's attribute maps again (~80 ms CPU a run at 1M spans).
 _MODEL_CALL_ATTRIBUTES = ("CASE WHEN operation IN ('chat', 'invoke_agent') OR parent_span_id IS NULL "
                           "THEN attributes END")
-_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans")
+_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
+           "macro_run_name")
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")

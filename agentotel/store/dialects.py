@@ -230,6 +230,18 @@ SK_SCOPE = "semantic_kernel."
 SK_FINISH_REASON = "gen_ai.response.finish_reason"
 SK_ENUM = "FinishReason."
 
+# An instance id in a run's root span's name (CrewAI's `Crew_<uuid>.kickoff` through OpenInference): no part of the
+# run's name, which earlier runs of the same agent share (a history). A uuid and the separator before it.
+INSTANCE_ID = r"[-_ .:]?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_INSTANCE_ID = re.compile(INSTANCE_ID)
+
+
+def run_name(root_name: str) -> str:
+    """The name of a run another instrumentation recorded, from its root span's: without instance ids (the `runs`
+    view's macro_run_name.sql says the same)."""
+    return _INSTANCE_ID.sub("", root_name) or root_name
+
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
