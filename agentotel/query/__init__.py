@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from agentotel import _config, _tracing, semconv
-from agentotel.query import _roots, _sources
+from agentotel.query import _graph_agents, _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
 from agentotel.store import dialects, fs as store_fs, messages, schema
@@ -86,7 +86,7 @@ _MODEL_CALL_ATTRIBUTES = ("CASE WHEN operation IN ('chat', 'invoke_agent') OR pa
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
            "macro_run_name")
 # In creation order; the underscored ones are internal layers the public views share.
-_VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
+_VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_graph_agent_steps", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
 # Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
 # small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time
@@ -428,6 +428,7 @@ class Traces:
             con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
         for macro in _MACROS:
             con.execute(_sql(macro))
+        _graph_agents.register(con)
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
         for table in _MATERIALIZED:  # of the roots index alone: every run lookup reads it
             con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
@@ -544,6 +545,7 @@ class Traces:
             side = self._con.cursor()
             for macro in _MACROS:
                 side.execute(_sql(macro))
+            _graph_agents.register(side)
             self._side_con = side
         return self._side_con
 

@@ -141,3 +141,24 @@ def _asked(raw: Any) -> list[str]:
     return [str(part["id"]) for message in messages if isinstance(message, dict)
             for part in message.get("parts") or () if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("id")
             ] if isinstance(messages, list) else []
+
+
+# The views' reading (sql/_graph_agent_steps.sql): the same replay, called by DuckDB on each trace's spans.
+SQL_FUNCTION = "agentotel_graph_agents"
+SQL_SPANS = ("STRUCT(span_id VARCHAR, parent_span_id VARCHAR, name VARCHAR, start_ns BIGINT, end_ns BIGINT, "
+             "duration_ns BIGINT, dialect VARCHAR, own BOOLEAN, step_type VARCHAR, tool_call_id VARCHAR, output VARCHAR)[]")
+SQL_CHANGES = "STRUCT(span_id VARCHAR, step_type VARCHAR, name VARCHAR, parent_span_id VARCHAR, duration_ns BIGINT)[]"
+
+
+def changed_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The spans of one trace `graph_agents` changes (an agent step now, or nested in one), as SQL_CHANGES."""
+    rows = list(spans)
+    graph_agents(rows)
+    return [{"span_id": r["span_id"], "step_type": r.get("step_type"), "name": r.get("name"),
+             "parent_span_id": r.get("parent_span_id"), "duration_ns": r.get("duration_ns")}
+            for r, before in zip(rows, spans) if r is not before]
+
+
+def register(con: Any) -> None:
+    """Make `agentotel_graph_agents(spans)` (changed_spans) callable on a DuckDB connection."""
+    con.create_function(SQL_FUNCTION, changed_spans, [con.type(SQL_SPANS)], con.type(SQL_CHANGES))

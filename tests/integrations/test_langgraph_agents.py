@@ -427,7 +427,14 @@ def _openinference(tmp_path, run) -> Any:
         provider.shutdown()
     traces = agentotel.open(tmp_path)
     (run_id,) = [r[0] for r in traces.sql("select run_id from runs").fetchall()]
-    return traces.trajectory(run_id)
+    trajectory = traces.trajectory(run_id)
+    # the views say the same: the steps view's steps, the runs view's counts
+    assert traces.sql("select type, name, duration_ms from steps order by index").fetchall() == [
+        (s.type, s.name, s.duration_ms) for s in trajectory.steps]
+    (run,) = traces.sql("select * from runs").to_arrow_table().to_pylist()
+    assert {k: run[k] for k in ("name", "steps", "model_calls", "tool_calls")} == {
+        k: trajectory.run[k] for k in ("name", "steps", "model_calls", "tool_calls")}
+    return trajectory
 
 
 def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monkeypatch):
