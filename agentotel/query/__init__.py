@@ -83,6 +83,7 @@ _SQL_VARIABLES = {
 # second query decompresses the row group's attribute maps again (~80 ms CPU a run at 1M spans).
 _MODEL_CALL_ATTRIBUTES = ("CASE WHEN operation IN ('chat', 'invoke_agent') OR parent_span_id IS NULL "
                           "THEN attributes END")
+_GRAPH_NODE_SPAN = f"contains(dialect, '{dialects.LANGGRAPH_NODE}')"  # a LangGraph node's span (store/dialects.py)
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
            "macro_run_name")
 # In creation order; the underscored ones are internal layers the public views share.
@@ -443,8 +444,16 @@ class Traces:
         for view in _LAYERS:
             if view in wanted and view not in self._views_made:
                 text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet())
+                if view == "_graph_agent_steps":
+                    text = text.replace("{graph_traces}", self._graph_traces())
                 self._con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {text}")
                 self._views_made.add(view)
+
+    def _graph_traces(self) -> str:
+        """`_graph_agent_steps`'s filter: the traces holding node spans of a LangGraph graph another instrumentation
+        recorded, or `false` when none does (looked at once; the store is read as it was at open)."""
+        found = self._con.execute(f"SELECT 1 FROM _raw_spans WHERE {_GRAPH_NODE_SPAN} LIMIT 1").fetchall()
+        return f"trace_id IN (SELECT trace_id FROM _raw_spans WHERE {_GRAPH_NODE_SPAN})" if found else "false"
 
     def _not_in_parquet(self) -> str:
         """A query of the span rows not in Parquet files, the WAL's and migrated files'; when neither has
@@ -545,7 +554,6 @@ class Traces:
             side = self._con.cursor()
             for macro in _MACROS:
                 side.execute(_sql(macro))
-            _graph_agents.register(side)
             self._side_con = side
         return self._side_con
 

@@ -151,7 +151,14 @@ SQL_CHANGES = "STRUCT(span_id VARCHAR, step_type VARCHAR, name VARCHAR, parent_s
 
 
 def changed_spans(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The spans of one trace `graph_agents` changes (an agent step now, or nested in one), as SQL_CHANGES."""
+    """The spans of one trace `graph_agents` changes (an agent step now, or nested in one), as SQL_CHANGES. A span
+    given twice (stored twice) counts as its latest-ending copy."""
+    latest: dict[str, dict[str, Any]] = {}
+    for span in spans:
+        kept = latest.get(span["span_id"])
+        if kept is None or (span.get("end_ns") or 0) > (kept.get("end_ns") or 0):
+            latest[span["span_id"]] = span
+    spans = list(latest.values())
     rows = list(spans)
     graph_agents(rows)
     return [{"span_id": r["span_id"], "step_type": r.get("step_type"), "name": r.get("name"),
