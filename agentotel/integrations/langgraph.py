@@ -27,6 +27,8 @@
   else of the only open agent, else the graph's. Agents started in one superstep (a fan-out, `Send`) each have
   their own step. A node failing ends its agent's step as an error; an interrupt or a `Command` to the parent
   graph does not.
+- The rule of which nodes are agents and how long a turn lasts is `agentotel/_agent_turns.py`, which this module
+  drives live and the trajectory replays over OpenInference's spans of a graph (query/_graph_agents.py).
 - Hooks: LangGraph's own runner of a node's task (`run_with_retry` / `arun_with_retry` in
   `langgraph.pregel._runner`, every task of every superstep, sync or async, invoke or stream, inline or in a
   thread or task of its own) and the graph's `nodes`. A langgraph without them records the graph's step only.
