@@ -333,13 +333,13 @@ def test_a_failing_agent_node_is_an_error_step_and_the_exception_passes_through(
     assert steps["invoke_agent executor"].error_type.endswith("Outage")
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, mode):
+def _fan_out(model_server):
+    """A planner with its tool node, then a worker agent per city (Send), then a collect node."""
+    from langchain_core.runnables import RunnableLambda
+
     llm = _model(model_server)
     worker_node, worker_anode = _agent_node(llm, "worker")
     planner_node, planner_anode = _agent_node(llm, "planner")
-    from langchain_core.runnables import RunnableLambda
-
     graph = StateGraph(MessagesState)
     graph.add_node("planner", RunnableLambda(planner_node, afunc=planner_anode))
     graph.add_node("planner_tools", ToolNode([get_weather]))
@@ -350,19 +350,26 @@ def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, m
     graph.add_conditional_edges("planner", lambda state: "planner_tools" if state["messages"][-1].tool_calls else [
         Send("worker", {"messages": [HumanMessage(city)]}) for city in ("Paris", "Lyon")])
     graph.add_edge("worker", "collect")
-    compiled = graph.compile()
-    if mode == "sync":
-        compiled.invoke(_question())
-    else:
-        asyncio.run(compiled.ainvoke(_question()))
+    return graph.compile()
 
-    trajectory = store.only_run()
+
+def _assert_fanned_out(trajectory: Any) -> None:
     assert _agents(trajectory)[:4] == [("invoke_agent planner", None), ("llm", "planner"), ("tool", "planner"), ("llm", "planner")]
     workers = [s for s in trajectory.steps if s.name == "invoke_agent worker"]
     assert len(workers) == 2 and all(w.parent_index is None for w in workers)
     calls = [s for s in trajectory.steps if s.type == "llm" and s.parent_index in {w.index for w in workers}]
     assert sorted(s.parent_index for s in calls) == sorted(w.index for w in workers)  # one model call in each
     assert sorted(s.output[0]["parts"][0]["content"] for s in calls) == ["report on Lyon", "report on Paris"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, mode):
+    compiled = _fan_out(model_server)
+    if mode == "sync":
+        compiled.invoke(_question())
+    else:
+        asyncio.run(compiled.ainvoke(_question()))
+    _assert_fanned_out(store.only_run())
 
 
 def test_agents_side_by_side_each_with_a_tool_node_of_its_own(store, model_server):
@@ -437,9 +444,18 @@ def _openinference(tmp_path, run) -> Any:
     return trajectory
 
 
-def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monkeypatch):
+@pytest.mark.parametrize("mode", ["invoke", "astream"])
+def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monkeypatch, mode):
     monkeypatch.setattr(f"{__name__}.REJECT_FIRST", True)  # the executor's second turn, after the verifier's
-    trajectory = _openinference(tmp_path, lambda: _team_graph(model_server).invoke(_question()))
+
+    def run():
+        if mode == "invoke":
+            return _team_graph(model_server).invoke(_question())
+
+        async def main():
+            return [chunk async for chunk in _team_graph(model_server, asynchronous=True).astream(_question(), stream_mode="updates")]
+        assert asyncio.run(main())
+    trajectory = _openinference(tmp_path, run)
     assert trajectory.run["name"] == "LangGraph"
     assert _agents(trajectory) == TEAM[:-2] + [("invoke_agent verifier", None), ("llm", "verifier")] + TEAM[4:]
     tools = [s for s in trajectory.steps if s.type == "tool"]
@@ -453,6 +469,13 @@ def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monk
 def test_openinference_a_supervisor_of_two_react_sub_agents(tmp_path, model_server):
     trajectory = _openinference(tmp_path, lambda: asyncio.run(_supervised(model_server).ainvoke(_question())))
     assert _agents(trajectory) == SUPERVISED
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_openinference_agents_fanned_out_with_send_each_have_their_step(tmp_path, model_server, mode):
+    compiled = _fan_out(model_server)
+    _assert_fanned_out(_openinference(tmp_path, lambda: compiled.invoke(_question()) if mode == "sync" else asyncio.run(
+        compiled.ainvoke(_question()))))
 
 
 def test_openinference_a_react_agent_alone_has_no_step_for_its_nodes(tmp_path, model_server):
