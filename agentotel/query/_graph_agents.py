@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from agentotel import _json
 from agentotel._agent_turns import Task, Turns, agent_name, candidate
+from agentotel._internal import report_internal_error
 from agentotel.store.dialects import LANGGRAPH_NODE
 
 
@@ -47,7 +48,10 @@ def graph_agents(rows: list[Mapping[str, Any]]) -> None:
         if at in by_id:
             task_of[by_id[at]].models.append((i, by_id[at]))
     for replay in replays:
-        replay.run()
+        try:
+            replay.run()
+        except Exception as exc:  # noqa: BLE001 - spans of a shape the replay does not know: its graph's nodes stay no steps
+            report_internal_error("query.graph_agents", exc)
 
 
 class _Replay:
@@ -94,17 +98,20 @@ class _Replay:
             if opened is not None:
                 opened_by[id(opened)] = t
         turns.close()
+        changed = {}  # all or nothing
         for i, task in self.tasks.items():
             if task.turn is None:
                 continue
             head = opened_by[id(task.turn)]
             if head != i:  # a task that ran in a turn another opened: inside that turn's step
-                rows[i] = {**rows[i], "parent_span_id": rows[head]["span_id"]}
+                changed[i] = {**rows[i], "parent_span_id": rows[head]["span_id"]}
                 continue
             name, start, end = task.turn.handle["name"], rows[i].get("start_ns"), task.turn.handle.get("end")
             end = end if end is not None else rows[i].get("end_ns")
-            rows[i] = {**rows[i], "step_type": "agent", "name": f"invoke_agent {name}", "agent_name": name, "end_ns": end,
-                       "duration_ns": end - start if end is not None and start is not None else rows[i].get("duration_ns")}
+            changed[i] = {**rows[i], "step_type": "agent", "name": f"invoke_agent {name}", "agent_name": name, "end_ns": end,
+                          "duration_ns": end - start if end is not None and start is not None else rows[i].get("duration_ns")}
+        for i, row in changed.items():
+            rows[i] = row
 
     def _tool_calls(self, i: int) -> list[str]:
         """The ids of the tool calls node task `i` ran (its tool spans')."""
