@@ -7,9 +7,9 @@ task's start and end, its first model call, the tool calls that model asked for,
 span of the task that opened a turn becomes the turn's `invoke_agent {agent}` step, lasting the turn; the spans of
 the tasks that ran in the turn since (its tool node, its next visits) nest in it.
 
-What the spans cannot say, the replay reads from what ran: a tool node is a node whose task ran tool calls and
-nothing else that is a step, and the graph's candidate nodes are those that ran (the integration reads the
-compiled graph's). A trace in which agentotel recorded agent steps of its own is left alone: its integration
+What the spans cannot say, the replay reads from what ran: a tool node is a node whose task wrote tool messages only
+(dialect `langgraph-tools`) or ran tool calls and nothing else that is a step, and the graph's candidate nodes are
+those that ran (the integration reads the compiled graph's). A trace in which agentotel recorded agent steps of its own is left alone: its integration
 recorded the agents.
 """
 
@@ -20,13 +20,15 @@ from typing import Any, Mapping
 from agentotel import _json
 from agentotel._agent_turns import Task, Turns, agent_name, candidate
 from agentotel._internal import report_internal_error
-from agentotel.store.dialects import LANGGRAPH_NODE
+from agentotel.store.dialects import LANGGRAPH_NODE, LANGGRAPH_TOOL_NODE
+
+_NODE_DIALECTS = frozenset({LANGGRAPH_NODE, LANGGRAPH_TOOL_NODE})
 
 
 def graph_agents(rows: list[Mapping[str, Any]]) -> None:
     """Turn the node spans of each multi-agent graph invocation in `rows` (one trace's, as build_trajectory reads
     them) into its agents' steps, in place."""
-    nodes = [i for i, r in enumerate(rows) if LANGGRAPH_NODE in (r.get("dialect") or "").split("+")]
+    nodes = [i for i, r in enumerate(rows) if _NODE_DIALECTS.intersection((r.get("dialect") or "").split("+"))]
     if not nodes or any(r.get("own") and r.get("step_type") == "agent" for r in rows):
         return
     children: dict[str, list[int]] = {}
@@ -70,7 +72,8 @@ class _Replay:
             kids = [rows[k] for k in children.get(rows[i]["span_id"], ())]
             worked = [k.get("step_type") for k in kids if k.get("step_type")]
             subgraphs = [k.get("name") for k in kids if k["span_id"] in graphs]
-            if candidate(node) and (subgraphs or not worked or any(t != "tool" for t in worked)):  # no tool node
+            tools = LANGGRAPH_TOOL_NODE in (rows[i].get("dialect") or "").split("+") or (worked and all(t == "tool" for t in worked))
+            if candidate(node) and (subgraphs or not tools):
                 ran.setdefault(node, []).extend(subgraphs)
         agents = {node: (agent_name(node, subgraphs), bool(subgraphs)) for node, subgraphs in ran.items()}
         self.turns = Turns(agents, _open, _close) if len(agents) > 1 else None

@@ -91,6 +91,9 @@ OI_METADATA = "metadata"  # JSON: the LangChain run's metadata (LangGraph's lang
 # dialect says `langgraph`.
 LG_NODE = "langgraph_node"
 LANGGRAPH_NODE = "langgraph"  # the dialect of a node's span
+# ... of a tool node's (what LangGraph's ToolNode writes: tool messages only, `{"type": "tool", ...}` as OpenInference
+# serialises them; one that ran no tool span too, an unknown tool's error say): no agent, whatever the graph
+LANGGRAPH_TOOL_NODE = "langgraph-tools"
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
 
@@ -478,7 +481,7 @@ def _openinference(attributes: Mapping[str, Any], out: Derived, name: str) -> No
     kind = str(get(OI_SPAN_KIND) or "").upper()
     operation = OI_KINDS.get(kind)
     if kind in ("CHAIN", "AGENT") and _langgraph_node(get(OI_METADATA)) == name:
-        out.dialects.append(LANGGRAPH_NODE)
+        out.dialects.append(LANGGRAPH_TOOL_NODE if _tool_messages(get(OI_OUTPUT_VALUE)) else LANGGRAPH_NODE)
         return
     out.set("operation", operation)
     if operation == "chat":
@@ -543,6 +546,13 @@ def _langgraph_node(metadata: Any) -> str | None:
         return None
     found = _load(metadata)
     return _str(found.get(LG_NODE)) if isinstance(found, dict) else None
+
+
+def _tool_messages(output: Any) -> bool:
+    """Whether a node's output (its state update, JSON) holds messages, tool messages all."""
+    found = _load(output) if isinstance(output, str) and '"tool"' in output else None
+    messages = [m for v in found.values() if isinstance(v, list) for m in v] if isinstance(found, dict) else []
+    return bool(messages) and all(isinstance(m, dict) and m.get("type") == "tool" for m in messages)
 
 
 def _llama_index(out: Derived) -> None:

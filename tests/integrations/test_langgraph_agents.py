@@ -497,3 +497,13 @@ def test_with_openinference_on_too_each_agent_step_is_agentotels_once(store, mod
     trajectory = store.only_run()
     assert _agents(trajectory) == TEAM
     assert [s.name for s in trajectory.steps if s.type != "agent"][:2] == ["chat gpt-4o-mini", "execute_tool get_weather"]
+
+
+def test_openinference_a_react_agent_asking_for_an_unknown_tool_has_no_step_for_its_nodes(tmp_path, model_server):
+    """Its tool node runs no tool (it answers the unknown tool's error itself): still a tool node, no agent of its own."""
+    llm = _model(model_server)
+    model_server.chat = lambda body: chat_tool_calls(content="Done.") if body["messages"][-1]["role"] == "tool" else chat_tool_calls(
+        ("call_unknown", "get_forecast", {"city": "Paris"}))
+    graph = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"])
+    trajectory = _openinference(tmp_path, lambda: graph.invoke(_question()))
+    assert [(s.type, s.parent_index) for s in trajectory.steps] == [("llm", None), ("llm", None)]

@@ -1,5 +1,5 @@
 -- The `_graph_agent_steps` view: the agent steps of the multi-agent LangGraph graphs another instrumentation
--- recorded (OpenInference: a span a node's task, its dialect `langgraph`), as a trajectory shows them
+-- recorded (OpenInference: a span a node's task, its dialect `langgraph`, `langgraph-tools` a tool node's), as a trajectory shows them
 -- (query/_graph_agents.py, called here as agentotel_graph_agents on each such trace's spans): the node spans that
 -- are an agent's turn now (step type agent, `invoke_agent {agent}`, the turn's duration) and those that nest in
 -- one (the span they nest in). Only the traces holding such spans are read, from `_raw_spans` (a span stored twice
