@@ -27,6 +27,8 @@
   else of the only open agent, else the graph's. Agents started in one superstep (a fan-out, `Send`) each have
   their own step. A node failing ends its agent's step as an error; an interrupt or a `Command` to the parent
   graph does not.
+- The rule of which nodes are agents and how long a turn lasts is `agentotel/_agent_turns.py`, which this module
+  drives live and the trajectory replays over OpenInference's spans of a graph (query/_graph_agents.py).
 - Hooks: LangGraph's own runner of a node's task (`run_with_retry` / `arun_with_retry` in
   `langgraph.pregel._runner`, every task of every superstep, sync or async, invoke or stream, inline or in a
   thread or task of its own) and the graph's `nodes`. A langgraph without them records the graph's step only.
@@ -43,6 +45,7 @@ from typing import Any
 
 from opentelemetry import context, trace
 
+from agentotel._agent_turns import TOOL_NODES, Task, Turns, agent_name, candidate
 from agentotel._internal import report_internal_error
 from agentotel.content import Payload
 from agentotel.integrations._common import (
@@ -69,10 +72,6 @@ def patches() -> list[tuple[Any, str, Any]]:
 
 # --- which nodes are agents ------------------------------------------------------------------------------
 
-_TOOL_NODES = frozenset({"ToolNode", "ValidationNode"})
-_PREBUILT_HOOKS = frozenset({"pre_model_hook", "post_model_hook", "generate_structured_response"})
-_DEFAULT_GRAPH_NAME = "LangGraph"  # what a compiled graph is called unless given a name
-
 
 def _graph_name(graph: Any) -> str:
     return str(getattr(graph, "name", None) or "graph")
@@ -84,43 +83,24 @@ def _agent_nodes(graph: Any) -> dict[str, tuple[str, bool]] | None:
     found: dict[str, tuple[str, bool]] = {}
     for node, spec in (getattr(graph, "nodes", None) or {}).items():
         runnable = getattr(spec, "bound", None)
-        if node.startswith("__") or node in _PREBUILT_HOOKS or any(c.__name__ in _TOOL_NODES for c in type(runnable).__mro__):
+        if not candidate(node) or any(c.__name__ in TOOL_NODES for c in type(runnable).__mro__):
             continue
         subgraphs = getattr(spec, "subgraphs", None) or ()
-        names = [str(g.name) for g in subgraphs if getattr(g, "name", None) not in (None, _DEFAULT_GRAPH_NAME)]
-        found[node] = (names[0] if names else node, bool(subgraphs))
+        found[node] = (agent_name(node, [getattr(g, "name", None) for g in subgraphs]), bool(subgraphs))
     return found if len(found) > 1 else None
 
 
 # --- one invocation of a graph ---------------------------------------------------------------------------
 
 
-class _Agent:
-    """An agent's turn: its open step, the tasks running in it now, when the last of them ended, the latest
-    superstep it ran in."""
+class _Task(Task):
+    """A node's task running (the rule's `Task`), in its graph's invocation, with the span current in it."""
 
-    __slots__ = ("node", "span", "running", "last_end", "step")
-
-    def __init__(self, node: str, span: Any, step: int) -> None:
-        self.node = node
-        self.span = span
-        self.running = 0
-        self.last_end: int | None = None
-        self.step = step
-
-
-class _Task:
-    """A node's task running: the agent it runs in (its own, `own`, or the one whose turn it serves)."""
-
-    __slots__ = ("graph", "node", "step", "start", "agent", "own", "parent")
+    __slots__ = ("graph", "parent")
 
     def __init__(self, graph: "_Graph", node: str, step: int) -> None:
+        super().__init__(node, step, time.time_ns())
         self.graph = graph
-        self.node = node
-        self.step = step  # the superstep it runs in
-        self.start = time.time_ns()
-        self.agent: _Agent | None = None
-        self.own = False
         self.parent: _NodeParent | None = None
 
 
@@ -138,89 +118,57 @@ class _NodeParent(trace.NonRecordingSpan):
 
 
 class _Graph:
-    """One invocation of a compiled graph: which of its nodes are agents, their open steps."""
+    """One invocation of a compiled graph: its agents' turns (`Turns`, whose handles are their steps' spans; None
+    for a graph that is one agent)."""
 
-    __slots__ = ("agents", "parent", "outer", "open", "asked", "lock")
+    __slots__ = ("turns", "parent", "outer", "lock")
 
     def __init__(self, graph: Any, outer: _Task | None) -> None:
-        self.agents = _agent_nodes(graph)
+        agents = _agent_nodes(graph)
         self.parent = trace.get_current_span()  # what its agents' steps nest in
         self.outer = outer  # the task of the graph running this one in a node, if any
-        self.open: list[_Agent] = []
-        self.asked: dict[str, _Agent] = {}  # tool call id -> the agent whose model asked for it
+        self.turns = None if agents is None else Turns(agents, self._open_step, _end_step)
         self.lock = threading.Lock()
+
+    def _open_step(self, name: str, start: int) -> Any:
+        return start_agent_step(name, trace.set_span_in_context(self.parent), start)
 
     def task_started(self, task: _Task, pregel_task: Any) -> Any:
         """The span `task`'s steps nest in as it starts (`pregel_task`: LangGraph's task)."""
-        spec = self.agents.get(task.node) if self.agents is not None else None
         with self.lock:
-            # Its own step of an earlier superstep, still open: the same turn (planner -> its tools -> planner).
-            agent = next((a for a in self.open if a.node == task.node and a.running == 0 and a.step < task.step), None) if spec else None
-            if agent is not None or (spec is not None and spec[1]):
-                task.own = True
-                agent = agent or self._open(task, spec[0])  # type: ignore[index]
-            else:  # no agent (yet): it serves the turn of the agent that asked for its tool calls, else of the only one
-                agent = next((a for i in _tool_calls_in(pregel_task) if (a := self.asked.get(i)) in self.open), None)
-                if agent is None and len(self.open) == 1:
-                    agent = self.open[0]
-            if agent is not None:
-                agent.running += 1
-                if spec is None or task.own:  # a node that may yet be an agent of its own does not extend another's turn
-                    agent.step = max(agent.step, task.step)
-            task.agent = agent
-        return agent.span if agent is not None else self.parent
+            turn = self.turns.task_started(task, lambda: _tool_calls_in(pregel_task))  # type: ignore[union-attr]
+        return turn.handle if turn is not None else self.parent
 
     def model_called(self, task: _Task) -> None:
         """`task`'s node called a model: an agent from now on, when it is one of the graph's agents."""
-        spec = self.agents.get(task.node) if self.agents is not None else None
-        if spec is None or task.own or task.parent is None:
+        if task.parent is None:
             return
         with self.lock:
-            served = task.agent
-            if served is not None:
-                self._leave(served)
-            agent = task.agent = self._open(task, spec[0])
-            agent.running += 1
-            task.own = True
-        task.parent.target = agent.span
+            turn = self.turns.model_called(task, time.time_ns())  # type: ignore[union-attr]
+        if turn is not None:
+            task.parent.target = turn.handle
 
     def model_answered(self, task: _Task, call_ids: list[str]) -> None:
         """The model `task`'s agent called asked for these tool calls."""
-        if task.own and call_ids:
-            with self.lock:
-                if len(self.asked) > 4096:
-                    self.asked.clear()
-                self.asked.update((i, task.agent) for i in call_ids)  # type: ignore[misc]
+        with self.lock:
+            self.turns.model_answered(task, call_ids)  # type: ignore[union-attr]
 
     def task_ended(self, task: _Task, exc: BaseException | None) -> None:
-        agent = task.agent
-        if agent is None:
+        if task.turn is None:
             return
         with self.lock:
-            self._leave(agent)
+            self.turns.task_ended(task, time.time_ns())  # type: ignore[union-attr]
         if exc is not None and task.own and not _bubbles_up(exc):
-            record_error(agent.span, exc, Payload())
+            record_error(task.turn.handle, exc, Payload())
 
     def close(self) -> None:
-        with self.lock:
-            agents, self.open = self.open, []
-        for agent in agents:
-            agent.span.end(end_time=agent.last_end)
+        if self.turns is not None:
+            with self.lock:
+                self.turns.close()
 
-    def _open(self, task: _Task, name: str) -> _Agent:
-        # Another agent's turn begins: those of earlier supersteps not running any more have had theirs (agents of
-        # this superstep run side by side, however their tasks' times fall).
-        for idle in [a for a in self.open if a.running == 0 and a.step < task.step]:
-            self.open.remove(idle)
-            idle.span.end(end_time=idle.last_end)
-        agent = _Agent(task.node, start_agent_step(name, trace.set_span_in_context(self.parent), task.start), task.step)
-        self.open.append(agent)
-        return agent
 
-    @staticmethod
-    def _leave(agent: _Agent) -> None:
-        agent.running -= 1
-        agent.last_end = time.time_ns()
+def _end_step(span: Any, end: int | None) -> None:
+    span.end(end_time=end)
 
 
 def _tool_calls_in(task: Any) -> list[str]:
@@ -338,7 +286,7 @@ def _task_started(args: tuple, kwargs: dict) -> tuple[_Task, Any] | None:
         metadata = (getattr(pregel_task, "config", None) or {}).get("metadata") or {}
         task = _Task(graph, str(getattr(pregel_task, "name", "")), int(metadata.get("langgraph_step") or 0))
         token = _task.set(task)
-        if graph.agents is None:  # a graph that is one agent: its nodes' steps are its own
+        if graph.turns is None:  # a graph that is one agent: its nodes' steps are its own
             return task, (token, None)
         task.parent = _NodeParent(graph.task_started(task, pregel_task))
         return task, (token, context.attach(trace.set_span_in_context(task.parent)))
@@ -392,7 +340,7 @@ def model_called() -> _Task | None:
     if task is None:
         return None
     try:
-        while task is not None and task.graph.agents is None:
+        while task is not None and task.graph.turns is None:
             task = task.graph.outer
         if task is not None:
             task.graph.model_called(task)

@@ -26,10 +26,10 @@ import duckdb
 import pyarrow as pa
 
 from agentotel import _config, _tracing, semconv
-from agentotel.query import _roots, _sources
+from agentotel.query import _graph_agents, _roots, _sources
 from agentotel.analysis.diff import RunDiff, diff_trajectories
 from agentotel.query.trajectory import EXCLUDED_SCOPES, Step, Trajectory, build_trajectory
-from agentotel.store import fs as store_fs, messages, schema
+from agentotel.store import dialects, fs as store_fs, messages, schema
 from agentotel.store.writer import SPANS_DIR
 
 __all__ = [
@@ -76,15 +76,18 @@ _SQL_VARIABLES = {
     "AGENTOTEL_RUN_TRIGGER": semconv.AGENTOTEL_RUN_TRIGGER,
     "AGENTOTEL_RUN_PARENT_ID": semconv.AGENTOTEL_RUN_PARENT_ID,
     "AGENTOTEL_ENV_HASH": semconv.AGENTOTEL_ENV_HASH,
+    "INSTANCE_ID": dialects.INSTANCE_ID,
 }
 # What trace_spans.sql reads as `call_attributes` for a diff: the attribute maps of model calls, and of the
 # spans that may be a run's root, whose map a diff reads for the environment: in the same pass, since a
 # second query decompresses the row group's attribute maps again (~80 ms CPU a run at 1M spans).
 _MODEL_CALL_ATTRIBUTES = ("CASE WHEN operation IN ('chat', 'invoke_agent') OR parent_span_id IS NULL "
                           "THEN attributes END")
-_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans")
+_GRAPH_NODE_SPAN = f"contains(dialect, '{dialects.LANGGRAPH_NODE}')"  # a LangGraph node's span (store/dialects.py)
+_MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
+           "macro_run_name")
 # In creation order; the underscored ones are internal layers the public views share.
-_VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
+_VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_graph_agent_steps", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
 # Layers computed once when the store is opened rather than at each query: `_run_roots` (one row per run,
 # small) is read by every run lookup, trajectory and check, and grouping the roots index anew each time
@@ -426,6 +429,7 @@ class Traces:
             con.register("_migrated_spans", sources.migrated if sources.migrated is not None else empty)
         for macro in _MACROS:
             con.execute(_sql(macro))
+        _graph_agents.register(con)
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
         for table in _MATERIALIZED:  # of the roots index alone: every run lookup reads it
             con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
@@ -440,8 +444,16 @@ class Traces:
         for view in _LAYERS:
             if view in wanted and view not in self._views_made:
                 text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet())
+                if view == "_graph_agent_steps":
+                    text = text.replace("{graph_traces}", self._graph_traces())
                 self._con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {text}")
                 self._views_made.add(view)
+
+    def _graph_traces(self) -> str:
+        """`_graph_agent_steps`'s filter: the traces holding node spans of a LangGraph graph another instrumentation
+        recorded, or `false` when none does (looked at once; the store is read as it was at open)."""
+        found = self._con.execute(f"SELECT 1 FROM _raw_spans WHERE {_GRAPH_NODE_SPAN} LIMIT 1").fetchall()
+        return f"trace_id IN (SELECT trace_id FROM _raw_spans WHERE {_GRAPH_NODE_SPAN})" if found else "false"
 
     def _not_in_parquet(self) -> str:
         """A query of the span rows not in Parquet files, the WAL's and migrated files'; when neither has

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agentotel import _json, semconv
 from agentotel._context import canonical_arguments, stable_call_id
-from agentotel.store.dialects import ANTHROPIC_SDK_SCOPE  # not agentotel.providers: a query imports no patching code
+from agentotel.query._graph_agents import graph_agents
+from agentotel.store.dialects import ANTHROPIC_SDK_SCOPE, run_name  # not agentotel.providers: a query imports no patching code
 from agentotel.store.schema import duplicate_calls
 
 EXCLUDED_SCOPES: tuple[str, ...] = (ANTHROPIC_SDK_SCOPE,)
@@ -131,6 +132,7 @@ def build_trajectory(
     """
     rows = list(rows)
     _drop_second_records(rows)
+    graph_agents(rows)
     by_id = {r["span_id"]: r for r in rows}
     root = next((r for r in rows if r.get("is_root") and (r.get("run_id") or r["trace_id"]) == run_id), None)
     chosen = sorted(
@@ -210,7 +212,7 @@ def _summary(run_id: str, rows: list[Mapping[str, Any]], root: Mapping[str, Any]
     family_costs = [r["cost_usd"] for r in family_steps if r.get("cost_usd") is not None]
     return {
         "run_id": run_id,
-        "name": (root.get("run_name") or root["name"]) if root else "(unnamed)",
+        "name": (root.get("run_name") or run_name(root["name"])) if root else "(unnamed)",
         "trace_id": root["trace_id"] if root else min((r["trace_id"] for r in own), default=None),
         "user_id": latest("user_id"),
         "session_id": latest("session_id"),

@@ -84,6 +84,16 @@ OI_TOOLS_PREFIX = OI_TOOLS + "."
 OI_TOOL_JSON_SCHEMA = "tool.json_schema"
 OI_TOOL_DESCRIPTION = "tool.description"
 OI_TOOL_PARAMETERS = "tool.parameters"  # a TOOL span's own parameter schema (JSON), beside its tool.description
+OI_METADATA = "metadata"  # JSON: the LangChain run's metadata (LangGraph's langgraph_node, langgraph_step, ...)
+# A LangGraph node's task, as OpenInference's LangChain instrumentation records it: a CHAIN span (AGENT when the node
+# is called "agent") named by the node, whose metadata names that node. Which nodes are agents is the graph's to say
+# (query/trajectory.py replays agentotel/_agent_turns.py over these spans), so such a span is no step by itself: its
+# dialect says `langgraph`.
+LG_NODE = "langgraph_node"
+LANGGRAPH_NODE = "langgraph"  # the dialect of a node's span
+# ... of a tool node's (what LangGraph's ToolNode writes: tool messages only, `{"type": "tool", ...}` as OpenInference
+# serialises them; one that ran no tool span too, an unknown tool's error say): no agent, whatever the graph
+LANGGRAPH_TOOL_NODE = "langgraph-tools"
 OI_KINDS = {"LLM": "chat", "TOOL": "execute_tool", "RETRIEVER": "retrieval", "EMBEDDING": "embeddings",
             "AGENT": "invoke_agent"}  # CHAIN, RERANKER, GUARDRAIL, EVALUATOR: not steps
 
@@ -223,6 +233,18 @@ SK_SCOPE = "semantic_kernel."
 SK_FINISH_REASON = "gen_ai.response.finish_reason"
 SK_ENUM = "FinishReason."
 
+# An instance id in a run's root span's name (CrewAI's `Crew_<uuid>.kickoff` through OpenInference): no part of the
+# run's name, which earlier runs of the same agent share (a history). A uuid and the separator before it.
+INSTANCE_ID = r"[-_ .:]?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_INSTANCE_ID = re.compile(INSTANCE_ID)
+
+
+def run_name(root_name: str) -> str:
+    """The name of a run another instrumentation recorded, from its root span's: without instance ids (the `runs`
+    view's macro_run_name.sql says the same)."""
+    return _INSTANCE_ID.sub("", root_name) or root_name
+
+
 # Who started a trace, as other tools write it.
 USER_ATTRIBUTES = ("user.id", "langfuse.user.id", TL_USER, *AI_METADATA_USER, "mlflow.trace.user")
 SESSION_ATTRIBUTES = ("session.id", "langfuse.session.id", TL_SESSION, *AI_METADATA_SESSION, "mlflow.trace.session")
@@ -304,11 +326,11 @@ def derive(
         out.dialects.append("genai")
     if OI_SPAN_KIND in attributes:
         if scope_name != LLAMA_INDEX_SCOPE:
-            _openinference(attributes, out)
+            _openinference(attributes, out, name)
         elif name.rpartition(".")[2].startswith("_"):
             out.dialects += ["openinference", "llama-index"]  # a private method's span: inside a public one's
         else:
-            _openinference(attributes, out)
+            _openinference(attributes, out, name)
             _llama_index(out)
     if TL_SPAN_KIND in attributes or TL_REQUEST_TYPE in attributes:
         _traceloop(attributes, out)
@@ -453,11 +475,14 @@ def _event_body(attrs: Mapping[str, Any]) -> dict[str, Any]:
 # -- OpenInference --------------------------------------------------------------------------------------
 
 
-def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
+def _openinference(attributes: Mapping[str, Any], out: Derived, name: str) -> None:
     get = attributes.get
     out.dialects.append("openinference")
     kind = str(get(OI_SPAN_KIND) or "").upper()
     operation = OI_KINDS.get(kind)
+    if kind in ("CHAIN", "AGENT") and _langgraph_node(get(OI_METADATA)) == name:
+        out.dialects.append(LANGGRAPH_TOOL_NODE if _tool_messages(get(OI_OUTPUT_VALUE)) else LANGGRAPH_NODE)
+        return
     out.set("operation", operation)
     if operation == "chat":
         out.set("provider", _str(get(OI_LLM_PROVIDER) or get(OI_LLM_SYSTEM)))
@@ -513,6 +538,21 @@ def _openinference(attributes: Mapping[str, Any], out: Derived) -> None:
         out.set("agent_name", _str(get(OI_AGENT_NAME) or get(OI_GRAPH_NODE)))
         out.input = _str(get(OI_INPUT_VALUE))
         out.output = _str(get(OI_OUTPUT_VALUE))
+
+
+def _langgraph_node(metadata: Any) -> str | None:
+    """The LangGraph node a span's metadata names (None: none, or no metadata: most spans, looked at cheaply)."""
+    if not isinstance(metadata, str) or LG_NODE not in metadata:
+        return None
+    found = _load(metadata)
+    return _str(found.get(LG_NODE)) if isinstance(found, dict) else None
+
+
+def _tool_messages(output: Any) -> bool:
+    """Whether a node's output (its state update, JSON) holds messages, tool messages all."""
+    found = _load(output) if isinstance(output, str) and '"tool"' in output else None
+    messages = [m for v in found.values() if isinstance(v, list) for m in v] if isinstance(found, dict) else []
+    return bool(messages) and all(isinstance(m, dict) and m.get("type") == "tool" for m in messages)
 
 
 def _llama_index(out: Derived) -> None:

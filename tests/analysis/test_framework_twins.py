@@ -38,8 +38,8 @@ FAST = {
     # carried back in user messages; the framework asks again after an empty answer (its retry prompt a system
     # message), then gives up; history of runs with no agentotel root
     ("pydantic-ai", "pydantic-ai"): ["ungrounded", "empty", "prompt", "repeat"],
-    # OpenInference's LangChain spans: each graph node an agent step holding its model call's answer; the tools
-    # offered as llm.tools.N.tool.json_schema
+    # OpenInference's LangChain spans: a one-agent graph's nodes no steps (its tool node's task without a tool span,
+    # an unknown tool's, too); the tools offered as llm.tools.N.tool.json_schema
     ("langgraph", "openinference"): ["ungrounded", "bad_json", "unknown_tool"],
     # only the model client instrumented: tool calls and results only in the messages
     ("openai", "openinference"): ["repeat", "tool_error", "ungrounded", "wrong_args"],

@@ -30,3 +30,16 @@ def test_the_crews_agent_its_model_calls_and_tool(traces: Traces) -> None:
 
 def test_check_names_the_model_step_that_answered_past_the_tool_error(traces: Traces, store: Path) -> None:
     assert_tool_error_named(traces, store, *good_and_faulty(traces))
+
+
+def test_two_runs_of_the_crew_share_a_name_and_a_history(traces: Traces) -> None:
+    """Each kickoff's root span is named after the crew's instance (`Crew_<uuid>.kickoff`): the runs' name leaves the
+    uuid out, so the second run's history holds the first (what tool_output_drift learns from)."""
+    from agentotel.analysis._record import load_history, load_run
+
+    good, faulty = good_and_faulty(traces)
+    assert (good["name"], faulty["name"]) == ("Crew.kickoff", "Crew.kickoff")
+    assert traces.trajectory(faulty["run_id"]).run["name"] == "Crew.kickoff"  # the trajectory's summary says the same
+    history = load_history(traces, load_run(traces, faulty["run_id"]))
+    assert [run_id for run_id, _call in history.first_calls] == [good["run_id"]]
+    assert traces.resolve("Crew.kickoff").run_id == faulty["run_id"]  # a run's name means its latest run

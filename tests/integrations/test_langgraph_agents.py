@@ -333,13 +333,13 @@ def test_a_failing_agent_node_is_an_error_step_and_the_exception_passes_through(
     assert steps["invoke_agent executor"].error_type.endswith("Outage")
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
-def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, mode):
+def _fan_out(model_server):
+    """A planner with its tool node, then a worker agent per city (Send), then a collect node."""
+    from langchain_core.runnables import RunnableLambda
+
     llm = _model(model_server)
     worker_node, worker_anode = _agent_node(llm, "worker")
     planner_node, planner_anode = _agent_node(llm, "planner")
-    from langchain_core.runnables import RunnableLambda
-
     graph = StateGraph(MessagesState)
     graph.add_node("planner", RunnableLambda(planner_node, afunc=planner_anode))
     graph.add_node("planner_tools", ToolNode([get_weather]))
@@ -350,19 +350,26 @@ def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, m
     graph.add_conditional_edges("planner", lambda state: "planner_tools" if state["messages"][-1].tool_calls else [
         Send("worker", {"messages": [HumanMessage(city)]}) for city in ("Paris", "Lyon")])
     graph.add_edge("worker", "collect")
-    compiled = graph.compile()
-    if mode == "sync":
-        compiled.invoke(_question())
-    else:
-        asyncio.run(compiled.ainvoke(_question()))
+    return graph.compile()
 
-    trajectory = store.only_run()
+
+def _assert_fanned_out(trajectory: Any) -> None:
     assert _agents(trajectory)[:4] == [("invoke_agent planner", None), ("llm", "planner"), ("tool", "planner"), ("llm", "planner")]
     workers = [s for s in trajectory.steps if s.name == "invoke_agent worker"]
     assert len(workers) == 2 and all(w.parent_index is None for w in workers)
     calls = [s for s in trajectory.steps if s.type == "llm" and s.parent_index in {w.index for w in workers}]
     assert sorted(s.parent_index for s in calls) == sorted(w.index for w in workers)  # one model call in each
     assert sorted(s.output[0]["parts"][0]["content"] for s in calls) == ["report on Lyon", "report on Paris"]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_agents_fanned_out_with_send_each_have_their_step(store, model_server, mode):
+    compiled = _fan_out(model_server)
+    if mode == "sync":
+        compiled.invoke(_question())
+    else:
+        asyncio.run(compiled.ainvoke(_question()))
+    _assert_fanned_out(store.only_run())
 
 
 def test_agents_side_by_side_each_with_a_tool_node_of_its_own(store, model_server):
@@ -403,3 +410,100 @@ def test_a_react_agent_alone_has_no_step_for_its_nodes(store, model_server):
         graph.invoke(_question())
     assert _agents(store.only_run()) == [("invoke_agent research_expert", None), ("llm", "research_expert"),
                                           ("tool", "research_expert"), ("llm", "research_expert")]
+
+
+# -- the same graphs recorded by OpenInference's LangChain instrumentation alone (its spans into a store) ------
+
+
+def _openinference(tmp_path, run) -> Any:
+    """The trajectory of the one run `run(provider)` records with OpenInference's LangChainInstrumentor alone."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from agentotel.store import ParquetSpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ParquetSpanExporter(tmp_path)))
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        run()
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+    traces = agentotel.open(tmp_path)
+    (run_id,) = [r[0] for r in traces.sql("select run_id from runs").fetchall()]
+    trajectory = traces.trajectory(run_id)
+    # the views say the same: the steps view's steps, the runs view's counts
+    assert traces.sql("select type, name, duration_ms from steps order by index").fetchall() == [
+        (s.type, s.name, s.duration_ms) for s in trajectory.steps]
+    (run,) = traces.sql("select * from runs").to_arrow_table().to_pylist()
+    assert {k: run[k] for k in ("name", "steps", "model_calls", "tool_calls")} == {
+        k: trajectory.run[k] for k in ("name", "steps", "model_calls", "tool_calls")}
+    return trajectory
+
+
+@pytest.mark.parametrize("mode", ["invoke", "astream"])
+def test_openinference_records_the_same_agent_steps(tmp_path, model_server, monkeypatch, mode):
+    monkeypatch.setattr(f"{__name__}.REJECT_FIRST", True)  # the executor's second turn, after the verifier's
+
+    def run():
+        if mode == "invoke":
+            return _team_graph(model_server).invoke(_question())
+
+        async def main():
+            return [chunk async for chunk in _team_graph(model_server, asynchronous=True).astream(_question(), stream_mode="updates")]
+        assert asyncio.run(main())
+    trajectory = _openinference(tmp_path, run)
+    assert trajectory.run["name"] == "LangGraph"
+    assert _agents(trajectory) == TEAM[:-2] + [("invoke_agent verifier", None), ("llm", "verifier")] + TEAM[4:]
+    tools = [s for s in trajectory.steps if s.type == "tool"]
+    assert [(s.tool_name, s.requested_by) for s in tools] == [("get_weather", 2), ("get_time", 6), ("get_time", 12)]
+    for agent in (s for s in trajectory.steps if s.type == "agent"):  # a step lasts its turn
+        inside = [s for s in trajectory.steps if s.parent_index == agent.index]
+        assert agent.start_time <= inside[0].start_time
+        assert agent.duration_ms >= sum(s.duration_ms for s in inside) - 1
+
+
+def test_openinference_a_supervisor_of_two_react_sub_agents(tmp_path, model_server):
+    trajectory = _openinference(tmp_path, lambda: asyncio.run(_supervised(model_server).ainvoke(_question())))
+    assert _agents(trajectory) == SUPERVISED
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_openinference_agents_fanned_out_with_send_each_have_their_step(tmp_path, model_server, mode):
+    compiled = _fan_out(model_server)
+    _assert_fanned_out(_openinference(tmp_path, lambda: compiled.invoke(_question()) if mode == "sync" else asyncio.run(
+        compiled.ainvoke(_question()))))
+
+
+def test_openinference_a_react_agent_alone_has_no_step_for_its_nodes(tmp_path, model_server):
+    llm = _model(model_server)
+    graph = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"], name="research_expert")
+    trajectory = _openinference(tmp_path, lambda: graph.invoke(_question()))
+    assert [(s.type, s.parent_index) for s in trajectory.steps] == [("llm", None), ("tool", None), ("llm", None)]
+
+
+def test_with_openinference_on_too_each_agent_step_is_agentotels_once(store, model_server):
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=store.provider)
+    try:
+        _team_graph(model_server).invoke(_question())
+    finally:
+        instrumentor.uninstrument()
+    trajectory = store.only_run()
+    assert _agents(trajectory) == TEAM
+    assert [s.name for s in trajectory.steps if s.type != "agent"][:2] == ["chat gpt-4o-mini", "execute_tool get_weather"]
+
+
+def test_openinference_a_react_agent_asking_for_an_unknown_tool_has_no_step_for_its_nodes(tmp_path, model_server):
+    """Its tool node runs no tool (it answers the unknown tool's error itself): still a tool node, no agent of its own."""
+    llm = _model(model_server)
+    model_server.chat = lambda body: chat_tool_calls(content="Done.") if body["messages"][-1]["role"] == "tool" else chat_tool_calls(
+        ("call_unknown", "get_forecast", {"city": "Paris"}))
+    graph = create_react_agent(llm, [get_weather], prompt=PROMPTS["researcher"])
+    trajectory = _openinference(tmp_path, lambda: graph.invoke(_question()))
+    assert [(s.type, s.parent_index) for s in trajectory.steps] == [("llm", None), ("llm", None)]

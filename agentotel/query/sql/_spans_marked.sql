@@ -11,7 +11,11 @@ WITH trace_runs AS (
     GROUP BY trace_id
 ),
 m AS (
-    SELECT s.* REPLACE (coalesce(s.run_id, tr.run_id) AS run_id),
+    -- a node span of a multi-agent graph another instrumentation recorded: an agent step, or inside one
+    SELECT s.* REPLACE (coalesce(s.run_id, tr.run_id) AS run_id, coalesce(g.name, s.name) AS name,
+                        coalesce(g.parent_span_id, s.parent_span_id) AS parent_span_id,
+                        coalesce(g.duration_ns, s.duration_ns) AS duration_ns),
+           g.step_type AS graph_step_type,
            d.span_id IS NOT NULL AS duplicate,
            r.run_name, r.run_trigger, r.env_hash, r.parent_run_id,
            agentotel_is_run_root(s.operation, r.run_name, coalesce(s.run_id, tr.run_id), s.parent_span_id) AS is_root
@@ -19,8 +23,9 @@ m AS (
     LEFT JOIN trace_runs tr ON tr.trace_id = s.trace_id
     LEFT JOIN _duplicate_spans d ON d.trace_id = s.trace_id AND d.span_id = s.span_id
     LEFT JOIN _run_roots r ON r.trace_id = s.trace_id AND r.span_id = s.span_id
+    LEFT JOIN _graph_agent_steps g ON g.trace_id = s.trace_id AND g.span_id = s.span_id
 )
-SELECT *,
-       agentotel_step_type(operation, duplicate) AS step_type,
+SELECT * EXCLUDE (graph_step_type),
+       coalesce(graph_step_type, agentotel_step_type(operation, duplicate)) AS step_type,
        agentotel_step_run(is_root, parent_run_id, run_id, trace_id, operation) AS step_run
 FROM m

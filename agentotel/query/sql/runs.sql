@@ -10,7 +10,7 @@ roots AS (
     SELECT
         run_key,
         arg_min(trace_id, start_time) AS trace_id,
-        arg_min(coalesce(run_name, name), start_time) AS name,
+        arg_min(coalesce(run_name, agentotel_run_name(name)), start_time) AS name,
         arg_min(run_trigger, start_time) AS trigger,
         arg_min(env_hash, start_time) AS env_hash,
         arg_min(parent_run_id, start_time) AS parent_run_id,
