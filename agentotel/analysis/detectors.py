@@ -2239,10 +2239,35 @@ def _policy_broken(run: _Run) -> list[Finding]:
             broken = _past_window(run, step, text, forms, records) or _past_count(text, forms, verb, records)
             if broken:
                 rule, fact, source = broken
+                withheld = _fact_not_handed(run, step, source, fact)
+                if withheld is not None:
+                    return [withheld]
                 return [_finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
                                  f"step {step['index']} calls {call.name} where the instructions say {rule!r}: {fact} "
                                  f"(step {source['index']})", tool=call.name, rule=rule, fact=fact)]
     return []
+
+
+def _fact_not_handed(run: _Run, step: Mapping[str, Any], source: Mapping[str, Any], fact: str) -> Finding | None:
+    """When the agent that broke a rule never saw the fact that forbids it (another agent read it: triage's
+    get_order with delivered_at 2026-10-12) and a handoff between the two left it out ('Order #1022 (wool blanket,
+    89.00 USD): the user wants a refund.'), the handoff is the cause: the fact withheld (MAST FM-2.4; model,
+    information_withheld at the handoff), else None."""
+    value = re.search(r"\d{4}-\d\d-\d\d|\d+(?:\.\d+)?", fact)
+    if value is None:
+        return None
+    seen = " ".join(text_of(m.get("parts") or m.get("content")) for m in run.messages(step))
+    if value.group(0) in seen:
+        return None
+    handoff = next((s for s in reversed(run.llm) if source["index"] < s["index"] < step["index"]
+                    and any(_HANDOFF_NAME.search(c.name) for c in requested_calls(s))), None)
+    if handoff is None:
+        return None
+    said = " ".join(str(p.get("content")) for m in output_messages(handoff) for p in parts(m) if p.get("type") == "text")
+    return _finding("information_withheld", "model", handoff["index"], [handoff["index"], source["index"], step["index"]],
+                    f"step {handoff['index']} hands over ({said[:80]!r}) without {fact.split(' is ')[0]} that step "
+                    f"{source['index']} read; the next agent, never shown it, called {requested_calls(step)[0].name} at step "
+                    f"{step['index']} against the rule", source_step=source["index"], acted_step=step["index"])
 
 
 # "Never reveal another customer's data", "do not share other users' details"
