@@ -2053,6 +2053,72 @@ def _namesake_addressed(run: _Run) -> list[Finding]:
     return []
 
 
+# People named in one list of a request: "with Alex Morgan and Priya", "Mei, Jordan & Alex".
+_LIST_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)", re.I)
+
+
+def _people(run: _Run, before: int) -> dict[str, set[str]]:
+    """Name -> the addresses results gave for it (a contact lookup's name and email), from results before a step."""
+    found: dict[str, set[str]] = {}
+    for step in run.record.tool_steps():
+        if step["index"] >= before or is_error(step):
+            continue
+        for record in _objects(tool_payload(step.get("output"))):
+            name = record.get("name")
+            addresses = {v.strip().lower() for v in record.values() if isinstance(v, str) and _ADDRESS.fullmatch(v.strip())}
+            if isinstance(name, str) and addresses and "@" not in name:
+                found.setdefault(name.strip(), set()).update(addresses)
+    return found
+
+
+def _mentions_of(request: str, name: str) -> list[tuple[int, int]]:
+    """Where a request names a person: the full name, or the first name not followed by another surname."""
+    first, *rest = name.split()
+    spans = [m.span() for m in re.finditer(rf"\b{re.escape(name)}\b", request)]
+    if rest:
+        spans += [m.span() for m in re.finditer(rf"\b{re.escape(first)}\b(?!\s+[A-Z])", request)]
+    return spans
+
+
+def _invitee_dropped(run: _Run) -> list[Finding]:
+    """The request names people in one list ("the budget review with Alex Morgan and Priya"), results gave each an
+    address, and the call that addresses some of them (create_event's attendees, send_email's to) leaves one out
+    (attendees=[alex.morgan]): the model dropped a person it was asked to include (model, task_ignored at the call)."""
+    request = run.request()
+    if not any(_LIST_JOIN.match(request, m.end()) for m in re.finditer(r"\b[A-Z][a-z]+\b", request)):
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
+                continue
+            sent_to = {str(v).strip().lower() for k in _RECIPIENT_KEYS for v in _leaves(call.arguments.get(k)) if "@" in str(v)}
+            if not sent_to:
+                continue
+            # each mention: the people it may be (two Alexes for "Alex") and all their addresses
+            slots: dict[tuple[int, int], tuple[list[str], set[str]]] = {}
+            for name, addresses in _people(run, step["index"]).items():
+                for span in _mentions_of(request, name):
+                    slots.setdefault(span, ([], set()))[0].append(name)
+                    slots[span][1].update(addresses)
+            # runs of mentions joined by commas and "and": one list each
+            lists: list[list[tuple[str, set[str]]]] = []
+            end = None
+            for (start, stop), (names, addresses) in sorted(slots.items()):
+                if end is None or not _LIST_JOIN.fullmatch(request[end:start]):
+                    lists.append([])
+                lists[-1].append((" or ".join(names), addresses))
+                end = stop
+            for group in lists:
+                left = [(name, addresses) for name, addresses in group if not addresses & sent_to]
+                if left and len(left) < len(group):
+                    name, addresses = left[0]
+                    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                     f"the request names {', '.join(n for n, _a in group)} together; step {step['index']}'s "
+                                     f"{call.name} addresses {', '.join(sorted(sent_to))}, not {name} ({sorted(addresses)[0]})",
+                                     tool=call.name, left=name)]
+    return []
+
+
 # Actions that set new values on the thing they name (an update, a reassignment): a field unlike the record's is
 # what they are for.
 _SETS_ANEW = frozenset("update modify change edit set assign reassign move rename transfer reschedule replace patch upgrade "
@@ -2285,6 +2351,9 @@ _CONFIDENTIAL = re.compile(r"\b(?:confidential|internal[\s-]+only|leadership[\s-
 _FIGURE = re.compile(r"(?<![\w.,/-])\d+(?:[.,]\d+)*(?:\s*(?:%|percent\b))?(?![\w/-])", re.I)
 
 
+_ADDRESS = re.compile(r"[^@\s]+@[\w.-]+\.\w+")
+
+
 def _figures(text: str) -> set[str]:
     return {re.sub(r"\s*percent$", "%", re.sub(r"\s+", "", f.lower())) for f in _FIGURE.findall(text)}
 
@@ -2315,7 +2384,7 @@ def _confidential_sent(run: _Run) -> list[Finding]:
             if marker is None:
                 open_texts += [v for v in own if not any(_CONFIDENTIAL.search(t) for t in texts)]
                 continue
-            domains = {_domain_of(v) for v in texts if re.fullmatch(r"[^@\s]+@[\w.-]+\.\w+", v.strip())}
+            domains = {_domain_of(v) for v in texts if _ADDRESS.fullmatch(v.strip())}
             if domains:
                 secrets.append((step, _figures(" ".join(texts)), domains, marker.group(0)))
     if not secrets:
@@ -6254,7 +6323,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
-    _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
+    _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
 )
 
