@@ -2228,6 +2228,31 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
                      f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
 
 
+# A question whether something the user knew still holds: only the world, now, can answer it.
+_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
+_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
+_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
+
+
+def _state_unchecked(run: _Run) -> list[Finding]:
+    """The user asks whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?"), the model was
+    offered tools that read (list_events) and answers yes or no ("Yes - still at 15:00") without a call or a result
+    in sight: it confirmed the user's own words, not the world (MAST FM-3.3 no verification; model, ungrounded_answer
+    at the answer)."""
+    if not run.finals or run.record.tool_steps() or not _STILL_ASKED.search(run.request()):
+        return []
+    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
+    step, text = run.finals[0]
+    if not reads or any(requested_calls(s) for s in run.llm if s["index"] <= step["index"]) or run.message_calls(step):
+        return []
+    if not _AFFIRMS.search(text) or _acknowledges(text):
+        return []
+    return [_finding("ungrounded_answer", "model", step["index"], [step["index"]],
+                     f"asked {_STILL_ASKED.search(run.request()).group(0)!r}, the answer at step {step['index']} says "
+                     f"{text[:80]!r} with no call of {', '.join(reads[:3])} (offered): the user's own words confirmed",
+                     values=reads[:5])]
+
+
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
     if isinstance(value, Mapping):
@@ -6324,7 +6349,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
 )
 
 
