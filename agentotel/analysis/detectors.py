@@ -1699,6 +1699,45 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
     return []
 
 
+# A thing named as systems name it: checkout-api, orders_db, eu-west-1 (lower case, joined by - or _).
+_SYSTEM_NAME = re.compile(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w@/-]|\.\w)")
+
+
+def _verb_forms(verb: str) -> set[str]:
+    """The forms prose gives an action's verb: rollback -> rollback, rolled back, rolling back, rolls back."""
+    words = _SPLIT_VERBS.get(verb, verb).split()
+    head, rest = words[0], " ".join(words[1:])
+    inflected = {head, head + "s", *_past_forms(head), head + "ing", head[:-1] + "ing", head + head[-1] + "ing"}
+    return {verb} | {f"{f} {rest}".strip() for f in inflected}
+
+
+def _action_name_mismatch(run: _Run) -> list[Finding]:
+    """The model's words in the call that acts name what it acts on ("Rolling back checkout-api to v2.13.2.") and
+    the call names another thing of that kind (rollback(service='cart-api')), none of the named: the model knew its
+    object and called another (MAST FM-2.6 reasoning-action mismatch; model, wrong_target at the call). Its own words
+    locate the fault in the model: an id nothing showed, with nothing said of it, stays the tool's invented_argument."""
+    for step in run.llm:
+        own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        if not own.strip() or not _SYSTEM_NAME.search(own):
+            continue
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None or not isinstance(call.arguments, Mapping):
+                continue
+            forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
+            # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the
+            # rollback failed in us-east")
+            said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
+                                                    rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
+            given = {v for v in _leaves(call.arguments) if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
+            if said and given and not said & given:
+                called, meant = sorted(given)[0], sorted(said)[0]
+                return [_finding("wrong_target", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {called!r}, "
+                                 f"not {meant!r}", tool=call.name, said=meant, called=called)]
+    return []
+
+
 def _texts_of(message: Mapping[str, Any]) -> str:
     return " ".join(str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content"))
 
@@ -6336,7 +6375,9 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # (and a failed call answered as done: the model's claim, not the tool's failure, misled the reader)
              "action_not_taken": ("ungrounded_answer", "tool_error_ignored"), "failed_check_ignored": ("ungrounded_answer",),
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
-             "task_derailed": ("invented_argument",)}
+             "task_derailed": ("invented_argument",),
+             # the model's words at the call name the object it meant: the id it called instead is the model's slip
+             "wrong_target": ("invented_argument",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
@@ -6346,7 +6387,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _action_name_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,

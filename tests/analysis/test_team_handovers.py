@@ -155,3 +155,24 @@ def test_a_meeting_booked_over_one_the_calendar_showed_is_an_input_ignored():
     for run in (_booked("11:00"), _booked("09:00"), _booked("11:00", shown=("find_free_slots", free)),
                 _booked("10:00", ask="Book a call with Jordan at 10:00 on 8 December, even if it clashes with the review.")):
         assert _found(run, "input_ignored")[0] == [], _found(run, "input_ignored")[1]
+
+
+def _said_and_called(words: str, service: str):
+    """The executor handed the plan: one model call that says what it does and calls rollback."""
+    shown = [text_message("system", TEAM.format("executor")), text_message("user", TASK), text_message("assistant", PLAN)]
+    arguments = {"service": service, "version": "v2.13.2"}
+    steps = [llm(1, text=words, calls=[("rollback", arguments, "c1")], messages=shown),
+             tool(2, "rollback", arguments, {"status": "ok", "service": service}, requested_by=1, call_id="c1"),
+             llm(3, text="Rolled back.", messages=[*shown, text_message("assistant", words), text_message("tool", "ok")])]
+    return record(*steps, attributes={s["span_id"]: definitions_attr(*((n, {"type": "object"}) for n in TOOLS))
+                                      for s in steps if s["type"] == "llm"}, task=TASK)
+
+
+def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_wrong_target():
+    # The model's own words name what it means: the slip is the model's, not the tool's (no invented_argument).
+    slip = _said_and_called("Rolling back checkout-api to v2.13.2.", "cart-api")
+    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 1] == [(1, "model", "wrong_target")], format_findings(detect(slip))
+    for run in (_said_and_called("Rolling back checkout-api to v2.13.2.", "checkout-api"),
+                # a noun, not the verb: "the rollback failed in us-east" names where, not what
+                _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api")):
+        assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
