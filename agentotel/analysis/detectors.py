@@ -5268,8 +5268,8 @@ def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, 
     for _role, text in asked:
         if any(token.lower() not in before for token in _ground.ids(text)):
             return True
-        if len(text) >= 12 and text.lower() in task:
-            return True
+        if len(text) >= 12 and text.lower() in task and text.lower() not in before:
+            return True  # (the request the earlier conversation began with, sent again, is the same item: a reset)
     return False
 
 

@@ -176,3 +176,41 @@ def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_w
                 # a noun, not the verb: "the rollback failed in us-east" names where, not what
                 _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api")):
         assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
+
+
+REJECTED = "REJECTED: checkout-api error rate 3.9% is above the runbook's 2%; scale out to 12."
+
+
+def _executor_again(*given):
+    """A graph's executor invoked twice (agent steps of one name), the verifier's rejection between: its second
+    turn given `given` (after its instructions)."""
+    first = [text_message("system", TEAM.format("executor")), text_message("user", TASK + "\n\n" + PLAN)]
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]}
+    worked = [*first, call, result]
+    second = [first[0], *given]
+    steps = [agent(1, "executor"), llm(2, calls=[("rollback", ROLLED[1], "c2")], messages=first, parent=1),
+             dict(tool(3, "rollback", ROLLED[1], ROLLED[2], requested_by=2, call_id="c2"), parent_index=1),
+             llm(4, text="Executor's report: rolled back checkout-api.", messages=worked, parent=1),
+             agent(5, "verifier"), llm(6, text=REJECTED, parent=5, messages=[
+                 text_message("system", TEAM.format("verifier")), text_message("user", TASK + "\n\n" + PLAN)]),
+             agent(7, "executor"), llm(8, calls=[("scale_deployment", SCALED[1], "c9")], messages=second, parent=7),
+             dict(tool(9, "scale_deployment", SCALED[1], SCALED[2], requested_by=8, call_id="c9"), parent_index=7)]
+    return record(*steps, task=TASK)
+
+
+def test_an_agent_given_its_request_again_without_its_plan_and_work_has_lost_its_history():
+    # (MAST FM-2.1 conversation reset: the graph re-invokes the executor with the incident and the rejection only)
+    reset = _executor_again(text_message("user", TASK), text_message("user", "Verifier: " + REJECTED))
+    assert _found(reset, "history_lost")[0] == [(8, "memory")], _found(reset, "history_lost")[1]
+    for run in (
+        # its conversation carried on, the rejection added
+        _executor_again(text_message("user", TASK + "\n\n" + PLAN),
+                        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]},
+                        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]},
+                        text_message("assistant", "Executor's report: rolled back checkout-api."),
+                        text_message("user", "Verifier: " + REJECTED)),
+        # the next incident of a batch, in a fresh conversation
+        _executor_again(text_message("user", "Incident INC-5530: search-api p99 latency 2.4 s. Mitigate it per the runbook.")),
+    ):
+        assert _found(run, "history_lost")[0] == [], _found(run, "history_lost")[1]
