@@ -5243,7 +5243,10 @@ def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], ol
                new: list[tuple[str, str]]) -> bool:
     """Whether a message the later call was given in place of earlier ones is what a model call made between
     the two wrote (a summary of the older turns)."""
-    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))}
+    # (words said while handing the run on - a verifier's rejection sent back - are another agent's turn, not a
+    # summary written to stand for the turns dropped)
+    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))
+            and not any(_handoff_target(c.name) for c in requested_calls(s))}
     had = set(old)
     return bool(said) and any(any(text in m[1] for text in said) for m in new if m not in had)
 

@@ -214,3 +214,35 @@ def test_an_agent_given_its_request_again_without_its_plan_and_work_has_lost_its
         _executor_again(text_message("user", "Incident INC-5530: search-api p99 latency 2.4 s. Mitigate it per the runbook.")),
     ):
         assert _found(run, "history_lost")[0] == [], _found(run, "history_lost")[1]
+
+
+def _handed_back(*given):
+    """An Agents SDK team: the executor's work, the verifier's rejection handed back to it (transfer_to_executor),
+    and the executor's next call given `given` (after its instructions)."""
+    system = text_message("system", TEAM.format("executor"))
+    first = [system, text_message("user", TASK), text_message("assistant", PLAN)]
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]}
+    worked = [*first, call, result]
+    steps = [agent(1, "executor"), llm(2, calls=[("rollback", ROLLED[1], "c2")], messages=first, parent=1),
+             dict(tool(3, "rollback", ROLLED[1], ROLLED[2], requested_by=2, call_id="c2"), parent_index=1),
+             llm(4, text="Executor's report: rolled back checkout-api.", calls=[("transfer_to_verifier", {}, "h4")],
+                 messages=worked, parent=1),
+             dict(tool(5, "transfer_to_verifier", {}, {"assistant": "verifier"}, requested_by=4, call_id="h4"), parent_index=1),
+             agent(6, "verifier"), llm(7, text=REJECTED, calls=[("transfer_to_executor", {}, "h7")], parent=6,
+                                       messages=[text_message("system", TEAM.format("verifier")), *worked]),
+             dict(tool(8, "transfer_to_executor", {}, {"assistant": "executor"}, requested_by=7, call_id="h7"), parent_index=6),
+             agent(9, "executor"), llm(10, calls=[("scale_deployment", SCALED[1], "c10")], messages=[system, *given], parent=9),
+             dict(tool(11, "scale_deployment", SCALED[1], SCALED[2], requested_by=10, call_id="c10"), parent_index=9)]
+    return record(*steps, task=TASK)
+
+
+def test_a_rejection_handed_back_alone_is_no_summary_of_the_work_it_replaced():
+    # The handoff's input filter kept the incident and the rejection: the plan and the executor's work are gone
+    reset = _handed_back(text_message("user", TASK), text_message("assistant", REJECTED))
+    assert _found(reset, "history_lost")[0] == [(10, "memory")], _found(reset, "history_lost")[1]
+    whole = _handed_back(text_message("user", TASK), text_message("assistant", PLAN),
+                         {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]},
+                         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]},
+                         text_message("assistant", "Executor's report: rolled back checkout-api."), text_message("assistant", REJECTED))
+    assert _found(whole, "history_lost")[0] == [], _found(whole, "history_lost")[1]
