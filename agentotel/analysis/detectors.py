@@ -89,6 +89,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
+    "tool_result_stale": ("warning", "the tool answered with data older than the run's other results show (a cache or index "
+                          "behind): refresh it at the source, or have the agent cross-check the listing before it plans"),
     "tool_interface_drift": ("info", "the tool's parameters changed since earlier runs: check the prompts and callers still fit"),
     "tools_offered_mismatch": ("warning", "offer the model the tool's own definition (name, description, parameters)"),
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
@@ -3053,6 +3055,48 @@ def _interface_drift(run: _Run) -> list[Finding]:
                             f"{name} schema changed since run {earlier[0][:8]} ({earlier[1]} -> {current})",
                             tool=name, earlier_run=earlier[0], before=earlier[1], after=current))
     return out
+
+
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?![\w]|\.\d)")
+
+
+def _version_key(token: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", token))
+
+
+def _stale_listing(run: _Run) -> list[Finding]:
+    """A result listing a thing's versions with their dates (get_deploys(service=checkout-api): v2.13.2 of Nov 30)
+    while another result about that same thing shows it on a newer version the listing lacks (its logs' "(v2.14.0)",
+    check_health's version v2.14.0) and no call of the run made that version: the listing is behind the world (a
+    stale cache or index; TRAIL's API issues; tool, tool_result_stale at the listing)."""
+    tools = [s for s in run.record.tool_steps() if not is_error(s)]
+    listings = [s for s in tools if '"version' in _raw(s, "output") or "'version" in _raw(s, "output")]
+    if not listings:
+        return []
+    made = {v for step in run.llm for call in requested_calls(step) if _action(call.name) is not None
+            for v in _leaves(call.arguments) if isinstance(v, str)}
+    for listing in listings:
+        records = [r for r in _objects(tool_payload(listing.get("output")))
+                   if isinstance(r.get("version"), str) and _VERSION.fullmatch(r["version"]) and any(k in r for k in _WHEN_KEYS)]
+        if not records:
+            continue
+        listed = {r["version"] for r in records}
+        shapes = {re.sub(r"\d+", "9", v) for v in listed}
+        newest = max(_version_key(v) for v in listed)
+        about = {v for v in _leaves(parse_json(listing.get("input"))) if isinstance(v, str)}
+        if not about:
+            continue
+        for other in tools:
+            if other is listing or not about & {v for v in _leaves(parse_json(other.get("input"))) if isinstance(v, str)}:
+                continue
+            shown = {v for v in _VERSION.findall(text_of(other.get("output"))) if re.sub(r"\d+", "9", v) in shapes}
+            newer = sorted((v for v in shown - listed - made if _version_key(v) > newest), key=_version_key)
+            if newer:
+                return [_finding("tool_result_stale", "tool", listing["index"], [listing["index"], other["index"]],
+                                 f"{tool_name(listing)} at step {listing['index']} lists {', '.join(sorted(listed))} for "
+                                 f"{sorted(about)[0]}; {tool_name(other)} at step {other['index']} shows it on {newer[-1]}, "
+                                 f"which the listing lacks", tool=str(tool_name(listing)), missing=newer[-1])]
+    return []
 
 
 # ---- what the model was given ----------------------------------------------------------------------------
@@ -6384,7 +6428,7 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
-    _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
+    _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _stale_listing, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import agent, definitions_attr, llm, record, text_message, tool
+from runs_build import agent, definitions_attr, llm, record, text_message, tool, tool_loop
 
 TASK = "Incident INC-5521: checkout-api 5xx error rate 14% since 21:02 UTC. Mitigate it per the runbook."
 PLAN = ("Plan for the executor:\n1. Roll back checkout-api from v2.14.0 to v2.13.2.\n2. Scale checkout-api from 6 to 10 "
@@ -246,3 +246,30 @@ def test_a_rejection_handed_back_alone_is_no_summary_of_the_work_it_replaced():
                          {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]},
                          text_message("assistant", "Executor's report: rolled back checkout-api."), text_message("assistant", REJECTED))
     assert _found(whole, "history_lost")[0] == [], _found(whole, "history_lost")[1]
+
+
+def _planned(deploys: list[dict], *more):
+    """A planner reading the deploys of checkout-api, then its logs (and `more`), then writing its plan."""
+    logs = {"lines": ["21:02:11Z ERROR PaymentClient.authorize: NullPointerException (v2.14.0)", "21:07:00Z INFO cpu 91%"]}
+    turns = [("get_deploys", {"service": "checkout-api"}, {"service": "checkout-api", "deploys": deploys}),
+             ("query_logs", {"service": "checkout-api", "minutes": 30}, logs), *more]
+    return record(*tool_loop([text_message("system", TEAM.format("planner")), text_message("user", TASK)], turns, PLAN), task=TASK)
+
+
+OLD = {"version": "v2.13.2", "at": "2026-11-30T10:12:00Z"}
+NEW = {"version": "v2.14.0", "at": "2026-12-03T20:58:00Z"}
+
+
+def test_a_listing_of_versions_without_the_one_the_runs_other_results_show_running_is_a_stale_tool_result():
+    # (TRAIL's API issue: the deploy list served from a stale cache; the logs name v2.14.0)
+    stale = _planned([OLD])
+    assert _found(stale, "tool_result_stale")[0] == [(2, "tool")], _found(stale, "tool_result_stale")[1]
+    for run in (
+        _planned([NEW, OLD]),
+        # a newer version of another service
+        _planned([NEW, OLD], ("query_logs", {"service": "search-api"}, {"lines": ["ERROR timeout (v2.15.0)"]})),
+        # the run deployed the newer version itself: the listing was read before it existed
+        _planned([NEW, OLD], ("deploy", {"service": "checkout-api", "version": "v2.15.0"}, {"status": "ok"}),
+                 ("check_health", {"service": "checkout-api"}, {"version": "v2.15.0", "error_rate_percent": 0.2})),
+    ):
+        assert _found(run, "tool_result_stale")[0] == [], _found(run, "tool_result_stale")[1]
