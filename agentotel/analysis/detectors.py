@@ -2098,17 +2098,17 @@ def _namesake_addressed(run: _Run) -> list[Finding]:
 _LIST_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)", re.I)
 
 
-def _people(run: _Run, before: int) -> dict[str, set[str]]:
-    """Name -> the addresses results gave for it (a contact lookup's name and email), from results before a step."""
-    found: dict[str, set[str]] = {}
+def _people(run: _Run) -> list[tuple[int, str, set[str]]]:
+    """(step, name, addresses) of each person a result gave an address for (a contact lookup's name and email)."""
+    found = []
     for step in run.record.tool_steps():
-        if step["index"] >= before or is_error(step):
+        if is_error(step) or "@" not in _raw(step, "output"):
             continue
         for record in _objects(tool_payload(step.get("output"))):
             name = record.get("name")
             addresses = {v.strip().lower() for v in record.values() if isinstance(v, str) and _ADDRESS.fullmatch(v.strip())}
             if isinstance(name, str) and addresses and "@" not in name:
-                found.setdefault(name.strip(), set()).update(addresses)
+                found.append((step["index"], name.strip(), addresses))
     return found
 
 
@@ -2128,6 +2128,8 @@ def _invitee_dropped(run: _Run) -> list[Finding]:
     request = run.request()
     if not any(_LIST_JOIN.match(request, m.end()) for m in re.finditer(r"\b[A-Z][a-z]+\b", request)):
         return []
+    people: list[tuple[int, str, set[str]]] | None = None
+    mentions: dict[str, list[tuple[int, int]]] = {}
     for step in run.llm:
         for call in requested_calls(step):
             if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
@@ -2137,8 +2139,15 @@ def _invitee_dropped(run: _Run) -> list[Finding]:
                 continue
             # each mention: the people it may be (two Alexes for "Alex") and all their addresses
             slots: dict[tuple[int, int], tuple[list[str], set[str]]] = {}
-            for name, addresses in _people(run, step["index"]).items():
-                for span in _mentions_of(request, name):
+            people = _people(run) if people is None else people
+            known: dict[str, set[str]] = {}
+            for at, name, addresses in people:
+                if at < step["index"]:
+                    known.setdefault(name, set()).update(addresses)
+            for name, addresses in known.items():
+                if name not in mentions:
+                    mentions[name] = _mentions_of(request, name)
+                for span in mentions[name]:
                     slots.setdefault(span, ([], set()))[0].append(name)
                     slots[span][1].update(addresses)
             # runs of mentions joined by commas and "and": one list each
@@ -3075,6 +3084,15 @@ def _stale_listing(run: _Run) -> list[Finding]:
         return []
     made = {v for step in run.llm for call in requested_calls(step) if _action(call.name) is not None
             for v in _leaves(call.arguments) if isinstance(v, str)}
+
+    @functools.cache
+    def asked_about(step_index: int) -> frozenset[str]:
+        return frozenset(v for v in _leaves(parse_json(run.by_index[step_index].get("input"))) if isinstance(v, str))
+
+    @functools.cache
+    def versions_in(step_index: int) -> frozenset[str]:
+        return frozenset(_VERSION.findall(_raw(run.by_index[step_index], "output")))
+
     for listing in listings:
         records = [r for r in _objects(tool_payload(listing.get("output")))
                    if isinstance(r.get("version"), str) and _VERSION.fullmatch(r["version"]) and any(k in r for k in _WHEN_KEYS)]
@@ -3087,9 +3105,9 @@ def _stale_listing(run: _Run) -> list[Finding]:
         if not about:
             continue
         for other in tools:
-            if other is listing or not about & {v for v in _leaves(parse_json(other.get("input"))) if isinstance(v, str)}:
+            if other is listing or not about & asked_about(other["index"]):
                 continue
-            shown = {v for v in _VERSION.findall(text_of(other.get("output"))) if re.sub(r"\d+", "9", v) in shapes}
+            shown = {v for v in versions_in(other["index"]) if re.sub(r"\d+", "9", v) in shapes}
             newer = sorted((v for v in shown - listed - made if _version_key(v) > newest), key=_version_key)
             if newer:
                 return [_finding("tool_result_stale", "tool", listing["index"], [listing["index"], other["index"]],
