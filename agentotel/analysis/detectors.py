@@ -1719,7 +1719,7 @@ def _action_name_mismatch(run: _Run) -> list[Finding]:
     object and called another (MAST FM-2.6 reasoning-action mismatch; model, wrong_target at the call). Its own words
     locate the fault in the model: an id nothing showed, with nothing said of it, stays the tool's invented_argument."""
     for step in run.llm:
-        own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+        own = _said(step)
         if not own.strip() or not _SYSTEM_NAME.search(own):
             continue
         for call in requested_calls(step):
@@ -2060,6 +2060,7 @@ def _older_picked(run: _Run) -> list[Finding]:
 
 _RECIPIENT_KEYS = ("to", "recipient", "recipients", "email", "cc", "attendees", "invitees")
 _THREAD_KEYS = ("thread_id", "in_reply_to", "reply_to", "conversation_id", "message_id", "parent_id")
+_ADDRESS = re.compile(r"[^@\s]+@[\w.-]+\.\w+")
 
 
 def _namesake_addressed(run: _Run) -> list[Finding]:
@@ -2426,9 +2427,6 @@ _CONFIDENTIAL = re.compile(r"\b(?:confidential|internal[\s-]+only|leadership[\s-
 _FIGURE = re.compile(r"(?<![\w.,/-])\d+(?:[.,]\d+)*(?:\s*(?:%|percent\b))?(?![\w/-])", re.I)
 
 
-_ADDRESS = re.compile(r"[^@\s]+@[\w.-]+\.\w+")
-
-
 def _figures(text: str) -> set[str]:
     return {re.sub(r"\s*percent$", "%", re.sub(r"\s+", "", f.lower())) for f in _FIGURE.findall(text)}
 
@@ -2445,7 +2443,7 @@ def _confidential_sent(run: _Run) -> list[Finding]:
     own addresses say which organisation is inside; a record without addresses says nothing of who may read it."""
     tools = [s for s in run.record.tool_steps() if not is_error(s)]
     marked = [s for s in tools if _CONFIDENTIAL.search(_raw(s, "output"))]
-    if not marked:
+    if not marked or not run.llm:
         return []
     secrets: list[tuple[Mapping[str, Any], set[str], set[str], str]] = []  # (source, figures, inside domains, marker)
     # What anyone may say: the user's words, the instructions, every unmarked result and unmarked record.
