@@ -905,10 +905,15 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         refused = _refused_input(run, step, error) if layer == "tool" else None
         if refused is not None:  # the tool did its job: the fault is the model's, going on as if it had worked
             layer = "model"
+        # An error that says to try again ("timed out ...; try again") told the model what to do: not retrying is its.
+        retry = _RETRY_HINT.search(error) if layer == "tool" else None
+        if retry is not None:
+            layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
                             f"without saying so" + ("" if layer != "workflow" else " (the error never reached it)")
-                            + (f" - the tool answered about the call's own {refused!r}" if refused else ""),
+                            + (f" - the tool answered about the call's own {refused!r}" if refused else "")
+                            + (f" - nor tried again, as the error asked ({retry.group(0)!r})" if retry else ""),
                             tool=name, error=error, failed_step=at))
     return out
 

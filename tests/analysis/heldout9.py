@@ -59,7 +59,8 @@ top-1 48/50 (the two misses a ground truth of mine, corrected: 50/50), check ste
 a repeated rollback twice), good runs with a warning 14/50. After session 19's rules and the MCP result fix
 (re-recorded): check 20/50, good runs warned 1/50 (history_lost at the StateGraph verifier's fresh context). Session
 20: 39/50, 0 warned. Session 22 (a confidential figure sent out, an invitee dropped, "still at 15:00?" unchecked, a
-call on another service than its words, a conversation reset in both teams, a stale deploy list): 48/50, 0 warned.
+call on another service than its words, a conversation reset in both teams, a stale deploy list, an error asking for a
+retry answered past): 49/50, 0 warned.
 DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -1328,13 +1329,15 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a8b3287's detectors,
 # agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff top-1 48/50 (both misses the withheld pairs'
 # ground truth, corrected since: see gone_past; 50/50 now), check step+layer 4/50, good runs warned 14/50. Session 19:
-# 20/50; session 20: 39/50, 0 warned; session 22 (s22/h9): 48/50, 0 warned - the lists name only what is missed now.
+# 20/50; session 20: 39/50, 0 warned; session 22 (s22/h9): 49/50, 0 warned - the lists name only what is missed now.
 DIFF_MISSED: dict[str, str] = {}
 CHECK_MISSED: dict[str, str] = {
-    # right step, another layer: the tool failed rightly, the model answered past it
+    # right step, another layer: the tool failed rightly, the model answered past it. The pydantic-ai twin is found
+    # as the model's (its error says "try again": not retrying is the model's); over MCP the model was shown only
+    # "Error executing tool search_mail" (the mcp library's text for the server's exception, which is all the span
+    # keeps too): nothing asked for a retry, so by that rule a timeout stays the tool's.
     "model-mcp-search-timeout": "found at the step (tool_error_ignored), layer tool: a transient timeout (the good run's "
-                                "retry succeeds) answered as 'I found no invoice'",
-    "model-pydantic-ai-search-timeout": "the same",
+                                "retry succeeds) answered as 'I found no invoice'; what the model saw: 'Error executing tool'",
 }
 # The wrong-service pairs ('Rolling back checkout-api to v2.13.2.' and rollback(service='cart-api') in one model call,
 # MAST FM-2.6) were found as the tool's invented_argument; the set wants the model. Decided by the general principle:

@@ -105,3 +105,25 @@ def test_a_question_whether_something_still_holds_answered_with_no_look_is_an_un
         _answered("What is 15:00 Berlin time in New York?", "Yes - it is 09:00 in New York."),
     ):
         assert _found(run, "ungrounded_answer")[0] == [], _found(run, "ungrounded_answer")[1]
+
+
+def _searched(error: str, *, retried: bool = False, answer: str = "I found no invoice from Jordan in your mail."):
+    """A mail search that fails (`error`), shown to the model as the tool's answer; then the answer (or a retry)."""
+    ask = "Did Jordan send the November invoice?"
+    found = [{"thread_id": "T-331", "subject": "Invoice 4471", "snippet": "attached is invoice 4471 for November"}]
+    turns = [("search_mail", {"query": "invoice Jordan"}, f"Error: {error}")] + (
+        [("search_mail", {"query": "invoice Jordan"}, found)] if retried else [])
+    steps = tool_loop([text_message("user", ask)], turns, answer)
+    steps[1].update(status="error", error=error, output=None)
+    return record(*steps, task=ask)
+
+
+def test_an_error_that_asks_for_a_retry_answered_past_is_the_models_to_fix():
+    hinted = _searched("TimeoutError: mail search timed out after 10 s (mailbox index busy); try again")
+    assert _found(hinted, "tool_error_ignored")[0] == [(3, "model")], _found(hinted, "tool_error_ignored")[1]
+    # a timeout that says no more: the tool could not do its work (TRAIL Timeouts), the tool's to fix
+    bare = _searched("TimeoutError: mail search timed out after 10 s")
+    assert _found(bare, "tool_error_ignored")[0] == [(3, "tool")], _found(bare, "tool_error_ignored")[1]
+    retried = _searched("TimeoutError: mail search timed out after 10 s (mailbox index busy); try again", retried=True,
+                        answer="Yes: invoice 4471 for November (T-331).")
+    assert _found(retried, "tool_error_ignored")[0] == [], _found(retried, "tool_error_ignored")[1]
