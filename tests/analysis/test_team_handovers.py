@@ -157,13 +157,16 @@ def test_a_meeting_booked_over_one_the_calendar_showed_is_an_input_ignored():
         assert _found(run, "input_ignored")[0] == [], _found(run, "input_ignored")[1]
 
 
-def _said_and_called(words: str, service: str):
-    """The executor handed the plan: one model call that says what it does and calls rollback."""
+def _said_and_called(words: str, service: str, looked_up: str = "checkout-api"):
+    """The executor handed the plan: a health check of `looked_up`, then one model call that says what it does and
+    calls rollback."""
     shown = [text_message("system", TEAM.format("executor")), text_message("user", TASK), text_message("assistant", PLAN)]
     arguments = {"service": service, "version": "v2.13.2"}
-    steps = [llm(1, text=words, calls=[("rollback", arguments, "c1")], messages=shown),
-             tool(2, "rollback", arguments, {"status": "ok", "service": service}, requested_by=1, call_id="c1"),
-             llm(3, text="Rolled back.", messages=[*shown, text_message("assistant", words), text_message("tool", "ok")])]
+    steps = [llm(1, calls=[("check_health", {"service": looked_up}, "c1")], messages=shown),
+             tool(2, "check_health", {"service": looked_up}, {"error_rate_percent": 14.2}, requested_by=1, call_id="c1"),
+             llm(3, text=words, calls=[("rollback", arguments, "c3")], messages=[*shown, text_message("tool", "14.2")]),
+             tool(4, "rollback", arguments, {"status": "ok", "service": service}, requested_by=3, call_id="c3"),
+             llm(5, text="Rolled back.", messages=[*shown, text_message("assistant", words), text_message("tool", "ok")])]
     return record(*steps, attributes={s["span_id"]: definitions_attr(*((n, {"type": "object"}) for n in TOOLS))
                                       for s in steps if s["type"] == "llm"}, task=TASK)
 
@@ -171,10 +174,12 @@ def _said_and_called(words: str, service: str):
 def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_wrong_target():
     # The model's own words name what it means: the slip is the model's, not the tool's (no invented_argument).
     slip = _said_and_called("Rolling back checkout-api to v2.13.2.", "cart-api")
-    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 1] == [(1, "model", "wrong_target")], format_findings(detect(slip))
+    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 3] == [(3, "model", "wrong_target")], format_findings(detect(slip))
     for run in (_said_and_called("Rolling back checkout-api to v2.13.2.", "checkout-api"),
                 # a noun, not the verb: "the rollback failed in us-east" names where, not what
-                _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api")):
+                _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api"),
+                # a name the run never had as a service: no service the model meant
+                _said_and_called("Rolling back release-train to v2.13.2.", "checkout-api")):
         assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
 
 
