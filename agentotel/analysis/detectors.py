@@ -1735,8 +1735,9 @@ def _keyed_values(step: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
 def _action_name_mismatch(run: _Run) -> list[Finding]:
     """The model's words in the call that acts name what it acts on ("Rolling back checkout-api to v2.13.2.") and
     the call names another thing of that kind (rollback(service='cart-api')), none of the named: the model knew its
-    object and called another (MAST FM-2.6 reasoning-action mismatch; model, wrong_target at the call). Its own words
-    locate the fault in the model: an id nothing showed, with nothing said of it, stays the tool's invented_argument."""
+    object and called another (MAST FM-2.6; model, reasoning_action_mismatch at the call). Its own words locate the
+    fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it was
+    given names another), stays the tool's invented_argument."""
     for step in run.llm:
         own = _said(step)
         if not own.strip() or not _SYSTEM_NAME.search(own):
@@ -1759,7 +1760,7 @@ def _action_name_mismatch(run: _Run) -> list[Finding]:
             alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
             if alike:
                 key, called, meant = alike[0]
-                return [_finding("wrong_target", "model", step["index"], [step["index"]],
+                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
                                  f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, "
                                  f"not {meant!r}", tool=call.name, said=meant, called=called)]
     return []
@@ -6467,8 +6468,8 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              "action_not_taken": ("ungrounded_answer", "tool_error_ignored"), "failed_check_ignored": ("ungrounded_answer",),
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
              "task_derailed": ("invented_argument",),
-             # the model's words at the call name the object it meant: the id it called instead is the model's slip
-             "wrong_target": ("invented_argument",)}
+             # the model's own words at the call name the object it meant: the id it called instead is its slip
+             "reasoning_action_mismatch": ("invented_argument",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,

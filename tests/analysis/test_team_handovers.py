@@ -171,16 +171,17 @@ def _said_and_called(words: str, service: str, looked_up: str = "checkout-api"):
                                       for s in steps if s["type"] == "llm"}, task=TASK)
 
 
-def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_wrong_target():
+def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_reasoning_action_mismatch():
     # The model's own words name what it means: the slip is the model's, not the tool's (no invented_argument).
     slip = _said_and_called("Rolling back checkout-api to v2.13.2.", "cart-api")
-    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 3] == [(3, "model", "wrong_target")], format_findings(detect(slip))
+    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 3] == [(3, "model", "reasoning_action_mismatch")], \
+        format_findings(detect(slip))
     for run in (_said_and_called("Rolling back checkout-api to v2.13.2.", "checkout-api"),
                 # a noun, not the verb: "the rollback failed in us-east" names where, not what
                 _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api"),
                 # a name the run never had as a service: no service the model meant
                 _said_and_called("Rolling back release-train to v2.13.2.", "checkout-api")):
-        assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
+        assert _found(run, "reasoning_action_mismatch")[0] == [], _found(run, "reasoning_action_mismatch")[1]
 
 
 REJECTED = "REJECTED: checkout-api error rate 3.9% is above the runbook's 2%; scale out to 12."
