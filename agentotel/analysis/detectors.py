@@ -2157,6 +2157,7 @@ def _invitee_dropped(run: _Run) -> list[Finding]:
         return []
     people: list[tuple[int, str, set[str]]] | None = None
     mentions: dict[str, list[tuple[int, int]]] = {}
+    addressed: dict[str, set[str]] = {}  # tool -> every address its calls name
     for step in run.llm:
         for call in requested_calls(step):
             if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
@@ -2186,8 +2187,11 @@ def _invitee_dropped(run: _Run) -> list[Finding]:
                 lists[-1].append((" or ".join(names), addresses))
                 end = stop
             # (one message each is as good: the left-out person addressed by another call of the tool)
-            every = {str(v).strip().lower() for other in run.llm for c in requested_calls(other) if c.name == call.name
-                     and isinstance(c.arguments, Mapping) for k in _RECIPIENT_KEYS for v in _leaves(c.arguments.get(k))}
+            if call.name not in addressed:
+                addressed[call.name] = {str(v).strip().lower() for other in run.llm for c in requested_calls(other)
+                                        if c.name == call.name and isinstance(c.arguments, Mapping)
+                                        for k in _RECIPIENT_KEYS for v in _leaves(c.arguments.get(k))}
+            every = addressed[call.name]
             for group in lists:
                 left = [(name, addresses) for name, addresses in group if not addresses & every]
                 if left and len(left) < len(group):
