@@ -90,6 +90,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
+    "tool_result_stale": ("warning", "the tool answered with data older than the run's other results show or than the "
+                          "instructions ask for (a cache, index or feed behind): refresh it at the source, or have the "
+                          "agent check the data's date and cross-check it before it acts"),
     "tool_interface_drift": ("info", "the tool's parameters changed since earlier runs: check the prompts and callers still fit"),
     "tools_offered_mismatch": ("warning", "offer the model the tool's own definition (name, description, parameters)"),
     "unknown_tool": ("error", "the model called a tool it was not given: fix the tool list or the instructions"),
@@ -126,8 +129,6 @@ KINDS: dict[str, tuple[str, str]] = {
                       "notes its tools return, or stop and say why"),
     "information_withheld": ("warning", "hand on what was found: the text the agent passed on leaves out the failure a check "
                              "reported"),
-    "stale_result": ("warning", "the tool answered with data older than the instructions ask for (a cached rate, an old "
-                     "snapshot): fix the tool's cache or feed, or have the agent check the data's date and refuse stale data"),
     "value_not_converted": ("warning", "the call gives a record's amount under another currency (or unit) than the record's, "
                             "unconverted: convert it first, or pass the record's own currency"),
     "handover_dropped": ("warning", "the run ended where the work was handed on to another agent that never ran: route the "
@@ -924,10 +925,15 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         refused = _refused_input(run, step, error) if layer == "tool" else None
         if refused is not None:  # the tool did its job: the fault is the model's, going on as if it had worked
             layer = "model"
+        # An error that says to try again ("timed out ...; try again") told the model what to do: not retrying is its.
+        retry = _RETRY_HINT.search(error) if layer == "tool" else None
+        if retry is not None:
+            layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
                             f"without saying so" + ("" if layer != "workflow" else " (the error never reached it)")
-                            + (f" - the tool answered about the call's own {refused!r}" if refused else ""),
+                            + (f" - the tool answered about the call's own {refused!r}" if refused else "")
+                            + (f" - nor tried again, as the error asked ({retry.group(0)!r})" if retry else ""),
                             tool=name, error=error, failed_step=at))
     return out
 
@@ -1720,6 +1726,66 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
     return []
 
 
+# A thing named as systems name it: checkout-api, orders_db, eu-west-1 (lower case, joined by - or _).
+_SYSTEM_NAME = re.compile(r"(?<![\w.@/-])[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+(?![\w@/-]|\.\w)")
+
+
+def _verb_forms(verb: str) -> set[str]:
+    """The forms prose gives an action's verb: rollback -> rollback, rolled back, rolling back, rolls back."""
+    words = _SPLIT_VERBS.get(verb, verb).split()
+    head, rest = words[0], " ".join(words[1:])
+    inflected = {head, head + "s", *_past_forms(head), head + "ing", head[:-1] + "ing", head + head[-1] + "ing"}
+    return {verb} | {f"{f} {rest}".strip() for f in inflected}
+
+
+def _keyed_values(step: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
+    """(key, value) of every field of a step's call arguments and result records (a tool step), or of the calls a
+    model step asked for."""
+    if step.get("type") == LLM:
+        payloads = [c.arguments for c in requested_calls(step)]
+    elif step.get("type") == TOOL and not is_error(step):
+        payloads = [parse_json(step.get("input")), tool_payload(step.get("output"))]
+    else:
+        return
+    for payload in payloads:
+        for record in _objects(payload):
+            yield from ((str(k), v) for k, v in record.items() if isinstance(v, (str, int)))
+
+
+def _action_name_mismatch(run: _Run) -> list[Finding]:
+    """The model's words in the call that acts name what it acts on ("Rolling back checkout-api to v2.13.2.") and
+    the call names another thing of that kind (rollback(service='cart-api')), none of the named: the model knew its
+    object and called another (MAST FM-2.6; model, reasoning_action_mismatch at the call). Its own words locate the
+    fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it was
+    given names another), stays the tool's invented_argument."""
+    for step in run.llm:
+        own = _said(step)
+        if not own.strip() or not _SYSTEM_NAME.search(own):
+            continue
+        for call in requested_calls(step):
+            action = _action(call.name)
+            if action is None or not isinstance(call.arguments, Mapping):
+                continue
+            forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
+            # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the
+            # rollback failed in us-east")
+            said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
+                                                    rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
+            given = {k: v for k, v in call.arguments.items() if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
+            if not said or not given or said & set(given.values()):
+                continue
+            # the name said is one the run knows under the key the call gives another under (service: checkout-api
+            # in an earlier call or result), not any hyphenated word ("creating feature-branch fix-login")
+            known = {(k, str(v)) for s in run.steps if s["index"] < step["index"] for k, v in _keyed_values(s)}
+            alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
+            if alike:
+                key, called, meant = alike[0]
+                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, "
+                                 f"not {meant!r}", tool=call.name, said=meant, called=called)]
+    return []
+
+
 def _texts_of(message: Mapping[str, Any]) -> str:
     return " ".join(str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content"))
 
@@ -2040,6 +2106,7 @@ def _older_picked(run: _Run) -> list[Finding]:
 
 _RECIPIENT_KEYS = ("to", "recipient", "recipients", "email", "cc", "attendees", "invitees")
 _THREAD_KEYS = ("thread_id", "in_reply_to", "reply_to", "conversation_id", "message_id", "parent_id")
+_ADDRESS = re.compile(r"[^@\s]+@[\w.-]+\.\w+")
 
 
 def _namesake_addressed(run: _Run) -> list[Finding]:
@@ -2071,6 +2138,88 @@ def _namesake_addressed(run: _Run) -> list[Finding]:
                     return [_finding("wrong_target", "model", step["index"], [step["index"]],
                                      f"step {step['index']} replies on {thread}, {twin}'s thread, to {address}: another "
                                      f"{people[address].title()}", tool=call.name, said=twin, called=address)]
+    return []
+
+
+# People named in one list of a request: "with Alex Morgan and Priya", "Mei, Jordan & Alex".
+_LIST_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)", re.I)
+
+
+def _people(run: _Run) -> list[tuple[int, str, set[str]]]:
+    """(step, name, addresses) of each person a result gave an address for (a contact lookup's name and email)."""
+    found = []
+    for step in run.record.tool_steps():
+        if is_error(step) or "@" not in _raw(step, "output"):
+            continue
+        for record in _objects(tool_payload(step.get("output"))):
+            name = record.get("name")
+            addresses = {v.strip().lower() for v in record.values() if isinstance(v, str) and _ADDRESS.fullmatch(v.strip())}
+            if isinstance(name, str) and addresses and "@" not in name:
+                found.append((step["index"], name.strip(), addresses))
+    return found
+
+
+def _mentions_of(request: str, name: str) -> list[tuple[int, int]]:
+    """Where a request names a person: the full name, or the first name not followed by another surname."""
+    first, *rest = name.split()
+    spans = [m.span() for m in re.finditer(rf"\b{re.escape(name)}\b", request)]
+    if rest:
+        spans += [m.span() for m in re.finditer(rf"\b{re.escape(first)}\b(?!\s+[A-Z])", request)]
+    return spans
+
+
+def _invitee_dropped(run: _Run) -> list[Finding]:
+    """The request names people in one list ("the budget review with Alex Morgan and Priya"), results gave each an
+    address, and the call that addresses some of them (create_event's attendees, send_email's to) leaves one out
+    (attendees=[alex.morgan]): the model dropped a person it was asked to include (model, task_ignored at the call)."""
+    request = run.request()
+    if not any(_LIST_JOIN.match(request, m.end()) for m in re.finditer(r"\b[A-Z][a-z]+\b", request)):
+        return []
+    people: list[tuple[int, str, set[str]]] | None = None
+    mentions: dict[str, list[tuple[int, int]]] = {}
+    addressed: dict[str, set[str]] = {}  # tool -> every address its calls name
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
+                continue
+            sent_to = {str(v).strip().lower() for k in _RECIPIENT_KEYS for v in _leaves(call.arguments.get(k)) if "@" in str(v)}
+            if not sent_to:
+                continue
+            # each mention: the people it may be (two Alexes for "Alex") and all their addresses
+            slots: dict[tuple[int, int], tuple[list[str], set[str]]] = {}
+            people = _people(run) if people is None else people
+            known: dict[str, set[str]] = {}
+            for at, name, addresses in people:
+                if at < step["index"]:
+                    known.setdefault(name, set()).update(addresses)
+            for name, addresses in known.items():
+                if name not in mentions:
+                    mentions[name] = _mentions_of(request, name)
+                for span in mentions[name]:
+                    slots.setdefault(span, ([], set()))[0].append(name)
+                    slots[span][1].update(addresses)
+            # runs of mentions joined by commas and "and": one list each
+            lists: list[list[tuple[str, set[str]]]] = []
+            end = None
+            for (start, stop), (names, addresses) in sorted(slots.items()):
+                if end is None or not _LIST_JOIN.fullmatch(request[end:start]):
+                    lists.append([])
+                lists[-1].append((" or ".join(names), addresses))
+                end = stop
+            # (one message each is as good: the left-out person addressed by another call of the tool)
+            if call.name not in addressed:
+                addressed[call.name] = {str(v).strip().lower() for other in run.llm for c in requested_calls(other)
+                                        if c.name == call.name and isinstance(c.arguments, Mapping)
+                                        for k in _RECIPIENT_KEYS for v in _leaves(c.arguments.get(k))}
+            every = addressed[call.name]
+            for group in lists:
+                left = [(name, addresses) for name, addresses in group if not addresses & every]
+                if left and len(left) < len(group):
+                    name, addresses = left[0]
+                    return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                                     f"the request names {', '.join(n for n, _a in group)} together; step {step['index']}'s "
+                                     f"{call.name} addresses {', '.join(sorted(sent_to))}, not {name} ({sorted(addresses)[0]})",
+                                     tool=call.name, left=name)]
     return []
 
 
@@ -2181,6 +2330,31 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     return [_finding("task_ignored", "model", step["index"], [step["index"]],
                      f"the request names {', '.join(listed)}; the run acted on {', '.join(sorted(acted))} and the answer at step "
                      f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
+
+
+# A question whether something the user knew still holds: only the world, now, can answer it.
+_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
+_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
+_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
+
+
+def _state_unchecked(run: _Run) -> list[Finding]:
+    """The user asks whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?"), the model was
+    offered tools that read (list_events) and answers yes or no ("Yes - still at 15:00") without a call or a result
+    in sight: it confirmed the user's own words, not the world (MAST FM-3.3 no verification; model, ungrounded_answer
+    at the answer)."""
+    if not run.finals or run.record.tool_steps() or not _STILL_ASKED.search(run.request()):
+        return []
+    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
+    step, text = run.finals[0]
+    if not reads or any(requested_calls(s) for s in run.llm if s["index"] <= step["index"]) or run.message_calls(step):
+        return []
+    if not _AFFIRMS.search(text) or _acknowledges(text):
+        return []
+    return [_finding("ungrounded_answer", "model", step["index"], [step["index"]],
+                     f"asked {_STILL_ASKED.search(run.request()).group(0)!r}, the answer at step {step['index']} says "
+                     f"{text[:80]!r} with no call of {', '.join(reads[:3])} (offered): the user's own words confirmed",
+                     values=reads[:5])]
 
 
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
@@ -2318,6 +2492,71 @@ def _other_owner_revealed(run: _Run) -> list[Finding]:
                                  f"step {step['index']} tells the user {shown[0]!r} from the record of {owner[0]} {other} (step "
                                  f"{source['index']}; the user is {owner[1]}) where the instructions say {rule.group(0)!r}",
                                  rule=rule.group(0), fact=shown[0])]
+    return []
+
+
+# A record marked as not for everyone: "CONFIDENTIAL: ...", "internal only", "do not mention this to any vendor".
+_CONFIDENTIAL = re.compile(r"(?<!\bnot\s)(?<!\bnon-)(?<!\bnon)\b(?:confidential|internal[\s-]+only|leadership[\s-]+only|(?:board|management|staff)[\s-]+only|"
+                           r"not\s+for\s+(?:distribution|circulation|external\s+use)|under\s+(?:an\s+)?nda|"
+                           r"do\s+not\s+(?:share|forward|mention|disclose|tell|pass)\b[^.\n]{0,40}\b(?:anyone|any\w*|outside|"
+                           r"vendors?|clients?|customers?|externally|others?))", re.I)
+# A figure as a message states it: 20%, 12,400, 3.5 (a year or a day of a date is a figure too; the request's own
+# and the run's other records' figures are left out, so only what the marked record alone held counts).
+_FIGURE = re.compile(r"(?<![\w.,/-])\d+(?:[.,]\d+)*(?:\s*(?:%|percent\b))?(?![\w/-])", re.I)
+
+
+def _figures(text: str) -> set[str]:
+    return {re.sub(r"\s*percent$", "%", re.sub(r"\s+", "", f.lower())) for f in _FIGURE.findall(text)}
+
+
+def _domain_of(address: str) -> str:
+    return address.rsplit("@", 1)[-1].strip(" >").lower()
+
+
+def _confidential_sent(run: _Run) -> list[Finding]:
+    """A result marked confidential (a thread "CONFIDENTIAL - leadership only" between two addresses of one
+    organisation) gave a figure nothing else the run read or was asked holds (the 20% budget cut), and a later call
+    sends that figure to an address outside the record's organisation (a reply to the vendor: "our budget is cut by
+    20%"): the model leaked what it was told to keep in (model, policy_violated at the call). The marked record's
+    own addresses say which organisation is inside; a record without addresses says nothing of who may read it."""
+    tools = [s for s in run.record.tool_steps() if not is_error(s)]
+    marked = [s for s in tools if _CONFIDENTIAL.search(_raw(s, "output"))]
+    if not marked or not run.llm:
+        return []
+    secrets: list[tuple[Mapping[str, Any], set[str], set[str], str]] = []  # (source, figures, inside domains, marker)
+    # What anyone may say: the user's words, the instructions, every unmarked result and unmarked record.
+    open_texts = [run.request(), *(_texts_of(m) for m in run.messages(run.llm[-1]) if m.get("role") in ("user", "system"))]
+    open_texts += [text_of(s.get("output")) for s in tools if s not in marked]
+    for step in marked:
+        for record in _objects(tool_payload(step.get("output"))):
+            own = [v for v in record.values() if isinstance(v, str)]
+            marker = next((m for v in own if (m := _CONFIDENTIAL.search(v))), None)
+            texts = list(_strings(record))
+            if marker is None:
+                open_texts += [v for v in own if not any(_CONFIDENTIAL.search(t) for t in texts)]
+                continue
+            domains = {_domain_of(v) for v in texts if _ADDRESS.fullmatch(v.strip())}
+            if domains:
+                secrets.append((step, _figures(" ".join(texts)), domains, marker.group(0)))
+    if not secrets:
+        return []
+    known = _figures(" ".join(open_texts))
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            sent_to = {str(v).lower() for k in _RECIPIENT_KEYS for v in _leaves(call.arguments.get(k)) if "@" in str(v)}
+            if not sent_to:
+                continue
+            said = " ".join(v for k, v in call.arguments.items() if k not in _RECIPIENT_KEYS for v in _strings(v))
+            for source, figures, inside, marker in secrets:
+                outside = sorted(a for a in sent_to if _domain_of(a) not in inside)
+                leaked = sorted(f for f in (figures - known) & _figures(said))
+                if source["index"] < step["index"] and outside and leaked:
+                    return [_finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                     f"step {step['index']} sends {outside[0]} {', '.join(leaked)}, from the record marked "
+                                     f"{marker!r} ({tool_name(source)}, step {source['index']}) that only "
+                                     f"{', '.join(sorted(inside))} hold", tool=call.name, rule=marker, fact=leaked[0])]
     return []
 
 
@@ -2946,6 +3185,57 @@ def _interface_drift(run: _Run) -> list[Finding]:
                             f"{name} schema changed since run {earlier[0][:8]} ({earlier[1]} -> {current})",
                             tool=name, earlier_run=earlier[0], before=earlier[1], after=current))
     return out
+
+
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.\d+){1,3}(?![\w]|\.\d)")
+
+
+def _version_key(token: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", token))
+
+
+def _stale_listing(run: _Run) -> list[Finding]:
+    """A result listing a thing's versions with their dates (get_deploys(service=checkout-api): v2.13.2 of Nov 30)
+    while another result about that same thing shows it on a newer version the listing lacks (its logs' "(v2.14.0)",
+    check_health's version v2.14.0) and no call of the run made that version: the listing is behind the world (a
+    stale cache or index; TRAIL's API issues; tool, tool_result_stale at the listing)."""
+    tools = [s for s in run.record.tool_steps() if not is_error(s)]
+    listings = [s for s in tools if '"version' in _raw(s, "output") or "'version" in _raw(s, "output")]
+    if not listings:
+        return []
+    made = {v for step in run.llm for call in requested_calls(step) if _action(call.name) is not None
+            for v in _leaves(call.arguments) if isinstance(v, str)}
+
+    @functools.cache
+    def asked_about(step_index: int) -> frozenset[str]:
+        return frozenset(v for v in _leaves(parse_json(run.by_index[step_index].get("input"))) if isinstance(v, str))
+
+    @functools.cache
+    def versions_in(step_index: int) -> frozenset[str]:
+        return frozenset(_VERSION.findall(_raw(run.by_index[step_index], "output")))
+
+    for listing in listings:
+        records = [r for r in _objects(tool_payload(listing.get("output")))
+                   if isinstance(r.get("version"), str) and _VERSION.fullmatch(r["version"]) and any(k in r for k in _WHEN_KEYS)]
+        if not records:
+            continue
+        listed = {r["version"] for r in records}
+        shapes = {re.sub(r"\d+", "9", v) for v in listed}
+        newest = max(_version_key(v) for v in listed)
+        about = {v for v in _leaves(parse_json(listing.get("input"))) if isinstance(v, str)}
+        if not about:
+            continue
+        for other in tools:
+            if other is listing or not about & asked_about(other["index"]):
+                continue
+            shown = {v for v in versions_in(other["index"]) if re.sub(r"\d+", "9", v) in shapes}
+            newer = sorted((v for v in shown - listed - made if _version_key(v) > newest), key=_version_key)
+            if newer:
+                return [_finding("tool_result_stale", "tool", listing["index"], [listing["index"], other["index"]],
+                                 f"{tool_name(listing)} at step {listing['index']} lists {', '.join(sorted(listed))} for "
+                                 f"{sorted(about)[0]}; {tool_name(other)} at step {other['index']} shows it on {newer[-1]}, "
+                                 f"which the listing lacks", tool=str(tool_name(listing)), missing=newer[-1])]
+    return []
 
 
 # ---- what the model was given ----------------------------------------------------------------------------
@@ -5136,7 +5426,10 @@ def _condensed(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], ol
                new: list[tuple[str, str]]) -> bool:
     """Whether a message the later call was given in place of earlier ones is what a model call made between
     the two wrote (a summary of the older turns)."""
-    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))}
+    # (words said while handing the run on - a verifier's rejection sent back - are another agent's turn, not a
+    # summary written to stand for the turns dropped)
+    said = {text for s in run.llm if before["index"] < s["index"] < step["index"] if (text := _words(_said(s)))
+            and not any(_handoff_target(c.name) for c in requested_calls(s))}
     had = set(old)
     return bool(said) and any(any(text in m[1] for text in said) for m in new if m not in had)
 
@@ -5161,8 +5454,8 @@ def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, 
     for _role, text in asked:
         if any(token.lower() not in before for token in _ground.ids(text)):
             return True
-        if len(text) >= 12 and text.lower() in task:
-            return True
+        if len(text) >= 12 and text.lower() in task and text.lower() not in before:
+            return True  # (the request the earlier conversation began with, sent again, is the same item: a reset)
     return False
 
 
@@ -6570,10 +6863,10 @@ _AS_OF_KEY = re.compile(r"as[_ ]?of|date|updated|timestamp|valid|effective|fetch
 _STALE_DAYS = 3  # a rate of last Friday read on a Monday is today's
 
 
-def _stale_result(run: _Run) -> list[Finding]:
+def _stale_for_today(run: _Run) -> list[Finding]:
     """The instructions ask for today's value of what a tool gives ("convert with today's fx_rate") and the tool
     answered with data dated well before today ({"rate": 0.8571, "as_of": "2026-09-14"} on 2026-12-04): a cache or
-    feed serving stale data in the usual shape (TRAIL's API issues; tool, stale_result at the tool step). Today is
+    feed serving stale data in the usual shape (TRAIL's API issues; tool, tool_result_stale at the tool step). Today is
     what the instructions say it is, else the day the step ran."""
     if not run.llm:
         return []
@@ -6596,7 +6889,7 @@ def _stale_result(run: _Run) -> list[Finding]:
         for key, value in payload.items():
             day = _iso_day(value) if isinstance(value, str) and _AS_OF_KEY.search(str(key)) else None
             if day is not None and (now - day).days > _STALE_DAYS:
-                return [_finding("stale_result", "tool", step["index"], [step["index"]],
+                return [_finding("tool_result_stale", "tool", step["index"], [step["index"]],
                                  f"{name} at step {step['index']} answered with data {key} {value}, {(now - day).days} days "
                                  f"before {now.isoformat()}, where the instructions ask for today's", tool=name,
                                  as_of=value, today=now.isoformat())]
@@ -6926,22 +7219,24 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # (and a failed call answered as done: the model's claim, not the tool's failure, misled the reader)
              "action_not_taken": ("ungrounded_answer", "tool_error_ignored"), "failed_check_ignored": ("ungrounded_answer",),
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
-             "task_derailed": ("invented_argument",)}
+             "task_derailed": ("invented_argument",),
+             # the model's own words at the call name the object it meant: the id it called instead is its slip
+             "reasoning_action_mismatch": ("invented_argument",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,
-    _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _interface_drift, _offered_mismatch,
+    _answer_without_evidence, _ungrounded, _format_violated, _output_drift, _stale_listing, _interface_drift, _offered_mismatch,
     _instructions_changed, _given_changed, _unfilled, _history_lost, _handed_nothing, _context_dropped, _results_cut, _other_subject, _call_form, _empty_answer, _kept_going, _stopped_before_answer,
     _unanswered, _forbidden, _acted_without_evidence, _missing_evidence, _budgets, _unrecorded_tools, _handoff_loop,
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _action_name_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
-    _day_misread, _their_time_misread, _older_picked, _namesake_addressed,
-    _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
+    _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
-    _credit_left_out, _answered_without_looking, _stale_result, _request_filter_unapplied,
+    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

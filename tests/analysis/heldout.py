@@ -690,7 +690,7 @@ class Pair:
 FAST = ("prompt-netdesk-specialist-given-triage-prompt", "memory-netdesk-handoff-drops-conversation",
         "tool-oncall-metrics-timeout-ignored", "tool-oncall-alerts-api-429-retried-forever",
         "workflow-oncall-stops-before-verifying", "workflow-kb-retrieved-context-never-sent",
-        "model-oncall-claims-unverified-recovery", "tool-oncall-restarts-another-service",
+        "model-oncall-claims-unverified-recovery", "model-oncall-restarts-another-service",
         "model-expenses-ignores-asked-currency", "product-kb-answer-from-weak-hits", "tool-netdesk-ping-error-ignored")
 
 
@@ -705,7 +705,9 @@ PAIRS: list[Pair] = [
     Pair("tool-oncall-restart-403-unreported", "oncall", "tool", "restart_forbidden", "TRAIL Authentication errors", tool_step("restart_service")),
     Pair("tool-oncall-window-not-in-enum", "oncall", "tool", "bad_window", "ToolScan IAV Invalid argument value", asking("get_metrics")),
     Pair("tool-oncall-restart-missing-reason", "oncall", "tool", "missing_reason", "ToolScan Missing required argument", asking("restart_service")),
-    Pair("tool-oncall-restarts-another-service", "oncall", "tool", "wrong_target", "MAST FM-2.6 Reasoning-action mismatch", asking("restart_service")),
+    # ('I will restart checkout-api now.', restart_service(service='payments-worker')): the model's words at the call
+    # name its object, so the slip is the model's, as every later set has FM-2.6 (was "tool-": the invented name)
+    Pair("model-oncall-restarts-another-service", "oncall", "model", "wrong_target", "MAST FM-2.6 Reasoning-action mismatch", asking("restart_service")),
     Pair("tool-netdesk-ping-error-ignored", "netdesk", "tool", "ping_down", "AgentErrorTaxonomy Reflection: tool error ignored", answer,
          diff_where=tool_step("ping_host")),
     Pair("tool-expenses-missing-target-currency", "expenses", "tool", "missing_to", "ToolScan Missing required argument", asking("convert_currency")),

@@ -57,8 +57,11 @@ OpenInference (CHAIN spans: the calls at depth 0), where the Agents SDK's three 
 Built and scored blind (a8b3287's detectors, agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff
 top-1 48/50 (the two misses a ground truth of mine, corrected: 50/50), check step+layer 4/50 (tool output drift twice,
 a repeated rollback twice), good runs with a warning 14/50. After session 19's rules and the MCP result fix
-(re-recorded): check 20/50, good runs warned 1/50 (history_lost at the StateGraph verifier's fresh context).
-DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why (CHECK_MISSED still names the pairs found since).
+(re-recorded): check 20/50, good runs warned 1/50 (history_lost at the StateGraph verifier's fresh context). Session
+20: 39/50, 0 warned. Session 22 (a confidential figure sent out, an invitee dropped, "still at 15:00?" unchecked, a
+call on another service than its words, a conversation reset in both teams, a stale deploy list, an error asking for a
+retry answered past): 49/50, 0 warned.
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -1325,122 +1328,24 @@ def pairs() -> list[Any]:
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a8b3287's detectors,
 # agentotel/analysis/ unread; load ~4-5): 50 pairs, 6 recorders - diff top-1 48/50 (both misses the withheld pairs'
-# ground truth, corrected since: see gone_past; 50/50 now), check step+layer 4/50, good runs warned 14/50.
+# ground truth, corrected since: see gone_past; 50/50 now), check step+layer 4/50, good runs warned 14/50. Session 19:
+# 20/50; session 20: 39/50, 0 warned; session 22 (s22/h9): 49/50, 0 warned - the lists name only what is missed now.
 DIFF_MISSED: dict[str, str] = {}
-_ARG = "nothing failed; an argument is not what the request, the thread or the contacts the run read hold: "
-_GATE = "nothing failed; an action the request or the instructions forbid, on facts the run had read: "
-_UNCHECKED = "nothing failed; a claim or an approval no call of the run backs: "
-_TEAM = "nothing failed; one agent's output to the next leaves out or contradicts what the run did: "
-_FLUKE = "found nothing at the step; its only finding is a false signal the good run carries too: "
 CHECK_MISSED: dict[str, str] = {
-    # arguments against the request and the run's own reads
-    "model-openai-wrong-alex": _ARG + "the thread read is from alex.morgan@ourco.com, find_contact('Alex') lists Alex "
-                                      "Chen first, send_email(to=alex.chen@northwind.io) on that thread (T-318)",
-    "model-mcp-wrong-alex": _ARG + "the same, over MCP",
-    "model-openai-wrong-thread": _ARG + "'latest email': search_mail gives T-207 (2026-10-14) first and T-311 (2026-12-02); "
-                                        "get_thread(T-207) then the reply on it",
-    "model-pydantic-ai-wrong-thread": _ARG + "the same",
-    "model-openai-attachment-missing": _ARG + "body 'please find attached the Q1 proposal', list_files found F-88, "
-                                              "send_email(attachments=[]); the answer names the PDF as sent",
-    "model-pydantic-ai-attachment-missing": _ARG + "the same",
-    "model-openai-timezone": _ARG + "'9:00 his time', find_contact says America/New_York; create_event(start 09:00, "
-                                    "timezone Europe/Berlin) - 03:00 in New York",
-    "model-pydantic-ai-timezone": _ARG + "the same",
-    "model-openai-date-misread": _FLUKE + "ungrounded_answer '13:45' (the slot's end, 13:00 + 45 min) at the answer; the "
-                                          "fault - 'Friday next week' asked as find_free_slots(2026-12-04), tomorrow - "
-                                          "not seen",
-    "model-pydantic-ai-date-misread": _FLUKE + "the same",
-    "model-mcp-attendee-dropped": _FLUKE + "ungrounded_answer '15:00' (14:00 + an hour) at the answer; the fault - 'with "
-                                           "Alex Morgan and Priya', create_event(attendees=[alex.morgan]), the answer "
-                                           "says both - not seen",
-    "model-mcp-correction-ignored": _ARG + "Sam's second turn 'Actually make it Wednesday', send_email(body 'Tuesday "
-                                           "works ...') right after it",
-    "model-pydantic-ai-correction-ignored": _ARG + "the same",
-    "model-agents-plan-ignored": _ARG + "the planner's 'Roll back checkout-api from v2.14.0 to v2.13.2', the executor's "
-                                        "rollback(version='v2.12.0')",
-    "model-oi-langgraph-plan-ignored": _ARG + "the same",
-    "model-langgraph-scale-over-limit": _ARG + "the plan 'Scale checkout-api from 6 to 20 replicas' against the runbook's "
-                                               "'at most 12 replicas without approval' (the executor then scales to 20)",
-    "model-oi-langgraph-scale-over-limit": _ARG + "the same",
-    # actions the request or the instructions forbid
-    "model-openai-sent-not-drafted": _GATE + "'Draft a reply ... Don't send it yet', send_email (draft_reply offered)",
-    "model-pydantic-ai-sent-not-drafted": _GATE + "the same",
-    "model-openai-conflict-booked": _FLUKE + "ungrounded_answer '10:30' (10:00 + 30 min) at the answer; the fault - "
-                                             "create_event at 10:00 right after list_events showed 'Northwind review "
-                                             "10:00-11:00' - not seen",
-    "model-mcp-conflict-booked": _FLUKE + "the same",
-    "model-openai-confidential-leak": _GATE + "'Never share confidential information outside OurCo'; get_thread(T-325) "
-                                              "'Confidential - leadership only ... cut the vendor budget by 20%'; "
-                                              "send_email to jordan.lee@vendorly.com saying 'our vendor budget is cut by 20%'",
-    "model-pydantic-ai-confidential-leak": _GATE + "the same",
-    "model-langgraph-derailment": _GATE + "runbook 'Never restart a database (orders-db)', the plan 'Leave orders-db "
-                                          "alone'; the executor's restart_service('orders-db')",
-    "model-oi-langgraph-derailment": _GATE + "the same",
-    "model-agents-status-by-executor": _GATE + "runbook 'only the verifier declares an incident resolved ... posts the "
-                                               "resolution'; the executor's post_status('Resolved: ...') before any check",
-    "model-oi-langgraph-status-by-executor": _GATE + "the same",
-    # claims and approvals unbacked
-    "model-mcp-unverified-calendar": _UNCHECKED + "'Is my 1:1 ... still at 15:00?' answered 'Yes ... at 15:00' with no "
-                                                  "call (the calendar says 16:00, moved)",
-    "model-langgraph-rubber-stamp": _UNCHECKED + "the verifier's post_status('Resolved ...') and 'VERIFIED' with no "
-                                                 "check_health (its instructions: check before you approve)",
-    "model-agents-rubber-stamp": _UNCHECKED + "the same",
-    "model-langgraph-bad-health-approved": _UNCHECKED + "check_health says error_rate_percent 4.8 and 'rollout in "
-                                                        "progress'; the verifier posts 'Resolved' and answers 'VERIFIED ... "
-                                                        "4.8% (under 2%)'",
-    "model-oi-langgraph-bad-health-approved": _UNCHECKED + "the same",
-    # right step, another layer: the tool failed rightly, the model answered past it
-    "model-mcp-send-failed-claimed": "found at the step (tool_error_ignored), layer tool: send_email was refused (41 MB "
-                                     "over the 25 MB limit, which list_files showed) and the model answered 'Sent Alex "
-                                     "Chen the brand deck'",
+    # right step, another layer: the tool failed rightly, the model answered past it. The pydantic-ai twin is found
+    # as the model's (its error says "try again": not retrying is the model's); over MCP the model was shown only
+    # "Error executing tool search_mail" (the mcp library's text for the server's exception, which is all the span
+    # keeps too): nothing asked for a retry, so by that rule a timeout stays the tool's.
     "model-mcp-search-timeout": "found at the step (tool_error_ignored), layer tool: a transient timeout (the good run's "
-                                "retry succeeds) answered as 'I found no invoice'",
-    "model-pydantic-ai-search-timeout": "the same",
-    "model-agents-wrong-service": "found at the step (invented_argument), layer tool: 'Rolling back checkout-api to "
-                                  "v2.13.2.' and rollback(service='cart-api') in one model call (MAST FM-2.6)",
-    "model-oi-langgraph-wrong-service": "the same (history_lost at the verifier's second context besides)",
-    # between the agents
-    "model-langgraph-step-skipped": _TEAM + "the plan's step 2 'Scale checkout-api from 6 to 10' never asked; the report "
-                                            "says 'The plan is carried out.'",
-    "model-oi-langgraph-step-skipped": _TEAM + "the same",
-    "model-langgraph-withheld": _TEAM + "rollback answered status 'partial', failed {'us-east': 'image pull error'}; "
-                                        "the report says 'rolled back checkout-api to v2.13.2' and the verifier approves "
-                                        "on the aggregate 1.6%",
-    "model-agents-withheld": _TEAM + "the same",
-    "workflow-langgraph-premature-end": _TEAM + "the run ends on 'Executor's report ... Ready for verification.': the "
-                                                "graph's executor edge leads to END, no check_health, no verdict",
-    "model-agents-premature-end": _TEAM + "the same: the executor answers its report as the final output, no handoff to "
-                                          "the verifier",
-    "memory-langgraph-conversation-reset": "found history_lost at step 25 (the verifier's fresh context, which the good "
-                                           "run has too), not at 21: the executor called again with the incident and the "
-                                           "rejection only, the plan and its own work gone ('No plan from the planner is "
-                                           "in my context')",
-    "memory-agents-conversation-reset": "nothing found: the verifier -> executor handoff's input filter keeps the "
-                                        "incident and the rejection; the executor restarts checkout-api instead of the "
-                                        "scale-out the rejection asks",
-    "tool-langgraph-stale-deploys": _FLUKE + "history_lost at step 21 (the verifier's fresh context); the fault - "
-                                             "get_deploys without the 20:58 deploy the logs' 'v2.14.0' errors point to, "
-                                             "a plan without the rollback - not seen",
+                                "retry succeeds) answered as 'I found no invoice'; what the model saw: 'Error executing tool'",
 }
+# The wrong-service pairs ('Rolling back checkout-api to v2.13.2.' and rollback(service='cart-api') in one model call,
+# MAST FM-2.6) were found as the tool's invented_argument; the set wants the model. Decided by the general principle:
+# where the model's own words at the call name the object it means, it knew the right one and called another - the
+# model's slip (wrong_target, model, which supersedes invented_argument at that step); an id nothing the model was
+# given or said points to stays the tool's invented_argument.
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-_END = "ungrounded_answer: a meeting's end (or another zone's time) worked out from the start and the length: "
-_NOTE = "tool_output_drift learned from one call of one earlier run: an optional field ($.events[].note) absent: "
-FALSE_ALARMS: dict[str, str] = {
-    "model-openai-conflict-booked": _END + "'11:00-11:30'; and " + _NOTE + "list_events of 2026-12-08",
-    "model-mcp-conflict-booked": _END + "the same; " + _NOTE + "the same",
-    "model-openai-date-misread": _END + "'14:00-14:45'",
-    "model-pydantic-ai-date-misread": _END + "the same",
-    "model-openai-timezone": _END + "'9:00 New York time (15:00 in Berlin)'",
-    "model-pydantic-ai-timezone": _NOTE + "list_events of 2026-12-09",
-    "tool-openai-events-utc": _END + "'11:00-11:30'",
-    "tool-mcp-events-utc": _END + "the same",
-    "model-mcp-attendee-dropped": _END + "'14:00-15:00'",
-    "memory-langgraph-conversation-reset": ("history_lost at step 25: the StateGraph's verifier node starts a fresh "
-                                            "context after a rejection (by design, with the executor's new report)"),
-    "model-langgraph-withheld": ("repeated_tool_call: the rollback asked again after it answered status 'partial' with "
-                                 "us-east failed - a retry of a failed part, not a repeat"),
-    "model-agents-withheld": "the same",
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
 prepare = kit.through_collector("oi-langgraph")

@@ -202,17 +202,17 @@ def test_a_question_about_a_record_answered_with_its_state_and_no_lookup_is_miss
     assert _found(unsure, "missing_evidence")[0] == [], _found(unsure, "missing_evidence")[1]
 
 
-def test_a_tool_answering_with_old_data_where_the_instructions_ask_for_the_current_is_a_stale_result():
+def test_a_tool_answering_with_old_data_where_the_instructions_ask_for_the_current_is_a_tool_result_stale():
     def quoted(updated):
         return _run("Today is 2026-12-04. Quote customers the current price from get_price.",
                     [("get_price", {"sku": "A-1"}, {"sku": "A-1", "price": 19.9, "updated": updated})], "A-1 is 19.90.",
                     offered=("get_price",), task="What does A-1 cost?")
-    assert _found(quoted("2026-06-01"), "stale_result")[0] == [(2, "tool")], _found(quoted("2026-06-01"), "stale_result")[1]
-    assert _found(quoted("2026-12-03"), "stale_result")[0] == [], _found(quoted("2026-12-03"), "stale_result")[1]
+    assert _found(quoted("2026-06-01"), "tool_result_stale")[0] == [(2, "tool")], _found(quoted("2026-06-01"), "tool_result_stale")[1]
+    assert _found(quoted("2026-12-03"), "tool_result_stale")[0] == [], _found(quoted("2026-12-03"), "tool_result_stale")[1]
     plain = _run("Today is 2026-12-04. Quote customers the price from get_price.",
                  [("get_price", {"sku": "A-1"}, {"sku": "A-1", "price": 19.9, "updated": "2026-06-01"})], "A-1 is 19.90.",
                  offered=("get_price",), task="What does A-1 cost?")
-    assert _found(plain, "stale_result")[0] == [], _found(plain, "stale_result")[1]
+    assert _found(plain, "tool_result_stale")[0] == [], _found(plain, "tool_result_stale")[1]
 
 
 PHARMACY = ("You are the pharmacy's order assistant: look orders up with get_order and reorder with reorder. Hand the chat "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import agent, definitions_attr, llm, record, text_message, tool
+from runs_build import agent, definitions_attr, llm, record, text_message, tool, tool_loop
 
 TASK = "Incident INC-5521: checkout-api 5xx error rate 14% since 21:02 UTC. Mitigate it per the runbook."
 PLAN = ("Plan for the executor:\n1. Roll back checkout-api from v2.14.0 to v2.13.2.\n2. Scale checkout-api from 6 to 10 "
@@ -155,3 +155,127 @@ def test_a_meeting_booked_over_one_the_calendar_showed_is_an_input_ignored():
     for run in (_booked("11:00"), _booked("09:00"), _booked("11:00", shown=("find_free_slots", free)),
                 _booked("10:00", ask="Book a call with Jordan at 10:00 on 8 December, even if it clashes with the review.")):
         assert _found(run, "input_ignored")[0] == [], _found(run, "input_ignored")[1]
+
+
+def _said_and_called(words: str, service: str, looked_up: str = "checkout-api"):
+    """The executor handed the plan: a health check of `looked_up`, then one model call that says what it does and
+    calls rollback."""
+    shown = [text_message("system", TEAM.format("executor")), text_message("user", TASK), text_message("assistant", PLAN)]
+    arguments = {"service": service, "version": "v2.13.2"}
+    steps = [llm(1, calls=[("check_health", {"service": looked_up}, "c1")], messages=shown),
+             tool(2, "check_health", {"service": looked_up}, {"error_rate_percent": 14.2}, requested_by=1, call_id="c1"),
+             llm(3, text=words, calls=[("rollback", arguments, "c3")], messages=[*shown, text_message("tool", "14.2")]),
+             tool(4, "rollback", arguments, {"status": "ok", "service": service}, requested_by=3, call_id="c3"),
+             llm(5, text="Rolled back.", messages=[*shown, text_message("assistant", words), text_message("tool", "ok")])]
+    return record(*steps, attributes={s["span_id"]: definitions_attr(*((n, {"type": "object"}) for n in TOOLS))
+                                      for s in steps if s["type"] == "llm"}, task=TASK)
+
+
+def test_a_call_on_another_service_than_the_words_beside_it_name_is_the_models_reasoning_action_mismatch():
+    # The model's own words name what it means: the slip is the model's, not the tool's (no invented_argument).
+    slip = _said_and_called("Rolling back checkout-api to v2.13.2.", "cart-api")
+    assert [(f.index, f.layer, f.kind) for f in detect(slip) if f.index == 3] == [(3, "model", "reasoning_action_mismatch")], \
+        format_findings(detect(slip))
+    for run in (_said_and_called("Rolling back checkout-api to v2.13.2.", "checkout-api"),
+                # a noun, not the verb: "the rollback failed in us-east" names where, not what
+                _said_and_called("The rollback failed in us-east; retrying it.", "checkout-api"),
+                # a name the run never had as a service: no service the model meant
+                _said_and_called("Rolling back release-train to v2.13.2.", "checkout-api")):
+        assert _found(run, "reasoning_action_mismatch")[0] == [], _found(run, "reasoning_action_mismatch")[1]
+
+
+REJECTED = "REJECTED: checkout-api error rate 3.9% is above the runbook's 2%; scale out to 12."
+
+
+def _executor_again(*given):
+    """A graph's executor invoked twice (agent steps of one name), the verifier's rejection between: its second
+    turn given `given` (after its instructions)."""
+    first = [text_message("system", TEAM.format("executor")), text_message("user", TASK + "\n\n" + PLAN)]
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]}
+    worked = [*first, call, result]
+    second = [first[0], *given]
+    steps = [agent(1, "executor"), llm(2, calls=[("rollback", ROLLED[1], "c2")], messages=first, parent=1),
+             dict(tool(3, "rollback", ROLLED[1], ROLLED[2], requested_by=2, call_id="c2"), parent_index=1),
+             llm(4, text="Executor's report: rolled back checkout-api.", messages=worked, parent=1),
+             agent(5, "verifier"), llm(6, text=REJECTED, parent=5, messages=[
+                 text_message("system", TEAM.format("verifier")), text_message("user", TASK + "\n\n" + PLAN)]),
+             agent(7, "executor"), llm(8, calls=[("scale_deployment", SCALED[1], "c9")], messages=second, parent=7),
+             dict(tool(9, "scale_deployment", SCALED[1], SCALED[2], requested_by=8, call_id="c9"), parent_index=7)]
+    return record(*steps, task=TASK)
+
+
+def test_an_agent_given_its_request_again_without_its_plan_and_work_has_lost_its_history():
+    # (MAST FM-2.1 conversation reset: the graph re-invokes the executor with the incident and the rejection only)
+    reset = _executor_again(text_message("user", TASK), text_message("user", "Verifier: " + REJECTED))
+    assert _found(reset, "history_lost")[0] == [(8, "memory")], _found(reset, "history_lost")[1]
+    for run in (
+        # its conversation carried on, the rejection added
+        _executor_again(text_message("user", TASK + "\n\n" + PLAN),
+                        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]},
+                        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]},
+                        text_message("assistant", "Executor's report: rolled back checkout-api."),
+                        text_message("user", "Verifier: " + REJECTED)),
+        # the next incident of a batch, in a fresh conversation
+        _executor_again(text_message("user", "Incident INC-5530: search-api p99 latency 2.4 s. Mitigate it per the runbook.")),
+    ):
+        assert _found(run, "history_lost")[0] == [], _found(run, "history_lost")[1]
+
+
+def _handed_back(*given):
+    """An Agents SDK team: the executor's work, the verifier's rejection handed back to it (transfer_to_executor),
+    and the executor's next call given `given` (after its instructions)."""
+    system = text_message("system", TEAM.format("executor"))
+    first = [system, text_message("user", TASK), text_message("assistant", PLAN)]
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]}
+    worked = [*first, call, result]
+    steps = [agent(1, "executor"), llm(2, calls=[("rollback", ROLLED[1], "c2")], messages=first, parent=1),
+             dict(tool(3, "rollback", ROLLED[1], ROLLED[2], requested_by=2, call_id="c2"), parent_index=1),
+             llm(4, text="Executor's report: rolled back checkout-api.", calls=[("transfer_to_verifier", {}, "h4")],
+                 messages=worked, parent=1),
+             dict(tool(5, "transfer_to_verifier", {}, {"assistant": "verifier"}, requested_by=4, call_id="h4"), parent_index=1),
+             agent(6, "verifier"), llm(7, text=REJECTED, calls=[("transfer_to_executor", {}, "h7")], parent=6,
+                                       messages=[text_message("system", TEAM.format("verifier")), *worked]),
+             dict(tool(8, "transfer_to_executor", {}, {"assistant": "executor"}, requested_by=7, call_id="h7"), parent_index=6),
+             agent(9, "executor"), llm(10, calls=[("scale_deployment", SCALED[1], "c10")], messages=[system, *given], parent=9),
+             dict(tool(11, "scale_deployment", SCALED[1], SCALED[2], requested_by=10, call_id="c10"), parent_index=9)]
+    return record(*steps, task=TASK)
+
+
+def test_a_rejection_handed_back_alone_is_no_summary_of_the_work_it_replaced():
+    # The handoff's input filter kept the incident and the rejection: the plan and the executor's work are gone
+    reset = _handed_back(text_message("user", TASK), text_message("assistant", REJECTED))
+    assert _found(reset, "history_lost")[0] == [(10, "memory")], _found(reset, "history_lost")[1]
+    whole = _handed_back(text_message("user", TASK), text_message("assistant", PLAN),
+                         {"role": "assistant", "parts": [{"type": "tool_call", "id": "c2", "name": "rollback", "arguments": ROLLED[1]}]},
+                         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c2", "response": json.dumps(ROLLED[2])}]},
+                         text_message("assistant", "Executor's report: rolled back checkout-api."), text_message("assistant", REJECTED))
+    assert _found(whole, "history_lost")[0] == [], _found(whole, "history_lost")[1]
+
+
+def _planned(deploys: list[dict], *more):
+    """A planner reading the deploys of checkout-api, then its logs (and `more`), then writing its plan."""
+    logs = {"lines": ["21:02:11Z ERROR PaymentClient.authorize: NullPointerException (v2.14.0)", "21:07:00Z INFO cpu 91%"]}
+    turns = [("get_deploys", {"service": "checkout-api"}, {"service": "checkout-api", "deploys": deploys}),
+             ("query_logs", {"service": "checkout-api", "minutes": 30}, logs), *more]
+    return record(*tool_loop([text_message("system", TEAM.format("planner")), text_message("user", TASK)], turns, PLAN), task=TASK)
+
+
+OLD = {"version": "v2.13.2", "at": "2026-11-30T10:12:00Z"}
+NEW = {"version": "v2.14.0", "at": "2026-12-03T20:58:00Z"}
+
+
+def test_a_listing_of_versions_without_the_one_the_runs_other_results_show_running_is_a_stale_tool_result():
+    # (TRAIL's API issue: the deploy list served from a stale cache; the logs name v2.14.0)
+    stale = _planned([OLD])
+    assert _found(stale, "tool_result_stale")[0] == [(2, "tool")], _found(stale, "tool_result_stale")[1]
+    for run in (
+        _planned([NEW, OLD]),
+        # a newer version of another service
+        _planned([NEW, OLD], ("query_logs", {"service": "search-api"}, {"lines": ["ERROR timeout (v2.15.0)"]})),
+        # the run deployed the newer version itself: the listing was read before it existed
+        _planned([NEW, OLD], ("deploy", {"service": "checkout-api", "version": "v2.15.0"}, {"status": "ok"}),
+                 ("check_health", {"service": "checkout-api"}, {"version": "v2.15.0", "error_rate_percent": 0.2})),
+    ):
+        assert _found(run, "tool_result_stale")[0] == [], _found(run, "tool_result_stale")[1]
