@@ -48,6 +48,10 @@ def _signature(step: Step) -> tuple[str, str, str, str]:
     if step.type == "llm":
         # What the model decided (the tools it asked for, or none: an answer), not what it was given.
         return step.type, who(step), ",".join(sorted(c.name for c in requested_calls({"output": step.output}))), step.status
+    if step.type == "agent":
+        # An agent's status is what happened inside it (a max-turns error at the root of a run that looped): the
+        # agent pairs with its counterpart, as the same agent, and the difference shows as its status changed.
+        return step.type, who(step), "", ""
     return step.type, who(step), canonical_arguments(arguments(step)), step.status
 
 

@@ -225,3 +225,33 @@ def test_an_agent_called_as_a_tool_diverges_where_its_own_model_answered_otherwi
     assert d.first_divergence["index_b"] == 5 and d.first_divergence["kind"] == "output_changed", d.first_divergence
     # a tool with nothing inside it is still where its own output changed
     assert diff(tmp_path / "flat", [BASE[0], ("fetch", {"url": "u1"}, {"body": "other"}), *BASE[2:]]).first_divergence["index_b"] == 4
+
+
+def test_an_agent_that_failed_after_looping_pairs_with_its_counterpart_not_with_its_namesake_inside(tmp_path):
+    """A handoff loop ending on max turns: run B's top agent failed, and agents of the same name recur inside it. The top
+    agents pair (the difference is its status), so the first divergence is the analyst's model call that handed back
+    instead of working, not a top agent 'added'."""
+    store = SpanStore(tmp_path)
+    agent = {sc.GEN_AI_OPERATION_NAME: "invoke_agent"}
+
+    def run_of(run_id: str, looped: bool):
+        run = store.run("desk", run_id)
+        top = run.raw("invoke_agent intake", {**agent, sc.GEN_AI_AGENT_NAME: "intake"}, status="ERROR" if looped else "UNSET")
+        for turn in range(3 if looped else 1):
+            run.llm(assistant(calls=[(f"h{run_id}{turn}", "transfer_to_analyst", {})]), parent=top)
+            run.tool("transfer_to_analyst", {}, {"assistant": "analyst"}, call_id=f"h{run_id}{turn}", parent=top)
+            analyst = run.raw("invoke_agent analyst", {**agent, sc.GEN_AI_AGENT_NAME: "analyst"}, parent=top)
+            if looped:
+                run.llm(assistant(calls=[(f"b{run_id}{turn}", "transfer_to_intake", {})]), parent=analyst)
+                run.tool("transfer_to_intake", {}, {"assistant": "intake"}, call_id=f"b{run_id}{turn}", parent=analyst)
+                top = run.raw("invoke_agent intake", {**agent, sc.GEN_AI_AGENT_NAME: "intake"}, parent=analyst)
+            else:
+                run.llm(assistant(calls=[(f"q{run_id}", "run_sql", {"query": "SELECT 1"})]), parent=analyst)
+                run.tool("run_sql", {"query": "SELECT 1"}, [{"1": 1}], call_id=f"q{run_id}", parent=analyst)
+                run.llm(assistant("AMER revenue: 1.43M."), parent=analyst)
+    run_of("run-a", looped=False)
+    run_of("run-b", looped=True)
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    assert d.first_divergence["index_b"] == 5, d.first_divergence
+    assert d.pairs[0].index_a == 1 and d.pairs[0].index_b == 1 and d.pairs[0].status == "status_changed", d.pairs[0]
