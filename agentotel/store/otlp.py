@@ -24,6 +24,7 @@ import pyarrow as pa
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agentotel._json import whole_characters
 from agentotel.store.schema import SpanColumns, encode_attributes
 
 # OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
@@ -266,6 +267,8 @@ def parse_request(body: bytes) -> ExportTraceServiceRequest:
         document = json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
+    if b"\\ud" in body or b"\\uD" in body:  # an escaped half of a UTF-16 pair: protobuf refuses it in a string
+        document = whole_characters(document)
     if not isinstance(document, dict):
         raise JsonError(f"body must be a JSON object, got {type(document).__name__}")
     for resource_spans in _children(document, "resourceSpans", "resource_spans"):

@@ -107,3 +107,17 @@ def test_a_refused_body_is_freed_when_it_is_answered(tmp_path, no_cycle_collecti
         assert kept < limit // 4, f"{kept / 2**20:.1f} MiB still held after the refusal"
     finally:
         running.stop()
+
+
+def test_half_a_character_in_otlp_json_is_stored_as_a_replacement(collector):
+    # JavaScript's SDK cuts long attribute values by UTF-16 units and JSON.stringify escapes the half pair
+    # it may leave. Before, protobuf refused that string and the whole request was a 400 (every span lost).
+    body = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c",'
+            b'"spanId":"b7ad6b7169203331","name":"cut \\ud83d","startTimeUnixNano":"1764000000000000000",'
+            b'"endTimeUnixNano":"1764000001000000000","attributes":[{"key":"page\\udc00","value":'
+            b'{"stringValue":"an emoji \\ud83d\\ude00 and half of one \\ud83d"}}]}]}]}]}')
+    answer = requests.post(http_url(collector), data=body, headers={"Content-Type": "application/json"}, timeout=10)
+    assert answer.status_code == 200, answer.content
+    (row,) = stored_table(collector.settings.dir).to_pylist()
+    assert row["name"] == "cut \ufffd"
+    assert dict(row["attributes"]) == {"page\ufffd": "an emoji \U0001F600 and half of one \ufffd"}

@@ -79,3 +79,19 @@ def test_dates_at_the_ends_of_the_calendar_are_an_answer_or_a_usage_error(hostil
     with pytest.raises(SystemExit) as exit:
         main(["runs", "--since", "99999999d", "--dir", str(hostile)])
     assert exit.value.code == 2 and "'99999999d' reaches back before the year 1" in capsys.readouterr().err
+
+
+def test_half_a_character_in_a_result_reaches_the_terminal_as_a_replacement(tmp_path):
+    # Before: UnicodeEncodeError out of the console (a payload's "\ud83d" escape parsed into a lone surrogate).
+    script = RECORD.replace("return x", 'return "cut in an emoji: \\ud83d"')
+    directory = tmp_path / "traces"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")]), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-c", script, str(directory), "halves"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for args in (["trajectory", "run-0", "--full"], ["trajectory", "run-0", "--json"], ["diff", "run-0", "run-0"]):
+        shown = subprocess.run([sys.executable, "-m", "agentotel.cli", *args, "--dir", str(directory)], capture_output=True,
+                               env={**env, "PYTHONIOENCODING": "utf-8"}, timeout=120)
+        assert shown.returncode == 0, shown.stderr.decode()
+        if args[-1] == "--full":
+            assert "cut in an emoji: \ufffd" in shown.stdout.decode("utf-8")

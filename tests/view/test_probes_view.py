@@ -7,6 +7,7 @@ import urllib.request
 
 import pytest
 
+import agentotel
 from agentotel.view import _server
 
 
@@ -46,3 +47,46 @@ def test_numbers_the_runs_page_cannot_use_are_400(view, caplog, query, phrase):
 def test_until_the_last_day_of_the_calendar_is_every_run(view):
     status, body = _get(view.url + "api/runs?until=9999-12-31")
     assert status == 200 and body["total"] == 2
+
+
+HALVES = '''
+import sys, agentotel
+agentotel.instrument(sys.argv[1])
+
+@agentotel.tool
+def fetch(url: str) -> str:
+    return "a page cut in an emoji: \\U0001F600"[:-1] + "\\ud83d"  # what JavaScript's slicing leaves
+
+with agentotel.run("halves", run_id="run-halves") as run:
+    fetch("https://example.com/\\udc00")
+    run.output = "done \\ude00"
+assert agentotel.flush()
+'''
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory):
+    """A run whose tool result, argument and output hold half of a UTF-16 pair (stored as JSON escapes)."""
+    from .conftest import record
+
+    directory = tmp_path_factory.mktemp("halves") / "traces"
+    record(directory, HALVES)
+    return directory
+
+
+def test_half_a_character_in_a_result_is_shown_as_a_replacement_not_a_500(halves):
+    # Before, json.loads turned the escape back into a lone surrogate, which no UTF-8 encoder takes: the
+    # run's page and the diff were a 500, and the report could not be written.
+    from agentotel.view._page import report_html
+
+    server = _server.ViewServer(halves, port=0).start()
+    try:
+        status, run = _get(server.url + "api/run?id=run-halves")
+        assert status == 200, run
+        (step,) = run["steps"]
+        assert (step["input"], step["output"]) == ({"url": "https://example.com/\ufffd"}, "a page cut in an emoji: \ufffd")
+        assert _get(server.url + "api/diff?a=run-halves&b=run-halves")[0] == 200
+    finally:
+        server.stop()
+    html = report_html(agentotel.open(halves), "run-halves")
+    assert "a page cut in an emoji: \ufffd" in html.encode("utf-8").decode("utf-8")
