@@ -267,8 +267,7 @@ def parse_request(body: bytes) -> ExportTraceServiceRequest:
         document = json.loads(body)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
-    if b"\\ud" in body or b"\\uD" in body:  # an escaped half of a UTF-16 pair: protobuf refuses it in a string
-        document = whole_characters(document)
+    document = whole_characters(document, body)  # protobuf refuses a string holding half of a UTF-16 pair
     if not isinstance(document, dict):
         raise JsonError(f"body must be a JSON object, got {type(document).__name__}")
     for resource_spans in _children(document, "resourceSpans", "resource_spans"):
