@@ -4,6 +4,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
+from html.parser import HTMLParser
 
 import pytest
 
@@ -90,3 +91,55 @@ def test_half_a_character_in_a_result_is_shown_as_a_replacement_not_a_500(halves
         server.stop()
     html = report_html(agentotel.open(halves), "run-halves")
     assert "a page cut in an emoji: \ufffd" in html.encode("utf-8").decode("utf-8")
+
+
+MARKERS = '''
+import sys, agentotel
+agentotel.instrument(sys.argv[1])
+
+@agentotel.tool
+def fetch(url: str) -> str:
+    return "</title><img src=x onerror=alert(1)>"  # a web page the agent read
+
+with agentotel.run("@@DATA@@ @@JS@@ @@TITLE@@", run_id="run-markers"):
+    fetch("https://example.com/")
+assert agentotel.flush()
+'''
+
+
+class _Elements(HTMLParser):
+    """The start tags of a page, as a browser's tokenizer sees them (script contents are text)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.title = ""
+        self._in_title = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+def test_a_run_named_like_the_pages_markers_is_only_a_title(tmp_path):
+    # Before, the title went in first and the later markers were looked for in it: the run's data landed
+    # in <title>, where the result's "</title>" ended it and its <img onerror> ran when the report opened.
+    from agentotel.view._page import report_html
+
+    from .conftest import record
+
+    record(tmp_path / "traces", MARKERS)
+    page = report_html(agentotel.open(tmp_path / "traces"), "run-markers")
+    elements = _Elements(page)
+    assert "img" not in elements.tags and elements.tags.count("script") == 2, elements.tags
+    assert elements.title == "@@DATA@@ @@JS@@ @@TITLE@@ · run run-markers"
+    data = page.split('<script type="application/json" id="agentotel-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["page"]["steps"][0]["output"] == "</title><img src=x onerror=alert(1)>"
