@@ -2,6 +2,8 @@
 
 import json
 import logging
+import socket
+import time
 import urllib.error
 import urllib.request
 from html.parser import HTMLParser
@@ -143,3 +145,24 @@ def test_a_run_named_like_the_pages_markers_is_only_a_title(tmp_path):
     assert elements.title == "@@DATA@@ @@JS@@ @@TITLE@@ · run run-markers"
     data = page.split('<script type="application/json" id="agentotel-data">', 1)[1].split("</script>", 1)[0]
     assert json.loads(data)["page"]["steps"][0]["output"] == "</title><img src=x onerror=alert(1)>"
+
+
+def test_connections_holding_half_a_request_are_closed_and_the_view_answers_again(demo_store, monkeypatch):
+    # Before, uvicorn waited for their headers forever, and past 64 open connections answered 503 to all.
+    monkeypatch.setattr(_server, "_HEADER_TIMEOUT_S", 0.5, raising=False)
+    server = _server.ViewServer(demo_store, port=0).start()
+    slow = []
+    try:
+        for _ in range(70):
+            connection = socket.create_connection(("127.0.0.1", server.port))
+            connection.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+            slow.append(connection)
+        slow.append(socket.create_connection(("127.0.0.1", server.port)))  # and one that says nothing
+        time.sleep(1.5)
+        status, body = _get(server.url + "api/runs")
+        assert status == 200 and body["total"] == 2
+        assert slow[0].recv(10) == b"" and slow[-1].recv(10) == b""  # closed by the view, unanswered
+    finally:
+        for connection in slow:
+            connection.close()
+        server.stop()
