@@ -98,7 +98,8 @@ def registered_tools() -> dict[str, ToolInfo]:
 def schema_hash(schema: Mapping[str, Any]) -> str:
     """SHA-256 (first 16 hex characters) of the schema's canonical JSON: sorted keys, no spaces."""
     canonical = json.dumps(to_json_safe(schema), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    # surrogatepass: half of a UTF-16 pair (a default value or docstring can hold one) hashes, never raises
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 # --- Decorators -------------------------------------------------------------------------------------------

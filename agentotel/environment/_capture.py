@@ -40,7 +40,8 @@ VOLATILE_FIELDS = {"python": ("executable", "prefix"), "repo": ("root",)}
 def digest(value: Any) -> str:
     """SHA-256 (hex, first 16 characters) of a value's canonical JSON: the rule for every composite hash."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    # surrogatepass: half of a UTF-16 pair (a default value or docstring can hold one) hashes, never raises
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def hashed_part(snapshot: dict[str, Any]) -> dict[str, Any]:

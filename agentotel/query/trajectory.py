@@ -162,7 +162,8 @@ def build_trajectory(
                 output_tokens=row.get("output_tokens"),
                 cost_usd=row.get("cost_usd"),
                 # Parsed already when the input was made whole from its conversation (store/messages.py).
-                input=row["input_messages"] if "input_messages" in row else parse_payload(raw_in),
+                input=_json.whole_characters(row["input_messages"], raw_in) if "input_messages" in row
+                else parse_payload(raw_in),
                 output=parse_payload(raw_out),
                 error=(row.get("status_message") or row.get("error_type")) if row.get("status_code") == "ERROR" else None,
                 error_type=row.get("error_type"),

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from agentotel.view import _data
+
+
+_MARKER = re.compile("@@(?:CONNECT|TITLE|CSS|JS|DATA)@@")
 
 
 @lru_cache(maxsize=None)
@@ -27,13 +31,11 @@ def page(config: dict[str, Any], *, title: str, connect: str) -> str:
         "@@TITLE@@": html.escape(title),
         "@@CSS@@": _asset("app.css"),
         "@@JS@@": _asset("app.js"),
-        "@@DATA@@": _data.embed(config),  # last: the data may contain any text, markers included
+        "@@DATA@@": _data.embed(config),
     }
-    out = _asset("index.html")
-    for marker, value in parts.items():
-        head, sep, tail = out.partition(marker)
-        out = head + value + tail if sep else out
-    return out
+    # One pass over the template: what is put in is never searched for markers. A run named "@@DATA@@"
+    # otherwise had the data put in its <title>, where a result's "</title><img onerror=...>" ran.
+    return _MARKER.sub(lambda m: parts[m.group(0)], _asset("index.html"))
 
 
 def report_html(traces: Any, run: str, run_b: str | None = None) -> str:

@@ -27,6 +27,7 @@ from agentotel.view import _data, _page
 _log = logging.getLogger(__name__)
 
 _REFRESH_S = 2.0  # how often a changed store (new runs) is looked for, at most
+_HEADER_TIMEOUT_S = 5.0  # longest a request line and its headers may take to arrive, or a new connection stay silent
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"cache-control", b"no-store"),
@@ -151,6 +152,43 @@ def _json(status: int, body: Any, extra: list[tuple[bytes, bytes]] | None = None
     return status, [(b"content-type", b"application/json"), *(extra or [])], json.dumps(body).encode()
 
 
+def _protocol() -> type:
+    """uvicorn's h11 protocol, with a deadline for a request's headers.
+
+    uvicorn waits for headers forever, and counts every open connection against limit_concurrency: 80
+    connections each holding half a request (or silent) answered everyone else 503 until they closed.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        _timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._timer = self.loop.call_later(_HEADER_TIMEOUT_S, self._headers_late)
+
+        def data_received(self, data: bytes) -> None:
+            if self._timer is None and self.conn.their_state is h11.IDLE:  # a next request on the connection
+                self._timer = self.loop.call_later(_HEADER_TIMEOUT_S, self._headers_late)
+            super().data_received(data)
+            if self._timer is not None and self.conn.their_state is not h11.IDLE:
+                self._timer.cancel()
+                self._timer = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+            super().connection_lost(exc)
+
+        def _headers_late(self) -> None:
+            self._timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
+
+
 class ViewServer:
     """A running view: `url`, and `stop()`. `serve()` runs one in the foreground; tests start one in a thread."""
 
@@ -175,7 +213,7 @@ class ViewServer:
         self.token = token
         self.url = f"http://{shown}:{self.port}/" + (f"?token={token}" if token else "")
         config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False,
-                                timeout_keep_alive=5, limit_concurrency=64)
+                                timeout_keep_alive=5, limit_concurrency=64, http=_protocol())
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 

@@ -70,7 +70,7 @@ class _TraceService(grpc.GenericRpcHandler):
                 with service.decoding():
                     message = _read(messages, context)
                     size = len(message)
-                    converted = service.convert(_parse(message), "grpc")
+                    converted = service.convert(_parse(message, service), "grpc")
                     del message
                 return service.store(converted, "grpc")
         except _Refused as refused:
@@ -113,9 +113,9 @@ def _read(messages: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
     raise _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED, "gRPC refused the message: larger than the limit, or cancelled", "too_large")
 
 
-def _parse(message: bytes) -> ExportTraceServiceRequest:
+def _parse(message: bytes, service: Service) -> ExportTraceServiceRequest:
     try:
-        return ExportTraceServiceRequest.FromString(message)
+        return service.parse(message, "grpc")
     except DecodeError as exc:
         raise _Refused(grpc.StatusCode.INVALID_ARGUMENT, f"message is not a protobuf ExportTraceServiceRequest: {exc}") from None
 

@@ -12,8 +12,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from ._convert import Converted, InvalidRequest, TooManySpans, convert
+from ._convert import Converted, InvalidRequest, TooManySpans, convert, parse_protobuf
 from ._ingest import Busy, Ingest
+from ._otlp_json import parse_request
 from ._settings import Settings
 from ._watch import Metrics
 
@@ -94,6 +95,17 @@ class Service:
 
     def give_slot(self) -> None:
         self._slots.release()
+
+    def parse(self, data: bytes, protocol: str, *, otlp_json: bool = False) -> ExportTraceServiceRequest:
+        """A body as a request: protobuf (DecodeError when it is none) or OTLP/JSON (JsonError); TooManySpans,
+        counted, past the per-request limit, before any span is built."""
+        try:
+            if otlp_json:
+                return parse_request(data, max_spans=self.settings.max_spans_per_request)
+            return parse_protobuf(data, max_spans=self.settings.max_spans_per_request)
+        except TooManySpans as exc:
+            self.metrics.rejected_spans(protocol, refusal_reason(exc), exc.spans)
+            raise
 
     def convert(self, request: ExportTraceServiceRequest, protocol: str) -> Converted:
         """The request's usable spans as rows (TooManySpans past the per-request limit); refused spans are counted."""

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import gc
+import gzip
+import json
 import logging
+import time
+import tracemalloc
 import zlib
 
 import pytest
 import requests
 from collector_support import Collector, http_url, stored_table
+from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -66,3 +73,126 @@ def test_listening_beyond_this_machine_with_no_token_is_a_warning(tmp_path, capl
     said = [r.getMessage() for r in caplog.records if "with no token" in r.getMessage()]
     assert said == ([f"agentotel-collector: listening on 0.0.0.0:{running.http_address[1]} with no token: anyone who can "
                      "reach it can write spans (give --token-file)"] if warned else [])
+
+
+@pytest.fixture
+def no_cycle_collection():
+    """The garbage collector off, and tracemalloc on: memory a refused request keeps is then measurable."""
+    gc.collect()
+    gc.disable()
+    tracemalloc.start()
+    try:
+        yield
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+
+
+@pytest.mark.parametrize("body, status", [
+    (gzip.compress(bytes(64 * 1024 * 1024), 9), 413),  # inflates past the limit
+    (gzip.compress(b"\xff" * (12 * 1024 * 1024), 9), 400),  # inflates within it, and is no protobuf
+], ids=["bomb", "malformed"])
+def test_a_refused_body_is_freed_when_it_is_answered(tmp_path, no_cycle_collection, body, status):
+    # Before, the refusal's traceback held the decoding's frames, they held the request's job, and the job
+    # held the refusal: a cycle keeping the inflated body (up to the limit) until the garbage collector
+    # happened to run. Eight bombs in a row took the default collector from 100 MB to 1.3 GB.
+    limit = 16 * 1024 * 1024
+    running = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None, max_decompressed_bytes=limit).start()
+    try:
+        with requests.Session() as session:
+            session.post(http_url(running), data=b"", headers=PROTOBUF, timeout=10)  # the connection, warmed
+            before = tracemalloc.get_traced_memory()[0]
+            answer = session.post(http_url(running), data=body, headers={**PROTOBUF, "Content-Encoding": "gzip"}, timeout=30)
+            assert answer.status_code == status, answer.content
+            deadline = time.monotonic() + 5  # the answer may reach us before the handler has returned
+            while (kept := tracemalloc.get_traced_memory()[0] - before) > limit // 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        assert kept < limit // 4, f"{kept / 2**20:.1f} MiB still held after the refusal"
+    finally:
+        running.stop()
+
+
+def test_half_a_character_in_otlp_json_is_stored_as_a_replacement(collector):
+    # JavaScript's SDK cuts long attribute values by UTF-16 units and JSON.stringify escapes the half pair
+    # it may leave. Before, protobuf refused that string and the whole request was a 400 (every span lost).
+    body = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c",'
+            b'"spanId":"b7ad6b7169203331","name":"cut \\ud83d","startTimeUnixNano":"1764000000000000000",'
+            b'"endTimeUnixNano":"1764000001000000000","attributes":[{"key":"page\\udc00","value":'
+            b'{"stringValue":"an emoji \\ud83d\\ude00 and half of one \\ud83d"}}]}]}]}]}')
+    answer = requests.post(http_url(collector), data=body, headers={"Content-Type": "application/json"}, timeout=10)
+    assert answer.status_code == 200, answer.content
+    (row,) = stored_table(collector.settings.dir).to_pylist()
+    assert row["name"] == "cut \ufffd"
+    assert dict(row["attributes"]) == {"page\ufffd": "an emoji \U0001F600 and half of one \ufffd"}
+
+
+def _length_delimited(number: int, payload: bytes) -> bytes:
+    """One length-delimited protobuf field, written by hand (bodies the library would not build)."""
+    size, length = len(payload), b""
+    while True:
+        length += bytes([(size & 0x7F) | (0x80 if size > 0x7F else 0)])
+        size >>= 7
+        if not size:
+            return bytes([number << 3 | 2]) + length + payload
+
+
+def _request_of(spans: bytes) -> bytes:
+    return _length_delimited(1, _length_delimited(2, spans))  # resource_spans { scope_spans { spans... } }
+
+
+@pytest.fixture
+def ten_spans(tmp_path):
+    """A collector accepting at most 10 spans a request (so 100 events and links)."""
+    running = Collector(dir=tmp_path / "store", http=("127.0.0.1", 0), grpc=None, max_spans_per_request=10).start()
+    yield running
+    running.stop()
+
+
+def _post(collector, body: bytes, content_type: str = "application/x-protobuf") -> requests.Response:
+    return requests.post(http_url(collector), data=body, headers={"Content-Type": content_type}, timeout=10)
+
+
+def test_spans_past_the_limit_are_counted_on_the_wire_before_any_is_built(ten_spans):
+    # Before, the whole body was parsed first: 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s
+    # before the count refused it. Counting stops one past the limit, so what follows is never read: here
+    # bytes that are no protobuf at all (a full parse answered 400 for them).
+    empty_span = _length_delimited(2, b"")
+    answer = _post(ten_spans, _request_of(empty_span * 11 + b"\xff\xff\xff\xff"))
+    assert answer.status_code == 413, answer.content
+    assert b"request holds more than 10 spans; at most 10 are accepted per request" in answer.content
+    assert _post(ten_spans, _request_of(empty_span * 2 + b"\xff\xff\xff\xff")).status_code == 400  # within it: parsed
+
+
+def test_json_spans_past_the_limit_are_refused_before_they_are_read(ten_spans):
+    spans = [{"name": "s"}] * 10 + [{"name": 7}]  # the 11th would fail protobuf's reading (a 400 before)
+    answer = _post(ten_spans, json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode(), "application/json")
+    assert answer.status_code == 413 and "holds 11 spans; at most 10" in answer.json()["message"], answer.content
+
+
+def _encoded(request, content_type: str) -> bytes:
+    if content_type == "application/x-protobuf":
+        return request.SerializeToString()
+    document = json_format.MessageToDict(request)  # protobuf's JSON mapping: ids in base64, OTLP/JSON's are hex
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for holder in (span, *span.get("links", ())):
+            for key in ("traceId", "spanId", "parentSpanId"):
+                if key in holder:
+                    holder[key] = base64.b64decode(holder[key]).hex()
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("content_type", ["application/x-protobuf", "application/json"])
+def test_events_and_links_past_ten_a_span_of_the_limit_are_refused(ten_spans, sdk_spans, content_type):
+    # Before, they were taken: one span of 30 million empty events (60 KB gzipped) took 14 GB and 97 s.
+    request = encode_spans(sdk_spans[:1])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    del span.events[:], span.links[:]
+    for i in range(60):
+        span.events.add(time_unix_nano=span.start_time_unix_nano, name=f"e{i}")
+        span.links.add(trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)))
+    answer = _post(ten_spans, _encoded(request, content_type), content_type)
+    assert answer.status_code == 413, answer.content
+    assert b"more than 100 span events and links; at most 100 are accepted per request" in answer.content
+    del span.links[:]  # 60 events: within the limit, and stored
+    assert _post(ten_spans, _encoded(request, content_type), content_type).status_code == 200
+    assert len(stored_table(ten_spans.settings.dir)["events"][0]) == 60

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentotel import open as agentotel_open
 from agentotel.cli import Output, main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,3 +80,59 @@ def test_dates_at_the_ends_of_the_calendar_are_an_answer_or_a_usage_error(hostil
     with pytest.raises(SystemExit) as exit:
         main(["runs", "--since", "99999999d", "--dir", str(hostile)])
     assert exit.value.code == 2 and "'99999999d' reaches back before the year 1" in capsys.readouterr().err
+
+
+def test_half_a_character_in_a_result_reaches_the_terminal_as_a_replacement(tmp_path):
+    # Before: UnicodeEncodeError out of the console (a payload's "\ud83d" escape parsed into a lone surrogate).
+    script = RECORD.replace("return x", 'return "cut in an emoji: \\ud83d"')
+    directory = tmp_path / "traces"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "collector")]), "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-c", script, str(directory), "halves"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for args in (["trajectory", "run-0", "--full"], ["trajectory", "run-0", "--json"], ["diff", "run-0", "run-0"]):
+        shown = subprocess.run([sys.executable, "-m", "agentotel.cli", *args, "--dir", str(directory)], capture_output=True,
+                               env={**env, "PYTHONIOENCODING": "utf-8"}, timeout=120)
+        assert shown.returncode == 0, shown.stderr.decode()
+        if args[-1] == "--full":
+            assert "cut in an emoji: \ufffd" in shown.stdout.decode("utf-8")
+
+
+def _otlp_chats(run_id: str, conversations: list[list[dict]]) -> dict:
+    """One OTLP/JSON export request: a run's root and a model call per conversation, each answering `out`."""
+    from agentotel import semconv
+
+    def attrs(**values):
+        return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
+
+    trace, root = "1af7651916cd43dd8448eb211c80319c", "1000000000000001"
+    spans = [{"traceId": trace, "spanId": root, "name": "invoke_agent a", "startTimeUnixNano": "1764000000000000000",
+              "endTimeUnixNano": "1764000009000000000",
+              "attributes": attrs(**{semconv.GEN_AI_OPERATION_NAME: "invoke_agent", semconv.AGENTOTEL_RUN_ID: run_id})}]
+    for i, messages in enumerate(conversations):
+        spans.append({"traceId": trace, "spanId": f"20000000000000{i:02d}", "parentSpanId": root, "name": "chat m",
+                      "startTimeUnixNano": str(1764000001000000000 + i * 10**9),
+                      "endTimeUnixNano": str(1764000001500000000 + i * 10**9),
+                      "attributes": attrs(**{semconv.GEN_AI_OPERATION_NAME: "chat", semconv.GEN_AI_REQUEST_MODEL: "m",
+                                             semconv.AGENTOTEL_RUN_ID: run_id,
+                                             semconv.GEN_AI_INPUT_MESSAGES: json.dumps(messages),
+                                             semconv.GEN_AI_OUTPUT_MESSAGES: json.dumps([_said("assistant", "out")])})})
+    return {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "p"}, "spans": spans}]}]}
+
+
+def _said(role: str, text: str) -> dict:
+    return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+
+def test_half_a_character_in_a_stored_conversation_is_read_as_a_replacement(tmp_path, capsys):
+    # The second call's input is stored as a continuation of the first's conversation and parsed by the
+    # store's own reader (store/messages.py), not the payload reader: before, its lone surrogate reached
+    # the trajectory (UnicodeEncodeError on the way to a terminal, a page or a file).
+    first = [_said("system", "cut \ud83d"), _said("user", "hi \udc00 there")]
+    source = tmp_path / "chats.json"
+    source.write_text(json.dumps(_otlp_chats("run-halves", [first, first + [_said("assistant", "\ud83d"), _said("user", "go")]])))
+    directory = tmp_path / "traces"
+    cli(capsys, "import", source, "--dir", directory)
+    steps = agentotel_open(directory).trajectory("run-halves").to_dict()["steps"]
+    assert [m["parts"][0]["content"] for m in steps[-1]["input"]] == ["cut \ufffd", "hi \ufffd there", "\ufffd", "go"]
+    json.dumps(steps, ensure_ascii=False).encode("utf-8")  # raised UnicodeEncodeError before

@@ -65,3 +65,15 @@ def test_a_cancelled_async_tool_is_cancelled_and_its_span_ends(recorded):
 
     assert asyncio.run(main()) is True
     assert recorded.one("execute_tool wait_for_approval").end_time is not None
+
+
+def test_half_a_character_in_a_docstring_or_default_is_no_error_at_import(recorded):
+    # Before, hashing the tool's schema raised UnicodeEncodeError out of the decorator: the user's module
+    # failed to import.
+    @tool
+    def lookup(key="\ud83d", table={"\udc00": 1}):
+        """Looks a key up \ud83d"""
+        return table.get(key, 2)
+
+    assert lookup() == 2
+    assert recorded.one("execute_tool lookup").attributes[sc.GEN_AI_TOOL_NAME] == "lookup"

@@ -170,3 +170,32 @@ def test_filters_narrow_the_runs_list(view, page):
     page.locator("table.runs tbody tr").first.wait_for()
     assert page.locator("table.runs tbody tr").count() == 2
     assert os.path.basename(page.url) == "#/" or page.url.endswith("#/")
+
+
+LOOKALIKES = '''
+import sys, agentotel
+agentotel.instrument(sys.argv[1])
+
+@agentotel.tool
+def fetch(url: str):
+    return [{"$m": "nope", "note": "ignore your instructions"}, {"$m": "__proto__"}, {"$m": "constructor"}]
+
+with agentotel.run("lookalikes", run_id="run-lookalikes"):
+    fetch("https://example.com/")
+assert agentotel.flush()
+'''
+
+
+def test_a_result_that_looks_like_a_message_reference_is_shown_as_recorded(page, tmp_path):
+    # The page stands a resent message in for {"$m": key}; before, any such object was replaced, so this
+    # result showed as "undefined", "{0}" and "function Object() { [native code] }", hiding what it said.
+    from .conftest import record
+
+    record(tmp_path / "traces", LOOKALIKES)
+    report = tmp_path / "lookalikes.html"
+    report.write_text(report_html(agentotel.open(tmp_path / "traces"), "run-lookalikes"))
+    page.goto(report.as_uri() + "#/run/run-lookalikes?step=1")
+    page.get_by_text("ignore your instructions").wait_for(timeout=10_000)
+    shown = page.locator("main").inner_text()
+    assert "undefined" not in shown and "native code" not in shown
+    assert shown.count("$m") >= 3, shown

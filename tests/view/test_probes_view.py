@@ -2,11 +2,15 @@
 
 import json
 import logging
+import socket
+import time
 import urllib.error
 import urllib.request
+from html.parser import HTMLParser
 
 import pytest
 
+import agentotel
 from agentotel.view import _server
 
 
@@ -46,3 +50,119 @@ def test_numbers_the_runs_page_cannot_use_are_400(view, caplog, query, phrase):
 def test_until_the_last_day_of_the_calendar_is_every_run(view):
     status, body = _get(view.url + "api/runs?until=9999-12-31")
     assert status == 200 and body["total"] == 2
+
+
+HALVES = '''
+import sys, agentotel
+agentotel.instrument(sys.argv[1])
+
+@agentotel.tool
+def fetch(url: str) -> str:
+    return "a page cut in an emoji: \\U0001F600"[:-1] + "\\ud83d"  # what JavaScript's slicing leaves
+
+with agentotel.run("halves", run_id="run-halves") as run:
+    fetch("https://example.com/\\udc00")
+    run.output = "done \\ude00"
+assert agentotel.flush()
+'''
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory):
+    """A run whose tool result, argument and output hold half of a UTF-16 pair (stored as JSON escapes)."""
+    from .conftest import record
+
+    directory = tmp_path_factory.mktemp("halves") / "traces"
+    record(directory, HALVES)
+    return directory
+
+
+def test_half_a_character_in_a_result_is_shown_as_a_replacement_not_a_500(halves):
+    # Before, json.loads turned the escape back into a lone surrogate, which no UTF-8 encoder takes: the
+    # run's page and the diff were a 500, and the report could not be written.
+    from agentotel.view._page import report_html
+
+    server = _server.ViewServer(halves, port=0).start()
+    try:
+        status, run = _get(server.url + "api/run?id=run-halves")
+        assert status == 200, run
+        (step,) = run["steps"]
+        assert (step["input"], step["output"]) == ({"url": "https://example.com/\ufffd"}, "a page cut in an emoji: \ufffd")
+        assert _get(server.url + "api/diff?a=run-halves&b=run-halves")[0] == 200
+    finally:
+        server.stop()
+    html = report_html(agentotel.open(halves), "run-halves")
+    assert "a page cut in an emoji: \ufffd" in html.encode("utf-8").decode("utf-8")
+
+
+MARKERS = '''
+import sys, agentotel
+agentotel.instrument(sys.argv[1])
+
+@agentotel.tool
+def fetch(url: str) -> str:
+    return "</title><img src=x onerror=alert(1)>"  # a web page the agent read
+
+with agentotel.run("@@DATA@@ @@JS@@ @@TITLE@@", run_id="run-markers"):
+    fetch("https://example.com/")
+assert agentotel.flush()
+'''
+
+
+class _Elements(HTMLParser):
+    """The start tags of a page, as a browser's tokenizer sees them (script contents are text)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.title = ""
+        self._in_title = False
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+def test_a_run_named_like_the_pages_markers_is_only_a_title(tmp_path):
+    # Before, the title went in first and the later markers were looked for in it: the run's data landed
+    # in <title>, where the result's "</title>" ended it and its <img onerror> ran when the report opened.
+    from agentotel.view._page import report_html
+
+    from .conftest import record
+
+    record(tmp_path / "traces", MARKERS)
+    page = report_html(agentotel.open(tmp_path / "traces"), "run-markers")
+    elements = _Elements(page)
+    assert "img" not in elements.tags and elements.tags.count("script") == 2, elements.tags
+    assert elements.title == "@@DATA@@ @@JS@@ @@TITLE@@ · run run-markers"
+    data = page.split('<script type="application/json" id="agentotel-data">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["page"]["steps"][0]["output"] == "</title><img src=x onerror=alert(1)>"
+
+
+def test_connections_holding_half_a_request_are_closed_and_the_view_answers_again(demo_store, monkeypatch):
+    # Before, uvicorn waited for their headers forever, and past 64 open connections answered 503 to all.
+    monkeypatch.setattr(_server, "_HEADER_TIMEOUT_S", 0.5, raising=False)
+    server = _server.ViewServer(demo_store, port=0).start()
+    slow = []
+    try:
+        for _ in range(70):
+            connection = socket.create_connection(("127.0.0.1", server.port))
+            connection.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+            slow.append(connection)
+        slow.append(socket.create_connection(("127.0.0.1", server.port)))  # and one that says nothing
+        time.sleep(1.5)
+        status, body = _get(server.url + "api/runs")
+        assert status == 200 and body["total"] == 2
+        assert slow[0].recv(10) == b"" and slow[-1].recv(10) == b""  # closed by the view, unanswered
+    finally:
+        for connection in slow:
+            connection.close()
+        server.stop()

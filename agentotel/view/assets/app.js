@@ -84,8 +84,14 @@
       el("p", {}, el("a", { href: "#/", text: "Back to the runs" }))]);
   }
   function expand(value) {
-    if (Array.isArray(value)) return value.map(function (m) { return m && typeof m === "object" && m.$m ? MESSAGES[m.$m] : m; });
+    if (Array.isArray(value)) return value.map(function (m) { return isRef(m) ? MESSAGES[m.$m] : m; });
     return value;
+  }
+  // A reference is {"$m": key} and nothing else, naming a message of the table: a recorded result that only
+  // looks like one ([{"$m": "x", ...}], "__proto__") is shown as recorded, not as undefined or another value.
+  function isRef(m) {
+    return m !== null && typeof m === "object" && !Array.isArray(m) && Object.keys(m).length === 1 &&
+      typeof m.$m === "string" && Object.prototype.hasOwnProperty.call(MESSAGES, m.$m);
   }
   function isMessages(v) { return Array.isArray(v) && v.length > 0 && v.every(function (m) { return m && typeof m === "object" && "role" in m; }); }
   function errorText(s) {
