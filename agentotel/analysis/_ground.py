@@ -43,6 +43,8 @@ _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s*-\s*\d+)?(?:\s*|-)(?:busin
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?![\w])")
 
 _SMALL = 10  # counts and positions up to this are never judged
+# A version said as one: "driver 3.0", "version 2.1", "v1.4", "3.0 or later".
+_VERSION_SAID = re.compile(r"\b(?:version|driver|release|v)\s*\d+\.\d+|\d+\.\d+\s+(?:or|and)\s+(?:later|newer|above|higher)", re.I)
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "mn": 1e6, "bn": 1e9}
 _SCALE = re.compile(r"\s*(thousand|million|billion|trillion|mn|bn)\b", re.I)
 # Words that say a number is rounded: "about 1,600", "roughly 260 miles", "nearly 9,000".
@@ -328,8 +330,10 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             continue
         scale = _SCALE.match(rest, match.end())
         multiplier = _SCALES[scale.group(1).lower()] if scale else 1
-        if value * multiplier <= _SMALL and not (not value.is_integer() and rest.startswith("%", match.end())):
-            continue  # a count or a position; a percentage with decimals (0.6 %) is a measurement, judged
+        if value * multiplier <= _SMALL and not (not value.is_integer() and rest.startswith("%", match.end())) \
+                and not ("." in token and _VERSION_SAID.search(rest[max(0, match.start() - 12):match.end() + 12])):
+            continue  # a count or a position; a percentage with decimals (0.6 %) is a measurement, judged; so is a
+            # version ("driver 3.0 or later"), which is no count
         # The precision the answer claims: its decimals ("14.1 million": to the hundred thousand); a hedged
         # round number ("about 1,600", "roughly 260") only to its last non-zero digit.
         decimals = len(token.split(".", 1)[1]) if "." in token else 0
