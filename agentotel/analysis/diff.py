@@ -485,10 +485,11 @@ def diff_trajectories(a: Trajectory, b: Trajectory) -> RunDiff:
     first: dict[str, Any] | None = None
     retried: dict[str, Any] | None = None  # the first difference that is only a failed attempt made again
     held: list[tuple[dict[str, Any], Step, Step]] = []  # agent steps whose outcome changed: their steps say why
-    # Tool steps with steps inside them (an agent called as a tool, a tool that asks a model) are held alike: their
-    # output is what the steps inside them made.
-    holding_a = {s.parent_index for s in a.steps if s.parent_index is not None}
-    holding_b = {s.parent_index for s in b.steps if s.parent_index is not None}
+    # Tool steps with a model or an agent inside them (an agent called as a tool, a tool that asks a model) are held
+    # alike: their output is what the model inside made. (A tool reading through a retriever of its own stays the
+    # unit: its failure on what the retriever gave is the tool's.)
+    holding_a = {s.parent_index for s in a.steps if s.parent_index is not None and s.type in ("llm", "agent")}
+    holding_b = {s.parent_index for s in b.steps if s.parent_index is not None and s.type in ("llm", "agent")}
     for position, (left, right) in enumerate(aligned):
         if left is None:
             assert right is not None

@@ -255,3 +255,22 @@ def test_an_agent_that_failed_after_looping_pairs_with_its_counterpart_not_with_
     d = agentotel.open(tmp_path).diff("run-a", "run-b")
     assert d.first_divergence["index_b"] == 5, d.first_divergence
     assert d.pairs[0].index_a == 1 and d.pairs[0].index_b == 1 and d.pairs[0].status == "status_changed", d.pairs[0]
+
+
+def test_a_tool_that_failed_on_what_its_own_retriever_gave_is_where_the_runs_diverge(tmp_path):
+    """A tool reading through a retriever of its own (no model inside) stays the unit: when it fails on a reshaped
+    result, the first divergence is the tool, not the retrieval inside it (an agent called as a tool is held instead)."""
+    store = SpanStore(tmp_path)
+    for run_id, documents, error in (("run-a", [{"id": "D-1", "score": 0.9}], None),
+                                     ("run-b", [{"id": "D-1", "relevance": "high"}], "ValueError: no score")):
+        run = store.run("docs", run_id)
+        run.llm(assistant(calls=[(f"s{run_id}", "search_docs", {"query": "stipend"})]))
+        searched = run.tool("search_docs", {"query": "stipend"}, None if error else "[D-1] ...", call_id=f"s{run_id}", error=error,
+                            status="ERROR" if error else "UNSET")
+        run.raw("retrieval docs", {sc.GEN_AI_OPERATION_NAME: "retrieval", sc.GEN_AI_DATA_SOURCE_ID: "docs",
+                                   sc.GEN_AI_RETRIEVAL_QUERY_TEXT: "stipend", sc.GEN_AI_RETRIEVAL_DOCUMENTS: json.dumps(documents)},
+                parent=searched)
+        run.llm(assistant("done"))
+    store.write()
+    d = agentotel.open(tmp_path).diff("run-a", "run-b")
+    assert d.first_divergence["index_b"] == 2 and d.first_divergence["kind"] == "status_changed", d.first_divergence
