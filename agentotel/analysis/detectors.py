@@ -7028,8 +7028,7 @@ def _numbers_in(value: Any) -> list[float]:
 _WHEN_USER = re.compile(r"\b(?:when|if|whenever|should)\s+(?:the\s+)?(?:user|customer|caller|client|patient|guest|member)s?\s+"
                         r"(?:reports?|says|mentions?|describes?|complains?\s+(?:of|about)|has|is)\s+(?P<cond>[^.;\n]+)", re.I)
 # A tool that only looks (get_order, search_docs): no answer to what the user reported, yet.
-_LOOKING = frozenset({"get", "list", "search", "find", "read", "lookup", "look", "fetch", "query", "check", "describe", "show",
-                      "view", "retrieve", "identify", "verify"})
+_LOOKING = _READS | {"retrieve", "identify", "verify"}
 _VAGUE = frozenset({"issue", "issues", "problem", "problems", "question", "request", "something", "anything", "thing", "things",
                     "report", "case", "about", "their", "with", "that", "this"})
 

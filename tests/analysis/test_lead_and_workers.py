@@ -7,6 +7,8 @@ failed. Each beside the legitimate run that looks like it. Hand-built runs."""
 
 from __future__ import annotations
 
+import json
+
 from agentotel.analysis.detectors import detect, format_findings
 from runs_build import agent, definitions_attr, llm, record, text_message, tool, tool_loop
 
@@ -16,8 +18,8 @@ def _run(instructions: str, turns, answer: str, *, offered=(), task: str = "Hand
     if said is not None:  # the model's words beside its last call
         last = max(i for i, s in enumerate(steps) if s["type"] == "llm" and s["output"] and '"tool_call"' in s["output"])
         steps[last] = llm(steps[last]["index"], text=said, calls=[(c["name"], c["arguments"], c["id"]) for m in
-                          __import__("json").loads(steps[last]["output"]) for c in m["parts"] if c["type"] == "tool_call"],
-                          messages=__import__("json").loads(steps[last]["input"]))
+                          json.loads(steps[last]["output"]) for c in m["parts"] if c["type"] == "tool_call"],
+                          messages=json.loads(steps[last]["input"]))
     attributes = {s["span_id"]: definitions_attr(*((n, {"type": "object"}) for n in offered)) for s in steps if s["type"] == "llm"}
     return record(*steps, attributes=attributes if offered else None, task=task)
 
