@@ -5740,11 +5740,19 @@ def _call_form(run: _Run) -> list[Finding]:
             invented = _invented_ids(run, step, call.arguments) or _invented_names(run, step, call)
             if invented:
                 value, like = invented[0]
-                out.append(_finding("invented_argument", "tool", index, [index],
+                # An id passed to a tool that reads or acts is the tool's to refuse (ToolScan's incorrect argument
+                # value); one passed to a tool that cites is a source claimed for the answer, a made-up citation:
+                # the model's (TRAIL's hallucinated facts), as one written into the answer's text would be.
+                citing = bool({w.lower() for w in _NAME_WORDS.findall(call.name)} & _CITING)
+                out.append(_finding("invented_argument", "model" if citing else "tool", index, [index],
                                     f"the model called {call.name} at step {index} with the id {value!r}, which nothing it was "
                                     f"given contains (ids of that form it was given: {', '.join(like[:3])})",
                                     tool=call.name, arguments=call.arguments, values=[v for v, _ in invented]))
     return out
+
+
+# A tool's name words saying it records where the answer comes from: cite, add_source, attach_reference.
+_CITING = frozenset("cite cites citation citations source sources reference references attribution".split())
 
 
 class _Used:

@@ -341,3 +341,18 @@ def test_a_retrievals_documents_that_changed_shape_since_earlier_runs_are_a_tool
         agentotel.shutdown()
     assert [(f.index, f.layer) for f in drift] == [(1, "tool")], drift
     assert "(a retrieval)" in drift[0].message
+
+
+@pytest.mark.parametrize("name,layer", [
+    # a source claimed for the answer that no search returned: a made-up citation, the model's
+    ("cite", "model"), ("add_source", "model"), ("attachReference", "model"),
+    # the same id read or acted on: the tool's to refuse (an incorrect argument value)
+    ("fetch_doc", "tool"), ("publish_doc", "tool"),
+])
+def test_an_id_no_search_returned_cited_is_the_models_and_fetched_the_tools(name, layer):
+    turns = [("search_docs", SEARCH, _docs(REMOTE_2024, REMOTE_2021)), (name, {"doc_id": "D-110"}, {"ok": True})]
+    found, shown = _found(_run(*turns, answer="Up to 3 days a week."), "invented_argument")
+    assert found == [(3, layer)], shown
+    # the id the search gave: nothing invented, whatever the tool
+    kept = [turns[0], (name, {"doc_id": "D-101"}, {"ok": True})]
+    assert _found(_run(*kept, answer="Up to 3 days a week."), "invented_argument")[0] == []
