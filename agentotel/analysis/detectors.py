@@ -1163,12 +1163,45 @@ def _follows_up(step: Mapping[str, Any], ids: set[str]) -> bool:
     return bool(ids) and any(i in _leaves(parse_json(step.get("input"))) for i in ids)
 
 
+# What a search of documents answers with, or is named by: its passages, a knowledge base's, the web's.
+_DOCUMENT_KEYS = frozenset({"passages", "documents", "docs", "chunks", "contexts", "nodes", "sources", "articles", "pages"})
+_DOCUMENT_WORDS = frozenset({"doc", "docs", "document", "documents", "kb", "knowledge", "passages", "wiki", "web", "articles",
+                             "pages", "retrieve", "retrieval", "rag", "vector", "semantic"})
+
+
+def _of_documents(step: Mapping[str, Any]) -> bool:
+    """Whether a tool step is a search of documents (search_docs, retrieve_passages; a result {"passages": []})
+    rather than a query of records (run_sql, list_orders)."""
+    payload = tool_payload(step.get("output"))
+    if isinstance(payload, Mapping) and _DOCUMENT_KEYS & {str(k).lower() for k, v in payload.items() if isinstance(v, list)}:
+        return True
+    return bool(_DOCUMENT_WORDS & {w.lower() for w in _NAME_WORDS.findall(str(tool_name(step)))})
+
+
+def _sibling_answered(run: _Run, step: Mapping[str, Any]) -> bool:
+    """Whether the same tool, asked in the run for a sibling of what this step asked (the same fields, one short value
+    other: count_parcels(day=2026-11-30) beside day=2026-11-29), answered with rows."""
+    asked = parse_json(step.get("input"))
+    if not isinstance(asked, Mapping):
+        return False
+    for other in run.record.tool_steps():
+        theirs = parse_json(other.get("input"))
+        if other is step or tool_name(other) != tool_name(step) or is_error(other) or not isinstance(theirs, Mapping) \
+                or set(theirs) != set(asked) or _empty_result(other.get("output")):
+            continue
+        differ = [k for k in asked if theirs[k] != asked[k]]
+        if len(differ) == 1 and len(str(asked[differ[0]])) <= 40:
+            return True
+    return False
+
+
 def _answer_without_evidence(run: _Run) -> list[Finding]:
     """An answer given with confidence after a retrieval found nothing, and no other evidence since. Reading the
     documents a weak search found is no other evidence: it is going on with them, and the cause shows at the
     first model step that did (asked for one of them, or answered)."""
     out = []
     for step in run.steps:
+        layer = "product"
         if step.get("type") == TOOL and tool_payload(step.get("output")) in ("", {}) and not is_error(step):
             # An empty list can be an answer ("no orders"); an empty text or object is not. No result at all
             # (None) is an action's (send, save, delete) or content not captured: no evidence was asked of it.
@@ -1191,6 +1224,12 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
             if _acknowledges(text, nothing_found=True, domain=run.domain_text()) or not run.missing(answer, text):
                 continue
             why = "its result was empty"
+            if not _of_documents(step) and not _sibling_answered(run, step):
+                # Rows that are not there (a query's, a listing's) are the true answer: the figures put in their
+                # place are the model's own (TRAIL: hallucinated facts). A search of documents finding none leaves
+                # the product's knowledge short of the question, as a retrieval's does, and so does a hole in a
+                # series (the day before's count empty where the day's has rows): data the product lacks.
+                layer = "model"
         elif why is None:
             continue
         else:
@@ -1208,7 +1247,7 @@ def _answer_without_evidence(run: _Run) -> list[Finding]:
                 continue
         acted = next((s for s in run.llm if step["index"] < s["index"] < answer["index"] and s.get("parent_index") == step.get("parent_index")
                       and any(_follows_up({"input": json.dumps(c.arguments)}, found) for c in requested_calls(s))), answer)
-        out.append(_finding("answer_without_evidence", "product", acted["index"], [step["index"], acted["index"], answer["index"]],
+        out.append(_finding("answer_without_evidence", layer, acted["index"], [step["index"], acted["index"], answer["index"]],
                             f"{step.get('name')} at step {step['index']} gave nothing ({why}) and step {answer['index']} "
                             f"answered anyway" + (f", going on with its documents from step {acted['index']}" if acted is not answer else ""),
                             evidence_step=step["index"], answer=text[:300]))

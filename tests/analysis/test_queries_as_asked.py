@@ -67,3 +67,16 @@ def test_a_chart_of_one_column_titled_as_another_is_answer_misread():
     assert _found(wrong, "answer_misread")[0] == [(3, "model")], _found(wrong, "answer_misread")[1]
     right = charted({"W1": 120, "W2": 98, "W3": 143})
     assert _found(right, "answer_misread")[0] == [], _found(right, "answer_misread")[1]
+
+
+def test_figures_answered_over_a_query_that_returned_no_rows_are_the_models_and_over_an_empty_search_the_products():
+    ask = "How many people did we hire in March 2026, and at what total salary?"
+    sql = ("run_sql", {"query": "SELECT id, salary FROM employees WHERE hired_on >= DATE '2026-03-01' AND hired_on < DATE '2026-04-01'"}, [])
+    made_up = _run(ask, [sql], "We hired 3 people in March 2026, at a total salary of 214,500 EUR.")
+    assert _found(made_up, "answer_without_evidence")[0] == [(3, "model")], _found(made_up, "answer_without_evidence")[1]
+    honest = _run(ask, [sql], "We hired nobody in March 2026: the query returned no rows.")
+    assert _found(honest, "answer_without_evidence")[0] == [], _found(honest, "answer_without_evidence")[1]
+    # the handbook searched and nothing found: the knowledge the product holds falls short (its layer)
+    search = ("search_handbook_docs", {"query": "relocation allowance"}, {"query": "relocation allowance", "passages": []})
+    unknown = _run("What relocation allowance do new hires get?", [search], "New hires get a 5,000 EUR relocation allowance.")
+    assert _found(unknown, "answer_without_evidence")[0] == [(3, "product")], _found(unknown, "answer_without_evidence")[1]
