@@ -106,6 +106,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "tool_result_cut": ("warning", "give the model the tool's whole result (or a summary made on purpose), not a placeholder"),
     "tool_result_altered": ("warning", "give the model the tool's result as it returned it: its numbers were changed on the way"),
     "other_subject_retrieved": ("warning", "the retrieval returned another subject's records: check its key or filter"),
+    "aggregate_fanned_out": ("warning", "aggregate before the join (or over DISTINCT rows): joining a table with several rows "
+                             "per key repeats each row and inflates SUM, AVG and COUNT"),
     "task_ignored": ("warning", "the call departs from what the task asks: check the prompt states it and the model follows it"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
     "retrieved_context_dropped": ("warning", "put what the retrieval found into the model's prompt: it never reached the model"),
@@ -6988,6 +6990,70 @@ def _request_filter_unapplied(run: _Run) -> list[Finding]:
     return []
 
 
+# An aggregate over one table's column (SUM(o.amount), AVG(o.amount), COUNT(o.id)), not over DISTINCT values.
+_AGGREGATE = re.compile(r"\b(sum|avg|count)\s*\(\s*(?!distinct\b)([a-z_]\w*)\.(\w+)\s*\)", re.I)
+# A table a query reads, with its alias: "FROM orders o", "JOIN events AS e" (not a subquery "JOIN (SELECT ...) t").
+_SQL_TABLE = re.compile(r"\b(from|join)\s+([a-z_][\w.]*)(?:\s+(?:as\s+)?(?!(?:on|where|join|inner|left|right|full|cross|group|order|"
+                        r"limit|using|natural|union|having)\b)([a-z_]\w*))?", re.I)
+_JOIN_ON = re.compile(r"\b([a-z_]\w*)\.(\w+)\s*=\s*([a-z_]\w*)\.(\w+)", re.I)
+
+
+def _table_key(table: str, column: str) -> bool:
+    """Whether a column is a table's own key by its name: id, or events.event_id, customers.customer_id."""
+    name, column = table.rsplit(".", 1)[-1].lower(), column.lower()
+    singular = name[:-3] + "y" if name.endswith("ies") else name[:-1] if name.endswith("s") else name
+    return column in ("id", f"{name}_id", f"{singular}_id", f"{singular}id", "uuid", "key")
+
+
+def _outer_query(query: str) -> str:
+    """A query with its subqueries' text left out ("JOIN (SELECT DISTINCT ...) t" -> "JOIN (...) t"): a subquery's
+    tables and joins are its own."""
+    while (start := re.search(r"\(\s*select\b", query, re.I)) is not None:
+        depth, end = 0, len(query)
+        for i in range(start.start(), len(query)):
+            depth += {"(": 1, ")": -1}.get(query[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        query = query[:start.start()] + "(...)" + query[end:]
+    return query
+
+
+def _aggregate_fanned_out(run: _Run) -> list[Finding]:
+    """A query sums, averages or counts one table's column (SUM(o.amount)) over a join to another table on a column
+    that is not that table's key (JOIN events e ON e.customer_id = o.customer_id): each row comes back once per
+    matching row of the other, and the figure is inflated - the fan trap of SQL reporting (model; at the call that
+    wrote the query). A join on the other table's key (JOIN customers c ON c.id = o.customer_id), a DISTINCT
+    subquery, or a grouping by the other table's rows keeps each row once."""
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            for query in (v for v in call.arguments.values() if isinstance(v, str) and _SQL_QUERY.search(v)):
+                flat = _outer_query(query)
+                aggregates = _AGGREGATE.findall(flat)
+                tables = {(m.group(3) or m.group(2)).lower(): m.group(2) for m in _SQL_TABLE.finditer(flat)}
+                if not aggregates or len(tables) < 2 or re.search(r"\bselect\s+distinct\b", flat, re.I):
+                    continue
+                grouped = (re.search(r"\bgroup\s+by\b([\s\S]*?)(?:\border\b|\bhaving\b|\blimit\b|$)", flat, re.I) or [None, ""])[1].lower()
+                for function, alias, column in aggregates:
+                    alias = alias.lower()
+                    for m in _JOIN_ON.finditer(flat):
+                        a, a_col, b, b_col = m.group(1).lower(), m.group(2), m.group(3).lower(), m.group(4)
+                        if b == alias:
+                            a, a_col, b, b_col = b, b_col, a, a_col
+                        if a != alias or b == alias or b not in tables or alias not in tables:
+                            continue
+                        if _table_key(tables[b], b_col) or f"{b}." in grouped:
+                            continue
+                        return [_finding("aggregate_fanned_out", "model", step["index"], [step["index"]],
+                                         f"step {step['index']} asks {call.name} for {function.upper()}({alias}.{column}) over a "
+                                         f"join to {tables[b]} on {m.group(0)}, not {tables[b]}'s key: each {tables[alias]} row "
+                                         f"counts once per matching {tables[b]} row", tool=call.name, joined=tables[b],
+                                         on=m.group(0), aggregate=f"{function.upper()}({alias}.{column})")]
+    return []
+
+
 # A file path a request names: reports/q3-eu-revenue.md, ./out/summary.csv
 _REQUEST_PATH = re.compile(r"(?<![\w/.-])((?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)+\.[A-Za-z0-9]{1,5})(?![\w/-])")
 
@@ -7282,7 +7348,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
-    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied,
+    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

@@ -80,3 +80,26 @@ def test_figures_answered_over_a_query_that_returned_no_rows_are_the_models_and_
     search = ("search_handbook_docs", {"query": "relocation allowance"}, {"query": "relocation allowance", "passages": []})
     unknown = _run("What relocation allowance do new hires get?", [search], "New hires get a 5,000 EUR relocation allowance.")
     assert _found(unknown, "answer_without_evidence")[0] == [(3, "product")], _found(unknown, "answer_without_evidence")[1]
+
+
+def _payroll(sql: str):
+    return _run("What did we pay in salaries in 2026 to people who took a training course?",
+                [("run_sql", {"query": sql}, [{"paid": 1843200.0}])], "We paid 1,843,200 EUR to people who took a course.")
+
+
+def test_a_sum_over_a_join_to_a_table_with_several_rows_per_key_is_an_aggregate_fanned_out():
+    for sql in ("SELECT SUM(p.amount) AS paid FROM payslips p JOIN enrolments e ON e.employee_id = p.employee_id WHERE p.year = 2026",
+                "SELECT AVG(p.amount) FROM payslips AS p INNER JOIN enrolments AS e ON p.employee_id = e.employee_id",
+                "SELECT COUNT(p.id) FROM payslips p JOIN enrolments e ON e.payslip_ref = p.id"):
+        found = _found(_payroll(sql), "aggregate_fanned_out")
+        assert found[0] == [(1, "model")], (sql, found[1])
+    for sql in (  # each payslip kept once: the other table's key, a DISTINCT subquery, EXISTS, DISTINCT values, no join
+            "SELECT SUM(p.amount) FROM payslips p JOIN employees e ON e.id = p.employee_id WHERE e.trained",
+            "SELECT SUM(p.amount) FROM payslips p JOIN employees e ON p.employee_id = e.employee_id",
+            "SELECT SUM(p.amount) FROM payslips p JOIN (SELECT DISTINCT employee_id FROM enrolments) t ON t.employee_id = p.employee_id",
+            "SELECT SUM(p.amount) FROM payslips p WHERE EXISTS (SELECT 1 FROM enrolments e WHERE e.employee_id = p.employee_id)",
+            "SELECT COUNT(DISTINCT p.id) FROM payslips p JOIN enrolments e ON e.employee_id = p.employee_id",
+            "SELECT e.course, SUM(e.fee) FROM enrolments e JOIN courses c ON c.course_id = e.course_id GROUP BY 1",
+            "SELECT e.id, SUM(p.amount) FROM payslips p JOIN enrolments e ON e.employee_id = p.employee_id GROUP BY e.id",
+            "SELECT SUM(amount) FROM payslips WHERE year = 2026"):
+        assert _found(_payroll(sql), "aggregate_fanned_out")[0] == [], sql
