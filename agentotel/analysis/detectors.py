@@ -3536,7 +3536,9 @@ def _promised_at_end(run: _Run) -> list[Finding]:
             target = _handoff_target(name) if name else None
             if name is None or (target is not None and target.lower() not in clause.lower()):
                 continue
-            return [_finding("action_not_taken", "model", step["index"], [step["index"]],
+            # A handoff said and never made: the run ended at an agent that meant to pass control on, which is how
+            # the orchestration failed (workflow, as a handoff declined or looping is), not a tool left uncalled.
+            return [_finding("action_not_taken", "model" if target is None else "workflow", step["index"], [step["index"]],
                              f"the run ends at step {step['index']} promising {said.group(0).strip()!r}, and no call of {name} "
                              f"came after it", tool=name, said=said.group(0).strip(), tools=[name], promised=True)]
     return []

@@ -117,14 +117,15 @@ def test_a_page_read_or_no_claim_of_reading_it_is_no_action_not_taken(turns, ans
     assert _found(run, "action_not_taken")[0] == []
 
 
-@pytest.mark.parametrize("answer", [
-    "The passage says the expenses are on the full policy page. I'll fetch it next to list them.",
-    "Passages found: [D-101]. I'll hand these to the writer next.",
+@pytest.mark.parametrize("answer,layer", [
+    ("The passage says the expenses are on the full policy page. I'll fetch it next to list them.", "model"),
+    # a handoff promised and never made: the run ended at an agent meant to pass control on (the orchestration's)
+    ("Passages found: [D-101]. I'll hand these to the writer next.", "workflow"),
 ])
-def test_a_run_ending_on_a_promise_of_an_offered_tool_is_an_action_not_taken(answer):
+def test_a_run_ending_on_a_promise_of_an_offered_tool_is_an_action_not_taken(answer, layer):
     run = _run(("search_docs", {"query": "eligible expenses"}, PASSAGES), answer=answer, offered=True)
     found, shown = _found(run, "action_not_taken")
-    assert found == [(3, "model")], shown
+    assert found == [(3, layer)], shown
 
 
 @pytest.mark.parametrize("answer", [
