@@ -2471,12 +2471,17 @@ def _fact_not_handed(run: _Run, step: Mapping[str, Any], source: Mapping[str, An
     value = re.search(r"\d{4}-\d\d-\d\d|\d+(?:\.\d+)?", fact)
     if value is None:
         return None
-    seen = " ".join(text_of(m.get("parts") or m.get("content")) for m in run.messages(step))
-    if value.group(0) in seen:
-        return None
     handoff = next((s for s in reversed(run.llm) if source["index"] < s["index"] < step["index"]
                     and any(_HANDOFF_NAME.search(c.name) for c in requested_calls(s))), None)
     if handoff is None:
+        return None
+    # The agent decided where it first proposed the action ("I can refund order #1022 ... Shall I go ahead?"), the
+    # call coming after the user's yes: shown the fact by then (a later turn given the whole history) or not.
+    verb = (_action(requested_calls(step)[0].name) or ("",))[0]
+    decided = next((s for s in run.llm if handoff["index"] < s["index"] < step["index"] and verb
+                    and re.search(rf"\b{re.escape(verb)}", _said(s), re.I)), step)
+    seen = " ".join(text_of(m.get("parts") or m.get("content")) for m in run.messages(decided))
+    if value.group(0) in seen:
         return None
     said = " ".join(str(p.get("content")) for m in output_messages(handoff) for p in parts(m) if p.get("type") == "text")
     return _finding("information_withheld", "model", handoff["index"], [handoff["index"], source["index"], step["index"]],

@@ -194,3 +194,35 @@ def test_a_rule_broken_by_an_agent_never_shown_the_fact_a_handoff_left_out_is_th
     told = team("Order #1022 (wool blanket, 89.00 USD, delivered 2026-10-12): the user wants a refund.")
     assert _found(told, "policy_violated")[0] == [(7, "model")], _found(told, "policy_violated")[1]
     assert _found(told, "information_withheld")[0] == [], _found(told, "information_withheld")[1]
+
+
+def test_a_refund_proposed_unseen_after_a_handoff_that_left_the_date_out_stays_the_handoffs_when_the_next_turn_shows_it():
+    import json
+
+    from runs_build import agent, llm, text_message, tool
+
+    def team(handed: str):
+        ask = text_message("user", ASK_1022[1])
+        read = [{"role": "assistant", "parts": [{"type": "tool_call", "id": "g1", "name": "get_order", "arguments": {"order_id": "#1022"}}]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "id": "g1", "response": json.dumps(BLANKET)}]}]
+        triage = [text_message("system", "You are triage. Hand refunds to the refunds agent."), ask]
+        refunds = [text_message("system", RULES.replace("support agent", "refunds agent")), ask, text_message("assistant", handed)]
+        offer = "I can refund order #1022 (89.00 USD) to your original payment method. Shall I go ahead?"
+        # the user's yes starts a turn the app gives the whole history, the date included
+        later = [refunds[0], ask, *read, text_message("assistant", handed), text_message("assistant", offer), text_message("user", YES[1])]
+        steps = [agent(1, "triage"), llm(2, calls=[("get_order", {"order_id": "#1022"}, "g1")], messages=triage, parent=1),
+                 dict(tool(3, "get_order", {"order_id": "#1022"}, BLANKET, requested_by=2, call_id="g1"), parent_index=1),
+                 llm(4, text=handed, calls=[("transfer_to_refunds", {}, "h1")], messages=[*triage, *read], parent=1),
+                 dict(tool(5, "transfer_to_refunds", {}, {"assistant": "refunds"}, requested_by=4, call_id="h1"), parent_index=1),
+                 agent(6, "refunds"), llm(7, text=offer, messages=refunds, parent=6),
+                 agent(8, "refunds"), llm(9, calls=[("refund", {"order_id": "#1022", "amount": 89.0}, "r1")], messages=later, parent=8),
+                 dict(tool(10, "refund", {"order_id": "#1022", "amount": 89.0}, {"status": "refunded"}, requested_by=9, call_id="r1"),
+                      parent_index=8),
+                 llm(11, text="Refunded 89.00 USD.", parent=8)]
+        return record(*steps, task=ASK_1022[1])
+
+    withheld = team("Order #1022 (wool blanket, 89.00 USD): the user wants a refund.")
+    assert _found(withheld, "information_withheld")[0] == [(4, "model")], _found(withheld, "information_withheld")[1]
+    told = team("Order #1022 (wool blanket, 89.00 USD, delivered 2026-10-12): the user wants a refund.")
+    assert _found(told, "information_withheld")[0] == [], _found(told, "information_withheld")[1]
+    assert _found(told, "policy_violated")[0] == [(9, "model")], _found(told, "policy_violated")[1]
