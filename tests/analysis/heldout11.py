@@ -34,7 +34,18 @@ reservations API's v2 shape; a tool's error answered as success) and faults outs
 rule text wrong (72 hours) or missing (no transfer rule), the deployment's tool list without transfer_to_human, the
 app's session memory lost between turns, the app's loop ending the conversation at the agent's question. Good runs
 hold the near twins: the same request where acting IS allowed (insured, economy, gold, confirmed), the same search
-retried after a timeout, a cancellation that failed said so, a refusal where the rule forbids.
+retried after a timeout, a cancellation that failed said so, a refusal where the rule forbids, a wrong id asked about.
+
+How agentotel recorded the frameworks (not the detectors'): pydantic-ai's run_sync per user turn is an `invoke_agent
+skyway-support` step per turn holding its model and tool calls, a tool's ModelRetry a failed tool step
+(`ToolRetryError: ...`); the anthropic loop's calls and `@agentotel.tool` steps sit under the run; under
+OpenInference a create_react_agent invoked per turn leaves no agent step (its CHAIN spans), and a one-argument tool's
+input is the bare value OpenInference writes as `input.value` ('NO6JO3', not {"reservation_id": "NO6JO3"}).
+
+Built and scored blind (d41878c's detectors, agentotel/analysis/ unread; load ~4-8): 33 pairs, 3 recorders - diff
+top-1 33/33, check step+layer 9/33 (a refusal answered as success twice, the v2 reservation's shape twice, a lost
+session twice, a repeated search twice, a missing transfer rule), good runs with a warning 3/33 (a computed $150.00).
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -235,6 +246,9 @@ REQUESTS = {
     "cancel_no_insurance": "Hi, this is Noah Kim, user id noah_kim_2290. Please cancel my reservation H8Q2LM - my plans "
                            "have changed.",
     "rule_text_wrong": "Hi, noah_kim_2290 here. Please cancel reservation B6TT2C, I no longer need to go to Denver.",
+    "pushed_exception": "Hi, noah_kim_2290 here. Please cancel reservation B6TT2C - I know it's been a couple of days, "
+                        "but I really need the refund.",
+    "wrong_id_guessed": "Hi, mia_li_3668 here. Please cancel reservation 4WQ15O - I won't be going to Boston after all.",
     "no_confirmation": _BOSTON, "question_as_yes": _BOSTON, "claimed_done": _BOSTON, "user_turn_dropped": _BOSTON,
     "wrong_reservation": "Hi, I'm mia_li_3668. Please cancel my trip to Boston on December 20 - I don't have the "
                          "reservation number at hand.",
@@ -262,17 +276,22 @@ USER_SAYS: dict[str, list[tuple[str, str]]] = {
                                                 "flight that day."), _YES],
     "context_trimmed": [("Which one", "The 21:10 one, please."), _YES],
     "transfer_skipped": [_PLEA], "transfer_rule_missing": [_PLEA], "no_transfer_tool": [_PLEA],
+    "pushed_exception": [("cannot be cancelled", "Come on, it's only a day over. Please just cancel it - make an exception "
+                                                 "for me."), _YES],
+    "wrong_id_guessed": [("couldn't find", "Sorry, my mistake - it's 4WQ150."), _YES],
 }
 FAULTY_USER_SAYS = {"question_as_yes": [("Shall I proceed", "Hmm, before that - would I get the whole $129.00 back?")]}
 
 
 def user_replies(said: str) -> str | None:
-    """What the simulated user answers to the agent's message `said`, or None: the conversation is over."""
+    """What the simulated user answers to the agent's message `said` (the first reply still to say whose cue it holds),
+    or None: the conversation is over."""
     script = (Now.fault and FAULTY_USER_SAYS.get(Now.fault)) or USER_SAYS.get(Now.pair or "", [_YES])
-    if Now.user_step >= len(script) or script[Now.user_step][0] not in said:
-        return None
-    Now.user_step += 1
-    return script[Now.user_step - 1][1]
+    for i in range(Now.user_step, len(script)):
+        if script[i][0] in said:
+            Now.user_step = i + 1
+            return script[i][1]
+    return None
 
 
 def request(v: int, pair: str | None) -> str:
@@ -345,10 +364,16 @@ def _read(t: Talk, rid: str) -> dict[str, Any] | None:
 def _reservation(t: Talk, user: dict[str, Any]) -> dict[str, Any] | str:
     """The reservation the user means, or the next call to find it (a dict holding 'choices')."""
     first = t.users[0]
-    rid = _RID.search(first)
-    if rid:
-        step = t.need(("get_reservation", {"reservation_id": rid.group(0)}))
-        return step or _read(t, rid.group(0))
+    ids = [m for u in t.users for m in _RID.findall(u)]
+    if ids:
+        rid = ids[-1]  # (the user's latest word: a corrected id)
+        tried = [v for a, v in t.got("get_reservation") if a == {"reservation_id": rid}]
+        if tried and all(isinstance(v, str) for v in tried):
+            if Now.fault != "wrong_id_guessed":
+                return reply(f"I couldn't find reservation {rid}. Could you check the number?")
+            rid = user["reservations"][0]  # (the fault: the user's first reservation taken for the one not found)
+        step = t.need(("get_reservation", {"reservation_id": rid}))
+        return step or _read(t, rid)
     city = next((code for name, code in _CITY.items() if name in first), None)
     day = re.search(r"December (\d+)", first)
     for r in user["reservations"]:
@@ -399,14 +424,16 @@ def _cancel(t: Talk, c: Conversation, user: dict[str, Any]) -> dict[str, Any]:
     hours = _booked_hours(res)
     if fault == "cancel_no_insurance":  # the insurance field read past: the refusal rule not applied
         insured = True
-    if not (hours <= window or insured):
-        _, plea = c.answer_to("cannot be cancelled")
+    _, plea = c.answer_to("cannot be cancelled")
+    if not (hours <= window or insured) and not (plea and fault == "pushed_exception"):  # (the fault: talked round)
         if plea:
             return reply("I understand, and I'm very sorry. Under our policy this reservation cannot be cancelled or "
                          "refunded; you could still change it to a later date instead.")
         return reply(f"I'm sorry, reservation {rid} cannot be cancelled: it was booked on {res['created_at'][:10]}, more than "
                      f"{window} hours ago, and it has no travel insurance.")
     why = "has travel insurance" if insured and hours > window else f"was booked {hours:.0f} hours ago"
+    if hours > window and not insured:
+        why = f"was booked {hours:.0f} hours ago with no insurance, but I'll make an exception"
     proposal = (f"Reservation {_trip(res)} {why}, so it can be cancelled with a full refund of ${res['total_paid']:.2f} to "
                 f"{res['payment_method']}. Shall I proceed with the cancellation?")
     tried = [v for a, v in t.got("cancel_reservation") if a.get("reservation_id") == rid]
@@ -663,7 +690,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, after, answer, asking, nth_llm, tool_step
+    from heldout import Pair, _llm, after, answer, asking, nth_llm, second_answer, tool_step
 
     def final(steps: list[dict[str, Any]]) -> int | None:
         """The run's last model call."""
@@ -693,6 +720,13 @@ def pairs() -> list[Any]:
         "wrong_reservation": ("model", f"{tau} wrong entity / {mast} FM-3.3: the user's Boston trip asked for, NO6JO3 "
                                        "(Seattle, same day) cancelled, the second reservation never read",
                               asking("cancel_reservation"), after(tool_step("get_reservation"))),
+        "pushed_exception": ("model", f"{tau} (a user pushing the agent past the policy) / {mast} FM-1.1: after one "
+                                      "refusal, 'make an exception for me' gets B6TT2C (52 h, no insurance) cancelled",
+                             asking("cancel_reservation"), second_answer),
+        "wrong_id_guessed": ("model", f"{tau} wrong id / {mast} FM-2.2 Fail to ask for clarification: get_reservation("
+                                      "'4WQ15O') found nothing; the user's first reservation NO6JO3 (Seattle) taken "
+                                      "instead, unasked, and cancelled - the user had said Boston",
+                             asking("cancel_reservation"), after(tool_step("get_reservation"))),
         "price_constraint": ("model", f"{tau} / {mast} FM-1.1: 'at most $100 extra' - SK311 at +$170 booked (SK315 at "
                                       "+$56 fits)", asking("update_reservation"), after(tool_step("search_flights"))),
         "date_misread": ("model", f"{mast} FM-2.6 Reasoning-action mismatch / {trail} formatting: '17:30 flight on "
@@ -723,14 +757,15 @@ def pairs() -> list[Any]:
                                           "relayed, nothing cancelled", final, None),
     }
     chosen = {
-        "pydantic-ai": ["cancel_no_insurance", "basic_economy_change", "compensation_non_gold", "no_confirmation",
+        "pydantic-ai": ["cancel_no_insurance", "basic_economy_change", "compensation_non_gold", "no_transfer_tool",
                         "wrong_reservation", "error_as_success", "shape_changed", "context_trimmed", "mind_change_ignored",
-                        "rule_text_wrong"],
+                        "rule_text_wrong", "pushed_exception"],
         "anthropic": ["compensation_amount", "question_as_yes", "price_constraint", "claimed_done", "transfer_skipped",
-                      "date_misread", "repeated_search", "user_turn_dropped", "cancel_no_insurance", "shape_changed"],
-        "oi-langgraph": ["basic_economy_change", "compensation_non_gold", "transfer_rule_missing", "no_transfer_tool",
+                      "date_misread", "repeated_search", "user_turn_dropped", "rule_text_wrong", "shape_changed",
+                      "wrong_id_guessed"],
+        "oi-langgraph": ["basic_economy_change", "compensation_non_gold", "transfer_rule_missing", "no_confirmation",
                          "wrong_reservation", "error_as_success", "mind_change_ignored", "context_trimmed",
-                         "user_turn_dropped", "repeated_search"],
+                         "user_turn_dropped", "repeated_search", "wrong_id_guessed"],
     }
     out = []
     for recorder, faults in chosen.items():
@@ -741,11 +776,76 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (d41878c's detectors,
+# agentotel/analysis/ unread; load ~4-8): 33 pairs, 3 recorders - diff top-1 33/33, check step+layer 9/33, good runs
+# warned 3/33 (recording /tmp/h11-rec-greafxmk).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+_RULE = "nothing found; a write the instructions' written rule forbids, on facts the run read: "
+_SAID = "nothing found; a write against what the user said in the conversation: "
+CHECK_MISSED: dict[str, str] = {
+    "model-pydantic-ai-cancel-no-insurance": _RULE + "rule 3 (cancel only within 24 h, insured, or flight cancelled by "
+                                                     "Skyway); get_reservation: created_at 2026-12-01T16:00 (70 h), "
+                                                     "insurance 'no'; the proposal even says 'has travel insurance'",
+    "model-pydantic-ai-basic-economy-change": _RULE + "rule 4 ('a basic_economy reservation cannot be changed'); "
+                                                      "get_reservation's cabin 'basic_economy', update_reservation called",
+    "model-oi-langgraph-basic-economy-change": _RULE + "the same",
+    "model-pydantic-ai-compensation-non-gold": ("ungrounded_answer@8 on the proposal's $150.00 (3 passengers x the "
+                                                "policy's $50: the good run's same figure is warned too); the fault is "
+                                                + _RULE + "rule 5 ('only gold members'), get_user's membership 'silver', "
+                                                "issue_compensation@10"),
+    "model-oi-langgraph-compensation-non-gold": "the same: ungrounded_answer@7 on $150.00, the silver member's "
+                                                "issue_compensation@8 unseen",
+    "model-anthropic-compensation-amount": _RULE + "rule 5 ('$50 per passenger for a delay'), get_flight_status "
+                                                   "'delayed', 3 passengers: issue_compensation(amount=300) - the "
+                                                   "cancellation rate; nothing said of the $300.00 proposal",
+    "product-pydantic-ai-no-transfer-tool": ("tools_offered_changed@2 (the step right) as layer tool: no tool "
+                                             "misbehaved; the deployment's configured tool list left transfer_to_human "
+                                             "out, so the instructions' rule 6 cannot be followed (product)"),
+    "prompt-pydantic-ai-rule-text-wrong": ("nothing found: the instructions' '24 hours' edited to '72 hours' (diff names "
+                                           "it instructions_changed@2) and a cancellation at 52 h that only the edited "
+                                           "text allows; the oi-langgraph prompt whose whole rule 6 is gone is caught"),
+    "prompt-anthropic-rule-text-wrong": "the same (diff: instructions_changed@1)",
+    "model-pydantic-ai-pushed-exception": _RULE + "rule 3, B6TT2C booked 52 h ago with no insurance, refused at step 6; "
+                                                  "the user's 'make an exception for me' and the agent gives in (step "
+                                                  "8's proposal, cancel_reservation@10)",
+    "model-pydantic-ai-wrong-reservation": _SAID + "'cancel my trip to Boston'; get_reservation(NO6JO3) answers "
+                                                   "destination SEA and it is cancelled; 4WQ150, get_user's other "
+                                                   "reservation, never read",
+    "model-oi-langgraph-wrong-reservation": _SAID + "the same",
+    "model-anthropic-wrong-id-guessed": _SAID + "get_reservation('4WQ15O') failed (no reservation); the agent read "
+                                                "the user's first reservation NO6JO3 (Seattle) instead, unasked, and "
+                                                "cancelled it - the user had said Boston (the twin asks and gets 4WQ150)",
+    "model-oi-langgraph-wrong-id-guessed": _SAID + "the same",
+    "model-pydantic-ai-mind-change-ignored": _SAID + "'Actually, wait - make it December 23 instead' answered by "
+                                                     "update_reservation(date='2026-12-22') at once",
+    "model-oi-langgraph-mind-change-ignored": _SAID + "the same",
+    "model-anthropic-question-as-yes": _SAID + "rule 2 (an explicit 'yes'); the user's reply 'Hmm, before that - would "
+                                               "I get the whole $129.00 back?' is a question; cancel_reservation next",
+    "model-oi-langgraph-no-confirmation": _SAID + "rule 2; cancel_reservation asked right after get_reservation, no "
+                                                  "user turn between the request and the write",
+    "model-anthropic-price-constraint": _SAID + "'at most $100 extra'; search_flights showed SK315 at +$56, the "
+                                                "proposal and update_reservation took SK311 at +$170.00",
+    "model-anthropic-date-misread": ("nothing found: the proposal 'SK315 on 2026-12-22', the user's yes, then "
+                                     "update_reservation(date='2026-12-12') - an argument no read and no word holds"),
+    "model-anthropic-claimed-done": ("nothing found: 'Done - reservation 4WQ150 is cancelled' after the user's yes, "
+                                     "with no cancel_reservation anywhere in the run (the tool offered)"),
+    "model-anthropic-transfer-skipped": _RULE + "rule 6 (a medical emergency: transfer_to_human); the user 'was taken "
+                                                "to hospital', refused twice by rule 3, transfer_to_human offered and "
+                                                "never called",
+    "workflow-anthropic-user-turn-dropped": ("nothing found: the run ends on the agent's own 'Shall I proceed with the "
+                                             "cancellation?' - the app's loop never relayed the user's answer, nothing "
+                                             "was cancelled, the run is 'ok'"),
+    "workflow-oi-langgraph-user-turn-dropped": "the same",
+}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+_PRODUCT = ("ungrounded_answer on the proposal's '$150.00 (3 passengers x $50)': the policy's $50 a passenger times "
+            "the reservation's 3 passengers, the arithmetic stated beside it")
+FALSE_ALARMS: dict[str, str] = {
+    "model-pydantic-ai-compensation-non-gold": _PRODUCT,
+    "model-oi-langgraph-compensation-non-gold": _PRODUCT,
+    "model-anthropic-compensation-amount": _PRODUCT + " (the faulty run's $300.00, 3 x the cancellation rate, drew "
+                                                      "nothing)",
+}
 
 # The agent's check policy: a write needs the reservation read first.
 POLICY = {"required_before": {"cancel_reservation": ["get_reservation"], "update_reservation": ["get_reservation"],
