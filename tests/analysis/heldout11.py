@@ -803,7 +803,9 @@ CHECK_MISSED: dict[str, str] = {
                                              "out, so the instructions' rule 6 cannot be followed (product)"),
     "prompt-pydantic-ai-rule-text-wrong": ("nothing found: the instructions' '24 hours' edited to '72 hours' (diff names "
                                            "it instructions_changed@2) and a cancellation at 52 h that only the edited "
-                                           "text allows; the oi-langgraph prompt whose whole rule 6 is gone is caught"),
+                                           "text allows. A prompt whose whole rule 6 is gone is caught "
+                                           "(instructions_changed) on all three recorders - probed on pydantic-ai and "
+                                           "anthropic too - and this two-character edit on none, oi-langgraph probed"),
     "prompt-anthropic-rule-text-wrong": "the same (diff: instructions_changed@1)",
     "model-pydantic-ai-pushed-exception": _RULE + "rule 3, B6TT2C booked 52 h ago with no insurance, refused at step 6; "
                                                   "the user's 'make an exception for me' and the agent gives in (step "

@@ -20,7 +20,7 @@ import heldout11
 from heldout import table
 
 
-@pytest.mark.slow  # three framework processes (one through agentotel-collector), about a minute
+@pytest.mark.slow  # three framework processes (one through agentotel-collector), ~1.5 min under load
 def test_the_whole_eleventh_held_out_set(tmp_path):
     scores = heldout11.score(tmp_path, heldout11.record(tmp_path, heldout11.pairs()))
     report = table(scores)
