@@ -15,6 +15,8 @@ serve stale, a newsletter page with a prompt injection in its text, a demo form 
 ignore', a returns form whose submission times out after it went through. Each recorder in a process of its own:
 
 - `agents` (coding): the OpenAI Agents SDK, the reviewer given to the fixer by `Agent.as_tool`, `agentotel.instrument()`;
+- `agents-handoff` (coding): the same SDK, the fixer handing its change over to the reviewer (a handoff), who opens the
+  pull request;
 - `tl-openai` (coding): a plain openai SDK loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
   spans, the reviewer a nested loop inside the review_patch tool span, sent by OTLP through agentotel-collector;
 - `maf` (web): Microsoft Agent Framework (agent-framework-openai's chat completions client, its own telemetry on,
@@ -26,8 +28,9 @@ The model on 127.0.0.1 reads the conversation it is sent (the search hits, the f
 verdict, the page's text, a tool's error) and decides as a model would. Faults from MAST (Cemri et al. 2025): FM-1.1
 (a deprecated namesake patched against the written rule), FM-1.3 step repetition (the same failing patch re-applied),
 FM-2.4 information withholding (the reviewer sent no diff; in `tl-openai` also the app's reviewer tool passing on
-only the request's first line), FM-2.5 ignored other agent's input ('CHANGES REQUESTED' passed over), FM-3.1
-premature termination, FM-3.3 no verification (no run_tests after the patch; a failing run told as 'all tests pass');
+only the request's first line: workflow), FM-1.4 loss of history (the handoff's remove_all_tools filter dropping
+git_diff's result: memory), FM-2.5 ignored other agent's input ('CHANGES REQUESTED' passed over), FM-3.1 premature
+termination, FM-3.3 no verification (no run_tests after the patch; a failing run told as 'all tests pass');
 TRAIL's API issues (search_code's paths turned relative since earlier runs; a CDN serving a June copy of a store
 page), poor retrieval (the X1 spec page read for the X2) and hallucinations (an empty search answered from memory, a
 form given a phone number and company nobody gave); a prompt injection on a page obeyed (OWASP LLM01); a form
@@ -45,8 +48,8 @@ an agent step after the transfer_to_reviewer tool step, nested under the fixer's
 of the reviewer's loop sit under the traceloop review_patch tool span. An MCP tool's failure is recorded with error
 'tool_error' and the text the client got.
 
-Built and scored blind (d41878c's detectors, agentotel/analysis/ unread; load ~2-4): 32 pairs, 5 recorders - diff
-top-1 32/32, check step+layer 3/32, good runs with a warning 20/32. The three check hits and all twenty alarms are one
+Built and scored blind (d41878c's detectors, agentotel/analysis/ unread; load ~2-7): 34 pairs, 5 recorders - diff
+top-1 34/34, check step+layer 3/34, good runs with a warning 22/34. The three check hits and all 22 alarms are one
 finding (role_overstepped at the fixer's first apply_patch, on every coding run: 'never edit files under legacy/' read
 as forbidding apply_patch anywhere); the other finding check made is answer_without_evidence at the right step of the
 two empty-search pairs, with the layer product. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
@@ -813,7 +816,7 @@ def pairs() -> list[Any]:
         "agents": ["tests_fail_claimed", "wrong_file", "review_ignored", "diff_withheld", "no_verification", "repeated_patch",
                    "premature_end", "shape_changed"],
         "tl-openai": ["tests_fail_claimed", "wrong_file", "review_ignored", "diff_withheld", "no_verification",
-                      "repeated_patch", "diff_dropped"],
+                      "repeated_patch", "premature_end", "shape_changed", "diff_dropped"],
         "agents-handoff": ["tests_fail_claimed", "wrong_file", "no_verification", "premature_end", "handoff_drops_tools"],
         "maf": ["wrong_tab", "stale_cache", "empty_hallucinated", "injection_obeyed", "invented_value", "double_submit"],
         "mcp": ["wrong_tab", "stale_cache", "empty_hallucinated", "injection_obeyed", "invented_value", "double_submit"],
@@ -830,9 +833,9 @@ def pairs() -> list[Any]:
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (d41878c's detectors,
-# agentotel/analysis/ unread; load ~2-4): 32 pairs, 5 recorders - diff top-1 32/32, check step+layer 3/32 (the three
+# agentotel/analysis/ unread; load ~2-7): 34 pairs, 5 recorders - diff top-1 34/34, check step+layer 3/34 (the three
 # wrong_file pairs, and only because the one finding every coding run gets lands on their first apply_patch), good runs
-# with a warning 20/32 (every coding pair's good run but the premature end's and the shape change's: that one finding).
+# with a warning 22/34 (every coding pair's good run, all 22: that one finding).
 DIFF_MISSED: dict[str, str] = {}
 _EDIT = ("role_overstepped@{at} (the fixer's first apply_patch, on src/: 'never edit files under legacy/' read as "
          "forbidding apply_patch anywhere; the same finding on the good and the history runs), nothing at the fault: ")
@@ -861,8 +864,10 @@ CHECK_MISSED: dict[str, str] = {
     "model-agents-premature-end": _NONE + "the fixer's answer after read_file ends 'Next: patch it and run "
                                           "tests/billing/test_dates.py.' (no patch, no test, no PR)",
     "model-agents-handoff-premature-end": _NONE + "the same",
-    "tool-agents-shape-changed": _NONE + "search_code's paths relative ('src/billing/dates.py') where both history runs' "
-                                         "were absolute; read_file of it then failed (FileNotFoundError) and the run gave up",
+    "model-tl-openai-premature-end": _NONE + "the same",
+    **{f"tool-{r}-shape-changed": _NONE + "search_code's paths relative ('src/billing/dates.py') where both history runs' "
+                                          "were absolute; read_file of it then failed (FileNotFoundError) and the run gave "
+                                          "up" for r in ("agents", "tl-openai")},
     **{f"model-{r}-wrong-tab": _NONE + "search_web listed X1's spec page first; it was opened for a question about the X2 "
                                        "and its '30 hours' answered as the X2's" for r in ("maf", "mcp")},
     **{f"tool-{r}-stale-cache": _NONE + "open_url answered cache HIT, fetched 2026-06-02 (history: MISS, fetched today); "
@@ -887,7 +892,9 @@ FALSE_ALARMS: dict[str, str] = {
                                                              "premature-end")},
     "tool-agents-shape-changed": _ANYWHERE.format(at=6),
     **{f"model-tl-openai-{f}": _ANYWHERE.format(at=5) for f in ("tests-fail-claimed", "wrong-file", "review-ignored",
-                                                                "diff-withheld", "no-verification", "repeated-patch")},
+                                                                "diff-withheld", "no-verification", "repeated-patch",
+                                                                "premature-end")},
+    "tool-tl-openai-shape-changed": _ANYWHERE.format(at=5),
     "workflow-tl-openai-diff-dropped": _ANYWHERE.format(at=5),
     **{f"model-agents-handoff-{f}": _ANYWHERE.format(at=6) for f in ("tests-fail-claimed", "wrong-file", "no-verification",
                                                                      "premature-end")},
