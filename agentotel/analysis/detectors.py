@@ -1167,8 +1167,8 @@ def _follows_up(step: Mapping[str, Any], ids: set[str]) -> bool:
 
 # What a search of documents answers with, or is named by: its passages, a knowledge base's, the web's.
 _DOCUMENT_KEYS = frozenset({"passages", "documents", "docs", "chunks", "contexts", "nodes", "sources", "articles", "pages"})
-_DOCUMENT_WORDS = frozenset({"doc", "docs", "document", "documents", "kb", "knowledge", "passages", "wiki", "web", "articles",
-                             "pages", "retrieve", "retrieval", "rag", "vector", "semantic"})
+_DOCUMENT_WORDS = frozenset({"doc", "docs", "document", "documents", "kb", "knowledge", "passages", "wiki", "articles",
+                             "retrieve", "retrieval", "rag", "vector", "semantic"})
 
 
 def _of_documents(step: Mapping[str, Any]) -> bool:
@@ -4281,6 +4281,19 @@ _EDITED_THINGS = frozenset({"file", "files", "code", "source", "sources", "repos
                             "patch", "patches"})
 
 
+def _edit_scope(clause: str) -> list[str]:
+    """The places a rule about edits names: paths ("legacy/", "src/config.py") and folders ("the migrations folder")."""
+    places = [m.strip("`'\".,;:()") for m in re.findall(r"[\w.*-]*/[\w./*-]*|[\w*-]+\.[a-z]{1,4}\b", clause)]
+    places += re.findall(r"\b([\w.-]+)\s+(?:folder|directory|dir|package|module)\b", clause)
+    return [p for p in places if p.strip("/*.")]
+
+
+def _in_scope(path: str, place: str) -> bool:
+    """Whether an edited path lies in a place a rule names: legacy/ holds /repo/legacy/billing/dates.py."""
+    path, place = "/" + path.strip().lower().lstrip("./"), place.lower().strip("/*")
+    return f"/{place}/" in path + "/" or path.endswith("/" + place) or ("*" not in place and "." in place and place in path)
+
+
 def _own_rule_broken(run: _Run) -> list[Finding]:
     """An agent did what its own instructions plainly forbid it: a planner told "you never edit files yourself"
     applying a patch, a triage agent told "never issue refunds" calling issue_refund (MAST FM-1.2 disobey role
@@ -4313,6 +4326,9 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                 if edited and verb in _EDIT_VERBS:
                     hit = bool(objects & _EDITED_THINGS) or (bool(objects & {"test", "tests"}) and bool(_TEST_FILE.search(edited))
                                                              and not asked_tests)
+                    # a rule about some files ("never edit files under legacy/", "in the migrations folder"): those only
+                    scope = _edit_scope(text[end:last])
+                    hit = hit and (not scope or any(_in_scope(edited, place) for place in scope))
                 elif action and verb == action[0]:
                     # the tool's own thing, or a value the call was given named in the rule ("never restart a
                     # database (orders-db)" and restart_service(orders-db))
