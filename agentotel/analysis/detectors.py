@@ -1182,7 +1182,7 @@ def _of_documents(step: Mapping[str, Any]) -> bool:
 
 def _sibling_answered(run: _Run, step: Mapping[str, Any]) -> bool:
     """Whether the same tool, asked in the run for a sibling of what this step asked (the same fields, one short value
-    other: count_parcels(day=2026-11-30) beside day=2026-11-29), answered with rows."""
+    other: count_parcels(day=2026-11-30) beside day=2026-11-29, or a query one literal apart), answered with rows."""
     asked = parse_json(step.get("input"))
     if not isinstance(asked, Mapping):
         return False
@@ -1192,7 +1192,14 @@ def _sibling_answered(run: _Run, step: Mapping[str, Any]) -> bool:
                 or set(theirs) != set(asked) or _empty_result(other.get("output")):
             continue
         differ = [k for k in asked if theirs[k] != asked[k]]
-        if len(differ) == 1 and len(str(asked[differ[0]])) <= 40:
+        if len(differ) != 1:
+            continue
+        mine, other = str(asked[differ[0]]), str(theirs[differ[0]])
+        if len(mine) <= 40:
+            return True
+        # a query one literal apart ("... quarter = '2026-Q2'" beside "... '2026-Q3'")
+        mine_tokens, other_tokens = re.findall(r"\w+|[^\w\s]", mine), re.findall(r"\w+|[^\w\s]", other)
+        if len(mine_tokens) == len(other_tokens) and sum(a != b for a, b in zip(mine_tokens, other_tokens)) <= 2:
             return True
     return False
 
@@ -4824,10 +4831,11 @@ _TEST_COMMAND = re.compile(r"\b(?:py\.?test|unittest|tox|nox|(?:npm|yarn|pnpm|bu
                            r"dotnet\s+test|run_tests?)\b", re.I)
 # What a check printed when it failed: "2 failed", "FAILED test_x", "FAIL:", a traceback, {"passed": false}.
 _CHECK_FAILED = re.compile(r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|\bFAILED\b|\bFAIL:|^FAIL\b|Traceback \(most recent call last\)"
-                           r"|\bnot ok\b|\"(?:passed|valid|ok|success)\"\s*:\s*false|\"status\"\s*:\s*\"fail(?:ed|ure)?\"", re.M)
+                           r"|\bnot ok\b|\"(?:passed|valid|ok|success)\"\s*:\s*false|\"status\"\s*:\s*\"fail(?:ed|ure)?\""
+                           r"|\"(?:failed|failures|errors|failing)\"\s*:\s*[1-9]", re.M)
 # An answer saying the checks pass: "all tests pass", "the tests are passing now", "the build succeeds", "is valid".
 _PASSES = re.compile(r"\b(?:all\s+(?:the\s+|\d+\s+)?(?:tests?|checks?)\s+(?:now\s+)?(?:pass(?:es|ed|ing)?|succeed(?:s|ed)?|(?:are|is)\s+(?:passing|green))"
-                     r"|(?:tests?|test\s+suite|suite|build|checks?|ci|lint(?:ing)?|validation)\s+(?:(?:now|all|still)\s+)?"
+                     r"|(?:tests?|test\s+suite|suite|build|checks?|ci|lint(?:ing)?|validation)\s*:?\s+(?:(?:now|all|still)\s+)?"
                      r"(?:pass(?:es|ed)?|succeed(?:s|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green|clean))"
                      r"|(?:is|are)\s+(?:now\s+)?valid|passed\s+(?:all\s+)?(?:the\s+)?(?:tests|checks|validation)|without\s+(?:any\s+)?(?:failures|errors)"
                      # a fix said to work: "the VPN connects now", "it works again", "is now fixed"
@@ -4902,10 +4910,16 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
                                       for s in run.record.tool_steps()) and not _fails_the_task(run, _printed(last)):
         handed = None
     at = handed or step
+    # The claim made first to another (a reviewer's tool, a handoff: "Tests: all pass." in its arguments) is where
+    # the run went wrong; what came after it stood on it.
+    told = next((s for s in run.llm if last["index"] < s["index"] < at["index"] and requested_calls(s)
+                 and _passes(" ".join(text_of(c.arguments) for c in requested_calls(s)))), None)
+    at = told or at
     return [_finding("failed_check_ignored", "model", at["index"], sorted({at["index"], step["index"], last["index"]}),
                      f"the answer at step {step['index']} says {said!r}, but the last check the agent ran "
                      f"({tool_name(last)}, step {last['index']}) failed ({failed.strip()[:80]!r}) and none ran after it"
-                     + (f"; step {at['index']} submitted the work all the same" if handed else ""),
+                     + (f"; step {at['index']} told {requested_calls(told)[0].name} so" if told else
+                        f"; step {at['index']} submitted the work all the same" if handed else ""),
                      tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
 
 
@@ -7315,8 +7329,9 @@ def _left_as_next(run: _Run) -> list[Finding]:
         return []
     words = re.findall(r"[a-z]+", left.group("rest").lower())[:16]
     for name in sorted(run.offered() or _instructed_tools(run, run.told(step))):
-        stem = next((w.lower() for w in _NAME_WORDS.findall(name)), "")
-        if len(stem) >= 4 and stem not in _FILLER and any(w.startswith(stem) for w in words):
+        # any word of its name that says its deed (apply_patch: patch; run_tests: tests; file_issue: file)
+        stems = [w.lower() for w in _NAME_WORDS.findall(name)]
+        if any(len(stem) >= 4 and stem not in _FILLER and any(w.startswith(stem) for w in words) for stem in stems):
             return [_finding("action_not_taken", "model", step["index"], [step["index"]],
                              f"the run ends at step {step['index']} on {left.group(0).strip()[:100]!r}, and no call of {name} "
                              f"came after it", tool=name, said=left.group(0).strip()[:200], tools=[name], promised=True)]

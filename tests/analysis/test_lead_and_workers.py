@@ -146,6 +146,10 @@ def test_a_run_ending_on_next_steps_it_had_the_tools_for_is_action_not_taken():
     waiting = _run("You carry out approved changes: deploy with deploy_service, then tell the team with notify_team.", turns,
                    "CHG-19 is approved. Next: deploy it once the change window opens at 22:00.", offered=tools)
     assert _found(waiting, "action_not_taken")[0] == [], _found(waiting, "action_not_taken")[1]
+    # the deed in the tool name's other word (roll_out_release: release; apply_patch: patch)
+    released = _run("You carry out approved changes with roll_out_release.", turns, "CHG-19 is approved. Next: release it tonight.",
+                    offered=("get_change", "roll_out_release"))
+    assert _found(released, "action_not_taken")[0] == [(3, "model")], _found(released, "action_not_taken")[1]
 
 
 def _worker_run(result_status: str, answer: str):

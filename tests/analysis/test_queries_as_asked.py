@@ -103,3 +103,11 @@ def test_a_sum_over_a_join_to_a_table_with_several_rows_per_key_is_an_aggregate_
             "SELECT e.id, SUM(p.amount) FROM payslips p JOIN enrolments e ON e.employee_id = p.employee_id GROUP BY e.id",
             "SELECT SUM(amount) FROM payslips WHERE year = 2026"):
         assert _found(_payroll(sql), "aggregate_fanned_out")[0] == [], sql
+
+
+def test_a_query_one_literal_apart_from_one_that_returned_rows_is_a_hole_in_the_data():
+    def month(m, rows):
+        return ("run_sql", {"query": f"SELECT COUNT(*) AS n FROM employees WHERE hired_month = '2026-{m:02d}'"}, rows)
+    hole = _run("How did March 2026 hiring compare with February?", [month(3, [{"n": 14}]), month(2, [])],
+                "We hired 14 people in March 2026, up from 11 in February.")
+    assert _found(hole, "answer_without_evidence")[0] == [(5, "product")], _found(hole, "answer_without_evidence")[1]
