@@ -652,6 +652,30 @@ def _repetition(run: _Run) -> list[Finding]:
     return out + _repeated_retrievals(run)
 
 
+def _done_again(run: _Run) -> list[Finding]:
+    """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
+    with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
+    repeat answers (a patch whose old text is gone fails; MAST FM-1.3 step repetition; model, repeated_tool_call at
+    the model call that asked again). Another action between (a revert, a new patch) is a new attempt."""
+    tools = run.record.tool_steps()
+    for n, step in enumerate(tools):
+        name = str(tool_name(step))
+        if _action(name) is None or is_error(step) or run.requester(step) is None:
+            continue
+        key = call_key(name, parse_json(step.get("input")))
+        for later in tools[n + 1:]:
+            later_name = str(tool_name(later))
+            if _action(later_name) is None:
+                continue  # a read or a check between
+            asker = run.requester(later)
+            if call_key(later_name, parse_json(later.get("input"))) != key or asker is None or asker is run.requester(step):
+                break
+            return [_finding("repeated_tool_call", "model", asker["index"], [step["index"], later["index"]],
+                             f"the model asked at step {asker['index']} for {name} again with the same arguments, after it "
+                             f"had worked at step {step['index']}", tool=name, arguments=key.split(" ", 1)[-1][:300], count=2)]
+    return []
+
+
 def _asked_again_unchanged(run: _Run, tools: list[dict[str, Any]], group: list[dict[str, Any]], step: Mapping[str, Any]) -> bool:
     """Whether the model asked again for a call it had the answer to, with only unrelated calls between: none of
     them was given any of its argument values, so none could have changed what it reads, and it answered the
@@ -7393,7 +7417,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
-    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out,
+    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

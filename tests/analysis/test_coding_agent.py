@@ -392,3 +392,17 @@ def test_a_question_asked_a_choice_settled_or_another_edit_is_no_skipped_clarifi
     run = _run(("read_file", {"path": "CHANGELOG.md"}, changelog), *turns, ask="Bump the version for the next release.",
                answer="Whether it is 1.5.0 or 1.6 is still open (#212): which should it be?" if not turns else "Done; submitted.")
     assert _found(run, "clarification_skipped")[0] == []
+
+
+def test_a_patch_applied_again_after_it_worked_with_only_test_runs_between_is_a_repeated_tool_call():
+    again = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, RED),
+                 ("apply_patch", FIX, "old text not found in src/pricing.py", "error"), ("run_tests", {"path": ""}, RED), SUBMIT)
+    assert _found(again, "repeated_tool_call")[0] == [(5, "model")], _found(again, "repeated_tool_call")[1]
+    # another patch between (the first one reverted), or a new patch after the red run: new attempts
+    revert = {"path": "src/pricing.py", "old": FIX["new"], "new": FIX["old"]}
+    redone = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, RED), ("apply_patch", revert, "Applied patch"),
+                  ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT)
+    assert _found(redone, "repeated_tool_call")[0] == [], _found(redone, "repeated_tool_call")[1]
+    other = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, RED),
+                 ("apply_patch", dict(FIX, new="if not 0 <= pct < 100:"), "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT)
+    assert _found(other, "repeated_tool_call")[0] == [], _found(other, "repeated_tool_call")[1]
