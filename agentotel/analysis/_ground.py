@@ -274,6 +274,21 @@ def ids(text: str) -> list[str]:
     return [t for t in _ID.findall(_URL.sub(" ", text)) if not _UNIT.match(t) and not _ISO_DATE.fullmatch(t)]
 
 
+# A product the answer works out itself: "3 passengers x $50", "2 × 49.90", "4 nights at 120 EUR".
+_PRODUCT = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(?:[a-z]+\s+){0,2}(?:x|×|\*|times|at)\s*[$€£]?\s*(\d[\d,]*(?:\.\d+)?)", re.I)
+
+
+def _worked_in_answer(answer: str, known: set[float]) -> set[float]:
+    """The products an answer shows its working for ("$150.00 (3 passengers x $50)") of numbers known otherwise:
+    a figure so worked out is grounded as far as its factors are."""
+    out = set()
+    for match in _PRODUCT.finditer(answer):
+        a, b = _number(match.group(1)), _number(match.group(2))
+        if a is not None and b is not None and any(abs(a - k) < 1e-9 for k in known) and any(abs(b - k) < 1e-9 for k in known):
+            out.add(a * b)
+    return out
+
+
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:
     """The ids, numbers, dates, URLs and e-mail addresses of `answer` that `sources` neither contains nor
     trivially gives (`outputs`: the tool results as data, for counts and totals; `today`: when the run
@@ -348,6 +363,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         totals = _counts_and_totals(outputs)
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
+        known |= _worked_in_answer(answer, stated | known)
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
         # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
         plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(

@@ -660,15 +660,17 @@ def _done_again(run: _Run) -> list[Finding]:
     tools = run.record.tool_steps()
     for n, step in enumerate(tools):
         name = str(tool_name(step))
-        if _action(name) is None or is_error(step) or run.requester(step) is None:
-            continue
+        if _action(name) is None or is_error(step) or run.requester(step) is None or _not_all_done(step.get("output")):
+            continue  # (done in part, or refused: asking again is a retry of what is left)
         key = call_key(name, parse_json(step.get("input")))
-        for later in tools[n + 1:]:
+        for between, later in enumerate(tools[n + 1:]):
             later_name = str(tool_name(later))
             if _action(later_name) is None:
                 continue  # a read or a check between
             asker = run.requester(later)
-            if call_key(later_name, parse_json(later.get("input"))) != key or asker is None or asker is run.requester(step):
+            # (right after it, with nothing between: _repetition's)
+            if call_key(later_name, parse_json(later.get("input"))) != key or asker is None or asker is run.requester(step) \
+                    or not between:
                 break
             return [_finding("repeated_tool_call", "model", asker["index"], [step["index"], later["index"]],
                              f"the model asked at step {asker['index']} for {name} again with the same arguments, after it "
@@ -2472,7 +2474,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             if action is None:
                 continue
             text = run.told(step)
-            failed = _criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text) or _gate_unverified(run, step, call, text)
+            failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
+                      or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -2710,6 +2713,68 @@ def _criteria(text: str) -> tuple[tuple[tuple[str, ...], float, bool, str], ...]
             below = rule.group(1).lower().split()[0] in ("under", "below", "less") or rule.group(1).lower() == "at most"
             out.append((words, float(rule.group(2)), below, text[max(first, rule.start() - 40):rule.end()].strip()))
     return tuple(out)
+
+
+# "a basic_economy reservation cannot be changed", "refunded orders may not be cancelled": an action barred for
+# the records of one class (the class a value of theirs).
+_BARRED_CLASS = re.compile(r"\b(?:an?\s+|any\s+)?([a-z][\w-]*)\s+([a-z]+?)s?\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not|"
+                           r"must\s+never|are\s+not\s+to|is\s+not\s+to)\s+be\s+([a-z]+)", re.I)
+# "only gold members ... may get a travel certificate", "only premium customers are eligible": an action kept for one
+# class of people.
+_ONLY_CLASS = re.compile(r"\bonly\s+([a-z][\w-]*)\s+(members?|customers?|users?|accounts?|subscribers?|clients?|passengers?|"
+                         r"guests?|tiers?|plans?)\b", re.I)
+_CLASS_WORDS = frozenset("the this that any every all new old other same such".split())
+
+
+def _norm_class(value: str) -> str:
+    return re.sub(r"[\s_-]+", " ", value.strip().lower())
+
+
+def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions bar for a class of records or people, taken on one of that class by what the run
+    read: update_reservation on a reservation whose cabin is basic_economy where "a basic_economy reservation cannot
+    be changed"; issue_compensation for a user whose membership is silver where "only gold members ... may get a
+    travel certificate" (tau-bench's policy violations; model, policy_violated at the call)."""
+    action = _action(call.name)
+    if action is None or (" cannot " not in text and " not " not in text and "only " not in text):
+        return None
+    verb = action[0]
+    verbs = {verb, *_SYNONYMS.get(verb, ())}
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    if not records:
+        return None
+    fields = [(s, str(k), _norm_class(v)) for s, r in records for k, v in r.items() if isinstance(v, str) and 0 < len(v) <= 40]
+    for rule in _BARRED_CLASS.finditer(text):
+        value, barred = _norm_class(rule.group(1)), rule.group(3).lower()
+        if value in _CLASS_WORDS or not any(barred.startswith(v[:4]) for v in verbs):
+            continue
+        hit = next(((s, k) for s, k, v in fields if v == value), None)
+        if hit is not None:
+            source, key = hit
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}: its "
+                            f"{key} is {rule.group(1)} ({tool_name(source)}, step {source['index']})", tool=call.name,
+                            rule=rule.group(0).strip(), result_step=source["index"])
+    names = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+    for rule in _ONLY_CLASS.finditer(text):
+        sentence_start = max(text.rfind("\n", 0, rule.start()), text.rfind(". ", 0, rule.start())) + 1
+        sentence = text[sentence_start:text.find("\n", rule.end()) if "\n" in text[rule.end():] else len(text)].lower()
+        # the rule speaks of this action: a word of the tool's name in its sentence ("Compensation: only gold members")
+        if not any(re.search(rf"\b{re.escape(w[:6])}", sentence) for w in names if len(w) >= 4):
+            continue
+        allowed, group = _norm_class(rule.group(1)), rule.group(2).lower().rstrip("s")
+        for source, key, value in fields:
+            # the class the record is of: a field named for the group (membership, tier) or one whose value the rule's
+            # sentence names as a class of that group ("Silver and regular members get none")
+            of_group = key.lower().startswith(group[:5]) or re.search(rf"\b{re.escape(value)}\b[^.]{{0,40}}\b{group}", sentence)
+            if of_group and value != allowed and value not in _CLASS_WORDS and " " not in value.strip():
+                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}...: "
+                                f"{key} is {value} ({tool_name(source)}, step {source['index']})", tool=call.name,
+                                rule=sentence.strip()[:200], result_step=source["index"])
+    return None
 
 
 def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:

@@ -1,0 +1,61 @@
+"""Written rules that bar an action for one class of records or people (tau-bench's policy violations, heldout11's
+misses, in other trades): a non-refundable booking cancelled, a perk given to a customer of a tier the rule leaves
+out; beside the same action on a record of another class. And a figure the answer works out in its own words
+("2 nights x 120 EUR"), grounded as far as its factors are. Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from test_data_agent import _conversation
+
+HOTEL = ("You are the front desk of Harbour Hotels. A non_refundable booking cannot be cancelled. Before any change tell the "
+         "guest what you will do and wait for their explicit 'yes'.\nUpgrades: only platinum guests may get a free upgrade; "
+         "silver and gold guests pay the difference.")
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+def _cancel(rate: str):
+    booking = {"booking_id": "HB-3301", "guest_id": "G-118", "rate": rate, "nights": 2, "total": 240.0}
+    return _conversation(("user", "Please cancel booking HB-3301."), ("get_booking", {"booking_id": "HB-3301"}, booking),
+                         ("assistant", "Booking HB-3301 (2 nights, 240.00 EUR) can be cancelled. Shall I go ahead?"),
+                         ("user", "Yes, please."), ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                         system=HOTEL, answer="Booking HB-3301 is cancelled.")
+
+
+@pytest.mark.parametrize("rate,barred", [("non_refundable", True), ("flexible", False)])
+def test_an_action_the_rules_bar_for_a_class_of_record_is_a_policy_violated_on_that_class_only(rate, barred):
+    found, shown = _found(_cancel(rate), "policy_violated")
+    assert found == ([(4, "model")] if barred else []), shown
+
+
+def _upgrade(tier: str):
+    guest = {"guest_id": "G-118", "name": "Ines Roy", "tier": tier}
+    return _conversation(("user", "I'm guest G-118; can I get a free upgrade for booking HB-3301?"),
+                         ("get_guest", {"guest_id": "G-118"}, guest),
+                         ("assistant", "I can upgrade booking HB-3301 to a sea-view room at no charge. Shall I go ahead?"),
+                         ("user", "Yes, please."),
+                         ("upgrade_room", {"guest_id": "G-118", "booking_id": "HB-3301", "charge": 0}, {"status": "upgraded"}),
+                         system=HOTEL, answer="Done: booking HB-3301 is upgraded.")
+
+
+@pytest.mark.parametrize("tier,barred", [("gold", True), ("silver", True), ("platinum", False)])
+def test_a_perk_the_rules_keep_for_one_tier_given_to_another_is_a_policy_violated(tier, barred):
+    found, shown = _found(_upgrade(tier), "policy_violated")
+    assert found == ([(4, "model")] if barred else []), shown
+
+
+@pytest.mark.parametrize("said,grounded", [
+    ("Your stay comes to 240.00 EUR (2 nights x 120 EUR).", True),
+    ("Your stay comes to 260.00 EUR (2 nights x 130 EUR).", False),  # a factor no source gives
+])
+def test_a_figure_worked_out_in_the_answer_is_grounded_as_far_as_its_factors(said, grounded):
+    booking = {"booking_id": "HB-3301", "nights": 2, "room": "double"}
+    run = _conversation(("user", "What will booking HB-3301 cost? The double room is 120 EUR a night."),
+                        ("get_booking", {"booking_id": "HB-3301"}, booking), answer=said, system="You are the front desk.")
+    assert bool(_found(run, "ungrounded_answer")[0]) != grounded, _found(run, "ungrounded_answer")[1]
