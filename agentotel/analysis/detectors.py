@@ -1714,7 +1714,7 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
 
 
 # The thing right after an action's verb in the model's words: "cancel order #1066", "refund 15.00 USD of it".
-_OBJECT_MARK = re.compile(r"#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
+_OBJECT_MARK = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
 
 
 def _object_marks(text: str, forms: Iterable[str], words: int = 4) -> set[str]:
@@ -1785,11 +1785,14 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
             said, whose = _object_marks(text, forms), "the model's words give"
             if not text:  # a plan the agent was handed ("1. Roll back checkout-api from v2.14.0 to v2.13.2")
                 said, whose = _object_marks(_planned(run, step, forms), forms, words=6), "the words it was given say"
-            if confirmed and any(re.search(r"\b" + re.escape(f) + r"\b", text, re.I) for f in forms):
-                # The statement the user said yes to proposes this action: the ids it names are what was agreed
-                # ("Order #1043 (blue kettle, 49.90 USD) ... Shall I refund 49.90 USD?"), wherever they stand in it;
-                # its bare numbers only after the verb (a date's or a window's numbers are not the action's).
-                said |= {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
+            ids = {str(v) for v in _leaves(call.arguments) if _id_like(v) and not _ISO_DAY.fullmatch(str(v))}
+            if confirmed and (any(re.search(r"\b" + re.escape(f) + r"\b", text, re.I) for f in forms)
+                              or any(re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", text) for i in ids)):
+                # The statement the user said yes to proposes this action (its verb, or another word for it on the
+                # record the call acts on: "I can move reservation NO6JO3 to SK315 on 2026-12-22"): the ids and days
+                # it names are what was agreed, wherever they stand in it; its bare numbers only after the verb (a
+                # window's or a time's numbers are not the action's).
+                said |= {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit() or _ISO_DAY.fullmatch(m)}
             if not said:
                 continue
             given = {_canonical_mark(str(v)) for v in _leaves(call.arguments)

@@ -226,3 +226,18 @@ def test_a_refund_proposed_unseen_after_a_handoff_that_left_the_date_out_stays_t
     told = team("Order #1022 (wool blanket, 89.00 USD, delivered 2026-10-12): the user wants a refund.")
     assert _found(told, "information_withheld")[0] == [], _found(told, "information_withheld")[1]
     assert _found(told, "policy_violated")[0] == [(9, "model")], _found(told, "policy_violated")[1]
+
+
+def test_a_day_other_than_the_one_the_user_said_yes_to_is_a_wrong_target():
+    from test_data_agent import _conversation
+
+    def moved(day: str):
+        delivery = {"order_id": "#1043", "delivery_date": "2026-12-18", "slot": "morning"}
+        return _conversation(("user", "Please move the delivery of order #1043 to December 22."),
+                             ("get_delivery", {"order_id": "#1043"}, delivery),
+                             ("assistant", "I can move order #1043 from 2026-12-18 to 2026-12-22, morning slot. Shall I?"),
+                             ("user", "Yes, please go ahead."),
+                             ("change_delivery_date", {"order_id": "#1043", "date": day}, {"status": "rescheduled", "date": day}),
+                             answer=f"Done: order #1043 arrives on {day}.")
+    assert _found(moved("2026-12-12"), "wrong_target")[0] == [(4, "model")], _found(moved("2026-12-12"), "wrong_target")[1]
+    assert _found(moved("2026-12-22"), "wrong_target")[0] == [], _found(moved("2026-12-22"), "wrong_target")[1]
