@@ -652,6 +652,45 @@ def _repetition(run: _Run) -> list[Finding]:
     return out + _repeated_retrievals(run)
 
 
+# A code naming a record: 4WQ15O, NO6JO3, INV-2231, mia_li_3668 (letters and digits; not a date, not a plain number).
+_RECORD_CODE = re.compile(r"(?<![\w#/.-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,39}(?![\w/-])")
+# The model saying the record asked for was not the one found: "couldn't find 4WQ15O", "did you mean", "instead".
+_SUBSTITUTE_SAID = re.compile(r"\b(?:could(?:n'?t| not)\s+find|can(?:'?t|not)\s+find|not\s+found|no\s+(?:such|\w+\s+(?:with|named|called))|"
+                              r"did\s+you\s+mean|instead|rather\s+than|doesn'?t\s+exist|does\s+not\s+exist|typo)\b", re.I)
+
+
+def _code_kind(code: str) -> tuple[int, bool, bool, bool]:
+    return len(code), any(c.isupper() for c in code), any(c.islower() for c in code), "_" in code or "-" in code
+
+
+def _request_target_swapped(run: _Run) -> list[Finding]:
+    """The user names the record to act on by its code ("cancel reservation 4WQ15O"), and the run acts on another
+    record of that kind of code (cancel_reservation(NO6JO3)) that no user message ever named, the model's words before
+    it never saying the one asked for was not found: it put another record in the one asked for's place, however
+    the user answered after (tau-bench: the wrong reservation acted on; model, wrong_target at the call)."""
+    users = [message_text(m) for s in run.llm[-1:] for m in run.messages(s) if m.get("role") == "user"] or [run.request()]
+    said = "\n".join([run.request(), *users])
+    asked = {c for c in _RECORD_CODE.findall(run.request()) if not _ISO_DAY.fullmatch(c)}
+    if not asked:
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if _action(call.name) is None or not isinstance(call.arguments, Mapping):
+                continue
+            for value in (str(v) for v in call.arguments.values() if isinstance(v, str) and _RECORD_CODE.fullmatch(v)):
+                like = [a for a in asked if _code_kind(a) == _code_kind(value) and a != value]
+                if not like or value in said or any(a in call.arguments.values() for a in like):
+                    continue
+                before, _confirmed_it = _said_before_acting(run, step)
+                if _SUBSTITUTE_SAID.search(before) or any(a in before for a in like):
+                    continue
+                return [_finding("wrong_target", "model", step["index"], [step["index"]],
+                                 f"the request names {like[0]}; step {step['index']} calls {call.name} on {value}, which no "
+                                 f"user message named, without saying {like[0]} was not found", tool=call.name,
+                                 said=like[0], called=value)]
+    return []
+
+
 def _done_again(run: _Run) -> list[Finding]:
     """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
     with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
@@ -7486,6 +7525,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _request_target_swapped,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

@@ -59,3 +59,19 @@ def test_a_figure_worked_out_in_the_answer_is_grounded_as_far_as_its_factors(sai
     run = _conversation(("user", "What will booking HB-3301 cost? The double room is 120 EUR a night."),
                         ("get_booking", {"booking_id": "HB-3301"}, booking), answer=said, system="You are the front desk.")
     assert bool(_found(run, "ungrounded_answer")[0]) != grounded, _found(run, "ungrounded_answer")[1]
+
+
+@pytest.mark.parametrize("offer,reply,swapped", [
+    ("Booking HB-3301 (2 nights, 240.00 EUR) can be cancelled. Shall I go ahead?", "Yes, please.", True),
+    # the miss said, or the user naming the other booking themselves
+    ("I couldn't find booking HB-3310; you have HB-3301 (2 nights). Shall I cancel that one?", "Yes, please.", False),
+    ("Booking HB-3301 (2 nights, 240.00 EUR) can be cancelled. Shall I go ahead?", "Yes, cancel HB-3301.", False),
+])
+def test_another_record_acted_on_in_place_of_the_one_the_user_named_is_a_wrong_target(offer, reply, swapped):
+    booking = {"booking_id": "HB-3301", "guest_id": "G-118", "rate": "flexible", "nights": 2, "total": 240.0}
+    run = _conversation(("user", "Please cancel booking HB-3310."), ("get_guest", {"guest_id": "G-118"}, {"bookings": ["HB-3301"]}),
+                        ("get_booking", {"booking_id": "HB-3301"}, booking), ("assistant", offer), ("user", reply),
+                        ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                        system=HOTEL, answer="Booking HB-3301 is cancelled.")
+    found, shown = _found(run, "wrong_target")
+    assert found == ([(6, "model")] if swapped else []), shown
