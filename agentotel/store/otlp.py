@@ -22,9 +22,11 @@ from typing import IO, Any, Iterator, Sequence
 
 import pyarrow as pa
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentotel._json import whole_characters
+from agentotel.store.otlp_utf8 import repaired
 from agentotel.store.schema import SpanColumns, encode_attributes
 
 # OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
@@ -259,12 +261,20 @@ def parse_protobuf(data: bytes, *, max_spans: int | None = None) -> ExportTraceS
     one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before convert() could count
     them. So a body that could hold more than `max_spans` has its spans counted on the wire first, up to
     one past the limit.
+
+    A string that is not UTF-8 (which protobuf refuses the whole request for) gets U+FFFD for its bad bytes.
     """
     if max_spans is not None and len(data) > 2 * max_spans:
         counted = _count_spans(data, max_spans + 1)
         if counted > max_spans:
             raise _too_many(counted, max_spans, counted_to_the_limit=True)
-    return ExportTraceServiceRequest.FromString(data)
+    try:
+        return ExportTraceServiceRequest.FromString(data)
+    except DecodeError:
+        request = repaired(data)
+        if request is None:
+            raise
+        return request
 
 
 def _count_spans(data: bytes, stop: int) -> int:
@@ -364,9 +374,13 @@ def _scopes(document: dict) -> Iterator[Any]:
 
 def parse_request(body: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """An ExportTraceServiceRequest from an OTLP/JSON body; JsonError says what is wrong with it, TooManySpans
-    that it holds more than `max_spans` (counted before any is converted: 20 million empty spans took 95 s)."""
+    that it holds more than `max_spans` (counted before any is converted: 20 million empty spans took 95 s).
+    Bytes that are not UTF-8 become U+FFFD, as in a protobuf request's strings."""
     try:
-        document = json.loads(body)
+        try:
+            document = json.loads(body)
+        except UnicodeDecodeError:
+            document = json.loads(bytes(body).decode("utf-8", "replace"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
@@ -426,10 +440,9 @@ def _requests(path: Path) -> Iterator[ExportTraceServiceRequest]:
         reader = io.BufferedReader(stream) if not isinstance(stream, io.BufferedReader) else stream
         first = reader.peek(64)[:64].lstrip()
         if first[:1] != b"{":
-            request = ExportTraceServiceRequest()
             try:
-                request.ParseFromString(reader.read())
-            except Exception as exc:  # noqa: BLE001 - protobuf raises DecodeError; say which file
+                request = parse_protobuf(reader.read())
+            except DecodeError as exc:
                 raise JsonError(f"{path}: neither OTLP/JSON nor an OTLP protobuf message ({exc})") from None
             yield request
             return

@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 import requests
-from collector_support import Collector, http_url, stored_table
+from collector_support import Collector, http_url, rows_by_span, stored_table
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -196,3 +196,32 @@ def test_events_and_links_past_ten_a_span_of_the_limit_are_refused(ten_spans, sd
     del span.links[:]  # 60 events: within the limit, and stored
     assert _post(ten_spans, _encoded(request, content_type), content_type).status_code == 200
     assert len(stored_table(ten_spans.settings.dir)["events"][0]) == 60
+
+
+def test_strings_that_are_not_utf8_are_stored_with_replacements_and_the_rest_kept(collector, sdk_spans):
+    # Before, protobuf refused the whole request ("String field had bad UTF-8"): a 400 that the sender takes
+    # as final, every good span in the batch lost with the bad one.
+    request = encode_spans(sdk_spans[:2])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    span.name = "tool XXX"
+    span.attributes.add(key="kY").value.string_value = "cut ZZ(ZZ"
+    body = request.SerializeToString().replace(b"tool XXX", b"tool \xe2\x82\xff").replace(b"kY", b"k\xff")
+    body = body.replace(b"cut ZZ(ZZ", b"cut \xc3(\xed\xa0\x80")  # a broken pair, then an encoded surrogate
+    answer = _post(collector, body)
+    assert answer.status_code == 200, answer.content
+    rows = rows_by_span(stored_table(collector.settings.dir))
+    assert len(rows) == 2
+    bad = rows[span.span_id.hex()]
+    assert bad["name"] == "tool \ufffd\ufffd"
+    assert dict(bad["attributes"])["k\ufffd"] == "cut \ufffd(\ufffd\ufffd\ufffd"
+    assert _post(collector, body + b"\x0a\x05ab").status_code == 400  # cut short as well: still refused
+
+
+def test_otlp_json_bytes_that_are_not_utf8_are_stored_with_replacements(collector):
+    body = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c",'
+            b'"spanId":"b7ad6b7169203331","name":"cut \xe2\x82","startTimeUnixNano":"1764000000000000000",'
+            b'"endTimeUnixNano":"1764000001000000000"}]}]}]}')
+    answer = _post(collector, body, "application/json")
+    assert answer.status_code == 200, answer.content
+    (row,) = stored_table(collector.settings.dir).to_pylist()
+    assert row["name"] == "cut \ufffd"
