@@ -255,19 +255,24 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
 # -- protobuf requests ------------------------------------------------------------------------------
 def parse_protobuf(data: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """The ExportTraceServiceRequest of a protobuf body (DecodeError when it is none); TooManySpans, before
-    any span is built, when it holds more than `max_spans`.
+    any span is built, when it holds more than `max_spans`, or more than _EVENTS_PER_SPAN times that many
+    span events and links.
 
-    A span costs protobuf ~170 bytes of memory once parsed, and as little as 2 bytes on the wire (an empty
-    one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before convert() could count
-    them. So a body that could hold more than `max_spans` has its spans counted on the wire first, up to
-    one past the limit.
+    A span, an event or a link costs protobuf ~60-170 bytes of memory once parsed, and as little as 2 bytes
+    on the wire (an empty one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before
+    convert() could count them, 64 MiB of empty events in one span 2 GB and 7 s. So a body that could hold
+    more than the limits has its spans (and, when it could hold more of them than allowed, its spans'
+    events and links) counted on the wire first, up to one past the limit.
 
     A string that is not UTF-8 (which protobuf refuses the whole request for) gets U+FFFD for its bad bytes.
     """
     if max_spans is not None and len(data) > 2 * max_spans:
-        counted = _count_spans(data, max_spans + 1)
-        if counted > max_spans:
-            raise _too_many(counted, max_spans, counted_to_the_limit=True)
+        most_parts = _EVENTS_PER_SPAN * max_spans
+        spans, parts = _count_on_the_wire(data, max_spans, most_parts if len(data) > 2 * most_parts else None)
+        if spans > max_spans:
+            raise _too_many(spans, max_spans, counted_to_the_limit=True)
+        if parts > most_parts:
+            raise _too_many_parts(spans, max_spans)
     try:
         return ExportTraceServiceRequest.FromString(data)
     except DecodeError:
@@ -277,19 +282,70 @@ def parse_protobuf(data: bytes, *, max_spans: int | None = None) -> ExportTraceS
         return request
 
 
-def _count_spans(data: bytes, stop: int) -> int:
-    """How many spans a serialized request holds, counted up to `stop`; 0 when the wire format is broken
-    (FromString then says how)."""
-    count = 0
+def _count_on_the_wire(data: bytes, max_spans: int, max_parts: int | None) -> tuple[int, int]:
+    """How many spans a serialized request holds, and (with `max_parts`) how many span events and links,
+    each counted until it passes its limit, or (events and links) until they cannot; (0, 0) when the wire
+    format is broken (FromString then says how)."""
+    spans: list[tuple[int, int]] = []
     try:
         for start, end in _fields(data, 0, len(data), 1):  # ExportTraceServiceRequest.resource_spans
             for start2, end2 in _fields(data, start, end, 2):  # ResourceSpans.scope_spans
-                for _span in _fields(data, start2, end2, 2):  # ScopeSpans.spans
-                    count += 1
-                    if count >= stop:
-                        return count
+                for span in _fields(data, start2, end2, 2):  # ScopeSpans.spans
+                    spans.append(span)
+                    if len(spans) > max_spans:
+                        return len(spans), 0
+        if max_parts is None:
+            return len(spans), 0
+        # A span of n bytes holds at most n / 2 events and links (2 bytes for an empty one). Walking a span's
+        # fields costs a few us, so spans are walked largest first, only until the others could not hold
+        # enough to pass the limit: in a request of agent spans, the few holding whole conversations.
+        could_hold = sum(end - start for start, end in spans) // 2
+        parts = 0
+        for start, end in sorted(spans, key=lambda span: span[0] - span[1]):
+            if parts + could_hold <= max_parts:
+                break
+            could_hold -= (end - start) // 2
+            parts += _events_and_links(data, start, end, max_parts - parts)
+            if parts > max_parts:
+                break
     except (IndexError, ValueError):
-        return 0
+        return 0, 0
+    return len(spans), parts
+
+
+_EVENT_TAG, _LINK_TAG = 11 << 3 | 2, 13 << 3 | 2  # Span.events, Span.links
+
+
+def _events_and_links(data: bytes, at: int, end: int, most: int) -> int:
+    """How many events and links the span in data[at:end] holds, counted up to one past `most`."""
+    count = 0
+    # One hop a field (an attribute with a whole conversation in it is skipped at once): a few us a span.
+    while at < end:
+        tag = data[at]
+        at += 1
+        if tag & 0x80:
+            tag, at = _varint(data, at - 1)
+        kind = tag & 7
+        if kind == 2:
+            length = data[at]
+            at += 1
+            if length & 0x80:
+                length, at = _varint(data, at - 1)
+            at += length
+            if tag == _EVENT_TAG or tag == _LINK_TAG:
+                count += 1
+                if count > most:
+                    return count
+        elif kind == 0:
+            while data[at] & 0x80:
+                at += 1
+            at += 1
+        elif kind == 1 or kind == 5:
+            at += 8 if kind == 1 else 4
+        else:
+            raise ValueError("group or invalid wire type")  # none in OTLP
+    if at != end:
+        raise ValueError("truncated")
     return count
 
 
