@@ -11,6 +11,7 @@ import time
 import tracemalloc
 import zlib
 
+import grpc
 import pytest
 import requests
 from collector_support import Collector, http_url, rows_by_span, stored_table
@@ -198,23 +199,40 @@ def test_events_and_links_past_ten_a_span_of_the_limit_are_refused(ten_spans, sd
     assert len(stored_table(ten_spans.settings.dir)["events"][0]) == 60
 
 
-def test_strings_that_are_not_utf8_are_stored_with_replacements_and_the_rest_kept(collector, sdk_spans):
-    # Before, protobuf refused the whole request ("String field had bad UTF-8"): a 400 that the sender takes
-    # as final, every good span in the batch lost with the bad one.
+def _not_utf8(sdk_spans) -> tuple[bytes, bytes]:
+    """A protobuf request of two spans whose first holds bytes that are not UTF-8 in its name and an attribute;
+    and that span's id."""
     request = encode_spans(sdk_spans[:2])
     span = request.resource_spans[0].scope_spans[0].spans[0]
     span.name = "tool XXX"
     span.attributes.add(key="kY").value.string_value = "cut ZZ(ZZ"
     body = request.SerializeToString().replace(b"tool XXX", b"tool \xe2\x82\xff").replace(b"kY", b"k\xff")
     body = body.replace(b"cut ZZ(ZZ", b"cut \xc3(\xed\xa0\x80")  # a broken pair, then an encoded surrogate
+    return body, span.span_id
+
+
+def test_strings_that_are_not_utf8_are_stored_with_replacements_and_the_rest_kept(collector, sdk_spans):
+    # Before, protobuf refused the whole request ("String field had bad UTF-8"): a 400 that the sender takes
+    # as final, every good span in the batch lost with the bad one.
+    body, span_id = _not_utf8(sdk_spans)
     answer = _post(collector, body)
     assert answer.status_code == 200, answer.content
     rows = rows_by_span(stored_table(collector.settings.dir))
     assert len(rows) == 2
-    bad = rows[span.span_id.hex()]
+    bad = rows[span_id.hex()]
     assert bad["name"] == "tool \ufffd\ufffd"
     assert dict(bad["attributes"])["k\ufffd"] == "cut \ufffd(\ufffd\ufffd\ufffd"
     assert _post(collector, body + b"\x0a\x05ab").status_code == 400  # cut short as well: still refused
+
+
+def test_strings_that_are_not_utf8_over_grpc_are_stored_with_replacements(collector, sdk_spans):
+    body, span_id = _not_utf8(sdk_spans)  # before: INVALID_ARGUMENT, the batch lost
+    host, port = collector.grpc_address
+    with grpc.insecure_channel(f"{host}:{port}") as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=None, response_deserializer=bytes)
+        assert export(body, timeout=10) == b""  # OK, nothing rejected
+    assert rows_by_span(stored_table(collector.settings.dir))[span_id.hex()]["name"] == "tool \ufffd\ufffd"
 
 
 def test_otlp_json_bytes_that_are_not_utf8_are_stored_with_replacements(collector):
