@@ -147,6 +147,15 @@ def test_a_run_named_like_the_pages_markers_is_only_a_title(tmp_path):
     assert json.loads(data)["page"]["steps"][0]["output"] == "</title><img src=x onerror=alert(1)>"
 
 
+def _closed(connection: socket.socket) -> bool:
+    """Whether the view closed the connection without answering (a reset, when it closed before reading
+    what the connection had sent: a connection closed to make room for another)."""
+    try:
+        return connection.recv(10) == b""
+    except ConnectionResetError:
+        return True
+
+
 def test_connections_holding_half_a_request_are_closed_and_the_view_answers_again(demo_store, monkeypatch):
     # Before, uvicorn waited for their headers forever, and past 64 open connections answered 503 to all.
     monkeypatch.setattr(_server, "_HEADER_TIMEOUT_S", 0.5, raising=False)
@@ -161,7 +170,7 @@ def test_connections_holding_half_a_request_are_closed_and_the_view_answers_agai
         time.sleep(1.5)
         status, body = _get(server.url + "api/runs")
         assert status == 200 and body["total"] == 2
-        assert slow[0].recv(10) == b"" and slow[-1].recv(10) == b""  # closed by the view, unanswered
+        assert _closed(slow[0]) and _closed(slow[-1])  # by the view, unanswered
     finally:
         for connection in slow:
             connection.close()
@@ -192,7 +201,7 @@ def test_a_client_keeping_every_connection_open_does_not_lock_the_user_out(demo_
         except urllib.error.HTTPError as exc:
             status, body = exc.code, exc.read()  # 503 Service Unavailable, before
         assert status == 200 and body["total"] == 2, (status, body)
-        assert held[0].recv(10) == b""  # the oldest idle connection was closed for it
+        assert _closed(held[0])  # the oldest idle connection was closed for it
     finally:
         for connection in held:
             connection.close()
