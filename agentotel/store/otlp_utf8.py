@@ -16,18 +16,14 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 
-def repaired(data: bytes) -> ExportTraceServiceRequest | None:
-    """The request in `data` with every string made UTF-8; None when `data` is not a request even with its
-    strings read as bytes (damaged some other way)."""
+def repaired(data: bytes) -> ExportTraceServiceRequest:
+    """The request in `data` with every string made UTF-8; DecodeError when `data` is not a request even with
+    its strings read as bytes, saying how it is damaged (not that a string is not UTF-8: that, it repairs)."""
     mirror, strings = _mirror()
-    try:
-        message = mirror.FromString(data)
-    except DecodeError:
-        return None
+    message = mirror.FromString(data)
     _repair(message, strings)
     data = message.SerializeToString()
     del message
