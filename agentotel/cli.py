@@ -770,28 +770,41 @@ def _escape(text: str) -> str:
 def _import_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="OTLP files: JSON lines (the OpenTelemetry Collector's file exporter) or protobuf; plain, .gz or .zst")
+    parser.add_argument("--max-request-bytes", metavar="SIZE", default="64MiB",
+                        help="a request (a line, or a protobuf message) larger than this is skipped, not read (default: 64MiB)")
 
 
 @command("import", help="store the spans of OTLP JSON or protobuf files, as agentotel-collector would",
          example="agentotel import traces.jsonl.zst --dir ./agentotel-traces", arguments=_import_arguments)
-def _import(args: argparse.Namespace, out: Output) -> None:
+def _import(args: argparse.Namespace, out: Output) -> int:
     from agentotel import _config
     from agentotel.store.otlp import import_files
 
     directory = Path(args.dir) if args.dir else _config.current().directory
+    max_request_bytes = _config.parse_size("--max-request-bytes", args.max_request_bytes)
     missing = [p for p in args.paths if not Path(p).is_file()]
     if missing:
         raise UserError(f"no such file: {', '.join(missing)}")
     try:
         with out.progress(f"Importing {len(args.paths)} file(s) into {directory}…"):
-            stats = import_files(directory, args.paths)
+            stats = import_files(directory, args.paths, max_request_bytes=max_request_bytes)
     except (ValueError, ImportError, OSError) as exc:
         raise UserError(str(exc)) from None
     if out.json:
         out.emit_json(stats)
-        return
-    rejected = f" ({stats['rejected']} rejected: no usable ids)" if stats["rejected"] else ""
-    out.console.print(f"Imported {stats['spans']} span(s) from {stats['files']} file(s) into {directory}{rejected}.")
+    else:
+        rejected = f" ({stats['rejected']} rejected: no usable ids)" if stats["rejected"] else ""
+        out.console.print(f"Imported {stats['spans']} span(s) from {stats['files']} file(s) into {directory}{rejected}.",
+                          markup=False, highlight=False)
+    shown = stats["problems"][:_SHOWN_PROBLEMS]
+    for problem in shown:
+        out.errors.print(f"{PROG}: skipped {problem}", markup=False, highlight=False)
+    if stats["skipped"] > len(shown):
+        out.errors.print(f"{PROG}: … and {stats['skipped'] - len(shown)} more skipped", markup=False, highlight=False)
+    return 1 if stats["skipped"] else 0
+
+
+_SHOWN_PROBLEMS = 20  # a screenful (--json holds more)
 
 
 # -- demo ---------------------------------------------------------------------------------------------

@@ -22,9 +22,11 @@ from typing import IO, Any, Iterator, Sequence
 
 import pyarrow as pa
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentotel._json import whole_characters
+from agentotel.store.otlp_utf8 import repaired
 from agentotel.store.schema import SpanColumns, encode_attributes
 
 # OTLP enum numbers → the SDK's names (SpanKind.X.name, StatusCode.X.name). The spec lets a receiver
@@ -253,33 +255,94 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
 # -- protobuf requests ------------------------------------------------------------------------------
 def parse_protobuf(data: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """The ExportTraceServiceRequest of a protobuf body (DecodeError when it is none); TooManySpans, before
-    any span is built, when it holds more than `max_spans`.
+    any span is built, when it holds more than `max_spans`, or more than _EVENTS_PER_SPAN times that many
+    span events and links.
 
-    A span costs protobuf ~170 bytes of memory once parsed, and as little as 2 bytes on the wire (an empty
-    one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before convert() could count
-    them. So a body that could hold more than `max_spans` has its spans counted on the wire first, up to
-    one past the limit.
+    A span, an event or a link costs protobuf ~60-170 bytes of memory once parsed, and as little as 2 bytes
+    on the wire (an empty one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before
+    convert() could count them, 64 MiB of empty events in one span 2 GB and 7 s. So a body that could hold
+    more than the limits has its spans (and, when it could hold more of them than allowed, its spans'
+    events and links) counted on the wire first, up to one past the limit.
+
+    A string that is not UTF-8 (which protobuf refuses the whole request for) gets U+FFFD for its bad bytes.
     """
     if max_spans is not None and len(data) > 2 * max_spans:
-        counted = _count_spans(data, max_spans + 1)
-        if counted > max_spans:
-            raise _too_many(counted, max_spans, counted_to_the_limit=True)
-    return ExportTraceServiceRequest.FromString(data)
+        most_parts = _EVENTS_PER_SPAN * max_spans
+        spans, parts = _count_on_the_wire(data, max_spans, most_parts if len(data) > 2 * most_parts else None)
+        if spans > max_spans:
+            raise _too_many(spans, max_spans, counted_to_the_limit=True)
+        if parts > most_parts:
+            raise _too_many_parts(spans, max_spans)
+    try:
+        return ExportTraceServiceRequest.FromString(data)
+    except DecodeError:
+        return repaired(data)
 
 
-def _count_spans(data: bytes, stop: int) -> int:
-    """How many spans a serialized request holds, counted up to `stop`; 0 when the wire format is broken
-    (FromString then says how)."""
-    count = 0
+def _count_on_the_wire(data: bytes, max_spans: int, max_parts: int | None) -> tuple[int, int]:
+    """How many spans a serialized request holds, and (with `max_parts`) how many span events and links,
+    each counted until it passes its limit, or (events and links) until they cannot; (0, 0) when the wire
+    format is broken (FromString then says how)."""
+    spans: list[tuple[int, int]] = []
     try:
         for start, end in _fields(data, 0, len(data), 1):  # ExportTraceServiceRequest.resource_spans
             for start2, end2 in _fields(data, start, end, 2):  # ResourceSpans.scope_spans
-                for _span in _fields(data, start2, end2, 2):  # ScopeSpans.spans
-                    count += 1
-                    if count >= stop:
-                        return count
+                for span in _fields(data, start2, end2, 2):  # ScopeSpans.spans
+                    spans.append(span)
+                    if len(spans) > max_spans:
+                        return len(spans), 0
+        if max_parts is None:
+            return len(spans), 0
+        # A span of n bytes holds at most n / 2 events and links (2 bytes for an empty one). Walking a span's
+        # fields costs a few us, so spans are walked largest first, only until the others could not hold
+        # enough to pass the limit: in a request of agent spans, the few holding whole conversations.
+        could_hold = sum(end - start for start, end in spans) // 2
+        parts = 0
+        for start, end in sorted(spans, key=lambda span: span[0] - span[1]):
+            if parts + could_hold <= max_parts:
+                break
+            could_hold -= (end - start) // 2
+            parts += _events_and_links(data, start, end, max_parts - parts)
+            if parts > max_parts:
+                break
     except (IndexError, ValueError):
-        return 0
+        return 0, 0
+    return len(spans), parts
+
+
+_EVENT_TAG, _LINK_TAG = 11 << 3 | 2, 13 << 3 | 2  # Span.events, Span.links
+
+
+def _events_and_links(data: bytes, at: int, end: int, most: int) -> int:
+    """How many events and links the span in data[at:end] holds, counted up to one past `most`."""
+    count = 0
+    # One hop a field (an attribute with a whole conversation in it is skipped at once): a few us a span.
+    while at < end:
+        tag = data[at]
+        at += 1
+        if tag & 0x80:
+            tag, at = _varint(data, at - 1)
+        kind = tag & 7
+        if kind == 2:
+            length = data[at]
+            at += 1
+            if length & 0x80:
+                length, at = _varint(data, at - 1)
+            at += length
+            if tag == _EVENT_TAG or tag == _LINK_TAG:
+                count += 1
+                if count > most:
+                    return count
+        elif kind == 0:
+            while data[at] & 0x80:
+                at += 1
+            at += 1
+        elif kind == 1 or kind == 5:
+            at += 8 if kind == 1 else 4
+        else:
+            raise ValueError("group or invalid wire type")  # none in OTLP
+    if at != end:
+        raise ValueError("truncated")
     return count
 
 
@@ -364,9 +427,13 @@ def _scopes(document: dict) -> Iterator[Any]:
 
 def parse_request(body: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """An ExportTraceServiceRequest from an OTLP/JSON body; JsonError says what is wrong with it, TooManySpans
-    that it holds more than `max_spans` (counted before any is converted: 20 million empty spans took 95 s)."""
+    that it holds more than `max_spans` (counted before any is converted: 20 million empty spans took 95 s).
+    Bytes that are not UTF-8 become U+FFFD, as in a protobuf request's strings."""
     try:
-        document = json.loads(body)
+        try:
+            document = json.loads(body)
+        except UnicodeDecodeError:
+            document = json.loads(bytes(body).decode("utf-8", "replace"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
@@ -399,8 +466,15 @@ def parse_request(body: bytes, *, max_spans: int | None = None) -> ExportTraceSe
 
 
 # -- files ----------------------------------------------------------------------------------------------
+# What one request may hold, in a file as from a sender: the collector's defaults (--max-decompressed-bytes,
+# --max-spans-per-request). A file is no more trusted than a sender: a request past them is skipped, with
+# its place in the file, instead of read whole (a line of 5 GB, or 64 MiB of empty events, would need GBs).
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+MAX_SPANS_PER_REQUEST = 100_000
+
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _GZIP_MAGIC = b"\x1f\x8b"
+_DISCARD_CHUNK = 1024 * 1024
 
 
 def _open_file(path: Path) -> IO[bytes]:
@@ -419,65 +493,162 @@ def _open_file(path: Path) -> IO[bytes]:
     return raw
 
 
-def _requests(path: Path) -> Iterator[ExportTraceServiceRequest]:
-    """The export requests in one file: OTLP/JSON lines (the Collector's file exporter: one request a
-    line; a file holding one pretty-printed request works too) or one OTLP protobuf message."""
+def _requests(path: Path, max_bytes: int = MAX_REQUEST_BYTES,
+              max_spans: int = MAX_SPANS_PER_REQUEST) -> Iterator[tuple[str, ExportTraceServiceRequest | JsonError]]:
+    """The export requests in one file, each with where it is ("<path>, line 3"), or in its place the error
+    that made it unusable (the file's other requests are still read): OTLP/JSON lines (the Collector's file
+    exporter; a file holding one pretty-printed request works too), the Collector's `format: proto` files
+    (each message after its length in 4 bytes), or one OTLP protobuf message. Read a request at a time."""
     with _open_file(path) as stream:
         reader = io.BufferedReader(stream) if not isinstance(stream, io.BufferedReader) else stream
-        first = reader.peek(64)[:64].lstrip()
-        if first[:1] != b"{":
-            request = ExportTraceServiceRequest()
-            try:
-                request.ParseFromString(reader.read())
-            except Exception as exc:  # noqa: BLE001 - protobuf raises DecodeError; say which file
-                raise JsonError(f"{path}: neither OTLP/JSON nor an OTLP protobuf message ({exc})") from None
-            yield request
+        head = reader.peek(64)[:64]
+        # A protobuf request opens with byte 0x0a, which is also a newline: JSON is text with a "{" first.
+        if head.lstrip()[:1] == b"{" and not any(byte < 0x20 and byte not in b"\t\n\r" for byte in head):
+            yield from _json_lines(path, reader, max_bytes, max_spans)
+        elif head[:1] == b"\x00":  # a length first: no request of under 16 MiB starts with a zero byte otherwise
+            yield from _length_prefixed(path, reader, max_bytes, max_spans)
+        else:
+            where = f"{path}"
+            data = reader.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                yield where, JsonError(f"{where}: a protobuf message of more than {max_bytes} bytes: not read")
+                return
+            yield where, _protobuf(where, data, max_spans)
+
+
+def _protobuf(where: str, data: bytes, max_spans: int) -> ExportTraceServiceRequest | JsonError:
+    try:
+        return parse_protobuf(data, max_spans=max_spans)
+    except DecodeError as exc:
+        return JsonError(f"{where}: neither OTLP/JSON nor an OTLP protobuf message ({exc})")
+    except TooManySpans as exc:
+        return JsonError(f"{where}: {exc}")
+
+
+def _length_prefixed(path: Path, reader: io.BufferedReader, max_bytes: int,
+                     max_spans: int) -> Iterator[tuple[str, ExportTraceServiceRequest | JsonError]]:
+    at, number = 0, 0
+    while size_bytes := reader.read(4):
+        number += 1
+        where = f"{path}, message {number} (byte {at})"
+        if len(size_bytes) < 4:
+            yield where, JsonError(f"{where}: the file ends inside a message's length")
             return
-        # A line that is not JSON on its own starts a request written over several lines (pretty-printed).
-        # What is gathered is parsed again only at a line that starts at column 0, where a pretty-printed
-        # request closes: parsing it at every line took time growing with the square of its length. A
-        # line opening a new request ("{" at column 0) meanwhile means the gathered one was cut short (a
-        # torn line of a crashed writer): that is an error naming its line, found there, not at the end.
-        pending, start, problem = bytearray(), 0, None
-        for number, line in enumerate(reader, start=1):
-            if pending:
-                if line[:1] == b"{":
-                    raise JsonError(f"{path}, line {start}: {problem}")
+        size = int.from_bytes(size_bytes, "big")
+        if size > max_bytes:
+            yield where, JsonError(f"{where}: {size} bytes, more than the {max_bytes} a request may have: skipped")
+            if _discard(reader, size) < size:
+                return
+        else:
+            data = reader.read(size)
+            if len(data) < size:
+                yield where, JsonError(f"{where}: the file ends {size - len(data)} bytes before the message does")
+                return
+            yield where, _protobuf(where, data, max_spans)
+        at += 4 + size
+
+
+def _discard(reader: io.BufferedReader, size: int) -> int:
+    """Read and drop `size` bytes a chunk at a time; how many there were."""
+    left = size
+    while left and (chunk := reader.read(min(left, _DISCARD_CHUNK))):
+        left -= len(chunk)
+    return size - left
+
+
+def _json_lines(path: Path, reader: io.BufferedReader, max_bytes: int,
+                max_spans: int) -> Iterator[tuple[str, ExportTraceServiceRequest | JsonError]]:
+    # A line that is not JSON on its own starts a request written over several lines (pretty-printed).
+    # What is gathered is parsed again only at a line that starts at column 0, where a pretty-printed
+    # request closes: parsing it at every line took time growing with the square of its length. A
+    # line opening a new request ("{" at column 0) meanwhile means the gathered one was cut short (a
+    # torn line of a crashed writer): that is an error naming its line, found there, not at the end.
+    pending, start, problem = bytearray(), 0, None
+    skipping = False  # past a request too large to read: until the next one opens
+    number = 0
+    while line := reader.readline(max_bytes + 1):
+        number += 1
+        if len(line) > max_bytes and not line.endswith(b"\n"):
+            yield f"{path}, line {number}", JsonError(f"{path}, line {number}: more than {max_bytes} bytes: skipped")
+            while (rest := reader.readline(_DISCARD_CHUNK)) and not rest.endswith(b"\n"):
+                pass
+            pending.clear()
+            skipping = True
+            continue
+        if skipping:
+            if line[:1] != b"{":
+                continue
+            skipping = False
+        if pending:
+            if line[:1] == b"{":
+                yield f"{path}, line {start}", JsonError(f"{path}, line {start}: {problem}")
+                pending.clear()
+            else:
                 pending += line
+                if len(pending) > max_bytes:
+                    yield f"{path}, line {start}", JsonError(f"{path}, line {start}: more than {max_bytes} bytes: skipped")
+                    pending.clear()
+                    skipping = True
+                    continue
                 if line[:1].isspace():
                     continue
-                text = pending
-            elif line.strip():
-                start, text = number, line
-            else:
-                continue
-            try:
-                request = parse_request(text)
-            except JsonError as exc:
-                if "not valid JSON" not in str(exc):
-                    raise JsonError(f"{path}, line {start}: {exc}") from None
-                if not pending:
-                    pending += text
-                problem = exc
-                continue
+        if pending:
+            text = pending
+        elif line.strip():
+            start, text = number, line
+        else:
+            continue
+        where = f"{path}, line {start}"
+        try:
+            request = parse_request(text, max_spans=max_spans)
+        except TooManySpans as exc:
             pending.clear()
-            yield request
-        if pending.strip():
-            raise JsonError(f"{path}, line {start}: {problem}")
+            yield where, JsonError(f"{where}: {exc}")
+            continue
+        except JsonError as exc:
+            if "not valid JSON" not in str(exc):
+                pending.clear()
+                yield where, JsonError(f"{where}: {exc}")
+                continue
+            if not pending:
+                pending += text
+            problem = exc
+            continue
+        pending.clear()
+        yield where, request
+    if pending.strip():
+        yield f"{path}, line {start}", JsonError(f"{path}, line {start}: {problem}")
 
 
-def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
+def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.PathLike[str]], *,
+                 max_request_bytes: int = MAX_REQUEST_BYTES, max_spans: int = MAX_SPANS_PER_REQUEST) -> dict[str, Any]:
     """Store the spans of OTLP files (JSON lines or protobuf; plain, .gz or .zst) in the store at
-    `directory`, through the same conversion as the collector. Returns files, spans, rejected (spans
-    without usable ids). Raises JsonError (a ValueError) for a file that is not OTLP."""
+    `directory`, through the same conversion and within the same limits as the collector. Returns files,
+    spans, rejected (spans without usable ids), skipped (requests that could not be used: a malformed line,
+    a request past the limits; the others are stored) and problems: what was wrong with the first
+    _KEPT_PROBLEMS skipped, each saying where it is."""
     from agentotel.store.writer import StoreWriter
 
-    stats = {"files": 0, "spans": 0, "rejected": 0}
+    stats: dict[str, Any] = {"files": 0, "spans": 0, "rejected": 0, "skipped": 0, "problems": []}
+
+    def skip(problem: str) -> None:
+        stats["skipped"] += 1
+        if len(stats["problems"]) < _KEPT_PROBLEMS:  # a file of a million bad lines is not a million messages
+            stats["problems"].append(problem)
+
     writer = StoreWriter(directory)
     try:
         for path in paths:
-            for request in _requests(Path(path)):
-                converted = convert(request)
+            for where, request in _requests(Path(path), max_request_bytes, max_spans):
+                if isinstance(request, JsonError):
+                    skip(str(request))
+                    continue
+                try:
+                    converted = convert(request, max_spans=max_spans)
+                except (TooManySpans, InvalidRequest) as exc:
+                    skip(f"{where}: {exc}")
+                    continue
+                del request
                 writer.append(converted.batches, inputs=converted.inputs, outputs=converted.outputs)
                 stats["spans"] += converted.accepted
                 stats["rejected"] += converted.rejected
@@ -485,3 +656,6 @@ def import_files(directory: str | os.PathLike[str], paths: Sequence[str | os.Pat
     finally:
         writer.close()
     return stats
+
+
+_KEPT_PROBLEMS = 100

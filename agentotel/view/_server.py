@@ -136,8 +136,11 @@ class ViewApp:
 
             if isinstance(exc, QueryError):
                 return _json(404, {"error": str(exc)})
-            _log.exception("the view failed on %s", path)
-            return _json(500, {"error": f"{type(exc).__name__}: {exc}"})
+            # The exception's text may name files, queries or values of the store: it goes to the log only,
+            # and the page gets an id to find it there by.
+            incident = secrets.token_hex(4)
+            _log.exception("the view failed on %s (error %s)", path, incident)
+            return _json(500, {"error": f"the view failed (error {incident}: its log says why)"})
         return 200, [(b"content-type", b"application/json")], _data.to_json(result).encode("utf-8")
 
 
@@ -153,20 +156,37 @@ def _json(status: int, body: Any, extra: list[tuple[bytes, bytes]] | None = None
 
 
 def _protocol() -> type:
-    """uvicorn's h11 protocol, with a deadline for a request's headers.
+    """uvicorn's h11 protocol, with a deadline for a request's headers, and room made for a new connection.
 
     uvicorn waits for headers forever, and counts every open connection against limit_concurrency: 80
     connections each holding half a request (or silent) answered everyone else 503 until they closed.
+    A client opening connections again as they are closed (or just keeping many alive) still filled every
+    slot for good, so a connection arriving at the limit closes the oldest idle ones: no request in
+    progress, or half a request's headers. A client whose idle keep-alive connection is closed opens another.
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Protocol(H11Protocol):
         _timer: Any = None
+        _opened = 0.0
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._opened = self.loop.time()
             self._timer = self.loop.call_later(_HEADER_TIMEOUT_S, self._headers_late)
+            excess = len(self.connections) - (self.limit_concurrency or len(self.connections)) + 1
+            if excess > 0:
+                idle = [c for c in self.connections if c is not self and isinstance(c, Protocol) and c._idle()]
+                for connection in sorted(idle, key=lambda c: c._opened)[:excess]:
+                    connection._close()
+
+        def _idle(self) -> bool:
+            return self.conn.their_state is h11.IDLE and not self.transport.is_closing()
+
+        def _close(self) -> None:
+            self.transport.close()
+            self.connections.discard(self)  # now: the new connection's request is counted before connection_lost runs
 
         def data_received(self, data: bytes) -> None:
             if self._timer is None and self.conn.their_state is h11.IDLE:  # a next request on the connection

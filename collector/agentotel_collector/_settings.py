@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from agentotel._config import DEFAULT_DIRECTORY, ConfigError
 from agentotel._config import parse_size as _size  # one size syntax (64MiB) for agentotel and its collector
+from agentotel.store.otlp import MAX_REQUEST_BYTES, MAX_SPANS_PER_REQUEST  # `agentotel import` keeps the same limits
 
 ENV_PREFIX = "AGENTOTEL_COLLECTOR_"
 MiB = 1024 * 1024
@@ -80,8 +81,8 @@ class Settings:
     tls_cert: Path | None = _opt(_path, None, "TLS certificate chain (PEM); enables TLS on both listeners")
     tls_key: Path | None = _opt(_path, None, "TLS private key (PEM)")
     max_request_bytes: int = _opt(_size, 32 * MiB, "largest request body as sent (compressed)")
-    max_decompressed_bytes: int = _opt(_size, 64 * MiB, "largest request body after decompression")
-    max_spans_per_request: int = _opt(_count, 100_000, "most spans accepted in one request")
+    max_decompressed_bytes: int = _opt(_size, MAX_REQUEST_BYTES, "largest request body after decompression")
+    max_spans_per_request: int = _opt(_count, MAX_SPANS_PER_REQUEST, "most spans accepted in one request")
     max_concurrent_requests: int = _opt(_count, 2, "requests decoded at once; others wait, then get 503")
     # An idle or slow connection costs a few KB on the event loop (no thread): room for many peers.
     max_connections: int = _opt(_count, 4096, "open HTTP connections; more are refused")

@@ -11,9 +11,10 @@ import time
 import tracemalloc
 import zlib
 
+import grpc
 import pytest
 import requests
-from collector_support import Collector, http_url, stored_table
+from collector_support import Collector, http_url, rows_by_span, stored_table
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -196,3 +197,63 @@ def test_events_and_links_past_ten_a_span_of_the_limit_are_refused(ten_spans, sd
     del span.links[:]  # 60 events: within the limit, and stored
     assert _post(ten_spans, _encoded(request, content_type), content_type).status_code == 200
     assert len(stored_table(ten_spans.settings.dir)["events"][0]) == 60
+
+
+def _not_utf8(sdk_spans) -> tuple[bytes, bytes]:
+    """A protobuf request of two spans whose first holds bytes that are not UTF-8 in its name and an attribute;
+    and that span's id."""
+    request = encode_spans(sdk_spans[:2])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    span.name = "tool XXX"
+    span.attributes.add(key="kY").value.string_value = "cut ZZ(ZZ"
+    body = request.SerializeToString().replace(b"tool XXX", b"tool \xe2\x82\xff").replace(b"kY", b"k\xff")
+    body = body.replace(b"cut ZZ(ZZ", b"cut \xc3(\xed\xa0\x80")  # a broken pair, then an encoded surrogate
+    return body, span.span_id
+
+
+def test_strings_that_are_not_utf8_are_stored_with_replacements_and_the_rest_kept(collector, sdk_spans):
+    # Before, protobuf refused the whole request ("String field had bad UTF-8"): a 400 that the sender takes
+    # as final, every good span in the batch lost with the bad one.
+    body, span_id = _not_utf8(sdk_spans)
+    answer = _post(collector, body)
+    assert answer.status_code == 200, answer.content
+    rows = rows_by_span(stored_table(collector.settings.dir))
+    assert len(rows) == 2
+    bad = rows[span_id.hex()]
+    assert bad["name"] == "tool \ufffd\ufffd"
+    assert dict(bad["attributes"])["k\ufffd"] == "cut \ufffd(\ufffd\ufffd\ufffd"
+    answer = _post(collector, body + b"\x0a\x05ab")  # cut short as well: still refused, for that
+    assert answer.status_code == 400 and b"UTF-8" not in answer.content, answer.content
+
+
+def test_strings_that_are_not_utf8_over_grpc_are_stored_with_replacements(collector, sdk_spans):
+    body, span_id = _not_utf8(sdk_spans)  # before: INVALID_ARGUMENT, the batch lost
+    host, port = collector.grpc_address
+    with grpc.insecure_channel(f"{host}:{port}") as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+                                     request_serializer=None, response_deserializer=bytes)
+        assert export(body, timeout=10) == b""  # OK, nothing rejected
+    assert rows_by_span(stored_table(collector.settings.dir))[span_id.hex()]["name"] == "tool \ufffd\ufffd"
+
+
+def test_otlp_json_bytes_that_are_not_utf8_are_stored_with_replacements(collector):
+    body = (b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c",'
+            b'"spanId":"b7ad6b7169203331","name":"cut \xe2\x82","startTimeUnixNano":"1764000000000000000",'
+            b'"endTimeUnixNano":"1764000001000000000"}]}]}]}')
+    answer = _post(collector, body, "application/json")
+    assert answer.status_code == 200, answer.content
+    (row,) = stored_table(collector.settings.dir).to_pylist()
+    assert row["name"] == "cut \ufffd"
+
+
+def test_events_and_links_past_the_limit_are_counted_on_the_wire_before_any_is_built(ten_spans):
+    # Before, the whole body was parsed first and convert() counted: 64 MiB of empty events in one span
+    # (a few hundred KB gzipped) took the collector 2 GB and 7 s before the refusal. Counting stops one
+    # past the limit, so what follows is never read: here bytes that are no protobuf (a full parse: 400).
+    ids = _length_delimited(1, bytes(range(1, 17))) + _length_delimited(2, bytes(range(1, 9)))
+    event, link = _length_delimited(11, b""), _length_delimited(13, b"")
+    answer = _post(ten_spans, _request_of(_length_delimited(2, ids + (event + link) * 50 + event + b"\xff\xff\xff\xff")))
+    assert answer.status_code == 413, answer.content
+    assert b"more than 100 span events and links; at most 100 are accepted per request" in answer.content
+    answer = _post(ten_spans, _request_of(_length_delimited(2, ids + (event + link) * 50 + b"\xff\xff\xff\xff")))
+    assert answer.status_code == 400, answer.content  # within it: parsed, and refused for what it is

@@ -147,6 +147,15 @@ def test_a_run_named_like_the_pages_markers_is_only_a_title(tmp_path):
     assert json.loads(data)["page"]["steps"][0]["output"] == "</title><img src=x onerror=alert(1)>"
 
 
+def _closed(connection: socket.socket) -> bool:
+    """Whether the view closed the connection without answering (a reset, when it closed before reading
+    what the connection had sent: a connection closed to make room for another)."""
+    try:
+        return connection.recv(10) == b""
+    except ConnectionResetError:
+        return True
+
+
 def test_connections_holding_half_a_request_are_closed_and_the_view_answers_again(demo_store, monkeypatch):
     # Before, uvicorn waited for their headers forever, and past 64 open connections answered 503 to all.
     monkeypatch.setattr(_server, "_HEADER_TIMEOUT_S", 0.5, raising=False)
@@ -161,8 +170,65 @@ def test_connections_holding_half_a_request_are_closed_and_the_view_answers_agai
         time.sleep(1.5)
         status, body = _get(server.url + "api/runs")
         assert status == 200 and body["total"] == 2
-        assert slow[0].recv(10) == b"" and slow[-1].recv(10) == b""  # closed by the view, unanswered
+        assert _closed(slow[0]) and _closed(slow[-1])  # by the view, unanswered
     finally:
         for connection in slow:
             connection.close()
         server.stop()
+
+
+def test_a_client_keeping_every_connection_open_does_not_lock_the_user_out(demo_store, monkeypatch):
+    # Before, 64 open connections took every slot: a client opening them again as they timed out (or keeping
+    # them alive) had the user answered 503 for as long as it went on. Now a new connection at the limit
+    # closes the oldest idle ones.
+    monkeypatch.setattr(_server, "_HEADER_TIMEOUT_S", 60.0, raising=False)  # none times out during the test
+    server = _server.ViewServer(demo_store, port=0).start()
+    held = []
+    try:
+        for _ in range(8):  # keep-alive connections between requests
+            connection = socket.create_connection(("127.0.0.1", server.port))
+            connection.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+            answer = b""
+            while not answer.endswith(b"0\r\n\r\n"):  # the whole (chunked) answer: the connection is idle after it
+                answer += connection.recv(4096)
+            assert b" 200 " in answer
+            held.append(connection)
+        held += [socket.create_connection(("127.0.0.1", server.port)) for _ in range(70)]  # silent ones
+        time.sleep(0.3)  # every one accepted
+        try:
+            with urllib.request.urlopen(server.url + "api/runs", timeout=30) as response:
+                status, body = response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            status, body = exc.code, exc.read()  # 503 Service Unavailable, before
+        assert status == 200 and body["total"] == 2, (status, body)
+        assert _closed(held[0])  # the oldest idle connection was closed for it
+    finally:
+        for connection in held:
+            connection.close()
+        server.stop()
+
+
+def test_a_failure_of_the_view_is_logged_and_the_page_gets_an_id_not_the_exception(tmp_path, caplog):
+    # Before, the 500's body was the exception's text: a file's values, a path or a query, shown to any caller.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    agentotel.instrument(tmp_path / "traces")
+    with agentotel.run("a", run_id="run-1"):
+        pass
+    assert agentotel.flush()
+    agentotel.shutdown()
+    (stored,) = (tmp_path / "traces" / "spans").glob("*/*.parquet")
+    table = pq.read_table(stored)
+    at = table.schema.get_field_index("start_time")
+    pq.write_table(table.set_column(at, "start_time", pa.array(["secret-value"] * len(table))), stored.with_name("foreign.parquet"))
+    server = _server.ViewServer(tmp_path / "traces", port=0).start()
+    try:
+        with caplog.at_level(logging.ERROR, logger="agentotel.view._server"):
+            status, body = _get(server.url + "api/runs")
+    finally:
+        server.stop()
+    assert status == 500 and "secret-value" not in body["error"], body
+    incident = body["error"].split("(error ")[1].split(":")[0]
+    (record,) = caplog.records
+    assert f"(error {incident})" in record.getMessage() and "secret-value" in record.exc_text
