@@ -1248,12 +1248,16 @@ def _of_documents(step: Mapping[str, Any]) -> bool:
 def _sibling_answered(run: _Run, step: Mapping[str, Any]) -> bool:
     """Whether the same tool, asked in the run for a sibling of what this step asked (the same fields, one short value
     other: count_parcels(day=2026-11-30) beside day=2026-11-29, or a query one literal apart), answered with rows."""
-    asked = parse_json(step.get("input"))
-    if not isinstance(asked, Mapping):
+    def fields(value: Any) -> Any:  # a one-argument tool's input as some instrumentations keep it: the bare value
+        value = parse_json(value)
+        return value if isinstance(value, Mapping) else {"": value} if isinstance(value, (str, int, float)) else None
+
+    asked = fields(step.get("input"))
+    if asked is None:
         return False
     for other in run.record.tool_steps():
-        theirs = parse_json(other.get("input"))
-        if other is step or tool_name(other) != tool_name(step) or is_error(other) or not isinstance(theirs, Mapping) \
+        theirs = fields(other.get("input"))
+        if other is step or tool_name(other) != tool_name(step) or is_error(other) or theirs is None \
                 or set(theirs) != set(asked) or _empty_result(other.get("output")):
             continue
         differ = [k for k in asked if theirs[k] != asked[k]]
@@ -5033,6 +5037,8 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
     said = _passes(text)
     if said is None:
         return []
+    if any(f.index == last["index"] for f in _output_drift(run)):
+        return []  # the check answered in a shape its earlier runs never had: misread, the drift is the cause
     failed = (_CHECK_FAILED.search(_printed(last)) or re.search(r".+", _printed(last)) or [""])[0]
     # Work changed after the last check and handed in unchecked: the submit is the act. (A check after the last
     # change that failed, as on main before it, leaves the claim in the answer the fault.)
