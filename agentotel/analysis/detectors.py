@@ -4789,6 +4789,37 @@ def _fix_unverified(run: _Run) -> list[Finding]:
                      tests=sorted(names)[:10])]
 
 
+_NOT_EDITING = frozenset("review reviewer comment comments check lint diff show read view explain describe summarize".split())
+
+
+def _change_unchecked(run: _Run) -> list[Finding]:
+    """The agent changed the code, had a check to run (run_tests, offered or run earlier) and ran none after its last
+    change, then handed the work on (a submit, a review tool, an answer saying it is fixed) without a word of it being
+    unchecked: the change was never verified (MAST FM-3.3 no verification; model, fix_unverified at the model call that
+    moved on from the change)."""
+    # (a diff handed to a reviewer's tool is no change of the code)
+    edits = [e for e in run.edits() if not {w.lower() for w in _NAME_WORDS.findall(e[1].name)} & _NOT_EDITING]
+    if not edits or not run.finals:
+        return []
+    last_edit = max(step["index"] for step, *_ in edits)
+    checks = [s for s in run.record.tool_steps() if _is_check(s)]
+    offered = sorted(n for n in run.offered() if _check_name(n)) or sorted({str(tool_name(s)) for s in checks if s["index"] < last_edit})
+    if not offered or any(s["index"] > last_edit or _check_failed(s) for s in checks):
+        return []  # (a check that failed before the change, gone past: failed_check_ignored's)
+    final = max(run.finals, key=lambda item: item[0]["index"])
+    if _FAILURE_WORDS.search(final[1]) or _HEDGED.search(final[1]) or re.search(r"\b(?:untested|unverified|not\s+(?:yet\s+)?(?:run|tested|verified))\b",
+                                                                               final[1], re.I):
+        return []  # said to be unchecked
+    edit_step = next(s for s, *_ in edits if s["index"] == last_edit)
+    moved = next((s for s in run.llm if s["index"] > last_edit and s.get("parent_index") == edit_step.get("parent_index")), None)
+    if moved is None:
+        return []
+    return [_finding("fix_unverified", "model", moved["index"], [edit_step["index"], moved["index"]],
+                     f"the code was changed at step {edit_step['index']} and no check ran after it ({', '.join(offered[:2])} "
+                     f"offered); step {moved['index']} moved on and the work was handed on as done", tool=offered[0],
+                     edit_step=edit_step["index"])]
+
+
 # A request saying its test fails: "fails on main", "is failing", "raises", "is red", "is broken".
 _SAYS_FAILING = re.compile(r"\b(?:fail(?:s|ing|ed)?|raises?|errors?|broken|red|crash(?:es)?)\b", re.I)
 
@@ -7531,7 +7562,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
-    _request_target_swapped,
+    _request_target_swapped, _change_unchecked,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

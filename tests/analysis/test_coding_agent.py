@@ -406,3 +406,24 @@ def test_a_patch_applied_again_after_it_worked_with_only_test_runs_between_is_a_
     other = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, RED),
                  ("apply_patch", dict(FIX, new="if not 0 <= pct < 100:"), "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT)
     assert _found(other, "repeated_tool_call")[0] == [], _found(other, "repeated_tool_call")[1]
+
+
+@pytest.mark.parametrize("turns,answer,unchecked", [
+    # changed, never checked after, handed in as done
+    ([("read_file", {"path": "src/pricing.py"}, "..."), ("apply_patch", FIX, "Applied patch"), SUBMIT], "Fixed and submitted.", True),
+    # checked after the change; or said to be unchecked
+    ([("read_file", {"path": "src/pricing.py"}, "..."), ("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), SUBMIT],
+     "Fixed and submitted.", False),
+    ([("read_file", {"path": "src/pricing.py"}, "..."), ("apply_patch", FIX, "Applied patch"), SUBMIT],
+     "Submitted the change; I have not run the tests yet.", False),
+])
+def test_a_change_handed_in_with_no_check_after_it_is_fix_unverified(turns, answer, unchecked):
+    from runs_build import definitions_attr
+
+    run = _run(*turns, answer=answer)
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("read_file", "apply_patch", "run_tests", "submit")))
+    for step in run.steps:
+        if step["type"] == "llm":
+            step.setdefault("attributes", {}).update(offered)
+    found, shown = _found(run, "fix_unverified")
+    assert found == ([(5, "model")] if unchecked else []), shown
