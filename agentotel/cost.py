@@ -52,7 +52,8 @@ def cost_usd(
     """
     if not model:
         return None
-    if _config.current().prices_file is not None:
+    settings = _config._current  # `_config.current()`, its usual case inline (once per model call: see below)
+    if (settings if settings is not None else _config.current()).prices_file is not None:
         override = _override_price(provider, model)
         if override is not None:
             return _price_from_override(override, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)

@@ -184,9 +184,7 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     """The request's contents as messages: Content items as they are, loose parts grouped as the user's (as the SDK does)."""
     if contents is None:
         return []
-    if type(contents) is str:  # the usual prompt (text_part's dict, inline: this runs on every call)
-        return [{"role": "user", "parts": [{"type": "text", "content": contents}]}]
-    if isinstance(contents, str) or not isinstance(contents, (list, tuple)):
+    if isinstance(contents, str) or not isinstance(contents, (list, tuple)):  # (a plain str prompt: `_request`)
         contents = [contents]
     messages: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
@@ -370,7 +368,14 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
             attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in value else "text"
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
-    capture = capturing()
+    messages = instructions = None
+    if capturing():
+        # The usual prompt and system instruction, plain strings, read here (text_part's dicts, inline:
+        # each function this path enters costs more than its body, see providers/_core.ModelCall).
+        contents = kwargs.get("contents")
+        messages = [{"role": "user", "parts": [{"type": "text", "content": contents}]}] if type(contents) is str else _messages(contents)
+        if system is not None:
+            instructions = [{"type": "text", "content": system}] if type(system) is str else _parts(system)
     # Positional, in the fields' order (operation, provider, model, attributes, stream, input messages,
     # system instructions, tool definitions): a class called with keywords gets them as a dict, which
     # costs this call more than the rest of the constructor.
@@ -380,8 +385,8 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         _model_name(kwargs.get("model")),
         attributes,
         stream,
-        _messages(kwargs.get("contents")) if capture else None,
-        _parts(system) if capture and system is not None else None,
+        messages,
+        instructions,
         _tool_definitions(tools) if tools else None,
     )
 
@@ -444,7 +449,8 @@ def _response(result: Any) -> Response:
     response = Response(response_id, result.model_version, [], _usage(result.usage_metadata))  # (id, model, finish reasons, usage)
     messages = []
     for candidate in result.candidates or ():
-        finish = _finish(candidate.finish_reason)
+        reason = candidate.finish_reason
+        finish = _finish_names.get(reason) or _finish(reason)  # (the remembered name read here: one call less)
         if finish:
             response.finish_reasons.append(finish)
         content = candidate.content
