@@ -334,10 +334,25 @@ _PARAMETERS = {
 _CONFIG_FIELDS = frozenset({*_PARAMETERS, "candidate_count", "response_mime_type", "system_instruction", "tools"})
 
 
-def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
+# (base URL object, Vertex AI or not) -> provider name and server.* attributes, by the URL object's id: the
+# entry holds the URL object, so that id is not reused while the entry lives (as openai.py's `_clients`).
+_clients: dict[int, tuple[Any, bool, str, dict[str, Any]]] = {}
+
+
+def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
     client = getattr(instance, "_api_client", None)
-    provider = "gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini"
-    attributes = server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None))
+    vertex = bool(getattr(client, "vertexai", False))
+    base_url = getattr(getattr(client, "_http_options", None), "base_url", None)
+    entry = _clients.get(id(base_url))
+    if entry is None or entry[0] is not base_url or entry[1] is not vertex:
+        if len(_clients) >= 64:  # clients made and dropped by the hundred: start over
+            _clients.clear()
+        entry = _clients[id(base_url)] = (base_url, vertex, "gcp.vertex_ai" if vertex else "gcp.gemini", server_attributes(base_url))
+    return entry[2], dict(entry[3])
+
+
+def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
+    provider, attributes = _client_attributes(instance)
     config = kwargs.get("config")
     # A GenerateContentConfig keeps its fields in __dict__ (pydantic), every one of its ~40 present,
     # nearly all None: only those the caller set (model_fields_set) are read. A dict config is read as it is.
@@ -368,6 +383,7 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
             attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in value else "text"
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
+    model = kwargs.get("model")
     messages = instructions = None
     if capturing():
         # The usual prompt and system instruction, plain strings, read here (text_part's dicts, inline:
@@ -382,7 +398,7 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
     return Request(
         "chat",
         provider,
-        _model_name(kwargs.get("model")),
+        model if type(model) is str and "models/" not in model else _model_name(model),  # (a bare id, usually)
         attributes,
         stream,
         messages,
@@ -581,13 +597,8 @@ class _Stream:
 
 
 def _client_request(instance: Any, kwargs: dict[str, Any], operation: str) -> Request:
-    client = getattr(instance, "_api_client", None)
-    return Request(
-        operation=operation,
-        provider="gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini",
-        model=_model_name(kwargs.get("model")),
-        attributes=server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None)),
-    )
+    provider, attributes = _client_attributes(instance)
+    return Request(operation=operation, provider=provider, model=_model_name(kwargs.get("model")), attributes=attributes)
 
 
 def _embed_request(instance: Any, kwargs: dict[str, Any]) -> Request:
