@@ -1231,14 +1231,17 @@ class Payload:
             # walked. (Every message as it is and the whole within the limit is exactly when the
             # list's own text passes; its JSON, keys and all, may still be over: then message by message.)
             try:
+                whole = True
                 for message in messages:
                     text, known = _known_json(message, policy, room)
                     if not known:
                         text = _as_is(message, policy, room, text)
-                        if text is not None:
+                        if text is None:
+                            whole = False
+                        else:
                             policy.remember_json(text)
                     texts.append(text)
-                if None not in texts:
+                if whole:
                     text = "[" + ",".join(texts) + "]"  # type: ignore[arg-type]
                     if len(text) * 4 <= room or _utf8_len(text) <= room:
                         return text

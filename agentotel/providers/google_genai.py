@@ -362,9 +362,11 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         fields = getattr(config, "__dict__", None) or {}
         # (pydantic's own set, read directly: `model_fields_set` is a property, a Python call)
         given_fields = getattr(config, "__pydantic_fields_set__", None) or fields.keys()
-    present = _CONFIG_FIELDS.intersection(given_fields) if fields else ()
     system = tools = None
-    for name in present:
+    # (each field given tested, not an intersection made: a new set's C path, run cold, costs more)
+    for name in given_fields if fields else ():
+        if name not in _CONFIG_FIELDS:
+            continue
         value = fields.get(name)
         if value is None:
             continue
