@@ -400,7 +400,8 @@ class ModelCall:
         self._inputs: dict[str, str] | None = None
         try:
             payload = self.payload = Payload()
-            if span.is_recording():
+            # (an SDK span just started records: no method call for it)
+            if type(span) is _tracing._SdkSpan or span.is_recording():
                 # Encoded now (the request as it was sent, first in the span's budget), set on the span
                 # with the response's attributes in `_record`: one SDK call for all of them.
                 inputs = self._inputs = {}
@@ -480,7 +481,7 @@ class ModelCall:
             self.ended = True
         end_time = None
         left = False
-        if error_kind == ABANDONED_STREAM:
+        if error_kind is not None and error_kind == ABANDONED_STREAM:  # (None == str: the generic compare, cold)
             # A stream the caller stopped reading ends when it stopped. After chunks were read, in a run
             # that did not fail (or outside any run), that was a deliberate `break`: not an error.
             end_time = self.stopped
