@@ -978,8 +978,9 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     all, where OpenLLMetry adds 207 and costs about the same: its are the SDK's attribute setters, called
     8 times each and warm after the first, ours are nearly all entered once. Against the previous code
     in the same process (a renamed copy, arms shuffled, load 4-5): 0.92-0.96x its overhead. The row,
-    three runs at load 2-4: 0.992x, 1.04x and the committed one; still at the peer's level, not clearly
-    below it. Capture off still saves ~12-17 µs (the input payloads, ~6 µs of it alone)."""
+    three runs at load 2-4: 0.992x (95% interval 0.94-1.05), 1.04x (1.00-1.08) and the committed 1.04x
+    (1.00-1.08, per process 0.95-1.09; the code before: 1.06x, 1.02-1.11, at load ~1.7): at the peer's
+    level, not clearly below it. Capture off still saves ~12-17 µs (the input payloads, ~6 µs of it alone)."""
     calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
