@@ -13,7 +13,7 @@ import json
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 
 @dataclass(frozen=True)
@@ -137,9 +137,10 @@ class RunContext:
 _current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("agentotel_run", default=None)
 
 
-def current_run() -> RunContext | None:
-    """The innermost run active in this context (thread or task), or None."""
-    return _current_run.get()
+# `current_run()`: the innermost run active in this context (thread or task), or None. The variable's own
+# method, not a function calling it: every model call asks, and a Python call on that path costs more
+# than the lookup (see providers/_core.ModelCall).
+current_run: Callable[[], RunContext | None] = _current_run.get
 
 
 def set_current_run(run: RunContext | None) -> contextvars.Token:

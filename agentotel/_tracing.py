@@ -89,52 +89,46 @@ def set_attributes(span: trace.Span, attributes: dict[str, object]) -> None:
     order, a key set again moving to the end). Anything else - another span type, a length limit, a span
     near its attribute limit, one value of another type - goes through `span.set_attributes` as it is.
     """
+    # One function, the short way inline (the per-call path of every model call: see providers/_core.ModelCall).
     try:
-        if _set_plain(span, attributes):
-            return
-    except AttributeError:  # an SDK whose private names moved: the public way, as for any other span
-        pass
-    span.set_attributes(attributes)
-
-
-def _set_plain(span: trace.Span, attributes: dict[str, object]) -> bool:
-    """`set_attributes`' short way: True when every value went in as the SDK would store it, False when
-    nothing was set and the caller should use `span.set_attributes`."""
-    bounded = getattr(span, "_attributes", None) if type(span) is _SdkSpan else None
-    if (
-        type(bounded) is _BoundedAttributes
-        and bounded.max_value_len is None
-        and (bounded.maxlen is None or len(bounded._dict) + len(attributes) <= bounded.maxlen)
-    ):
-        ready: list[tuple[str, object]] | None = []
-        plain = _PLAIN
-        for key, value in attributes.items():
-            kind = type(value)
-            if type(key) is not str or not key:
+        bounded = getattr(span, "_attributes", None) if type(span) is _SdkSpan else None
+        if (
+            type(bounded) is _BoundedAttributes
+            and bounded.max_value_len is None
+            and (bounded.maxlen is None or len(bounded._dict) + len(attributes) <= bounded.maxlen)
+        ):
+            ready: list[tuple[str, object]] | None = []
+            plain = _PLAIN
+            for key, value in attributes.items():
+                kind = type(value)
+                if type(key) is not str or not key:
+                    ready = None
+                    break
+                if kind is list or kind is tuple:
+                    # Items of one plain type (SDKs before mixed sequences were allowed drop the others).
+                    first = type(value[0]) if value else str
+                    for item in value:
+                        if type(item) is not first or first not in plain:
+                            break
+                    else:
+                        ready.append((key, tuple(value)))
+                        continue
+                elif kind in plain:
+                    ready.append((key, value))
+                    continue
                 ready = None
                 break
-            if kind is list or kind is tuple:
-                # Items of one plain type (SDKs before mixed sequences were allowed drop the others).
-                first = type(value[0]) if value else str
-                for item in value:
-                    if type(item) is not first or first not in plain:
-                        break
-                else:
-                    ready.append((key, tuple(value)))
-                    continue
-            elif kind in plain:
-                ready.append((key, value))
-                continue
-            ready = None
-            break
-        if ready is not None:
-            with span._lock:  # type: ignore[attr-defined]
-                if span._end_time is None and not bounded._immutable:  # type: ignore[attr-defined]
-                    with bounded._lock:
-                        values = bounded._dict
-                        for key, value in ready:
-                            if key in values:
-                                del values[key]
-                            values[key] = value
-                    return True
-    return False
+            if ready is not None:
+                with span._lock:  # type: ignore[attr-defined]
+                    if span._end_time is None and not bounded._immutable:  # type: ignore[attr-defined]
+                        with bounded._lock:
+                            values = bounded._dict
+                            for key, value in ready:
+                                if key in values:
+                                    del values[key]
+                                values[key] = value
+                        return
+    except AttributeError:  # an SDK whose private names moved: the public way, as for any other span
+        pass
+    # Nothing set: the span's own way (another span type, a limit, a value of another type, an ended span).
+    span.set_attributes(attributes)

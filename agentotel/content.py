@@ -884,6 +884,18 @@ def _text_json(value: Any, policy: _Policy, room: int) -> str | None:
                 part = parts[0]
                 if type(part) is dict and tuple(part) == _PART_KEYS:
                     kind, content = part.values()
+                    # Its tests made on the four values themselves (no list, no temporary sets: each C path
+                    # this takes cold costs like a Python call); any doubt goes to the tests below.
+                    if type(role) is str and type(kind) is str and type(content) is str and (finish is None or type(finish) is str):
+                        clean = policy.clean_texts
+                        if (
+                            len(role) + len(kind) + len(content) + (0 if finish is None else len(finish)) <= room
+                            and content in clean
+                            and role in clean
+                            and kind in clean
+                            and (finish is None or finish in clean)
+                        ):
+                            return "".join(_one_shot(value, 0))
                     texts = [role, kind, content] if finish is None else [role, finish, kind, content]
     if texts is None:
         if t is list:
@@ -1219,14 +1231,17 @@ class Payload:
             # walked. (Every message as it is and the whole within the limit is exactly when the
             # list's own text passes; its JSON, keys and all, may still be over: then message by message.)
             try:
+                whole = True
                 for message in messages:
                     text, known = _known_json(message, policy, room)
                     if not known:
                         text = _as_is(message, policy, room, text)
-                        if text is not None:
+                        if text is None:
+                            whole = False
+                        else:
                             policy.remember_json(text)
                     texts.append(text)
-                if None not in texts:
+                if whole:
                     text = "[" + ",".join(texts) + "]"  # type: ignore[arg-type]
                     if len(text) * 4 <= room or _utf8_len(text) <= room:
                         return text

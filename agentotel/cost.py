@@ -32,6 +32,9 @@ __all__ = ["cost_usd"]
 # gen_ai.provider.name -> genai-prices provider id, where they differ.
 _PRICE_PROVIDERS = {"azure.ai.openai": "azure", "aws.bedrock": "aws", "gcp.vertex_ai": "google", "gcp.gemini": "google"}
 
+# (provider, model) -> (hour, `_library_prices(provider, model, hour)`): see cost_usd.
+_prices_now: dict[tuple[str | None, str], tuple[int, Any]] = {}
+
 _override_lock = threading.Lock()
 _override_cache: tuple[Path | None, float | None, dict[str, dict[str, float]]] = (None, None, {})
 
@@ -52,13 +55,24 @@ def cost_usd(
     """
     if not model:
         return None
-    if _config.current().prices_file is not None:
+    settings = _config._current  # `_config.current()`, its usual case inline (once per model call: see below)
+    if (settings if settings is not None else _config.current()).prices_file is not None:
         override = _override_price(provider, model)
         if override is not None:
             return _price_from_override(override, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
     # Once per model call, so the usual case (a model with flat token rates) takes few calls: see
     # providers/_core.ModelCall on what a function costs there.
-    found = _library_prices(provider, model, int(time.time() // 3600))
+    # `_library_prices` of this hour, remembered per (provider, model) in a plain dict: its cache's own C
+    # path (key tuple, linked list) run cold costs more than a dict look-up (see providers/_core.ModelCall).
+    hour = int(time.time() // 3600)
+    known = _prices_now.get((provider, model))
+    if known is not None and known[0] == hour:
+        found = known[1]
+    else:
+        found = _library_prices(provider, model, hour)
+        if len(_prices_now) >= 1024:  # models by the thousand: start over
+            _prices_now.clear()
+        _prices_now[(provider, model)] = (hour, found)
     if found is not None and found[1] is not None:
         if not cache_read_tokens and not cache_write_tokens and input_tokens >= 0:
             # No cache tokens (most calls): `_price_from_override`'s sum without its zero terms, the

@@ -82,6 +82,20 @@ _SCOPES = {
     "aws.bedrock": "agentotel.bedrock",
 }
 
+# OTel's runtime context, when it is the default one (a ContextVar): the variable's own get / set / reset,
+# called directly. The API's get_current, attach and detach are two Python calls each, on every model call
+# (see ModelCall on what a call costs there); a reset that fails goes to the API's detach, which logs it
+# as it would have (and raises nothing), so the outcome is the API's.
+try:
+    from opentelemetry.context.contextvars_context import ContextVarsRuntimeContext
+
+    _runtime = otel_context._RUNTIME_CONTEXT
+    if type(_runtime) is not ContextVarsRuntimeContext:
+        raise TypeError(type(_runtime).__name__)
+    _get_current, _attach, _reset = _runtime._current_context.get, _runtime._current_context.set, _runtime._current_context.reset
+except (ImportError, AttributeError, TypeError):  # another runtime context (or layout): the API's own functions
+    _get_current, _attach, _reset = otel_context.get_current, otel_context.attach, otel_context.detach
+
 # Set in the OTel context while one of our model spans is active: a nested patched call (parse
 # calling create, a wrapper around a wrapper) then records nothing of its own.
 _IN_MODEL_CALL = otel_context.create_key("agentotel-model-call")
@@ -202,7 +216,8 @@ def field_of(obj: Any, name: str, default: Any = None) -> Any:
 
 def capturing() -> bool:
     """Whether message content may be recorded (adapters skip building it otherwise)."""
-    return _config.current().capture_content
+    settings = _config._current  # `_config.current()`, its usual case inline: every model call asks
+    return (settings if settings is not None else _config.current()).capture_content
 
 
 parse_arguments = _json.parse  # tool-call arguments as parsed JSON when they are JSON text; else as given
@@ -385,7 +400,8 @@ class ModelCall:
         self._inputs: dict[str, str] | None = None
         try:
             payload = self.payload = Payload()
-            if span.is_recording():
+            # (an SDK span just started records: no method call for it)
+            if type(span) is _tracing._SdkSpan or span.is_recording():
                 # Encoded now (the request as it was sent, first in the span's budget), set on the span
                 # with the response's attributes in `_record`: one SDK call for all of them.
                 inputs = self._inputs = {}
@@ -428,7 +444,7 @@ class ModelCall:
         it at once; a stream manager's request, sent later in `__enter__`, runs under it too).
         """
         # One new Context with both values (set_span_in_context, then set_value, would copy it twice).
-        values = dict(otel_context.get_current() if self._parent is None else self._parent)
+        values = dict(_get_current() if self._parent is None else self._parent)
         values[_SPAN_KEY] = self.span
         values[_IN_MODEL_CALL] = True
         return otel_context.Context(values)
@@ -465,7 +481,7 @@ class ModelCall:
             self.ended = True
         end_time = None
         left = False
-        if error_kind == ABANDONED_STREAM:
+        if error_kind is not None and error_kind == ABANDONED_STREAM:  # (None == str: the generic compare, cold)
             # A stream the caller stopped reading ends when it stopped. After chunks were read, in a run
             # that did not fail (or outside any run), that was a deliberate `break`: not an error.
             end_time = self.stopped
@@ -508,7 +524,32 @@ class ModelCall:
             if attributes is None:  # (the span did not record when the call began)
                 attributes = {}
             if response is not None:
-                _response_attributes(response, payload, attributes)
+                # The response's attributes: straight-line tests, no loop over (name, value) pairs, and
+                # no function of their own (see the note on the per-call path above).
+                if response.id:
+                    attributes[GEN_AI_RESPONSE_ID] = response.id
+                if response.model:
+                    attributes[GEN_AI_RESPONSE_MODEL] = response.model
+                if response.finish_reasons:
+                    # The response's own list: the SDK copies a sequence into a tuple as it sets it.
+                    attributes[GEN_AI_RESPONSE_FINISH_REASONS] = response.finish_reasons
+                if usage is not None:
+                    if usage.input_tokens is not None:
+                        attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+                    if usage.output_tokens is not None:
+                        attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+                    if usage.cache_read_tokens is not None:
+                        attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
+                    if usage.cache_write_tokens is not None:
+                        attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+                    if usage.reasoning_tokens is not None:
+                        attributes[GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
+                if response.attributes:
+                    attributes.update(response.attributes)
+                if response.output_messages:
+                    encoded = payload.encode(response.output_messages)
+                    if encoded is not None:
+                        attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
             if self.first_chunk is not None:
                 attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
             if cost is not None:
@@ -559,43 +600,13 @@ class ModelCall:
             instruments.cost.add(cost, attributes)
 
 
-def _response_attributes(response: Response, payload: Any, attributes: dict[str, Any]) -> None:
-    """The response's attributes, added to `attributes`."""
-    # Straight-line tests, no loop over (name, value) pairs: this runs on every model call.
-    if response.id:
-        attributes[GEN_AI_RESPONSE_ID] = response.id
-    if response.model:
-        attributes[GEN_AI_RESPONSE_MODEL] = response.model
-    if response.finish_reasons:
-        # The response's own list: the SDK copies a sequence into a tuple as it sets it.
-        attributes[GEN_AI_RESPONSE_FINISH_REASONS] = response.finish_reasons
-    usage = response.usage
-    if usage is not None:
-        if usage.input_tokens is not None:
-            attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
-        if usage.output_tokens is not None:
-            attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
-        if usage.cache_read_tokens is not None:
-            attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
-        if usage.cache_write_tokens is not None:
-            attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
-        if usage.reasoning_tokens is not None:
-            attributes[GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
-    if response.attributes:
-        attributes.update(response.attributes)
-    if response.output_messages:
-        encoded = payload.encode(response.output_messages)
-        if encoded is not None:
-            attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
-
-
 # --- The wrappers ------------------------------------------------------------------------------------------
 
 
 def _begin(patch: Patch, instance: Any, args: tuple, kwargs: dict[str, Any]) -> ModelCall | None:
     """A new model call, or None when instrumentation is suppressed, one of ours is already active or this is no model call."""
     # OTel's is_instrumentation_enabled() and our own marker, from one look at the context.
-    current = otel_context.get_current()
+    current = _get_current()
     if (
         current.get(_SUPPRESS_INSTRUMENTATION_KEY)
         or current.get(_SUPPRESS_INSTRUMENTATION_KEY_PLAIN)
@@ -643,7 +654,12 @@ def _returned(call: ModelCall, patch: Patch, result: Any) -> Any:
         if kind is None:
             kind = _result_kind(result)
         if kind == _RESPONSE:
-            call.finish(call.read_response(result))
+            try:  # call.read_response(result), inline (see ModelCall)
+                response = patch.response(result)
+            except Exception as exc:  # noqa: BLE001 - telemetry must not break the call
+                report_internal_error("providers.read_response", exc)
+                response = None
+            call.finish(response)
             return result
         if kind == _STREAM and patch.accumulator is not None:  # _stream.wrap_stream, inline (see ModelCall)
             return _stream.StreamProxy(result, call, patch.accumulator(call.request))
@@ -672,14 +688,17 @@ def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = otel_context.attach(call.context())
+        token = _attach(call.context())
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as exc:
             call.finish(error=exc)
             raise
         finally:
-            otel_context.detach(token)
+            try:
+                _reset(token)
+            except Exception:  # noqa: BLE001 - reset in another context: the API's detach logs it
+                otel_context.detach(token)
         return _returned(call, patch, result)
 
     return wrapper
@@ -690,14 +709,17 @@ def _async_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
-        token = otel_context.attach(call.context())
+        token = _attach(call.context())
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
             call.finish(error=exc)
             raise
         finally:
-            otel_context.detach(token)
+            try:
+                _reset(token)
+            except Exception:  # noqa: BLE001 - reset in another context: the API's detach logs it
+                otel_context.detach(token)
         return _returned(call, patch, result)
 
     return wrapper
@@ -708,14 +730,17 @@ def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = otel_context.attach(call.context())
+        token = _attach(call.context())
         try:
             manager = wrapped(*args, **kwargs)
         except BaseException as exc:
             call.finish(error=exc)
             raise
         finally:
-            otel_context.detach(token)
+            try:
+                _reset(token)
+            except Exception:  # noqa: BLE001 - reset in another context: the API's detach logs it
+                otel_context.detach(token)
         return _stream.wrap_manager(manager, call, patch)
 
     return wrapper

@@ -184,9 +184,7 @@ def _messages(contents: Any) -> list[dict[str, Any]]:
     """The request's contents as messages: Content items as they are, loose parts grouped as the user's (as the SDK does)."""
     if contents is None:
         return []
-    if type(contents) is str:  # the usual prompt (text_part's dict, inline: this runs on every call)
-        return [{"role": "user", "parts": [{"type": "text", "content": contents}]}]
-    if isinstance(contents, str) or not isinstance(contents, (list, tuple)):
+    if isinstance(contents, str) or not isinstance(contents, (list, tuple)):  # (a plain str prompt: `_request`)
         contents = [contents]
     messages: list[dict[str, Any]] = []
     loose: list[dict[str, Any]] = []
@@ -336,10 +334,25 @@ _PARAMETERS = {
 _CONFIG_FIELDS = frozenset({*_PARAMETERS, "candidate_count", "response_mime_type", "system_instruction", "tools"})
 
 
-def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
+# (base URL object, Vertex AI or not) -> provider name and server.* attributes, by the URL object's id: the
+# entry holds the URL object, so that id is not reused while the entry lives (as openai.py's `_clients`).
+_clients: dict[int, tuple[Any, bool, str, dict[str, Any]]] = {}
+
+
+def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
     client = getattr(instance, "_api_client", None)
-    provider = "gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini"
-    attributes = server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None))
+    vertex = bool(getattr(client, "vertexai", False))
+    base_url = getattr(getattr(client, "_http_options", None), "base_url", None)
+    entry = _clients.get(id(base_url))
+    if entry is None or entry[0] is not base_url or entry[1] is not vertex:
+        if len(_clients) >= 64:  # clients made and dropped by the hundred: start over
+            _clients.clear()
+        entry = _clients[id(base_url)] = (base_url, vertex, "gcp.vertex_ai" if vertex else "gcp.gemini", server_attributes(base_url))
+    return entry[2], dict(entry[3])
+
+
+def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
+    provider, attributes = _client_attributes(instance)
     config = kwargs.get("config")
     # A GenerateContentConfig keeps its fields in __dict__ (pydantic), every one of its ~40 present,
     # nearly all None: only those the caller set (model_fields_set) are read. A dict config is read as it is.
@@ -349,9 +362,11 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         fields = getattr(config, "__dict__", None) or {}
         # (pydantic's own set, read directly: `model_fields_set` is a property, a Python call)
         given_fields = getattr(config, "__pydantic_fields_set__", None) or fields.keys()
-    present = _CONFIG_FIELDS.intersection(given_fields) if fields else ()
     system = tools = None
-    for name in present:
+    # (each field given tested, not an intersection made: a new set's C path, run cold, costs more)
+    for name in given_fields if fields else ():
+        if name not in _CONFIG_FIELDS:
+            continue
         value = fields.get(name)
         if value is None:
             continue
@@ -370,18 +385,26 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
             attributes[GEN_AI_OUTPUT_TYPE] = "json" if "json" in value else "text"
     if stream:
         attributes[GEN_AI_REQUEST_STREAM] = True
-    capture = capturing()
+    model = kwargs.get("model")
+    messages = instructions = None
+    if capturing():
+        # The usual prompt and system instruction, plain strings, read here (text_part's dicts, inline:
+        # each function this path enters costs more than its body, see providers/_core.ModelCall).
+        contents = kwargs.get("contents")
+        messages = [{"role": "user", "parts": [{"type": "text", "content": contents}]}] if type(contents) is str else _messages(contents)
+        if system is not None:
+            instructions = [{"type": "text", "content": system}] if type(system) is str else _parts(system)
     # Positional, in the fields' order (operation, provider, model, attributes, stream, input messages,
     # system instructions, tool definitions): a class called with keywords gets them as a dict, which
     # costs this call more than the rest of the constructor.
     return Request(
         "chat",
         provider,
-        _model_name(kwargs.get("model")),
+        model if type(model) is str and "models/" not in model else _model_name(model),  # (a bare id, usually)
         attributes,
         stream,
-        _messages(kwargs.get("contents")) if capture else None,
-        _parts(system) if capture and system is not None else None,
+        messages,
+        instructions,
         _tool_definitions(tools) if tools else None,
     )
 
@@ -444,7 +467,8 @@ def _response(result: Any) -> Response:
     response = Response(response_id, result.model_version, [], _usage(result.usage_metadata))  # (id, model, finish reasons, usage)
     messages = []
     for candidate in result.candidates or ():
-        finish = _finish(candidate.finish_reason)
+        reason = candidate.finish_reason
+        finish = _finish_names.get(reason) or _finish(reason)  # (the remembered name read here: one call less)
         if finish:
             response.finish_reasons.append(finish)
         content = candidate.content
@@ -575,13 +599,8 @@ class _Stream:
 
 
 def _client_request(instance: Any, kwargs: dict[str, Any], operation: str) -> Request:
-    client = getattr(instance, "_api_client", None)
-    return Request(
-        operation=operation,
-        provider="gcp.vertex_ai" if getattr(client, "vertexai", False) else "gcp.gemini",
-        model=_model_name(kwargs.get("model")),
-        attributes=server_attributes(getattr(getattr(client, "_http_options", None), "base_url", None)),
-    )
+    provider, attributes = _client_attributes(instance)
+    return Request(operation=operation, provider=provider, model=_model_name(kwargs.get("model")), attributes=attributes)
 
 
 def _embed_request(instance: Any, kwargs: dict[str, Any]) -> Request:

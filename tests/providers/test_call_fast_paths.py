@@ -160,3 +160,49 @@ def test_setting_attributes_on_another_span_type_calls_its_own_method():
 
     _tracing.set_attributes(Recorded(SpanContext(1, 2, False)), {"s": "x", "l": ["a"]})
     assert seen == [{"s": "x", "l": ["a"]}]
+
+
+def test_a_google_genai_plain_call_enters_few_python_functions(telemetry):
+    """The per-call path's budget: each Python function a model call enters costs ~0.5-1 µs run cold, more
+    than its body (providers/_core.ModelCall), so the path enters few, counted here (a deterministic count,
+    not a time). agentotel's own: 24 on a plain call with a prompt and a system instruction, metrics on (34
+    before they were inlined); none of OTel's context API (get_current, attach, detach: two calls each) from ours."""
+    import json
+    import os
+    import sys
+
+    import httpx2
+    from google import genai
+
+    import agentotel
+
+    body = json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "one two three"}]}, "index": 0, "finishReason": "STOP"}],
+                       "modelVersion": "gemini-2.0-flash-001", "responseId": "r-1",
+                       "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 3}}).encode()  # fmt: skip
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, content=body, headers={"content-type": "application/json"}))
+    client = genai.Client(api_key="k", http_options={"client_args": {"transport": transport}})
+
+    def call():
+        return client.models.generate_content(model="gemini-2.0-flash", contents="Count.", config={"system_instruction": "Be terse."})
+
+    call(), call()  # warm: imports, caches, the price table
+    ours = os.path.dirname(agentotel.__file__)
+    entered: list[str] = []
+    from_ours: list[str] = []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        if frame.f_code.co_filename.startswith(ours):
+            entered.append(frame.f_code.co_name)
+        elif "opentelemetry/context" in frame.f_code.co_filename and frame.f_back.f_code.co_filename.startswith(ours):
+            from_ours.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    assert len(telemetry.spans()) == 3, "the call recorded (one span each)"
+    assert from_ours == []
+    assert len(entered) <= 24, sorted(entered)
