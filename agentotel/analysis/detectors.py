@@ -691,6 +691,44 @@ def _request_target_swapped(run: _Run) -> list[Finding]:
     return []
 
 
+# A reviewer's or approver's no, as its answer opens: "CHANGES REQUESTED: ...", "Rejected - ...", "NOT APPROVED".
+_NAY = re.compile(r"^\W*(?:changes?\s+requested|request(?:ed|ing)?\s+changes|rejected|not\s+approved|denied|declined|"
+                  r"needs?\s+(?:work|changes)|do\s+not\s+merge|blocked)\b", re.I)
+
+
+def _verdict_ignored(run: _Run) -> list[Finding]:
+    """A reviewer (an agent or tool the run asked) answered no ("CHANGES REQUESTED: add a regression test ..."), and
+    the model went on to hand the work in (submit_pr, merge, publish) with no change and no new review between: the
+    other agent's input ignored (MAST FM-2.5; model, input_ignored at the call that handed it in)."""
+    tools = run.record.tool_steps()
+    for source in tools:
+        if is_error(source):
+            continue
+        payload = tool_payload(source.get("output"))
+        said = payload if isinstance(payload, str) else next(
+            (str(v) for k, v in payload.items() if str(k).lower() in ("verdict", "decision", "status", "review", "result")
+             and isinstance(v, str)), "") if isinstance(payload, Mapping) else ""
+        if not _NAY.search(said):
+            continue
+        name = str(tool_name(source))
+        level = (run.requester(source) or source).get("parent_index")
+        for step in run.llm:
+            if step["index"] <= source["index"] or step.get("parent_index") != level:
+                continue
+            calls = requested_calls(step)
+            if any(c.name == name or (_action(c.name) is not None and not _SUBMIT & {w.lower() for w in _NAME_WORDS.findall(c.name)})
+                   for c in calls):
+                break  # reviewed again, or a change made (an edit, a fix) before handing in
+            handed = next((c for c in calls if _SUBMIT & {w.lower() for w in _NAME_WORDS.findall(c.name)}
+                           or (_action(c.name) or ("",))[0] in ("merge", "publish", "deploy", "release", "open")), None)
+            if handed is not None:
+                return [_finding("input_ignored", "model", step["index"], [source["index"], step["index"]],
+                                 f"{name} at step {source['index']} answered {said.strip()[:100]!r}; step {step['index']} "
+                                 f"called {handed.name} with no change and no new review between", tool=handed.name,
+                                 result_step=source["index"], said=said.strip()[:200])]
+    return []
+
+
 def _done_again(run: _Run) -> list[Finding]:
     """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
     with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
@@ -7562,7 +7600,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
-    _request_target_swapped, _change_unchecked,
+    _request_target_swapped, _change_unchecked, _verdict_ignored,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

@@ -427,3 +427,15 @@ def test_a_change_handed_in_with_no_check_after_it_is_fix_unverified(turns, answ
             step.setdefault("attributes", {}).update(offered)
     found, shown = _found(run, "fix_unverified")
     assert found == ([(5, "model")] if unchecked else []), shown
+
+
+@pytest.mark.parametrize("after,ignored", [
+    ([], True),  # handed in straight after the reviewer's no
+    ([("apply_patch", dict(FIX, path="tests/test_pricing.py"), "Applied patch"), ("request_review", {"note": "added the test"}, "APPROVED")],
+     False),  # the change made and reviewed again
+])
+def test_work_handed_in_after_a_reviewers_no_with_no_change_is_input_ignored(after, ignored):
+    nay = ("request_review", {"note": "Fix for the discount bound."}, "CHANGES REQUESTED: add a regression test for pct=15.")
+    run = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), nay, *after, SUBMIT)
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(7, "model")] if ignored else []), shown
