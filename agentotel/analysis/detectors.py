@@ -2483,15 +2483,33 @@ _FIRST_CHECK = re.compile(r"\b(?:check|call|use|run|query|verify\s+with|look\s+(
                           r"before\s+(?:you\s+)?(?:retry|retrying|try\w*\s+again|call\w*\s+(?:it\s+)?again|resend\w*|repeat\w*)", re.I)
 
 
+# A failed write's error saying it may have been done all the same: "it may have gone through", "may or may not have
+# been created", "status unknown".
+_MAYBE_DONE = re.compile(r"\b(?:may|might)\s+(?:or\s+may\s+not\s+|still\s+|already\s+)?have\s+(?:gone\s+through|succeeded|been\s+"
+                         r"(?:created|submitted|sent|processed|applied|charged|completed|placed|booked|saved|posted))|\b(?:status|outcome)"
+                         r"\s+(?:is\s+)?unknown\b|\bunknown\s+whether\b|\bcould\s+not\s+confirm\b", re.I)
+
+
 def _retried_unchecked(run: _Run) -> list[Finding]:
     """A call's error or result names a tool to call before trying again ("check list_payments before you retry")
     and the model asked for the same call again with no call of that tool in between: a blind retry that can do the
     deed twice (model, input_ignored at the retry)."""
     tools = run.record.tool_steps()
     known = set(run.offered()) | set(run.record.declared_tools()) | {str(tool_name(s)) for s in tools}
-    for step in tools:
+    for n, step in enumerate(tools):
         said = " ".join(filter(None, (text_of(step.get("output")) if step.get("output") is not None else "", run.error(step))))
         rule = _FIRST_CHECK.search(said)
+        maybe = _MAYBE_DONE.search(said) if rule is None else None
+        if maybe is not None and n + 1 < len(tools) and run.requester(tools[n + 1]) is not run.requester(step) \
+                and call_key(str(tool_name(tools[n + 1])), parse_json(tools[n + 1].get("input"))) == \
+                call_key(str(tool_name(step)), parse_json(step.get("input"))):
+            # "timed out; it may have gone through", and the same call made again with nothing looked at between: a
+            # blind retry that can do the deed twice
+            later = run.requester(tools[n + 1])
+            return [_finding("input_ignored", "model", later["index"], [later["index"], step["index"]],
+                             f"{tool_name(step)} at step {step['index']} said {maybe.group(0)!r}; the model called it again "
+                             f"at step {later['index']} with the same arguments, checking nothing first",
+                             tool=str(tool_name(step)), result_step=step["index"], said=maybe.group(0))]
         if rule is None or rule.group(1) not in known:
             continue
         check, name = rule.group(1), str(tool_name(step))

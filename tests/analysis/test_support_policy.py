@@ -241,3 +241,27 @@ def test_a_day_other_than_the_one_the_user_said_yes_to_is_a_wrong_target():
                              answer=f"Done: order #1043 arrives on {day}.")
     assert _found(moved("2026-12-12"), "wrong_target")[0] == [(4, "model")], _found(moved("2026-12-12"), "wrong_target")[1]
     assert _found(moved("2026-12-22"), "wrong_target")[0] == [], _found(moved("2026-12-22"), "wrong_target")[1]
+
+
+def test_a_write_that_may_have_gone_through_made_again_unlooked_is_input_ignored():
+    from runs_build import llm, record, tool
+
+    pay = {"invoice_id": "INV-2231", "amount": 1240.0}
+
+    def paid(between: list):
+        steps = [llm(1, calls=[("pay_invoice", pay, "p1")]),
+                 tool(2, "pay_invoice", pay, None, requested_by=1, call_id="p1", error="TimeoutError: payment gateway timed out; "
+                                                                                   "the payment may have gone through")]
+        for name, arguments, result in between:
+            at = len(steps) + 1
+            steps += [llm(at, calls=[(name, arguments, f"c{at}")]), tool(at + 1, name, arguments, result, requested_by=at, call_id=f"c{at}")]
+        at = len(steps) + 1
+        steps += [llm(at, calls=[("pay_invoice", pay, "p2")]),
+                  tool(at + 1, "pay_invoice", pay, {"status": "paid", "payment_id": "PAY-7"}, requested_by=at, call_id="p2"),
+                  llm(at + 2, text="INV-2231 is paid.")]
+        return record(*steps, task="Pay invoice INV-2231.")
+
+    blind = paid([])
+    assert _found(blind, "input_ignored")[0] == [(3, "model")], _found(blind, "input_ignored")[1]
+    looked = paid([("list_payments", {"invoice_id": "INV-2231"}, {"payments": []})])
+    assert _found(looked, "input_ignored")[0] == [], _found(looked, "input_ignored")[1]
