@@ -7220,6 +7220,8 @@ _FRESH_WANTED = re.compile(r"\b(?:today'?s|current|latest|live)\s+`?([a-z][\w-]*
 # A result's field saying when its data is from.
 _AS_OF_KEY = re.compile(r"as[_ ]?of|date|updated|timestamp|valid|effective|fetched|retrieved", re.I)
 _STALE_DAYS = 3  # a rate of last Friday read on a Monday is today's
+_NOW_ASKED = re.compile(r"\b(?:today|right\s+now|currently|at\s+the\s+moment|as\s+of\s+now)\b", re.I)
+_FETCHED_KEY = re.compile(r"fetched|retrieved|as[_ ]?of|cached|snapshot|crawled", re.I)
 
 
 def _stale_for_today(run: _Run) -> list[Finding]:
@@ -7231,14 +7233,17 @@ def _stale_for_today(run: _Run) -> list[Finding]:
         return []
     told = run.told(run.llm[0])
     wanted = [m.group(1).lower() for m in _FRESH_WANTED.finditer(told + "\n" + run.request())]
-    if not wanted:
+    # "What does it cost today?", "right now": any result saying when it was fetched answers for now
+    now_asked = bool(_NOW_ASKED.search(run.request()))
+    if not wanted and not now_asked:
         return []
     today = _TODAY.search(told) or _TODAY.search(run.request())
     for step in run.record.tool_steps():
         name = str(tool_name(step))
         words = [w.lower() for w in _NAME_WORDS.findall(name)]
         words = [w for w in words if w not in _NO_OUTCOME] or words  # get_price: the price
-        if is_error(step) or not any(name.lower() in phrase or all(w in phrase.split() for w in words) for phrase in wanted):
+        named = any(name.lower() in phrase or all(w in phrase.split() for w in words) for phrase in wanted)
+        if is_error(step) or not (named or now_asked):
             continue
         payload = tool_payload(step.get("output"))
         start = step.get("start_time")
@@ -7246,7 +7251,8 @@ def _stale_for_today(run: _Run) -> list[Finding]:
         if not isinstance(payload, Mapping) or now is None:
             continue
         for key, value in payload.items():
-            day = _iso_day(value) if isinstance(value, str) and _AS_OF_KEY.search(str(key)) else None
+            # (not named by the instructions: only a field that says when the data was fetched)
+            day = _iso_day(value) if isinstance(value, str) and (_AS_OF_KEY if named else _FETCHED_KEY).search(str(key)) else None
             if day is not None and (now - day).days > _STALE_DAYS:
                 return [_finding("tool_result_stale", "tool", step["index"], [step["index"]],
                                  f"{name} at step {step['index']} answered with data {key} {value}, {(now - day).days} days "

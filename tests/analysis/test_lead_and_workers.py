@@ -219,6 +219,17 @@ def test_a_tool_answering_with_old_data_where_the_instructions_ask_for_the_curre
                  [("get_price", {"sku": "A-1"}, {"sku": "A-1", "price": 19.9, "updated": "2026-06-01"})], "A-1 is 19.90.",
                  offered=("get_price",), task="What does A-1 cost?")
     assert _found(plain, "tool_result_stale")[0] == [], _found(plain, "tool_result_stale")[1]
+    # the question asks for now; a page served from a cache fetched months ago (any tool), not a record's own dates
+    def page(fetched, task="What is the exchange's listed fee today?"):
+        return _run("Today is 2026-12-04. You answer from web pages.",
+                    [("open_url", {"url": "https://fees.example"}, {"status": 200, "cache": "HIT", "fetched": fetched})],
+                    "The fee is 0.25%.", offered=("open_url",), task=task)
+    assert _found(page("2026-06-02T08:40:11Z"), "tool_result_stale")[0] == [(2, "tool")], _found(page("2026-06-02T08:40:11Z"), "tool_result_stale")[1]
+    assert _found(page("2026-12-04T10:15:02Z"), "tool_result_stale")[0] == []
+    assert _found(page("2026-06-02T08:40:11Z", task="What was the listed fee in June?"), "tool_result_stale")[0] == []
+    order = _run("Today is 2026-12-04. You answer about orders.", [("get_order", {"id": "#12"}, {"id": "#12", "created_at": "2026-06-02"})],
+                 "Order #12 is shipped.", offered=("get_order",), task="Where is my order #12 today?")
+    assert _found(order, "tool_result_stale")[0] == [], _found(order, "tool_result_stale")[1]
 
 
 PHARMACY = ("You are the pharmacy's order assistant: look orders up with get_order and reorder with reorder. Hand the chat "
