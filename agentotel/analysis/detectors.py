@@ -771,6 +771,49 @@ def _injection_followed(run: _Run) -> list[Finding]:
     return []
 
 
+# A field holding a person's or an organisation's own particulars: only they can give its value.
+_DATUM_KEY = re.compile(r"phone|mobile|tel(?:ephone)?$|e_?mail|company|organi[sz]ation|employer|address|street|city|zip|postcode|postal|"
+                        r"birth|dob|iban|account_?(?:number|no)|passport|national_id|ssn|tax_id|vat", re.I)
+# A tool that writes what it is given somewhere others read it: a form, a booking, a sign-up, a message.
+_WRITES = frozenset("fill submit send book register signup sign create apply order post enroll subscribe".split())
+
+
+def _particulars(value: Any, key: str = "") -> Iterable[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _particulars(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _particulars(v, key)
+    elif isinstance(value, str) and key and _DATUM_KEY.search(key) and len(value.strip()) >= 3:
+        yield key, value.strip()
+
+
+def _particular_invented(run: _Run) -> list[Finding]:
+    """A write (a form filled, a booking, a sign-up) given a person's or organisation's particulars (a phone number,
+    a company, an address) that no user message, instruction or result of the run holds: the model made them up and
+    sent them on the user's behalf (TRAIL hallucinated tool input; model, invented_argument at the call)."""
+    material = None
+    for step in run.llm:
+        for call in requested_calls(step):
+            words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+            if not (words & _WRITES or _action(call.name)) or not isinstance(call.arguments, Mapping):
+                continue
+            for key, value in _particulars(call.arguments):
+                if material is None:
+                    users = [message_text(m) for s in run.llm for m in run.messages(s) if m.get("role") == "user"]
+                    results = [text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"]]
+                    material = "\n".join([run.request(), run.told(run.llm[0]), *users, *results]).lower()
+                    digits = re.sub(r"\D", "", material)
+                plain = value.lower()
+                if plain in material or (sum(c.isdigit() for c in value) >= 6 and re.sub(r"\D", "", value) in digits):
+                    continue
+                return [_finding("invented_argument", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} calls {call.name} with {key}={value!r}, which no user message, instruction "
+                                 f"or result of the run gives", tool=call.name, arguments=call.arguments, values=[value])]
+    return []
+
+
 def _done_again(run: _Run) -> list[Finding]:
     """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
     with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
@@ -7667,6 +7710,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
+    _particular_invented,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )
