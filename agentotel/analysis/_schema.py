@@ -31,6 +31,15 @@ def _is_array(node: Any) -> bool:
     return kind is list or kind is tuple or (kind not in _SCALARS and kind is not dict and isinstance(node, (list, tuple)))
 
 
+def _path_form(text: str) -> str | None:
+    """How a string names a file, if it is a path: "absolute path" (/repo/src/a.py), "relative path" (src/a.py)."""
+    if "/" not in text or " " in text or "\n" in text or "://" in text or len(text) > 300:
+        return None
+    if text.startswith("/"):
+        return "absolute path"
+    return "relative path" if "." in text.rsplit("/", 1)[-1] or text.count("/") >= 2 else None
+
+
 @dataclass
 class Drift:
     """How an output departs from the learned schema (paths like `$.orders[].id`)."""
@@ -64,6 +73,9 @@ class OutputSchema:
     present: dict[str, int] = field(default_factory=dict)  # field path -> times it held a non-null value
     # field path of an array's items -> outputs it held a value in: one output's items are one sample of the shape
     sampled: dict[str, int] = field(default_factory=dict)
+    # field path -> the forms its file paths took (absolute, relative); paths_not: strings there that were no path
+    path_forms: dict[str, set[str]] = field(default_factory=dict)
+    paths_not: dict[str, int] = field(default_factory=dict)
     # `drift`'s required fields by the path of the object holding them, found once per schema learned (a run
     # calls a tool tens of times; this walks every path ever seen).
     _required: dict[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
@@ -80,7 +92,13 @@ class OutputSchema:
             if seen is None:
                 seen = types[path] = set()
             seen.add(type_name(node))
-            if _is_object(node):
+            if type(node) is str:
+                form = _path_form(node)
+                if form is None:
+                    self.paths_not[path] = self.paths_not.get(path, 0) + 1
+                else:
+                    self.path_forms.setdefault(path, set()).add(form)
+            elif _is_object(node):
                 objects[path] = objects.get(path, 0) + 1
                 for key, child in node.items():
                     child_path = f"{path}.{key}"
@@ -131,7 +149,13 @@ class OutputSchema:
             if kind != "null" and kind not in seen and seen - {"null"}:  # a field only ever null may hold anything
                 new_types[path] = (sorted(seen), kind)
                 return
-            if _is_object(node):
+            if type(node) is str:
+                # file paths always given one way (absolute) given the other now: readers joining them break
+                forms = self.path_forms.get(path)
+                form = _path_form(node) if forms and not self.paths_not.get(path) else None
+                if form is not None and form not in forms:
+                    new_types[path] = (sorted(forms), form)
+            elif _is_object(node):
                 if not path.endswith("[]"):  # (an array's items are judged together, below)
                     for required in required_by_parent.get(path, ()):
                         if required.rsplit(".", 1)[1] not in node:

@@ -46,3 +46,18 @@ def test_a_schema_learned_further_after_a_check_is_checked_by_what_it_learned_si
     schema.learn({"id": 6, "total": 7, "lines": [{"sku": "a"}]})
     drift = schema.drift({"id": 8, "total": "x"})
     assert list(drift.new_types) == ["$.total"] and drift.gone == []
+
+
+def test_file_paths_given_the_other_way_are_a_drift_and_a_field_of_mixed_text_is_not():
+    from agentotel.analysis._schema import OutputSchema
+
+    schema = OutputSchema()
+    for n in range(3):
+        schema.learn({"matches": [{"path": f"/repo/src/mod{n}.py", "line": n}, {"path": "/repo/tests/test_x.py", "line": 1}]})
+    drift = schema.drift({"matches": [{"path": "src/mod1.py", "line": 4}]})
+    assert drift is not None and "$.matches[].path" in drift.new_types, drift
+    assert schema.drift({"matches": [{"path": "/repo/src/other.py", "line": 4}]}) is None
+    mixed = OutputSchema()
+    for value in ("/repo/a.py", "see the README", "/repo/b.py"):
+        mixed.learn({"note": value})
+    assert mixed.drift({"note": "src/a.py"}) is None  # a field that is not always a path: nothing to compare
