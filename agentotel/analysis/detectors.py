@@ -1779,6 +1779,41 @@ def _label_of(run: _Run, before: int, value: str) -> str:
     return ""
 
 
+def _sibling_opened(run: _Run) -> list[Finding]:
+    """The request names its thing by a mark (the Ferro X2, Q3 2026, v5), a result offered it beside a sibling (X1 and
+    X2 spec pages), and the model, saying nothing of why, called for the sibling (open_url(.../x1/specs)), a sibling
+    the request never names: the wrong one of two taken (WebArena-style wrong element; model, wrong_target at the
+    call)."""
+    wanted_marks = _marks(run.request())
+    if not wanted_marks:
+        return []
+    for step in run.llm:
+        own = _said(step)
+        for call in requested_calls(step):
+            for value in (v for v in _leaves(call.arguments) if isinstance(v, str) and v.strip()):
+                offered = [s for s in run.steps if s["index"] < step["index"] and s.get("type") in (TOOL, RETRIEVAL)
+                           and not is_error(s) and value in text_of(s.get("output"))]
+                if not offered:
+                    continue  # a value no result offered: not a choice among siblings
+                shown = text_of(offered[-1].get("output"))
+                at = shown.find(value)
+                near = shown[max(0, at - 200):at + len(value) + 200]  # the item it stands in (its title, its snippet)
+                # (a URL writes its marks in lower case: .../x1/specs)
+                marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value)) \
+                    or _marks(re.sub(r"[^A-Za-z0-9.]+", " ", near))
+                for other in sorted(marks - wanted_marks):
+                    shape = _qualifier_shape(other)
+                    wanted = sorted(m for m in wanted_marks if _qualifier_shape(m) == shape and m not in marks)
+                    # the one asked for was there to take, and the model's words do not say why it took the other
+                    if wanted and any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", shown, re.I) for w in wanted) \
+                            and other.lower() not in own.lower():
+                        return [_finding("wrong_target", "model", step["index"], [offered[-1]["index"], step["index"]],
+                                         f"the request names {wanted[0]}; {tool_name(offered[-1])} at step {offered[-1]['index']} "
+                                         f"offered it beside {other}, and step {step['index']} called {call.name} with "
+                                         f"{value[:80]!r}, the {other}", tool=call.name, said=wanted[0], called=other)]
+    return []
+
+
 def _wrong_target(run: _Run) -> list[Finding]:
     """A model step whose words say what it acts on ("Opening the Q3 2026 report", "the full 2024 policy page")
     while its call names a sibling ("[e13] Q2 2026 report", .../remote-2021): a mark of the same kind (quarter,
@@ -7710,7 +7745,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
-    _particular_invented,
+    _particular_invented, _sibling_opened,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

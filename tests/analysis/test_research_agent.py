@@ -357,3 +357,20 @@ def test_an_id_no_search_returned_cited_is_the_models_and_fetched_the_tools(name
     # the id the search gave: nothing invented, whatever the tool
     kept = [turns[0], (name, {"doc_id": "D-101"}, {"ok": True})]
     assert _found(_run(*kept, answer="Up to 3 days a week."), "invented_argument")[0] == []
+
+
+REPORTS = {"results": [{"url": "https://intranet.example/reports/q2-2026", "title": "Q2 2026 report"},
+                       {"url": "https://intranet.example/reports/q3-2026", "title": "Q3 2026 report"}]}
+
+
+@pytest.mark.parametrize("ask,url,said,wrong", [
+    ("What does the Q3 2026 report say about churn?", "https://intranet.example/reports/q2-2026", None, True),
+    ("What does the Q3 2026 report say about churn?", "https://intranet.example/reports/q3-2026", None, False),
+    ("How did churn move from the Q2 2026 report to Q3?", "https://intranet.example/reports/q2-2026", None, False),  # both asked
+    ("What does the Q3 2026 report say about churn?", "https://intranet.example/reports/q2-2026",
+     "Opening the Q2 report first, to compare.", False),  # said why
+])
+def test_the_sibling_of_what_the_request_names_opened_silently_is_a_wrong_target(ask, url, said, wrong):
+    turns = [("search_docs", {"query": "churn report"}, REPORTS), ("fetch_page", {"url": url}, "Churn: 2.1%", *([said] if said else []))]
+    found, shown = _found(_run(*turns, answer="Churn was 2.1%.", ask=ask), "wrong_target")
+    assert found == ([(3, "model")] if wrong else []), shown
