@@ -1784,7 +1784,8 @@ def _sibling_opened(run: _Run) -> list[Finding]:
     X2 spec pages), and the model, saying nothing of why, called for the sibling (open_url(.../x1/specs)), a sibling
     the request never names: the wrong one of two taken (WebArena-style wrong element; model, wrong_target at the
     call)."""
-    wanted_marks = _marks(run.request())
+    # (marks with a digit: X2, Q3, 2026, v5 - an id's letters, PO of PO-5601, name no sibling)
+    wanted_marks = {m for m in _marks(run.request()) if any(c.isdigit() for c in m)}
     if not wanted_marks:
         return []
     for step in run.llm:
@@ -1801,7 +1802,7 @@ def _sibling_opened(run: _Run) -> list[Finding]:
                 # (a URL writes its marks in lower case: .../x1/specs)
                 marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value)) \
                     or _marks(re.sub(r"[^A-Za-z0-9.]+", " ", near))
-                for other in sorted(marks - wanted_marks):
+                for other in sorted(m for m in marks - wanted_marks if any(c.isdigit() for c in m)):
                     shape = _qualifier_shape(other)
                     wanted = sorted(m for m in wanted_marks if _qualifier_shape(m) == shape and m not in marks)
                     # the one asked for was there to take, and the model's words do not say why it took the other
