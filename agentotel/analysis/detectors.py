@@ -7541,6 +7541,16 @@ _VAGUE = frozenset({"issue", "issues", "problem", "problems", "question", "reque
                     "report", "case", "about", "their", "with", "that", "this"})
 
 
+# What users say of the conditions policies name: words of the report, by the condition's word.
+_MEDICAL = ("hospital", "ambulance", "surgery", "heart attack", "stroke", "injured", "bleeding", "unconscious", "seizure",
+            "intensive care", "emergency room")
+_BEREAVED = ("passed away", "died", "funeral", "bereave")
+_REPORTED_AS: dict[str, tuple[str, ...]] = {
+    "medical": _MEDICAL, "emergency": _MEDICAL, "illness": _MEDICAL, "death": _BEREAVED, "bereavement": _BEREAVED,
+    "safety": ("fire", "smoke", "sparks", "shock", "burn", "injured"), "fraud": ("unauthori", "stolen", "scam", "didn't make"),
+}
+
+
 def _user_condition_unheeded(run: _Run) -> list[Finding]:
     """The instructions name a tool for what a user may report ("Transfer to a human agent (transfer_to_human) when
     the user reports a safety issue (fire, smoke, electric shock, injury)"), the user reported it ("sparked and
@@ -7558,6 +7568,8 @@ def _user_condition_unheeded(run: _Run) -> list[Finding]:
         for m in _WHEN_USER.finditer(sentence) if named else ():
             listed = re.findall(r"\(([^()]+)\)", m.group("cond"))
             words = [w for w in re.findall(r"[a-z]{4,}", " ".join(listed or [m.group("cond")]).lower()) if w not in _VAGUE]
+            # a condition as users put it ("a medical emergency": "I was taken to hospital")
+            words += [said for w in list(words) for said in _REPORTED_AS.get(w, ())]
             if words:
                 rules.append((named[0], words, sentence.strip()))
     for tool, words, sentence in rules:

@@ -265,3 +265,15 @@ def test_a_write_that_may_have_gone_through_made_again_unlooked_is_input_ignored
     assert _found(blind, "input_ignored")[0] == [(3, "model")], _found(blind, "input_ignored")[1]
     looked = paid([("list_payments", {"invoice_id": "INV-2231"}, {"payments": []})])
     assert _found(looked, "input_ignored")[0] == [], _found(looked, "input_ignored")[1]
+
+
+def test_a_condition_reported_in_the_users_own_words_calls_for_the_tool_the_rules_name():
+    rules = ("You rebook trains. If the user reports a medical emergency, do not refuse or decide yourself: transfer them with "
+             "transfer_to_human.")
+    ask = ("user", "I have to cancel ticket TK-4410 - my father was taken to hospital last night.")
+    ticket = ("get_ticket", {"ticket_id": "TK-4410"}, {"ticket_id": "TK-4410", "fare": "saver", "refundable": False})
+    refused = _conversation(ask, ticket, system=rules, answer="Sorry, TK-4410 is a saver fare and cannot be refunded.")
+    assert _found(refused, "policy_violated")[0] == [(3, "model")], _found(refused, "policy_violated")[1]
+    handed = _conversation(ask, ticket, ("transfer_to_human", {"summary": "medical emergency, TK-4410"}, {"status": "transferred"}),
+                           system=rules, answer="I've passed you to a colleague who can help.")
+    assert _found(handed, "policy_violated")[0] == [], _found(handed, "policy_violated")[1]
