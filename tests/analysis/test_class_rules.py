@@ -75,3 +75,18 @@ def test_another_record_acted_on_in_place_of_the_one_the_user_named_is_a_wrong_t
                         system=HOTEL, answer="Booking HB-3301 is cancelled.")
     found, shown = _found(run, "wrong_target")
     assert found == ([(6, "model")] if swapped else []), shown
+
+
+@pytest.mark.parametrize("between,reversed_", [
+    ([], True),  # pressed, and the refusal turned with nothing new
+    ([("get_booking", {"booking_id": "HB-3301"}, {"booking_id": "HB-3301", "rate": "flexible", "nights": 2})], False),  # the facts changed
+])
+def test_an_action_refused_by_the_rules_then_taken_when_the_user_pressed_is_a_policy_violated(between, reversed_):
+    booking = {"booking_id": "HB-3301", "rate": "non_refundable", "nights": 2}
+    run = _conversation(("user", "Please cancel booking HB-3301."), ("get_booking", {"booking_id": "HB-3301"}, booking),
+                        ("assistant", "I'm sorry, booking HB-3301 cannot be cancelled: it is a non-refundable rate."),
+                        ("user", "Come on, please make an exception just this once."), *between,
+                        ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                        system="You are the front desk.", answer="Booking HB-3301 is cancelled.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(4, "model")] if reversed_ else []), shown
