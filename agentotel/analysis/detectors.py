@@ -856,6 +856,53 @@ def _refusal_reversed(run: _Run) -> list[Finding]:
     return []
 
 
+_NEGATIVE = frozenset({"no", "false", "none", "0", "n", "null", "", "not included", "not purchased", "declined"})
+_POSITIVE = frozenset({"yes", "true", "y", "1", "included", "purchased", "active"})
+
+
+def _flag_misread(run: _Run) -> list[Finding]:
+    """The model's words give a record a yes/no property it read the other way ("H8Q2LM ... has travel insurance" where
+    get_reservation said insurance: "no"; "without insurance" where it said "yes") and an action on that record
+    followed: the decision stood on a misread fact (TRAIL wrong tool output interpretation; model, answer_misread at
+    the action, or at the words when nothing followed)."""
+    flags: list[tuple[Mapping[str, Any], str, str, bool]] = []  # (source, record id, field, value is positive)
+    for source in run.record.tool_steps():
+        payload = tool_payload(source.get("output"))
+        if is_error(source) or not isinstance(payload, Mapping):
+            continue
+        ident = next((str(v) for k, v in payload.items() if re.search(r"(?:^|_)id$", str(k), re.I) and isinstance(v, str)), None)
+        for key, value in payload.items():
+            shown = str(value).strip().lower() if isinstance(value, (str, bool, int)) else None
+            if ident and shown is not None and re.fullmatch(r"[a-z]{4,}", str(key).lower()) and (shown in _NEGATIVE or shown in _POSITIVE):
+                flags.append((source, ident, str(key).lower(), shown in _POSITIVE and shown != "0"))
+    if not flags:
+        return []
+    for step in run.llm:
+        text = _said(step)
+        if not text:
+            continue
+        for source, ident, key, positive in flags:
+            if source["index"] >= step["index"] or ident not in text:
+                continue
+            for sentence in _SENTENCE.split(text):
+                if ident not in sentence and len(_SENTENCE.split(text)) > 1 and key not in sentence.lower():
+                    continue
+                low = sentence.lower()
+                has = re.search(rf"\b(?:has|have|with|includes?|is\s+covered\s+by)\s+(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?{key}\b", low)
+                lacks = re.search(rf"\b(?:no|without|lacks?|has\s+no|not\s+covered\s+by)\s+(?:a\s+|an\s+|the\s+)?(?:\w+\s+)?{key}\b", low)
+                if (has and not lacks and not positive) or (lacks and positive):
+                    said = (has or lacks).group(0)
+                    later = next((s for s in run.llm if s["index"] > step["index"] for c in requested_calls(s)
+                                  if _action(c.name) and ident in _strings(c.arguments)), None)
+                    at = later or step
+                    return [_finding("answer_misread", "model", at["index"], sorted({step["index"], at["index"], source["index"]}),
+                                     f"step {step['index']} says {said!r} of {ident}, where {tool_name(source)} at step "
+                                     f"{source['index']} gave {key}: {'yes' if positive else 'no'}"
+                                     + (f"; step {at['index']} acted on it" if later else ""),
+                                     tool=str(tool_name(source)), field=key, result_step=source["index"])]
+    return []
+
+
 def _done_again(run: _Run) -> list[Finding]:
     """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
     with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
@@ -7800,7 +7847,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
-    _particular_invented, _sibling_opened, _refusal_reversed,
+    _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

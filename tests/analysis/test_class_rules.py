@@ -90,3 +90,19 @@ def test_an_action_refused_by_the_rules_then_taken_when_the_user_pressed_is_a_po
                         system="You are the front desk.", answer="Booking HB-3301 is cancelled.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(4, "model")] if reversed_ else []), shown
+
+
+@pytest.mark.parametrize("rate,said,misread", [
+    ("non_refundable", "Booking HB-3301 has a flexible rate with free cancellation", False),  # not a yes/no field
+    ("no", "Booking HB-3301 has cancellation insurance, so it can be cancelled. Shall I go ahead?", True),
+    ("yes", "Booking HB-3301 has cancellation insurance, so it can be cancelled. Shall I go ahead?", False),
+    ("yes", "Booking HB-3301 has no insurance, so it cannot be cancelled.", True),
+])
+def test_a_yes_no_fact_stated_the_other_way_before_acting_is_answer_misread(rate, said, misread):
+    booking = {"booking_id": "HB-3301", "insurance": rate, "nights": 2}
+    run = _conversation(("user", "Please cancel booking HB-3301."), ("get_booking", {"booking_id": "HB-3301"}, booking),
+                        ("assistant", said), ("user", "Yes, please."),
+                        ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                        system="You are the front desk.", answer="Booking HB-3301 is cancelled.")
+    found, shown = _found(run, "answer_misread")
+    assert bool(found) == misread, shown
