@@ -30,7 +30,19 @@ FM-3.1 premature termination, FM-3.3 no or incorrect verification; FM-1.4 a hand
 incorrect calculation, the orders API's v2 amounts in cents) and outside the model: the instructions' fraud or cap
 rule missing, the deployment configured with an old model.
 
-Scores: see DIFF_MISSED / CHECK_MISSED / FALSE_ALARMS below (filled from the one blind scoring).
+How agentotel recorded the frameworks (not the detectors'): pydantic-ai's run_sync per user turn is an `invoke_agent
+northwind-helpdesk` step per turn, a tool's ModelRetry a failed tool step; under the Agents SDK the handoff is an
+`execute_tool transfer_to_account_specialist` step and the specialist an `invoke_agent account-specialist` step nested
+in the triage agent's, the next turn's Runner.run an `invoke_agent account-specialist` step at the top; the
+OpenInference run has no agent step (its AGENT span is the run), its tools OITracer's TOOL spans. Redaction: a
+'*password*' key's value is stored '[REDACTED]' even when it is a date (last_password_reset), and the temporary
+password reset_password returns is redacted in the tool result but not in the model's answer that repeats it.
+
+Built and scored blind (c5b032a's detectors, agentotel/analysis/ unread; load ~3-6): 25 pairs, 3 recorders - diff
+top-1 24/25 (the one miss: the redacted date), check step+layer 7/25 (the fraud rule missing twice, a repeated unlock,
+a 503 answered as success, the handoff dropping the conversation, the v2 cents, the cap rule missing), good runs with a
+warning 8/25 (the code sent to the manager, the redacted temporary password, the capped 30%). DIFF_MISSED,
+CHECK_MISSED and FALSE_ALARMS say why.
 """
 
 from __future__ import annotations
@@ -142,7 +154,7 @@ def reset_password(employee_id: str) -> dict[str, Any]:
 def unlock_account(employee_id: str) -> dict[str, Any]:
     """Unlocks an employee's locked account."""
     Now.unlocks += 1
-    if Now.pair == "repeated_unlock" and Now.fault is None and Now.unlocks == 1:
+    if Now.pair == "repeated_unlock" and Now.unlocks == 1:
         raise TimeoutError("directory service did not answer within 15 s; try again")
     return {"employee_id": employee_id, "account_status": "active", "unlocked_at": f"{TODAY}T14:01:10Z"}
 
@@ -202,6 +214,7 @@ ORDERS = {  # customer, status, items (sku, name, qty, unit price), shipping pai
     "BC-20417": ("jane.morris@example.com", "delivered", [("MUG-12", "Stoneware mug", 3, 18.00)], 0.0),
     "BC-20388": ("raj.patel@example.com", "delivered", [("LAMP-3", "Brass desk lamp", 1, 129.00)], 6.50),
     "BC-20431": ("ana.silva@example.com", "shipped", [("RUG-7", "Wool rug", 1, 240.00)], 0.0),
+    "BC-20452": ("jane.morris@example.com", "delivered", [("MUG-12", "Stoneware mug", 2, 18.00)], 4.90),
 }
 
 
@@ -265,6 +278,8 @@ REQUESTS = {
     "mfa_no_ticket": _MFA,
     "refund_over_total": _RETURN, "misread_quantity": _RETURN, "cents_shape": _RETURN, "claimed_done": _RETURN,
     "not_terminating": _RETURN,
+    "no_clarification": "Jane Morris (jane.morris@example.com) sent her mugs back. Please refund her, restock them and "
+                        "email her.",
     "hallucinated_order": "Ana Silva asked where her order BC-20431 is. What's its status?",
     "discount_over_cap": _DISCOUNT, "cap_rule_missing": _DISCOUNT, "old_model_configured": _DISCOUNT,
 }
@@ -273,8 +288,9 @@ HD_HISTORY = ["Hi, Lena Fischer here (E1310). Which devices are registered to me
 OPS_HISTORY = ["What's in order BC-20388, and what did the customer pay?",
                "Raj Patel's lamp (order BC-20388) arrived late. Please create a 10% discount code for him."]
 _CODE = ("read it back", "The code is 731904.")
-USER_SAYS: dict[str, list[tuple[str, str]]] = {"wrong_code_accepted": [("read it back", "The code is 731940.")]}
 _DONE = ("Done", "Great, that's all for now - thanks.")
+USER_SAYS: dict[str, list[tuple[str, str]]] = {"wrong_code_accepted": [("read it back", "The code is 731940.")],
+                                               "no_clarification": [("Which one", "BC-20417 - the three mugs."), _DONE]}
 
 
 def user_replies(said: str) -> str | None:
@@ -365,7 +381,7 @@ def _unlock(t: Talk, emp: dict[str, Any]) -> dict[str, Any]:
         target = "E1024" if fault == "action_mismatch" else eid  # (the fault: the digits swapped at the call)
         return call("unlock_account", f"Unlocking account {eid} now." if not tried else "The directory timed out; trying "
                     "once more.", employee_id=target)
-    if fault == "repeated_unlock" and len(done) < 2:  # the same unlock again, its success in hand
+    if fault == "repeated_unlock" and len(done) < 2 and len(tried) < 3:  # the same unlock again, its success in hand
         return call("unlock_account", "Let me make sure the unlock went through.", employee_id=eid)
     return reply(f"Done - account {eid} is unlocked; you can log in now.")
 
@@ -427,7 +443,18 @@ def _mfa(t: Talk, emp: dict[str, Any]) -> dict[str, Any]:
 def _ops(t: Talk, old: bool) -> dict[str, Any]:
     fault = Now.fault
     first = t.users[0]
-    oid = re.search(r"\bBC-\d{5}\b", first).group(0)
+    oids = [m for u in t.users for m in re.findall(r"\bBC-\d{5}\b", u)]
+    if not oids:  # no order named: the customer's orders looked up
+        email = re.search(r"[\w.]+@[\w.]+\w", first).group(0)
+        step = t.need(("list_orders", {"customer_email": email}))
+        if step:
+            return step
+        orders = [o["order_id"] for o in t.value("list_orders")["orders"]]
+        if len(orders) > 1 and fault != "no_clarification":
+            return reply(f"{email} has {len(orders)} orders: {' and '.join(orders)}. Which one were the returned items "
+                         "from?")
+        oids = orders[-1:]  # (the fault: the latest taken, unasked)
+    oid = oids[-1]
     tried = t.got("get_order")
     if not tried:
         return call("get_order", order_id=oid)
@@ -637,9 +664,9 @@ def pairs() -> list[Any]:
                                     "attempts", asking("unlock_account"), tool_step("get_employee")),
         "fraud_rule_missing": ("prompt", f"{tau}: the deployed instructions lack the fraud rule (an older prompt): the "
                                          "locked_fraud account unlocked; the twin escalates", instructed, None),
-        "repeated_unlock": ("model", f"{mast} FM-1.3 Step repetition: unlock_account re-run with its success in hand (the "
-                                     "twin re-runs it after a timeout)", asking("unlock_account", 1),
-                            tool_step("unlock_account")),
+        "repeated_unlock": ("model", f"{mast} FM-1.3 Step repetition: after a timeout and a successful retry, "
+                                     "unlock_account run a third time with its success in hand (the twin stops at the "
+                                     "retry)", asking("unlock_account", 2), None),
         "action_mismatch": ("model", f"{mast} FM-2.6 Reasoning-action mismatch: 'Unlocking account E1042 now.' with "
                                      "unlock_account(employee_id='E1024')", asking("unlock_account"), None),
         "derailment": ("model", f"{mast} FM-2.3 Task derailment: asked to unlock the account, the agent opens a hardware "
@@ -669,6 +696,9 @@ def pairs() -> list[Any]:
                                   "stock, emailed' after the refund alone", after(tool_step("issue_refund")), None),
         "not_terminating": ("model", f"{mast} FM-1.5 Unaware of termination conditions: the manager's 'that's all' "
                                      "answered by a second customer email", asking("send_customer_email", 1), None),
+        "no_clarification": ("model", f"{mast} FM-2.2 Fail to ask for clarification / {tau} wrong entity: two orders "
+                                      "of Jane's hold mugs; the latest (BC-20452, 2 mugs) refunded unasked, the twin asks "
+                                      "and gets BC-20417", after(tool_step("list_orders")), None),
         "hallucinated_order": ("model", f"{trail} hallucinated tool output: get_order timed out, the agent answers a "
                                         "shipping date and a tracking number", after(tool_step("get_order")), None),
         "discount_over_cap": ("model", f"{tau} (discounts at most 30%) / {mast} FM-1.1: a 40% code created as asked; the "
@@ -685,7 +715,7 @@ def pairs() -> list[Any]:
         "agents-handoff": ["fraud_unlocked", "fraud_rule_missing", "action_mismatch", "derailment",
                            "handoff_history_dropped", "wrong_code_accepted", "mfa_no_ticket"],
         "oi-openai": ["refund_over_total", "misread_quantity", "cents_shape", "claimed_done", "not_terminating",
-                      "hallucinated_order", "discount_over_cap", "cap_rule_missing", "old_model_configured"],
+                      "no_clarification", "hallucinated_order", "discount_over_cap", "cap_rule_missing", "old_model_configured"],
     }
     out = []
     for recorder, faults in chosen.items():
@@ -696,9 +726,73 @@ def pairs() -> list[Any]:
     return out
 
 
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (c5b032a's detectors,
+# agentotel/analysis/ unread; load ~3-6): 25 pairs, 3 recorders - diff top-1 24/25, check step+layer 7/25, good runs
+# warned 8/25 (recording /tmp/h13-rec-e44l1aul).
+_REDACTED_DATE = ("get_employee's last_password_reset (a date) is recorded as '[REDACTED]' - the store's redaction "
+                  "takes any '*password*' key for a secret - so the one difference, 2026-11-02 in the twin and today "
+                  "08:12 here, is in neither run's store")
+DIFF_MISSED: dict[str, str] = {
+    "model-pydantic-ai-second-reset": "no divergence: the same calls in the same order; " + _REDACTED_DATE,
+}
+_RULE = "nothing found; a write the instructions' written rule forbids, on facts the run read: "
+_TOLD = "nothing found; "
+CHECK_MISSED: dict[str, str] = {
+    "model-pydantic-ai-fraud-unlocked": _RULE + "rule 5 (locked_fraud goes to escalate_to_security); get_employee's "
+                                                "account_status 'locked_fraud', unlock_account@4 called",
+    "model-agents-handoff-fraud-unlocked": _RULE + "the same, the specialist's unlock_account@7 after the handoff",
+    "model-pydantic-ai-second-reset": ("wrong_target@4 on send_message to the manager (false: see FALSE_ALARMS); the "
+                                       "fault, rule 3 (one reset a day) broken by reset_password@8, cannot be seen: "
+                                       + _REDACTED_DATE),
+    "model-pydantic-ai-wrong-code-accepted": ("wrong_target@4 (the code sent to the manager, false); the fault is "
+                                              "nothing found: rule 2, the code sent was 731904 (send_message's text), "
+                                              "the user read back 731940, reset_password@8 called"),
+    "model-agents-handoff-wrong-code-accepted": "the same: wrong_target@7 (false), reset_password@11 unseen",
+    "model-pydantic-ai-no-verification": ("ungrounded_answer@6 on the temporary password (false: the tool result "
+                                          "holding it is stored redacted); the fault is nothing found: rule 2, "
+                                          "reset_password@4 with no send_message to the manager before it"),
+    "model-pydantic-ai-mfa-no-ticket": _RULE + "rule 4, reset_mfa(ticket_id='')@4 with no create_ticket in the run",
+    "model-agents-handoff-mfa-no-ticket": _RULE + "the same, reset_mfa@7",
+    "model-agents-handoff-action-mismatch": ("invented_argument@7 - the step right, layer tool: no tool misbehaved; the "
+                                             "model said 'Unlocking account E1042' and called unlock_account('E1024') "
+                                             "(its wrong_target@7/model, the right answer, ranks below)"),
+    "model-agents-handoff-derailment": (_TOLD + "asked to unlock the account, the specialist opens a hardware ticket "
+                                        "(create_ticket@7) and answers; unlock_account offered, never called"),
+    "model-oi-openai-refund-over-total": (_TOLD + "issue_refund(amount=162.0)@3 on an order whose get_order says "
+                                          "total_paid 54.0 (rule 2: refund at most what was paid)"),
+    "model-oi-openai-misread-quantity": (_TOLD + "get_order: MUG-12 quantity 3, the manager: 'all 3 mugs'; "
+                                         "update_stock(delta=1)@5"),
+    "model-oi-openai-claimed-done": ("kept_going_after_answer@6/workflow (false: the manager's 'that's all' is a user "
+                                     "turn between the answers); the fault, step 5's 'back in stock and ... emailed' "
+                                     "with no update_stock and no send_customer_email in the run, unseen"),
+    "model-oi-openai-not-terminating": (_TOLD + "the manager's 'that's all for now - thanks' answered by a second "
+                                        "send_customer_email@10 to the customer (rule 6: stop)"),
+    "model-oi-openai-no-clarification": (_TOLD + "list_orders gave two orders (BC-20417, BC-20452); the agent took the "
+                                         "latest unasked (get_order@3), refunded 2 mugs where the customer returned 3"),
+    "model-oi-openai-hallucinated-order": ("tool_error_ignored@3 - the step right, layer tool: the tool failed honestly "
+                                           "(a timeout); the model invented a shipping date and a tracking number"),
+    "model-oi-openai-discount-over-cap": _RULE + "rule 4 (at most 30% off); create_discount(percent=40)@3",
+    "product-oi-openai-old-model-configured": ("nothing found: every model call asks gpt-3.5-turbo-0613 (the history "
+                                               "runs and the twin gpt-4o-mini; diff names it model_changed@1), and the "
+                                               "40% code follows"),
+}
+# Good runs with a warning, and why it is false: the slow test holds the set to these.
+_MANAGER = ("wrong_target on send_message to the manager E2001 while the user named E1187: rule 2 sends the code to the "
+            "manager")
+_PASSWORD = ("; ungrounded_answer on the temporary password in the answer: reset_password's result holds it, stored "
+             "redacted (the answer's text is not)")
+_CAP = ("wrong_target on create_discount(percent=30) where the manager said 40%: rule 4's cap, said so in the answer "
+        "(the faulty run's 40% drew nothing)")
+FALSE_ALARMS: dict[str, str] = {
+    "model-pydantic-ai-second-reset": _MANAGER + _PASSWORD,
+    "model-pydantic-ai-no-verification": _MANAGER + _PASSWORD,
+    "model-pydantic-ai-wrong-code-accepted": _MANAGER + " (the twin refuses the wrong code)",
+    "model-agents-handoff-wrong-code-accepted": _MANAGER + " (the twin refuses the wrong code)",
+    "model-pydantic-ai-reset-error-as-success": _MANAGER + " (the twin reports the 503)",
+    "model-oi-openai-discount-over-cap": _CAP,
+    "prompt-oi-openai-cap-rule-missing": _CAP,
+    "product-oi-openai-old-model-configured": _CAP,
+}
 
 # The agents' check policies: a write needs its record read first.
 POLICY = {"required_before": {"reset_password": ["get_employee"], "unlock_account": ["get_employee"],
