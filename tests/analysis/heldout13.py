@@ -18,6 +18,7 @@ said when the agent's message holds their cue (a code read back, 'that's all'). 
   `agentotel.instrument()`; a tool's error goes back to the model as a retry prompt;
 - `agents-handoff` (helpdesk): the OpenAI Agents SDK, a triage agent looking the employee up and handing over to the
   account specialist (a handoff), one Runner.run per user turn from the last agent, under `agentotel.instrument()`;
+- `pydantic-ai-ops` (operations): the same pydantic-ai loop with the operations agent's instructions and tools;
 - `oi-openai` (operations): a plain openai SDK loop under OpenInference's openai instrumentation, the tools OITracer
   TOOL spans, sent by OTLP through agentotel-collector.
 
@@ -38,10 +39,11 @@ OpenInference run has no agent step (its AGENT span is the run), its tools OITra
 '*password*' key's value is stored '[REDACTED]' even when it is a date (last_password_reset), and the temporary
 password reset_password returns is redacted in the tool result but not in the model's answer that repeats it.
 
-Built and scored blind (c5b032a's detectors, agentotel/analysis/ unread; load ~3-6): 25 pairs, 3 recorders - diff
-top-1 24/25 (the one miss: the redacted date), check step+layer 7/25 (the fraud rule missing twice, a repeated unlock,
-a 503 answered as success, the handoff dropping the conversation, the v2 cents, the cap rule missing), good runs with a
-warning 8/25 (the code sent to the manager, the redacted temporary password, the capped 30%). DIFF_MISSED,
+Built and scored blind (c5b032a's detectors, agentotel/analysis/ unread; load ~4-6): 31 pairs, 4 recorders (3
+frameworks) - diff top-1 30/31 (the one miss: the redacted date), check step+layer 8/31 (the fraud rule missing twice,
+a repeated unlock, a 503 answered as success, the handoff dropping the conversation, the v2 cents twice, the cap rule
+missing), good runs with a warning 9/31 (the code sent to the manager, the redacted temporary password, the capped
+30%). DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
 """
 
@@ -296,7 +298,7 @@ USER_SAYS: dict[str, list[tuple[str, str]]] = {"wrong_code_accepted": [("read it
 def user_replies(said: str) -> str | None:
     """What the simulated user answers to the agent's message `said` (the first reply still to say whose cue it holds),
     or None: the conversation is over."""
-    script = USER_SAYS.get(Now.pair or "") or ([_DONE] if Now.recorder == "oi-openai" else [_CODE])
+    script = USER_SAYS.get(Now.pair or "") or ([_DONE] if Now.recorder in OPS_RECORDERS else [_CODE])
     for i in range(Now.user_step, len(script)):
         if script[i][0] in said:
             Now.user_step = i + 1
@@ -307,7 +309,7 @@ def user_replies(said: str) -> str | None:
 def request(v: int, pair: str | None) -> str:
     if pair:
         return REQUESTS[pair]
-    return (OPS_HISTORY if Now.recorder == "oi-openai" else HD_HISTORY)[v % 2]
+    return (OPS_HISTORY if Now.recorder in OPS_RECORDERS else HD_HISTORY)[v % 2]
 
 
 # ---- the model: reads the chat.completions request it is sent -------------------------------------------------------
@@ -529,6 +531,10 @@ class PydanticHelpdesk(kit.AgentotelRecorder):
 
     agent = HELPDESK
 
+    def setup(self) -> tuple[str, str, dict[str, Callable[..., Any]]]:
+        """The deployment: its configured model, its instructions, its tools."""
+        return MODEL, hd_instructions(), HD_TOOLS
+
     def body(self, task: str) -> str:
         import functools
 
@@ -538,8 +544,9 @@ class PydanticHelpdesk(kit.AgentotelRecorder):
         from pydantic_ai.providers.openai import OpenAIProvider
 
         provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
-        desk = Agent(OpenAIChatModel(MODEL, provider=provider), name=HELPDESK, instructions=hd_instructions(), retries=2)
-        for f in HD_TOOLS.values():
+        configured, instructions, tools = self.setup()
+        desk = Agent(OpenAIChatModel(configured, provider=provider), name=self.agent, instructions=instructions, retries=2)
+        for f in tools.values():
             @functools.wraps(f)
             def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
                 try:
@@ -554,6 +561,15 @@ class PydanticHelpdesk(kit.AgentotelRecorder):
             if follow is None:
                 return str(result.output)
             history, said = result.all_messages(), follow
+
+
+class PydanticOps(PydanticHelpdesk):
+    """The operations agent on the same pydantic-ai loop."""
+
+    agent = OPS
+
+    def setup(self) -> tuple[str, str, dict[str, Callable[..., Any]]]:
+        return ops_model(), ops_instructions(), OPS_TOOLS
 
 
 class AgentsHandoffHelpdesk(kit.AgentotelRecorder):
@@ -626,7 +642,8 @@ class OiOpenAIOps(kit.OpenInferenceRecorder):
 
 
 RECORDERS: dict[str, Any] = {"pydantic-ai": PydanticHelpdesk, "agents-handoff": AgentsHandoffHelpdesk,
-                             "oi-openai": OiOpenAIOps}
+                             "oi-openai": OiOpenAIOps, "pydantic-ai-ops": PydanticOps}
+OPS_RECORDERS = {"oi-openai", "pydantic-ai-ops"}
 HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
@@ -716,6 +733,8 @@ def pairs() -> list[Any]:
                            "handoff_history_dropped", "wrong_code_accepted", "mfa_no_ticket"],
         "oi-openai": ["refund_over_total", "misread_quantity", "cents_shape", "claimed_done", "not_terminating",
                       "no_clarification", "hallucinated_order", "discount_over_cap", "cap_rule_missing", "old_model_configured"],
+        "pydantic-ai-ops": ["refund_over_total", "cents_shape", "claimed_done", "not_terminating", "no_clarification",
+                            "old_model_configured"],
     }
     out = []
     for recorder, faults in chosen.items():
@@ -727,8 +746,8 @@ def pairs() -> list[Any]:
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (c5b032a's detectors,
-# agentotel/analysis/ unread; load ~3-6): 25 pairs, 3 recorders - diff top-1 24/25, check step+layer 7/25, good runs
-# warned 8/25 (recording /tmp/h13-rec-e44l1aul).
+# agentotel/analysis/ unread; load ~4-6): 31 pairs, 4 recorders - diff top-1 30/31, check step+layer 8/31, good runs
+# warned 9/31 (recording /tmp/h13-rec-19juqarq).
 _REDACTED_DATE = ("get_employee's last_password_reset (a date) is recorded as '[REDACTED]' - the store's redaction "
                   "takes any '*password*' key for a secret - so the one difference, 2026-11-02 in the twin and today "
                   "08:12 here, is in neither run's store")
@@ -772,6 +791,12 @@ CHECK_MISSED: dict[str, str] = {
     "model-oi-openai-hallucinated-order": ("tool_error_ignored@3 - the step right, layer tool: the tool failed honestly "
                                            "(a timeout); the model invented a shipping date and a tracking number"),
     "model-oi-openai-discount-over-cap": _RULE + "rule 4 (at most 30% off); create_discount(percent=40)@3",
+    "model-pydantic-ai-ops-refund-over-total": "the same as on oi-openai: issue_refund(amount=162.0)@4, total_paid 54.0",
+    "model-pydantic-ai-ops-claimed-done": ("nothing found (here no kept_going_after_answer either: each turn is an "
+                                           "invoke_agent step): 'back in stock and ... emailed' with neither tool called"),
+    "model-pydantic-ai-ops-not-terminating": "the same as on oi-openai: the second send_customer_email@12 after 'that's all'",
+    "model-pydantic-ai-ops-no-clarification": "the same as on oi-openai: the latest of two orders taken unasked (@4)",
+    "product-pydantic-ai-ops-old-model-configured": "the same as on oi-openai (diff: model_changed@2)",
     "product-oi-openai-old-model-configured": ("nothing found: every model call asks gpt-3.5-turbo-0613 (the history "
                                                "runs and the twin gpt-4o-mini; diff names it model_changed@1), and the "
                                                "40% code follows"),
@@ -792,6 +817,7 @@ FALSE_ALARMS: dict[str, str] = {
     "model-oi-openai-discount-over-cap": _CAP,
     "prompt-oi-openai-cap-rule-missing": _CAP,
     "product-oi-openai-old-model-configured": _CAP,
+    "product-pydantic-ai-ops-old-model-configured": _CAP,
 }
 
 # The agents' check policies: a write needs its record read first.

@@ -1,7 +1,8 @@
 """`diff` and `check` on a thirteenth held-out fault-injection set (tests/analysis/heldout13.py), built blind (the
 detectors unread): an IT helpdesk agent with written identity and security rules and an employee over several turns
 (pydantic-ai; the OpenAI Agents SDK, a triage agent handing over to the account specialist), and an e-commerce
-operations agent serving an operations manager (the openai SDK under OpenInference through agentotel-collector).
+operations agent serving an operations manager (pydantic-ai; the openai SDK under OpenInference through
+agentotel-collector).
 Faults from tau-bench-style policy breaks, MAST and TRAIL, and outside the model (the instructions' rule text, the
 deployment's configured model, a handoff dropping the conversation, the orders API's v2); ground truth located on the
 recorded faulty run by what its steps did.
@@ -21,7 +22,7 @@ import heldout13
 from heldout import table
 
 
-@pytest.mark.slow  # three framework processes (one through agentotel-collector), ~0.5 min under load
+@pytest.mark.slow  # four framework processes (one through agentotel-collector), ~0.5 min under load
 def test_the_whole_thirteenth_held_out_set(tmp_path):
     scores = heldout13.score(tmp_path, heldout13.record(tmp_path, heldout13.pairs()))
     report = table(scores)
