@@ -196,6 +196,11 @@ _CONTEXTS = [
      r"(?i:aws|secret)[^\n]{0,60}?(?<![A-Za-z0-9/+=])((?=[A-Za-z0-9/+]*[0-9])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
     # Heroku API keys and other issuers' UUID-shaped keys are told apart by the issuer's name close by.
     (("heroku",), r"(?i:heroku)[^\n]{0,40}?\b([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"),
+    # A password told in prose ("Your temporary password is Nw-7Tq4-kR2x"): a word holding letters and digits
+    # ("your password is incorrect" holds none).
+    (("pass",),  # (the key=value rule's hint: the hints found are the trie's matches)
+     r"(?i:password|passcode|passphrase)\s+(?:is|was|will\s+be|reads|now\s+is)\s*:?\s*[\"'`]?"
+     r"((?=[^\s\"'`]*[0-9])(?=[^\s\"'`]*[A-Za-z])[^\s\"'`,;]{6,}?)(?=[\"'`]?(?:[\s,;]|\.(?:\s|$)|$))"),
 ]  # fmt: skip
 
 # An Authorization header with a scheme other than Bearer or Basic (`Token <key>`, Okta's `SSWS <key>`,
@@ -383,6 +388,7 @@ def _may_match(text: str) -> str | None:
         or "-----" in text
         or "bearer" in lower
         or "basic" in lower
+        or "pass" in lower  # a password told in prose
         or (len(text) >= _MIN_TOKEN_CHARS and _TOKEN_RUN.search(text) is not None)
     ):
         return lower
@@ -427,6 +433,9 @@ _DESCRIBING_WORDS = frozenset((
     "policy", "usage", "used", "remaining", "estimate", "estimated", "rate", "timeout", "window", "total",
     "index", "offset", "cost", "price", "number", "num", "scope", "scopes", "hint", "strategy", "scheme",
     "rotation", "rotated", "created", "updated", "status", "level", "ratio", "per", "require", "requires",
+    # when a secret was set or changed (last_password_reset, password_changed_at): a date, not the secret
+    "reset", "resets", "changed", "change", "changes", "set", "date", "time", "at", "on", "since", "history", "attempts",
+    "failures", "strength",
 ))  # fmt: skip
 # And before it: an amount of secrets (`max_tokens`, `price_per_token`), not a secret.
 _AMOUNT_WORDS = frozenset(("max", "min", "price", "per", "cost", "count", "num", "total", "budget", "limit"))

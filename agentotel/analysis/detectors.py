@@ -680,7 +680,9 @@ def _request_target_swapped(run: _Run) -> list[Finding]:
             if _action(call.name) is None or not isinstance(call.arguments, Mapping):
                 continue
             for value in (str(v) for v in call.arguments.values() if isinstance(v, str) and _RECORD_CODE.fullmatch(v)):
-                like = [a for a in asked if _code_kind(a) == _code_kind(value) and a != value]
+                # the one asked for, never found by any result (a lookup that failed): another put in its place
+                like = [a for a in asked if _code_kind(a) == _code_kind(value) and a != value
+                        and not any(a in text_of(s.get("output")) for s in run.record.tool_steps() if not is_error(s))]
                 if not like or value in said or any(a in call.arguments.values() for a in like):
                     continue
                 before, _confirmed_it = _said_before_acting(run, step)
@@ -2088,7 +2090,13 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                 continue
             given = {_canonical_mark(str(v)) for v in _leaves(call.arguments)
                      if isinstance(v, (str, int, float)) and not isinstance(v, bool) and _OBJECT_MARK.fullmatch(str(v))}
+            told = None
             for value in given - said:
+                if whose == "the words it was given say":
+                    # a value the instructions give (a cap: "discount codes up to 30%") put in place of the user's
+                    told = run.told(step) if told is None else told
+                    if re.search(rf"(?<![\w.]){re.escape(_shown_mark(value))}(?![\w])", told):
+                        continue
                 shape = _qualifier_shape(value.replace(".", "", 1) if value[0].isdigit() else value)
                 alike = sorted(m for m in said if _qualifier_shape(m.replace(".", "", 1) if m[0].isdigit() else m) == shape)
                 if alike and not set(alike) & given:

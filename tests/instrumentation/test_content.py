@@ -400,3 +400,26 @@ def test_random_values_always_encode_to_valid_bounded_json_without_secrets(confi
         json.loads(text)
         for tell in tells:
             assert tell not in text, (tell, text)
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("Your temporary password is Nw-7Tq4-kR2x.", False),
+    ('The new password is "abc123XYZ", please change it.', False),
+    ("Your password is incorrect.", True),  # prose about a password, no password
+    ("The password was reset on 2026-11-02.", True),
+    ("The password is required for login.", True),
+])
+def test_a_password_told_in_prose_is_redacted_and_prose_about_one_is_not(text, kept):
+    from agentotel.content import redact_text
+
+    redacted, count = redact_text(text)
+    assert (redacted == text and count == 0) if kept else ("[REDACTED]" in redacted and count == 1), redacted
+
+
+def test_when_a_password_was_set_or_changed_is_a_date_not_a_secret():
+    from agentotel.content import redact
+
+    value, count = redact({"last_password_reset": "2026-11-02", "password_changed_at": "2026-11-02T08:12:00Z",
+                           "temporary_password": "Nw-7Tq4-kR2x", "password_reset_token": "abcdef123456"})
+    assert value["last_password_reset"] == "2026-11-02" and value["password_changed_at"] == "2026-11-02T08:12:00Z"
+    assert value["temporary_password"] == "[REDACTED]" and value["password_reset_token"] == "[REDACTED]" and count == 2
