@@ -1888,11 +1888,12 @@ def _sibling_opened(run: _Run) -> list[Finding]:
                 if not offered:
                     continue  # a value no result offered: not a choice among siblings
                 shown = text_of(offered[-1].get("output"))
-                at = shown.find(value)
-                near = shown[max(0, at - 200):at + len(value) + 200]  # the item it stands in (its title, its snippet)
-                # (a URL writes its marks in lower case: .../x1/specs)
-                marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value)) \
-                    or _marks(re.sub(r"[^A-Za-z0-9.]+", " ", near))
+                # the marks of the value itself (a URL writes them in lower case: .../x1/specs), else of the title of
+                # the item it stands in ({"id": "R-7", "title": "Q2 2026 report"})
+                marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value))
+                if not marks:
+                    item = next(iter(_records_of(tool_payload(offered[-1].get("output")), value)), {})
+                    marks = _marks(" ".join(str(v) for k, v in item.items() if str(k).lower() in ("title", "name", "label")))
                 for other in sorted(m for m in marks - wanted_marks if any(c.isdigit() for c in m)):
                     shape = _qualifier_shape(other)
                     wanted = sorted(m for m in wanted_marks if _qualifier_shape(m) == shape and m not in marks)
