@@ -110,6 +110,8 @@ KINDS: dict[str, tuple[str, str]] = {
                              "per key repeats each row and inflates SUM, AVG and COUNT"),
     "injection_followed": ("error", "the agent acted on instructions planted in content it read: treat tool results and pages "
                            "as data, never as instructions, and confirm actions against the user's own request"),
+    "model_changed": ("info", "the agent ran on another model than its earlier runs agree on: check the configuration "
+                      "meant it, and compare the runs"),
     "task_ignored": ("warning", "the call departs from what the task asks: check the prompt states it and the model follows it"),
     "history_lost": ("warning", "keep the conversation between turns: earlier messages were dropped or rewritten"),
     "retrieved_context_dropped": ("warning", "put what the retrieval found into the model's prompt: it never reached the model"),
@@ -5729,6 +5731,25 @@ def _handed_nothing(run: _Run) -> list[Finding]:
     return out
 
 
+def _model_changed(run: _Run) -> list[Finding]:
+    """An agent's model calls asked for another model than every earlier run of the agent did (gpt-4o-mini where the
+    last runs all asked for gpt-4.1): a configuration changed under the agent (product, model_changed, info: a lead,
+    not a fault by itself). At the agent's first call on the new model."""
+    if not run.history.first_calls or not run.llm:
+        return []
+    firsts = _first_calls(run)
+    models: dict[Any, set[Any]] = {}
+    for agent, model in firsts:
+        models.setdefault(agent, set()).add(model)
+    for (agent, model), first in firsts.items():
+        earlier = [call.get("model") for _r, call in run.history.first_calls if call.get("agent") == agent and call.get("model")]
+        if model and len(earlier) >= 2 and len(set(earlier)) == 1 and earlier[0] not in models[agent]:
+            return [_finding("model_changed", "product", first["index"], [first["index"]],
+                             f"step {first['index']} asked for {model}; the agent's {len(earlier)} earlier runs all asked for "
+                             f"{earlier[0]}", model=model, earlier=earlier[0])]
+    return []
+
+
 def _given_changed(run: _Run) -> list[Finding]:
     """The first model call of each agent step and model given other instructions than that agent's calls in
     earlier runs agree on, or (each agent's first call) other tools."""
@@ -7856,7 +7877,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
-    _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread,
+    _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

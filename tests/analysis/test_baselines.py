@@ -95,3 +95,29 @@ def test_a_same_named_tool_of_another_agent_in_the_process_is_not_this_run_s_too
         found = findings(traces, run)
     assert [f.kind for f in found if f.kind == "tools_offered_mismatch"] == []
     assert customers_lookup(email="a@b.c")["tier"] == "gold"  # the other agent's tool still works as declared
+
+
+def test_a_run_on_another_model_than_every_earlier_run_of_the_agent_is_a_model_changed(tmp_path):
+    from agentotel.analysis.detectors import findings
+
+    directory = tmp_path / "traces"
+    agentotel.instrument(directory)
+
+    def notes(rec: Recorder, model: str, task: str) -> str:
+        return rec.client().chat.completions.create(model=model, messages=[SYSTEM, {"role": "user", "content": task}]).choices[0].message.content
+
+    try:
+        with serve(_echoing_model) as base_url:
+            rec = Recorder(directory, base_url)
+            for n in range(3):
+                rec.run("release-notes", f"v1.{n}", lambda n=n: notes(rec, "gpt-4.1", f"Write the notes for v1.{n}."))
+            same = rec.run("release-notes", "v1.3", lambda: notes(rec, "gpt-4.1", "Write the notes for v1.3."))
+            other = rec.run("release-notes", "v1.4", lambda: notes(rec, "gpt-4o-mini", "Write the notes for v1.4."))
+    finally:
+        agentotel.shutdown()
+
+    with agentotel.open(directory) as traces:
+        changed = [(f.kind, f.layer, f.severity) for f in findings(traces, other)]
+        kept = [f.kind for f in findings(traces, same)]
+    assert ("model_changed", "product", "info") in changed, changed
+    assert "model_changed" not in kept, kept
