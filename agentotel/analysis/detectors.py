@@ -2798,7 +2798,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                 continue
             text = run.told(step)
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
-                      or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text))
+                      or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text)
+                      or _required_missing(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3051,6 +3052,43 @@ _CLASS_WORDS = frozenset("the this that any every all new old other same such".s
 
 def _norm_class(value: str) -> str:
     return re.sub(r"[\s_-]+", " ", value.strip().lower())
+
+
+# "Never reset MFA without a security ticket", "do not refund without the manager's approval".
+_WITHOUT_RULE = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z]+)\b[^.\n]{0,40}?\bwithout\s+(?:first\s+\w+ing\s+)?"
+                           r"(?:an?\s+|the\s+|their\s+|its\s+)?((?:[\w'-]+\s+){0,2}[a-z]+)(?=\s*(?:[.,;:()\n]|$|\s(?:and|or|unless|from|"
+                           r"first|in|on|for|by|with)\b))", re.I)
+
+
+def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions forbid without a thing ("Never reset MFA without a security ticket") called with
+    that thing neither in its arguments (ticket_id empty) nor made by an earlier call of the run (no create_ticket):
+    model, policy_violated at the call."""
+    action = _action(call.name)
+    if action is None or "without" not in text:
+        return None
+    for rule in _WITHOUT_RULE.finditer(text):
+        verb, noun = rule.group(1).lower(), rule.group(2).lower().split()[-1].rstrip("s")
+        if not action[0].startswith(verb[:4]) or len(noun) < 4 or noun in ("their", "your", "asking", "confirmation"):
+            continue
+        # the thing the rule speaks of is the call's ("reset MFA": reset_mfa, not reset_password)
+        objects = [w for w in re.findall(r"[a-z]{2,}", text[rule.start(1) + len(verb):rule.start(2)].lower().replace("without", ""))
+                   if w not in _PLAIN and w not in ("a", "an", "the", "any", "their", "your", "an")]
+        named = {w.lower() for w in _NAME_WORDS.findall(call.name)} | {v.lower() for v in _strings(call.arguments)}
+        if objects and not any(any(n.startswith(o[:3]) for n in named) for o in objects):
+            continue
+        given = [v for k, v in (call.arguments or {}).items() if noun in str(k).lower()] if isinstance(call.arguments, Mapping) else []
+        if any(v not in (None, "", [], {}, 0) for v in given):
+            continue
+        made = [s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                and noun in {w.lower() for w in _NAME_WORDS.findall(str(tool_name(s)))}]
+        if made or (not given and noun not in text_of(call.arguments).lower() and _confirmed(run.messages(step))
+                    and noun in ("approval", "confirmation", "consent")):
+            continue
+        return _finding("policy_violated", "model", step["index"], [step["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}: no "
+                        f"{noun} in its arguments and none made before", tool=call.name, rule=rule.group(0).strip())
+    return None
 
 
 def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
