@@ -2799,7 +2799,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
             text = run.told(step)
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
                       or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text)
-                      or _required_missing(run, step, call, text))
+                      or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3058,6 +3058,45 @@ def _norm_class(value: str) -> str:
 _WITHOUT_RULE = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z]+)\b[^.\n]{0,40}?\bwithout\s+(?:first\s+\w+ing\s+)?"
                            r"(?:an?\s+|the\s+|their\s+|its\s+)?((?:[\w'-]+\s+){0,2}[a-z]+)(?=\s*(?:[.,;:()\n]|$|\s(?:and|or|unless|from|"
                            r"first|in|on|for|by|with)\b))", re.I)
+
+
+# "Refund at most what the customer paid", "never credit more than the order's total".
+_AT_MOST_RECORD = re.compile(r"\b([a-z]{4,})\b[^.\n]{0,30}?\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
+                             r"up\s+to)\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
+_RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value")
+
+
+def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action whose amount passes what the instructions cap it at in the record's own terms ("Refund at most what
+    the customer paid") - issue_refund(amount=162.0) on an order whose total_paid is 54.0: model, policy_violated."""
+    action = _action(call.name)
+    if action is None or not isinstance(call.arguments, Mapping):
+        return None
+    amounts = {str(k): float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if not amounts:
+        return None
+    deeds = (action[0], *action[1])  # issue_refund: issue, refund
+    for rule in _AT_MOST_RECORD.finditer(text):
+        if not any(d.startswith(rule.group(1).lower()[:4]) for d in deeds):
+            continue
+        words = [w for w in _RECORD_AMOUNTS if w in rule.group(2).lower()]
+        idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+        for source in run.record.tool_steps():
+            if source["index"] >= step["index"] or is_error(source):
+                continue
+            for ident in idents:
+                for record in _records_of(tool_payload(source.get("output")), ident):
+                    caps = {str(k): float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                            and any(w in str(k).lower() for w in words)}
+                    for key, cap in caps.items():
+                        over = [(k, a) for k, a in amounts.items() if a > cap + 0.005 and any(w in k.lower() for w in ("amount", "total", "sum", "value"))]
+                        if over:
+                            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                            f"step {step['index']} calls {call.name} with {over[0][0]} {_fmt(over[0][1])} where the "
+                                            f"instructions say {rule.group(0).strip()!r}: {key} is {_fmt(cap)} "
+                                            f"({tool_name(source)}, step {source['index']})", tool=call.name, rule=rule.group(0).strip(),
+                                            result_step=source["index"])
+    return None
 
 
 def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
