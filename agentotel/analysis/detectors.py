@@ -3043,6 +3043,9 @@ def _criteria(text: str) -> tuple[tuple[tuple[str, ...], float, bool, str], ...]
 # the records of one class (the class a value of theirs).
 _BARRED_CLASS = re.compile(r"\b(?:an?\s+|any\s+)?([a-z][\w-]*)\s+([a-z]+?)s?\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not|"
                            r"must\s+never|are\s+not\s+to|is\s+not\s+to)\s+be\s+([a-z]+)", re.I)
+# "An account locked for fraud (account_status 'locked_fraud') must never be unlocked": the class by its value, quoted.
+_BARRED_VALUE = re.compile(r"['\"`]([\w-]+)['\"`]\)?[^.\n]{0,40}?\b(?:cannot|can't|may\s+not|must\s+not|must\s+never|is\s+never\s+to|"
+                           r"are\s+never\s+to)\s+be\s+([a-z]+)", re.I)
 # "only gold members ... may get a travel certificate", "only premium customers are eligible": an action kept for one
 # class of people.
 _ONLY_CLASS = re.compile(r"\bonly\s+([a-z][\w-]*)\s+(members?|customers?|users?|accounts?|subscribers?|clients?|passengers?|"
@@ -3136,7 +3139,7 @@ def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     be changed"; issue_compensation for a user whose membership is silver where "only gold members ... may get a
     travel certificate" (tau-bench's policy violations; model, policy_violated at the call)."""
     action = _action(call.name)
-    if action is None or (" cannot " not in text and " not " not in text and "only " not in text):
+    if action is None or (" cannot " not in text and " not " not in text and "only " not in text and " never " not in text):
         return None
     verb = action[0]
     verbs = {verb, *_SYNONYMS.get(verb, ())}
@@ -3146,17 +3149,19 @@ def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     if not records:
         return None
     fields = [(s, str(k), _norm_class(v)) for s, r in records for k, v in r.items() if isinstance(v, str) and 0 < len(v) <= 40]
-    for rule in _BARRED_CLASS.finditer(text):
-        value, barred = _norm_class(rule.group(1)), rule.group(3).lower()
+    rules = [(r.group(0), r.group(1), r.group(3)) for r in _BARRED_CLASS.finditer(text)]
+    rules += [(r.group(0), r.group(1), r.group(2)) for r in _BARRED_VALUE.finditer(text)]
+    for said, named, barred in rules:
+        value, barred = _norm_class(named), barred.lower()
         if value in _CLASS_WORDS or not any(barred.startswith(v[:4]) for v in verbs):
             continue
         hit = next(((s, k) for s, k, v in fields if v == value), None)
         if hit is not None:
             source, key = hit
             return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
-                            f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}: its "
-                            f"{key} is {rule.group(1)} ({tool_name(source)}, step {source['index']})", tool=call.name,
-                            rule=rule.group(0).strip(), result_step=source["index"])
+                            f"step {step['index']} calls {call.name} where the instructions say {said.strip()!r}: its "
+                            f"{key} is {named} ({tool_name(source)}, step {source['index']})", tool=call.name,
+                            rule=said.strip(), result_step=source["index"])
     names = {w.lower() for w in _NAME_WORDS.findall(call.name)}
     for rule in _ONLY_CLASS.finditer(text):
         sentence_start = max(text.rfind("\n", 0, rule.start()), text.rfind(". ", 0, rule.start())) + 1
