@@ -46,6 +46,11 @@ Built and scored blind (d41878c's detectors, agentotel/analysis/ unread; load ~4
 top-1 33/33, check step+layer 9/33 (a refusal answered as success twice, the v2 reservation's shape twice, a lost
 session twice, a repeated search twice, a missing transfer rule), good runs with a warning 3/33 (a computed $150.00).
 DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
+
+After session 23's rules (written against these misses; re-scored on the same recording, /tmp/h11-rec-greafxmk): diff
+33/33, check 24/33, good runs with a warning 0/33. Left: the Seattle/Boston reservation (a city against an airport
+code), the $300 compensation (a rate times passengers), the $100 budget, the 24->72 rule edit, the loop ending at
+'Shall I proceed?', the tool left out of the configuration (found as the tool's tools_offered_changed).
 """
 
 from __future__ import annotations

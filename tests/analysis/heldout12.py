@@ -53,6 +53,11 @@ top-1 34/34, check step+layer 3/34, good runs with a warning 22/34. The three ch
 finding (role_overstepped at the fixer's first apply_patch, on every coding run: 'never edit files under legacy/' read
 as forbidding apply_patch anywhere); the other finding check made is answer_without_evidence at the right step of the
 two empty-search pairs, with the layer product. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say why.
+
+After session 23's rules (written against these misses; re-scored on the same recording, /tmp/h12-rec-px9jm4bl): diff
+34/34, check 29/34, good runs with a warning 0/34 (the 22 false role_overstepped gone). Left: the reviewer never shown
+the diff (twice), the app passing the reviewer one line, the handoff filter dropping git_diff's result, 'all tests pass'
+across a handoff.
 """
 
 from __future__ import annotations

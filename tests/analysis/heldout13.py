@@ -45,6 +45,11 @@ a repeated unlock, a 503 answered as success, the handoff dropping the conversat
 missing), good runs with a warning 9/31 (the code sent to the manager, the redacted temporary password, the capped
 30%). DIFF_MISSED,
 CHECK_MISSED and FALSE_ALARMS say why.
+
+After session 23's rules (some written against these misses; re-scored on the same recording, /tmp/h13-rec-19juqarq):
+diff 30/31, check 16/31, good runs with a warning 2/31 (the temporary password, whose redaction session 23 fixed
+after this recording). The redaction problems this set found (a date under a password key redacted, a password told
+in prose kept) are fixed in agentotel/content.py.
 """
 
 from __future__ import annotations
