@@ -7942,7 +7942,7 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
              "task_derailed": ("invented_argument",),
              # the model's own words at the call name the object it meant: the id it called instead is its slip
-             "reasoning_action_mismatch": ("invented_argument",)}
+             "reasoning_action_mismatch": ("invented_argument",), "wrong_target": ("invented_argument",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,

@@ -144,3 +144,17 @@ def test_an_action_barred_for_records_of_a_quoted_value_is_a_policy_violated(sta
                         ("unlock_card", {"card_id": "CD-4410"}, {"status": "active"}), system=rules, answer="Done.")
     found, shown = _found(run, "policy_violated")
     assert bool(found) == broken, shown
+
+
+def test_an_id_the_models_words_contradict_at_the_call_is_its_wrong_target_not_an_invented_argument():
+    from runs_build import llm, record, tool
+
+    employee = {"employee_id": "E1042", "name": "Dana Reyes", "account_status": "locked"}
+    run = record(llm(1, calls=[("get_employee", {"employee_id": "E1042"}, "g1")]),
+                 tool(2, "get_employee", {"employee_id": "E1042"}, employee, requested_by=1, call_id="g1"),
+                 llm(3, text="Unlocking account E1042 now.", calls=[("unlock_account", {"employee_id": "E1024"}, "u1")]),
+                 tool(4, "unlock_account", {"employee_id": "E1024"}, {"status": "unlocked"}, requested_by=3, call_id="u1"),
+                 llm(5, text="Your account is unlocked."), task="I'm E1042 and I'm locked out.")
+    found = detect(run)
+    at_call = [(f.kind, f.layer) for f in found if f.index == 3]
+    assert ("wrong_target", "model") in at_call and not any(k == "invented_argument" for k, _ in at_call), format_findings(found)
