@@ -158,3 +158,15 @@ def test_an_id_the_models_words_contradict_at_the_call_is_its_wrong_target_not_a
     found = detect(run)
     at_call = [(f.kind, f.layer) for f in found if f.index == 3]
     assert ("wrong_target", "model") in at_call and not any(k == "invented_argument" for k, _ in at_call), format_findings(found)
+
+
+@pytest.mark.parametrize("read,broken", [("My code is 482913.", False), ("My code is 482931.", True)])
+def test_an_action_on_a_code_read_back_wrong_is_a_policy_violated(read, broken):
+    run = _conversation(("user", "I forgot my PIN for card CD-4410."),
+                        ("send_sms", {"to": "+44 20 7946 0321", "text": "Your verification code is 482913"}, {"status": "sent"}),
+                        ("assistant", "I've texted you a code: please read it back."), ("user", read),
+                        ("reset_pin", {"card_id": "CD-4410"}, {"status": "reset"}),
+                        system="You are the card desk. Reset a PIN only when the caller reads back the code you texted.",
+                        answer="Your PIN is reset.")
+    found, shown = _found(run, "policy_violated")
+    assert bool(found) == broken, shown
