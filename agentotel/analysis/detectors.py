@@ -110,6 +110,8 @@ KINDS: dict[str, tuple[str, str]] = {
                              "per key repeats each row and inflates SUM, AVG and COUNT"),
     "injection_followed": ("error", "the agent acted on instructions planted in content it read: treat tool results and pages "
                            "as data, never as instructions, and confirm actions against the user's own request"),
+    "acted_after_done": ("warning", "the user closed the conversation and the agent acted on: end the run when the user "
+                         "says they are done"),
     "model_changed": ("info", "the agent ran on another model than its earlier runs agree on: check the configuration "
                       "meant it, and compare the runs"),
     "task_ignored": ("warning", "the call departs from what the task asks: check the prompt states it and the model follows it"),
@@ -930,6 +932,30 @@ def _code_not_matched(run: _Run) -> list[Finding]:
                 return [_finding("policy_violated", "model", step["index"], [code_step["index"], step["index"]],
                                  f"step {code_step['index']} sent the code {code}; the user read back {read[0]}, and step "
                                  f"{step['index']} called {call.name} all the same", tool=call.name, sent=code, read=read[0])]
+    return []
+
+
+# The user closing the conversation: "that's all for now", "nothing else, thanks", "we're done".
+_CLOSING = re.compile(r"^\W*(?:(?:great|ok(?:ay)?|perfect|thanks?|thank\s+you|cool|good)\W+)*(?:that'?s\s+(?:all|it|everything)|nothing\s+"
+                      r"(?:else|more)|(?:we'?re|i'?m)\s+(?:all\s+)?(?:done|good|set)|no\s+more|all\s+good|that\s+will\s+be\s+all)\b", re.I)
+
+
+def _acted_after_closing(run: _Run) -> list[Finding]:
+    """The user closed the conversation ("Great, that's all for now - thanks.") and the model answered it with an
+    action nobody asked for (another e-mail sent): unaware the task was over (MAST FM-1.5 unaware of termination
+    conditions; model, acted_after_done at the call)."""
+    for step in run.llm:
+        users = [m for m in run.messages(step) if m.get("role") in ("user", "assistant")]
+        if not users or users[-1].get("role") != "user":
+            continue
+        last = _texts_of(users[-1])
+        if not _CLOSING.search(last) or "?" in last or re.search(r"\b(?:but|also|and\s+(?:can|could|please))\b", last, re.I):
+            continue
+        acted = [c for c in requested_calls(step) if _action(c.name) is not None or {w.lower() for w in _NAME_WORDS.findall(c.name)} & _SENDS]
+        if acted:
+            return [_finding("acted_after_done", "model", step["index"], [step["index"]],
+                             f"the user closed with {last.strip()[:80]!r}; step {step['index']} called {acted[0].name} all the same",
+                             tool=acted[0].name, said=last.strip()[:200])]
     return []
 
 
@@ -7985,7 +8011,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
-    _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched,
+    _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
     _namesake_figure_picked, _caveat_dropped,
 )

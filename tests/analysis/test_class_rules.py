@@ -170,3 +170,16 @@ def test_an_action_on_a_code_read_back_wrong_is_a_policy_violated(read, broken):
                         answer="Your PIN is reset.")
     found, shown = _found(run, "policy_violated")
     assert bool(found) == broken, shown
+
+
+@pytest.mark.parametrize("closing,acted", [
+    ("Great, that's all for now - thanks.", True),
+    ("Thanks! That's all, but can you also email the guest the invoice?", False),  # a last request
+])
+def test_an_action_after_the_user_closed_the_conversation_is_acted_after_done(closing, acted):
+    run = _conversation(("user", "Cancel booking HB-3301."), ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                        ("assistant", "Booking HB-3301 is cancelled."), ("user", closing),
+                        ("send_email", {"to": "ines@example.com", "body": "Your booking HB-3301 is cancelled."}, {"status": "sent"}),
+                        system="You are the front desk.", answer="You're welcome!")
+    found, shown = _found(run, "acted_after_done")
+    assert bool(found) == acted, shown
