@@ -3971,7 +3971,17 @@ def _action_not_taken(run: _Run) -> list[Finding]:
     a clause that denies, defers or conditions the action."""
     if not run.finals:
         return []
+    # The first answer that claims it (a later turn repeating it has the claim among its own material)
+    for step, text in sorted(run.finals, key=lambda item: item[0]["index"])[:-1]:
+        found = _claimed_not_taken(run, step, text, check=False)
+        if found:
+            return found
     step, text = max(run.finals, key=lambda item: item[0]["index"])
+    return _claimed_not_taken(run, step, text)
+
+
+def _claimed_not_taken(run: _Run, step: Mapping[str, Any], text: str, *, check: bool = True) -> list[Finding]:
+    """_action_not_taken for one answer (`check`: also a check claimed that no call made)."""
     offered = set(run.offered())
     if not offered:
         # An instrumentation that records no definitions (openai-v2, the Agents SDK's generation spans under
@@ -4026,7 +4036,7 @@ def _action_not_taken(run: _Run) -> list[Finding]:
                          f"the answer at step {step['index']} {how} {said!r}, but no model call asked for {name}, the tool "
                          f"that does it" + (f" (nor for {', '.join(others[:3])})" if others else ""),
                          tool=name, said=said, tools=[name, *others], promised=not claims)]
-    return _check_claimed(run, step, text, offered, asked)
+    return _check_claimed(run, step, text, offered, asked) if check else []
 
 
 # "I checked the full policy page (https://...)", "Verified against the 2024 policy page", "I read https://...".
@@ -6839,8 +6849,8 @@ def _kept_going(run: _Run) -> list[Finding]:
                 continue
             said = [_fingerprint(m)[1] for m in input_messages(s) if m.get("role") == "user" and _fingerprint(m) not in heard]
             if s.get("type") == LLM and said:
-                if any("?" in text for text in said) or not _answered_again(run, s, answer):
-                    break  # the user spoke again (a question is never a nudge): a new turn of the conversation
+                if any("?" in text or _CLOSING.search(text) for text in said) or not _answered_again(run, s, answer):
+                    break  # the user spoke again (a question or a goodbye is never a nudge): a new turn
                 # A message after the answer that only made the model say it again: the loop's "continue"
                 # nudge, not a new question.
             later.append(s)

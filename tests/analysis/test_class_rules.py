@@ -183,3 +183,19 @@ def test_an_action_after_the_user_closed_the_conversation_is_acted_after_done(cl
                         system="You are the front desk.", answer="You're welcome!")
     found, shown = _found(run, "acted_after_done")
     assert bool(found) == acted, shown
+
+
+def test_a_claim_in_an_earlier_turn_repeated_after_the_users_goodbye_is_found_where_it_was_first_made():
+    from runs_build import definitions_attr
+
+    said = "Booking HB-3301 is cancelled and the guest has been emailed."
+    run = _conversation(("user", "Cancel booking HB-3301 and email the guest."),
+                        ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
+                        ("assistant", said), ("user", "Great, that's all for now - thanks."), system="You are the front desk.", answer=said)
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("cancel_booking", "send_email")))
+    for step in run.steps:
+        if step["type"] == "llm":
+            run.span_attributes.setdefault(str(step["span_id"]), {}).update(offered)
+    found = detect(run)
+    assert [(f.index, f.kind) for f in found if f.kind in ("action_not_taken", "kept_going_after_answer")] == [(3, "action_not_taken")], \
+        format_findings(found)

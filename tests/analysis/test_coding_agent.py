@@ -418,13 +418,7 @@ def test_a_patch_applied_again_after_it_worked_with_only_test_runs_between_is_a_
      "Submitted the change; I have not run the tests yet.", False),
 ])
 def test_a_change_handed_in_with_no_check_after_it_is_fix_unverified(turns, answer, unchecked):
-    from runs_build import definitions_attr
-
-    run = _run(*turns, answer=answer)
-    offered = definitions_attr(*((n, {"type": "object"}) for n in ("read_file", "apply_patch", "run_tests", "submit")))
-    for step in run.steps:
-        if step["type"] == "llm":
-            step.setdefault("attributes", {}).update(offered)
+    run = _run(*turns, answer=answer)  # (offered the coding tools, run_tests among them)
     found, shown = _found(run, "fix_unverified")
     assert found == ([(5, "model")] if unchecked else []), shown
 
