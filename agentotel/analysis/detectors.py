@@ -685,9 +685,10 @@ def _request_target_swapped(run: _Run) -> list[Finding]:
                 continue
             for value in (str(v) for v in call.arguments.values() if isinstance(v, str) and _RECORD_CODE.fullmatch(v)):
                 # the one asked for, never found by any result (a lookup that failed): another put in its place
-                like = [a for a in asked if _code_kind(a) == _code_kind(value) and a != value
-                        and not any(a in text_of(s.get("output")) for s in run.record.tool_steps() if not is_error(s))]
-                if not like or value in said or any(a in call.arguments.values() for a in like):
+                results = [text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]
+                like = [a for a in asked if _code_kind(a) == _code_kind(value) and a != value and not any(a in r for r in results)]
+                # (another record the run had found - an id nothing gave is invented_argument's)
+                if not like or value in said or any(a in call.arguments.values() for a in like) or not any(value in r for r in results):
                     continue
                 before, _confirmed_it = _said_before_acting(run, step)
                 if _SUBSTITUTE_SAID.search(before) or any(a in before for a in like):
@@ -2146,8 +2147,15 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
             given = {_canonical_mark(str(v)) for v in _leaves(call.arguments)
                      if isinstance(v, (str, int, float)) and not isinstance(v, bool) and _OBJECT_MARK.fullmatch(str(v))}
             told = None
+            results = None
             for value in given - said:
                 if whose == "the words it was given say":
+                    # an id nothing gave, in place of the one a plan or request named: invented_argument's (the model's
+                    # own words naming the one it means make it this rule's, whatever it called)
+                    results = results if results is not None else "\n".join(
+                        text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s))
+                    if re.fullmatch(r"[A-Z]{1,3}-?\d{2,}", value) and value not in results:  # a record's id, not a version
+                        continue
                     # a value the instructions give (a cap: "discount codes up to 30%") put in place of the user's
                     told = run.told(step) if told is None else told
                     if re.search(rf"(?<![\w.]){re.escape(_shown_mark(value))}(?![\w])", told):

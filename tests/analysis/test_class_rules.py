@@ -199,3 +199,11 @@ def test_a_claim_in_an_earlier_turn_repeated_after_the_users_goodbye_is_found_wh
     found = detect(run)
     assert [(f.index, f.kind) for f in found if f.kind in ("action_not_taken", "kept_going_after_answer")] == [(3, "action_not_taken")], \
         format_findings(found)
+
+
+def test_an_id_nothing_gave_put_in_place_of_the_one_named_is_an_invented_argument_not_a_swap():
+    run = _conversation(("user", "Please cancel booking HB-3310."), ("get_booking", {"booking_id": "HB-3310"}, {"error": "not found"}),
+                        ("cancel_booking", {"booking_id": "HB-3391"}, {"status": "cancelled"}),
+                        system=HOTEL, answer="Booking HB-3391 is cancelled.")
+    found = detect(run)
+    assert not [f for f in found if f.kind == "wrong_target"], format_findings(found)
