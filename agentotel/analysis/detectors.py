@@ -5477,6 +5477,9 @@ def _passes(text: str) -> str | None:
     return said.group(0)
 
 
+_CHANGES_CODE = frozenset("patch edit write apply replace modify".split())
+
+
 def _failed_check_ignored(run: _Run) -> list[Finding]:
     """The agent ran a check (its tests, a validator) that failed, ran none that passed after it, and the final
     answer says the checks pass ("all tests pass", "the config is valid") without a word of a failure anywhere: the
@@ -5499,6 +5502,10 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
         return []
     if any(f.index == last["index"] for f in _output_drift(run)):
         return []  # the check answered in a shape its earlier runs never had: misread, the drift is the cause
+    changes = [s for s in run.record.tool_steps() if s["index"] < last["index"]
+               and {w.lower() for w in _NAME_WORDS.findall(str(tool_name(s)))} & _CHANGES_CODE]
+    if changes and is_error(changes[-1]):
+        return []  # the change it checks never applied (its error gone past): that ignored error is the cause
     failed = (_CHECK_FAILED.search(_printed(last)) or re.search(r".+", _printed(last)) or [""])[0]
     # Work changed after the last check and handed in unchecked: the submit is the act. (A check after the last
     # change that failed, as on main before it, leaves the claim in the answer the fault.)

@@ -433,3 +433,12 @@ def test_work_handed_in_after_a_reviewers_no_with_no_change_is_input_ignored(aft
     run = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, GREEN), nay, *after, SUBMIT)
     found, shown = _found(run, "input_ignored")
     assert found == ([(7, "model")] if ignored else []), shown
+
+
+def test_a_failing_check_after_a_patch_that_never_applied_is_left_to_the_ignored_patch_error():
+    counts = {"passed": 2, "failed": 1}
+    run = _run(("apply_patch", FIX, "hunk #1 FAILED (context mismatch)", "error"), ("run_tests", {"path": ""}, counts), SUBMIT)
+    found = detect(run)
+    assert "failed_check_ignored" not in {f.kind for f in found}, format_findings(found)
+    applied = _run(("apply_patch", FIX, "Applied patch"), ("run_tests", {"path": ""}, counts), SUBMIT)
+    assert "failed_check_ignored" in {f.kind for f in detect(applied)}, format_findings(detect(applied))
