@@ -2091,7 +2091,7 @@ def _canonical_mark(value: str) -> str:
 def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> tuple[str, bool]:
     """What the model said of the action it takes at a step: its own words there, else its last words to the user
     before it when the user answered them with a yes (the statement the user confirmed; True with it)."""
-    own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+    own = _said(step)
     if own.strip():
         return own, False
     messages = run.messages(step)
@@ -2196,38 +2196,32 @@ def _keyed_values(step: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
             yield from ((str(k), v) for k, v in record.items() if isinstance(v, (str, int)))
 
 
-def _action_name_mismatch(run: _Run) -> list[Finding]:
+def _object_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
     """The model's words in the call that acts name what it acts on ("Rolling back checkout-api to v2.13.2.") and
-    the call names another thing of that kind (rollback(service='cart-api')), none of the named: the model knew its
-    object and called another (MAST FM-2.6; model, reasoning_action_mismatch at the call). Its own words locate the
-    fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it was
-    given names another), stays the tool's invented_argument."""
-    for step in run.llm:
-        own = _said(step)
-        if not own.strip() or not _SYSTEM_NAME.search(own):
-            continue
-        for call in requested_calls(step):
-            action = _action(call.name)
-            if action is None or not isinstance(call.arguments, Mapping):
-                continue
-            forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
-            # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the
-            # rollback failed in us-east")
-            said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
-                                                    rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
-            given = {k: v for k, v in call.arguments.items() if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
-            if not said or not given or said & set(given.values()):
-                continue
-            # the name said is one the run knows under the key the call gives another under (service: checkout-api
-            # in an earlier call or result), not any hyphenated word ("creating feature-branch fix-login")
-            known = {(k, str(v)) for s in run.steps if s["index"] < step["index"] for k, v in _keyed_values(s)}
-            alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
-            if alike:
-                key, called, meant = alike[0]
-                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
-                                 f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, "
-                                 f"not {meant!r}", tool=call.name, said=meant, called=called)]
-    return []
+    the call names another thing of that kind (rollback(service='cart-api')), none of the named. Its own words locate
+    the fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it
+    was given names another), stays the tool's invented_argument."""
+    action = _action(call.name)
+    if action is None or not _SYSTEM_NAME.search(own):
+        return None
+    forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
+    # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the rollback failed in
+    # us-east")
+    said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
+                                            rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
+    given = {k: v for k, v in call.arguments.items() if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
+    if not said or not given or said & set(given.values()):
+        return None
+    # the name said is one the run knows under the key the call gives another under (service: checkout-api in an
+    # earlier call or result), not any hyphenated word ("creating feature-branch fix-login")
+    known = {(k, str(v)) for s in run.steps if s["index"] < step["index"] for k, v in _keyed_values(s)}
+    alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
+    if not alike:
+        return None
+    key, called, meant = alike[0]
+    return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                    f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, not "
+                    f"{meant!r}", tool=call.name, said=meant, called=called)
 
 
 def _texts_of(message: Mapping[str, Any]) -> str:
@@ -2792,31 +2786,6 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     return [_finding("task_ignored", "model", step["index"], [step["index"]],
                      f"the request names {', '.join(listed)}; the run acted on {', '.join(sorted(acted))} and the answer at step "
                      f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
-
-
-# A question whether something the user knew still holds: only the world, now, can answer it.
-_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
-_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
-_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
-
-
-def _state_unchecked(run: _Run) -> list[Finding]:
-    """The user asks whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?"), the model was
-    offered tools that read (list_events) and answers yes or no ("Yes - still at 15:00") without a call or a result
-    in sight: it confirmed the user's own words, not the world (MAST FM-3.3 no verification; model, ungrounded_answer
-    at the answer)."""
-    if not run.finals or run.record.tool_steps() or not _STILL_ASKED.search(run.request()):
-        return []
-    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
-    step, text = run.finals[0]
-    if not reads or any(requested_calls(s) for s in run.llm if s["index"] <= step["index"]) or run.message_calls(step):
-        return []
-    if not _AFFIRMS.search(text) or _acknowledges(text):
-        return []
-    return [_finding("ungrounded_answer", "model", step["index"], [step["index"]],
-                     f"asked {_STILL_ASKED.search(run.request()).group(0)!r}, the answer at step {step['index']} says "
-                     f"{text[:80]!r} with no call of {', '.join(reads[:3])} (offered): the user's own words confirmed",
-                     values=reads[:5])]
 
 
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
@@ -7371,39 +7340,47 @@ def _brief_withheld(run: _Run) -> list[Finding]:
     return []
 
 
-def _reply_contradicts_arguments(run: _Run) -> list[Finding]:
-    """A model step's own words give a value of a field ("Filing it as S2 in the sync component") and the call it
-    makes beside them gives that field another ("component": "auth"): it said one thing and did another (MAST
-    FM-2.6 reasoning-action mismatch; model, at that step). The word counts as a value only where the run's own
-    material has it and the call's arguments hold it nowhere."""
+def _said_otherwise(run: _Run) -> list[Finding]:
+    """A model step's own words say what its call acts on or with, and the call it makes beside them gives another:
+    it said one thing and did another (MAST FM-2.6 reasoning-action mismatch; model, reasoning_action_mismatch at
+    that step). Two readings of the words: a field's value (`_field_said_otherwise`), the action's object
+    (`_object_said_otherwise`). (An id or amount the words give another call is `_action_object_mismatch`'s
+    wrong_target.)"""
     for step in run.llm:
         calls = requested_calls(step)
-        if not calls:
+        own = _said(step) if calls else ""
+        if not own.strip():
             continue
-        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
-        if not text:
-            continue
-        low = text.lower()
         for call in calls:
-            if not isinstance(call.arguments, Mapping):
-                continue
-            given = {v.lower() for v in call.arguments.values() if isinstance(v, str) and len(v.split()) <= 3}
-            for key, value in call.arguments.items():
-                key = str(key).lower()
-                if not isinstance(value, str) or not re.fullmatch(r"[a-z]{4,}", key) or key not in low \
-                        or not 0 < len(value) <= 30 or len(value.split()) > 3 or value.lower() in low:
-                    continue
-                for m in itertools.chain(re.finditer(rf"\b(?:the|a|an|its|in|to|under|as|for)\s+([a-z][\w.-]{{1,29}})\s+{key}\b", low),
-                                         re.finditer(rf"\b{key}\s*(?::|=|\bis\b|\bof\b|\bset\s+to\b)\s*['\"`]?([a-z0-9][\w.-]{{0,29}})", low)):
-                    word = m.group(1)
-                    if word in _NOT_A_VALUE or word in given or (word.isalpha() != value.replace(" ", "").isalpha()):
-                        continue
-                    if not re.search(rf"(?<![\w-]){re.escape(word)}", run.domain_text()):
-                        continue
-                    return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
-                                     f"step {step['index']} says {m.group(0)!r} but calls {call.name} with {key}={value!r}",
-                                     tool=call.name, argument=key, said=m.group(0), value=value)]
+            if isinstance(call.arguments, Mapping):
+                found = _field_said_otherwise(run, step, own, call) or _object_said_otherwise(run, step, own, call)
+                if found is not None:
+                    return [found]
     return []
+
+
+def _field_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
+    """The words give a value of a field ("Filing it as S2 in the sync component") and the call gives that field
+    another ("component": "auth"). The word counts as a value only where the run's own material has it and the
+    call's arguments hold it nowhere."""
+    low = own.lower()
+    given = {v.lower() for v in call.arguments.values() if isinstance(v, str) and len(v.split()) <= 3}
+    for key, value in call.arguments.items():
+        key = str(key).lower()
+        if not isinstance(value, str) or not re.fullmatch(r"[a-z]{4,}", key) or key not in low \
+                or not 0 < len(value) <= 30 or len(value.split()) > 3 or value.lower() in low:
+            continue
+        for m in itertools.chain(re.finditer(rf"\b(?:the|a|an|its|in|to|under|as|for)\s+([a-z][\w.-]{{1,29}})\s+{key}\b", low),
+                                 re.finditer(rf"\b{key}\s*(?::|=|\bis\b|\bof\b|\bset\s+to\b)\s*['\"`]?([a-z0-9][\w.-]{{0,29}})", low)):
+            word = m.group(1)
+            if word in _NOT_A_VALUE or word in given or (word.isalpha() != value.replace(" ", "").isalpha()):
+                continue
+            if not re.search(rf"(?<![\w-]){re.escape(word)}", run.domain_text()):
+                continue
+            return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                            f"step {step['index']} says {m.group(0)!r} but calls {call.name} with {key}={value!r}",
+                            tool=call.name, argument=key, said=m.group(0), value=value)
+    return None
 
 
 _NOT_A_VALUE = frozenset("same other new right correct wrong affected relevant appropriate whole entire first last this that which "
@@ -7457,13 +7434,19 @@ def _credit_left_out(run: _Run) -> list[Finding]:
 # A statement of a record's state: "has been paid", "was shipped", "is now closed", "is approved".
 _STATE_SAID = re.compile(r"\b(?:has|have|had)\s+(?:already\s+)?been\s+[a-z]+(?:ed|id|en|t)\b|\b(?:was|were|is|are)\s+(?:already\s+|now\s+)?"
                          r"[a-z]+(?:ed|id|en)\b", re.I)
+# A question whether something the user knew still holds: only the world, now, can answer it.
+_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
+_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
+_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
 
 
 def _answered_without_looking(run: _Run) -> list[Finding]:
-    """A question about a record the user names by its id ("Has invoice AFS-9077 been paid?") answered with its
-    state ("Yes - AFS-9077 ... has been paid") by a run that was offered tools and called none, the record named
-    nowhere else it was shown: an answer no lookup backs (MAST FM-3.3 no verification; model, missing_evidence at
-    the answer)."""
+    """A question about the world answered by a run that was offered tools and called none (MAST FM-3.3 no
+    verification; model, missing_evidence at the answer): a record the user names by its id ("Has invoice AFS-9077
+    been paid?") given a state ("Yes - AFS-9077 ... has been paid"), the record named nowhere else the run was shown;
+    or whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?") answered yes or no ("Yes -
+    still at 15:00") where a tool that reads (list_events) was offered: the user's own words confirmed, not the
+    world."""
     if not run.finals or not run.offered() or run.record.tool_steps() or any(requested_calls(s) for s in run.llm):
         return []
     request = run.request()
@@ -7479,6 +7462,13 @@ def _answered_without_looking(run: _Run) -> list[Finding]:
                                  f"the answer at step {step['index']} says {sentence.strip()[:100]!r} of {ident}, and the run "
                                  f"called none of the {len(run.offered())} tools it was offered to look it up",
                                  said=sentence.strip()[:200], subject=ident)]
+    still = _STILL_ASKED.search(request)
+    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
+    step, text = run.finals[0]
+    if still and reads and not run.message_calls(step) and _AFFIRMS.search(text) and not _acknowledges(text):
+        return [_finding("missing_evidence", "model", step["index"], [step["index"]],
+                         f"asked {still.group(0)!r}, the answer at step {step['index']} says {text[:80]!r} with no call of "
+                         f"{', '.join(reads[:3])} (offered): the user's own words confirmed", said=text[:200], missing=reads[:5])]
     return []
 
 
@@ -7939,11 +7929,11 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _action_name_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
-    _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
+    _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
