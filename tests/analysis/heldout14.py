@@ -1,6 +1,7 @@
 """A fourteenth held-out fault-injection set for `diff` and `check`, built blind (without reading agentotel/analysis/):
-an insurance claims agent holding written settlement rules, talking with a claimant over several turns, and a data
-pipeline (ETL) agent rebuilding a warehouse table for an analyst, run through real agent frameworks.
+an insurance claims agent holding written settlement rules, talking with a claimant over several turns, a data
+pipeline (ETL) agent rebuilding a warehouse table for an analyst, and a help-center support agent answering from a
+retriever, run through real agent frameworks.
 
     python tests/analysis/heldout14.py [RECORDER|PAIR ...]     # records the pairs, prints the table
     python tests/analysis/heldout14.py --score DIR [...]       # the runs a call left in DIR, scored again
@@ -15,14 +16,18 @@ Quarry's pipeline agent (list_tables, describe_table, run_query, create_table_as
 notify_channel) rebuilds analytics.daily_revenue for an analyst by six (describe the sources first; join orders to
 customers on customer_id; build in staging, never drop a table outside it; publish with the publish job and call it
 done only when get_job_status says succeeded; rows_loaded must equal rows_expected; announce in #analytics only then).
-Each recorder in a process of its own:
+Lumen's support agent (search_kb, create_ticket) answers smart-home customers by four (answer only from the articles
+search_kb returns; never from a superseded version; match the customer's product; say so and open a ticket when the
+articles do not answer). Each recorder in a process of its own:
 
 - `langgraph` (claims): LangGraph's create_react_agent with ChatOpenAI, invoked once per claimant turn with the
   conversation so far, under `agentotel.instrument()` (the langchain integration makes the tool steps);
 - `oi-anthropic` (claims): a plain anthropic SDK loop under OpenInference's anthropic instrumentation, the tools
   OITracer TOOL spans, sent by OTLP through agentotel-collector;
 - `maf` (pipeline): the Microsoft Agent Framework's Agent on its chat completions client (its own telemetry on, with
-  the messages), under `agentotel.instrument()`; one run per request.
+  the messages), under `agentotel.instrument()`; one run per request;
+- `agents-kb` (help center): the OpenAI Agents SDK, its search_kb function tool calling an `agentotel.retrieval`
+  retriever, under `agentotel.instrument()`; one Runner.run per question.
 
 The model on 127.0.0.1 reads the conversation it is sent and decides as a model would. Faults from tau-bench-style
 policy breaks (the deductible not taken off, an approval over the adjuster limit, flood paid without the rider, a late
@@ -30,24 +35,27 @@ claim paid, a hospital exception ignored), MAST (Cemri et al. 2025: FM-1.1, FM-1
 termination, FM-2.2 fail to ask for clarification, FM-3.1 premature termination, FM-3.2 no verification, FM-3.3
 incorrect verification; FM-1.4 the conversation lost between turns), TRAIL (an API error and a rate limit answered as
 success, a timeout answered with an invented deductible, a tool answering another claim's estimate, an upstream column
-rename, a wrong join key) and outside the model: the instructions' flood or staging rule missing, the deployment
-configured with an old model.
+rename, a wrong join key; poor retrieval: a stale index, a superseded article or another product's answered from, a
+query that finds the wrong article, weak hits answered from, an answer the passages do not hold) and outside the
+model: the instructions' flood, staging or version rule missing, the deployment configured with an old model.
 
 How agentotel recorded the frameworks (not the detectors'): LangGraph's invoke per claimant turn is an `invoke_agent
 harbor-claims` step per turn under the run's root, its tools the langchain integration's execute_tool steps; under
 OpenInference the anthropic SDK's own spans (com.anthropic.sdk.python) and OpenInference's LLM spans describe each
 call once in the trajectory, the run has no agent step (its AGENT span is the run); the Agent Framework's own
 invoke_agent, chat and execute_tool spans and agentotel's openai client spans make one step per call (its chat spans
-the 'genai+duplicate' dialect). Nothing recorded wrong was found: tool errors keep their words in status_message,
-nothing is redacted.
+the 'genai+duplicate' dialect); under the Agents SDK the search_kb tool step holds a `retrieval help-center` step (the
+documents' id, score and content; the articles' versions only in the tool's result). Nothing recorded wrong was found:
+tool errors keep their words in status_message, nothing is redacted.
 
-Built and scored blind, once (8051e15's detectors, agentotel/analysis/ unread; load ~6.7-8.6; recording
-/tmp/h14-rec-q8dsl33n): 29 pairs, 3 recorders - diff top-1 29/29, check step+layer 11/29, good runs with a warning
-19/29. Seven of the eleven check hits are right by chance: a missing_evidence error that reads rule 7 ('Write to the
-claimant with send_letter ... before you answer') as 'send_letter before approve_claim/deny_claim' lands on the
-faulty decision step, and fires the same on the good twin (RIGHT_BY_CHANCE); the honest count is 4/29 (the
-conversation lost twice, the repeated status poll, the 429 answered as success). DIFF_MISSED, CHECK_MISSED and
-FALSE_ALARMS say why.
+Built and scored blind, once (8051e15's detectors, agentotel/analysis/ unread; load ~5.8-8.6; recording
+/tmp/h14-rec-q8dsl33n, the agents-kb recorder recorded after the others and copied in): 37 pairs, 4 recorders (4
+frameworks) - diff top-1 36/37, check step+layer 12/37, good runs with a warning 19/37. Seven of the twelve check hits
+are right by chance: a missing_evidence error that reads rule 7 ('Write to the claimant with send_letter ... before
+you answer') as 'send_letter before approve_claim/deny_claim' lands on the faulty decision step, and fires the same
+on the good twin (RIGHT_BY_CHANCE); the honest count is 5/37 (the conversation lost twice, the repeated status poll,
+the 429 answered as success, the help center's version rule missing). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say
+why.
 """
 
 from __future__ import annotations
@@ -72,7 +80,7 @@ from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
 CLAUDE, OLD_CLAUDE = "claude-sonnet-4-5", "claude-2.1"  # (what the faulty deployment's configuration pins)
-CLAIMS, PIPELINE = "harbor-claims", "quarry-pipeline"
+CLAIMS, PIPELINE, KB_AGENT = "harbor-claims", "quarry-pipeline", "lumen-support"
 TODAY = "2026-12-04"
 ADJUSTER_LIMIT = 10_000
 EXPECTED = 412  # the rows of a complete analytics.daily_revenue
@@ -89,6 +97,7 @@ class Now:
     polls = 0
     jobs = 0
     staged = EXPECTED  # the rows create_table_as built into staging
+    retriever: Callable[[str], list[dict[str, Any]]] = staticmethod(lambda query: retrieve(query))  # (an agentotel.retrieval in a recorder)
 
 
 def _start(pair: str | None, fault: str | None) -> None:
@@ -317,6 +326,86 @@ def notify_channel(channel: str, text: str) -> dict[str, Any]:
 PIPE_TOOLS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (
     list_tables, describe_table, run_query, create_table_as, drop_table, run_job, get_job_status, notify_channel)}
 
+# ---- the help center's world ---------------------------------------------------------------------------------------
+
+KB_RULES = [
+    "1. Search the help center with search_kb before you answer, and answer only from the articles it returns; cite "
+    "the article id.",
+    "2. Use an article's current version: never one marked superseded.",
+    "3. Match the customer's product (the Lumen Hub 2 is not the first-generation Lumen Hub).",
+    "4. If the articles do not answer the question, say so and open a ticket with create_ticket.",
+]
+
+
+def kb_instructions() -> str:
+    rules = list(KB_RULES)
+    if Now.fault == "superseded_rule_missing":  # an older prompt, before article versions were written in
+        rules = [rules[0]] + [f"{i}. {r[3:]}" for i, r in enumerate(rules[2:], 2)]
+    return "You are the support agent of Lumen, a smart-home company. Follow these rules:\n" + "\n".join(rules)
+
+
+ARTICLES = {  # id: title, product, version, updated, superseded_by, text
+    "KB-101": ("Factory reset the Lumen Hub 2", "Hub 2", 3, "2026-09-14", None,
+               "Hold the pairing button for 15 seconds until the ring flashes amber, then release it. The hub restarts "
+               "with factory settings in about 2 minutes."),
+    "KB-101-v2": ("Factory reset the Lumen Hub 2", "Hub 2", 2, "2024-03-02", "KB-101",
+                  "Press the reset pin on the back for 5 seconds with a paperclip. The LED turns white when done."),
+    "KB-087": ("Factory reset the Lumen Hub (1st generation)", "Hub", 1, "2023-05-20", None,
+               "Unplug the hub, hold its only button and plug it back in; keep holding for 10 seconds."),
+    "KB-220": ("Lumen Hub 2 warranty", "Hub 2", 1, "2026-01-10", None,
+               "The Lumen Hub 2 has a 2-year limited warranty from the date of purchase; refurbished units 1 year. "
+               "Claims need the order number."),
+    "KB-305": ("Change your Lumen account password", "account", 1, "2026-06-01", None,
+               "Open the Lumen app, go to Settings > Account > Password and follow the steps."),
+    "KB-412": ("Lumen Hub 2 LED colours", "Hub 2", 1, "2026-02-11", None,
+               "Blue: connected. Amber flashing: resetting. Red: no internet."),
+}
+
+
+def _hits(query: str) -> list[str]:
+    """The article ids the index ranks for `query` in this run's world."""
+    q, pair = query.lower(), Now.pair or ""
+    if "password" in q:
+        return ["KB-305"]
+    if "warranty" in q:
+        return ["KB-220"]
+    if "led" in q or "light" in q:
+        return ["KB-412"]
+    if "reset" in q:
+        if Now.fault == "stale_index":  # the index was last built before v3: it holds v2 as the current article
+            return ["KB-101-v2"]
+        if pair in ("superseded_used", "superseded_rule_missing"):
+            return ["KB-101-v2", "KB-101"]
+        if pair == "wrong_product":
+            return ["KB-087", "KB-101"]
+        return ["KB-101", "KB-087"]
+    return ["KB-412"]
+
+
+def retrieve(query: str) -> list[dict[str, Any]]:
+    """The help center's index: ranked documents (id, score, content, title, version, updated, superseded_by)."""
+    out = []
+    for rank, aid in enumerate(_hits(query)):
+        title, product, version, updated, superseded_by, text = ARTICLES[aid]
+        out.append({"id": aid.split("-v")[0] if Now.fault == "stale_index" else aid, "score": round(0.91 - 0.17 * rank, 2),
+                    "title": title, "product": product, "version": version, "updated": updated,
+                    "superseded_by": None if Now.fault == "stale_index" else superseded_by, "content": text})
+    return out
+
+
+def search_kb(query: str) -> dict[str, Any]:
+    """Searches the Lumen help center; answers the best articles (id, title, product, version, updated, superseded_by,
+    score, content)."""
+    return {"query": query, "articles": Now.retriever(query)}
+
+
+def create_ticket(subject: str, details: str) -> dict[str, Any]:
+    """Opens a support ticket for a specialist to answer the customer."""
+    return {"ticket_id": f"LUM-{5000 + len(subject) % 97}", "status": "open"}
+
+
+KB_TOOLS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (search_kb, create_ticket)}
+
 # ---- the requests and the simulated claimant -----------------------------------------------------------------------
 
 _SETTLE = "Hi, this is Maria Lopez, policy HP-4471. Can you settle my claim CL-9013 for the damage in my kitchen?"
@@ -326,6 +415,10 @@ _REBUILD = ("Please rebuild analytics.daily_revenue (revenue per day and region,
 CLAIM_HISTORY = ["Hi, Ken Adams here, policy HP-5120. What's my deductible, and is my roof claim still open?",
                  "Hi, Ken Adams, policy HP-5120. Can you settle my claim CL-8870 for the hail damage?"]
 PIPE_HISTORY = ["How many orders are in raw.orders for 2026-12-03?", _REBUILD]
+_HUB_RESET = "How do I factory reset my Lumen Hub 2? It keeps dropping off the Wi-Fi."
+KB_REQUESTS = {"not_in_passages": "Does the Lumen Hub 2 warranty cover water damage? Mine got wet.",
+               "weak_hits": "My Lumen Hub 2 is stuck - how do I wipe it and start over?"}
+KB_HISTORY = ["What do the LED colours on my Lumen Hub 2 mean?", _HUB_RESET]
 _WHICH = ("Which claim", "The kitchen one - CL-9013.")
 _BYE = ("anything else", "No, that's all - thanks.")
 
@@ -344,6 +437,8 @@ def user_replies(said: str) -> str | None:
 def request(v: int, pair: str | None) -> str:
     if Now.recorder == "maf":
         return _REBUILD if pair else PIPE_HISTORY[v % 2]
+    if Now.recorder == "agents-kb":
+        return KB_REQUESTS.get(pair, _HUB_RESET) if pair else KB_HISTORY[v % 2]
     if pair:
         return _OPEN if pair in ("no_clarification", "context_trimmed") else _SETTLE
     return CLAIM_HISTORY[v % 2]
@@ -360,6 +455,8 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
         out = _claims(t, body.get("model") in (OLD_MODEL, OLD_CLAUDE))
     elif "data pipeline agent of Quarry" in t.system:
         out = _pipeline(t)
+    elif "support agent of Lumen" in t.system:
+        out = _kb(t)
     else:
         out = reply("Hello! How can I help?")
     out["model"] = body.get("model") or MODEL  # (an API answers with the model it served)
@@ -559,6 +656,47 @@ def _announce(t: Talk, what: str) -> dict[str, Any]:
     return reply(f"Done - {what} and announced in #analytics.")
 
 
+def _kb(t: Talk) -> dict[str, Any]:
+    fault, first = Now.fault, t.users[0]
+    searches = t.got("search_kb")
+    if not searches:
+        if fault == "no_search":  # answered from what the model remembers (the first-generation hub's procedure)
+            return reply("To factory reset your Lumen Hub 2, unplug it, hold its button and plug it back in; keep holding "
+                         "for 10 seconds.")
+        if "LED" in first:
+            query = "Lumen Hub 2 LED colours"
+        elif "warranty" in first:
+            query = "Lumen Hub 2 warranty water damage"
+        elif "wipe" in first:
+            query = "wipe Lumen Hub start over"
+        else:
+            query = "Lumen account password reset" if fault == "poor_query" else "factory reset Lumen Hub 2"
+        return call("search_kb", query=query)
+    articles = (searches[-1][1] or {}).get("articles", []) if isinstance(searches[-1][1], dict) else []
+    resetting = any(w in first for w in ("reset", "wipe"))
+    if resetting and not any("reset" in a["title"].lower() for a in articles) and fault not in ("weak_hits", "poor_query"):
+        if len(searches) < 2:  # nothing on resetting: asked again in the help center's words
+            return call("search_kb", "Those articles are not about resetting; searching again.",
+                        query="factory reset Lumen Hub 2")
+    usable = [a for a in articles
+              if (a.get("superseded_by") is None or fault == "superseded_used" or "superseded" not in t.system)
+              and (a["product"] in ("Hub 2", "account") or fault == "wrong_product")]
+    if "warranty" in first:
+        ticket = t.value("create_ticket")
+        if fault == "not_in_passages":  # the passage says nothing of water damage; the answer says it is covered
+            return reply("Yes - water damage is covered by the Lumen Hub 2's 2-year limited warranty (KB-220). Send us "
+                         "your order number to start a claim.")
+        if not ticket:
+            return call("create_ticket", "KB-220 does not say whether water damage is covered; opening a ticket.",
+                        subject="Hub 2 warranty: water damage", details=f"Customer asks: {first}")
+        return reply(f"KB-220 says the Lumen Hub 2 has a 2-year limited warranty, but it doesn't say whether water "
+                     f"damage is covered. I've opened ticket {ticket['ticket_id']} so a specialist can answer you.")
+    if not usable:
+        return reply("I couldn't find a help-center article that answers this.")
+    best = usable[0]
+    return reply(f"{best['content']} (see {best['id']}, {best['title']}).")
+
+
 # ---- recorders -----------------------------------------------------------------------------------------------------
 
 
@@ -661,7 +799,30 @@ class MafPipeline(kit.AgentotelRecorder):
         return asyncio.run(run())
 
 
-RECORDERS: dict[str, Any] = {"langgraph": LangGraphClaims, "oi-anthropic": OiAnthropicClaims, "maf": MafPipeline}
+class AgentsKb(kit.AgentotelRecorder):
+    """The help-center agent on the OpenAI Agents SDK, its search_kb function tool calling an `agentotel.retrieval`
+    retriever, under agentotel; one Runner.run per question."""
+
+    agent = KB_AGENT
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        import agentotel
+
+        super().__init__(options, url)
+        Now.retriever = agentotel.retrieval(data_source="help-center")(retrieve)
+
+    def body(self, task: str) -> str:
+        import openai
+        from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+
+        chat = OpenAIChatCompletionsModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
+        agent = Agent(name=KB_AGENT, instructions=kb_instructions(), model=chat,
+                      tools=[function_tool(_as_text(f)) for f in KB_TOOLS.values()])
+        return str(asyncio.run(Runner.run(agent, task, max_turns=12)).final_output)
+
+
+RECORDERS: dict[str, Any] = {"langgraph": LangGraphClaims, "oi-anthropic": OiAnthropicClaims, "maf": MafPipeline,
+                             "agents-kb": AgentsKb}
 HISTORY = (0, 1)  # earlier healthy runs: other requests (the estimating service answering the claim asked)
 
 
@@ -675,7 +836,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, after, asking, nth_llm, second_answer, tool_step
+    from heldout import Pair, after, asking, nth_llm, retrieval_step, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[str, str, Callable[..., int | None], Callable[..., int | None] | None]] = {
@@ -741,6 +902,33 @@ def pairs() -> list[Any]:
                                         "published; the twin (a probe: a failed step and a retry) starts it again",
                                after(tool_step("run_job")), None),
     }
+    def retrieved(steps: list[dict[str, Any]]) -> int | None:
+        """The help center's retrieval (the search_kb tool step when no retrieval step is recorded)."""
+        return retrieval_step(steps) or tool_step("search_kb")(steps)
+
+    kb = {
+        "stale_index": ("tool", f"{trail} poor retrieval / API issues: the help center's index was built before "
+                                "KB-101 v3 and answers v2's old procedure as the current article",
+                        retrieved, None),
+        "superseded_used": ("model", f"{trail} wrong tool output interpretation / {tau} (never a superseded "
+                                     "article): KB-101 v2, superseded_by KB-101, ranked first and answered from",
+                            after(tool_step("search_kb")), None),
+        "superseded_rule_missing": ("prompt", "the deployed instructions lack the version rule (an older prompt): the "
+                                              "superseded v2 answered", nth_llm(0), None),
+        "wrong_product": ("model", f"{tau} (match the product) / {trail} wrong tool output interpretation: the Hub 2 "
+                                   "customer answered from KB-087, the first-generation hub's article",
+                          after(tool_step("search_kb")), None),
+        "not_in_passages": ("model", f"{trail} hallucination (an answer the passages do not hold): KB-220 says nothing of water damage, the "
+                                     "answer says it is covered; the twin says so and opens a ticket",
+                            after(tool_step("search_kb")), None),
+        "poor_query": ("model", f"{trail} poor retrieval (the query): a factory reset searched as 'Lumen account "
+                                "password reset', the password article answered", asking("search_kb"), None),
+        "no_search": ("model", f"{mast} FM-3.2 No verification / {tau} (answer only from the articles): answered "
+                               "from memory, no search", nth_llm(0), None),
+        "weak_hits": ("model", f"{trail} poor retrieval: the first search found only the LED article; answered from "
+                               "it (the twin, a probe, searches a second time)", after(tool_step("search_kb")), None),
+    }
+    truth.update(kb)
     claims_all = ["deductible_not_subtracted", "adjuster_skipped", "flood_approved", "flood_rule_missing",
                   "late_filing_approved", "late_excuse_ignored", "approved_twice", "no_clarification", "error_as_success",
                   "wrong_claim_estimate", "not_terminating", "hallucinated_policy", "context_trimmed",
@@ -752,6 +940,7 @@ def pairs() -> list[Any]:
         "maf": ["wrong_table_dropped", "drop_rule_missing", "job_running_reported_done", "not_verified",
                 "column_renamed", "partial_load_as_complete", "wrong_join_key", "status_polled_again",
                 "job_429_as_success"],
+        "agents-kb": list(kb),
     }
     out = []
     for recorder, faults in chosen.items():
@@ -763,9 +952,13 @@ def pairs() -> list[Any]:
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (8051e15's detectors,
-# agentotel/analysis/ unread; load ~6.7-8.6): 29 pairs, 3 recorders - diff top-1 29/29, check step+layer 11/29 (4
-# honest), good runs warned 19/29 (recording /tmp/h14-rec-q8dsl33n).
-DIFF_MISSED: dict[str, str] = {}
+# agentotel/analysis/ unread; load ~5.8-8.6): 37 pairs, 4 recorders - diff top-1 36/37, check step+layer 12/37 (5
+# honest), good runs warned 19/37 (recording /tmp/h14-rec-q8dsl33n).
+DIFF_MISSED: dict[str, str] = {
+    "tool-agents-kb-stale-index": ("output_changed@3, the search_kb tool step, where the truth set before scoring says "
+                                   "the retrieval step @4 it holds; both carry the stale v2 text, and the tool step "
+                                   "comes first - the truth, not diff, is the likelier one wrong here (kept as set)"),
+}
 _LETTER = ("missing_evidence (error) on the decision call: rule 7 ('Write to the claimant with send_letter stating the "
            "decision ... before you answer') read as send_letter required before approve_claim / deny_claim / "
            "schedule_adjuster - a letter states a decision already made")
@@ -809,6 +1002,19 @@ CHECK_MISSED: dict[str, str] = {
                                            "rejected_rows 24; notify_channel@15 announces it (rule 5)"),
     "model-maf-wrong-join-key": (_TOLD + "create_table_as@7 joins ON o.order_id = c.customer_id (rule 2: customer_id); "
                                  "6120 rows where earlier builds made 412"),
+    "tool-agents-kb-stale-index": (_TOLD + "the retrieval @4 answers KB-101 with version 2's procedure (the reset pin) "
+                                   "where the earlier runs' KB-101 said the pairing button; answered from it"),
+    "model-agents-kb-superseded-used": (_TOLD + "search_kb@3 ranks KB-101-v2 (superseded_by KB-101) first; the answer "
+                                        "@5 is its text (rule 2: never a superseded version)"),
+    "model-agents-kb-wrong-product": (_TOLD + "the Hub 2 customer answered @5 from KB-087, product 'Hub' (1st "
+                                      "generation), with KB-101 (Hub 2) beside it (rule 3)"),
+    "model-agents-kb-not-in-passages": (_TOLD + "'Yes - water damage is covered ...' @5, where KB-220, the one "
+                                        "passage, says nothing of water damage (rule 4: say so, open a ticket)"),
+    "model-agents-kb-poor-query": (_TOLD + "asked how to factory reset a Hub 2, the model searched 'Lumen account "
+                                   "password reset' @2 and answered the password article"),
+    "model-agents-kb-no-search": _TOLD + "the answer @2 with no search_kb at all (rule 1), the 1st-generation procedure",
+    "model-agents-kb-weak-hits": (_TOLD + "the only hit, KB-412 (LED colours), answered @5 to 'how do I wipe it and "
+                                  "start over' (the twin searches again)"),
 }
 # Check hits with the right step and layer for a wrong reason: the false missing_evidence above, on the faulty
 # decision step because the fault is the decision (the good twin gets the same finding on its own decision).
