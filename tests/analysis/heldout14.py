@@ -97,7 +97,8 @@ class Now:
     polls = 0
     jobs = 0
     staged = EXPECTED  # the rows create_table_as built into staging
-    retriever: Callable[[str], list[dict[str, Any]]] = staticmethod(lambda query: retrieve(query))  # (an agentotel.retrieval in a recorder)
+    # the help center's retriever (a recorder makes it an agentotel.retrieval)
+    retriever: Callable[[str], list[dict[str, Any]]] = staticmethod(lambda query: retrieve(query))
 
 
 def _start(pair: str | None, fault: str | None) -> None:
@@ -863,7 +864,8 @@ def pairs() -> list[Any]:
                                     "out after paying, approved again unread; the twin reads the claim (approved)",
                            asking("approve_claim", 1), None),
         "no_clarification": ("model", f"{mast} FM-2.2 Fail to ask for clarification: two open claims, the latest "
-                                      "(CL-9027, the roof) settled unasked; the twin asks and settles CL-9013", after(tool_step("list_claims")), None),
+                                      "(CL-9027, the roof) settled unasked; the twin asks and settles CL-9013",
+                             after(tool_step("list_claims")), None),
         "error_as_success": ("model", f"{trail} API error / {mast} FM-3.3: approve_claim's 500 'NOT approved' written "
                                       "to the claimant as approved", after(tool_step("approve_claim")), None),
         "wrong_claim_estimate": ("tool", f"{trail} API issues: estimate_damage(CL-9013) answers claim CL-9031's "
@@ -918,8 +920,9 @@ def pairs() -> list[Any]:
         "wrong_product": ("model", f"{tau} (match the product) / {trail} wrong tool output interpretation: the Hub 2 "
                                    "customer answered from KB-087, the first-generation hub's article",
                           after(tool_step("search_kb")), None),
-        "not_in_passages": ("model", f"{trail} hallucination (an answer the passages do not hold): KB-220 says nothing of water damage, the "
-                                     "answer says it is covered; the twin says so and opens a ticket",
+        "not_in_passages": ("model", f"{trail} hallucination (an answer the passages do not hold): KB-220 says "
+                                     "nothing of water damage, the answer says it is covered; the twin says so and "
+                                     "opens a ticket",
                             after(tool_step("search_kb")), None),
         "poor_query": ("model", f"{trail} poor retrieval (the query): a factory reset searched as 'Lumen account "
                                 "password reset', the password article answered", asking("search_kb"), None),
