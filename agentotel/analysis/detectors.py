@@ -233,6 +233,15 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     if dropped:
         out = [f for f in out if not (f.layer == "model" and f.index is not None and any(
             f.index >= at and words & set(re.findall(r"[a-z]{6,}", f.message.lower())) for at, words in dropped))]
+    # The model erring on a run its configuration moved to another model than every earlier run's: the change is the
+    # cause (an old model pinned in the deployment), the error what it did (kept in the change's evidence).
+    changed = next((f for f in out if f.kind == "model_changed"), None)
+    slips = [f for f in out if changed is not None and f.layer == "model" and f.index is not None and f.index >= changed.index
+             and f.severity in ("warning", "error")]
+    if changed is not None and slips:
+        out = [f for f in out if f is not changed and f not in slips] + [dataclasses.replace(
+            changed, severity="warning", message=f"{changed.message}; on it the model erred: {slips[0].message}",
+            evidence={**changed.evidence, "explains": [(f.kind, f.index) for f in slips]})]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
@@ -953,7 +962,7 @@ def _code_not_matched(run: _Run) -> list[Finding]:
 
 
 # The user closing the conversation: "that's all for now", "nothing else, thanks", "we're done".
-_CLOSING = re.compile(r"^\W*(?:(?:great|ok(?:ay)?|perfect|thanks?|thank\s+you|cool|good)\W+)*(?:that'?s\s+(?:all|it|everything)|nothing\s+"
+_CLOSING = re.compile(r"^\W*(?:(?:great|ok(?:ay)?|perfect|thanks?|thank\s+you|cool|good|no|nope)\W+)*(?:that'?s\s+(?:all|it|everything)|nothing\s+"
                       r"(?:else|more)|(?:we'?re|i'?m)\s+(?:all\s+)?(?:done|good|set)|no\s+more|all\s+good|that\s+will\s+be\s+all)\b", re.I)
 
 
@@ -2880,7 +2889,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
                       or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text)
                       or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text)
-                      or _gross_not_netted(run, step, call, text))
+                      or _gross_not_netted(run, step, call, text) or _field_gate_unmet(run, step, call, text)
+                      or _cover_missing(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3145,6 +3155,72 @@ def _gross_not_netted(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
                             f"({tool_name(source)}, step {source['index']}), where the instructions say {said!r}: "
                             f"{_fmt(value - taken)} after {off_key} {_fmt(taken)}", tool=call.name, rule=said,
                             result_step=source["index"])
+    return None
+
+
+def _field_gate_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions bar until a field of its record has a value ("must not be approved before an
+    adjuster has inspected it (the claim's adjuster_visit 'done')"), called while the record the run read holds
+    another (adjuster_visit: null); for a rule scoped to records past a figure ("a claim whose estimate is over
+    $10,000"), only where the run read that figure past it (model, policy_violated at the call)."""
+    gates = _rules.read(text).field_gates
+    action = _action(call.name) if gates else None
+    if action is None:
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    verbs = {action[0], *_SYNONYMS.get(action[0], ())}
+    for said, verb, key, wanted, scope in gates:
+        if not any(verb.startswith(v[:5]) for v in verbs):
+            continue
+        held = [(s, r[key]) for s, r in records if key in r]
+        if not held or str(held[-1][1]).strip().lower() == wanted:
+            continue
+        if scope is not None:
+            measure, above, bound = scope
+            figures = [float(v) for _s, r in records for k, v in r.items() if measure in str(k).lower()
+                       and isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if not figures or not ((figures[-1] > bound) if above else (figures[-1] < bound)):
+                continue
+        source, value = held[-1]
+        return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: {key} is "
+                        f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said[:200],
+                        result_step=source["index"])
+    return None
+
+
+_PAYS = frozenset({"approve", "pay", "settle", "reimburse", "refund", "issue", "credit", "grant", "award", "compensate"})
+
+
+def _cover_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A payout for a loss of a kind the instructions cover only with something ("Flood damage is not covered unless
+    the policy has the flood rider"): approve_claim on a claim whose cause the run read as a flood, its policy's
+    riders holding no flood rider (tau-bench's policy violations; model, policy_violated at the call)."""
+    rules = _rules.read(text).not_covered
+    action = _action(call.name) if rules else None
+    if action is None or action[0] not in _PAYS:
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    read = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+            for r in _objects(tool_payload(s.get("output")))]
+    own = [(s, r) for s, r in read if any(isinstance(v, (str, int)) and str(v) in idents for v in r.values())]
+    for said, kind, needs in rules:
+        of_kind = next(((s, k) for s, r in own for k, v in r.items() if isinstance(v, str) and re.search(rf"\b{re.escape(kind)}", v, re.I)), None)
+        if of_kind is None or not needs:
+            continue
+        # the field listing the record's covers (riders: [], add_ons: ["theft cover"]), by the cover's last word
+        covers = [(s, k, v) for s, r in read for k, v in r.items() if str(k).lower().startswith(needs[-1][:5]) and isinstance(v, (list, str))]
+        if not covers:
+            continue
+        source, key, value = covers[-1]
+        if any(re.search(rf"\b{re.escape(needs[0])}", text_of(v), re.I) for v in (value if isinstance(value, list) else [value])):
+            continue
+        return _finding("policy_violated", "model", step["index"], [step["index"], of_kind[0]["index"], source["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {of_kind[1]} says "
+                        f"{kind} (step {of_kind[0]['index']}) and {key} is {value!r} ({tool_name(source)}, step "
+                        f"{source['index']})", tool=call.name, rule=said, result_step=source["index"])
     return None
 
 

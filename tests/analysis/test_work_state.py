@@ -121,3 +121,26 @@ def test_a_model_slip_a_rule_the_instructions_lost_used_to_forbid_is_explained_b
     assert [(f.kind, f.layer) for f in detect(run(base + rule), history)] == [("input_ignored", "model")]
     lost = detect(run(base), history)
     assert [(f.kind, f.index, f.layer) for f in lost] == [("instructions_changed", 1, "prompt")], format_findings(lost)
+
+
+def test_a_model_slip_on_a_run_moved_to_another_model_than_every_earlier_run_is_the_change_s():
+    from agentotel.analysis._record import History
+
+    def run(model):
+        built = _conversation(("user", "Please reimburse expense report EX-220."),
+                              ("get_expense_report", {"report_id": "EX-220"}, {"report_id": "EX-220", "claimed_total": 840.0}),
+                              ("get_employee", {"employee_id": "E-31"}, {"employee_id": "E-31", "travel_advance": 300.0}),
+                              ("reimburse", {"report_id": "EX-220", "amount": 840.0}, {"status": "paid"}),
+                              system=EXPENSES, answer="EX-220 is reimbursed: 840.00 EUR.")
+        for step in built.steps:
+            if step["type"] == "llm":
+                step["model"] = model
+        return built
+
+    history = History()
+    history.first_calls = [(f"earlier-{n}", {**run("gpt-4.1").steps[0], "agent": None}) for n in range(3)]
+    # on the model every earlier run used: the model's own slip
+    assert [(f.kind, f.layer) for f in detect(run("gpt-4.1"), history)] == [("policy_violated", "model")]
+    moved = detect(run("gpt-3.5-turbo"), history)
+    assert [(f.kind, f.index, f.layer, f.severity) for f in moved] == [("model_changed", 1, "product", "warning")], format_findings(moved)
+    assert moved[0].evidence["explains"] == [("policy_violated", 5)]
