@@ -4758,14 +4758,19 @@ def _id_like(value: Any) -> bool:
 
 
 def _choices(value: Any) -> list[list[str]]:
-    """The lists of two or more distinct id-like strings a result holds (a user's devices: ["LT-2282", "LT-2982"])."""
+    """The lists of two or more distinct id-like strings a result holds (a user's devices: ["LT-2282", "LT-2982"]), or
+    of records each with its own id under one key (a policy's open claims: [{"claim_id": "CL-9013", ...}, ...])."""
     found: list[list[str]] = []
     if isinstance(value, Mapping):
         for item in value.values():
             found += _choices(item)
     elif isinstance(value, list):
+        keys = [k for k in value[0] if re.search(r"(?:^|_)id$", str(k), re.I)] if value and isinstance(value[0], Mapping) else []
+        ids = next(([r.get(k) for r in value] for k in keys if all(isinstance(r, Mapping) and _id_like(r.get(k)) for r in value)), None)
         if len(value) >= 2 and all(_id_like(v) for v in value) and len(set(value)) == len(value):
             found.append([str(v) for v in value])
+        elif len(value) >= 2 and ids is not None and len(set(map(str, ids))) == len(ids):
+            found.append([str(v) for v in ids])
         else:
             for item in value:
                 found += _choices(item)
@@ -4795,9 +4800,10 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
                   and (hit := values & set(listed))]
         if not picked or len({v for _s, _c, hit in picked for v in hit}) > 1:
             continue  # none used, or more than one of them: no guess
-        step, call, hit = picked[0]
-        if _action(call.name) is None and not _check_name(call.name):
+        # acted on (or checked) at last, picked where it was first used (a read of the one taken, then its approval)
+        if not any(_action(c.name) is not None or _check_name(c.name) for _s, c, _h in picked):
             continue
+        step, call, hit = picked[0]
         value = next(iter(hit))
         return [_finding("clarification_skipped", "model", step["index"], [step["index"], result["index"]],
                          f"{tool_name(result)} at step {result['index']} returned {len(listed)} candidates "

@@ -58,7 +58,7 @@ as success, the help center's version rule missing).
 
 After session 24's rules, written against those misses in general form, each with a hand-built test in another
 trade (tests/analysis/test_scoped_rules.py, test_work_state.py, test_class_rules.py), the same recording scores
-check 24/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
+check 25/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
 """
 
 from __future__ import annotations
@@ -973,8 +973,6 @@ CHECK_MISSED: dict[str, str] = {
                                              "two of the record's dates, and an 'unless' exception: not read)"),
     "model-langgraph-late-excuse-ignored": (_TOLD + "the reverse: a late claim whose notes record a hospital stay "
                                             "denied @6 (rule 5's exception ignored)"),
-    "model-langgraph-no-clarification": (_TOLD + "list_claims@3 gave two open claims, the latest (CL-9027, the roof) "
-                                         "taken unasked at step 4 and paid"),
     "tool-langgraph-wrong-claim-estimate": (_TOLD + "estimate_damage(claim_id='CL-9013')@7 answered claim_id 'CL-9031' - "
                                             "a tool answering another record"),
     "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "

@@ -168,3 +168,19 @@ def test_a_message_sent_saying_an_action_done_that_answered_not_done_is_action_n
                         system="You are the returns desk.", answer="You're welcome!")
     found, shown = _found(run, "action_not_taken")
     assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("asked,flagged", [(False, True), (True, False)])
+def test_one_of_several_records_a_listing_gave_taken_unasked_is_clarification_skipped_where_it_was_picked(asked, flagged):
+    bookings = {"bookings": [{"booking_id": "BK-5520", "car": "compact", "status": "active"},
+                             {"booking_id": "BK-5561", "car": "van", "status": "active"}]}
+    turns = [("user", "Hi, customer C-881 here: please extend my rental by two days."),
+             ("list_bookings", {"customer_id": "C-881"}, bookings)]
+    if asked:
+        turns += [("assistant", "You have two active rentals, BK-5520 and BK-5561. Which one?"), ("user", "The van, BK-5561.")]
+    turns += [("get_booking", {"booking_id": "BK-5561"}, {"booking_id": "BK-5561", "car": "van", "return": "2026-12-06"}),
+              ("extend_booking", {"booking_id": "BK-5561", "days": 2}, {"status": "extended", "return": "2026-12-08"})]
+    run = _conversation(*turns, system="You are the rental desk.", answer="Done: BK-5561 now returns on 2026-12-08.")
+    found, shown = _found(run, "clarification_skipped")
+    # picked where the model first took it: the read of the one it chose
+    assert found == ([(3, "model")] if flagged else []), shown
