@@ -206,3 +206,53 @@ def test_a_google_genai_plain_call_enters_few_python_functions(telemetry):
     assert len(telemetry.spans()) == 3, "the call recorded (one span each)"
     assert from_ours == []
     assert len(entered) <= 24, sorted(entered)
+
+
+def test_a_google_genai_plain_calls_payloads_are_encoded_once_the_sdk_has_answered(telemetry):
+    """The content policy runs once a call, after the SDK's request and response: its code is entered cold once,
+    not before the call and again after it (the SDK's work between evicts it), and the prompt, the system
+    instruction and the answer, each one text part, all take the text-shape match (`_text_json`), neither
+    the repeated values' encoding (`_known_json`) nor the general test (`_as_is`). What is recorded is the same."""
+    import json
+    import sys
+
+    import httpx2
+    from google import genai
+
+    from agentotel import content
+    from agentotel.semconv import GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES, GEN_AI_SYSTEM_INSTRUCTIONS
+
+    body = json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "one two three"}]}, "index": 0, "finishReason": "STOP"}],
+                       "modelVersion": "gemini-2.0-flash-001", "responseId": "r-1",
+                       "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 3}}).encode()  # fmt: skip
+    sent: list[bool] = []
+
+    def answer(request):
+        sent.append(True)
+        return httpx2.Response(200, content=body, headers={"content-type": "application/json"})
+
+    client = genai.Client(api_key="k", http_options={"client_args": {"transport": httpx2.MockTransport(answer)}})
+
+    def call():
+        return client.models.generate_content(model="gemini-2.0-flash", contents="Count.", config={"system_instruction": "Be terse."})
+
+    call(), call()  # warm: the texts known clean, the shapes' keys known plain
+    before: list[str] = []
+    after: list[str] = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename == content.__file__:
+            (after if sent else before).append(frame.f_code.co_qualname)
+
+    sent.clear()
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    assert before == ["Payload.__init__"]
+    assert after.count("_text_json") == 3 and "_known_json" not in after and "_as_is" not in after, after
+    span = telemetry.spans()[-1]
+    assert json.loads(span.attributes[GEN_AI_INPUT_MESSAGES]) == [{"role": "user", "parts": [{"type": "text", "content": "Count."}]}]
+    assert json.loads(span.attributes[GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "Be terse."}]
+    assert json.loads(span.attributes[GEN_AI_OUTPUT_MESSAGES])[0]["parts"] == [{"type": "text", "content": "one two three"}]
