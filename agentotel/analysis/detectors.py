@@ -29,9 +29,10 @@ from typing import Any
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments
-from agentotel.analysis import _ground
+from agentotel.analysis import _ground, _rules
 from agentotel.analysis._layers import LAYERS
 from agentotel.analysis._record import History, RunRecord, history_key, load
+from agentotel.analysis._rules import FILLER, NOTE_CLAUSE, PERIOD_DAYS, TODAY
 from agentotel.analysis._schema import OutputSchema
 from agentotel.analysis._template import Template
 from agentotel.analysis._steps import (
@@ -2090,7 +2091,7 @@ def _canonical_mark(value: str) -> str:
 def _said_before_acting(run: _Run, step: Mapping[str, Any]) -> tuple[str, bool]:
     """What the model said of the action it takes at a step: its own words there, else its last words to the user
     before it when the user answered them with a yes (the statement the user confirmed; True with it)."""
-    own = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
+    own = _said(step)
     if own.strip():
         return own, False
     messages = run.messages(step)
@@ -2195,38 +2196,32 @@ def _keyed_values(step: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
             yield from ((str(k), v) for k, v in record.items() if isinstance(v, (str, int)))
 
 
-def _action_name_mismatch(run: _Run) -> list[Finding]:
+def _object_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
     """The model's words in the call that acts name what it acts on ("Rolling back checkout-api to v2.13.2.") and
-    the call names another thing of that kind (rollback(service='cart-api')), none of the named: the model knew its
-    object and called another (MAST FM-2.6; model, reasoning_action_mismatch at the call). Its own words locate the
-    fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it was
-    given names another), stays the tool's invented_argument."""
-    for step in run.llm:
-        own = _said(step)
-        if not own.strip() or not _SYSTEM_NAME.search(own):
-            continue
-        for call in requested_calls(step):
-            action = _action(call.name)
-            if action is None or not isinstance(call.arguments, Mapping):
-                continue
-            forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
-            # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the
-            # rollback failed in us-east")
-            said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
-                                                    rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
-            given = {k: v for k, v in call.arguments.items() if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
-            if not said or not given or said & set(given.values()):
-                continue
-            # the name said is one the run knows under the key the call gives another under (service: checkout-api
-            # in an earlier call or result), not any hyphenated word ("creating feature-branch fix-login")
-            known = {(k, str(v)) for s in run.steps if s["index"] < step["index"] for k, v in _keyed_values(s)}
-            alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
-            if alike:
-                key, called, meant = alike[0]
-                return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
-                                 f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, "
-                                 f"not {meant!r}", tool=call.name, said=meant, called=called)]
-    return []
+    the call names another thing of that kind (rollback(service='cart-api')), none of the named. Its own words locate
+    the fault in the model: an id nothing showed, that the model's words never contradict (only a plan or request it
+    was given names another), stays the tool's invented_argument."""
+    action = _action(call.name)
+    if action is None or not _SYSTEM_NAME.search(own):
+        return None
+    forms = "|".join(re.escape(f) for f in sorted(_verb_forms(action[0]), key=len, reverse=True))
+    # the verb's object: the name right after it ("rolling back checkout-api"), not a noun's ("the rollback failed in
+    # us-east")
+    said = {m.group(1) for m in re.finditer(rf"(?<!\bthe )(?<!\ba )(?<!\bmy )(?<!\bour )(?<!\bits )(?<!\bthis )"
+                                            rf"\b(?:{forms})\s+(?:the\s+)?({_SYSTEM_NAME.pattern})", own, re.I)}
+    given = {k: v for k, v in call.arguments.items() if isinstance(v, str) and _SYSTEM_NAME.fullmatch(v)}
+    if not said or not given or said & set(given.values()):
+        return None
+    # the name said is one the run knows under the key the call gives another under (service: checkout-api in an
+    # earlier call or result), not any hyphenated word ("creating feature-branch fix-login")
+    known = {(k, str(v)) for s in run.steps if s["index"] < step["index"] for k, v in _keyed_values(s)}
+    alike = sorted((k, v, m) for k, v in given.items() for m in said if (k, m) in known)
+    if not alike:
+        return None
+    key, called, meant = alike[0]
+    return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                    f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {key}={called!r}, not "
+                    f"{meant!r}", tool=call.name, said=meant, called=called)
 
 
 def _texts_of(message: Mapping[str, Any]) -> str:
@@ -2263,7 +2258,7 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
-                said = text[max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
+                said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
@@ -2338,7 +2333,7 @@ def _user_forbade(run: _Run) -> list[Finding]:
                 if any((_YES.search(t) and not _NOT_YES.search(t)) or any(re.search(rf"\b{f}\b", t) for f in forms) for t in later):
                     break  # allowed since
                 start, end, _verb, _after = forbidden[0]
-                rule = text[start:next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))].strip()
+                rule = text[start:next((m.start() for m in NOTE_CLAUSE.finditer(text, end)), len(text))].strip()
                 return [_finding("task_ignored", "model", step["index"], [step["index"]],
                                  f"the user said {rule!r} and the model called {call.name} at step {step['index']}",
                                  tool=call.name, rule=rule)]
@@ -2430,7 +2425,7 @@ def _day_misread(run: _Run) -> list[Finding]:
         if len(named) != 1 or _dates(asked) or _ISO_DAY.search(asked):
             return []
         told = run.told(step) + "\n" + "\n".join(message_text(m) for m in messages)
-        today = _TODAY.search(told)
+        today = TODAY.search(told)
         if today is None:
             return []
         meant = _meant_days(named[0], dt.date.fromisoformat(today.group(1)))
@@ -2793,31 +2788,6 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
                      f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
 
 
-# A question whether something the user knew still holds: only the world, now, can answer it.
-_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
-_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
-_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
-
-
-def _state_unchecked(run: _Run) -> list[Finding]:
-    """The user asks whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?"), the model was
-    offered tools that read (list_events) and answers yes or no ("Yes - still at 15:00") without a call or a result
-    in sight: it confirmed the user's own words, not the world (MAST FM-3.3 no verification; model, ungrounded_answer
-    at the answer)."""
-    if not run.finals or run.record.tool_steps() or not _STILL_ASKED.search(run.request()):
-        return []
-    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
-    step, text = run.finals[0]
-    if not reads or any(requested_calls(s) for s in run.llm if s["index"] <= step["index"]) or run.message_calls(step):
-        return []
-    if not _AFFIRMS.search(text) or _acknowledges(text):
-        return []
-    return [_finding("ungrounded_answer", "model", step["index"], [step["index"]],
-                     f"asked {_STILL_ASKED.search(run.request()).group(0)!r}, the answer at step {step['index']} says "
-                     f"{text[:80]!r} with no call of {', '.join(reads[:3])} (offered): the user's own words confirmed",
-                     values=reads[:5])]
-
-
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     """The objects in a result that hold `ident` as one of their own values (an order's record for "#1022")."""
     if isinstance(value, Mapping):
@@ -2828,16 +2798,6 @@ def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
     elif isinstance(value, list):
         for child in value:
             yield from _records_of(child, ident)
-
-
-_TODAY = re.compile(r"\b(?:today\s+is|today's\s+date\s+is|current\s+date(?:\s+is)?:?|the\s+date\s+is)\s+(?:\w+day,?\s+)?(\d{4}-\d{2}-\d{2})", re.I)
-_PERIOD_DAYS = {"hour": 1 / 24, "day": 1, "business day": 1, "week": 7, "month": 30, "year": 365}
-# "Refunds only within 30 days of delivery", "returns are accepted within 14 days after purchase"
-_WINDOW = (r"\b(?:{0})\b[^.;\n]{{0,60}}?\bwithin\s+(\d+)[\s-]*(hour|business\s+day|day|week|month|year)s?\s+"
-           r"(?:of|after|from|since)\s+(?:the\s+|its\s+|their\s+)?([a-z]+)")
-# "One exchange per order", "at most 2 refunds per order", "only one cancellation per booking"
-_PER = (r"\b(?:(?:only|at\s+most|no\s+more\s+than|a\s+maximum\s+of)\s+)?(one|two|three|\d+|a\s+single)\s+(?:{0})\s+per\s+([a-z]+)")
-_COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3}
 
 
 def _policy_broken(run: _Run) -> list[Finding]:
@@ -2873,7 +2833,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
             if not records:
                 continue
-            broken = _past_window(run, step, text, forms, records) or _past_count(text, forms, verb, records)
+            broken = _past_window(run, step, text, forms, records) or _past_count(run, step, text, forms, verb, records)
             if broken:
                 rule, fact, source = broken
                 withheld = _fact_not_handed(run, step, source, fact)
@@ -3028,13 +2988,6 @@ def _confidential_sent(run: _Run) -> list[Finding]:
     return []
 
 
-# "at most 12 replicas without approval", "no more than 500 USD", "a maximum of 3 seats"
-_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to)\s+"
-                    r"[$€£]?(\d[\d,]*(?:\.\d+)?)\s*([a-z]{3,})", re.I)
-
-
-_MONEY_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to|"
-                          r"limit\s+of)\s+([$€£]|[A-Z]{3}\b)\s?(\d[\d,]*(?:\.\d+)?)")
 _CURRENCY_CODES = {"$": "USD", "€": "EUR", "£": "GBP"}
 _MONEY_KEYS = frozenset({"amount", "total", "sum", "value", "price", "amount_eur", "amount_usd", "payment", "refund_amount"})
 
@@ -3044,13 +2997,8 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
     scale_deployment(replicas=20)); at the model call that first put that number to the action (a plan the
     acting agent carried out), else at the call."""
     arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
-    rules = [(rule, rule.group(2).lower(), None) for rule in _LIMIT.finditer(text)]
-    # a sum of money: "up to EUR 10,000.00", "no more than $500" - judged on the call's amount in that currency
-    rules += [(rule, "", rule.group(1).upper()) for rule in _MONEY_LIMIT.finditer(text)]
-    for rule, unit, currency in rules:
-        limit = _number(rule.group(2) if currency else rule.group(1))
-        if limit is None:
-            continue
+    for rule, limit, unit, currency in _rules.read(text).limits:
+        # a sum of money ("up to EUR 10,000.00") is judged on the call's amount in that currency
         if currency is not None:
             given = next((str(v).upper() for k, v in arguments.items() if str(k).lower() == "currency" and isinstance(v, str)), None)
             if given is not None and given != _CURRENCY_CODES.get(currency, currency):
@@ -3067,66 +3015,17 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
                 " ".join(str(p.get("content")) for m in output_messages(s) for p in parts(m) if p.get("type") == "text"))), step)
             return _finding("policy_violated", "model", first["index"], [first["index"], step["index"]],
                             f"{call.name}({key}={shown}) at step {step['index']} where the instructions say "
-                            f"{rule.group(0)!r}" + (f"; the number was put to it at step {first['index']}"
-                                                   if first is not step else ""), tool=call.name, rule=rule.group(0), fact=shown)
+                            f"{rule!r}" + (f"; the number was put to it at step {first['index']}"
+                                           if first is not step else ""), tool=call.name, rule=rule, fact=shown)
     return None
 
 
-# An acceptance criterion: "error rate under 2%", "p99 below 800 ms", "uptime above 99.9%" (found by its comparator,
-# the measure's words before it: a pattern opening on free words would be tried at every character of a prompt)
-_COMPARED = re.compile(r"\b(under|below|less\s+than|above|over|more\s+than|at\s+least|at\s+most)\s+(\d+(?:\.\d+)?)\s*(?:%|percent|ms\b|s\b)?",
-                       re.I)
 _PASSED = re.compile(r"\b(?:resolved|fixed|healthy|verified|approved|passe[sd]|back\s+to\s+normal|recovered|all\s+clear)\b", re.I)
-_VERDICT = re.compile(r"\b(?:checks?|verif\w*|confirm\w*|pass\w*|healthy|resolved|accept\w*|approv\w*)\b", re.I)
-
-
-@functools.lru_cache(maxsize=64)
-def _criteria(text: str) -> tuple[tuple[tuple[str, ...], float, bool, str], ...]:
-    """(the measure's words, the bound, whether it must stay below, the rule's words) of each pass mark the
-    instructions write in a clause about a check or a verdict - not a trigger ("if CPU is above 85%, scale out")."""
-    out = []
-    for rule in _COMPARED.finditer(text):
-        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0)
-        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, rule.end())), len(text))
-        if not _VERDICT.search(text, first, last) or re.match(r"\s*(?:\d+\.\s*)?(?:if|when|whenever|once)\b", text[first:], re.I):
-            continue
-        before = re.findall(r"[a-z0-9]+", text[max(first, rule.start() - 40):rule.start()].lower())
-        words = tuple(w for w in before[-3:] if len(w) >= 3 and w not in _FILLER
-                      and w not in ("the", "its", "with", "are", "was", "has", "have", "is", "stays", "remains", "shows"))
-        if words:
-            below = rule.group(1).lower().split()[0] in ("under", "below", "less") or rule.group(1).lower() == "at most"
-            out.append((words, float(rule.group(2)), below, text[max(first, rule.start() - 40):rule.end()].strip()))
-    return tuple(out)
-
-
-# "a basic_economy reservation cannot be changed", "refunded orders may not be cancelled": an action barred for
-# the records of one class (the class a value of theirs).
-_BARRED_CLASS = re.compile(r"\b(?:an?\s+|any\s+)?([a-z][\w-]*)\s+([a-z]+?)s?\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not|"
-                           r"must\s+never|are\s+not\s+to|is\s+not\s+to)\s+be\s+([a-z]+)", re.I)
-# "An account locked for fraud (account_status 'locked_fraud') must never be unlocked": the class by its value, quoted.
-_BARRED_VALUE = re.compile(r"['\"`]([\w-]+)['\"`]\)?[^.\n]{0,40}?\b(?:cannot|can't|may\s+not|must\s+not|must\s+never|is\s+never\s+to|"
-                           r"are\s+never\s+to)\s+be\s+([a-z]+)", re.I)
-# "only gold members ... may get a travel certificate", "only premium customers are eligible": an action kept for one
-# class of people.
-_ONLY_CLASS = re.compile(r"\bonly\s+([a-z][\w-]*)\s+(members?|customers?|users?|accounts?|subscribers?|clients?|passengers?|"
-                         r"guests?|tiers?|plans?)\b", re.I)
 _CLASS_WORDS = frozenset("the this that any every all new old other same such".split())
 
 
 def _norm_class(value: str) -> str:
     return re.sub(r"[\s_-]+", " ", value.strip().lower())
-
-
-# "Never reset MFA without a security ticket", "do not refund without the manager's approval".
-_WITHOUT_RULE = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z]+)\b[^.\n]{0,40}?\bwithout\s+(?:first\s+\w+ing\s+)?"
-                           r"(?:an?\s+|the\s+|their\s+|its\s+)?((?:[\w'-]+\s+){0,2}[a-z]+)(?=\s*(?:[.,;:()\n]|$|\s(?:and|or|unless|from|"
-                           r"first|in|on|for|by|with)\b))", re.I)
-
-
-# "Refund at most what the customer paid", "never credit more than the order's total".
-_AT_MOST_RECORD = re.compile(r"\b([a-z]{4,})\b[^.\n]{0,30}?\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
-                             r"up\s+to)\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
-_RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value")
 
 
 def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
@@ -3139,10 +3038,9 @@ def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str
     if not amounts:
         return None
     deeds = (action[0], *action[1])  # issue_refund: issue, refund
-    for rule in _AT_MOST_RECORD.finditer(text):
-        if not any(d.startswith(rule.group(1).lower()[:4]) for d in deeds):
+    for rule, deed, words in _rules.read(text).record_caps:
+        if not any(d.startswith(deed[:4]) for d in deeds):
             continue
-        words = [w for w in _RECORD_AMOUNTS if w in rule.group(2).lower()]
         idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
         for source in run.record.tool_steps():
             if source["index"] >= step["index"] or is_error(source):
@@ -3156,9 +3054,8 @@ def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str
                         if over:
                             return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
                                             f"step {step['index']} calls {call.name} with {over[0][0]} {_fmt(over[0][1])} where the "
-                                            f"instructions say {rule.group(0).strip()!r}: {key} is {_fmt(cap)} "
-                                            f"({tool_name(source)}, step {source['index']})", tool=call.name, rule=rule.group(0).strip(),
-                                            result_step=source["index"])
+                                            f"instructions say {rule!r}: {key} is {_fmt(cap)} ({tool_name(source)}, step "
+                                            f"{source['index']})", tool=call.name, rule=rule, result_step=source["index"])
     return None
 
 
@@ -3167,15 +3064,13 @@ def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     that thing neither in its arguments (ticket_id empty) nor made by an earlier call of the run (no create_ticket):
     model, policy_violated at the call."""
     action = _action(call.name)
-    if action is None or "without" not in text:
+    if action is None:
         return None
-    for rule in _WITHOUT_RULE.finditer(text):
-        verb, noun = rule.group(1).lower(), rule.group(2).lower().split()[-1].rstrip("s")
+    for rule, verb, noun, between in _rules.read(text).without:
         if not action[0].startswith(verb[:4]) or len(noun) < 4 or noun in ("their", "your", "asking", "confirmation"):
             continue
         # the thing the rule speaks of is the call's ("reset MFA": reset_mfa, not reset_password)
-        objects = [w for w in re.findall(r"[a-z]{2,}", text[rule.start(1) + len(verb):rule.start(2)].lower().replace("without", ""))
-                   if w not in _PLAIN and w not in ("a", "an", "the", "any", "their", "your", "an")]
+        objects = [w for w in between if w not in _PLAIN and w not in ("a", "an", "the", "any", "their", "your")]
         named = {w.lower() for w in _NAME_WORDS.findall(call.name)} | {v.lower() for v in _strings(call.arguments)}
         if objects and not any(any(n.startswith(o[:3]) for n in named) for o in objects):
             continue
@@ -3188,8 +3083,8 @@ def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
                     and noun in ("approval", "confirmation", "consent")):
             continue
         return _finding("policy_violated", "model", step["index"], [step["index"]],
-                        f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}: no "
-                        f"{noun} in its arguments and none made before", tool=call.name, rule=rule.group(0).strip())
+                        f"step {step['index']} calls {call.name} where the instructions say {rule!r}: no "
+                        f"{noun} in its arguments and none made before", tool=call.name, rule=rule)
     return None
 
 
@@ -3199,7 +3094,8 @@ def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     be changed"; issue_compensation for a user whose membership is silver where "only gold members ... may get a
     travel certificate" (tau-bench's policy violations; model, policy_violated at the call)."""
     action = _action(call.name)
-    if action is None or (" cannot " not in text and " not " not in text and "only " not in text and " never " not in text):
+    rules = _rules.read(text)
+    if action is None or not (rules.barred or rules.only):
         return None
     verb = action[0]
     verbs = {verb, *_SYNONYMS.get(verb, ())}
@@ -3209,34 +3105,30 @@ def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     if not records:
         return None
     fields = [(s, str(k), _norm_class(v)) for s, r in records for k, v in r.items() if isinstance(v, str) and 0 < len(v) <= 40]
-    rules = [(r.group(0), r.group(1), r.group(3)) for r in _BARRED_CLASS.finditer(text)]
-    rules += [(r.group(0), r.group(1), r.group(2)) for r in _BARRED_VALUE.finditer(text)]
-    for said, named, barred in rules:
-        value, barred = _norm_class(named), barred.lower()
+    for said, named, barred in rules.barred:
+        value = _norm_class(named)
         if value in _CLASS_WORDS or not any(barred.startswith(v[:4]) for v in verbs):
             continue
         hit = next(((s, k) for s, k, v in fields if v == value), None)
         if hit is not None:
             source, key = hit
             return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
-                            f"step {step['index']} calls {call.name} where the instructions say {said.strip()!r}: its "
+                            f"step {step['index']} calls {call.name} where the instructions say {said!r}: its "
                             f"{key} is {named} ({tool_name(source)}, step {source['index']})", tool=call.name,
-                            rule=said.strip(), result_step=source["index"])
+                            rule=said, result_step=source["index"])
     names = {w.lower() for w in _NAME_WORDS.findall(call.name)}
-    for rule in _ONLY_CLASS.finditer(text):
-        sentence_start = max(text.rfind("\n", 0, rule.start()), text.rfind(". ", 0, rule.start())) + 1
-        sentence = text[sentence_start:text.find("\n", rule.end()) if "\n" in text[rule.end():] else len(text)].lower()
+    for said, allowed, group, sentence in rules.only:
         # the rule speaks of this action: a word of the tool's name in its sentence ("Compensation: only gold members")
         if not any(re.search(rf"\b{re.escape(w[:6])}", sentence) for w in names if len(w) >= 4):
             continue
-        allowed, group = _norm_class(rule.group(1)), rule.group(2).lower().rstrip("s")
+        allowed = _norm_class(allowed)
         for source, key, value in fields:
             # the class the record is of: a field named for the group (membership, tier) or one whose value the rule's
             # sentence names as a class of that group ("Silver and regular members get none")
             of_group = key.lower().startswith(group[:5]) or re.search(rf"\b{re.escape(value)}\b[^.]{{0,40}}\b{group}", sentence)
             if of_group and value != allowed and value not in _CLASS_WORDS and " " not in value.strip():
                 return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
-                                f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}...: "
+                                f"step {step['index']} calls {call.name} where the instructions say {said!r}...: "
                                 f"{key} is {value} ({tool_name(source)}, step {source['index']})", tool=call.name,
                                 rule=sentence.strip()[:200], result_step=source["index"])
     return None
@@ -3248,7 +3140,7 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     the check's verdict gone past (MAST incorrect verification; model, policy_violated at the call)."""
     if _action(call.name) is None or _handoff_target(call.name) is not None:
         return None
-    criteria = _criteria(text)
+    criteria = _rules.read(text).criteria
     if not criteria:
         return None
     # acting as if it passed: the call or the model's words there say so ("Resolved INC-5521: ...")
@@ -3257,7 +3149,7 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     if not _PASSED.search(said):
         return None
     readings = [s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]
-    for words, bound, below, rule in criteria:
+    for rule, words, bound, below in criteria:
         for earlier in reversed(readings):
             payload = tool_payload(earlier.get("output"))
             if not isinstance(payload, Mapping):
@@ -3275,20 +3167,15 @@ def _criterion_failed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     return None
 
 
-# "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
-_GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
-                   r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
-
-
 def _gate_not_met(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions allow only on one answer of a named check ("Pay an invoice only when match_po
     answers 'matched'"), taken after that check, about the same thing, answered otherwise ("partial")."""
-    if " only " not in text:
+    gates = _rules.read(text).gates
+    if not gates:
         return None
     words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
     idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-    for rule in _GATE.finditer(text):
-        verb, gate, wanted = rule.group(1).lower(), rule.group(2), rule.group(3).strip().lower()
+    for rule, verb, gate, wanted in gates:
         if not any(w.startswith(verb[:3]) for w in words) or gate == call.name:
             continue
         checks = [s for s in run.record.tool_steps() if s["index"] < step["index"] and str(tool_name(s)) == gate
@@ -3299,37 +3186,21 @@ def _gate_not_met(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
         if outcome is None or str(outcome[1]).strip().lower() == wanted:
             continue
         return _finding("policy_violated", "model", step["index"], [step["index"], checks[-1]["index"]],
-                        f"step {step['index']} calls {call.name} where the instructions say {rule.group(0).strip()!r}; "
+                        f"step {step['index']} calls {call.name} where the instructions say {rule!r}; "
                         f"{gate} answered {outcome[1]!r} at step {checks[-1]['index']}", tool=call.name,
-                        rule=rule.group(0).strip()[:200], fact=str(outcome[1]))
+                        rule=rule[:200], fact=str(outcome[1]))
     return None
-
-
-# "File a new issue with file_issue only for a bug the repro agent reproduced": an action allowed by one verdict of a
-# named agent or tool.
-_GATE_BY = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:for|on|about)\s+(?:a|an|the)\s+\w+\s+(?:that\s+|which\s+)?(?:the\s+)?"
-                      r"([a-z][a-z_ ]{2,30}?)\s+([a-z]{4,}ed)\b", re.I)
-
-
-def _gates_by_verdict(run: _Run, text: str) -> list[tuple[str, list[str], str, str]]:
-    """(verb, the gate's words, its verdict, the sentence) of each `_GATE_BY` rule of an instructions text, read once
-    per text (every action call of a run asks)."""
-    cache = run.__dict__.setdefault("_gates_by_verdict", {})
-    if text not in cache:
-        cache[text] = [(m.group(1).lower(), m.group(2).lower().split(), m.group(3).lower(), m.group(0).strip())
-                       for m in _GATE_BY.finditer(text)] if re.search(r"\bonly\s+(?:for|on|about)\b", text) else []
-    return cache[text]
 
 
 def _gate_unverified(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions allow only on a named agent's or tool's verdict ("File a new issue with
     file_issue only for a bug the repro agent reproduced") taken with no call of it before (missing_evidence), or
     after its latest answer gave another verdict ('NOT REPRODUCED: ...'; policy_violated). Model, at the call."""
-    rules = _gates_by_verdict(run, text)
+    rules = _rules.read(text).gates_by
     if not rules:
         return None
     words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
-    for verb, named, verdict, said in rules:
+    for said, verb, named, verdict in rules:
         if not any(w.startswith(verb[:3]) for w in words):
             continue
         gate = next((name for name in _instructed_tools(run, text) | run.offered()
@@ -3349,30 +3220,26 @@ def _gate_unverified(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
     return None
 
 
-def _number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
+def _today(run: _Run, step: Mapping[str, Any], text: str) -> dt.date | None:
+    """The day a model step was on: the date its instructions or messages give ("Today is 2026-03-02"), else the
+    day the step ran."""
+    today = TODAY.search(text) or next((m for m in (TODAY.search(message_text(x)) for x in run.messages(step)) if m), None)
+    start = step.get("start_time")
+    return dt.date.fromisoformat(today.group(1)) if today else start.date() if isinstance(start, dt.datetime) else None
 
 
 def _past_window(run: _Run, step: Mapping[str, Any], text: str, forms: str,
                  records: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[str, str, Mapping[str, Any]] | None:
-    rule = re.search(_WINDOW.format(forms), text, re.I)
-    if rule is None:
-        return None
-    today = _TODAY.search(text) or next((m for m in (_TODAY.search(message_text(x)) for x in run.messages(step)) if m), None)
-    start = step.get("start_time")
-    now = (dt.date.fromisoformat(today.group(1)) if today else start.date() if isinstance(start, dt.datetime) else None)
+    rule = _rules.window(text, forms)
+    now = _today(run, step, text) if rule is not None else None
     if now is None:
         return None
-    limit = int(rule.group(1)) * _PERIOD_DAYS[re.sub(r"\s+", " ", rule.group(2).lower())]
-    event = rule.group(3).lower()[:5]  # delivery -> delivered_at, purchase -> purchased_at
+    said, limit, event = rule  # delivery -> delivered_at, purchase -> purchased_at
     for source, record in records:
         for key, value in record.items():
             if event in str(key).lower() and isinstance(value, str) and (day := _iso_day(value)) is not None:
                 if (now - day).days > limit:
-                    return (rule.group(0).strip(), f"{key} {value} is {(now - day).days} days before {now.isoformat()}", source)
+                    return (said, f"{key} {value} is {(now - day).days} days before {now.isoformat()}", source)
     return None
 
 
@@ -3383,20 +3250,26 @@ def _iso_day(value: str) -> dt.date | None:
         return None
 
 
-def _past_count(text: str, forms: str, verb: str, records: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
-                ) -> tuple[str, str, Mapping[str, Any]] | None:
-    rule = re.search(_PER.format(forms), text, re.I)
+def _past_count(run: _Run, step: Mapping[str, Any], text: str, forms: str, verb: str,
+                records: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> tuple[str, str, Mapping[str, Any]] | None:
+    """The rule counting an action per thing or time, and the record showing the count already reached: a count
+    field of the action ("one exchange per order" and exchanges: 1), or for a rule per day, week, ... a date field of
+    the action inside the period ("one password reset per employee per day" and last_password_reset today)."""
+    rule = _rules.count(text, forms)
     if rule is None:
         return None
-    said = re.sub(r"\s+", " ", rule.group(1).lower())
-    limit = _COUNT_WORDS.get(said) or (int(said) if said.isdigit() else None)
-    if limit is None:
-        return None
+    said, limit, per = rule
     stem = verb[:5]
     for source, record in records:
         for key, value in record.items():
-            if stem in str(key).lower() and isinstance(value, int) and not isinstance(value, bool) and value >= limit:
-                return (rule.group(0).strip(), f"{key}: {value} already", source)
+            if stem not in str(key).lower():
+                continue
+            if isinstance(value, int) and not isinstance(value, bool) and value >= limit:
+                return (said, f"{key}: {value} already", source)
+            if limit == 1 and per in PERIOD_DAYS and isinstance(value, str) and (day := _iso_day(value)) is not None:
+                now = _today(run, step, text)
+                if now is not None and 0 <= (now - day).days < PERIOD_DAYS[per]:
+                    return (said, f"{key} is {value}, within the {per}", source)
     return None
 
 
@@ -3929,16 +3802,20 @@ _ACTIONS = frozenset(
     "remove refund issue pay charge transfer schedule reschedule submit place purchase buy sell exchange approve reject deny "
     "grant revoke assign close merge deploy push commit write upload archive restore enable disable activate deactivate block "
     "unblock lock unlock suspend terminate register subscribe unsubscribe enroll invite escalate file apply redeem upgrade "
-    "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace".split())
+    "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
+    # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
+    "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze "
+    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
-              "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given")}
+              "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
+              "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
+              "overwrite": ("overwrote", "overwritten")}
 # The words an answer says a tool's action in ("opened a ticket" for create_ticket).
 _SYNONYMS = {"create": ("open", "file", "raise", "log", "submit"), "send": ("email", "mail", "forward"), "book": ("reserve",),
              "reserve": ("book",), "update": ("change", "modify", "edit"), "modify": ("change", "update", "edit"),
              "change": ("update", "modify"), "edit": ("update", "change", "modify"), "delete": ("remove",), "remove": ("delete",),
              "issue": ("process",), "grant": ("give",), "renew": ("extend",)}
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_FILLER = frozenset({"the", "a", "an", "to", "for", "of", "by", "and", "or", "new", "my", "id", "ids", "tool", "api", "v1", "v2"})
 # "I've cancelled", "we have just refunded", "has been booked", "is now confirmed", a clause opening "Cancelled your ..."
 _CLAIM = r"(?:\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|now|also|already|gone\s+ahead\s+and|\w+ly)\s+)*(?:{0})" \
          r"|\b(?:has|have)\s+(?:(?:just|now|also|already|\w+ly)\s+)*been\s+(?:\w+ly\s+)?(?:{0})" \
@@ -3966,7 +3843,7 @@ def _action(name: str) -> tuple[str, tuple[str, ...]] | None:
     verbs = [w for w in words if w in _ACTIONS]
     if not verbs:
         return None
-    return verbs[0], tuple(w for w in words if w != verbs[0] and w not in _FILLER and len(w) >= 3)
+    return verbs[0], tuple(w for w in words if w != verbs[0] and w not in FILLER and len(w) >= 3)
 
 
 def _action_not_taken(run: _Run) -> list[Finding]:
@@ -4104,7 +3981,7 @@ def _promised_at_end(run: _Run) -> list[Finding]:
                 verbs.setdefault(verb, name)
             continue
         words = [w.lower() for w in _NAME_WORDS.findall(name)]
-        if words and len(words[0]) >= 4 and words[0] not in _FILLER and words[0] not in _ACTIONS:  # actions: _action_not_taken
+        if words and len(words[0]) >= 4 and words[0] not in FILLER and words[0] not in _ACTIONS:  # actions: _action_not_taken
             verbs.setdefault(words[0], name)
     if not verbs:
         return []
@@ -4234,7 +4111,6 @@ def _prohibitions(text: str, forms: Mapping[str, str]) -> Iterable[tuple[int, in
 
 # What makes a prohibition conditional ("do not reset without the manager's approval"): no plain "do not" then.
 _IF = re.compile(r"\b(?:if|unless|until|before|without|except|once|when|after|while|otherwise)\b", re.I)
-_NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
 
 
 def _input_ignored(run: _Run) -> list[Finding]:
@@ -4256,8 +4132,8 @@ def _input_ignored(run: _Run) -> list[Finding]:
             continue
         text = text_of(step.get("output")).lower()
         for start, end, verb, after in _prohibitions(text, forms):
-            first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, start)), default=0)
-            last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))
+            first = max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, start)), default=0)
+            last = next((m.start() for m in NOTE_CLAUSE.finditer(text, end)), len(text))
             clause = text[first:last]
             if not _IF.search(clause):
                 notes.append((step, clause.strip(), verb, after))
@@ -4880,7 +4756,7 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
             action = _action(call.name)
             edited = edits.get((step["index"], call.name, call_key(call.name, call.arguments)))
             named = [w.lower() for w in _NAME_WORDS.findall(call.name)]
-            own = named[0] if named and len(named[0]) >= 4 and named[0] not in _FILLER else None  # search_docs: "search"
+            own = named[0] if named and len(named[0]) >= 4 and named[0] not in FILLER else None  # search_docs: "search"
             if action is None and edited is None and own is None:
                 continue
             if step["index"] not in told:
@@ -4889,8 +4765,8 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
             verbs = ({action[0]} if action else set()) | (set(_EDIT_VERBS) if edited else set()) | ({own} if own else set())
             forms = {form: verb for verb in verbs for form in (verb, *_past_forms(verb), verb + "s", verb + "es")}
             for start, end, verb, _after in _prohibitions(text, forms):
-                first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, start)), default=0)
-                last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, end)), len(text))
+                first = max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, start)), default=0)
+                last = next((m.start() for m in NOTE_CLAUSE.finditer(text, end)), len(text))
                 if _IF.search(text[first:last]):
                     continue
                 objects = set(re.findall(r"[a-z]+", text[end:last]))
@@ -4952,8 +4828,8 @@ def _reserved_to_another(run: _Run, text: str, verb: str, agent: str | None) -> 
             continue
         if not (match.group(2) or role in _ROLES or role in run.roles() or _DOER.fullmatch(role) and role not in _NOT_ROLES):
             continue
-        first = max((m.end() for m in _NOTE_CLAUSE.finditer(text, 0, match.start())), default=0)
-        last = next((m.start() for m in _NOTE_CLAUSE.finditer(text, match.end())), len(text))
+        first = max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, match.start())), default=0)
+        last = next((m.start() for m in NOTE_CLAUSE.finditer(text, match.end())), len(text))
         did = forms.search(text, match.end(), last)
         if did is None or _IF.search(text, first, did.start()):
             continue
@@ -5398,7 +5274,10 @@ _PROMISE = r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to|need\s+to)|let
 _DOING = (r"(?:process|issue|initiate|submit|make|place|complete|proceed\s+with|go\s+ahead\s+with)\s+(?:the|your|this|a)\s+"
           r"(?:{0})")
 _ACTION_NOUNS = {"cancel": ("cancellation",), "pay": ("payment",), "book": ("booking",), "reserve": ("reservation",),
-                 "ship": ("shipment",), "replace": ("replacement",), "renew": ("renewal",), "register": ("registration",)}
+                 "ship": ("shipment",), "replace": ("replacement",), "renew": ("renewal",), "register": ("registration",),
+                 "extend": ("extension",), "adjust": ("adjustment",), "settle": ("settlement",), "withdraw": ("withdrawal",),
+                 "reimburse": ("reimbursement",), "compensate": ("compensation",), "approve": ("approval",),
+                 "authorize": ("authorization",), "allocate": ("allocation",), "provision": ("provisioning",)}
 
 
 def _check_claimed(run: _Run, step: Mapping[str, Any], text: str, offered: Iterable[str], asked: set[str]) -> list[Finding]:
@@ -7461,39 +7340,47 @@ def _brief_withheld(run: _Run) -> list[Finding]:
     return []
 
 
-def _reply_contradicts_arguments(run: _Run) -> list[Finding]:
-    """A model step's own words give a value of a field ("Filing it as S2 in the sync component") and the call it
-    makes beside them gives that field another ("component": "auth"): it said one thing and did another (MAST
-    FM-2.6 reasoning-action mismatch; model, at that step). The word counts as a value only where the run's own
-    material has it and the call's arguments hold it nowhere."""
+def _said_otherwise(run: _Run) -> list[Finding]:
+    """A model step's own words say what its call acts on or with, and the call it makes beside them gives another:
+    it said one thing and did another (MAST FM-2.6 reasoning-action mismatch; model, reasoning_action_mismatch at
+    that step). Two readings of the words: a field's value (`_field_said_otherwise`), the action's object
+    (`_object_said_otherwise`). (An id or amount the words give another call is `_action_object_mismatch`'s
+    wrong_target.)"""
     for step in run.llm:
         calls = requested_calls(step)
-        if not calls:
+        own = _said(step) if calls else ""
+        if not own.strip():
             continue
-        text = " ".join(str(p.get("content")) for m in output_messages(step) for p in parts(m) if p.get("type") == "text" and p.get("content"))
-        if not text:
-            continue
-        low = text.lower()
         for call in calls:
-            if not isinstance(call.arguments, Mapping):
-                continue
-            given = {v.lower() for v in call.arguments.values() if isinstance(v, str) and len(v.split()) <= 3}
-            for key, value in call.arguments.items():
-                key = str(key).lower()
-                if not isinstance(value, str) or not re.fullmatch(r"[a-z]{4,}", key) or key not in low \
-                        or not 0 < len(value) <= 30 or len(value.split()) > 3 or value.lower() in low:
-                    continue
-                for m in itertools.chain(re.finditer(rf"\b(?:the|a|an|its|in|to|under|as|for)\s+([a-z][\w.-]{{1,29}})\s+{key}\b", low),
-                                         re.finditer(rf"\b{key}\s*(?::|=|\bis\b|\bof\b|\bset\s+to\b)\s*['\"`]?([a-z0-9][\w.-]{{0,29}})", low)):
-                    word = m.group(1)
-                    if word in _NOT_A_VALUE or word in given or (word.isalpha() != value.replace(" ", "").isalpha()):
-                        continue
-                    if not re.search(rf"(?<![\w-]){re.escape(word)}", run.domain_text()):
-                        continue
-                    return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
-                                     f"step {step['index']} says {m.group(0)!r} but calls {call.name} with {key}={value!r}",
-                                     tool=call.name, argument=key, said=m.group(0), value=value)]
+            if isinstance(call.arguments, Mapping):
+                found = _field_said_otherwise(run, step, own, call) or _object_said_otherwise(run, step, own, call)
+                if found is not None:
+                    return [found]
     return []
+
+
+def _field_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
+    """The words give a value of a field ("Filing it as S2 in the sync component") and the call gives that field
+    another ("component": "auth"). The word counts as a value only where the run's own material has it and the
+    call's arguments hold it nowhere."""
+    low = own.lower()
+    given = {v.lower() for v in call.arguments.values() if isinstance(v, str) and len(v.split()) <= 3}
+    for key, value in call.arguments.items():
+        key = str(key).lower()
+        if not isinstance(value, str) or not re.fullmatch(r"[a-z]{4,}", key) or key not in low \
+                or not 0 < len(value) <= 30 or len(value.split()) > 3 or value.lower() in low:
+            continue
+        for m in itertools.chain(re.finditer(rf"\b(?:the|a|an|its|in|to|under|as|for)\s+([a-z][\w.-]{{1,29}})\s+{key}\b", low),
+                                 re.finditer(rf"\b{key}\s*(?::|=|\bis\b|\bof\b|\bset\s+to\b)\s*['\"`]?([a-z0-9][\w.-]{{0,29}})", low)):
+            word = m.group(1)
+            if word in _NOT_A_VALUE or word in given or (word.isalpha() != value.replace(" ", "").isalpha()):
+                continue
+            if not re.search(rf"(?<![\w-]){re.escape(word)}", run.domain_text()):
+                continue
+            return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                            f"step {step['index']} says {m.group(0)!r} but calls {call.name} with {key}={value!r}",
+                            tool=call.name, argument=key, said=m.group(0), value=value)
+    return None
 
 
 _NOT_A_VALUE = frozenset("same other new right correct wrong affected relevant appropriate whole entire first last this that which "
@@ -7547,13 +7434,19 @@ def _credit_left_out(run: _Run) -> list[Finding]:
 # A statement of a record's state: "has been paid", "was shipped", "is now closed", "is approved".
 _STATE_SAID = re.compile(r"\b(?:has|have|had)\s+(?:already\s+)?been\s+[a-z]+(?:ed|id|en|t)\b|\b(?:was|were|is|are)\s+(?:already\s+|now\s+)?"
                          r"[a-z]+(?:ed|id|en)\b", re.I)
+# A question whether something the user knew still holds: only the world, now, can answer it.
+_STILL_ASKED = re.compile(r"\b(?:still|any\s*more|currently|right\s+now|at\s+the\s+moment|as\s+of\s+now|already)\b[^?\n]{0,80}\?", re.I)
+_AFFIRMS = re.compile(r"^\W*(?:yes|yep|yeah|no|nope|correct|right|confirmed|indeed)\b|\bstill\b", re.I)
+_READS = frozenset("list get search find check read lookup look query fetch show describe view".split())
 
 
 def _answered_without_looking(run: _Run) -> list[Finding]:
-    """A question about a record the user names by its id ("Has invoice AFS-9077 been paid?") answered with its
-    state ("Yes - AFS-9077 ... has been paid") by a run that was offered tools and called none, the record named
-    nowhere else it was shown: an answer no lookup backs (MAST FM-3.3 no verification; model, missing_evidence at
-    the answer)."""
+    """A question about the world answered by a run that was offered tools and called none (MAST FM-3.3 no
+    verification; model, missing_evidence at the answer): a record the user names by its id ("Has invoice AFS-9077
+    been paid?") given a state ("Yes - AFS-9077 ... has been paid"), the record named nowhere else the run was shown;
+    or whether something still holds ("Is my 1:1 with Priya tomorrow still at 15:00?") answered yes or no ("Yes -
+    still at 15:00") where a tool that reads (list_events) was offered: the user's own words confirmed, not the
+    world."""
     if not run.finals or not run.offered() or run.record.tool_steps() or any(requested_calls(s) for s in run.llm):
         return []
     request = run.request()
@@ -7569,6 +7462,13 @@ def _answered_without_looking(run: _Run) -> list[Finding]:
                                  f"the answer at step {step['index']} says {sentence.strip()[:100]!r} of {ident}, and the run "
                                  f"called none of the {len(run.offered())} tools it was offered to look it up",
                                  said=sentence.strip()[:200], subject=ident)]
+    still = _STILL_ASKED.search(request)
+    reads = sorted(n for n in run.offered() if set(re.findall(r"[a-z]+", n.lower())) & _READS)
+    step, text = run.finals[0]
+    if still and reads and not run.message_calls(step) and _AFFIRMS.search(text) and not _acknowledges(text):
+        return [_finding("missing_evidence", "model", step["index"], [step["index"]],
+                         f"asked {still.group(0)!r}, the answer at step {step['index']} says {text[:80]!r} with no call of "
+                         f"{', '.join(reads[:3])} (offered): the user's own words confirmed", said=text[:200], missing=reads[:5])]
     return []
 
 
@@ -7594,7 +7494,7 @@ def _stale_for_today(run: _Run) -> list[Finding]:
     now_asked = bool(_NOW_ASKED.search(run.request()))
     if not wanted and not now_asked:
         return []
-    today = _TODAY.search(told) or _TODAY.search(run.request())
+    today = TODAY.search(told) or TODAY.search(run.request())
     for step in run.record.tool_steps():
         name = str(tool_name(step))
         words = [w.lower() for w in _NAME_WORDS.findall(name)]
@@ -7972,7 +7872,7 @@ def _left_as_next(run: _Run) -> list[Finding]:
     for name in sorted(run.offered() or _instructed_tools(run, run.told(step))):
         # any word of its name that says its deed (apply_patch: patch; run_tests: tests; file_issue: file)
         stems = [w.lower() for w in _NAME_WORDS.findall(name)]
-        if any(len(stem) >= 4 and stem not in _FILLER and any(w.startswith(stem) for w in words) for stem in stems):
+        if any(len(stem) >= 4 and stem not in FILLER and any(w.startswith(stem) for w in words) for stem in stems):
             return [_finding("action_not_taken", "model", step["index"], [step["index"]],
                              f"the run ends at step {step['index']} on {left.group(0).strip()[:100]!r}, and no call of {name} "
                              f"came after it", tool=name, said=left.group(0).strip()[:200], tools=[name], promised=True)]
@@ -8029,11 +7929,11 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _action_name_mismatch, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped, _state_unchecked,
-    _result_rule_ignored, _brief_withheld, _reply_contradicts_arguments, _outcome_fabricated, _left_as_next,
+    _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _left_as_next,
     _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,

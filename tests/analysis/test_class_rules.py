@@ -207,3 +207,21 @@ def test_an_id_nothing_gave_put_in_place_of_the_one_named_is_an_invented_argumen
                         system=HOTEL, answer="Booking HB-3391 is cancelled.")
     found = detect(run)
     assert not [f for f in found if f.kind == "wrong_target"], format_findings(found)
+
+
+@pytest.mark.parametrize("last,broken", [
+    ("2026-05-14T09:40:00Z", True),  # already extended today
+    ("2026-05-12T16:05:00Z", False),  # two days ago: allowed
+    ("never", False),
+])
+def test_an_action_the_rules_allow_once_per_day_taken_again_that_day_is_a_policy_violated(last, broken):
+    # "one ... per member per day" counted on the record's date of the action, not on a count field
+    rules = ("You run the City Library loans desk. Today is 2026-05-14. At most one loan extension per member per day: "
+             "if the member's last_loan_extension is today, refuse.")
+    member = {"member_id": "M-5520", "name": "Aiko Brandt", "last_loan_extension": last, "loans": ["B-118"]}
+    run = _conversation(("user", "I'm member M-5520, please extend my loan of B-118."),
+                        ("get_member", {"member_id": "M-5520"}, member),
+                        ("extend_loan", {"member_id": "M-5520", "book_id": "B-118"}, {"status": "extended", "due": "2026-05-28"}),
+                        system=rules, answer="Done: B-118 is now due on 2026-05-28.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown

@@ -102,10 +102,10 @@ def _answered(ask: str, answer: str, *, looked: bool = False):
     return record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask)
 
 
-def test_a_question_whether_something_still_holds_answered_with_no_look_is_an_ungrounded_answer():
+def test_a_question_whether_something_still_holds_answered_with_no_look_is_missing_evidence():
     ask = "Is my 1:1 with Priya tomorrow still at 15:00?"
     unchecked = _answered(ask, "Yes - your 1:1 with Priya is still tomorrow at 15:00.")
-    found, report = _found(unchecked, "ungrounded_answer")
+    found, report = _found(unchecked, "missing_evidence")
     assert found == [(1, "model")], report
     for run in (
         _answered(ask, "No - it was moved to 16:00.", looked=True),
@@ -113,7 +113,7 @@ def test_a_question_whether_something_still_holds_answered_with_no_look_is_an_un
         # no present state asked: the answer is the model's own to give
         _answered("What is 15:00 Berlin time in New York?", "Yes - it is 09:00 in New York."),
     ):
-        assert _found(run, "ungrounded_answer")[0] == [], _found(run, "ungrounded_answer")[1]
+        assert _found(run, "missing_evidence")[0] == [], _found(run, "missing_evidence")[1]
 
 
 def _searched(error: str, *, retried: bool = False, answer: str = "I found no invoice from Jordan in your mail."):

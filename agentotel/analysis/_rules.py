@@ -1,0 +1,170 @@
+"""The rules an agent's instructions write about its actions, read once per instructions text.
+
+tau-bench's policies, an ops runbook, a refund desk's prompt: "at most 12 replicas", "a basic_economy reservation
+cannot be changed", "only gold members may get a certificate", "never reset MFA without a security ticket", "refund
+at most what the customer paid", "pay an invoice only when match_po answers 'matched'", "refunds only within 30 days
+of delivery", "one exchange per order", "error rate under 2%". `read(text)` finds every such sentence once (a run's
+model calls share a few instructions texts) and gives each rule's parts; detectors.py judges a call against them on
+the facts the run read. The patterns open on their fixed words ("at most", "cannot be", "only", "without"): one that
+opened on free words would be tried at every character of a long prompt.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import NamedTuple
+
+from agentotel.analysis._ground import _number
+
+__all__ = ["Rules", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER"]
+
+# Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
+NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
+# Words of a tool's or a measure's name that say nothing of what it is about.
+FILLER = frozenset({"the", "a", "an", "to", "for", "of", "by", "and", "or", "new", "my", "id", "ids", "tool", "api", "v1", "v2"})
+TODAY = re.compile(r"\b(?:today\s+is|today's\s+date\s+is|current\s+date(?:\s+is)?:?|the\s+date\s+is)\s+(?:\w+day,?\s+)?"
+                   r"(\d{4}-\d{2}-\d{2})", re.I)
+PERIOD_DAYS = {"hour": 1 / 24, "day": 1, "business day": 1, "week": 7, "month": 30, "year": 365}
+
+# "at most 12 replicas without approval", "no more than 500 USD", "a maximum of 3 seats"
+_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to)\s+"
+                    r"[$€£]?(\d[\d,]*(?:\.\d+)?)\s*([a-z]{3,})", re.I)
+# a sum of money: "up to EUR 10,000.00", "no more than $500"
+_MONEY_LIMIT = re.compile(r"\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of|never\s+more\s+than|up\s+to|"
+                          r"limit\s+of)\s+([$€£]|[A-Z]{3}\b)\s?(\d[\d,]*(?:\.\d+)?)")
+# An acceptance criterion: "error rate under 2%", "p99 below 800 ms", "uptime above 99.9%" (found by its comparator,
+# the measure's words before it)
+_COMPARED = re.compile(r"\b(under|below|less\s+than|above|over|more\s+than|at\s+least|at\s+most)\s+(\d+(?:\.\d+)?)\s*"
+                       r"(?:%|percent|ms\b|s\b)?", re.I)
+_VERDICT = re.compile(r"\b(?:checks?|verif\w*|confirm\w*|pass\w*|healthy|resolved|accept\w*|approv\w*)\b", re.I)
+_MEASURE_FILLER = frozenset({"the", "its", "with", "are", "was", "has", "have", "is", "stays", "remains", "shows"})
+# "a basic_economy reservation cannot be changed", "refunded orders may not be cancelled": an action barred for the
+# records of one class (the class a value of theirs).
+_BARRED_CLASS = re.compile(r"\b(?:an?\s+|any\s+)?([a-z][\w-]*)\s+([a-z]+?)s?\s+(?:cannot|can't|can\s+not|may\s+not|must\s+not|"
+                           r"must\s+never|are\s+not\s+to|is\s+not\s+to)\s+be\s+([a-z]+)", re.I)
+# "An account locked for fraud (account_status 'locked_fraud') must never be unlocked": the class by its value, quoted.
+_BARRED_VALUE = re.compile(r"['\"`]([\w-]+)['\"`]\)?[^.\n]{0,40}?\b(?:cannot|can't|may\s+not|must\s+not|must\s+never|is\s+never\s+to|"
+                           r"are\s+never\s+to)\s+be\s+([a-z]+)", re.I)
+# "only gold members ... may get a travel certificate", "only premium customers are eligible": an action kept for one
+# class of people.
+_ONLY_CLASS = re.compile(r"\bonly\s+([a-z][\w-]*)\s+(members?|customers?|users?|accounts?|subscribers?|clients?|passengers?|"
+                         r"guests?|tiers?|plans?)\b", re.I)
+# "Never reset MFA without a security ticket", "do not refund without the manager's approval".
+_WITHOUT = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z]+)\b[^.\n]{0,40}?\bwithout\s+(?:first\s+\w+ing\s+)?"
+                      r"(?:an?\s+|the\s+|their\s+|its\s+)?((?:[\w'-]+\s+){0,2}[a-z]+)(?=\s*(?:[.,;:()\n]|$|\s(?:and|or|unless|from|"
+                      r"first|in|on|for|by|with)\b))", re.I)
+# "Refund at most what the customer paid", "never credit more than the order's total".
+_AT_MOST_RECORD = re.compile(r"\b([a-z]{4,})\b[^.\n]{0,30}?\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
+                             r"up\s+to)\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
+_RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value")
+# "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
+_GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
+                   r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
+# "File a new issue with file_issue only for a bug the repro agent reproduced": an action allowed by one verdict of a
+# named agent or tool.
+_GATE_BY = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:for|on|about)\s+(?:a|an|the)\s+\w+\s+(?:that\s+|which\s+)?(?:the\s+)?"
+                      r"([a-z][a-z_ ]{2,30}?)\s+([a-z]{4,}ed)\b", re.I)
+# "Refunds only within 30 days of delivery", "returns are accepted within 14 days after purchase" ({0}: the action's
+# words)
+_WINDOW = (r"\b(?:{0})\b[^.;\n]{{0,60}}?\bwithin\s+(\d+)[\s-]*(hour|business\s+day|day|week|month|year)s?\s+"
+           r"(?:of|after|from|since)\s+(?:the\s+|its\s+|their\s+)?([a-z]+)")
+# "One exchange per order", "at most 2 refunds per order", "only one cancellation per booking"
+_PER = (r"\b(?:(?:only|at\s+most|no\s+more\s+than|a\s+maximum\s+of)\s+)?(one|two|three|\d+|a\s+single)\s+(?:[a-z]+\s+)?(?:{0})\s+"
+        r"per\s+([a-z]+)(?:\s+per\s+([a-z]+))?")
+_COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3}
+
+
+class Rules(NamedTuple):
+    """The rules of one instructions text, each as (the rule's words as written, then its parts)."""
+
+    limits: tuple[tuple[str, float, str, str | None], ...]  # (said, limit, unit word, currency code or None)
+    criteria: tuple[tuple[str, tuple[str, ...], float, bool], ...]  # (said, the measure's words, bound, must stay below)
+    barred: tuple[tuple[str, str, str], ...]  # (said, the class as named, the verb barred for it)
+    only: tuple[tuple[str, str, str, str], ...]  # (said, the class allowed, the group, the rule's sentence)
+    without: tuple[tuple[str, str, str, tuple[str, ...]], ...]  # (said, verb, the thing needed, words of its object)
+    record_caps: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the action's word, the record's amount words)
+    gates: tuple[tuple[str, str, str, str], ...]  # (said, verb, the check's name, the answer allowing it)
+    gates_by: tuple[tuple[str, str, tuple[str, ...], str], ...]  # (said, verb, the gate's words, its verdict)
+
+
+@functools.lru_cache(maxsize=64)
+def read(text: str) -> Rules:
+    """Every rule `text` writes (see the module's docstring), found once per text."""
+    limits = [(m.group(0), limit, m.group(2).lower(), None) for m in _LIMIT.finditer(text)
+              if (limit := _number(m.group(1))) is not None]
+    limits += [(m.group(0), limit, "", m.group(1).upper()) for m in _MONEY_LIMIT.finditer(text)
+               if (limit := _number(m.group(2))) is not None]
+    barred = [(m.group(0).strip(), m.group(1), m.group(3).lower()) for m in _BARRED_CLASS.finditer(text)]
+    barred += [(m.group(0).strip(), m.group(1), m.group(2).lower()) for m in _BARRED_VALUE.finditer(text)]
+    return Rules(
+        limits=tuple(limits),
+        criteria=_criteria(text),
+        barred=tuple(barred),
+        only=tuple(_only(text)),
+        without=tuple(_without(text)) if "without" in text else (),
+        record_caps=tuple((m.group(0).strip(), m.group(1).lower(), tuple(w for w in _RECORD_AMOUNTS if w in m.group(2).lower()))
+                          for m in _AT_MOST_RECORD.finditer(text)),
+        gates=tuple((m.group(0).strip(), m.group(1).lower(), m.group(2), m.group(3).strip().lower())
+                    for m in _GATE.finditer(text)) if " only " in text else (),
+        gates_by=tuple((m.group(0).strip(), m.group(1).lower(), tuple(m.group(2).lower().split()), m.group(3).lower())
+                       for m in _GATE_BY.finditer(text)) if re.search(r"\bonly\s+(?:for|on|about)\b", text) else (),
+    )
+
+
+def _criteria(text: str) -> tuple[tuple[str, tuple[str, ...], float, bool], ...]:
+    """Each pass mark written in a clause about a check or a verdict - not a trigger ("if CPU is above 85%, scale
+    out")."""
+    out = []
+    for rule in _COMPARED.finditer(text):
+        first = max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0)
+        last = next((m.start() for m in NOTE_CLAUSE.finditer(text, rule.end())), len(text))
+        if not _VERDICT.search(text, first, last) or re.match(r"\s*(?:\d+\.\s*)?(?:if|when|whenever|once)\b", text[first:], re.I):
+            continue
+        before = re.findall(r"[a-z0-9]+", text[max(first, rule.start() - 40):rule.start()].lower())
+        words = tuple(w for w in before[-3:] if len(w) >= 3 and w not in FILLER and w not in _MEASURE_FILLER)
+        if words:
+            below = rule.group(1).lower().split()[0] in ("under", "below", "less") or rule.group(1).lower() == "at most"
+            out.append((text[max(first, rule.start() - 40):rule.end()].strip(), words, float(rule.group(2)), below))
+    return tuple(out)
+
+
+def _only(text: str):
+    for rule in _ONLY_CLASS.finditer(text):
+        sentence_start = max(text.rfind("\n", 0, rule.start()), text.rfind(". ", 0, rule.start())) + 1
+        sentence = text[sentence_start:text.find("\n", rule.end()) if "\n" in text[rule.end():] else len(text)].lower()
+        yield rule.group(0).strip(), rule.group(1), rule.group(2).lower().rstrip("s"), sentence
+
+
+def _without(text: str):
+    for rule in _WITHOUT.finditer(text):
+        verb = rule.group(1).lower()
+        # the words between the verb and "without" name the thing the rule speaks of ("reset MFA": reset_mfa)
+        between = text[rule.start(1) + len(verb):rule.start(2)].lower().replace("without", "")
+        yield rule.group(0).strip(), verb, rule.group(2).lower().split()[-1].rstrip("s"), tuple(re.findall(r"[a-z]{2,}", between))
+
+
+@functools.lru_cache(maxsize=256)
+def window(text: str, forms: str) -> tuple[str, float, str] | None:
+    """(said, the window in days, the event's first letters) of the rule limiting an action (`forms`: its words as
+    a regex alternation) to a time after an event ("refunds only within 30 days of delivery": 30, "deliv"), or None."""
+    rule = re.search(_WINDOW.format(forms), text, re.I) if "within" in text else None
+    if rule is None:
+        return None
+    return rule.group(0).strip(), int(rule.group(1)) * PERIOD_DAYS[re.sub(r"\s+", " ", rule.group(2).lower())], rule.group(3).lower()[:5]
+
+
+@functools.lru_cache(maxsize=256)
+def count(text: str, forms: str) -> tuple[str, int, str] | None:
+    """(said, how many, per what) of the rule counting an action (`forms` as for `window`) per thing or time ("one
+    exchange per order": 1, "order"; "at most one password reset per employee per day": 1, "day"), or None."""
+    rule = re.search(_PER.format(forms), text, re.I) if " per " in text else None
+    if rule is None:
+        return None
+    said = re.sub(r"\s+", " ", rule.group(1).lower())
+    limit = _COUNT_WORDS.get(said) or (int(said) if said.isdigit() else None)
+    if limit is None:
+        return None
+    # per what: a time when the rule names one ("per employee per day": day), else the thing
+    per = next((p for p in (rule.group(3), rule.group(2)) if p and p.lower() in PERIOD_DAYS), rule.group(2))
+    return rule.group(0).strip(), limit, per.lower()
