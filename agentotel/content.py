@@ -885,44 +885,27 @@ def _text_json(value: Any, policy: _Policy, room: int) -> str | None:
     t = type(value)
     texts: Any = None
     if t is list and len(value) == 1:
-        # One text part, alone or as one message's: a model's answer, a prompt, a system instruction (nearly
-        # every call's three payloads), straight. (`role` and `finish` stay None where the shape has none.)
-        item = value[0]
-        part = role = finish = None
-        if type(item) is dict:
-            keys = tuple(item)
-            if keys == _PART_KEYS:
-                part = item
-            else:
-                if keys == _OUTPUT_KEYS:
-                    role, parts, finish = item.values()
-                elif keys == _MESSAGE_KEYS:
-                    role, parts = item.values()
-                else:
-                    parts = None
-                if type(parts) is list and len(parts) == 1 and type(parts[0]) is dict and tuple(parts[0]) == _PART_KEYS:
-                    part = parts[0]
-                    if type(role) is not str:  # (a message's role: text, as the tests below require)
-                        part = None
-        if part is not None:
-            kind, content = part.values()
-            # Its tests made on the values themselves (no list, no temporary sets: each C path this takes
-            # cold costs like a Python call); any doubt goes to the tests below.
-            if type(kind) is str and type(content) is str and (finish is None or type(finish) is str):
-                clean = policy.clean_texts
-                if (
-                    len(kind) + len(content) + (0 if role is None else len(role)) + (0 if finish is None else len(finish)) <= room
-                    and content in clean
-                    and kind in clean
-                    and (role is None or role in clean)
-                    and (finish is None or finish in clean)
-                ):
-                    return "".join(_one_shot(value, 0))
-            texts = [kind, content]
-            if role is not None:
-                texts.append(role)
-            if finish is not None:
-                texts.append(finish)
+        # One message of one part (a model's answer, nearly always): its four texts, straight.
+        message = value[0]
+        if type(message) is dict and tuple(message) == _OUTPUT_KEYS:
+            role, parts, finish = message.values()
+            if type(parts) is list and len(parts) == 1:
+                part = parts[0]
+                if type(part) is dict and tuple(part) == _PART_KEYS:
+                    kind, content = part.values()
+                    # Its tests made on the four values themselves (no list, no temporary sets: each C path
+                    # this takes cold costs like a Python call); any doubt goes to the tests below.
+                    if type(role) is str and type(kind) is str and type(content) is str and (finish is None or type(finish) is str):
+                        clean = policy.clean_texts
+                        if (
+                            len(role) + len(kind) + len(content) + (0 if finish is None else len(finish)) <= room
+                            and content in clean
+                            and role in clean
+                            and kind in clean
+                            and (finish is None or finish in clean)
+                        ):
+                            return "".join(_one_shot(value, 0))
+                    texts = [role, kind, content] if finish is None else [role, finish, kind, content]
     if texts is None:
         if t is list:
             if len(value) > _MAX_ITEMS:
@@ -1195,18 +1178,17 @@ class Payload:
                 return '"[truncated]"' if self._budget >= 13 else '""'
             truncated = False
             try:
-                # Text-only messages and parts (an output, a system instruction, nearly always) matched by
-                # their shape: their text, without the walker's copy (and the function the call's other
-                # payloads run too, so its code is warm: see `_text_json`).
-                text = _text_json(value, policy, room)
-                if text is None:
-                    if repeated:
-                        text, known = _known_json(value, policy, room)
-                        if not known:
-                            text = _as_is(value, policy, room, text)
-                            if text is not None:
-                                policy.remember_json(text)
-                    else:  # other plain values, tested by `_as_is`
+                if repeated:
+                    text, known = _known_json(value, policy, room)
+                    if not known:
+                        text = _as_is(value, policy, room, text)
+                        if text is not None:
+                            policy.remember_json(text)
+                else:
+                    # Text-only messages (an output, nearly always) matched by their shape, other plain
+                    # values tested by `_as_is`: their text, without the walker's copy.
+                    text = _text_json(value, policy, room)
+                    if text is None:
                         text = _as_is(value, policy, room)
             except ValueError:  # an int past str()'s digit limit: the walker writes it as hex
                 text = None
@@ -1252,15 +1234,6 @@ class Payload:
         room = policy.max_value_bytes
         texts: list[str | None] = []  # each message's text as it is, None where `encode` must decide (below)
         if room >= _MIN_ROOM:
-            if len(messages) == 1:
-                # One message of one text part (the usual prompt): matched by its shape, as the call's other
-                # payloads are. What it vouches for is what `_as_is` would (the whole's text, then, below).
-                try:
-                    text = _text_json(messages, policy, room)
-                except Exception:  # noqa: BLE001 - the message-by-message path below reports it
-                    text = None
-                if text is not None and (len(text) * 4 <= room or _utf8_len(text) <= room):
-                    return text
             # The whole fits one value, as it is (the usual case): the texts of its messages, joined.
             # A conversation is sent again on every call with one or two messages more, so each
             # message seen before is known by its text (`_known_json`) and only the new ones are

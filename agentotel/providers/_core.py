@@ -399,10 +399,26 @@ class ModelCall:
         span = self.span = _tracer(request.provider).start_span(name, parent, SpanKind.CLIENT, attributes)
         self._inputs: dict[str, str] | None = None
         try:
-            self.payload = Payload()  # (the content policy in force as the call begins)
+            payload = self.payload = Payload()
             # (an SDK span just started records: no method call for it)
             if type(span) is _tracing._SdkSpan or span.is_recording():
-                self._inputs = {}  # the request's payloads, encoded in `_record`
+                # Encoded now (the request as it was sent, first in the span's budget), set on the span
+                # with the response's attributes in `_record`: one SDK call for all of them.
+                inputs = self._inputs = {}
+                if request.input_messages:
+                    # Messages are bounded one by one: the store keeps each once (store/messages.py).
+                    encoded = payload.encode_messages(request.input_messages)
+                    if encoded is not None:
+                        inputs[GEN_AI_INPUT_MESSAGES] = encoded
+                # Sent again as they are on every call of a run: recognised by their text (Payload.encode).
+                if request.system_instructions:
+                    encoded = payload.encode(request.system_instructions, repeated=True)
+                    if encoded is not None:
+                        inputs[GEN_AI_SYSTEM_INSTRUCTIONS] = encoded
+                if request.tool_definitions:
+                    encoded = payload.encode(request.tool_definitions, repeated=True)
+                    if encoded is not None:
+                        inputs[GEN_AI_TOOL_DEFINITIONS] = encoded
             run = self.run
             if run is not None:
                 if request.tool_definitions:
@@ -507,26 +523,6 @@ class ModelCall:
             attributes = self._inputs
             if attributes is None:  # (the span did not record when the call began)
                 attributes = {}
-            else:
-                # The request's payloads, first in the span's budget, encoded here with the response's rather
-                # than before the call: the content policy's code then runs cold once a call, not twice (the
-                # SDK's own work between the two evicts it), and the three payloads share its warm path.
-                # (What the adapters read is the request as sent: their own containers, texts, and values of
-                # the caller's that the call itself does not change, such as a tool call's arguments.)
-                if request.input_messages:
-                    # Messages are bounded one by one: the store keeps each once (store/messages.py).
-                    encoded = payload.encode_messages(request.input_messages)
-                    if encoded is not None:
-                        attributes[GEN_AI_INPUT_MESSAGES] = encoded
-                # Sent again as they are on every call of a run: recognised by their text (Payload.encode).
-                if request.system_instructions:
-                    encoded = payload.encode(request.system_instructions, repeated=True)
-                    if encoded is not None:
-                        attributes[GEN_AI_SYSTEM_INSTRUCTIONS] = encoded
-                if request.tool_definitions:
-                    encoded = payload.encode(request.tool_definitions, repeated=True)
-                    if encoded is not None:
-                        attributes[GEN_AI_TOOL_DEFINITIONS] = encoded
             if response is not None:
                 # The response's attributes: straight-line tests, no loop over (name, value) pairs, and
                 # no function of their own (see the note on the per-call path above).
