@@ -58,6 +58,10 @@ _WITHOUT = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z
 _AT_MOST_RECORD = re.compile(r"\b([a-z]{4,})\b[^.\n]{0,30}?\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
                              r"up\s+to)\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
 _RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value")
+# "Pay the damage estimate less the policy's deductible", "refund the price minus the restocking fee": an amount
+# the rule nets of another.
+_NET_OF = re.compile(r"\b([a-z][a-z_ ()'-]{3,60}?)\s+(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s+(?:the\s+|any\s+|its\s+)?"
+                     r"(?:[a-z]+'s\s+)?([a-z][a-z_]{3,})", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
 _GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
                    r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
@@ -86,6 +90,7 @@ class Rules(NamedTuple):
     record_caps: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the action's word, the record's amount words)
     gates: tuple[tuple[str, str, str, str], ...]  # (said, verb, the check's name, the answer allowing it)
     gates_by: tuple[tuple[str, str, tuple[str, ...], str], ...]  # (said, verb, the gate's words, its verdict)
+    net_of: tuple[tuple[str, str, str], ...]  # (said, the gross amount's word, the word of what comes off it)
 
 
 @functools.lru_cache(maxsize=64)
@@ -109,7 +114,16 @@ def read(text: str) -> Rules:
                     for m in _GATE.finditer(text)) if " only " in text else (),
         gates_by=tuple((m.group(0).strip(), m.group(1).lower(), tuple(m.group(2).lower().split()), m.group(3).lower())
                        for m in _GATE_BY.finditer(text)) if re.search(r"\bonly\s+(?:for|on|about)\b", text) else (),
+        net_of=tuple(_net_of(text)) if re.search(r"\b(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s", text) else (),
     )
+
+
+def _net_of(text: str):
+    for m in _NET_OF.finditer(text):
+        # the gross: the last word before "less", a parenthesis aside ("the damage estimate (estimate_damage)")
+        words = re.findall(r"[a-z_]{4,}", re.sub(r"\([^)]*\)", " ", m.group(1)).lower())
+        if words and words[-1] not in ("than", "that", "this", "what", "amount") and m.group(2).lower() != "than":
+            yield m.group(0).strip(), words[-1], m.group(2).lower()
 
 
 def _criteria(text: str) -> tuple[tuple[str, tuple[str, ...], float, bool], ...]:

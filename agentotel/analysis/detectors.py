@@ -227,12 +227,27 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
         (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None or f.kind == "failed_check_ignored"
         else (f.index, f.kind, f.evidence["tool"]) not in explained)]
+    # The model doing what a rule the instructions lost used to forbid: the loss is the cause (a prompt without "never
+    # one marked superseded", then an answer from a superseded article).
+    dropped = [(f.index, words) for f in out if f.kind == "instructions_changed" and (words := _dropped_words(f.evidence))]
+    if dropped:
+        out = [f for f in out if not (f.layer == "model" and f.index is not None and any(
+            f.index >= at and words & set(re.findall(r"[a-z]{6,}", f.message.lower())) for at, words in dropped))]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
     out = [f for f in out if unique[(f.kind, f.index, f.message)] is f]
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
+
+
+def _dropped_words(evidence: Mapping[str, Any]) -> set[str]:
+    """The long words an instructions change took out: of its removed parts, or those of the earlier text not in the
+    later."""
+    if evidence.get("removed"):
+        return set(re.findall(r"[a-z]{6,}", " ".join(map(str, evidence["removed"])).lower()))
+    before, after = (set(re.findall(r"[a-z]{6,}", str(evidence.get(k) or "").lower())) for k in ("before", "after"))
+    return before - after if after else set()
 
 
 _logger = logging.getLogger(__name__)
@@ -1905,8 +1920,9 @@ def _stale_value(run: _Run) -> list[Finding]:
 
 
 # What tells one page, report or version from its siblings: a quarter or half (Q3, H1, FY25), a year, a version
-# (4.x, 2.1.0), a code in capitals (EU).
-_MARK = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,2}\d{1,2}|(?:19|20)\d\d|v?\d+\.(?:\d+|x)(?:\.\d+)*|[A-Z]{2,5})(?![A-Za-z0-9])")
+# (4.x, 2.1.0), a code in capitals (EU). An amount is none: "$5,450.00" holds no version 450.00.
+_MARK = re.compile(r"(?<![A-Za-z0-9$€£])(?<!\d,)(?:[A-Z]{1,2}\d{1,2}|(?:19|20)\d\d|v?\d+\.(?:\d+|x)(?:\.\d+)*|[A-Z]{2,5})"
+                   r"(?![A-Za-z0-9]|,\d{3})")
 
 
 def _marks(text: str) -> set[str]:
@@ -2064,7 +2080,9 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
 
 
 # The thing right after an action's verb in the model's words: "cancel order #1066", "refund 15.00 USD of it".
-_OBJECT_MARK = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.])\d+(?:\.\d+)?(?![\w.])|\b[A-Z]{1,3}-?\d{2,}\b")
+# (an amount with thousands separators is one mark: "$5,450.00" is 5450, not 5 and 450; a sentence's stop ends one)
+_OBJECT_MARK = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w|\.\d)|"
+                          r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)|\b[A-Z]{1,3}-?\d{2,}\b")
 
 
 def _object_marks(text: str, forms: Iterable[str], words: int = 4) -> set[str]:
@@ -2083,7 +2101,7 @@ def _shown_mark(mark: str) -> str:
 
 def _canonical_mark(value: str) -> str:
     try:
-        return repr(float(value))
+        return repr(float(value.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", value) else value))
     except ValueError:
         return value
 
@@ -2233,6 +2251,10 @@ def _ids_in(text: str) -> set[str]:
     return {m for m in _OBJECT_MARK.findall(text) if not m[0].isdigit()}
 
 
+_BEFORE_ANSWER = re.compile(r"\bbefore\s+(?:you\s+|your\s+)?(?:answer|reply|replie|respond|finish|end|close|sign\s+off|report\s+back|"
+                            r"final|tell(?:ing)?\s+the\s+(?:user|customer|claimant))", re.I)
+
+
 def _check_skipped(run: _Run) -> list[Finding]:
     """The instructions name a check to make before acting ("Check the executor's work with check_health before you
     approve it") and the agent took an action with no call of that check before it: it approved
@@ -2255,6 +2277,9 @@ def _check_skipped(run: _Run) -> list[Finding]:
                                                for w in re.findall(r"[a-z]{3,}", rule.group(0).lower()[len(check) + 6:])
                                                if w not in _PLAIN and w not in ("first", "never", "twice", "again")):
                         continue
+                # "... with send_letter ... before you answer": before the answer, not before this action
+                if _BEFORE_ANSWER.search(rule.group(0)):
+                    continue
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
@@ -2262,6 +2287,29 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
+    return []
+
+
+def _skipped_before_answer(run: _Run) -> list[Finding]:
+    """The instructions name a tool to use before answering ("Search the help center with search_kb before you
+    answer") and the run's last answer came with no call of it: an answer without the evidence the instructions ask
+    for (MAST FM-3.2 no or incomplete verification; model, missing_evidence at the answer). An answer that asks the
+    user something or says it cannot help answers nothing yet."""
+    if not run.finals or not run.llm:
+        return []
+    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    told = run.told(step)
+    if "before" not in told or text.rstrip().endswith("?") or _acknowledges(text):
+        return []
+    called = {str(tool_name(s)) for s in run.record.tool_steps() if s["index"] < step["index"]}
+    for name in sorted(t for t in (run.offered() or frozenset(run.record.declared_tools())) if t in told and t not in called):
+        rule = re.search(rf"(?:\b(?:with|call|calling|run|running|use|using|via)\s+(?:the\s+)?|\(){re.escape(name)}(?![\w])[^.\n]{{0,80}}?"
+                         rf"(?:{_BEFORE_ANSWER.pattern})", told, re.I)
+        if rule is not None:
+            said = told[max((m.end() for m in NOTE_CLAUSE.finditer(told, 0, rule.start())), default=0):rule.end()].strip()
+            return [_finding("missing_evidence", "model", step["index"], [step["index"]],
+                             f"the answer at step {step['index']} came with no call of {name}, where the instructions say "
+                             f"{said[:120]!r}", tool=name, missing=[name], rule=said[:200])]
     return []
 
 
@@ -2724,16 +2772,25 @@ _MAYBE_DONE = re.compile(r"\b(?:may|might)\s+(?:or\s+may\s+not\s+|still\s+|alrea
                          r"\s+(?:is\s+)?unknown\b|\bunknown\s+whether\b|\bcould\s+not\s+confirm\b", re.I)
 
 
+# A call that got no answer in time: its outcome is unknown, not a failure.
+_TIMED_OUT = re.compile(r"\btimed?[\s_-]?out\b|\btimeout(?:error|exception)?\b|\bdid\s+not\s+(?:answer|respond|reply)\b|\bno\s+response\b|"
+                        r"\bdeadline\s+exceeded\b|\bgateway\s+time-?out\b", re.I)
+
+
 def _retried_unchecked(run: _Run) -> list[Finding]:
     """A call's error or result names a tool to call before trying again ("check list_payments before you retry")
-    and the model asked for the same call again with no call of that tool in between: a blind retry that can do the
-    deed twice (model, input_ignored at the retry)."""
+    and the model asked for the same call again with no call of that tool in between; or a write's error says it
+    may have been done all the same ("it may have gone through", a timeout) and the same call came again with nothing
+    looked at between: a blind retry that can do the deed twice (model, input_ignored at the retry)."""
     tools = run.record.tool_steps()
     known = set(run.offered()) | set(run.record.declared_tools()) | {str(tool_name(s)) for s in tools}
     for n, step in enumerate(tools):
         said = " ".join(filter(None, (text_of(step.get("output")) if step.get("output") is not None else "", run.error(step))))
         rule = _FIRST_CHECK.search(said)
         maybe = _MAYBE_DONE.search(said) if rule is None else None
+        if maybe is None and rule is None and _action(str(tool_name(step))) is not None and (
+                is_error(step) or re.match(r"\W*(?:error|exception|failed)\b", said, re.I)):
+            maybe = _TIMED_OUT.search(said)  # a write that timed out may have been done all the same
         if maybe is not None and n + 1 < len(tools) and run.requester(tools[n + 1]) is not run.requester(step) \
                 and call_key(str(tool_name(tools[n + 1])), parse_json(tools[n + 1].get("input"))) == \
                 call_key(str(tool_name(step)), parse_json(step.get("input"))):
@@ -2779,8 +2836,11 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
                 acted |= {v for v in _leaves(call.arguments) if v in listed}
     if not acted:
         return []
+    # an id the record of one acted on holds (the claim CL-9013's policy_id HP-4471) is part of that item, not another
+    held = {str(v) for s in run.record.tool_steps() if not is_error(s) for ident in acted
+            for r in _records_of(tool_payload(s.get("output")), ident) for v in r.values() if isinstance(v, str)}
     step, text = run.finals[-1]
-    left = [i for i in listed if i not in acted and i not in text]
+    left = [i for i in listed if i not in acted and i not in text and i not in held]
     if not left:
         return []
     return [_finding("task_ignored", "model", step["index"], [step["index"]],
@@ -2819,7 +2879,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             text = run.told(step)
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
                       or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text)
-                      or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text))
+                      or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text)
+                      or _gross_not_netted(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3056,6 +3117,34 @@ def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str
                                             f"step {step['index']} calls {call.name} with {over[0][0]} {_fmt(over[0][1])} where the "
                                             f"instructions say {rule!r}: {key} is {_fmt(cap)} ({tool_name(source)}, step "
                                             f"{source['index']})", tool=call.name, rule=rule, result_step=source["index"])
+    return None
+
+
+def _gross_not_netted(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An amount the instructions net of another ("Pay the damage estimate less the policy's deductible") given
+    gross: approve_claim(amount=6450.0) where estimate_damage read estimate 6450.0 and get_policy deductible 1000
+    (tau-bench's wrong amount; model, policy_violated at the call)."""
+    rules = _rules.read(text).net_of
+    amounts = {str(k): float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+               and any(w in str(k).lower() for w in ("amount", "total", "sum", "payout", "value", "price"))} if rules else {}
+    if not amounts:
+        return None
+    read = [(s, str(k), float(v)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+            for r in _objects(tool_payload(s.get("output"))) for k, v in r.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    for said, gross_word, off_word in rules:
+        gross = [(s, k, v) for s, k, v in read if gross_word in k.lower()]
+        off = [(s, k, v) for s, k, v in read if off_word in k.lower()]
+        if not gross or not off or off[-1][2] <= 0:
+            continue
+        (source, key, value), off_key, taken = gross[-1], off[-1][1], off[-1][2]
+        paid = next((k for k, a in amounts.items() if abs(a - value) < 0.005), None)
+        if paid is not None and taken < value:
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} with {paid} {_fmt(value)}, the {key} itself "
+                            f"({tool_name(source)}, step {source['index']}), where the instructions say {said!r}: "
+                            f"{_fmt(value - taken)} after {off_key} {_fmt(taken)}", tool=call.name, rule=said,
+                            result_step=source["index"])
     return None
 
 
@@ -4735,6 +4824,20 @@ def _edit_scope(clause: str) -> list[str]:
     return [p for p in places if p.strip("/*.")]
 
 
+# What takes places out of a rule: "never drop a table outside staging", "never edit files except in docs/".
+_EXCEPT_PLACES = re.compile(r"\b(?:outside(?:\s+of)?|except(?:\s+(?:for|in|under))?|other\s+than|besides|not\s+(?:in|under))\s+(?:the\s+)?")
+
+
+def _places_excepted(clause: str) -> tuple[str, list[str]]:
+    """A rule's clause up to the places it leaves out, and those places: 'a table outside staging' -> ('a table',
+    ['staging'])."""
+    m = _EXCEPT_PLACES.search(clause)
+    if m is None:
+        return clause, []
+    rest = clause[m.end():]
+    return clause[:m.start()], _edit_scope(rest) or [w for w in re.findall(r"[\w.-]+", rest)[:1] if len(w) >= 3]
+
+
 def _in_scope(path: str, place: str) -> bool:
     """Whether an edited path lies in a place a rule names: legacy/ holds /repo/legacy/billing/dates.py."""
     path, place = "/" + path.strip().lower().lstrip("./"), place.lower().strip("/*")
@@ -4769,19 +4872,25 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                 last = next((m.start() for m in NOTE_CLAUSE.finditer(text, end)), len(text))
                 if _IF.search(text[first:last]):
                     continue
-                objects = set(re.findall(r"[a-z]+", text[end:last]))
+                clause, excepted = _places_excepted(text[end:last])
+                objects = set(re.findall(r"[a-z]+", clause))
                 if edited and verb in _EDIT_VERBS:
                     hit = bool(objects & _EDITED_THINGS) or (bool(objects & {"test", "tests"}) and bool(_TEST_FILE.search(edited))
                                                              and not asked_tests)
-                    # a rule about some files ("never edit files under legacy/", "in the migrations folder"): those only
-                    scope = _edit_scope(text[end:last])
-                    hit = hit and (not scope or any(_in_scope(edited, place) for place in scope))
+                    # a rule about some files ("never edit files under legacy/", "in the migrations folder"): those only;
+                    # "... outside src/": the others
+                    scope = _edit_scope(clause)
+                    hit = hit and (not scope or any(_in_scope(edited, place) for place in scope)) \
+                        and not any(_in_scope(edited, place) for place in excepted)
                 elif action and verb == action[0]:
                     # the tool's own thing, or a value the call was given named in the rule ("never restart a
                     # database (orders-db)" and restart_service(orders-db))
                     hit = any(o.startswith(w[:5]) for o in objects for w in action[1]) or any(
-                        re.search(r"(?<![\w-])" + re.escape(v.lower()) + r"(?![\w-])", text[end:last])
+                        re.search(r"(?<![\w-])" + re.escape(v.lower()) + r"(?![\w-])", clause)
                         for v in _strings(call.arguments) if 3 <= len(v) <= 64)
+                    # "never drop a table outside staging" and drop_table('staging.daily_revenue'): allowed there
+                    hit = hit and not any(re.search(r"(?<![\w-])" + re.escape(place.strip("/")) + r"(?![\w-])", v.lower())
+                                          for place in excepted for v in _strings(call.arguments))
                 else:
                     # the tool's own verb said of the agent with no object of its own: "never search or browse yourself"
                     hit = verb == own and bool(re.match(r"\s*(?:$|,|or\b|and\b|yourself\b|anything\b|directly\b)", text[end:last]))
@@ -7879,6 +7988,126 @@ def _left_as_next(run: _Run) -> list[Finding]:
     return []
 
 
+# A status a result gives of work not (yet) done: a job queued or running, a load made in part.
+_NOT_YET = frozenset({"queued", "running", "pending", "in_progress", "in progress", "processing", "started", "scheduled", "submitted",
+                      "waiting", "partial", "incomplete", "building", "deploying", "loading"})
+_STATUS_KEYS = frozenset({"status", "state", "phase", "job_status", "run_status", "build_status", "deploy_status"})
+# Words saying the work is done: "is published", "has completed", "is live"; and words that say it is not.
+_DONE_SAID = re.compile(r"\b(?:is|are|was|were|has\s+been|have\s+been|now)\s+(?:now\s+|fully\s+|successfully\s+)?(?:published|complete|"
+                        r"completed|done|finished|ready|live|loaded|deployed|succeeded|refreshed|up\s+to\s+date)\b|\b(?:has|have)\s+"
+                        r"(?:successfully\s+)?(?:completed|finished|succeeded)\b", re.I)
+_NOT_DONE_SAID = re.compile(r"\b(?:not\s+(?:yet\s+)?(?:done|complete|finished|ready|published)|still|in\s+progress|partial\w*|incomplete|"
+                            r"running|queued|pending|failed|only\s+\d)", re.I)
+# The words of a tool that tells how work stands, and a pair of counts telling how much of it was done.
+_PROGRESS_WORDS = frozenset("status progress job jobs poll state build deploy deployment pipeline task export import load sync "
+                            "migration".split())
+_DONE_COUNT = re.compile(r"^(.*?)_?(?:loaded|processed|done|copied|written|synced|migrated|imported|completed|sent)$", re.I)
+_WANTED_COUNT = ("expected", "total", "requested", "planned", "target")
+# Tools that send what the agent says to people: their text is said as an answer is.
+_SENDS = frozenset("send notify post email mail message reply announce comment slack".split())
+
+
+def _not_done_yet(record: Mapping[str, Any]) -> str | None:
+    """How a result says its work is not done: 'status running', 'rows_loaded 388 of rows_expected 412', else None."""
+    for key, value in record.items():
+        if str(key).lower() in _STATUS_KEYS and isinstance(value, str) and value.strip().lower().replace("-", "_") in _NOT_YET:
+            return f"{key} {value!r}"
+    return _count_short(record)
+
+
+def _count_short(record: Mapping[str, Any]) -> str | None:
+    """A count of work done short of the count wanted ('rows_loaded 388 of rows_expected 412'), else None."""
+    for key, value in record.items():
+        done = _DONE_COUNT.match(str(key))
+        if done is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        for other, wanted in record.items():
+            if other != key and str(other).lower().startswith(done.group(1).lower()) and str(other).lower().endswith(_WANTED_COUNT) \
+                    and isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and value < wanted:
+                return f"{key} {value:g} of {other} {wanted:g}"
+    return None
+
+
+def _done_while_pending(run: _Run) -> list[Finding]:
+    """The answer, or a message the agent sends (notify_channel, send_email), says the work is done
+    ("analytics.daily_revenue is published (412 rows)") while the latest result telling how it stands says it is not:
+    the job 'running' or only 'queued' (never checked since), rows_loaded 388 of rows_expected 412 (MAST FM-3.2/3.3
+    no or incorrect verification; model, input_ignored where it was said). Quiet when the words themselves say it is
+    not done ("still running", "partial")."""
+    said = [(step, text) for step, text in run.finals]
+    said += [(step, " ".join(v for v in _strings(call.arguments) if len(v) >= 12)) for step in run.llm for call in requested_calls(step)
+             if {w.lower() for w in _NAME_WORDS.findall(call.name)} & _SENDS]
+    if not said:
+        return []
+    tools = [s for s in run.record.tool_steps() if not is_error(s)]
+    for step, text in sorted(said, key=lambda item: item[0]["index"]):
+        done = _DONE_SAID.search(text)
+        if done is None or _NOT_DONE_SAID.search(text):
+            continue
+        for source in reversed([s for s in tools if s["index"] < step["index"]]):
+            records = [r for r in _objects(tool_payload(source.get("output"))) if _not_done_yet(r) is not None or any(
+                str(k).lower() in _STATUS_KEYS for k in r)]
+            # a result about this work: from a tool telling how work stands, counting it, or naming what the words name
+            named = {w.lower() for w in _NAME_WORDS.findall(str(tool_name(source)))}
+            asked = [v for v in _strings(parse_json(source.get("input"))) if len(v) >= 4]
+            records = [r for r in records if named & _PROGRESS_WORDS or _count_short(r) is not None or any(
+                len(v) >= 4 and v in text for v in (*asked, *(v for v in r.values() if isinstance(v, str))))]
+            if not records:
+                continue
+            state = _not_done_yet(records[-1])
+            if state is not None:
+                return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                 f"step {step['index']} says {done.group(0)!r} while {tool_name(source)} at step "
+                                 f"{source['index']} gave {state}", tool=str(tool_name(source)), result_step=source["index"],
+                                 said=done.group(0))]
+            break  # the latest reading says it is done
+    return []
+
+
+# A record's word that it is no longer the current one: superseded_by: KB-101, status: deprecated, archived: true.
+_SUCCESSOR_KEY = re.compile(r"^(?:superseded|replaced|obsoleted)_?by$|^successor(?:_id)?$", re.I)
+_RETIRED = frozenset({"superseded", "deprecated", "obsolete", "archived", "retired", "withdrawn", "outdated"})
+_RETIRED_SAID = re.compile(r"\b(?:superseded|deprecated|obsolete|archived|retired|outdated|older\s+version|no\s+longer\s+current)\b", re.I)
+
+
+def _retired_by(record: Mapping[str, Any]) -> str | None:
+    """How a record says it is no longer the current one ("superseded_by KB-101", "status deprecated"), else None."""
+    for key, value in record.items():
+        name = str(key).lower()
+        if _SUCCESSOR_KEY.match(name) and value not in (None, "", [], {}, False):
+            return f"{key} {value}"
+        if (name in _STATUS_KEYS and isinstance(value, str) and value.strip().lower() in _RETIRED) or (name in _RETIRED and value is True):
+            return f"{key} {value}"
+    return None
+
+
+def _retired_cited(run: _Run) -> list[Finding]:
+    """The answer cites a document or record whose own fields say it is no longer current ("KB-101-v2",
+    superseded_by: KB-101) while the same results held the current one, and says nothing of it: the model answered
+    from the old version (TRAIL's wrong tool output interpretation; model, input_ignored at the answer)."""
+    for step, text in run.finals:
+        if _RETIRED_SAID.search(text):
+            continue
+        for source in run.steps:
+            if source["index"] >= step["index"] or source.get("type") not in (TOOL, RETRIEVAL) or is_error(source):
+                continue
+            records = list(_objects(tool_payload(source.get("output"))))
+            current = {str(v) for r in records if _retired_by(r) is None for k, v in r.items()
+                       if re.fullmatch(r"(?:\w+_)?id", str(k), re.I) and isinstance(v, (str, int))}
+            for record in records:
+                retired = _retired_by(record)
+                own = next((str(v) for k, v in record.items() if re.fullmatch(r"(?:\w+_)?id", str(k), re.I) and isinstance(v, (str, int))), None)
+                if retired is None or own is None or len(own) < 3 or not current:
+                    continue
+                if re.search(rf"(?<![\w-]){re.escape(own)}(?![\w-])", text) and not any(
+                        re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in current):
+                    return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                     f"the answer at step {step['index']} cites {own}, which {tool_name(source)} at step "
+                                     f"{source['index']} marks {retired}, beside the current one", tool=str(tool_name(source)),
+                                     result_step=source["index"], said=own)]
+    return []
+
+
 def _outcome_fabricated(run: _Run) -> list[Finding]:
     """Every call of a tool by an agent failed, and that agent's answer after it states the tool's own outcome
     ("REPRODUCED: the bank sync stops after 90 days" after run_repro failed): an outcome no call produced, the
@@ -7933,8 +8162,8 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
-    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _left_as_next,
-    _credit_left_out, _answered_without_looking, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _left_as_next,
+    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
