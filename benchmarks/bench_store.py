@@ -323,6 +323,70 @@ def _size(spans: Sequence[ReadableSpan], label: str) -> list[Result]:
     return rows
 
 
+# -- a run's repeated request values ---------------------------------------------------------------------
+
+
+def _per_run_requests(spans: Sequence[ReadableSpan], *, referenced: bool) -> list[ReadableSpan]:
+    """The spans with each run's system instructions and tool definitions its own (one more item naming the
+    run, as a template filled in per user or per day would be); `referenced`: a run's later model calls carry
+    a one-character reference instead, what storing them once per run would leave in those rows."""
+    from agentotel import semconv as sc
+
+    keys = (sc.GEN_AI_SYSTEM_INSTRUCTIONS, sc.GEN_AI_TOOL_DEFINITIONS)
+    seen: set[tuple[Any, str]] = set()
+    changed = []
+    for span in spans:
+        attributes = dict(span.attributes or {})
+        run = attributes.get(sc.AGENTOTEL_RUN_ID)
+        for key in keys:
+            value = attributes.get(key)
+            if isinstance(value, str) and value.endswith("]"):
+                item = json.dumps({"type": "text", "content": f"For run {run}."})
+                attributes[key] = "=" if referenced and (run, key) in seen else f"{value[:-1]},{item}]"
+                seen.add((run, key))
+        changed.append(ReadableSpan(
+            name=span.name, context=span.context, parent=span.parent, resource=span.resource, attributes=attributes,
+            events=span.events, links=span.links, kind=span.kind, status=span.status, start_time=span.start_time,
+            end_time=span.end_time, instrumentation_scope=span.instrumentation_scope))
+    return changed
+
+
+def _repeated_requests(spans: Sequence[ReadableSpan], label: str) -> Result:
+    """Bytes per span when every run's system instructions and tool definitions differ from the other runs',
+    against the same spans with them stored once per run: what a reference to a run's first call would save
+    over the attributes map's dictionary (bench_store's standard corpus has a few values shared by all runs)."""
+    from agentotel import semconv as sc
+
+    n = len(spans)
+    given = sum(len(str((s.attributes or {}).get(k, ""))) for s in spans
+                for k in (sc.GEN_AI_SYSTEM_INSTRUCTIONS, sc.GEN_AI_TOOL_DEFINITIONS))
+    sizes = {}
+    for referenced in (False, True):
+        scratch = Path(tempfile.mkdtemp(prefix="agentotel-bench-requests-"))
+        try:
+            exporter = ParquetSpanExporter(scratch)
+            for batch in _batches(_per_run_requests(spans, referenced=referenced)):
+                exporter.export(batch)
+            exporter.shutdown()
+            folded, _ = _parquet_bytes(scratch)
+            compact(scratch, grace_s=0)
+            sizes[referenced] = (folded / n, _parquet_bytes(scratch)[0] / n)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return Result(
+        benchmark="bytes per span",
+        metric="system instructions and tool definitions that differ by run, on disk after compaction",
+        unit="bytes/span",
+        ours=sizes[False][1],
+        peer_name="the same spans with each run's stored once (its later calls: a reference)",
+        peer=sizes[True][1],
+        notes=(f"given: {given / n:,.0f} bytes/span of them (each model call carries its run's); folded "
+               f"{sizes[False][0]:,.1f} against {sizes[True][0]:,.1f}; the attributes map's dictionary (up to 8 MiB a "
+               "column chunk) already keeps each value once per row group"),
+        corpus=label + ", each run's instructions and tool definitions its own",
+    )
+
+
 # -- long runs: a coding agent's growing conversation ----------------------------------------------------
 
 _REPOSITORY = Path(__file__).resolve().parent.parent
@@ -520,7 +584,8 @@ def run(quick: bool) -> list[Result]:
     # Size is measured once, on the whole standard corpus.
     n_size = 1_000 if quick else corpus.STANDARD_SIZE
     spans = corpus.generate(n_size, seed=corpus.DEFAULT_SEED)
-    return rows + _size(spans, f"corpus seed={corpus.DEFAULT_SEED}, {n_size:,} spans") + (
+    label = f"corpus seed={corpus.DEFAULT_SEED}, {n_size:,} spans"
+    return rows + _size(spans, label) + [_repeated_requests(spans, label)] + (
         _long_runs(1, LONG_RUN_STEPS[:2]) if quick else _long_runs(3)) + [
         _capture_long_run(LONG_RUN_STEPS[1] if quick else LONG_RUN_STEPS[-1], 1 if quick else 5)]
 

@@ -62,6 +62,18 @@ _RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "va
 # the rule nets of another.
 _NET_OF = re.compile(r"\b([a-z][a-z_ ()'-]{3,60}?)\s+(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s+(?:the\s+|any\s+|its\s+)?"
                      r"(?:[a-z]+'s\s+)?([a-z][a-z_]{3,})", re.I)
+# "A claim whose estimate is over $10,000 must not be approved before an adjuster has inspected it (the claim's
+# adjuster_visit 'done')": an action barred until a field of its record has a value, maybe only for records past a
+# figure.
+_FIELD_GATE = re.compile(r"(?P<cond>[^.\n]{0,80}?)\b(?:must\s+not|may\s+not|cannot|can't|is\s+not\s+to|are\s+not\s+to|must\s+never)\s+be\s+"
+                         r"(?P<verb>[a-z]+)\s+(?:before|until|unless)\b[^.\n(]{0,80}\((?:the\s+)?(?:[a-z]+'s\s+)?(?P<field>[a-z][a-z0-9_]+)"
+                         r"\s+(?:is\s+|=\s*|:\s*)?['\"`](?P<value>[\w -]{1,30})['\"`]\)", re.I)
+_WHOSE = re.compile(r"\bwhose\s+(?P<measure>[a-z_ ]{3,30}?)\s+(?:is\s+)?(?P<op>over|above|more\s+than|greater\s+than|under|below|less\s+than)"
+                    r"\s+[$€£]?(?P<bound>\d[\d,]*(?:\.\d+)?)", re.I)
+# "Flood damage is not covered unless the policy has the flood rider": a loss of a kind paid only with a cover.
+_NOT_COVERED = re.compile(r"\b(?P<what>[a-z][a-z-]{2,30})\s+(?:damage|losses?|claims?|costs?|repairs?|items?)?\s*(?:is|are)\s+(?:not|never)\s+"
+                          r"(?:covered|paid|reimbursed|refunded|eligible)\s+(?:unless|except\s+(?:if|when|where))\s+(?:the\s+)?[a-z']*\s*"
+                          r"(?:has|have|includes?|holds?|carries|lists?)\s+(?:the\s+|an?\s+)?(?P<needs>[a-z][a-z -]{2,30}?)(?=\s*[.,:;)]|\s*$)", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
 _GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
                    r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
@@ -91,6 +103,9 @@ class Rules(NamedTuple):
     gates: tuple[tuple[str, str, str, str], ...]  # (said, verb, the check's name, the answer allowing it)
     gates_by: tuple[tuple[str, str, tuple[str, ...], str], ...]  # (said, verb, the gate's words, its verdict)
     net_of: tuple[tuple[str, str, str], ...]  # (said, the gross amount's word, the word of what comes off it)
+    # (said, verb, the field, the value it must have, and the rule's scope: (measure, above?, bound) or None)
+    field_gates: tuple[tuple[str, str, str, str, tuple[str, bool, float] | None], ...]
+    not_covered: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the kind of loss, the words of the cover it needs)
 
 
 @functools.lru_cache(maxsize=64)
@@ -115,7 +130,19 @@ def read(text: str) -> Rules:
         gates_by=tuple((m.group(0).strip(), m.group(1).lower(), tuple(m.group(2).lower().split()), m.group(3).lower())
                        for m in _GATE_BY.finditer(text)) if re.search(r"\bonly\s+(?:for|on|about)\b", text) else (),
         net_of=tuple(_net_of(text)) if re.search(r"\b(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s", text) else (),
+        field_gates=tuple(_field_gates(text)) if " be " in text and "(" in text else (),
+        not_covered=tuple((m.group(0).strip(), m.group("what").lower(), tuple(re.findall(r"[a-z]{3,}", m.group("needs").lower())))
+                          for m in _NOT_COVERED.finditer(text)) if " not " in text or " never " in text else (),
     )
+
+
+def _field_gates(text: str):
+    for m in _FIELD_GATE.finditer(text):
+        whose = _WHOSE.search(m.group("cond"))
+        bound = _number(whose.group("bound")) if whose else None
+        scope = (whose.group("measure").lower().split()[-1], whose.group("op").lower().split()[0] in ("over", "above", "more", "greater"),
+                 bound) if whose and bound is not None else None
+        yield m.group(0).strip(), m.group("verb").lower(), m.group("field"), m.group("value").strip().lower(), scope
 
 
 def _net_of(text: str):

@@ -233,6 +233,15 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     if dropped:
         out = [f for f in out if not (f.layer == "model" and f.index is not None and any(
             f.index >= at and words & set(re.findall(r"[a-z]{6,}", f.message.lower())) for at, words in dropped))]
+    # The model erring on a run its configuration moved to another model than every earlier run's: the change is the
+    # cause (an old model pinned in the deployment), the error what it did (kept in the change's evidence).
+    changed = next((f for f in out if f.kind == "model_changed"), None)
+    slips = [f for f in out if changed is not None and f.layer == "model" and f.index is not None and f.index >= changed.index
+             and f.severity in ("warning", "error")]
+    if changed is not None and slips:
+        out = [f for f in out if f is not changed and f not in slips] + [dataclasses.replace(
+            changed, severity="warning", message=f"{changed.message}; on it the model erred: {slips[0].message}",
+            evidence={**changed.evidence, "explains": [(f.kind, f.index) for f in slips]})]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
@@ -651,7 +660,7 @@ def _repetition(run: _Run) -> list[Finding]:
         back_to_back = n > 0 and keys[n - 1] == key and not is_error(tools[n - 1]) and (
             _same_output(tools[n - 1], step) or (run.requester(tools[n - 1]) is not None and run.requester(step) is None)
             or (_action(str(tool_name(step))) is not None and run.requester(step) is not None
-                and run.requester(step) is not run.requester(tools[n - 1]) and not _not_all_done(tools[n - 1].get("output"))))
+                and run.requester(step) is not run.requester(tools[n - 1]) and not _not_all_done(tools[n - 1].get("output"), str(tool_name(tools[n - 1])))))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
         if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
             continue
@@ -953,7 +962,7 @@ def _code_not_matched(run: _Run) -> list[Finding]:
 
 
 # The user closing the conversation: "that's all for now", "nothing else, thanks", "we're done".
-_CLOSING = re.compile(r"^\W*(?:(?:great|ok(?:ay)?|perfect|thanks?|thank\s+you|cool|good)\W+)*(?:that'?s\s+(?:all|it|everything)|nothing\s+"
+_CLOSING = re.compile(r"^\W*(?:(?:great|ok(?:ay)?|perfect|thanks?|thank\s+you|cool|good|no|nope)\W+)*(?:that'?s\s+(?:all|it|everything)|nothing\s+"
                       r"(?:else|more)|(?:we'?re|i'?m)\s+(?:all\s+)?(?:done|good|set)|no\s+more|all\s+good|that\s+will\s+be\s+all)\b", re.I)
 
 
@@ -984,7 +993,7 @@ def _done_again(run: _Run) -> list[Finding]:
     tools = run.record.tool_steps()
     for n, step in enumerate(tools):
         name = str(tool_name(step))
-        if _action(name) is None or is_error(step) or run.requester(step) is None or _not_all_done(step.get("output")):
+        if _action(name) is None or is_error(step) or run.requester(step) is None or _not_all_done(step.get("output"), name):
             continue  # (done in part, or refused: asking again is a retry of what is left)
         key = call_key(name, parse_json(step.get("input")))
         for between, later in enumerate(tools[n + 1:]):
@@ -2777,6 +2786,20 @@ _TIMED_OUT = re.compile(r"\btimed?[\s_-]?out\b|\btimeout(?:error|exception)?\b|\
                         r"\bdeadline\s+exceeded\b|\bgateway\s+time-?out\b", re.I)
 
 
+def _twice_forbidden(run: _Run, step: Mapping[str, Any], later: Mapping[str, Any]) -> bool:
+    """Whether the instructions the model had at a retry forbid the action twice, or say what to check when it gets
+    no answer ("Never approve a claim twice: if approve_claim did not answer, read the claim again")."""
+    asker, name = run.requester(later), str(tool_name(step))
+    action = _action(name)
+    if asker is None or action is None:
+        return False
+    told = run.told(asker)
+    forms = "|".join(re.escape(f) for f in _said_forms(action[0]))
+    return bool(re.search(rf"\b(?:never|not|don'?t)\s+(?:{forms})\b[^.\n]{{0,40}}\btwice\b", told, re.I) or re.search(
+        rf"\b{re.escape(name)}\b[^.\n]{{0,30}}\b(?:did\s+not\s+answer|does\s+not\s+answer|times?\s+out|timed\s+out|gets?\s+no\s+answer)"
+        rf"[^.\n]{{0,60}}\b(?:read|check|look|verify|confirm)", told, re.I))
+
+
 def _retried_unchecked(run: _Run) -> list[Finding]:
     """A call's error or result names a tool to call before trying again ("check list_payments before you retry")
     and the model asked for the same call again with no call of that tool in between; or a write's error says it
@@ -2789,8 +2812,11 @@ def _retried_unchecked(run: _Run) -> list[Finding]:
         rule = _FIRST_CHECK.search(said)
         maybe = _MAYBE_DONE.search(said) if rule is None else None
         if maybe is None and rule is None and _action(str(tool_name(step))) is not None and (
-                is_error(step) or re.match(r"\W*(?:error|exception|failed)\b", said, re.I)):
-            maybe = _TIMED_OUT.search(said)  # a write that timed out may have been done all the same
+                is_error(step) or re.match(r"\W*(?:error|exception|failed)\b", said, re.I)) and n + 1 < len(tools) \
+                and _twice_forbidden(run, step, tools[n + 1]):
+            # a write that timed out may have been done all the same: retried blind where the instructions forbid it
+            # twice (a retry after a timeout is fair recovery where they do not)
+            maybe = _TIMED_OUT.search(said)
         if maybe is not None and n + 1 < len(tools) and run.requester(tools[n + 1]) is not run.requester(step) \
                 and call_key(str(tool_name(tools[n + 1])), parse_json(tools[n + 1].get("input"))) == \
                 call_key(str(tool_name(step)), parse_json(step.get("input"))):
@@ -2880,7 +2906,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
                       or _gate_unverified(run, step, call, text) or _class_barred(run, step, call, text)
                       or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text)
-                      or _gross_not_netted(run, step, call, text))
+                      or _gross_not_netted(run, step, call, text) or _field_gate_unmet(run, step, call, text)
+                      or _cover_missing(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3148,6 +3175,72 @@ def _gross_not_netted(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     return None
 
 
+def _field_gate_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions bar until a field of its record has a value ("must not be approved before an
+    adjuster has inspected it (the claim's adjuster_visit 'done')"), called while the record the run read holds
+    another (adjuster_visit: null); for a rule scoped to records past a figure ("a claim whose estimate is over
+    $10,000"), only where the run read that figure past it (model, policy_violated at the call)."""
+    gates = _rules.read(text).field_gates
+    action = _action(call.name) if gates else None
+    if action is None:
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    verbs = {action[0], *_SYNONYMS.get(action[0], ())}
+    for said, verb, key, wanted, scope in gates:
+        if not any(verb.startswith(v[:5]) for v in verbs):
+            continue
+        held = [(s, r[key]) for s, r in records if key in r]
+        if not held or str(held[-1][1]).strip().lower() == wanted:
+            continue
+        if scope is not None:
+            measure, above, bound = scope
+            figures = [float(v) for _s, r in records for k, v in r.items() if measure in str(k).lower()
+                       and isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if not figures or not ((figures[-1] > bound) if above else (figures[-1] < bound)):
+                continue
+        source, value = held[-1]
+        return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: {key} is "
+                        f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said[:200],
+                        result_step=source["index"])
+    return None
+
+
+_PAYS = frozenset({"approve", "pay", "settle", "reimburse", "refund", "issue", "credit", "grant", "award", "compensate"})
+
+
+def _cover_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A payout for a loss of a kind the instructions cover only with something ("Flood damage is not covered unless
+    the policy has the flood rider"): approve_claim on a claim whose cause the run read as a flood, its policy's
+    riders holding no flood rider (tau-bench's policy violations; model, policy_violated at the call)."""
+    rules = _rules.read(text).not_covered
+    action = _action(call.name) if rules else None
+    if action is None or action[0] not in _PAYS:
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    read = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+            for r in _objects(tool_payload(s.get("output")))]
+    own = [(s, r) for s, r in read if any(isinstance(v, (str, int)) and str(v) in idents for v in r.values())]
+    for said, kind, needs in rules:
+        of_kind = next(((s, k) for s, r in own for k, v in r.items() if isinstance(v, str) and re.search(rf"\b{re.escape(kind)}", v, re.I)), None)
+        if of_kind is None or not needs:
+            continue
+        # the field listing the record's covers (riders: [], add_ons: ["theft cover"]), by the cover's last word
+        covers = [(s, k, v) for s, r in read for k, v in r.items() if str(k).lower().startswith(needs[-1][:5]) and isinstance(v, (list, str))]
+        if not covers:
+            continue
+        source, key, value = covers[-1]
+        if any(re.search(rf"\b{re.escape(needs[0])}", text_of(v), re.I) for v in (value if isinstance(value, list) else [value])):
+            continue
+        return _finding("policy_violated", "model", step["index"], [step["index"], of_kind[0]["index"], source["index"]],
+                        f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {of_kind[1]} says "
+                        f"{kind} (step {of_kind[0]['index']}) and {key} is {value!r} ({tool_name(source)}, step "
+                        f"{source['index']})", tool=call.name, rule=said, result_step=source["index"])
+    return None
+
+
 def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions forbid without a thing ("Never reset MFA without a security ticket") called with
     that thing neither in its arguments (ticket_id empty) nor made by an earlier call of the run (no create_ticket):
@@ -3367,33 +3460,53 @@ _NOT_DONE = frozenset({"rejected", "denied", "declined", "refused", "failed", "f
                        "invalid", "unavailable", "noop", "skipped"})
 
 
-def _not_all_done(output: Any) -> bool:
+def _not_all_done(output: Any, name: str | None = None) -> bool:
     """Whether an action's result says it was not done, or done only in part ({"status": "partial", "failed": ...}):
     asking for it again is a retry of what is left, not the action done twice."""
     outcome = _outcome(tool_payload(output))
-    return _refused(output) or (outcome is not None and str(outcome[1]).lower() in _PART_DONE)
+    return _refused(output, name) or (outcome is not None and str(outcome[1]).lower() in _PART_DONE)
 
 
 _PART_DONE = frozenset({"partial", "partially_done", "partial_failure", "partial_success", "incomplete", "pending"})
 
 
-def _refused(output: Any) -> bool:
+def _refused(output: Any, name: str | None = None) -> bool:
+    """Whether an action's result says it was not done - for an action named (`name`) whose own deed is a refusal
+    (deny_claim, reject_order, block_user), its own outcome ({"status": "denied"}) says it was done."""
     outcome = _outcome(tool_payload(output))
-    return outcome is not None and (outcome[1] is False or str(outcome[1]).lower().replace(" ", "_") in _NOT_DONE)
+    if outcome is None or not (outcome[1] is False or str(outcome[1]).lower().replace(" ", "_") in _NOT_DONE):
+        return False
+    action = _action(name) if name else None
+    return action is None or str(outcome[1]).lower() not in {f for v in (action[0], *_SYNONYMS.get(action[0], ())) for f in _past_forms(v)}
 
 
 def _claimed_despite_refusal(run: _Run) -> list[Finding]:
-    """The final answer says an action is done ("Done: I refunded 19.00 USD") that the run did call, but every
-    call of it answered that it was not done ({"status": "rejected", "reason": "already refunded"}): the model
-    reported the attempt as the deed (model; action_not_taken at the answer)."""
-    if not run.finals:
-        return []
-    step, text = max(run.finals, key=lambda item: item[0]["index"])
+    """An answer, or a message the agent sent (a letter, a post), says an action is done ("Done: I refunded 19.00
+    USD") that the run did call, but every call of it before answered that it was not done ({"status": "rejected",
+    "reason": "already refunded"}, a 500 'NOT approved'): the model reported the attempt as the deed (model;
+    action_not_taken where it was first said)."""
+    for step, text in _said_to_people(run):
+        found = _claim_refused(run, step, text)
+        if found is not None:
+            return [found]
+    return []
+
+
+def _said_to_people(run: _Run) -> list[tuple[Mapping[str, Any], str]]:
+    """What the run told people, in order: its answers (each turn's), and the text of the messages it sent (a letter,
+    a channel post, an e-mail), at the model call that asked for them."""
+    said = list(run.finals)
+    said += [(step, " ".join(v for v in _strings(call.arguments) if len(v) >= 12)) for step in run.llm for call in requested_calls(step)
+             if {w.lower() for w in _NAME_WORDS.findall(call.name)} & _SENDS]
+    return sorted(said, key=lambda item: item[0]["index"])
+
+
+def _claim_refused(run: _Run, step: Mapping[str, Any], text: str) -> Finding | None:
     tools = [s for s in run.record.tool_steps() if s["index"] < step["index"]]
     for name in dict.fromkeys(str(tool_name(s)) for s in tools):
         action = _action(name)
         calls = [s for s in tools if str(tool_name(s)) == name]
-        if action is None or not calls or not all(is_error(s) or _refused(s.get("output")) for s in calls):
+        if action is None or not calls or not all(is_error(s) or _refused(s.get("output"), name) for s in calls):
             continue
         if _shown_done(tools, calls[-1]):
             continue  # a later read shows it done after all (a timeout whose payment was made)
@@ -3408,11 +3521,11 @@ def _claimed_despite_refusal(run: _Run) -> list[Finding]:
                 if said and not _NO_CLAIM.search(clause.lower()):
                     last = calls[-1]
                     why = (text_of(last.get("output")) if last.get("output") is not None else "") or run.error(last)
-                    return [_finding("action_not_taken", "model", step["index"], [step["index"], last["index"]],
-                                     f"the answer at step {step['index']} says {said.group(0).strip()!r}, but {name} at step "
-                                     f"{last['index']} answered that it was not done ({(why or '')[:100]})",
-                                     tool=name, said=said.group(0).strip(), refused_step=last["index"])]
-    return []
+                    return _finding("action_not_taken", "model", step["index"], [step["index"], last["index"]],
+                                    f"step {step['index']} says {said.group(0).strip()!r}, but {name} at step "
+                                    f"{last['index']} answered that it was not done ({(why or '')[:100]})",
+                                    tool=name, said=said.group(0).strip(), refused_step=last["index"])
+    return None
 
 
 def _shown_done(tools: list[dict[str, Any]], failed: Mapping[str, Any]) -> bool:
@@ -4493,7 +4606,7 @@ def _partial_told_as_done(run: _Run) -> list[Finding]:
         action = _action(name)
         if not undone or action is None:
             continue
-        if any(str(tool_name(s)) == name and s["index"] > step["index"] and not is_error(s) and not _not_all_done(s.get("output"))
+        if any(str(tool_name(s)) == name and s["index"] > step["index"] and not is_error(s) and not _not_all_done(s.get("output"), name)
                for s in tools):
             continue  # finished later
         forms = [f for v in (action[0], *_SYNONYMS.get(action[0], ())) for f in _said_forms(v)]
@@ -8034,13 +8147,8 @@ def _done_while_pending(run: _Run) -> list[Finding]:
     the job 'running' or only 'queued' (never checked since), rows_loaded 388 of rows_expected 412 (MAST FM-3.2/3.3
     no or incorrect verification; model, input_ignored where it was said). Quiet when the words themselves say it is
     not done ("still running", "partial")."""
-    said = [(step, text) for step, text in run.finals]
-    said += [(step, " ".join(v for v in _strings(call.arguments) if len(v) >= 12)) for step in run.llm for call in requested_calls(step)
-             if {w.lower() for w in _NAME_WORDS.findall(call.name)} & _SENDS]
-    if not said:
-        return []
     tools = [s for s in run.record.tool_steps() if not is_error(s)]
-    for step, text in sorted(said, key=lambda item: item[0]["index"]):
+    for step, text in _said_to_people(run):
         done = _DONE_SAID.search(text)
         if done is None or _NOT_DONE_SAID.search(text):
             continue

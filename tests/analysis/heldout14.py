@@ -53,9 +53,12 @@ Built and scored blind, once (8051e15's detectors, agentotel/analysis/ unread; l
 frameworks) - diff top-1 36/37, check step+layer 12/37, good runs with a warning 19/37. Seven of the twelve check hits
 are right by chance: a missing_evidence error that reads rule 7 ('Write to the claimant with send_letter ... before
 you answer') as 'send_letter before approve_claim/deny_claim' lands on the faulty decision step, and fires the same
-on the good twin (RIGHT_BY_CHANCE); the honest count is 5/37 (the conversation lost twice, the repeated status poll,
-the 429 answered as success, the help center's version rule missing). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say
-why.
+on the good twin; the honest count is 5/37 (the conversation lost twice, the repeated status poll, the 429 answered
+as success, the help center's version rule missing).
+
+After session 24's rules, written against those misses in general form, each with a hand-built test in another
+trade (tests/analysis/test_scoped_rules.py, test_work_state.py, test_class_rules.py), the same recording scores
+check 24/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
 """
 
 from __future__ import annotations
@@ -962,98 +965,44 @@ DIFF_MISSED: dict[str, str] = {
                                    "the retrieval step @4 it holds; both carry the stale v2 text, and the tool step "
                                    "comes first - the truth, not diff, is the likelier one wrong here (kept as set)"),
 }
-_LETTER = ("missing_evidence (error) on the decision call: rule 7 ('Write to the claimant with send_letter stating the "
-           "decision ... before you answer') read as send_letter required before approve_claim / deny_claim / "
-           "schedule_adjuster - a letter states a decision already made")
-_FALSE_TOP = "top: the false " + _LETTER.split(" (")[0]
 _TOLD = "nothing found; "
+_TOOL_LAYER = "tool_error_ignored@{}/tool has the step but layer tool: the tool failed honestly ({}), the model "
 CHECK_MISSED: dict[str, str] = {
-    "prompt-langgraph-flood-rule-missing": (_FALSE_TOP + "@8; instructions_changed@2/prompt, the right answer, found "
-                                            "but a warning ranked below that error"),
-    "prompt-oi-anthropic-flood-rule-missing": _FALSE_TOP + "@7; instructions_changed@1/prompt found, ranked below",
-    "model-langgraph-approved-twice": (_FALSE_TOP + "@8; the fault unseen: approve_claim timed out @9 and was asked "
-                                       "again @10 with the claim unread (rule 6), a second payment PAY-77121"),
-    "model-oi-anthropic-approved-twice": _FALSE_TOP + "@7; the same second approve_claim @9 unseen",
-    "model-langgraph-no-clarification": (_FALSE_TOP + "@10; the fault unseen: list_claims@3 gave two open claims, the "
-                                         "latest (CL-9027, the roof) taken unasked at step 4 and paid"),
-    "model-langgraph-error-as-success": (_FALSE_TOP + "@8; tool_error_ignored@10 has the step but layer tool: the tool "
-                                         "failed honestly (500 'NOT approved'), the model wrote 'approved' to the "
-                                         "claimant"),
-    "model-oi-anthropic-error-as-success": _FALSE_TOP + "@7; tool_error_ignored@9/tool, the step right, layer tool",
-    "tool-langgraph-wrong-claim-estimate": ("wrong_target@8/model on a misread '$1,180.00' (read as 180.00, and '1'; "
-                                            "false); the fault unseen: estimate_damage(claim_id='CL-9013')@7 answered "
-                                            "claim_id 'CL-9031' - a tool answering another record"),
-    "model-langgraph-not-terminating": (_FALSE_TOP + "@8; the fault unseen: the claimant's 'No, that's all - thanks' "
-                                        "answered by a second send_letter@14"),
+    "model-langgraph-late-filing-approved": (_TOLD + "rule 5: filed_date 2026-11-02 is 45 days after loss_date "
+                                             "2026-09-18, no hospital stay in the notes, approve_claim@8 (a window between "
+                                             "two of the record's dates, and an 'unless' exception: not read)"),
+    "model-langgraph-late-excuse-ignored": (_TOLD + "the reverse: a late claim whose notes record a hospital stay "
+                                            "denied @6 (rule 5's exception ignored)"),
+    "model-langgraph-no-clarification": (_TOLD + "list_claims@3 gave two open claims, the latest (CL-9027, the roof) "
+                                         "taken unasked at step 4 and paid"),
+    "tool-langgraph-wrong-claim-estimate": (_TOLD + "estimate_damage(claim_id='CL-9013')@7 answered claim_id 'CL-9031' - "
+                                            "a tool answering another record"),
     "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
-                                            "policy requires first': get_policy ran and timed out); tool_error_ignored@6 "
-                                            "has the step but layer tool: the tool failed honestly, the model settled "
-                                            "with a deductible of 500 it never read"),
-    "product-langgraph-old-model-configured": (_FALSE_TOP + "@8; model_changed@2/product, the right answer, found as an "
-                                               "info, ranked below"),
-    "model-maf-wrong-table-dropped": (_TOLD + "drop_table(table='analytics.daily_revenue')@5, the published table, "
-                                      "where rule 3 says never drop outside staging (the twin drops staging.*)"),
+                                            "policy requires first': get_policy ran and timed out); "
+                                            + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "
+                                            "never read"),
     "prompt-maf-drop-rule-missing": (_TOLD + "no instructions_changed here (diff names it @1), though the two claims "
                                      "recorders' prompt pairs get one; the published table dropped @5"),
-    "model-maf-job-running-reported-done": (_TOLD + "get_job_status@12 says 'running' (120 of 412 rows), "
-                                            "notify_channel@13 announces it published"),
-    "model-maf-not-verified": _TOLD + "run_job@10 'queued', notify_channel@11 'published' with no get_job_status",
     "tool-maf-column-renamed": (_TOLD + "create_table_as@8 failed ('Binder Error: ... no column named customer_id. "
                                 "Candidate bindings: c.cust_id') after describe_table showed customer_id; the model "
                                 "reported it"),
-    "model-maf-partial-load-as-complete": (_TOLD + "get_job_status@14: rows_loaded 388 of rows_expected 412, "
-                                           "rejected_rows 24; notify_channel@15 announces it (rule 5)"),
     "model-maf-wrong-join-key": (_TOLD + "create_table_as@7 joins ON o.order_id = c.customer_id (rule 2: customer_id); "
                                  "6120 rows where earlier builds made 412"),
     "tool-agents-kb-stale-index": (_TOLD + "the retrieval @4 answers KB-101 with version 2's procedure (the reset pin) "
                                    "where the earlier runs' KB-101 said the pairing button; answered from it"),
-    "model-agents-kb-superseded-used": (_TOLD + "search_kb@3 ranks KB-101-v2 (superseded_by KB-101) first; the answer "
-                                        "@5 is its text (rule 2: never a superseded version)"),
     "model-agents-kb-wrong-product": (_TOLD + "the Hub 2 customer answered @5 from KB-087, product 'Hub' (1st "
                                       "generation), with KB-101 (Hub 2) beside it (rule 3)"),
     "model-agents-kb-not-in-passages": (_TOLD + "'Yes - water damage is covered ...' @5, where KB-220, the one "
                                         "passage, says nothing of water damage (rule 4: say so, open a ticket)"),
     "model-agents-kb-poor-query": (_TOLD + "asked how to factory reset a Hub 2, the model searched 'Lumen account "
                                    "password reset' @2 and answered the password article"),
-    "model-agents-kb-no-search": _TOLD + "the answer @2 with no search_kb at all (rule 1), the 1st-generation procedure",
     "model-agents-kb-weak-hits": (_TOLD + "the only hit, KB-412 (LED colours), answered @5 to 'how do I wipe it and "
                                   "start over' (the twin searches again)"),
 }
-# Check hits with the right step and layer for a wrong reason: the false missing_evidence above, on the faulty
-# decision step because the fault is the decision (the good twin gets the same finding on its own decision).
-RIGHT_BY_CHANCE = ["model-langgraph-deductible-not-subtracted", "model-langgraph-adjuster-skipped",
-                   "model-langgraph-flood-approved", "model-langgraph-late-filing-approved",
-                   "model-langgraph-late-excuse-ignored", "model-oi-anthropic-deductible-not-subtracted",
-                   "model-oi-anthropic-adjuster-skipped"]
-# Good runs with a warning, and why it is false: the slow test holds the set to these.
-_AMOUNT = ("; wrong_target twice on the approval: 'Approving $5,450.00: the estimate $6,450.00 less the $1,000 "
-           "deductible' read as '450' (the thousands separator) against approve_claim(amount=5450.0)")
-_NO_POLICY_WORD = ("; task_ignored on the answer: 'ends without a word of HP-4471' - the claimant's policy number "
-                   "need not be said back")
-_SETTLED = _LETTER + _AMOUNT + _NO_POLICY_WORD
-_DENIED = _LETTER + " (here deny_claim)" + _NO_POLICY_WORD
-_BOOKED = _LETTER + " (here schedule_adjuster)" + _NO_POLICY_WORD
-FALSE_ALARMS: dict[str, str] = {
-    "model-langgraph-deductible-not-subtracted": _SETTLED,
-    "model-langgraph-adjuster-skipped": _BOOKED,
-    "model-langgraph-flood-approved": _DENIED,
-    "prompt-langgraph-flood-rule-missing": _DENIED,
-    "model-langgraph-late-filing-approved": _DENIED,
-    "model-langgraph-late-excuse-ignored": _SETTLED + " (the probe: a late claim rightly paid for a hospital stay)",
-    "model-langgraph-approved-twice": _SETTLED,
-    "model-langgraph-no-clarification": _LETTER + _AMOUNT,
-    "model-langgraph-error-as-success": _SETTLED,
-    "tool-langgraph-wrong-claim-estimate": _SETTLED,
-    "model-langgraph-not-terminating": _SETTLED,
-    "memory-langgraph-context-trimmed": _LETTER + _AMOUNT,
-    "product-langgraph-old-model-configured": _BOOKED,
-    "model-oi-anthropic-deductible-not-subtracted": _SETTLED,
-    "model-oi-anthropic-adjuster-skipped": _BOOKED,
-    "prompt-oi-anthropic-flood-rule-missing": _DENIED,
-    "model-oi-anthropic-approved-twice": _SETTLED,
-    "model-oi-anthropic-error-as-success": _SETTLED,
-    "memory-oi-anthropic-context-trimmed": _LETTER + _AMOUNT,
-}
+# Good runs with a warning, and why it is false: the slow test holds the set to these. Blind there were 19 (a rule
+# asking for send_letter 'before you answer' read as a gate on the decision; '$5,450.00' read as 450; the claimant's
+# policy number taken for a task item): none since session 24's rules.
+FALSE_ALARMS: dict[str, str] = {}
 
 # The agents' check policies: a write needs its record read first.
 POLICY = {"required_before": {"approve_claim": ["get_claim", "get_policy"], "deny_claim": ["get_claim"],

@@ -174,7 +174,9 @@ def test_an_action_on_a_code_read_back_wrong_is_a_policy_violated(read, broken):
 
 @pytest.mark.parametrize("closing,acted", [
     ("Great, that's all for now - thanks.", True),
+    ("No, that's all - thanks.", True),  # the answer to "anything else?"
     ("Thanks! That's all, but can you also email the guest the invoice?", False),  # a last request
+    ("No, I also need the invoice emailed to the guest.", False),
 ])
 def test_an_action_after_the_user_closed_the_conversation_is_acted_after_done(closing, acted):
     run = _conversation(("user", "Cancel booking HB-3301."), ("cancel_booking", {"booking_id": "HB-3301"}, {"status": "cancelled"}),
@@ -225,3 +227,41 @@ def test_an_action_the_rules_allow_once_per_day_taken_again_that_day_is_a_policy
                         system=rules, answer="Done: B-118 is now due on 2026-05-28.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+# A warranty desk: a repair barred until an inspection is on the record, for costly repairs only; a kind of damage
+# paid only with a cover.
+WARRANTY = ("You are the warranty desk of Brightline Appliances.\n1. A repair whose quote is over $400 must not be "
+            "authorized before a technician has inspected the unit (the case's inspection 'passed').\n2. Water damage is "
+            "not covered unless the plan has the accident cover: decline such a case.")
+
+
+@pytest.mark.parametrize("quote,inspection,broken", [
+    (620.0, None, True),        # costly, never inspected
+    (620.0, "passed", False),   # inspected
+    (180.0, None, False),       # under the figure the rule is for
+])
+def test_an_action_barred_until_a_field_of_its_record_has_a_value_is_a_policy_violated_where_it_applies(quote, inspection, broken):
+    case = {"case_id": "WC-3140", "plan_id": "PL-77", "cause": "motor failure", "inspection": inspection}
+    run = _conversation(("user", "Please fix my washer, case WC-3140."), ("get_case", {"case_id": "WC-3140"}, case),
+                        ("quote_repair", {"case_id": "WC-3140"}, {"case_id": "WC-3140", "quote": quote}),
+                        ("authorize_repair", {"case_id": "WC-3140", "amount": quote}, {"status": "authorized"}),
+                        system=WARRANTY, answer="Your repair is authorized.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("cause,covers,broken", [
+    ("water damage after a pipe leak", [], True),
+    ("water damage after a pipe leak", ["accident cover"], False),
+    ("motor failure", [], False),
+])
+def test_a_payout_for_a_kind_of_loss_covered_only_with_a_cover_the_record_lacks_is_a_policy_violated(cause, covers, broken):
+    case = {"case_id": "WC-3140", "plan_id": "PL-77", "cause": cause, "inspection": "passed"}
+    plan = {"plan_id": "PL-77", "holder": "Dana Ortiz", "covers": covers}
+    run = _conversation(("user", "Please settle case WC-3140."), ("get_case", {"case_id": "WC-3140"}, case),
+                        ("get_plan", {"plan_id": "PL-77"}, plan),
+                        ("approve_payout", {"case_id": "WC-3140", "amount": 250.0}, {"status": "approved"}),
+                        system=WARRANTY, answer="Case WC-3140 is settled: 250.00 USD.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown

@@ -77,13 +77,20 @@ def test_an_amount_the_rules_net_of_another_given_gross_is_a_policy_violated(amo
     assert found == ([(5, "model")] if broken else []), shown
 
 
-@pytest.mark.parametrize("between,blind", [(False, True), (True, False)])
-def test_a_write_sent_again_after_a_timeout_with_nothing_checked_is_input_ignored(between, blind):
+@pytest.mark.parametrize("system,between,blind", [
+    ("You are the treasury agent. Never transfer funds twice: if transfer_funds times out, check list_transfers first.",
+     False, True),
+    ("You are the treasury agent. Never transfer funds twice: if transfer_funds times out, check list_transfers first.",
+     True, False),
+    ("You are the treasury agent.", False, False),  # no rule against it: a retry after a timeout is fair recovery
+])
+def test_a_write_sent_again_after_a_timeout_with_nothing_checked_where_the_rules_forbid_it_twice_is_input_ignored(
+        system, between, blind):
     transfer = ("transfer_funds", {"from": "ACC-1", "to": "ACC-7", "amount": 2500.0})
     turns = [("user", "Move 2,500 EUR from ACC-1 to ACC-7."), (*transfer, "Error: TimeoutError('bank gateway timed out after 30 s')")]
     turns += [("list_transfers", {"account": "ACC-1"}, {"transfers": []})] if between else []
     turns += [(*transfer, {"status": "completed", "transfer_id": "TR-5510"})]
-    run = _conversation(*turns, system="You are the treasury agent.", answer="Done: 2,500 EUR moved to ACC-7 (TR-5510).")
+    run = _conversation(*turns, system=system, answer="Done: 2,500 EUR moved to ACC-7 (TR-5510).")
     found, shown = _found(run, "input_ignored")
     assert bool(found) == blind, shown
 
@@ -121,3 +128,43 @@ def test_a_model_slip_a_rule_the_instructions_lost_used_to_forbid_is_explained_b
     assert [(f.kind, f.layer) for f in detect(run(base + rule), history)] == [("input_ignored", "model")]
     lost = detect(run(base), history)
     assert [(f.kind, f.index, f.layer) for f in lost] == [("instructions_changed", 1, "prompt")], format_findings(lost)
+
+
+def test_a_model_slip_on_a_run_moved_to_another_model_than_every_earlier_run_is_the_change_s():
+    from agentotel.analysis._record import History
+
+    def run(model):
+        built = _conversation(("user", "Please reimburse expense report EX-220."),
+                              ("get_expense_report", {"report_id": "EX-220"}, {"report_id": "EX-220", "claimed_total": 840.0}),
+                              ("get_employee", {"employee_id": "E-31"}, {"employee_id": "E-31", "travel_advance": 300.0}),
+                              ("reimburse", {"report_id": "EX-220", "amount": 840.0}, {"status": "paid"}),
+                              system=EXPENSES, answer="EX-220 is reimbursed: 840.00 EUR.")
+        for step in built.steps:
+            if step["type"] == "llm":
+                step["model"] = model
+        return built
+
+    history = History()
+    history.first_calls = [(f"earlier-{n}", {**run("gpt-4.1").steps[0], "agent": None}) for n in range(3)]
+    # on the model every earlier run used: the model's own slip
+    assert [(f.kind, f.layer) for f in detect(run("gpt-4.1"), history)] == [("policy_violated", "model")]
+    moved = detect(run("gpt-3.5-turbo"), history)
+    assert [(f.kind, f.index, f.layer, f.severity) for f in moved] == [("model_changed", 1, "product", "warning")], format_findings(moved)
+    assert moved[0].evidence["explains"] == [("policy_violated", 5)]
+
+
+@pytest.mark.parametrize("result,letter,flagged", [
+    ({"status": "failed", "reason": "card processor error: the refund was NOT issued"}, "Your refund of 80.00 EUR is issued.", True),
+    ({"status": "refunded", "refund_id": "RF-7"}, "Your refund of 80.00 EUR is issued.", False),
+    # an action whose own deed is a refusal: its outcome 'declined' is the deed done
+    (None, "We are sorry: your request R-3 is declined.", False),
+])
+def test_a_message_sent_saying_an_action_done_that_answered_not_done_is_action_not_taken(result, letter, flagged):
+    act = ("issue_refund", {"order_id": "#5120", "amount": 80.0}, result) if result else \
+        ("decline_request", {"request_id": "R-3"}, {"request_id": "R-3", "status": "declined"})
+    run = _conversation(("user", "Please sort out my order #5120."), act,
+                        ("send_email", {"to": "kim@example.com", "body": letter}, {"status": "sent"}),
+                        ("assistant", "All done - an e-mail confirms it. Anything else?"), ("user", "No, that's all - thanks."),
+                        system="You are the returns desk.", answer="You're welcome!")
+    found, shown = _found(run, "action_not_taken")
+    assert found == ([(3, "model")] if flagged else []), shown

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import duckdb
@@ -337,3 +338,39 @@ def test_dictionaries_only_where_they_pay(tmp_path, sdk):
     large = encodings["large"]
     assert all("RLE_DICTIONARY" in large[c] for c in ("name", "tool_name", "run_id", "attributes.key_value.value"))
     assert "RLE_DICTIONARY" not in large["request_model"] and "RLE_DICTIONARY" not in large["events.list.element.name"]
+
+
+def test_instructions_that_vary_by_run_are_stored_once_per_file(tmp_path, sdk):
+    """A model call's system instructions, sent again on every call of its run and different in each run (a
+    template with the customer's name), are kept in the attributes map's dictionary once each, also when a
+    file's runs hold more of them than pyarrow's 1 MiB default dictionary page. Readers get every call's
+    instructions back."""
+    from opentelemetry import trace
+
+    block = hashlib.sha256(b"template").hexdigest()
+    template = "".join(block := hashlib.sha256(block.encode()).hexdigest() for _ in range(125))  # 8 KB
+    tracer, finished = sdk
+    for run in range(300):  # 300 runs x 8 KB of distinct instructions: 2.4 MB
+        root = tracer.start_span("invoke_agent support", start_time=T0 + run * 10**9)
+        context = trace.set_span_in_context(root)
+        for call in range(4):
+            span = tracer.start_span("chat gpt-4o", context=context, kind=SpanKind.CLIENT, start_time=T0 + run * 10**9 + call)
+            span.set_attributes({sc.GEN_AI_OPERATION_NAME: "chat", sc.AGENTOTEL_RUN_ID: f"run-{run}",
+                                 sc.GEN_AI_SYSTEM_INSTRUCTIONS: json.dumps([{"type": "text", "content": f"{template} Customer {run}."}])})
+            span.end(end_time=T0 + run * 10**9 + call + 1)
+        root.end(end_time=T0 + run * 10**9 + 10)
+    spans = finished()
+    exporter = ParquetSpanExporter(tmp_path)
+    exporter.export(spans)
+    exporter.shutdown()
+    (path,) = parquet_files(tmp_path)
+
+    metadata = pq.read_metadata(path)
+    values = [metadata.row_group(g).column(c) for g in range(metadata.num_row_groups)
+              for c in range(metadata.num_columns) if metadata.row_group(g).column(c).path_in_schema == "attributes.key_value.value"]
+    distinct = {s.attributes[sc.GEN_AI_SYSTEM_INSTRUCTIONS] for s in spans if sc.GEN_AI_SYSTEM_INSTRUCTIONS in s.attributes}
+    # The column's values before compression: each run's instructions once (the dictionary), not once more per
+    # later call in pages of plain values (a dictionary cut at 1 MiB: 2.4 -> 5.9 MB here).
+    assert sum(v.total_uncompressed_size for v in values) < 1.2 * sum(len(i.encode()) for i in distinct)
+    got = duckdb.sql(f"select span_id, attributes['{sc.GEN_AI_SYSTEM_INSTRUCTIONS}'] from read_parquet('{path}')").fetchall()
+    assert sorted(got) == sorted((f"{s.context.span_id:016x}", s.attributes.get(sc.GEN_AI_SYSTEM_INSTRUCTIONS)) for s in spans)
