@@ -980,7 +980,23 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     in the same process (a renamed copy, arms shuffled, load 4-5): 0.92-0.96x its overhead. The row,
     three runs at load 2-4: 0.992x (95% interval 0.94-1.05), 1.04x (1.00-1.08) and the committed 1.04x
     (1.00-1.08, per process 0.95-1.09; the code before: 1.06x, 1.02-1.11, at load ~1.7): at the peer's
-    level, not clearly below it. Capture off still saves ~12-17 µs (the input payloads, ~6 µs of it alone)."""
+    level, not clearly below it. Capture off still saves ~12-17 µs (the input payloads, ~6 µs of it alone).
+
+    Session 24 (load 4-10, the machine shared): variants against the previous code in one process (renamed
+    copies of the package, arms shuffled, 6 x 250-300 rounds). An A/A pair of identical copies came out at
+    1.008x, 1.019x and 1.054x in three runs: nothing under ~5 % is resolvable this way at that load. Not kept:
+    the request's payloads encoded after the call with the output (content.py entered cold once, not twice):
+    1.016x (95% interval 0.95-1.07), as session 19 found; a prompt and a system instruction of one text part
+    matched by `_text_json`'s straight path like the output (one function, `_known_json`, no longer entered):
+    1.053x (0.99-1.13) and +12k instructions a call (343.1k vs 331.0k: the match runs ~220 bytecodes more
+    than `_known_json`'s C encode and set look-up of a repeated text); `_tracing.set_attributes`' per-value
+    tests made as C set tests (582 -> 304 bytecodes a call; warm 2.29 vs 2.50 µs): 1.033x and 1.037x (C
+    paths the SDK does not run cost cold as bytecodes do). Kept: the tracer, the metrics instruments and the
+    capture flag asked inline (functions entered 24 -> 21; 1.078x and 1.013x depending on the arms' order:
+    within that noise). Where the time is (stubs in one process, 400 rounds, load ~8; median of rounds / 10th
+    percentile): capture off saves 14 / 12 µs of 85 / 68, the input and system encodings 3 / 8, making the
+    span current during the SDK call (which OpenLLMetry does not) 3 / 3, the cost 4 / 1. The row, load 4-6:
+    0.938x (95% interval 0.86-1.04, per process 0.88-0.96); main's run of the same content code 0.962x."""
     calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):

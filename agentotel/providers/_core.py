@@ -396,7 +396,11 @@ class ModelCall:
         name = f"{request.operation} {request.model}" if request.model else request.operation
         # The context the wrapper found current, passed on: the SDK would look it up twice more.
         self._parent = parent
-        span = self.span = _tracer(request.provider).start_span(name, parent, SpanKind.CLIENT, attributes)
+        # `_tracer(request.provider)`, its usual case inline (see the note above on what a call costs).
+        tracer = _tracers.get((_tracing._tracer_provider or trace.get_tracer_provider(), request.provider))
+        if tracer is None:
+            tracer = _tracer(request.provider)
+        span = self.span = tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
         self._inputs: dict[str, str] | None = None
         try:
             payload = self.payload = Payload()
@@ -566,7 +570,12 @@ class ModelCall:
                 span.set_status(Status(StatusCode.ERROR, kind))
             if payload.redactions or payload.truncated:
                 payload.apply_markers(span)
-        instruments = _metrics()
+        # `_metrics()`, its usual case inline: the instruments kept while neither meter provider changed.
+        cached, api = _instruments, _tracing._metrics_api
+        if cached is not None and cached[2] is _tracing._meter_provider and api is not None and cached[3] is getattr(api, "_METER_PROVIDER", None):
+            instruments = cached[1]
+        else:
+            instruments = _metrics()
         if instruments is not None:
             self._record_metrics(instruments, response, usage, cost, duration, kind)
 

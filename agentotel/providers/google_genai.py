@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentotel import _config
 from agentotel._context import PendingToolCall, canonical_arguments, current_run, stable_call_id
 from agentotel.providers._core import (
     Patch,
     Request,
     Response,
     Usage,
-    capturing,
     field_of,
     given,
     media_part,
@@ -387,7 +387,8 @@ def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Req
         attributes[GEN_AI_REQUEST_STREAM] = True
     model = kwargs.get("model")
     messages = instructions = None
-    if capturing():
+    settings = _config._current  # `capturing()`, its usual case inline
+    if (settings if settings is not None else _config.current()).capture_content:
         # The usual prompt and system instruction, plain strings, read here (text_part's dicts, inline:
         # each function this path enters costs more than its body, see providers/_core.ModelCall).
         contents = kwargs.get("contents")
