@@ -6027,6 +6027,11 @@ def _given_changed(run: _Run) -> list[Finding]:
     for (agent, model), first in firsts.items():
         earlier = [(run_id, call) for run_id, call in run.history.first_calls
                    if call.get("model") in (None, model) and call.get("agent") == agent]
+        same_model = [(run_id, call) for run_id, call in run.history.first_calls if call.get("model") in (None, model)]
+        if not earlier and agent is None and len(firsts) == 1 and len({call.get("agent") for _r, call in same_model}) == 1:
+            # one agent throughout, that the history saw as an agent step where this run's trajectory shows the run
+            # itself (an agent framework's own span right under agentotel's, dropped as a duplicate there)
+            earlier = same_model
         if earlier:
             out += _prompt_changed(run, first, earlier, tools=agent not in seen)
         seen.add(agent)
@@ -6470,6 +6475,20 @@ def _other_subject(run: _Run) -> list[Finding]:
                                 f"{step.get('name')} at step {step['index']} was asked for {token} and returned records of "
                                 f"{', '.join(dict.fromkeys(others[:3]))} only", asked=token, returned=list(dict.fromkeys(others))[:10]))
             break
+    # A tool asked about one record by its id (estimate_damage(claim_id='CL-9013')) answering about another under the
+    # same key (claim_id 'CL-9031'), the one asked for nowhere in it.
+    for step in run.record.tool_steps():
+        asked, payload = parse_json(step.get("input")), tool_payload(step.get("output"))
+        if out or is_error(step) or not isinstance(asked, Mapping) or not isinstance(payload, Mapping):
+            continue
+        for key, value in asked.items():
+            other = payload.get(key)
+            if re.search(r"(?:^|_)id$", str(key), re.I) and _id_like(value) and _id_like(other) and str(other) != str(value) \
+                    and _qualifier_shape(str(other)) == _qualifier_shape(str(value)) and str(value) not in text_of(step.get("output")):
+                out.append(_finding("other_subject_retrieved", "tool", step["index"], [step["index"]],
+                                    f"{tool_name(step)} at step {step['index']} was asked for {key} {value} and answered for "
+                                    f"{key} {other}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
+                break
     return out
 
 

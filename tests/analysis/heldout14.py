@@ -58,7 +58,7 @@ as success, the help center's version rule missing).
 
 After session 24's rules, written against those misses in general form, each with a hand-built test in another
 trade (tests/analysis/test_scoped_rules.py, test_work_state.py, test_class_rules.py), the same recording scores
-check 25/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
+check 27/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
 """
 
 from __future__ import annotations
@@ -973,14 +973,10 @@ CHECK_MISSED: dict[str, str] = {
                                              "two of the record's dates, and an 'unless' exception: not read)"),
     "model-langgraph-late-excuse-ignored": (_TOLD + "the reverse: a late claim whose notes record a hospital stay "
                                             "denied @6 (rule 5's exception ignored)"),
-    "tool-langgraph-wrong-claim-estimate": (_TOLD + "estimate_damage(claim_id='CL-9013')@7 answered claim_id 'CL-9031' - "
-                                            "a tool answering another record"),
     "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
                                             "policy requires first': get_policy ran and timed out); "
                                             + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "
                                             "never read"),
-    "prompt-maf-drop-rule-missing": (_TOLD + "no instructions_changed here (diff names it @1), though the two claims "
-                                     "recorders' prompt pairs get one; the published table dropped @5"),
     "tool-maf-column-renamed": (_TOLD + "create_table_as@8 failed ('Binder Error: ... no column named customer_id. "
                                 "Candidate bindings: c.cust_id') after describe_table showed customer_id; the model "
                                 "reported it"),

@@ -184,3 +184,12 @@ def test_one_of_several_records_a_listing_gave_taken_unasked_is_clarification_sk
     found, shown = _found(run, "clarification_skipped")
     # picked where the model first took it: the read of the one it chose
     assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("answered,flagged", [("SH-4401", True), ("SH-4410", False)])
+def test_a_tool_asked_about_one_record_answering_about_another_is_other_subject_retrieved(answered, flagged):
+    run = _conversation(("user", "Where is shipment SH-4410?"),
+                        ("get_shipment", {"shipment_id": "SH-4410"}, {"shipment_id": answered, "status": "in transit", "eta": "2026-12-06"}),
+                        system="You are the logistics desk.", answer="SH-4410 is in transit, due on 2026-12-06.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if flagged else []), shown
