@@ -122,3 +122,16 @@ def test_compaction_leaves_what_it_cannot_read_as_spans_where_it_is_and_merges_t
     assert [r[0] for r in traces.sql("SELECT run_id FROM runs ORDER BY run_id").fetchall()] == [
         "run-good1", "run-good2", "run-good3"]
     assert sorted(w.split(":")[0] for w in traces.warnings) == sorted(f"skipped {partition / name}" for name in odd)
+
+
+def test_token_counts_whose_total_is_past_64_bits_never_fail_the_runs_listing(tmp_path):
+    # Before: DuckDB's "Type INT128 with value ... can't be cast" for every runs listing of the store, from two
+    # spans of one run whose (valid 64-bit) token counts a sender made up.
+    s = SpanStore(tmp_path)
+    weather_run(s, "run-good1")
+    bogus = s.run("weather", "run-bogus")
+    for text in ("one", "two"):
+        bogus.llm(assistant(text), input_tokens=2**62 + 1)
+    s.write()
+    rows = dict(agentotel.open(tmp_path).sql("SELECT run_id, input_tokens FROM runs").fetchall())
+    assert rows == {"run-good1": 200, "run-bogus": 2**63 - 1}  # as far as it goes
