@@ -40,7 +40,7 @@ from agentotel.store import fs, integrity, wal
 from agentotel.store.messages import borrow_outputs, chain_table
 from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, not_spans, upgrade
 from agentotel.store.writer import (COMPACT_PAYLOAD_LEVEL, KEPT_ORDER, REPLACES_KEY, SPANS_DIR, by_trace_start, parquet_files,
-                                    publish, recover, replaces, sorted_table)
+                                    publish, recover, replaces)
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
