@@ -35,11 +35,11 @@ def canonical_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python recurses: the text itself
             return arguments
     try:
         return _CANONICAL.encode(arguments)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return repr(arguments)
 
 

@@ -16,7 +16,7 @@ def parse(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return whole_characters(json.loads(value), value)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than Python recurses: text, as any other non-JSON
             return value
     return value
 

@@ -146,7 +146,7 @@ def requested_calls(step: Mapping[str, Any]) -> list[RequestedCall]:
             if isinstance(raw, str):
                 try:
                     raw = json.loads(raw) if raw.strip() else {}
-                except ValueError:
+                except (ValueError, RecursionError):  # nested deeper than Python recurses: not valid arguments
                     valid = False
             calls.append(RequestedCall(part.get("id"), str(part.get("name") or ""), raw, valid))
     return calls

@@ -109,13 +109,18 @@ def _output(step: Step) -> Any:
     return _without_call_ids(step.output) if step.type == "llm" else step.output
 
 
+def _list(value: Any) -> list:
+    """`value` when it is a list, else none: a message's parts as a sender may have mangled them."""
+    return value if isinstance(value, list) else []
+
+
 def _empty(step: Step) -> bool:
     """Whether a step produced nothing: a model answer with no text and no tool call, an empty result."""
     value = step.output
     if step.type == "llm" and isinstance(value, list):
         return not any(
             (p.get("type") != "text" or (isinstance(p.get("content"), str) and p["content"].strip()))
-            for m in value if isinstance(m, dict) for p in (m.get("parts") or []) if isinstance(p, dict)
+            for m in value if isinstance(m, dict) for p in _list(m.get("parts")) if isinstance(p, dict)
         )
     return value is None or value == "" or value == [] or value == {} or (isinstance(value, str) and not value.strip())
 

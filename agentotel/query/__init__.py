@@ -255,6 +255,9 @@ def _pattern(file: str) -> str:
     return str(path.parent.parent.parent / "*" / path.parent.name / path.name)
 
 
+_ALL_ROWS = 2**63 - 1  # a LIMIT past DuckDB's BIGINT fails to bind
+
+
 class Traces:
     """DuckDB over one store directory: `.sql()`, `.runs()`, `.trajectory()`, `.diff()`.
 
@@ -655,6 +658,8 @@ class Traces:
              agent: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> duckdb.DuckDBPyRelation:
         """Runs, newest first, as a DuckDB relation (one row per run, the `runs` view's columns), optionally
         only one user's, one status ('ok', 'error', 'running'), one agent's, or started in [since, until)."""
+        if limit is not None and limit >= _ALL_ROWS:
+            limit = None  # more runs than any store holds (and than DuckDB's LIMIT takes): all of them
         params = {"user": user, "limit": limit, "status": status, "agent": agent, "since": since, "until": until}
         if self._mirror is not None:
             params["since"] = self._fetch_runs(params)

@@ -135,6 +135,14 @@ def _check(path: Path) -> _Verdict:
     if version < schema.SCHEMA_VERSION and version not in MIGRATIONS:
         return _Verdict(_SKIP, version, f"no migration from schema version {version}")
     missing = set(schema.COLUMNS) - set(file_schema.names)
+    not_spans = schema.not_spans(file_schema.names)
+    if not_spans is not None:
+        return _Verdict(_SKIP, version, not_spans)
+    if schema.foreign_columns(file_schema):
+        # A column of another type (or one the schema lacks) makes DuckDB's read of all the files fail, or
+        # cast every file's column to this one's type: such a file is read through pyarrow, column by column,
+        # and left out with a warning naming the column if a value cannot be read as the schema's type.
+        return _Verdict(_MIGRATE, version)
     if version == schema.SCHEMA_VERSION and not missing:
         return _Verdict(_CURRENT, version, starts=starts)
     if version in (2, 3, 4) and missing <= set(schema.STORAGE_COLUMNS):
@@ -260,7 +268,7 @@ def _load_parquet(directory: Path, *, tolerate_missing: bool = False) -> Sources
                     continue
                 return None
             except Exception as exc:  # noqa: BLE001 - as for a damaged footer: skip, say which file
-                sources.warnings.append(f"skipped {path}: cannot migrate ({_one_line(exc)})")
+                sources.warnings.append(f"skipped {path}: cannot read it as spans ({_one_line(exc)})")
         else:
             sources.warnings.append(f"skipped {path}: {verdict.reason}")
     if migrated:

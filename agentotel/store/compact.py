@@ -38,9 +38,9 @@ import pyarrow.parquet as pq
 
 from agentotel.store import fs, integrity, wal
 from agentotel.store.messages import borrow_outputs, chain_table
-from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, upgrade
+from agentotel.store.schema import SCHEMA_VERSION, SPAN_SCHEMA, STORAGE_COLUMNS, file_version, not_spans, upgrade
 from agentotel.store.writer import (COMPACT_PAYLOAD_LEVEL, KEPT_ORDER, REPLACES_KEY, SPANS_DIR, by_trace_start, parquet_files,
-                                    publish, recover, replaces, sorted_table)
+                                    publish, recover, replaces)
 
 SMALL_BYTES = 32 * 1024 * 1024  # files below this size on disk are merged
 # Inputs per merged file, at most, counted uncompressed: a merge holds them in memory, and agent
@@ -104,13 +104,21 @@ def retire_superseded(directory: str | os.PathLike[str]) -> int:
 
 
 def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int, target_bytes: int) -> None:
-    files = [Path(p) for p in parquet_files(partition.parent.parent) if Path(p).parent == partition]
+    listed = [Path(p) for p in parquet_files(partition.parent.parent) if Path(p).parent == partition]
     stats["partitions"] += 1
-    stats["files_before"] += len(files)
+    stats["files_before"] += len(listed)
+    stats["bytes_before"] += sum(p.stat().st_size for p in listed)
+    versions = {p: _version(p) for p in listed}
+    # What compaction cannot read as spans (an unreadable footer, another tool's table, a newer schema's
+    # file) stays as it is, untouched: readers skip it with a warning naming it, and merging it would drop
+    # it, or the columns this agentotel does not know.
+    left = [p for p in listed if versions[p] is None]
+    stats["files_after"] += len(left)
+    stats["bytes_after"] += sum(p.stat().st_size for p in left)
+    files = [p for p in listed if versions[p] is not None]
     sizes = {p: p.stat().st_size for p in files}
-    stats["bytes_before"] += sum(sizes.values())
     # A file of an older schema version is rewritten whatever its size: that brings its rows up to date.
-    old = {p for p in files if _version(p) < SCHEMA_VERSION}
+    old = {p: versions[p] for p in files if versions[p] < SCHEMA_VERSION}  # file -> its version
     small = [p for p in files if sizes[p] < small_bytes or p in old]
     groups: list[list[Path]] = []
     group_bytes = 0
@@ -167,14 +175,17 @@ def _compact_partition(partition: Path, stats: dict[str, Any], small_bytes: int,
     stats["bytes_after"] += sum(p.stat().st_size for p in out)
 
 
-def _version(path: Path) -> int:
+def _version(path: Path) -> int | None:
+    """The file's schema version; None for a file compaction leaves alone (see `_compact_partition`)."""
     try:
-        return file_version(pq.read_schema(path).metadata)
+        file_schema = pq.read_schema(path)
+        version = file_version(file_schema.metadata)
     except (ValueError, OSError, pa.ArrowException):
-        return SCHEMA_VERSION  # unreadable or odd: left as it is (readers skip it with a warning)
+        return None
+    return None if version > SCHEMA_VERSION or not_spans(file_schema.names) else version
 
 
-def _read_whole(partition: Path, group: list[Path], old: Any) -> list[pa.Table]:
+def _read_whole(partition: Path, group: list[Path], old: dict[Path, int]) -> list[pa.Table]:
     """The group's tables, every page checked, files of an older schema upgraded: a damaged input is set
     aside (see integrity.py) and the group merged without it. Merging it would give its damage fresh,
     valid checksums."""
@@ -182,7 +193,7 @@ def _read_whole(partition: Path, group: list[Path], old: Any) -> list[pa.Table]:
     for path in list(group):
         try:
             if path in old:
-                tables.append(upgrade(pq.read_table(path, page_checksum_verification=True), _version(path)))
+                tables.append(upgrade(pq.read_table(path, page_checksum_verification=True), old[path]))
             else:
                 tables.append(pq.read_table(path, schema=SPAN_SCHEMA, page_checksum_verification=True))
         except (OSError, pa.ArrowException) as exc:
@@ -210,14 +221,14 @@ def _drop_duplicates(table: pa.Table) -> pa.Table:
     return table.take(pa.array(sorted(first.column("__row_min").to_pylist()), type=pa.int64()))
 
 
-def _from_old_files(tables: list[pa.Table], group: list[Path], old: Any, *, below: int = 3, since: int = 0) -> set[tuple[str, str]]:
+def _from_old_files(tables: list[pa.Table], group: list[Path], old: dict[Path, int], *, below: int = 3, since: int = 0) -> set[tuple[str, str]]:
     """(trace_id, span_id) of the rows read from files of schema versions [since, below): by default those
     written before conversations were stored once (version 2 and older: every input whole). Version 3 and 4
     rows are the current form already but for what they could borrow (borrow_outputs); later rows may
     refer to them."""
     found: set[tuple[str, str]] = set()
     for path, table in zip(group, tables):  # _read_whole keeps `group` and its tables in step
-        if path in old and since <= _version(path) < below:
+        if path in old and since <= old[path] < below:
             found.update(zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
     return found
 

@@ -47,6 +47,10 @@ _MAX_CHUNK_SPANS = 4096
 
 _NONE: tuple = ()
 _EVENTS_PER_SPAN = 10  # events and links a request may hold, per span it may hold (OTel's SDK keeps 128 a span)
+# Attribute values a request may hold, per span it may hold. An attribute an agent records takes 20 bytes or more
+# on the wire (a key such as gen_ai.usage.input_tokens, and its value), so a request within the byte limit
+# (64 MiB) reaches this only when its values average under 21 bytes; a 2-byte empty one costs ~55 bytes parsed.
+_VALUES_PER_SPAN = 32
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
 
@@ -68,6 +72,13 @@ def _too_many_parts(spans: int, limit: int) -> TooManySpans:
     most = _EVENTS_PER_SPAN * limit
     return TooManySpans(f"request holds more than {most} span events and links; at most {most} are accepted per "
                         f"request ({_EVENTS_PER_SPAN} for each span of the {limit} a request may hold)", spans)
+
+
+def _too_many_values(spans: int, limit: int) -> TooManySpans:
+    most = _VALUES_PER_SPAN * limit
+    return TooManySpans(f"request holds more than {most} attribute values; at most {most} are accepted per request "
+                        f"({_VALUES_PER_SPAN} for each span of the {limit} a request may hold, counting the attributes of "
+                        "spans, events, links, resources and scopes, and each value in an array or key-value list)", spans)
 
 
 class InvalidRequest(ValueError):
@@ -255,117 +266,255 @@ def convert(request: ExportTraceServiceRequest, *, max_spans: int | None = None)
 # -- protobuf requests ------------------------------------------------------------------------------
 def parse_protobuf(data: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """The ExportTraceServiceRequest of a protobuf body (DecodeError when it is none); TooManySpans, before
-    any span is built, when it holds more than `max_spans`, or more than _EVENTS_PER_SPAN times that many
-    span events and links.
+    any span is built, when it holds more than `max_spans`, more than _EVENTS_PER_SPAN times that many
+    span events and links, or more than _VALUES_PER_SPAN times that many attribute values.
 
-    A span, an event or a link costs protobuf ~60-170 bytes of memory once parsed, and as little as 2 bytes
-    on the wire (an empty one): 60 MB of empty spans (60 KB gzipped) took 5 GB and 19 s to parse before
-    convert() could count them, 64 MiB of empty events in one span 2 GB and 7 s. So a body that could hold
-    more than the limits has its spans (and, when it could hold more of them than allowed, its spans'
-    events and links) counted on the wire first, up to one past the limit.
+    A span, an event, a link or an attribute value costs protobuf ~55-170 bytes of memory once parsed, and
+    as little as 2 bytes on the wire (an empty one): 60 MB of empty spans (60 KB gzipped) took 5 GB and
+    19 s to parse before convert() could count them, 64 MiB of empty events in one span 2 GB and 7 s, of
+    empty attributes (or empty values in one attribute's array) 1.7-1.9 GB to parse and 8-15 s to convert.
+    So a body that could hold more than the limits has its spans, events and links, and attribute values
+    (those of spans, events, links, resources and scopes, and every value nested in an array or a key-value
+    list) counted on the wire first, each up to one past its limit.
 
     A string that is not UTF-8 (which protobuf refuses the whole request for) gets U+FFFD for its bad bytes.
     """
     if max_spans is not None and len(data) > 2 * max_spans:
-        most_parts = _EVENTS_PER_SPAN * max_spans
-        spans, parts = _count_on_the_wire(data, max_spans, most_parts if len(data) > 2 * most_parts else None)
-        if spans > max_spans:
-            raise _too_many(spans, max_spans, counted_to_the_limit=True)
-        if parts > most_parts:
-            raise _too_many_parts(spans, max_spans)
+        most_parts, most_values = _EVENTS_PER_SPAN * max_spans, _VALUES_PER_SPAN * max_spans
+        try:
+            counted = _Count(data, max_spans, most_parts if len(data) > 2 * most_parts else -1,
+                             most_values if len(data) > 2 * most_values else -1)
+        except (IndexError, ValueError, RecursionError):
+            # Broken where protobuf would find it broken too (the walk reads every wire type it reads, groups
+            # included, nested no deeper than it allows): refused as it would be, and never parsed, so a walk
+            # that stopped early can let nothing past the limits.
+            raise DecodeError("Error parsing message: not a well-formed OTLP protobuf request") from None
+        if counted.spans > max_spans:
+            raise _too_many(counted.spans, max_spans, counted_to_the_limit=True)
+        if counted.parts > most_parts:
+            raise _too_many_parts(counted.spans, max_spans)
+        if counted.values > most_values:
+            raise _too_many_values(counted.spans, max_spans)
     try:
         return ExportTraceServiceRequest.FromString(data)
     except DecodeError:
         return repaired(data)
 
 
-def _count_on_the_wire(data: bytes, max_spans: int, max_parts: int | None) -> tuple[int, int]:
-    """How many spans a serialized request holds, and (with `max_parts`) how many span events and links,
-    each counted until it passes its limit, or (events and links) until they cannot; (0, 0) when the wire
-    format is broken (FromString then says how)."""
-    spans: list[tuple[int, int]] = []
-    try:
+# Messages nested deeper than this are no request protobuf reads (its upb parser stops at 100 levels).
+_MAX_DEPTH = 100
+
+# Wire tags (field number << 3 | wire type 2) of the messages walked below.
+_SPAN_ATTRIBUTE, _EVENT_TAG, _LINK_TAG = 9 << 3 | 2, 11 << 3 | 2, 13 << 3 | 2  # Span.attributes, .events, .links
+_KEY, _VALUE = 1 << 3 | 2, 2 << 3 | 2  # KeyValue.key, KeyValue.value
+_STRING, _BOOL, _INT, _DOUBLE = 1 << 3 | 2, 2 << 3, 3 << 3, 4 << 3 | 1  # AnyValue's scalars
+
+
+class _Count:
+    """A serialized request's spans, span events and links, and attribute values, counted on the wire.
+
+    Each count stops one past its limit (a limit of -1: not counted). Spans are walked largest first, and
+    only until the rest could not hold enough to pass a limit (a value, an event or a link takes 2 bytes at
+    least): in a request of agent spans, the few holding whole conversations, each crossed in a few hops.
+    Raises ValueError or IndexError where the wire format is broken.
+    """
+
+    def __init__(self, data: bytes, max_spans: int, max_parts: int, max_values: int) -> None:
+        self.data = data
+        self.spans = self.parts = self.values = 0
+        self.max_parts, self.max_values = max_parts, max_values
+        spans: list[tuple[int, int]] = []
         for start, end in _fields(data, 0, len(data), 1):  # ExportTraceServiceRequest.resource_spans
-            for start2, end2 in _fields(data, start, end, 2):  # ResourceSpans.scope_spans
-                for span in _fields(data, start2, end2, 2):  # ScopeSpans.spans
-                    spans.append(span)
-                    if len(spans) > max_spans:
-                        return len(spans), 0
-        if max_parts is None:
-            return len(spans), 0
-        # A span of n bytes holds at most n / 2 events and links (2 bytes for an empty one). Walking a span's
-        # fields costs a few us, so spans are walked largest first, only until the others could not hold
-        # enough to pass the limit: in a request of agent spans, the few holding whole conversations.
+            for number, start2, end2 in _all_fields(data, start, end):
+                if number == 1 and max_values >= 0:  # ResourceSpans.resource: its attributes (field 1)
+                    self._attributes_of(start2, end2, 1)
+                elif number == 2:  # ResourceSpans.scope_spans
+                    for number3, start3, end3 in _all_fields(data, start2, end2):
+                        if number3 == 2:  # ScopeSpans.spans
+                            spans.append((start3, end3))
+                            if len(spans) > max_spans:
+                                self.spans = len(spans)
+                                return
+                        elif number3 == 1 and max_values >= 0:  # ScopeSpans.scope: its attributes (field 3)
+                            self._attributes_of(start3, end3, 3)
+            if self._past():
+                break
+        self.spans = len(spans)
+        if max_parts < 0 and max_values < 0:
+            return
         could_hold = sum(end - start for start, end in spans) // 2
-        parts = 0
         for start, end in sorted(spans, key=lambda span: span[0] - span[1]):
-            if parts + could_hold <= max_parts:
+            if self._past():
+                break
+            parts = max_parts >= 0 and self.parts + could_hold > max_parts
+            values = max_values >= 0 and self.values + could_hold > max_values  # each limit walks only as far as it must
+            if not (parts or values):
                 break
             could_hold -= (end - start) // 2
-            parts += _events_and_links(data, start, end, max_parts - parts)
-            if parts > max_parts:
-                break
-    except (IndexError, ValueError):
-        return 0, 0
-    return len(spans), parts
+            self._span(start, end, values)
 
+    def _past(self) -> bool:
+        return (0 <= self.max_parts < self.parts) or (0 <= self.max_values < self.values)
 
-_EVENT_TAG, _LINK_TAG = 11 << 3 | 2, 13 << 3 | 2  # Span.events, Span.links
-
-
-def _events_and_links(data: bytes, at: int, end: int, most: int) -> int:
-    """How many events and links the span in data[at:end] holds, counted up to one past `most`."""
-    count = 0
-    # One hop a field (an attribute with a whole conversation in it is skipped at once): a few us a span.
-    while at < end:
-        tag = data[at]
-        at += 1
-        if tag & 0x80:
-            tag, at = _varint(data, at - 1)
-        kind = tag & 7
-        if kind == 2:
-            length = data[at]
+    def _span(self, at: int, end: int, values: bool) -> None:
+        """Count the events and links of the span in data[at:end], and with `values` its attribute values."""
+        data = self.data
+        counted = 0  # its attributes of one scalar value (most of them): added at the end
+        # One hop a field (an attribute holding a whole conversation is crossed at once), and for an attribute
+        # of one scalar value (most of them) a look at its value's first bytes: a few us a span.
+        while at < end:
+            tag = data[at]
             at += 1
-            if length & 0x80:
-                length, at = _varint(data, at - 1)
-            at += length
-            if tag == _EVENT_TAG or tag == _LINK_TAG:
-                count += 1
-                if count > most:
-                    return count
-        elif kind == 0:
-            while data[at] & 0x80:
+            if tag & 0x80:
+                tag, at = _varint(data, at - 1)
+            kind = tag & 7
+            if kind == 2:
+                length = data[at]
                 at += 1
-            at += 1
-        elif kind == 1 or kind == 5:
-            at += 8 if kind == 1 else 4
+                if length & 0x80:
+                    length, at = _varint(data, at - 1)
+                stop = at + length
+                if stop > end:
+                    raise ValueError("truncated")
+                if tag == _SPAN_ATTRIBUTE:
+                    if values:
+                        if _one_scalar(data, at, stop):
+                            counted += 1
+                        else:
+                            self._key_value(at, stop, 1)
+                elif tag == _EVENT_TAG or tag == _LINK_TAG:
+                    self.parts += 1
+                    if values:  # Span.Event.attributes (field 3), Span.Link.attributes (field 4)
+                        self._attributes_of(at, stop, 3 if tag == _EVENT_TAG else 4)
+                    if self._past():
+                        break
+                at = stop
+                if values and self.values + counted > self.max_values:
+                    break
+            else:
+                at = _skip(data, at, end, tag)
         else:
-            raise ValueError("group or invalid wire type")  # none in OTLP
+            if at != end:
+                raise ValueError("truncated")
+        self.values += counted
+
+    def _attributes_of(self, at: int, end: int, number: int) -> None:
+        """Count the attribute values of the message in data[at:end] whose KeyValues are field `number`."""
+        for found, start, stop in _all_fields(self.data, at, end):
+            if found == number:
+                self._key_value(start, stop, 1)
+                if self.values > self.max_values:
+                    return
+
+    def _key_value(self, at: int, end: int, depth: int) -> None:
+        """Count a KeyValue in data[at:end]: one value, and the values nested in its AnyValue."""
+        self.values += 1
+        if _one_scalar(self.data, at, end):
+            return
+        if depth > _MAX_DEPTH:
+            raise ValueError("nested too deep")
+        for number, start, stop in _all_fields(self.data, at, end):
+            if number == 2:  # KeyValue.value
+                self._any_value(start, stop, depth + 1)
+
+    def _any_value(self, at: int, end: int, depth: int) -> None:
+        """Count the values nested in the AnyValue in data[at:end] (it is counted by its holder)."""
+        if depth > _MAX_DEPTH:
+            raise ValueError("nested too deep")
+        for number, start, stop in _all_fields(self.data, at, end):
+            if number == 5:  # AnyValue.array_value: ArrayValue.values (field 1), each an AnyValue
+                for inner, start2, stop2 in _all_fields(self.data, start, stop):
+                    if inner == 1:
+                        self.values += 1
+                        if self.values > self.max_values:
+                            return
+                        self._any_value(start2, stop2, depth + 2)
+            elif number == 6:  # AnyValue.kvlist_value: KeyValueList.values (field 1), each a KeyValue
+                for inner, start2, stop2 in _all_fields(self.data, start, stop):
+                    if inner == 1:
+                        self._key_value(start2, stop2, depth + 2)
+                        if self.values > self.max_values:
+                            return
+
+
+def _one_scalar(data: bytes, at: int, end: int) -> bool:
+    """Whether the KeyValue in data[at:end] is a short key and one string, int, bool or double value, nothing
+    else (then it holds one value): most attributes, told apart from the rest by a look at a few bytes."""
+    if end - at < 4 or data[at] != _KEY or data[at + 1] & 0x80:
+        return False
+    value = at + 2 + data[at + 1]
+    if value + 2 >= end or data[value] != _VALUE:
+        return False
+    length, inner = data[value + 1], value + 2  # varints inlined where one byte: this runs for every attribute
+    if length & 0x80:
+        length, inner = _varint(data, value + 1)
+    if inner + length != end or inner == end:
+        return False
+    kind = data[inner]
+    if kind == _STRING:
+        string, start = data[inner + 1], inner + 2
+        if string & 0x80:
+            string, start = _varint(data, inner + 1)
+        return start + string == end
+    if kind == _INT or kind == _BOOL:
+        return _varint(data, inner + 1)[1] == end
+    return kind == _DOUBLE and inner + 9 == end
+
+
+def _all_fields(data: bytes, at: int, end: int) -> Iterator[tuple[int, int, int]]:
+    """(number, start, end) of each length-delimited field of the message in data[at:end]; other fields,
+    groups included, are stepped over."""
+    while at < end:
+        tag, at = _varint(data, at)
+        if tag & 7 == 2:
+            length, at = _varint(data, at)
+            if at + length > end:
+                raise ValueError("truncated")
+            yield tag >> 3, at, at + length
+            at += length
+        else:
+            at = _skip(data, at, end, tag)
     if at != end:
         raise ValueError("truncated")
-    return count
 
 
 def _fields(data: bytes, at: int, end: int, number: int) -> Iterator[tuple[int, int]]:
     """Where each length-delimited field `number` of the message in data[at:end] starts and ends."""
-    while at < end:
-        tag, at = _varint(data, at)
-        kind = tag & 7
-        if kind == 2:
-            length, at = _varint(data, at)
-            if at + length > end:
-                raise ValueError("truncated")
-            if tag >> 3 == number:
-                yield at, at + length
-            at += length
-        elif kind == 0:
-            _value, at = _varint(data, at)
-        elif kind in (1, 5):
-            at += 8 if kind == 1 else 4
-        else:
-            raise ValueError("group or invalid wire type")  # none in OTLP
-    if at != end:
+    for found, start, stop in _all_fields(data, at, end):
+        if found == number:
+            yield start, stop
+
+
+def _skip(data: bytes, at: int, end: int, tag: int) -> int:
+    """Where the field whose `tag` was read before `at` ends: a varint, fixed-size, length-delimited value, or a
+    group (OTLP has none, but protobuf reads an unknown one: not stepping over it would let it hide the rest)."""
+    kind = tag & 7
+    if kind == 0:
+        _value, at = _varint(data, at)
+    elif kind == 1 or kind == 5:
+        at += 8 if kind == 1 else 4
+    elif kind == 2:
+        length, at = _varint(data, at)
+        at += length
+    elif kind == 3:
+        depth = 1
+        while depth:
+            inner, at = _varint(data, at)
+            if inner & 7 == 4:
+                if inner >> 3 != tag >> 3 and depth == 1:
+                    raise ValueError("group ends with another field's end tag")
+                depth -= 1
+            elif inner & 7 == 3:
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    raise ValueError("nested too deep")
+            else:
+                at = _skip(data, at, end, inner)
+    else:
+        raise ValueError("invalid wire type")
+    if at > end:
         raise ValueError("truncated")
+    return at
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -425,17 +574,50 @@ def _scopes(document: dict) -> Iterator[Any]:
         yield from _children(resource_spans, "scopeSpans", "scope_spans")
 
 
+class _PastTheObjects(Exception):
+    """Raised out of json.loads once a body holds more objects than allowed (not a ValueError: no JSON error)."""
+
+
+def _load_json(body: bytes | str, most: int | None) -> Any:
+    """json.loads(body), stopped by _PastTheObjects once it has read more than `most` JSON objects.
+
+    Every span, event, link, attribute and value of a request is an object in OTLP/JSON, each costing Python
+    64 bytes or more once read and protobuf as much again once parsed: 64 MiB of empty attributes (`{},` each)
+    took 3 GB and 53 s to read and parse, 3.2 million of them 0.5 GB and 7 s. A body with no more than `most`
+    braces is read as it is (counting them is a pass in C, and agent requests' strings hold few); any other is
+    read with a count of its objects as they are made, so reading stops one past the limit."""
+    raw = body.encode("utf-8") if isinstance(body, str) else body
+    if most is None or len(raw) <= 2 * most or raw.count(b"{") <= most:  # an object takes `{}` at least
+        return json.loads(body)
+    made = 0
+
+    def count(obj: dict) -> dict:
+        nonlocal made
+        made += 1
+        if made > most:
+            raise _PastTheObjects
+        return obj
+
+    return json.loads(body, object_hook=count)
+
+
 def parse_request(body: bytes, *, max_spans: int | None = None) -> ExportTraceServiceRequest:
     """An ExportTraceServiceRequest from an OTLP/JSON body; JsonError says what is wrong with it, TooManySpans
     that it holds more than `max_spans` (counted before any is converted: 20 million empty spans took 95 s).
-    Bytes that are not UTF-8 become U+FFFD, as in a protobuf request's strings."""
+    Bytes that are not UTF-8 become U+FFFD, as in a protobuf request's strings. TooManySpans, before the body
+    is read, too, once it is found to hold more than _VALUES_PER_SPAN times `max_spans` JSON objects (`_load_json`)."""
+    most_objects = _VALUES_PER_SPAN * max_spans if max_spans is not None else None
     try:
         try:
-            document = json.loads(body)
+            document = _load_json(body, most_objects)
         except UnicodeDecodeError:
-            document = json.loads(bytes(body).decode("utf-8", "replace"))
+            document = _load_json(bytes(body).decode("utf-8", "replace"), most_objects)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise JsonError(f"body is not valid JSON: {exc}") from None
+    except _PastTheObjects:
+        raise TooManySpans(f"request holds more than {most_objects} JSON objects; at most {most_objects} are accepted per "
+                           f"request ({_VALUES_PER_SPAN} for each span of the {max_spans} a request may hold: spans, events, "
+                           "links, and two for each attribute value, its key-value and its value)", 0) from None
     if not isinstance(document, dict):
         raise JsonError(f"body must be a JSON object, got {type(document).__name__}")
     if max_spans is not None:

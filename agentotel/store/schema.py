@@ -763,10 +763,32 @@ def conform(table: pa.Table) -> pa.Table:
     columns = []
     for f in SPAN_SCHEMA:
         if f.name in table.column_names:
-            columns.append(table.column(f.name).cast(f.type))
+            column = table.column(f.name)
+            try:
+                columns.append(column.cast(f.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:  # say which column: a foreign file's
+                raise type(exc)(f"its column {f.name} ({column.type}) cannot be read as {f.type}: {exc}") from exc
         else:
             columns.append(pa.nulls(table.num_rows, f.type))
     return pa.Table.from_arrays(columns, schema=SPAN_SCHEMA)
+
+
+IDENTITY_COLUMNS = ("trace_id", "span_id", "start_time")  # a table without one of these holds no spans of any run
+
+
+def not_spans(names: Sequence[str]) -> str | None:
+    """Why a table with these columns is no span table (another tool's output in spans/), or None."""
+    missing = [name for name in IDENTITY_COLUMNS if name not in names]
+    if not missing:
+        return None
+    return f"not a span table: it has no {', '.join(missing)} column{'s' if len(missing) > 1 else ''}"
+
+
+def foreign_columns(file_schema: pa.Schema) -> list[str]:
+    """The columns of a file's schema that SPAN_SCHEMA lacks, or has with another type (another tool's
+    file, or one rewritten with other types): DuckDB cannot read such a file together with the store's."""
+    return [f.name for f in file_schema
+            if SPAN_SCHEMA.get_field_index(f.name) < 0 or not f.type.equals(SPAN_SCHEMA.field(f.name).type)]
 
 
 def file_version(metadata: Mapping[bytes, bytes] | None) -> int:

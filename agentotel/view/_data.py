@@ -246,7 +246,12 @@ def diff_payload(traces: Any, run_a: str, run_b: str) -> dict[str, Any]:
 
 def to_json(payload: Any) -> str:
     """The payload as JSON text (non-finite floats as null: the browser's JSON.parse rejects NaN)."""
-    return json.dumps(_finite(payload), ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        # Most payloads have no NaN or infinity: encoded as they are, without a walk in Python, which would
+        # also recurse twice as deep as a payload's nesting (a 600-deep tool result passed Python's limit).
+        return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(payload), ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _finite(value: Any) -> Any:

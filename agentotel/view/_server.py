@@ -128,7 +128,7 @@ class ViewApp:
         if handler is None:
             return _json(404, {"error": f"no such page: {path}"})
         try:
-            result = await asyncio.get_running_loop().run_in_executor(self._reader, handler, query)
+            text = await asyncio.get_running_loop().run_in_executor(self._reader, lambda: _data.to_json(handler(query)))
         except _data.BadRequest as exc:
             return _json(400, {"error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - a query error is shown on the page, the view stays up
@@ -141,7 +141,7 @@ class ViewApp:
             incident = secrets.token_hex(4)
             _log.exception("the view failed on %s (error %s)", path, incident)
             return _json(500, {"error": f"the view failed (error {incident}: its log says why)"})
-        return 200, [(b"content-type", b"application/json")], _data.to_json(result).encode("utf-8")
+        return 200, [(b"content-type", b"application/json")], text.encode("utf-8")  # encoded in the try: its failure is one too
 
 
 def _required(query: Mapping[str, str], name: str) -> str:

@@ -257,3 +257,72 @@ def test_events_and_links_past_the_limit_are_counted_on_the_wire_before_any_is_b
     assert b"more than 100 span events and links; at most 100 are accepted per request" in answer.content
     answer = _post(ten_spans, _request_of(_length_delimited(2, ids + (event + link) * 50 + b"\xff\xff\xff\xff")))
     assert answer.status_code == 400, answer.content  # within it: parsed, and refused for what it is
+
+
+_IDS = _length_delimited(1, bytes(range(1, 17))) + _length_delimited(2, bytes(range(1, 9)))
+_EMPTY_ATTRIBUTE = _length_delimited(9, b"")  # Span.attributes: a KeyValue with neither key nor value
+_NOT_PROTOBUF = b"\xff\xff\xff\xff"  # what follows the counted part: a full parse answers 400 for it
+
+
+def _array_of(values: bytes) -> bytes:
+    """A KeyValue named "k" whose value is an array of the given AnyValues (each `_length_delimited(1, ...)`)."""
+    return _length_delimited(1, b"k") + _length_delimited(2, _length_delimited(5, values))
+
+
+def _kvlist_of(key_values: bytes) -> bytes:
+    return _length_delimited(1, b"k") + _length_delimited(2, _length_delimited(6, key_values))
+
+
+# Spans past which the count stops: each holds more than 320 attribute values (32 for each of 10 spans).
+PAST_THE_VALUES_LIMIT = {
+    "empty attributes": _EMPTY_ATTRIBUTE * 321,
+    "an array of empty values": _length_delimited(9, _array_of(_length_delimited(1, b"") * 320)),
+    "key-value lists in arrays in key-value lists": _length_delimited(9, _kvlist_of(
+        _length_delimited(1, _array_of(_length_delimited(1, _length_delimited(6, _length_delimited(1, b"") * 2)) * 107)))),
+    "event attributes": _length_delimited(11, _length_delimited(3, b"") * 321),
+}
+
+
+@pytest.mark.parametrize("attributes", PAST_THE_VALUES_LIMIT)
+def test_attribute_values_past_32_a_span_of_the_limit_are_counted_on_the_wire_and_refused(ten_spans, attributes):
+    # Before, the body was parsed whole: 64 MiB of empty attributes, of empty values in one attribute's array or
+    # of nested key-value lists took 1.7-1.9 GB and 1-7 s to parse, and 8-15 s more to convert, for one span.
+    answer = _post(ten_spans, _request_of(_length_delimited(2, _IDS + PAST_THE_VALUES_LIMIT[attributes] + _NOT_PROTOBUF)))
+    assert answer.status_code == 413, answer.content
+    assert b"more than 320 attribute values; at most 320 are accepted per request (32 for each span" in answer.content
+
+
+def test_attribute_values_within_the_limit_are_parsed_and_stored_whole(ten_spans, sdk_spans):
+    within = _length_delimited(2, _IDS + _EMPTY_ATTRIBUTE * 320 + _NOT_PROTOBUF)
+    assert _post(ten_spans, _request_of(within)).status_code == 400  # counted, then parsed (and refused for what it is)
+    request = encode_spans(sdk_spans[:1])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    span.attributes.add(key="tags").value.array_value.values.extend(
+        [type(span.attributes[0].value)(string_value=str(i)) for i in range(250)])
+    body = request.SerializeToString()
+    assert len(body) > 2 * 320 and _post(ten_spans, body).status_code == 200  # long enough to be counted
+    assert json.loads(dict(stored_table(ten_spans.settings.dir)["attributes"][0].as_py())["tags"]) == [str(i) for i in range(250)]
+
+
+def test_an_unknown_group_field_does_not_hide_what_follows_it_from_the_count(ten_spans):
+    # Protobuf steps over a field of the (deprecated) group wire type; the count stopped at it and let the
+    # whole body through to be parsed before any limit applied.
+    group = bytes([15 << 3 | 3, 1 << 3 | 0, 7, 15 << 3 | 4])  # field 15: a group holding one varint
+    answer = _post(ten_spans, group + _request_of(_length_delimited(2, group + _IDS) * 11) + _NOT_PROTOBUF)
+    assert answer.status_code == 413 and b"request holds more than 10 spans" in answer.content, answer.content
+    answer = _post(ten_spans, _request_of(_length_delimited(2, group + _IDS + _EMPTY_ATTRIBUTE * 321 + _NOT_PROTOBUF)))
+    assert answer.status_code == 413 and b"more than 320 attribute values" in answer.content, answer.content
+
+
+def test_json_objects_past_32_a_span_of_the_limit_are_refused_before_the_body_is_read_whole(ten_spans):
+    # Before, json.loads and protobuf's reading of the document came first: 64 MiB of empty attributes
+    # (`{},` each) took 3 GB and 53 s. Reading stops one object past the limit: the rest is never looked at.
+    span = ('{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"s",'
+            '"startTimeUnixNano":"1764000000000000000","attributes":[%s]}')
+    body = '{"resourceSpans":[{"scopeSpans":[{"spans":[%s]}]}]}' % span
+    answer = _post(ten_spans, (body % ",".join(["{}"] * 400)).encode()[:-2] + b"\xff", "application/json")
+    assert answer.status_code == 413, answer.content
+    assert "more than 320 JSON objects; at most 320 are accepted per request" in answer.json()["message"]
+    within = ",".join(['{"key":"k%d","value":{"intValue":"%d"}}' % (i, i) for i in range(100)])
+    assert _post(ten_spans, (body % within).encode(), "application/json").status_code == 200
+    assert len(stored_table(ten_spans.settings.dir)["attributes"][0]) == 100

@@ -102,6 +102,12 @@ def test_a_negative_limit_is_a_usage_error(store, capsys):
     assert exit_.value.code == 2 and "give 0 or more" in err and "Binder" not in err
 
 
+def test_a_limit_past_any_number_of_runs_lists_them_all(store):
+    # Before: DuckDB's "Type INT128 with value ... can't be cast", and exit 1.
+    code, out, _ = run_cli("runs", "--limit", "9" * 30, "--json", "--dir", str(store))
+    assert code == 0 and sorted(r["run_id"] for r in json.loads(out)) == ["run-a1", "run-b2"]
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -42,8 +42,9 @@ step_totals AS (
         count(*) FILTER (WHERE step_type = 'retrieval') AS retrievals,
         count(*) FILTER (WHERE step_type IN ('llm', 'tool', 'retrieval', 'embedding')) AS work_steps,
         count(*) FILTER (WHERE status_code = 'ERROR') AS errors,
-        sum(input_tokens)::BIGINT AS input_tokens,
-        sum(output_tokens)::BIGINT AS output_tokens,
+        -- A total past BIGINT (a sender's bogus counts) is BIGINT's largest, not a failure of every listing (NULL stays NULL)
+        if(sum(input_tokens) > 9223372036854775807, 9223372036854775807, sum(input_tokens))::BIGINT AS input_tokens,
+        if(sum(output_tokens) > 9223372036854775807, 9223372036854775807, sum(output_tokens))::BIGINT AS output_tokens,
         sum(cost_usd) AS cost_usd,
         list_sort(list(DISTINCT coalesce(response_model, request_model))
             FILTER (WHERE step_type IN ('llm', 'embedding') AND coalesce(response_model, request_model) IS NOT NULL)) AS models
@@ -94,8 +95,8 @@ nesting(run_id, ancestor, depth) AS (
 ),
 rolled AS (
     SELECT n.ancestor AS run_id,
-           sum(o.input_tokens)::BIGINT AS total_input_tokens,
-           sum(o.output_tokens)::BIGINT AS total_output_tokens,
+           if(sum(o.input_tokens) > 9223372036854775807, 9223372036854775807, sum(o.input_tokens))::BIGINT AS total_input_tokens,
+           if(sum(o.output_tokens) > 9223372036854775807, 9223372036854775807, sum(o.output_tokens))::BIGINT AS total_output_tokens,
            sum(o.cost_usd) AS total_cost_usd
     FROM nesting n JOIN own o ON o.run_id = n.run_id
     GROUP BY n.ancestor
