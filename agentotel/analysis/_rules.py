@@ -74,6 +74,14 @@ _WHOSE = re.compile(r"\bwhose\s+(?P<measure>[a-z_ ]{3,30}?)\s+(?:is\s+)?(?P<op>o
 _NOT_COVERED = re.compile(r"\b(?P<what>[a-z][a-z-]{2,30})\s+(?:damage|losses?|claims?|costs?|repairs?|items?)?\s*(?:is|are)\s+(?:not|never)\s+"
                           r"(?:covered|paid|reimbursed|refunded|eligible)\s+(?:unless|except\s+(?:if|when|where))\s+(?:the\s+)?[a-z']*\s*"
                           r"(?:has|have|includes?|holds?|carries|lists?)\s+(?:the\s+|an?\s+)?(?P<needs>[a-z][a-z -]{2,30}?)(?=\s*[.,:;)]|\s*$)", re.I)
+# "A claim filed more than 30 days after the loss is denied, unless the claim's notes record a hospital stay": a
+# record whose two dates lie too far apart is refused, but for an exception a field of it may record.
+_LATE = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?P<done>[a-z]+ed)\s+more\s+than\s+(?P<n>\d+)\s+(?P<unit>hour|day|week|month|year)s?\s+"
+                   r"after\s+(?:the\s+|its\s+)?(?P<event>[a-z]+)\s+(?:is|are|will\s+be|must\s+be)\s+(?:denied|refused|rejected|declined|not\s+"
+                   r"(?:paid|accepted|covered))(?:,?\s+unless\s+(?:the\s+)?(?:[a-z]+'s\s+)?(?P<field>[a-z_]+)\s+(?:records?|mentions?|shows?|"
+                   r"says?|notes?|lists?)\s+(?:an?\s+|the\s+)?(?P<what>[a-z]+))?", re.I)
+# "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
+_JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
 _GATE = re.compile(r"\b([a-z]+)\b[^.;\n]{0,60}?\bonly\s+(?:when|if|after|once)\s+(?:the\s+)?`?([a-z][\w.]*)`?\s+(?:answers|returns|says|"
                    r"reports|gives|shows|comes\s+back|responds)(?:\s+with)?\s+['\"\u201c`]?([\w -]{2,30}?)['\"\u201d`]?(?=[\s.,;:)]|$)", re.I)
@@ -106,6 +114,9 @@ class Rules(NamedTuple):
     # (said, verb, the field, the value it must have, and the rule's scope: (measure, above?, bound) or None)
     field_gates: tuple[tuple[str, str, str, str, tuple[str, bool, float] | None], ...]
     not_covered: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the kind of loss, the words of the cover it needs)
+    joins: tuple[tuple[str, str, str, str], ...]  # (said, a table, the other, the key they are joined on)
+    # (said, the later date's word, the earlier's, the most days between, the field of the exception and its word)
+    too_late: tuple[tuple[str, str, str, float, str | None, str | None], ...]
 
 
 @functools.lru_cache(maxsize=64)
@@ -133,6 +144,10 @@ def read(text: str) -> Rules:
         field_gates=tuple(_field_gates(text)) if " be " in text and "(" in text else (),
         not_covered=tuple((m.group(0).strip(), m.group("what").lower(), tuple(re.findall(r"[a-z]{3,}", m.group("needs").lower())))
                           for m in _NOT_COVERED.finditer(text)) if " not " in text or " never " in text else (),
+        joins=tuple((m.group(0).strip(), m.group(1).lower(), m.group(2).lower(), m.group(3).lower()) for m in _JOIN_ON.finditer(text)),
+        too_late=tuple((m.group(0).strip(), m.group("done").lower()[:-2].rstrip("e"), m.group("event").lower(),
+                        int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()], m.group("field"), m.group("what"))
+                       for m in _LATE.finditer(text)) if "more than" in text else (),
     )
 
 

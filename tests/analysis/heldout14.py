@@ -58,7 +58,7 @@ as success, the help center's version rule missing).
 
 After session 24's rules, written against those misses in general form, each with a hand-built test in another
 trade (tests/analysis/test_scoped_rules.py, test_work_state.py, test_class_rules.py), the same recording scores
-check 27/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
+check 29/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
 """
 
 from __future__ import annotations
@@ -968,11 +968,27 @@ DIFF_MISSED: dict[str, str] = {
 _TOLD = "nothing found; "
 _TOOL_LAYER = "tool_error_ignored@{}/tool has the step but layer tool: the tool failed honestly ({}), the model "
 CHECK_MISSED: dict[str, str] = {
+    "model-langgraph-late-excuse-ignored": (_TOLD + "a late claim whose notes record a hospital stay denied @6 (rule 5's "
+                                            "exception ignored; the rule is read for payouts only, not for a refusal)"),
+    "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
+                                            "policy requires first': get_policy ran and timed out); "
+                                            + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "
+                                            "never read"),
+    "tool-maf-column-renamed": (_TOLD + "create_table_as@8 failed ('Binder Error: ... no column named customer_id. "
+                                "Candidate bindings: c.cust_id') after describe_table showed customer_id; the model "
+                                "reported it"),
+    "tool-agents-kb-stale-index": ("output_changed@3, the search_kb tool step, where the truth set before scoring says "
+                                   "the retrieval step @4 it holds; both carry the stale v2 text, and the tool step "
+                                   "comes first - the truth, not diff, is the likelier one wrong here (kept as set)"),
+}
+_TOLD = "nothing found; "
+_TOOL_LAYER = "tool_error_ignored@{}/tool has the step but layer tool: the tool failed honestly ({}), the model "
+CHECK_MISSED: dict[str, str] = {
     "model-langgraph-late-filing-approved": (_TOLD + "rule 5: filed_date 2026-11-02 is 45 days after loss_date "
                                              "2026-09-18, no hospital stay in the notes, approve_claim@8 (a window between "
                                              "two of the record's dates, and an 'unless' exception: not read)"),
-    "model-langgraph-late-excuse-ignored": (_TOLD + "the reverse: a late claim whose notes record a hospital stay "
-                                            "denied @6 (rule 5's exception ignored)"),
+    "model-langgraph-late-excuse-ignored": (_TOLD + "a late claim whose notes record a hospital stay denied @6 (rule 5's "
+                                            "exception ignored; the rule is read for payouts only, not for a refusal)"),
     "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
                                             "policy requires first': get_policy ran and timed out); "
                                             + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "

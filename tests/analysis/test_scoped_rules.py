@@ -78,3 +78,19 @@ def test_an_id_the_request_gives_to_say_whose_record_it_is_is_no_item_left_undon
                         system="You are the billing agent.", answer="Invoice IN-4410 is paid (310.00 EUR).")
     found, shown = _found(run, "task_ignored")
     assert bool(found) == dropped, shown
+
+
+ANALYST = "You are the revenue analyst. Join sales.invoices to crm.accounts on account_id."
+
+
+@pytest.mark.parametrize("query,broken", [
+    ("SELECT a.segment, SUM(i.total) FROM sales.invoices i JOIN crm.accounts a ON i.invoice_id = a.account_id GROUP BY 1", True),
+    ("SELECT a.segment, SUM(i.total) FROM sales.invoices i JOIN crm.accounts a ON i.account_id = a.account_id GROUP BY 1", False),
+    # other tables: the rule says nothing of them
+    ("SELECT r.region, COUNT(*) FROM sales.invoices i JOIN geo.regions r ON i.region_code = r.code GROUP BY 1", False),
+])
+def test_a_query_joining_two_tables_on_another_key_than_the_instructions_give_is_a_policy_violated(query, broken):
+    run = _conversation(("user", "Revenue by segment, please."), ("run_query", {"sql": query}, {"rows": [["smb", 120400.0]]}),
+                        system=ANALYST, answer="SMB: 120,400.00 EUR.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(1, "model")] if broken else []), shown
