@@ -8272,6 +8272,40 @@ def _retired_cited(run: _Run) -> list[Finding]:
     return []
 
 
+def _cited_sibling(run: _Run) -> list[Finding]:
+    """The answer cites a record (a help article, a plan) whose short field gives another value (product 'Hub') than
+    the one the request names and a record beside it in the same results holds (product 'Hub 2'): the model answered
+    from the sibling of the thing asked about (TRAIL's wrong tool output interpretation; model, wrong_target at the
+    answer)."""
+    request = run.request()
+    for step, text in run.finals:
+        for source in run.steps:
+            if source["index"] >= step["index"] or source.get("type") not in (TOOL, RETRIEVAL) or is_error(source):
+                continue
+            records = [r for r in _objects(tool_payload(source.get("output"))) if isinstance(r, Mapping)]
+            ids = {id(r): next((str(v) for k, v in r.items() if re.fullmatch(r"(?:\w+_)?id", str(k), re.I) and isinstance(v, (str, int))), None)
+                   for r in records}
+            cited = [r for r in records if ids[id(r)] and len(ids[id(r)]) >= 3
+                     and re.search(rf"(?<![\w-]){re.escape(ids[id(r)])}(?![\w-])", text)]
+            for record in cited:
+                for other in records:
+                    if other is record or not ids[id(other)] or ids[id(other)] in text:
+                        continue
+                    for key, mine in record.items():
+                        theirs = other.get(key)
+                        if not (isinstance(mine, str) and isinstance(theirs, str) and 0 < len(mine) <= 30 and 0 < len(theirs) <= 30
+                                and mine.lower() != theirs.lower()) or re.search(r"id$", str(key), re.I):
+                            continue
+                        # the request names theirs: the longer of the two it holds ("Hub 2", not the "Hub" in it)
+                        held = [v for v in (mine, theirs) if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request, re.I)]
+                        if theirs in held and (mine not in held or len(theirs) > len(mine)):
+                            return [_finding("wrong_target", "model", step["index"], [step["index"], source["index"]],
+                                             f"the request names {theirs}; the answer at step {step['index']} cites {ids[id(record)]} "
+                                             f"({key} {mine}) beside {ids[id(other)]} ({key} {theirs}) in {tool_name(source) or source.get('name')} "
+                                             f"at step {source['index']}", said=theirs, called=mine)]
+    return []
+
+
 _JOINED = re.compile(r"\bjoin\s+`?([\w.]+)`?(?:\s+(?:as\s+)?(\w+))?\s+on\s+([\w.`]+)\s*=\s*([\w.`]+)", re.I)
 _FROM = re.compile(r"\bfrom\s+`?([\w.]+)`?(?:\s+(?:as\s+)?(\w+))?", re.I)
 
@@ -8353,7 +8387,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
-    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _left_as_next,
+    _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
     _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,

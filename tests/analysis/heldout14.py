@@ -58,7 +58,7 @@ as success, the help center's version rule missing).
 
 After session 24's rules, written against those misses in general form, each with a hand-built test in another
 trade (tests/analysis/test_scoped_rules.py, test_work_state.py, test_class_rules.py), the same recording scores
-check 29/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
+check 30/37 and 0 good runs warned; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say what is left and why.
 """
 
 from __future__ import annotations
@@ -1000,8 +1000,6 @@ CHECK_MISSED: dict[str, str] = {
                                  "6120 rows where earlier builds made 412"),
     "tool-agents-kb-stale-index": (_TOLD + "the retrieval @4 answers KB-101 with version 2's procedure (the reset pin) "
                                    "where the earlier runs' KB-101 said the pairing button; answered from it"),
-    "model-agents-kb-wrong-product": (_TOLD + "the Hub 2 customer answered @5 from KB-087, product 'Hub' (1st "
-                                      "generation), with KB-101 (Hub 2) beside it (rule 3)"),
     "model-agents-kb-not-in-passages": (_TOLD + "'Yes - water damage is covered ...' @5, where KB-220, the one "
                                         "passage, says nothing of water damage (rule 4: say so, open a ticket)"),
     "model-agents-kb-poor-query": (_TOLD + "asked how to factory reset a Hub 2, the model searched 'Lumen account "

@@ -193,3 +193,14 @@ def test_a_tool_asked_about_one_record_answering_about_another_is_other_subject_
                         system="You are the logistics desk.", answer="SH-4410 is in transit, due on 2026-12-06.")
     found, shown = _found(run, "other_subject_retrieved")
     assert found == ([(2, "tool")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("cited,flagged", [("PL-20", True), ("PL-21", False)])
+def test_an_answer_citing_the_sibling_of_the_thing_the_request_names_is_a_wrong_target(cited, flagged):
+    plans = {"plans": [{"plan_id": "PL-20", "name": "Fibre", "speed": "300 Mbit/s", "price": 29.0},
+                       {"plan_id": "PL-21", "name": "Fibre Pro", "speed": "1 Gbit/s", "price": 45.0}]}
+    answer = {"PL-20": "Fibre costs 29.00 EUR a month (PL-20).", "PL-21": "Fibre Pro costs 45.00 EUR a month (PL-21)."}[cited]
+    run = _conversation(("user", "What does Fibre Pro cost per month?"), ("search_plans", {"query": "Fibre Pro"}, plans),
+                        system="You are the sales desk. Cite the plan id.", answer=answer)
+    found, shown = _found(run, "wrong_target")
+    assert found == ([(3, "model")] if flagged else []), shown
