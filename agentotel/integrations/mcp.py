@@ -98,7 +98,12 @@ def _wraps_result(schema: Any) -> bool:
 
 
 def _field(obj: Any, *names: str) -> Any:
+    """The first of `names` the object's model declares (mcp 2.x's snake_case, else 1.x's camelCase): reading a
+    field 2.x only keeps as a camelCase alias warns in the user's program."""
+    declared = getattr(type(obj), "model_fields", None)
     for name in names:
+        if declared is not None and name not in declared:
+            continue
         value = getattr(obj, name, None)
         if value is not None:
             return value
