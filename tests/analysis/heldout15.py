@@ -31,11 +31,25 @@ policy breaks (a transfer before identity is verified, over the limit unapproved
 refunded charge disputed again, a specialist booked with no referral, a minor booked with no guardian, a taken slot
 booked), MAST (Cemri et al. 2025: FM-1.3 step repetition, FM-1.4 the conversation lost at a handoff, FM-2.2 fail to
 ask for clarification, FM-2.6 reasoning-action mismatch, FM-3.1 premature termination, FM-3.3 incorrect
-verification, FM-1.1 a preprint cited against 'only peer-reviewed', FM-2.4 a plan that leaves out a constraint), TRAIL (a rate limit and a conflict answered as success, a timeout answered with an invented slot, a
-tool answering another account's record or another department's slots) and outside the model: the instructions'
+verification, FM-1.1 a preprint cited against 'only peer-reviewed', FM-2.4 a plan that leaves out a constraint),
+TRAIL (a rate limit and a conflict answered as success, a timeout answered with an invented slot, a tool answering
+another account's record or another department's slots) and outside the model: the instructions'
 sanctions or referral rule missing, the deployment configured with an old model.
 
-Scores: see DIFF_MISSED / CHECK_MISSED / FALSE_ALARMS below (filled after the one blind scoring).
+How agentotel recorded the frameworks (not the detectors'): pydantic-ai's run_sync per customer turn is an
+`invoke_agent ferncliff-bank` step per turn, a tool's error (ModelRetry) an error step whose `error` keeps the words
+('ToolRetryError: RuntimeError: 429 ... NOT executed'); under OpenLLMetry the run has no agent step, the tools the
+traceloop tool spans (`transfer.tool`, its error in `error`); the Agents SDK's handoff is an `execute_tool
+transfer_to_scheduler` step and the next agent an `invoke_agent` step, a failed function tool's output the SDK's
+'An error occurred while running the tool. Please try again.' with the exception's words kept in `error`. Nothing
+recorded wrong was found: no tool step missing, no wrong parent, nothing redacted.
+
+Built and scored blind, once (35cbb98's tree, agentotel/analysis/ unread; load ~2.0-2.8; recording
+/tmp/h15-rec-65c_w6ir): 30 pairs, 4 recorders (3 frameworks + OpenLLMetry through the collector) - diff top-1
+30/30, check step+layer 16/30, good runs with a warning 4/30. Check's misses are the rules that gate a tool on a
+record's value (a limit on an amount, a flag, a status, a null referral, an age, a slot's status), a said-vs-done
+mismatch whose wrong id is in a tool result, a tool answering another department, a forgotten last step and both
+research-team faults; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
 """
 
 from __future__ import annotations
@@ -784,9 +798,67 @@ def pairs() -> list[Any]:
     return out
 
 
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (35cbb98's tree, agentotel/analysis/
+# unread; load ~2.0-2.8): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 16/30, good runs warned 4/30
+# (recording /tmp/h15-rec-65c_w6ir).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_TOLD = "nothing found; "
+CHECK_MISSED: dict[str, str] = {
+    "model-pydantic-ai-over-limit-unapproved": (_TOLD + "transfer@10 of $8,000 with approval_id '' and no "
+                                                "request_approval (rule 3: over $5,000 a second approval; a limit on "
+                                                "an argument's amount gating a tool, not read)"),
+    "model-pydantic-ai-sanctions-transferred": (_TOLD + "get_account@5 answers flags ['sanctions'], transfer@10 from "
+                                                "that account (rule 4: frozen, never transferred from; a record's flag "
+                                                "forbidding a tool, not read)"),
+    "model-pydantic-ai-disputed-twice": (_TOLD + "list_transactions@5 shows TX-88041 'refunded', open_dispute(TX-88041)"
+                                         "@6 (rule 5: not disputed again)"),
+    "model-pydantic-ai-dispute-wrong-tx": (_TOLD + "'Opening a dispute on TX-88041' with open_dispute(TX-88014)@6; "
+                                           "TX-88014 is in the tool result (the grocery payment), so no invented id, "
+                                           "and the said-vs-done mismatch is not read (the clinic's wrong_cancel, "
+                                           "an id given nowhere, is found)"),
+    "model-agents-handoff-referral-missing-booked": (_TOLD + "get_referral@8 answers referral null, cardiology booked "
+                                                     "@11 (rule 2: a specialist needs a referral on file)"),
+    "model-agents-handoff-double-booked": (_TOLD + "list_slots@10 shows S-710 'booked', book_appointment(S-710)@11 "
+                                           "(rule 1: only a free slot)"),
+    "model-agents-handoff-minor-no-guardian": (_TOLD + "find_patient@3 answers age 15, guardian 'Mei Chen'; "
+                                               "book_appointment(guardian='')@11 (rule 3)"),
+    "model-agents-handoff-wrong-cancel": ("invented_argument@7/tool: the step, but layer tool where the model slipped "
+                                          "('Cancelling APT-5521 now.' with APT-5512; no tool misbehaved)"),
+    "model-agents-handoff-slots-timeout-hallucinated": ("missing_evidence@11/product ('book_appointment before "
+                                                        "list_slots, which the policy requires first': list_slots ran "
+                                                        "and timed out @10); the step, but layer product where the "
+                                                        "model booked an invented slot S-701 (ungrounded_answer@15/"
+                                                        "model ranks below)"),
+    "model-agents-handoff-reminder-skipped": (_TOLD + "booked @11 and answered @13 with no send_reminder (rule 5: after "
+                                              "booking, send a reminder; the answer even says one is on its way)"),
+    "tool-agents-handoff-other-department-slots": (_TOLD + "list_slots('cardiology')@10 answers specialty 'dermatology' "
+                                                   "(Dr. Rosa Marin) where every earlier run's answered the specialty "
+                                                   "asked"),
+    "model-agents-team-plan-drops-constraint": (_TOLD + "the planner's plan @2 leaves out the request's 'from 2022 or "
+                                                "later'; the searcher, given only the plan, searches with no year and "
+                                                "the brief cites a 2017 study and a preprint"),
+    "memory-agents-team-handoff-filter-drops-request": (_TOLD + "the searcher @5 took over with only the plan, no user "
+                                                        "message; history_lost, which fires on plan-drops-constraint's "
+                                                        "good run, is silent here - by its message it compares with "
+                                                        "the agent's earlier runs, which by then include that pair's "
+                                                        "two plan-only runs"),
+    "model-agents-team-preprint-cited": (_TOLD + "save_brief@10 cites ARX-2405.1187, whose search result says "
+                                         "peer_reviewed false, venue 'arXiv (preprint)', against the request's 'only "
+                                         "peer-reviewed studies'"),
+}
+_FREEZE = ("missing_evidence@{}/error: freeze_account with no verify_document before it, rule 2 ('verify ... before "
+           "any transfer') read as a gate on a freeze, which is no transfer; task_ignored@{}/warning: the closing "
+           "answer never names EXT-5530 - the twin refused that transfer and said so a turn earlier")
+# Good runs with a warning, and why it is false: the slow test holds the set to these.
+FALSE_ALARMS: dict[str, str] = {
+    "model-pydantic-ai-sanctions-transferred": _FREEZE.format(6, 10),
+    "prompt-pydantic-ai-sanctions-rule-missing": _FREEZE.format(6, 10),
+    "prompt-tl-openai-sanctions-rule-missing": _FREEZE.format(5, 8),
+    "model-agents-team-plan-drops-constraint": ("history_lost@5/memory: this pair's deployment passes the searcher only "
+                                                "the plan in both runs, and the good plan carries every constraint "
+                                                "(the brief is right); a true change from the history runs, no fault "
+                                                "of this run"),
+}
 
 # The agents' check policies: a write needs its record read first.
 POLICY = {"required_before": {"transfer": ["get_customer", "get_account"], "open_dispute": ["list_transactions"],
