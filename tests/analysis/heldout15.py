@@ -44,7 +44,7 @@ transfer_to_scheduler` step and the next agent an `invoke_agent` step, a failed 
 'An error occurred while running the tool. Please try again.' with the exception's words kept in `error`. Nothing
 recorded wrong was found: no tool step missing, no wrong parent, nothing redacted.
 
-Built and scored blind, once (35cbb98's tree, agentotel/analysis/ unread; load ~2.0-2.8; recording
+Built and scored blind, once (84f90db's detectors, agentotel/analysis/ unread; load ~2.0-2.8; recording
 /tmp/h15-rec-65c_w6ir): 30 pairs, 4 recorders (3 frameworks + OpenLLMetry through the collector) - diff top-1
 30/30, check step+layer 16/30, good runs with a warning 4/30. Check's misses are the rules that gate a tool on a
 record's value (a limit on an amount, a flag, a status, a null referral, an age, a slot's status), a said-vs-done
@@ -798,7 +798,7 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (35cbb98's tree, agentotel/analysis/
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (84f90db's detectors, agentotel/analysis/
 # unread; load ~2.0-2.8): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 16/30, good runs warned 4/30
 # (recording /tmp/h15-rec-65c_w6ir).
 DIFF_MISSED: dict[str, str] = {}
