@@ -798,9 +798,9 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (84f90db's detectors, agentotel/analysis/
-# unread; load ~2.0-2.8): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 16/30, good runs warned 4/30
-# (recording /tmp/h15-rec-65c_w6ir).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (84f90db's detectors,
+# agentotel/analysis/ unread; load ~2.0-2.8): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 16/30, good
+# runs warned 4/30 (recording /tmp/h15-rec-65c_w6ir).
 DIFF_MISSED: dict[str, str] = {}
 _TOLD = "nothing found; "
 CHECK_MISSED: dict[str, str] = {
