@@ -2264,6 +2264,23 @@ _BEFORE_ANSWER = re.compile(r"\bbefore\s+(?:you\s+|your\s+)?(?:answer|reply|repl
                             r"final|tell(?:ing)?\s+the\s+(?:user|customer|claimant))", re.I)
 
 
+_ANY_ACTION = frozenset("acting act action actions change changes write writes writing doing deciding decision decisions anything "
+                        "making taking executing it them".split())
+
+
+def _names_another_action(word: str, name: str) -> bool:
+    """Whether a rule's "before <word>" names an action other than the tool `name`'s ("before any transfer" and
+    freeze_account), not any action ("before acting", "before any change")."""
+    if word in _ANY_ACTION:
+        return False
+    stems = {w.lower() for w in _NAME_WORDS.findall(name)}
+    action = _action(name)
+    forms = {f for v in ((action[0], *_SYNONYMS.get(action[0], ()), *_ACTION_NOUNS.get(action[0], ())) if action else ())
+             for f in (v, *_past_forms(v), v + "s", v + "ing")}
+    is_deed = word in _ACTIONS or any(word in nouns for nouns in _ACTION_NOUNS.values()) or word.rstrip("s") in _ACTIONS
+    return is_deed and not any(word.startswith(s[:5]) or s.startswith(word[:5]) for s in stems | forms if len(s) >= 3)
+
+
 def _check_skipped(run: _Run) -> list[Finding]:
     """The instructions name a check to make before acting ("Check the executor's work with check_health before you
     approve it") and the agent took an action with no call of that check before it: it approved
@@ -2288,6 +2305,10 @@ def _check_skipped(run: _Run) -> list[Finding]:
                         continue
                 # "... with send_letter ... before you answer": before the answer, not before this action
                 if _BEFORE_ANSWER.search(rule.group(0)):
+                    continue
+                # "... before any transfer": before that action only ("before acting", "before any change": any)
+                named = re.match(r"[^.\n]*?\bbefore\s+(?:any\s+|a\s+|an\s+|the\s+|each\s+|every\s+)?([a-z]+)", rule.group(0)[len(check):], re.I)
+                if named is not None and _names_another_action(named.group(1).lower(), call.name):
                     continue
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
@@ -2852,7 +2873,10 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
         return []
     ids = sorted(_ids_in(run.request()))
     shapes = Counter(_qualifier_shape(i) for i in ids)
-    listed = [i for i in ids if shapes[_qualifier_shape(i)] >= 2]
+    # a list of them ("KO-4501, KO-4502 and KO-4503"), not ids in roles of one request ("from ACC-1001 to EXT-5530")
+    request = run.request()
+    joined = [m.group(0) for m in re.finditer(r"(?:#?[\w-]*\d[\w-]*)(?:\s*(?:,|\band\b|&|/|\bor\b)\s*(?:#?[\w-]*\d[\w-]*))+", request)]
+    listed = [i for i in ids if shapes[_qualifier_shape(i)] >= 2 and any(i in group for group in joined)]
     if len(listed) < 2:
         return []
     acted: set[str] = set()
@@ -2865,7 +2889,8 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     # an id the record of one acted on holds (the claim CL-9013's policy_id HP-4471) is part of that item, not another
     held = {str(v) for s in run.record.tool_steps() if not is_error(s) for ident in acted
             for r in _records_of(tool_payload(s.get("output")), ident) for v in r.values() if isinstance(v, str)}
-    step, text = run.finals[-1]
+    # (every answer counts: a goodbye after the user's "that's all" names nothing and drops nothing)
+    step, text = run.finals[-1][0], " ".join(t for _s, t in run.finals)
     left = [i for i in listed if i not in acted and i not in text and i not in held]
     if not left:
         return []

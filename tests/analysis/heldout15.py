@@ -50,6 +50,11 @@ Built and scored blind, once (84f90db's detectors, agentotel/analysis/ unread; l
 record's value (a limit on an amount, a flag, a status, a null referral, an age, a slot's status), a said-vs-done
 mismatch whose wrong id is in a tool result, a tool answering another department, a forgotten last step and both
 research-team faults; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
+
+After two general fixes the same session (a check the rules ask for "before any transfer" gates that action only, not
+freeze_account; ids in roles of one request - "from ACC-1001 to EXT-5530" - are no list of items), the same recording
+scores check 16/30 and 1 good run warned (history_lost on the plan-only research run). The misses are left for a
+later session, as measured blind.
 """
 
 from __future__ import annotations

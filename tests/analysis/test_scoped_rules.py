@@ -68,12 +68,14 @@ def test_an_amount_with_thousands_separators_is_one_amount(said, wrong, amount):
     assert bool(found) == wrong, shown
 
 
-@pytest.mark.parametrize("account,dropped", [("AC-5120", False), ("AC-9931", True)])
-def test_an_id_the_request_gives_to_say_whose_record_it_is_is_no_item_left_undone(account, dropped):
-    # the account of the invoice paid (its record's account_id) names whose invoice it is; another account is another item
+@pytest.mark.parametrize("ask,dropped", [
+    ("Hi, account AC-5120 here: please pay invoice IN-4410.", False),
+    ("Hi, account AC-5120 here: please pay invoices IN-4410 and IN-4411.", True),  # one of the two left unpaid
+])
+def test_an_id_the_request_gives_to_say_whose_record_it_is_is_no_item_left_undone(ask, dropped):
+    # the account of the invoice paid (its record's account_id) names whose invoice it is; a listed invoice is an item
     invoice = {"invoice_id": "IN-4410", "account_id": "AC-5120", "total": 310.0}
-    run = _conversation(("user", f"Hi, account {account} here: please pay invoice IN-4410."),
-                        ("get_invoice", {"invoice_id": "IN-4410"}, invoice),
+    run = _conversation(("user", ask), ("get_invoice", {"invoice_id": "IN-4410"}, invoice),
                         ("pay_invoice", {"invoice_id": "IN-4410", "amount": 310.0}, {"status": "paid"}),
                         system="You are the billing agent.", answer="Invoice IN-4410 is paid (310.00 EUR).")
     found, shown = _found(run, "task_ignored")
@@ -94,3 +96,28 @@ def test_a_query_joining_two_tables_on_another_key_than_the_instructions_give_is
                         system=ANALYST, answer="SMB: 120,400.00 EUR.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(1, "model")] if broken else []), shown
+
+
+BANK = "You are the bank's agent. Verify the customer with verify_identity before any transfer."
+
+
+@pytest.mark.parametrize("action,gated", [("transfer_funds", True), ("freeze_card", False)])
+def test_a_check_the_rules_ask_for_before_one_action_gates_that_action_only(action, gated):
+    ask = "Please move 200 EUR to my savings, and freeze my old card."
+    turns = [(action, {"account": "ACC-1001"}, {"status": "done"}), ("verify_identity", {"customer": "C-7"}, {"verified": True})]
+    steps = tool_loop([text_message("system", BANK), text_message("user", ask)], turns, "Done.")
+    offered = definitions_attr(*((name, {"type": "object"}) for name in ("verify_identity", "transfer_funds", "freeze_card")))
+    run = record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask)
+    found, shown = _found(run, "missing_evidence")
+    assert found == ([(1, "model")] if gated else []), shown
+
+
+@pytest.mark.parametrize("ask,dropped", [
+    ("Please close accounts ACC-1001, ACC-1002 and ACC-1003.", True),  # a list: one left undone
+    ("Please move 200 EUR from ACC-1001 to ACC-1002.", False),  # two accounts in their roles, one request
+])
+def test_ids_in_a_list_are_items_and_ids_in_roles_of_one_request_are_not(ask, dropped):
+    run = _conversation(("user", ask), ("close_account", {"account_id": "ACC-1001"}, {"status": "closed"}),
+                        system="You are the bank's agent.", answer="Done: ACC-1001 is closed.")
+    found, shown = _found(run, "task_ignored")
+    assert bool(found) == dropped, shown
