@@ -80,6 +80,15 @@ _LATE = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?P<done>[a-z]+ed)\s+more\s+th
                    r"after\s+(?:the\s+|its\s+)?(?P<event>[a-z]+)\s+(?:is|are|will\s+be|must\s+be)\s+(?:denied|refused|rejected|declined|not\s+"
                    r"(?:paid|accepted|covered))(?:,?\s+unless\s+(?:the\s+)?(?:[a-z]+'s\s+)?(?P<field>[a-z_]+)\s+(?:records?|mentions?|shows?|"
                    r"says?|notes?|lists?)\s+(?:an?\s+|the\s+)?(?P<what>[a-z]+))?", re.I)
+# "A transfer over $5,000 needs a second approval", "refunds above 500 EUR require a manager's sign-off": a thing an
+# action past a figure must carry.
+_NEEDS_OVER = re.compile(r"\b(?:an?\s+|any\s+)?(?P<deed>[a-z]+?)s?\s+(?:over|above|of\s+more\s+than|greater\s+than)\s+[$€£]?(?P<bound>\d[\d,]*(?:\.\d+)?)"
+                         r"\s*(?:[A-Z]{3}\s+)?(?:needs?|requires?|must\s+have)\s+(?:an?\s+|the\s+)?(?:[a-z]+'s\s+)?(?:second|prior|written|"
+                         r"separate|extra|additional|second-level)?\s*(?P<thing>[a-z]{3,}(?:-[a-z]+)?(?:\s+[a-z]{3,}(?:-[a-z]+)?)?)(?=\s*[.,:;(]|\s*$|\s+(?:from|by|of|before|first)\b)", re.I)
+# "An account flagged for sanctions must be frozen ...; never transfer from it": an action barred on a record a flag
+# of it names.
+_FLAGGED = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?:flagged|marked|tagged|listed)\s+(?:for|as|with)\s+['\"`]?(?P<flag>[\w-]{3,30})['\"`]?"
+                      r"[^.\n]{0,80}?\b(?:never|do\s+not|don'?t|must\s+not|may\s+not|cannot)\s+(?P<verb>[a-z]+)", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -115,6 +124,8 @@ class Rules(NamedTuple):
     field_gates: tuple[tuple[str, str, str, str, tuple[str, bool, float] | None], ...]
     not_covered: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the kind of loss, the words of the cover it needs)
     joins: tuple[tuple[str, str, str, str], ...]  # (said, a table, the other, the key they are joined on)
+    needs_over: tuple[tuple[str, str, float, str], ...]  # (said, the deed, the figure past which, the thing it needs)
+    flagged: tuple[tuple[str, str, str], ...]  # (said, the flag, the verb barred on a record it flags)
     # (said, the later date's word, the earlier's, the most days between, the field of the exception and its word)
     too_late: tuple[tuple[str, str, str, float, str | None, str | None], ...]
 
@@ -145,6 +156,9 @@ def read(text: str) -> Rules:
         not_covered=tuple((m.group(0).strip(), m.group("what").lower(), tuple(re.findall(r"[a-z]{3,}", m.group("needs").lower())))
                           for m in _NOT_COVERED.finditer(text)) if " not " in text or " never " in text else (),
         joins=tuple((m.group(0).strip(), m.group(1).lower(), m.group(2).lower(), m.group(3).lower()) for m in _JOIN_ON.finditer(text)),
+        needs_over=tuple((m.group(0).strip(), m.group("deed").lower(), bound, m.group("thing").lower().split()[-1]) for m in _NEEDS_OVER.finditer(text)
+                         if (bound := _number(m.group("bound"))) is not None),
+        flagged=tuple((m.group(0).strip(), m.group("flag").lower(), m.group("verb").lower()) for m in _FLAGGED.finditer(text)),
         too_late=tuple((m.group(0).strip(), m.group("done").lower()[:-2].rstrip("e"), m.group("event").lower(),
                         int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()], m.group("field"), m.group("what"))
                        for m in _LATE.finditer(text)) if "more than" in text else (),
