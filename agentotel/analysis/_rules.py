@@ -89,6 +89,10 @@ _NEEDS_OVER = re.compile(r"\b(?:an?\s+|any\s+)?(?P<deed>[a-z]+?)s?\s+(?:over|abo
 # of it names.
 _FLAGGED = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?:flagged|marked|tagged|listed)\s+(?:for|as|with)\s+['\"`]?(?P<flag>[\w-]{3,30})['\"`]?"
                       r"[^.\n]{0,80}?\b(?:never|do\s+not|don'?t|must\s+not|may\s+not|cannot)\s+(?P<verb>[a-z]+)", re.I)
+# "A transaction already disputed or refunded is not disputed again": an action barred on a record in one of the
+# states named.
+_NOT_AGAIN = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?:that\s+is\s+|that\s+was\s+)?already\s+(?P<states>[a-z]+(?:\s*(?:,|or|and)\s*[a-z]+)*)"
+                        r"\s+(?:is|are|may|must|can|should)\s+(?:not|never)\s+(?:be\s+)?(?P<verb>[a-z]+)\s+again\b", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -126,6 +130,7 @@ class Rules(NamedTuple):
     joins: tuple[tuple[str, str, str, str], ...]  # (said, a table, the other, the key they are joined on)
     needs_over: tuple[tuple[str, str, float, str], ...]  # (said, the deed, the figure past which, the thing it needs)
     flagged: tuple[tuple[str, str, str], ...]  # (said, the flag, the verb barred on a record it flags)
+    not_again: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the states, the verb barred on a record in one)
     # (said, the later date's word, the earlier's, the most days between, the field of the exception and its word)
     too_late: tuple[tuple[str, str, str, float, str | None, str | None], ...]
 
@@ -159,6 +164,8 @@ def read(text: str) -> Rules:
         needs_over=tuple((m.group(0).strip(), m.group("deed").lower(), bound, m.group("thing").lower().split()[-1]) for m in _NEEDS_OVER.finditer(text)
                          if (bound := _number(m.group("bound"))) is not None),
         flagged=tuple((m.group(0).strip(), m.group("flag").lower(), m.group("verb").lower()) for m in _FLAGGED.finditer(text)),
+        not_again=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]+", m.group("states").lower()) if w not in ("or", "and")),
+                         m.group("verb").lower()) for m in _NOT_AGAIN.finditer(text)) if " again" in text else (),
         too_late=tuple((m.group(0).strip(), m.group("done").lower()[:-2].rstrip("e"), m.group("event").lower(),
                         int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()], m.group("field"), m.group("what"))
                        for m in _LATE.finditer(text)) if "more than" in text else (),

@@ -2926,6 +2926,10 @@ def _policy_broken(run: _Run) -> list[Finding]:
                     return [over]
             action = _action(call.name)
             if action is None:
+                # a deed named as a noun (open_dispute) under a rule on records in a state: "not disputed again"
+                again = _flagged_barred(run, step, call, run.told(step)) if _rules.read(run.told(step)).not_again else None
+                if again is not None:
+                    return [again]
                 continue
             text = run.told(step)
             failed = (_criterion_failed(run, step, call, text) or _gate_not_met(run, step, call, text)
@@ -3323,17 +3327,26 @@ def _needed_over_missing(run: _Run, step: Mapping[str, Any], call: Any, text: st
 
 def _flagged_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions bar on a record a flag of it names ("An account flagged for sanctions ...; never
-    transfer from it"), called on a record the run read with that flag (flags: ["sanctions"]): model, policy_violated."""
+    transfer from it"), or in a state they name ("a transaction already disputed or refunded is not disputed again"),
+    called on a record the run read with that flag or state (flags: ["sanctions"], status: "refunded"): model,
+    policy_violated."""
     rules = _rules.read(text).flagged
-    action = _action(call.name) if rules else None
-    if action is None:
+    again = _rules.read(text).not_again
+    action = _action(call.name) if rules or again else None
+    if action is None and not again:
         return None
-    verbs = {action[0], *_SYNONYMS.get(action[0], ())}
+    # (a deed a tool's name holds as a noun counts too: open_dispute disputes)
+    verbs = {w.lower() for w in _NAME_WORDS.findall(call.name) if len(w) >= 4} | (
+        {action[0], *_SYNONYMS.get(action[0], ())} if action else set())
+    if action is None:
+        rules = ()
     idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
     records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
                for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    # a record in a state the rules name ("a transaction already disputed or refunded is not disputed again")
+    rules = rules + tuple((said, state, verb) for said, states, verb in _rules.read(text).not_again for state in states)
     for said, flag, verb in rules:
-        if not any(v.startswith(verb[:5]) for v in verbs):
+        if not any(v.startswith(verb[:5]) or verb.startswith(v[:5]) for v in verbs if len(v) >= 3):
             continue
         hit = next(((s, k) for s, r in records for k, v in r.items() if re.search(rf"(?<![\w-]){re.escape(flag)}", text_of(v), re.I)
                     and not re.search(r"(?:^|_)(?:id|name|note|notes|text|description)$", str(k), re.I)), None)

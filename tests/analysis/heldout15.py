@@ -53,9 +53,10 @@ research-team faults; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and wh
 
 After two general fixes the same session (a check the rules ask for "before any transfer" gates that action only, not
 freeze_account; ids in roles of one request - "from ACC-1001 to EXT-5530" - are no list of items), the same recording
-scores check 16/30 and 1 good run warned (history_lost on the plan-only research run); with two rules then read in
+scores check 16/30 and 1 good run warned (history_lost on the plan-only research run); with three rules then read in
 general form ("a transfer over $5,000 needs a second approval", "an account flagged for sanctions ...; never transfer
-from it"), 18/30 and 1. The other misses are left for a later session, as measured blind.
+from it", "a transaction already disputed or refunded is not disputed again"), 19/30 and 1. The other misses are
+left for a later session, as measured blind.
 """
 
 from __future__ import annotations
@@ -810,8 +811,6 @@ def pairs() -> list[Any]:
 DIFF_MISSED: dict[str, str] = {}
 _TOLD = "nothing found; "
 CHECK_MISSED: dict[str, str] = {
-    "model-pydantic-ai-disputed-twice": (_TOLD + "list_transactions@5 shows TX-88041 'refunded', open_dispute(TX-88041)"
-                                         "@6 (rule 5: not disputed again)"),
     "model-pydantic-ai-dispute-wrong-tx": (_TOLD + "'Opening a dispute on TX-88041' with open_dispute(TX-88014)@6; "
                                            "TX-88014 is in the tool result (the grocery payment), so no invented id, "
                                            "and the said-vs-done mismatch is not read (the clinic's wrong_cancel, "

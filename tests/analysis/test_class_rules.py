@@ -307,3 +307,16 @@ def test_an_action_the_rules_bar_on_a_record_a_flag_of_it_names_is_a_policy_viol
                         system=PAYABLES, answer="Paid.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("status,broken", [("returned", True), ("delivered", False)])
+def test_an_action_on_a_record_already_in_a_state_the_rules_bar_it_again_in_is_a_policy_violated(status, broken):
+    # the deed named as a noun of the tool (start_return: a return made)
+    rules = "You are the returns desk. An order already returned or exchanged is not returned again."
+    orders = {"orders": [{"order_id": "#8120", "item": "rain jacket", "total": 89.0, "status": status}]}
+    run = _conversation(("user", "I want to send back the rain jacket from order #8120."),
+                        ("list_orders", {"customer_id": "C-1"}, orders),
+                        ("start_return", {"order_id": "#8120"}, {"status": "label_sent"}),
+                        system=rules, answer="A return label for #8120 is on its way.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
