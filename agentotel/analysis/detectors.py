@@ -3146,6 +3146,18 @@ def _norm_class(value: str) -> str:
     return re.sub(r"[\s_-]+", " ", value.strip().lower())
 
 
+def _records_read(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(tool step, record) of every record the run read before a model step that holds one of its call's ids: what
+    the written rules judge the call on (several rules ask for the same call: read once per call)."""
+    cache = run.__dict__.setdefault("_records_read", {})
+    key = (step["index"], call_key(call.name, call.arguments))
+    if key not in cache:
+        idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+        cache[key] = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                      for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    return cache[key]
+
+
 def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action whose amount passes what the instructions cap it at in the record's own terms ("Refund at most what
     the customer paid") - issue_refund(amount=162.0) on an order whose total_paid is 54.0: model, policy_violated."""
@@ -3214,9 +3226,7 @@ def _field_gate_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     action = _action(call.name) if gates else None
     if action is None:
         return None
-    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
-               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    records = _records_read(run, step, call)
     verbs = {action[0], *_SYNONYMS.get(action[0], ())}
     for said, verb, key, wanted, scope in gates:
         if not any(verb.startswith(v[:5]) for v in verbs):
@@ -3280,9 +3290,7 @@ def _filed_too_late(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
     action = _action(call.name) if rules else None
     if action is None or action[0] not in _PAYS:
         return None
-    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
-               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    records = _records_read(run, step, call)
     for said, done, event, days, excuse, what in rules:
         for source, record in reversed(records):
             dates = {str(k).lower(): day for k, v in record.items() if isinstance(v, str) and (day := _iso_day(v)) is not None}
@@ -3340,9 +3348,7 @@ def _flagged_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
         {action[0], *_SYNONYMS.get(action[0], ())} if action else set())
     if action is None:
         rules = ()
-    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
-               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    records = _records_read(run, step, call)
     # a record in a state the rules name ("a transaction already disputed or refunded is not disputed again")
     rules = rules + tuple((said, state, verb) for said, states, verb in _rules.read(text).not_again for state in states)
     for said, flag, verb in rules:
@@ -3398,9 +3404,7 @@ def _class_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
         return None
     verb = action[0]
     verbs = {verb, *_SYNONYMS.get(verb, ())}
-    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-    records = [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
-               for ident in idents for r in _records_of(tool_payload(s.get("output")), ident)]
+    records = _records_read(run, step, call)
     if not records:
         return None
     fields = [(s, str(k), _norm_class(v)) for s, r in records for k, v in r.items() if isinstance(v, str) and 0 < len(v) <= 40]
