@@ -93,6 +93,29 @@ _FLAGGED = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?:flagged|marked|tagged|li
 # states named.
 _NOT_AGAIN = re.compile(r"\b(?:an?\s+|any\s+)?[a-z]+\s+(?:that\s+is\s+|that\s+was\s+)?already\s+(?P<states>[a-z]+(?:\s*(?:,|or|and)\s*[a-z]+)*)"
                         r"\s+(?:is|are|may|must|can|should)\s+(?:not|never)\s+(?:be\s+)?(?P<verb>[a-z]+)\s+again\b", re.I)
+# "Book only a slot that list_slots shows as free", "only cancel appointments that are 'scheduled'", "refund only
+# delivered orders": an action kept for records in one state (the verb before "only" or after it).
+_ONLY_THAT = re.compile(r"\bonly\s+(?:(?P<verb>[a-z]{3,})\s+)?(?:an?\s+|the\s+|those\s+)?(?P<noun>[a-z]{3,}?)s?\s+(?:that|which)\s+"
+                        r"(?:`?[a-z][\w.]*`?\s+)?(?:shows?|lists?|marks?|reports?|returns?|gives?|is|are|has\s+been|have\s+been)\s+"
+                        r"(?:as\s+|marked\s+(?:as\s+)?)?['\"`]?(?P<state>[a-z][\w-]{2,20})", re.I)
+_ONLY_ADJ = re.compile(r"\bonly\s+(?:(?P<verb>[a-z]{3,})\s+)?(?:an?\s+|the\s+)?['\"`]?(?P<state>[a-z][\w-]{2,20})['\"`]?\s+(?P<noun>[a-z]{3,}?)s?\b", re.I)
+_NOT_A_STATE = frozenset("not the and for that this one two three any all each every more most few their your its own same other "
+                         "when if after before once with from".split())
+_MODALS = frozenset("may can should must will you we they to".split())
+# "A specialist visit (cardiology, dermatology) needs a referral on file: ... without one do not book": an action barred
+# while the record the run read holds no such thing (referral: null).
+_ON_FILE = re.compile(r"\b(?:needs?|requires?|must\s+have)\s+(?:an?\s+|the\s+|their\s+|its\s+)?(?P<thing>(?:[a-z]+\s+){0,2}?[a-z]{4,})\s+"
+                      r"(?:on\s+file|on\s+record|in\s+place|recorded|in\s+the\s+system)\b", re.I)
+_BARRING = re.compile(r"\b(?:do\s+not|don'?t|never|must\s+not|may\s+not|cannot|can't|before)\s+([a-z]{3,})", re.I)
+_PLAIN_ADJECTIVES = frozenset("signed valid current active written second prior separate formal".split())
+# "A patient under 18 is booked with their guardian named in book_appointment's guardian": an action on a record past
+# an age that must carry a person or thing.
+_AGED = re.compile(r"\b(?P<op>under|below|younger\s+than|over|above|older\s+than)\s+(?P<n>\d{1,3})(?:\s+years?(?:\s+old)?)?\s+(?:is|are|must\s+be|"
+                   r"should\s+be|may\s+only\s+be|can\s+only\s+be|gets?|get)\s+(?P<verb>[a-z]{3,})\b[^.\n]{0,50}?\bwith\s+(?:their|his|her|its|"
+                   r"the|a|an)\s+(?P<thing>[a-z]{3,})\b(?:[^.\n]{0,40}?\b(?:in|as)\s+`?[a-z][\w]*`?'s\s+(?P<arg>[a-z_]{3,}))?", re.I)
+# "After booking, send the patient a reminder with send_reminder": a call the rules ask for after an action.
+_AFTER = re.compile(r"\b(?:after|once)\s+(?:each\s+|every\s+|a\s+|an\s+|the\s+|you\s+have\s+|you've\s+)?(?P<deed>[a-z]{3,})\b[^.\n]{0,80}?"
+                    r"\b(?:with|using|via|call|calling|run|use)\s+`?(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -133,6 +156,11 @@ class Rules(NamedTuple):
     not_again: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the states, the verb barred on a record in one)
     # (said, the later date's word, the earlier's, the most days between, the field of the exception and its word)
     too_late: tuple[tuple[str, str, str, float, str | None, str | None], ...]
+    only_state: tuple[tuple[str, str, str, str], ...]  # (said, verb, the record's noun, the one state allowed)
+    on_file: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...]  # (said, verb, the thing's words, scope words)
+    # (said, verb, the age past which, above?, the thing the action must carry, the argument it goes in)
+    aged: tuple[tuple[str, str, float, bool, str, str], ...]
+    after: tuple[tuple[str, str, str], ...]  # (said, the deed, the tool to call after it)
 
 
 @functools.lru_cache(maxsize=64)
@@ -169,7 +197,53 @@ def read(text: str) -> Rules:
         too_late=tuple((m.group(0).strip(), m.group("done").lower()[:-2].rstrip("e"), m.group("event").lower(),
                         int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()], m.group("field"), m.group("what"))
                        for m in _LATE.finditer(text)) if "more than" in text else (),
+        only_state=tuple(_only_state(text)) if "only" in text else (),
+        on_file=tuple(_on_file(text)),
+        aged=tuple((m.group(0).strip(), _stem(m.group("verb")), float(m.group("n")), m.group("op").lower().split()[0] in ("over", "above", "older"),
+                    m.group("thing").lower(), (m.group("arg") or m.group("thing")).lower()) for m in _AGED.finditer(text)),
+        after=tuple((m.group(0).strip(), _stem(m.group("deed")), m.group("tool")) for m in _AFTER.finditer(text)),
     )
+
+
+def _stem(word: str) -> str:
+    """A verb's plain form, near enough to compare first letters: booking, booked, books -> book."""
+    word = word.lower()
+    for end in ("ing", "ed", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            return word[: -len(end)]
+    return word
+
+
+def _only_state(text: str):
+    for pattern in (_ONLY_THAT, _ONLY_ADJ):
+        for m in pattern.finditer(text):
+            verb = m.group("verb")
+            if verb is None or verb.lower() in ("a", "an", "the"):
+                # the verb before "only": "Book only a slot", "you may only cancel ..."
+                before = [w for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40):m.start()].lower())]
+                while before and before[-1] in _MODALS:
+                    before.pop()
+                verb = before[-1] if before else None
+            state, noun = m.group("state").lower(), m.group("noun").lower()
+            if verb and state not in _NOT_A_STATE and noun not in _NOT_A_STATE and not state.isdigit():
+                yield m.group(0).strip(), _stem(verb), noun, state
+
+
+def _on_file(text: str):
+    if not re.search(r"\b(?:on\s+file|on\s+record|in\s+place|recorded|in\s+the\s+system)\b", text):
+        return
+    for m in _ON_FILE.finditer(text):
+        start = max(text.rfind("\n", 0, m.start()), text.rfind(". ", 0, m.start())) + 1
+        end = min((i for i in (text.find("\n", m.end()), text.find(". ", m.end())) if i >= 0), default=len(text))
+        after = _BARRING.search(text, m.end(), end)
+        if after is None:
+            continue
+        things = tuple(w for w in m.group("thing").lower().split() if len(w) >= 4 and w not in _PLAIN_ADJECTIVES)
+        # the records the rule speaks of, listed in a parenthesis before it: "A specialist visit (cardiology, dermatology)"
+        aside = re.search(r"\(([^)]{3,80})\)", text[start:m.start()])
+        scope = tuple(re.findall(r"[a-z]{4,}", aside.group(1).lower())) if aside else ()
+        if things:
+            yield text[start:end].strip(), _stem(after.group(1)), things, scope
 
 
 def _field_gates(text: str):

@@ -2251,6 +2251,35 @@ def _object_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: A
                     f"{meant!r}", tool=call.name, said=meant, called=called)
 
 
+# A clause that puts an id aside rather than acting on it ("TX-88041 is already refunded, so the other one").
+_PUT_ASIDE = re.compile(r"\b(?:not|no|never|instead|rather|other|already|except|but|than|unlike|versus|vs)\b|n't\b", re.I)
+
+
+def _id_said_otherwise(step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
+    """The words name the record the call acts on by its id ("Opening a dispute on TX-88041") and the call gives
+    another id of that form (open_dispute(transaction_id='TX-88014')) the words never name: a slip between two real
+    records (MAST FM-2.6; model, reasoning_action_mismatch at the step). Only a clause that says the call's deed
+    (its verb or the tool's noun) and puts nothing aside."""
+    deeds = {w.lower() for w in _NAME_WORDS.findall(call.name) if len(w) >= 4 and w.lower() not in _NO_OUTCOME}
+    action = _action(call.name)
+    if action is not None:
+        deeds |= _verb_forms(action[0])
+    low = own.lower()
+    for key, value in call.arguments.items():
+        if not isinstance(value, str) or not _id_like(value) or value.lower() in low:
+            continue
+        for clause in NOTE_CLAUSE.split(own):
+            said = {m.group(0) for m in _id_pattern(value).finditer(clause)}
+            words = set(re.findall(r"[a-z]+", clause.lower()))
+            if len(said) != 1 or _PUT_ASIDE.search(clause) or not any(d in words or d in clause.lower() for d in deeds):
+                continue
+            meant = next(iter(said))
+            return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                            f"step {step['index']} says {clause.strip()[:80]!r} and calls {call.name} with {key}={value!r}, "
+                            f"not {meant!r}", tool=call.name, said=meant, called=value)
+    return None
+
+
 def _texts_of(message: Mapping[str, Any]) -> str:
     return " ".join(str(p.get("content")) for p in parts(message) if p.get("type") == "text" and p.get("content"))
 
@@ -2937,7 +2966,9 @@ def _policy_broken(run: _Run) -> list[Finding]:
                       or _required_missing(run, step, call, text) or _over_record_amount(run, step, call, text)
                       or _gross_not_netted(run, step, call, text) or _field_gate_unmet(run, step, call, text)
                       or _cover_missing(run, step, call, text) or _filed_too_late(run, step, call, text)
-                      or _needed_over_missing(run, step, call, text) or _flagged_barred(run, step, call, text))
+                      or _needed_over_missing(run, step, call, text) or _flagged_barred(run, step, call, text)
+                      or _state_not_allowed(run, step, call, text) or _on_file_missing(run, step, call, text)
+                      or _aged_without(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3362,6 +3393,106 @@ def _flagged_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                             f"{flag} ({tool_name(hit[0])}, step {hit[0]['index']})", tool=call.name, rule=said,
                             result_step=hit[0]["index"])
     return None
+
+
+def _deed_of(call: Any, verb: str) -> bool:
+    """Whether a call does the deed a rule names by its verb ("book" for book_appointment; "reserve" too)."""
+    action = _action(call.name)
+    deeds = {action[0], *_SYNONYMS.get(action[0], ())} if action else set()
+    return any(d.startswith(verb[:4]) or verb.startswith(d[:4]) for d in deeds if len(d) >= 3)
+
+
+_EMPTY = (None, "", [], {}, False)
+_NONE_WORDS = frozenset({"none", "null", "missing", "no", "n/a", "na", "not on file", "expired", "unknown"})
+
+
+def _state_not_allowed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions keep for records in one state ("Book only a slot that list_slots shows as free"),
+    called on a record the run read in another (S-710 'booked' beside free siblings; tau-bench's policy violations,
+    model, policy_violated at the call). The record is the one the call names under the rule's noun (slot_id), its
+    state a field the allowed word fills for another record of the same result, or a status field."""
+    for said, verb, noun, state in _rules.read(text).only_state:
+        if not _deed_of(call, verb):
+            continue
+        named = {str(v) for k, v in call.arguments.items() if noun[:4] in str(k).lower() and _id_like(v)}
+        for source, record in reversed(_records_read(run, step, call)):
+            if named and not named & {str(v) for v in record.values() if isinstance(v, (str, int))}:
+                continue
+            if not named and noun[:4] not in str(tool_name(source)).lower():
+                continue
+            siblings = [o for o in _objects(tool_payload(source.get("output"))) if o is not record]
+            for key, value in record.items():
+                if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z][\w -]{1,29}", value) or value.lower() == state:
+                    continue
+                if re.search(r"(?:^|_)(?:status|state)$", str(key), re.I) or any(str(o.get(key, "")).lower() == state for o in siblings):
+                    return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                    f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {key} is "
+                                    f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
+                                    result_step=source["index"])
+            break  # the latest read of the record is its state
+    return None
+
+
+def _on_file_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions bar without a thing on file ("A specialist visit (cardiology, dermatology) needs a
+    referral on file ... without one do not book"), called while the record the run read holds none of it (referral:
+    null); for a rule scoped to kinds of records, only on one of those kinds (model, policy_violated at the call)."""
+    for said, verb, things, scope in _rules.read(text).on_file:
+        if not _deed_of(call, verb) or (scope and not any(w in text_of(call.arguments).lower() for w in scope)):
+            continue
+        held = [(s, k, v) for s, r in _records_read(run, step, call) for k, v in r.items()
+                if any(str(k).lower().startswith(t[:5]) for t in things)]
+        if held and (held[-1][2] in _EMPTY or str(held[-1][2]).strip().lower() in _NONE_WORDS):
+            source, key, value = held[-1]
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: {key} is "
+                            f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said[:200],
+                            result_step=source["index"])
+    return None
+
+
+def _aged_without(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions say carries someone for a person past an age ("A patient under 18 is booked with
+    their guardian named in book_appointment's guardian"), called for a person the run read at that age with it left
+    out (age 15, guardian ''; model, policy_violated at the call)."""
+    for said, verb, bound, above, thing, argument in _rules.read(text).aged:
+        if not _deed_of(call, verb):
+            continue
+        ages = [(s, k, v) for s, r in _records_read(run, step, call) for k, v in r.items()
+                if re.fullmatch(r"(?:\w+_)?age(?:_years)?", str(k), re.I) and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not ages or not (ages[-1][2] > bound if above else ages[-1][2] < bound):
+            continue
+        given = [v for k, v in call.arguments.items() if argument in str(k).lower() or thing in str(k).lower()]
+        if any(v not in _EMPTY for v in given):
+            continue
+        source, key, age = ages[-1]
+        return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                        f"step {step['index']} calls {call.name} with no {thing} where the instructions say {said!r}: {key} "
+                        f"is {_fmt(float(age))} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
+                        result_step=source["index"])
+    return None
+
+
+def _after_skipped(run: _Run) -> list[Finding]:
+    """A call the instructions ask for after an action ("After booking, send the patient a reminder with
+    send_reminder") never made once the action was done: at the answer that followed it (MAST FM-1.1 disobey task
+    specification; model, policy_violated)."""
+    for step in run.llm:
+        rules = _rules.read(run.told(step)).after if requested_calls(step) else ()
+        for said, deed, then in rules:
+            done = [s for s in run.record.tool_steps() if s.get("requested_by") == step["index"] and not is_error(s)
+                    and any(_deed_of(c, deed) and c.name == tool_name(s) for c in requested_calls(step))]
+            if not done or then == tool_name(done[0]):
+                continue
+            if any(tool_name(s) == then for s in run.record.tool_steps() if s["index"] > done[0]["index"]):
+                continue
+            answer = next((a for a, _text in run.finals if a["index"] > done[0]["index"]), None)
+            if answer is not None:
+                return [_finding("policy_violated", "model", answer["index"], [answer["index"], done[0]["index"]],
+                                 f"{tool_name(done[0])} ran at step {done[0]['index']} and the answer at step {answer['index']} "
+                                 f"follows with no {then} call, where the instructions say {said!r}", tool=then, rule=said,
+                                 result_step=done[0]["index"])]
+    return []
 
 
 def _required_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
@@ -6610,7 +6741,24 @@ def _other_subject(run: _Run) -> list[Finding]:
                                     f"{tool_name(step)} at step {step['index']} was asked for {key} {value} and answered for "
                                     f"{key} {other}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
                 break
+            # ... or asked about one kind by its name (list_slots(specialty='cardiology')) answering another under the
+            # same key (specialty 'dermatology'), the one asked for nowhere in it: not a setting of the answer's form
+            if isinstance(value, str) and isinstance(other, str) and _KIND_WORD.fullmatch(value) and _KIND_WORD.fullmatch(other) \
+                    and str(key).lower() not in _FORM_KEYS \
+                    and not re.search(rf"(?<!\w){re.escape(str(value))}(?!\w)", text_of(step.get("output")), re.I) \
+                    and not set(str(value).lower().split()) & set(str(other).lower().split()):
+                out.append(_finding("other_subject_retrieved", "tool", step["index"], [step["index"]],
+                                    f"{tool_name(step)} at step {step['index']} was asked for {key} {value!r} and answered for "
+                                    f"{key} {other!r}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
+                break
     return out
+
+
+# A value naming a kind of thing in words (cardiology, "north america"), not an id, a number or free text.
+_KIND_WORD = re.compile(r"[A-Za-z][a-z]+(?:[ -][A-Za-z][a-z]+){0,2}")
+# Keys that set the answer's form, not its subject: its units or language may be answered in another.
+_FORM_KEYS = frozenset({"units", "unit", "format", "lang", "language", "locale", "mode", "sort", "order", "order_by", "sort_by",
+                        "currency", "style", "tone", "view", "detail", "verbosity", "fields", "timezone", "tz", "encoding"})
 
 
 # ---- wrong tool-call form ----------------------------------------------------------------------------
@@ -7721,7 +7869,8 @@ def _said_otherwise(run: _Run) -> list[Finding]:
             continue
         for call in calls:
             if isinstance(call.arguments, Mapping):
-                found = _field_said_otherwise(run, step, own, call) or _object_said_otherwise(run, step, own, call)
+                found = (_field_said_otherwise(run, step, own, call) or _object_said_otherwise(run, step, own, call)
+                         or _id_said_otherwise(step, own, call))
                 if found is not None:
                     return [found]
     return []
@@ -8475,7 +8624,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,

@@ -1,0 +1,130 @@
+"""Written rules that gate an action on what a record the run read holds, and the words at a call that name another
+record than it acts on (heldout15's misses, in other trades): an action kept for records in one state ("Ship only
+orders that list_orders shows as packed"), one barred without a thing on file ("A surgery (spay, dental) requires a
+signed consent form on file; never schedule one ..."), one that must carry someone for a person past an age ("A
+passenger under 16 is booked with their accompanying adult named in book_flight's escort"), a call the rules ask for
+after an action ("After resetting a password, notify the employee with send_notice"), the id said beside the call
+that gives its sibling, and a tool asked about one kind answering another. Each beside the run that keeps the rule.
+Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import llm, record, text_message, tool
+from test_data_agent import _conversation
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+WAREHOUSE = ("You are the warehouse dispatcher. Ship only orders that list_orders shows as packed; tell the customer "
+             "when theirs will leave.")
+ORDERS = {"orders": [{"order_id": "OR-4410", "customer": "Ames", "status": "packed"},
+                     {"order_id": "OR-4411", "customer": "Brandt", "status": "awaiting_stock"}]}
+
+
+@pytest.mark.parametrize("order,broken", [("OR-4410", False), ("OR-4411", True)])
+def test_an_action_kept_for_records_in_one_state_on_a_record_in_another_breaks_the_rule(order, broken):
+    run = _conversation(("user", "Ship today's orders for Ames and Brandt."), ("list_orders", {"date": "2026-12-04"}, ORDERS),
+                        ("ship_order", {"order_id": order}, {"order_id": order, "shipment": "SH-88"}),
+                        system=WAREHOUSE, answer=f"{order} has shipped.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("status,broken", [("delivered", False), ("in_transit", True)])
+def test_a_state_written_before_the_noun_keeps_the_action_for_it(status, broken):
+    order = {"order_id": "OR-7120", "status": status, "total": 64.0}
+    run = _conversation(("user", "Please refund order OR-7120."), ("get_order", {"order_id": "OR-7120"}, order),
+                        ("refund_order", {"order_id": "OR-7120"}, {"status": "refunded"}),
+                        system="You are the returns agent. Refund only delivered orders.", answer="OR-7120 is refunded.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+VET = ("You are the front desk of Hollow Oak Vets.\n1. A surgery (spay, neuter, dental) requires a signed consent form on "
+       "file; never schedule one before checking get_consent.\n2. Vaccinations need no form.")
+
+
+@pytest.mark.parametrize("procedure,consent,broken", [
+    ("dental", None, True),
+    ("dental", {"form_id": "CF-301", "signed": "2026-11-02"}, False),
+    ("vaccination", None, False),  # out of the rule's scope
+])
+def test_an_action_barred_without_a_thing_on_file_breaks_the_rule_where_the_record_holds_none(procedure, consent, broken):
+    run = _conversation(("user", f"Can you book Biscuit (PET-88) for a {procedure} next week?"),
+                        ("get_consent", {"pet_id": "PET-88"}, {"pet_id": "PET-88", "consent_form": consent}),
+                        ("schedule_procedure", {"pet_id": "PET-88", "procedure": procedure, "day": "2026-12-09"},
+                         {"booking_id": "VB-12", "status": "scheduled"}),
+                        system=VET, answer=f"Biscuit is booked for the {procedure} on 9 December.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+AIRLINE = ("You are the booking agent of Skylark Air. A passenger under 16 is booked with their accompanying adult named in "
+           "book_flight's escort. Read the passenger with get_passenger first.")
+
+
+@pytest.mark.parametrize("age,escort,broken", [(12, "", True), (12, "Nora Vale", False), (34, "", False)])
+def test_an_action_that_must_carry_someone_for_a_person_past_an_age_breaks_the_rule_without_them(age, escort, broken):
+    run = _conversation(("user", "Please book PA-220 on SK 311 tomorrow."),
+                        ("get_passenger", {"passenger_id": "PA-220"}, {"passenger_id": "PA-220", "age": age, "name": "Tim Vale"}),
+                        ("book_flight", {"passenger_id": "PA-220", "flight": "SK 311", "escort": escort},
+                         {"booking": "BK-5501", "status": "confirmed"}),
+                        system=AIRLINE, answer="PA-220 is booked on SK 311.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+HELPDESK = "You are the IT helpdesk agent. After resetting a password, notify the employee with send_notice."
+
+
+@pytest.mark.parametrize("notified", [True, False])
+def test_a_call_the_rules_ask_for_after_an_action_never_made_is_flagged_at_the_answer(notified):
+    turns = [("user", "I'm locked out, employee E-5120."),
+             ("reset_password", {"employee_id": "E-5120"}, {"employee_id": "E-5120", "status": "reset"})]
+    if notified:
+        turns.append(("send_notice", {"employee_id": "E-5120", "text": "Your password was reset."}, {"status": "sent"}))
+    run = _conversation(*turns, system=HELPDESK, answer="Your password is reset; check your mail for the new one.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([] if notified else [(len(turns) * 2 - 1, "model")]), shown
+
+
+PRESCRIPTIONS = {"prescriptions": [{"rx_id": "RX-40912", "drug": "atorvastatin", "refills_left": 2},
+                                   {"rx_id": "RX-40921", "drug": "lisinopril", "refills_left": 1}]}
+
+
+@pytest.mark.parametrize("said,called,slipped", [
+    ("Refilling RX-40912 now.", "RX-40921", True),
+    ("Refilling RX-40912 now.", "RX-40912", False),
+    ("RX-40921 has no refills due yet, so refilling the other one.", "RX-40912", False),  # the id put aside
+])
+def test_the_id_the_words_at_a_call_name_beside_a_call_on_its_sibling_is_a_reasoning_action_mismatch(said, called, slipped):
+    system = text_message("system", "You are the pharmacy agent. Refill what the patient asks for.")
+    ask = text_message("user", "Please refill my atorvastatin, patient PT-77.")
+    listed = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": PRESCRIPTIONS}]}
+    asked = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "list_prescriptions",
+                                             "arguments": {"patient_id": "PT-77"}}]}
+    steps = [llm(1, calls=[("list_prescriptions", {"patient_id": "PT-77"}, "c1")], messages=[system, ask]),
+             tool(2, "list_prescriptions", {"patient_id": "PT-77"}, PRESCRIPTIONS, requested_by=1, call_id="c1"),
+             llm(3, text=said, calls=[("refill_prescription", {"rx_id": called}, "c2")], messages=[system, ask, asked, listed]),
+             tool(4, "refill_prescription", {"rx_id": called}, {"rx_id": called, "status": "refilled"}, requested_by=3, call_id="c2"),
+             llm(5, text="Your refill is on its way.", messages=[system, ask, asked, listed])]
+    found, shown = _found(record(*steps, task=ask["parts"][0]["content"]), "reasoning_action_mismatch")
+    assert found == ([(3, "model")] if slipped else []), shown
+
+
+@pytest.mark.parametrize("asked,answered,flagged", [
+    ({"region": "alpine"}, {"region": "coastal", "days": [{"day": "Fri", "snow_cm": 0}]}, True),
+    ({"region": "alpine"}, {"region": "alpine", "days": [{"day": "Fri", "snow_cm": 30}]}, False),
+    ({"region": "alpine", "units": "metric"}, {"region": "alpine", "units": "imperial", "days": []}, False),  # the form
+])
+def test_a_tool_asked_about_one_kind_answering_another_under_the_same_key_answered_another_subject(asked, answered, flagged):
+    run = _conversation(("user", "Will there be fresh snow in the alpine region on Friday?"), ("get_forecast", asked, answered),
+                        system="You are the resort's weather assistant.", answer="No fresh snow is expected on Friday.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if flagged else []), shown
