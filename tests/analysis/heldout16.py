@@ -39,7 +39,26 @@ read past, a tool answering another record, a hallucinated ETA) and outside the 
 without the bank rule or the ADR rule, the deployment configured with an old model, a carrier API's response shape
 changed, a stale retrieval index (the clause library's, the dangerous-goods edition's).
 
-BLIND SCORES: see DIFF_MISSED / CHECK_MISSED / FALSE_ALARMS below (filled after the one blind scoring).
+How agentotel recorded the frameworks (not the detectors'): pydantic-ai's run_sync per employee turn is an
+`invoke_agent larkspur-payroll` step per turn, a tool's error (ModelRetry) an error step whose `error` keeps the words
+('ToolRetryError: TimeoutError: approvals service did not answer ...'); the Agents SDK's handoff is an `execute_tool
+transfer_to_reviewer` step and the reviewer an `invoke_agent reviewer` step; the LangGraph create_react_agent under
+agentotel is an `invoke_agent corvid-dispatch` step holding the model and tool calls; under OpenInference the run has
+no agent step, a one-argument tool's input is the bare value ("SH-5521", not {"shipment_id": ...}) and a failed tool's
+`error` holds the Python traceback. Nothing recorded wrong was found: no tool step missing, no wrong parent.
+
+Built and scored blind, once (4105262's detectors - main at the branch point; the set's own commits touch only tests;
+agentotel/analysis/ unread; load average 4.8 at the start, 6.0 at the end, other helpers running; recording
+/tmp/h16-rec-r78k4c4q): 30 pairs, 4 recorders (3 frameworks + OpenInference through the collector) - diff top-1 30/30,
+check step+layer 10/30, good runs with a warning 19/30. Two of the ten check hits are no discrimination: the same
+finding stands on the good twin (policy_violated@8 on overtime-unapproved; the 'said CR, called SH' wrong_target@9 on
+quote-timeout-invented). Twelve of the nineteen warned good runs are one reading: a carrier id said at book_carrier
+held against its shipment_id argument (every dispatch run); four more are the approval the overtime rule asks for read
+as breaking it. Check's misses are the rules that gate a tool on a record's value (a status 'locked' or 'deprecated', a
+conflict hit, an amount against half a figure, a capacity, a transit date, a field of the matter such as governing
+law), an order the rules state as 'before you call X' / 'nothing leaves before X', a deed the answer claims and no
+call did, a said-vs-done mismatch between a person's name and an email, a write repeated with new ids, a stale index
+answering in the same shape; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
 """
 
 from __future__ import annotations
@@ -948,11 +967,91 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (4105262's detectors,
+# agentotel/analysis/ unread; load 4.8-6.0): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 10/30, good
+# runs warned 19/30 (recording /tmp/h16-rec-r78k4c4q).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+_TOLD = "nothing found; "
+_CR_SH = ("wrong_target@{}/model ('said CR, called SH': the words 'Booking Rhone Cargo (CR-31) on quote Q-90411' read "
+          "against book_carrier's first id argument, shipment_id SH-5521 - on the good twin too) ranks first; ")
+CHECK_MISSED: dict[str, str] = {
+    "model-pydantic-ai-bank-unverified": (_TOLD + "update_bank_details@5 right after get_employee, no "
+                                          "send_verification_code, against 'Before you call update_bank_details, "
+                                          "text the employee a one-time code with send_verification_code'"),
+    "model-pydantic-ai-approval-timeout-invented": ("policy_violated@8/model (the request_manager_approval the good "
+                                                    "twin makes too) ranks first; tool_error_ignored@10/tool is the "
+                                                    "step, but layer tool where the model filed a made-up MA-8800 that "
+                                                    "no result holds"),
+    "model-pydantic-ai-locked-period-adjusted": (_TOLD + "get_pay_period@5 answers status 'locked', "
+                                                 "submit_adjustment(PP-2026-24)@8 (rule: 'Once a pay period is locked "
+                                                 "it stays as it is')"),
+    "model-pydantic-ai-advance-over-cap": (_TOLD + "issue_advance(900)@6 where get_payslip@5 answers net_pay 1318.62 and "
+                                           "the rules cap an advance at 'half of the employee's last net pay'"),
+    "model-pydantic-ai-no-clarification": ("clarification_skipped@8/model: the right kind, at the submit_adjustment "
+                                           "that used AS-101 unasked, where the truth is the call after get_employee "
+                                           "@4 (where the twin asks which of the two assignments)"),
+    "model-pydantic-ai-payslip-not-sent": (_TOLD + "the request asks 'email me the updated payslip', the answer @10 "
+                                           "says 'the updated payslip is in your inbox', email_payslip never called"),
+    "model-agents-contract-deprecated-clause-used": (_TOLD + "draft_document@6 with CONF-07, which search_clauses@5 "
+                                                     "answered status 'deprecated', superseded_by CONF-12 (rule: only "
+                                                     "'approved' clauses)"),
+    "model-agents-contract-governing-law-wrong": (_TOLD + "get_matter@3 answers governing_law 'Germany', "
+                                                  "draft_document(governing_law='England and Wales')@6"),
+    "tool-agents-contract-clause-index-stale": (_TOLD + "search_clauses@5 answers index_built 2024-03-02 (earlier "
+                                                "runs 2026-11-20), CONF-12 gone and CONF-07 shown approved - no error, "
+                                                "no drift reported"),
+    "model-agents-contract-draft-repeated": (_TOLD + "draft_document@8 asked again with the same arguments, DR-5530 "
+                                             "in hand (a second draft DR-5531 made); repeated_tool_call is silent, "
+                                             "the two answers differ by their new id"),
+    "model-agents-contract-conflict-check-skipped": (_TOLD + "send_for_signature@11 with no check_conflicts (rule: "
+                                                     "'Nothing leaves the building before check_conflicts has been "
+                                                     "run on the counterparty')"),
+    "model-agents-contract-conflict-hit-ignored": (_TOLD + "check_conflicts@12 answers conflict true (LIT-0412, "
+                                                   "adverse), send_for_signature@13 (rule: 'a hit goes to counsel ... "
+                                                   "and the draft is not sent')"),
+    "model-agents-contract-wrong-signatory": (_TOLD + "'sending DR-5530 to their signatory, Lena Brandt' with "
+                                              "signer_email jonas.kell@vantor.de, the matter's procurement contact"),
+    "model-oi-langgraph-non-adr-carrier": _CR_SH.format(9) + ("the cause is get_rate_quote(CR-13)@7: lookup_hazmat "
+                                                              "answered adr_required true, CR-13 adr_certified false"),
+    "tool-oi-langgraph-other-shipment-answered": _CR_SH.format(7) + ("get_shipment('SH-5521')@2 answers SH-5512 "
+                                                                     "(OpenInference records the one argument as a bare "
+                                                                     "string) and no other_subject_retrieved"),
+    "model-langgraph-over-capacity": _CR_SH.format(10) + ("the cause is get_rate_quote(CR-40)@8: free_capacity_kg 600 "
+                                                          "for total_weight_kg 840"),
+    "model-langgraph-late-carrier": _CR_SH.format(10) + ("the cause is get_rate_quote(CR-31)@8: 2026-12-07 + 4 transit "
+                                                         "days is past deliver_by 2026-12-10"),
+    "model-langgraph-booking-repeated": _CR_SH.format(10) + "repeated_tool_call@12/model, the truth, ranks below it",
+    "model-langgraph-customer-not-notified": _CR_SH.format(10) + ("the answer @12 says 'the customer has been told', "
+                                                                  "notify_customer never called"),
+    "model-langgraph-eta-misreported": _CR_SH.format(10) + ("notify_customer@12 tells ETA 2026-12-08 where "
+                                                            "book_carrier@11 answered eta 2026-12-10"),
+}
+_APPROVAL = ("policy_violated@8/model: request_manager_approval(hours=6) read as breaking 'Up to 2 hours can go on "
+             "straight away', where the rule names that call as what more than 2 hours needs")
+_CR_SH_GOOD = ("wrong_target@{}/model: 'Booking Rhone Cargo (CR-31) on quote Q-90411' with book_carrier(shipment_id="
+               "'SH-5521', carrier_id='CR-31', ...) - the carrier named is the carrier booked; the shipment id is "
+               "another kind of id")
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+FALSE_ALARMS: dict[str, str] = {
+    "model-pydantic-ai-overtime-unapproved": _APPROVAL,
+    "model-pydantic-ai-approval-timeout-invented": _APPROVAL,
+    "tool-pydantic-ai-other-employee-timesheet": _APPROVAL,
+    "product-pydantic-ai-old-model-configured": _APPROVAL,
+    "model-pydantic-ai-locked-period-adjusted": ("wrong_target@8/model twice: 'PP-2026-24 is locked, so I'm putting "
+                                                 "the correction into the next open period, PP-2026-25' with "
+                                                 "submit_adjustment(PP-2026-25) - the rule followed, both ids said"),
+    "model-pydantic-ai-advance-over-cap": ("ungrounded_answer@6/model: $659.31 is half of the payslip's net_pay "
+                                           "1318.62, the ceiling the rules define - computed, not invented"),
+    "model-pydantic-ai-payslip-not-sent": ("kept_going_after_answer@10/model: email_payslip after submit_adjustment is "
+                                           "the request's second part ('and email me the updated payslip')"),
+    **{f"{layer}-{recorder}-{fault}": _CR_SH_GOOD.format(at) for layer, recorder, fault, at in (
+        ("model", "oi-langgraph", "non-adr-carrier", 9), ("model", "oi-langgraph", "quote-timeout-invented", 11),
+        ("tool", "oi-langgraph", "carriers-shape-changed", 9), ("tool", "oi-langgraph", "other-shipment-answered", 9),
+        ("prompt", "oi-langgraph", "adr-rule-missing", 9), ("model", "oi-langgraph", "booked-other-carrier", 9),
+        ("model", "langgraph", "over-capacity", 10), ("model", "langgraph", "late-carrier", 10),
+        ("tool", "langgraph", "hazmat-edition-stale", 10), ("model", "langgraph", "booking-repeated", 10),
+        ("model", "langgraph", "customer-not-notified", 10), ("model", "langgraph", "eta-misreported", 10))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
