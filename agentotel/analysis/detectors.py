@@ -1881,6 +1881,100 @@ def _constraint_dropped(run: _Run) -> list[Finding]:
     return out
 
 
+# What a request keeps its sources to: "only peer-reviewed studies", "only open-access papers" (a yes/no field of
+# each record), "from 2022 or later", "since 2019", "published after 2020" (its year).
+_ONLY_KIND = re.compile(r"\bonly\s+([a-z]+(?:[- ][a-z]+)?)\s+(?:studies|papers|sources|articles|reports|trials|reviews|documents|"
+                        r"results|data|publications|evidence|references|works|journals|items|records)\b", re.I)
+_SINCE_YEAR = re.compile(r"\b(?:(?P<op>from|since|after|in\s+or\s+after|no\s+older\s+than|not\s+before)\s+(?P<year>(?:19|20)\d{2})|"
+                         r"(?P<year2>(?:19|20)\d{2})\s+or\s+(?:later|newer|after|more\s+recent))\b", re.I)
+
+
+def _constraints(text: str) -> list[tuple[str, str, float]]:
+    """(said, the record's reads it reads - a yes/no reads's letters or "year" -, the least year) of each limit a
+    request puts on its sources."""
+    out = [(m.group(0), re.sub(r"[^a-z]", "", m.group(1).lower()), 0.0) for m in _ONLY_KIND.finditer(text)]
+    for m in _SINCE_YEAR.finditer(text):
+        year = float(m.group("year") or m.group("year2"))
+        out.append((m.group(0), "year", year + 1 if (m.group("op") or "").lower() == "after" else year))
+    return out
+
+
+def _record_year(record: Mapping[str, Any]) -> float | None:
+    for key, value in record.items():
+        key = str(key).lower()
+        if (key == "year" or key.endswith("_year")) and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if key.startswith("publish") and isinstance(value, str) and re.match(r"(?:19|20)\d{2}\b", value):
+            return float(value[:4])
+    return None
+
+
+def _breaks(record: Mapping[str, Any], reads: str, least: float) -> Any:
+    """The value by which a record breaks a limit (year 2017 where 2022 is the least; peer_reviewed false), else None."""
+    if reads == "year":
+        year = _record_year(record)
+        return int(year) if year is not None and year < least else None
+    flag = next((v for k, v in record.items() if re.sub(r"[^a-z]", "", str(k).lower()) == reads), None)
+    return flag if flag is False else None
+
+
+def _source_limit_broken(run: _Run) -> list[Finding]:
+    """A record the request's limits rule out ("only peer-reviewed studies from 2022 or later": a 2017 study, a
+    preprint) cited in what the run wrote. Located where the limit was lost, the earliest such place: the search that
+    left out a limit its caller was given (its since_year 0) is that model call's; a caller never given it, briefed
+    only by an earlier model call's plan that leaves it out, is the plan's (MAST FM-2.4, a plan without the
+    constraint) - unless the conversation the agent was handed in earlier runs is what is missing (history_lost says
+    that); a limit no search could apply is the citing call's (model; task_ignored)."""
+    limits = _constraints(run.request())
+    found: list[Finding] = []
+    for source in run.record.tool_steps() if limits else ():
+        if is_error(source):
+            continue
+        for record in _objects(tool_payload(source.get("output"))):
+            ident = next((str(v) for k, v in record.items() if re.search(r"(?:^|_)id$", str(k), re.I) and _id_like(v)), None)
+            if ident is None:
+                continue
+            for said, reads, least in limits:
+                value = _breaks(record, reads, least)
+                if value is None:
+                    continue
+                pattern = re.compile(rf"(?<![\w-]){re.escape(ident)}(?![\w-])")
+                citing = next((s for s in run.llm if s["index"] > source["index"] and pattern.search(" ".join(
+                    [final_text(s) or ""] + [text_of(c.arguments) for c in requested_calls(s) if c.name != tool_name(source)]))), None)
+                if citing is None:
+                    continue
+                located = _limit_lost(run, source, said, reads, least)
+                if located is False:
+                    continue  # history_lost's
+                at, how = located or (citing, f"cites {ident} ({reads} {value!r})")
+                cites = "" if at is citing else f", and step {citing['index']} cites {ident} ({reads} {value!r})"
+                found.append(_finding("task_ignored", "model", at["index"], sorted({at["index"], source["index"], citing["index"]}),
+                                      f"the request says {said!r}; step {at['index']} {how}{cites}", asked=said, used=ident))
+    return sorted(found, key=lambda f: f.index)[:1]
+
+
+def _limit_lost(run: _Run, source: Mapping[str, Any], said: str, reads: str, least: float) -> Any:
+    """Where a search left out a year limit (see _source_limit_broken): (step, how), None when it did not (or the
+    limit is no search's), False when the agent was not handed the conversation."""
+    asker = run.requester(source)
+    asked = parse_json(source.get("input"))
+    if reads != "year" or asker is None or not isinstance(asked, Mapping) or not any(
+            re.search(r"year|since|after|from|date", str(k), re.I) and (not isinstance(v, (int, float)) or v < least)
+            for k, v in asked.items() if not isinstance(v, bool)):
+        return None
+    told = _given_flat(run, asker)
+    if _flat(said) in told or str(int(least)) in told:
+        return asker, f"searched without it ({tool_name(source)}, step {source['index']})"
+    if _handed_before(run, agent_of(asker, run.by_index), asker.get("model"), asker):
+        return False
+    plan = next((s for s in reversed(run.llm) if s["index"] < asker["index"] and (final_text(s) or _said(s)).strip()
+                 and _flat(final_text(s) or _said(s))[:60] in told), None)
+    if plan is None or str(int(least)) in (final_text(plan) or _said(plan)):
+        return None
+    return plan, (f"wrote the plan step {asker['index']} worked from without it, and {tool_name(source)} at step "
+                  f"{source['index']} searched without it")
+
+
 # A result that says the call changed something ("Cart updated: ... set to 3", "Item added", "saved").
 _CHANGED = re.compile(r"\b(?:updated|changed|set to|added|removed|deleted|saved|submitted|created|replaced|moved|now (?:is|has|shows))\b", re.I)
 # A sentence that speaks of a value as it was before ("the total was 48.00", "before the change").
@@ -6234,19 +6328,27 @@ def _handed_nothing(run: _Run) -> list[Finding]:
     first calls in every earlier run were: the conversation was not handed over with the work."""
     if not run.history.first_calls or len(run.llm) < 2:
         return []
-    out = []
     for (agent, model), first in _first_calls(run).items():
-        if agent is None or first is run.llm[0] or first.get("input") is None or _failed(first):
-            continue
-        if any(m.get("role") == "user" for m in run.messages(first)):
-            continue
-        earlier = [call for _run, call in run.history.first_calls if call.get("agent") == agent and call.get("model") in (None, model)]
-        if earlier and all(any(m.get("role") == "user" for m in input_messages(call)) for call in earlier):
-            out.append(_finding("history_lost", "memory", first["index"], [first["index"]],
-                                f"{agent} took over at step {first['index']} without the conversation: no user message, where "
-                                f"its first call in each of {len(earlier)} earlier run(s) had one", agent=agent))
-            break
-    return out
+        had = _handed_before(run, agent, model, first)
+        if had:
+            return [_finding("history_lost", "memory", first["index"], [first["index"]],
+                             f"{agent} took over at step {first['index']} without the conversation: no user message, where "
+                             f"its first call in {had[0]} of {had[1]} earlier run(s) had one, the latest among them",
+                             agent=agent)]
+    return []
+
+
+def _handed_before(run: _Run, agent: Any, model: Any, first: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(how many, of how many) earlier runs' first calls of an agent that took over mid-run had a user message, when
+    this run's has none and the latest earlier run's and most of them had one (a deployment that once passed only
+    a plan, then the conversation, passes the conversation now), else None."""
+    if agent is None or first is run.llm[0] or first.get("input") is None or _failed(first):
+        return None
+    if any(m.get("role") == "user" for m in run.messages(first)):
+        return None
+    earlier = [call for _run, call in run.history.first_calls if call.get("agent") == agent and call.get("model") in (None, model)]
+    had = [any(m.get("role") == "user" for m in input_messages(call)) for call in earlier]  # newest first
+    return (sum(had), len(had)) if had and had[0] and sum(had) * 2 > len(had) else None
 
 
 def _model_changed(run: _Run) -> list[Finding]:
@@ -8624,7 +8726,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _handoff_declined, _disclaimed_tool, _misread, _action_not_taken, _failed_check_ignored, _reasoning_action_mismatch, _other_action, _subject_swapped,
     _input_ignored, _instruction_rule, _information_withheld, _clarification_skipped, _open_choice_made,
     _role_overstepped, _own_rule_broken, _check_weakened, _code_task_ignored, _not_handed_in,
-    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
+    _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _source_limit_broken, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
