@@ -116,6 +116,13 @@ _AGED = re.compile(r"\b(?P<op>under|below|younger\s+than|over|above|older\s+than
 # "After booking, send the patient a reminder with send_reminder": a call the rules ask for after an action.
 _AFTER = re.compile(r"\b(?:after|once)\s+(?:each\s+|every\s+|a\s+|an\s+|the\s+|you\s+have\s+|you've\s+)?(?P<deed>[a-z]{3,})\b[^.\n]{0,80}?"
                     r"\b(?:with|using|via|call|calling|run|use)\s+`?(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
+# "Once a pay period is locked it stays as it is", "once an invoice has been paid, it is final": no action on a
+# record in that state.
+_FROZEN = re.compile(r"\bonce\s+(?:an?\s+|the\s+)?(?P<noun>(?:[a-z]+\s+){0,2}?[a-z]{3,})\s+(?:is|has\s+been|gets|was|are|have\s+been)\s+"
+                     r"(?P<state>[a-z]{4,})\b,?\s+(?:it\s+|they\s+)?(?:stays?\s+as\s+(?:it\s+is|is)|stays?\s+(?:unchanged|untouched|closed|locked)|"
+                     r"(?:is|are)\s+final|can(?:no|')t\s+be\s+(?:changed|edited|modified|touched|adjusted|amended)|(?:must|may)\s+not\s+be\s+"
+                     r"(?:changed|edited|modified|touched|adjusted|amended)|(?:is|are)\s+not\s+to\s+be\s+(?:changed|touched)|no\s+longer\s+changes?|"
+                     r"(?:is|are)\s+read-only|(?:is|are)\s+frozen)", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -161,6 +168,7 @@ class Rules(NamedTuple):
     # (said, verb, the age past which, above?, the thing the action must carry, the argument it goes in)
     aged: tuple[tuple[str, str, float, bool, str, str], ...]
     after: tuple[tuple[str, str, str], ...]  # (said, the deed, the tool to call after it)
+    frozen: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the record's noun words, the state no action may touch)
 
 
 @functools.lru_cache(maxsize=64)
@@ -202,6 +210,8 @@ def read(text: str) -> Rules:
         aged=tuple((m.group(0).strip(), _stem(m.group("verb")), float(m.group("n")), m.group("op").lower().split()[0] in ("over", "above", "older"),
                     m.group("thing").lower(), (m.group("arg") or m.group("thing")).lower()) for m in _AGED.finditer(text)),
         after=tuple((m.group(0).strip(), _stem(m.group("deed")), m.group("tool")) for m in _AFTER.finditer(text)),
+        frozen=tuple((m.group(0).strip(), tuple(w for w in m.group("noun").lower().split() if len(w) >= 3), m.group("state").lower())
+                     for m in _FROZEN.finditer(text)) if "once" in text.lower() else (),
     )
 
 

@@ -2023,8 +2023,9 @@ def _stale_value(run: _Run) -> list[Finding]:
 
 
 # What tells one page, report or version from its siblings: a quarter or half (Q3, H1, FY25), a year, a version
-# (4.x, 2.1.0), a code in capitals (EU). An amount is none: "$5,450.00" holds no version 450.00.
-_MARK = re.compile(r"(?<![A-Za-z0-9$€£])(?<!\d,)(?:[A-Z]{1,2}\d{1,2}|(?:19|20)\d\d|v?\d+\.(?:\d+|x)(?:\.\d+)*|[A-Z]{2,5})"
+# (4.x, 2.1.0), a code in capitals (EU). An amount is none: "$5,450.00" holds no version 450.00; nor an id's letters:
+# "CR-31" and "SH-5521" are a carrier and a shipment, not two siblings CR and SH.
+_MARK = re.compile(r"(?<![A-Za-z0-9$€£])(?<!\d,)(?:[A-Z]{1,2}\d{1,2}|(?:19|20)\d\d|v?\d+\.(?:\d+|x)(?:\.\d+)*|[A-Z]{2,5}(?!-\d))"
                    r"(?![A-Za-z0-9]|,\d{3})")
 
 
@@ -2094,6 +2095,8 @@ def _wrong_target(run: _Run) -> list[Finding]:
         if not calls or not said or _NOT_THIS.search(text):  # ("Q3 is not out yet: opening Q2" says why)
             continue
         for call in calls:
+            # a mark the words say that another argument of the call holds is that argument's, not this value's
+            held = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", " ".join(str(v) for v in _leaves(call.arguments))))
             for value in _leaves(call.arguments):
                 if not isinstance(value, str) or not value.strip():
                     continue
@@ -2101,7 +2104,7 @@ def _wrong_target(run: _Run) -> list[Finding]:
                 marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", meant))
                 for other in marks - said:
                     shape = _qualifier_shape(other)
-                    wanted = sorted(m for m in said if _qualifier_shape(m) == shape and m not in marks)
+                    wanted = sorted(m for m in said if _qualifier_shape(m) == shape and m not in marks and m not in held)
                     if wanted:
                         return [_finding("wrong_target", "model", step["index"], [step["index"]],
                                          f"step {step['index']} says {text.strip()[:100]!r} but its {call.name} call names "
@@ -2891,7 +2894,10 @@ def _record_contradicted(run: _Run) -> list[Finding]:
                     if other == key or not _id_like(given) or not re.search(r"id$", str(other), re.I):
                         continue
                     held = {str(r[other]) for _s, r in records if isinstance(r.get(other), (str, int)) and not isinstance(r.get(other), bool)}
-                    if held and str(given) not in held:
+                    # the words at the call name both, the record's and the one given: a choice said ("PP-2026-24 is
+                    # locked, so into the next open period, PP-2026-25"), not a mix-up
+                    own = _said(step)
+                    if held and str(given) not in held and not (str(given) in own and any(h in own for h in held)):
                         source = next(s for s, r in reversed(records) if str(r.get(other)) in held)
                         return [_finding("wrong_target", "model", step["index"], [step["index"], source["index"]],
                                          f"step {step['index']} calls {call.name} for {key} {value} with {other} {given}; "
@@ -3062,7 +3068,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
                       or _cover_missing(run, step, call, text) or _filed_too_late(run, step, call, text)
                       or _needed_over_missing(run, step, call, text) or _flagged_barred(run, step, call, text)
                       or _state_not_allowed(run, step, call, text) or _on_file_missing(run, step, call, text)
-                      or _aged_without(run, step, call, text))
+                      or _aged_without(run, step, call, text) or _frozen_touched(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3241,6 +3247,12 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
     acting agent carried out), else at the call."""
     arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
     for rule, limit, unit, currency in _rules.read(text).limits:
+        # "Up to 2 hours can go on straight away; anything more needs the manager's OK - get it with
+        # request_manager_approval": that call is the way past the limit, and what follows it is within the rule
+        remedies = _remedies(text, rule)
+        if call.name in remedies or any(tool_name(s) in remedies and not is_error(s) for s in run.record.tool_steps()
+                                        if s["index"] < step["index"]):
+            continue
         # a sum of money ("up to EUR 10,000.00") is judged on the call's amount in that currency
         if currency is not None:
             given = next((str(v).upper() for k, v in arguments.items() if str(k).lower() == "currency" and isinstance(v, str)), None)
@@ -3261,6 +3273,24 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
                             f"{rule!r}" + (f"; the number was put to it at step {first['index']}"
                                            if first is not step else ""), tool=call.name, rule=rule, fact=shown)
     return None
+
+
+_PAST_LIMIT = re.compile(r"\b(?:more|above|over|beyond|higher|larger|anything\s+else|the\s+rest)\b[^.\n]{0,60}?\b(?:needs?|requires?|"
+                         r"must\s+(?:have|get|go\s+through)|goes?\s+through)\b", re.I)
+_TOOL_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def _remedies(text: str, rule: str) -> set[str]:
+    """The tools the sentence of a limit names as the way past it ("anything more needs the line manager's OK - get
+    it with request_manager_approval")."""
+    at = text.find(rule)
+    if at < 0:
+        return set()
+    start = max(text.rfind("\n", 0, at), text.rfind(". ", 0, at)) + 1
+    ends = [i for i in (text.find("\n", at), text.find(". ", at + len(rule))) if i >= 0]
+    sentence = text[start:min(ends) if ends else len(text)]
+    past = _PAST_LIMIT.search(sentence)
+    return set(_TOOL_NAME.findall(sentence[past.start():])) if past else set()
 
 
 _PASSED = re.compile(r"\b(?:resolved|fixed|healthy|verified|approved|passe[sd]|back\s+to\s+normal|recovered|all\s+clear)\b", re.I)
@@ -3523,7 +3553,8 @@ def _state_not_allowed(run: _Run, step: Mapping[str, Any], call: Any, text: str)
                                     f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {key} is "
                                     f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
                                     result_step=source["index"])
-            break  # the latest read of the record is its state
+            if any(re.search(r"(?:^|_)(?:status|state)$", str(k), re.I) for k in record):
+                break  # the latest read of the record's state is the allowed one
     return None
 
 
@@ -3542,6 +3573,27 @@ def _on_file_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
                             f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: {key} is "
                             f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said[:200],
                             result_step=source["index"])
+    return None
+
+
+def _frozen_touched(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action on a record the instructions freeze in a state ("Once a pay period is locked it stays as it is"),
+    called on one the run read in that state (submit_adjustment(period_id='PP-2026-24') where get_pay_period answered
+    status 'locked'; tau-bench's policy violations, model, policy_violated at the call)."""
+    for said, nouns, state in _rules.read(text).frozen:
+        named = {(str(k), str(v)) for k, v in call.arguments.items() if _id_like(v) and any(n[:4] in str(k).lower() for n in nouns)}
+        for source, record in reversed(_records_read(run, step, call)):
+            # the record whose own id it is (period_id PP-2026-24), not one that points at it (next_open_period)
+            if not any(str(record.get(k, record.get("id", ""))) == v for k, v in named):
+                continue
+            key = next((k for k, v in record.items() if isinstance(v, str) and v.strip().lower() == state), None)
+            if key is not None:
+                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {key} is "
+                                f"{state!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
+                                result_step=source["index"])
+            if any(re.search(r"(?:^|_)(?:status|state)$", str(k), re.I) for k in record):
+                break  # the latest read of the record's state is another
     return None
 
 
@@ -4357,12 +4409,15 @@ _ACTIONS = frozenset(
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
               "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
-              "overwrite": ("overwrote", "overwritten")}
+              "overwrite": ("overwrote", "overwritten"), "tell": ("told",)}
 # The words an answer says a tool's action in ("opened a ticket" for create_ticket).
 _SYNONYMS = {"create": ("open", "file", "raise", "log", "submit"), "send": ("email", "mail", "forward"), "book": ("reserve",),
              "reserve": ("book",), "update": ("change", "modify", "edit"), "modify": ("change", "update", "edit"),
              "change": ("update", "modify"), "edit": ("update", "change", "modify"), "delete": ("remove",), "remove": ("delete",),
-             "issue": ("process",), "grant": ("give",), "renew": ("extend",)}
+             "issue": ("process",), "grant": ("give",), "renew": ("extend",), "email": ("send", "mail"),
+             "notify": ("tell", "inform")}
+# What a delivery claims done without its verb: "the updated payslip is in your inbox".
+_DELIVERED = {"send": (r"in\s+your\s+(?:inbox|mailbox)",), "email": (r"in\s+your\s+(?:inbox|mailbox)",)}
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 # "I've cancelled", "we have just refunded", "has been booked", "is now confirmed", a clause opening "Cancelled your ..."
 _CLAIM = r"(?:\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+(?:(?:just|now|also|already|gone\s+ahead\s+and|\w+ly)\s+)*(?:{0})" \
@@ -4441,7 +4496,7 @@ def _claimed_not_taken(run: _Run, step: Mapping[str, Any], text: str, *, check: 
         # spelled as the verb itself ("reset") only when the material says it was done ("I reset it myself").
         # Other past forms count as the material's when it states them of something (a status "cancelled", "was
         # cancelled"), not when a rule merely speaks of the deed ("unless Skyway cancelled the flight").
-        forms = [f for v in verbs for f in _past_forms(v)
+        forms = [f for v in verbs for f in (*_past_forms(v), *_DELIVERED.get(v, ()))
                  if not (re.search(_CLAIM.format(f), given, re.M) if f in verbs else
                          re.search(_CLAIM.format(f), given, re.M) or re.search(rf"[\"':]\s*{f}\b", given))]
         claim = re.compile(_CLAIM.format("|".join(forms)), re.I) if forms else None
@@ -7391,12 +7446,20 @@ def _kept_going_after_submit(run: _Run) -> list[Finding]:
                 continue
             if run.user_said(later) - heard:
                 break  # the user spoke again: a new turn
-            if requested_calls(later):
+            if requested_calls(later) and not all(_asked_for(run, c.name) for c in requested_calls(later)):
                 return [_finding("kept_going_after_answer", "model", later["index"], [step["index"], later["index"]],
                                  f"{tool_name(step)} handed the work in at step {step['index']} "
                                  f"({text_of(step.get('output'))[:80]!r}) and the model went on at step {later['index']} "
                                  f"asking for {', '.join(c.name for c in requested_calls(later))}", tool=str(tool_name(step)))]
     return []
+
+
+def _asked_for(run: _Run, name: str) -> bool:
+    """Whether the request asks for what a tool does in so many words (email_payslip: "email me the updated
+    payslip afterwards"): a second part of the task, not going on past it."""
+    words = [w.lower() for w in _NAME_WORDS.findall(name) if len(w) >= 4 and w.lower() not in FILLER]
+    asked = set(re.findall(r"[a-z]+", run.request().lower()))
+    return bool(words) and all(any(a.startswith(w[:5]) for a in asked) for w in words)
 
 
 def _same_text(a: str, b: str) -> bool:

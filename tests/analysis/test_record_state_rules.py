@@ -128,3 +128,20 @@ def test_a_tool_asked_about_one_kind_answering_another_under_the_same_key_answer
                         system="You are the resort's weather assistant.", answer="No fresh snow is expected on Friday.")
     found, shown = _found(run, "other_subject_retrieved")
     assert found == ([(2, "tool")] if flagged else []), shown
+
+
+LEDGER = ("You are the accounting assistant. Once a month is closed it stays as it is: post a late entry to the next open "
+          "month and say which.")
+
+
+@pytest.mark.parametrize("month,broken", [("M-2026-11", True), ("M-2026-12", False)])
+def test_an_action_on_a_record_the_rules_freeze_in_a_state_breaks_the_rule(month, broken):
+    # the closed month's record names the open one (next_open): pointing at a record is not being it
+    closed = {"month_id": "M-2026-11", "status": "closed", "next_open": "M-2026-12"}
+    run = _conversation(("user", "Please book invoice IN-88 (120.00 EUR) dated 28 November."),
+                        ("get_month", {"month_id": "M-2026-11"}, closed),
+                        ("get_invoice", {"invoice_id": "IN-88", "month_id": "M-2026-11"}, {"invoice_id": "IN-88", "month_id": "M-2026-11"}),
+                        ("post_entry", {"invoice_id": "IN-88", "month_id": month, "amount": 120.0}, {"entry_id": "JE-5", "status": "posted"}),
+                        system=LEDGER, answer=f"IN-88 is posted to {month}.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown

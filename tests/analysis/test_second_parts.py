@@ -1,0 +1,100 @@
+"""What a run does past its first deed, read as meant (heldout16's false alarms and misses, in other trades): a call
+the limit's own sentence names as the way past it ("up to 3 nights straight away; anything more needs the duty
+manager's OK - get it with request_override"), the request's second part done after a submit (submit_claim, then
+"send me the confirmation": send_sms), a deed claimed without its verb ("the invoice is in your inbox") or in
+another's ("the tenant has been told" for notify_tenant), ids of two kinds said beside a call that gives both (a
+carrier and a shipment), and a choice said in words that name both ids (the closed month and the open one).
+Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import definitions_attr, llm, record, text_message, tool
+from test_data_agent import _conversation
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+HOTEL = ("You are the hotel's front desk agent. Extensions: up to 3 nights can be added straight away; anything more needs "
+         "the duty manager's OK - get it with request_override and put its reference on the booking.")
+
+
+@pytest.mark.parametrize("asked_first,broken", [(True, False), (False, True)])
+def test_a_call_the_limits_sentence_names_as_the_way_past_it_is_no_breach(asked_first, broken):
+    turns = [("user", "Please extend booking BK-310 by 5 nights.")]
+    if asked_first:
+        turns.append(("request_override", {"booking_id": "BK-310", "nights": 5}, {"override_id": "OV-71", "status": "approved"}))
+    turns.append(("extend_booking", {"booking_id": "BK-310", "nights": 5, "override_id": "OV-71" if asked_first else ""},
+                  {"booking_id": "BK-310", "status": "extended"}))
+    run = _conversation(*turns, system=HOTEL, answer="BK-310 is extended by 5 nights.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(1 if not asked_first else 3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("ask,flagged", [
+    ("Please file my claim for the broken phone (order OR-5) and send me the confirmation afterwards.", False),
+    ("Please file my claim for the broken phone (order OR-5).", True),  # nothing asked after the submit
+])
+def test_the_requests_second_part_done_after_a_submit_is_not_going_on_past_it(ask, flagged):
+    run = _conversation(("user", ask),
+                        ("submit_claim", {"order_id": "OR-5", "reason": "broken"}, {"claim_id": "CL-12", "status": "submitted"}),
+                        ("send_sms", {"claim_id": "CL-12"}, {"status": "sent"}),
+                        system="You are the warranty desk.", answer="Claim CL-12 is filed and the confirmation is on your phone.")
+    found, shown = _found(run, "kept_going_after_answer")
+    assert bool(found) == flagged, shown
+
+
+@pytest.mark.parametrize("answer,tool_name,claimed", [
+    ("Done: the corrected invoice is in your inbox.", "email_invoice", True),
+    ("Done: the tenant has been told about the new day.", "notify_tenant", True),
+    ("The corrected invoice is ready; shall I email it to you?", "email_invoice", False),
+])
+def test_a_deed_claimed_without_its_verb_or_in_anothers_is_an_action_not_taken(answer, tool_name, claimed):
+    ask = "Move the plumber's visit for flat F-4 to Friday and let everyone know."
+    steps = [llm(1, calls=[("reschedule_visit", {"flat_id": "F-4", "day": "Friday"}, "c1")],
+                 messages=[text_message("system", "You are the property manager's assistant."), text_message("user", ask)]),
+             tool(2, "reschedule_visit", {"flat_id": "F-4", "day": "Friday"}, {"status": "moved"}, requested_by=1, call_id="c1"),
+             llm(3, text=answer, messages=[text_message("user", ask)])]
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("reschedule_visit", tool_name)))
+    run = record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask)
+    found, shown = _found(run, "action_not_taken")
+    assert found == ([(3, "model")] if claimed else []), shown
+
+
+@pytest.mark.parametrize("said,flagged", [
+    ("Booking Northway Freight (CR-12) on the Q2 lane.", False),  # a carrier said; the shipment id is another kind
+    ("Booking the Q3 lane for shipment SH-7781.", True),  # a quarter said, another quarter given
+])
+def test_ids_of_two_kinds_said_beside_a_call_that_gives_both_are_no_wrong_target(said, flagged):
+    lanes = {"lanes": [{"lane_id": "LN-2", "label": "Q3 2026 lane"}, {"lane_id": "LN-1", "label": "Q2 2026 lane"}]}
+    arguments = {"shipment_id": "SH-7781", "carrier_id": "CR-12", "lane": "Q2 2026 lane"}
+    system, ask = text_message("system", "You are the dispatcher."), text_message("user", "Book shipment SH-7781.")
+    steps = [llm(1, calls=[("list_lanes", {}, "c1")], messages=[system, ask]),
+             tool(2, "list_lanes", {}, lanes, requested_by=1, call_id="c1"),
+             llm(3, text=said, calls=[("book_carrier", arguments, "c2")], messages=[system, ask]),
+             tool(4, "book_carrier", arguments, {"booking": "BK-9", "status": "booked"}, requested_by=3, call_id="c2"),
+             llm(5, text="Booked.", messages=[system, ask])]
+    found, shown = _found(record(*steps, task="Book shipment SH-7781."), "wrong_target")
+    assert bool(found) == flagged, shown
+
+
+@pytest.mark.parametrize("said,flagged", [
+    ("M-2026-11 is closed, so I'm posting it to the next open month, M-2026-12.", False),
+    ("Posting it now.", True),
+])
+def test_a_choice_said_in_words_that_name_both_ids_is_no_mix_up(said, flagged):
+    entry = {"invoice_id": "IN-88", "month_id": "M-2026-11", "amount": 120.0}
+    arguments = {"invoice_id": "IN-88", "month_id": "M-2026-12", "amount": 120.0}
+    system, ask = text_message("system", "You are the accounting assistant."), text_message("user", "Please post IN-88.")
+    steps = [llm(1, calls=[("get_invoice", {"invoice_id": "IN-88"}, "c1")], messages=[system, ask]),
+             tool(2, "get_invoice", {"invoice_id": "IN-88"}, entry, requested_by=1, call_id="c1"),
+             llm(3, text=said, calls=[("post_entry", arguments, "c2")], messages=[system, ask]),
+             tool(4, "post_entry", arguments, {"entry_id": "JE-5", "status": "posted"}, requested_by=3, call_id="c2"),
+             llm(5, text="IN-88 is posted.", messages=[system, ask])]
+    found, shown = _found(record(*steps, task="Please post IN-88."), "wrong_target")
+    assert bool(found) == flagged, shown
