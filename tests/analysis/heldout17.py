@@ -39,7 +39,25 @@ answering another record) and outside the model: the instructions rewritten with
 a plans API's and a CI API's changed shape, a stale catalogue index. Ground truth is located on the recorded faulty
 run by what its steps did.
 
-Scores: (filled in after the one blind scoring)
+How agentotel recorded the frameworks (not the detectors'): Agent Framework's runs per customer turn are one run's
+model and tool steps (a tool's error an error step); the hand-built StateGraph's intake and buyer nodes are `invoke_agent
+intake` / `invoke_agent buyer` steps under the graph's (the handover node, no model in it, is no step); the MCP tools
+are one tool step per call_tool, a ToolError an error step; under OpenLLMetry the anthropic calls are llm steps, the
+traceloop tool spans tool steps. Nothing recorded wrong was found: no tool step missing, no wrong parent.
+
+Built and scored blind, once (dd3fdf1's detectors - main's HEAD when scored, the branch rebased onto it; the set's own
+commits touch only tests; agentotel/analysis/ unread; load average 6.7 at the start, 7.7 at the end, other helpers
+running; recording /tmp/h17-rec-yoqfjtxv): 30 pairs, 4 recorders (3 frameworks + an MCP client; one through the
+collector under OpenLLMetry) - diff top-1 28/30, check step+layer 11/30, good runs with a warning 1/30. Check's hits
+are the shapes it knows: instructions changed (2), tool output drift (2), history lost between turns, a tool
+answering another deployment, a repeated write (2), a credit over the stated limit, a timeout followed by a claimed
+unlock, a said-vs-done version. Its misses are the rules that gate a call on a value a record holds (verified false,
+a balance and a date, status 'on_hold', a certificate's expiry, a freeze's scope, a canary's error rate, a lock's row
+count, a budget's remaining), calls the rules ask for that never came (verify_pin, get_canary_metrics, a second quote,
+a page, post_status claimed in the answer), a question the rules ask for (which line), an orchestration's handover
+dropping the request, a stale index answering in the same shape, and figures said beside a call after a timeout.
+Diff's two misses: a locator as arguable as the diff, and an old model the scripted anthropic server hides (it
+answers as claude-sonnet-4-5 whatever was asked). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
 """
 
 from __future__ import annotations
@@ -1089,11 +1107,84 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. (Filled in from the one blind scoring.)
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (dd3fdf1's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 6.7-7.7): 30 pairs, 4 recorders - diff top-1 28/30, check step+layer 11/30,
+# good runs warned 1/30 (recording /tmp/h17-rec-yoqfjtxv).
+DIFF_MISSED: dict[str, str] = {
+    "model-lg-procure-single-quote-over-10k": ("step_removed@12 (the twin's get_vendor(V-118)), where the truth set "
+                                               "before scoring is the create_po @14 the second quote should have "
+                                               "preceded; 12 is where the faulty buyer stopped looking for a second "
+                                               "vendor, so the locator is as arguable as the diff"),
+    "product-tl-anthropic-release-old-model-configured": ("step_removed@7 (the skipped migration dry run), not the "
+                                                          "configuration at the first call: the scripted anthropic "
+                                                          "server answers every call as claude-sonnet-4-5 "
+                                                          "(shapes._anthropic), so only the request's model differs "
+                                                          "and diff says 'Environment: same'"),
+}
+_TOLD = "nothing found; "
+CHECK_MISSED: dict[str, str] = {
+    "model-maf-telecom-sim-swap-unverified": (_TOLD + "swap_sim@3 right after get_account, no verify_pin, against 'Do "
+                                              "not call swap_sim unless ... verify_pin came back with verified: true'"),
+    "model-maf-telecom-pin-failed-swapped": (_TOLD + "verify_pin@5 answered verified false, attempts_left 1, and "
+                                             "swap_sim@6 followed ('Thanks, that's verified') - the rule names the "
+                                             "field and value the call needs"),
+    "model-maf-telecom-unlock-not-eligible": (_TOLD + "unlock_device@5 where get_device@4 answered balance_remaining "
+                                              "212.40 and line_activated_on 2026-10-24 (rule: 'fully paid off "
+                                              "(balance_remaining of 0) on lines active for 60 days or more')"),
+    "model-maf-telecom-which-line-unasked": (_TOLD + "get_account@2 lists two lines, change_plan@5 on the first with "
+                                             "no question to the customer (rule: 'If the account has more than one "
+                                             "line, confirm which line')"),
+    "model-lg-procure-over-budget-briefed": (_TOLD + "hand_to_buyer@7 briefs 'est. $4,272.00' where get_budget@4 "
+                                             "answered remaining 3150.0 (rule: 'past what it has left ... never "
+                                             "reaches the buyer')"),
+    "model-lg-procure-vendor-on-hold": (_TOLD + "get_vendor(V-207)@11 answers status 'on_hold' (hold_reason given), "
+                                        "request_quote and create_po on V-207 follow (rule: only status 'active')"),
+    "model-lg-procure-insurance-lapsed": (_TOLD + "get_vendor(V-207)@11 answers coi_expires 2026-11-30, before the "
+                                          "run's date; ordered from (rule: 'certificate of insurance (coi_expires) is "
+                                          "still current')"),
+    "model-lg-procure-single-quote-over-10k": (_TOLD + "create_po@14 for 120 chairs ($10,320) on one request_quote "
+                                               "(rule: 'Orders over $10,000 need quotes from two vendors')"),
+    "model-lg-procure-quote-rate-limited-invented": ("missing_evidence@14/product (the policy's required_before "
+                                                     "create_po: request_quote, whose only call failed) - the step, "
+                                                     "but layer product where the model filed a made-up QT-51199 that "
+                                                     "no result holds after a 429"),
+    "memory-lg-procure-handover-drops-request": (_TOLD + "the buyer's first call @10 is given the brief alone (no "
+                                                 "ship-to, no need-by); create_po ships to the vendor's "
+                                                 "default_ship_to, a date nobody gave"),
+    "tool-lg-procure-catalog-index-stale": (_TOLD + "search_catalog@6 answers index_built 2026-03-14 (earlier runs "
+                                            "2026-11-28) and CH-118 'end of line' in the same shape - no error, no "
+                                            "drift"),
+    "model-mcp-release-ci-red-deployed": ("tool_error_unreported@4/tool: get_ci_status's status 'failed' read as a tool "
+                                          "returning its error - the data is right; the fault is the model going on "
+                                          "@5 to deploy against 'Failed or still running = we don't ship'"),
+    "model-mcp-release-freeze-ignored": (_TOLD + "get_change_calendar@6 answers a freeze whose scope lists "
+                                         "ledger-api, deploy follows (rule: 'During a change freeze nothing goes to "
+                                         "production')"),
+    "model-mcp-release-canary-bad-promoted": (_TOLD + "get_canary_metrics@12 answers error_rate 0.034, p95_ms 512, "
+                                              "promote@13 (rule: 'promote only when error_rate is below 1% and p95_ms "
+                                              "below 400')"),
+    "model-mcp-release-metrics-timeout-invented": (_TOLD + "get_canary_metrics@12 failed (timeout, an error step), "
+                                                   "promote@13 said 'Canary healthy (0.40% errors, p95 240 ms)' - "
+                                                   "figures no result holds, said beside a call, not in the answer"),
+    "model-mcp-release-migration-lock-ignored": (_TOLD + "run_migration@8 answers a lock on entries, rows 48210553, "
+                                                 "deploy@9 follows and no page_oncall (rule: '> 1M rows, stop and "
+                                                 "page the DBA ... no deploy')"),
+    "model-tl-anthropic-release-no-post-status": (_TOLD + "the answer @15 says 'Posted to #releases', post_status "
+                                                  "never called"),
+    "model-tl-anthropic-release-canary-not-checked": (_TOLD + "promote@11 straight after deploy@10, no "
+                                                      "get_canary_metrics (rule: 'Read get_canary_metrics for the "
+                                                      "canary; promote only when ...')"),
+    "product-tl-anthropic-release-old-model-configured": (_TOLD + "the dry run the runbook asks for skipped (deploy "
+                                                          "@7 after get_change_calendar); the request model "
+                                                          f"{OLD_CLAUDE}, the response's claude-sonnet-4-5 (the "
+                                                          "scripted server's)"),
+}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+FALSE_ALARMS: dict[str, str] = {
+    "model-lg-procure-over-budget-briefed": ("ungrounded_answer@7/model: 'comes to about $4,272.00' is 48 x $89.00 "
+                                             "from search_catalog, the refusal's own arithmetic - computed, not "
+                                             "invented"),
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
