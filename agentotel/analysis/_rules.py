@@ -123,6 +123,21 @@ _FROZEN = re.compile(r"\bonce\s+(?:an?\s+|the\s+)?(?P<noun>(?:[a-z]+\s+){0,2}?[a
                      r"(?:is|are)\s+final|can(?:no|')t\s+be\s+(?:changed|edited|modified|touched|adjusted|amended)|(?:must|may)\s+not\s+be\s+"
                      r"(?:changed|edited|modified|touched|adjusted|amended)|(?:is|are)\s+not\s+to\s+be\s+(?:changed|touched)|no\s+longer\s+changes?|"
                      r"(?:is|are)\s+read-only|(?:is|are)\s+frozen)", re.I)
+# "Do not call swap_sim unless ... verify_pin came back with verified: true": an action allowed by one value of a
+# named check's answer.
+_UNLESS = re.compile(r"\b(?:do\s+not|don'?t|never|must\s+not|may\s+not)\s+(?:call\s+|use\s+|run\s+)?`?(?P<act>[a-z][\w]*)`?\b[^.\n]{0,160}?"
+                     r"\bunless\b[^.\n]{0,160}?\b`?(?P<check>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:came\s+back|comes\s+back|returns?|returned|"
+                     r"answers?|answered|says?|said|reports?|reported|shows?|showed|gives?|gave)\s+(?:with\s+)?`?(?P<field>[a-z_]+)`?\s*[:=]\s*"
+                     r"['\"`]?(?P<value>[\w-]+(?:\.\d+)?)", re.I)
+# The conditions an "only" sentence sets on the record an action is on: "(balance_remaining of 0)", "whose status is
+# 'active'", "(coi_expires) is still current", "error_rate is below 1%", "lines active for 60 days or more".
+_COND_EQ = re.compile(r"\(\s*`?(?P<field>[a-z][a-z0-9_]*)`?\s+(?:of|=|==|is|:)\s+['\"`]?(?P<value>[\w.-]+)['\"`]?\s*\)", re.I)
+_COND_WHOSE = re.compile(r"\b(?P<noun>[a-z]{3,}?)s?\s+whose\s+(?P<field>(?:[a-z]+\s+){0,2}?[a-z_]+)\s+(?:is|are|=)\s+['\"`](?P<value>[\w -]{2,30})['\"`]", re.I)
+_COND_CURRENT = re.compile(r"\(\s*`?(?P<field>[a-z][a-z0-9_]*)`?\s*\)\s+(?:is|are)\s+(?:still\s+)?(?:current|valid|in\s+date|unexpired|not\s+expired)\b", re.I)
+_COND_BOUND = re.compile(r"\b`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:is\s+|are\s+|stays?\s+)?(?P<op>below|under|less\s+than|above|over|more\s+than|"
+                         r"at\s+least|at\s+most)\s+(?P<bound>\d+(?:\.\d+)?)\s*(?P<unit>%|ms\b|s\b)?", re.I)
+_COND_AGE = re.compile(r"\b(?P<what>active|open|opened|activated|registered|held|employed|enrolled)\s+(?:for\s+)?(?P<n>\d+)\s+"
+                       r"(?P<unit>day|week|month|year)s?\s+or\s+(?:more|longer)", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -169,6 +184,9 @@ class Rules(NamedTuple):
     aged: tuple[tuple[str, str, float, bool, str, str], ...]
     after: tuple[tuple[str, str, str], ...]  # (said, the deed, the tool to call after it)
     frozen: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the record's noun words, the state no action may touch)
+    unless: tuple[tuple[str, str, str, str, str], ...]  # (said, the action, the check, its field, the value allowing it)
+    # (said, the tools it names, the verb before or after "only", its record's noun, the conditions (field, op, value))
+    conditions: tuple[tuple[str, tuple[str, ...], str | None, str | None, tuple[tuple[str, str, object], ...]], ...]
 
 
 @functools.lru_cache(maxsize=64)
@@ -212,6 +230,9 @@ def read(text: str) -> Rules:
         after=tuple((m.group(0).strip(), _stem(m.group("deed")), m.group("tool")) for m in _AFTER.finditer(text)),
         frozen=tuple((m.group(0).strip(), tuple(w for w in m.group("noun").lower().split() if len(w) >= 3), m.group("state").lower())
                      for m in _FROZEN.finditer(text)) if "once" in text.lower() else (),
+        unless=tuple((m.group(0).strip(), m.group("act").lower(), m.group("check"), m.group("field").lower(), m.group("value").lower())
+                     for m in _UNLESS.finditer(text)) if "unless" in text else (),
+        conditions=tuple(_conditions(text)) if "only" in text else (),
     )
 
 
@@ -237,6 +258,36 @@ def _only_state(text: str):
             state, noun = m.group("state").lower(), m.group("noun").lower()
             if verb and state not in _NOT_A_STATE and noun not in _NOT_A_STATE and not state.isdigit():
                 yield m.group(0).strip(), _stem(verb), noun, state
+
+
+def _conditions(text: str):
+    for sentence in re.split(r"\n|(?<=[.!?])\s+(?=[A-Z])", text):
+        only = re.search(r"\bonly\b", sentence)
+        if only is None:
+            continue
+        conds: list[tuple[str, str, object]] = []
+        conds += [(m.group("field").lower(), "eq", m.group("value").lower()) for m in _COND_EQ.finditer(sentence)]
+        conds += [(m.group("field").lower().split()[-1], "eq", m.group("value").lower()) for m in _COND_WHOSE.finditer(sentence)]
+        conds += [(m.group("field").lower(), "current", None) for m in _COND_CURRENT.finditer(sentence)]
+        for m in _COND_BOUND.finditer(sentence):
+            op = m.group("op").lower().split()[0]
+            below = op in ("below", "under", "less") or m.group("op").lower() == "at most"
+            conds.append((m.group("field").lower(), "below" if below else "above", (float(m.group("bound")), m.group("unit") == "%")))
+        conds += [(m.group("what").lower()[:5], "age", int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()]) for m in _COND_AGE.finditer(sentence)]
+        if not conds:
+            continue
+        # the verb the rule keeps: after "only" ("promote only when" - before it), the one before it ("We only buy")
+        after = re.match(r"\s+([a-z]{3,})", sentence[only.end():])
+        before = [w for w in re.findall(r"[a-z]+", sentence[max(0, only.start() - 40):only.start()].lower()) if w not in _MODALS]
+        verb = before[-1] if before and before[-1] not in _NOT_A_VERB else (after.group(1).lower() if after else None)
+        verb = None if verb in _NOT_A_VERB else verb
+        whose = _COND_WHOSE.search(sentence)
+        tools = tuple(dict.fromkeys(_TOOLS_NAMED.findall(sentence)))
+        yield sentence.strip()[:300], tools, _stem(verb) if verb else None, whose.group("noun").lower() if whose else None, tuple(conds)
+
+
+_NOT_A_VERB = frozenset("are is be for when if once from the a an to of on in with by after before".split())
+_TOOLS_NAMED = re.compile(r"(?<![\w-])[a-z][a-z0-9]*_[a-z0-9_]+(?![\w-])")
 
 
 def _on_file(text: str):

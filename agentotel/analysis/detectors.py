@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments
@@ -3057,6 +3057,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             if action is None:
                 # a deed named as a noun (open_dispute) under a rule on records in a state: "not disputed again"
                 again = _flagged_barred(run, step, call, run.told(step)) if _rules.read(run.told(step)).not_again else None
+                # (and a call that does more than read, on a record an "only" rule's conditions bar: request_quote)
+                again = again or _condition_unmet(run, step, call, run.told(step))
                 if again is not None:
                     return [again]
                 continue
@@ -3068,7 +3070,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                       or _cover_missing(run, step, call, text) or _filed_too_late(run, step, call, text)
                       or _needed_over_missing(run, step, call, text) or _flagged_barred(run, step, call, text)
                       or _state_not_allowed(run, step, call, text) or _on_file_missing(run, step, call, text)
-                      or _aged_without(run, step, call, text) or _frozen_touched(run, step, call, text))
+                      or _aged_without(run, step, call, text) or _frozen_touched(run, step, call, text)
+                      or _unless_unmet(run, step, call, text) or _condition_unmet(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3594,6 +3597,105 @@ def _frozen_touched(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                                 result_step=source["index"])
             if any(re.search(r"(?:^|_)(?:status|state)$", str(k), re.I) for k in record):
                 break  # the latest read of the record's state is another
+    return None
+
+
+def _unless_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions forbid unless a named check answered a value ("Do not call swap_sim unless ...
+    verify_pin came back with verified: true"), called with no such check before it, or after its latest answer
+    gave another value (verified: false; model, policy_violated at the call)."""
+    for said, act, check, key, wanted in _rules.read(text).unless:
+        if call.name != act and ("_" in act or not _deed_of(call, act)):
+            continue
+        checks = [s for s in run.record.tool_steps() if s["index"] < step["index"] and tool_name(s) == check and not is_error(s)]
+        got = next((v for r in _objects(tool_payload(checks[-1].get("output"))) for k, v in r.items() if str(k).lower() == key),
+                   None) if checks else None
+        if checks and (got is None or str(got).lower() == wanted):
+            continue
+        fact = f"{check} answered {key}: {got!r} (step {checks[-1]['index']})" if checks else f"no call of {check} came before it"
+        return _finding("policy_violated", "model", step["index"], [step["index"], *(c["index"] for c in checks[-1:])],
+                        f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}; {fact}",
+                        tool=call.name, rule=said[:200])
+    return None
+
+
+def _held(record: Mapping[str, Any], key: str, *, part: bool = False) -> list[tuple[str, Any]]:
+    """(key, value) of a record's field by its name (or the start of one, `part`), in it or one object down
+    (a device's financing.balance_remaining)."""
+    out = []
+    for k, v in record.items():
+        if str(k).lower() == key or (part and key in str(k).lower()):
+            out.append((str(k), v))
+        elif isinstance(v, Mapping):
+            out += [(str(k2), v2) for k2, v2 in v.items() if str(k2).lower() == key or (part and key in str(k2).lower())]
+    return out
+
+
+def _condition_broken(cond: tuple[str, str, Any], record: Mapping[str, Any], today: dt.date | None) -> tuple[str, Any] | None:
+    """The (field, value) by which a record breaks one condition of an "only" rule, else None."""
+    key, op, wanted = cond
+    for name, value in _held(record, key, part=op == "age"):
+        if op == "eq":
+            number, given = _ground._number(str(wanted)), _ground._number(str(value)) if isinstance(value, (int, float, str)) else None
+            same = (abs(number - given) < 1e-9) if number is not None and given is not None else str(value).strip().lower() == wanted
+            return None if same else (name, value)
+        if op in ("below", "above") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            bound, percent = wanted
+            shown = value * 100 if percent and value <= 1 and not re.search(r"pct|percent", name, re.I) else value
+            return (name, value) if (shown >= bound if op == "below" else shown <= bound) else None
+        day = _iso_day(value) if isinstance(value, str) else None
+        if day is not None and today is not None and op == "current":
+            return (name, value) if day < today else None
+        if day is not None and today is not None and op == "age":
+            return (name, value) if (today - day).days < wanted else None
+    return None
+
+
+# A tool's first name word saying it only reads: get_vendor, list_slots, search_catalog.
+_READING = frozenset("get list search read fetch find check verify lookup query describe show view count".split())
+
+
+class _Named(NamedTuple):
+    name: str
+
+
+def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions keep for records that meet conditions they write in the "only" sentence
+    ("Device unlocks (unlock_device) are only for phones that are fully paid off (balance_remaining of 0) on lines
+    active for 60 days or more"; "We only buy from vendors whose status is 'active' and whose certificate of insurance
+    (coi_expires) is still current"; "promote only when error_rate is below 1%"), called on a record the run read that
+    breaks one (balance_remaining 212.4; status 'on_hold'; error_rate 0.034): model, policy_violated at the call."""
+    rules = _rules.read(text).conditions
+    if not rules:
+        return None
+    known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
+    today_said = _rules.TODAY.search(text)
+    today = _iso_day(today_said.group(1)) if today_said else _iso_day(str(step.get("start_time") or ""))
+    reads = (next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING) and _action(call.name) is None
+    for said, tools, verb, noun, conds in rules:
+        named = [t for t in tools if t in known]
+        doers = [t for t in known if verb and _deed_of(_Named(t), verb)]
+        # the action the rule keeps: a tool it names that acts, else the tools doing its verb ("promote only when"),
+        # else - a verb no tool does ("We only buy from vendors whose ...") - any call that does more than read
+        if any(_action(t) for t in named) or doers:
+            if call.name not in named and call.name not in doers:
+                continue
+        elif reads:
+            continue
+        idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+        for source, record in reversed(_records_read(run, step, call)):
+            # a record the call names by its own id (its first id field: a vendor's vendor_id, not a quote's, nor a
+            # superseded clause's pointer to the one named)
+            own = next((str(k) for k in record if re.search(r"(?:^|_)id$", str(k), re.I)), None)
+            if own is None or str(record[own]) not in idents or (noun and noun[:4] not in own.lower()
+                                                                 and noun[:4] not in str(tool_name(source)).lower()):
+                continue
+            broken = next((b for c in conds if (b := _condition_broken(c, record, today)) is not None), None)
+            if broken is not None:
+                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: its "
+                                f"{broken[0]} is {broken[1]!r} ({tool_name(source)}, step {source['index']})",
+                                tool=call.name, rule=said[:200], result_step=source["index"])
     return None
 
 
@@ -4404,7 +4506,7 @@ _ACTIONS = frozenset(
     "unblock lock unlock suspend terminate register subscribe unsubscribe enroll invite escalate file apply redeem upgrade "
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
     # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
-    "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze "
+    "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze promote swap "
     "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
