@@ -255,6 +255,14 @@ def write_parquet(table: pa.Table, sink: pa.NativeFile, sort_by: list[tuple[str,
         # 1 MiB: DuckDB skips the payload pages that hold none of a run's rows, and 8 MiB pages, though a
         # zstd frame then spans more of a trace's text (standard corpus folded 582.8 -> 578.5 bytes/span),
         # cost a trajectory 35 % more CPU (30 runs of the compacted standard corpus, 74 -> 104 ms).
+        # Larger pages and row groups buy little more at these levels because a wider zstd window finds
+        # little: the standard corpus's outputs in one zstd stream take 402 bytes/span at level 3 against
+        # 410 in our pages, and a 128 MiB window with long-distance matching at level 19 299 against 301
+        # without (session 25, load ~7: folded, 4 / 8 / 64 MiB pages 579.1 / 578.5 / 578.1 bytes/span,
+        # 64 MiB pages in 65,536-row groups 578.1; compacted at level 7, 538.8 / 538.1 / 537.1, and 533.1).
+        # The level is what counts: a compaction at level 19 is 485.6 bytes/span in 1 MiB pages and 450.8
+        # (0.494x zstd OTLP JSON) in 64 MiB pages and 65,536-row groups, for ~1.1 ms of CPU a span (~35x
+        # level 7) and 3x the time to read a run (30 trajectories of that store, load ~4: 49 -> 153 ms each).
         writer.write_table(table, row_group_size=16 * 1024)
         # The schema version and a compaction's list of the files it replaces (store_schema=False drops
         # the schema's own metadata).
@@ -271,7 +279,9 @@ def by_trace_start(table: pa.Table, *, within: pa.Array | pa.ChunkedArray | None
     410, against start order). In start order of the traces, the runs of one stretch of time share row groups:
     `check` reads the runs an agent made just before the one it checks, which trace-id order scattered over
     every row group of a merged file (a 100-step run's history read 5 of 7). One trace is still read from one
-    row group: its start-time window and the trace_id bloom filter rule out the others.
+    row group: its start-time window and the trace_id bloom filter rule out the others. Runs of one agent
+    together (agent, then this order) measured 587.5 against 582.8 bytes/span folded, and a tool's results
+    together (agent, operation, tool, then this order) 651.8: a trace's own text is the better neighbour.
     """
     if table.num_rows < 2:
         return table.combine_chunks()
@@ -606,6 +616,14 @@ class StoreWriter:
                 # failed encode) from the inputs as a column stores them, so conversations hold the stored text.
                 inputs = [[storable(text) for text in values] for values in inputs]
                 batches, remember = self._conversations.encode(batches, inputs, outputs)
+            # The whole append compressed at once, after its conversations are stored: the exporter's caller
+            # (a BatchSpanProcessor) hands it the next batch only once this one is durable, so the only overlap
+            # left is within one append. Cut into slices, the WAL compressing one on a thread while the next
+            # one's conversations are stored, measured worse (session 25, 512-span batches, both ways taking
+            # turns in one process): each slice's IPC message compresses its columns anew (128-row slices 13.4
+            # -> 24.3 us of CPU per span, 256-row 15.5), and bench_store's WAL row went 128 -> 172 us/span with
+            # slices of 128 and 130 -> 149 with 256 at load ~8, 106 -> 126 with 256 at load ~3 (CPU 68 -> 85);
+            # end to end alike.
             self._wal.append(batches)
             remember()
             self._batches.extend(batches)
