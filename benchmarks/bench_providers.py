@@ -996,7 +996,24 @@ def run_sdks(quick: bool, sdks: tuple[str, ...] = ("genai", "bedrock")) -> list[
     within that noise). Where the time is (stubs in one process, 400 rounds, load ~8; median of rounds / 10th
     percentile): capture off saves 14 / 12 µs of 85 / 68, the input and system encodings 3 / 8, making the
     span current during the SDK call (which OpenLLMetry does not) 3 / 3, the cost 4 / 1. The row, load 4-6:
-    0.938x (95% interval 0.86-1.04, per process 0.88-0.96); main's run of the same content code 0.962x."""
+    0.938x (95% interval 0.86-1.04, per process 0.88-0.96); main's run of the same content code 0.962x.
+
+    Session 25 tested whether work off the timed thread or the garbage collector explains why 0.75x the
+    peer's instructions (callgrind: +321.2k a plain call against OpenLLMetry's +430.9k) costs the same time.
+    Neither does. No arm has a second Python thread (every arm runs through this worker's one
+    SimpleSpanProcessor and dropping exporter: no Parquet, no export thread for anyone), and each arm's
+    added thread CPU time, process CPU time and wall time agree within 1-3 % (load ~1: agentotel 103.9 /
+    103.9 / 103.9 µs, the peer 99.9 / 99.9 / 100.7). No arm leaves cyclic garbage (DEBUG_SAVEALL, 100 calls:
+    0 objects) or grows the heap; young collections run 1.5-4.2 per 1,000 calls for agentotel and 1.7-3.0
+    for the peer (never switched, and in this worker), none older, ~20 µs each: 0.04-0.06 µs a call. What
+    differs is time per added instruction: the uninstrumented call runs ~8.4M instructions in ~900 µs (~9.4
+    a ns), the peer's added ones ~4.4 a ns, ours ~3.2 (cold code between two SDK phases, as sessions 20-23
+    found). Switching the arms on and off slot by slot is not what puts us level either: with no switching
+    at all (each instrumentation on for its whole process, the uninstrumented arm the same client through a
+    subclass of `Models` holding the original methods), 13 process pairs at load 3-9 gave 0.99x (per pair
+    0.77-1.14), the same script switching 1.07x (0.83-1.37): noise at that load. The row at load 1.4-2.5:
+    1.04x (95% interval 1.02-1.08); `--floor 3 300` at load 5-6: 1.04x pooled, capture off 0.81x, the
+    hand-written span 0.88x."""
     calls, rounds, processes = (4, 3, 1) if quick else (4, 240, 3)
     results: list[Result] = []
     for sdk, label in (("genai", "google-genai generate_content"), ("bedrock", "Bedrock converse (botocore)")):
