@@ -138,6 +138,10 @@ _COND_BOUND = re.compile(r"\b`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:is\s+
                          r"at\s+least|at\s+most)\s+(?P<bound>\d+(?:\.\d+)?)\s*(?P<unit>%|ms\b|s\b)?", re.I)
 _COND_AGE = re.compile(r"\b(?P<what>active|open|opened|activated|registered|held|employed|enrolled)\s+(?:for\s+)?(?P<n>\d+)\s+"
                        r"(?P<unit>day|week|month|year)s?\s+or\s+(?:more|longer)", re.I)
+# "Before you call update_bank_details, text the employee a one-time code with send_verification_code": a call the
+# rules ask for before an action.
+_BEFORE_CALL = re.compile(r"\bbefore\s+(?:you\s+)?(?:call(?:ing)?|use|using|run(?:ning)?|invoke|invoking)\s+`?(?P<act>[a-z][a-z0-9]*_[a-z0-9_]+)`?"
+                          r"\s*,?[^.\n]{0,120}?\b(?:with|using|via|call|calling|run|use)\s+`?(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
 # "Join raw.orders to raw.customers on customer_id": the key two tables are joined on.
 _JOIN_ON = re.compile(r"\bjoin\s+`?([\w.]+)`?\s+(?:to|with|and|onto)\s+`?([\w.]+)`?\s+(?:on|by|using)\s+`?([a-z_][\w]*)`?", re.I)
 # "Pay an invoice only when match_po answers 'matched'": an action allowed by one answer of a named check.
@@ -185,6 +189,7 @@ class Rules(NamedTuple):
     after: tuple[tuple[str, str, str], ...]  # (said, the deed, the tool to call after it)
     frozen: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the record's noun words, the state no action may touch)
     unless: tuple[tuple[str, str, str, str, str], ...]  # (said, the action, the check, its field, the value allowing it)
+    before_call: tuple[tuple[str, str, str], ...]  # (said, the action, the call it needs before it)
     # (said, the tools it names, the verb before or after "only", its record's noun, the conditions (field, op, value))
     conditions: tuple[tuple[str, tuple[str, ...], str | None, str | None, tuple[tuple[str, str, object], ...]], ...]
 
@@ -233,6 +238,8 @@ def read(text: str) -> Rules:
         unless=tuple((m.group(0).strip(), m.group("act").lower(), m.group("check"), m.group("field").lower(), m.group("value").lower())
                      for m in _UNLESS.finditer(text)) if "unless" in text else (),
         conditions=tuple(_conditions(text)) if "only" in text else (),
+        before_call=tuple((m.group(0).strip(), m.group("act"), m.group("need")) for m in _BEFORE_CALL.finditer(text)
+                          if m.group("act") != m.group("need")) if "efore" in text else (),
     )
 
 

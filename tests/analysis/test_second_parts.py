@@ -98,3 +98,53 @@ def test_a_choice_said_in_words_that_name_both_ids_is_no_mix_up(said, flagged):
              llm(5, text="IN-88 is posted.", messages=[system, ask])]
     found, shown = _found(record(*steps, task="Please post IN-88."), "wrong_target")
     assert bool(found) == flagged, shown
+
+
+@pytest.mark.parametrize("asked_first,broken", [(True, False), (False, True)])
+def test_an_action_the_rules_ask_another_call_before_breaks_the_rule_without_it(asked_first, broken):
+    system = ("You are the HR assistant. Before you call change_emergency_contact, confirm the employee's identity with "
+              "send_identity_check and wait for them to answer.")
+    turns = [("user", "Please change my emergency contact to my sister, employee E-22.")]
+    if asked_first:
+        turns.append(("send_identity_check", {"employee_id": "E-22"}, {"status": "sent"}))
+    turns.append(("change_emergency_contact", {"employee_id": "E-22", "name": "Rosa Diaz"}, {"status": "changed"}))
+    run = _conversation(*turns, system=system, answer="Your emergency contact is now Rosa Diaz.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(1, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("given,flagged", [("Ontario", False), ("Quebec", True)])
+def test_a_field_in_words_the_named_record_holds_otherwise_is_a_wrong_target(given, flagged):
+    lease = {"lease_id": "LS-310", "tenant": "Harbor Bakery", "province": "Ontario", "term_months": 24}
+    run = _conversation(("user", "Please draft the renewal for lease LS-310."), ("get_lease", {"lease_id": "LS-310"}, lease),
+                        ("draft_renewal", {"lease_id": "LS-310", "province": given, "term_months": 24}, {"draft_id": "DR-8"}),
+                        system="You are the leasing assistant.", answer="The renewal draft DR-8 is ready.")
+    found, shown = _found(run, "wrong_target")
+    assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("address,flagged", [("ines.moreau@keel.fr", False), ("paul.roy@keel.fr", True)])
+def test_the_person_the_words_name_beside_a_message_to_another_persons_address_is_a_mismatch(address, flagged):
+    client = {"client_id": "CL-4", "approver": {"name": "Ines Moreau", "email": "ines.moreau@keel.fr"},
+              "contacts": [{"name": "Paul Roy", "email": "paul.roy@keel.fr"}]}
+    system, ask = text_message("system", "You are the agency's account assistant."), text_message("user", "Send quote Q-7 to CL-4.")
+    steps = [llm(1, calls=[("get_client", {"client_id": "CL-4"}, "c1")], messages=[system, ask]),
+             tool(2, "get_client", {"client_id": "CL-4"}, client, requested_by=1, call_id="c1"),
+             llm(3, text="Sending Q-7 to their approver, Ines Moreau.", calls=[("send_quote", {"quote_id": "Q-7", "approver_email": address}, "c2")],
+                 messages=[system, ask]),
+             tool(4, "send_quote", {"quote_id": "Q-7", "approver_email": address}, {"status": "sent"}, requested_by=3, call_id="c2"),
+             llm(5, text="Q-7 is sent.", messages=[system, ask])]
+    found, shown = _found(record(*steps, task="Send quote Q-7 to CL-4."), "reasoning_action_mismatch")
+    assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("told,flagged", [("2026-12-11", False), ("2026-12-09", True)])
+def test_a_date_told_under_a_label_a_result_holds_otherwise_is_misreported(told, flagged):
+    booked = {"booking_id": "BK-77", "technician": "Lars", "arrival": "2026-12-11", "window": "08:00-12:00"}
+    run = _conversation(("user", "Book a boiler repair for flat 3B and text the tenant when the technician comes."),
+                        ("book_repair", {"flat": "3B", "job": "boiler"}, booked),
+                        ("send_sms", {"to": "+44 7700 900123", "text": f"Your technician Lars arrives {told}, 08:00-12:00. Ref BK-77."},
+                         {"status": "sent"}),
+                        system="You are the building manager's assistant.", answer="Booked BK-77 and the tenant has been texted.")
+    found, shown = _found(run, "answer_misread")
+    assert found == ([(3, "model")] if flagged else []), shown
