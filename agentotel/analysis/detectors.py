@@ -7173,6 +7173,10 @@ def _call_form(run: _Run) -> list[Finding]:
                                     f"{name}={value!r}, which nothing it was given asks for", tool=call.name, argument=name,
                                     value=value, asked=asked))
                 continue
+            after = _invented_after_failure(run, step, call)
+            if after is not None:
+                out.append(after)
+                continue
             invented = _invented_ids(run, step, call.arguments) or _invented_names(run, step, call)
             if invented:
                 value, like = invented[0]
@@ -7281,6 +7285,32 @@ def _strings(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for child in value:
             yield from _strings(child)
+
+
+def _invented_after_failure(run: _Run, step: Mapping[str, Any], call: Any) -> Finding | None:
+    """An id a call gives under a key (quote_id 'Q-90400') that nothing the model was given holds, right after the
+    call that would have given it failed (get_rate_quote timed out): the model filled the gap with a value of its own
+    (TRAIL's hallucinated tool output after a tool error; model, invented_argument at the call - the tool failed
+    honestly, the value is the model's)."""
+    if not isinstance(call.arguments, Mapping):
+        return None
+    failed = [s for s in run.record.tool_steps() if s["index"] < step["index"] and is_error(s)]
+    if not failed:
+        return None
+    given = "\n".join((_raw(step, "input"), instructions(run.record, step, run.messages(step)), text_of(run.record.run.get("task")))).lower()
+    for key, value in call.arguments.items():
+        if not isinstance(value, str) or not _ground.ids(value) or value.lower() in given:
+            continue
+        words = {w for w in re.split(r"[^a-z]+", str(key).lower()) if len(w) >= 4 and w not in FILLER}
+        source = next((s for s in reversed(failed) if any(n.startswith(w) or w.startswith(n) for w in words
+                                                           for n in (x.lower() for x in _NAME_WORDS.findall(str(tool_name(s)))) if len(n) >= 4)), None)
+        if source is not None and not any(str(tool_name(s)) == str(tool_name(source)) and not is_error(s)
+                                          for s in run.record.tool_steps() if source["index"] < s["index"] < step["index"]):
+            return _finding("invented_argument", "model", step["index"], [step["index"], source["index"]],
+                            f"{tool_name(source)} failed at step {source['index']} and step {step['index']} calls {call.name} "
+                            f"with {key} {value!r}, which nothing the model was given holds", tool=call.name,
+                            arguments=call.arguments, values=[value], failed_step=source["index"])
+    return None
 
 
 def _invented_ids(run: _Run, step: Mapping[str, Any], arguments: Any) -> list[tuple[str, list[str]]]:
@@ -8955,7 +8985,9 @@ _EXPLAINS = {"retrieved_context_dropped": ("instructions_changed",), "tool_resul
              # a file the task never named, opened after the fix passed: the wandering is the cause, not the path
              "task_derailed": ("invented_argument",),
              # the model's own words at the call name the object it meant: the id it called instead is its slip
-             "reasoning_action_mismatch": ("invented_argument",), "wrong_target": ("invented_argument",)}
+             "reasoning_action_mismatch": ("invented_argument",), "wrong_target": ("invented_argument",),
+             # an id made up where the call that would have given it failed: the evidence missing is that call's answer
+             "invented_argument": ("missing_evidence",)}
 
 _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _run_failed, _repetition, _repeated_requests, _retry_loops, _ignored_errors, _unreported_errors,

@@ -57,6 +57,12 @@ scores check 16/30 and 1 good run warned (history_lost on the plan-only research
 general form ("a transfer over $5,000 needs a second approval", "an account flagged for sanctions ...; never transfer
 from it", "a transaction already disputed or refunded is not disputed again"), 19/30 and 1. The other misses are
 left for a later session, as measured blind.
+
+Session 25, the same set recorded again: with the rules that gate an action on what the record read holds (one state
+only, a thing on file, someone carried past an age, a call asked for after an action), the id said beside a call on
+its sibling, a tool asked about one kind answering another, a source the request's limits rule out located where the
+limit was lost, and an id made up right after the call that would have given it failed: check 30/30, 1 good run warned
+(the same history_lost).
 """
 
 from __future__ import annotations

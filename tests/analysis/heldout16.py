@@ -59,6 +59,12 @@ conflict hit, an amount against half a figure, a capacity, a transit date, a fie
 law), an order the rules state as 'before you call X' / 'nothing leaves before X', a deed the answer claims and no
 call did, a said-vs-done mismatch between a person's name and an email, a write repeated with new ids, a stale index
 answering in the same shape; DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
+
+Session 25, after general fixes on the same recording (an id's letters are no sibling mark, a limit's sentence naming
+the call past it, 'once ... locked it stays as it is', conditions an 'only' sentence writes, a call asked before an
+action, a field in words given otherwise, the person named beside another's address, a date told under a label a
+result holds otherwise, an id made up after a failed call): check 21/30, 1 good run warned (the advance figure
+computed from the payslip). The lists below stay as measured blind.
 """
 
 from __future__ import annotations

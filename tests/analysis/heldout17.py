@@ -58,6 +58,9 @@ a page, post_status claimed in the answer), a question the rules ask for (which 
 dropping the request, a stale index answering in the same shape, and figures said beside a call after a timeout.
 Diff's two misses: a locator as arguable as the diff, and an old model the scripted anthropic server hides (it
 answers as claude-sonnet-4-5 whatever was asked). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each and why.
+
+Session 25, after general fixes on the same recording (built while this set was measured blind on dd3fdf1): check
+18/30, 1 good run warned. The lists below stay as measured blind.
 """
 
 from __future__ import annotations

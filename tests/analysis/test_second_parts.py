@@ -148,3 +148,22 @@ def test_a_date_told_under_a_label_a_result_holds_otherwise_is_misreported(told,
                         system="You are the building manager's assistant.", answer="Booked BK-77 and the tenant has been texted.")
     found, shown = _found(run, "answer_misread")
     assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("failed,flagged", [(True, True), (False, False)])
+def test_an_id_made_up_right_after_the_call_that_would_have_given_it_failed_is_the_models(failed, flagged):
+    # the courier API timed out, and the model booked on a quote id of its own: no tool misbehaved but the first
+    system = text_message("system", "You are the courier desk. Book only against a quote you got from get_courier_quote.")
+    ask = text_message("user", "Send parcel PX-9 to Leeds tomorrow.")
+    quote = ({"error": "TimeoutError: courier API did not answer"} if failed else {"quote_id": "QX-4410", "price": 12.5})
+    steps = [llm(1, calls=[("get_courier_quote", {"parcel_id": "PX-9"}, "c1")], messages=[system, ask]),
+             {**tool(2, "get_courier_quote", {"parcel_id": "PX-9"}, None if failed else quote, requested_by=1, call_id="c1",
+                     status="error" if failed else "ok", error="TimeoutError: courier API did not answer" if failed else None)},
+             llm(3, calls=[("book_courier", {"parcel_id": "PX-9", "quote_id": "QX-4410"}, "c2")],
+                 messages=[system, ask, {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": quote}]}]),
+             tool(4, "book_courier", {"parcel_id": "PX-9", "quote_id": "QX-4410"}, {"booking": "CB-1", "status": "booked"},
+                  requested_by=3, call_id="c2"),
+             llm(5, text="PX-9 is booked (CB-1).", messages=[system, ask])]
+    found = detect(record(*steps, task=ask["parts"][0]["content"]))
+    hits = [(f.index, f.layer) for f in found if f.kind == "invented_argument"]
+    assert hits == ([(3, "model")] if flagged else []), format_findings(found)
