@@ -167,3 +167,28 @@ def test_an_id_made_up_right_after_the_call_that_would_have_given_it_failed_is_t
     found = detect(record(*steps, task=ask["parts"][0]["content"]))
     hits = [(f.index, f.layer) for f in found if f.kind == "invented_argument"]
     assert hits == ([(3, "model")] if flagged else []), format_findings(found)
+
+
+@pytest.mark.parametrize("answer,flagged", [("Deployed 2.4.1 to production. Posted to #deploys.", True),
+                                            ("Deployed 2.4.1 to production.", False)])
+def test_a_post_claimed_for_a_tool_named_for_a_generic_thing_is_an_action_not_taken(answer, flagged):
+    ask = "Ship web 2.4.1 to production and post it."
+    steps = [llm(1, calls=[("deploy", {"service": "web", "version": "2.4.1"}, "c1")],
+                 messages=[text_message("system", "You are the release bot. Post each outcome with post_status."), text_message("user", ask)]),
+             tool(2, "deploy", {"service": "web", "version": "2.4.1"}, {"deployment": "D-9", "state": "live"}, requested_by=1, call_id="c1"),
+             llm(3, text=answer, messages=[text_message("user", ask)])]
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("deploy", "post_status")))
+    run = record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask)
+    found, shown = _found(run, "action_not_taken")
+    assert found == ([(3, "model")] if flagged else []), shown
+
+
+@pytest.mark.parametrize("result,flagged", [
+    ({"commit": "9f3c2a1", "status": "failed", "checks": [{"name": "unit", "status": "failed"}]}, False),  # what it read
+    ({"status": "failed"}, True),  # the call's own failure, returned as a result
+])
+def test_a_status_a_status_tool_read_is_data_not_its_failure(result, flagged):
+    run = _conversation(("user", "Is main green?"), ("get_ci_status", {"commit": "9f3c2a1"}, result),
+                        system="You are the CI assistant.", answer="I looked at main's CI.")
+    found, shown = _found(run, "tool_error_unreported")
+    assert bool(found) == flagged, shown
