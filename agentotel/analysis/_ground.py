@@ -21,7 +21,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+# The local part at most 64 characters (RFC 5321's limit): unbounded, [\w.+-]+ ran from each position of a long
+# run of such characters ("1.1.1.1...", 100 KB in a tool result) to its end looking for the '@': quadratic.
+_EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+\b")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")  # also inside a timestamp (2026-06-15T14:30:00Z)
 # A numeric date with a four-digit year first or last: 15.06.2026, 06/15/2026, 2026/06/15 (day and month may be
 # either way round: a date is grounded when one reading is). Not 3.11.12: versions have no four-digit year.
