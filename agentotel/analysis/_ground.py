@@ -21,7 +21,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+# The local part at most 64 characters (RFC 5321's limit): unbounded, [\w.+-]+ ran from each position of a long
+# run of such characters ("1.1.1.1...", 100 KB in a tool result) to its end looking for the '@': quadratic.
+_EMAIL = re.compile(r"\b[\w.+-]{1,64}@[\w-]+(?:\.[\w-]+)+\b")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")  # also inside a timestamp (2026-06-15T14:30:00Z)
 # A numeric date with a four-digit year first or last: 15.06.2026, 06/15/2026, 2026/06/15 (day and month may be
 # either way round: a date is grounded when one reading is). Not 3.11.12: versions have no four-digit year.
@@ -34,7 +36,11 @@ _MONTH_DAY = re.compile(_MONTH + r"\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH + r"(?:,?\s+(\d{4}))?\b", re.I)
 # An identifier: letters and at least two digits in one token (A-1042, JD014600003, inv_88213).
 # (not a number joined to a word: "30-day", "24-hour", "128-bit" say what a number counts)
-_ID = re.compile(r"\b(?!\d+(?:\.\d+)?-[a-z]+\b)(?=[\w-]*\d[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
+# Its look-aheads find the first two digits and the first letter within 40 characters, each by one way only:
+# `[\w-]*\d[\w-]*\d` from every word boundary of a long run ("ACC-ACC-...", "1-1-1-...": 100 KB in an answer) ran
+# to the run's end in many ways, and check took minutes.
+_ID = re.compile(r"\b(?!\d+(?:\.\d+)?-[a-z]+\b)(?=(?:[^\W\d]|-){0,40}\d(?:[^\W\d]|-){0,40}\d)"
+                 r"(?=(?:[^\WA-Za-z]|-){0,40}[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
 _UNIT = re.compile(r"^\d+(?:st|nd|rd|th|am|pm|h|hrs?|min|s|ms|kg|g|km|m|cm|mm|mb|gb|kb|tb|x|k|px|d)$", re.I)
 # A duration ("about 30 minutes", "within 14 days", "the 30-day window"): service terms and common knowledge, not a
 # fact to fabricate.

@@ -85,7 +85,12 @@ _MODEL_CALL_ATTRIBUTES = ("CASE WHEN operation IN ('chat', 'invoke_agent') OR pa
                           "THEN attributes END")
 _GRAPH_NODE_SPAN = f"contains(dialect, '{dialects.LANGGRAPH_NODE}')"  # a LangGraph node's span (store/dialects.py)
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
-           "macro_run_name")
+           "macro_run_name", "macro_unique_keys")
+# Every map column of the span rows read with each key once (macro_unique_keys.sql): a REPLACE list for what
+# reads the files (`_raw_spans`, `Traces._spans_within`). A query that reads no map pays nothing for it.
+_UNIQUE_KEYS = ("agentotel_unique_keys(attributes) AS attributes, "
+                "agentotel_unique_keys(resource_attributes) AS resource_attributes, "
+                "agentotel_unique_event_keys(events) AS events, agentotel_unique_link_keys(links) AS links")
 # In creation order; the underscored ones are internal layers the public views share.
 _VIEWS = ("_spans_stored", "_whole_inputs", "spans", "_duplicate_spans", "_run_roots", "_graph_agent_steps", "_spans_marked", "llm_calls", "tool_calls", "retrievals", "steps",
           "runs")
@@ -446,7 +451,7 @@ class Traces:
         wanted = _LAYERS if query is None else frozenset().union(*map(_view_closure, _named_views(query)))
         for view in _LAYERS:
             if view in wanted and view not in self._views_made:
-                text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet())
+                text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet()).replace("{unique_keys}", _UNIQUE_KEYS)
                 if view == "_graph_agent_steps":
                     text = text.replace("{graph_traces}", self._graph_traces())
                 self._con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {text}")
@@ -546,8 +551,8 @@ class Traces:
         if not files:
             return f"({not_in_parquet})", {}
         by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
-        return (f"(SELECT * FROM read_parquet($window_files, hive_partitioning = false, union_by_name = {by_name}) "
-                f"UNION ALL BY NAME {not_in_parquet})"), {"window_files": [_pattern(f) for f in files]}
+        return (f"(SELECT * REPLACE ({_UNIQUE_KEYS}) FROM (SELECT * FROM read_parquet($window_files, hive_partitioning = false, "
+                f"union_by_name = {by_name}) UNION ALL BY NAME {not_in_parquet}))"), {"window_files": [_pattern(f) for f in files]}
 
     def _side(self) -> duckdb.DuckDBPyConnection:
         """A second connection to this snapshot's database, for a query over held rows (`_hold`) that runs

@@ -2,16 +2,17 @@
 -- roots index (_roots.py) so listing runs never reads every span's attribute map; or the spans not in
 -- Parquet yet, the WAL's and migrated files', read afresh each time the store is opened): for each
 -- invoke_agent span, its ids and times and the run attributes the runs and steps views need (the run's
--- name, trigger, environment hash, enclosing run).
+-- name, trigger, environment hash, enclosing run). A key held twice reads as its last value, as in the
+-- views (macro_unique_keys.sql), not DuckDB's first.
 SELECT
     trace_id,
     span_id,
     run_id,
     start_time,
     end_time,
-    attributes[getvariable('AGENTOTEL_RUN_NAME')] AS run_name,
-    attributes[getvariable('AGENTOTEL_RUN_TRIGGER')] AS run_trigger,
-    attributes[getvariable('AGENTOTEL_ENV_HASH')] AS env_hash,
-    attributes[getvariable('AGENTOTEL_RUN_PARENT_ID')] AS parent_run_id
+    agentotel_unique_keys(attributes)[getvariable('AGENTOTEL_RUN_NAME')] AS run_name,
+    agentotel_unique_keys(attributes)[getvariable('AGENTOTEL_RUN_TRIGGER')] AS run_trigger,
+    agentotel_unique_keys(attributes)[getvariable('AGENTOTEL_ENV_HASH')] AS env_hash,
+    agentotel_unique_keys(attributes)[getvariable('AGENTOTEL_RUN_PARENT_ID')] AS parent_run_id
 FROM {source}
 WHERE operation = 'invoke_agent'
