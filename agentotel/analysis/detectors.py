@@ -3052,7 +3052,7 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     shapes = Counter(_qualifier_shape(i) for i in ids)
     # a list of them ("KO-4501, KO-4502 and KO-4503"), not ids in roles of one request ("from ACC-1001 to EXT-5530")
     request = run.request()
-    joined = [m.group(0) for m in re.finditer(r"(?:#?[\w-]*\d[\w-]*)(?:\s*(?:,|\band\b|&|/|\bor\b)\s*(?:#?[\w-]*\d[\w-]*))+", request)]
+    joined = [m.group(0) for m in re.finditer(r"(?:#|(?<![\w-]))(?:[^\W\d]|-)*\d[\w-]*(?:\s*(?:,|\band\b|&|/|\bor\b)\s*#?(?:[^\W\d]|-)*\d[\w-]*)+", request)]
     listed = [i for i in ids if shapes[_qualifier_shape(i)] >= 2 and any(i in group for group in joined)]
     if len(listed) < 2:
         return []
@@ -6238,7 +6238,8 @@ def _failed_check_ignored(run: _Run) -> list[Finding]:
                      tool=str(tool_name(last)), check_step=last["index"], failed=failed.strip()[:200])]
 
 
-_TEST_ID = re.compile(r"[\w./-]*test\w*(?:\.\w+)?(?:::\w+)?", re.I)
+# (the path before "test" bounded: an unbounded run is tried from every start of a long word, quadratic)
+_TEST_ID = re.compile(r"[\w./-]{0,256}test\w*(?:\.\w+)?(?:::\w+)?", re.I)
 
 
 def _fails_the_task(run: _Run, printed: str) -> bool:
@@ -8769,7 +8770,7 @@ def _caveat_dropped(run: _Run) -> list[Finding]:
 
 
 # "Next: reproduce it and file it", "Next steps: ..."
-_NEXT = re.compile(r"(?:^|[.!?]\s+|\n)\s*(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
+_NEXT = re.compile(r"(?:^\s*|[.!?]\s+|\n[^\S\n]*)(?:next(?:\s+steps?)?|still\s+to\s+do|to\s+do|remaining)\s*:\s*(?P<rest>[^\n]+)", re.I)
 
 
 def _left_as_next(run: _Run) -> list[Finding]:
