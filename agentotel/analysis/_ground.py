@@ -295,7 +295,16 @@ def _worked_in_answer(answer: str, known: set[float]) -> set[float]:
         a, b = _number(match.group(1)), _number(match.group(2))
         if a is not None and b is not None and any(abs(a - k) < 1e-9 for k in known) and any(abs(b - k) < 1e-9 for k in known):
             out.add(a * b)
+    # a count the answer multiplies by what it names ("48 x Ergo task chair ... comes to $4,272.00"): the count
+    # times any known figure (the chair's unit price)
+    for match in _COUNT_TIMES.finditer(answer):
+        a = _number(match.group(1))
+        if a is not None and any(abs(a - k) < 1e-9 for k in known):
+            out.update(a * k for k in list(known)[:_MAX_NUMBERS])
     return out
+
+
+_COUNT_TIMES = re.compile(r"(?<![\d.,])(\d{1,5})\s*(?:x|×)\s+(?=[A-Za-z])")
 
 
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:

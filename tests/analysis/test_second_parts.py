@@ -192,3 +192,14 @@ def test_a_status_a_status_tool_read_is_data_not_its_failure(result, flagged):
                         system="You are the CI assistant.", answer="I looked at main's CI.")
     found, shown = _found(run, "tool_error_unreported")
     assert bool(found) == flagged, shown
+
+
+@pytest.mark.parametrize("total,flagged", [("$1,190.00", False), ("$1,290.00", True)])
+def test_a_figure_the_answer_works_out_as_a_count_times_a_named_item_is_grounded(total, flagged):
+    # 14 (the request's count) x the desk lamp's unit price 85.0: worked out in the answer, not made up
+    run = _conversation(("user", "We need 14 desk lamps for the Bristol office, cost centre CC-12."),
+                        ("search_catalog", {"query": "desk lamp"}, {"items": [{"sku": "LP-4", "name": "Desk lamp", "unit_price": 85.0}]}),
+                        system="You are the procurement intake agent.",
+                        answer=f"14 x Desk lamp (LP-4) comes to about {total}; passing it to the buyer.")
+    found, shown = _found(run, "ungrounded_answer")
+    assert bool(found) == flagged, shown
