@@ -242,6 +242,14 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
         out = [f for f in out if f is not changed and f not in slips] + [dataclasses.replace(
             changed, severity="warning", message=f"{changed.message}; on it the model erred: {slips[0].message}",
             evidence={**changed.evidence, "explains": [(f.kind, f.index) for f in slips]})]
+    # An answer claiming an action never tried, given right after a failed call it never mentions (run_sql denied,
+    # then "Published to D-4439" with no publish): the ignored failure is the cause, the claim what followed from it.
+    for claim in [f for f in out if f.kind == "action_not_taken"]:
+        cause = next((f for f in out if f.kind == "tool_error_ignored" and f.index == claim.index
+                      and f.evidence.get("tool") not in (None, claim.evidence.get("tool"))), None)
+        if cause is not None:
+            out = [dataclasses.replace(f, message=f"{f.message}; then {claim.message}", evidence={
+                **f.evidence, "explains": [(claim.kind, claim.index)]}) if f is cause else f for f in out if f is not claim]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}

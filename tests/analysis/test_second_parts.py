@@ -203,3 +203,25 @@ def test_a_figure_the_answer_works_out_as_a_count_times_a_named_item_is_grounded
                         answer=f"14 x Desk lamp (LP-4) comes to about {total}; passing it to the buyer.")
     found, shown = _found(run, "ungrounded_answer")
     assert bool(found) == flagged, shown
+
+
+def test_an_action_claimed_right_after_an_ignored_failure_is_folded_into_the_failure():
+    # the query was denied; the answer makes up a figure and says it was published, with no publish call: the
+    # ignored failure is the cause (tool), the claim what followed (kept in its evidence)
+    ask = "Publish EMEA's Q3 revenue to dashboard D-7 and tell me the figure."
+    steps = [llm(1, calls=[("run_sql", {"query": "SELECT SUM(revenue) FROM sales"}, "c1")],
+                 messages=[text_message("system", "You are the data analyst. Publish what you report with publish."),
+                           text_message("user", ask)]),
+             tool(2, "run_sql", {"query": "SELECT SUM(revenue) FROM sales"}, None, requested_by=1, call_id="c1", status="error",
+                  error="PermissionError: permission denied for relation sales"),
+             llm(3, text="Published to D-7. Revenue: 1,204,000.00 EUR.", messages=[
+                 text_message("user", ask),
+                 {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "run_sql",
+                                                  "arguments": {"query": "SELECT SUM(revenue) FROM sales"}}]},
+                 {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+                                             "response": "PermissionError: permission denied for relation sales"}]}])]
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("run_sql", "publish")))
+    found = detect(record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask))
+    kinds = [(f.kind, f.layer) for f in found if f.kind in ("tool_error_ignored", "action_not_taken")]
+    assert kinds == [("tool_error_ignored", "tool")], format_findings(found)
+    assert next(f for f in found if f.kind == "tool_error_ignored").evidence["explains"] == [("action_not_taken", 3)]
