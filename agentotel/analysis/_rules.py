@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from agentotel.analysis._ground import _number
 
-__all__ = ["Rules", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER"]
+__all__ = ["Rules", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
 
 # Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
 NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -289,20 +289,26 @@ def _conditions(text: str):
         verb = before[-1] if before and before[-1] not in _NOT_A_VERB else (after.group(1).lower() if after else None)
         verb = None if verb in _NOT_A_VERB else verb
         whose = _COND_WHOSE.search(sentence)
-        tools = tuple(dict.fromkeys(_TOOLS_NAMED.findall(sentence)))
+        tools = tuple(dict.fromkeys(TOOL_NAME.findall(sentence)))
         yield sentence.strip()[:300], tools, _stem(verb) if verb else None, whose.group("noun").lower() if whose else None, tuple(conds)
 
 
 _NOT_A_VERB = frozenset("are is be for when if once from the a an to of on in with by after before".split())
-_TOOLS_NAMED = re.compile(r"(?<![\w-])[a-z][a-z0-9]*_[a-z0-9_]+(?![\w-])")
+# A tool's name as instructions write it: search_catalog, get_canary_metrics (lower case, words joined by _).
+TOOL_NAME = re.compile(r"(?<![\w-])[a-z][a-z0-9]*_[a-z0-9_]+(?![\w-])")
+
+
+def sentence_at(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding text[start:end] begins and ends (a line, or up to a full stop and a space)."""
+    ends = [i for i in (text.find("\n", end), text.find(". ", end)) if i >= 0]
+    return max(text.rfind("\n", 0, start), text.rfind(". ", 0, start)) + 1, min(ends, default=len(text))
 
 
 def _on_file(text: str):
     if not re.search(r"\b(?:on\s+file|on\s+record|in\s+place|recorded|in\s+the\s+system)\b", text):
         return
     for m in _ON_FILE.finditer(text):
-        start = max(text.rfind("\n", 0, m.start()), text.rfind(". ", 0, m.start())) + 1
-        end = min((i for i in (text.find("\n", m.end()), text.find(". ", m.end())) if i >= 0), default=len(text))
+        start, end = sentence_at(text, m.start(), m.end())
         after = _BARRING.search(text, m.end(), end)
         if after is None:
             continue

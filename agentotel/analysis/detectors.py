@@ -25,7 +25,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from agentotel import semconv
 from agentotel._context import canonical_arguments
@@ -3337,7 +3337,6 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
 
 _PAST_LIMIT = re.compile(r"\b(?:more|above|over|beyond|higher|larger|anything\s+else|the\s+rest)\b[^.\n]{0,60}?\b(?:needs?|requires?|"
                          r"must\s+(?:have|get|go\s+through)|goes?\s+through)\b", re.I)
-_TOOL_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 
 def _remedies(text: str, rule: str) -> set[str]:
@@ -3346,11 +3345,10 @@ def _remedies(text: str, rule: str) -> set[str]:
     at = text.find(rule)
     if at < 0:
         return set()
-    start = max(text.rfind("\n", 0, at), text.rfind(". ", 0, at)) + 1
-    ends = [i for i in (text.find("\n", at), text.find(". ", at + len(rule))) if i >= 0]
-    sentence = text[start:min(ends) if ends else len(text)]
+    start, end = _rules.sentence_at(text, at, at + len(rule))
+    sentence = text[start:end]
     past = _PAST_LIMIT.search(sentence)
-    return set(_TOOL_NAME.findall(sentence[past.start():])) if past else set()
+    return set(_rules.TOOL_NAME.findall(sentence[past.start():])) if past else set()
 
 
 _PASSED = re.compile(r"\b(?:resolved|fixed|healthy|verified|approved|passe[sd]|back\s+to\s+normal|recovered|all\s+clear)\b", re.I)
@@ -3579,11 +3577,16 @@ def _flagged_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
     return None
 
 
-def _deed_of(call: Any, verb: str) -> bool:
-    """Whether a call does the deed a rule names by its verb ("book" for book_appointment; "reserve" too)."""
-    action = _action(call.name)
+def _deed_of(name: str, verb: str) -> bool:
+    """Whether a tool does the deed a rule names by its verb ("book" for book_appointment; "reserve" too)."""
+    action = _action(name)
     deeds = {action[0], *_SYNONYMS.get(action[0], ())} if action else set()
     return any(d.startswith(verb[:4]) or verb.startswith(d[:4]) for d in deeds if len(d) >= 3)
+
+
+def _is_status(key: Any) -> bool:
+    """Whether a record's field is its state (status, order_state)."""
+    return re.search(r"(?:^|_)(?:status|state)$", str(key), re.I) is not None
 
 
 _EMPTY = (None, "", [], {}, False)
@@ -3596,7 +3599,7 @@ def _state_not_allowed(run: _Run, step: Mapping[str, Any], call: Any, text: str)
     model, policy_violated at the call). The record is the one the call names under the rule's noun (slot_id), its
     state a field the allowed word fills for another record of the same result, or a status field."""
     for said, verb, noun, state in _rules.read(text).only_state:
-        if not _deed_of(call, verb):
+        if not _deed_of(call.name, verb):
             continue
         named = {str(v) for k, v in call.arguments.items() if noun[:4] in str(k).lower() and _id_like(v)}
         for source, record in reversed(_records_read(run, step, call)):
@@ -3608,12 +3611,12 @@ def _state_not_allowed(run: _Run, step: Mapping[str, Any], call: Any, text: str)
             for key, value in record.items():
                 if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z][\w -]{1,29}", value) or value.lower() == state:
                     continue
-                if re.search(r"(?:^|_)(?:status|state)$", str(key), re.I) or any(str(o.get(key, "")).lower() == state for o in siblings):
+                if _is_status(key) or any(str(o.get(key, "")).lower() == state for o in siblings):
                     return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
                                     f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {key} is "
                                     f"{value!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
                                     result_step=source["index"])
-            if any(re.search(r"(?:^|_)(?:status|state)$", str(k), re.I) for k in record):
+            if any(_is_status(k) for k in record):
                 break  # the latest read of the record's state is the allowed one
     return None
 
@@ -3623,7 +3626,7 @@ def _on_file_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
     referral on file ... without one do not book"), called while the record the run read holds none of it (referral:
     null); for a rule scoped to kinds of records, only on one of those kinds (model, policy_violated at the call)."""
     for said, verb, things, scope in _rules.read(text).on_file:
-        if not _deed_of(call, verb) or (scope and not any(w in text_of(call.arguments).lower() for w in scope)):
+        if not _deed_of(call.name, verb) or (scope and not any(w in text_of(call.arguments).lower() for w in scope)):
             continue
         held = [(s, k, v) for s, r in _records_read(run, step, call) for k, v in r.items()
                 if any(str(k).lower().startswith(t[:5]) for t in things)]
@@ -3652,7 +3655,7 @@ def _frozen_touched(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                                 f"step {step['index']} calls {call.name} where the instructions say {said!r}: its {key} is "
                                 f"{state!r} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said,
                                 result_step=source["index"])
-            if any(re.search(r"(?:^|_)(?:status|state)$", str(k), re.I) for k in record):
+            if any(_is_status(k) for k in record):
                 break  # the latest read of the record's state is another
     return None
 
@@ -3662,7 +3665,7 @@ def _unless_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     verify_pin came back with verified: true"), called with no such check before it, or after its latest answer
     gave another value (verified: false; model, policy_violated at the call)."""
     for said, act, check, key, wanted in _rules.read(text).unless:
-        if call.name != act and ("_" in act or not _deed_of(call, act)):
+        if call.name != act and ("_" in act or not _deed_of(call.name, act)):
             continue
         checks = [s for s in run.record.tool_steps() if s["index"] < step["index"] and tool_name(s) == check and not is_error(s)]
         got = next((v for r in _objects(tool_payload(checks[-1].get("output"))) for k, v in r.items() if str(k).lower() == key),
@@ -3724,10 +3727,6 @@ def _condition_broken(cond: tuple[str, str, Any], record: Mapping[str, Any], tod
 _READING = frozenset("get list search read fetch find check verify lookup query describe show view count".split())
 
 
-class _Named(NamedTuple):
-    name: str
-
-
 def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions keep for records that meet conditions they write in the "only" sentence
     ("Device unlocks (unlock_device) are only for phones that are fully paid off (balance_remaining of 0) on lines
@@ -3737,13 +3736,14 @@ def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
     rules = _rules.read(text).conditions
     if not rules:
         return None
-    known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
-    today_said = _rules.TODAY.search(text)
-    today = _iso_day(today_said.group(1)) if today_said else _iso_day(str(step.get("start_time") or ""))
+    if "_tools_known" not in run.__dict__:  # (every call of the run asks: read once)
+        run._tools_known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
+    known = run._tools_known
+    today = _today(run, step, text)
     reads = (next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING) and _action(call.name) is None
     for said, tools, verb, noun, conds in rules:
         named = [t for t in tools if t in known]
-        doers = [t for t in known if verb and _deed_of(_Named(t), verb)]
+        doers = [t for t in known if verb and _deed_of(t, verb)]
         # the action the rule keeps: a tool it names that acts, else the tools doing its verb ("promote only when"),
         # else - a verb no tool does ("We only buy from vendors whose ...") - any call that does more than read
         kept = any(_action(t) for t in named) or bool(doers)
@@ -3782,7 +3782,7 @@ def _aged_without(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     their guardian named in book_appointment's guardian"), called for a person the run read at that age with it left
     out (age 15, guardian ''; model, policy_violated at the call)."""
     for said, verb, bound, above, thing, argument in _rules.read(text).aged:
-        if not _deed_of(call, verb):
+        if not _deed_of(call.name, verb):
             continue
         ages = [(s, k, v) for s, r in _records_read(run, step, call) for k, v in r.items()
                 if re.fullmatch(r"(?:\w+_)?age(?:_years)?", str(k), re.I) and isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -3807,7 +3807,7 @@ def _after_skipped(run: _Run) -> list[Finding]:
         rules = _rules.read(run.told(step)).after if requested_calls(step) else ()
         for said, deed, then in rules:
             done = [s for s in run.record.tool_steps() if s.get("requested_by") == step["index"] and not is_error(s)
-                    and any(_deed_of(c, deed) and c.name == tool_name(s) for c in requested_calls(step))]
+                    and any(_deed_of(c.name, deed) and c.name == tool_name(s) for c in requested_calls(step))]
             if not done or then == tool_name(done[0]):
                 continue
             if any(tool_name(s) == then for s in run.record.tool_steps() if s["index"] > done[0]["index"]):
@@ -3985,7 +3985,9 @@ def _today(run: _Run, step: Mapping[str, Any], text: str) -> dt.date | None:
     day the step ran."""
     today = TODAY.search(text) or next((m for m in (TODAY.search(message_text(x)) for x in run.messages(step)) if m), None)
     start = step.get("start_time")
-    return dt.date.fromisoformat(today.group(1)) if today else start.date() if isinstance(start, dt.datetime) else None
+    if today:
+        return dt.date.fromisoformat(today.group(1))
+    return start.date() if isinstance(start, dt.datetime) else _iso_day(start) if isinstance(start, str) else None
 
 
 def _past_window(run: _Run, step: Mapping[str, Any], text: str, forms: str,
@@ -4086,12 +4088,15 @@ def _date_misreported(run: _Run) -> list[Finding]:
     """What the run told people gives a date under a label a result holds otherwise ("ETA 2026-12-08" where
     book_carrier answered eta 2026-12-10), a date no result gives under that label (TRAIL's incorrect output
     formatting of a result it had; model, answer_misread at the step that said it)."""
+    every: list[tuple[Mapping[str, Any], str, str]] | None = None
     for step, text in _said_to_people(run):
         if not re.search(r"\d{4}-\d{2}-\d{2}", text):
             continue
-        dated = [(s, str(k).lower(), v[:10]) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
-                 for r in _objects(tool_payload(s.get("output"))) for k, v in r.items()
-                 if isinstance(v, str) and _iso_day(v) is not None and not str(k).lower().startswith(("today", "now", "as_of"))]
+        if every is None:  # (the results' dates, read once)
+            every = [(s, str(k).lower(), v[:10]) for s in run.record.tool_steps() if not is_error(s)
+                     for r in _objects(tool_payload(s.get("output"))) for k, v in r.items()
+                     if isinstance(v, str) and _iso_day(v) is not None and not str(k).lower().startswith(("today", "now", "as_of"))]
+        dated = [d for d in every if d[0]["index"] < step["index"]]
         for m in re.finditer(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])", text):
             near = re.findall(r"[a-z]+", text[max(0, m.start() - 24):m.start()].lower())[-2:]
             # the results' dates under a label the words say (ETA: eta; "activated on": line_activated_on)
