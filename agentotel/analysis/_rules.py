@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from agentotel.analysis._ground import _number
 
-__all__ = ["Rules", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
+__all__ = ["Rules", "Stop", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
 
 # Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
 NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -161,6 +161,21 @@ _PER = (r"\b(?:(?:only|at\s+most|no\s+more\s+than|a\s+maximum\s+of)\s+)?(one|two
 _COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3}
 
 
+class Stop(NamedTuple):
+    """A rule stopping an action on what a reading answered: "(get_ci_status) Failed or still running = we don't ship",
+    "During a change freeze nothing goes to production", "If the dry run says it takes a lock on a table of more than
+    1M rows, stop ... - no deploy", "a hit goes to counsel ... and the draft is not sent", "If the estimated total would
+    take the centre past what it has left, ... it never reaches the buyer"."""
+
+    said: str
+    tools: tuple[str, ...]  # the tools its sentence (or the one before it, on the same line) names: the readings
+    verbs: tuple[str, ...]  # the deeds it stops ("ship", "deploy", "send")
+    objects: tuple[str, ...]  # where nothing may go ("production"), whom it never reaches ("buyer")
+    words: tuple[str, ...]  # its condition's words: a value a reading answers ("failed"), a list it fills ("freeze")
+    bounds: tuple[tuple[str, bool, float], ...]  # (the counted noun, above?, the bound): "more than 1M rows"
+    left: bool  # the action's amount past what a reading says is left ("past what it has left", "the remaining budget")
+
+
 class Rules(NamedTuple):
     """The rules of one instructions text, each as (the rule's words as written, then its parts)."""
 
@@ -192,6 +207,8 @@ class Rules(NamedTuple):
     before_call: tuple[tuple[str, str, str], ...]  # (said, the action, the call it needs before it)
     # (said, the tools it names, the verb before or after "only", its record's noun, the conditions (field, op, value))
     conditions: tuple[tuple[str, tuple[str, ...], str | None, str | None, tuple[tuple[str, str, object], ...]], ...]
+    which: tuple[tuple[str, str, str], ...]  # (said, the noun a record may hold several of, the verb to ask which before)
+    stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
 
 
 @functools.lru_cache(maxsize=64)
@@ -239,7 +256,11 @@ def read(text: str) -> Rules:
                      for m in _UNLESS.finditer(text)) if "unless" in text else (),
         conditions=tuple(_conditions(text)) if "only" in text else (),
         before_call=tuple((m.group(0).strip(), m.group("act"), m.group("need")) for m in _BEFORE_CALL.finditer(text)
-                          if m.group("act") != m.group("need")) if "efore" in text else (),
+                          if m.group("act") != m.group("need"))
+                    + tuple((m.group(0).strip(), "*", m.group("need")) for m in _NOTHING_BEFORE.finditer(text)) if "efore" in text else (),
+        which=tuple((m.group(0).strip(), m.group("noun").lower(), _stem(m.group("verb"))) for m in _WHICH.finditer(text))
+              if re.search(r"\bwhich\b", text) else (),
+        stops=tuple(_stops(text)) if _STOP.search(text) else (),
     )
 
 
@@ -291,6 +312,70 @@ def _conditions(text: str):
         whose = _COND_WHOSE.search(sentence)
         tools = tuple(dict.fromkeys(TOOL_NAME.findall(sentence)))
         yield sentence.strip()[:300], tools, _stem(verb) if verb else None, whose.group("noun").lower() if whose else None, tuple(conds)
+
+
+def _stops(text: str):
+    for line in text.split("\n"):
+        sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", line)
+        for n, sentence in enumerate(sentences):
+            if re.search(r"\b(?:unless|only|until|without|except)\b", sentence, re.I):
+                continue  # a gate an answer opens ("unless verify_pin came back ..."): _UNLESS, _conditions
+            for clause in sentence.split(";"):
+                stops = list(_STOP.finditer(clause))
+                if not stops:
+                    continue
+                verbs = tuple(dict.fromkeys(_IRREGULAR.get(v, _stem(v)) for m in stops for v in (m.group("v1"), m.group("v2"),
+                                                                                                 m.group("v3"), m.group("v4")) if v))
+                objects = tuple(dict.fromkeys(o.lower() for m in stops for o in (m.group("o1"), m.group("o3")) if o))
+                # the condition: an opening "If ..., " up to its comma, else the clause before the stop
+                opening = re.match(r"\s*(?:if|when|whenever|during|once|where|should|any)\b[^,]{3,200}", clause, re.I)
+                condition = opening.group(0) if opening else clause[:stops[0].start()]
+                for m in stops:
+                    condition = condition.replace(m.group(0), " ")
+                words = tuple(dict.fromkeys(w for w in re.findall(r"[a-z]{3,}", condition.lower()) if w not in _CONDITION_FILLER))
+                bounds = tuple((m.group("noun").lower(), m.group("op").lower() not in _BELOW, value)
+                               for m in _STOP_BOUND.finditer(condition)
+                               if (value := _scaled(m.group("n"), m.group("scale"))) is not None)
+                left = _PAST_LEFT.search(condition) is not None
+                tools = tuple(dict.fromkeys(TOOL_NAME.findall(" ".join(sentences[max(0, n - 1):n + 1]))))
+                if tools and (words or bounds or left):
+                    yield Stop(sentence.strip()[:300], tools, verbs, objects, words, bounds, left)
+
+
+def _scaled(number: str, scale: str | None) -> float | None:
+    value = _number(number)
+    if value is None:
+        return None
+    return value * {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}.get((scale or "").lower(), 1)
+
+
+# What stops an action, in the words a rule writes it: "we don't ship", "don't deploy", "nothing goes to production",
+# "- no deploy", "the draft is not sent", "it never reaches the buyer".
+_STOP = re.compile(r"\b(?:we|you|i|they)\s+(?:don'?t|do\s+not|never|must\s+not|won'?t|will\s+not|cannot|can'?t|may\s+not)\s+"
+                   r"(?P<v1>[a-z]{3,})"
+                   r"|(?:^|[,:=(]\s*|\s[-\u2013\u2014]\s+|\bthen\s+)(?:do\s+not|don'?t|never)\s+(?:call\s+|use\s+|run\s+)?`?"
+                   r"(?P<v2>[a-z][a-z_]{2,})"
+                   r"|\bnothing\s+(?:goes|gets|is|leaves|ships)\s+(?:[a-z]+\s+)?(?:to|into)\s+(?P<o1>[a-z]{4,})"
+                   r"|(?:[,:(]\s*|\s[-\u2013\u2014]\s+)no\s+(?P<v3>[a-z]{4,})\s*(?=$|[.,)])"
+                   r"|\b(?P<o2>[a-z]{3,})\s+(?:is|are)\s+not\s+(?P<v4>sent|paid|shipped|[a-z]{3,}ed)\b"
+                   r"|\bnever\s+(?:reaches|goes\s+to|gets\s+to|makes\s+it\s+to)\s+(?:the\s+)?(?P<o3>[a-z]{3,})", re.I)
+_IRREGULAR = {"sent": "send", "paid": "pay", "made": "make", "sold": "sell", "told": "tell", "given": "give", "shipped": "ship"}
+_STOP_BOUND = re.compile(r"\b(?P<op>more\s+than|over|above|greater\s+than|at\s+least|exceeding|less\s+than|under|below|fewer\s+than)"
+                         r"\s+(?P<n>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>k|m|bn|thousand|million|billion)?\s+(?P<noun>[a-z]{3,})", re.I)
+_BELOW = ("less than", "under", "below", "fewer than")
+_PAST_LEFT = re.compile(r"\b(?:past|over|beyond|exceeds?|exceeding|more\s+than|above)\s+(?:what\s+(?:it|they|the\s+[a-z]+)\s+(?:has|have)\s+"
+                        r"left|(?:the|its|their)\s+(?:remaining|available)\b|(?:the|its|their)\s+[a-z]+\s+(?:left|remaining))", re.I)
+_CONDITION_FILLER = frozenset("that this then with from into onto when where whenever during once should says said shows would "
+                              "will have been their there them they what which while still also just only more than over "
+                              "under less takes take goes your the and for any are was its has had but not you who how "
+                              "get got one all can may out off per via".split())
+# "If the account has more than one line, confirm which line before you change a plan on it": a question owed.
+_WHICH = re.compile(r"\b(?:more\s+than\s+one|several|multiple|two\s+or\s+more)\s+(?P<noun>[a-z]{3,}?)(?:es|s)?\b[^.\n]{0,80}?"
+                    r"\b(?:confirm|ask|check|clarify|verify)\s+(?:with\s+[a-z]+\s+)?which\b[^.\n]{0,40}?\bbefore\s+(?:you\s+)?"
+                    r"(?P<verb>[a-z]{3,})", re.I)
+# "Nothing leaves the building before check_conflicts has been run": any action waits for a call.
+_NOTHING_BEFORE = re.compile(r"\bnothing\b[^.;\n]{0,60}?\bbefore\s+(?:you(?:'ve|\s+have)?\s+)?(?:run\s+|call\s+|called\s+|used\s+)?"
+                             r"`?(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
 
 
 _NOT_A_VERB = frozenset("are is be for when if once from the a an to of on in with by after before".split())

@@ -3109,6 +3109,9 @@ def _policy_broken(run: _Run) -> list[Finding]:
                 over = _over_limit(run, step, call, run.told(step))  # any call: scale_deployment(replicas=20)
                 if over is not None:
                     return [over]
+            stopped = _stop_ignored(run, step, call, run.told(step)) or _which_unasked(run, step, call, run.told(step))
+            if stopped is not None:
+                return [stopped]
             action = _action(call.name)
             if action is None:
                 # a deed named as a noun (open_dispute) under a rule on records in a state: "not disputed again"
@@ -3681,9 +3684,10 @@ def _unless_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
 
 def _before_call_skipped(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions ask another call before ("Before you call update_bank_details, text the employee a
-    one-time code with send_verification_code") called with no such call before it (model, policy_violated)."""
+    one-time code with send_verification_code"; any action, "Nothing leaves the building before check_conflicts has
+    been run") called with no such call before it (model, policy_violated)."""
     for said, act, need in _rules.read(text).before_call:
-        if call.name == act and not any(tool_name(s) == need and not is_error(s) for s in run.record.tool_steps()
+        if (call.name == act or act == "*" and call.name != need and _action(call.name)) and not any(tool_name(s) == need and not is_error(s) for s in run.record.tool_steps()
                                         if s["index"] < step["index"]):
             return _finding("policy_violated", "model", step["index"], [step["index"]],
                             f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}, and no "
@@ -3725,6 +3729,112 @@ def _condition_broken(cond: tuple[str, str, Any], record: Mapping[str, Any], tod
 
 # A tool's first name word saying it only reads: get_vendor, list_slots, search_catalog.
 _READING = frozenset("get list search read fetch find check verify lookup query describe show view count".split())
+
+
+def _stop_ignored(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action a written rule stops on what a reading answered, called after that reading answered it: a red CI
+    ("Failed or still running = we don't ship": get_ci_status status 'failed', then deploy), a change freeze ("During
+    a change freeze nothing goes to production": freezes listed, then deploy(environment='production')), a dry run's
+    lock ("more than 1M rows ... - no deploy": rows 48210553), a conflict check's hit ("a hit goes to counsel ... and
+    the draft is not sent": hits listed, then send_for_signature), an amount past what a budget has left ("it never
+    reaches the buyer"). tau-bench's policy violations; model, policy_violated at the first model step that went on
+    after the reading (it should have stopped there), or at the call when its own amount breaks the rule."""
+    for stop in _rules.read(text).stops:
+        if call.name in stop.tools or not _stopped_by(call, stop):
+            continue
+        latest: dict[str, Mapping[str, Any]] = {}
+        for s in run.record.tool_steps():
+            if s["index"] < step["index"] and tool_name(s) in stop.tools and not is_error(s):
+                latest[str(tool_name(s))] = s
+        for source in sorted(latest.values(), key=lambda s: s["index"]):
+            payload = tool_payload(source.get("output"))
+            fact = _stop_holds(stop, payload, call)
+            if fact is None:
+                continue
+            # where it should have stopped: the first model step after the reading asking for more than the rule's
+            # own tools (its remedies: page_oncall, escalate_to_counsel) - the call itself when its amount is the fact
+            at = step if stop.left else next((s for s in run.llm if source["index"] < s["index"] <= step["index"]
+                                              and any(c.name not in stop.tools for c in requested_calls(s))), step)
+            return _finding("policy_violated", "model", at["index"], list(dict.fromkeys([at["index"], source["index"], step["index"]])),
+                            f"{tool_name(source)} answered {fact} (step {source['index']}) and the run went on to "
+                            f"{call.name} (asked at step {step['index']}), where the instructions say {stop.said[:160]!r}",
+                            tool=call.name, rule=stop.said[:200], result_step=source["index"])
+    return None
+
+
+def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action the instructions say to ask which record first when there are several ("If the account has more
+    than one line, confirm which line before you change a plan on it"), called after a result listed two or more
+    with no answer to the user in between (MAST FM-2.2 fail to ask for clarification; model, clarification_skipped
+    at the first model step after the listing: the question was owed there)."""
+    for said, noun, verb in _rules.read(text).which:
+        if not _deed_of(call.name, verb) and not any(w.lower()[:4] == verb[:4] for w in _NAME_WORDS.findall(call.name)):
+            continue
+        keys = (noun, noun + "s", noun + "es")
+        listing = next((s for s in reversed(run.record.tool_steps()) if s["index"] < step["index"] and not is_error(s)
+                        and any(isinstance(v, list) and len(v) >= 2 and str(k).lower() in keys
+                                for o in _objects(tool_payload(s.get("output"))) for k, v in o.items())), None)
+        if listing is None or any(listing["index"] < a["index"] < step["index"] for a, _text in run.finals):
+            continue
+        owed = next((s for s in run.llm if listing["index"] < s["index"] <= step["index"]), step)
+        return _finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], listing["index"], step["index"]])),
+                        f"{tool_name(listing)} at step {listing['index']} listed more than one {noun} and the run went on to "
+                        f"{call.name} (asked at step {step['index']}) with no question to the user, where the instructions "
+                        f"say {said[:160]!r}", tool=call.name, rule=said[:200], result_step=listing["index"])
+    return None
+
+
+# Deeds a stop rule names by another verb than the tool's: "we don't ship" stops a deploy.
+_STOP_DEEDS = {"ship": ("deploy", "release", "publish", "promote"), "release": ("deploy", "publish"), "launch": ("deploy", "release")}
+
+
+def _stopped_by(call: Any, stop: Any) -> bool:
+    """Whether a call is one of the deeds a stop rule stops (its verb, or a thing that goes where it says nothing may)."""
+    if any(call.name == v or _deed_of(call.name, v) or any(_deed_of(call.name, d) for d in _STOP_DEEDS.get(v, ()))
+           for v in stop.verbs):
+        return True
+    words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+    acts = _action(call.name) is not None or (next(iter(_NAME_WORDS.findall(call.name)), "").lower() not in _READING)
+    values = {str(v).lower() for v in _leaves(call.arguments)} if isinstance(call.arguments, Mapping) else set()
+    return acts and any(o in words or o in values for o in stop.objects)
+
+
+def _stop_holds(stop: Any, payload: Any, call: Any) -> str | None:
+    """What a reading answered that meets a stop rule's condition, in words, else None."""
+    if stop.left:
+        caps = [(str(k), float(v)) for o in _objects(payload) for k, v in o.items()
+                if re.search(r"remaining|(?:^|_)left$|available|balance", str(k), re.I) and isinstance(v, (int, float)) and not isinstance(v, bool)]
+        amounts = [_ground._number(m) for m in re.findall(r"[$\u20ac\u00a3]\s?(\d[\d,]*(?:\.\d+)?)", text_of(call.arguments))]
+        if isinstance(call.arguments, Mapping):
+            amounts += [float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and re.search(r"total|amount|estimate|cost|price|value", str(k), re.I)]
+        amounts = [a for a in amounts if a is not None]
+        if caps and amounts and max(amounts) > caps[0][1] + 0.005:
+            return f"{caps[0][0]} {_fmt(caps[0][1])}, less than the {_fmt(max(amounts))} the call carries"
+        return None
+    words = set(stop.words)
+    found = None
+    for o in _objects(payload):
+        for k, v in o.items():
+            key = str(k).lower()
+            if isinstance(v, str) and v.lower() in words and re.fullmatch(r"[a-z][a-z_-]{1,23}", v.lower()) \
+                    and not re.search(r"(?:^|_)(?:id|name|title|description|note|text)$", key):
+                found = found or f"{k} {v!r}"
+            elif (isinstance(v, list) and v or v is True) and any(key in (w, w + "s", w + "es") for w in words):
+                found = found or f"{k} {_brief(v)}"
+    if stop.bounds:
+        for noun, above, bound in stop.bounds:
+            held = [(str(k), v) for o in _objects(payload) for k, v in o.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and str(k).lower().split("_")[-1] in (noun, noun.rstrip("s"), noun + "s")]
+            hit = next(((k, v) for k, v in held if (v > bound if above else v < bound)), None)
+            if hit is None:
+                return None
+            found = f"{found}, {hit[0]} {_fmt(float(hit[1]))}" if found else f"{hit[0]} {_fmt(float(hit[1]))}"
+    return found
+
+
+def _brief(value: Any) -> str:
+    return "true" if value is True else f"({len(value)} listed)"
 
 
 def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
@@ -5398,7 +5508,8 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
     """A lookup about the request's own subject (its call passed an id the request holds: the user u4884) returned
     several candidates (two laptops), the request names none of them, and an action or check ran on one of them
     while the run never touched the others: the model guessed where it should have asked which (MAST FM-2.2,
-    model). At the model call that picked it."""
+    model). At the first model call after the candidates came back: the question was owed there, however many reads
+    came before the pick."""
     request = "\n".join([text_of(run.record.run.get("task")), *(message_text(m) for s in run.llm for m in run.messages(s)
                                                                  if m.get("role") == "user")])
     if not request.strip():
@@ -5422,7 +5533,8 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
             continue
         step, call, hit = picked[0]
         value = next(iter(hit))
-        return [_finding("clarification_skipped", "model", step["index"], [step["index"], result["index"]],
+        owed = next((s for s in run.llm if result["index"] < s["index"] <= step["index"]), step)
+        return [_finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], step["index"], result["index"]])),
                          f"{tool_name(result)} at step {result['index']} returned {len(listed)} candidates "
                          f"({', '.join(listed[:4])}) and the request names none; step {step['index']} ran {call.name} on "
                          f"{value} without asking which", tool=call.name, value=value, candidates=listed[:10])]
@@ -6621,6 +6733,42 @@ def _handed_before(run: _Run, agent: Any, model: Any, first: Mapping[str, Any]) 
     earlier = [call for _run, call in run.history.first_calls if call.get("agent") == agent and call.get("model") in (None, model)]
     had = [any(m.get("role") == "user" for m in input_messages(call)) for call in earlier]  # newest first
     return (sum(had), len(had)) if had and had[0] and sum(had) * 2 > len(had) else None
+
+
+def _request_date_lost(run: _Run) -> list[Finding]:
+    """An agent that took over mid-run acting on a date the request gives under another value ("needed by
+    2026-12-11"; create_po(need_by='2026-12-18')) with the request's words nowhere in what it was given: the
+    request was not handed over with the work (MAST FM-1.4 loss of conversation history at a handoff; memory,
+    history_lost at the agent's first model call)."""
+    request = run.request()
+    if not run.llm or not _ISO_DAY.search(request):
+        return []
+    labelled = [(m.group(0), request[max(0, m.start() - 30):m.start()].lower()) for m in _ISO_DAY.finditer(request)]
+    starts: dict[Any, Mapping[str, Any]] = {}
+    for step in run.llm:
+        agent = agent_of(step, run.by_index)
+        first = starts.setdefault(agent, step)
+        if first is run.llm[0]:
+            continue  # the agent the request was put to
+        for call in requested_calls(step):
+            if _action(call.name) is None or not isinstance(call.arguments, Mapping):
+                continue
+            for key, value in call.arguments.items():
+                if not isinstance(value, str) or not _ISO_DAY.fullmatch(value.strip()) or value.strip() in request:
+                    continue
+                words = [w for w in re.findall(r"[a-z]{4,}", str(key).lower()) if w not in ("date", "time")]
+                said = next((day for day, before in labelled if any(w[:4] in before for w in words)), None)
+                seen = "\n".join(message_text(m) for s in run.llm if agent_of(s, run.by_index) == agent and s["index"] <= step["index"]
+                                 for m in run.messages(s))
+                # (the date said under its label: a quote's valid_until of the same day is no word of the request)
+                if said is None or any(any(w[:4] in seen[max(0, m.start() - 30):m.start()].lower() for w in words)
+                                       for m in re.finditer(re.escape(said), seen)):
+                    continue
+                return [_finding("history_lost", "memory", first["index"], [first["index"], step["index"]],
+                                 f"{agent or 'the agent'} took over at step {first['index']} without the request's words: step "
+                                 f"{step['index']} calls {call.name} with {key} {value!r} where the request says {said} - a "
+                                 f"date none of its inputs held", agent=agent, tool=call.name)]
+    return []
 
 
 def _model_changed(run: _Run) -> list[Finding]:
@@ -8447,6 +8595,37 @@ def _stale_for_today(run: _Run) -> list[Finding]:
     return []
 
 
+# A field saying when a tool's data was built or last synced (a search index's index_built, a cache's snapshot_at).
+_BUILT_KEY = re.compile(r"(?:index|built|snapshot|synced|refreshed|crawled|generated|cached|as[_ ]?of)", re.I)
+_BEHIND_DAYS = 7  # a nightly index a day or two behind another run's is usual
+
+
+def _data_went_back(run: _Run) -> list[Finding]:
+    """A tool whose result says its data was built well before what the same tool answered in earlier runs (a
+    clause index built 2024-03-02 where earlier runs read one built 2026-11-20): a stale index or cache restored,
+    answering in its usual shape - no error and no drift show it (retrieval index stale; TRAIL's API issues; tool,
+    tool_result_stale at the step)."""
+    if not run.history.results:
+        return []
+    for step in run.record.tool_steps():
+        payload = tool_payload(step.get("output"))
+        if is_error(step) or not isinstance(payload, Mapping):
+            continue
+        name = tool_name(step)
+        for key, value in payload.items():
+            day = _iso_day(value) if isinstance(value, str) and _BUILT_KEY.search(str(key)) else None
+            if day is None:
+                continue
+            earlier = [d for calls in run.history.results.values() for n, _a, o in calls if n == name and isinstance(o, Mapping)
+                       and isinstance(o.get(key), str) and (d := _iso_day(o[key])) is not None]
+            if earlier and (min(earlier) - day).days > _BEHIND_DAYS:
+                return [_finding("tool_result_stale", "tool", step["index"], [step["index"]],
+                                 f"{name} at step {step['index']} answered with {key} {value}, {(min(earlier) - day).days} days "
+                                 f"before the {min(earlier).isoformat()} earlier runs read from it", tool=str(name),
+                                 as_of=value, earlier=max(earlier).isoformat())]
+    return []
+
+
 # What a question asks its figures be limited to: "excluding refunded orders", "in the EU", "orders shipped in ...".
 _LEAVING_OUT = re.compile(r"\b(?:excluding|exclude|except(?:\s+for)?|without|not\s+counting|other\s+than)\s+(?:the\s+|any\s+)?"
                           r"([a-z]{4,})", re.I)
@@ -9043,7 +9222,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,
