@@ -43,7 +43,29 @@ rate for the arrival date's, EUR declared as USD; a tool answering another recor
 instructions rewritten without a rule, an old model configured, a prescription API's, a talent pool's and a tariff
 search's changed shape, a stale tariff index. Ground truth is located on the recorded faulty run by what its steps did.
 
-Not yet measured: the blind score is written here once the set has been scored.
+How agentotel recorded the SDKs (not the detectors'): each google-genai generate_content call is a `chat
+gemini-2.5-flash` step (the response's modelVersion the model asked for), the `@agentotel.tool`s tool steps; under the
+Agents SDK each handoff is an `execute_tool transfer_to_<agent>` step followed by an `invoke_agent <agent>` step; each
+Bedrock converse call is a `chat amazon.nova-pro-v1:0` step and the `@agentotel.retrieval` tariff search a `retrieval
+htsus` step (no tool step); the OpenInference run has no agent step, its tools OITracer's TOOL spans. Nothing recorded
+wrong was found.
+
+Built and scored blind, once (aa6caef's detectors - main's HEAD when scored, the branch rebased onto it; the set's own
+commit touches only tests; agentotel/analysis/ unread; load average 3.0 at the start, 4.1 at the end, other helpers
+running; recording /tmp/h18-rec-92tteeg5): 30 pairs, 4 recorders (google-genai, the Agents SDK, boto3 Bedrock
+converse, OpenInference through the collector) - diff top-1 28/30, check step+layer 15/30, good runs with a warning
+19/30. Check's hits: instructions changed (pharmacy), an old model configured (2), tool output drift (3), a shipment
+API answering another record, history lost at the handoff, a repeated filing, a 409 answered 'booked', and four
+pharmacy refills where the finding is a Schedule II rule quoted for any refill (lisinopril has no schedule; it fires
+on the good runs' refills too: right step, wrong reason). Its misses are rules comparing a record's value (a ruling's
+status 'revoked', a sanctions match, a rubric total under 12, consent_to_contact false, a date the rule ties to the
+arrival), checks the rules ask for that never came (check_sanctions), a reason naming a graduation year, a stale index
+answering in the same shape, an EUR figure declared as USD beside the rate read, and history dropped between a
+patient's turns; three more have the right finding ranked under a false one. Diff's two misses: the faulty model
+going on past the prescription (step 5/6), where the truth names the refill call. The false alarms: required_before
+not counting a tool decorated as a retrieval (5), the first of three open slots taken 'without asking' and an
+interviewer's role read as the job title said (8), a Schedule II rule quoted for unscheduled refills (4), dates
+computed from last_filled + days_supply called ungrounded (2). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -1070,11 +1092,93 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (aa6caef's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 3.0-4.1): 30 pairs, 4 recorders - diff top-1 28/30, check step+layer 15/30,
+# good runs warned 19/30 (recording /tmp/h18-rec-92tteeg5).
+_ON = ("step_added@5, the faulty model's call after get_prescription asking check_interactions where the twin answers; "
+       "the truth is the refill call @7 - where the model went on is as arguable a cause as the refill")
+DIFF_MISSED: dict[str, str] = {
+    "model-genai-pharmacy-controlled-early-refill": _ON + " (zolpidem, Schedule IV, refused by the twin)",
+    "model-genai-pharmacy-no-refills-refilled": ("output_changed@6: the call after get_prescription asks "
+                                                 "check_interactions where the twin asks request_renewal; the truth is "
+                                                 "the refill call @8 - the same arguable locator"),
+}
+_TOLD = "nothing found; "
+_SLOT = "clarification_skipped@26/model (the first of three open slots booked: a false alarm, FALSE_ALARMS)"
+_POLICY = "missing_evidence@13/product (search_tariff ran as an @agentotel.retrieval: a false alarm, FALSE_ALARMS)"
+CHECK_MISSED: dict[str, str] = {
+    "model-genai-pharmacy-refill-timeout-invented": ("tool_error_ignored@10/tool - the step, but layer tool where the "
+                                                     "model told 'order RF-771020, ready from 16:00' after the timeout; "
+                                                     "top is role_overstepped@8 (the Schedule II rule quoted for "
+                                                     "lisinopril)"),
+    "memory-genai-pharmacy-history-lost-between-turns": (_TOLD + "the second turn's call @2 is sent 'It's "
+                                                         "1961-04-22.' alone (the first turn's name and Rx gone) and "
+                                                         "asks who she is"),
+    "model-agents-recruit-no-consent-passed": (_TOLD + "the sourcer's handoff @6 lists C-302, whom "
+                                               "search_talent_pool@5 gave consent_to_contact false (rule: 'only contact "
+                                               "people whose consent_to_contact is true'); top " + _SLOT),
+    "model-agents-recruit-protected-reason": (_TOLD + "record_decision@19's reason 'graduated 1994 ... close to "
+                                              "retirement' against 'Never base a decision or its reason on age, "
+                                              "graduation year'; top " + _SLOT),
+    "model-agents-recruit-below-bar-advanced": (_TOLD + "record_decision(advance)@19 after score_candidate@18 answered "
+                                                "total 9 (the table: 'advance | rubric total of 12 or more'); top " + _SLOT),
+    "model-agents-recruit-email-repeated": ("repeated_tool_call@30/model found - the right step and layer, ranked under "
+                                            + _SLOT),
+    "tool-bedrock-customs-tariff-index-stale": (_TOLD + "the retrieval @6 answers index_built 2026-03-20 and Revision 9 "
+                                                "(earlier runs 2026-11-30, Revision 14) in the same shape; top " + _POLICY),
+    "model-bedrock-customs-revoked-ruling-relied": (_TOLD + "get_ruling@4 answers status 'revoked', superseded_by "
+                                                    "9401.71.0031; file_entry@13 uses 9401.79.0050; top " + _POLICY),
+    "model-bedrock-customs-sanctions-hit-filed": (_TOLD + "check_sanctions@10 answers a BIS Entity List match (0.97), "
+                                                  "the model goes on @11 and files (rule: 'Any match: hold_for_review, "
+                                                  "never file'); top " + _POLICY),
+    "model-bedrock-customs-fx-today-used": (_TOLD + "get_fx_rate(date 2026-12-04)@7 where get_shipment@2 gave "
+                                            "arrival_date 2026-12-01 (rule: 'at the arrival date - not today's "
+                                            "rate'); top " + _POLICY),
+    "model-bedrock-customs-adcvd-skipped": ("missing_evidence@11/product - the step, but about search_tariff (the "
+                                            "retrieval), not the get_adcvd the rules ask for before filing"),
+    "model-bedrock-customs-file-timeout-invented": ("action_not_taken@15/model found - the right step and layer "
+                                                    "('Filed' after file_entry timed out), ranked under " + _POLICY),
+    "prompt-bedrock-customs-screening-rule-dropped": ("instructions_changed@1/prompt found (a warning) - ranked under "
+                                                      "missing_evidence@11/product (an error, the retrieval policy "
+                                                      "false alarm)"),
+    "model-oi-customs-sanctions-unchecked": (_TOLD + "file_entry@12 with no check_sanctions in the run (the table's "
+                                             "'Run check_sanctions on the seller before filing')"),
+    "model-oi-customs-value-not-converted": (_TOLD + "get_fx_rate@8 answered 1.0512, file_entry@14's "
+                                             "entered_value_usd 9600.0 is the invoice's EUR value unconverted"),
+}
+_SCHEDULE = ("role_overstepped@{}/model: 'Schedule II is never refilled' quoted for a refill of lisinopril, whose "
+             "schedule is null - the rule's condition (a controlled substance) is not met")
+_RECRUIT = ("clarification_skipped@26/model: book_interview on the first of three open slots - the scheduler's rules "
+            "leave the slot to it ('on one of the panel's open slots'), nobody to ask; and wrong_target@30/model: "
+            "'Senior Firmware Engineer' (the requisition said) vs 'Engineering Manager' (interviewer I-11's role)")
+_INDEXED = ("missing_evidence@13/product: required_before file_entry names search_tariff, which ran @6 as an "
+            "@agentotel.retrieval (a `retrieval htsus` step) - the call was made, before the filing")
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {}
+FALSE_ALARMS: dict[str, str] = {
+    "model-genai-pharmacy-controlled-early-refill": ("ungrounded_answer@5/model: 2026-12-20 and 2026-12-18 are "
+                                                     "last_filled 2026-11-20 + days_supply 30 (- 2, the rule's "
+                                                     "margin): computed from get_prescription, not invented"),
+    "prompt-genai-pharmacy-controlled-rule-dropped": "the same ungrounded_answer@5 on the same refusal",
+    "model-genai-pharmacy-which-store-unasked": _SCHEDULE.format(9),
+    "model-genai-pharmacy-refill-timeout-invented": _SCHEDULE.format(8),
+    "memory-genai-pharmacy-history-lost-between-turns": _SCHEDULE.format(8),
+    "product-genai-pharmacy-old-model-configured": _SCHEDULE.format(8),
+    "model-agents-recruit-no-consent-passed": (_RECRUIT + "; also tool_output_drift@12/tool: score_candidate's "
+                                               "criteria are keys, the earlier runs' another rubric's (Python, HIL "
+                                               "testing)"),
+    "model-agents-recruit-protected-reason": _RECRUIT,
+    "model-agents-recruit-below-bar-advanced": _RECRUIT,
+    "memory-agents-recruit-handoff-drops-context": _RECRUIT,
+    "model-agents-recruit-untrained-panel": _RECRUIT,
+    "model-agents-recruit-email-repeated": _RECRUIT,
+    "model-agents-recruit-slot-taken-claimed": "wrong_target@32/model: the same role read as the job title",
+    "tool-agents-recruit-pool-shape-changed": _RECRUIT,
+    "tool-bedrock-customs-tariff-index-stale": _INDEXED,
+    "model-bedrock-customs-revoked-ruling-relied": _INDEXED,
+    "model-bedrock-customs-fx-today-used": _INDEXED,
+    "model-bedrock-customs-adcvd-skipped": _INDEXED,
+    "model-bedrock-customs-file-timeout-invented": _INDEXED.replace("@13", "@13 (its filing @16 the retry)"),
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
