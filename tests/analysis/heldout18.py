@@ -55,9 +55,10 @@ commit touches only tests; agentotel/analysis/ unread; load average 3.0 at the s
 running; recording /tmp/h18-rec-92tteeg5): 30 pairs, 4 recorders (google-genai, the Agents SDK, boto3 Bedrock
 converse, OpenInference through the collector) - diff top-1 28/30, check step+layer 15/30, good runs with a warning
 19/30. Check's hits: instructions changed (pharmacy), an old model configured (2), tool output drift (3), a shipment
-API answering another record, history lost at the handoff, a repeated filing, a 409 answered 'booked', and four
-pharmacy refills where the finding is a Schedule II rule quoted for any refill (lisinopril has no schedule; it fires
-on the good runs' refills too: right step, wrong reason). Its misses are rules comparing a record's value (a ruling's
+API answering another record, history lost at the handoff, a repeated filing, a 409 answered 'booked' - 10 - and
+five on the right step for another reason: four pharmacy refills where the finding is a Schedule II rule quoted for
+any refill (lisinopril has no schedule; it fires on the good runs' refills too) and the untrained panel, where the
+finding at the booking call is the 'first of three open slots, unasked' alarm the good runs get too. Its misses are rules comparing a record's value (a ruling's
 status 'revoked', a sanctions match, a rubric total under 12, consent_to_contact false, a date the rule ties to the
 arrival), checks the rules ask for that never came (check_sanctions), a reason naming a graduation year, a stale index
 answering in the same shape, an EUR figure declared as USD beside the rate read, and history dropped between a
