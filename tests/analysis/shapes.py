@@ -232,3 +232,136 @@ class Recorder:
                 pass
         agentotel.flush()
         return run.id
+
+
+# ---- Gemini generateContent and Bedrock Converse bodies, read and answered in chat form ------------------------------
+
+
+def gemini_as_chat(body: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """A Gemini generateContent request (the model named in its URL) as a chat.completions one; a function call and
+    its response meet on the call's id (or the function's name and turn when the client sent none)."""
+    messages: list[dict[str, Any]] = []
+    instruction = body.get("systemInstruction") or body.get("system_instruction")
+    if instruction:
+        messages.append({"role": "system", "content": " ".join(p.get("text", "") for p in instruction.get("parts") or ())})
+    for turn, content in enumerate(body.get("contents") or ()):
+        parts = content.get("parts") or ()
+        text = " ".join(p["text"] for p in parts if "text" in p)
+        if content.get("role") == "model":
+            calls = [p["functionCall"] for p in parts if "functionCall" in p]
+            messages.append({"role": "assistant", "content": text or None, **({"tool_calls": [
+                {"id": f.get("id") or f"{f['name']}-{turn + 1}", "type": "function",
+                 "function": {"name": f["name"], "arguments": json.dumps(f.get("args") or {})}} for f in calls]} if calls else {})})
+            continue
+        for part in parts:
+            if "functionResponse" in part:
+                answer = part["functionResponse"]
+                response = answer.get("response") or {}
+                messages.append({"role": "tool", "tool_call_id": answer.get("id") or f"{answer['name']}-{turn}",
+                                 "content": json.dumps(response["output"]) if "output" in response
+                                 else f"Error: {response.get('error')}"})
+        if text:
+            messages.append({"role": "user", "content": text})
+    tools = [{"type": "function", "function": {"name": f["name"], "description": f.get("description")}}
+             for t in body.get("tools") or () for f in t.get("functionDeclarations") or ()]
+    return {"model": model_name, "messages": messages, "tools": tools}
+
+
+def chat_as_gemini(answer: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+    """A chat.completions reply as a Gemini generateContent reply, `modelVersion` the model the reply names."""
+    message = answer["choices"][0]["message"]
+    parts: list[dict[str, Any]] = [{"text": message["content"]}] if message.get("content") else []
+    parts += [{"functionCall": {"id": c["id"], "name": c["function"]["name"], "args": json.loads(c["function"]["arguments"])}}
+              for c in message.get("tool_calls") or ()]
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": 12, "totalTokenCount": prompt_tokens + 12},
+            "modelVersion": answer["model"], "responseId": answer["id"]}
+
+
+def converse_as_chat(body: dict[str, Any], model_id: str) -> dict[str, Any]:
+    """A Bedrock Converse request (the model id from its URL) as a chat.completions one; a toolResult of status error
+    reads 'Error: ...'."""
+    messages: list[dict[str, Any]] = []
+    if body.get("system"):
+        messages.append({"role": "system", "content": " ".join(s.get("text", "") for s in body["system"])})
+    for m in body.get("messages") or ():
+        blocks = m.get("content") or ()
+        text = " ".join(b["text"] for b in blocks if "text" in b)
+        if m["role"] == "assistant":
+            calls = [{"id": b["toolUse"]["toolUseId"], "type": "function",
+                      "function": {"name": b["toolUse"]["name"], "arguments": json.dumps(b["toolUse"]["input"])}}
+                     for b in blocks if "toolUse" in b]
+            messages.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
+            continue
+        for b in blocks:
+            if "toolResult" in b:
+                result = b["toolResult"]
+                inner = (result.get("content") or [{}])[0]
+                value = json.dumps(inner["json"]) if "json" in inner else inner.get("text", "")
+                messages.append({"role": "tool", "tool_call_id": result["toolUseId"],
+                                 "content": f"Error: {value}" if result.get("status") == "error" else value})
+        if text:
+            messages.append({"role": "user", "content": text})
+    tools = [{"type": "function", "function": {"name": t["toolSpec"]["name"], "description": t["toolSpec"].get("description")}}
+             for t in (body.get("toolConfig") or {}).get("tools") or ()]
+    return {"model": model_id, "messages": messages, "tools": tools}
+
+
+def chat_as_converse(answer: dict[str, Any], prompt_tokens: int) -> dict[str, Any]:
+    """A chat.completions reply as a Bedrock Converse reply."""
+    message = answer["choices"][0]["message"]
+    content: list[dict[str, Any]] = [{"text": message["content"]}] if message.get("content") else []
+    content += [{"toolUse": {"toolUseId": "tooluse_" + c["id"][5:], "name": c["function"]["name"],
+                             "input": json.loads(c["function"]["arguments"])}} for c in message.get("tool_calls") or ()]
+    return {"output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": "tool_use" if message.get("tool_calls") else "end_turn",
+            "usage": {"inputTokens": prompt_tokens, "outputTokens": 12, "totalTokens": prompt_tokens + 12},
+            "metrics": {"latencyMs": 5}}
+
+
+@contextlib.contextmanager
+def serve_models(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
+    """The model on 127.0.0.1 behind four APIs, each read and answered in chat form: chat completions at /v1, Anthropic
+    messages at /v1/messages, Gemini at /v1beta/models/M:generateContent, Bedrock Converse at /model/M/converse. Yields
+    the root URL (no /v1). The model the request names reaches `model` as the chat body's `model`."""
+    from urllib.parse import unquote
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}"
+            body, path, tokens = json.loads(raw), unquote(self.path.split("?")[0]), len(raw) // 4
+            status = 200
+            try:
+                if path.endswith("/messages"):
+                    out = _anthropic(model(_as_chat(body)))
+                    out["model"] = body.get("model") or out["model"]
+                elif path.endswith(":generateContent"):
+                    out = chat_as_gemini(model(gemini_as_chat(body, path.rsplit("/", 1)[1].split(":")[0])), tokens)
+                elif path.endswith("/converse"):
+                    out = chat_as_converse(model(converse_as_chat(body, path.split("/model/", 1)[1].rsplit("/", 1)[0])), tokens)
+                else:
+                    out = model(body)
+                    out["usage"]["prompt_tokens"] = out["usage"]["prompt_tokens"] or tokens
+                data = json.dumps(out).encode()
+            except Status as exc:
+                status, data = exc.code, json.dumps({"error": {"message": str(exc), "type": "api_error"}}).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
