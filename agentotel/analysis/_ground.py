@@ -103,16 +103,23 @@ def _times(match: re.Match[str]) -> list[tuple[int, int]]:
 _PERIOD = re.compile(r"(?<![\w.])(\d{1,3})[\s-]*(?:calendar\s+|business\s+|working\s+)?(day|week)s?\b", re.I)
 
 
+_DAYS_FIELD = re.compile(r"\"[a-z_]*days?(?:_[a-z]+)*\"\s*:\s*(\d{1,3})\b", re.I)
+
+
 def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple[int | None, int, int]]:
     """The known dates moved by each period the sources state, either way (a few dates, a few periods)."""
     periods = {int(n) * (7 if unit.lower() == "week" else 1) for n, unit in _PERIOD.findall(sources)[:20]} - {0}
+    # a record's day count ("days_supply": 30), and that with another period on top: a last fill of 2026-11-20 with 30
+    # days' supply runs out 2026-12-20, and "no earlier than 2 days before" it is 2026-12-18
+    counts = {int(n) for n in _DAYS_FIELD.findall(sources)[:10]} - {0}
+    periods |= counts | {c + p for c in counts for p in periods} | {c - p for c in counts for p in periods if c > p}
     out: set[tuple[int | None, int, int]] = set()
     for year, month, day in sorted(k for k in known if k[0] is not None)[:50]:
         try:
             start = dt.date(year, month, day)
         except ValueError:
             continue
-        for days in sorted(periods)[:10]:
+        for days in sorted(periods)[:40]:
             for moved in (start + dt.timedelta(days=days), start - dt.timedelta(days=days)):
                 out.add((moved.year, moved.month, moved.day))
     return out

@@ -132,6 +132,8 @@ _UNLESS = re.compile(r"\b(?:do\s+not|don'?t|never|must\s+not|may\s+not)\s+(?:cal
 # The conditions an "only" sentence sets on the record an action is on: "(balance_remaining of 0)", "whose status is
 # 'active'", "(coi_expires) is still current", "error_rate is below 1%", "lines active for 60 days or more".
 _COND_EQ = re.compile(r"\(\s*`?(?P<field>[a-z][a-z0-9_]*)`?\s+(?:of|=|==|is|:)\s+['\"`]?(?P<value>[\w.-]+)['\"`]?\s*\)", re.I)
+_COND_SCOPE = re.compile(r"\b(?:where|when|if)\s+(?P<scope>[A-Za-z]{2,})\s+(?:applies|apply|is\s+required|is\s+needed|is\s+in\s+force)\b", re.I)
+_COND_WITH = re.compile(r"\bwith\s+`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s*(?:=|==|:|set\s+to)\s*['\"`]?(?P<value>[\w.-]+)", re.I)
 _COND_WHOSE = re.compile(r"\b(?P<noun>[a-z]{3,}?)s?\s+whose\s+(?P<field>(?:[a-z]+\s+){0,2}?[a-z_]+)\s+(?:is|are|=)\s+['\"`](?P<value>[\w -]{2,30})['\"`]", re.I)
 _COND_CURRENT = re.compile(r"\(\s*`?(?P<field>[a-z][a-z0-9_]*)`?\s*\)\s+(?:is|are)\s+(?:still\s+)?(?:current|valid|in\s+date|unexpired|not\s+expired)\b", re.I)
 _COND_BOUND = re.compile(r"\b`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:is\s+|are\s+|stays?\s+)?(?P<op>below|under|less\s+than|above|over|more\s+than|"
@@ -205,8 +207,22 @@ class Rules(NamedTuple):
     frozen: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the record's noun words, the state no action may touch)
     unless: tuple[tuple[str, str, str, str, str], ...]  # (said, the action, the check, its field, the value allowing it)
     before_call: tuple[tuple[str, str, str], ...]  # (said, the action, the call it needs before it)
-    # (said, the tools it names, the verb before or after "only", its record's noun, the conditions (field, op, value))
-    conditions: tuple[tuple[str, tuple[str, ...], str | None, str | None, tuple[tuple[str, str, object], ...]], ...]
+    # (said, the tools it names, the verb before or after "only", its record's noun, the conditions (field, op, value),
+    # the tools to call instead when they fail: "Otherwise ... with request_renewal")
+    conditions: tuple[tuple[str, tuple[str, ...], str | None, str | None, tuple[tuple[str, str, object], ...], tuple[str, ...]], ...]
+    # (said, the measure's words, the field of the record acted on it must not pass): "Never tender a load heavier
+    # than the carrier's free_capacity_kg"
+    than_field: tuple[tuple[str, tuple[str, ...], str], ...]
+    # (said, the date's words, the days' field, the latest date's field): "the pickup date plus transit_days must not
+    # fall after deliver_by"
+    plus_after: tuple[tuple[str, tuple[str, ...], str, str], ...]
+    # (said, the value a call gives, the measure's words, above?, the bound): a decision table's row "| advance |
+    # rubric total of 12 or more (out of 20) |"
+    table_rows: tuple[tuple[str, str, tuple[str, ...], bool, float], ...]
+    # (said, the things a decision's reason may not rest on): "Never base a decision or its reason on age, graduation
+    # year, gender, ..."
+    not_based_on: tuple[tuple[str, tuple[str, ...]], ...]
+    must_include: tuple[tuple[str, str, str], ...]  # (said, the field one member must hold, its value)
     which: tuple[tuple[str, str, str], ...]  # (said, the noun a record may hold several of, the verb to ask which before)
     stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
 
@@ -257,11 +273,31 @@ def read(text: str) -> Rules:
         conditions=tuple(_conditions(text)) if "only" in text else (),
         before_call=tuple((m.group(0).strip(), m.group("act"), m.group("need")) for m in _BEFORE_CALL.finditer(text)
                           if m.group("act") != m.group("need"))
-                    + tuple((m.group(0).strip(), "*", m.group("need")) for m in _NOTHING_BEFORE.finditer(text)) if "efore" in text else (),
-        which=tuple((m.group(0).strip(), m.group("noun").lower(), _stem(m.group("verb"))) for m in _WHICH.finditer(text))
+                    + tuple((m.group(0).strip(), "*", m.group("need")) for m in _NOTHING_BEFORE.finditer(text))
+                    + tuple((m.group(0).strip(), "~" + _deed_stem(m.group("deed")), m.group("need")) for m in _CALL_BEFORE.finditer(text)
+                            if m.group("deed").lower() not in _NOT_A_DEED) if "efore" in text else (),
+        than_field=tuple((m.group(0).strip(), _MEASURES[m.group("cmp").lower()], m.group("field").lower())
+                         for m in _THAN_FIELD.finditer(text)) if " than " in text else (),
+        plus_after=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{3,}", m.group("a").lower()) if w not in FILLER),
+                          m.group("b").lower(), m.group("c").lower()) for m in _PLUS_AFTER.finditer(text)) if " plus " in text else (),
+        table_rows=tuple(_table_rows(text)) if "|" in text else (),
+        not_based_on=tuple((m.group(0).strip(), tuple(i for i in (re.sub(r"^(?:or|and)\s+|\s+", " ", p.strip().lower()).strip()
+                                                                   for p in re.split(r",|\bor\b|\band\b", m.group("things")))
+                                                       if len(i) >= 3 and i not in ("any", "the", "their", "his", "her")))
+                           for m in _NOT_BASED_ON.finditer(text)) if " on " in text else (),
+        must_include=tuple((m.group(0).strip(), m.group("field").lower(), m.group("value").lower().rstrip(".")) for m in _MUST_INCLUDE.finditer(text))
+                     if "at least one" in text else (),
+        which=tuple((m.group(0).strip(), re.sub(r"(?:es|s)$", "", m.group("noun").lower().split()[-1]), _stem(m.group("verb")))
+                    for m in _WHICH.finditer(text) if re.search(r"\bwhich\b", m.group(0), re.I))
               if re.search(r"\bwhich\b", text) else (),
         stops=tuple(_stops(text)) if _STOP.search(text) else (),
     )
+
+
+def _deed_stem(word: str) -> str:
+    """A deed's plain form from how a rule writes it: filing -> file, refills -> refill, booking -> book."""
+    stem = _stem(word)
+    return stem + "e" if word.lower().endswith("ing") and len(stem) <= 3 else stem
 
 
 def _stem(word: str) -> str:
@@ -295,6 +331,7 @@ def _conditions(text: str):
             continue
         conds: list[tuple[str, str, object]] = []
         conds += [(m.group("field").lower(), "eq", m.group("value").lower()) for m in _COND_EQ.finditer(sentence)]
+        conds += [(m.group("field").lower(), "eq", m.group("value").lower()) for m in _COND_WITH.finditer(sentence)]
         conds += [(m.group("field").lower().split()[-1], "eq", m.group("value").lower()) for m in _COND_WHOSE.finditer(sentence)]
         conds += [(m.group("field").lower(), "current", None) for m in _COND_CURRENT.finditer(sentence)]
         for m in _COND_BOUND.finditer(sentence):
@@ -304,14 +341,24 @@ def _conditions(text: str):
         conds += [(m.group("what").lower()[:5], "age", int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()]) for m in _COND_AGE.finditer(sentence)]
         if not conds:
             continue
+        # the case the rule is written for: "where ADR applies" - a record of the run must say it does
+        conds += [(m.group("scope").lower(), "applies", None) for m in _COND_SCOPE.finditer(sentence)]
         # the verb the rule keeps: after "only" ("promote only when" - before it), the one before it ("We only buy")
         after = re.match(r"\s+([a-z]{3,})", sentence[only.end():])
         before = [w for w in re.findall(r"[a-z]+", sentence[max(0, only.start() - 40):only.start()].lower()) if w not in _MODALS]
         verb = before[-1] if before and before[-1] not in _NOT_A_VERB else (after.group(1).lower() if after else None)
         verb = None if verb in _NOT_A_VERB else verb
+        # "A refill is allowed only while ...": the deed is the thing allowed
+        allowed = re.search(r"\b([a-z]{3,})\s+(?:is|are)\s+(?:allowed|permitted|possible)\s*$", sentence[:only.start()], re.I)
+        verb = allowed.group(1).lower() if allowed else verb
         whose = _COND_WHOSE.search(sentence)
         tools = tuple(dict.fromkeys(TOOL_NAME.findall(sentence)))
-        yield sentence.strip()[:300], tools, _stem(verb) if verb else None, whose.group("noun").lower() if whose else None, tuple(conds)
+        # what to do instead, in the sentence after: "Otherwise do not refill: send ... with request_renewal"
+        after_text = text[text.find(sentence) + len(sentence):][:300]
+        instead = re.match(r"\s*(?:otherwise|if\s+not|else|failing\s+that)\b[^.\n]*", after_text, re.I)
+        remedies = tuple(TOOL_NAME.findall(instead.group(0))) if instead else ()
+        yield (sentence.strip()[:300], tools, _stem(verb) if verb else None, whose.group("noun").lower() if whose else None,
+               tuple(conds), remedies)
 
 
 def _stops(text: str):
@@ -369,10 +416,57 @@ _CONDITION_FILLER = frozenset("that this then with from into onto when where whe
                               "will have been their there them they what which while still also just only more than over "
                               "under less takes take goes your the and for any are was its has had but not you who how "
                               "get got one all can may out off per via".split())
+# "Never tender a load heavier than the carrier's free_capacity_kg": a measure of what the action carries against a
+# field of the record it is on.
+_THAN_FIELD = re.compile(r"\b(?:never|don'?t|do\s+not|must\s+not|may\s+not|cannot|can't)\s+[a-z]{3,}\s+(?:a|an|the|any)\s+[a-z]{3,}\s+"
+                         r"(?P<cmp>heavier|larger|bigger|longer|wider|taller|higher)\s+than\s+(?:the\s+|its\s+|their\s+)?"
+                         r"(?:[a-z]{3,}'s\s+)?`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
+_MEASURES = {"heavier": ("weight", "mass", "kg"), "larger": ("size", "volume"), "bigger": ("size", "volume"), "longer": ("length",),
+             "wider": ("width",), "taller": ("height",), "higher": ("height",)}
+# "The pickup date plus transit_days must not fall after deliver_by": a date, days added, and the latest it may be.
+_PLUS_AFTER = re.compile(r"\bthe\s+(?P<a>[a-z][a-z_ ]{2,30}?)\s+plus\s+(?:the\s+|its\s+)?`?(?P<b>[a-z][a-z0-9_]*)`?\s+(?:must\s+not|may\s+not|"
+                         r"cannot|can't|should\s+not|never)\s+(?:fall|be|land|come|end)\s+(?:after|later\s+than|past)\s+(?:the\s+)?"
+                         r"`?(?P<c>[a-z][a-z0-9_]*)`?", re.I)
+# A markdown table row giving the value a decision takes and when: "| advance | rubric total of 12 or more (out of 20) |"
+_TABLE_ROW = re.compile(r"^\|\s*`?(?P<value>[a-z][\w-]{1,20})`?\s*\|\s*(?P<cond>[^|\n]{3,120}?)\s*\|", re.I | re.M)
+_ROW_BOUND = re.compile(r"(?P<words>(?:[a-z_]+\s+){0,3}?[a-z_]+)\s+(?:of\s+|is\s+)?(?:(?P<n1>\d+(?:\.\d+)?)\s+or\s+(?P<dir1>more|higher|above|"
+                        r"less|lower|below|fewer)|(?P<op>at\s+least|under|below|less\s+than|over|above|more\s+than)\s+(?P<n2>\d+(?:\.\d+)?))", re.I)
+# "Never base a decision or its reason on age, graduation year, gender, nationality, family status or a photo"
+_NOT_BASED_ON = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not)\s+base\s+[^.;:\n]{0,60}?\bon\s+(?P<things>[a-z ,/-]{3,160}?)(?=[.:;\n]|$)", re.I)
+
+
+def _table_rows(text: str):
+    for m in _TABLE_ROW.finditer(text):
+        bound = _ROW_BOUND.search(m.group("cond"))
+        if bound is None or m.group("value").lower() in ("step", "rule", "when", "decision", "if", "field", "name"):
+            continue
+        words = tuple(w for w in re.findall(r"[a-z]{3,}", bound.group("words").lower()) if w not in FILLER)
+        if bound.group("n1"):
+            above, number = bound.group("dir1").lower() in ("more", "higher", "above"), float(bound.group("n1"))
+        else:
+            op = bound.group("op").lower()
+            above, number = op in ("at least", "over", "above", "more than"), float(bound.group("n2"))
+            if op in ("over", "above", "more than"):
+                number += 1e-9  # (strictly past it)
+            elif op in ("under", "below", "less than"):
+                number -= 1e-9
+        if words:
+            yield m.group(0).strip(), m.group("value").lower(), words, above, number
+
+
+# "Every interview panel must include at least one interviewer with fairness_trained: true": a list an action needs
+# one member of in a state.
+_MUST_INCLUDE = re.compile(r"\bmust\s+(?:include|have|contain|list)\s+at\s+least\s+one\s+[a-z]+\s+(?:with|whose|who\s+has|that\s+has)\s+"
+                           r"`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s*(?:[:=]|\bis\b|\bof\b|set\s+to)\s*['\"`]?(?P<value>[\w.-]+)", re.I)
 # "If the account has more than one line, confirm which line before you change a plan on it": a question owed.
-_WHICH = re.compile(r"\b(?:more\s+than\s+one|several|multiple|two\s+or\s+more)\s+(?P<noun>[a-z]{3,}?)(?:es|s)?\b[^.\n]{0,80}?"
-                    r"\b(?:confirm|ask|check|clarify|verify)\s+(?:with\s+[a-z]+\s+)?which\b[^.\n]{0,40}?\bbefore\s+(?:you\s+)?"
-                    r"(?P<verb>[a-z]{3,})", re.I)
+_WHICH = re.compile(r"\b(?:more\s+than\s+one|several|multiple|two\s+or\s+more)\s+(?P<noun>[a-z]+(?:\s+(?!on\b|and\b|in\b|at\b|for\b|"
+                    r"with\b|but\b|or\b|to\b|that\b)[a-z]+){0,2})\b[^.\n]{0,80}?\b(?:confirm|ask|check|clarify|verify)\b[^.\n]{0,60}?"
+                    r"\bbefore\s+(?:you\s+)?(?P<verb>[a-z]{3,})", re.I)
+# "Run check_sanctions on the seller before filing", "Run check_interactions ... before every refill": a call the
+# rules ask for before each deed of a kind ("~" and the deed's stem in Rules.before_call).
+_CALL_BEFORE = re.compile(r"\b(?:run|call|use|check|do)\s+`?(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?[^.;|\n]{0,80}?\bbefore\s+"
+                          r"(?:every\s+|each\s+|any\s+|you\s+|the\s+|a\s+|an\s+)?(?P<deed>[a-z]{3,})", re.I)
+_NOT_A_DEED = frozenset("anything something you the a an it that this then".split())
 # "Nothing leaves the building before check_conflicts has been run": any action waits for a call.
 _NOTHING_BEFORE = re.compile(r"\bnothing\b[^.;\n]{0,60}?\bbefore\s+(?:you(?:'ve|\s+have)?\s+)?(?:run\s+|call\s+|called\s+|used\s+)?"
                              r"`?(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)

@@ -10,6 +10,8 @@ empty, never raise an alarm.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +31,14 @@ def _is_object(node: Any) -> bool:
 def _is_array(node: Any) -> bool:
     kind = type(node)
     return kind is list or kind is tuple or (kind not in _SCALARS and kind is not dict and isinstance(node, (list, tuple)))
+
+
+_FIELD_NAME = re.compile(r"[A-Za-z_$@][\w.$@-]*")
+
+
+def _keyed_by_data(keys: list[Any]) -> bool:
+    """Whether an object's keys are data (names with spaces: a rubric's "embedded C", "HIL testing"), not fields."""
+    return any(not _FIELD_NAME.fullmatch(str(k)) for k in keys)
 
 
 def _path_form(text: str) -> str | None:
@@ -156,8 +166,11 @@ class OutputSchema:
                 if form is not None and form not in forms:
                     new_types[path] = (sorted(forms), form)
             elif _is_object(node):
-                if not path.endswith("[]"):  # (an array's items are judged together, below)
-                    for required in required_by_parent.get(path, ()):
+                expected = required_by_parent.get(path, ())
+                # (an array's items are judged together, below; an object keyed by data - a rubric's criteria,
+                # "embedded C": 5 - holds other keys for other records, none of them a field)
+                if not path.endswith("[]") and not _keyed_by_data(list(node) + [r.rsplit(".", 1)[1] for r in expected]):
+                    for required in expected:
                         if required.rsplit(".", 1)[1] not in node:
                             gone.add(required)
                 for key, child in node.items():

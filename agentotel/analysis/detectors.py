@@ -1298,11 +1298,18 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         retry = _RETRY_HINT.search(error) if layer == "tool" else None
         if retry is not None:
             layer = "model"
+        # An answer giving an id nothing the model was given holds ("order RF-771020" after the refill timed out): the
+        # outcome is the model's invention (TRAIL's hallucinated tool output), the tool failed honestly.
+        invented = [i for i in _ground.ids(answers[0][1]) if i.lower() not in _raw(answers[0][0], "input").lower()] \
+            if layer == "tool" else []
+        if invented:
+            layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
                             f"{name} failed at step {at} ({error}) and the model went on at step {went_on['index']} "
                             f"without saying so" + ("" if layer != "workflow" else " (the error never reached it)")
                             + (f" - the tool answered about the call's own {refused!r}" if refused else "")
-                            + (f" - nor tried again, as the error asked ({retry.group(0)!r})" if retry else ""),
+                            + (f" - nor tried again, as the error asked ({retry.group(0)!r})" if retry else "")
+                            + (f" - its answer gives {invented[0]!r}, which nothing it was given holds" if invented else ""),
                             tool=name, error=error, failed_step=at))
     return out
 
@@ -3109,7 +3116,10 @@ def _policy_broken(run: _Run) -> list[Finding]:
                 over = _over_limit(run, step, call, run.told(step))  # any call: scale_deployment(replicas=20)
                 if over is not None:
                     return [over]
-            stopped = _stop_ignored(run, step, call, run.told(step)) or _which_unasked(run, step, call, run.told(step))
+            stopped = (_stop_ignored(run, step, call, run.told(step)) or _which_unasked(run, step, call, run.told(step))
+                       or _compared_unmet(run, step, call, run.told(step)) or _before_call_skipped(run, step, call, run.told(step))
+                       or _member_missing(run, step, call, run.told(step)) or _table_row_unmet(run, step, call, run.told(step))
+                       or _reason_on_barred(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -3687,7 +3697,10 @@ def _before_call_skipped(run: _Run, step: Mapping[str, Any], call: Any, text: st
     one-time code with send_verification_code"; any action, "Nothing leaves the building before check_conflicts has
     been run") called with no such call before it (model, policy_violated)."""
     for said, act, need in _rules.read(text).before_call:
-        if (call.name == act or act == "*" and call.name != need and _action(call.name)) and not any(tool_name(s) == need and not is_error(s) for s in run.record.tool_steps()
+        deed = act[1:] if act.startswith("~") else None
+        if (call.name == act or act == "*" and call.name != need and _action(call.name)
+                or deed is not None and call.name != need and (_deed_of(call.name, deed) or any(
+                    w.lower() == deed for w in _NAME_WORDS.findall(call.name)[:1]))) and not any(tool_name(s) == need and not is_error(s) for s in run.record.tool_steps()
                                         if s["index"] < step["index"]):
             return _finding("policy_violated", "model", step["index"], [step["index"]],
                             f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}, and no "
@@ -3762,19 +3775,100 @@ def _stop_ignored(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
     return None
 
 
+def _table_row_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A call giving a value a decision table in the instructions keeps for a bound ("| advance | rubric total of 12 or
+    more (out of 20) |": record_decision(decision='advance')) on a record whose measure the run read is past it (total
+    9): tau-bench's policy violations; model, policy_violated at the call."""
+    rows = _rules.read(text).table_rows
+    if not rows or not isinstance(call.arguments, Mapping):
+        return None
+    given = {str(v).strip().lower() for v in call.arguments.values() if isinstance(v, str)}
+    for said, value, words, above, bound in rows:
+        if value not in given:
+            continue
+        held = [(s, str(k), v) for s, r in _records_read(run, step, call) for k, v in r.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and str(k).lower() in words]
+        if held and (held[-1][2] < bound if above else held[-1][2] > bound):
+            source, key, measure = held[-1]
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} with {value!r} where the instructions' table says "
+                            f"{said[:120]!r}: {key} is {_fmt(float(measure))} ({tool_name(source)}, step {source['index']})",
+                            tool=call.name, rule=said[:200], result_step=source["index"])
+    return None
+
+
+# How a reason says the attributes fairness rules bar, beyond their names: "67 years old", "married", "pregnant".
+_BARRED_SAID = {"age": r"\bage(?:d|s)?\b|\byears?\s+old\b|\bretire", "marita": r"\bmarri|\bsingle\b|\bdivorc|\bwidow",
+                "gender": r"\b(?:fe)?male\b|\bwom[ae]n\b|\bpregnan", "family": r"\bchildren\b|\bkids\b|\bpregnan|\bmaternity",
+                "religi": r"\bchurch\b|\bmosque\b|\bsynagogue\b|\btemple\b", "nation": r"\bcitizen|\bimmigra|\bforeign",
+                "photo": r"\bpicture\b|\blooks\b"}
+
+
+def _reason_on_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A decision whose written reason rests on a thing the instructions bar it from ("Never base a decision or its
+    reason on age, graduation year, ...": reason 'graduated 1994 ... close to retirement'): model, policy_violated."""
+    rules = _rules.read(text).not_based_on
+    if not rules or not isinstance(call.arguments, Mapping):
+        return None
+    reasons = " ".join(str(v) for k, v in call.arguments.items() if isinstance(v, str)
+                       and re.search(r"reason|why|rationale|justif|note|comment|explan", str(k), re.I)).lower()
+    if not reasons:
+        return None
+    for said, things in rules:
+        for thing in things:
+            head = next((w for w in thing.split() if len(w) >= 4), None)
+            said_as = next((p for w in thing.split() if (p := _BARRED_SAID.get(w[:6]))), None)
+            pattern = "|".join(p for p in (said_as, rf"\b{re.escape(head[:6])}" if head else None) if p)
+            hit = re.search(pattern, reasons) if pattern else None
+            if hit is not None:
+                return _finding("policy_violated", "model", step["index"], [step["index"]],
+                                f"step {step['index']} calls {call.name} with a reason resting on {thing} ({hit.group(0)!r}) "
+                                f"where the instructions say {said[:160]!r}", tool=call.name, rule=said[:200])
+    return None
+
+
+def _member_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action taken on a list the instructions say must hold a member in a state ("Every interview panel must
+    include at least one interviewer with fairness_trained: true; a panel without one is not allowed"), on members a
+    result listed none of whom is - those the call names, else all listed (tau-bench's policy violations; model,
+    policy_violated at the call)."""
+    rules = _rules.read(text).must_include
+    if not rules or _action(call.name) is None:
+        return None
+    for said, key, wanted in rules:
+        for source in reversed([s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]):
+            members = [o for o in _objects(tool_payload(source.get("output"))) if key in o]
+            if not members:
+                continue
+            # the members the call takes (interviewer_ids ['I-14', 'I-17']), when it names some; else the list
+            named = {str(v) for v in _leaves(call.arguments)}
+            members = [o for o in members if _ident(o) in named] or members
+            if not any(str(o[key]).lower() == wanted for o in members):
+                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: none of the "
+                                f"{len(members)} listed by {tool_name(source)} (step {source['index']}) has {key} {wanted}",
+                                tool=call.name, rule=said[:200], result_step=source["index"])
+            break  # the latest list holds one
+    return None
+
+
 def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions say to ask which record first when there are several ("If the account has more
     than one line, confirm which line before you change a plan on it"), called after a result listed two or more
     with no answer to the user in between (MAST FM-2.2 fail to ask for clarification; model, clarification_skipped
     at the first model step after the listing: the question was owed there)."""
     for said, noun, verb in _rules.read(text).which:
-        if not _deed_of(call.name, verb) and not any(w.lower()[:4] == verb[:4] for w in _NAME_WORDS.findall(call.name)):
-            continue
         keys = (noun, noun + "s", noun + "es")
-        listing = next((s for s in reversed(run.record.tool_steps()) if s["index"] < step["index"] and not is_error(s)
-                        and any(isinstance(v, list) and len(v) >= 2 and str(k).lower() in keys
-                                for o in _objects(tool_payload(s.get("output"))) for k, v in o.items())), None)
+        listing, listed = next(((s, v) for s in reversed(run.record.tool_steps()) if s["index"] < step["index"] and not is_error(s)
+                                for o in _objects(tool_payload(s.get("output"))) for k, v in o.items()
+                                if isinstance(v, list) and len(v) >= 2 and str(k).lower() in keys), (None, None))
         if listing is None or any(listing["index"] < a["index"] < step["index"] for a, _text in run.finals):
+            continue
+        # the deed the rule names ("before you change a plan"), or a call that takes one of the records listed ("ask
+        # before you place it": refill(store_id='ST-04'))
+        picks = {str(i) for r in listed if isinstance(r, Mapping) and (i := _ident(r))} | {str(r) for r in listed if _id_like(r)}
+        if not (_deed_of(call.name, verb) or any(w.lower()[:4] == verb[:4] for w in _NAME_WORDS.findall(call.name))
+                or picks & {str(v) for v in _leaves(call.arguments)}):
             continue
         owed = next((s for s in run.llm if listing["index"] < s["index"] <= step["index"]), step)
         return _finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], listing["index"], step["index"]])),
@@ -3782,6 +3876,66 @@ def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> 
                         f"{call.name} (asked at step {step['index']}) with no question to the user, where the instructions "
                         f"say {said[:160]!r}", tool=call.name, rule=said[:200], result_step=listing["index"])
     return None
+
+
+def _picked_at(run: _Run, source: Mapping[str, Any], record: Mapping[str, Any], step: Mapping[str, Any], ident: str) -> Mapping[str, Any]:
+    """Where a record was chosen: for one of several siblings a result listed (a carrier of list_carriers), the first
+    model step after it asking for a call on it (a quote asked of it before the booking); else the step at hand."""
+    siblings = [o for o in _objects(tool_payload(source.get("output"))) if _ident(o) not in (None, ident) and set(o) == set(record)]
+    if not siblings:
+        return step
+    return next((s for s in run.llm if source["index"] < s["index"] <= step["index"]
+                 and any(ident in {str(v) for v in _leaves(c.arguments)} for c in requested_calls(s)
+                         if isinstance(c.arguments, Mapping))), step)
+
+
+def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action on a record that a written rule comparing two records' fields rules out: a load heavier than the
+    carrier's free capacity ("Never tender a load heavier than the carrier's free_capacity_kg": total_weight_kg 840,
+    free_capacity_kg 600), a date plus a record's days past another's ("the pickup date plus transit_days must not
+    fall after deliver_by": 2026-12-07 + 4 days > 2026-12-10). tau-bench's policy violations; model, policy_violated
+    at the first model step that picked the record (its id in a call after it was read)."""
+    rules = _rules.read(text)
+    if not (rules.than_field or rules.plus_after) or _action(call.name) is None or not isinstance(call.arguments, Mapping):
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    records = _records_read(run, step, call)
+
+    def owner(key: str) -> tuple[Mapping[str, Any], Mapping[str, Any], Any] | None:
+        """(tool step, record, value) of the record the call names by its own id that holds `key`, first read."""
+        return next(((s, r, r[key]) for s, r in records if key in r and _ident(r) in idents), None)
+
+    broken: tuple[Mapping[str, Any], str, str] | None = None
+    for said, measures, field_ in rules.than_field:
+        held = owner(field_)
+        if held is None or not isinstance(held[2], (int, float)):
+            continue
+        sizes = sorted(((str(k), v) for s, r in records if r is not held[1] for k, v in r.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool) and any(m in str(k).lower() for m in measures)),
+                       key=lambda kv: not kv[0].lower().startswith("total"))
+        if sizes and sizes[0][1] > held[2]:
+            broken = (held[0], said, f"{sizes[0][0]} {_fmt(float(sizes[0][1]))} against {field_} {_fmt(float(held[2]))}")
+            break
+    for said, words, days_key, latest_key in () if broken else rules.plus_after:
+        held = owner(days_key)
+        start = next((_iso_day(str(v)) for k, v in call.arguments.items() if any(w in str(k).lower() for w in words if w != "date")), None)
+        latest = next((_iso_day(str(v)) for _s, r in records for _k, v in _held(r, latest_key)), None)
+        if held is None or start is None or latest is None or not isinstance(held[2], (int, float)):
+            continue
+        if start + dt.timedelta(days=float(held[2])) > latest:
+            broken = (held[0], said, f"{start.isoformat()} plus {days_key} {_fmt(float(held[2]))} is after {latest_key} "
+                                     f"{latest.isoformat()}")
+            break
+    if broken is None:
+        return None
+    source, said, fact = broken
+    record = next(r for s, r in records if s is source and _ident(r) in idents)
+    chosen = str(_ident(record))
+    pick = _picked_at(run, source, record, step, chosen)
+    return _finding("policy_violated", "model", pick["index"], list(dict.fromkeys([pick["index"], source["index"], step["index"]])),
+                    f"step {pick['index']} picked {chosen} ({tool_name(source)}, step {source['index']}) and step {step['index']} "
+                    f"calls {call.name} on it: {fact}, where the instructions say {said[:160]!r}", tool=call.name,
+                    rule=said[:200], result_step=source["index"])
 
 
 # Deeds a stop rule names by another verb than the tool's: "we don't ship" stops a deploy.
@@ -3851,9 +4005,18 @@ def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
     known = run._tools_known
     today = _today(run, step, text)
     reads = (next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING) and _action(call.name) is None
-    for said, tools, verb, noun, conds in rules:
+    for said, tools, verb, noun, conds, remedies in rules:
+        if call.name in remedies:
+            continue  # what the rule says to do instead
+        scopes = [c[0] for c in conds if c[1] == "applies"]
+        fields = {c[0] for c in conds}  # (the condition's own field, adr_certified, says nothing of the case)
+        if scopes and not any(scope in str(k).lower() and str(k).lower() not in fields and (v is True or str(v).lower() in ("yes", "required"))
+                              for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                              for o in _objects(tool_payload(s.get("output"))) for k, v in o.items() for scope in scopes):
+            continue  # written for a case ("where ADR applies") no record of the run says is this one
+        conds = tuple(c for c in conds if c[1] != "applies")
         named = [t for t in tools if t in known]
-        doers = [t for t in known if verb and _deed_of(t, verb)]
+        doers = [t for t in known if verb and (_deed_of(t, verb) or next(iter(_NAME_WORDS.findall(t)), "").lower() == verb)]
         # the action the rule keeps: a tool it names that acts, else the tools doing its verb ("promote only when"),
         # else - a verb no tool does ("We only buy from vendors whose ...") - any call that does more than read
         kept = any(_action(t) for t in named) or bool(doers)
@@ -3874,15 +4037,19 @@ def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
         for source, record in reversed(_records_read(run, step, call)):
             # a record the call names by its own id (its first id field: a vendor's vendor_id, not a quote's, nor a
             # superseded clause's pointer to the one named)
-            own = next((str(k) for k in record if re.search(r"(?:^|_)id$", str(k), re.I)), None)
+            own = next((str(k) for k in record if re.search(r"(?:^|_)(?:id|number)$", str(k), re.I) and _id_like(record[k])), None)
             if own is None or str(record[own]) not in idents or (noun and noun[:4] not in own.lower()
                                                                  and noun[:4] not in str(tool_name(source)).lower()):
                 continue
             broken = next((b for c in conds if (b := _condition_broken(c, record, today)) is not None), None)
             if broken is not None:
-                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                # where the record was picked: the first model step after its read naming it (a quote asked of the
+                # uncertified carrier before it was booked)
+                pick = _picked_at(run, source, record, step, str(record[own]))
+                return _finding("policy_violated", "model", pick["index"], list(dict.fromkeys([pick["index"], step["index"], source["index"]])),
                                 f"step {step['index']} calls {call.name} where the instructions say {said[:160]!r}: its "
-                                f"{broken[0]} is {broken[1]!r} ({tool_name(source)}, step {source['index']})",
+                                f"{broken[0]} is {broken[1]!r} ({tool_name(source)}, step {source['index']})"
+                                + (f"; it was picked at step {pick['index']}" if pick is not step else ""),
                                 tool=call.name, rule=said[:200], result_step=source["index"])
     return None
 
@@ -5504,6 +5671,17 @@ def _choices(value: Any) -> list[list[str]]:
     return found
 
 
+def _choice_left_to_agent(told: str, payload: Any, listed: list[str]) -> bool:
+    """Whether the instructions leave the pick among a result's list to the agent: they speak of "one of the panel's
+    open slots", "the next open one", "any of the slots" for the key the list is under (open_slots)."""
+    keys = [str(k) for o in _objects(payload) for k, v in o.items() if isinstance(v, list)
+            and [str(x) for x in v if not isinstance(x, Mapping)] == listed or isinstance(v, list) and v
+            and isinstance(v[0], Mapping) and [str(_ident(x)) for x in v if isinstance(x, Mapping)] == listed]
+    words = {w.rstrip("s") for k in keys for w in re.findall(r"[a-z]{4,}", k.lower())}
+    return any(re.search(rf"\b(?:one\s+of|any\s+of|any|the\s+(?:first|next|earliest|soonest))\b[^.;\n]{{0,40}}?\b{re.escape(w)}", told, re.I)
+               for w in words)
+
+
 def _clarification_skipped(run: _Run) -> list[Finding]:
     """A lookup about the request's own subject (its call passed an id the request holds: the user u4884) returned
     several candidates (two laptops), the request names none of them, and an action or check ran on one of them
@@ -5533,6 +5711,8 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
             continue
         step, call, hit = picked[0]
         value = next(iter(hit))
+        if _choice_left_to_agent(run.told(step), tool_payload(result.get("output")), listed):
+            continue  # "Book with book_interview on one of the panel's open slots": the pick is the agent's to make
         owed = next((s for s in run.llm if result["index"] < s["index"] <= step["index"]), step)
         return [_finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], step["index"], result["index"]])),
                          f"{tool_name(result)} at step {result['index']} returned {len(listed)} candidates "
@@ -5742,6 +5922,8 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                 else:
                     # the tool's own verb said of the agent with no object of its own: "never search or browse yourself"
                     hit = verb == own and bool(re.match(r"\s*(?:$|,|or\b|and\b|yourself\b|anything\b|directly\b)", text[end:last]))
+                    # (not a passive naming what it holds for: "Schedule II is never refilled" bars one kind, not refill)
+                    hit = hit and not re.search(r"\b(?:is|are|be|gets?)\s*$", text[first:start])
                 if hit:
                     said = text[first:last].strip()
                     return [_finding("role_overstepped", "model", step["index"], [step["index"]],
@@ -7059,7 +7241,9 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
     instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
     Not when the earlier call was a single message or one item of a batch (independent requests), nor when a
     model wrote the new message (a planner handing a task to a fresh executor)."""
-    if len(old) < 2 or before.get("model") != step.get("model"):
+    # (instructions sent apart from the messages - Gemini's system_instruction, Anthropic's system - count as one)
+    apart = not any(role == "system" for role, _text in old) and bool(run.told(before))
+    if len(old) + apart < 2 or before.get("model") != step.get("model"):
         return None
     asked = [m for m in new if m[0] == "user" and m not in set(old)]
     if not asked:
@@ -8065,6 +8249,7 @@ def _acted_without_evidence(run: _Run) -> list[Finding]:
             if tool_name(step) != name:
                 continue
             done = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
+            done |= {n for i, n in _retrievals_as_tools(run).items() if i < step["index"]}
             missing = [n for n in needed if n not in done]
             if missing:
                 asker = run.requester(step)  # the cause: the model step that chose to act without it
@@ -8073,6 +8258,30 @@ def _acted_without_evidence(run: _Run) -> list[Finding]:
                                     f"requires first", missing=missing, tool=name))
                 break
     return out
+
+
+def _retrievals_as_tools(run: _Run) -> dict[int, str]:
+    """Retrieval step -> the name of the model's tool call it served: a function offered to the model as a tool and
+    decorated as a retrieval records `retrieval {data_source}`, not the tool's name a policy gives (search_tariff
+    served as `retrieval htsus`). The call is the one its model step asked for with the retrieval's query among its
+    arguments that no tool step answered."""
+    if "_retrieval_tools" not in run.__dict__:
+        served: dict[int, str] = {}
+        tools = {s["index"] for s in run.record.tool_steps()}
+        for step in run.record.retrieval_steps():
+            if is_error(step):
+                continue
+            asker = max((s for s in run.llm if s["index"] < step["index"] and s.get("parent_index") == step.get("parent_index")),
+                        key=lambda s: s["index"], default=None)
+            if asker is None or any(asker["index"] < i < step["index"] for i in tools):
+                continue
+            query = parse_json(step.get("input"))
+            name = next((c.name for c in requested_calls(asker) if isinstance(c.arguments, Mapping)
+                         and query in c.arguments.values()), None)
+            if name is not None:
+                served[step["index"]] = name
+        run._retrieval_tools = served
+    return run._retrieval_tools
 
 
 def _missing_evidence(run: _Run) -> list[Finding]:
@@ -8085,6 +8294,7 @@ def _missing_evidence(run: _Run) -> list[Finding]:
               and s.get("type") in (TOOL, RETRIEVAL)}
     called |= {str(run.record.attribute(s, semconv.GEN_AI_DATA_SOURCE_ID)) for s in run.steps
                if s.get("type") == RETRIEVAL and s["index"] < answer["index"] and not is_error(s)}
+    called |= {n for i, n in _retrievals_as_tools(run).items() if i < answer["index"]}
     missing = [name for name in required if name not in called]
     if not missing:
         return []
@@ -9062,7 +9272,7 @@ def _done_while_pending(run: _Run) -> list[Finding]:
 
 # A record's word that it is no longer the current one: superseded_by: KB-101, status: deprecated, archived: true.
 _SUCCESSOR_KEY = re.compile(r"^(?:superseded|replaced|obsoleted)_?by$|^successor(?:_id)?$", re.I)
-_RETIRED = frozenset({"superseded", "deprecated", "obsolete", "archived", "retired", "withdrawn", "outdated"})
+_RETIRED = frozenset({"superseded", "deprecated", "obsolete", "archived", "retired", "withdrawn", "outdated", "revoked", "rescinded"})
 _RETIRED_SAID = re.compile(r"\b(?:superseded|deprecated|obsolete|archived|retired|outdated|older\s+version|no\s+longer\s+current)\b", re.I)
 
 
@@ -9075,6 +9285,35 @@ def _retired_by(record: Mapping[str, Any]) -> str | None:
         if (name in _STATUS_KEYS and isinstance(value, str) and value.strip().lower() in _RETIRED) or (name in _RETIRED and value is True):
             return f"{key} {value}"
     return None
+
+
+def _retired_value_used(run: _Run) -> list[Finding]:
+    """An action given a value from a record that says it is no longer current, where its successor gives another
+    (hts_code '9401.79.0050' from ruling N318204, status 'revoked', superseded_by H329911 with hts '9401.71.0031'):
+    the model acted on the old version (TRAIL's wrong tool output interpretation; model, input_ignored at the call)."""
+    retired: list[tuple[Mapping[str, Any], Mapping[str, Any], str]] = []
+    for source in run.record.tool_steps():
+        if not is_error(source):
+            retired += [(source, r, why) for r in _objects(tool_payload(source.get("output"))) if (why := _retired_by(r))]
+    if not retired:
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if _action(call.name) is None or not isinstance(call.arguments, Mapping):
+                continue
+            given = {str(v) for v in _leaves(call.arguments) if isinstance(v, str) and len(v) >= 3 and re.search(r"\d", v)}
+            for source, record, why in retired:
+                if source["index"] >= step["index"]:
+                    continue
+                successor = next((v for k, v in record.items() if _SUCCESSOR_KEY.match(str(k)) and isinstance(v, Mapping)), None)
+                for key, value in record.items():
+                    newer = successor.get(key) if successor else None
+                    if isinstance(value, str) and value in given and isinstance(newer, str) and newer != value and newer not in given:
+                        return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                         f"step {step['index']} calls {call.name} with {key} {value!r} from a record "
+                                         f"{tool_name(source)} at step {source['index']} marks {why}; its successor gives "
+                                         f"{newer!r}", tool=call.name, result_step=source["index"], said=value)]
+    return []
 
 
 def _retired_cited(run: _Run) -> list[Finding]:
@@ -9119,6 +9358,8 @@ def _cited_sibling(run: _Run) -> list[Finding]:
                    for r in records}
             cited = [r for r in records if ids[id(r)] and len(ids[id(r)]) >= 3
                      and re.search(rf"(?<![\w-]){re.escape(ids[id(r)])}(?![\w-])", text)]
+            if len(cited) > 1:
+                continue  # a group the answer lists (a panel's interviewers), not one record picked over its sibling
             for record in cited:
                 for other in records:
                     if other is record or not ids[id(other)] or ids[id(other)] in text:
@@ -9222,7 +9463,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,

@@ -1,0 +1,193 @@
+"""Written rules read from the shapes real instructions take, and quiet readings of good runs (heldout18's misses
+and false alarms, in other trades): a decision table's row ("| approve | credit score of 680 or more |"), a decision
+whose reason rests on what the rules bar ("Never base a decision or its reason on age, ..."), a list that must hold a
+member in a state, a call the rules ask for before each deed ("Run check_fraud before every payout"), a value taken
+from a record marked revoked whose successor gives another, the thing an "only" sentence allows ("A loan is allowed
+only while ..."), and on the quiet side: a choice the instructions leave to the agent ("one of the open slots"), an
+object keyed by data (a rubric's criteria), a group the answer lists, a passive that bars one kind ("Schedule II is
+never refilled"), a date worked out from a record's day count, a retrieval serving a tool the policy requires.
+Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis._record import History
+from agentotel.analysis.detectors import detect, format_findings
+from agentotel.analysis.policy import Policy
+from runs_build import llm, record, text_message, tool
+from test_data_agent import _conversation
+
+
+def _found(run, kind, history=None, policy=None):
+    found = detect(run, history, policy=policy)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+LENDING = "\n".join([
+    "You decide small-business loan applications for Fernway Bank. Score each with get_credit_report, then record the "
+    "outcome with record_outcome.",
+    "",
+    "| Outcome | When |",
+    "|---|---|",
+    "| approve | credit score of 680 or more |",
+    "| decline | credit score under 680 |",
+    "",
+    "Never base an outcome or its reason on age, marital status, religion or a photo.",
+])
+
+
+@pytest.mark.parametrize("outcome,score,broken", [("approve", 712, False), ("approve", 640, True), ("decline", 640, False),
+                                                  ("decline", 712, True)])
+def test_a_value_a_decision_table_keeps_for_a_bound_given_past_it_breaks_the_rule(outcome, score, broken):
+    run = _conversation(("user", "Decide application AP-3310."),
+                        ("get_credit_report", {"application_id": "AP-3310"}, {"application_id": "AP-3310", "score": score}),
+                        ("record_outcome", {"application_id": "AP-3310", "outcome": outcome, "reason": f"credit score {score}"},
+                         {"recorded": True}),
+                        system=LENDING, answer=f"AP-3310: {outcome}.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("reason,broken", [("credit score 712, two years of filed accounts", False),
+                                           ("credit score 712 but the owner is 67 years old, near retirement", True),
+                                           ("credit score 712; married, so a second income", True)])
+def test_a_decisions_reason_resting_on_what_the_rules_bar_breaks_them(reason, broken):
+    run = _conversation(("user", "Decide application AP-3311."),
+                        ("get_credit_report", {"application_id": "AP-3311"}, {"application_id": "AP-3311", "score": 712}),
+                        ("record_outcome", {"application_id": "AP-3311", "outcome": "decline", "reason": reason},
+                         {"recorded": True}),
+                        system=LENDING.replace("| decline | credit score under 680 |", "| decline | any other case |"),
+                        answer="AP-3311 is recorded.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+CREW = ("You assign flight crews. Get the roster with get_roster. Every cabin crew must include at least one attendant "
+        "with first_aid_certified: true. Assign with assign_crew.")
+ROSTER = {"flight": "FW 204", "attendants": [{"id": "FA-1", "first_aid_certified": True},
+                                             {"id": "FA-2", "first_aid_certified": False},
+                                             {"id": "FA-3", "first_aid_certified": False}]}
+
+
+@pytest.mark.parametrize("chosen,broken", [(["FA-1", "FA-2"], False), (["FA-2", "FA-3"], True)])
+def test_an_action_on_members_none_of_whom_holds_the_state_a_rule_needs_breaks_it(chosen, broken):
+    run = _conversation(("user", "Crew FW 204 for tomorrow."), ("get_roster", {"flight": "FW 204"}, ROSTER),
+                        ("assign_crew", {"flight": "FW 204", "attendant_ids": chosen}, {"assignment": "AS-77"}),
+                        system=CREW, answer="FW 204 is crewed.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+PAYOUTS = "You pay out marketplace sellers. Run check_fraud on the seller before every payout. Pay with payout."
+
+
+@pytest.mark.parametrize("checked,broken", [(True, False), (False, True)])
+def test_a_call_the_rules_ask_for_before_each_deed_missing_breaks_them(checked, broken):
+    turns = [("user", "Pay seller SL-81 their 420.00 EUR.")]
+    if checked:
+        turns.append(("check_fraud", {"seller": "SL-81"}, {"seller": "SL-81", "risk": "low"}))
+    turns.append(("payout", {"seller": "SL-81", "amount": 420.0}, {"payout_id": "PO-1"}))
+    found, shown = _found(_conversation(*turns, system=PAYOUTS, answer="Paid."), "policy_violated")
+    assert found == ([(1, "model")] if broken else []), shown
+
+
+PERMITS = "You file building permits. Read the zoning decision with get_zoning and file with file_permit."
+
+
+@pytest.mark.parametrize("code,broken", [("R-2B", False), ("R-2A", True)])
+def test_an_action_given_a_value_from_a_revoked_record_whose_successor_gives_another_ignores_it(code, broken):
+    zoning = {"decision_id": "ZD-1187", "zone": "R-2A", "status": "revoked",
+              "superseded_by": {"decision_id": "ZD-1302", "zone": "R-2B"}}
+    run = _conversation(("user", "File the permit for 14 Alder Row."), ("get_zoning", {"parcel": "14 Alder Row"}, zoning),
+                        ("file_permit", {"parcel": "14 Alder Row", "zone": code}, {"permit": "BP-55"}),
+                        system=PERMITS, answer="Filed as BP-55.")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+LOANS = ("You run the library's loans. A loan is allowed only while loans_open is below 5. Otherwise do not lend: "
+         "put the patron on the waitlist with add_to_waitlist.")
+
+
+@pytest.mark.parametrize("deed,open_loans,broken", [("loan_book", 2, False), ("loan_book", 5, True),
+                                                    ("add_to_waitlist", 5, False)])
+def test_the_thing_an_only_sentence_allows_is_the_deed_it_keeps_not_the_remedy(deed, open_loans, broken):
+    run = _conversation(("user", "I'd like to borrow 'Middlemarch' - card LC-2210."),
+                        ("get_patron", {"card_id": "LC-2210"}, {"card_id": "LC-2210", "loans_open": open_loans}),
+                        (deed, {"card_id": "LC-2210", "title": "Middlemarch"}, {"ok": True}),
+                        system=LOANS, answer="Done.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_pick_the_instructions_leave_to_the_agent_is_no_question_owed():
+    slots = {"room": "R-4", "open_slots": ["2026-12-08T10:00Z", "2026-12-08T14:00Z", "2026-12-09T09:00Z"]}
+    for system, owed in (("You book meeting rooms. Book with book_room on one of the room's open slots.", False),
+                         ("You book meeting rooms with book_room.", True)):
+        run = _conversation(("user", "Book room R-4 for the design review."), ("get_room", {"room": "R-4"}, slots),
+                            ("book_room", {"room": "R-4", "slot": "2026-12-08T10:00Z"}, {"booking": "BK-1"}),
+                            system=system, answer="Booked R-4 for 8 December 10:00.")
+        found, shown = _found(run, "clarification_skipped")
+        assert found == ([(3, "model")] if owed else []), shown
+
+
+def test_an_object_keyed_by_data_holds_other_keys_for_other_records_without_drift():
+    history = History()
+    for n, scores in enumerate(({"Python": 4, "HIL testing": 3}, {"Python": 5, "HIL testing": 4})):
+        history.add(f"run-{n}", "score_candidate", {"candidate": f"C-{n}", "scores": scores, "total": 7}, None, False,
+                    {"candidate": f"C-{n}"})
+    for scores, drift in (({"embedded C": 5, "RTOS": 4}, False), (None, True)):  # other criteria; the scores gone
+        result = {"candidate": "C-9", "total": 9} | ({"scores": scores} if scores else {})
+        run = _conversation(("user", "Score C-9."), ("score_candidate", {"candidate": "C-9"}, result),
+                            system="You screen candidates.", answer="C-9 scores 9.")
+        found, shown = _found(run, "tool_output_drift", history)
+        assert found == ([(2, "tool")] if drift else []), shown
+
+
+def test_a_group_the_answer_lists_is_no_sibling_picked_over_the_one_asked_for():
+    panel = {"interviewers": [{"id": "I-11", "role": "Engineering Manager"}, {"id": "I-14", "role": "Staff Engineer"},
+                              {"id": "I-17", "role": "Senior Firmware Engineer"}]}
+    for answer, wrong in (("The panel for the Senior Firmware Engineer role: I-11 and I-14.", False),
+                          ("For the Senior Firmware Engineer question, ask I-11.", True)):
+        run = _conversation(("user", "Who interviews for the Senior Firmware Engineer opening?"),
+                            ("get_panel", {"req": "REQ-2291"}, panel), system="You answer hiring questions.", answer=answer)
+        found, shown = _found(run, "wrong_target")
+        assert found == ([(3, "model")] if wrong else []), shown
+
+
+def test_a_passive_barring_one_kind_is_no_rule_against_the_deed_itself():
+    for system, barred in (("You refill prescriptions. Schedule II drugs are never refilled - they need a new script.", False),
+                           ("You answer questions about prescriptions. You never refill anything.", True)):
+        run = _conversation(("user", "Refill RX-1001 please."), ("refill", {"rx": "RX-1001"}, {"order": "RF-9"}),
+                            system=system, answer="Refilled.")
+        found, shown = _found(run, "role_overstepped")
+        assert found == ([(1, "model")] if barred else []), shown
+
+
+def test_a_date_worked_out_from_a_records_day_count_is_grounded():
+    rx = {"rx": "RX-4417", "last_filled": "2026-11-20", "days_supply": 30}
+    for answer, grounded in (("It runs out on 2026-12-20, so the earliest refill is 2026-12-18.", True),
+                             ("The earliest refill is 2026-12-27.", False)):
+        run = _conversation(("user", "When can I refill RX-4417?"), ("get_prescription", {"rx": "RX-4417"}, rx),
+                            system="You answer refill questions. Refills open 2 days before the supply runs out.",
+                            answer=answer)
+        found, shown = _found(run, "ungrounded_answer")
+        assert found == ([] if grounded else [(3, "model")]), shown
+
+
+def test_a_retrieval_serving_a_tool_the_policy_requires_counts_as_that_tool():
+    shown = [text_message("system", "You classify goods."), text_message("user", "Classify the folding chair.")]
+    steps = [llm(1, calls=[("search_tariff", {"query": "folding chair"}, "c1")], messages=shown),
+             tool(2, "htsus", "folding chair", [{"id": "HTS-1", "score": 0.9, "content": "9401.79"}], kind="retrieval"),
+             llm(3, calls=[("file_entry", {"hts": "9401.79"}, "c3")], messages=shown),
+             tool(4, "file_entry", {"hts": "9401.79"}, {"entry": "E-1"}, requested_by=3, call_id="c3"),
+             llm(5, text="Filed E-1.", messages=shown)]
+    policy = Policy.from_mapping({"required_before": {"file_entry": ["search_tariff"]}})
+    found, shown_text = _found(record(*steps, task="Classify the folding chair."), "missing_evidence", policy=policy)
+    assert found == [], shown_text
+    skipped = [llm(1, calls=[("file_entry", {"hts": "9401.79"}, "c1")], messages=shown),  # the search never ran
+               tool(2, "file_entry", {"hts": "9401.79"}, {"entry": "E-1"}, requested_by=1, call_id="c1"),
+               llm(3, text="Filed E-1.", messages=shown)]
+    found, shown_text = _found(record(*skipped, task="Classify the folding chair."), "missing_evidence", policy=policy)
+    assert found == [(1, "product")], shown_text
