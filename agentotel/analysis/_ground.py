@@ -275,6 +275,19 @@ def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: boo
     return out
 
 
+# A share the sources name: "capped at half of the last net pay", "a third of", "15% off".
+_SHARE_WORDS = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 0.25, "one quarter": 0.25,
+                "three quarters": 0.75}
+_PERCENT = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
+
+
+def _shares(numbers: list[float], sources: str) -> set[float]:
+    """Each number of the results times a share the sources name (half of 1318.62 is 659.31), and what is left of it."""
+    shares = {v for words, v in _SHARE_WORDS.items() if re.search(rf"\b{words}\b", sources)}
+    shares |= {float(p) / 100 for p in _PERCENT.findall(sources)[:10]}
+    return {n * f for n in numbers[:_MAX_NUMBERS] for s in shares for f in (s, 1 - s)}
+
+
 def _matches(value: float, tolerance: float, known: list[float]) -> bool:
     """Whether a known number rounds to `value` (within the tolerance its precision gives; `known` sorted)."""
     tolerance += 1e-9
@@ -389,6 +402,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
         known |= _worked_in_answer(answer, stated | known)
+        known |= _shares(numbers, haystack)
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
         # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
         plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(

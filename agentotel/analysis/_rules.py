@@ -194,7 +194,9 @@ class Rules(NamedTuple):
     field_gates: tuple[tuple[str, str, str, str, tuple[str, bool, float] | None], ...]
     not_covered: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the kind of loss, the words of the cover it needs)
     joins: tuple[tuple[str, str, str, str], ...]  # (said, a table, the other, the key they are joined on)
-    needs_over: tuple[tuple[str, str, float, str], ...]  # (said, the deed, the figure past which, the thing it needs)
+    # (said, the deed, the figure past which, the thing it needs, how many, from how many of what: "quotes from two
+    # vendors" - 2, "vendor")
+    needs_over: tuple[tuple[str, str, float, str, int, str | None], ...]
     flagged: tuple[tuple[str, str, str], ...]  # (said, the flag, the verb barred on a record it flags)
     not_again: tuple[tuple[str, tuple[str, ...], str], ...]  # (said, the states, the verb barred on a record in one)
     # (said, the later date's word, the earlier's, the most days between, the field of the exception and its word)
@@ -222,6 +224,9 @@ class Rules(NamedTuple):
     # (said, the things a decision's reason may not rest on): "Never base a decision or its reason on age, graduation
     # year, gender, ..."
     not_based_on: tuple[tuple[str, tuple[str, ...]], ...]
+    # (said, the deed's words, the share, the words of the record's figure): "Pay advances are capped at half of the
+    # employee's last net pay"
+    share_caps: tuple[tuple[str, tuple[str, ...], float, tuple[str, ...]], ...]
     must_include: tuple[tuple[str, str, str], ...]  # (said, the field one member must hold, its value)
     which: tuple[tuple[str, str, str], ...]  # (said, the noun a record may hold several of, the verb to ask which before)
     stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
@@ -253,8 +258,8 @@ def read(text: str) -> Rules:
         not_covered=tuple((m.group(0).strip(), m.group("what").lower(), tuple(re.findall(r"[a-z]{3,}", m.group("needs").lower())))
                           for m in _NOT_COVERED.finditer(text)) if " not " in text or " never " in text else (),
         joins=tuple((m.group(0).strip(), m.group(1).lower(), m.group(2).lower(), m.group(3).lower()) for m in _JOIN_ON.finditer(text)),
-        needs_over=tuple((m.group(0).strip(), m.group("deed").lower(), bound, m.group("thing").lower().split()[-1]) for m in _NEEDS_OVER.finditer(text)
-                         if (bound := _number(m.group("bound"))) is not None),
+        needs_over=tuple((m.group(0).strip(), m.group("deed").lower(), bound, m.group("thing").lower().split()[-1], *_how_many(text[m.end():m.end() + 60]))
+                         for m in _NEEDS_OVER.finditer(text) if (bound := _number(m.group("bound"))) is not None),
         flagged=tuple((m.group(0).strip(), m.group("flag").lower(), m.group("verb").lower()) for m in _FLAGGED.finditer(text)),
         not_again=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]+", m.group("states").lower()) if w not in ("or", "and")),
                          m.group("verb").lower()) for m in _NOT_AGAIN.finditer(text)) if " again" in text else (),
@@ -285,6 +290,7 @@ def read(text: str) -> Rules:
                                                                    for p in re.split(r",|\bor\b|\band\b", m.group("things")))
                                                        if len(i) >= 3 and i not in ("any", "the", "their", "his", "her")))
                            for m in _NOT_BASED_ON.finditer(text)) if " on " in text else (),
+        share_caps=tuple(_share_caps(text)) if " of " in text else (),
         must_include=tuple((m.group(0).strip(), m.group("field").lower(), m.group("value").lower().rstrip(".")) for m in _MUST_INCLUDE.finditer(text))
                      if "at least one" in text else (),
         which=tuple((m.group(0).strip(), re.sub(r"(?:es|s)$", "", m.group("noun").lower().split()[-1]), _stem(m.group("verb")))
@@ -298,6 +304,14 @@ def _deed_stem(word: str) -> str:
     """A deed's plain form from how a rule writes it: filing -> file, refills -> refill, booking -> book."""
     stem = _stem(word)
     return stem + "e" if word.lower().endswith("ing") and len(stem) <= 3 else stem
+
+
+def _how_many(after: str) -> tuple[int, str | None]:
+    """How many of a needed thing, and from how many of what, written right after it: " from two vendors" -> 2, vendor."""
+    m = re.match(r"\s+from\s+(?:at\s+least\s+)?(one|two|three|\d)\s+(?:different\s+|separate\s+)?([a-z]{3,}?)s?\b", after, re.I)
+    if m is None:
+        return 1, None
+    return _COUNT_WORDS.get(m.group(1).lower()) or int(m.group(1)), m.group(2).lower()
 
 
 def _stem(word: str) -> str:
@@ -433,6 +447,22 @@ _ROW_BOUND = re.compile(r"(?P<words>(?:[a-z_]+\s+){0,3}?[a-z_]+)\s+(?:of\s+|is\s
                         r"less|lower|below|fewer)|(?P<op>at\s+least|under|below|less\s+than|over|above|more\s+than)\s+(?P<n2>\d+(?:\.\d+)?))", re.I)
 # "Never base a decision or its reason on age, graduation year, gender, nationality, family status or a photo"
 _NOT_BASED_ON = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not)\s+base\s+[^.;:\n]{0,60}?\bon\s+(?P<things>[a-z ,/-]{3,160}?)(?=[.:;\n]|$)", re.I)
+
+
+_SHARE_CAP = re.compile(r"\b(?P<deed>(?:[a-z]+\s+){0,2}?[a-z]+?)s?\s+(?:are|is)\s+(?:capped|limited)\s+at\s+(?P<share>half|a\s+third|one\s+third|"
+                        r"a\s+quarter|one\s+quarter|two\s+thirds|\d{1,3}\s*%)\s+of\s+(?:the\s+|their\s+|its\s+|an?\s+)?(?:[a-z]+'s\s+)?"
+                        r"(?P<what>(?:[a-z_]+\s+){0,3}?[a-z_]+)(?=\s*[-.,;:(]|\s*$)", re.I)
+_SHARES = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 0.25, "one quarter": 0.25}
+
+
+def _share_caps(text: str):
+    for m in _SHARE_CAP.finditer(text):
+        share = re.sub(r"\s+", " ", m.group("share").lower())
+        value = _SHARES.get(share) or (float(share.rstrip("% ")) / 100 if share.rstrip("% ").isdigit() else None)
+        deed = tuple(w for w in re.findall(r"[a-z]{3,}", m.group("deed").lower()) if w not in FILLER)
+        what = tuple(w for w in re.findall(r"[a-z]{3,}", m.group("what").lower()) if w not in FILLER and w not in ("last", "latest"))
+        if value and deed and what:
+            yield m.group(0).strip(), deed, value, what
 
 
 def _table_rows(text: str):

@@ -3119,7 +3119,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
             stopped = (_stop_ignored(run, step, call, run.told(step)) or _which_unasked(run, step, call, run.told(step))
                        or _compared_unmet(run, step, call, run.told(step)) or _before_call_skipped(run, step, call, run.told(step))
                        or _member_missing(run, step, call, run.told(step)) or _table_row_unmet(run, step, call, run.told(step))
-                       or _reason_on_barred(run, step, call, run.told(step)))
+                       or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -3543,19 +3543,30 @@ def _needed_over_missing(run: _Run, step: Mapping[str, Any], call: Any, text: st
     if action is None:
         return None
     deeds = {action[0], *action[1], *_SYNONYMS.get(action[0], ())}
+    money = ("amount", "total", "sum", "value", "price", "payout")
     amounts = [float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-               and any(w in str(k).lower() for w in ("amount", "total", "sum", "value", "price", "payout"))]
-    for said, deed, bound, thing in rules:
-        if not amounts or max(amounts) <= bound or not any(d.startswith(deed[:5]) or deed.startswith(d[:5]) for d in deeds if len(d) >= 3):
+               and any(w in str(k).lower() for w in money)]
+    if not amounts:  # an order raised on a quote: the amount is the quote's (create_po(quote_id='QT-51201'), total 10320)
+        amounts = [float(v) for _s, r in _records_read(run, step, call) for k, v in r.items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and any(w in str(k).lower() for w in money)]
+    for said, deed, bound, thing, count, whom in rules:
+        # the deed by its verb, or the action carrying the thing needed ("Orders over $10,000 need quotes":
+        # create_po(quote_id=...))
+        if not amounts or max(amounts) <= bound or not (any(d.startswith(deed[:5]) or deed.startswith(d[:5]) for d in deeds if len(d) >= 3)
+                                                        or any(thing[:5] in str(k).lower() for k in call.arguments)):
             continue
         given = [v for k, v in call.arguments.items() if thing[:5] in str(k).lower()]
         made = [s for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
                 and any(w.lower().startswith(thing[:5]) for w in _NAME_WORDS.findall(str(tool_name(s))))]
-        if any(v not in (None, "", [], {}, 0) for v in given) or made:
+        if whom:  # "quotes from two vendors": the distinct vendors the calls were made for
+            made = list({str(v) for s in made for k, v in (parse_json(s.get("input")) or {}).items()
+                         if whom[:5] in str(k).lower()} if all(isinstance(parse_json(s.get("input")), Mapping) for s in made) else made)
+        if len(made) >= count or count == 1 and any(v not in (None, "", [], {}, 0) for v in given):
             continue
+        missing = f"{len(made)} of the {count} {thing} it needs" if count > 1 else f"no {thing} in its arguments and none asked for before"
         return _finding("policy_violated", "model", step["index"], [step["index"]],
                         f"step {step['index']} calls {call.name} for {_fmt(max(amounts))} where the instructions say {said!r}: "
-                        f"no {thing} in its arguments and none asked for before", tool=call.name, rule=said)
+                        f"{missing}", tool=call.name, rule=said)
     return None
 
 
@@ -3824,6 +3835,31 @@ def _reason_on_barred(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
                 return _finding("policy_violated", "model", step["index"], [step["index"]],
                                 f"step {step['index']} calls {call.name} with a reason resting on {thing} ({hit.group(0)!r}) "
                                 f"where the instructions say {said[:160]!r}", tool=call.name, rule=said[:200])
+    return None
+
+
+def _share_cap_passed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action's amount past the share of a record's figure the instructions cap it at ("Pay advances are capped at
+    half of the employee's last net pay": issue_advance(amount=900) where get_payslip answered net_pay 1318.62):
+    tau-bench's policy violations; model, policy_violated at the call."""
+    rules = _rules.read(text).share_caps
+    if not rules or not isinstance(call.arguments, Mapping):
+        return None
+    words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
+    amounts = [float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+               and re.search(r"amount|total|sum|value|price", str(k), re.I)]
+    for said, deed, share, what in rules:
+        if not amounts or not any(d.rstrip("s") in words or d[:5] in {w[:5] for w in words} for d in deed if len(d) >= 4):
+            continue
+        figures = [(s, str(k), float(v)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                   for o in _objects(tool_payload(s.get("output"))) for k, v in o.items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and set(re.findall(r"[a-z]+", str(k).lower())) >= set(what)]
+        if figures and max(amounts) > figures[-1][2] * share + 0.005:
+            source, key, figure = figures[-1]
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} for {_fmt(max(amounts))} where the instructions say "
+                            f"{said[:160]!r}: {key} is {_fmt(figure)} ({tool_name(source)}, step {source['index']}), so the cap is "
+                            f"{_fmt(round(figure * share, 2))}", tool=call.name, rule=said[:200], result_step=source["index"])
     return None
 
 

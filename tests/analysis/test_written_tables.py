@@ -191,3 +191,75 @@ def test_a_retrieval_serving_a_tool_the_policy_requires_counts_as_that_tool():
                llm(3, text="Filed E-1.", messages=shown)]
     found, shown_text = _found(record(*skipped, task="Classify the folding chair."), "missing_evidence", policy=policy)
     assert found == [(1, "product")], shown_text
+
+
+SOURCING = ("You are the buyer for Ostwick Schools. Orders over $5,000 need quotes from two suppliers, and the cheaper "
+            "one wins. Quote with request_quote, order with place_order.")
+
+
+@pytest.mark.parametrize("suppliers,broken", [(("SU-1", "SU-2"), False), (("SU-1",), True)])
+def test_an_order_over_a_figure_needing_quotes_from_several_suppliers_on_fewer_breaks_the_rule(suppliers, broken):
+    turns = [("user", "Order 60 laptops for the science block.")]
+    turns += [("request_quote", {"supplier_id": s, "item": "laptop", "quantity": 60},
+               {"quote_id": f"QT-{n}", "supplier_id": s, "total": 38_400.0 + n}) for n, s in enumerate(suppliers)]
+    turns.append(("place_order", {"quote_id": "QT-0"}, {"order": "PO-9"}))
+    run = _conversation(*turns, system=SOURCING, answer="Ordered: PO-9.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(len(turns) * 2 - 3, "model")] if broken else []), shown
+
+
+BONUS = ("You pay staff bonuses. Spot bonuses are capped at a quarter of the employee's monthly salary. Read the "
+         "employee with get_employee; pay with pay_spot_bonus.")
+
+
+@pytest.mark.parametrize("amount,broken", [(700.0, False), (1400.0, True)])
+def test_an_amount_past_the_share_of_a_records_figure_the_rules_cap_it_at_breaks_them(amount, broken):
+    run = _conversation(("user", "A spot bonus for EM-12 for the inventory weekend, please."),
+                        ("get_employee", {"employee_id": "EM-12"}, {"employee_id": "EM-12", "monthly_salary": 3200.0}),
+                        ("pay_spot_bonus", {"employee_id": "EM-12", "amount": amount}, {"bonus_id": "SB-4"}),
+                        system=BONUS, answer=f"Paid {amount:.2f} (SB-4).")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+    found, shown = _found(run, "ungrounded_answer")
+    assert found == [], shown
+
+
+def test_a_figure_a_share_the_rules_name_gives_is_grounded():
+    for answer, grounded in (("The most you can get is $800.00.", True), ("The most you can get is $950.00.", False)):
+        run = _conversation(("user", "How big a spot bonus can EM-12 get?"),
+                            ("get_employee", {"employee_id": "EM-12"}, {"employee_id": "EM-12", "monthly_salary": 3200.0}),
+                            system=BONUS, answer=answer)
+        found, shown = _found(run, "ungrounded_answer")
+        assert found == ([] if grounded else [(3, "model")]), shown
+
+
+def test_a_failed_call_answered_with_an_id_nothing_held_is_the_models_invention():
+    shown = [text_message("system", "You book courier pickups with book_pickup."), text_message("user", "Book a pickup for PK-7.")]
+    failed = tool(2, "book_pickup", {"parcel": "PK-7"}, None, status="error", requested_by=1, call_id="c1",
+                  error="TimeoutError: courier API did not answer within 20 s")
+    for answer, layer in (("Your pickup is PU-40871, tomorrow 09:00-12:00.", "model"),
+                          ("All set for tomorrow morning - the courier comes between 9 and 12.", "tool")):
+        seen = shown + [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "book_pickup",
+                                                          "arguments": {"parcel": "PK-7"}}]},
+                        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+                                                    "response": "Error: TimeoutError: courier API did not answer within 20 s"}]}]
+        run = record(llm(1, calls=[("book_pickup", {"parcel": "PK-7"}, "c1")], messages=shown), failed,
+                     llm(3, text=answer, messages=seen), task="Book a pickup for PK-7.")
+        found, shown_text = _found(run, "tool_error_ignored")
+        assert found == [(3, layer)], shown_text
+
+
+def test_a_turn_sent_without_the_conversation_under_instructions_sent_apart_lost_it():
+    system = "You are the clinic's booking assistant. Ask for the date of birth before anything else."
+    first = llm(1, text="Could you tell me your date of birth?", messages=[text_message("user", "I need to move my appointment.")])
+    for kept, lost in ((True, False), (False, True)):
+        given = ([text_message("user", "I need to move my appointment."),
+                  text_message("assistant", "Could you tell me your date of birth?")] if kept else []) + [
+            text_message("user", "It's 1961-04-22.")]
+        second = llm(2, text="Thanks - which appointment shall I move?" if kept else "Sorry, who am I speaking with?",
+                     messages=given)
+        attributes = {s["span_id"]: {"gen_ai.system_instructions": f'[{{"type": "text", "content": "{system}"}}]'}
+                      for s in (first, second)}
+        run = record(first, second, task="I need to move my appointment.", attributes=attributes)
+        found, shown = _found(run, "history_lost")
+        assert found == ([(2, "memory")] if lost else []), shown
