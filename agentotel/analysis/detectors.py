@@ -7473,6 +7473,11 @@ def _other_subject(run: _Run) -> list[Finding]:
     # same key (claim_id 'CL-9031'), the one asked for nowhere in it.
     for step in run.record.tool_steps():
         asked, payload = parse_json(step.get("input")), tool_payload(step.get("output"))
+        if not isinstance(asked, Mapping) and isinstance(asked, (str, int)) and not out:
+            # a tool span recording its one argument bare (OpenInference: "SH-5521"): the call the model asked for
+            asker = run.requester(step)
+            asked = next((c.arguments for c in (requested_calls(asker) if asker else ()) if c.name == tool_name(step)
+                          and isinstance(c.arguments, Mapping) and str(asked) in {str(v) for v in c.arguments.values()}), asked)
         if out or is_error(step) or not isinstance(asked, Mapping) or not isinstance(payload, Mapping):
             continue
         for key, value in asked.items():

@@ -112,6 +112,7 @@ def serve(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[str]:
             try:
                 if self.path.endswith("/messages"):  # the Anthropic API: the model reads and answers in chat form
                     answer = _anthropic(model(_as_chat(body)))
+                    answer["model"] = body.get("model") or answer["model"]  # the model asked for, as the API answers
                     data = json.dumps(answer).encode()
                     self._send(200, content_type, data)
                     return

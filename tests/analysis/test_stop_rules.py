@@ -167,3 +167,15 @@ def test_an_agent_taking_over_without_the_requests_date_acts_on_another_and_the_
               llm(7, text="Booked TR-301.", parent=4, messages=given)]
     found, shown = _found(record(*steps, task=MOVERS_REQUEST), "history_lost")
     assert found == ([(5, "memory")] if broken else []), shown
+
+
+@pytest.mark.parametrize("answered,wrong", [("PT-5521", False), ("PT-5512", True)])
+def test_a_tool_span_recording_its_one_argument_bare_is_judged_on_the_call_the_model_asked_for(answered, wrong):
+    shown = [text_message("system", "You track parcels."), text_message("user", "Where is parcel PT-5521?")]
+    steps = [llm(1, calls=[("get_parcel", {"parcel_id": "PT-5521"}, "c1")], messages=shown),
+             # (OpenInference records a tool's single argument as the bare value)
+             tool(2, "get_parcel", "PT-5521", {"parcel_id": answered, "status": "in transit", "depot": "Breda"},
+                  requested_by=1, call_id="c1"),
+             llm(3, text="Your parcel is in transit via Breda.", messages=shown)]
+    found, shown_text = _found(record(*steps, task="Where is parcel PT-5521?"), "other_subject_retrieved")
+    assert found == ([(2, "tool")] if wrong else []), shown_text
