@@ -45,7 +45,33 @@ rule (2), an old model configured (3), an events API's and a rate sheet search's
 reservation API and a budget API answering another record. Ground truth is located on the recorded faulty run by what
 its steps did.
 
-NOT YET SCORED (filled in below once the blind run is done).
+How agentotel recorded the SDKs (not the detectors'): each anthropic messages call is a `chat claude-sonnet-4-5` step
+(the model the request named), the `@agentotel.tool`s tool steps; under Agent Framework each agent's chat calls are
+`chat gpt-4o-mini` steps and its tools tool steps, the three agents one after the other in one run; under the Agents
+SDK on the Responses API the lead is an `invoke_agent reservations-lead` step, the rate desk an `execute_tool
+rate_desk` step followed by an `invoke_agent rate-desk` step with its own model and tool steps; the OpenInference run
+has no agent step, its model calls `ChatCompletion` steps, its tools OITracer's TOOL spans. Nothing recorded wrong was
+found.
+
+Built and scored blind, once (537b07a's detectors - main's HEAD when scored, 537b07adb9601c5d2fb0cbc4d949333e3eec272b,
+the branch rebased onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 7.9 at
+the start, 8.5 at the end, other helpers running; recording /tmp/h20-rec-29b7au1w): 30 pairs, 4 recorders (a plain
+anthropic loop, Agent Framework, the Agents SDK on the Responses API with an agent as a tool, OpenInference through
+the collector) - diff top-1 27/30, check step+layer 12/30, good runs with a warning 15/30. Check's hits: instructions
+changed (2), an old model configured (2), tool output drift (sheet search), a stale index (the rate index), history
+lost between a fan's turns, a 429 answered 'I've refunded', a 429 on the contract answered by going on, a repeated
+email - 10 - and two screening pairs on the right step for another reason (an 'at most 25,000' rule read as
+forbidding 18,000, which fires on every good run's screening too). Its misses are rules comparing a record's value
+(resale channel, a fee the postponed rule excludes, a conflict naming the reviewer, an award above what get_budget
+says remains, a superseded sheet, a contract's valid_to before arrival, an NRF plan without platinum), a handover that
+lost the application, a wrong argument and a guess where the request was ambiguous, an increase withheld from the
+email, a reservation API answering another confirmation; three more (events API drift, a budget API answering
+another program, a repeated award) have the right finding ranked under a false one, and a timeout answered with an
+invented revision is found at its step in the tool layer. Diff's three misses are the faulty model going on one step
+earlier than the call the truth names (an NRF stay's rate desk call, a wrong date already in the search query, the
+first order's get_order). The false alarms: an 'at most 25,000' eligibility rule read as broken by 18,000 (8), and
+'more than one order for the event' matched on an account's orders for three different events (7). DIFF_MISSED,
+CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -1108,10 +1134,76 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in after the blind run).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (537b07a's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 7.9-8.5): 30 pairs, 4 recorders - diff top-1 27/30, check step+layer 12/30,
+# good runs warned 15/30 (recording /tmp/h20-rec-29b7au1w).
+DIFF_MISSED = {
+    "model-anthropic-tickets-order-unasked": "step_removed@4: the twin's question about which order is where the runs "
+                                             "part; the truth is the refund @8 of the first order, taken unasked - "
+                                             "the question not asked is as arguable a cause",
+    "model-agents-hotel-nrf-moved": "step_added@6: the faulty lead goes on to the rate desk where the twin declines; "
+                                    "the truth is the reprice @14 - where the run went on is as arguable a cause",
+    "model-oi-hotel-wrong-nights": "output_changed@5: the wrong departure (01-17) is already in the search query the "
+                                   "model asked @5; the truth names the reprice call @9 (the set's truth could have "
+                                   "named @5)",
+}
+
+_ORDERS_ALARM = ("clarification_skipped@4/model: 'more than one order for the event' matched on find_orders listing "
+                 "the account's orders for three different events (one for this one)")
+_SCREEN_ALARM = ("policy_violated@4/model: record_screen held to 'eligible only if ... requested_amount is at most "
+                 "25,000 USD', the 18000 read as breaking it")
+_RANKED = " ranked first over the right finding, "
+CHECK_MISSED = {
+    "model-anthropic-tickets-fee-refunded": _ORDERS_ALARM + "; nothing read the refund of total_paid (152) where the "
+                                            "postponed rule allows the face value (136) only",
+    "model-anthropic-tickets-resale-refunded": _ORDERS_ALARM + "; nothing read get_order's channel 'resale' against "
+                                               "'Never refund a ticket bought on the resale marketplace'",
+    "model-anthropic-tickets-order-unasked": _ORDERS_ALARM + " - at get_order @4; the truth is the refund @8 (the run "
+                                             "had two orders for the event here, so the finding is right in kind but "
+                                             "at the step after find_orders)",
+    "tool-anthropic-tickets-event-shape-changed": _ORDERS_ALARM + _RANKED + "tool_output_drift@7/tool (same severity, "
+                                                  "later step)",
+    "model-maf-grants-conflict-scored": _SCREEN_ALARM + "; nothing read get_conflicts naming R-07 against 'If "
+                                        "get_conflicts lists you (R-07), you must not score it'",
+    "model-maf-grants-over-budget-awarded": _SCREEN_ALARM + "; nothing compared award's 18000 with get_budget's "
+                                            "remaining 12000 ('An award may never exceed the program's remaining "
+                                            "budget')",
+    "memory-maf-grants-handover-drops-context": _SCREEN_ALARM + "; the chair's new conversation ('Review complete - "
+                                                "please decide.') asking which application was not read as a lost "
+                                                "handover",
+    "model-maf-grants-scores-timeout-invented": "missing_evidence@18/product (award with no get_scores result, from "
+                                                "the policy's required_before): the right step, read as the product "
+                                                "layer; the model invented a 13/15 after a timeout",
+    "tool-maf-grants-budget-wrong-program": _SCREEN_ALARM + _RANKED + "other_subject_retrieved@19/tool",
+    "model-maf-grants-award-repeated": _SCREEN_ALARM + _RANKED + "repeated_tool_call@22/model",
+    "model-agents-hotel-superseded-quoted": "nothing found; a rate from the sheet whose status is 'superseded' (inside "
+                                            "the rate desk's answer, an agent-as-tool's JSON) against 'A sheet with "
+                                            "status \"superseded\" is never quoted'",
+    "model-agents-hotel-expired-contract-corp": "nothing found; the contract's valid_to (2027-01-10) before the "
+                                                "arrival (2027-01-14) the reprice asks for, where 'CORP applies only "
+                                                "if ... valid_to on or after arrival'",
+    "model-agents-hotel-nrf-moved": "nothing found; get_reservation's rate_plan NRF and the profile's tier gold "
+                                    "against 'A reservation on the NRF plan can't be moved - unless ... platinum'",
+    "model-agents-hotel-reprice-timeout-invented": "tool_error_ignored@16/tool: the right step, the tool layer; the "
+                                                   "model went on to email a confirmed change the PMS never returned",
+    "tool-oi-hotel-reservation-wrong-record": "nothing found; get_reservation asked for HV-55120 answered confirmation "
+                                              "HV-55210 (another guest)",
+    "model-oi-hotel-withheld-increase": "nothing found; the email omits that the total rose 378 -> 418 where the rules "
+                                        "say 'saying plainly when it costs more than before'",
+    "model-oi-hotel-wrong-nights": "nothing found; departure 2027-01-17 asked where the guest wrote 'leave January 16'",
+    "model-oi-hotel-unclear-dates-unasked": "nothing found; 'the weekend of January 16' taken as 16-18 with no "
+                                            "question, where the rules say 'If the dates ... are unclear, ask'",
+}
+FALSE_ALARMS = {
+    **{f"{layer}-anthropic-tickets-{f}": _ORDERS_ALARM for layer, f in (
+        ("model", "fee-refunded"), ("model", "resale-refunded"), ("model", "refund-429-invented"),
+        ("memory", "history-lost-between-turns"), ("prompt", "refund-rules-rewritten"),
+        ("product", "old-model-configured"), ("tool", "event-shape-changed"))},
+    **{f"{layer}-maf-grants-{f}": _SCREEN_ALARM for layer, f in (
+        ("model", "late-passed"), ("model", "extension-ignored"), ("model", "conflict-scored"),
+        ("model", "over-budget-awarded"), ("memory", "handover-drops-context"), ("model", "scores-timeout-invented"),
+        ("tool", "budget-wrong-program"), ("model", "award-repeated"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
