@@ -288,6 +288,32 @@ def _shares(numbers: list[float], sources: str) -> set[float]:
     return {n * f for n in numbers[:_MAX_NUMBERS] for s in shares for f in (s, 1 - s)}
 
 
+# A field in a minor unit (net_cents 1973657, latency_ms 5120, fee_bps 25): the figure in the major unit is read out.
+_MINOR_KEY = re.compile(r"(?:^|_)(cents?|pence|minor|ct|ms|millis|bps)$", re.I)
+_MINOR = {"cent": 100, "cents": 100, "pence": 100, "minor": 100, "ct": 100, "ms": 1000, "millis": 1000, "bps": 100}
+
+
+def _minor_units(values: Iterable[Any]) -> set[float]:
+    """The numbers of fields named for a minor unit, in the major one (1973657 cents: 19736.57)."""
+    out: set[float] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for key, child in node.items():
+                unit = _MINOR_KEY.search(str(key))
+                if unit and isinstance(child, (int, float)) and not isinstance(child, bool):
+                    out.add(child / _MINOR[unit.group(1).lower()])
+                else:
+                    walk(child)
+        elif isinstance(node, list):
+            for child in node[:1000]:
+                walk(child)
+
+    for value in values:
+        walk(value)
+    return out
+
+
 def _matches(value: float, tolerance: float, known: list[float]) -> bool:
     """Whether a known number rounds to `value` (within the tolerance its precision gives; `known` sorted)."""
     tolerance += 1e-9
@@ -402,7 +428,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
         known |= _worked_in_answer(answer, stated | known)
-        known |= _shares(numbers, haystack)
+        known |= _shares(numbers, haystack) | _minor_units(outputs)
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
         # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
         plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(

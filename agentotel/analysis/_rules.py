@@ -137,7 +137,7 @@ _COND_WITH = re.compile(r"\bwith\s+`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s*(?
 _COND_WHOSE = re.compile(r"\b(?P<noun>[a-z]{3,}?)s?\s+whose\s+(?P<field>(?:[a-z]+\s+){0,2}?[a-z_]+)\s+(?:is|are|=)\s+['\"`](?P<value>[\w -]{2,30})['\"`]", re.I)
 _COND_CURRENT = re.compile(r"\(\s*`?(?P<field>[a-z][a-z0-9_]*)`?\s*\)\s+(?:is|are)\s+(?:still\s+)?(?:current|valid|in\s+date|unexpired|not\s+expired)\b", re.I)
 _COND_BOUND = re.compile(r"\b`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:is\s+|are\s+|stays?\s+)?(?P<op>below|under|less\s+than|above|over|more\s+than|"
-                         r"at\s+least|at\s+most)\s+(?P<bound>\d+(?:\.\d+)?)\s*(?P<unit>%|ms\b|s\b)?", re.I)
+                         r"at\s+least|at\s+most)\s+(?P<bound>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|ms\b|s\b)?", re.I)
 _COND_AGE = re.compile(r"\b(?P<what>active|open|opened|activated|registered|held|employed|enrolled)\s+(?:for\s+)?(?P<n>\d+)\s+"
                        r"(?P<unit>day|week|month|year)s?\s+or\s+(?:more|longer)", re.I)
 # "Before you call update_bank_details, text the employee a one-time code with send_verification_code": a call the
@@ -227,8 +227,14 @@ class Rules(NamedTuple):
     # (said, the deed's words, the share, the words of the record's figure): "Pay advances are capped at half of the
     # employee's last net pay"
     share_caps: tuple[tuple[str, tuple[str, ...], float, tuple[str, ...]], ...]
+    dated_by: tuple[tuple[str, str, str], ...]  # (said, the tool, the word of the record's date it must be called at)
+    # the tools of a written procedure's steps in order, each with whether the step plainly asks for it ("Check
+    # get_adcvd for the code", "Start with get_shipment") - not one it makes conditional ("If ..., dry-run it")
+    procedure: tuple[tuple[str, bool], ...]
     must_include: tuple[tuple[str, str, str], ...]  # (said, the field one member must hold, its value)
-    which: tuple[tuple[str, str, str], ...]  # (said, the noun a record may hold several of, the verb to ask which before)
+    # (said, the noun a record may hold several of, the verb to ask which before, what they must share to count:
+    # "more than one order for the event" - event)
+    which: tuple[tuple[str, str, str, str | None], ...]
     stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
 
 
@@ -291,9 +297,12 @@ def read(text: str) -> Rules:
                                                        if len(i) >= 3 and i not in ("any", "the", "their", "his", "her")))
                            for m in _NOT_BASED_ON.finditer(text)) if " on " in text else (),
         share_caps=tuple(_share_caps(text)) if " of " in text else (),
+        dated_by=tuple((m.group(0).strip(), m.group("tool"), m.group("word").lower()) for m in _DATED_BY.finditer(text)) if " date" in text else (),
+        procedure=_procedure(text),
         must_include=tuple((m.group(0).strip(), m.group("field").lower(), m.group("value").lower().rstrip(".")) for m in _MUST_INCLUDE.finditer(text))
                      if "at least one" in text else (),
-        which=tuple((m.group(0).strip(), re.sub(r"(?:es|s)$", "", m.group("noun").lower().split()[-1]), _stem(m.group("verb")))
+        which=tuple((m.group(0).strip(), re.sub(r"(?:es|s)$", "", m.group("noun").lower().split()[-1]), _stem(m.group("verb")),
+                     q.group(1).lower() if (q := re.match(r"\s+(?:for|of|on|in)\s+(?:the|that|this|one|a|an)\s+([a-z]{3,})", text[m.end("noun"):])) else None)
                     for m in _WHICH.finditer(text) if re.search(r"\bwhich\b", m.group(0), re.I))
               if re.search(r"\bwhich\b", text) else (),
         stops=tuple(_stops(text)) if _STOP.search(text) else (),
@@ -351,7 +360,7 @@ def _conditions(text: str):
         for m in _COND_BOUND.finditer(sentence):
             op = m.group("op").lower().split()[0]
             below = op in ("below", "under", "less") or m.group("op").lower() == "at most"
-            conds.append((m.group("field").lower(), "below" if below else "above", (float(m.group("bound")), m.group("unit") == "%")))
+            conds.append((m.group("field").lower(), "below" if below else "above", (float(m.group("bound").replace(",", "")), m.group("unit") == "%")))
         conds += [(m.group("what").lower()[:5], "age", int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower()]) for m in _COND_AGE.finditer(sentence)]
         if not conds:
             continue
@@ -463,6 +472,34 @@ def _share_caps(text: str):
         what = tuple(w for w in re.findall(r"[a-z]{3,}", m.group("what").lower()) if w not in FILLER and w not in ("last", "latest"))
         if value and deed and what:
             yield m.group(0).strip(), deed, value, what
+
+
+# "converted with get_fx_rate at the arrival date - not today's rate": a reading called at a record's date.
+_DATED_BY = re.compile(r"`?(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:at|as\s+of|on|for)\s+the\s+(?:[a-z]+'s\s+)?(?P<word>[a-z]{4,})"
+                       r"(?:[\s_-]+date|[\s_-]+day)\b", re.I)
+
+
+_ASKING = re.compile(r"^(?:start\s+with|begin\s+with|first,?\s+)?\s*(?:check|run|call|find|look\s+up|read|get|search|use|pull|verify|"
+                     r"confirm|screen|query|fetch|start\s+with|begin\s+with)\b", re.I)
+
+
+def _procedure(text: str) -> tuple[tuple[str, bool], ...]:
+    """The steps of a procedure the instructions lay out as a table's rows ("| AD/CVD | Check get_adcvd ... |"), in
+    order. (A numbered list is as often a list of separate rules - "2. Verify ... before any transfer", "4. ... must be
+    frozen with freeze_account" - as a procedure: not read as one.)"""
+    steps: list[tuple[str, bool]] = []
+    for line in text.split("\n"):
+        if not line.lstrip().startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        body = cells[-1]
+        names = TOOL_NAME.findall(body)
+        if not names:
+            continue
+        first = body[:body.find(names[0])]
+        asked = bool(_ASKING.match(body)) and not re.search(r"\b(?:if|when|unless|only|where)\b", first, re.I)
+        steps += [(n, asked and i == 0) for i, n in enumerate(dict.fromkeys(names)) if n not in {s for s, _a in steps}]
+    return tuple(steps) if len(steps) >= 3 else ()
 
 
 def _table_rows(text: str):

@@ -2482,6 +2482,10 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 # "... with send_letter ... before you answer": before the answer, not before this action
                 if _BEFORE_ANSWER.search(rule.group(0)):
                     continue
+                # a time, not an order of calls: "(waive_fee) only if no other late fee was posted in the 12 months
+                # before it"
+                if re.search(r"\b(?:days?|weeks?|months?|years?|hours?)\s+before\b|\bbefore\s+(?:it|them|that|this|then)\b", rule.group(0), re.I):
+                    continue
                 # "... before any transfer": before that action only ("before acting", "before any change": any)
                 named = re.match(r"[^.\n]*?\bbefore\s+(?:any\s+|a\s+|an\s+|the\s+|each\s+|every\s+)?([a-z]+)", rule.group(0)[len(check):], re.I)
                 if named is not None and _names_another_action(named.group(1).lower(), call.name):
@@ -3119,7 +3123,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
             stopped = (_stop_ignored(run, step, call, run.told(step)) or _which_unasked(run, step, call, run.told(step))
                        or _compared_unmet(run, step, call, run.told(step)) or _before_call_skipped(run, step, call, run.told(step))
                        or _member_missing(run, step, call, run.told(step)) or _table_row_unmet(run, step, call, run.told(step))
-                       or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step)))
+                       or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step))
+                       or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -3863,6 +3868,57 @@ def _share_cap_passed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     return None
 
 
+def _dated_wrong(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A reading the instructions say to call at a record's date ("converted with get_fx_rate at the arrival date"),
+    called at another (get_fx_rate(date='2026-12-04') where the shipment's arrival_date is 2026-12-01): model,
+    policy_violated at the call."""
+    rules = [r for r in _rules.read(text).dated_by if r[1] == call.name]
+    if not rules or not isinstance(call.arguments, Mapping):
+        return None
+    days = [str(v) for v in call.arguments.values() if isinstance(v, str) and _ISO_DAY.fullmatch(v.strip())]
+    for said, _tool, word in rules:
+        held = [(s, str(k), str(v)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                for o in _objects(tool_payload(s.get("output"))) for k, v in o.items()
+                if word[:5] in str(k).lower() and isinstance(v, str) and _ISO_DAY.match(v)]
+        if days and held and held[-1][2][:10] not in days:
+            source, key, day = held[-1]
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} at {days[0]} where the instructions say {said[:160]!r}: "
+                            f"{key} is {day} ({tool_name(source)}, step {source['index']})", tool=call.name, rule=said[:200],
+                            result_step=source["index"])
+    return None
+
+
+# Deeds that report or hand over rather than do the procedure's work: sent at any point, an early exit included.
+_REPORTING = frozenset({"post", "send", "notify", "email", "message", "escalate", "page", "refer", "hold", "tell", "inform", "reply"})
+
+
+def _procedure_step_skipped(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action a written procedure lays out after steps it plainly asks for ("| AD/CVD | Check get_adcvd for the
+    code ... |" before "| File | file_entry once |"), called with one of those never done (MAST FM-1.1 disobey task
+    specification; model, policy_violated at the call). Steps the procedure makes conditional are not required;
+    reports and hand-overs may come at any point."""
+    procedure = _rules.read(text).procedure
+    names = [n for n, _asked in procedure]
+    action = _action(call.name)
+    if call.name not in names or action is None or action[0] in _REPORTING:
+        return None
+    # the procedure's own deed - its last step that acts - not a remedy a step names on the way (hold_for_review)
+    last = next((n for n in reversed(names) if (a := _action(n)) is not None and a[0] not in _REPORTING), None)
+    if call.name != last:
+        return None
+    if "_tools_known" not in run.__dict__:
+        run._tools_known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
+    done = {str(tool_name(s)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
+    done |= {n for i, n in _retrievals_as_tools(run).items() if i < step["index"]}
+    missing = [n for n, asked in procedure[:names.index(call.name)] if asked and n in run._tools_known and n not in done]
+    if not missing:
+        return None
+    return _finding("policy_violated", "model", step["index"], [step["index"]],
+                    f"step {step['index']} calls {call.name} where the instructions' procedure asks for {missing[0]} before it, "
+                    f"and no call of {missing[0]} came first", tool=call.name, missing=missing[0])
+
+
 def _member_missing(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action taken on a list the instructions say must hold a member in a state ("Every interview panel must
     include at least one interviewer with fairness_trained: true; a panel without one is not allowed"), on members a
@@ -3893,7 +3949,7 @@ def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> 
     than one line, confirm which line before you change a plan on it"), called after a result listed two or more
     with no answer to the user in between (MAST FM-2.2 fail to ask for clarification; model, clarification_skipped
     at the first model step after the listing: the question was owed there)."""
-    for said, noun, verb in _rules.read(text).which:
+    for said, noun, verb, shared in _rules.read(text).which:
         keys = (noun, noun + "s", noun + "es")
         listing, listed = next(((s, v) for s in reversed(run.record.tool_steps()) if s["index"] < step["index"] and not is_error(s)
                                 for o in _objects(tool_payload(s.get("output"))) for k, v in o.items()
@@ -3902,10 +3958,19 @@ def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> 
             continue
         # the deed the rule names ("before you change a plan"), or a call that takes one of the records listed ("ask
         # before you place it": refill(store_id='ST-04'))
+        given = {str(v) for v in _leaves(call.arguments)}
+        if shared:  # "more than one order for the event": only those sharing the picked one's event count
+            picked = next((r for r in listed if isinstance(r, Mapping) and _ident(r) in given), None)
+            keys = [k for k in (picked or {}) if shared[:5] in str(k).lower() and not isinstance(picked[k], (dict, list))]
+            if picked is not None and keys:
+                listed = [r for r in listed if isinstance(r, Mapping) and all(r.get(k) == picked[k] for k in keys)]
+                if len(listed) < 2:
+                    continue
         picks = {str(i) for r in listed if isinstance(r, Mapping) and (i := _ident(r))} | {str(r) for r in listed if _id_like(r)}
+        reads = next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING and _action(call.name) is None
         if not (_deed_of(call.name, verb) or any(w.lower()[:4] == verb[:4] for w in _NAME_WORDS.findall(call.name))
-                or picks & {str(v) for v in _leaves(call.arguments)}):
-            continue
+                or not reads and picks & {str(v) for v in _leaves(call.arguments)}):
+            continue  # (a read of one of them - get_order - is how the agent learns which to ask about)
         owed = next((s for s in run.llm if listing["index"] < s["index"] <= step["index"]), step)
         return _finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], listing["index"], step["index"]])),
                         f"{tool_name(listing)} at step {listing['index']} listed more than one {noun} and the run went on to "
@@ -4339,7 +4404,8 @@ def _past_count(run: _Run, step: Mapping[str, Any], text: str, forms: str, verb:
         for key, value in record.items():
             if stem not in str(key).lower():
                 continue
-            if isinstance(value, int) and not isinstance(value, bool) and value >= limit:
+            if isinstance(value, int) and not isinstance(value, bool) and value >= limit \
+                    and (value <= 1000 or re.search(r"count|times|number|(?:^|_)n$", str(key), re.I)):  # a count, not a sum awarded
                 return (said, f"{key}: {value} already", source)
             if limit == 1 and per in PERIOD_DAYS and isinstance(value, str) and (day := _iso_day(value)) is not None:
                 now = _today(run, step, text)
@@ -5338,7 +5404,9 @@ def _instruction_rule(run: _Run) -> list[Finding]:
                     if not re.search(rf"\b{re.escape(str(key).lower())}\b", main.lower()) and not any(
                             re.search(rf"\b{re.escape(w.lower()[:5])}", main.lower()) for w in thing):
                         continue
-                    given = [t for t in re.findall(r"[\w-]+", main) if re.search(r"\d", t) and shape(t) == shape(value)]
+                    given = [t for t in re.findall(r"[\w-]+", main) if re.search(r"\d", t) and shape(t) == shape(value)
+                             # (a scope, not the value given: "for a P3 order, ask whether ..., unless ...")
+                             and not re.search(rf"\b(?:for|on|if|with)\s+(?:an?\s+|the\s+|every\s+|each\s+)?{re.escape(t)}\b", main, re.I)]
                     if not given or not _content_words(cond):
                         continue
                     said = f"{main} {how} {cond}".strip()
@@ -5861,8 +5929,8 @@ def _role_overstepped(run: _Run) -> list[Finding]:
                 continue
             thing = [w.lower() for w in _NAME_WORDS.findall(call.name) if len(w) >= 4 and w.lower() not in _GENERIC_NAME
                      and w.lower() not in _ACTIONS and w.lower() not in _CHECK_TOOL - {"diagnostics", "diagnostic"}]
-            if not thing or any(re.search(rf"\b{re.escape(w[:6])}", told[agent]) for w in thing):
-                continue
+            if not thing or call.name.lower() in told[agent] or any(re.search(rf"\b{re.escape(w[:6])}", told[agent]) for w in thing):
+                continue  # (its own instructions name the tool: "6. assign_crew, then notify_customers once")
             owner = next((other for other, text in told.items() if other != agent and short(other)
                           and re.search(rf"\b{re.escape(short(other))}\b", told[agent])
                           and any(re.search(rf"\b{re.escape(w[:6])}", text) for w in thing)), None)
@@ -7277,9 +7345,10 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
     instructions, tools and model) had a conversation going: the history was dropped (or reset) at the turn.
     Not when the earlier call was a single message or one item of a batch (independent requests), nor when a
     model wrote the new message (a planner handing a task to a fresh executor)."""
-    # (instructions sent apart from the messages - Gemini's system_instruction, Anthropic's system - count as one)
-    apart = not any(role == "system" for role, _text in old) and bool(run.told(before))
-    if len(old) + apart < 2 or before.get("model") != step.get("model"):
+    # (one message, whose answer asked the user something - "could you tell me your date of birth?" - is a
+    # conversation going: the reply belongs to it, where a second one-shot question after a full answer does not)
+    asked_back = "?" in (final_text(before) or "")
+    if len(old) + asked_back < 2 or before.get("model") != step.get("model"):
         return None
     asked = [m for m in new if m[0] == "user" and m not in set(old)]
     if not asked:
@@ -9357,6 +9426,40 @@ def _retired_value_used(run: _Run) -> list[Finding]:
     return []
 
 
+_IN_CURRENCY = re.compile(r"(?:^|_)(usd|eur|gbp|jpy|chf|cad|aud|sek|nok|dkk|pln|cny|inr|mxn|brl)$", re.I)
+
+
+def _not_converted(run: _Run) -> list[Finding]:
+    """An action given, under a key naming one currency (entered_value_usd), the very figure a record holds in another
+    (value 9600.0 of a shipment in EUR) after the run read an exchange rate: the figure was not converted (TRAIL's
+    wrong tool output interpretation; model, input_ignored at the call)."""
+    tools = [s for s in run.record.tool_steps() if not is_error(s)]
+    if not any(isinstance(o.get("rate"), (int, float)) for s in tools for o in _objects(tool_payload(s.get("output")))):
+        return []
+    for step in run.llm:
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
+                continue
+            for key, value in call.arguments.items():
+                code = _IN_CURRENCY.search(str(key))
+                if code is None or not isinstance(value, (int, float)) or isinstance(value, bool) or not value:
+                    continue
+                for source in (s for s in tools if s["index"] < step["index"]):
+                    for record in _objects(tool_payload(source.get("output"))):
+                        other = record.get("currency")
+                        if not isinstance(other, str) or other.lower() == code.group(1).lower() or len(other) != 3:
+                            continue
+                        held = [(k, v) for k, v in _held(record, "value") + _held(record, "amount") + _held(record, "total")
+                                if isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v - value) < 0.005]
+                        if held:
+                            return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                             f"step {step['index']} calls {call.name} with {key} {_fmt(float(value))}, the "
+                                             f"{held[0][0]} {tool_name(source)} gave in {other} at step {source['index']}, "
+                                             f"with an exchange rate read and not applied", tool=call.name,
+                                             result_step=source["index"], said=str(value))]
+    return []
+
+
 def _retired_cited(run: _Run) -> list[Finding]:
     """The answer cites a document or record whose own fields say it is no longer current ("KB-101-v2",
     superseded_by: KB-101) while the same results held the current one, and says nothing of it: the model answered
@@ -9504,7 +9607,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,

@@ -1146,6 +1146,14 @@ CHECK_MISSED: dict[str, str] = {
                                              "'Run check_sanctions on the seller before filing')"),
     "model-oi-customs-value-not-converted": (_TOLD + "get_fx_rate@8 answered 1.0512, file_entry@14's "
                                              "entered_value_usd 9600.0 is the invoice's EUR value unconverted"),
+    # Missed since (session 26, after heldout18's misses were read - they were hits blind only through the Schedule II
+    # rule quoted for a drug with no schedule, which is gone):
+    "model-genai-pharmacy-which-store-unasked": ("clarification_skipped@4/model: the rule ('more than one pickup store ... "
+                                                 "ask before you place it') is read, but check files the question as owed "
+                                                 "right after the listing (@4, heldout13-17's convention) where this "
+                                                 "set's truth is the refill @8"),
+    "model-genai-pharmacy-controlled-early-refill": ("nothing reads 'no earlier than 2 days before the last fill runs out "
+                                                     "(last_filled plus days_supply)' against the refill's date"),
 }
 _SCHEDULE = ("role_overstepped@{}/model: 'Schedule II is never refilled' quoted for a refill of lisinopril, whose "
              "schedule is null - the rule's condition (a controlled substance) is not met")

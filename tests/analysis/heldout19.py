@@ -1083,6 +1083,16 @@ CHECK_MISSED: dict[str, str] = {
                                                "as euros (rule: 'Money is stored in cents; answer in euros')"),
     "model-tl-analytics-premature-stop": (_TOLD + "the answer @5 follows describe_table with a plan ('the figure comes "
                                           "from summing it') and no run_sql - the question's number never given"),
+    # Missed since (session 26, after heldout19's false alarms were read - blind they were hits only through a finding
+    # the good runs got too):
+    "model-pai-property-priority-downgraded": ("nothing reads the priority table (P1: active water leak ...) against the "
+                                               "tenant's words; blind, a missing_evidence (waive_fee 'before' read as an "
+                                               "order of calls) landed on the step"),
+    "model-pai-property-entry-unasked": ("nothing reads 'for a P3 order, ask whether the technician may enter' as a "
+                                         "question owed; blind, a task_ignored that took 'P3' for the value given landed "
+                                         "on the step"),
+    "model-mcp-analytics-stale-table-untold": ("nothing compares describe_table's last load with the period asked; "
+                                               "blind, an ungrounded euro figure (net_cents / 100) landed on the step"),
 }
 _WAIVED = ("missing_evidence@{}/model: 'create_work_order with no call of waive_fee before it', the waiver rule's "
            "tool taken for evidence a work order needs - a waiver is a conditional write of its own, not a read")

@@ -651,6 +651,14 @@ def context_cut(steps: list[dict[str, Any]]) -> int | None:
     return None
 
 
+# (session 26) The step is found, the layer is the model's: the answer gives a flight (BK9921) nothing the model was
+# given holds, right after the search timed out - an invention, as heldout15-18 (built later, blind) all file a value
+# made up after a timeout. This set's truth keeps the timeout's layer; the two conventions disagree, check follows the
+# later sets.
+_TIMEOUT_INVENTED = ("tool_error_ignored@4/model: the step is right; the layer is the model's, which invented BK9921 after "
+                     "the timeout (heldout15-18's convention for a value made up after a failure), where this set files the tool")
+
+
 def rule(recorder: str, layer: str, fault: str, taxonomy: str, where: Callable[..., int | None], **kw: Any) -> Any:
     from heldout import Pair
 
@@ -679,7 +687,7 @@ def pairs() -> list[Any]:
     rule("ollm", "model", "goal_deviation", "MAST FM-2.3 Task derailment", asking("search_flights")),
     # Vercel AI SDK spans
     rule("vercel", "tool", "search_timeout", "TRAIL Timeouts (the answer goes on as if it had results)", answer,
-         diff_where=tool_step("search_flights")),
+         diff_where=tool_step("search_flights"), check_missed=_TIMEOUT_INVENTED),
     rule("vercel", "workflow", "parallel_dropped", "AgentErrorTaxonomy Action: requested calls left unanswered", after_first("get_fare_rules")),
     rule("vercel", "model", "misread_output", "TRAIL Wrong tool output interpretation", asking("get_fare_rules"),
          check_missed="choosing the flight its search result lists with 0 seats is a misreading of the data no "
@@ -693,7 +701,7 @@ def pairs() -> list[Any]:
     rule("langgraph", "memory", "history_dropped", "TRAIL Context handling failures", context_cut),
     rule("langgraph", "prompt", "rules_clause_dropped", "MAST FM-1.1 Disobey task specification", nth_llm(0)),
     rule("langgraph", "tool", "search_timeout", "TRAIL Timeouts (the answer goes on as if it had results)", answer,
-         diff_where=tool_step("search_flights")),
+         diff_where=tool_step("search_flights"), check_missed=_TIMEOUT_INVENTED),
     rule("langgraph", "workflow", "premature_stop", "MAST FM-3.1 Premature termination", last_step),
     # pydantic-ai under agentotel
     rule("pydantic-ai", "tool", "book_401", "TRAIL Authentication errors (returned as a result)", tool_step("book_flight")),

@@ -1193,6 +1193,12 @@ CHECK_MISSED = {
     "model-oi-hotel-wrong-nights": "nothing found; departure 2027-01-17 asked where the guest wrote 'leave January 16'",
     "model-oi-hotel-unclear-dates-unasked": "nothing found; 'the weekend of January 16' taken as 16-18 with no "
                                             "question, where the rules say 'If the dates ... are unclear, ask'",
+    # Missed since (session 26, after heldout20's false alarms were read - blind they were hits only through the
+    # 'requested_amount is at most 25,000' bound read as 25):
+    "model-maf-grants-late-passed": ("nothing reads 'submitted by the round's deadline' against the application's dates; blind, the "
+                                     "25,000-read-as-25 alarm landed on the step"),
+    "model-maf-grants-extension-ignored": ("nothing reads the extension exception; blind, the same misread bound landed "
+                                           "on the step"),
 }
 FALSE_ALARMS = {
     **{f"{layer}-anthropic-tickets-{f}": _ORDERS_ALARM for layer, f in (

@@ -15,7 +15,7 @@ import pytest
 from agentotel.analysis._record import History
 from agentotel.analysis.detectors import detect, format_findings
 from agentotel.analysis.policy import Policy
-from runs_build import llm, record, text_message, tool
+from runs_build import definitions_attr, llm, record, text_message, tool
 from test_data_agent import _conversation
 
 
@@ -249,7 +249,7 @@ def test_a_failed_call_answered_with_an_id_nothing_held_is_the_models_invention(
         assert found == [(3, layer)], shown_text
 
 
-def test_a_turn_sent_without_the_conversation_under_instructions_sent_apart_lost_it():
+def test_a_reply_sent_without_the_question_it_answers_lost_the_conversation():
     system = "You are the clinic's booking assistant. Ask for the date of birth before anything else."
     first = llm(1, text="Could you tell me your date of birth?", messages=[text_message("user", "I need to move my appointment.")])
     for kept, lost in ((True, False), (False, True)):
@@ -263,3 +263,87 @@ def test_a_turn_sent_without_the_conversation_under_instructions_sent_apart_lost
         run = record(first, second, task="I need to move my appointment.", attributes=attributes)
         found, shown = _found(run, "history_lost")
         assert found == ([(2, "memory")] if lost else []), shown
+
+
+@pytest.mark.parametrize("amount,broken", [(18_000, False), (31_500, True)])
+def test_a_bound_written_with_thousands_separators_is_read_whole(amount, broken):
+    system = ("You screen bursary requests. A request is eligible only if the requested_amount is at most 25,000 EUR. "
+              "Record it with record_screen.")
+    run = _conversation(("user", "Screen BR-77."), ("get_request", {"request_id": "BR-77"},
+                                                    {"request_id": "BR-77", "requested_amount": amount}),
+                        ("record_screen", {"request_id": "BR-77", "outcome": "eligible"}, {"recorded": True}),
+                        system=system, answer="BR-77 screened.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_figure_read_out_of_a_field_in_a_minor_unit_is_grounded():
+    rows = {"columns": ["revenue_cents"], "rows": [{"revenue_cents": 1_973_657}]}
+    for answer, grounded in (("Revenue in October: EUR 19,736.57.", True), ("Revenue in October: EUR 21,400.00.", False)):
+        run = _conversation(("user", "October revenue?"), ("run_sql", {"sql": "select sum(net) ..."}, rows),
+                            system="You answer revenue questions with run_sql.", answer=answer)
+        found, shown = _found(run, "ungrounded_answer")
+        assert found == ([] if grounded else [(3, "model")]), shown
+
+
+def test_before_said_of_time_is_no_order_of_calls():
+    system = ("You help tenants. A late fee may be waived (waive_fee) only if no other late fee was posted in the 12 "
+              "months before it. File repairs with create_work_order.")
+    run = _conversation(("user", "My heating is broken, unit 4B."),
+                        ("create_work_order", {"unit": "4B", "category": "heating"}, {"work_order": "WO-1"}),
+                        system=system, answer="WO-1 is filed.")
+    offered = definitions_attr(("waive_fee", {"type": "object"}), ("create_work_order", {"type": "object"}))
+    run.span_attributes.update({s["span_id"]: dict(offered) for s in run.steps if s["type"] == "llm"})
+    found, shown = _found(run, "missing_evidence")
+    assert found == [], shown
+
+
+def test_a_value_naming_the_rules_scope_is_no_value_it_gives():
+    system = ("You file repairs. For a P3 order, ask whether the technician may enter when nobody is home, unless the "
+              "tenant already told you. File with create_work_order.")
+    run = _conversation(("user", "Water is pouring through my ceiling! Unit 4B."),
+                        ("create_work_order", {"unit": "4B", "priority": "P1"}, {"work_order": "WO-2"}),
+                        system=system, answer="WO-2 is filed as P1.")
+    found, shown = _found(run, "task_ignored")
+    assert found == [], shown
+
+
+def test_an_order_for_another_event_is_no_choice_to_ask_about():
+    system = ("You handle ticket refunds. If the fan has more than one order for the event and hasn't said which, ask "
+              "which order before you refund.")
+    for orders, owed in (([("OR-1", "EV-9"), ("OR-2", "EV-4")], False), ([("OR-1", "EV-9"), ("OR-2", "EV-9")], True)):
+        listing = {"orders": [{"order_id": o, "event_id": e, "seats": 2} for o, e in orders]}
+        run = _conversation(("user", "The EV-9 show was cancelled, refund me please - fan F-31."),
+                            ("find_orders", {"fan_id": "F-31"}, listing),
+                            ("get_order", {"order_id": "OR-1"}, {"order_id": "OR-1", "event_id": "EV-9", "total": 90.0}),
+                            ("refund", {"order_id": "OR-1"}, {"refund_id": "RF-3"}),
+                            system=system, answer="Refunded: RF-3.")
+        found = [(f.index, f.layer) for f in detect(run) if f.kind == "clarification_skipped" and "listed more than one" in f.message]
+        assert found == ([(3, "model")] if owed else []), format_findings(detect(run))
+
+
+def test_a_sum_a_record_holds_is_no_count_of_the_deed():
+    system = "You chair the grants panel. One award per application. Read get_budget and award with award."
+    for awarded, counted in ((188_000, False), (1, True)):
+        run = _conversation(("user", "Decide APP-4471."),
+                            ("get_application", {"app_id": "APP-4471"}, {"app_id": "APP-4471", "awards": awarded}),
+                            ("award", {"app_id": "APP-4471", "amount": 12000.0}, {"award_id": "AW-1"}),
+                            system=system, answer="Awarded AW-1.")
+        found, shown = _found(run, "policy_violated")
+        assert found == ([(3, "model")] if counted else []), shown
+
+
+def test_a_tool_its_own_instructions_name_is_no_other_agents_job():
+    from runs_build import agent
+    triage = "You triage outages and notify customers with notify_customers, then hand over to the dispatcher."
+    for own, overstepped in (("6. assign_crew, then notify_customers once.", False), ("Assign crews with assign_crew.", True)):
+        dispatch = f"You take over from triage. {own}"
+        given = [text_message("system", dispatch), text_message("user", "Outage OUT-1 is yours.")]
+        steps = [agent(1, "triage"),
+                 llm(2, text="Handing over.", parent=1, messages=[text_message("system", triage), text_message("user", "OUT-1")]),
+                 agent(3, "dispatcher"),
+                 llm(4, calls=[("notify_customers", {"outage": "OUT-1"}, "c4")], parent=3, messages=given),
+                 tool(5, "notify_customers", {"outage": "OUT-1"}, {"sent": 140}, requested_by=4, call_id="c4"),
+                 llm(6, text="Customers told.", parent=3, messages=given + [text_message("assistant", "notified")])]
+        found, shown = _found(record(*steps, task="OUT-1"), "role_overstepped")
+        assert found == ([(4, "model")] if overstepped else []), shown
