@@ -227,6 +227,12 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
         (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None or f.kind == "failed_check_ignored"
         else (f.index, f.kind, f.evidence["tool"]) not in explained)]
+    # The policy's required call skipped, where the instructions told the model to make it first: the model's skip
+    # (its finding at the same step, naming the same tool) is the cause, the policy's the same fact seen from outside.
+    told_skips = {(f.index, m) for f in out if f.kind == "missing_evidence" and f.layer == "model"
+                  for m in (f.evidence.get("missing") if isinstance(f.evidence.get("missing"), list) else [f.evidence.get("missing")])}
+    out = [f for f in out if not (f.kind == "missing_evidence" and f.layer == "product" and isinstance(f.evidence.get("missing"), list)
+                                  and f.evidence["missing"] and all((f.index, m) in told_skips for m in f.evidence["missing"]))]
     # The model doing what a rule the instructions lost used to forbid: the loss is the cause (a prompt without "never
     # one marked superseded", then an answer from a superseded article).
     dropped = [(f.index, words) for f in out if f.kind == "instructions_changed" and (words := _dropped_words(f.evidence))]
@@ -1300,8 +1306,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
             layer = "model"
         # An answer giving an id nothing the model was given holds ("order RF-771020" after the refill timed out): the
         # outcome is the model's invention (TRAIL's hallucinated tool output), the tool failed honestly.
-        invented = [i for i in _ground.ids(answers[0][1]) if i.lower() not in _raw(answers[0][0], "input").lower()] \
-            if layer == "tool" else []
+        # (what the step that went on said or sent - an e-mail's body - counts as much as the answer)
+        went = "\n".join([_said(went_on) or "", *(v for c in requested_calls(went_on) for v in _strings(c.arguments))])
+        invented = ([i for i in _ground.ids(answers[0][1]) if i.lower() not in _raw(answers[0][0], "input").lower()]
+                    or _ground.ungrounded(answers[0][1], _raw(answers[0][0], "input") + "\n" + run.told(answers[0][0]))
+                    or _ground.ungrounded(went, _raw(went_on, "input") + "\n" + run.told(went_on))) if layer == "tool" else []
         if invented:
             layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
@@ -8360,7 +8369,10 @@ def _acted_without_evidence(run: _Run) -> list[Finding]:
                 continue
             done = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
             done |= {n for i, n in _retrievals_as_tools(run).items() if i < step["index"]}
-            missing = [n for n in needed if n not in done]
+            # (a needed call that ran and failed was not skipped: going on past it is the model's, found at the
+            # failure - an id made up in its place, the error unreported)
+            tried = {tool_name(s) for s in run.record.tool_steps() if s["index"] < step["index"] and is_error(s)}
+            missing = [n for n in needed if n not in done and n not in tried]
             if missing:
                 asker = run.requester(step)  # the cause: the model step that chose to act without it
                 out.append(_finding("missing_evidence", "product", asker["index"] if asker else step["index"], [step["index"]],
