@@ -87,7 +87,7 @@ _GRAPH_NODE_SPAN = f"contains(dialect, '{dialects.LANGGRAPH_NODE}')"  # a LangGr
 _MACROS = ("macro_step_type", "macro_duplicates", "macro_is_run_root", "macro_step_run", "macro_agentotel_spans",
            "macro_run_name", "macro_unique_keys")
 # Every map column of the span rows read with each key once (macro_unique_keys.sql): a REPLACE list for what
-# reads the files (`_raw_spans`, `Traces._spans_within`). A query that reads no map pays nothing for it.
+# reads the files not known to hold each key once (`Traces._span_rows`). A query that reads no map pays nothing for it.
 _UNIQUE_KEYS = ("agentotel_unique_keys(attributes) AS attributes, "
                 "agentotel_unique_keys(resource_attributes) AS resource_attributes, "
                 "agentotel_unique_event_keys(events) AS events, agentotel_unique_link_keys(links) AS links")
@@ -425,12 +425,6 @@ class Traces:
         # No span row, in every column of the schema: what `_raw_spans` and a window read union the files
         # with when neither the WAL nor a migrated file has rows (`_not_in_parquet`).
         con.execute(f"CREATE TEMP TABLE _no_spans ({_span_columns(con)})")
-        if sources.parquet or sources.older:
-            patterns = [_pattern(f) for f in sources.parquet + sources.older]
-            # Files of the schema before `dialect` are read as they are: the column is NULL in their rows.
-            con.read_parquet(patterns, hive_partitioning=False, union_by_name=bool(sources.older)).create_view("_parquet_spans")
-        else:
-            con.execute("CREATE TEMP VIEW _parquet_spans AS SELECT * FROM _no_spans")
         if any(t is not None and t.num_rows for t in (sources.wal, sources.migrated)):  # else never read
             empty = schema.SPAN_SCHEMA.empty_table()
             con.register("_wal_spans", sources.wal if sources.wal is not None else empty)
@@ -439,6 +433,13 @@ class Traces:
             con.execute(_sql(macro))
         _graph_agents.register(con)
         con.register("_root_rows", self._root_rows(sources.parquet + sources.older))
+        # The files whose maps hold each key once (the roots index says which), and the others: two views,
+        # so that only the others' rows go through macro_unique_keys.sql (`_span_rows`).
+        for view, files in (("_parquet_spans", self._unique), ("_parquet_unsure", self._unsure)):
+            if files:
+                # Files of the schema before `dialect` are read as they are: the column is NULL in their rows.
+                con.read_parquet([_pattern(f) for f in files], hive_partitioning=False,
+                                 union_by_name=self._by_name(files)).create_view(view)
         for table in _MATERIALIZED:  # of the roots index alone: every run lookup reads it
             con.execute(f"CREATE TABLE {table} AS {_sql(table)}")
 
@@ -451,7 +452,8 @@ class Traces:
         wanted = _LAYERS if query is None else frozenset().union(*map(_view_closure, _named_views(query)))
         for view in _LAYERS:
             if view in wanted and view not in self._views_made:
-                text = _sql(view).replace("{not_in_parquet}", self._not_in_parquet()).replace("{unique_keys}", _UNIQUE_KEYS)
+                text = _sql(view).replace("{span_rows}", self._span_rows(
+                    "_parquet_spans" if self._unique else None, "_parquet_unsure" if self._unsure else None))
                 if view == "_graph_agent_steps":
                     text = text.replace("{graph_traces}", self._graph_traces())
                 self._con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS {text}")
@@ -492,9 +494,26 @@ class Traces:
         def extract(file: str) -> pa.Table:
             return self._con.sql(one_file, params={"file": _pattern(file)}).to_arrow_table()
 
-        indexed = _roots.roots(self.directory, files, extract)
+        indexed, unique = _roots.roots(self.directory, files, extract)
+        # Order kept (as _sources listed them); a file the index could not stat is unsure.
+        self._unique = [f for f in files if f in unique]
+        self._unsure = [f for f in files if f not in unique]
         recent = self._con.sql(query.replace("{source}", f"({self._not_in_parquet()})")).to_arrow_table().cast(_roots.SCHEMA)
         return pa.concat_tables([indexed, recent])
+
+    def _by_name(self, files: Sequence[str]) -> bool:
+        """Whether DuckDB must read these files' columns by name: when one of them is of an older schema."""
+        return bool(set(files) & set(self._sources.older))
+
+    def _span_rows(self, unique: str | None, unsure: str | None) -> str:
+        """A query of span rows: those of `unique` (a FROM source of Parquet files whose maps hold each key
+        once, or None) as they are, then those of `unsure` (other Parquet files, or None) and the rows not
+        in Parquet (`_not_in_parquet`: the WAL's and migrated files') with each map's keys made unique
+        (macro_unique_keys.sql, `_UNIQUE_KEYS`). The macro costs every query reading a map, so only what
+        the roots index has not seen to be clean goes through it."""
+        rest = self._not_in_parquet() if unsure is None else f"SELECT * FROM {unsure} UNION ALL BY NAME {self._not_in_parquet()}"
+        made_unique = f"SELECT * REPLACE ({_UNIQUE_KEYS}) FROM ({rest})"
+        return made_unique if unique is None else f"SELECT * FROM {unique} UNION ALL BY NAME {made_unique}"
 
     # -- SQL ------------------------------------------------------------------------------------
     def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> duckdb.DuckDBPyRelation:
@@ -547,12 +566,16 @@ class Traces:
         migrated files' rows. DuckDB binds and prunes each file of a source at every query (~1 ms a file),
         so a query of one run's window costs the same in a store of a thousand files as of ten."""
         files = self._sources.files_starting_within(_ns(first), _ns(last))
-        not_in_parquet = self._not_in_parquet()
-        if not files:
-            return f"({not_in_parquet})", {}
-        by_name = "true" if set(files) & set(self._sources.older) else "false"  # as _setup reads them
-        return (f"(SELECT * REPLACE ({_UNIQUE_KEYS}) FROM (SELECT * FROM read_parquet($window_files, hive_partitioning = false, "
-                f"union_by_name = {by_name}) UNION ALL BY NAME {not_in_parquet}))"), {"window_files": [_pattern(f) for f in files]}
+        unique = set(self._unique)
+        groups = {"window_unique": [f for f in files if f in unique], "window_unsure": [f for f in files if f not in unique]}
+
+        def source(name: str) -> str | None:  # read as `_setup` reads the same files
+            by_name = "true" if self._by_name(groups[name]) else "false"
+            return (f"read_parquet(${name}, hive_partitioning = false, union_by_name = {by_name})"
+                    if groups[name] else None)
+
+        return (f"({self._span_rows(source('window_unique'), source('window_unsure'))})",
+                {name: [_pattern(f) for f in group] for name, group in groups.items() if group})
 
     def _side(self) -> duckdb.DuckDBPyConnection:
         """A second connection to this snapshot's database, for a query over held rows (`_hold`) that runs

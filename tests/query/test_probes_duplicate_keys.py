@@ -4,6 +4,8 @@ and the SDK keep the last value set), and compaction keeps every entry of the fi
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -113,3 +115,46 @@ def test_compaction_keeps_every_entry_and_the_answers(store):
                               if (sc.AGENTOTEL_RUN_ID, "run-twice") in m)))
     assert kept == entries  # both values of each key: compaction drops nothing it was given
     assert _answers(store) == before
+
+
+def test_a_store_of_our_file_and_a_foreign_one_reads_each_as_written_opened_again_too(store):
+    # Our file reads as written beside the foreign one, whose repeated keys read as their last value: at the
+    # first open (the files looked at) and the next (what the roots index saved about each file).
+    for _ in range(2):
+        assert agentotel.open(store).sql("SELECT run_id, name FROM runs ORDER BY run_id").fetchall() == [
+            ("run-good", "weather"), ("run-twice", "forecast")]
+        traces = agentotel.open(store)
+        users = traces.sql("SELECT run_id, list_distinct(list(attributes[$k] ORDER BY span_id)) FROM spans "
+                           "GROUP BY run_id ORDER BY run_id", params={"k": sc.ENDUSER_ID}).fetchall()
+        assert users == [("run-good", ["alice"]), ("run-twice", ["mallory"])]
+        root = traces.sql("SELECT attributes FROM spans WHERE run_id = 'run-twice' AND parent_span_id IS NULL").fetchall()[0][0]
+        assert root[sc.AGENTOTEL_RUN_NAME] == "forecast"
+        assert [s.tool_name for s in traces.trajectory("run-twice").steps] == [None, "get_weather", None]
+        diff = traces.diff("run-good", "run-twice")
+        assert (diff.a.run["name"], diff.b.run["name"]) == ("weather", "forecast")
+
+
+def test_a_file_replaced_by_one_of_the_same_name_and_time_but_another_size_is_read_anew(tmp_path):
+    # The index's cache of a file (its roots, and whether its maps repeat a key) must not answer for a file
+    # of another size under the same name, even with the same modification time.
+    own = SpanStore(tmp_path / "store")
+    weather_run(own, "run-good")
+    own.write()
+    other = SpanStore(tmp_path / "other")
+    weather_run(other, "run-twice")
+    table = pa.Table.from_batches([other.batch()])
+    path = own.directory / "spans" / PARTITION / "shared.parquet"
+    pq.write_table(table, path)
+    assert agentotel.open(own.directory).sql("SELECT run_id, name FROM runs ORDER BY run_id").fetchall() == [
+        ("run-good", "weather"), ("run-twice", "weather")]
+    before = path.stat()
+    pq.write_table(_with_keys_twice(table).replace_schema_metadata(table.schema.metadata), path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size != before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    traces = agentotel.open(own.directory)
+    assert traces.sql("SELECT run_id, name FROM runs ORDER BY run_id").fetchall() == [
+        ("run-good", "weather"), ("run-twice", "forecast")]
+    rows = traces.sql("SELECT attributes, resource_attributes FROM spans WHERE run_id = 'run-twice' "
+                      "ORDER BY start_time").fetchall()
+    assert rows[0][0][sc.ENDUSER_ID] == "mallory" and {r[1]["service.name"] for r in rows} == {"other-service"}
+    assert [s.tool_name for s in traces.trajectory("run-twice").steps] == [None, "get_weather", None]
