@@ -238,7 +238,7 @@ def test_a_failed_call_answered_with_an_id_nothing_held_is_the_models_invention(
     failed = tool(2, "book_pickup", {"parcel": "PK-7"}, None, status="error", requested_by=1, call_id="c1",
                   error="TimeoutError: courier API did not answer within 20 s")
     for answer, layer in (("Your pickup is PU-40871, tomorrow 09:00-12:00.", "model"),
-                          ("All set for tomorrow morning - the courier comes between 9 and 12.", "tool")):
+                          ("All set - the courier will come for PK-7.", "tool")):
         seen = shown + [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "book_pickup",
                                                           "arguments": {"parcel": "PK-7"}}]},
                         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
@@ -347,3 +347,37 @@ def test_a_tool_its_own_instructions_name_is_no_other_agents_job():
                  llm(6, text="Customers told.", parent=3, messages=given + [text_message("assistant", "notified")])]
         found, shown = _found(record(*steps, task="OUT-1"), "role_overstepped")
         assert found == ([(4, "model")] if overstepped else []), shown
+
+
+def test_a_policys_required_call_that_ran_and_failed_was_not_skipped():
+    policy = Policy.from_mapping({"required_before": {"assign_crew": ["list_crews"]}})
+    shown = [text_message("system", "You dispatch crews: list_crews, then assign_crew."), text_message("user", "Crew OUT-5.")]
+    for failed, skipped in ((True, False), (False, True)):
+        first = ("list_crews", {"region": "north"}) if failed else ("get_outage", {"outage": "OUT-5"})
+        steps = [llm(1, calls=[(*first, "c1")], messages=shown),
+                 tool(2, first[0], first[1], None if failed else {"outage": "OUT-5"}, status="error" if failed else "ok",
+                      requested_by=1, call_id="c1", error="TimeoutError: workforce system did not answer" if failed else None),
+                 llm(3, calls=[("request_lockout", {"crew_id": "CR-07"}, "c3")], messages=shown + [text_message("assistant", "a")]),
+                 tool(4, "request_lockout", {"crew_id": "CR-07"}, {"lockout": "granted"}, requested_by=3, call_id="c3"),
+                 llm(5, calls=[("assign_crew", {"outage": "OUT-5"}, "c5")], messages=shown + [text_message("assistant", "b")]),
+                 tool(6, "assign_crew", {"outage": "OUT-5"}, {"assignment": "AS-1"}, requested_by=5, call_id="c5"),
+                 llm(7, text="Assigned.", messages=shown + [text_message("assistant", "c")])]
+        run = record(*steps, task="Crew OUT-5.")
+        found = [(f.index, f.layer) for f in detect(run, policy=policy) if f.kind == "missing_evidence"]
+        assert found == ([(5, "product")] if skipped else []), format_findings(detect(run, policy=policy))
+
+
+def test_a_message_quoting_figures_after_the_call_that_would_give_them_failed_is_the_models_invention():
+    shown = [text_message("system", "You reprice bookings with reprice and e-mail guests with send_email."),
+             text_message("user", "Move HV-5 to 14-16 January - I'm dana@example.com.")]
+    failed = tool(2, "reprice", {"booking": "HV-5"}, None, status="error", requested_by=1, call_id="c1",
+                  error="TimeoutError: PMS did not answer within 15s")
+    seen = shown + [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "Error: TimeoutError"}]}]
+    for body, layer in (("Your new total is EUR 342.00 for 2 nights.", "model"), ("We are repricing your stay and will write again.", "tool")):
+        run = record(llm(1, calls=[("reprice", {"booking": "HV-5"}, "c1")], messages=shown), failed,
+                     llm(3, calls=[("send_email", {"to": "dana@example.com", "body": body}, "c3")], messages=seen),
+                     tool(4, "send_email", {"to": "dana@example.com", "body": body}, {"sent": True}, requested_by=3, call_id="c3"),
+                     llm(5, text="Done - the guest has been e-mailed.", messages=seen + [text_message("assistant", body)]),
+                     task="Move HV-5 to 14-16 January.")
+        found, shown_text = _found(run, "tool_error_ignored")
+        assert found == [(3, layer)], shown_text
