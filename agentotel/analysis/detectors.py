@@ -1306,11 +1306,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
             layer = "model"
         # An answer giving an id nothing the model was given holds ("order RF-771020" after the refill timed out): the
         # outcome is the model's invention (TRAIL's hallucinated tool output), the tool failed honestly.
-        # (what the step that went on said or sent - an e-mail's body - counts as much as the answer)
+        # (ids only: a figure the answer gives past a failure stays the tool's, as the older held-out sets file it; what
+        # the step that went on said or sent - an e-mail's body - counts as much as the answer)
         went = "\n".join([_said(went_on) or "", *(v for c in requested_calls(went_on) for v in _strings(c.arguments))])
         invented = ([i for i in _ground.ids(answers[0][1]) if i.lower() not in _raw(answers[0][0], "input").lower()]
-                    or _ground.ungrounded(answers[0][1], _raw(answers[0][0], "input") + "\n" + run.told(answers[0][0]))
-                    or _ground.ungrounded(went, _raw(went_on, "input") + "\n" + run.told(went_on))) if layer == "tool" else []
+                    or [i for i in _ground.ids(went) if i.lower() not in _raw(went_on, "input").lower()]) if layer == "tool" else []
         if invented:
             layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],

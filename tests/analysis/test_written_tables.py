@@ -367,13 +367,13 @@ def test_a_policys_required_call_that_ran_and_failed_was_not_skipped():
         assert found == ([(5, "product")] if skipped else []), format_findings(detect(run, policy=policy))
 
 
-def test_a_message_quoting_figures_after_the_call_that_would_give_them_failed_is_the_models_invention():
+def test_a_message_giving_an_id_after_the_call_that_would_give_it_failed_is_the_models_invention():
     shown = [text_message("system", "You reprice bookings with reprice and e-mail guests with send_email."),
              text_message("user", "Move HV-5 to 14-16 January - I'm dana@example.com.")]
     failed = tool(2, "reprice", {"booking": "HV-5"}, None, status="error", requested_by=1, call_id="c1",
                   error="TimeoutError: PMS did not answer within 15s")
     seen = shown + [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "Error: TimeoutError"}]}]
-    for body, layer in (("Your new total is EUR 342.00 for 2 nights.", "model"), ("We are repricing your stay and will write again.", "tool")):
+    for body, layer in (("Your stay is rebooked as HV-5-R2 for 2 nights.", "model"), ("We are repricing your stay and will write again.", "tool")):
         run = record(llm(1, calls=[("reprice", {"booking": "HV-5"}, "c1")], messages=shown), failed,
                      llm(3, calls=[("send_email", {"to": "dana@example.com", "body": body}, "c3")], messages=seen),
                      tool(4, "send_email", {"to": "dana@example.com", "body": body}, {"sent": True}, requested_by=3, call_id="c3"),
