@@ -227,12 +227,6 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     out = [f for f in out if (f.index, f.kind, None) not in explained and (
         (f.index, f.kind) not in anyhow if f.evidence.get("tool") is None or f.kind == "failed_check_ignored"
         else (f.index, f.kind, f.evidence["tool"]) not in explained)]
-    # The policy's required call skipped, where the instructions told the model to make it first: the model's skip
-    # (its finding at the same step, naming the same tool) is the cause, the policy's the same fact seen from outside.
-    told_skips = {(f.index, m) for f in out if f.kind == "missing_evidence" and f.layer == "model"
-                  for m in (f.evidence.get("missing") if isinstance(f.evidence.get("missing"), list) else [f.evidence.get("missing")])}
-    out = [f for f in out if not (f.kind == "missing_evidence" and f.layer == "product" and isinstance(f.evidence.get("missing"), list)
-                                  and f.evidence["missing"] and all((f.index, m) in told_skips for m in f.evidence["missing"]))]
     # The model doing what a rule the instructions lost used to forbid: the loss is the cause (a prompt without "never
     # one marked superseded", then an answer from a superseded article).
     dropped = [(f.index, words) for f in out if f.kind == "instructions_changed" and (words := _dropped_words(f.evidence))]
