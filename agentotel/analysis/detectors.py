@@ -7554,7 +7554,7 @@ def _other_subject(run: _Run) -> list[Finding]:
             continue
         for key, value in asked.items():
             other = payload.get(key)
-            if re.search(r"(?:^|_)id$", str(key), re.I) and _id_like(value) and _id_like(other) and str(other) != str(value) \
+            if _RECORD_KEY.search(str(key)) and _id_like(value) and _id_like(other) and str(other) != str(value) \
                     and _qualifier_shape(str(other)) == _qualifier_shape(str(value)) and str(value) not in text_of(step.get("output")):
                 out.append(_finding("other_subject_retrieved", "tool", step["index"], [step["index"]],
                                     f"{tool_name(step)} at step {step['index']} was asked for {key} {value} and answered for "
@@ -7573,6 +7573,8 @@ def _other_subject(run: _Run) -> list[Finding]:
     return out
 
 
+# A key naming the record a call asks about by its id: order_id, confirmation, booking_ref, case_number.
+_RECORD_KEY = re.compile(r"(?:^|_)(?:id|number|no|ref|reference|confirmation|locator|code)$", re.I)
 # A value naming a kind of thing in words (cardiology, "north america"), not an id, a number or free text.
 _KIND_WORD = re.compile(r"[A-Za-z][a-z]+(?:[ -][A-Za-z][a-z]+){0,2}")
 # Keys that set the answer's form, not its subject: its units or language may be answered in another.

@@ -179,3 +179,12 @@ def test_a_tool_span_recording_its_one_argument_bare_is_judged_on_the_call_the_m
              llm(3, text="Your parcel is in transit via Breda.", messages=shown)]
     found, shown_text = _found(record(*steps, task="Where is parcel PT-5521?"), "other_subject_retrieved")
     assert found == ([(2, "tool")] if wrong else []), shown_text
+
+
+@pytest.mark.parametrize("answered,wrong", [("BK-20417", False), ("BK-20471", True)])
+def test_a_tool_answering_another_record_under_a_key_not_named_id_is_another_subject(answered, wrong):
+    run = _conversation(("user", "Can you check my booking BK-20417?"),
+                        ("get_booking", {"confirmation": "BK-20417"}, {"confirmation": answered, "nights": 3, "status": "confirmed"}),
+                        system="You help guests with their bookings.", answer="Your booking is confirmed for 3 nights.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if wrong else []), shown
