@@ -227,6 +227,9 @@ class Rules(NamedTuple):
     # (said, the deed's words, the share, the words of the record's figure): "Pay advances are capped at half of the
     # employee's last net pay"
     share_caps: tuple[tuple[str, tuple[str, ...], float, tuple[str, ...]], ...]
+    # (said, the state's words, the most minutes): "a crew that has been on shift for more than 16 hours must not be
+    # dispatched"
+    too_long: tuple[tuple[str, tuple[str, ...], float], ...]
     dated_by: tuple[tuple[str, str, str], ...]  # (said, the tool, the word of the record's date it must be called at)
     # the tools of a written procedure's steps in order, each with whether the step plainly asks for it ("Check
     # get_adcvd for the code", "Start with get_shipment") - not one it makes conditional ("If ..., dry-run it")
@@ -286,7 +289,9 @@ def read(text: str) -> Rules:
                           if m.group("act") != m.group("need"))
                     + tuple((m.group(0).strip(), "*", m.group("need")) for m in _NOTHING_BEFORE.finditer(text))
                     + tuple((m.group(0).strip(), "~" + _deed_stem(m.group("deed")), m.group("need")) for m in _CALL_BEFORE.finditer(text)
-                            if m.group("deed").lower() not in _NOT_A_DEED) if "efore" in text else (),
+                            if m.group("deed").lower() not in _NOT_A_DEED)
+                    + tuple((m.group(0).strip(), "~" + _deed_stem(m.group("deed")), m.group("need")) for m in _BEFORE_DEED.finditer(text))
+                    if "efore" in text else (),
         than_field=tuple((m.group(0).strip(), _MEASURES[m.group("cmp").lower()], m.group("field").lower())
                          for m in _THAN_FIELD.finditer(text)) if " than " in text else (),
         plus_after=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{3,}", m.group("a").lower()) if w not in FILLER),
@@ -297,6 +302,9 @@ def read(text: str) -> Rules:
                                                        if len(i) >= 3 and i not in ("any", "the", "their", "his", "her")))
                            for m in _NOT_BASED_ON.finditer(text)) if " on " in text else (),
         share_caps=tuple(_share_caps(text)) if " of " in text else (),
+        too_long=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{3,}", m.group("state").lower()) if w not in FILLER),
+                        float(m.group("n")) * _MINUTES[m.group("unit").lower().rstrip("s")]) for m in _TOO_LONG.finditer(text))
+                 if "more than" in text else (),
         dated_by=tuple((m.group(0).strip(), m.group("tool"), m.group("word").lower()) for m in _DATED_BY.finditer(text)) if " date" in text else (),
         procedure=_procedure(text),
         must_include=tuple((m.group(0).strip(), m.group("field").lower(), m.group("value").lower().rstrip(".")) for m in _MUST_INCLUDE.finditer(text))
@@ -474,6 +482,10 @@ def _share_caps(text: str):
             yield m.group(0).strip(), deed, value, what
 
 
+_TOO_LONG = re.compile(r"\b(?:an?|any)\s+[a-z]+\s+(?:that|which|who)\s+(?:has|have)\s+been\s+(?P<state>(?:[a-z]+\s+){1,3}?)for\s+more\s+than\s+"
+                       r"(?P<n>\d+(?:\.\d+)?)\s+(?P<unit>minutes?|hours?|days?)\s+(?:must\s+not|may\s+not|cannot|can't|should\s+not|"
+                       r"is\s+not\s+to)\s+be\b", re.I)
+_MINUTES = {"minute": 1, "hour": 60, "day": 1440}
 # "converted with get_fx_rate at the arrival date - not today's rate": a reading called at a record's date.
 _DATED_BY = re.compile(r"`?(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:at|as\s+of|on|for)\s+the\s+(?:[a-z]+'s\s+)?(?P<word>[a-z]{4,})"
                        r"(?:[\s_-]+date|[\s_-]+day)\b", re.I)
@@ -533,6 +545,9 @@ _WHICH = re.compile(r"\b(?:more\s+than\s+one|several|multiple|two\s+or\s+more)\s
 # rules ask for before each deed of a kind ("~" and the deed's stem in Rules.before_call).
 _CALL_BEFORE = re.compile(r"\b(?:run|call|use|check|do)\s+`?(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?[^.;|\n]{0,80}?\bbefore\s+"
                           r"(?:every\s+|each\s+|any\s+|you\s+|the\s+|a\s+|an\s+)?(?P<deed>[a-z]{3,})", re.I)
+# "Before assigning, request a lockout/tagout of the feeder with request_lockout": the same, the deed first.
+_BEFORE_DEED = re.compile(r"\bbefore\s+(?!calling\b|using\b|running\b|invoking\b|answering\b|replying\b|responding\b)(?P<deed>[a-z]{3,}ing)\b\s*,?[^.;|\n]{0,80}?\b(?:with|using|via|call|run)\s+`?"
+                          r"(?P<need>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
 _NOT_A_DEED = frozenset("anything something you the a an it that this then".split())
 # "Nothing leaves the building before check_conflicts has been run": any action waits for a call.
 _NOTHING_BEFORE = re.compile(r"\bnothing\b[^.;\n]{0,60}?\bbefore\s+(?:you(?:'ve|\s+have)?\s+)?(?:run\s+|call\s+|called\s+|used\s+)?"

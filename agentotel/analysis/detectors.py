@@ -3127,7 +3127,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _compared_unmet(run, step, call, run.told(step)) or _before_call_skipped(run, step, call, run.told(step))
                        or _member_missing(run, step, call, run.told(step)) or _table_row_unmet(run, step, call, run.told(step))
                        or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step))
-                       or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step)))
+                       or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
+                       or _too_long_taken(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -3868,6 +3869,35 @@ def _share_cap_passed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
                             f"step {step['index']} calls {call.name} for {_fmt(max(amounts))} where the instructions say "
                             f"{said[:160]!r}: {key} is {_fmt(figure)} ({tool_name(source)}, step {source['index']}), so the cap is "
                             f"{_fmt(round(figure * share, 2))}", tool=call.name, rule=said[:200], result_step=source["index"])
+    return None
+
+
+_IN_MINUTES = {"minutes": 1, "minute": 1, "mins": 1, "min": 1, "hours": 60, "hour": 60, "hrs": 60, "h": 60, "days": 1440, "day": 1440}
+
+
+def _too_long_taken(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action on a record the instructions bar past a time in a state ("a crew that has been on shift for more than
+    16 hours must not be dispatched"), the record's own field giving it in any unit (minutes_on_shift 1010): tau-bench's
+    policy violations; model, policy_violated where the record was picked."""
+    rules = _rules.read(text).too_long
+    if not rules or _action(call.name) is None or not isinstance(call.arguments, Mapping):
+        return None
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    for said, state, most in rules:
+        for source, record in _records_read(run, step, call):
+            if _ident(record) not in idents:
+                continue
+            for key, value in record.items():
+                words = re.findall(r"[a-z]+", str(key).lower())
+                unit = next((w for w in words if w in _IN_MINUTES), None)
+                if unit is None or not isinstance(value, (int, float)) or isinstance(value, bool) or not set(state) & set(words):
+                    continue
+                if value * _IN_MINUTES[unit] > most:
+                    pick = _picked_at(run, source, record, step, str(_ident(record)))
+                    return _finding("policy_violated", "model", pick["index"], list(dict.fromkeys([pick["index"], source["index"], step["index"]])),
+                                    f"step {step['index']} calls {call.name} on {_ident(record)} where the instructions say "
+                                    f"{said[:160]!r}: its {key} is {_fmt(float(value))} ({tool_name(source)}, step {source['index']})",
+                                    tool=call.name, rule=said[:200], result_step=source["index"])
     return None
 
 

@@ -188,3 +188,14 @@ def test_a_tool_answering_another_record_under_a_key_not_named_id_is_another_sub
                         system="You help guests with their bookings.", answer="Your booking is confirmed for 3 nights.")
     found, shown = _found(run, "other_subject_retrieved")
     assert found == ([(2, "tool")] if wrong else []), shown
+
+
+@pytest.mark.parametrize("first,broken", [(True, False), (False, True)])
+def test_a_deed_written_first_needs_the_call_its_rule_names_before_it(first, broken):
+    system = "You run the crane yard. Before lifting, get a wind reading with read_anemometer. Lift with lift_load."
+    turns = [("user", "Lift container MSCU-55 onto bay 4.")]
+    if first:
+        turns.append(("read_anemometer", {"crane": "C-2"}, {"crane": "C-2", "gust_ms": 7.1}))
+    turns.append(("lift_load", {"container": "MSCU-55", "bay": 4}, {"lift": "LF-9"}))
+    found, shown = _found(_conversation(*turns, system=system, answer="Lifted: LF-9."), "policy_violated")
+    assert found == ([(1, "model")] if broken else []), shown
