@@ -276,14 +276,14 @@ def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: boo
 
 
 # A share the sources name: "capped at half of the last net pay", "a third of", "15% off".
-_SHARE_WORDS = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 0.25, "one quarter": 0.25,
+SHARE_WORDS = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 0.25, "one quarter": 0.25,
                 "three quarters": 0.75}
 _PERCENT = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d+)?)\s*(?:%|percent\b)")
 
 
 def _shares(numbers: list[float], sources: str) -> set[float]:
     """Each number of the results times a share the sources name (half of 1318.62 is 659.31), and what is left of it."""
-    shares = {v for words, v in _SHARE_WORDS.items() if re.search(rf"\b{words}\b", sources)}
+    shares = {v for words, v in SHARE_WORDS.items() if re.search(rf"\b{words}\b", sources)}
     shares |= {float(p) / 100 for p in _PERCENT.findall(sources)[:10]}
     return {n * f for n in numbers[:_MAX_NUMBERS] for s in shares for f in (s, 1 - s)}
 

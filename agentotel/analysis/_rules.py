@@ -15,9 +15,9 @@ import functools
 import re
 from typing import NamedTuple
 
-from agentotel.analysis._ground import _number
+from agentotel.analysis._ground import SHARE_WORDS, _number
 
-__all__ = ["Rules", "Stop", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
+__all__ = ["Rules", "Stop", "MINUTES", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
 
 # Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
 NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -303,7 +303,7 @@ def read(text: str) -> Rules:
                            for m in _NOT_BASED_ON.finditer(text)) if " on " in text else (),
         share_caps=tuple(_share_caps(text)) if " of " in text else (),
         too_long=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{3,}", m.group("state").lower()) if w not in FILLER),
-                        float(m.group("n")) * _MINUTES[m.group("unit").lower().rstrip("s")]) for m in _TOO_LONG.finditer(text))
+                        float(m.group("n")) * MINUTES[m.group("unit").lower()]) for m in _TOO_LONG.finditer(text))
                  if "more than" in text else (),
         dated_by=tuple((m.group(0).strip(), m.group("tool"), m.group("word").lower()) for m in _DATED_BY.finditer(text)) if " date" in text else (),
         procedure=_procedure(text),
@@ -469,13 +469,12 @@ _NOT_BASED_ON = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not)\s+base\s+[^.
 _SHARE_CAP = re.compile(r"\b(?P<deed>(?:[a-z]+\s+){0,2}?[a-z]+?)s?\s+(?:are|is)\s+(?:capped|limited)\s+at\s+(?P<share>half|a\s+third|one\s+third|"
                         r"a\s+quarter|one\s+quarter|two\s+thirds|\d{1,3}\s*%)\s+of\s+(?:the\s+|their\s+|its\s+|an?\s+)?(?:[a-z]+'s\s+)?"
                         r"(?P<what>(?:[a-z_]+\s+){0,3}?[a-z_]+)(?=\s*[-.,;:(]|\s*$)", re.I)
-_SHARES = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "two thirds": 2 / 3, "a quarter": 0.25, "one quarter": 0.25}
 
 
 def _share_caps(text: str):
     for m in _SHARE_CAP.finditer(text):
         share = re.sub(r"\s+", " ", m.group("share").lower())
-        value = _SHARES.get(share) or (float(share.rstrip("% ")) / 100 if share.rstrip("% ").isdigit() else None)
+        value = SHARE_WORDS.get(share) or (float(share.rstrip("% ")) / 100 if share.rstrip("% ").isdigit() else None)
         deed = tuple(w for w in re.findall(r"[a-z]{3,}", m.group("deed").lower()) if w not in FILLER)
         what = tuple(w for w in re.findall(r"[a-z]{3,}", m.group("what").lower()) if w not in FILLER and w not in ("last", "latest"))
         if value and deed and what:
@@ -485,7 +484,8 @@ def _share_caps(text: str):
 _TOO_LONG = re.compile(r"\b(?:an?|any)\s+[a-z]+\s+(?:that|which|who)\s+(?:has|have)\s+been\s+(?P<state>(?:[a-z]+\s+){1,3}?)for\s+more\s+than\s+"
                        r"(?P<n>\d+(?:\.\d+)?)\s+(?P<unit>minutes?|hours?|days?)\s+(?:must\s+not|may\s+not|cannot|can't|should\s+not|"
                        r"is\s+not\s+to)\s+be\b", re.I)
-_MINUTES = {"minute": 1, "hour": 60, "day": 1440}
+# Minutes in a unit as rules and field names write it (hours, hrs, h; minutes_on_shift).
+MINUTES = {"minutes": 1, "minute": 1, "mins": 1, "min": 1, "hours": 60, "hour": 60, "hrs": 60, "h": 60, "days": 1440, "day": 1440}
 # "converted with get_fx_rate at the arrival date - not today's rate": a reading called at a record's date.
 _DATED_BY = re.compile(r"`?(?P<tool>[a-z][a-z0-9]*_[a-z0-9_]+)`?\s+(?:at|as\s+of|on|for)\s+the\s+(?:[a-z]+'s\s+)?(?P<word>[a-z]{4,})"
                        r"(?:[\s_-]+date|[\s_-]+day)\b", re.I)

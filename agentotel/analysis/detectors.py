@@ -3149,8 +3149,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
                       or _needed_over_missing(run, step, call, text) or _flagged_barred(run, step, call, text)
                       or _state_not_allowed(run, step, call, text) or _on_file_missing(run, step, call, text)
                       or _aged_without(run, step, call, text) or _frozen_touched(run, step, call, text)
-                      or _unless_unmet(run, step, call, text) or _condition_unmet(run, step, call, text)
-                      or _before_call_skipped(run, step, call, text))
+                      or _unless_unmet(run, step, call, text) or _condition_unmet(run, step, call, text))
             if failed is not None:
                 return [failed]
             if "within" not in text and " per " not in text:
@@ -3872,9 +3871,6 @@ def _share_cap_passed(run: _Run, step: Mapping[str, Any], call: Any, text: str) 
     return None
 
 
-_IN_MINUTES = {"minutes": 1, "minute": 1, "mins": 1, "min": 1, "hours": 60, "hour": 60, "hrs": 60, "h": 60, "days": 1440, "day": 1440}
-
-
 def _too_long_taken(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action on a record the instructions bar past a time in a state ("a crew that has been on shift for more than
     16 hours must not be dispatched"), the record's own field giving it in any unit (minutes_on_shift 1010): tau-bench's
@@ -3889,10 +3885,10 @@ def _too_long_taken(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                 continue
             for key, value in record.items():
                 words = re.findall(r"[a-z]+", str(key).lower())
-                unit = next((w for w in words if w in _IN_MINUTES), None)
+                unit = next((w for w in words if w in _rules.MINUTES), None)
                 if unit is None or not isinstance(value, (int, float)) or isinstance(value, bool) or not set(state) & set(words):
                     continue
-                if value * _IN_MINUTES[unit] > most:
+                if value * _rules.MINUTES[unit] > most:
                     pick = _picked_at(run, source, record, step, str(_ident(record)))
                     return _finding("policy_violated", "model", pick["index"], list(dict.fromkeys([pick["index"], source["index"], step["index"]])),
                                     f"step {step['index']} calls {call.name} on {_ident(record)} where the instructions say "
@@ -3940,11 +3936,9 @@ def _procedure_step_skipped(run: _Run, step: Mapping[str, Any], call: Any, text:
     last = next((n for n in reversed(names) if (a := _action(n)) is not None and a[0] not in _REPORTING), None)
     if call.name != last:
         return None
-    if "_tools_known" not in run.__dict__:
-        run._tools_known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
     done = {str(tool_name(s)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)}
     done |= {n for i, n in _retrievals_as_tools(run).items() if i < step["index"]}
-    missing = [n for n, asked in procedure[:names.index(call.name)] if asked and n in run._tools_known and n not in done]
+    missing = [n for n, asked in procedure[:names.index(call.name)] if asked and n in _tools_known(run) and n not in done]
     if not missing:
         return None
     return _finding("policy_violated", "model", step["index"], [step["index"]],
@@ -4125,6 +4119,13 @@ def _brief(value: Any) -> str:
     return "true" if value is True else f"({len(value)} listed)"
 
 
+def _tools_known(run: _Run) -> set[str]:
+    """The tools a run knows of - offered, declared or run - read once per run (every call's rules ask)."""
+    if "_tools_known" not in run.__dict__:
+        run._tools_known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
+    return run._tools_known
+
+
 def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action the instructions keep for records that meet conditions they write in the "only" sentence
     ("Device unlocks (unlock_device) are only for phones that are fully paid off (balance_remaining of 0) on lines
@@ -4134,9 +4135,7 @@ def _condition_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -
     rules = _rules.read(text).conditions
     if not rules:
         return None
-    if "_tools_known" not in run.__dict__:  # (every call of the run asks: read once)
-        run._tools_known = set(run.offered()) | {str(tool_name(s)) for s in run.record.tool_steps()} | set(run.record.declared_tools())
-    known = run._tools_known
+    known = _tools_known(run)
     today = _today(run, step, text)
     reads = (next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING) and _action(call.name) is None
     for said, tools, verb, noun, conds, remedies in rules:
