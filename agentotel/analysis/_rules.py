@@ -244,6 +244,13 @@ class Rules(NamedTuple):
     # "more than one order for the event" - event)
     which: tuple[tuple[str, str, str, str | None], ...]
     stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
+    # (said, the column every aggregate query must filter on, whether the user may ask to include them): "Test accounts
+    # (mart.customers.is_test) are excluded from every revenue figure unless the person explicitly asks to include them"
+    excluded: tuple[tuple[str, str, bool], ...]
+    # (said, the field to use, the field not to): "A customer's region is their billing_region in mart.customers, not the
+    # order's ship_region"
+    instead_of: tuple[tuple[str, str, str], ...]
+    say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
 
 
 @functools.lru_cache(maxsize=64)
@@ -320,7 +327,18 @@ def read(text: str) -> Rules:
                     for m in _WHICH.finditer(text) if re.search(r"\bwhich\b", m.group(0), re.I))
               if re.search(r"\bwhich\b", text) else (),
         stops=tuple(_stops(text)) if _STOP.search(text) else (),
+        excluded=tuple((_said(text, m), m.group("col").lower(), bool(re.search(r"\bunless\b[^.\n]{0,60}\binclud", text[m.start():m.end() + 80], re.I)))
+                       for m in _EXCLUDED.finditer(text)) if "exclu" in text or " out " in text else (),
+        say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
+        instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
+                         if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
     )
+
+
+def _said(text: str, m: re.Match) -> str:
+    """The whole sentence a rule's match is in, as the rule to quote."""
+    start, end = sentence_at(text, m.start(), m.end())
+    return text[start:end].strip()
 
 
 def _gate_named(text: str, m: re.Match) -> str | None:
@@ -435,6 +453,18 @@ def _stops(text: str):
                 tools = tuple(dict.fromkeys(TOOL_NAME.findall(" ".join(sentences[max(0, n - 1):n + 1]))))
                 if tools and (words or bounds or left):
                     yield Stop(sentence.strip()[:300], tools, verbs, objects, words, bounds, left)
+
+
+# "send_guest_email ... saying plainly when it costs more than before": a rise the message must tell.
+_SAY_MORE = re.compile(r"\b(?:say|saying|tell|telling|state|stating|mention|mentioning|flag|flagging|point\s+out|pointing\s+out)\s+"
+                       r"(?:[a-z]+\s+){0,3}?(?:when|if|whenever)\s+(?:it|the\s+[a-z]+|that)\s+(?:costs?|will\s+cost|comes?\s+to|is)\s+"
+                       r"(?:more|higher)\b", re.I)
+# "Test accounts (mart.customers.is_test) are excluded from every revenue figure": a column every figure filters on.
+_EXCLUDED = re.compile(r"\(`?(?:[a-z_][a-z0-9_]*\.){0,2}(?P<col>[a-z][a-z0-9]*_[a-z0-9_]+)`?\)\s+(?:are|is)\s+(?:always\s+)?(?:excluded|"
+                       r"left\s+out|filtered\s+out)\s+(?:from|of)\b[^.;\n]{0,60}", re.I)
+# "their billing_region in mart.customers, not the order's ship_region": the field to use and the one it is not.
+_INSTEAD_OF = re.compile(r"`?\b(?P<good>[a-z][a-z0-9]*_[a-z0-9_]+)`?(?:[^.;:\n]|\.(?=\w)){0,60}?,\s+not\s+(?:the\s+|its\s+|their\s+|an?\s+)?"
+                         r"(?:[a-z]+'s\s+)?`?(?P<bad>[a-z][a-z0-9]*_[a-z0-9_]+)\b`?", re.I)
 
 
 def _scaled(number: str, scale: str | None) -> float | None:
