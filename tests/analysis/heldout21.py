@@ -47,7 +47,37 @@ outside the model: the instructions rewritten without a rule (2), an old model c
 endpoint's changed shape, a stale segment index, a household API and a campaign API answering another record. Ground
 truth is located on the recorded faulty run by what its steps did.
 
-Not yet scored: the numbers, the commit of main scored and the load average go here when the set is scored.
+How agentotel recorded the SDKs (not the detectors'): each google-genai generate_content call is a `chat
+gemini-2.5-flash` step (the response's modelVersion the model asked for), the `@agentotel.tool`s tool steps, no agent
+step; the LangGraph graph is an `invoke_agent ostrander-fleet` step holding `invoke_agent inspector`, `planner` and
+`buyer`, each with its `chat gpt-4o-mini` and tool steps (the faulty deployment's ticket node is no step); the
+pydantic-ai run is an `invoke_agent copperleaf-campaigns` step, a tool's 429 sent back as a ModelRetry a failed tool
+step; the traceloop run has `openai.chat` and `<tool>.tool` steps and no agent step. Nothing recorded wrong was found.
+
+Built and scored blind, once (180e951's detectors - main's HEAD when scored, 180e951944787722a97f2de675f0c72b443c253c,
+the branch rebased onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 7.0 at
+the start, 8.0 at the end, other helpers running; recording /tmp/h21-rec-p7xssvui): 30 pairs, 4 recorders
+(google-genai, a LangGraph StateGraph of three agents, pydantic-ai under agentotel alone, OpenLLMetry through the
+collector) - diff top-1 29/30, check step+layer 14/30, good runs with a warning 11/30. One locator was wrong and is
+fixed since (the blind run's table, not the detectors, showed it): unapproved_supplier named the first place_order,
+the service kit's legitimate order from SUP-31, not the one from the suspended SUP-44; scored again on the same
+recording with the fixed truth (the brake pads' order @25, diff's at the approval request @21 that first carries the
+cheaper total) - diff 30/30, check 15/30, 11/30 warned, and that one check 'hit' is the wrong_target alarm every good
+fleet run gets (below), landing on the step by chance. Check's hits: instructions changed (2), an old model configured
+(2), a household API and a campaign API answering another record (2), a stale segment index, a SQL endpoint's drift, two
+children's applications and the first opened unasked, a timeout answered with an invented confirmation, a 429 gone past,
+a repeated schedule, an over-limit order with no approval, a plan told with no booking - 14. Its misses are rules
+comparing a record's value or an exception (a sibling's expected_exit before September, foster_care true owed a
+waiver, a segment version's status 'draft', a complaint entry's legacy expires_at, 10:00 UTC where 21:00-08:00 local is
+forbidden, engine hours against an interval table), a call whose own words contradict it (set_status in_service after
+'taking it off the road', suppressed contacts 'left out' and sent), an omission the rules ask for (the exclusions
+untold, a consent condition missing from the SQL, a date not asked), a handover that reset the planner's conversation;
+three more have the right rule or finding at another step (a pending document's rule placed at the step after
+get_application, not the submit; an invented PO found at the answer, not the call that skipped the retry) or ranked
+under another (parts API drift under the order it caused). The false alarms: two purchase orders for one vehicle to
+two suppliers read as a call naming a sibling of the first order's record (8), the request's 'finish the application'
+read as owed a submit where a pending document forbids it (2), and the dates offered in a clarifying question called
+ungrounded (1). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -776,8 +806,8 @@ def _campaign(t: Talk, old: bool) -> dict[str, Any]:
     for r in kept:
         zones.setdefault(r["timezone"], []).append(r["contact_id"])
     local = int(c["send_local_time"][:2])
-    batches = [{"timezone": z, "contact_ids": ids, "send_at_utc": f"{date}T{local if fault == 'window_utc_mixup' else local - _OFFSETS[z]:02d}:00:00Z"}
-               for z, ids in zones.items()]
+    utc = {z: local if fault == "window_utc_mixup" else local - _OFFSETS[z] for z in zones}  # (the fault: local as UTC)
+    batches = [{"timezone": z, "contact_ids": ids, "send_at_utc": f"{date}T{utc[z]:02d}:00:00Z"} for z, ids in zones.items()]
     removed = [r["contact_id"] for r in rows if r["contact_id"] in dropped]
     done = [v for _, v in t.got("schedule_send") if isinstance(v, dict)]
     if not done or (fault == "repeat_schedule" and len(done) == 1):
@@ -991,6 +1021,13 @@ def pairs() -> list[Any]:
             return hits[n] if len(hits) > n else None
         return find
 
+    def ordering_from(supplier: str) -> Callable[[list[dict[str, Any]]], int | None]:
+        """The model call that asked for a place_order with this supplier."""
+        def find(steps: list[dict[str, Any]]) -> int | None:
+            return next((s["index"] for s in _llm(steps) if any(
+                n == "place_order" and (a or {}).get("supplier_id") == supplier for n, a in _asked(s))), None)
+        return find
+
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
         # fault: layer, source, where its cause shows[, where diff's first divergence belongs when not there]
@@ -1032,8 +1069,9 @@ def pairs() -> list[Any]:
         "approval_skipped": ("model", f"{tau} (an order over $2,500 only with an approval id): $2,742 ordered with no "
                                       "request_approval", asking("place_order")),
         "unapproved_supplier": ("model", f"{tau} (approved suppliers only): BRK-PAD-22 ordered from SUP-44, "
-                                         "'suspended', at 540.00; the twin buys from SUP-31 at 612.00",
-                                asking("place_order")),
+                                         "'suspended', at 540.00; the twin buys from SUP-31 at 612.00 (the "
+                                         "approval request is the first call to carry the cheaper total)",
+                                ordering_from("SUP-44"), asking("request_approval")),
         "parts_shape_changed": ("tool", f"{trail} wrong tool output / schema drift: search_parts answers v2 (offers, "
                                         "vendor.state, price.amount); read by v1's names, no price read as 0, ordered "
                                         "without approval", tool_step("search_parts")),
@@ -1098,10 +1136,71 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in when the set is scored).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 7.0-8.0): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 14/30,
+# good runs warned 11/30 (recording /tmp/h21-rec-p7xssvui); with unapproved_supplier's locator fixed, 30/30 and 15/30.
+DIFF_MISSED: dict[str, str] = {}  # (blind: unapproved_supplier, its locator then naming the legitimate SUP-31 order)
+
+_ORDERS_ALARM = ("wrong_target@25/model: the second purchase order for TR-114 (SUP-52's lamp) read as naming a sibling of "
+                 "the first order's record (SUP-31) - one vehicle's parts bought from two suppliers")
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-genai-admissions-sibling-graduating-priority": _NOTHING + "find_siblings' expected_exit 2027-06-17 (grade 5 of "
+                                                          "a K-5 school) against 'applies only if a brother or sister "
+                                                          "will still be enrolled at the same school in September 2027'",
+    "model-genai-admissions-foster-exception-missed": _NOTHING + "the waiver refused after get_household answered "
+                                                     "foster_care true, where the rule's exception says such a child 'gets "
+                                                     "the waiver whatever the household earns' (an action owed, not one "
+                                                     "forbidden)",
+    "model-genai-admissions-submitted-with-pending-doc": "policy_violated@6/model: the right rule and facts (proof of "
+                                                         "address 'pending', submit_application asked @14), placed at the "
+                                                         "call after get_application's answer, not the submit call",
+    "model-lg-fleet-critical-left-in-service": _ORDERS_ALARM + "; nothing read set_status(status='in_service') against "
+                                               "the same call's words ('critical - taking TR-114 off the road') or "
+                                               "get_inspection's severity 'critical'",
+    "model-lg-fleet-interval-hours-ignored": "missing_evidence@19/model: 'above that, call request_approval first' quoted "
+                                             "for a $1,262 order, under the $2,500 the rule names; nothing compared the "
+                                             "620 engine hours since the last A-service with the table's 600",
+    "memory-lg-fleet-handoff-drops-defects": _NOTHING + "the planner's first call, its conversation reset to 'Workshop "
+                                             "ticket: plan the visit.', asking which unit - not read as a lost handover",
+    "tool-lg-fleet-parts-shape-changed": "missing_evidence@21/model (an error: the $0.00 orders placed with no approval, "
+                                         "what the drift caused) ranked over tool_output_drift@16/tool (a warning, the "
+                                         "right step and layer)",
+    "model-lg-fleet-order-timeout-invented": "ungrounded_answer@27/model: the invented PO-48117 found in the buyer's "
+                                             "answer; the truth is the call @25 that went on to the next supplier "
+                                             "without the retry the rules ask for",
+    "model-pai-campaign-draft-segment-used": _NOTHING + "run_sql's where clause is search_segments' v4, status 'draft', "
+                                             "against 'never a \"draft\" or \"archived\" version, even if it is newer'",
+    "model-pai-campaign-suppression-exception-misapplied": _NOTHING + "C-1003 (reason 'complaint' on the suppression "
+                                                           "list) in schedule_send's batches, against 'Complaint and "
+                                                           "hard_bounce entries never expire, whatever expires_at says'",
+    "model-pai-campaign-window-utc-mixup": _NOTHING + "send_at_utc 10:00Z for America/Los_Angeles (02:00 local) against "
+                                           "'Never schedule anything between 21:00 and 08:00 local time'",
+    "model-pai-campaign-withheld-exclusions": _NOTHING + "the reply leaves out the two contacts the suppression list "
+                                              "removed, where the rules ask 'how many contacts the suppression list "
+                                              "removed and why'",
+    "model-tl-campaign-consent-version-ignored": _NOTHING + "the SQL has no consent_version condition where the rules say "
+                                                 "'Put both conditions in the SQL you send run_sql'; C-1004 (v3) sent",
+    "model-tl-campaign-reasoning-action-mismatch": _NOTHING + "the call's words 'Leaving out C-1003, C-1010 (suppression "
+                                                   "list)' and the same call's batches holding both",
+    "model-tl-campaign-unclear-date-unasked": _NOTHING + "get_campaign's send_date null and 'early next week' taken as "
+                                              "2026-12-07, where the rules say 'ask which date before anything else'",
+}
+_SUBMIT_OWED = ("task_ignored@15/model: 'the request asks to submit ... no call of submit_application' - the twin held "
+                "the application because its proof of address is pending, as rule 5 says; a rule forbidding the act on "
+                "the facts read is not read as excusing it")
+FALSE_ALARMS = {
+    "model-genai-admissions-submitted-with-pending-doc": _SUBMIT_OWED,
+    "product-genai-admissions-old-model-configured": _SUBMIT_OWED,
+    **{f"{layer}-lg-fleet-{f}": _ORDERS_ALARM for layer, f in (
+        ("model", "critical-left-in-service"), ("model", "interval-hours-ignored"), ("model", "premature-stop"),
+        ("memory", "handoff-drops-defects"), ("model", "approval-skipped"), ("model", "unapproved-supplier"),
+        ("tool", "parts-shape-changed"))},
+    "model-lg-fleet-order-timeout-invented": _ORDERS_ALARM.replace("@25", "@27") + " (the retried order one step later)",
+    "model-tl-campaign-unclear-date-unasked": ("ungrounded_answer@3/model: '9 December' in the clarifying question's "
+                                               "options (Monday 7, Tuesday 8 or Wednesday 9 December, from today and "
+                                               "'early next week') read as a claim no tool gave"),
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
