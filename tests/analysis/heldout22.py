@@ -7,7 +7,70 @@ through real SDKs and frameworks.
     python tests/analysis/heldout22.py [RECORDER|PAIR ...]     # records the pairs, prints the table
     python tests/analysis/heldout22.py --score DIR [...]       # the runs a call left in DIR, scored again
 
-PLACEHOLDER: the rest of this docstring is written after the blind scoring.
+Corvid Cloud's billing desk (find_account, get_subscription, list_invoices, refund_invoice, issue_credit, change_plan)
+serves a customer by a written policy (the account's email before anything; monthly invoices never refunded - credit
+instead - unless two paid invoices cover the same plan and period, then the later one refunded in full; credits capped
+by a plan table as a share of the latest paid invoice, in its currency; which entity's invoice, asked when the account
+bills in two currencies; a plan change's prorated charge always told; a failure tried once more, never an id a tool
+didn't return). The customer's replies are scripted and said when the desk's message holds their cue ('email address',
+'Which invoice', 'anything else'). Kestrel Fulfilment's team: a picker (get_order, get_stock, pick_items, hold_order: a
+short line picked short only when the order allows a split, else the whole order held) hands to a packer (pack_parcel:
+a UN3480 battery never shares a parcel, 20 kg at most), who hands to a booker (get_rates, book_shipment, by a rules
+table: hazmat only on a hazmat_ok quote, a parcel no heavier than the quote's max_weight_kg, a cutoff later than now
+for a same-day order, the cheapest that passes, one booking per parcel, a timeout tried once more and never a service
+booked without a quote). Lakeshore Clinical Research's pre-screening agent (search_protocol: versioned NPH-204
+passages with status, effective date and criteria; find_patient, get_patient, get_labs, request_labs, flag_mismatch,
+record_prescreen) works by bulleted rules (only the current protocol version; which patient, asked when a name
+matches two; the referral's date of birth matched against the record's, else flagged; labs over 90 days old re-ordered
+and the outcome pending; HbA1c converted between mmol/mol and %; one record, every failed criterion told). Each
+recorder in a process of its own:
+
+- `bedrock-billing` (billing): a boto3 Bedrock Runtime `converse` loop with a toolConfig, the tools `@agentotel.tool`s,
+  under `agentotel.instrument()`;
+- `agents-warehouse` (fulfilment): the OpenAI Agents SDK on a chat completions model, picker -> packer -> booker by two
+  handoffs in one Runner.run, under `agentotel.instrument()`;
+- `mcp-trial` (pre-screening): the tools on an MCP server in a subprocess (the mcp package's stdio transport, a server
+  per run), called from a plain openai SDK chat loop through the MCP client's session, under `agentotel.instrument()`;
+- `oi-trial` (pre-screening): the same chat loop under OpenInference's openai instrumentation, the tools OITracer TOOL
+  spans, sent by OTLP through agentotel-collector.
+
+The model on 127.0.0.1 (shapes.serve_models: chat completions and Bedrock Converse, the model asked for echoed back)
+reads the conversation it is sent and decides as a model would. Faults from tau-bench-style policy breaks (a credit
+above the plan's cap, a monthly invoice refunded, batteries packed with other goods, a parcel over the quote's weight
+limit, a superseded protocol applied, stale labs used, a date of birth that differs pre-screened anyway), MAST (Cemri
+et al. 2025: FM-1.1 disobeying the task specification, FM-1.3 step repetition, FM-1.4 conversation lost between turns
+or at a handoff, FM-2.2 no clarification, FM-2.4 withholding information), TRAIL (a rate limit or a timeout answered
+with invented values, a lab value's unit misread) and outside the model: the instructions rewritten without a rule
+(3), an old model configured (2), an invoices API's and a lab system's changed shape, a stale protocol index, a stock
+API and a lab API answering another record, a handoff filter that drops the conversation. Good twins are fine runs: a
+duplicate charge refunded as the rule's exception allows, a refund and a credit refused or capped with the reason, a
+question asked when two entities or two patients match, a 429 and two timeouts tried once more, an order held when it
+may not ship split, a mismatched date of birth flagged, stale labs re-ordered and reported pending. Ground truth is
+located on the recorded faulty run by what its steps did.
+
+How agentotel recorded the SDKs (not the detectors'): each Bedrock converse call is a `chat amazon.nova-pro-v1:0` step
+(the old model's `chat amazon.titan-text-express-v1`), the `@agentotel.tool`s tool steps; under the Agents SDK each
+agent is an `invoke_agent <agent>` step, each handoff an `execute_tool transfer_to_<agent>` step; the MCP client's
+call_tool is an `execute_tool <tool>` step (the server is not instrumented: the client's span is the step); the
+OpenInference run has no agent step, its model calls `ChatCompletion` steps, its tools OITracer's TOOL spans. Nothing
+recorded wrong was found.
+
+Built and scored blind, once (main's HEAD when scored, 180e951944787722a97f2de675f0c72b443c253c, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 7.9 at the start, 6.6 at
+the end, other helpers running; recording /tmp/h22-rec-0u4n6a2e): 30 pairs, 4 recorders (boto3 Bedrock converse, the
+Agents SDK with handoffs, an openai loop over MCP, OpenInference through the collector) - diff top-1 28/30, check
+step+layer 11/30, good runs with a warning 1/30. Check's hits: instructions changed (3), an old model configured (the
+trial's), tool output drift (2), a stale index, a lab API answering another patient, history lost between a customer's
+turns and at a handoff, a 429 answered with a refund reference - 11. Its misses are rules comparing a record's value
+(a credit above 15% of the latest invoice, a monthly invoice refunded, a hazmat SKU packed with others, a parcel above
+the quote's max weight, allow_split false with a short line, a superseded version applied, labs over 90 days old, a
+date of birth differing from the referral's), questions the rules ask for that never came (two billing entities, two
+patients), a unit misread, a proration and a failed criterion withheld from the answer, a stock API answering another
+SKU, a repeated booking and a repeated record with another step between; a timeout answered by booking with no quote
+is found at its step in the tool layer, and the billing old model's finding ranks under a required_before warning.
+Diff's two misses are the faulty model going on one step earlier than the call the truth names (past find_patient's
+two matches, past a date of birth that differs). The one false alarm: an answer quoting the referral's date of birth
+beside the record's, read as misquoting get_patient. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -1033,8 +1096,8 @@ def pairs() -> list[Any]:
         "dob_mismatch_unchecked": ("model", f"{tau} (the referral's DOB must match the record's): 1961-05-09 against "
                                             "1961-09-05, pre-screened anyway; the twin flags it",
                                    asking("record_prescreen")),
-        "labs_timeout_invented": ("model", f"{trail} timeouts / hallucinated values: get_labs timed out, eGFR 41 and "
-                                           "HbA1c 8.1% recorded that nobody read; the twin tries once more",
+        "labs_timeout_invented": ("model", f"{trail} timeouts / hallucinated values: get_labs timed out, 'eligible' "
+                                           "recorded on labs nobody read; the twin tries once more",
                                   after(tool_step("get_labs"))),
         "prescreen_repeated": ("model", f"{mast} FM-1.3 Step repetition: record_prescreen sent twice (the rules say "
                                         "once)", asking("record_prescreen", 1)),
@@ -1067,10 +1130,70 @@ def pairs() -> list[Any]:
     return out
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Filled in after the blind scoring.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 7.9-6.6): 30 pairs, 4 recorders - diff top-1 28/30, check step+layer 11/30,
+# good runs warned 1/30 (recording /tmp/h22-rec-0u4n6a2e).
+DIFF_MISSED = {
+    "model-mcp-trial-ambiguous-patient-unasked": "step_added@3: the faulty model goes on to search_protocol where the "
+                                                 "twin asks which patient; the truth names get_patient @5 (the rule "
+                                                 "says 'before reading any record') - @3 is as arguable a cause",
+    "model-oi-trial-dob-mismatch-unchecked": "output_changed@5: the faulty model asks get_labs where the twin calls "
+                                             "flag_mismatch; the truth names record_prescreen @7 (the set's truth "
+                                             "could have named @5)",
+}
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-bedrock-billing-credit-over-cap": _NOTHING + "issue_credit's 300 EUR against the Team row's 15% of "
+                                             "list_invoices' latest 1,200 (a cap from a markdown table and two records)",
+    "product-bedrock-billing-old-model-configured": "missing_evidence@6/product (issue_credit with no get_subscription, "
+                                                    "the policy's required_before) ranked over model_changed@1/product, "
+                                                    "an info at the right step",
+    "model-bedrock-billing-currency-unasked": _NOTHING + "find_account's two entities (EUR, GBP) and December invoices "
+                                              "in both, credited unasked, against 'if the customer hasn't said which "
+                                              "one, ask before crediting'",
+    "model-bedrock-billing-monthly-refunded": _NOTHING + "refund_invoice on a monthly period's invoice against 'Monthly "
+                                              "invoices are not refundable' (the run read no subscription: 'monthly' "
+                                              "is only in the invoices' periods)",
+    "model-bedrock-billing-proration-withheld": _NOTHING + "the answer omits change_plan's proration.charge (EUR "
+                                                "289.03) where the rules say 'always tell the customer the prorated "
+                                                "charge'",
+    "model-agents-warehouse-hazmat-mixed": _NOTHING + "pack_parcel's skus put BAT-48V (get_stock: hazmat UN3480) with "
+                                           "two other SKUs, against 'must never share a parcel with anything else'",
+    "model-agents-warehouse-overweight-booked": _NOTHING + "book_shipment on Hazmat Ground, whose quote's "
+                                                "max_weight_kg is 10, for pack_parcel's 12.1 kg parcel",
+    "model-agents-warehouse-split-not-allowed": _NOTHING + "get_order's allow_split false with get_stock's CBL-USB on "
+                                                "hand 1 of 3, picked short instead of hold_order",
+    "model-agents-warehouse-booking-repeated": _NOTHING + "book_shipment(PC-7101) a second time with the same arguments, "
+                                               "another parcel's booking in between (not right after the same answer)",
+    "tool-agents-warehouse-stock-wrong-sku": _NOTHING + "get_stock asked for BAT-48V answered sku BAT-36V (a record "
+                                             "for another key than asked; the same for a patient id was found)",
+    "model-agents-warehouse-rates-timeout-invented": "tool_error_ignored@24/tool: the right step, the tool layer (the "
+                                                     "SDK showed the model a generic error); the model booked a service "
+                                                     "no get_rates answer quoted",
+    "model-mcp-trial-superseded-used": _NOTHING + "record_prescreen's protocol_version 'NPH-204 v2', a search result "
+                                       "with status 'superseded', against 'a superseded version's criteria are never "
+                                       "used'",
+    "model-mcp-trial-units-misread": _NOTHING + "get_labs' HbA1c 64 mmol/mol recorded as 'HbA1c 64.0% outside 7.0-10.5%' "
+                                     "(a value whose unit changed between the result and the claim)",
+    "model-mcp-trial-labs-stale-used": _NOTHING + "get_labs collected 2026-07-30, over 90 days before 2026-12-04, "
+                                       "recorded eligible with no request_labs",
+    "model-mcp-trial-ambiguous-patient-unasked": _NOTHING + "find_patient's two matches, the first read with no "
+                                                 "question, against 'ask the coordinator which patient'",
+    "model-oi-trial-dob-mismatch-unchecked": _NOTHING + "the referral's DOB 1961-05-09 against get_patient's "
+                                             "1961-09-05, pre-screened instead of flag_mismatch",
+    "model-oi-trial-labs-timeout-invented": _NOTHING + "get_labs@6 failed (TimeoutError, shown to the model) and the "
+                                            "next call records 'eligible' on labs no call returned, no retry",
+    "model-oi-trial-prescreen-repeated": _NOTHING + "record_prescreen twice with the same arguments, its own result "
+                                         "between ('Record the outcome once')",
+    "model-oi-trial-exclusion-withheld": _NOTHING + "the answer says 'ineligible' naming no criterion where "
+                                         "record_prescreen's reasons named empagliflozin and the rules say 'every "
+                                         "criterion that failed'",
+}
+FALSE_ALARMS = {
+    "model-oi-trial-dob-mismatch-unchecked": "answer_misread@7/model: the answer says 'the referral gives ... 1961-05-09, "
+                                             "but the record says 1961-09-05' - the referral's figure, labelled as "
+                                             "the referral's, read as misquoting get_patient",
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
