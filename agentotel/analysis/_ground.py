@@ -353,6 +353,23 @@ def _worked_in_answer(answer: str, known: set[float]) -> set[float]:
 _COUNT_TIMES = re.compile(r"(?<![\d.,])(\d{1,5})\s*(?:x|×)\s+(?=[A-Za-z])")
 
 
+# A sentence and the mark ending it, one after another (each match takes a whole one: linear on any text).
+_CLAUSE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
+
+
+def _ahead(date: tuple[int | None, int, int], day: dt.date) -> bool:
+    """Whether a day (its year may be unsaid) falls within the eight weeks after `day`."""
+    year, month, dom = date
+    for y in ([year] if year else [day.year, day.year + 1]):
+        try:
+            gap = (dt.date(y, month, dom) - day).days
+        except ValueError:
+            continue
+        if 0 <= gap <= 56:
+            return True
+    return False
+
+
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:
     """The ids, numbers, dates, URLs and e-mail addresses of `answer` that `sources` neither contains nor
     trivially gives (`outputs`: the tool results as data, for counts and totals; `today`: when the run
@@ -369,10 +386,17 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         rest = pattern.sub(" ", rest)
     known_dates: set[tuple[int | None, int, int]] | None = None
     shifted: set[tuple[int | None, int, int]] | None = None
+    day = today.date() if isinstance(today, dt.datetime) else today if isinstance(today, dt.date) else None
     for pattern in (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH):
+        # days a question offers to choose from ("Which date would you like - Monday 7, Tuesday 8 or Wednesday 9
+        # December?") are proposals, not facts: the days ahead in a sentence that asks
+        asking = [m.span() for m in _CLAUSE.finditer(rest) if m.group(0).endswith("?")] if "?" in rest else []
         for match in pattern.finditer(rest):
             readings = _numeric_readings(match) if pattern is _NUMERIC_DATE else list(_dates(match.group(0)))
             if not readings or match.group(0).lower() in haystack:
+                continue
+            if day is not None and any(a <= match.start() < b for a, b in asking) and all(
+                    _ahead(date, day) for date in readings):
                 continue
             if known_dates is None:
                 known_dates = _dates(sources)

@@ -250,6 +250,9 @@ class Rules(NamedTuple):
     # (said, the field to use, the field not to): "A customer's region is their billing_region in mart.customers, not the
     # order's ship_region"
     instead_of: tuple[tuple[str, str, str], ...]
+    # (said, the noun of the record named in a call, the states it must not be in): "never from a supplier that is
+    # suspended or on probation"
+    state_barred: tuple[tuple[str, str, tuple[str, ...]], ...]
     say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
 
 
@@ -329,6 +332,9 @@ def read(text: str) -> Rules:
         stops=tuple(_stops(text)) if _STOP.search(text) else (),
         excluded=tuple((_said(text, m), m.group("col").lower(), bool(re.search(r"\bunless\b[^.\n]{0,60}\binclud", text[m.start():m.end() + 80], re.I)))
                        for m in _EXCLUDED.finditer(text)) if "exclu" in text or " out " in text else (),
+        state_barred=tuple((_said(text, m), m.group("noun").lower(), tuple(s for s in (re.sub(r"^(?:on|in|under)\s+", "", p.strip().lower())
+                                                                                   for p in re.split(r",|\bor\b", m.group("states"))) if len(s) >= 3))
+                           for m in _STATE_BARRED.finditer(text)) if "never" in text or " not " in text else (),
         say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
         instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
                          if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
@@ -455,6 +461,10 @@ def _stops(text: str):
                     yield Stop(sentence.strip()[:300], tools, verbs, objects, words, bounds, left)
 
 
+# "never from a supplier that is suspended or on probation": records a call may not name in a state.
+_STATE_BARRED = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not)\s+(?:[a-z]+\s+){0,3}?(?:from|to|with|for|on|through|via)\s+(?:a|an|any)\s+"
+                           r"(?P<noun>[a-z]{3,})\s+(?:that|which|who)\s+(?:is|are)\s+(?P<states>(?:(?:on|in|under)\s+)?[a-z_]{3,}"
+                           r"(?:\s*(?:,|\bor\b)\s*(?:(?:on|in|under)\s+)?[a-z_]{3,}){0,3})", re.I)
 # "send_guest_email ... saying plainly when it costs more than before": a rise the message must tell.
 _SAY_MORE = re.compile(r"\b(?:say|saying|tell|telling|state|stating|mention|mentioning|flag|flagging|point\s+out|pointing\s+out)\s+"
                        r"(?:[a-z]+\s+){0,3}?(?:when|if|whenever)\s+(?:it|the\s+[a-z]+|that)\s+(?:costs?|will\s+cost|comes?\s+to|is)\s+"

@@ -670,7 +670,8 @@ def _repetition(run: _Run) -> list[Finding]:
             or (_action(str(tool_name(step))) is not None and run.requester(step) is not None
                 and run.requester(step) is not run.requester(tools[n - 1]) and not _not_all_done(tools[n - 1].get("output"), str(tool_name(tools[n - 1])))))
         counted = limit is not None and group.index(step) + 1 == limit  # the policy's own threshold reached here
-        if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)):
+        if key in reported or is_error(step) or not (back_to_back or counted or _asked_again_unchanged(run, tools, group, step)
+                                                     or _done_twice(run, tools, group, step)):
             continue
         name = str(tool_name(step))
         asker = run.requester(step)
@@ -689,6 +690,25 @@ def _repetition(run: _Run) -> list[Finding]:
         out.append(_finding("repeated_tool_call", layer, index, [s["index"] for s in group],
                             f"{how} ({len(group)} calls)", tool=name, arguments=arguments, count=len(group)))
     return out + _repeated_retrievals(run)
+
+
+def _done_twice(run: _Run, tools: list[Mapping[str, Any]], group: list[Mapping[str, Any]], step: Mapping[str, Any]) -> bool:
+    """An action the model asks for again with the same arguments after it was done, other calls in between (a second
+    parcel booked, then the first booked again): a side effect done twice - unless a call of the same tool on the same
+    record came between (set_status out_of_service, then in_service again) or the first was not done."""
+    at = group.index(step)
+    name = str(tool_name(step))
+    action = _action(name)
+    # (a deed the name opens with: book_shipment, not dock_schedule - a read of the schedule)
+    if at == 0 or action is None or next(iter(_NAME_WORDS.findall(name)), "").lower() != action[0] or run.requester(step) is None:
+        return False
+    first = group[at - 1]
+    if is_error(first) or _not_all_done(first.get("output"), name) or run.requester(step) is run.requester(first):
+        return False
+    own = {str(v) for v in _leaves(parse_json(step.get("input"))) if _id_like(v)}
+    between = [s for s in tools if first["index"] < s["index"] < step["index"]]
+    return not any(str(tool_name(s)) == name and own <= {str(v) for v in _leaves(parse_json(s.get("input")))} for s in between) \
+        and not any(re.search(r"cancel|void|delete|undo|revert|rollback|remove", str(tool_name(s)), re.I) for s in between)
 
 
 # A code naming a record: 4WQ15O, NO6JO3, INV-2231, mia_li_3668 (letters and digits; not a date, not a plain number).
@@ -2943,7 +2963,9 @@ def _record_contradicted(run: _Run) -> list[Finding]:
             for key, value in call.arguments.items():
                 if not _id_like(value):
                     continue
-                records = [(s, r) for s in tools if s["index"] < step["index"] and not is_error(s)
+                # (an earlier call of the same deed is a sibling, not the record: a second order for the unit from
+                # another supplier)
+                records = [(s, r) for s in tools if s["index"] < step["index"] and not is_error(s) and tool_name(s) != call.name
                            for r in _records_of(tool_payload(s.get("output")), str(value)) if r.get(key) == value]
                 if not records:
                     continue
@@ -3129,7 +3151,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step))
                        or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
                        or _too_long_taken(run, step, call, run.told(step)) or _query_rule_unmet(run, step, call, run.told(step))
-                       or _rise_untold(run, step, call, run.told(step)))
+                       or _rise_untold(run, step, call, run.told(step)) or _state_barred_named(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -4074,6 +4096,32 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                     rule=said[:200], result_step=source["index"])
 
 
+def _state_barred_named(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action naming a record a rule bars in its state ("never from a supplier that is suspended or on probation":
+    place_order(supplier_id='SUP-44') where search_parts listed SUP-44 with status 'suspended'). tau-bench's policy
+    violations; model, policy_violated at the call."""
+    rules = _rules.read(text).state_barred
+    if not rules or _action(call.name) is None or not isinstance(call.arguments, Mapping):
+        return None
+    for said, noun, states in rules:
+        named = {str(v) for k, v in call.arguments.items() if noun in str(k).lower() and isinstance(v, (str, int)) and not isinstance(v, bool)}
+        for ident in named:
+            held = [(s, str(k), str(v)) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                    for r in _records_of(tool_payload(s.get("output")), ident)
+                    if any(str(r.get(k2)) == ident and (noun in str(k2).lower() or _ID_KEY.search(str(k2))) for k2 in r)
+                    for k, v in r.items() if _is_status(k) and isinstance(v, str)]
+            if not held:
+                continue
+            source, key, state = held[-1]  # the latest reading of it
+            plain = re.sub(r"[\s_-]+", " ", state.strip().lower())
+            if any(plain == s or plain.endswith(" " + s) for s in states):
+                return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                f"step {step['index']} calls {call.name} with {noun} {ident}, whose {key} is {state!r} "
+                                f"({tool_name(source)}, step {source['index']}), where the instructions say {said[:160]!r}",
+                                tool=call.name, rule=said[:200], result_step=source["index"])
+    return None
+
+
 _RISE_SAID = re.compile(r"\b(?:more|higher|increase[sd]?|extra|additional|rise[sn]?|rose|up\s+from|previous(?:ly)?|"
                         r"instead\s+of|difference|was\b)", re.I)
 
@@ -4592,7 +4640,11 @@ def _date_misreported(run: _Run) -> list[Finding]:
             # the results' dates under a label the words say (ETA: eta; "activated on": line_activated_on)
             labelled = [(source, key, day) for source, key, day in dated
                         if any(len(part) >= 3 and part not in _DATE_WORDS and any(w[:5] == part[:5] for w in near) for part in key.split("_"))]
-            if labelled and m.group(1) not in {day for _s, _k, day in labelled}:
+            # (the sentence giving the result's own date beside it sets two sources side by side: "the referral gives
+            # 1961-05-09, but the record says 1961-09-05")
+            start, end = _rules.sentence_at(text, m.start(), m.end())
+            if labelled and m.group(1) not in {day for _s, _k, day in labelled} \
+                    and not any(day in text[start:end] for _s, _k, day in labelled):
                 source, key, day = labelled[-1]
                 return [_finding("answer_misread", "model", step["index"], [step["index"], source["index"]],
                                  f"step {step['index']} says {text[max(0, m.start() - 24):m.end()].strip()!r} where "
@@ -5107,7 +5159,7 @@ _ACTIONS = frozenset(
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
     # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
     "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze promote swap draft "
-    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice".split())
+    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice record".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
               "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
@@ -6334,8 +6386,10 @@ def _not_handed_in(run: _Run) -> list[Finding]:
         return []
     step, text = max(run.finals, key=lambda item: item[0]["index"])
     hand_in = sorted(name for name in run.offered() if {w.lower() for w in _NAME_WORDS.findall(name)} & _SUBMIT)
-    # quiet for an answer asking something, speaking of handing in (done or not), or owning a failure
-    if not hand_in or "?" in text or re.search(r"\b(?:submit\w*|hand\w*\s+in|finish\w*)\b", text, re.I) or _OWN_ATTEMPT.search(text):
+    # quiet for an answer asking something, speaking of handing in (done or not), or owning a failure - the last one,
+    # or an earlier turn's ("I haven't submitted the application yet: the proof of address is still pending")
+    if not hand_in or "?" in text or _OWN_ATTEMPT.search(text) or any(
+            re.search(r"\b(?:submit\w*|hand\w*\s+in|finish\w*)\b", said, re.I) for _s, said in run.finals):
         return []
     if any({w.lower() for w in _NAME_WORDS.findall(c.name)} & _SUBMIT for s in run.llm for c in requested_calls(s)):
         return []
@@ -7682,7 +7736,7 @@ def _other_subject(run: _Run) -> list[Finding]:
 
 
 # A key naming the record a call asks about by its id: order_id, confirmation, booking_ref, case_number.
-_RECORD_KEY = re.compile(r"(?:^|_)(?:id|number|no|ref|reference|confirmation|locator|code)$", re.I)
+_RECORD_KEY = re.compile(r"(?:^|_)(?:id|number|no|ref|reference|confirmation|locator|code|sku|isbn|upc|ean|asin|serial|vin|mrn|imei)$", re.I)
 # A value naming a kind of thing in words (cardiology, "north america"), not an id, a number or free text.
 _KIND_WORD = re.compile(r"[A-Za-z][a-z]+(?:[ -][A-Za-z][a-z]+){0,2}")
 # Keys that set the answer's form, not its subject: its units or language may be answered in another.
@@ -9538,6 +9592,15 @@ def _retired_value_used(run: _Run) -> list[Finding]:
             for source, record, why, newer in retired:
                 if source["index"] >= step["index"]:
                     continue
+                # the retired version named by its id ("NPH-204 v2" for NPH-204-v2), its successor's never
+                named = [(str(k), str(v)) for k, v in record.items() if _ID_KEY.search(str(k)) and isinstance(v, str) and len(_compact(v)) >= 4]
+                if acts and named and not any(_compact(str(v)) in _compact(leaf) for k, v in newer.items() if _ID_KEY.search(str(k))
+                                              for leaf in leaves) and any(_compact(v) in _compact(leaf) for _k, v in named for leaf in leaves):
+                    key, value = named[0]
+                    return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                     f"step {step['index']} calls {call.name} naming {key} {value!r}, a record {tool_name(source)} at "
+                                     f"step {source['index']} marks {why}, not its successor", tool=call.name,
+                                     result_step=source["index"], said=value)]
                 now = {_plain(v) for _p, v in _paths(newer)}
                 for path, old in _paths(record):
                     new = _at(newer, path)
@@ -9600,6 +9663,11 @@ def _at(value: Any, path: tuple[str, ...]) -> Any:
             return None
         value = value[key]
     return value if not isinstance(value, (Mapping, list)) else None
+
+
+def _compact(text: str) -> str:
+    """An id as letters and digits only: "NPH-204 v2" and "NPH-204-v2" alike."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _plain(value: Any) -> Any:

@@ -171,3 +171,89 @@ def test_a_message_giving_a_higher_price_without_saying_it_rose(body, broken):
                         system=GYM, answer="Moved M-20417 to Off-peak Plus and emailed them.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(5, "model")] if broken else []), shown
+
+
+KITCHEN = ("You order produce for the Larder kitchen. Find vendors with search_vendors and buy with place_order from the "
+           "cheapest vendor that has it - never from a vendor that is suspended or on probation.")
+
+
+@pytest.mark.parametrize("state,broken", [("approved", False), ("on_probation", True), ("suspended", True)])
+def test_an_action_naming_a_record_a_rule_bars_in_its_state(state, broken):
+    vendors = {"item": "shallots 5kg", "vendors": [{"vendor_id": "V-12", "name": "Greenrow", "status": state, "price": 9.4},
+                                                   {"vendor_id": "V-07", "name": "Fieldfare", "status": "approved", "price": 11.2}]}
+    run = _conversation(("user", "Order 5kg of shallots for Friday."),
+                        ("search_vendors", {"item": "shallots 5kg"}, vendors),
+                        ("place_order", {"vendor_id": "V-12", "item": "shallots 5kg", "quantity": 1}, {"po": "PO-311", "status": "placed"}),
+                        system=KITCHEN, answer="Ordered from Greenrow (PO-311).")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_second_order_for_the_same_unit_from_another_supplier_is_no_mix_up():
+    run = _conversation(("user", "Order the parts for van VN-22: a filter kit and two wiper blades."),
+                        ("place_order", {"unit_id": "VN-22", "supplier_id": "SUP-31", "part": "FLT-KIT-2"},
+                         {"po_number": "PO-501", "unit_id": "VN-22", "supplier_id": "SUP-31", "status": "placed"}),
+                        ("place_order", {"unit_id": "VN-22", "supplier_id": "SUP-52", "part": "WPR-650"},
+                         {"po_number": "PO-502", "unit_id": "VN-22", "supplier_id": "SUP-52", "status": "placed"}),
+                        system="You buy parts for the workshop with place_order.", answer="PO-501 (SUP-31) and PO-502 (SUP-52).")
+    assert "wrong_target" not in {f.kind for f in detect(run)}, format_findings(detect(run))
+
+
+@pytest.mark.parametrize("second,broken", [("PC-7102", True), ("PC-7101", False)])
+def test_an_action_done_again_with_the_same_arguments_after_another_call(second, broken):
+    """PC-7101 booked, PC-7102 booked, PC-7101 booked again: twice. Booked, cancelled, booked again: not."""
+    between = (("book_shipment", {"parcel_id": "PC-7102", "carrier": "Ridgeline"}, {"shipment_id": "SH-2", "status": "booked"})
+               if second == "PC-7102" else
+               ("cancel_shipment", {"parcel_id": "PC-7101"}, {"shipment_id": "SH-1", "status": "cancelled"}))
+    run = _conversation(("user", "Book both parcels of SO-88 with Ridgeline."),
+                        ("book_shipment", {"parcel_id": "PC-7101", "carrier": "Ridgeline"}, {"shipment_id": "SH-1", "status": "booked"}),
+                        between,
+                        ("book_shipment", {"parcel_id": "PC-7101", "carrier": "Ridgeline"}, {"shipment_id": "SH-3", "status": "booked"}),
+                        system="You book parcels with book_shipment.", answer="Booked.")
+    found, shown = _found(run, "repeated_tool_call")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+def test_a_record_answered_for_another_sku_is_another_subject():
+    run = _conversation(("user", "Is the 48V battery in stock?"),
+                        ("get_stock", {"sku": "BAT-48V"}, {"sku": "BAT-36V", "on_hand": 40}),
+                        system="You answer stock questions with get_stock.", answer="Yes, 40 on hand.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == [(2, "tool")], shown
+
+
+@pytest.mark.parametrize("named,broken", [("SOP-11 v4", False), ("SOP-11 v3", True)])
+def test_an_action_naming_a_version_listed_as_superseded(named, broken):
+    sops = {"results": [{"doc_id": "SOP-11-v3", "title": "Cold chain SOP", "status": "superseded", "superseded_by": "SOP-11-v4",
+                         "max_temp_c": 8},
+                        {"doc_id": "SOP-11-v4", "title": "Cold chain SOP", "status": "current", "max_temp_c": 6}]}
+    run = _conversation(("user", "Log the excursion on shipment CS-301 (7.1 C for 40 minutes)."),
+                        ("search_sops", {"query": "cold chain excursion"}, sops),
+                        ("record_excursion", {"shipment_id": "CS-301", "sop": named, "verdict": "within limits"},
+                         {"excursion_id": "EX-19", "status": "recorded"}),
+                        system="You log cold-chain excursions with record_excursion under the current SOP (search_sops).",
+                        answer="Logged as EX-19.")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_an_answer_setting_a_sources_date_beside_the_records_is_no_misread():
+    for answer, misread in (("The referral gives a date of birth of 1961-05-09, but the record says 1961-09-05 - flagged.", False),
+                            ("Her date of birth is 1961-05-09.", True)):
+        run = _conversation(("user", "Pre-screen P-30417 from the referral (date of birth 1961-05-09)."),
+                            ("get_patient", {"patient_id": "P-30417"}, {"patient_id": "P-30417", "date_of_birth": "1961-09-05"}),
+                            system="You pre-screen referrals.", answer=answer)
+        found, shown = _found(run, "answer_misread")
+        assert bool(found) is misread, shown
+
+
+def test_days_a_question_offers_are_proposals_not_facts():
+    from datetime import date
+    from agentotel.analysis import _ground
+    sources = "campaign CMP-2291, send_date null"
+    asked = "No send date is set. Which date would you like - Monday 7, Tuesday 8 or Wednesday 9 December?"
+    told = "It goes out on Wednesday 9 December."
+    assert _ground.ungrounded(asked, sources, today=date(2026, 12, 4)) == []
+    assert _ground.ungrounded(told, sources, today=date(2026, 12, 4)) == ["9 December"]
+    # a question about a day long past is no offer
+    assert _ground.ungrounded("Was it sent on 9 March?", sources, today=date(2026, 12, 4)) == ["9 March"]
