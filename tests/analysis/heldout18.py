@@ -315,7 +315,8 @@ def book_interview(candidate_id: str, interviewer_ids: list[str], start: str) ->
 
 def send_candidate_email(candidate_id: str, subject: str, body: str) -> dict[str, Any]:
     """Emails a candidate."""
-    return {"message_id": f"EM-{5520 + Now.count('send_candidate_email')}", "candidate_id": candidate_id, "status": "sent"}
+    return {"message_id": f"EM-{5520 + Now.count('send_candidate_email')}", "candidate_id": candidate_id,
+            "status": "sent"}
 
 
 SOURCER_TOOLS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (get_requisition, search_talent_pool)}

@@ -306,7 +306,8 @@ def get_budget(program_id: str) -> dict[str, Any]:
 
 def award(app_id: str, amount: float) -> dict[str, Any]:
     """Awards a grant."""
-    return {"application_id": app_id, "award_id": f"AW-{Now.count('award') + 8810}", "amount": amount, "status": "awarded"}
+    return {"application_id": app_id, "award_id": f"AW-{Now.count('award') + 8810}", "amount": amount,
+            "status": "awarded"}
 
 
 def waitlist(app_id: str, reason: str) -> dict[str, Any]:
@@ -435,7 +436,8 @@ def reprice_reservation(confirmation: str, arrival: str, departure: str, rate_pl
 
 def send_guest_email(confirmation: str, to: str, body: str) -> dict[str, Any]:
     """Emails the guest about their reservation."""
-    return {"message_id": f"<{confirmation}.{Now.count('send_guest_email')}@harborview.example>", "to": to, "status": "sent"}
+    return {"message_id": f"<{confirmation}.{Now.count('send_guest_email')}@harborview.example>", "to": to,
+            "status": "sent"}
 
 
 def escalate(confirmation: str, reason: str) -> dict[str, Any]:
