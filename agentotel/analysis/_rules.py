@@ -46,6 +46,10 @@ _BARRED_CLASS = re.compile(r"\b(?:an?\s+|any\s+)?([a-z][\w-]*)\s+([a-z]+?)s?\s+(
 # "An account locked for fraud (account_status 'locked_fraud') must never be unlocked": the class by its value, quoted.
 _BARRED_VALUE = re.compile(r"['\"`]([\w-]+)['\"`]\)?[^.\n]{0,40}?\b(?:cannot|can't|may\s+not|must\s+not|must\s+never|is\s+never\s+to|"
                            r"are\s+never\s+to)\s+be\s+([a-z]+)", re.I)
+# "Never refund a ticket bought on the resale marketplace (channel "resale")": the class by its field's value, in
+# brackets after the thing an action is barred on.
+_BARRED_BRACKET = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+(?P<verb>[a-z]{3,})\s+(?:a|an|any|the)\s+[^.;\n()]{0,80}?"
+                             r"\(\s*`?[a-z][a-z0-9_]*`?\s*(?:[:=]\s*|\s+(?:is\s+)?)['\"\u201c`](?P<value>[\w-]+)['\"\u201d`]\s*\)", re.I)
 # "only gold members ... may get a travel certificate", "only premium customers are eligible": an action kept for one
 # class of people.
 _ONLY_CLASS = re.compile(r"\bonly\s+([a-z][\w-]*)\s+(members?|customers?|users?|accounts?|subscribers?|clients?|passengers?|"
@@ -55,9 +59,10 @@ _WITHOUT = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not|may\s+not)\s+([a-z
                       r"(?:an?\s+|the\s+|their\s+|its\s+)?((?:[\w'-]+\s+){0,2}[a-z]+)(?=\s*(?:[.,;:()\n]|$|\s(?:and|or|unless|from|"
                       r"first|in|on|for|by|with)\b))", re.I)
 # "Refund at most what the customer paid", "never credit more than the order's total".
-_AT_MOST_RECORD = re.compile(r"\b([a-z]{4,})\b[^.\n]{0,30}?\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
-                             r"up\s+to)\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
-_RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value")
+_AT_MOST_RECORD = re.compile(r"\b([a-z]{4,}\b[^.\n]{0,30}?)\b(?:at\s+most|no\s+more\s+than|not\s+more\s+than|never\s+more\s+than|"
+                             r"up\s+to|(?:may|must|can|should)\s+(?:never|not)\s+exceed|cannot\s+exceed|can't\s+exceed|never\s+exceeds?)"
+                             r"\s+(?:what|the|its|their)\b([^.\n]{0,60})", re.I)
+_RECORD_AMOUNTS = ("paid", "total", "amount", "price", "balance", "charged", "value", "remaining", "available")
 # "Pay the damage estimate less the policy's deductible", "refund the price minus the restocking fee": an amount
 # the rule nets of another.
 _NET_OF = re.compile(r"\b([a-z][a-z_ ()'-]{3,60}?)\s+(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s+(?:the\s+|any\s+|its\s+)?"
@@ -186,7 +191,7 @@ class Rules(NamedTuple):
     barred: tuple[tuple[str, str, str], ...]  # (said, the class as named, the verb barred for it)
     only: tuple[tuple[str, str, str, str], ...]  # (said, the class allowed, the group, the rule's sentence)
     without: tuple[tuple[str, str, str, tuple[str, ...]], ...]  # (said, verb, the thing needed, words of its object)
-    record_caps: tuple[tuple[str, str, tuple[str, ...]], ...]  # (said, the action's word, the record's amount words)
+    record_caps: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]  # (said, the action's words, the record's amount words)
     gates: tuple[tuple[str, str, str, str], ...]  # (said, verb, the check's name, the answer allowing it)
     gates_by: tuple[tuple[str, str, tuple[str, ...], str], ...]  # (said, verb, the gate's words, its verdict)
     net_of: tuple[tuple[str, str, str], ...]  # (said, the gross amount's word, the word of what comes off it)
@@ -239,6 +244,13 @@ class Rules(NamedTuple):
     # "more than one order for the event" - event)
     which: tuple[tuple[str, str, str, str | None], ...]
     stops: tuple[Stop, ...]  # a reading's outcome that stops an action: "Failed or still running = we don't ship"
+    # (said, the column every aggregate query must filter on, whether the user may ask to include them): "Test accounts
+    # (mart.customers.is_test) are excluded from every revenue figure unless the person explicitly asks to include them"
+    excluded: tuple[tuple[str, str, bool], ...]
+    # (said, the field to use, the field not to): "A customer's region is their billing_region in mart.customers, not the
+    # order's ship_region"
+    instead_of: tuple[tuple[str, str, str], ...]
+    say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
 
 
 @functools.lru_cache(maxsize=64)
@@ -250,16 +262,17 @@ def read(text: str) -> Rules:
                if (limit := _number(m.group(2))) is not None]
     barred = [(m.group(0).strip(), m.group(1), m.group(3).lower()) for m in _BARRED_CLASS.finditer(text)]
     barred += [(m.group(0).strip(), m.group(1), m.group(2).lower()) for m in _BARRED_VALUE.finditer(text)]
+    barred += [(m.group(0).strip(), m.group("value"), m.group("verb").lower()) for m in _BARRED_BRACKET.finditer(text)]
     return Rules(
         limits=tuple(limits),
         criteria=_criteria(text),
         barred=tuple(barred),
         only=tuple(_only(text)),
         without=tuple(_without(text)) if "without" in text else (),
-        record_caps=tuple((m.group(0).strip(), m.group(1).lower(), tuple(w for w in _RECORD_AMOUNTS if w in m.group(2).lower()))
+        record_caps=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{4,}", m.group(1).lower()) if w not in FILLER), tuple(w for w in _RECORD_AMOUNTS if w in m.group(2).lower()))
                           for m in _AT_MOST_RECORD.finditer(text)),
-        gates=tuple((m.group(0).strip(), m.group(1).lower(), m.group(2), m.group(3).strip().lower())
-                    for m in _GATE.finditer(text)) if " only " in text else (),
+        gates=tuple((m.group(0).strip(), m.group(1).lower(), gate, m.group(3).strip().lower())
+                    for m in _GATE.finditer(text) if (gate := _gate_named(text, m))) if " only " in text else (),
         gates_by=tuple((m.group(0).strip(), m.group(1).lower(), tuple(m.group(2).lower().split()), m.group(3).lower())
                        for m in _GATE_BY.finditer(text)) if re.search(r"\bonly\s+(?:for|on|about)\b", text) else (),
         net_of=tuple(_net_of(text)) if re.search(r"\b(?:less|minus|net\s+of|after\s+(?:subtracting|deducting))\s", text) else (),
@@ -314,7 +327,27 @@ def read(text: str) -> Rules:
                     for m in _WHICH.finditer(text) if re.search(r"\bwhich\b", m.group(0), re.I))
               if re.search(r"\bwhich\b", text) else (),
         stops=tuple(_stops(text)) if _STOP.search(text) else (),
+        excluded=tuple((_said(text, m), m.group("col").lower(), bool(re.search(r"\bunless\b[^.\n]{0,60}\binclud", text[m.start():m.end() + 80], re.I)))
+                       for m in _EXCLUDED.finditer(text)) if "exclu" in text or " out " in text else (),
+        say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
+        instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
+                         if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
     )
+
+
+def _said(text: str, m: re.Match) -> str:
+    """The whole sentence a rule's match is in, as the rule to quote."""
+    start, end = sentence_at(text, m.start(), m.end())
+    return text[start:end].strip()
+
+
+def _gate_named(text: str, m: re.Match) -> str | None:
+    """The check a gate waits on: the tool it names, or - "Assign only after it comes back 'granted'" - the tool the
+    sentence before it on the same line names last ("request a lockout ... with request_lockout")."""
+    if m.group(2).lower() not in ("it", "this", "that", "they"):
+        return m.group(2)
+    line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+    return next(reversed(TOOL_NAME.findall(line)), None)
 
 
 def _deed_stem(word: str) -> str:
@@ -411,6 +444,8 @@ def _stops(text: str):
                 for m in stops:
                     condition = condition.replace(m.group(0), " ")
                 words = tuple(dict.fromkeys(w for w in re.findall(r"[a-z]{3,}", condition.lower()) if w not in _CONDITION_FILLER))
+                # an id the reading must not list: "If get_conflicts lists you (R-07), you must not score it"
+                words += tuple(m.group(1).lower() for m in _LISTS_ID.finditer(condition))
                 bounds = tuple((m.group("noun").lower(), m.group("op").lower() not in _BELOW, value)
                                for m in _STOP_BOUND.finditer(condition)
                                if (value := _scaled(m.group("n"), m.group("scale"))) is not None)
@@ -418,6 +453,18 @@ def _stops(text: str):
                 tools = tuple(dict.fromkeys(TOOL_NAME.findall(" ".join(sentences[max(0, n - 1):n + 1]))))
                 if tools and (words or bounds or left):
                     yield Stop(sentence.strip()[:300], tools, verbs, objects, words, bounds, left)
+
+
+# "send_guest_email ... saying plainly when it costs more than before": a rise the message must tell.
+_SAY_MORE = re.compile(r"\b(?:say|saying|tell|telling|state|stating|mention|mentioning|flag|flagging|point\s+out|pointing\s+out)\s+"
+                       r"(?:[a-z]+\s+){0,3}?(?:when|if|whenever)\s+(?:it|the\s+[a-z]+|that)\s+(?:costs?|will\s+cost|comes?\s+to|is)\s+"
+                       r"(?:more|higher)\b", re.I)
+# "Test accounts (mart.customers.is_test) are excluded from every revenue figure": a column every figure filters on.
+_EXCLUDED = re.compile(r"\(`?(?:[a-z_][a-z0-9_]*\.){0,2}(?P<col>[a-z][a-z0-9]*_[a-z0-9_]+)`?\)\s+(?:are|is)\s+(?:always\s+)?(?:excluded|"
+                       r"left\s+out|filtered\s+out)\s+(?:from|of)\b[^.;\n]{0,60}", re.I)
+# "their billing_region in mart.customers, not the order's ship_region": the field to use and the one it is not.
+_INSTEAD_OF = re.compile(r"`?\b(?P<good>[a-z][a-z0-9]*_[a-z0-9_]+)`?(?:[^.;:\n]|\.(?=\w)){0,60}?,\s+not\s+(?:the\s+|its\s+|their\s+|an?\s+)?"
+                         r"(?:[a-z]+'s\s+)?`?(?P<bad>[a-z][a-z0-9]*_[a-z0-9_]+)\b`?", re.I)
 
 
 def _scaled(number: str, scale: str | None) -> float | None:
@@ -437,6 +484,8 @@ _STOP = re.compile(r"\b(?:we|you|i|they)\s+(?:don'?t|do\s+not|never|must\s+not|w
                    r"|(?:[,:(]\s*|\s[-\u2013\u2014]\s+)no\s+(?P<v3>[a-z]{4,})\s*(?=$|[.,)])"
                    r"|\b(?P<o2>[a-z]{3,})\s+(?:is|are)\s+not\s+(?P<v4>sent|paid|shipped|[a-z]{3,}ed)\b"
                    r"|\bnever\s+(?:reaches|goes\s+to|gets\s+to|makes\s+it\s+to)\s+(?:the\s+)?(?P<o3>[a-z]{3,})", re.I)
+_LISTS_ID = re.compile(r"\b(?:lists?|names?|includes?|contains?|flags?|mentions?)\s+(?:you\s+|us\s+|me\s+)?\(?\s*"
+                       r"([A-Z][A-Z0-9]{0,5}-\d{1,8})\b")
 _IRREGULAR = {"sent": "send", "paid": "pay", "made": "make", "sold": "sell", "told": "tell", "given": "give", "shipped": "ship"}
 _STOP_BOUND = re.compile(r"\b(?P<op>more\s+than|over|above|greater\s+than|at\s+least|exceeding|less\s+than|under|below|fewer\s+than)"
                          r"\s+(?P<n>\d[\d,]*(?:\.\d+)?)\s*(?P<scale>k|m|bn|thousand|million|billion)?\s+(?P<noun>[a-z]{3,})", re.I)

@@ -3128,7 +3128,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _member_missing(run, step, call, run.told(step)) or _table_row_unmet(run, step, call, run.told(step))
                        or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step))
                        or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
-                       or _too_long_taken(run, step, call, run.told(step)))
+                       or _too_long_taken(run, step, call, run.told(step)) or _query_rule_unmet(run, step, call, run.told(step))
+                       or _rise_untold(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -3394,32 +3395,39 @@ def _records_read(run: _Run, step: Mapping[str, Any], call: Any) -> list[tuple[M
 
 def _over_record_amount(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
     """An action whose amount passes what the instructions cap it at in the record's own terms ("Refund at most what
-    the customer paid") - issue_refund(amount=162.0) on an order whose total_paid is 54.0: model, policy_violated."""
+    the customer paid") - issue_refund(amount=162.0) on an order whose total_paid is 54.0; "An award may never exceed
+    the program's remaining budget" - award(amount=18000) where get_budget, read for the application's program_id, says
+    remaining 12000: model, policy_violated."""
     action = _action(call.name)
     if action is None or not isinstance(call.arguments, Mapping):
         return None
-    amounts = {str(k): float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    if not amounts:
-        return None
+    amounts = {str(k): float(v) for k, v in call.arguments.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+               and any(w in str(k).lower() for w in ("amount", "total", "sum", "value"))}
+    caps_said = _rules.read(text).record_caps if amounts else ()
     deeds = (action[0], *action[1])  # issue_refund: issue, refund
-    for rule, deed, words in _rules.read(text).record_caps:
-        if not any(d.startswith(deed[:4]) for d in deeds):
-            continue
-        idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
-        for source in run.record.tool_steps():
-            if source["index"] >= step["index"] or is_error(source):
-                continue
-            for ident in idents:
-                for record in _records_of(tool_payload(source.get("output")), ident):
-                    caps = {str(k): float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-                            and any(w in str(k).lower() for w in words)}
-                    for key, cap in caps.items():
-                        over = [(k, a) for k, a in amounts.items() if a > cap + 0.005 and any(w in k.lower() for w in ("amount", "total", "sum", "value"))]
-                        if over:
-                            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
-                                            f"step {step['index']} calls {call.name} with {over[0][0]} {_fmt(over[0][1])} where the "
-                                            f"instructions say {rule!r}: {key} is {_fmt(cap)} ({tool_name(source)}, step "
-                                            f"{source['index']})", tool=call.name, rule=rule, result_step=source["index"])
+    caps_said = [c for c in caps_said if any(d.startswith(w[:4]) for d in deeds for w in c[1])]
+    if not caps_said:
+        return None
+    records = _records_read(run, step, call)
+    # the records the call's own record points to by id (the application's program_id -> the program's budget)
+    idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
+    # (a value under an *_id key is an id, digits or not: region_id 'R-EU-W')
+    pointed = {str(v) for _s, r in records for k, v in r.items() if _ID_KEY.search(str(k)) and isinstance(v, (str, int))
+               and not isinstance(v, bool) and re.fullmatch(r"[\w.:/-]{2,40}", str(v))} - idents
+    records = records + [(s, r) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                         for ident in sorted(pointed) for r in _records_of(tool_payload(s.get("output")), ident)
+                         if any(_ID_KEY.search(str(k)) and str(v) == ident for k, v in r.items())]
+    for rule, _deed, words in caps_said:
+        for source, record in records:
+            caps = {str(k): float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and any(w in str(k).lower() for w in words)}
+            for key, cap in caps.items():
+                over = [(k, a) for k, a in amounts.items() if a > cap + 0.005]
+                if over:
+                    return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                    f"step {step['index']} calls {call.name} with {over[0][0]} {_fmt(over[0][1])} where the "
+                                    f"instructions say {rule!r}: {key} is {_fmt(cap)} ({tool_name(source)}, step "
+                                    f"{source['index']})", tool=call.name, rule=rule, result_step=source["index"])
     return None
 
 
@@ -4066,6 +4074,74 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                     rule=said[:200], result_step=source["index"])
 
 
+_RISE_SAID = re.compile(r"\b(?:more|higher|increase[sd]?|extra|additional|rise[sn]?|rose|up\s+from|previous(?:ly)?|"
+                        r"instead\s+of|difference|was\b)", re.I)
+
+
+def _rise_untold(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A message giving a record's new price without saying it rose, where the instructions ask for it ("send_guest_email
+    giving the new nightly rate and total - and saying plainly when it costs more than before": total 378 -> 418 and
+    an email with EUR 418.00 and no word of the rise). MAST's withholding information; model, policy_violated at the
+    call that sends it."""
+    rules = _rules.read(text).say_more
+    if not rules or _action(call.name) is None or not isinstance(call.arguments, Mapping):
+        return None
+    messages = [v for v in call.arguments.values() if isinstance(v, str) and len(v) >= 30 and " " in v]
+    if not messages:
+        return None
+    totals: dict[str, list[tuple[Mapping[str, Any], float]]] = {}
+    for source, record in _records_read(run, step, call):
+        for key, value in record.items():
+            if re.search(r"(?:^|_)(?:total|price|amount|cost)$", str(key), re.I) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                totals.setdefault(str(key), []).append((source, float(value)))
+    for key, seen in totals.items():
+        before, (last, after) = seen[0][1], seen[-1]
+        if after <= before + 0.005:
+            continue
+        told = [m for m in messages if _fmt(after) in m.replace(",", "") or f"{after:.2f}" in m.replace(",", "")]
+        if told and not any(_RISE_SAID.search(m) or _fmt(before) in m.replace(",", "") for m in told):
+            return _finding("policy_violated", "model", step["index"], [step["index"], last["index"]],
+                            f"step {step['index']} calls {call.name} giving {key} {_fmt(after)} ({tool_name(last)}, step "
+                            f"{last['index']}; {_fmt(before)} before) with no word that it costs more, where the "
+                            f"instructions say {rules[0][:160]!r}", tool=call.name, rule=rules[0][:200], result_step=last["index"])
+    return None
+
+
+_SQL = re.compile(r"^\s*(?:select|with)\b", re.I)
+_AGGREGATE_CALL = re.compile(r"\b(?:sum|count|avg|total)\s*\(", re.I)
+
+
+def _query_rule_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A call breaking what the instructions say a query or a field must be: a field used that a rule says is not the
+    one ("their billing_region in mart.customers, not the order's ship_region": o.ship_region = 'EMEA'), an aggregate
+    query missing the column a rule excludes rows by ("Test accounts (mart.customers.is_test) are excluded from every
+    revenue figure unless the person explicitly asks to include them": no is_test in it). Model, policy_violated at the
+    call (MAST's disobeying the task specification)."""
+    rules = _rules.read(text)
+    if not (rules.excluded or rules.instead_of) or not isinstance(call.arguments, Mapping):
+        return None
+    texts = [str(v) for v in _leaves(call.arguments) if isinstance(v, str)]
+    broken = None
+    for said, good, bad in rules.instead_of:
+        used = next((s for s in texts if re.search(rf"\b{re.escape(bad)}\b", s, re.I)), None)
+        if used is not None and not any(re.search(rf"\b{re.escape(good)}\b", s, re.I) for s in texts):
+            broken = (said, f"it uses {bad}")
+            break
+    queries = [s for s in texts if _SQL.match(s) and _AGGREGATE_CALL.search(s)]
+    for said, column, may_include in () if broken or not queries else rules.excluded:
+        if may_include and re.search(r"\binclud", run.request(), re.I):
+            continue  # asked for: "unless the person explicitly asks to include them"
+        if not any(re.search(rf"\b{re.escape(column)}\b", q, re.I) for q in queries):
+            broken = (said, f"its query never filters on {column}")
+            break
+    if broken is None:
+        return None
+    said, fact = broken
+    return _finding("policy_violated", "model", step["index"], [step["index"]],
+                    f"step {step['index']} calls {call.name} and {fact}, where the instructions say {said[:160]!r}",
+                    tool=call.name, rule=said[:200])
+
+
 # Deeds a stop rule names by another verb than the tool's: "we don't ship" stops a deploy.
 _STOP_DEEDS = {"ship": ("deploy", "release", "publish", "promote"), "release": ("deploy", "publish"), "launch": ("deploy", "release")}
 
@@ -4078,7 +4154,8 @@ def _stopped_by(call: Any, stop: Any) -> bool:
     words = {w.lower() for w in _NAME_WORDS.findall(call.name)}
     acts = _action(call.name) is not None or (next(iter(_NAME_WORDS.findall(call.name)), "").lower() not in _READING)
     values = {str(v).lower() for v in _leaves(call.arguments)} if isinstance(call.arguments, Mapping) else set()
-    return acts and any(o in words or o in values for o in stop.objects)
+    # or a deed the tool's name holds as its object ("you must not score it": submit_score)
+    return acts and (any(o in words or o in values for o in stop.objects) or any(v in words for v in stop.verbs))
 
 
 def _stop_holds(stop: Any, payload: Any, call: Any) -> str | None:
@@ -4102,6 +4179,8 @@ def _stop_holds(stop: Any, payload: Any, call: Any) -> str | None:
             if isinstance(v, str) and v.lower() in words and re.fullmatch(r"[a-z][a-z_-]{1,23}", v.lower()) \
                     and not re.search(r"(?:^|_)(?:id|name|title|description|note|text)$", key):
                 found = found or f"{k} {v!r}"
+            elif isinstance(v, str) and v.lower() in words and _id_like(v):
+                found = found or f"{k} {v!r}"  # the id the rule names, listed ("lists you (R-07)")
             elif (isinstance(v, list) and v or v is True) and any(key in (w, w + "s", w + "es") for w in words):
                 found = found or f"{k} {_brief(v)}"
     if stop.bounds:
@@ -5028,7 +5107,7 @@ _ACTIONS = frozenset(
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
     # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
     "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze promote swap draft "
-    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate".split())
+    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
               "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
@@ -9435,31 +9514,143 @@ def _retired_by(record: Mapping[str, Any]) -> str | None:
 
 
 def _retired_value_used(run: _Run) -> list[Finding]:
-    """An action given a value from a record that says it is no longer current, where its successor gives another
-    (hts_code '9401.79.0050' from ruling N318204, status 'revoked', superseded_by H329911 with hts '9401.71.0031'):
-    the model acted on the old version (TRAIL's wrong tool output interpretation; model, input_ignored at the call)."""
-    retired: list[tuple[Mapping[str, Any], Mapping[str, Any], str]] = []
+    """A call given a value from a record that says it is no longer current, where its successor gives another: the
+    successor held in the record (hts_code '9401.79.0050' from ruling N318204, status 'revoked', superseded_by H329911
+    with hts '9401.71.0031'), or listed beside it - a rate sheet 'superseded' beside its 'current' version of the same
+    title (CORP 159.0 against 171.0), a glossary definition 'deprecated' with superseded_by naming the one listed next
+    to it (its formula_sql pasted into the query). The model acted on the old version (TRAIL's wrong tool output
+    interpretation; model, input_ignored at the call)."""
+    retired: list[tuple[Mapping[str, Any], Mapping[str, Any], str, Mapping[str, Any]]] = []
     for source in run.record.tool_steps():
-        if not is_error(source):
-            retired += [(source, r, why) for r in _objects(tool_payload(source.get("output"))) if (why := _retired_by(r))]
+        if is_error(source):
+            continue
+        for record, siblings in _listed(tool_payload(source.get("output"))):
+            if (why := _retired_by(record)) and (newer := _successor(record, siblings)) is not None:
+                retired.append((source, record, why, newer))
     if not retired:
         return []
     for step in run.llm:
         for call in requested_calls(step):
-            if _action(call.name) is None or not isinstance(call.arguments, Mapping):
+            if not isinstance(call.arguments, Mapping):
                 continue
-            given = {str(v) for v in _leaves(call.arguments) if isinstance(v, str) and len(v) >= 3 and re.search(r"\d", v)}
-            for source, record, why in retired:
+            acts = _action(call.name) is not None
+            leaves = [str(v) for v in _leaves(call.arguments)]
+            for source, record, why, newer in retired:
                 if source["index"] >= step["index"]:
                     continue
-                successor = next((v for k, v in record.items() if _SUCCESSOR_KEY.match(str(k)) and isinstance(v, Mapping)), None)
+                now = {_plain(v) for _p, v in _paths(newer)}
+                for path, old in _paths(record):
+                    new = _at(newer, path)
+                    if new is None or _plain(new) == _plain(old) or _plain(old) in now or not _carries(old, leaves, acts) \
+                            or _carries(new, leaves, acts):
+                        continue
+                    key = ".".join(path)
+                    return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                     f"step {step['index']} calls {call.name} with {key} {_brief_value(old)} from a record "
+                                     f"{tool_name(source)} at step {source['index']} marks {why}; its successor gives "
+                                     f"{_brief_value(new)}", tool=call.name, result_step=source["index"], said=str(old)[:200])]
+    return []
+
+
+def _listed(value: Any, siblings: tuple = ()) -> Iterable[tuple[Mapping[str, Any], tuple]]:
+    """Every object in a result with the objects listed beside it (none outside a list)."""
+    if isinstance(value, Mapping):
+        yield value, siblings
+        for child in value.values():
+            yield from _listed(child)
+    elif isinstance(value, list):
+        peers = tuple(v for v in value if isinstance(v, Mapping))
+        for child in value:
+            yield from _listed(child, peers)
+
+
+def _successor(record: Mapping[str, Any], siblings: tuple) -> Mapping[str, Any] | None:
+    """The version that replaced a retired record: held in it (superseded_by {...}), named by it and listed beside it
+    (superseded_by 'GL-net_revenue-v3'), or listed beside it as the current one of the same title, metric or name."""
+    named = None
+    for key, value in record.items():
+        if _SUCCESSOR_KEY.match(str(key)):
+            if isinstance(value, Mapping):
+                return value
+            named = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    live = [s for s in siblings if s is not record and not _retired_by(s)]
+    if named is not None:
+        return next((s for s in live if named in {str(v) for v in s.values() if isinstance(v, (str, int))}), None)
+    same = [s for s in live if any(s.get(k) == record.get(k) and record.get(k) not in (None, "") for k in _SERIES_OF)]
+    return same[0] if len(same) == 1 else None
+
+
+_SERIES_OF = ("title", "metric", "name", "series", "code", "slug")
+_ID_KEY = re.compile(r"(?:^|_)id$", re.I)
+
+
+def _paths(value: Any, path: tuple[str, ...] = ()) -> Iterable[tuple[tuple[str, ...], Any]]:
+    """(path, value) of every figure and short text in a record, nested objects followed (rates.DLX-K.CORP)."""
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if not (path == () and (_SUCCESSOR_KEY.match(str(key)) or str(key).lower() in _STATUS_KEYS or _ID_KEY.search(str(key)))):
+                yield from _paths(child, (*path, str(key)))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, str) and value.strip():
+        yield path, value
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            return None
+        value = value[key]
+    return value if not isinstance(value, (Mapping, list)) else None
+
+
+def _plain(value: Any) -> Any:
+    return round(float(value), 4) if isinstance(value, (int, float)) else str(value).strip()
+
+
+def _carries(value: Any, leaves: list[str], acts: bool) -> bool:
+    """Whether a call carries a value of a record: a figure (a distinctive one) or a code on an action - a lookup
+    by the old code is not yet acting on it - or, on any call, a long text (a formula) pasted into a longer one (the
+    query)."""
+    if isinstance(value, (int, float)):
+        return acts and abs(value) >= 10 and any(re.fullmatch(r"-?\d+(?:\.\d+)?", str(v).strip()) and abs(float(v) - value) < 0.005
+                                                  for v in leaves)
+    text = value.strip()
+    if len(text) >= 16:
+        return any(text in s for s in leaves)
+    return acts and re.search(r"\d", text) is not None and len(text) >= 3 and text in leaves
+
+
+def _brief_value(value: Any) -> str:
+    return _fmt(float(value)) if isinstance(value, (int, float)) else repr(value if len(value) <= 80 else value[:77] + "...")
+
+
+# A money figure as an answer writes it: "EUR 1,973,657.00", "$12.40", "1 200 euros".
+_MONEY_SAID = re.compile(r"(?:[$\u20ac\u00a3]\s?|\b(?:USD|EUR|GBP|CHF|CAD|AUD|SEK|NOK|DKK)\s?)(?P<a>\d[\d,]*(?:\.\d+)?)"
+                         r"|(?P<b>\d[\d,]*(?:\.\d+)?)\s?(?:USD|EUR|GBP|CHF|euros?|dollars?|pounds?)\b")
+_MINOR_MONEY = re.compile(r"(?:^|_)(?:cents?|pence|minor)$|^(?:cents?|pence)_|_in_cents$", re.I)
+
+
+def _minor_as_major(run: _Run) -> list[Finding]:
+    """An answer giving as money the very figure a tool returned in a minor unit ("EUR 1,973,657.00" where run_sql
+    answered net_cents 1973657 - EUR 19,736.57): cents read as euros (TRAIL's wrong tool output interpretation;
+    model, input_ignored at the answer)."""
+    for step, text in run.finals:
+        said = [(m.group(0), _ground._number(m.group("a") or m.group("b"))) for m in _MONEY_SAID.finditer(text)]
+        said = [(s, v) for s, v in said if v is not None and v >= 100]
+        if not said:
+            continue
+        for source in run.record.tool_steps():
+            if source["index"] >= step["index"] or is_error(source):
+                continue
+            for record in _objects(tool_payload(source.get("output"))):
                 for key, value in record.items():
-                    newer = successor.get(key) if successor else None
-                    if isinstance(value, str) and value in given and isinstance(newer, str) and newer != value and newer not in given:
+                    if not _MINOR_MONEY.search(str(key)) or not isinstance(value, (int, float)) or isinstance(value, bool) or value < 100:
+                        continue
+                    hit = next((s for s, v in said if abs(v - value) < 0.005), None)
+                    if hit is not None and not any(abs(v - value / 100) < 0.005 for _s, v in said):
                         return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
-                                         f"step {step['index']} calls {call.name} with {key} {value!r} from a record "
-                                         f"{tool_name(source)} at step {source['index']} marks {why}; its successor gives "
-                                         f"{newer!r}", tool=call.name, result_step=source["index"], said=value)]
+                                         f"the answer at step {step['index']} gives {hit!r}, the {key} {_fmt(float(value))} "
+                                         f"{tool_name(source)} returned at step {source['index']} in a minor unit: "
+                                         f"{_fmt(value / 100)} in the major one", result_step=source["index"], said=hit)]
     return []
 
 
@@ -9644,7 +9835,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,

@@ -1,0 +1,173 @@
+"""Rules read against the records a run fetched (heldout19/20's misses, in other trades): a gate on the answer of the
+check the sentence before it names ("Release only after it comes back 'approved'"), a class barred by its field's
+value in brackets ("Never renew a loan on an interlibrary item (source "ill")"), a check that lists the agent itself
+("If check_recusals lists you (J-12), you must not rate the entry"), an amount capped by a record the call's own
+record points to ("the region's remaining goodwill budget"), a value from a version listed as superseded or
+deprecated beside the current one, and money given in the minor unit a tool returned it in. Each beside the run
+that keeps the rule. Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from test_data_agent import _conversation
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+QA = ("You release brewery batches.\n"
+      "1. Read the batch with get_batch.\n"
+      "2. Before releasing, request a QA sign-off with request_signoff. Release only after it comes back \"approved\"; "
+      "if QA rejects it, do not release - say why.")
+
+
+@pytest.mark.parametrize("verdict,broken", [("approved", False), ("rejected", True)])
+def test_a_gate_on_it_waits_for_the_check_the_sentence_before_names(verdict, broken):
+    run = _conversation(("user", "Release batch B-771 (pale ale) to the warehouse."),
+                        ("get_batch", {"batch_id": "B-771"}, {"batch_id": "B-771", "style": "pale ale", "abv": 5.2}),
+                        ("request_signoff", {"batch_id": "B-771"}, {"batch_id": "B-771", "status": verdict, "by": "QA - M. Ito"}),
+                        ("release_batch", {"batch_id": "B-771"}, {"batch_id": "B-771", "released": True}),
+                        system=QA, answer="B-771 is released.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+LIBRARY = ("You are the circulation desk assistant. Look the loan up with get_loan. Loans may be renewed twice. Never "
+           "renew a loan on an interlibrary item (source \"ill\"); ask the patron to return it by its due date instead.")
+
+
+@pytest.mark.parametrize("source,broken", [("local", False), ("ill", True)])
+def test_a_class_barred_by_its_fields_value_in_brackets(source, broken):
+    run = _conversation(("user", "Can you renew my copy of 'The Overstory'? Loan L-30418."),
+                        ("get_loan", {"loan_id": "L-30418"}, {"loan_id": "L-30418", "title": "The Overstory", "source": source,
+                                                              "renewals": 0, "due": "2026-12-11"}),
+                        ("renew_loan", {"loan_id": "L-30418"}, {"loan_id": "L-30418", "due": "2027-01-08"}),
+                        system=LIBRARY, answer="Renewed until 2027-01-08.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+JUDGE = ("You are judge J-12 at the county baking show.\n"
+         "1. Read the entry with get_entry and call check_recusals first.\n"
+         "2. If check_recusals lists you (J-12), you must not rate the entry: call recuse and say so.\n"
+         "3. Otherwise rate it with rate_entry, 1 to 10.")
+
+
+@pytest.mark.parametrize("listed,broken", [(["J-04"], False), (["J-04", "J-12"], True)])
+def test_a_check_listing_the_agent_itself_stops_the_deed(listed, broken):
+    recusals = {"entry_id": "E-55", "recused": [{"judge_id": j, "reason": "family of the baker"} for j in listed]}
+    run = _conversation(("user", "Please judge entry E-55 (lemon drizzle)."),
+                        ("get_entry", {"entry_id": "E-55"}, {"entry_id": "E-55", "category": "cakes", "baker": "N. Okoro"}),
+                        ("check_recusals", {"entry_id": "E-55"}, recusals),
+                        ("rate_entry", {"entry_id": "E-55", "score": 8}, {"entry_id": "E-55", "status": "rated"}),
+                        system=JUDGE, answer="Rated E-55: 8/10.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+GOODWILL = ("You settle complaint tickets. Read the ticket with get_ticket and the region's budget with get_region_budget. "
+            "A goodwill credit may never exceed the region's remaining goodwill budget; when it would, credit what remains "
+            "and tell the customer.")
+
+
+@pytest.mark.parametrize("amount,broken", [(80.0, False), (120.0, True)])
+def test_an_amount_capped_by_the_record_the_calls_own_record_points_to(amount, broken):
+    run = _conversation(("user", "Ticket T-2201: the courier lost the parcel, please credit the customer 120 EUR."),
+                        ("get_ticket", {"ticket_id": "T-2201"}, {"ticket_id": "T-2201", "region_id": "R-EU-W", "claim": 120.0}),
+                        ("get_region_budget", {"region_id": "R-EU-W"}, {"region_id": "R-EU-W", "allocated": 5000,
+                                                                       "remaining": 80.0}),
+                        ("credit_customer", {"ticket_id": "T-2201", "amount": amount}, {"credit_id": "CR-9", "status": "issued"}),
+                        system=GOODWILL, answer=f"Credited {amount:.2f} EUR.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+PRICES = {"results": [
+    {"list_id": "PL-CARDS-v1", "title": "Business cards", "status": "superseded", "published": "2026-03-01",
+     "prices": {"500": 42.0, "1000": 64.0}},
+    {"list_id": "PL-CARDS-v2", "title": "Business cards", "status": "current", "published": "2026-11-15",
+     "prices": {"500": 48.0, "1000": 71.0}}]}
+
+
+@pytest.mark.parametrize("price,broken", [(48.0, False), (42.0, True)])
+def test_a_value_from_a_version_listed_as_superseded_beside_the_current_one(price, broken):
+    run = _conversation(("user", "Quote 500 business cards for Kaya Design."),
+                        ("search_price_lists", {"query": "business cards"}, PRICES),
+                        ("create_quote", {"customer": "Kaya Design", "item": "500 business cards", "amount": price},
+                         {"quote_id": "Q-118", "status": "sent"}),
+                        system="You quote print jobs from the price lists (search_price_lists) with create_quote.",
+                        answer=f"Quote Q-118 sent: {price:.2f}.")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+DEFINITIONS = {"results": [
+    {"doc_id": "KPI-churn-v4", "metric": "churn_rate", "status": "current",
+     "formula_sql": "count(*) FILTER (WHERE cancelled_at IS NOT NULL AND NOT is_trial) / count(*)"},
+    {"doc_id": "KPI-churn-v3", "metric": "churn_rate", "status": "deprecated", "superseded_by": "KPI-churn-v4",
+     "formula_sql": "count(*) FILTER (WHERE cancelled_at IS NOT NULL) / count(*)"}]}
+
+
+@pytest.mark.parametrize("version,broken", [(0, False), (1, True)])
+def test_a_formula_from_a_deprecated_definition_pasted_into_a_query(version, broken):
+    formula = DEFINITIONS["results"][version]["formula_sql"]
+    run = _conversation(("user", "What was churn in November?"),
+                        ("search_kpis", {"term": "churn"}, DEFINITIONS),
+                        ("query", {"sql": f"SELECT {formula} AS churn FROM subs WHERE month = '2026-11'"},
+                         {"rows": [{"churn": 0.031}]}),
+                        system="You answer KPI questions with SQL (query), from the KPI definitions (search_kpis).",
+                        answer="November churn was 3.1%.")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("said,broken", [("$4,512.00", False), ("$451,200.00", True)])
+def test_money_given_in_the_minor_unit_a_tool_returned_it_in(said, broken):
+    run = _conversation(("user", "How much does the Hartley account owe?"),
+                        ("get_invoice", {"account": "Hartley"}, {"invoice_id": "INV-3390", "amount_due_cents": 451200,
+                                                                 "currency": "USD"}),
+                        system="You answer billing questions.", answer=f"The Hartley account owes {said} (INV-3390).")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+BI = ("You answer sales questions with SQL (run_query) over the warehouse. Internal orders (sales.orders.is_internal) are "
+      "excluded from every sales figure unless someone explicitly asks to include them. A store's region is its "
+      "region_code in dim.stores, not the order's delivery_zone.")
+_TOTAL = "SELECT sum(o.total) AS sales FROM sales.orders o JOIN dim.stores s ON s.store_id = o.store_id WHERE "
+
+
+@pytest.mark.parametrize("ask,where,broken", [
+    ("What were North sales in November?", "s.region_code = 'N' AND NOT o.is_internal", False),
+    ("What were North sales in November, including internal orders?", "s.region_code = 'N'", False),  # asked for
+    ("What were North sales in November?", "s.region_code = 'N'", True),  # internal orders counted
+    ("What were North sales in November?", "o.delivery_zone = 'N' AND NOT o.is_internal", True)])  # the field it is not
+def test_a_query_breaking_what_the_rules_say_a_figure_filters_on(ask, where, broken):
+    run = _conversation(("user", ask), ("run_query", {"sql": _TOTAL + where}, {"rows": [{"sales": 81200.5}]}),
+                        system=BI, answer="North sales in November: 81,200.50.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(1, "model")] if broken else []), shown
+
+
+GYM = ("You are the membership desk. Read the membership with get_membership. Plan changes go through change_plan; then "
+       "write to the member with email_member giving the new monthly fee - and saying plainly when it costs more than "
+       "before.")
+
+
+@pytest.mark.parametrize("body,broken", [
+    ("Hi Sam, you're now on Off-peak Plus at 54.00 a month, 9.00 more than your previous 45.00.", False),
+    ("Hi Sam, you're now on Off-peak Plus at 54.00 a month. Enjoy the pool!", True)])
+def test_a_message_giving_a_higher_price_without_saying_it_rose(body, broken):
+    run = _conversation(("user", "Please move member M-20417 to Off-peak Plus."),
+                        ("get_membership", {"member_id": "M-20417"}, {"member_id": "M-20417", "plan": "Off-peak",
+                                                                      "monthly_price": 45.0, "email": "sam@example.org"}),
+                        ("change_plan", {"member_id": "M-20417", "plan": "Off-peak Plus"},
+                         {"member_id": "M-20417", "plan": "Off-peak Plus", "monthly_price": 54.0}),
+                        ("email_member", {"member_id": "M-20417", "body": body}, {"status": "sent"}),
+                        system=GYM, answer="Moved M-20417 to Off-peak Plus and emailed them.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
