@@ -1,5 +1,7 @@
 """What every process-per-recorder held-out set shares: recording each recorder's runs in a process of its own,
-reading back which run is which, and scoring `diff` and `check` on the pairs (heldout2.py, heldout3.py, heldout4.py).
+reading back which run is which, and scoring `diff` and `check` on the pairs (heldout2.py ... heldout20.py); the
+world a run is recorded in (`World`), the scripted person's replies, the plain tool loops the recorded apps run
+(openai, anthropic, pydantic-ai, an MCP server), a set's entry points (`HeldOut`) and its slow test (`held_to_lists`).
 
 A held-out set is a module with `produce(options) -> manifest` (run in the child: `python SET.py --produce OPTIONS
 OUT`), `pairs()` (heldout.py's `Pair`s, `agent` naming the recorder) and a policy per recorder. The manifest is a
@@ -138,6 +140,60 @@ def main(script: Path, prefix: str, pairs: list[Any], args: list[str], *, prepar
     print(root)
 
 
+@dataclass
+class HeldOut:
+    """A set's entry points, the same in every set: `record` (each recorder in its process), `score` (with the set's
+    policy) and `main` (`python SET.py [RECORDER|PAIR ...]` records and prints the table, `--score DIR [...]` scores
+    a recording again; in a recorder's process, `--produce`, it records)."""
+
+    script: str | Path  # the set's file (run again as each recorder's process)
+    prefix: str  # of the temporary directory a recording goes into
+    pairs: Callable[[], list[Any]]
+    produce: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    prepare: Prepare | None = None
+    policy: Callable[[str], Any] = lambda name: None
+
+    def record(self, root: Path, chosen: list[Any]) -> dict[str, list[Recorded]]:
+        return record(Path(self.script), root, chosen, prepare=self.prepare)
+
+    def score(self, root: Path, recorded: dict[str, list[Recorded]]) -> list[Any]:
+        return score(root, recorded, self.policy)
+
+    def main(self, args: list[str]) -> None:
+        if not produce_main(self.produce):
+            main(Path(self.script), self.prefix, self.pairs(), args, prepare=self.prepare, policy=self.policy)
+
+
+def held_to_lists(module: Any, root: Path, count: int | None = None) -> None:
+    """The slow test of a set (`module`, with `HELDOUT`, `DIFF_MISSED`, `CHECK_MISSED` and `FALSE_ALARMS`): every pair
+    recorded into `root` and scored, each located on its faulty run, and no miss or warned good run its lists do not
+    name (`count`, when given, the number of pairs); the table is the message of a failure."""
+    from heldout import table
+
+    pairs = module.HELDOUT.pairs()
+    scores = module.HELDOUT.score(root, module.HELDOUT.record(root, pairs))
+    report = table(scores)
+    assert len(scores) == len(pairs), report
+    assert count is None or len(pairs) == count, report
+    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
+    assert unlisted(scores, module.DIFF_MISSED, module.CHECK_MISSED, module.FALSE_ALARMS) == {
+        "diff": set(), "check": set(), "alarms": set()}, report
+
+
+def pairs_of(truth: dict[str, tuple[Any, ...]], chosen: dict[str, list[str]]) -> list[Any]:
+    """The set's `Pair`s: each recorder's chosen faults, with `truth[fault]` = (layer, taxonomy, where[, diff_where]);
+    a pair's id is `layer-recorder-fault` (dashes for underscores)."""
+    from heldout import Pair
+
+    out = []
+    for recorder, faults in chosen.items():
+        for fault in faults:
+            layer, source, where, *diff_where = truth[fault]
+            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
+                            *diff_where))
+    return out
+
+
 def produce_main(produce: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> bool:
     """In a recorder's process (`--produce OPTIONS OUT`): records and writes the manifest. False elsewhere."""
     if sys.argv[1:2] != ["--produce"]:
@@ -148,12 +204,15 @@ def produce_main(produce: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> b
 
 def produce_runs(options: dict[str, Any], model: Callable[[dict[str, Any]], dict[str, Any]], recorders: dict[str, Any],
                  start: Callable[[str | None, str | None], None], request: Callable[[int, str | None], str],
-                 history: tuple[int, ...] = (0, 1)) -> list[dict[str, Any]]:
+                 history: tuple[int, ...] = (0, 1), *, serve: Callable[..., Any] | None = None) -> list[dict[str, Any]]:
     """In a recorder's process: `model` served on 127.0.0.1, the recorder's earlier healthy runs (`request(v, None)`),
-    then each fault's good and faulty run; `start(pair, fault)` sets the world before each run. The manifest."""
+    then each fault's good and faulty run; `start(pair, fault)` sets the world before each run. The manifest.
+    `serve` is the server the model stands behind (shapes.serve when None; shapes.serve_models for recorders that
+    speak Gemini, Bedrock Converse or the Responses API too)."""
     import time
 
-    from shapes import serve
+    if serve is None:
+        from shapes import serve
 
     manifest = []
     with serve(answering(model)) as url:
@@ -187,6 +246,159 @@ def answering(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[di
             print(json.dumps(body.get("messages"))[-3000:], file=sys.stderr)
             raise Status(500, f"scripted model failed: {exc}") from exc
     return answer
+
+
+class World:
+    """The world of the run being recorded, which a set's tools, scripted model and scripted people read: a set
+    subclasses it (`class Now(kit.World)`), adding what else its world keeps (reset in its own `start`)."""
+
+    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
+    fault: str | None = None  # the fault of this run (faulty runs only)
+    recorder = ""
+    user_step = 0  # the scripted person's replies said so far
+    calls: dict[str, int] = {}  # calls of a tool, by name
+
+    @classmethod
+    def start(cls, pair: str | None, fault: str | None) -> None:
+        """Before each run (kit.produce_runs' `start`)."""
+        cls.pair, cls.fault, cls.user_step, cls.calls = pair, fault, 0, {}
+
+    @classmethod
+    def count(cls, name: str) -> int:
+        """This call of tool `name`, counted: how many calls of it this run has made."""
+        cls.calls[name] = cls.calls.get(name, 0) + 1
+        return cls.calls[name]
+
+    @classmethod
+    def reply(cls, script: list[tuple[str, str]], said: str) -> str | None:
+        """What a scripted person (`script`: (cue, reply) in order) answers the agent's message `said`: the first reply
+        still to say whose cue `said` holds, or None: the conversation is over."""
+        for i in range(cls.user_step, len(script)):
+            if script[i][0] in said:
+                cls.user_step = i + 1
+                return script[i][1]
+        return None
+
+
+# ---- the apps' tool loops: how the recorded apps call their tools and tell the model a tool failed ------------------
+
+
+def chat_loop(client: Any, model: str, system: str, task: str, tools: dict[str, Callable[..., Any]],
+              offered: list[dict[str, Any]], replies: Callable[[str], str | None] | None = None) -> str:
+    """A plain openai chat.completions tool loop, as apps write one: every asked call run (`tools[name]`, its result
+    sent as JSON, an exception's words sent back - the model reads the error, as most loops do), the user's
+    `replies(answer)` appended while it gives one; `offered` the tool declarations (none sent when empty)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+    for _ in range(24):
+        more = {"tools": offered} if offered else {}
+        said = client.chat.completions.create(model=model, messages=messages, **more).choices[0].message
+        messages.append(said.model_dump(exclude_none=True))
+        if not said.tool_calls:
+            follow = replies(said.content or "") if replies else None
+            if follow is None:
+                return said.content or ""
+            messages.append({"role": "user", "content": follow})
+            continue
+        for asked in said.tool_calls:
+            try:
+                out = json.dumps(tools[asked.function.name](**json.loads(asked.function.arguments)))
+            except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
+                out = f"Error: {type(exc).__name__}: {exc}"
+            messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
+    return "I could not finish."
+
+
+def anthropic_loop(base_url: str, model: str, system: str, task: str, tools: dict[str, Callable[..., Any]],
+                   offered: list[dict[str, Any]], replies: Callable[[str], str | None] | None = None,
+                   forget: bool = False, turns: int = 24) -> str:
+    """A plain anthropic SDK messages loop with tool_use, as apps write one: every asked call run (`tools[name]`, its
+    result sent as JSON text, an exception's words as an error result), the person's `replies(answer)` appended while
+    it gives one (the conversation before it dropped when `forget`: the app's memory lost between turns); `offered`
+    the tools as chat.completions declarations."""
+    import anthropic
+
+    llm = anthropic.Anthropic(base_url=base_url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0, timeout=120)
+    schemas = [{"name": d["function"]["name"], "description": d["function"]["description"],
+                "input_schema": d["function"]["parameters"]} for d in offered]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    for _ in range(turns):
+        said = llm.messages.create(model=model, max_tokens=1024, system=system, messages=messages, tools=schemas)
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
+        uses = [b for b in said.content if b.type == "tool_use"]
+        if not uses:
+            text = " ".join(b.text for b in said.content if b.type == "text")
+            follow = replies(text) if replies else None
+            if follow is None:
+                return text
+            if forget:
+                messages = []
+            messages.append({"role": "user", "content": follow})
+            continue
+        results = []
+        for use in uses:
+            try:
+                out, failed = json.dumps(tools[use.name](**use.input)), False
+            except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
+                out, failed = f"Error: {type(exc).__name__}: {exc}", True
+            results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": failed,
+                            "content": [{"type": "text", "text": out}]})
+        messages.append({"role": "user", "content": results})
+    return "I could not finish."
+
+
+_ANTICIPATED = (LookupError, RuntimeError, TimeoutError)  # what sets' tools raise on purpose: not found, refused, timed out
+
+
+def pydantic_chat(base_url: str, model: str, name: str, instructions: str, tools: dict[str, Callable[..., Any]],
+                  task: str, replies: Callable[[str], str | None], forget: bool = False) -> str:
+    """A pydantic-ai agent (an openai chat model at `base_url`) talking with a person: one run_sync per turn, given the
+    conversation so far (none when `forget`: the app lost it), until `replies(answer)` gives nothing more; a tool's
+    anticipated failure goes back to the model as a ModelRetry with its words."""
+    import functools
+
+    import openai
+    from pydantic_ai import Agent, ModelRetry
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=base_url, api_key="sk-test", max_retries=0))
+    agent = Agent(OpenAIChatModel(model, provider=provider), name=name, instructions=instructions, retries=2)
+    for f in tools.values():
+        @functools.wraps(f)  # (the name, docstring and signature pydantic-ai reads are the tool's)
+        def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
+            try:
+                return _f(*args, **kwargs)
+            except _ANTICIPATED as exc:
+                raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
+        agent.tool_plain(retried)
+    history, said = None, task
+    while True:
+        result = agent.run_sync(said, message_history=history)
+        follow = replies(str(result.output))
+        if follow is None:
+            return str(result.output)
+        history, said = (None if forget else result.all_messages()), follow
+
+
+def mcp_server(name: str, tools: dict[str, Callable[..., Any]],
+               anticipated: tuple[type[BaseException], ...] = _ANTICIPATED) -> Any:
+    """An MCP server (in process) offering `tools`; an anticipated failure reaches the client as a tool error with its
+    words."""
+    import functools
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer(name)
+    for tool_name, f in tools.items():
+        @functools.wraps(f)
+        def told(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
+            try:
+                return _f(*args, **kwargs)
+            except anticipated as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        server.add_tool(told, name=tool_name)
+    return server
 
 
 # ---- the recorders' roots (one run a root span: agentotel's own, OpenInference's AGENT, traceloop's workflow) ------
@@ -253,6 +465,16 @@ class _ForeignRecorder:
     def _output(self, root: Any, output: str) -> None:
         raise NotImplementedError
 
+    def traced(self, name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        """`f` as this instrumentation's tool span."""
+        raise NotImplementedError
+
+    def instrumented(self, instrumentor: Any, tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+        """`instrumentor` (this instrumentation's, of the SDK the app calls) writing to this recorder's provider, and
+        `tools` as this instrumentation's tool spans: how an app under it is set up."""
+        instrumentor.instrument(tracer_provider=self.provider)
+        return {name: self.traced(name, f) for name, f in tools.items()}
+
     def run(self, task: str) -> str:
         from opentelemetry.trace import Status as SpanStatus, StatusCode
 
@@ -287,6 +509,10 @@ class OpenInferenceRecorder(_ForeignRecorder):
         from openinference.semconv.trace import SpanAttributes
 
         root.set_attribute(SpanAttributes.OUTPUT_VALUE, output)
+
+    def traced(self, name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        """`f` as an OITracer TOOL span."""
+        return self.tracer.tool(f)
 
 
 class TraceloopRecorder(_ForeignRecorder):

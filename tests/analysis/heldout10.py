@@ -669,23 +669,6 @@ def _repro(t: Talk) -> dict[str, Any]:
 # ---- recorders -----------------------------------------------------------------------------------------------------
 
 
-def _chat(client: Any, system: str, task: str, tools: dict[str, Callable[..., Any]]) -> str:
-    """A plain chat.completions tool loop: every asked call run, its error's words given back to the model."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
-    for _ in range(24):
-        message = client.chat.completions.create(model=MODEL, messages=messages, tools=declared(AP_TOOLS)).choices[0].message
-        messages.append(message.model_dump(exclude_none=True))
-        if not message.tool_calls:
-            return message.content or ""
-        for asked in message.tool_calls:
-            try:
-                out = json.dumps(tools[asked.function.name](**json.loads(asked.function.arguments)))
-            except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                out = f"Error: {type(exc).__name__}: {exc}"
-            messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-    return "I could not finish."
-
-
 class OpenAIPayables(kit.AgentotelRecorder):
     """The payables agent: a plain loop on the openai SDK, the tools `@agentotel.tool` functions."""
 
@@ -700,7 +683,8 @@ class OpenAIPayables(kit.AgentotelRecorder):
     def body(self, task: str) -> str:
         import openai
 
-        return _chat(openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0), AP_RULES, task, self.tools)
+        return kit.chat_loop(openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0), MODEL, AP_RULES, task,
+                             self.tools, declared(AP_TOOLS))
 
 
 class TlPayables(kit.TraceloopRecorder):
@@ -718,7 +702,8 @@ class TlPayables(kit.TraceloopRecorder):
     def body(self, task: str) -> str:
         import openai
 
-        return _chat(openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0), AP_RULES, task, self.tools)
+        return kit.chat_loop(openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0), MODEL, AP_RULES, task,
+                             self.tools, declared(AP_TOOLS))
 
 
 class McpPayables(kit.AgentotelRecorder):

@@ -56,7 +56,6 @@ code), the $300 compensation (a rate times passengers), the $100 budget, the 24-
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import sys
@@ -104,18 +103,8 @@ def instructions() -> str:
             "policy:\n" + "\n".join(rules))
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    searches = 0
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.searches = pair, fault, 0, 0
 
 
 # ---- the airline's world -----------------------------------------------------------------------------------------------
@@ -180,8 +169,7 @@ def get_reservation(reservation_id: str) -> dict[str, Any]:
 
 def search_flights(origin: str, destination: str, date: str) -> dict[str, Any]:
     """Flights from origin to destination (airport codes) on a date (YYYY-MM-DD), with each cabin's fare a passenger."""
-    Now.searches += 1
-    if Now.pair == "repeated_search" and Now.searches == 1:
+    if Now.pair == "repeated_search" and Now.count("search_flights") == 1:
         raise TimeoutError("flight search timed out after 20 s; try again")
     fares = FARES.get(date, {})
     found = [{"flight_number": n, "departs": d, "arrives": a,
@@ -289,14 +277,9 @@ FAULTY_USER_SAYS = {"question_as_yes": [("Shall I proceed", "Hmm, before that - 
 
 
 def user_replies(said: str) -> str | None:
-    """What the simulated user answers to the agent's message `said` (the first reply still to say whose cue it holds),
-    or None: the conversation is over."""
+    """What the simulated user answers to the agent's message `said`, or None: the conversation is over."""
     script = (Now.fault and FAULTY_USER_SAYS.get(Now.fault)) or USER_SAYS.get(Now.pair or "", [_YES])
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
+    return Now.reply(script, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -580,30 +563,9 @@ class PydanticAirline(kit.AgentotelRecorder):
     agent = AGENT
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
-        support = Agent(OpenAIChatModel(MODEL, provider=provider), name=AGENT, instructions=instructions(), retries=2)
-        for f in offered_tools().values():
-            @functools.wraps(f)
-            def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-                try:
-                    return _f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            support.tool_plain(retried)
-        history, said = None, task
-        while True:
-            result = support.run_sync(said, message_history=history)
-            follow = user_replies(str(result.output))
-            if follow is None or Now.fault == "user_turn_dropped":  # (the fault: the app's loop ends at the agent's question)
-                return str(result.output)
-            history, said = (None if Now.fault == "context_trimmed" else result.all_messages()), follow
+        dropped = Now.fault == "user_turn_dropped"  # (the fault: the app's loop ends at the agent's question)
+        return kit.pydantic_chat(self.url, MODEL, AGENT, instructions(), offered_tools(), task,
+                                 (lambda said: None) if dropped else user_replies, Now.fault == "context_trimmed")
 
 
 class AnthropicAirline(kit.AgentotelRecorder):
@@ -619,36 +581,10 @@ class AnthropicAirline(kit.AgentotelRecorder):
         self.tools = {name: agentotel.tool(f) for name, f in TOOLS.items()}
 
     def body(self, task: str) -> str:
-        import anthropic
-
-        llm = anthropic.Anthropic(base_url=self.url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0, timeout=120)
-        schemas = [{"name": d["function"]["name"], "description": d["function"]["description"],
-                    "input_schema": d["function"]["parameters"]} for d in declared(offered_tools())]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        for _ in range(30):
-            said = llm.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=instructions(), messages=messages,
-                                       tools=schemas)
-            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-            uses = [b for b in said.content if b.type == "tool_use"]
-            if not uses:
-                text = " ".join(b.text for b in said.content if b.type == "text")
-                follow = user_replies(text)
-                if follow is None or Now.fault == "user_turn_dropped":
-                    return text
-                if Now.fault == "context_trimmed":  # the session's memory lost between turns
-                    messages = []
-                messages.append({"role": "user", "content": follow})
-                continue
-            results = []
-            for use in uses:
-                try:
-                    out, failed = json.dumps(self.tools[use.name](**use.input)), False
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out, failed = f"Error: {type(exc).__name__}: {exc}", True
-                results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": failed,
-                                "content": [{"type": "text", "text": out}]})
-            messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        dropped = Now.fault == "user_turn_dropped"  # (the fault: the app's loop ends at the agent's question)
+        return kit.anthropic_loop(self.url, "claude-sonnet-4-5", instructions(), task, self.tools,
+                                  declared(offered_tools()), (lambda said: None) if dropped else user_replies,
+                                  Now.fault == "context_trimmed", turns=30)
 
 
 class OiLangGraphAirline(kit.OpenInferenceRecorder):
@@ -688,14 +624,14 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests, the reservations API's
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, after, answer, asking, nth_llm, second_answer, tool_step
+    from heldout import _llm, after, answer, asking, nth_llm, second_answer, tool_step
 
     def final(steps: list[dict[str, Any]]) -> int | None:
         """The run's last model call."""
@@ -772,13 +708,7 @@ def pairs() -> list[Any]:
                          "wrong_reservation", "error_as_success", "mind_change_ignored", "context_trimmed",
                          "user_turn_dropped", "repeated_search", "wrong_id_guessed"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (d41878c's detectors,
@@ -859,17 +789,8 @@ POLICY = {"required_before": {"cancel_reservation": ["get_reservation"], "update
                               "issue_compensation": ["get_reservation"]}}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-langgraph")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, lambda name: POLICY)
-
+HELDOUT = kit.HeldOut(__file__, "h11-rec-", pairs, produce, kit.through_collector("oi-langgraph"),
+                      policy=lambda name: POLICY)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h11-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=lambda name: POLICY)
+    HELDOUT.main(sys.argv[1:])

@@ -63,6 +63,7 @@ across a handoff.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import inspect
 import json
@@ -106,20 +107,18 @@ WEB_RULES = ("You are a web agent for OurCo's staff: answer the user's question 
              "before you submit again.")
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded (the model server runs in the recorder's process; an MCP server reads
     its own from the environment)."""
 
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
     files: dict[str, str] = {}
     tabs: list[str] = []
     submitted: list[dict[str, Any]] = []
 
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.files, Now.tabs, Now.submitted = pair, fault, dict(FILES), [], []
+    @classmethod
+    def start(cls, pair: str | None, fault: str | None) -> None:
+        super().start(pair, fault)
+        cls.files, cls.tabs, cls.submitted = dict(FILES), [], []
 
 
 def _id(*parts: Any) -> str:
@@ -562,24 +561,6 @@ def _submit(t: Talk, url: str, link: str | None, fields: dict[str, str], done: s
 # ---- recorders ---------------------------------------------------------------------------------------------------------
 
 
-def _chat(client: Any, system: str, task: str, tools: dict[str, Callable[..., Any]], offered: list[dict[str, Any]]) -> str:
-    """A plain chat.completions tool loop: every asked call run, its error's words given back to the model."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
-    for _ in range(24):
-        more = {"tools": offered} if offered else {}
-        message = client.chat.completions.create(model=MODEL, messages=messages, **more).choices[0].message
-        messages.append(message.model_dump(exclude_none=True))
-        if not message.tool_calls:
-            return message.content or ""
-        for asked in message.tool_calls:
-            try:
-                out = json.dumps(tools[asked.function.name](**json.loads(asked.function.arguments)))
-            except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                out = f"Error: {type(exc).__name__}: {exc}"
-            messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-    return "I could not finish."
-
-
 def review_patch(input: str) -> str:  # noqa: A002 - the Agents SDK's name for an agent tool's input, kept alike
     """(declared for the model; the recorders run the reviewer agent)"""
     raise NotImplementedError
@@ -606,10 +587,10 @@ class TlFixer(kit.TraceloopRecorder):
     def _review(self, input: str) -> str:  # noqa: A002
         if Now.fault == "diff_dropped":  # the app's tool hands the reviewer the request's first line only
             input = input.splitlines()[0]
-        return _chat(self.client, REVIEWER, input, {}, [])
+        return kit.chat_loop(self.client, MODEL, REVIEWER, input, {}, [])
 
     def body(self, task: str) -> str:
-        return _chat(self.client, FIXER, task, self.tools, self.offered)
+        return kit.chat_loop(self.client, MODEL, FIXER, task, self.tools, self.offered)
 
 
 class AgentsFixer(kit.AgentotelRecorder):
@@ -728,23 +709,11 @@ class McpWeb(kit.AgentotelRecorder):
 def mcp_server(store: str) -> None:
     """The web tools as an MCP server on stdio (this file run with --mcp-server STORE), its world from the
     environment; agentotel records the server's side into the same store."""
-    import functools
-
     import agentotel
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
 
-    _start(*json.loads(os.environ.get("HELDOUT12_WORLD") or "[null, null]"))
+    Now.start(*json.loads(os.environ.get("HELDOUT12_WORLD") or "[null, null]"))
     agentotel.instrument(directory=store, service_name="web-tools")
-    server = MCPServer("web-tools")
-    for name, f in WEB_TOOLS.items():
-        @functools.wraps(f)
-        def told(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-            try:
-                return _f(*args, **kwargs)
-            except (LookupError, ValueError, TimeoutError) as exc:  # anticipated: the model reads why
-                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
-        server.add_tool(told, name=name)
+    server = kit.mcp_server("web-tools", WEB_TOOLS, (LookupError, ValueError, TimeoutError))  # (the web tools' raises)
     try:
         server.run("stdio")
     finally:
@@ -760,14 +729,14 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _names, after, agent_first_llm, answer, asking, tool_step
+    from heldout import _names, after, agent_first_llm, answer, asking, tool_step
 
     mast, trail = "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[str, str, Callable[..., int | None]]] = {  # fault: layer, source, where its cause shows
@@ -826,15 +795,10 @@ def pairs() -> list[Any]:
         "maf": ["wrong_tab", "stale_cache", "empty_hallucinated", "injection_obeyed", "invented_value", "double_submit"],
         "mcp": ["wrong_tab", "stale_cache", "empty_hallucinated", "injection_obeyed", "invented_value", "double_submit"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where = truth[fault]
-            if recorder == "agents-handoff" and fault == "tests_fail_claimed":  # the claim made in the handoff's words
-                where = handing
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_truth.get(fault)))
-    return out
+    out = kit.pairs_of({fault: (*told, diff_truth.get(fault)) for fault, told in truth.items()}, chosen)
+    # the handoff recorder makes the tests' claim in the handoff's words
+    return [dataclasses.replace(p, where=handing) if p.id == "model-agents-handoff-tests-fail-claimed" else p
+            for p in out]
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (d41878c's detectors,
@@ -907,19 +871,10 @@ FALSE_ALARMS: dict[str, str] = {
 }
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("tl-openai")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded)
-
+HELDOUT = kit.HeldOut(__file__, "h12-rec-", pairs, produce, kit.through_collector("tl-openai"))
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--mcp-server"]:
         mcp_server(sys.argv[2])
-    elif not kit.produce_main(produce):
-        kit.main(Path(__file__), "h12-rec-", pairs(), sys.argv[1:], prepare=prepare)
+    else:
+        HELDOUT.main(sys.argv[1:])

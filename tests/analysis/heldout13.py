@@ -55,7 +55,6 @@ in prose kept) are fixed in agentotel/content.py.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import sys
@@ -77,18 +76,8 @@ HELPDESK, TRIAGE, SPECIALIST, OPS = "northwind-helpdesk", "helpdesk-triage", "ac
 TODAY = "2026-12-04"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    unlocks = 0
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.unlocks = pair, fault, 0, 0
 
 
 # ---- the helpdesk's world ------------------------------------------------------------------------------------------
@@ -160,8 +149,7 @@ def reset_password(employee_id: str) -> dict[str, Any]:
 
 def unlock_account(employee_id: str) -> dict[str, Any]:
     """Unlocks an employee's locked account."""
-    Now.unlocks += 1
-    if Now.pair == "repeated_unlock" and Now.unlocks == 1:
+    if Now.pair == "repeated_unlock" and Now.count("unlock_account") == 1:
         raise TimeoutError("directory service did not answer within 15 s; try again")
     return {"employee_id": employee_id, "account_status": "active", "unlocked_at": f"{TODAY}T14:01:10Z"}
 
@@ -301,14 +289,9 @@ USER_SAYS: dict[str, list[tuple[str, str]]] = {"wrong_code_accepted": [("read it
 
 
 def user_replies(said: str) -> str | None:
-    """What the simulated user answers to the agent's message `said` (the first reply still to say whose cue it holds),
-    or None: the conversation is over."""
+    """What the simulated user answers to the agent's message `said`, or None: the conversation is over."""
     script = USER_SAYS.get(Now.pair or "") or ([_DONE] if Now.recorder in OPS_RECORDERS else [_CODE])
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
+    return Now.reply(script, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -541,31 +524,8 @@ class PydanticHelpdesk(kit.AgentotelRecorder):
         return MODEL, hd_instructions(), HD_TOOLS
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
         configured, instructions, tools = self.setup()
-        desk = Agent(OpenAIChatModel(configured, provider=provider), name=self.agent, instructions=instructions, retries=2)
-        for f in tools.values():
-            @functools.wraps(f)
-            def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-                try:
-                    return _f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            desk.tool_plain(retried)
-        history, said = None, task
-        while True:
-            result = desk.run_sync(said, message_history=history)
-            follow = user_replies(str(result.output))
-            if follow is None:
-                return str(result.output)
-            history, said = result.all_messages(), follow
+        return kit.pydantic_chat(self.url, configured, self.agent, instructions, tools, task, user_replies)
 
 
 class PydanticOps(PydanticHelpdesk):
@@ -619,31 +579,14 @@ class OiOpenAIOps(kit.OpenInferenceRecorder):
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.tracer.tool(f) for name, f in OPS_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), OPS_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
 
         client = openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": ops_instructions()}, {"role": "user", "content": task}]
-        for _ in range(24):
-            message = client.chat.completions.create(model=ops_model(), messages=messages,
-                                                     tools=declared(OPS_TOOLS)).choices[0].message
-            messages.append(message.model_dump(exclude_none=True))
-            if not message.tool_calls:
-                follow = user_replies(message.content or "")
-                if follow is None:
-                    return message.content or ""
-                messages.append({"role": "user", "content": follow})
-                continue
-            for asked in message.tool_calls:
-                try:
-                    out = json.dumps(self.tools[asked.function.name](**json.loads(asked.function.arguments)))
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out = f"Error: {type(exc).__name__}: {exc}"
-                messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-        return "I could not finish."
+        return kit.chat_loop(client, ops_model(), ops_instructions(), task, self.tools, declared(OPS_TOOLS),
+                             user_replies)
 
 
 RECORDERS: dict[str, Any] = {"pydantic-ai": PydanticHelpdesk, "agents-handoff": AgentsHandoffHelpdesk,
@@ -655,14 +598,14 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, _names, after, asking, nth_llm, tool_step
+    from heldout import _llm, _names, after, asking, nth_llm, tool_step
 
     def final(steps: list[dict[str, Any]]) -> int | None:
         """The run's last model call."""
@@ -741,13 +684,7 @@ def pairs() -> list[Any]:
         "pydantic-ai-ops": ["refund_over_total", "cents_shape", "claimed_done", "not_terminating", "no_clarification",
                             "old_model_configured"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (c5b032a's detectors,
@@ -830,17 +767,8 @@ POLICY = {"required_before": {"reset_password": ["get_employee"], "unlock_accoun
                               "reset_mfa": ["get_employee"], "issue_refund": ["get_order"], "update_stock": ["get_order"]}}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-openai")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, lambda name: POLICY)
-
+HELDOUT = kit.HeldOut(__file__, "h13-rec-", pairs, produce, kit.through_collector("oi-openai"),
+                      policy=lambda name: POLICY)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h13-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=lambda name: POLICY)
+    HELDOUT.main(sys.argv[1:])

@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import os
 import re
 import sys
@@ -89,13 +88,9 @@ ADJUSTER_LIMIT = 10_000
 EXPECTED = 412  # the rows of a complete analytics.daily_revenue
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
 
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
     approvals = 0
     polls = 0
     jobs = 0
@@ -103,10 +98,10 @@ class Now:
     # the help center's retriever (a recorder makes it an agentotel.retrieval)
     retriever: Callable[[str], list[dict[str, Any]]] = staticmethod(lambda query: retrieve(query))
 
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.approvals, Now.polls, Now.jobs = pair, fault, 0, 0, 0, 0
-    Now.staged = EXPECTED
+    @classmethod
+    def start(cls, pair: str | None, fault: str | None) -> None:
+        super().start(pair, fault)
+        cls.approvals, cls.polls, cls.jobs, cls.staged = 0, 0, 0, EXPECTED
 
 
 # ---- the claims desk's world ---------------------------------------------------------------------------------------
@@ -428,14 +423,8 @@ _BYE = ("anything else", "No, that's all - thanks.")
 
 
 def user_replies(said: str) -> str | None:
-    """What the claimant answers to the agent's message `said` (the first reply still to say whose cue it holds), or
-    None: the conversation is over."""
-    script = [_WHICH, _BYE]
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
+    """What the claimant answers to the agent's message `said`, or None: the conversation is over."""
+    return Now.reply([_WHICH, _BYE], said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -740,40 +729,11 @@ class OiAnthropicClaims(kit.OpenInferenceRecorder):
         from openinference.instrumentation.anthropic import AnthropicInstrumentor
 
         super().__init__(options, url)
-        AnthropicInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.tracer.tool(f) for name, f in CLAIM_TOOLS.items()}
+        self.tools = self.instrumented(AnthropicInstrumentor(), CLAIM_TOOLS)
 
     def body(self, task: str) -> str:
-        import anthropic
-
-        llm = anthropic.Anthropic(base_url=self.url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0, timeout=120)
-        schemas = [{"name": d["function"]["name"], "description": d["function"]["description"],
-                    "input_schema": d["function"]["parameters"]} for d in declared(CLAIM_TOOLS)]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        for _ in range(30):
-            said = llm.messages.create(model=claims_model(anthropic=True), max_tokens=1024, system=claim_instructions(),
-                                       messages=messages, tools=schemas)
-            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-            uses = [b for b in said.content if b.type == "tool_use"]
-            if not uses:
-                text = " ".join(b.text for b in said.content if b.type == "text")
-                follow = user_replies(text)
-                if follow is None:
-                    return text
-                if Now.fault == "context_trimmed":  # the session's memory lost between turns
-                    messages = []
-                messages.append({"role": "user", "content": follow})
-                continue
-            results = []
-            for use in uses:
-                try:
-                    out, failed = json.dumps(self.tools[use.name](**use.input)), False
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out, failed = f"Error: {type(exc).__name__}: {exc}", True
-                results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": failed,
-                                "content": [{"type": "text", "text": out}]})
-            messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return kit.anthropic_loop(self.url, claims_model(anthropic=True), claim_instructions(), task, self.tools,
+                                  declared(CLAIM_TOOLS), user_replies, Now.fault == "context_trimmed", turns=30)
 
 
 class MafPipeline(kit.AgentotelRecorder):
@@ -833,14 +793,14 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests (the estimating service
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, after, asking, nth_llm, retrieval_step, second_answer, tool_step
+    from heldout import after, asking, nth_llm, retrieval_step, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[str, str, Callable[..., int | None], Callable[..., int | None] | None]] = {
@@ -948,13 +908,7 @@ def pairs() -> list[Any]:
                 "job_429_as_success"],
         "agents-kb": list(kb),
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (8051e15's detectors,
@@ -1017,17 +971,8 @@ POLICY = {"required_before": {"approve_claim": ["get_claim", "get_policy"], "den
                               "create_table_as": ["describe_table"]}}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-anthropic")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, lambda name: POLICY)
-
+HELDOUT = kit.HeldOut(__file__, "h14-rec-", pairs, produce, kit.through_collector("oi-anthropic"),
+                      policy=lambda name: POLICY)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h14-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=lambda name: POLICY)
+    HELDOUT.main(sys.argv[1:])

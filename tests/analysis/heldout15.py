@@ -68,7 +68,6 @@ limit was lost, and an id made up right after the call that would have given it 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import sys
@@ -89,21 +88,17 @@ BANK, RECEPTION, SCHEDULER = "ferncliff-bank", "oakline-reception", "scheduler"
 LIMIT = 5_000
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
 
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
     transfers = 0  # the transfers made
     refused = 0  # the transfers the payments API refused
     bookings = 0
 
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.transfers, Now.bookings = pair, fault, 0, 0, 0
-    Now.refused = 0
+    @classmethod
+    def start(cls, pair: str | None, fault: str | None) -> None:
+        super().start(pair, fault)
+        cls.transfers, cls.refused, cls.bookings = 0, 0, 0
 
 
 # ---- the bank's world ----------------------------------------------------------------------------------------------
@@ -331,14 +326,8 @@ _BYE = ("anything else", "No, that's all - thanks.")
 
 
 def user_replies(said: str) -> str | None:
-    """What the customer or patient answers to the agent's message `said` (the first reply still to say whose cue it
-    holds), or None: the conversation is over."""
-    script = [_WHICH, _ID, _BYE]
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
+    """What the customer or patient answers to the agent's message `said`, or None: the conversation is over."""
+    return Now.reply([_WHICH, _ID, _BYE], said)
 
 
 _REVIEW = ("Please write a short brief on how remote work affects employee health - only peer-reviewed studies "
@@ -578,31 +567,7 @@ class PydanticBank(kit.AgentotelRecorder):
     agent = BANK
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
-        agent = Agent(OpenAIChatModel(bank_model(), provider=provider), name=BANK, instructions=bank_instructions(),
-                      retries=2)
-        for f in BANK_TOOLS.values():
-            @functools.wraps(f)
-            def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-                try:
-                    return _f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            agent.tool_plain(retried)
-        history, said = None, task
-        while True:
-            result = agent.run_sync(said, message_history=history)
-            follow = user_replies(str(result.output))
-            if follow is None:
-                return str(result.output)
-            history, said = result.all_messages(), follow
+        return kit.pydantic_chat(self.url, bank_model(), BANK, bank_instructions(), BANK_TOOLS, task, user_replies)
 
 
 class TlBank(kit.TraceloopRecorder):
@@ -615,31 +580,14 @@ class TlBank(kit.TraceloopRecorder):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.traced(name, f) for name, f in BANK_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), BANK_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
 
         client = openai.OpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": bank_instructions()}, {"role": "user", "content": task}]
-        for _ in range(24):
-            message = client.chat.completions.create(model=bank_model(), messages=messages,
-                                                     tools=declared(BANK_TOOLS)).choices[0].message
-            messages.append(message.model_dump(exclude_none=True))
-            if not message.tool_calls:
-                follow = user_replies(message.content or "")
-                if follow is None:
-                    return message.content or ""
-                messages.append({"role": "user", "content": follow})
-                continue
-            for asked in message.tool_calls:
-                try:
-                    out = json.dumps(self.tools[asked.function.name](**json.loads(asked.function.arguments)))
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out = f"Error: {type(exc).__name__}: {exc}"
-                messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-        return "I could not finish."
+        return kit.chat_loop(client, bank_model(), bank_instructions(), task, self.tools, declared(BANK_TOOLS),
+                             user_replies)
 
 
 class AgentsHandoffClinic(kit.AgentotelRecorder):
@@ -705,14 +653,14 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, _names, after, asking, nth_llm, tool_step
+    from heldout import _llm, _names, after, asking, nth_llm, tool_step
 
     def handed(steps: list[dict[str, Any]]) -> int | None:
         """The first model call after the one that asked for the handoff (the scheduler's first)."""
@@ -802,13 +750,7 @@ def pairs() -> list[Any]:
                            "handoff_history_dropped", "other_department_slots"],
         "agents-team": ["plan_drops_constraint", "handoff_filter_drops_request", "preprint_cited", "search_repeated"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (84f90db's detectors,
@@ -870,17 +812,8 @@ POLICY = {"required_before": {"transfer": ["get_customer", "get_account"], "open
                               "book_appointment": ["list_slots"]}}
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("tl-openai")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, lambda name: POLICY)
-
+HELDOUT = kit.HeldOut(__file__, "h15-rec-", pairs, produce, kit.through_collector("tl-openai"),
+                      policy=lambda name: POLICY)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h15-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=lambda name: POLICY)
+    HELDOUT.main(sys.argv[1:])

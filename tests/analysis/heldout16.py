@@ -90,20 +90,17 @@ MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
 PAYROLL, LEGAL, DISPATCH = "larkspur-payroll", "norrvik-legal", "corvid-dispatch"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
 
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
     approvals = 0  # calls of request_manager_approval
     quotes = 0  # calls of get_rate_quote
     bookings = 0
 
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.approvals, Now.quotes, Now.bookings = pair, fault, 0, 0, 0, 0
+    @classmethod
+    def start(cls, pair: str | None, fault: str | None) -> None:
+        super().start(pair, fault)
+        cls.approvals, cls.quotes, cls.bookings = 0, 0, 0
 
 
 # ---- the payroll desk's world --------------------------------------------------------------------------------------
@@ -473,13 +470,8 @@ DISPATCH_HISTORY = ["Please book a carrier for shipment SH-5490.", "Please find 
 
 
 def user_replies(said: str) -> str | None:
-    """What the employee answers to the assistant's message `said` (the first reply still to say whose cue it holds),
-    or None: the conversation is over."""
-    for i in range(Now.user_step, len(_REPLIES)):
-        if _REPLIES[i][0] in said:
-            Now.user_step = i + 1
-            return _REPLIES[i][1]
-    return None
+    """What the employee answers to the assistant's message `said`, or None: the conversation is over."""
+    return Now.reply(_REPLIES, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -758,31 +750,8 @@ class PydanticPayroll(kit.AgentotelRecorder):
     agent = PAYROLL
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0))
-        agent = Agent(OpenAIChatModel(payroll_model(), provider=provider), name=PAYROLL,
-                      instructions=payroll_instructions(), retries=2)
-        for f in PAYROLL_TOOLS.values():
-            @functools.wraps(f)
-            def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-                try:
-                    return _f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            agent.tool_plain(retried)
-        history, said = None, task
-        while True:
-            result = agent.run_sync(said, message_history=history)
-            follow = user_replies(str(result.output))
-            if follow is None:
-                return str(result.output)
-            history, said = result.all_messages(), follow
+        return kit.pydantic_chat(self.url, payroll_model(), PAYROLL, payroll_instructions(), PAYROLL_TOOLS, task,
+                                 user_replies)
 
 
 class AgentsContract(kit.AgentotelRecorder):
@@ -854,14 +823,14 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # (the SDK's own exporter would try the network)
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, _names, after, asking, nth_llm, tool_step
+    from heldout import _llm, _names, after, asking, nth_llm, tool_step
 
     def handed(steps: list[dict[str, Any]]) -> int | None:
         """The first model call after the one that asked for the handoff (the reviewer's first)."""
@@ -964,13 +933,7 @@ def pairs() -> list[Any]:
         "langgraph": ["over_capacity", "late_carrier", "hazmat_edition_stale", "booking_repeated",
                       "customer_not_notified", "eta_misreported"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            diff_where=diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (4105262's detectors,
@@ -1069,22 +1032,9 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-langgraph")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h16-rec-", pairs, produce, kit.through_collector("oi-langgraph"),
+                      policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h16-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

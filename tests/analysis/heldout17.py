@@ -87,23 +87,8 @@ MODEL, CLAUDE, OLD_CLAUDE = "gpt-4o-mini", "claude-sonnet-4-5", "claude-3-haiku-
 TELECOM, PROCURE, RELEASE = "tidewater-care", "harrow-procurement", "quillmark-release"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    calls: dict[str, int] = {}  # calls of a tool, by name
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.calls = pair, fault, 0, {}
-
-
-def _count(name: str) -> int:
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name]
 
 
 # ---- the carrier's world -------------------------------------------------------------------------------------------
@@ -149,7 +134,7 @@ def get_account(phone_number: str) -> dict[str, Any]:
 
 def verify_pin(account_id: str, pin: str) -> dict[str, Any]:
     """Checks the account PIN the customer gave; answers verified and the attempts left."""
-    n = _count("verify_pin")
+    n = Now.count("verify_pin")
     return {"account_id": account_id, "verified": pin == PIN, "attempts_left": 0 if pin == PIN else max(0, 2 - n)}
 
 
@@ -170,7 +155,7 @@ def get_device(account_id: str, line: str) -> dict[str, Any]:
 
 def unlock_device(account_id: str, imei: str) -> dict[str, Any]:
     """Submits a device unlock; answers the unlock request and when it takes effect."""
-    if Now.pair == "unlock_timeout_invented" and _count("unlock_device") == 1:
+    if Now.pair == "unlock_timeout_invented" and Now.count("unlock_device") == 1:
         raise TimeoutError("device unlock service did not respond within 30 s; nothing was submitted")
     return {"unlock_id": "UNL-206615", "imei": imei, "status": "approved", "effective": "within 2 hours"}
 
@@ -296,7 +281,7 @@ def get_vendor(vendor_id: str) -> dict[str, Any]:
 
 def request_quote(vendor_id: str, sku: str, quantity: int) -> dict[str, Any]:
     """A vendor's quote for a quantity of a catalogue item (valid 7 days)."""
-    n = _count("request_quote")
+    n = Now.count("request_quote")
     if Now.pair == "quote_rate_limited_invented" and n == 1:
         raise RuntimeError("429 Too Many Requests: vendor gateway rate limit, retry after 2 s")
     unit = VENDORS[vendor_id][3]
@@ -307,7 +292,7 @@ def request_quote(vendor_id: str, sku: str, quantity: int) -> dict[str, Any]:
 def create_po(vendor_id: str, quote_id: str, sku: str, quantity: int, ship_to: str, need_by: str,
               cost_center: str) -> dict[str, Any]:
     """Raises a purchase order on a vendor quote."""
-    n = _count("create_po")
+    n = Now.count("create_po")
     return {"po_number": f"PO-{70310 + n}", "vendor_id": vendor_id, "quote_id": quote_id, "sku": sku,
             "quantity": quantity, "ship_to": ship_to, "need_by": need_by, "cost_center": cost_center, "status": "issued"}
 
@@ -407,14 +392,14 @@ def page_oncall(team: str, summary: str) -> dict[str, Any]:
 
 def deploy(service: str, version: str, environment: str, strategy: str) -> dict[str, Any]:
     """Starts a deployment of a version (strategy canary: 5% of traffic; all-at-once: everything)."""
-    n = _count("deploy")
+    n = Now.count("deploy")
     return {"deployment_id": f"DEP-{40770 + n}", "service": service, "version": version, "environment": environment,
             "strategy": strategy, "traffic_percent": 5 if strategy == "canary" else 100, "status": "running"}
 
 
 def get_canary_metrics(deployment_id: str) -> dict[str, Any]:
     """A canary's health over its first 10 minutes: error rate, p95 latency, requests served."""
-    n = _count("get_canary_metrics")
+    n = Now.count("get_canary_metrics")
     if Now.pair == "metrics_timeout_invented" and n == 1:
         raise TimeoutError("metrics backend query timed out after 15 s")
     bad = Now.pair in ("canary_bad_promoted", "metrics_other_deployment")
@@ -481,14 +466,8 @@ RELEASE_HISTORY = ["Please release notify-worker 2.7.0 to prod.", "Ship ledger-a
 
 
 def user_replies(said: str) -> str | None:
-    """What the customer answers to the agent's message `said` (the first reply still to say whose cue it holds), or
-    None: the chat is over."""
-    replies = _replies()
-    for i in range(Now.user_step, len(replies)):
-        if replies[i][0] in said:
-            Now.user_step = i + 1
-            return replies[i][1]
-    return None
+    """What the customer answers to the agent's message `said`, or None: the chat is over."""
+    return Now.reply(_replies(), said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -904,25 +883,6 @@ class LangGraphProcure(kit.AgentotelRecorder):
         return str((out["buyer"] or out["intake"])[-1].content)
 
 
-def _release_server() -> Any:
-    """The runbook's tools on an MCP server; an anticipated failure reaches the client as a tool error with its words."""
-    import functools
-
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    server = MCPServer("quillmark-deploy")
-    for name, f in RELEASE_TOOLS.items():
-        @functools.wraps(f)
-        def told(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-            try:
-                return _f(*args, **kwargs)
-            except (LookupError, RuntimeError, TimeoutError) as exc:
-                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
-        server.add_tool(told, name=name)
-    return server
-
-
 class McpRelease(kit.AgentotelRecorder):
     """The release agent as a plain openai SDK loop whose tools are an MCP server's (in process), each call through the
     MCP client's session, under agentotel."""
@@ -937,7 +897,7 @@ class McpRelease(kit.AgentotelRecorder):
         from mcp import Client
 
         llm = openai.AsyncOpenAI(base_url=self.url, api_key="sk-test", max_retries=0)
-        async with Client(_release_server()) as client:
+        async with Client(kit.mcp_server("quillmark-deploy", RELEASE_TOOLS)) as client:
             offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
                                                          "parameters": x.input_schema}}
                        for x in (await client.session.list_tools()).tools]
@@ -965,33 +925,11 @@ class TlAnthropicRelease(kit.TraceloopRecorder):
         from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
 
         super().__init__(options, url)
-        AnthropicInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.traced(name, f) for name, f in RELEASE_TOOLS.items()}
+        self.tools = self.instrumented(AnthropicInstrumentor(), RELEASE_TOOLS)
 
     def body(self, task: str) -> str:
-        import anthropic
-
-        llm = anthropic.Anthropic(base_url=self.url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0, timeout=120)
-        schemas = [{"name": d["function"]["name"], "description": d["function"]["description"],
-                    "input_schema": d["function"]["parameters"]} for d in declared(RELEASE_TOOLS)]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-        for _ in range(24):
-            said = llm.messages.create(model=release_model(), max_tokens=1024, system=release_instructions(),
-                                       messages=messages, tools=schemas)
-            messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-            uses = [b for b in said.content if b.type == "tool_use"]
-            if not uses:
-                return " ".join(b.text for b in said.content if b.type == "text")
-            results = []
-            for use in uses:
-                try:
-                    out, failed = json.dumps(self.tools[use.name](**use.input)), False
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out, failed = f"Error: {type(exc).__name__}: {exc}", True
-                results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": failed,
-                                "content": [{"type": "text", "text": out}]})
-            messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return kit.anthropic_loop(self.url, release_model(), release_instructions(), task, self.tools,
+                                  declared(RELEASE_TOOLS))
 
 
 RECORDERS: dict[str, Any] = {"maf-telecom": MafTelecom, "lg-procure": LangGraphProcure, "mcp-release": McpRelease,
@@ -1002,14 +940,14 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, _start, request, HISTORY)
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, after, asking, nth_llm, second_answer, tool_step
+    from heldout import after, asking, nth_llm, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[str, str, Callable[..., int | None]]] = {
@@ -1102,12 +1040,7 @@ def pairs() -> list[Any]:
         "tl-anthropic-release": ["no_post_status", "deploy_repeated", "wrong_version_deployed", "canary_not_checked",
                                  "old_model_configured", "metrics_other_deployment"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (dd3fdf1's detectors, main's HEAD when
@@ -1199,22 +1132,9 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("tl-anthropic-release")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h17-rec-", pairs, produce, kit.through_collector("tl-anthropic-release"),
+                      policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h17-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

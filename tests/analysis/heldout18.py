@@ -72,7 +72,6 @@ computed from last_filled + days_supply called ungrounded (2). DIFF_MISSED, CHEC
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import sys
@@ -95,23 +94,8 @@ PHARMACY, RECRUIT, CUSTOMS = "brooklane-refills", "tallis-recruiting", "meridian
 TODAY = "2026-12-04"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    calls: dict[str, int] = {}  # calls of a tool, by name
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.calls = pair, fault, 0, {}
-
-
-def _count(name: str) -> int:
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name]
 
 
 # ---- the pharmacy's world ------------------------------------------------------------------------------------------
@@ -208,7 +192,7 @@ def request_renewal(rx_number: str, note: str) -> dict[str, Any]:
 
 def refill(rx_number: str, store_id: str) -> dict[str, Any]:
     """Places a refill for pickup at a store: order id, ready time, copay."""
-    if Now.pair == "refill_timeout_invented" and _count("refill") == 1:
+    if Now.pair == "refill_timeout_invented" and Now.count("refill") == 1:
         raise TimeoutError("dispensing queue did not answer within 20 s; nothing was queued")
     return {"order_id": "RF-771043", "rx_number": rx_number, "store_id": store_id, "status": "queued",
             "ready_at": "2026-12-04T16:30", "copay_usd": 10.00}
@@ -323,7 +307,7 @@ def get_panel(req_id: str) -> dict[str, Any]:
 
 def book_interview(candidate_id: str, interviewer_ids: list[str], start: str) -> dict[str, Any]:
     """Books a first interview on a panel slot."""
-    if Now.pair == "slot_taken_claimed" and _count("book_interview") == 1:
+    if Now.pair == "slot_taken_claimed" and Now.count("book_interview") == 1:
         raise RuntimeError(f"409 Conflict: slot {start} was booked by another requisition a moment ago")
     return {"interview_id": "INT-90412", "candidate_id": candidate_id, "interviewers": interviewer_ids, "start": start,
             "video_link": "https://meet.tallis.example/int-90412", "status": "booked"}
@@ -331,7 +315,8 @@ def book_interview(candidate_id: str, interviewer_ids: list[str], start: str) ->
 
 def send_candidate_email(candidate_id: str, subject: str, body: str) -> dict[str, Any]:
     """Emails a candidate."""
-    return {"message_id": f"EM-{5520 + _count('send_candidate_email')}", "candidate_id": candidate_id, "status": "sent"}
+    return {"message_id": f"EM-{5520 + Now.count('send_candidate_email')}", "candidate_id": candidate_id,
+            "status": "sent"}
 
 
 SOURCER_TOOLS: dict[str, Callable[..., Any]] = {f.__name__: f for f in (get_requisition, search_talent_pool)}
@@ -456,7 +441,7 @@ def get_adcvd(hts_code: str, origin: str) -> dict[str, Any]:
 def file_entry(shipment_id: str, hts_code: str, entered_value_usd: float, duty_rate_pct: float, duty_usd: float,
                adcvd_deposit_usd: float) -> dict[str, Any]:
     """Files the customs entry (ACE) for a shipment; answers the entry number and status."""
-    n = _count("file_entry")
+    n = Now.count("file_entry")
     if Now.pair == "file_timeout_invented" and n == 1:
         raise TimeoutError("ACE did not acknowledge within 60 s; the entry was not transmitted")
     return {"entry_number": f"MCB-22311{86 + n}-4", "shipment_id": shipment_id, "hts_code": hts_code,
@@ -495,13 +480,8 @@ CUSTOMS_HISTORY = ["File the entry for shipment SH-88390, please - Kestrel's Nov
 
 
 def user_replies(said: str) -> str | None:
-    """What the patient answers to the assistant's message `said` (the first reply still to say whose cue it holds), or
-    None: the chat is over."""
-    for i in range(Now.user_step, len(_PATIENT)):
-        if _PATIENT[i][0] in said:
-            Now.user_step = i + 1
-            return _PATIENT[i][1]
-    return None
+    """What the patient answers to the assistant's message `said`, or None: the chat is over."""
+    return Now.reply(_PATIENT, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -929,28 +909,13 @@ class OiCustoms(kit.OpenInferenceRecorder):
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.tracer.tool(f) for name, f in CUSTOMS_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), CUSTOMS_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
 
         client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": customs_instructions()},
-                                          {"role": "user", "content": task}]
-        for _ in range(24):
-            said = client.chat.completions.create(model=customs_model(), messages=messages,
-                                                  tools=declared(CUSTOMS_TOOLS)).choices[0].message
-            messages.append(said.model_dump(exclude_none=True))
-            if not said.tool_calls:
-                return said.content or ""
-            for asked in said.tool_calls:
-                try:
-                    out = json.dumps(self.tools[asked.function.name](**json.loads(asked.function.arguments)))
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out = f"Error: {type(exc).__name__}: {exc}"
-                messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-        return "I could not finish."
+        return kit.chat_loop(client, customs_model(), customs_instructions(), task, self.tools, declared(CUSTOMS_TOOLS))
 
 
 RECORDERS: dict[str, Any] = {"genai-pharmacy": GenaiPharmacy, "agents-recruit": AgentsRecruit,
@@ -959,35 +924,21 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """kit.produce_runs' order (history, then each fault's good and faulty run), the model behind shapes.serve_models:
-    these recorders speak Gemini and Bedrock Converse too."""
-    import time
-
+    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models: these recorders speak Gemini and
+    Bedrock Converse too."""
     from shapes import serve_models
 
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     os.environ.pop("OPENAI_API_KEY", None)  # (the Agents SDK's own trace export stays off: no key, no network)
     Now.recorder = options["recorder"]
-    manifest = []
-    with serve_models(kit.answering(model)) as url:
-        recorder = RECORDERS[options["recorder"]](options, url)
-        for v in HISTORY:
-            _start(None, None)
-            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
-        for fault in options["faults"]:
-            for role, injected in (("good", None), ("faulty", fault)):
-                _start(fault, injected)
-                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
-        recorder.close()
-        time.sleep(0.2)  # (the last spans' export)
-    return manifest
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, _names, after, asking, nth_llm, retrieval_step, second_answer, tool_step
+    from heldout import _llm, _names, after, asking, nth_llm, retrieval_step, second_answer, tool_step
 
     def handing(to: str) -> Callable[[list[dict[str, Any]]], int | None]:
         """The model call that asked for the handoff to `to`."""
@@ -1084,13 +1035,7 @@ def pairs() -> list[Any]:
         "oi-customs": ["tariff_shape_changed", "sanctions_unchecked", "entry_repeated", "value_not_converted",
                        "old_model_configured_customs", "shipment_wrong_record"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, *diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            *diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (aa6caef's detectors, main's HEAD when
@@ -1199,22 +1144,9 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-customs")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h18-rec-", pairs, produce, kit.through_collector("oi-customs"),
+                      policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h18-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import os
 import re
 import sys
@@ -101,23 +100,8 @@ PROPERTY, OUTAGE, ANALYTICS = "harbourview-residents", "northvale-outage-desk", 
 TODAY = "2026-12-04"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    calls: dict[str, int] = {}
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.calls = pair, fault, 0, {}
-
-
-def _count(name: str) -> int:
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name]
 
 
 # ---- the property manager's world ----------------------------------------------------------------------------------
@@ -169,7 +153,7 @@ def find_tenant(unit: str, last_name: str) -> dict[str, Any]:
 
 def create_work_order(unit: str, category: str, priority: str, description: str, permission_to_enter: bool) -> dict[str, Any]:
     """Opens a maintenance work order for a unit: its number, the technician and arrival window."""
-    if Now.pair == "work_order_timeout_invented" and _count("create_work_order") == 1:
+    if Now.pair == "work_order_timeout_invented" and Now.count("create_work_order") == 1:
         raise TimeoutError("maintenance system did not answer within 30 s; no work order was created")
     urgent = priority == "P1"
     return {"work_order_id": "WO-66120", "unit": unit, "category": category, "priority": priority,
@@ -261,7 +245,7 @@ def set_priority(outage_id: str, priority: str, reason: str) -> dict[str, Any]:
 
 def list_crews(region: str) -> dict[str, Any]:
     """The crews available in a region: distance, minutes on shift, qualifications."""
-    if Now.pair == "crews_timeout_invented" and _count("list_crews") == 1:
+    if Now.pair == "crews_timeout_invented" and Now.count("list_crews") == 1:
         raise TimeoutError("workforce system did not answer within 20 s")
     tired = Now.pair in ("fatigued_crew_assigned", "crew_shape_changed")
     crews = [("CR-22", "P. Osei", 3.1, 200, ["line"]),
@@ -294,7 +278,7 @@ def assign_crew(outage_id: str, crew_id: str) -> dict[str, Any]:
 
 def notify_customers(outage_id: str, eta: str) -> dict[str, Any]:
     """Texts and emails the customers of an outage its restoration ETA."""
-    return {"notice_id": f"NT-{9020 + _count('notify_customers')}", "outage_id": outage_id, "recipients": 1480,
+    return {"notice_id": f"NT-{9020 + Now.count('notify_customers')}", "outage_id": outage_id, "recipients": 1480,
             "status": "sent"}
 
 
@@ -391,7 +375,7 @@ def describe_table(table: str) -> dict[str, Any]:
 
 def run_sql(sql: str) -> dict[str, Any]:
     """Runs a read-only SQL query on the warehouse (DuckDB): columns and rows."""
-    if Now.pair == "sql_timeout_invented" and _count("run_sql") == 1:
+    if Now.pair == "sql_timeout_invented" and Now.count("run_sql") == 1:
         raise TimeoutError("query exceeded the 30 s warehouse timeout and was cancelled")
     db = _warehouse()
     cursor = db.execute(sql)
@@ -431,14 +415,9 @@ _ASKER = [("fiscal or calendar", "Calendar quarter, please - July to September."
 
 
 def user_replies(said: str) -> str | None:
-    """What the person answers to the agent's message `said` (the first reply still to say whose cue it holds), or
-    None: the chat is over."""
+    """What the person answers to the agent's message `said`, or None: the chat is over."""
     script = _TENANT if Now.recorder == "pai-property" else _ASKER
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
+    return Now.reply(script, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -722,33 +701,8 @@ class PydanticProperty(kit.AgentotelRecorder):
         Agent.instrument_all(InstrumentationSettings(include_content=True))  # (pydantic-ai's spans beside agentotel's)
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        provider = OpenAIProvider(openai_client=openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test",
-                                                                   max_retries=0))
-        agent = Agent(OpenAIChatModel(property_model(), provider=provider), name=PROPERTY,
-                      instructions=property_instructions(), retries=2)
-        for f in PROPERTY_TOOLS.values():
-            @functools.wraps(f)
-            def retried(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-                try:
-                    return _f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            agent.tool_plain(retried)
-        history, said = None, task
-        while True:
-            result = agent.run_sync(said, message_history=history)
-            follow = user_replies(str(result.output))
-            if follow is None:
-                return str(result.output)
-            history = None if Now.fault == "history_lost_between_turns" else result.all_messages()
-            said = follow
+        return kit.pydantic_chat(self.url + "/v1", property_model(), PROPERTY, property_instructions(), PROPERTY_TOOLS,
+                                 task, user_replies, Now.fault == "history_lost_between_turns")
 
 
 def _outage_graph(url: str, task: str) -> Any:
@@ -791,25 +745,6 @@ class LangGraphOutage(kit.AgentotelRecorder):
         return str(out["messages"][-1].content)
 
 
-def _analytics_server() -> Any:
-    """The warehouse's tools on an MCP server; a failure reaches the client as a tool error with its words."""
-    import functools
-
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    server = MCPServer("fenwick-warehouse")
-    for name, f in ANALYTICS_TOOLS.items():
-        @functools.wraps(f)
-        def told(*args: Any, _f: Callable[..., Any] = f, **kwargs: Any) -> Any:
-            try:
-                return _f(*args, **kwargs)
-            except (LookupError, RuntimeError, TimeoutError) as exc:
-                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
-        server.add_tool(told, name=name)
-    return server
-
-
 class McpAnalytics(kit.AgentotelRecorder):
     """The analytics agent as a plain anthropic SDK messages loop whose tools are an MCP server's (in process), each
     call through the MCP client's session, under agentotel."""
@@ -824,7 +759,7 @@ class McpAnalytics(kit.AgentotelRecorder):
         from mcp import Client
 
         llm = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0, timeout=120)
-        async with Client(_analytics_server()) as client:
+        async with Client(kit.mcp_server("fenwick-warehouse", ANALYTICS_TOOLS)) as client:
             schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
                        for x in (await client.session.list_tools()).tools]
             messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
@@ -860,32 +795,14 @@ class TlAnalytics(kit.TraceloopRecorder):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.traced(name, f) for name, f in ANALYTICS_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), ANALYTICS_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
 
         client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": analytics_instructions()},
-                                          {"role": "user", "content": task}]
-        for _ in range(24):
-            said = client.chat.completions.create(model=MODEL, messages=messages,
-                                                  tools=declared(ANALYTICS_TOOLS)).choices[0].message
-            messages.append(said.model_dump(exclude_none=True))
-            if not said.tool_calls:
-                follow = user_replies(said.content or "")
-                if follow is None:
-                    return said.content or ""
-                messages.append({"role": "user", "content": follow})
-                continue
-            for asked in said.tool_calls:
-                try:
-                    out = json.dumps(self.tools[asked.function.name](**json.loads(asked.function.arguments)))
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out = f"Error: {type(exc).__name__}: {exc}"
-                messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-        return "I could not finish."
+        return kit.chat_loop(client, MODEL, analytics_instructions(), task, self.tools, declared(ANALYTICS_TOOLS),
+                             user_replies)
 
 
 RECORDERS: dict[str, Any] = {"pai-property": PydanticProperty, "lg-outage": LangGraphOutage,
@@ -894,34 +811,20 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """kit.produce_runs' order (history, then each fault's good and faulty run), the model behind shapes.serve_models:
-    it echoes the model each request names, Anthropic's too."""
-    import time
-
+    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models: it echoes the model each request
+    names, Anthropic's too."""
     from shapes import serve_models
 
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     Now.recorder = options["recorder"]
-    manifest = []
-    with serve_models(kit.answering(model)) as url:
-        recorder = RECORDERS[options["recorder"]](options, url)
-        for v in HISTORY:
-            _start(None, None)
-            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
-        for fault in options["faults"]:
-            for role, injected in (("good", None), ("faulty", fault)):
-                _start(fault, injected)
-                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
-        recorder.close()
-        time.sleep(0.2)  # (the last spans' export)
-    return manifest
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, after, answer, asking, nth_llm, second_answer, tool_step
+    from heldout import after, answer, asking, nth_llm, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
@@ -1012,13 +915,7 @@ def pairs() -> list[Any]:
         "tl-analytics": ["wrong_join_region", "cents_not_converted", "sql_repeated", "instructions_changed",
                          "sql_shape_changed", "premature_stop"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, *diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            *diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (cff9725's detectors, main's HEAD when
@@ -1132,22 +1029,9 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("tl-analytics")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h19-rec-", pairs, produce, kit.through_collector("tl-analytics"),
+                      policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h19-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

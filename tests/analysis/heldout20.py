@@ -101,23 +101,8 @@ TICKETS, GRANTS, HOTEL = "lanternhall-refunds", "alder-grants", "harborview-rese
 TODAY = "2026-12-04"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded."""
-
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
-    user_step = 0
-    calls: dict[str, int] = {}  # calls of a tool, by name
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.calls = pair, fault, 0, {}
-
-
-def _count(name: str) -> int:
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name]
 
 
 # ---- the ticketing desk's world ------------------------------------------------------------------------------------
@@ -210,7 +195,7 @@ def get_event(event_id: str) -> dict[str, Any]:
 
 def refund(order_id: str, amount: float, reason: str) -> dict[str, Any]:
     """Refunds an amount of an order to the card it was paid with."""
-    if Now.pair == "refund_429_invented" and _count("refund") == 1:
+    if Now.pair == "refund_429_invented" and Now.count("refund") == 1:
         raise RuntimeError("429 Too Many Requests: payments gateway rate limit, retry after 2s")
     return {"refund_id": "RF-5520413", "order_id": order_id, "amount": amount, "status": "processing", "eta_business_days": 5}
 
@@ -303,7 +288,7 @@ def recuse(app_id: str, reason: str) -> dict[str, Any]:
 
 def get_scores(app_id: str) -> dict[str, Any]:
     """The submitted scores of an application, each reviewer's and the total."""
-    if Now.pair == "scores_timeout_invented" and _count("get_scores") == 1:
+    if Now.pair == "scores_timeout_invented" and Now.count("get_scores") == 1:
         raise TimeoutError("scores service did not answer within 10s")
     return {"application_id": app_id, "reviews": [{"reviewer_id": "R-07", "impact": 4, "feasibility": 4, "budget": 5,
                                                    "total": 13, "submitted_at": f"{TODAY}T10:06:00Z"}], "total": 13}
@@ -321,7 +306,8 @@ def get_budget(program_id: str) -> dict[str, Any]:
 
 def award(app_id: str, amount: float) -> dict[str, Any]:
     """Awards a grant."""
-    return {"application_id": app_id, "award_id": f"AW-{_count('award') + 8810}", "amount": amount, "status": "awarded"}
+    return {"application_id": app_id, "award_id": f"AW-{Now.count('award') + 8810}", "amount": amount,
+            "status": "awarded"}
 
 
 def waitlist(app_id: str, reason: str) -> dict[str, Any]:
@@ -428,7 +414,7 @@ def search_rate_sheets(query: str) -> dict[str, Any]:
 
 def get_contract(company: str) -> dict[str, Any]:
     """A company's corporate-rate contract: status, valid_from, valid_to, rate plan."""
-    if Now.pair == "contract_429_assumed" and _count("get_contract") == 1:
+    if Now.pair == "contract_429_assumed" and Now.count("get_contract") == 1:
         raise RuntimeError("429 Too Many Requests: contracts API rate limit, retry after 1s")
     ends = "2027-01-10" if Now.pair in ("expired_contract_corp", "old_model_configured_hotel", "corporate_rule_dropped",
                                         "contract_429_assumed", "withheld_increase") else "2027-06-30"
@@ -438,7 +424,7 @@ def get_contract(company: str) -> dict[str, Any]:
 
 def reprice_reservation(confirmation: str, arrival: str, departure: str, rate_plan: str, nightly_rate: float) -> dict[str, Any]:
     """Moves a reservation to new dates at a rate plan and nightly rate; returns the new revision."""
-    if Now.pair == "reprice_timeout_invented" and _count("reprice_reservation") == 1:
+    if Now.pair == "reprice_timeout_invented" and Now.count("reprice_reservation") == 1:
         raise TimeoutError("PMS did not answer within 15s")
     import datetime as dt
 
@@ -450,7 +436,8 @@ def reprice_reservation(confirmation: str, arrival: str, departure: str, rate_pl
 
 def send_guest_email(confirmation: str, to: str, body: str) -> dict[str, Any]:
     """Emails the guest about their reservation."""
-    return {"message_id": f"<{confirmation}.{_count('send_guest_email')}@harborview.example>", "to": to, "status": "sent"}
+    return {"message_id": f"<{confirmation}.{Now.count('send_guest_email')}@harborview.example>", "to": to,
+            "status": "sent"}
 
 
 def escalate(confirmation: str, reason: str) -> dict[str, Any]:
@@ -492,11 +479,7 @@ HOTEL_HISTORY = ["Email from dana.okafor@northwind.example: Please move HV-55120
 def fan_replies(said: str) -> str | None:
     """What the fan answers to the desk's message `said` (the first reply still to say whose cue it holds), or None:
     the chat is over."""
-    for i in range(Now.user_step, len(_FAN)):
-        if _FAN[i][0] in said:
-            Now.user_step = i + 1
-            return _FAN[i][1]
-    return None
+    return Now.reply(_FAN, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -967,28 +950,13 @@ class OiHotel(kit.OpenInferenceRecorder):
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.tracer.tool(f) for name, f in HOTEL_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), HOTEL_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
 
         client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": hotel_instructions(False)},
-                                          {"role": "user", "content": task}]
-        for _ in range(24):
-            said = client.chat.completions.create(model=hotel_model(), messages=messages,
-                                                  tools=declared(HOTEL_TOOLS)).choices[0].message
-            messages.append(said.model_dump(exclude_none=True))
-            if not said.tool_calls:
-                return said.content or ""
-            for asked in said.tool_calls:
-                try:
-                    out = json.dumps(self.tools[asked.function.name](**json.loads(asked.function.arguments)))
-                except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                    out = f"Error: {type(exc).__name__}: {exc}"
-                messages.append({"role": "tool", "tool_call_id": asked.id, "content": out})
-        return "I could not finish."
+        return kit.chat_loop(client, hotel_model(), hotel_instructions(False), task, self.tools, declared(HOTEL_TOOLS))
 
 
 RECORDERS: dict[str, Any] = {"anthropic-tickets": AnthropicTickets, "maf-grants": MafGrants,
@@ -997,35 +965,21 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """kit.produce_runs' order (history, then each fault's good and faulty run), the model behind shapes.serve_models
-    (Anthropic messages there; the Responses API read here)."""
-    import time
-
+    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (Anthropic messages there; the
+    Responses API read here)."""
     from shapes import serve_models
 
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     os.environ.pop("OPENAI_API_KEY", None)  # (the Agents SDK's own trace export stays off: no key, no network)
     Now.recorder = options["recorder"]
-    manifest = []
-    with serve_models(kit.answering(model)) as url:
-        recorder = RECORDERS[options["recorder"]](options, url)
-        for v in HISTORY:
-            _start(None, None)
-            manifest.append({"fault": None, "role": "history", "run": recorder.run(request(v, None))})
-        for fault in options["faults"]:
-            for role, injected in (("good", None), ("faulty", fault)):
-                _start(fault, injected)
-                manifest.append({"fault": fault, "role": role, "run": recorder.run(request(2, fault))})
-        recorder.close()
-        time.sleep(0.2)  # (the last spans' export)
-    return manifest
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _asked, _llm, _names, after, asking, nth_llm, second_answer, tool_step
+    from heldout import _asked, _llm, _names, after, asking, nth_llm, second_answer, tool_step
 
     def after_answer(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
         """The first model call after the run's nth answer (a call asking for no tool): the next agent's first."""
@@ -1125,13 +1079,7 @@ def pairs() -> list[Any]:
         "oi-hotel": ["reservation_wrong_record", "sheet_shape_changed", "contract_429_assumed", "withheld_increase",
                      "wrong_nights", "unclear_dates_unasked"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, *diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            *diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (537b07a's detectors, main's HEAD when
@@ -1221,22 +1169,9 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-hotel")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h20-rec-", pairs, produce, kit.through_collector("oi-hotel"),
+                      policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h20-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

@@ -82,7 +82,6 @@ ungrounded (1). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -105,25 +104,8 @@ ADMISSIONS, FLEET, CAMPAIGN = "briarwood-admissions", "ostrander-fleet", "copper
 TODAY = "2026-12-04"
 
 
-class World:
-    """The world of the run being recorded: the pair's fault (in its good run too: a near twin's setting), this run's
-    fault (faulty runs only), the person's next scripted reply and each tool's calls so far."""
-
-    def __init__(self) -> None:
-        self.recorder = ""
-        self.start(None, None)
-
-    def start(self, pair: str | None, fault: str | None) -> None:
-        self.pair, self.fault, self.user_step, self.calls = pair, fault, 0, {}
-
-
-Now = World()
-
-
-def _first_call(name: str) -> bool:
-    """Whether this is the run's first call of `name` (a fault that fails once fails there)."""
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name] == 1
+class Now(kit.World):
+    """The world of the run being recorded."""
 
 
 # ---- the admissions office's world ---------------------------------------------------------------------------------
@@ -236,7 +218,7 @@ def waive_fee(application_id: str, basis: str) -> dict[str, Any]:
 
 def submit_application(application_id: str) -> dict[str, Any]:
     """Submits an application for the lottery."""
-    if Now.pair == "submit_timeout_invented" and _first_call("submit_application"):
+    if Now.pair == "submit_timeout_invented" and Now.count("submit_application") == 1:
         raise TimeoutError("enrollment system did not answer within 15s")
     return {"application_id": application_id, "status": "submitted", "confirmation": "BRW-27-55102",
             "submitted_at": f"{TODAY}T16:12:40-08:00"}
@@ -347,7 +329,7 @@ def request_approval(unit_id: str, amount_usd: float, reason: str) -> dict[str, 
 
 def place_order(unit_id: str, supplier_id: str, lines: list[dict[str, Any]], approval_id: str | None = None) -> dict[str, Any]:
     """Places a purchase order with one supplier: lines of part_number, quantity and unit_price."""
-    if Now.pair == "order_timeout_invented" and _first_call("place_order"):
+    if Now.pair == "order_timeout_invented" and Now.count("place_order") == 1:
         raise TimeoutError("purchasing system did not answer within 20s")
     total = sum(x.get("quantity", 0) * x.get("unit_price", 0) for x in lines)
     Now.calls["po"] = Now.calls.get("po", 0) + 1
@@ -469,7 +451,7 @@ def run_sql(sql: str) -> dict[str, Any]:
 
 def get_suppression_list(list_id: str) -> dict[str, Any]:
     """A suppression list: each entry's contact, reason (complaint, hard_bounce, cooldown), date added and expiry."""
-    if Now.pair == "suppression_429_assumed" and _first_call("get_suppression_list"):
+    if Now.pair == "suppression_429_assumed" and Now.count("get_suppression_list") == 1:
         raise RuntimeError("429 Too Many Requests: suppression service rate limit, retry after 2s")
     legacy = "2026-11-30" if Now.pair == "suppression_exception_misapplied" else None  # (a field migrated from the old ESP)
     return {"list_id": list_id, "as_of": TODAY, "entries": [
@@ -519,16 +501,6 @@ CAMPAIGN_REQUEST = "Please schedule CMP-2291 (Winter Blend launch) for its send 
 CAMPAIGN_VAGUE = "Can you get CMP-2291 (Winter Blend launch) out early next week?"
 CAMPAIGN_HISTORY = ["Schedule CMP-2288, the holiday gift guide, please.", "CMP-2288 is approved - please schedule it."]
 _MARKETER = [("Which date", "Tuesday, December 8 please."), ("anything else", "No, thanks!")]
-
-
-def _replies(script: list[tuple[str, str]], said: str) -> str | None:
-    """What the person answers to the agent's message `said` (the first reply still to say whose cue it holds), or
-    None: the conversation is over."""
-    for i in range(Now.user_step, len(script)):
-        if script[i][0] in said:
-            Now.user_step = i + 1
-            return script[i][1]
-    return None
 
 
 def request(v: int, pair: str | None) -> str:
@@ -867,7 +839,7 @@ class GenaiAdmissions(kit.AgentotelRecorder):
                 contents.append(types.Content(role="user", parts=[self._answer(c) for c in asked]))
                 continue
             text = " ".join(p.text for p in content.parts or () if p.text)
-            follow = _replies(_PARENT, text)
+            follow = Now.reply(_PARENT, text)
             if follow is None:
                 return text
             contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
@@ -918,29 +890,8 @@ class PydanticCampaign(kit.AgentotelRecorder):
     agent = CAMPAIGN
 
     def body(self, task: str) -> str:
-        import functools
-
-        import openai
-        from pydantic_ai import Agent, ModelRetry
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        client = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        agent = Agent(OpenAIChatModel(campaign_model(), provider=OpenAIProvider(openai_client=client)), name=CAMPAIGN,
-                      instructions=campaign_instructions(), retries=2)
-
-        def retrying(f: Callable[..., Any]) -> Callable[..., Any]:
-            @functools.wraps(f)
-            def run(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    return f(*args, **kwargs)
-                except (LookupError, RuntimeError, TimeoutError) as exc:
-                    raise ModelRetry(f"{type(exc).__name__}: {exc}") from None
-            return run
-
-        for f in CAMPAIGN_TOOLS.values():
-            agent.tool_plain(retrying(f))
-        return str(agent.run_sync(task).output)
+        return kit.pydantic_chat(self.url + "/v1", campaign_model(), CAMPAIGN, campaign_instructions(), CAMPAIGN_TOOLS,
+                                 task, lambda said: None)  # (one request, no reply asked for)
 
 
 class TlCampaign(kit.TraceloopRecorder):
@@ -953,8 +904,7 @@ class TlCampaign(kit.TraceloopRecorder):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.traced(name, f) for name, f in CAMPAIGN_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), CAMPAIGN_TOOLS)
 
     def _result(self, asked: Any) -> dict[str, Any]:
         try:
@@ -975,7 +925,7 @@ class TlCampaign(kit.TraceloopRecorder):
             messages.append(said.model_dump(exclude_none=True))
             messages += [self._result(c) for c in said.tool_calls or ()]
             if not said.tool_calls:
-                follow = _replies(_MARKETER, said.content or "")
+                follow = Now.reply(_MARKETER, said.content or "")
                 if follow is None:
                     return said.content or ""
                 messages.append({"role": "user", "content": follow})
@@ -988,31 +938,19 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """History, then each fault's good and faulty run, the model behind shapes.serve_models (it speaks Gemini too)."""
-    import time
-
+    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (it speaks Gemini too)."""
     from shapes import serve_models
 
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
     Now.recorder = options["recorder"]
-    runs = [(None, None, v) for v in HISTORY] + [(f, injected, 2) for f in options["faults"] for injected in (None, f)]
-    manifest = []
-    with serve_models(kit.answering(model)) as url:
-        recorder = RECORDERS[options["recorder"]](options, url)
-        for pair, injected, v in runs:
-            Now.start(pair, injected)
-            role = "history" if pair is None else "faulty" if injected else "good"
-            manifest.append({"fault": pair, "role": role, "run": recorder.run(request(v, pair))})
-        recorder.close()
-        time.sleep(0.2)  # (the last spans' export)
-    return manifest
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _asked, _llm, after, asking, nth_llm, tool_step
+    from heldout import _asked, _llm, after, asking, nth_llm, tool_step
 
     def answering(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
         """The run's nth model call that asked for no tool (an agent's hand-over note or a reply)."""
@@ -1127,13 +1065,7 @@ def pairs() -> list[Any]:
         "tl-campaign": ["consent_version_ignored", "sql_shape_changed", "campaign_wrong_record", "instructions_rewritten",
                         "reasoning_action_mismatch", "unclear_date_unasked", "repeat_schedule"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, *diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            *diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
@@ -1212,12 +1144,8 @@ POLICIES = {
 }
 
 
-policy = POLICIES.__getitem__
-prepare = kit.through_collector("tl-campaign")  # (the foreign recorder's spans reach its store by OTLP)
-record = functools.partial(kit.record, Path(__file__), prepare=prepare)  # record(root, chosen pairs)
-score = functools.partial(kit.score, policy=policy)  # score(root, recorded)
-
+# The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
+HELDOUT = kit.HeldOut(__file__, "h21-rec-", pairs, produce, kit.through_collector("tl-campaign"), policy=POLICIES.get)
 
 if __name__ == "__main__":
-    if not kit.produce_main(produce):
-        kit.main(Path(__file__), "h21-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    HELDOUT.main(sys.argv[1:])

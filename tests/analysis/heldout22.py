@@ -98,24 +98,10 @@ BILLING, WAREHOUSE, TRIAL = "corvid-billing", "kestrel-fulfilment", "lakeshore-p
 TODAY = "2026-12-04"
 
 
-class Now:
+class Now(kit.World):
     """The world of the run being recorded (an MCP server process reads it from its environment)."""
 
-    pair: str | None = None  # the pair's fault, in its good run too (a near twin's setting)
-    fault: str | None = None  # the fault of this run (faulty runs only)
-    recorder = ""
     variant = 2  # which request: 0 and 1 the history's, 2 the pairs'
-    user_step = 0
-    calls: dict[str, int] = {}  # calls of a tool, by name
-
-
-def _start(pair: str | None, fault: str | None) -> None:
-    Now.pair, Now.fault, Now.user_step, Now.calls = pair, fault, 0, {}
-
-
-def _count(name: str) -> int:
-    Now.calls[name] = Now.calls.get(name, 0) + 1
-    return Now.calls[name]
 
 
 def _retry_or(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
@@ -212,7 +198,7 @@ def list_invoices(account_id: str) -> dict[str, Any]:
 
 def refund_invoice(invoice_id: str, amount: float, reason: str) -> dict[str, Any]:
     """Refunds an amount of a paid invoice to the card it was paid with."""
-    if Now.pair == "refund_429_invented" and _count("refund_invoice") == 1:
+    if Now.pair == "refund_429_invented" and Now.count("refund_invoice") == 1:
         raise RuntimeError("429 Too Many Requests: payments provider rate limit, retry after 2s")
     return {"refund_id": "RF-88120", "invoice_id": invoice_id, "amount": amount, "status": "pending",
             "expected_by": "2026-12-11"}
@@ -323,7 +309,7 @@ def hold_order(order_id: str, reason: str) -> dict[str, Any]:
 def pack_parcel(order_id: str, skus: list[str], quantities: list[int], hazmat: str) -> dict[str, Any]:
     """Packs a parcel: its SKUs and quantities, and the UN number when it holds hazmat (empty otherwise)."""
     weight = sum(_ITEMS[s][1] * q for s, q in zip(skus, quantities)) + 0.4
-    return {"parcel_id": f"PC-{7100 + _count('pack_parcel')}", "order_id": order_id, "weight_kg": round(weight, 1),
+    return {"parcel_id": f"PC-{7100 + Now.count('pack_parcel')}", "order_id": order_id, "weight_kg": round(weight, 1),
             "contents": [{"sku": s, "qty": q} for s, q in zip(skus, quantities)], "hazmat": hazmat or None,
             "dims_cm": [40, 30, 25], "label": "UN3480 lithium ion batteries, Class 9" if hazmat else None}
 
@@ -336,7 +322,7 @@ _QUOTES = [("Q-SWP-GND", "SwiftPost", "Ground", 9.80, "15:00", False, 30),
 
 def get_rates(order_id: str, parcel_ids: list[str]) -> dict[str, Any]:
     """Carrier quotes for an order's parcels (each quote per parcel): price, pickup cutoff, hazmat_ok, max weight."""
-    if Now.pair == "rates_timeout_invented" and _count("get_rates") == 1:
+    if Now.pair == "rates_timeout_invented" and Now.count("get_rates") == 1:
         raise TimeoutError("rates service did not answer within 8s")
     return {"order_id": order_id, "parcel_ids": parcel_ids, "quoted_at": "2026-12-04T15:41:02-08:00",
             "quotes": [{"quote_id": q, "carrier": c, "service": s, "price_usd": p, "cutoff": cut, "hazmat_ok": ok,
@@ -345,7 +331,7 @@ def get_rates(order_id: str, parcel_ids: list[str]) -> dict[str, Any]:
 
 def book_shipment(order_id: str, parcel_id: str, carrier: str, service: str) -> dict[str, Any]:
     """Books a parcel with a carrier's service; answers the tracking number and pickup time."""
-    n = _count("book_shipment")
+    n = Now.count("book_shipment")
     return {"shipment_id": f"SH-{40210 + n}", "parcel_id": parcel_id, "carrier": carrier, "service": service,
             "tracking": f"1K{7734100 + n}", "pickup": "2026-12-04T17:00:00-08:00", "status": "booked"}
 
@@ -443,7 +429,7 @@ def get_patient(patient_id: str) -> dict[str, Any]:
 
 def get_labs(patient_id: str) -> dict[str, Any]:
     """A patient's latest lab results: test, value, unit, collection date."""
-    if Now.pair == "labs_timeout_invented" and _count("get_labs") == 1:
+    if Now.pair == "labs_timeout_invented" and Now.count("get_labs") == 1:
         raise TimeoutError("lab system (LIS) did not answer within 10s")
     if Now.fault == "labs_wrong_patient":  # (the LIS gateway matched a transposed id)
         patient_id = "P-30471"
@@ -471,7 +457,7 @@ def flag_mismatch(patient_id: str, detail: str) -> dict[str, Any]:
 
 def record_prescreen(patient_id: str, protocol_version: str, outcome: str, reasons: str) -> dict[str, Any]:
     """Records a pre-screen outcome (eligible, ineligible, pending) against a protocol version."""
-    return {"prescreen_id": f"PS-{5100 + _count('record_prescreen')}", "patient_id": patient_id,
+    return {"prescreen_id": f"PS-{5100 + Now.count('record_prescreen')}", "patient_id": patient_id,
             "protocol_version": protocol_version, "outcome": outcome, "status": "recorded"}
 
 
@@ -509,11 +495,7 @@ TRIAL_HISTORY = ["Referral from Dr. Owen Park: please pre-screen Tom Becker (pat
 def customer_replies(said: str) -> str | None:
     """What the customer answers to the desk's message `said` (the first reply still to say whose cue it holds), or
     None: the chat is over."""
-    for i in range(Now.user_step, len(_CUSTOMER)):
-        if _CUSTOMER[i][0] in said:
-            Now.user_step = i + 1
-            return _CUSTOMER[i][1]
-    return None
+    return Now.reply(_CUSTOMER, said)
 
 
 def request(v: int, pair: str | None) -> str:
@@ -956,7 +938,7 @@ def mcp_server() -> None:
     environment."""
     from mcp.server.mcpserver import MCPServer
 
-    _start(*json.loads(os.environ.get("HELDOUT22_WORLD") or "[null, null]"))
+    Now.start(*json.loads(os.environ.get("HELDOUT22_WORLD") or "[null, null]"))
     server = MCPServer("prescreen-tools")
     for name, f in TRIAL_TOOLS.items():
         server.add_tool(f, name=name)
@@ -973,8 +955,7 @@ class OiTrial(kit.OpenInferenceRecorder):
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        OpenAIInstrumentor().instrument(tracer_provider=self.provider)
-        self.tools = {name: self.tracer.tool(f) for name, f in TRIAL_TOOLS.items()}
+        self.tools = self.instrumented(OpenAIInstrumentor(), TRIAL_TOOLS)
 
     def body(self, task: str) -> str:
         import openai
@@ -995,33 +976,21 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The manifest of a recorder's runs: its history, then each fault's good and faulty run, the model behind
-    shapes.serve_models (the billing desk speaks Bedrock Converse)."""
-    import time
-
+    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (the billing desk speaks Bedrock
+    Converse)."""
     from shapes import serve_models
 
     os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
     os.environ.pop("OPENAI_API_KEY", None)  # (the Agents SDK's own trace export stays off: no key, no network)
     Now.recorder = options["recorder"]
-    runs = [(None, None, "history", v) for v in HISTORY] + [
-        (fault, injected, role, 2) for fault in options["faults"] for role, injected in (("good", None), ("faulty", fault))]
-    manifest = []
-    with serve_models(kit.answering(model)) as url:
-        recorder = RECORDERS[options["recorder"]](options, url)
-        for fault, injected, role, v in runs:
-            _start(fault, injected)
-            manifest.append({"fault": fault, "role": role, "run": recorder.run(request(v, fault))})
-        recorder.close()
-        time.sleep(0.2)  # (the last spans' export)
-    return manifest
+    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import Pair, _llm, _names, after, answer, asking, nth_llm, second_answer, tool_step
+    from heldout import _llm, _names, after, answer, asking, nth_llm, second_answer, tool_step
 
     def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
         """The first model call after the run's nth handoff (the next agent's first)."""
@@ -1121,13 +1090,7 @@ def pairs() -> list[Any]:
         "oi-trial": ["dob_mismatch_unchecked", "labs_timeout_invented", "prescreen_repeated", "criteria_rewritten",
                      "labs_shape_changed", "exclusion_withheld"],
     }
-    out = []
-    for recorder, faults in chosen.items():
-        for fault in faults:
-            layer, source, where, *diff_where = truth[fault]
-            out.append(Pair(f"{layer}-{recorder}-{fault.replace('_', '-')}", recorder, layer, fault, source, where,
-                            *diff_where))
-    return out
+    return kit.pairs_of(truth, chosen)
 
 
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
@@ -1206,24 +1169,11 @@ POLICIES = {
 }
 
 
-def policy(recorder: str) -> dict[str, Any]:
-    return POLICIES[recorder]
-
-
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
-prepare = kit.through_collector("oi-trial")
-
-
-def record(root: Path, chosen: list[Any]) -> dict[str, list[kit.Recorded]]:
-    return kit.record(Path(__file__), root, chosen, prepare=prepare)
-
-
-def score(root: Path, recorded: dict[str, list[kit.Recorded]]) -> list[Any]:
-    return kit.score(root, recorded, policy)
-
+HELDOUT = kit.HeldOut(__file__, "h22-rec-", pairs, produce, kit.through_collector("oi-trial"), policy=POLICIES.get)
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--mcp-server"]:
         mcp_server()
-    elif not kit.produce_main(produce):
-        kit.main(Path(__file__), "h22-rec-", pairs(), sys.argv[1:], prepare=prepare, policy=policy)
+    else:
+        HELDOUT.main(sys.argv[1:])

@@ -17,14 +17,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout11
-from heldout import table
 
 
 @pytest.mark.slow  # three framework processes (one through agentotel-collector), ~1.5 min under load
 def test_the_whole_eleventh_held_out_set(tmp_path):
-    scores = heldout11.score(tmp_path, heldout11.record(tmp_path, heldout11.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout11.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout11.DIFF_MISSED, heldout11.CHECK_MISSED, heldout11.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout11, tmp_path)

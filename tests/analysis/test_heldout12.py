@@ -19,14 +19,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout12
-from heldout import table
 
 
 @pytest.mark.slow  # five framework processes and a server process per MCP run, a few minutes under load
 def test_the_whole_twelfth_held_out_set(tmp_path):
-    scores = heldout12.score(tmp_path, heldout12.record(tmp_path, heldout12.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout12.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout12.DIFF_MISSED, heldout12.CHECK_MISSED, heldout12.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout12, tmp_path)

@@ -19,14 +19,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout13
-from heldout import table
 
 
 @pytest.mark.slow  # four framework processes (one through agentotel-collector), ~0.5 min under load
 def test_the_whole_thirteenth_held_out_set(tmp_path):
-    scores = heldout13.score(tmp_path, heldout13.record(tmp_path, heldout13.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout13.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout13.DIFF_MISSED, heldout13.CHECK_MISSED, heldout13.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout13, tmp_path)

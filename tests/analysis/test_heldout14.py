@@ -19,14 +19,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout14
-from heldout import table
 
 
 @pytest.mark.slow  # four framework processes (one through agentotel-collector), ~1.5 min under load
 def test_the_whole_fourteenth_held_out_set(tmp_path):
-    scores = heldout14.score(tmp_path, heldout14.record(tmp_path, heldout14.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout14.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout14.DIFF_MISSED, heldout14.CHECK_MISSED, heldout14.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout14, tmp_path)

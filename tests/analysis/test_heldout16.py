@@ -19,14 +19,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout16
-from heldout import table
 
 
 @pytest.mark.slow  # four framework processes (one through agentotel-collector), ~1 min
 def test_the_whole_sixteenth_held_out_set(tmp_path):
-    scores = heldout16.score(tmp_path, heldout16.record(tmp_path, heldout16.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout16.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout16.DIFF_MISSED, heldout16.CHECK_MISSED, heldout16.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout16, tmp_path)

@@ -19,14 +19,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout17
-from heldout import table
 
 
 @pytest.mark.slow  # four framework processes (one through agentotel-collector), ~1 min
 def test_the_whole_seventeenth_held_out_set(tmp_path):
-    scores = heldout17.score(tmp_path, heldout17.record(tmp_path, heldout17.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout17.pairs()), report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout17.DIFF_MISSED, heldout17.CHECK_MISSED, heldout17.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout17, tmp_path)

@@ -20,14 +20,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout19
-from heldout import table
 
 
 @pytest.mark.slow  # four SDK/framework processes (one through agentotel-collector), ~1.5 min
 def test_the_whole_nineteenth_held_out_set(tmp_path):
-    scores = heldout19.score(tmp_path, heldout19.record(tmp_path, heldout19.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout19.pairs()) == 30, report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout19.DIFF_MISSED, heldout19.CHECK_MISSED, heldout19.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout19, tmp_path, count=30)

@@ -20,14 +20,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout20
-from heldout import table
 
 
 @pytest.mark.slow  # four SDK/framework processes (one through agentotel-collector), ~1 min
 def test_the_whole_twentieth_held_out_set(tmp_path):
-    scores = heldout20.score(tmp_path, heldout20.record(tmp_path, heldout20.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout20.pairs()) == 30, report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout20.DIFF_MISSED, heldout20.CHECK_MISSED, heldout20.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout20, tmp_path, count=30)

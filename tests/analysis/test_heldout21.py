@@ -20,14 +20,8 @@ import pytest
 
 import _heldout_kit as kit
 import heldout21
-from heldout import table
 
 
 @pytest.mark.slow  # four SDK/framework processes (one through agentotel-collector), ~1 min
 def test_the_whole_twenty_first_held_out_set(tmp_path):
-    scores = heldout21.score(tmp_path, heldout21.record(tmp_path, heldout21.pairs()))
-    report = table(scores)
-    assert len(scores) == len(heldout21.pairs()) == 30, report
-    assert all(s.expected is not None and s.diff_expected is not None for s in scores), report
-    assert kit.unlisted(scores, heldout21.DIFF_MISSED, heldout21.CHECK_MISSED, heldout21.FALSE_ALARMS) == {
-        "diff": set(), "check": set(), "alarms": set()}, report
+    kit.held_to_lists(heldout21, tmp_path, count=30)
