@@ -48,7 +48,36 @@ approval, a re-inspection booked before framing, no inspection under a stop-work
 a return left a draft with its missing form told. Ground truth is located on the recorded faulty run by what its
 steps did.
 
-SCORES: filled in after the one blind scoring (see the end of this docstring).
+How agentotel recorded the SDKs (not the detectors'): the openai loop's calls are `chat gpt-4o-mini` steps (the old
+model's `chat gpt-3.5-turbo-0613`), the `@agentotel.tool`s tool steps; the OpenLLMetry run (traceloop workflow root,
+its openai spans and tool spans through the collector) has the same step shape; under the Agents SDK on the Responses
+API each agent is an `invoke_agent <agent>` step, each handoff an `execute_tool transfer_to_<agent>` step; the
+LangGraph graph is an `invoke_agent ledgerwise-tax` step holding an `invoke_agent documents` and an `invoke_agent
+preparer` step, each with its model and tool steps. Nothing recorded wrong was found (one cosmetic oddity: check's
+instructions_changed evidence quotes the dropped line with its figures zeroed, '(0 m = 0.0 ft)').
+
+Built and scored blind, once (a880f08's detectors - main's HEAD when scored, a880f08a8ab8e207fca8f0cab24a50b6a30a955f,
+the branch rebased onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 4.3 at
+the start, 5.6 at the end, other helpers running; recording /tmp/h23-rec-j7u63tb6). Before it one development recording
+of `openai-rental` alone printed that recorder's table (the entry point always prints it); nothing was changed after
+it. 30 pairs, 4 recorders (a plain openai loop, the same loop under OpenLLMetry through the collector, the Agents SDK on
+the Responses API with two handoffs, a LangGraph StateGraph of two create_react_agents) - diff top-1 30/30, check
+step+layer 14/30, good runs with a warning 19/30. Check's hits: instructions changed (2), an old model configured, a
+changed shape (2), a stale IRS index, a parcel API answering another parcel, context lost at the handoff, step
+repetition, a reasoning-action mismatch (its own finding at the step, under a policy_violated there) - 10; four more
+are hits by place only: an expired licence rented on and the deposit withheld (the quote's ungrounded total, which
+every rental run's good twin gets too), an inspection out of order and a stop-work order ignored (the inspection-order
+rule's policy_violated, which every framing booking gets, in order or not). Its misses are rules in a record's terms
+(a Gold exception to a surcharge, a one-way fee's row, a setback against the zone's row, a fee bracket, a W-2c
+replacing its W-2, a mortgage cap on two fields of one record; the CDW rule is found at its step but ranked under the
+quote's warning, and its twin gets it too), a question the rules ask for (two bookings), a write before the user's yes,
+a run ending on a promise after the yes, a missing form withheld, a reservation API answering another booking, and
+three failures (a 429, a timeout, a timeout) found at their step but ranked under an earlier warning or found at the
+consequence.
+The 19 false alarms: the desk's own sum of the charge table (12 rental runs), an inspection-order rule read as
+broken by bookings that keep it (6 permit runs, two with the failure's date read as the booking date), a kept waiver
+read as a declined one, a capped deduction by the rule's own formula. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say
+each.
 """
 
 from __future__ import annotations
@@ -725,25 +754,30 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
 # ---- recorders -----------------------------------------------------------------------------------------------------
 
 
+def _rental_chat(url: str, tools: dict[str, Callable[..., Any]]) -> Callable[[str], str]:
+    """The rental desk's app, whichever way its tools are traced: a plain openai chat.completions loop over the
+    renter's turns."""
+    import openai
+
+    client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
+    return lambda task: kit.chat_loop(client, rental_model(), rental_instructions(), task, tools,
+                                      declared(RENTAL_TOOLS), renter_replies)
+
+
 class OpenAIRental(kit.AgentotelRecorder):
-    """The rental desk as a plain openai SDK chat.completions loop over the renter's turns, the tools
-    `@agentotel.tool`s, under agentotel."""
+    """The rental desk, the tools `@agentotel.tool`s, under agentotel."""
 
     agent = RENTAL
 
     def body(self, task: str) -> str:
         import agentotel
-        import openai
 
-        tools = {name: agentotel.tool(f) for name, f in RENTAL_TOOLS.items()}
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, rental_model(), rental_instructions(), task, tools, declared(RENTAL_TOOLS),
-                             renter_replies)
+        return _rental_chat(self.url, {name: agentotel.tool(f) for name, f in RENTAL_TOOLS.items()})(task)
 
 
 class TlRental(kit.TraceloopRecorder):
-    """The rental desk as the same loop under OpenLLMetry's openai instrumentation, the tools traceloop tool spans,
-    through agentotel-collector."""
+    """The rental desk under OpenLLMetry's openai instrumentation, the tools traceloop tool spans, through
+    agentotel-collector."""
 
     agent = RENTAL
 
@@ -751,14 +785,7 @@ class TlRental(kit.TraceloopRecorder):
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
         super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), RENTAL_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, rental_model(), rental_instructions(), task, self.tools, declared(RENTAL_TOOLS),
-                             renter_replies)
+        self.body = _rental_chat(url, self.instrumented(OpenAIInstrumentor(), RENTAL_TOOLS))  # type: ignore[method-assign]
 
 
 class AgentsPermits(kit.AgentotelRecorder):
@@ -854,15 +881,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import _llm, _names, after, answer, asking, nth_llm, tool_step
-
-    def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the run's nth handoff (the next agent's first)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
-            at = handed[n] if len(handed) > n else None
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import _llm, after, agent_first_llm, answer, asking, nth_llm, tool_step
 
     def final(steps: list[dict[str, Any]]) -> int | None:
         """The run's last model call (the answer it ended on)."""
@@ -913,10 +932,10 @@ def pairs() -> list[Any]:
                                        "(the 201-500 row says $360)", asking("record_intake")),
         "handoff_drops_context": ("memory", f"{mast} FM-1.4 Loss of conversation history at the handoff: the plan "
                                             "checker gets the handoff call alone and asks which application",
-                                  after_handoff(0)),
+                                  agent_first_llm("plan_checker")),
         "checker_prompt_rewritten": ("prompt", "instructions changed: the checker's rules re-pasted without the metres "
                                                "line; 6.4 m compared as 6.4 ft and corrections issued",
-                                     after_handoff(0)),
+                                     agent_first_llm("plan_checker")),
         "parcel_wrong_record": ("tool", f"{trail} API issues: get_parcel(052-114-09) answers 052-114-90 (zone R-2); a "
                                         "rear setback of 19.0 ft approved against 15", tool_step("get_parcel")),
         "inspection_out_of_order": ("model", f"{tau} (inspections in order, a failed one re-inspected first): framing "
@@ -964,10 +983,84 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind scoring).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a880f08's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 4.3-5.6): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 14/30,
+# good runs warned 19/30 (recording /tmp/h23-rec-j7u63tb6).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_QUOTED = "ungrounded_answer@6/model on the quote's computed total (its twin warned the same), "
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-openai-rental-surcharge-exception-misapplied": _QUOTED + "nothing at update_reservation@7: a $25/day "
+                                                          "surcharge for a renter of 23 whose loyalty tier is gold, "
+                                                          "against the table row's 'waived for Gold members aged 21 to 24'",
+    "model-openai-rental-waiver-declined-uninsured": _QUOTED + "then policy_violated@7 (the right step and layer, ranked "
+                                                     "under the quote's warning at @6; the good twin, keeping the "
+                                                     "waiver, gets the same policy_violated@7)",
+    "model-openai-rental-reservation-unasked": _QUOTED + "nothing at @4: find_reservations' two matches, one taken with no "
+                                               "question, against 'If more than one reservation matches, ask which one'",
+    "model-openai-rental-one-way-fee-wrong-row": _QUOTED + "nothing at update_reservation@7: one_way_fee 275 (the SFO -> "
+                                                 "SEA row) for a return the user named at LAX ($150)",
+    "model-openai-rental-rate-limit-invented": "tool_error_ignored@9/model, the right step and layer, ranked under the "
+                                               "quote's ungrounded_answer@6 (both warnings: the earlier step wins)",
+    "model-tl-rental-yes-not-awaited": _NOTHING + "update_reservation@6 with no total told and no user yes, against "
+                                       "'make the change only after they say yes' (the quote never happened, so no "
+                                       "ungrounded total either)",
+    "tool-tl-rental-reservation-wrong-record": _QUOTED + "nothing at @3: find_reservations asked for SR-48213 answered "
+                                               "SR-48231 (another renter; the same for a parcel id was found)",
+    "model-tl-rental-premature-end": _QUOTED + "nothing at @7: the run ends on 'I'll update SR-48213 now' after the "
+                                     "user's yes, no update_reservation called",
+    "model-agents-permits-setback-wrong-zone": "policy_violated@20/model (the inspection-order rule, on a framing "
+                                               "booking its earlier inspections allow); nothing at approve_plans@13: a "
+                                               "rear setback of 5.8 m (19.0 ft) approved on an R-1 parcel (20 ft)",
+    "model-agents-permits-fee-wrong-bracket": "policy_violated@20/model (as on its twin); nothing at record_intake@4: "
+                                              "review_fee 180 for 340 sq ft where the table's 201-500 row says $360",
+    "model-agents-permits-schedule-timeout-invented": "tool_error_ignored@22/model - the right step and layer - ranked "
+                                                      "under the inspection-order policy_violated@20 every run here gets",
+    "model-lg-tax-corrected-ignored": _NOTHING + "the document agent's note @5 gives the W-2's wages 98,400 where the W-2c "
+                                      "(corrected: true, corrects D-5501) in the same result says 96,900",
+    "model-lg-tax-mortgage-cap-skipped": _NOTHING + "draft_return@9 deducts 1098 interest 31,500 in full with box 2 "
+                                         "principal 900,000 against 'only on the first $750,000' (a rule on two fields "
+                                         "of one record)",
+    "tool-lg-tax-documents-other-taxpayer": "task_ignored@9/model and wrong_target@9/model (TP-2280 drafted where the "
+                                            "request says TP-2208) - the consequence, not search_documents@4 answering "
+                                            "for another taxpayer id than asked (the tool layer)",
+    "model-lg-tax-missing-form-withheld": _NOTHING + "the preparer's answer @11 says 'ready to review and sign' where the "
+                                          "document agent's note listed the 1099-DIV as missing and the rules say to "
+                                          "tell it",
+    "model-lg-tax-table-timeout-invented": "ungrounded_answer@11/model (14,600 in the answer) - the consequence; not "
+                                           "draft_return@9 made on irs_tables figures no call returned after its "
+                                           "timeout (the ToolNode's error text, no retry)",
+}
+_TOTAL = "ungrounded_answer@6 on the quote: the desk's own sum of the table's charges (e.g. 4 x $64.00 + $150.00 = $406.00)"
+FALSE_ALARMS = {
+    "model-openai-rental-surcharge-exception-misapplied": _TOTAL,
+    "model-openai-rental-waiver-declined-uninsured": _TOTAL + "; and policy_violated@7: update_reservation with "
+                                                     "insurance_on_file false read as breaking the CDW rule, though "
+                                                     "the twin keeps the waiver (cdw: true) as the rule says",
+    "model-openai-rental-reservation-unasked": _TOTAL.replace("@6", "@7") + " (a step later: the question asked first)",
+    "model-openai-rental-one-way-fee-wrong-row": _TOTAL,
+    "prompt-openai-rental-policy-rewritten": _TOTAL + "; and the same policy_violated@7 on a kept waiver",
+    "product-openai-rental-old-model-configured": _TOTAL,
+    "model-openai-rental-rate-limit-invented": _TOTAL,
+    "model-tl-rental-yes-not-awaited": _TOTAL,
+    "tool-tl-rental-reservation-wrong-record": _TOTAL,
+    "tool-tl-rental-renter-shape-changed": _TOTAL,
+    "model-tl-rental-premature-end": _TOTAL,
+    "model-tl-rental-total-withheld": _TOTAL,
+    "model-agents-permits-fee-wrong-bracket": "policy_violated@20: the inspection-order rule ('never schedule one "
+                                              "before every earlier one has passed') on framing booked after footing "
+                                              "and foundation passed",
+    "memory-agents-permits-handoff-drops-context": "the same policy_violated@20 on a framing booking in order",
+    "prompt-agents-permits-checker-prompt-rewritten": "the same policy_violated@20 on a framing booking in order",
+    "model-agents-permits-inspection-out-of-order": "policy_violated@20 on the foundation re-inspection the rule asks "
+                                                    "for; reasoning_action_mismatch@20: the failure's date (2026-11-03) "
+                                                    "in the words read as the booking date (2026-12-08)",
+    "model-agents-permits-schedule-timeout-invented": "the same policy_violated@20 on a framing booking in order",
+    "model-agents-permits-reasoning-action-mismatch": "the same two as inspection-out-of-order's twin: policy_violated@20 "
+                                                      "on the re-inspection, the failure date read as the booking date",
+    "model-lg-tax-mortgage-cap-skipped": "ungrounded_answer@11: the capped interest 26,250.00 (31,500 x 750,000 / "
+                                         "900,000, the rule's own formula) read as found nowhere",
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
