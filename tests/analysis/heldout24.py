@@ -50,9 +50,37 @@ a 429 and two timeouts tried once more, a manager's approval asked before a long
 declined, an expired lock repriced, mortgage insurance made a condition, a file with old pay stubs suspended. Ground
 truth is located on the recorded faulty run by what its steps did.
 
-How agentotel recorded the SDKs (not the detectors'): see the module's end (filled in after the recording).
+How agentotel recorded the SDKs (not the detectors'): each anthropic messages call is a `chat claude-sonnet-4-5` step
+(the old model's `chat claude-3-haiku-20240307`; the SDK's own span counted once), the `@agentotel.tool`s tool steps;
+under Agent Framework each agent is an `invoke_agent intake|checker|payroll` step holding its `chat gpt-4o-mini` and
+tool steps, the three one after the other in one run (the agent step's output carries a tool call's arguments as a JSON
+string where the chat step's carries them parsed); pydantic-ai's run is an `invoke_agent keystone-underwriting` step
+inside the run, a tool's ModelRetry a failed tool step ('ToolRetryError: TimeoutError: ...'); the OpenInference run has
+no agent step, its model calls `ChatCompletion` steps (model gpt-4o-mini), its tools OITracer's TOOL spans. Nothing
+recorded wrong was found.
 
-Built and scored blind, once: see DIFF_MISSED below (filled in after the scoring).
+Built and scored blind, once (main's HEAD when scored, a880f08a8ab8e207fca8f0cab24a50b6a30a955f, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 4.3 at the start, 5.7 at
+the end, other helpers running; recording /tmp/h24-rec-emff7en5): 30 pairs, 4 recorders (a plain anthropic loop over
+several client turns, Agent Framework with three agents, pydantic-ai under agentotel alone, OpenInference through the
+collector) - diff top-1 29/30, check step+layer 15/30, good runs with a warning 13/30. Check's hits: instructions
+changed (2), history lost between a client's turns, tool output drift (2), two APIs answering another person, a 429
+answered with an invented deposit reference, two repeated writes, a reasoning-action mismatch (6.625 said, 6.125 sent),
+an old model configured (the caterer's) - 12 - and three on the right step for another reason: a blackout approval and
+a skipped manager approval both found as 'more than 5 consecutive working days' without request_manager_approval (the
+blackout request is 5 days: the same finding fires on its good twin), and a withheld condition found as the answer's
+computed income (11,250.00) no tool gave (also on its good twin). Its misses are rules comparing two records (a notice
+period against a refund table, a menu's allergens against the client's allergy, a distance against the repeat-client
+radius, days posted as hours against the scheduled hours, DTI over 43%, LTV on the appraisal above the lower purchase
+price, an expired lock's rate, stubs over 30 days old taken as verified), a handover that lost the decision, an
+approval invented after a timeout (Agent Framework: nothing found), a stale rate index with no earlier search to compare
+with; an old model configured is found as info under a policy error twice, a timeout answered by going on is found at
+its step in the tool layer, and the rewritten checker prompt is found (instructions_changed@6) under the 5-day error.
+Diff's miss is the faulty model going on past stale stubs one call before the record_decision the truth names. The
+false alarms: the computed monthly income (gross x 26 / 12, the rules' own formula) read as a number no tool gave (8);
+'more than 5 consecutive working days' applied to a 5-day request, and to an 8-day request declined on its balance (3);
+and (2) a true finding against the set: the allergy twin's script quotes the Harvest menu's GBP 22.00 before reading it.
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -975,10 +1003,83 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in after the blind scoring).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a880f08's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 4.3-5.7): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 15/30,
+# good runs warned 13/30 (recording /tmp/h24-rec-emff7en5).
+DIFF_MISSED = {
+    "model-oi-mortgage-stale-paystub-verified": "step_added@5: the faulty model goes on to get_credit_report past stubs "
+                                                "of 2026-10-16 where the twin records 'suspended'; the truth names "
+                                                "record_decision @13 (the set's truth could have named @5)",
+}
+_NOTHING = "nothing found; "
+_INCOME = ("ungrounded_answer@{}/model on the answer's monthly income 11,250.00 (stubs' gross x 26 / 12, the rules' own "
+           "formula: a computed figure) ranked first; ")
+_FIVE_DAYS = ("missing_evidence@10/model error: 'more than 5 consecutive working days needs the manager's approval' "
+              "held against ")
+CHECK_MISSED = {
+    "model-anthropic-catering-cancel-refund-over-window": _NOTHING + "cancel_order's refund_amount 264.0 (all of "
+                                                          "get_order's deposit_paid) with event_date 2026-12-13, 9 days "
+                                                          "after today, where the markdown table gives 50% for 7-13 days",
+    "model-anthropic-catering-allergen-menu-booked": _NOTHING + "place_order(LEVANT) where get_menu's allergens list "
+                                                     "'tree nuts (pistachio)' and the client said a guest has a tree "
+                                                     "nut allergy ('never book a menu that contains it')",
+    "model-anthropic-catering-outside-radius-booked": _NOTHING + "place_order for YO1 7HH, check_delivery's distance_km "
+                                                      "46.8, above the 40 km a repeat client gets ('Never book an "
+                                                      "address beyond that')",
+    "model-maf-leave-days-as-hours": _NOTHING + "post_leave_deduction hours 8.0 where the note says 8 working days and "
+                                    "'60.0 hours' (scheduled 7.5 h a day): a day count sent in an hours field",
+    "memory-maf-leave-handover-drops-context": _NOTHING + "the payroll agent's conversation is one fixed line ('Leave "
+                                               "decision recorded - please process it.') and it asks which employee; "
+                                               "a new agent handed no fields was not read as a lost handover",
+    "prompt-maf-leave-checker-prompt-rewritten": _FIVE_DAYS + "a 5-day request ranked over instructions_changed@6/prompt "
+                                                 "(the right finding, a warning)",
+    "model-maf-leave-approval-timeout-invented": _NOTHING + "request_manager_approval@11 failed (TimeoutError) and the "
+                                                 "next call records 'approved' with 'manager approval AP-3380', an id "
+                                                 "no call returned, no retry (the same shape was found under the "
+                                                 "anthropic loop and pydantic-ai, not under Agent Framework)",
+    "model-pai-mortgage-dti-over-limit": _INCOME.format(16) + "nothing read record_decision's dti_pct 46.6 'approved' "
+                                         "against 'must be 43% or less, or the loan is declined'",
+    "model-pai-mortgage-ltv-purchase-price-ignored": _INCOME.format(16) + "nothing read ltv_pct 76.9 (400,000 over the "
+                                                     "520,000 appraisal) where the rule takes the lower purchase_price "
+                                                     "495,000 (80.8%: mortgage insurance)",
+    "model-pai-mortgage-expired-lock-used": _INCOME.format(16) + "nothing read get_rate_lock's expires 2026-12-01, "
+                                            "before the decision date, with its rate 6.125 recorded",
+    "tool-pai-mortgage-rate-index-stale": _INCOME.format(18) + "search_rate_sheets' index_built 2026-11-28 and a "
+                                          "November sheet as 'current'; no earlier run searched the sheets (their "
+                                          "locks were live) to compare with",
+    "product-pai-mortgage-old-model-configured-pai": "missing_evidence@12/product (record_decision with no "
+                                                     "get_pay_stubs, the policy's required_before) error ranked over "
+                                                     "model_changed@2/product, an info at the right step",
+    "model-pai-mortgage-credit-timeout-invented": "tool_error_ignored@8/tool: the right step, the tool layer (a "
+                                                  "timeout reads as the tool's); the model went on to a DTI on debts no "
+                                                  "report gave where the rules say try once more",
+    "model-oi-mortgage-stale-paystub-verified": _INCOME.format(15) + "nothing read the latest pay_date 2026-10-16, 49 "
+                                                "days before the decision date, against 'more than 30 days ... don't "
+                                                "decide'",
+    "product-oi-mortgage-old-model-configured-oi": "missing_evidence@11/product (record_decision with no get_pay_stubs) "
+                                                   "error ranked over model_changed@1/product, an info at the right "
+                                                   "step",
+}
+_INCOME_ALARM = ("ungrounded_answer/model: the answer's monthly income 11,250.00, computed by the rules' formula from "
+                 "get_pay_stubs' gross 5192.31 (x 26 / 12), read as a number no tool gave")
+_OWN_FLAW = ("ungrounded_answer@8/model: TRUE - the set's good twin quotes the Harvest menu's GBP 22.00 before it reads "
+             "get_menu(HARVEST) (the script's slip, not the detector's)")
+FALSE_ALARMS = {
+    "model-anthropic-catering-allergen-menu-booked": _OWN_FLAW,
+    "tool-anthropic-catering-menu-shape-changed": _OWN_FLAW,
+    "model-maf-leave-blackout-approved": _FIVE_DAYS + "a 5-day request (not more than 5) that was declined for the "
+                                         "blackout",
+    "prompt-maf-leave-checker-prompt-rewritten": _FIVE_DAYS + "a 5-day request (not more than 5) that was declined for "
+                                                 "the blackout",
+    "tool-maf-leave-balance-wrong-employee": _FIVE_DAYS + "an 8-day request declined on its 45-hour balance (arguable: "
+                                             "the rule says 'before deciding'; no manager is asked about a request "
+                                             "already refused)",
+    **{f"{layer}-{recorder}-mortgage-{f}": _INCOME_ALARM for layer, recorder, f in (
+        ("model", "pai", "dti-over-limit"), ("model", "pai", "ltv-purchase-price-ignored"),
+        ("tool", "pai", "paystub-wrong-borrower"), ("product", "pai", "old-model-configured-pai"),
+        ("model", "pai", "credit-timeout-invented"), ("tool", "oi", "documents-shape-changed"),
+        ("model", "oi", "decision-repeated"), ("model", "oi", "deposit-unexplained-withheld"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
