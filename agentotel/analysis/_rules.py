@@ -309,7 +309,7 @@ def read(text: str) -> Rules:
                     + tuple((m.group(0).strip(), "~" + _deed_stem(m.group("deed")), m.group("need")) for m in _BEFORE_DEED.finditer(text))
                     if "efore" in text else (),
         than_field=tuple((m.group(0).strip(), _MEASURES[m.group("cmp").lower()], m.group("field").lower())
-                         for m in _THAN_FIELD.finditer(text)) if " than " in text else (),
+                         for pattern in (_THAN_FIELD, _MORE_THAN_FIELD) for m in pattern.finditer(text)) if " than " in text else (),
         plus_after=tuple((m.group(0).strip(), tuple(w for w in re.findall(r"[a-z]{3,}", m.group("a").lower()) if w not in FILLER),
                           m.group("b").lower(), m.group("c").lower()) for m in _PLUS_AFTER.finditer(text)) if " plus " in text else (),
         table_rows=tuple(_table_rows(text)) if "|" in text else (),
@@ -511,7 +511,11 @@ _CONDITION_FILLER = frozenset("that this then with from into onto when where whe
 _THAN_FIELD = re.compile(r"\b(?:never|don'?t|do\s+not|must\s+not|may\s+not|cannot|can't)\s+[a-z]{3,}\s+(?:a|an|the|any)\s+[a-z]{3,}\s+"
                          r"(?P<cmp>heavier|larger|bigger|longer|wider|taller|higher)\s+than\s+(?:the\s+|its\s+|their\s+)?"
                          r"(?:[a-z]{3,}'s\s+)?`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
-_MEASURES = {"heavier": ("weight", "mass", "kg"), "larger": ("size", "volume"), "bigger": ("size", "volume"), "longer": ("length",),
+# "A parcel must not weigh more than the quote's max_weight_kg": the same, said with the measure's verb.
+_MORE_THAN_FIELD = re.compile(r"\b(?:must|may|should|can|shall)\s*(?:not|n't|never)\s+(?P<cmp>weigh|cost)\s+more\s+than\s+(?:the\s+|its\s+|"
+                              r"their\s+)?(?:[a-z]{3,}'s\s+)?`?(?P<field>[a-z][a-z0-9]*_[a-z0-9_]+)`?", re.I)
+_MEASURES = {"weigh": ("weight", "mass", "kg"), "cost": ("price", "cost", "amount", "total"),
+             "heavier": ("weight", "mass", "kg"), "larger": ("size", "volume"), "bigger": ("size", "volume"), "longer": ("length",),
              "wider": ("width",), "taller": ("height",), "higher": ("height",)}
 # "The pickup date plus transit_days must not fall after deliver_by": a date, days added, and the latest it may be.
 _PLUS_AFTER = re.compile(r"\bthe\s+(?P<a>[a-z][a-z_ ]{2,30}?)\s+plus\s+(?:the\s+|its\s+)?`?(?P<b>[a-z][a-z0-9_]*)`?\s+(?:must\s+not|may\s+not|"

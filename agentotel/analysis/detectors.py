@@ -702,6 +702,8 @@ def _done_twice(run: _Run, tools: list[Mapping[str, Any]], group: list[Mapping[s
     # (a deed the name opens with: book_shipment, not dock_schedule - a read of the schedule)
     if at == 0 or action is None or next(iter(_NAME_WORDS.findall(name)), "").lower() != action[0] or run.requester(step) is None:
         return False
+    if _handoff_target(name) is not None or not parse_json(step.get("input")):
+        return False  # a hand-back to the same agent, a call that names nothing: no deed done twice
     first = group[at - 1]
     if is_error(first) or _not_all_done(first.get("output"), name) or run.requester(step) is run.requester(first):
         return False
@@ -4059,20 +4061,29 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
     idents = {str(v) for v in _leaves(call.arguments) if _id_like(v)}
     records = _records_read(run, step, call)
 
-    def owner(key: str) -> tuple[Mapping[str, Any], Mapping[str, Any], Any] | None:
-        """(tool step, record, value) of the record the call names by its own id that holds `key`, first read."""
-        return next(((s, r, r[key]) for s, r in records if key in r and _ident(r) in idents), None)
+    said_words = {str(v).strip().lower() for v in call.arguments.values() if isinstance(v, str) and not _id_like(v) and len(v.strip()) >= 3}
 
-    broken: tuple[Mapping[str, Any], str, str] | None = None
+    def owner(key: str) -> tuple[Mapping[str, Any], Mapping[str, Any], Any] | None:
+        """(tool step, record, value) of the record the call names that holds `key`, first read: by its own id, else by
+        two of its fields in words (a quote by carrier 'Ridgeline Freight' and service 'Hazmat Ground')."""
+        by_id = next(((s, r, r[key]) for s, r in records if key in r and _ident(r) in idents), None)
+        if by_id is not None or len(said_words) < 2:
+            return by_id
+        return next(((s, r, r[key]) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                     for r in _objects(tool_payload(s.get("output"))) if key in r
+                     and len(said_words & {str(v).strip().lower() for v in r.values() if isinstance(v, str)}) >= 2), None)
+
+    broken: tuple[Mapping[str, Any], Mapping[str, Any], str, str] | None = None
     for said, measures, field_ in rules.than_field:
         held = owner(field_)
         if held is None or not isinstance(held[2], (int, float)):
             continue
-        sizes = sorted(((str(k), v) for s, r in records if r is not held[1] for k, v in r.items()
+        # the measure of what the call acts on: a record it names by id (the parcel), the latest read first
+        sizes = sorted(((str(k), v) for s, r in reversed(records) if r is not held[1] and _ident(r) in idents for k, v in r.items()
                         if isinstance(v, (int, float)) and not isinstance(v, bool) and any(m in str(k).lower() for m in measures)),
                        key=lambda kv: not kv[0].lower().startswith("total"))
         if sizes and sizes[0][1] > held[2]:
-            broken = (held[0], said, f"{sizes[0][0]} {_fmt(float(sizes[0][1]))} against {field_} {_fmt(float(held[2]))}")
+            broken = (held[0], held[1], said, f"{sizes[0][0]} {_fmt(float(sizes[0][1]))} against {field_} {_fmt(float(held[2]))}")
             break
     for said, words, days_key, latest_key in () if broken else rules.plus_after:
         held = owner(days_key)
@@ -4081,14 +4092,13 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
         if held is None or start is None or latest is None or not isinstance(held[2], (int, float)):
             continue
         if start + dt.timedelta(days=float(held[2])) > latest:
-            broken = (held[0], said, f"{start.isoformat()} plus {days_key} {_fmt(float(held[2]))} is after {latest_key} "
+            broken = (held[0], held[1], said, f"{start.isoformat()} plus {days_key} {_fmt(float(held[2]))} is after {latest_key} "
                                      f"{latest.isoformat()}")
             break
     if broken is None:
         return None
-    source, said, fact = broken
-    record = next(r for s, r in records if s is source and _ident(r) in idents)
-    chosen = str(_ident(record))
+    source, record, said, fact = broken
+    chosen = str(_ident(record) or next((v for k, v in record.items() if _ID_KEY.search(str(k)) and isinstance(v, (str, int))), "the record"))
     pick = _picked_at(run, source, record, step, chosen)
     return _finding("policy_violated", "model", pick["index"], list(dict.fromkeys([pick["index"], source["index"], step["index"]])),
                     f"step {pick['index']} picked {chosen} ({tool_name(source)}, step {source['index']}) and step {step['index']} "
@@ -5961,6 +5971,8 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
         return []
     candidates: list[tuple[Mapping[str, Any], list[str]]] = []
     for step in run.record.tool_steps():
+        # (an id the request holds - not a name it gives: a lookup by name finding several people is the name's own
+        # ambiguity, which heldout9's mail agents resolve from the request's other words)
         own = [v for v in _leaves(parse_json(step.get("input"))) if _id_like(v) and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request)]
         if own and not is_error(step):
             candidates += [(step, listed) for listed in _choices(tool_payload(step.get("output")))
@@ -9579,7 +9591,7 @@ def _retired_value_used(run: _Run) -> list[Finding]:
         if is_error(source):
             continue
         for record, siblings in _listed(tool_payload(source.get("output"))):
-            if (why := _retired_by(record)) and (newer := _successor(record, siblings)) is not None:
+            if (why := _retired_by(record) or _not_yet(record, siblings)) and (newer := _successor(record, siblings)) is not None:
                 retired.append((source, record, why, newer))
     if not retired:
         return []
@@ -9610,7 +9622,7 @@ def _retired_value_used(run: _Run) -> list[Finding]:
                     key = ".".join(path)
                     return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
                                      f"step {step['index']} calls {call.name} with {key} {_brief_value(old)} from a record "
-                                     f"{tool_name(source)} at step {source['index']} marks {why}; its successor gives "
+                                     f"{tool_name(source)} at step {source['index']} marks {why}; the version in force gives "
                                      f"{_brief_value(new)}", tool=call.name, result_step=source["index"], said=str(old)[:200])]
     return []
 
@@ -9625,6 +9637,20 @@ def _listed(value: Any, siblings: tuple = ()) -> Iterable[tuple[Mapping[str, Any
         peers = tuple(v for v in value if isinstance(v, Mapping))
         for child in value:
             yield from _listed(child, peers)
+
+
+_NOT_IN_FORCE = frozenset({"draft", "proposed", "unpublished", "pending_review", "in_review"})
+_IN_FORCE = frozenset({"current", "published", "active", "approved", "live", "effective", "in_force"})
+
+
+def _not_yet(record: Mapping[str, Any], siblings: tuple) -> str | None:
+    """How a record says it is not yet the one in force (status 'draft'), when a version listed beside it is."""
+    state = next((str(v) for k, v in record.items() if str(k).lower() in _STATUS_KEYS and isinstance(v, str)), "")
+    if state.strip().lower() not in _NOT_IN_FORCE:
+        return None
+    if not any(str(s.get(k, "")).strip().lower() in _IN_FORCE for s in siblings if s is not record for k in _STATUS_KEYS):
+        return None
+    return f"status {state}"
 
 
 def _successor(record: Mapping[str, Any], siblings: tuple) -> Mapping[str, Any] | None:
@@ -9700,7 +9726,8 @@ _MINOR_MONEY = re.compile(r"(?:^|_)(?:cents?|pence|minor)$|^(?:cents?|pence)_|_i
 def _minor_as_major(run: _Run) -> list[Finding]:
     """An answer giving as money the very figure a tool returned in a minor unit ("EUR 1,973,657.00" where run_sql
     answered net_cents 1973657 - EUR 19,736.57): cents read as euros (TRAIL's wrong tool output interpretation;
-    model, input_ignored at the answer)."""
+    model, answer_misread at the answer - a warning: where the tool's unit changed under it, the drift found at the
+    tool is the cause and ranks first)."""
     for step, text in run.finals:
         said = [(m.group(0), _ground._number(m.group("a") or m.group("b"))) for m in _MONEY_SAID.finditer(text)]
         said = [(s, v) for s, v in said if v is not None and v >= 100]
@@ -9715,7 +9742,7 @@ def _minor_as_major(run: _Run) -> list[Finding]:
                         continue
                     hit = next((s for s, v in said if abs(v - value) < 0.005), None)
                     if hit is not None and not any(abs(v - value / 100) < 0.005 for _s, v in said):
-                        return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                        return [_finding("answer_misread", "model", step["index"], [step["index"], source["index"]],
                                          f"the answer at step {step['index']} gives {hit!r}, the {key} {_fmt(float(value))} "
                                          f"{tool_name(source)} returned at step {source['index']} in a minor unit: "
                                          f"{_fmt(value / 100)} in the major one", result_step=source["index"], said=hit)]

@@ -131,7 +131,7 @@ def test_money_given_in_the_minor_unit_a_tool_returned_it_in(said, broken):
                         ("get_invoice", {"account": "Hartley"}, {"invoice_id": "INV-3390", "amount_due_cents": 451200,
                                                                  "currency": "USD"}),
                         system="You answer billing questions.", answer=f"The Hartley account owes {said} (INV-3390).")
-    found, shown = _found(run, "input_ignored")
+    found, shown = _found(run, "answer_misread")
     assert found == ([(3, "model")] if broken else []), shown
 
 
@@ -257,3 +257,36 @@ def test_days_a_question_offers_are_proposals_not_facts():
     assert _ground.ungrounded(told, sources, today=date(2026, 12, 4)) == ["9 December"]
     # a question about a day long past is no offer
     assert _ground.ungrounded("Was it sent on 9 March?", sources, today=date(2026, 12, 4)) == ["9 March"]
+
+
+COURIER = ("You book courier jobs. Get quotes with get_quotes and book with book_courier. A package must not weigh more "
+           "than the quote's max_weight_kg.")
+
+
+@pytest.mark.parametrize("service,broken", [("Van", False), ("Bike", True)])
+def test_a_measure_past_the_field_of_the_record_the_call_names_in_words(service, broken):
+    quotes = {"job": "J-4410", "quotes": [{"quote_id": "Q-CITY-BIKE", "courier": "CityDash", "service": "Bike", "max_weight_kg": 5},
+                                          {"quote_id": "Q-CITY-VAN", "courier": "CityDash", "service": "Van", "max_weight_kg": 40}]}
+    run = _conversation(("user", "Send package PK-2207 across town today."),
+                        ("get_package", {"package_id": "PK-2207"}, {"package_id": "PK-2207", "weight_kg": 7.5}),
+                        ("get_quotes", {"package_id": "PK-2207"}, quotes),
+                        ("book_courier", {"package_id": "PK-2207", "courier": "CityDash", "service": service},
+                         {"booking": "BK-88", "status": "booked"}),
+                        system=COURIER, answer=f"Booked CityDash {service} (BK-88).")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("version,broken", [(1, False), (0, True)])
+def test_a_definition_from_a_draft_listed_beside_the_published_one(version, broken):
+    rules = {"results": [
+        {"rule_id": "AUD-lapsed", "name": "lapsed", "version": 5, "status": "draft", "where": "last_order < DATE '2026-03-01'"},
+        {"rule_id": "AUD-lapsed", "name": "lapsed", "version": 4, "status": "published", "where": "last_order < DATE '2025-12-01'"}]}
+    where = rules["results"][version]["where"]
+    run = _conversation(("user", "How many lapsed customers do we have?"),
+                        ("search_audiences", {"query": "lapsed"}, rules),
+                        ("run_sql", {"sql": f"SELECT count(*) FROM customers WHERE {where}"}, {"rows": [{"count": 412}]}),
+                        system="You size audiences with SQL (run_sql) from their definitions (search_audiences).",
+                        answer="412 lapsed customers.")
+    found, shown = _found(run, "input_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
