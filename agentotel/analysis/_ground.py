@@ -347,6 +347,24 @@ def _worked_in_answer(answer: str, known: set[float]) -> set[float]:
         a = _number(match.group(1))
         if a is not None and any(abs(a - k) < 1e-9 for k in known):
             out.update(a * k for k in list(known)[:_MAX_NUMBERS])
+    return out | _summed_in_answer(answer, known | out)
+
+
+# A total the answer gives after its parts: "... is $256.00; ... the one-way fee to LAX is $150.00. New total: $406.00".
+_TOTAL_SAID = re.compile(r"\b(?:total|in\s+all|altogether|comes\s+to|sum|overall)\b[^.;\d]{0,20}$", re.I)
+
+
+def _summed_in_answer(answer: str, known: set[float]) -> set[float]:
+    """A total an answer states that is the sum of two to four known figures it stated before it: grounded as far as
+    its parts are (the sum of everything a tool gave is _counts_and_totals' to find)."""
+    figures = [(m.start(), v) for m in _NUMBER.finditer(answer) if (v := _number(m.group(0))) is not None and v > _SMALL]
+    out: set[float] = set()
+    for n, (at, value) in enumerate(figures):
+        if not _TOTAL_SAID.search(answer, max(0, at - 40), at):
+            continue
+        parts = [v for _a, v in figures[max(0, n - 8):n] if any(abs(v - k) < 1e-9 for k in known)]
+        if any(abs(sum(c) - value) < 0.005 for size in (2, 3, 4) for c in itertools.combinations(parts, size)):
+            out.add(value)
     return out
 
 

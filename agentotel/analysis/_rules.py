@@ -253,6 +253,9 @@ class Rules(NamedTuple):
     # (said, the noun of the record named in a call, the states it must not be in): "never from a supplier that is
     # suspended or on probation"
     state_barred: tuple[tuple[str, str, tuple[str, ...]], ...]
+    # (said, the steps in order, the verb, the state each earlier one must be in): "Inspections go in this order: footing,
+    # foundation, framing, insulation, final - never schedule one before every earlier one has passed"
+    in_order: tuple[tuple[str, tuple[str, ...], str, str], ...]
     say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
 
 
@@ -335,6 +338,8 @@ def read(text: str) -> Rules:
         state_barred=tuple((_said(text, m), m.group("noun").lower(), tuple(s for s in (re.sub(r"^(?:on|in|under)\s+", "", p.strip().lower())
                                                                                    for p in re.split(r",|\bor\b", m.group("states"))) if len(s) >= 3))
                            for m in _STATE_BARRED.finditer(text)) if "never" in text or " not " in text else (),
+        in_order=tuple((_said(text, m), tuple(i.strip().lower() for i in re.split(r",|\band\b|\bthen\b", m.group("items")) if i.strip()),
+                        _stem(m.group("verb")), m.group("state").lower()) for m in _IN_ORDER.finditer(text)) if " order" in text else (),
         say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
         instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
                          if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
@@ -435,8 +440,9 @@ def _stops(text: str):
     for line in text.split("\n"):
         sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", line)
         for n, sentence in enumerate(sentences):
-            if re.search(r"\b(?:unless|only|until|without|except)\b", sentence, re.I):
-                continue  # a gate an answer opens ("unless verify_pin came back ..."): _UNLESS, _conditions
+            if re.search(r"\b(?:unless|only|until|without|except)\b|\bbefore\s+(?:every|all|each|any)\b", sentence, re.I):
+                continue  # a gate an answer opens ("unless verify_pin came back ..."): _UNLESS, _conditions; an order to
+                # keep ("never schedule one before every earlier one has passed") is no stop on what a reading lists
             for clause in sentence.split(";"):
                 stops = list(_STOP.finditer(clause))
                 if not stops:
@@ -465,6 +471,12 @@ def _stops(text: str):
 _STATE_BARRED = re.compile(r"\b(?:never|do\s+not|don'?t|must\s+not)\s+(?:[a-z]+\s+){0,3}?(?:from|to|with|for|on|through|via)\s+(?:a|an|any)\s+"
                            r"(?P<noun>[a-z]{3,})\s+(?:that|which|who)\s+(?:is|are)\s+(?P<states>(?:(?:on|in|under)\s+)?[a-z_]{3,}"
                            r"(?:\s*(?:,|\bor\b)\s*(?:(?:on|in|under)\s+)?[a-z_]{3,}){0,3})", re.I)
+# "Inspections go in this order: footing, foundation, framing, insulation, final - never schedule one before every
+# earlier one has passed": steps in order, none done before the ones ahead of it are in a state.
+_IN_ORDER = re.compile(r"\b(?:go|goes|come|comes|run|runs|happen|happens|are\s+done|are\s+booked)\s+in\s+(?:this|the\s+following)\s+order\s*:\s*"
+                       r"(?P<items>[a-z][a-z /-]*(?:,\s*(?:and\s+|then\s+)?[a-z][a-z /-]*){1,9})\s*[-\u2013\u2014;:.(]\s*"
+                       r"(?:[^.\n]{0,20}?)\b(?:never|do\s+not|don'?t)\s+(?P<verb>[a-z]{3,})\s+(?:one|any|a\s+step|the\s+next)\b[^.;\n]{0,20}?"
+                       r"\bbefore\s+(?:every|all|each)\s+(?:earlier|previous|prior)\s+(?:one|step)s?\s+(?:has|have)\s+(?:been\s+)?(?P<state>[a-z]+)", re.I)
 # "send_guest_email ... saying plainly when it costs more than before": a rise the message must tell.
 _SAY_MORE = re.compile(r"\b(?:say|saying|tell|telling|state|stating|mention|mentioning|flag|flagging|point\s+out|pointing\s+out)\s+"
                        r"(?:[a-z]+\s+){0,3}?(?:when|if|whenever)\s+(?:it|the\s+[a-z]+|that)\s+(?:costs?|will\s+cost|comes?\s+to|is)\s+"

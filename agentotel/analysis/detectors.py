@@ -2438,8 +2438,8 @@ def _id_said_otherwise(step: Mapping[str, Any], own: str, call: Any) -> Finding 
         deeds |= _verb_forms(action[0])
     low = own.lower()
     for key, value in call.arguments.items():
-        if not isinstance(value, str) or not _id_like(value) or value.lower() in low:
-            continue
+        if not isinstance(value, str) or not _id_like(value) or value.lower() in low or _ISO_DAY.fullmatch(value[:10]) and len(value) <= 25:
+            continue  # (a date is no id: "failed on 2026-11-03" tells when, the booking's date is another)
         for clause in NOTE_CLAUSE.split(own):
             said = {m.group(0) for m in _id_pattern(value).finditer(clause)}
             words = set(re.findall(r"[a-z]+", clause.lower()))
@@ -2519,10 +2519,37 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
                 said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
+                if _under_scope(said, call):
+                    continue  # written for longer ones: "A request of more than 5 consecutive working days needs ..."
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
     return []
+
+
+_SPAN_BOUND = re.compile(r"\b(?:more\s+than|over|longer\s+than|exceeding)\s+(\d{1,3})\s+(?:consecutive\s+)?(working\s+|business\s+|"
+                         r"calendar\s+)?(day|night|week)s?\b", re.I)
+
+
+def _under_scope(said: str, call: Any) -> bool:
+    """Whether a rule written for spans past a bound ("more than 5 consecutive working days") is not about this call's
+    span: its days (a days field, or from its start and end dates - Monday to Friday for working days) at or under it."""
+    bound = _SPAN_BOUND.search(said)
+    if bound is None or not isinstance(call.arguments, Mapping):
+        return False
+    limit = int(bound.group(1)) * (7 if bound.group(3).lower() == "week" else 1)
+    args = {str(k).lower(): v for k, v in call.arguments.items()}
+    span = next((float(v) for k, v in args.items() if re.search(r"days|nights", k) and isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+    if span is None:
+        start = next((_iso_day(str(v)) for k, v in args.items() if re.search(r"start|from|begin|check_?in|arrival", k)), None)
+        end = next((_iso_day(str(v)) for k, v in args.items() if re.search(r"end|until|to$|check_?out|departure", k)), None)
+        if start is None or end is None or end < start:
+            return False
+        if (bound.group(2) or "").strip().lower() in ("working", "business"):
+            span = sum(1 for n in range((end - start).days + 1) if (start + dt.timedelta(days=n)).weekday() < 5)
+        else:
+            span = (end - start).days + (0 if bound.group(3).lower() == "night" else 1)
+    return span <= limit
 
 
 def _skipped_before_answer(run: _Run) -> list[Finding]:
@@ -3153,7 +3180,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _reason_on_barred(run, step, call, run.told(step)) or _share_cap_passed(run, step, call, run.told(step))
                        or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
                        or _too_long_taken(run, step, call, run.told(step)) or _query_rule_unmet(run, step, call, run.told(step))
-                       or _rise_untold(run, step, call, run.told(step)) or _state_barred_named(run, step, call, run.told(step)))
+                       or _rise_untold(run, step, call, run.told(step)) or _state_barred_named(run, step, call, run.told(step))
+                       or _out_of_order(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -4104,6 +4132,47 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                     f"step {pick['index']} picked {chosen} ({tool_name(source)}, step {source['index']}) and step {step['index']} "
                     f"calls {call.name} on it: {fact}, where the instructions say {said[:160]!r}", tool=call.name,
                     rule=said[:200], result_step=source["index"])
+
+
+_OUTCOME_KEYS = frozenset({"result", "outcome", "verdict"})
+
+
+def _out_of_order(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A step of a written order taken before every step ahead of it is in the state the rule asks ("Inspections go in
+    this order: footing, foundation, framing, ... - never schedule one before every earlier one has passed":
+    schedule_inspection(inspection='framing') where get_permit lists foundation 'failed'). tau-bench's policy
+    violations; model, policy_violated at the call."""
+    rules = _rules.read(text).in_order
+    if not rules or not isinstance(call.arguments, Mapping):
+        return None
+    given = {str(v).strip().lower() for v in _leaves(call.arguments) if isinstance(v, str)}
+    for said, items, verb, wanted in rules:
+        if not (_deed_of(call.name, verb) or verb in {w.lower() for w in _NAME_WORDS.findall(call.name)}):
+            continue
+        at = next((n for n, item in enumerate(items) if item in given), None)
+        if not at:
+            continue
+        states: dict[str, tuple[Mapping[str, Any], str]] = {}
+        for s in run.record.tool_steps():
+            if s["index"] < step["index"] and not is_error(s):
+                for o in _objects(tool_payload(s.get("output"))):
+                    item = next((str(v).strip().lower() for v in o.values() if isinstance(v, str) and str(v).strip().lower() in items), None)
+                    state = next((str(v) for k, v in o.items() if (str(k).lower() in _OUTCOME_KEYS or str(k).lower() in _STATUS_KEYS)
+                                  and isinstance(v, str)), None)
+                    if item is not None and state is not None:
+                        states[item] = (s, state)
+        if not states:
+            continue  # nothing read says how any step stands
+        ahead = [(item, states.get(item)) for item in items[:at]]
+        short = next(((item, held) for item, held in ahead if held is None or held[1].strip().lower() != wanted), None)
+        if short is not None:
+            item, held = short
+            source = held[0] if held else step
+            fact = f"{item} is {held[1]!r} ({tool_name(source)}, step {source['index']})" if held else f"no {item} on record"
+            return _finding("policy_violated", "model", step["index"], list(dict.fromkeys([step["index"], source["index"]])),
+                            f"step {step['index']} calls {call.name} for {items[at]} while {fact}, where the instructions say "
+                            f"{said[:160]!r}", tool=call.name, rule=said[:200])
+    return None
 
 
 def _state_barred_named(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:

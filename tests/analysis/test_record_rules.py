@@ -8,9 +8,12 @@ that keeps the rule. Hand-built runs."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
+from runs_build import definitions_attr, record
 from test_data_agent import _conversation
 
 
@@ -290,3 +293,47 @@ def test_a_definition_from_a_draft_listed_beside_the_published_one(version, brok
                         answer="412 lapsed customers.")
     found, shown = _found(run, "input_ignored")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_total_the_answer_sums_from_its_own_grounded_parts_is_grounded():
+    from agentotel.analysis import _ground
+    sources = '{"daily_rate": 64.0, "days": 4} One-way fee to LAX: $150.'
+    summed = "4 days at $64.00 is $256.00; the one-way fee is $150.00. New total: $406.00."
+    assert _ground.ungrounded(summed, sources, [{"daily_rate": 64.0, "days": 4}]) == []
+    # a total no parts it gave add up to stays ungrounded
+    assert _ground.ungrounded("4 days at $64.00 is $256.00; the one-way fee is $150.00. New total: $436.00.", sources,
+                              [{"daily_rate": 64.0, "days": 4}]) == ["436.00"]
+
+
+CLINIC_ORDER = ("You book vaccination appointments. Read the patient's record with get_record. Doses go in this order: "
+                "first, second, booster - never book one before every earlier one has been given; if one was missed, book "
+                "it first. Book with book_dose.")
+
+
+@pytest.mark.parametrize("dose,second,broken", [("booster", "given", False), ("second", "missed", False),
+                                                ("booster", "missed", True)])
+def test_a_step_of_a_written_order_taken_before_the_ones_ahead_of_it(dose, second, broken):
+    record_ = {"patient_id": "PT-118", "doses": [{"dose": "first", "status": "given", "date": "2026-06-02"},
+                                                 {"dose": "second", "status": second, "date": "2026-09-01"}]}
+    run = _conversation(("user", "Book PT-118's next dose."), ("get_record", {"patient_id": "PT-118"}, record_),
+                        ("book_dose", {"patient_id": "PT-118", "dose": dose, "date": "2026-12-10"}, {"booking": "BK-4", "status": "booked"}),
+                        system=CLINIC_ORDER, answer=f"Booked the {dose} dose for 2026-12-10 (BK-4).")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+LEAVE = ("You decide leave requests with record_decision. A request of more than 5 consecutive working days needs the "
+         "manager's approval: call request_manager_approval before deciding.")
+
+
+@pytest.mark.parametrize("end,broken", [("2027-01-08", False), ("2027-01-11", True)])
+def test_a_check_written_for_longer_spans_is_not_owed_by_a_shorter_one(end, broken):
+    """2027-01-04 (Monday) to 01-08 is 5 working days: no approval owed; to 01-11 is 6."""
+    built = _conversation(("user", "Leave request LR-77 for E-1042, please decide it."),
+                          ("record_decision", {"request_id": "LR-77", "start": "2027-01-04", "end": end, "decision": "approved"},
+                           {"decision_id": "LD-1", "status": "recorded"}),
+                          system=LEAVE, answer="Approved.")
+    offered = definitions_attr(("record_decision", {"type": "object"}), ("request_manager_approval", {"type": "object"}))
+    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=json.loads(built.run["task"]))
+    found, shown = _found(run, "missing_evidence")
+    assert found == ([(1, "model")] if broken else []), shown
