@@ -7796,12 +7796,23 @@ def _other_subject(run: _Run) -> list[Finding]:
         if out or is_error(step) or not isinstance(asked, Mapping) or not isinstance(payload, Mapping):
             continue
         for key, value in asked.items():
-            other = payload.get(key)
-            if _RECORD_KEY.search(str(key)) and _id_like(value) and _id_like(other) and str(other) != str(value) \
-                    and _qualifier_shape(str(other)) == _qualifier_shape(str(value)) and str(value) not in text_of(step.get("output")):
+            other, answered_as = payload.get(key), key
+            if str(key).lower() in _QUERY_KEYS and str(other) == str(value):
+                other = None  # the search's own query echoed back
+            owner = str(key)[:-3] if str(key).lower().endswith("_id") else None
+            if other is None and owner and isinstance(payload.get(owner), Mapping):
+                other = payload[owner].get("id")  # taxpayer_id 'TP-2208' answered as taxpayer.id 'TP-2280'
+            if other is None and str(key).lower() in _QUERY_KEYS and _id_like(value) and not any(
+                    str(v) == str(value) for o in _objects(payload) for k, v in o.items() if str(k).lower() not in _QUERY_KEYS):
+                # a search by an exact id (query 'SR-48213') answering with one of the same form (confirmation 'SR-48231')
+                other, answered_as = next(((v, str(k)) for o in _objects(payload) for k, v in o.items() if _RECORD_KEY.search(str(k))
+                                           and _id_like(v) and _qualifier_shape(str(v)) == _qualifier_shape(str(value))), (None, key))
+            if (_RECORD_KEY.search(str(key)) or str(key).lower() in _QUERY_KEYS) and _id_like(value) and _id_like(other) and str(other) != str(value) \
+                    and _qualifier_shape(str(other)) == _qualifier_shape(str(value)) and not any(
+                        str(v) == str(value) for o in _objects(payload) for k, v in o.items() if str(k).lower() not in _QUERY_KEYS):
                 out.append(_finding("other_subject_retrieved", "tool", step["index"], [step["index"]],
                                     f"{tool_name(step)} at step {step['index']} was asked for {key} {value} and answered for "
-                                    f"{key} {other}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
+                                    f"{answered_as} {other}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
                 break
             # ... or asked about one kind by its name (list_slots(specialty='cardiology')) answering another under the
             # same key (specialty 'dermatology'), the one asked for nowhere in it: not a setting of the answer's form
@@ -7816,6 +7827,7 @@ def _other_subject(run: _Run) -> list[Finding]:
     return out
 
 
+_QUERY_KEYS = frozenset({"query", "q", "search", "term", "keyword", "lookup", "text"})
 # A key naming the record a call asks about by its id: order_id, confirmation, booking_ref, case_number.
 _RECORD_KEY = re.compile(r"(?:^|_)(?:id|number|no|ref|reference|confirmation|locator|code|sku|isbn|upc|ean|asin|serial|vin|mrn|imei)$", re.I)
 # A value naming a kind of thing in words (cardiology, "north america"), not an id, a number or free text.

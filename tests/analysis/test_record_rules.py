@@ -337,3 +337,22 @@ def test_a_check_written_for_longer_spans_is_not_owed_by_a_shorter_one(end, brok
     run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=json.loads(built.run["task"]))
     found, shown = _found(run, "missing_evidence")
     assert found == ([(1, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("found_as,other", [("SR-48213", False), ("SR-48231", True)])
+def test_a_search_by_an_exact_id_answering_one_of_the_same_form(found_as, other):
+    result = {"query": "SR-48213", "count": 1, "reservations": [{"confirmation": found_as, "car_class": "midsize"}]}
+    run = _conversation(("user", "Change my booking SR-48213 please."), ("find_reservations", {"query": "SR-48213"}, result),
+                        system="You run the rental desk.", answer=f"Found {found_as}.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if other else []), shown
+
+
+@pytest.mark.parametrize("answered,other", [("TP-2208", False), ("TP-2280", True)])
+def test_a_record_asked_by_owner_id_answering_another_owner(answered, other):
+    result = {"taxpayer": {"id": answered, "name": "Dana W."}, "tax_year": 2025, "documents": [{"doc_id": "D-1", "form": "W-2"}]}
+    run = _conversation(("user", "Prepare TP-2208's 2025 return."),
+                        ("search_documents", {"taxpayer_id": "TP-2208", "tax_year": 2025}, result),
+                        system="You prepare returns.", answer="Documents found: D-1.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if other else []), shown
