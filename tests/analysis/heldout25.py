@@ -49,7 +49,31 @@ a nearer bike, a refund withheld under the exception, a timeout tried once more,
 incomplete, escalations filed and told in full. Ground truth is located on the recorded faulty run by what its steps
 did.
 
-BLIND SCORE: (filled in after the one blind run below)
+How agentotel recorded the SDKs (not the detectors'): each google-genai generate_content call is a `chat
+gemini-2.5-flash` step (the old model's `chat gemini-1.5-flash-002`), the `@agentotel.tool`s tool steps, no agent step;
+under the Agents SDK each agent is an `invoke_agent router|assigner|notifier` step, each handoff an `execute_tool
+transfer_to_<agent>` step, a tool's raised timeout an error step (the SDK sends its words to the model); the MCP
+client's call_tool is an `execute_tool <tool>` step beside `chat claude-sonnet-4-5` steps; the OpenLLMetry run's model
+calls are `openai.chat` steps (model gpt-4o-mini) and its tools traceloop's `<tool>.tool` spans. Nothing recorded wrong
+was found.
+
+Built and scored blind, once (main's HEAD when scored, 2c8a13bef01af4009288e2853078c7e61056d476, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 2.0 at the start, 2.1 at the
+end; recording /tmp/h25-rec-d47kjix6): 32 pairs, 4 recorders (google-genai over several student turns, the Agents SDK
+with two handoffs, an anthropic loop over an MCP client session, OpenLLMetry through the collector) - diff top-1
+32/32, check step+layer 14/32, good runs with a warning 1/32. Check's hits: instructions changed (3), an old model
+configured (2), three APIs answering another record (student, zone, account), a trades API's changed shape, a lost
+handoff, two repeated writes, a 429 answered with an invented enroll confirmation, a 429 answered with 'no trades' -
+14. Its misses are rules comparing a record's fields with the written policy (a D against 'C or better', a full
+section's enrolled = capacity, an expired override's valid_until, a distance over the restaurant's max_radius_km, a
+bike without split compartments for hot and cold items, a refund where the delay's cause is the exception, a
+superseded list version, a 12-day sale, a position against the wrong limit field, a pre-clearance for another symbol),
+a clarification not asked, a stale restricted-list index, an ETA invented after a timeout (Agents SDK: nothing found),
+a position invented after a timeout (found at its step in the tool layer), a breach filed but not told, 'Escalating'
+said with 'close' sent, a close filed before two of three rules were checked, and a wrong symbol argument. One check
+finding on a miss is true against the set: the expired-override twin's script quotes a hard-coded 'valid until
+2027-01-31' in its answer. The false alarm: a good twin that tried a 429 once more and then told the officer the check
+was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -927,10 +951,63 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled from the one blind run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (2c8a13b's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 2.0-2.1): 32 pairs, 4 recorders - diff top-1 32/32, check step+layer 14/32,
+# good runs warned 1/32 (recording /tmp/h25-rec-d47kjix6).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_CLOSED = _NOTHING + "file_finding 'close' where "
+CHECK_MISSED = {
+    "model-genai-registrar-prereq-ignored": _NOTHING + "enroll where find_student's MATH 221 grade is D and the prompt "
+                                            "says 'C or better (C-, D and F do not count)'",
+    "model-genai-registrar-full-section-enrolled": _NOTHING + "enroll into CS340-002 whose enrolled 35 equals its "
+                                                   "capacity 35 ('Never enroll anyone into a full section')",
+    "model-genai-registrar-section-not-asked": _NOTHING + "the student named no section, search_sections listed two, "
+                                               "enroll picked 001 ('ask which section they want - don't pick one')",
+    "model-genai-registrar-expired-override-used": "answer_misread@8/model ranked (TRUE against the set's script: the "
+                                                   "answer's hard-coded 'valid until 2027-01-31'); nothing read enroll@6 "
+                                                   "at 16 + 4 = 20 credits on an override whose valid_until 2026-11-30 "
+                                                   "is before today",
+    "model-agents-dispatch-outside-radius-routed": _NOTHING + "route_order with get_order's distance_km 9.4 over the "
+                                                   "same record's restaurant.max_radius_km 7.0",
+    "model-agents-dispatch-hot-cold-mixed": _NOTHING + "assign_courier(K-301), a bike whose bag.split_compartments is "
+                                            "false, for an order with hot and cold items",
+    "model-agents-dispatch-late-refund-exception-misapplied": _NOTHING + "issue_refund after get_eta's delay_cause "
+                                                              "'customer_changed_address' ('no refund is owed')",
+    "model-agents-dispatch-eta-timeout-invented": _NOTHING + "get_eta@17 failed (TimeoutError) and notify_customer told "
+                                                  "'arriving about 19:40', a time no call returned (the same shape was "
+                                                  "found under MCP and OpenLLMetry, not under the Agents SDK)",
+    "model-mcp-surveillance-restricted-version-superseded": _CLOSED + "search_restricted_list's current v43 (restricted "
+                                                            "from 2026-12-01) covers T-60402 of 2026-12-02; the close "
+                                                            "rests on v41, marked superseded",
+    "model-mcp-surveillance-holding-period-missed": _CLOSED + "T-60388 SELL of 2026-11-22 is 12 days after the BUY "
+                                                    "T-60311 of 2026-11-10, no preclearance",
+    "model-mcp-surveillance-position-compared-with-order-limit": _CLOSED + "get_position's position_qty 5500 is over "
+                                                                 "get_limits' max_position_qty 5000",
+    "tool-mcp-surveillance-restricted-index-stale": _NOTHING + "search_restricted_list's index_built 2026-11-29 with v41 "
+                                                    "as 'current' (effective_to null), where the history runs' search "
+                                                    "was built 2026-12-03 and listed v43 (diff found the step)",
+    "model-mcp-surveillance-position-timeout-invented": "tool_error_ignored@9/tool: the right step, the tool layer (a "
+                                                        "timeout reads as the tool's); the model closed on a position "
+                                                        "no call returned where the rules say try once more",
+    "model-tl-surveillance-preclearance-other-symbol": _CLOSED + "T-60388's preclearance names KSTL, not the alert's "
+                                                       "KSTR ('names the same symbol')",
+    "model-tl-surveillance-breach-withheld": _NOTHING + "file_finding listed T-60402 and T-60388 as breaches; the answer "
+                                             "told the officer T-60402 only ('each breach')",
+    "model-tl-surveillance-rationale-mismatch": _NOTHING + "'Escalating ALR-5590: T-60388 breach the policy.' said at the "
+                                                "call, file_finding sent disposition 'close' with no trades",
+    "model-tl-surveillance-premature-close": _NOTHING + "file_finding 'close' after get_alert, get_trades and "
+                                             "search_restricted_list only; get_position and get_limits never called "
+                                             "('close only when every rule was checked')",
+    "model-tl-surveillance-wrong-symbol-argument": _NOTHING + "search_restricted_list(symbol='KSTL') where get_alert's "
+                                                   "symbol is KSTR; its empty results read as not restricted",
+}
+FALSE_ALARMS = {
+    "model-tl-surveillance-trades-429-partial": "tool_error_ignored@7/model: the good twin tried get_trades once more "
+                                                "(429 again) and answered 'rate-limiting us (429 twice), so no rule "
+                                                "could be checked and nothing is filed yet' - the failure told, read "
+                                                "as going on without saying so (the error's 'retry after 30s')",
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
