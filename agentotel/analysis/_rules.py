@@ -256,6 +256,9 @@ class Rules(NamedTuple):
     # (said, the steps in order, the verb, the state each earlier one must be in): "Inspections go in this order: footing,
     # foundation, framing, insulation, final - never schedule one before every earlier one has passed"
     in_order: tuple[tuple[str, tuple[str, ...], str, str], ...]
+    # (said, the date's words, the most days, the tools and values that stand instead): "Labs collected more than 90
+    # days before the screening date can't be used: call request_labs and record the pre-screen as pending"
+    too_old: tuple[tuple[str, tuple[str, ...], int, tuple[str, ...], tuple[str, ...]], ...]
     say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
 
 
@@ -340,6 +343,7 @@ def read(text: str) -> Rules:
                            for m in _STATE_BARRED.finditer(text)) if "never" in text or " not " in text else (),
         in_order=tuple((_said(text, m), tuple(i.strip().lower() for i in re.split(r",|\band\b|\bthen\b", m.group("items")) if i.strip()),
                         _stem(m.group("verb")), m.group("state").lower()) for m in _IN_ORDER.finditer(text)) if " order" in text else (),
+        too_old=tuple(_too_old(text)) if "more than" in text else (),
         say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
         instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
                          if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
@@ -350,6 +354,26 @@ def _said(text: str, m: re.Match) -> str:
     """The whole sentence a rule's match is in, as the rule to quote."""
     start, end = sentence_at(text, m.start(), m.end())
     return text[start:end].strip()
+
+
+# "Labs collected more than 90 days before the screening date can't be used: call request_labs ...", "If the latest
+# stub's pay_date is more than 30 days before the decision date, don't decide: record "suspended" ...".
+_TOO_OLD = re.compile(r"\b(?P<what>(?:[a-z_']+\s+){0,3}?[a-z_']+)\s+(?:is\s+|are\s+|was\s+|were\s+)?more\s+than\s+(?P<n>\d{1,4})\s+"
+                      r"(?P<unit>days?|weeks?|months?)\s+(?:before|prior\s+to|older\s+than)\s+(?:the\s+)?(?:[a-z]+\s+)?(?:date|day|today)\b"
+                      r"[^.:\n]{0,30}?(?P<stop>can'?t\s+be\s+used|cannot\s+be\s+used|may\s+not\s+be\s+used|must\s+not\s+be\s+used|"
+                      r"don'?t\s+(?:decide|use\s+(?:it|them))|do\s+not\s+(?:decide|use\s+(?:it|them)))", re.I)
+
+
+def _too_old(text: str):
+    for m in _TOO_OLD.finditer(text):
+        start, end = sentence_at(text, m.start(), m.end())
+        rest = text[m.end():end]  # what stands instead: "call request_labs and record the pre-screen as pending"
+        words = tuple(w for w in re.findall(r"[a-z_]{3,}", m.group("what").lower().replace("'s", "")) if w not in FILLER
+                      and w not in ("latest", "last", "the", "its", "their", "if"))
+        values = tuple(v.lower() for v in re.findall(r"['\"\u201c]([a-z_ ]{3,20})['\"\u201d]|\bas\s+([a-z_]{3,20})\b", rest) for v in v if v)
+        n = int(int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower().rstrip("s")])
+        if words:
+            yield text[start:end].strip(), words, n, tuple(TOOL_NAME.findall(rest)), values
 
 
 def _gate_named(text: str, m: re.Match) -> str | None:

@@ -3181,7 +3181,7 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
                        or _too_long_taken(run, step, call, run.told(step)) or _query_rule_unmet(run, step, call, run.told(step))
                        or _rise_untold(run, step, call, run.told(step)) or _state_barred_named(run, step, call, run.told(step))
-                       or _out_of_order(run, step, call, run.told(step)))
+                       or _out_of_order(run, step, call, run.told(step)) or _too_old_used(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -4132,6 +4132,37 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                     f"step {pick['index']} picked {chosen} ({tool_name(source)}, step {source['index']}) and step {step['index']} "
                     f"calls {call.name} on it: {fact}, where the instructions say {said[:160]!r}", tool=call.name,
                     rule=said[:200], result_step=source["index"])
+
+
+def _too_old_used(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """An action taken on data a written rule says is too old to use ("Labs collected more than 90 days before the
+    screening date can't be used: call request_labs and record the pre-screen as pending": record_prescreen('eligible')
+    on labs collected 2026-07-30, 127 days before), without what stands instead (request_labs, 'pending'). MAST's
+    incorrect verification; model, policy_violated at the call."""
+    rules = _rules.read(text).too_old
+    if not rules or _action(call.name) is None or not isinstance(call.arguments, Mapping) \
+            or next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING:  # (get_credit_report reads)
+        return None
+    given = " ".join(str(v).lower() for v in _leaves(call.arguments))
+    today = _today(run, step, text)
+    for said, words, days, tools, values in rules:
+        if today is None or call.name in tools or any(v in given for v in values):
+            continue
+        if any(tool_name(s) in tools for s in run.record.tool_steps() if s["index"] < step["index"]):
+            continue  # asked for new ones
+        dated = [(s, str(k), day) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+                 for o in _objects(tool_payload(s.get("output"))) for k, v in o.items()
+                 if isinstance(v, str) and any(w == str(k).lower() or w in str(k).lower().split("_") for w in words)
+                 and (day := _iso_day(v)) is not None]
+        if not dated:
+            continue
+        source, key, latest = max(dated, key=lambda d: d[2])
+        if (today - latest).days > days:
+            return _finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                            f"step {step['index']} calls {call.name} on {key} {latest.isoformat()} ({tool_name(source)}, step "
+                            f"{source['index']}), {(today - latest).days} days before {today.isoformat()}, where the instructions "
+                            f"say {said[:160]!r}", tool=call.name, rule=said[:200], result_step=source["index"])
+    return None
 
 
 _OUTCOME_KEYS = frozenset({"result", "outcome", "verdict"})
