@@ -3181,7 +3181,8 @@ def _policy_broken(run: _Run) -> list[Finding]:
                        or _dated_wrong(run, step, call, run.told(step)) or _procedure_step_skipped(run, step, call, run.told(step))
                        or _too_long_taken(run, step, call, run.told(step)) or _query_rule_unmet(run, step, call, run.told(step))
                        or _rise_untold(run, step, call, run.told(step)) or _state_barred_named(run, step, call, run.told(step))
-                       or _out_of_order(run, step, call, run.told(step)) or _too_old_used(run, step, call, run.told(step)))
+                       or _out_of_order(run, step, call, run.told(step)) or _too_old_used(run, step, call, run.told(step))
+                       or _own_limit_passed(run, step, call, run.told(step)))
             if stopped is not None:
                 return [stopped]
             action = _action(call.name)
@@ -4132,6 +4133,63 @@ def _compared_unmet(run: _Run, step: Mapping[str, Any], call: Any, text: str) ->
                     f"step {pick['index']} picked {chosen} ({tool_name(source)}, step {source['index']}) and step {step['index']} "
                     f"calls {call.name} on it: {fact}, where the instructions say {said[:160]!r}", tool=call.name,
                     rule=said[:200], result_step=source["index"])
+
+
+# Deeds that turn a thing down or send it elsewhere: what a rule's limit asks for past it, never its breach.
+_TURNS_DOWN = frozenset("reject decline deny refuse escalate flag hold waitlist report recuse cancel return".split())
+_LIMIT_KEY = re.compile(r"^(?:max|maximum)_(?P<a>[a-z0-9_]+)$|^(?P<b>[a-z0-9_]+)_(?:max|maximum|limit|cap)$", re.I)
+
+
+def _own_limit_passed(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
+    """A call going on after the run read a figure past the limit a record sets for it, the limit named in the
+    instructions ("an order beyond the restaurant's own max_radius_km": distance_km 9.4, max_radius_km 7.0; "compare the
+    position with max_position_qty": position_qty 5500, max_position_qty 5000 for the symbol). Model, policy_violated at
+    the first call that goes on past it (a route, a close) - the reads, the rule's remedies and hand-offs aside."""
+    if not isinstance(call.arguments, Mapping) or next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _READING \
+            or _handoff_target(call.name) is not None or "max" not in text and "limit" not in text:
+        return None
+    named = {k.lower() for k in _rules.TOOL_NAME.findall(text) if _LIMIT_KEY.match(k)}
+    if not named or next(iter(_NAME_WORDS.findall(call.name)), "").lower() in _TURNS_DOWN:
+        return None
+    for m in re.finditer("|".join(re.escape(k) for k in sorted(named)), text, re.I):
+        start, end = _rules.sentence_at(text, m.start(), m.end())
+        instead = re.search(r"\b(?:otherwise|else|instead|if\s+not)\b", text[start:end], re.I)
+        if instead and call.name in text[start + instead.start():end]:
+            return None  # what the rule says to do past it ("otherwise reject it with reject_order")
+    subject = {str(v) for v in _leaves(call.arguments) if isinstance(v, str)}
+    limits: list[tuple[Mapping[str, Any], str, float, Mapping[str, Any]]] = []
+    figures: list[tuple[Mapping[str, Any], str, float]] = []  # (of a record the call names: its parcel, its order)
+    for s in run.record.tool_steps():
+        if s["index"] >= step["index"] or is_error(s):
+            continue
+        for o in _objects(tool_payload(s.get("output"))):
+            for k, v in o.items():
+                if not isinstance(v, (int, float)) or isinstance(v, bool):
+                    continue
+                if str(k).lower() in named:
+                    limits.append((s, str(k), float(v), o))
+                elif any(isinstance(x, str) and x in subject for x in o.values()) and not any(
+                        str(k2) in call.arguments and str(call.arguments[str(k2)]) != str(x) for k2, x in o.items() if _ID_KEY.search(str(k2))):
+                    figures.append((s, str(k), float(v)))  # (not another parcel of the same order)
+    for source, key, bound, holder in limits:
+        m = _LIMIT_KEY.match(key)
+        stem = (m.group("a") or m.group("b")).lower()
+        unit = stem.rsplit("_", 1)[-1]
+        # the limit's own row where several are listed (a symbol's, not the '*' row), by a value the call or run names
+        rows = [o for s2, k2, b2, o in limits if k2 == key]
+        others = {str(v) for o in rows if o is not holder for v in o.values() if isinstance(v, str)}
+        own = [str(v) for v in holder.values() if isinstance(v, str) and len(str(v)) >= 2 and str(v) not in others]
+        if len(rows) > 1 and not any(v in subject or v in run.request() for v in own):
+            continue
+        past = next(((s, k, v) for s, k, v in figures if v > bound + 1e-9 and k.lower() != key.lower()
+                     and (k.lower() == stem or k.lower().endswith("_" + unit) and "_" in stem)), None)
+        if past is not None:
+            s, k, v = past
+            return _finding("policy_violated", "model", step["index"], list(dict.fromkeys([step["index"], s["index"], source["index"]])),
+                            f"step {step['index']} calls {call.name} after {k} {_fmt(v)} ({tool_name(s)}, step {s['index']}) passed "
+                            f"{key} {_fmt(bound)} ({tool_name(source)}, step {source['index']}), the limit the instructions name",
+                            tool=call.name, rule=key, result_step=s["index"])
+    return None
 
 
 def _too_old_used(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
