@@ -52,7 +52,35 @@ banquet, an event's end moved to the curfew and told, an expired hold renewed be
 minimum spend above the estimate, short funds, a stale statement and a passport expiring too soon referred or failed
 with their findings. Ground truth is located on the recorded faulty run by what its steps did.
 
-Scoring: not yet scored.
+How agentotel recorded the SDKs (not the detectors'): each Bedrock converse call is a `chat amazon.nova-pro-v1:0`
+step (the old model's `chat amazon.titan-text-premier-v1:0`), the `@agentotel.tool`s tool steps; the LangGraph run is
+an `invoke_agent cobalt-wharf-bookings` step holding `invoke_agent sales|operations|finance` steps, each with its
+`chat gpt-4o-mini` and tool steps (the handover node adds nothing); pydantic-ai's run is an `invoke_agent
+meridian-visa-checks` step inside the run, one step a model or tool call with its own instrumentation on too, a tool's
+ModelRetry a failed tool step ('ToolRetryError: TimeoutError: ...'); the OpenInference run has no agent step, its
+model calls `ChatCompletion` steps, its tools OITracer's TOOL spans. Nothing recorded wrong was found.
+
+Built and scored blind, once (main's HEAD when scored, 2c8a13bef01af4009288e2853078c7e61056d476, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 1.7 at the start, 2.9 at
+the end; recording /tmp/h26-rec-b7zu20qb): 30 pairs, 4 recorders (boto3 Bedrock converse over several household
+turns, LangGraph with three create_react_agents, pydantic-ai with its own instrumentation beside agentotel,
+OpenInference through the collector) - diff top-1 27/30, check step+layer 12/30, good runs with a warning 15/30.
+Check's hits: two tool shapes changed, a stale rules index, a passport API answering another applicant, three old
+models configured, two rewritten instructions, a repeated record_check - 10 - and two on the right step for another
+reason: a plan above the arrears found as 'At most 12 months' held against the monthly amount (also on its twin), and
+a confirmation past the curfew found as the renew_hold rule held against an active hold (also on its twin). Its
+misses are rules comparing two records (an exit fee inside the 49-day row, a prepayment meter for a registered
+customer, a reading's unit against the meter's, a banquet capacity, a date band, a minimum spend, funds under the
+requirement, a superseded version, a passport inside 6 months, a statement 63 days old), a lost turn and a lost
+handover, a withheld finding, a said-versus-sent outcome; a 429 answered by an invented switch and a repeated invoice
+are found at their steps but ranked second, a timeout answered by going on is found in the tool layer, and a hold API
+answering another record is found (other_subject_retrieved@8) under an error. Diff's misses are three faults that
+first show in the desk's proposal, one model call before the write the truth names. The false alarms: the renew_hold
+rule ('an expired hold must be renewed ... before anything else') held against every confirmation of an active hold
+(7), get_contract's start_date read as stale data (5), computed figures read as ungrounded (3: 34.40 = 412.80 / 12
+twice, 1,169 kWh by the instructions' own formula), the two plans also under 'At most 12 months' held against a
+monthly amount. DIFF_MISSED,
+CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -1003,10 +1031,92 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Not yet scored.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (2c8a13b's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 1.7-2.9): 30 pairs, 4 recorders - diff top-1 27/30, check step+layer 12/30,
+# good runs warned 15/30 (recording /tmp/h26-rec-b7zu20qb).
+_PROPOSED = ("output_changed@{} (want {}): the fault first shows in the desk's proposal to the household, one model call "
+             "before the write the truth names (the set's truth could have named @{}): ")
+DIFF_MISSED = {
+    "model-bedrock-energy-exit-fee-charged-in-window": _PROPOSED.format(6, 7, 6) + "'the exit fee is GBP 75.00' at 42 "
+                                                       "days left",
+    "model-bedrock-energy-prepayment-for-vulnerable": _PROPOSED.format(4, 5, 4) + "'I can book a prepayment meter' where "
+                                                      "the twin refuses",
+    "model-bedrock-energy-plan-over-arrears": _PROPOSED.format(4, 5, 4) + "'GBP 60.00 a month' where the twin offers "
+                                              "34.40",
+}
+_NOTHING = "nothing found; "
+_STALE_START = ("tool_result_stale@5/tool: get_contract's start_date 2026-01-15 read as the data's date ('324 days "
+                "before ... the instructions ask for today's') ranked first; ")
+_RENEW = ("missing_evidence@13/model error: 'an expired hold must be renewed with renew_hold before anything else' "
+          "held against a confirm_booking on an active hold (the rule's condition unread) ranked first; ")
+CHECK_MISSED = {
+    "model-bedrock-energy-exit-fee-charged-in-window": _STALE_START + "ungrounded_answer@6 on 75.00 (37.50 x 2 fuels, "
+                                                       "computed); nothing read end_date 2027-01-15, 42 days off, "
+                                                       "against the table's '49 days or fewer ... none (waived)' row",
+    "model-bedrock-energy-prepayment-for-vulnerable": _NOTHING + "request_prepayment_meter sent where find_account's "
+                                                      "psr.registered is true and the instructions say 'Never book a "
+                                                      "prepayment meter ... psr.registered is true, whatever they ask'",
+    "model-bedrock-energy-reading-units-confused": "ungrounded_answer@8/model on 105 and 1,169 (computed from the "
+                                                   "register) ranked first; nothing read submit_reading's unit 'kWh' "
+                                                   "and 46880.1 where get_meters says the gas meter reads in m3 and "
+                                                   "the rule says never convert",
+    "model-bedrock-energy-switch-429-invented": _STALE_START + "tool_error_ignored@9/model, the right step and layer "
+                                                "(the 429 answered 'switch SW-20419'), ranked second (both warnings, "
+                                                "the earlier step first)",
+    "memory-bedrock-energy-history-lost-between-turns": _NOTHING + "the desk's second call holds the household's "
+                                                        "one-line reply alone ('It's ENR-448120 ...') and answers 'I've "
+                                                        "lost track'; a request missing the turns the run's own first "
+                                                        "answer asked in was not read",
+    "model-lg-venue-capacity-layout-exceeded": _RENEW + "nothing read place_hold(Orangery, 150 guests, banquet) "
+                                               "against get_rooms' capacity.banquet 140 for that room",
+    "tool-lg-venue-hold-wrong-record": "missing_evidence@11/model error (true here: the real hold had expired and was "
+                                       "not renewed) ranked over other_subject_retrieved@8/tool, the right finding "
+                                       "(asked H-5102, returned H-5120), a warning",
+    "memory-lg-venue-handover-drops-context": _NOTHING + "operations' first call is handed the enquiry alone, no sales "
+                                              "note, and asks which hold; the graph's state reset at a handover was "
+                                              "not read as lost context",
+    "model-lg-venue-deposit-band-wrong": _RENEW + "nothing read issue_deposit_invoice's 2250.0 (25%) for an event 50 "
+                                         "days out against the markdown table's '30 to 89 days | 50%'",
+    "model-lg-venue-catering-minimum-ignored": _RENEW + "nothing read 3375.0 (50% of the 6750 estimate) against "
+                                               "get_catering_minimum's minimum_spend_gbp 9000.0 ('the larger of')",
+    "model-lg-venue-invoice-repeated": _RENEW + "repeated_tool_call@21/model, the right finding (issue_deposit_invoice "
+                                        "twice with the same arguments), a warning ranked second",
+    "model-pai-visa-funds-below-required-passed": _NOTHING + "record_check 'pass' where get_bank_statements' lowest "
+                                                  "closing_balance_gbp 9860.0 is under the current rules' "
+                                                  "required_gbp 10224.0",
+    "model-pai-visa-superseded-rules-used": _NOTHING + "the answer names rules 2025.1, whose search result says "
+                                            "status 'superseded', against 'Never a superseded version'",
+    "model-pai-visa-statements-timeout-invented": "tool_error_ignored@10/tool: the right step, the tool layer (a "
+                                                  "timeout reads as the tool's); also ungrounded_answer@12 on the "
+                                                  "invented 11,500.00",
+    "model-oi-visa-passport-validity-misjudged": _NOTHING + "record_check 'pass' where get_passport's expires "
+                                                 "2027-11-14 is inside 6 months of the course end 2027-09-30",
+    "model-oi-visa-finding-withheld": _NOTHING + "record_check's findings (the funds shortfall) not in the answer, "
+                                      "which says 'Findings: see the record' against 'answer ... with every finding'",
+    "model-oi-visa-statement-period-stale-verified": _NOTHING + "the statement's period.end 2026-09-30, 63 days before "
+                                                     "the submitted 2026-12-02, against 'no more than 31 days'; "
+                                                     "'Funds verified' said",
+    "model-oi-visa-outcome-mismatch-said": _NOTHING + "'Recording refer' said in the call that sends record_check "
+                                           "outcome 'pass' (and the answer says refer)",
+}
+_COMPUTED = "ungrounded_answer@{}/model on {} computed from the tool results (the rules' own arithmetic), read as a value no tool gave"
+_TWELVE = ("; policy_violated@5/model: 'At most 12 months' held against set_payment_plan's monthly_gbp 34.4 (a months "
+           "rule read on an amount)")
+FALSE_ALARMS = {
+    **{f"{layer}-bedrock-energy-{f}": "tool_result_stale@5/tool: get_contract's start_date 2026-01-15 (the contract's "
+                                      "start, not the data's date) read as a stale answer"
+       for layer, f in (("model", "exit-fee-charged-in-window"), ("model", "switch-429-invented"),
+                        ("memory", "history-lost-between-turns"), ("product", "old-model-configured"),
+                        ("tool", "contract-shape-changed"))},
+    "model-bedrock-energy-prepayment-for-vulnerable": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
+    "model-bedrock-energy-plan-over-arrears": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
+    "model-bedrock-energy-reading-units-confused": _COMPUTED.format(8, "1,169 kWh (105 m3 x 1.02264 x 39.2 / 3.6, the "
+                                                                       "instructions' formula)"),
+    **{f"{layer}-lg-venue-{f}": _RENEW.removesuffix(" ranked first; ") for layer, f in (
+        ("model", "capacity-layout-exceeded"), ("model", "curfew-ignored"), ("memory", "handover-drops-context"),
+        ("prompt", "ops-prompt-rewritten"), ("model", "deposit-band-wrong"), ("model", "catering-minimum-ignored"),
+        ("model", "invoice-repeated"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 _CHECKED = {"required_before": {"record_check": ["get_application", "search_visa_rules", "get_passport",
