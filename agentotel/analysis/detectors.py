@@ -2519,12 +2519,38 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
                 said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
-                if _under_scope(said, call):
-                    continue  # written for longer ones: "A request of more than 5 consecutive working days needs ..."
+                if _under_scope(said, call) or _not_in_state(run, step, said, text):
+                    continue  # written for longer ones ("A request of more than 5 consecutive working days needs ..."),
+                    # or for a record in a state the run's is not in ("an expired hold must be renewed ... before")
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
     return []
+
+
+_IN_STATE = re.compile(r"\b(?:an?|the|any)\s+(?P<state>expired|lapsed|overdue|stale|suspended|locked|inactive|cancelled|closed)\s+"
+                       r"(?P<noun>[a-z]{3,})\b", re.I)
+
+
+def _not_in_state(run: _Run, step: Mapping[str, Any], said: str, text: str) -> bool:
+    """Whether a rule written for a record in a state ("An expired hold must be renewed with renew_hold before anything
+    else") meets a run whose latest reading of that record says otherwise (status 'active', expires_at ahead)."""
+    start, end = _rules.sentence_at(text, text.find(said) if said in text else 0, (text.find(said) if said in text else 0) + len(said))
+    m = _IN_STATE.search(text[start:end]) or _IN_STATE.search(said)
+    if m is None:
+        return False
+    state, noun = m.group("state").lower(), m.group("noun").lower()
+    today = _today(run, step, text)
+    held = [o for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)
+            for o in _objects(tool_payload(s.get("output"))) if any(str(k).lower().startswith(noun) for k in o)]
+    if not held:
+        return False
+    latest = held[-1]
+    status = next((str(v).lower() for k, v in latest.items() if _is_status(k) and isinstance(v, str)), None)
+    ends = next((_iso_day(str(v)) for k, v in latest.items() if re.search(r"expir|valid_(?:to|until)|ends?_(?:at|on)", str(k), re.I)), None)
+    if status == state or state == "expired" and ends is not None and today is not None and ends < today:
+        return False
+    return status is not None or ends is not None
 
 
 _SPAN_BOUND = re.compile(r"\b(?:more\s+than|over|longer\s+than|exceeding)\s+(\d{1,3})\s+(?:consecutive\s+)?(working\s+|business\s+|"
@@ -9226,6 +9252,8 @@ _FRESH_WANTED = re.compile(r"\b(?:today'?s|current|latest|live)\s+`?([a-z][\w-]*
 # A result's field saying when its data is from.
 _AS_OF_KEY = re.compile(r"as[_ ]?of|date|updated|timestamp|valid|effective|fetched|retrieved", re.I)
 _STALE_DAYS = 3  # a rate of last Friday read on a Monday is today's
+# A date of the thing a result describes, not of the data: a contract's start_date, a birth date, a due date.
+_THING_DATE = re.compile(r"start|end|birth|dob|due|expir|renew|sign|open|creat|since|until|deadline|move|issued|placed", re.I)
 _NOW_ASKED = re.compile(r"\b(?:today|right\s+now|currently|at\s+the\s+moment|as\s+of\s+now)\b", re.I)
 _FETCHED_KEY = re.compile(r"fetched|retrieved|as[_ ]?of|cached|snapshot|crawled", re.I)
 
@@ -9258,7 +9286,8 @@ def _stale_for_today(run: _Run) -> list[Finding]:
             continue
         for key, value in payload.items():
             # (not named by the instructions: only a field that says when the data was fetched)
-            day = _iso_day(value) if isinstance(value, str) and (_AS_OF_KEY if named else _FETCHED_KEY).search(str(key)) else None
+            day = _iso_day(value) if isinstance(value, str) and (_AS_OF_KEY if named else _FETCHED_KEY).search(str(key)) \
+                and not _THING_DATE.search(str(key)) else None
             if day is not None and (now - day).days > _STALE_DAYS:
                 return [_finding("tool_result_stale", "tool", step["index"], [step["index"]],
                                  f"{name} at step {step['index']} answered with data {key} {value}, {(now - day).days} days "

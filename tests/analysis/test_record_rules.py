@@ -386,3 +386,29 @@ def test_a_call_going_on_past_the_limit_a_record_sets_and_the_rules_name(load, d
                         system=CRANE, answer="Done.")
     found, shown = _found(run, "policy_violated")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+VENUE = ("You confirm venue bookings. Read the hold with get_hold; an expired hold must be renewed with renew_hold before "
+         "anything else. Confirm with confirm_booking.")
+
+
+@pytest.mark.parametrize("status,expires,owed", [("active", "2026-12-11T10:00:00Z", False), ("expired", "2026-12-01T10:00:00Z", True)])
+def test_a_check_written_for_a_record_in_a_state_is_owed_only_in_it(status, expires, owed):
+    built = _conversation(("user", "Today is 2026-12-04. Confirm hold H-5188."),
+                          ("get_hold", {"hold_id": "H-5188"}, {"hold_id": "H-5188", "status": status, "expires_at": expires}),
+                          ("confirm_booking", {"hold_id": "H-5188"}, {"booking_id": "BK-1", "status": "confirmed"}),
+                          system=VENUE, answer="Confirmed BK-1.")
+    offered = definitions_attr(("get_hold", {"type": "object"}), ("renew_hold", {"type": "object"}), ("confirm_booking", {"type": "object"}))
+    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=json.loads(built.run["task"]))
+    found, shown = _found(run, "missing_evidence")
+    assert found == ([(3, "model")] if owed else []), shown
+
+
+@pytest.mark.parametrize("key,stale", [("start_date", False), ("as_of", True)])
+def test_a_date_of_the_thing_described_is_not_the_datas_age(key, stale):
+    run = _conversation(("user", "What is my current tariff?"),
+                        ("get_tariff", {"account": "AC-3301"}, {"account": "AC-3301", "tariff": "Fix 24", key: "2026-01-15"}),
+                        system="You are the energy desk. Today is 2026-12-04. Quote the customer's current tariff.",
+                        answer="You are on Fix 24.")
+    found, shown = _found(run, "tool_result_stale")
+    assert found == ([(2, "tool")] if stale else []), shown
