@@ -1030,6 +1030,14 @@ CHECK_MISSED = {
     "model-lg-tax-table-timeout-invented": "ungrounded_answer@11/model (14,600 in the answer) - the consequence; not "
                                            "draft_return@9 made on irs_tables figures no call returned after its "
                                            "timeout (the ToolNode's error text, no retry)",
+    # Missed since (session 27, after the false alarms that made them blind hits were quieted - hits by place only):
+    "model-tl-rental-license-expired-ignored": "nothing reads the licence's expires before the rental's return date "
+                                               "against the rule; blind, the ungrounded sum every good run got landed here",
+    "model-tl-rental-total-withheld": "nothing reads the deposit the rules say to tell as left out of the quote; blind, "
+                                      "the same ungrounded sum landed here",
+    "model-agents-permits-stop-work-ignored": "nothing reads 'A permit with an open stop-work order gets no inspection' "
+                                              "against get_permit's stop_work; blind, the inspection-order stop every "
+                                              "framing booking got landed here",
 }
 _TOTAL = "ungrounded_answer@6 on the quote: the desk's own sum of the table's charges (e.g. 4 x $64.00 + $150.00 = $406.00)"
 FALSE_ALARMS = {

@@ -1098,6 +1098,9 @@ CHECK_MISSED = {
                                                      "'Funds verified' said",
     "model-oi-visa-outcome-mismatch-said": _NOTHING + "'Recording refer' said in the call that sends record_check "
                                            "outcome 'pass' (and the answer says refer)",
+    # Missed since (session 27, after the false alarm that made it a blind hit was quieted - a hit by place only):
+    "model-lg-venue-curfew-ignored": ("nothing reads the booking's end past the room's licence curfew; blind, the "
+                                      "'expired hold must be renewed' alarm every confirmation got landed here"),
 }
 _COMPUTED = "ungrounded_answer@{}/model on {} computed from the tool results (the rules' own arithmetic), read as a value no tool gave"
 _TWELVE = ("; policy_violated@5/model: 'At most 12 months' held against set_payment_plan's monthly_gbp 34.4 (a months "
