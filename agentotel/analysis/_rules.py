@@ -366,14 +366,14 @@ _TOO_OLD = re.compile(r"\b(?P<what>(?:[a-z_']+\s+){0,3}?[a-z_']+)\s+(?:is\s+|are
 
 def _too_old(text: str):
     for m in _TOO_OLD.finditer(text):
-        start, end = sentence_at(text, m.start(), m.end())
+        end = sentence_at(text, m.start(), m.end())[1]
         rest = text[m.end():end]  # what stands instead: "call request_labs and record the pre-screen as pending"
         words = tuple(w for w in re.findall(r"[a-z_]{3,}", m.group("what").lower().replace("'s", "")) if w not in FILLER
                       and w not in ("latest", "last", "the", "its", "their", "if"))
         values = tuple(v.lower() for v in re.findall(r"['\"\u201c]([a-z_ ]{3,20})['\"\u201d]|\bas\s+([a-z_]{3,20})\b", rest) for v in v if v)
         n = int(int(m.group("n")) * PERIOD_DAYS[m.group("unit").lower().rstrip("s")])
         if words:
-            yield text[start:end].strip(), words, n, tuple(TOOL_NAME.findall(rest)), values
+            yield _said(text, m), words, n, tuple(TOOL_NAME.findall(rest)), values
 
 
 def _gate_named(text: str, m: re.Match) -> str | None:
