@@ -51,7 +51,33 @@ asked when a name matches two moves, a 429 and a timeout and a 429 tried once mo
 said, nothing filed on a permit in review, a retracted paper and a preprint excluded with their reasons. Ground truth
 is located on the recorded faulty run by what its steps did.
 
-SCORES: (filled in after the one blind scoring)
+How agentotel recorded the SDKs (not the detectors'): the anthropic loop's calls are `chat claude-sonnet-4-5` steps (the
+old model's `chat claude-3-haiku-20240307`), the `@agentotel.tool`s `execute_tool` steps; the OpenLLMetry run (traceloop
+workflow root, `openai.chat` and `<tool>.tool` spans through the collector) has the same step shape; under the Agents
+SDK on the Responses API each agent is an `invoke_agent <agent>` step, each handoff an `execute_tool transfer_to_<agent>`
+step; the LangGraph graph is one `invoke_agent meridian-screening` step holding its model and tool steps (no step of
+its own for the create_react_agent node). Nothing recorded wrong was found.
+
+Built and scored blind, once (95a3d3d's detectors - main's HEAD when scored, 95a3d3dc87896e6ef85fd4bf3079f2c445b1b6a7,
+the branch rebased onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 6.1 at the
+start, 8.8 at the end, other helpers running; recording /tmp/h27-rec-_1zj58gm). Before it one development recording of
+every recorder was read for its steps and truth locations only (no detector run on it); one bug of the scripted model
+was fixed after it (the review's kPa fault had a name the model did not test). 30 pairs, 4 recorders (a plain
+anthropic loop, a plain openai loop under OpenLLMetry through the collector, the Agents SDK on the Responses API with
+two handoffs, a LangGraph StateGraph with a create_react_agent node) - diff top-1 29/30, check step+layer 10/30, good
+runs with a warning 14/30. Check's hits: instructions changed (2), an old model configured, a changed shape, a stale
+index (tool_result_stale), a survey API and a paper API answering another record, context lost at the handoff, step
+repetition (kept_going_after_answer) - 9; one more is a hit by place only: the deposit withheld from the quote (the
+quote's ungrounded_answer, which every quoting run's good twin gets too). Its misses are rules in a record's terms (a
+unit conversion stated in the rules, a notice period counted to the wrong date, a corporate exception to a deposit, an
+excluded item covered, a zone's setback row, a DC/AC ratio limit, a permit status, a retraction notice, a preprint
+beside its published version, a kPa value recorded as mmHg, an effect by the wrong formula), a question the rules ask
+for (two moves - found a step late as wrong_target), conversation lost between turns, a run ending on a promise, an
+exclusion list withheld, a utility API answering another account, and three failures: a 429 and a repeated deposit
+found at their step but ranked under the quote's warning, a timeout (Agents SDK) and a 429 (LangGraph ToolNode) not
+found at all where the model went on with another tool call instead of words. Diff's one miss is the quote, one step
+before the deposit the truth names. The 14 false alarms: every quoting run's good twin, the desk's own arithmetic on
+the policy's figures read as ungrounded. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -939,10 +965,78 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. (filled in after the one blind scoring)
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (95a3d3d's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 6.1-8.8): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 10/30,
+# good runs warned 14/30 (recording /tmp/h27-rec-_1zj58gm).
+DIFF_MISSED = {
+    "model-anthropic-moving-deposit-exception-ignored": "output_changed@6: the quote, where the faulty desk announces a "
+                                                        "20% deposit and the twin says a corporate account pays none; the "
+                                                        "truth names take_deposit @9 - @6 is as arguable (the set's truth "
+                                                        "could have named the quote, as it does for the other quote faults)",
+}
+_QUOTED = "ungrounded_answer@6/model on the quote's own arithmetic (its twin warned the same), "
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-anthropic-moving-units-confused": _QUOTED + "nothing at book_move@7: volume_m3 114.83 from get_survey's "
+                                             "1,236 ft3 where the rules' '1 m3 = 35.315 ft3' gives 35.00 (a conversion "
+                                             "factor stated in the instructions)",
+    "model-anthropic-moving-date-fee-wrong-formula": _QUOTED + "nothing at book_move@7: date_change_fee 0 where the notice "
+                                                     "from today to find_move's move_date 2026-12-14 is 9 days (the EUR "
+                                                     "95 band; the faulty desk counted to the new date)",
+    "model-anthropic-moving-deposit-exception-ignored": _QUOTED + "nothing at take_deposit@9 on an account find_move "
+                                                        "gives account_type 'corporate', against 'unless the account_type "
+                                                        "is \"corporate\"'",
+    "model-anthropic-moving-moves-unasked": _QUOTED + "and wrong_target@6/model (MV-41066 cited beside MV-40912, the "
+                                            "request's 2026-12-14) - the right kind one step late: the truth is @4, "
+                                            "get_survey asked for the first of find_move's two matches with no question",
+    "model-anthropic-moving-book-429-invented": "tool_error_ignored@9/model, the right step and layer, ranked under the "
+                                                "quote's ungrounded_answer@6 (both warnings: the earlier step wins)",
+    "memory-anthropic-moving-history-lost-between-turns": _NOTHING + "the model call @2 gets the customer's 'It's "
+                                                          "MV-40912.' alone - the request and the desk's question of "
+                                                          "call @1 gone from its input - and asks what they want",
+    "model-tl-moving-excluded-item-covered": _QUOTED + "nothing at book_move@7: cover_premium 450 on EUR 30,000 where "
+                                             "get_survey's high_value lists the jewellery box (EUR 2,500, category "
+                                             "jewellery) and the rules exclude jewellery",
+    "model-tl-moving-premature-end": _QUOTED + "nothing at @7: the run ends on 'I'll book MV-40912 for 2026-12-21 now' "
+                                     "after the customer's yes, no book_move called",
+    "model-tl-moving-deposit-repeated": "repeated_tool_call@11/model, the right step and layer, ranked under the quote's "
+                                        "ungrounded_answer@6",
+    "model-agents-solar-setback-wrong-zone": _NOTHING + "record_survey's setback_m 0.45 with get_site's zone W, whose "
+                                             "markdown-table row says 0.9 m",
+    "model-agents-solar-ratio-over-limit": _NOTHING + "save_design dc_kw 8.6 on ac_kw 6.0 (DC/AC 1.43) against 'DC/AC "
+                                           "ratio ... 1.25 or less' (a ratio of two arguments of one call)",
+    "model-agents-solar-permit-not-approved-filed": _NOTHING + "submit_interconnection after get_permit's status "
+                                                    "'in_review', against 'only if the permit's status is \"approved\"'",
+    "model-agents-solar-utility-timeout-invented": _NOTHING + "get_utility@10 failed (TimeoutError, the SDK's error text "
+                                                   "shown to the model), the next call asked get_equipment with no "
+                                                   "word or retry and a 7.6 kW design was saved on a cap no call returned",
+    "tool-agents-solar-utility-wrong-record": _NOTHING + "get_utility asked for account UA-55102 answered account "
+                                              "UA-55120 (the same for a survey id and a paper id was found)",
+    "model-lg-review-retracted-included": _NOTHING + "record_screening's included names PMID-31877402, whose "
+                                          "search_literature record carries a retraction notice (2025-06-02)",
+    "model-lg-review-preprint-used": _NOTHING + "the preprint included and its published version (linked_version, in "
+                                     "the same result) excluded as its duplicate, against 'screen the published "
+                                     "version only'",
+    "model-lg-review-units-confused-review": _NOTHING + "extract_effect's mean_difference -0.9 with unit 'mmHg' where "
+                                             "get_paper's sbp_unit is kPa (a value whose unit changed between the "
+                                             "result and the call)",
+    "model-lg-review-wrong-formula": _NOTHING + "extract_effect's -6.5, the follow-ups' difference, where the rules' "
+                                     "formula over get_paper's arms gives -7.2",
+    "model-lg-review-paper-429-invented": _NOTHING + "get_paper@7 failed (429 in the ToolNode's error text) and the next "
+                                          "call, extract_effect, sends -6.0 and n 400 that no result holds, no retry",
+    "model-lg-review-exclusion-withheld": _NOTHING + "the report lists the two included studies only, where "
+                                          "record_screening sent five exclusions and the rules say to report each",
+}
+_SUM = ("ungrounded_answer@6 on the quote: the desk's own arithmetic on the policy's figures (35.00 m3 x EUR 42 = "
+        "1,470.00, 3 floors x EUR 35 = 105, 30,000 - 2,500 = 27,500, 1.5% = 412.50, the total)")
+FALSE_ALARMS = {pair: _SUM for pair in (
+    "model-anthropic-moving-units-confused", "model-anthropic-moving-date-fee-wrong-formula",
+    "model-anthropic-moving-deposit-exception-ignored", "product-anthropic-moving-old-model-configured",
+    "prompt-anthropic-moving-policy-rewritten", "model-anthropic-moving-book-429-invented",
+    "memory-anthropic-moving-history-lost-between-turns", "tool-tl-moving-survey-wrong-record",
+    "tool-tl-moving-survey-shape-changed", "model-tl-moving-excluded-item-covered", "model-tl-moving-deposit-withheld",
+    "model-tl-moving-premature-end", "model-tl-moving-deposit-repeated")}
+FALSE_ALARMS["model-anthropic-moving-moves-unasked"] = _SUM.replace("@6", "@7") + " (a step later: the question first)"
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
