@@ -53,7 +53,31 @@ charged the delivery fee, a withdrawn product and a PHI rejected with the reason
 where the others fail, lime from the latest sampled test. Ground truth is located on the recorded faulty run by what
 its steps did.
 
-BLIND SCORES: filled in below after the one scoring run.
+How agentotel recorded the SDKs (not the detectors'): each generate_content call is a `chat gemini-2.5-flash` step
+(the old model's `chat gemini-1.5-flash-002`), the `@agentotel.tool`s tool steps; under Agent Framework each agent is
+an `invoke_agent <name>` step with its `chat gpt-4o-mini` calls and tools under it; the MCP client's call_tool is an
+`execute_tool <tool>` step (the in-process server's side is not a step); the OpenInference run has no agent step, its
+model calls `ChatCompletion` steps, its tools OITracer's TOOL spans. Nothing recorded wrong was found.
+
+Built and scored blind, once (main's HEAD when scored, 95a3d3dc87896e6ef85fd4bf3079f2c445b1b6a7, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 5.7 at the start, 9.3 at the
+end, other helpers running; recording /tmp/h28-rec-45pgjlxx): 30 pairs, 4 recorders (google-genai over several
+resident turns, Agent Framework with three agents, an openai loop over an MCP client session, OpenInference through
+the collector) - diff top-1 27/30, check step+layer 14/30, good runs with a warning 28/30. Of check's 14 hits only 7
+are the fault's own finding: instructions changed (2), an old model configured (the agronomy one), a stale label index,
+a labels API's changed shape, a soil API answering another field, and a rate said (0.6) beside another recorded (0.8)
+(wrong_target, at the step the generic warning below also holds). The other 7 (10 visitor permits issued, free delivery
+under the minimum, a withdrawn product, units x100, a PHI longer than the days to harvest, the older soil sample, a
+crop past the label's stage) are hit by warnings their good twins get too: policy_violated quoting the one-per-vehicle
+rule at any issue after list_permits, clarification_skipped at any rule-made choice among several slots or soil tests.
+Those warnings are also most of the false alarms (28/30): besides them, an estimator's 'x130' quantities read as
+ungrounded and a refund computed by the written rule read as ungrounded. Five misses hold the right finding at the right
+step ranked below an earlier false warning (a timeout answered with an invented permit number, an account API answering
+another customer, the controller's limit rule dropped, a repeated booking, a repeated record); the others are rules
+comparing two records' fields (a CO2 table, open balance + order vs the limit, a truck type vs the site's allowed list,
+a refund less a fee, quantities with a waste factor), a vehicle API answering another registration, a handover by hand
+that lost its fields, and rejections withheld. Diff's three misses are the faulty model's price quoted (or the permit
+offered) one step before the write the truth names. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -1058,10 +1082,101 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind scoring run).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (95a3d3d's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 5.7-9.3): 30 pairs, 4 recorders - diff top-1 27/30, check step+layer 14/30
+# (7 of them by a warning its good twin gets too), good runs warned 28/30 (recording /tmp/h28-rec-45pgjlxx).
+_QUOTED = ("the faulty model's first different output is the price it quotes when asking the resident to confirm, one "
+           "step before the write the truth names - @{} is as arguable a cause")
+DIFF_MISSED = {
+    "model-genai-parking-discount-wrong-band": "output_changed@10: " + _QUOTED.format(10) + " (GBP 90 quoted, not 120)",
+    "model-genai-parking-duplicate-permit": "output_changed@10: the faulty model asks 'Shall I issue it?' where the twin "
+                                            "refuses; the truth names issue_permit @11",
+    "model-genai-parking-refund-fee-skipped": "output_changed@6: " + _QUOTED.format(6) + " (GBP 60 quoted, not 45)",
+}
+_NOTHING = "nothing found; "
+_PERMIT_RULE = ("policy_violated@8/model ranked (its good twin has it too: list_permits lists WX19 KTD's permit, the "
+                "permit issued is for WX22 LPK)")
+_QUANTITIES = "ungrounded_answer@10/model ranked (the estimator's 'x130, x955', in every run)"
+_SOIL_PICK = "clarification_skipped@7/model ranked (the soil-test pick, in every run)"
+CHECK_MISSED = {
+    "model-genai-parking-discount-wrong-band": _PERMIT_RULE + "; nothing read issue_permit's 90.0 against the CO2 table "
+                                               "(get_vehicle's 92 g/km is 'over 75 | none')",
+    "model-genai-parking-duplicate-permit": _PERMIT_RULE + " at @8, the step before the faulty issue_permit @11 - the "
+                                            "right rule, the wrong step",
+    "model-genai-parking-refund-fee-skipped": _NOTHING + "refund_permit 60.0 where 'less a GBP 15.00 admin fee' gives "
+                                              "45 (6 months of 120 / 12, less 15)",
+    "product-genai-parking-old-model-parking": "missing_evidence@4/product (the set's required_before: issue_permit with "
+                                               "no check_zone/list_permits/get_vehicle) ranked over model_changed@1/"
+                                               "product, an info-level hit at the right step",
+    "tool-genai-parking-vehicle-wrong-record": _PERMIT_RULE + "; nothing read get_vehicle asked for WX22 LPK answering "
+                                              "registration WX22 LKP (found for a customer id and a field id here)",
+    "model-genai-parking-issue-timeout-invented": _PERMIT_RULE + " over tool_error_ignored@13/model - the right finding "
+                                                  "at the right step ('PP-551190', which nothing it was given holds), "
+                                                  "ranked below an earlier warning",
+    "model-maf-supplier-waste-factor-skipped": _QUANTITIES + "; nothing read price_order's 119 and 910 against "
+                                               "area / coverage x (1 + waste_factor_pct) = 130 and 955",
+    "model-maf-supplier-credit-limit-exceeded": _QUANTITIES + "; nothing read 'approved' with open_balance 17,800 + "
+                                                "4,229.70 over credit_limit 20,000 (two records' fields)",
+    "model-maf-supplier-truck-site-mismatch": _QUANTITIES + "; nothing read book_delivery's T-44A (type artic-44t) "
+                                              "against get_site's access.allowed_vehicles",
+    "memory-maf-supplier-handover-drops-context": _QUANTITIES + "; nothing read the dispatcher handed a bare line and "
+                                                  "asking which order (the Agents SDK's lost handoff was found in "
+                                                  "other sets; here the app passes notes by hand)",
+    "tool-maf-supplier-account-wrong-customer": _QUANTITIES + " over other_subject_retrieved@13/tool - the right "
+                                                "finding at the right step, ranked below an earlier warning",
+    "prompt-maf-supplier-controller-prompt-rewritten": _QUANTITIES + " over instructions_changed@12/prompt - the right "
+                                                       "finding at the right step, ranked below an earlier warning",
+    "model-maf-supplier-booking-repeated": _QUANTITIES + " over repeated_tool_call@24/model - right step and layer, "
+                                           "ranked below",
+    "model-mcp-agronomy-labels-timeout-invented": "tool_error_ignored@5/tool: the right step, the tool layer; the model "
+                                                  "recorded 1.0 L/ha, a rate no label it read gave",
+    "model-oi-agronomy-recommendation-repeated": _SOIL_PICK + " over repeated_tool_call@9/model - right step and layer, "
+                                                 "ranked below",
+    "model-oi-agronomy-rejection-withheld": _SOIL_PICK + "; nothing read the answer naming none of the two rejections "
+                                            "record_recommendation's 'rejected' listed ('every product ... with its "
+                                            "reason')",
+}
+_PERMIT_ALARM = ("policy_violated@8 + role_overstepped@11/model: issue_permit for WX22 LPK read as breaking 'one permit "
+                 "per vehicle' because list_permits lists an active permit - for WX19 KTD, another registration (the "
+                 "rule compares the registration asked with those listed); and a rule of the desk read as another "
+                 "agent's job")
+_QUANTITY_ALARM = ("ungrounded_answer@10/model: the estimator's note 'PLB-12 x130, BLK-100 x955' read as stating figures "
+                   "no tool gave - price_order returned quantity 130 and 955 (the 'x' prefix hid them)")
+_SLOT_ALARM = ("clarification_skipped@{}/model: book_delivery on T-18C 'without asking which' of three slots - the "
+               "dispatcher's table picks the truck (site access, then the earliest window), not the user")
+_SOIL_ALARM = ("clarification_skipped@{}/model: record_recommendation on ST-2291 'without asking which' of two soil tests "
+               "- the rules pick it (the latest sampled date), nobody need be asked")
+FALSE_ALARMS = {
+    "model-genai-parking-discount-wrong-band": _PERMIT_ALARM,
+    "model-genai-parking-visitor-quota-exceeded": "policy_violated@7 x2, role_overstepped@7, wrong_target@7/model: the "
+                                                  "permit rule quoted against issue_visitor_permits; the 6 issued "
+                                                  "after 'I can't issue 10 ... Would you like the 6?' read as acting "
+                                                  "on a refusal with nothing new learned (the resident's 'Yes, the 6 "
+                                                  "please' was) and as naming 6 where the words said 10",
+    "model-genai-parking-refund-fee-skipped": "ungrounded_answer@6/model: 'the refund is GBP 45.00' read as unfounded - "
+                                              "it is computed (120 x 6 / 12 - 15) from list_permits' price_paid and "
+                                              "valid_to by the written rule",
+    "product-genai-parking-old-model-parking": _PERMIT_ALARM,
+    "tool-genai-parking-vehicle-wrong-record": _PERMIT_ALARM,
+    "model-genai-parking-issue-timeout-invented": _PERMIT_ALARM,
+    "model-maf-supplier-waste-factor-skipped": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
+    "model-maf-supplier-credit-limit-exceeded": _QUANTITY_ALARM,
+    "model-maf-supplier-truck-site-mismatch": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
+    "model-maf-supplier-delivery-fee-waived": _SLOT_ALARM.format(20),
+    "memory-maf-supplier-handover-drops-context": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
+    "tool-maf-supplier-account-wrong-customer": _QUANTITY_ALARM,
+    "prompt-maf-supplier-controller-prompt-rewritten": _QUANTITY_ALARM,
+    "model-maf-supplier-booking-repeated": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
+    **{f"{kind}-{rec}-{fault}": _SOIL_ALARM.format(9 if fault == "labels-timeout-invented" else 7)
+       for kind, rec, fault in (
+           ("tool", "mcp-agronomy", "label-index-stale"), ("model", "mcp-agronomy", "withdrawn-product-used"),
+           ("model", "mcp-agronomy", "units-confused"), ("model", "mcp-agronomy", "phi-violated"),
+           ("model", "mcp-agronomy", "soil-older-test-used"), ("product", "mcp-agronomy", "old-model-agronomy"),
+           ("model", "mcp-agronomy", "labels-timeout-invented"), ("model", "oi-agronomy", "stage-rule-ignored"),
+           ("tool", "oi-agronomy", "soil-wrong-field"), ("model", "oi-agronomy", "recommendation-repeated"),
+           ("prompt", "oi-agronomy", "agronomy-prompt-rewritten"), ("tool", "oi-agronomy", "labels-shape-changed"),
+           ("model", "oi-agronomy", "rejection-withheld"), ("model", "oi-agronomy", "rate-mismatch"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
