@@ -54,7 +54,24 @@ project manager's run is the run, each delegation an `execute_tool ask_translato
 sub-agent's `invoke_agent` step and its model and tool steps; under the Agents SDK the agent is an `invoke_agent`
 step; the OpenLLMetry run's model calls are `openai.chat` steps, its tools traceloop tool spans.
 
-Scored blind: see BLIND below (filled in when scored).
+Built and scored blind, once (main's HEAD when scored, 95a3d3dc87896e6ef85fd4bf3079f2c445b1b6a7, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 6.1 at the start, 8.9 at the
+end, other helpers running; recording /tmp/h29-rec-dc1td8bo): 30 pairs, 4 recorders (boto3 Bedrock converse over
+several turns, pydantic-ai agent delegation, the Agents SDK, OpenLLMetry through the collector) - diff top-1 30/30,
+check step+layer 12/30, good runs with a warning 8/30. Check's hits: instructions changed (2), an old model configured
+(2), a stale directives index, a components API answering another serial, a logbook API's changed shape, a repeated
+record_review, a timeout and a 429 each followed by a claim no call returned, a freeze timeout answered with an
+invented reference - 11; the twelfth (a rush surcharge left off) is a coincidence: its top finding is at the right
+step for another reason (send_quote with no ask_reviewer before it, the false alarm below). Its misses are rules that
+compare two records or a record with a written table (a freeze over the yearly cap counting the freezes taken, a fee
+charged with a verified exemption on file, a guest pass over the plan's allowance, a certified job to a translator
+whose sworn is false, a superseded AD revision applied, a cycles limit read against hours, a deferred defect expired
+before departure, a rate answered for another language pair), questions the rules ask for that never came (how many
+months, which aircraft), a locked price given up untold, a term the glossary mandates broken, a delegation that
+dropped the brief, a review skipped before delivery, a sub-agent asked again, findings withheld from the answer, and a
+review recorded before the defects were read (found at its step by the policy, in the product layer). The eight false
+alarms are one misreading: every pydantic-ai run's send_quote flagged for no ask_reviewer before it, the instruction
+'reviewed ... before delivery' bound to the quote. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -999,10 +1016,64 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the blind run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (95a3d3d's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 6.1-8.9): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 12/30
+# (11 for the right reason), good runs warned 8/30 (recording /tmp/h29-rec-dc1td8bo).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_QUOTE = ("missing_evidence@8/model (send_quote with no ask_reviewer before it: the review-before-delivery rule bound to "
+          "the quote) ranked over ")
+CHECK_MISSED = {
+    "model-bedrock-gym-freeze-over-cap": _NOTHING + "freeze_membership(months=2) with get_membership's freezes already "
+                                         "2 months in the membership year, against 'No more than 3 months ... count the "
+                                         "freezes already taken'",
+    "model-bedrock-gym-medical-fee-charged": _NOTHING + "cancel_membership(early_termination_fee_gbp=60, waiver '') with "
+                                             "get_membership's medical_exemption 'verified' (MX-2231), against 'unless "
+                                             "... a verified medical exemption ... the fee is waived'",
+    "model-bedrock-gym-guest-over-allowance": _NOTHING + "issue_guest_pass with guest_passes.used 2 against the plan "
+                                              "table's Classic row (2 a month)",
+    "model-bedrock-gym-legacy-lock-withheld": _NOTHING + "change_plan on a price_locked membership with no message "
+                                              "telling the new fee and no yes from the member, against 'change it only "
+                                              "after they say yes'",
+    "model-bedrock-gym-pause-unasked": _NOTHING + "freeze_membership(months=3) where the member named no length, "
+                                       "against 'If the member hasn't said how many months, ask them'",
+    "model-pai-translation-unsworn-assigned": _QUOTE + "nothing at ask_translator@10: TR-118 (list_translators' sworn "
+                                               "false) given a certified project (get_project's certified true)",
+    "memory-pai-translation-handoff-brief-dropped": _QUOTE + "nothing at the translator's first call @13, whose input "
+                                                     "is the first line of the brief ask_translator was given",
+    "model-pai-translation-review-skipped": _QUOTE + "nothing at deliver_translation@20 with no ask_reviewer in the run "
+                                             "(the policy asks get_project only)",
+    "model-pai-translation-glossary-term-broken": _QUOTE + "nothing at submit_translation@17 whose text omits "
+                                                   "get_glossary's 'notice period' (the reviewer's file_qa 'fail' told "
+                                                   "it later)",
+    "prompt-pai-translation-pm-prompt-rewritten": _QUOTE + "instructions_changed@2/prompt, the right step and layer "
+                                                   "(a warning under an error)",
+    "tool-pai-translation-rates-wrong-pair": _QUOTE + "nothing at get_rates@5 asked DE>EN that answered language_pair "
+                                              "EN>DE (a record for another key than asked)",
+    "model-pai-translation-translation-repeated": _QUOTE + "repeated_tool_call@25/27 inside the translator's second run "
+                                                   "(get_glossary, submit_translation again), not at the repeated "
+                                                   "ask_translator@20",
+    "model-agents-records-superseded-applied": _NOTHING + "record_review 'airworthy' counting LB-55102 (AD 2026-0148R1) "
+                                               "where search_directives gave R1 status 'superseded' and R2 'current'",
+    "model-agents-records-units-confused": _NOTHING + "record_review 'airworthy' with get_component's since_new "
+                                           "flight_cycles 20,140 over limits.flight_cycles 20,000 (hours compared "
+                                           "with a cycles limit)",
+    "model-agents-records-defect-expired-missed": _NOTHING + "record_review 'airworthy' with list_deferred_defects' "
+                                                  "DD-3310 expires 2026-12-03 before the 2026-12-05 departure",
+    "model-tl-records-registration-unasked": _NOTHING + "list_departures' two aircraft at 06:10 and get_aircraft(EI-NWD) "
+                                             "with no question, against 'ask the engineer which one - never pick one'",
+    "model-tl-records-findings-withheld": _NOTHING + "the answer 'NOT AIRWORTHY' naming none of record_review's findings, "
+                                          "against 'tell the engineer the status and every finding'",
+    "model-tl-records-premature-termination": "missing_evidence@11/product: the right step (record_review before "
+                                              "list_deferred_defects, the policy's required_before), in the product "
+                                              "layer where the set says the model stopped early",
+}
+_ALARM = ("missing_evidence@8/model: send_quote with no ask_reviewer before it - the instruction 'reviewed with "
+          "ask_reviewer ... before delivery; deliver with deliver_translation' read as binding the quote")
+FALSE_ALARMS = {f"{layer}-pai-translation-{fault}": _ALARM for layer, fault in (
+    ("model", "unsworn-assigned"), ("model", "rush-not-applied"), ("memory", "handoff-brief-dropped"),
+    ("model", "review-skipped"), ("model", "glossary-term-broken"), ("prompt", "pm-prompt-rewritten"),
+    ("tool", "rates-wrong-pair"), ("model", "translation-repeated"))}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
