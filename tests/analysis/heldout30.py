@@ -47,7 +47,33 @@ enough, an emergency's fee waived as the exception allows, a question asked when
 once more, a late call kept to turnaround, a stale local search renewed and the report filed pending. Ground truth is
 located on the recorded faulty run by what its steps did.
 
-BLIND SCORE: filled in below (DIFF_MISSED / CHECK_MISSED / FALSE_ALARMS) after the one blind run.
+How agentotel recorded the SDKs (not the detectors'): the openai loop's model calls are `chat gpt-4o-mini` steps, the
+`@agentotel.tool`s `execute_tool <tool>` steps (a raise an error step); the LangGraph graph is an `invoke_agent
+lantern-hill-scheduling` step holding `invoke_agent casting`, `scheduler` and `payroll`, each with its `chat` and tool
+steps (the faulty deployment's queue node is no step); the anthropic loop's calls are `chat claude-sonnet-4-5` steps
+(the old model's `chat claude-3-haiku-20240307`), the MCP client's call_tool the tool steps; the OpenInference run has
+no agent step, its model calls `ChatCompletion` steps, its tools OITracer's TOOL spans. Nothing recorded wrong was
+found.
+
+Built and scored blind, once (main's HEAD when scored, 95a3d3dc87896e6ef85fd4bf3079f2c445b1b6a7, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread, no commit message read; load average 8.5
+at the start, 7.9 at the end, other helpers running; recording /tmp/h30-rec-8juwubse): 30 pairs, 4 recorders (a plain
+openai loop over an owner's turns, a LangGraph StateGraph of three create_react_agent nodes, an anthropic loop over MCP,
+OpenInference through the collector) - diff top-1 30/30, check step+layer 12/30, good runs with a warning 14/30.
+Check's hits: instructions changed (2), an old model configured (2), a rates API's and an offers API's drift, a stale
+planning index, a title API answering another record, two dogs and one record read unasked, a 429 answered with an
+invented confirmation, a timeout answered with an invented permit, a report filed twice - 12. Its misses are rules
+comparing two records' values or an exception (pounds read as kilograms against a kg band table, an exam older than
+12 months before a dental, an emergency's fee not waived, rabies before 12 weeks, a minor past 8 hours, a call inside
+12 hours of the previous wrap, a local search over 6 months old relied on, a superseded planning version reported,
+proprietors that are not the sellers), a figure by the wrong formula (overtime, LTV), omissions the rules ask for (a
+registered charge, a restriction withheld from the reply), a call whose own words contradict it, a timeout gone past
+under OpenInference, a repeated hold with other holds between, and a handover that reset the scheduler's conversation;
+a pet API answering another owner's pet is found at its step but ranks under the false clarification warning. The
+false alarms: the vet desk's 'ask which pet' rule read as unmet when the owner had named the pet (6), a kitten's
+vaccination list without next_due read as get_pet's drift (1), and the payroll clerk's one submit_pay per performer
+read as going on after handing the work in (8 film runs: every good twin). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
+say each.
 """
 
 from __future__ import annotations
@@ -990,10 +1016,73 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (95a3d3d's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 8.5-7.9): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 12/30,
+# good runs warned 14/30 (recording /tmp/h30-rec-8juwubse).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_ASK = "clarification_skipped@4/model (the false alarm below) and nothing else; "
+_OVERTIME = "kept_going_after_answer@29/model (the false alarm below) and nothing else; "
+CHECK_MISSED = {
+    "model-openai-vet-refill-units-confused": _ASK + "get_pet's weight 19 'lb' ordered in the 10-20 kg band (19 read as "
+                                              "kg) against rule 3's kg table and 'convert (1 kg = 2.2046 lb)'",
+    "model-openai-vet-exam-overdue-booked": _ASK + "book_appointment(dental cleaning) where get_pet's last_exam is "
+                                            "2025-10-02, over 12 months before today, against rule 2",
+    "model-openai-vet-fee-exception-missed": _NOTHING + "cancel_appointment(waive_fee false) where the owner's message "
+                                             "says the dog is in the emergency hospital - rule 4's 'unless ... an "
+                                             "emergency' exception",
+    "tool-openai-vet-pet-wrong-owner": "other_subject_retrieved@5/tool is found (the right step and layer) but ranks "
+                                       "under clarification_skipped@4, an earlier warning of the same severity",
+    "model-openai-vet-rabies-too-young": _ASK + "book_appointment with Rabies for a kitten born 2026-09-20 (11.3 weeks "
+                                         "on the date) where get_vaccine_schedule says min_age_weeks 12",
+    "model-lg-film-minor-hours-exceeded": _OVERTIME + "create_call_sheet's 07:00-17:30 for PF-2210, whose get_performer "
+                                          "date_of_birth 2012-05-02 makes a minor (at most 8 hours in the rules table)",
+    "model-lg-film-turnaround-short": _OVERTIME + "create_call_sheet calls PF-0934 at 07:00 where get_performer's "
+                                      "previous_wrap is 22:30 the day before (12 hours' turnaround in the table)",
+    "model-lg-film-overtime-wrong-formula": _OVERTIME + "submit_pay's gross 493.50 for 10.5 h at 42.00 (every overtime "
+                                            "hour at 1.5) where get_pay_rates' bands give 504.00",
+    "memory-lg-film-handoff-context-lost": _NOTHING + "the scheduler's first call sees one fixed user line and none of "
+                                           "the casting agent's messages (a reset conversation) and asks which scene",
+    "model-lg-film-hold-repeated": _OVERTIME + "hold_performer(PF-1187) a second time with the same arguments, two other "
+                                   "holds between ('one hold per performer')",
+    "model-mcp-convey-charge-undischarged-missed": _NOTHING + "file_report's risks omit get_title_register's charge C3 "
+                                                   "(status registered) where the rules say every registered charge",
+    "model-mcp-convey-local-search-stale-used": _NOTHING + "search_local_authority issued 2026-04-20, over 6 months "
+                                                "before today, filed 'clear' with no order_local_search",
+    "model-mcp-convey-ltv-wrong-formula": _NOTHING + "no shortfall filed: loan 340,000 against 85% of the price "
+                                          "412,000 where the rule says the lower of price and valuation (398,000)",
+    "model-oi-convey-superseded-planning-used": _NOTHING + "file_report names 24/03318/FUL v2, a search_planning "
+                                                "result with status 'superseded', against 'never reported'",
+    "model-oi-convey-search-timeout-invented": _NOTHING + "search_local_authority@4 failed (TimeoutError, shown to the "
+                                               "model), no retry, and the report filed 'clear' as if it had been read",
+    "model-oi-convey-action-mismatch": _NOTHING + "'I'm ordering a new one before filing' said at a file_report call, "
+                                       "no order_local_search in the run (words naming one tool, the call another)",
+    "model-oi-convey-restriction-withheld": _NOTHING + "the reply drops restriction B3, which the run's own file_report "
+                                            "risks named and the rules say to tell ('every risk')",
+    "model-oi-convey-proprietor-unverified": _NOTHING + "get_title_register's one proprietor against the request's two "
+                                             "sellers, answered 'the registered proprietors match the sellers'",
+}
+_PET_NAMED = ("clarification_skipped@4/model: find_owner listed three pets, but the owner's message named the pet "
+              "(the rule asks only when the words fit more than one)")
+_ONE_PAY_EACH = ("kept_going_after_answer@29/model: one submit_pay per performer on the call sheet (the rules say so), "
+                 "the second read as going on after the first handed the work in")
+FALSE_ALARMS = {
+    "model-openai-vet-refill-units-confused": _PET_NAMED,
+    "model-openai-vet-exam-overdue-booked": _PET_NAMED,
+    "prompt-openai-vet-vet-prompt-rewritten": _PET_NAMED,
+    "tool-openai-vet-pet-wrong-owner": _PET_NAMED,
+    "model-openai-vet-booking-429-invented": _PET_NAMED,
+    "model-openai-vet-rabies-too-young": _PET_NAMED + "; tool_output_drift@5/tool: a kitten's vaccinations row without "
+                                         "next_due (its series is not finished), read as get_pet's shape changing",
+    "model-lg-film-minor-hours-exceeded": _ONE_PAY_EACH,
+    "model-lg-film-turnaround-short": _ONE_PAY_EACH,
+    "model-lg-film-overtime-wrong-formula": _ONE_PAY_EACH,
+    "memory-lg-film-handoff-context-lost": _ONE_PAY_EACH,
+    "model-lg-film-hold-repeated": _ONE_PAY_EACH,
+    "tool-lg-film-rates-schema-changed": _ONE_PAY_EACH,
+    "product-lg-film-old-model-film": _ONE_PAY_EACH,
+    "model-lg-film-permit-timeout-invented": _ONE_PAY_EACH.replace("@29", "@31"),
+}
 
 # Each agent's check policy: a write needs its record read first.
 _SEARCHES = ["get_title_register", "search_local_authority", "search_planning", "get_mortgage_offer"]
