@@ -752,37 +752,8 @@ class McpAnalytics(kit.AgentotelRecorder):
     agent = ANALYTICS
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import anthropic
-        from mcp import Client
-
-        llm = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0, timeout=120)
-        async with Client(kit.mcp_server("fenwick-warehouse", ANALYTICS_TOOLS)) as client:
-            schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            for _ in range(24):
-                said = await llm.messages.create(model=analytics_model(), max_tokens=1024, system=analytics_instructions(),
-                                                 messages=messages, tools=schemas)
-                messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-                uses = [b for b in said.content if b.type == "tool_use"]
-                if not uses:
-                    text = " ".join(b.text for b in said.content if b.type == "text")
-                    follow = user_replies(text)
-                    if follow is None:
-                        return text
-                    messages.append({"role": "user", "content": follow})
-                    continue
-                results = []
-                for use in uses:
-                    got = await client.session.call_tool(use.name, use.input)
-                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": bool(got.is_error),
-                                    "content": [{"type": "text", "text": " ".join(x.text for x in got.content
-                                                                                  if hasattr(x, "text"))}]})
-                messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return asyncio.run(kit.mcp_anthropic_loop(self.url, analytics_model(), analytics_instructions(), task,
+                                                  "fenwick-warehouse", ANALYTICS_TOOLS, user_replies))
 
 
 class TlAnalytics(kit.TraceloopRecorder):

@@ -811,39 +811,9 @@ class GenaiAdmissions(kit.AgentotelRecorder):
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
         self.tools = {name: agentotel.tool(f) for name, f in ADMISSIONS_TOOLS.items()}
 
-    def _answer(self, call_: Any) -> Any:
-        from google.genai import types
-
-        try:
-            response = {"output": self.tools[call_.name](**dict(call_.args or {}))}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            response = {"error": f"{type(exc).__name__}: {exc}"}
-        return types.Part(function_response=types.FunctionResponse(id=call_.id, name=call_.name, response=response))
-
     def body(self, task: str) -> str:
-        from google.genai import types
-
-        declarations = [types.FunctionDeclaration(name=d["function"]["name"], description=d["function"]["description"],
-                                                  parameters_json_schema=d["function"]["parameters"])
-                        for d in declared(ADMISSIONS_TOOLS)]
-        config = types.GenerateContentConfig(system_instruction=admissions_instructions(),
-                                             tools=[types.Tool(function_declarations=declarations)],
-                                             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-        contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=task)])]
-        while len(contents) < 60:
-            content = self.client.models.generate_content(model=admissions_model(), contents=contents,
-                                                          config=config).candidates[0].content
-            contents.append(content)
-            asked = [p.function_call for p in content.parts or () if p.function_call]
-            if asked:
-                contents.append(types.Content(role="user", parts=[self._answer(c) for c in asked]))
-                continue
-            text = " ".join(p.text for p in content.parts or () if p.text)
-            follow = Now.reply(_PARENT, text)
-            if follow is None:
-                return text
-            contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
-        return "I could not finish."
+        return kit.genai_loop(self.client, admissions_model(), admissions_instructions(), task, self.tools,
+                              declared(ADMISSIONS_TOOLS), lambda said: Now.reply(_PARENT, said))
 
 
 def _fleet_graph(url: str) -> Any:

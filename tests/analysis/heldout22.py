@@ -990,15 +990,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import _llm, _names, after, answer, asking, nth_llm, second_answer, tool_step
-
-    def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the run's nth handoff (the next agent's first)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
-            at = handed[n] if len(handed) > n else None
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import after, after_handoff, answer, asking, nth_llm, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {

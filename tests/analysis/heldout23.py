@@ -82,7 +82,7 @@ each.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
 import re
 import sys
@@ -95,7 +95,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
@@ -108,12 +108,8 @@ class Now(kit.World):
     variant = 2  # which request: 0 and 1 the history's, 2 the pairs'
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, say: str | None = None, **arguments: Any) -> dict[str, Any]:
-    """What every team's rules ask after a failed call: once more, then say it did not go through (`say`: the words
-    beside the first call)."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That didn't go through - trying once more." if tried else say, **arguments)
+# What every team's rules ask after a failed call: once more, then say it did not go through.
+_once_more = functools.partial(kit.once_more, "That didn't go through - trying once more.")
 
 
 def _ok(t: Talk, tool: str) -> list[dict[str, Any]]:
@@ -797,24 +793,14 @@ class AgentsPermits(kit.AgentotelRecorder):
 
     def body(self, task: str) -> str:
         import openai
-        from agents import Agent, OpenAIResponsesModel, Runner, function_tool, handoff
+        from agents import OpenAIResponsesModel
 
         responses = OpenAIResponsesModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=self.url + "/v1",
                                                                                  api_key="sk-test", max_retries=0))
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]], handoffs: list[Any]) -> Any:
-            return Agent(name=name, instructions=rules, model=responses, handoffs=handoffs,
-                         tools=[function_tool(_as_text(f)) for f in tools.values()])
-
-        def handoff_only(data: Any) -> Any:
-            return data.clone(input_history=(), pre_handoff_items=(), new_items=tuple(
-                i for i in data.new_items if i.type in ("handoff_call_item", "handoff_output_item")))
-
-        scheduler = agent("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS, [])
-        checker = agent("plan_checker", checker_rules(), CHECKER_TOOLS, [handoff(scheduler)])
-        intake = agent("intake", INTAKE_RULES, INTAKE_TOOLS, [handoff(
-            checker, input_filter=handoff_only if Now.fault == "handoff_drops_context" else None)])
-        return str(asyncio.run(Runner.run(intake, task, max_turns=40)).final_output)
+        team = [("intake", INTAKE_RULES, INTAKE_TOOLS), ("plan_checker", checker_rules(), CHECKER_TOOLS),
+                ("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS)]
+        return kit.agents_chain(responses, team, task,
+                                drop_into="plan_checker" if Now.fault == "handoff_drops_context" else None)
 
 
 class LangGraphTax(kit.AgentotelRecorder):
@@ -824,25 +810,8 @@ class LangGraphTax(kit.AgentotelRecorder):
     agent = TAX
 
     def body(self, task: str) -> str:
-        from langchain_core.tools import tool
-        from langchain_openai import ChatOpenAI
-        from langgraph.graph import END, START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, create_react_agent
-
-        llm = ChatOpenAI(model=MODEL, api_key="sk-test", base_url=self.url + "/v1", max_retries=0)
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]]) -> Any:
-            return create_react_agent(llm, ToolNode([tool(_as_text(f)) for f in tools.values()],
-                                                    handle_tool_errors=True), prompt=rules, name=name)
-
-        graph = StateGraph(MessagesState)
-        graph.add_node("documents", agent("documents", DOCUMENTS_RULES, DOCUMENTS_TOOLS))
-        graph.add_node("preparer", agent("preparer", PREPARER_RULES, PREPARER_TOOLS))
-        graph.add_edge(START, "documents")
-        graph.add_edge("documents", "preparer")
-        graph.add_edge("preparer", END)
-        out = graph.compile(name=TAX).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-        return str(out["messages"][-1].content)
+        return kit.langgraph_team(self.url, MODEL, TAX, [("documents", DOCUMENTS_RULES, DOCUMENTS_TOOLS),
+                                                         ("preparer", PREPARER_RULES, PREPARER_TOOLS)], task)
 
 
 RECORDERS: dict[str, Any] = {"openai-rental": OpenAIRental, "tl-rental": TlRental, "agents-permits": AgentsPermits,

@@ -86,6 +86,7 @@ DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 import re
@@ -112,11 +113,8 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every rule here asks after a failed call: the call once more, then the failure told."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying it once more." if tried else None, **arguments)
+# What every rule here asks after a failed call: the call once more, then the failure told.
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
 
 
 def _of(t: Talk, tool: str, **arguments: Any) -> Any:

@@ -86,6 +86,7 @@ CHECK_MISSED and FALSE_ALARMS say each.
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import re
 import sys
@@ -98,7 +99,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
@@ -115,11 +116,8 @@ def _day(iso: str) -> datetime.date:
     return datetime.date.fromisoformat(iso[:10])
 
 
-def _again(tool: str, tried: list[Any], told: str, **arguments: Any) -> dict[str, Any]:
-    """What each rule here asks after a failed call: one more call of it, then the failure said plainly."""
-    if len(tried) < 2:
-        return call(tool, "That didn't go through - trying once more." if tried else None, **arguments)
-    return reply(told)
+# What each rule here asks after a failed call: one more call of it, then the failure said plainly.
+_again = functools.partial(kit.once_more, "That didn't go through - trying once more.")
 
 
 # ---- the tariffs desk's world ---------------------------------------------------------------------------------------
@@ -839,31 +837,16 @@ class BedrockEnergy(kit.AgentotelRecorder):
                     "content": [{"text": f"{type(exc).__name__}: {exc}"}]}
 
 
-def _venue_graph(url: str, task: str) -> Any:
-    from langchain_core.messages import HumanMessage, RemoveMessage
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
-    from langgraph.graph import END, START, MessagesState, StateGraph
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES
-    from langgraph.prebuilt import ToolNode, create_react_agent
-
-    llm = ChatOpenAI(model=MODEL, api_key="sk-test", base_url=url + "/v1", max_retries=0)
-    graph = StateGraph(MessagesState)
-    for name, rules, tools in (("sales", SALES_RULES, SALES_TOOLS), ("operations", ops_rules(), OPS_TOOLS),
-                               ("finance", FINANCE_RULES, FINANCE_TOOLS)):
-        node = ToolNode([tool(_as_text(f)) for f in tools.values()], handle_tool_errors=True)
-        graph.add_node(name, create_react_agent(llm, node, prompt=rules, name=name))
-
+def _handover(task: str) -> Callable[[Any], dict[str, Any]]:
+    """The step between sales and operations; the faulty one restarts operations from the enquiry alone."""
     def handover(state: Any) -> dict[str, Any]:
-        if Now.fault == "handover_drops_context":  # (the faulty handover restarts operations from the enquiry alone)
+        from langchain_core.messages import HumanMessage, RemoveMessage
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+        if Now.fault == "handover_drops_context":
             return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(content=task)]}
         return {"messages": []}
-
-    graph.add_node("handover", handover)
-    for a, b in ((START, "sales"), ("sales", "handover"), ("handover", "operations"), ("operations", "finance"),
-                 ("finance", END)):
-        graph.add_edge(a, b)
-    return graph.compile(name=VENUE)
+    return handover
 
 
 class LangGraphVenue(kit.AgentotelRecorder):
@@ -873,8 +856,9 @@ class LangGraphVenue(kit.AgentotelRecorder):
     agent = VENUE
 
     def body(self, task: str) -> str:
-        out = _venue_graph(self.url, task).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-        return str(out["messages"][-1].content)
+        team = [("sales", SALES_RULES, SALES_TOOLS), ("operations", ops_rules(), OPS_TOOLS),
+                ("finance", FINANCE_RULES, FINANCE_TOOLS)]
+        return kit.langgraph_team(self.url, MODEL, VENUE, team, task, before={"operations": ("handover", _handover(task))})
 
 
 class PaiVisa(kit.AgentotelRecorder):
