@@ -73,7 +73,11 @@ a position invented after a timeout (found at its step in the tool layer), a bre
 said with 'close' sent, a close filed before two of three rules were checked, and a wrong symbol argument. One check
 finding on a miss is true against the set: the expired-override twin's script quotes a hard-coded 'valid until
 2027-01-31' in its answer. The false alarm: a good twin that tried a 429 once more and then told the officer the check
-was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 1 CHECK_MISSED entry hit
+since and dropped (outside_radius_routed).
 """
 
 from __future__ import annotations
@@ -880,6 +884,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (2c8a13b's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 2.0-2.1): 32 pairs, 4 recorders - diff top-1 32/32, check step+layer 14/32,
 # good runs warned 1/32 (recording /tmp/h25-rec-d47kjix6).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED: dict[str, str] = {}
 _NOTHING = "nothing found; "
 _CLOSED = _NOTHING + "file_finding 'close' where "
@@ -894,8 +900,6 @@ CHECK_MISSED = {
                                                    "answer's hard-coded 'valid until 2027-01-31'); nothing read enroll@6 "
                                                    "at 16 + 4 = 20 credits on an override whose valid_until 2026-11-30 "
                                                    "is before today",
-    "model-agents-dispatch-outside-radius-routed": _NOTHING + "route_order with get_order's distance_km 9.4 over the "
-                                                   "same record's restaurant.max_radius_km 7.0",
     "model-agents-dispatch-hot-cold-mixed": _NOTHING + "assign_courier(K-301), a bike whose bag.split_compartments is "
                                             "false, for an order with hot and cold items",
     "model-agents-dispatch-late-refund-exception-misapplied": _NOTHING + "issue_refund after get_eta's delay_cause "
