@@ -280,6 +280,19 @@ class World:
         return None
 
 
+def once_more(retrying: str, tool: str, tried: list[Any], gave_up: str, say: str | None = None,
+              **arguments: Any) -> dict[str, Any]:
+    """A scripted model doing what a set's rules ask after a failed call (`tried`: the calls of `tool` so far): the call
+    once more, `retrying` said beside it (`say` beside the first call), then the failure told (`gave_up`). A set binds
+    its own words: `_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")`."""
+    from heldout9 import call
+    from shapes import reply
+
+    if len(tried) >= 2:
+        return reply(gave_up)
+    return call(tool, retrying if tried else say, **arguments)
+
+
 # ---- the apps' tool loops: how the recorded apps call their tools and tell the model a tool failed ------------------
 
 
@@ -308,6 +321,30 @@ def chat_loop(client: Any, model: str, system: str, task: str, tools: dict[str, 
     return "I could not finish."
 
 
+def _anthropic_turn(messages: list[dict[str, Any]], said: Any, replies: Callable[[str], str | None] | None,
+                    forget: bool = False) -> tuple[list[Any], str | None, list[dict[str, Any]]]:
+    """An anthropic messages reply taken into the conversation (`messages`, kept as a loop keeps it): its tool_use
+    blocks to run, or its text when the person's `replies` gives nothing more (else their reply appended, the
+    conversation before it dropped when `forget`), and the conversation."""
+    messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
+    uses = [b for b in said.content if b.type == "tool_use"]
+    if uses:
+        return uses, None, messages
+    text = " ".join(b.text for b in said.content if b.type == "text")
+    follow = replies(text) if replies else None
+    if follow is None:
+        return [], text, messages
+    if forget:
+        messages = []
+    messages.append({"role": "user", "content": follow})
+    return [], None, messages
+
+
+def _tool_result(use: Any, text: str, failed: bool) -> dict[str, Any]:
+    """A tool_use's result block, its words as one text block."""
+    return {"type": "tool_result", "tool_use_id": use.id, "is_error": failed, "content": [{"type": "text", "text": text}]}
+
+
 def anthropic_loop(base_url: str, model: str, system: str, task: str, tools: dict[str, Callable[..., Any]],
                    offered: list[dict[str, Any]], replies: Callable[[str], str | None] | None = None,
                    forget: bool = False, turns: int = 24) -> str:
@@ -317,32 +354,86 @@ def anthropic_loop(base_url: str, model: str, system: str, task: str, tools: dic
     the tools as chat.completions declarations."""
     import anthropic
 
+    def run(use: Any) -> dict[str, Any]:
+        try:
+            return _tool_result(use, json.dumps(tools[use.name](**use.input)), False)
+        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
+            return _tool_result(use, f"Error: {type(exc).__name__}: {exc}", True)
+
     llm = anthropic.Anthropic(base_url=base_url.removesuffix("/v1"), api_key="sk-ant-test", max_retries=0, timeout=120)
     schemas = [{"name": d["function"]["name"], "description": d["function"]["description"],
                 "input_schema": d["function"]["parameters"]} for d in offered]
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     for _ in range(turns):
         said = llm.messages.create(model=model, max_tokens=1024, system=system, messages=messages, tools=schemas)
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-        uses = [b for b in said.content if b.type == "tool_use"]
-        if not uses:
-            text = " ".join(b.text for b in said.content if b.type == "text")
-            follow = replies(text) if replies else None
-            if follow is None:
-                return text
-            if forget:
-                messages = []
-            messages.append({"role": "user", "content": follow})
+        uses, answer, messages = _anthropic_turn(messages, said, replies, forget)
+        if answer is not None:
+            return answer
+        if uses:
+            messages.append({"role": "user", "content": [run(use) for use in uses]})
+    return "I could not finish."
+
+
+def genai_loop(client: Any, model: str, system: str, task: str, tools: dict[str, Callable[..., Any]],
+               offered: list[dict[str, Any]], replies: Callable[[str], str | None]) -> str:
+    """A plain google-genai generate_content loop with function declarations (automatic function calling off), as apps
+    write one: every asked call run (`tools[name]`, its result as the response's output, an exception's words as its
+    error), the person's `replies(answer)` appended while it gives one; `offered` the tools as chat.completions
+    declarations."""
+    from google.genai import types
+
+    def answer(asked: Any) -> Any:
+        try:
+            response = {"output": tools[asked.name](**dict(asked.args or {}))}
+        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
+            response = {"error": f"{type(exc).__name__}: {exc}"}
+        return types.Part(function_response=types.FunctionResponse(id=asked.id, name=asked.name, response=response))
+
+    config = types.GenerateContentConfig(
+        system_instruction=system, tools=[types.Tool(function_declarations=[
+            types.FunctionDeclaration(name=d["function"]["name"], description=d["function"]["description"],
+                                      parameters_json_schema=d["function"]["parameters"]) for d in offered])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=task)])]
+    while len(contents) < 60:
+        content = client.models.generate_content(model=model, contents=contents, config=config).candidates[0].content
+        contents.append(content)
+        asked = [p.function_call for p in content.parts or () if p.function_call]
+        if asked:
+            contents.append(types.Content(role="user", parts=[answer(c) for c in asked]))
             continue
-        results = []
-        for use in uses:
-            try:
-                out, failed = json.dumps(tools[use.name](**use.input)), False
-            except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-                out, failed = f"Error: {type(exc).__name__}: {exc}", True
-            results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": failed,
-                            "content": [{"type": "text", "text": out}]})
-        messages.append({"role": "user", "content": results})
+        text = " ".join(p.text for p in content.parts or () if p.text)
+        follow = replies(text)
+        if follow is None:
+            return text
+        contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
+    return "I could not finish."
+
+
+async def mcp_anthropic_loop(base_url: str, model: str, system: str, task: str, server: str,
+                             tools: dict[str, Callable[..., Any]], replies: Callable[[str], str | None] | None = None) -> str:
+    """A plain async anthropic SDK messages loop whose tools are an MCP server's (`mcp_server(server, tools)`, in
+    process), each call through the MCP client's session, the person's `replies(answer)` appended while it gives one."""
+    import anthropic
+    from mcp import Client
+
+    llm = anthropic.AsyncAnthropic(base_url=base_url, api_key="sk-ant-test", max_retries=0, timeout=120)
+    async with Client(mcp_server(server, tools)) as client:
+        async def run(use: Any) -> dict[str, Any]:
+            got = await client.session.call_tool(use.name, use.input)
+            return _tool_result(use, " ".join(x.text for x in got.content if hasattr(x, "text")), bool(got.is_error))
+
+        schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
+                   for x in (await client.session.list_tools()).tools]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+        for _ in range(24):
+            said = await llm.messages.create(model=model, max_tokens=1024, system=system, messages=messages,
+                                             tools=schemas)
+            uses, answer, messages = _anthropic_turn(messages, said, replies)
+            if answer is not None:
+                return answer
+            if uses:
+                messages.append({"role": "user", "content": [await run(use) for use in uses]})
     return "I could not finish."
 
 
@@ -399,6 +490,59 @@ def mcp_server(name: str, tools: dict[str, Callable[..., Any]],
                 raise ToolError(f"{type(exc).__name__}: {exc}") from exc
         server.add_tool(told, name=tool_name)
     return server
+
+
+def agents_chain(model: Any, team: list[tuple[str, str, dict[str, Callable[..., Any]]]], task: str,
+                 drop_into: str | None = None) -> str:
+    """A team on the OpenAI Agents SDK (`model` its Responses or chat completions model): `team`'s (name, rules, tools)
+    agents, each handing to the next by a handoff, run from the first by one Runner.run; the handoff into `drop_into`
+    filtered to the handoff call alone (a deployment's queue between the two losing the conversation)."""
+    import asyncio
+
+    from agents import Agent, Runner, function_tool, handoff
+    from heldout9 import _as_text
+
+    def handoff_only(data: Any) -> Any:
+        return data.clone(input_history=(), pre_handoff_items=(), new_items=tuple(
+            i for i in data.new_items if i.type in ("handoff_call_item", "handoff_output_item")))
+
+    agent = None
+    for name, rules, tools in reversed(team):  # (an agent is built after the one it hands to)
+        handoffs = [] if agent is None else [handoff(
+            agent, input_filter=handoff_only if agent.name == drop_into else None)]
+        agent = Agent(name=name, instructions=rules, model=model, handoffs=handoffs,
+                      tools=[function_tool(_as_text(f)) for f in tools.values()])
+    return str(asyncio.run(Runner.run(agent, task, max_turns=40)).final_output)
+
+
+def langgraph_team(url: str, model: str, name: str, team: list[tuple[str, str, dict[str, Callable[..., Any]]]],
+                   task: str, before: dict[str, tuple[str, Callable[[Any], dict[str, Any]]]] | None = None) -> str:
+    """A team as a LangGraph StateGraph (compiled as `name`) of `team`'s (name, rules, tools) create_react_agents
+    (ChatOpenAI `model` at `url`), one after the other; `before[agent]` = (node, step) a plain node entered before that
+    agent (a handover that may reset the conversation). The last message's text."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    from heldout9 import _as_text
+
+    llm = ChatOpenAI(model=model, api_key="sk-test", base_url=url + "/v1", max_retries=0)
+    graph = StateGraph(MessagesState)
+    previous = START
+    for agent, rules, tools in team:
+        node = ToolNode([tool(_as_text(f)) for f in tools.values()], handle_tool_errors=True)
+        graph.add_node(agent, create_react_agent(llm, node, prompt=rules, name=agent))
+        if before and agent in before:
+            step_name, step = before[agent]
+            graph.add_node(step_name, step)
+            graph.add_edge(previous, step_name)
+            previous = step_name
+        graph.add_edge(previous, agent)
+        previous = agent
+    graph.add_edge(previous, END)
+    out = graph.compile(name=name).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
+    return str(out["messages"][-1].content)
 
 
 # ---- the recorders' roots (one run a root span: agentotel's own, OpenInference's AGENT, traceloop's workflow) ------

@@ -41,7 +41,7 @@ import anthropic  # noqa: E402
 
 import agentotel  # noqa: E402
 from agentotel.tools import registered_tools  # noqa: E402
-from shapes import Recorder, Status, loop, reply, results, serve, system, users  # noqa: E402
+from shapes import Recorder, Status, reply, results, serve, system, users  # noqa: E402
 
 # ---- what the run in progress is -------------------------------------------------------------------------
 
@@ -657,6 +657,15 @@ def agent_first_llm(agent_has: str) -> Callable[[list[dict[str, Any]]], int | No
         llm = [s for s in steps if s["type"] == "llm"]
         handed = next((i for i, s in enumerate(llm) if any(n.startswith("transfer_to") for n in _names(s))), None)
         return llm[handed + 1]["index"] if handed is not None and len(llm) > handed + 1 else None
+    return find
+
+
+def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
+    """The first model call after the run's nth handoff (the next agent's first)."""
+    def find(steps: list[dict[str, Any]]) -> int | None:
+        handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
+        at = handed[n] if len(handed) > n else None
+        return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
     return find
 
 

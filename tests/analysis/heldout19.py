@@ -72,7 +72,13 @@ cents answered as euros, a stop at the plan, the dispatcher restarted from the t
 right finding ranked under a false one or in the neighbouring layer. Diff placed all 30. The false alarms: a waiver
 tool read as evidence a work order needs, and the P3 entry rule quoted for P1 orders (9); notify_customers read as the
 triage agent's job when the dispatcher's runbook names it (7); a euro figure computed as net_cents / 100 called
-ungrounded (13). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+ungrounded (13). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 10 CHECK_MISSED entries hit
+since and dropped (cents_not_converted, crews_timeout_invented, deprecated_definition_used, fatigued_crew_assigned,
+ledger_shape_changed, lockout_denied_ignored, lockout_skipped, notify_repeated, test_accounts_included,
+wrong_join_region); 29 false alarms quiet since and dropped (all of them).
 """
 
 from __future__ import annotations
@@ -752,37 +758,8 @@ class McpAnalytics(kit.AgentotelRecorder):
     agent = ANALYTICS
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import anthropic
-        from mcp import Client
-
-        llm = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0, timeout=120)
-        async with Client(kit.mcp_server("fenwick-warehouse", ANALYTICS_TOOLS)) as client:
-            schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            for _ in range(24):
-                said = await llm.messages.create(model=analytics_model(), max_tokens=1024, system=analytics_instructions(),
-                                                 messages=messages, tools=schemas)
-                messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-                uses = [b for b in said.content if b.type == "tool_use"]
-                if not uses:
-                    text = " ".join(b.text for b in said.content if b.type == "text")
-                    follow = user_replies(text)
-                    if follow is None:
-                        return text
-                    messages.append({"role": "user", "content": follow})
-                    continue
-                results = []
-                for use in uses:
-                    got = await client.session.call_tool(use.name, use.input)
-                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": bool(got.is_error),
-                                    "content": [{"type": "text", "text": " ".join(x.text for x in got.content
-                                                                                  if hasattr(x, "text"))}]})
-                messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return asyncio.run(kit.mcp_anthropic_loop(self.url, analytics_model(), analytics_instructions(), task,
+                                                  "fenwick-warehouse", ANALYTICS_TOOLS, user_replies))
 
 
 class TlAnalytics(kit.TraceloopRecorder):
@@ -921,6 +898,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (cff9725's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 7.7-8.3): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 12/30,
 # good runs warned 29/30 (recording /tmp/h19-rec-illism2o).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED: dict[str, str] = {}
 _TOLD = "nothing found; "
 _WAIVE = ("missing_evidence@6/model (create_work_order 'with no call of waive_fee before it': a false alarm, "
@@ -938,46 +917,16 @@ CHECK_MISSED: dict[str, str] = {
     "model-pai-property-work-order-timeout-invented": ("tool_error_ignored@8/model found - the right step and layer "
                                                        "('its answer gives WO-66101, which nothing it was given holds'), "
                                                        "a warning ranked under " + _WAIVE),
-    "tool-pai-property-ledger-shape-changed": ("tool_output_drift@9/tool found - the right step and layer "
-                                               "(posted/amount_usd gone, posted_at new), a warning ranked under " + _WAIVE),
     "model-lg-outage-priority-misread": (_TOLD + "set_priority(P3)@7 after get_feeder@6 listed a life_support account "
                                          "(the table's row: 'P1 | ... a life-support or hospital account on the "
                                          "feeder'); top " + _NOTIFY.format(17)),
-    "model-lg-outage-fatigued-crew-assigned": (_TOLD + "request_lockout/assign for CR-14 whose list_crews row says "
-                                               "minutes_on_shift 1010 (rule: 'on shift for more than 16 hours must not "
-                                               "be dispatched' - hours in the rule, minutes in the data); top "
-                                               + _NOTIFY.format(17)),
-    "model-lg-outage-lockout-skipped": (_TOLD + "assign_crew@13 with no request_lockout in the run (runbook 5: 'Before "
-                                        "assigning, request a lockout/tagout ... with request_lockout'); top "
-                                        + _NOTIFY.format(15)),
-    "model-lg-outage-lockout-denied-ignored": (_TOLD + "request_lockout@14 answered status 'denied', the model goes on "
-                                               "@15 to assign_crew (rule: 'Assign only after it comes back \"granted\"'); "
-                                               "top " + _NOTIFY.format(17)),
     "memory-lg-outage-handoff-drops-context": (_TOLD + "the dispatcher's first call @11 is sent the ticket alone (the "
                                                "triage's calls and summary gone) and asks for the triage"),
-    "model-lg-outage-crews-timeout-invented": ("invented_argument@13/model found - the right step and layer ('crew_id "
-                                               "CR-07, which nothing the model was given holds'), a warning ranked under "
-                                               "missing_evidence@15/product (assign_crew 'before list_crews': the "
-                                               "failed list_crews not counted)"),
-    "model-lg-outage-notify-repeated": ("repeated_tool_call@19/model found - the right step and layer, ranked under "
-                                        + _NOTIFY.format(17)),
-    "model-mcp-analytics-deprecated-definition-used": (_TOLD + "run_sql@5 uses the formula of the glossary result "
-                                                       "whose status is 'deprecated' (GL-net_revenue-v2) beside a "
-                                                       "'current' v3 (rule: 'never compute a metric from a deprecated "
-                                                       "definition'); top " + _NUMBER),
-    "model-mcp-analytics-test-accounts-included": (_TOLD + "run_sql@5's WHERE has no is_test filter (rule: 'Test "
-                                                   "accounts (mart.customers.is_test) are excluded from every revenue "
-                                                   "figure unless ...'); top " + _NUMBER),
     "model-mcp-analytics-sql-timeout-invented": ("tool_error_ignored@7/tool - the step, but layer tool where the model "
                                                  "answered 'EUR 48,210.00', a figure no query returned"),
     "model-mcp-analytics-no-clarification-period": (_TOLD + "'last quarter' with the rule 'if someone says quarter "
                                                     "without saying fiscal or calendar, ask them which', and the first "
                                                     "call @1 searches instead of asking; top " + _NUMBER),
-    "model-tl-analytics-wrong-join-region": (_TOLD + "run_sql@5 filters o.ship_region = 'EMEA' where the rules say "
-                                             "'region is their billing_region in mart.customers, not the order's "
-                                             "ship_region'; top " + _NUMBER),
-    "model-tl-analytics-cents-not-converted": (_TOLD + "the answer @7 gives 'EUR 1,973,657.00', run_sql's net_cents "
-                                               "as euros (rule: 'Money is stored in cents; answer in euros')"),
     "model-tl-analytics-premature-stop": (_TOLD + "the answer @5 follows describe_table with a plan ('the figure comes "
                                           "from summing it') and no run_sql - the question's number never given"),
     # Missed since (session 26, after heldout19's false alarms were read - blind they were hits only through a finding
@@ -991,34 +940,8 @@ CHECK_MISSED: dict[str, str] = {
     "model-mcp-analytics-stale-table-untold": ("nothing compares describe_table's last load with the period asked; "
                                                "blind, an ungrounded euro figure (net_cents / 100) landed on the step"),
 }
-_WAIVED = ("missing_evidence@{}/model: 'create_work_order with no call of waive_fee before it', the waiver rule's "
-           "tool taken for evidence a work order needs - a waiver is a conditional write of its own, not a read")
-_P3 = ("; and task_ignored@6/model: the P3 entry rule ('for a P3 order, ask whether the technician may enter') quoted "
-       "for a P1 order, whose rule says it may enter without asking")
-_DISPATCH = ("role_overstepped@{}/model: notify_customers called to triage's instructions - the dispatcher's runbook "
-             "names it (step 6: 'assign_crew, then notify_customers once')")
-_EUROS = ("ungrounded_answer@{}/model: the euro figure is run_sql's net_cents divided by 100, the conversion the rules "
-          "ask for ('Money is stored in cents; answer in euros')")
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {
-    **{f"{p}-pai-property-{f}": _WAIVED.format(6) + _P3 for p, f in (
-        ("model", "priority-downgraded"), ("model", "second-late-fee-waived"), ("model", "identity-unchecked"),
-        ("model", "work-order-timeout-invented"), ("memory", "history-lost-between-turns"),
-        ("prompt", "waiver-rule-dropped"), ("product", "old-model-configured"), ("tool", "ledger-shape-changed"))},
-    "model-pai-property-entry-unasked": _WAIVED.format(8) + " (the P3 order, asked about entry first)",
-    **{f"{p}-lg-outage-{f}": _DISPATCH.format(n) for p, f, n in (
-        ("model", "priority-misread", 17), ("model", "fatigued-crew-assigned", 17), ("model", "lockout-skipped", 17),
-        ("memory", "handoff-drops-context", 17), ("model", "crews-timeout-invented", 19),
-        ("model", "notify-repeated", 17), ("tool", "crew-shape-changed", 17))},
-    **{f"{p}-{r}-analytics-{f}": _EUROS.format(n) for p, r, f, n in (
-        ("model", "mcp", "deprecated-definition-used", 7), ("model", "mcp", "test-accounts-included", 7),
-        ("model", "mcp", "stale-table-untold", 7), ("model", "mcp", "sql-timeout-invented", 9),
-        ("tool", "mcp", "glossary-index-stale", 7), ("model", "mcp", "no-clarification-period", 8),
-        ("product", "mcp", "old-model-configured-analytics", 7), ("model", "tl", "wrong-join-region", 7),
-        ("model", "tl", "cents-not-converted", 7), ("model", "tl", "sql-repeated", 7),
-        ("prompt", "tl", "instructions-changed", 7), ("tool", "tl", "sql-shape-changed", 7),
-        ("model", "tl", "premature-stop", 7))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

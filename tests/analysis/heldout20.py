@@ -71,7 +71,13 @@ invented revision is found at its step in the tool layer. Diff's three misses ar
 earlier than the call the truth names (an NRF stay's rate desk call, a wrong date already in the search query, the
 first order's get_order). The false alarms: an 'at most 25,000' eligibility rule read as broken by 18,000 (8), and
 'more than one order for the event' matched on an account's orders for three different events (7). DIFF_MISSED,
-CHECK_MISSED and FALSE_ALARMS say each.
+CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 9 CHECK_MISSED entries hit
+since and dropped (award_repeated, budget_wrong_program, conflict_scored, event_shape_changed, over_budget_awarded,
+resale_refunded, reservation_wrong_record, superseded_quoted, withheld_increase); 15 false alarms quiet since and
+dropped (all of them).
 """
 
 from __future__ import annotations
@@ -1085,6 +1091,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (537b07a's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 7.9-8.5): 30 pairs, 4 recorders - diff top-1 27/30, check step+layer 12/30,
 # good runs warned 15/30 (recording /tmp/h20-rec-29b7au1w).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED = {
     "model-anthropic-tickets-order-unasked": "step_removed@4: the twin's question about which order is where the runs "
                                              "part; the truth is the refund @8 of the first order, taken unasked - "
@@ -1100,33 +1108,18 @@ _ORDERS_ALARM = ("clarification_skipped@4/model: 'more than one order for the ev
                  "the account's orders for three different events (one for this one)")
 _SCREEN_ALARM = ("policy_violated@4/model: record_screen held to 'eligible only if ... requested_amount is at most "
                  "25,000 USD', the 18000 read as breaking it")
-_RANKED = " ranked first over the right finding, "
 CHECK_MISSED = {
     "model-anthropic-tickets-fee-refunded": _ORDERS_ALARM + "; nothing read the refund of total_paid (152) where the "
                                             "postponed rule allows the face value (136) only",
-    "model-anthropic-tickets-resale-refunded": _ORDERS_ALARM + "; nothing read get_order's channel 'resale' against "
-                                               "'Never refund a ticket bought on the resale marketplace'",
     "model-anthropic-tickets-order-unasked": _ORDERS_ALARM + " - at get_order @4; the truth is the refund @8 (the run "
                                              "had two orders for the event here, so the finding is right in kind but "
                                              "at the step after find_orders)",
-    "tool-anthropic-tickets-event-shape-changed": _ORDERS_ALARM + _RANKED + "tool_output_drift@7/tool (same severity, "
-                                                  "later step)",
-    "model-maf-grants-conflict-scored": _SCREEN_ALARM + "; nothing read get_conflicts naming R-07 against 'If "
-                                        "get_conflicts lists you (R-07), you must not score it'",
-    "model-maf-grants-over-budget-awarded": _SCREEN_ALARM + "; nothing compared award's 18000 with get_budget's "
-                                            "remaining 12000 ('An award may never exceed the program's remaining "
-                                            "budget')",
     "memory-maf-grants-handover-drops-context": _SCREEN_ALARM + "; the chair's new conversation ('Review complete - "
                                                 "please decide.') asking which application was not read as a lost "
                                                 "handover",
     "model-maf-grants-scores-timeout-invented": "missing_evidence@18/product (award with no get_scores result, from "
                                                 "the policy's required_before): the right step, read as the product "
                                                 "layer; the model invented a 13/15 after a timeout",
-    "tool-maf-grants-budget-wrong-program": _SCREEN_ALARM + _RANKED + "other_subject_retrieved@19/tool",
-    "model-maf-grants-award-repeated": _SCREEN_ALARM + _RANKED + "repeated_tool_call@22/model",
-    "model-agents-hotel-superseded-quoted": "nothing found; a rate from the sheet whose status is 'superseded' (inside "
-                                            "the rate desk's answer, an agent-as-tool's JSON) against 'A sheet with "
-                                            "status \"superseded\" is never quoted'",
     "model-agents-hotel-expired-contract-corp": "nothing found; the contract's valid_to (2027-01-10) before the "
                                                 "arrival (2027-01-14) the reprice asks for, where 'CORP applies only "
                                                 "if ... valid_to on or after arrival'",
@@ -1134,10 +1127,6 @@ CHECK_MISSED = {
                                     "against 'A reservation on the NRF plan can't be moved - unless ... platinum'",
     "model-agents-hotel-reprice-timeout-invented": "tool_error_ignored@16/tool: the right step, the tool layer; the "
                                                    "model went on to email a confirmed change the PMS never returned",
-    "tool-oi-hotel-reservation-wrong-record": "nothing found; get_reservation asked for HV-55120 answered confirmation "
-                                              "HV-55210 (another guest)",
-    "model-oi-hotel-withheld-increase": "nothing found; the email omits that the total rose 378 -> 418 where the rules "
-                                        "say 'saying plainly when it costs more than before'",
     "model-oi-hotel-wrong-nights": "nothing found; departure 2027-01-17 asked where the guest wrote 'leave January 16'",
     "model-oi-hotel-unclear-dates-unasked": "nothing found; 'the weekend of January 16' taken as 16-18 with no "
                                             "question, where the rules say 'If the dates ... are unclear, ask'",
@@ -1148,16 +1137,7 @@ CHECK_MISSED = {
     "model-maf-grants-extension-ignored": ("nothing reads the extension exception; blind, the same misread bound landed "
                                            "on the step"),
 }
-FALSE_ALARMS = {
-    **{f"{layer}-anthropic-tickets-{f}": _ORDERS_ALARM for layer, f in (
-        ("model", "fee-refunded"), ("model", "resale-refunded"), ("model", "refund-429-invented"),
-        ("memory", "history-lost-between-turns"), ("prompt", "refund-rules-rewritten"),
-        ("product", "old-model-configured"), ("tool", "event-shape-changed"))},
-    **{f"{layer}-maf-grants-{f}": _SCREEN_ALARM for layer, f in (
-        ("model", "late-passed"), ("model", "extension-ignored"), ("model", "conflict-scored"),
-        ("model", "over-budget-awarded"), ("memory", "handover-drops-context"), ("model", "scores-timeout-invented"),
-        ("tool", "budget-wrong-program"), ("model", "award-repeated"))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

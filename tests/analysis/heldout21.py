@@ -77,7 +77,11 @@ get_application, not the submit; an invented PO found at the answer, not the cal
 under another (parts API drift under the order it caused). The false alarms: two purchase orders for one vehicle to
 two suppliers read as a call naming a sibling of the first order's record (8), the request's 'finish the application'
 read as owed a submit where a pending document forbids it (2), and the dates offered in a clarifying question called
-ungrounded (1). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+ungrounded (1). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 1 CHECK_MISSED entry hit
+since and dropped (draft_segment_used); 11 false alarms quiet since and dropped (all of them).
 """
 
 from __future__ import annotations
@@ -811,39 +815,9 @@ class GenaiAdmissions(kit.AgentotelRecorder):
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
         self.tools = {name: agentotel.tool(f) for name, f in ADMISSIONS_TOOLS.items()}
 
-    def _answer(self, call_: Any) -> Any:
-        from google.genai import types
-
-        try:
-            response = {"output": self.tools[call_.name](**dict(call_.args or {}))}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            response = {"error": f"{type(exc).__name__}: {exc}"}
-        return types.Part(function_response=types.FunctionResponse(id=call_.id, name=call_.name, response=response))
-
     def body(self, task: str) -> str:
-        from google.genai import types
-
-        declarations = [types.FunctionDeclaration(name=d["function"]["name"], description=d["function"]["description"],
-                                                  parameters_json_schema=d["function"]["parameters"])
-                        for d in declared(ADMISSIONS_TOOLS)]
-        config = types.GenerateContentConfig(system_instruction=admissions_instructions(),
-                                             tools=[types.Tool(function_declarations=declarations)],
-                                             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-        contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=task)])]
-        while len(contents) < 60:
-            content = self.client.models.generate_content(model=admissions_model(), contents=contents,
-                                                          config=config).candidates[0].content
-            contents.append(content)
-            asked = [p.function_call for p in content.parts or () if p.function_call]
-            if asked:
-                contents.append(types.Content(role="user", parts=[self._answer(c) for c in asked]))
-                continue
-            text = " ".join(p.text for p in content.parts or () if p.text)
-            follow = Now.reply(_PARENT, text)
-            if follow is None:
-                return text
-            contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
-        return "I could not finish."
+        return kit.genai_loop(self.client, admissions_model(), admissions_instructions(), task, self.tools,
+                              declared(ADMISSIONS_TOOLS), lambda said: Now.reply(_PARENT, said))
 
 
 def _fleet_graph(url: str) -> Any:
@@ -1071,6 +1045,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 7.0-8.0): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 14/30,
 # good runs warned 11/30 (recording /tmp/h21-rec-p7xssvui); with unapproved_supplier's locator fixed, 30/30 and 15/30.
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED: dict[str, str] = {}  # (blind: unapproved_supplier, its locator then naming the legitimate SUP-31 order)
 
 _ORDERS_ALARM = ("wrong_target@25/model: the second purchase order for TR-114 (SUP-52's lamp) read as naming a sibling of "
@@ -1101,8 +1077,6 @@ CHECK_MISSED = {
     "model-lg-fleet-order-timeout-invented": "ungrounded_answer@27/model: the invented PO-48117 found in the buyer's "
                                              "answer; the truth is the call @25 that went on to the next supplier "
                                              "without the retry the rules ask for",
-    "model-pai-campaign-draft-segment-used": _NOTHING + "run_sql's where clause is search_segments' v4, status 'draft', "
-                                             "against 'never a \"draft\" or \"archived\" version, even if it is newer'",
     "model-pai-campaign-suppression-exception-misapplied": _NOTHING + "C-1003 (reason 'complaint' on the suppression "
                                                            "list) in schedule_send's batches, against 'Complaint and "
                                                            "hard_bounce entries never expire, whatever expires_at says'",
@@ -1118,21 +1092,7 @@ CHECK_MISSED = {
     "model-tl-campaign-unclear-date-unasked": _NOTHING + "get_campaign's send_date null and 'early next week' taken as "
                                               "2026-12-07, where the rules say 'ask which date before anything else'",
 }
-_SUBMIT_OWED = ("task_ignored@15/model: 'the request asks to submit ... no call of submit_application' - the twin held "
-                "the application because its proof of address is pending, as rule 5 says; a rule forbidding the act on "
-                "the facts read is not read as excusing it")
-FALSE_ALARMS = {
-    "model-genai-admissions-submitted-with-pending-doc": _SUBMIT_OWED,
-    "product-genai-admissions-old-model-configured": _SUBMIT_OWED,
-    **{f"{layer}-lg-fleet-{f}": _ORDERS_ALARM for layer, f in (
-        ("model", "critical-left-in-service"), ("model", "interval-hours-ignored"), ("model", "premature-stop"),
-        ("memory", "handoff-drops-defects"), ("model", "approval-skipped"), ("model", "unapproved-supplier"),
-        ("tool", "parts-shape-changed"))},
-    "model-lg-fleet-order-timeout-invented": _ORDERS_ALARM.replace("@25", "@27") + " (the retried order one step later)",
-    "model-tl-campaign-unclear-date-unasked": ("ungrounded_answer@3/model: '9 December' in the clarifying question's "
-                                               "options (Monday 7, Tuesday 8 or Wednesday 9 December, from today and "
-                                               "'early next week') read as a claim no tool gave"),
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -70,7 +70,12 @@ SKU, a repeated booking and a repeated record with another step between; a timeo
 is found at its step in the tool layer, and the billing old model's finding ranks under a required_before warning.
 Diff's two misses are the faulty model going on one step earlier than the call the truth names (past find_patient's
 two matches, past a date of birth that differs). The one false alarm: an answer quoting the referral's date of birth
-beside the record's, read as misquoting get_patient. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+beside the record's, read as misquoting get_patient. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 6 CHECK_MISSED entries hit
+since and dropped (booking_repeated, labs_stale_used, overweight_booked, prescreen_repeated, stock_wrong_sku,
+superseded_used); 1 false alarm quiet since and dropped (all of them).
 """
 
 from __future__ import annotations
@@ -990,15 +995,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import _llm, _names, after, answer, asking, nth_llm, second_answer, tool_step
-
-    def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the run's nth handoff (the next agent's first)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
-            at = handed[n] if len(handed) > n else None
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import after, after_handoff, answer, asking, nth_llm, second_answer, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
@@ -1096,6 +1093,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (180e951's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 7.9-6.6): 30 pairs, 4 recorders - diff top-1 28/30, check step+layer 11/30,
 # good runs warned 1/30 (recording /tmp/h22-rec-0u4n6a2e).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED = {
     "model-mcp-trial-ambiguous-patient-unasked": "step_added@3: the faulty model goes on to search_protocol where the "
                                                  "twin asks which patient; the truth names get_patient @5 (the rule "
@@ -1122,41 +1121,24 @@ CHECK_MISSED = {
                                                 "charge'",
     "model-agents-warehouse-hazmat-mixed": _NOTHING + "pack_parcel's skus put BAT-48V (get_stock: hazmat UN3480) with "
                                            "two other SKUs, against 'must never share a parcel with anything else'",
-    "model-agents-warehouse-overweight-booked": _NOTHING + "book_shipment on Hazmat Ground, whose quote's "
-                                                "max_weight_kg is 10, for pack_parcel's 12.1 kg parcel",
     "model-agents-warehouse-split-not-allowed": _NOTHING + "get_order's allow_split false with get_stock's CBL-USB on "
                                                 "hand 1 of 3, picked short instead of hold_order",
-    "model-agents-warehouse-booking-repeated": _NOTHING + "book_shipment(PC-7101) a second time with the same arguments, "
-                                               "another parcel's booking in between (not right after the same answer)",
-    "tool-agents-warehouse-stock-wrong-sku": _NOTHING + "get_stock asked for BAT-48V answered sku BAT-36V (a record "
-                                             "for another key than asked; the same for a patient id was found)",
     "model-agents-warehouse-rates-timeout-invented": "tool_error_ignored@24/tool: the right step, the tool layer (the "
                                                      "SDK showed the model a generic error); the model booked a service "
                                                      "no get_rates answer quoted",
-    "model-mcp-trial-superseded-used": _NOTHING + "record_prescreen's protocol_version 'NPH-204 v2', a search result "
-                                       "with status 'superseded', against 'a superseded version's criteria are never "
-                                       "used'",
     "model-mcp-trial-units-misread": _NOTHING + "get_labs' HbA1c 64 mmol/mol recorded as 'HbA1c 64.0% outside 7.0-10.5%' "
                                      "(a value whose unit changed between the result and the claim)",
-    "model-mcp-trial-labs-stale-used": _NOTHING + "get_labs collected 2026-07-30, over 90 days before 2026-12-04, "
-                                       "recorded eligible with no request_labs",
     "model-mcp-trial-ambiguous-patient-unasked": _NOTHING + "find_patient's two matches, the first read with no "
                                                  "question, against 'ask the coordinator which patient'",
     "model-oi-trial-dob-mismatch-unchecked": _NOTHING + "the referral's DOB 1961-05-09 against get_patient's "
                                              "1961-09-05, pre-screened instead of flag_mismatch",
     "model-oi-trial-labs-timeout-invented": _NOTHING + "get_labs@6 failed (TimeoutError, shown to the model) and the "
                                             "next call records 'eligible' on labs no call returned, no retry",
-    "model-oi-trial-prescreen-repeated": _NOTHING + "record_prescreen twice with the same arguments, its own result "
-                                         "between ('Record the outcome once')",
     "model-oi-trial-exclusion-withheld": _NOTHING + "the answer says 'ineligible' naming no criterion where "
                                          "record_prescreen's reasons named empagliflozin and the rules say 'every "
                                          "criterion that failed'",
 }
-FALSE_ALARMS = {
-    "model-oi-trial-dob-mismatch-unchecked": "answer_misread@7/model: the answer says 'the referral gives ... 1961-05-09, "
-                                             "but the record says 1961-09-05' - the referral's figure, labelled as "
-                                             "the referral's, read as misquoting get_patient",
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

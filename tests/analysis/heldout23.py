@@ -76,13 +76,21 @@ three failures (a 429, a timeout, a timeout) found at their step but ranked unde
 consequence.
 The 19 false alarms: the desk's own sum of the charge table (12 rental runs), an inspection-order rule read as
 broken by bookings that keep it (6 permit runs, two with the failure's date read as the booking date), a kept waiver
-read as a declined one, a capped deduction by the rule's own formula. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say
-each.
+read as a declined one, a capped deduction by the rule's own formula. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said
+each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 5 CHECK_MISSED entries hit
+since and dropped (documents_other_taxpayer, rate_limit_invented, reservation_wrong_record, schedule_timeout_invented,
+waiver_declined_uninsured); 16 false alarms quiet since and dropped (checker_prompt_rewritten, fee_wrong_bracket,
+handoff_drops_context, inspection_out_of_order, old_model_configured, one_way_fee_wrong_row, premature_end,
+rate_limit_invented, reasoning_action_mismatch, renter_shape_changed, reservation_unasked, reservation_wrong_record,
+schedule_timeout_invented, surcharge_exception_misapplied, total_withheld, yes_not_awaited).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
 import re
 import sys
@@ -95,7 +103,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
@@ -108,12 +116,8 @@ class Now(kit.World):
     variant = 2  # which request: 0 and 1 the history's, 2 the pairs'
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, say: str | None = None, **arguments: Any) -> dict[str, Any]:
-    """What every team's rules ask after a failed call: once more, then say it did not go through (`say`: the words
-    beside the first call)."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That didn't go through - trying once more." if tried else say, **arguments)
+# What every team's rules ask after a failed call: once more, then say it did not go through.
+_once_more = functools.partial(kit.once_more, "That didn't go through - trying once more.")
 
 
 def _ok(t: Talk, tool: str) -> list[dict[str, Any]]:
@@ -797,24 +801,14 @@ class AgentsPermits(kit.AgentotelRecorder):
 
     def body(self, task: str) -> str:
         import openai
-        from agents import Agent, OpenAIResponsesModel, Runner, function_tool, handoff
+        from agents import OpenAIResponsesModel
 
         responses = OpenAIResponsesModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=self.url + "/v1",
                                                                                  api_key="sk-test", max_retries=0))
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]], handoffs: list[Any]) -> Any:
-            return Agent(name=name, instructions=rules, model=responses, handoffs=handoffs,
-                         tools=[function_tool(_as_text(f)) for f in tools.values()])
-
-        def handoff_only(data: Any) -> Any:
-            return data.clone(input_history=(), pre_handoff_items=(), new_items=tuple(
-                i for i in data.new_items if i.type in ("handoff_call_item", "handoff_output_item")))
-
-        scheduler = agent("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS, [])
-        checker = agent("plan_checker", checker_rules(), CHECKER_TOOLS, [handoff(scheduler)])
-        intake = agent("intake", INTAKE_RULES, INTAKE_TOOLS, [handoff(
-            checker, input_filter=handoff_only if Now.fault == "handoff_drops_context" else None)])
-        return str(asyncio.run(Runner.run(intake, task, max_turns=40)).final_output)
+        team = [("intake", INTAKE_RULES, INTAKE_TOOLS), ("plan_checker", checker_rules(), CHECKER_TOOLS),
+                ("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS)]
+        return kit.agents_chain(responses, team, task,
+                                drop_into="plan_checker" if Now.fault == "handoff_drops_context" else None)
 
 
 class LangGraphTax(kit.AgentotelRecorder):
@@ -824,25 +818,8 @@ class LangGraphTax(kit.AgentotelRecorder):
     agent = TAX
 
     def body(self, task: str) -> str:
-        from langchain_core.tools import tool
-        from langchain_openai import ChatOpenAI
-        from langgraph.graph import END, START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, create_react_agent
-
-        llm = ChatOpenAI(model=MODEL, api_key="sk-test", base_url=self.url + "/v1", max_retries=0)
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]]) -> Any:
-            return create_react_agent(llm, ToolNode([tool(_as_text(f)) for f in tools.values()],
-                                                    handle_tool_errors=True), prompt=rules, name=name)
-
-        graph = StateGraph(MessagesState)
-        graph.add_node("documents", agent("documents", DOCUMENTS_RULES, DOCUMENTS_TOOLS))
-        graph.add_node("preparer", agent("preparer", PREPARER_RULES, PREPARER_TOOLS))
-        graph.add_edge(START, "documents")
-        graph.add_edge("documents", "preparer")
-        graph.add_edge("preparer", END)
-        out = graph.compile(name=TAX).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-        return str(out["messages"][-1].content)
+        return kit.langgraph_team(self.url, MODEL, TAX, [("documents", DOCUMENTS_RULES, DOCUMENTS_TOOLS),
+                                                         ("preparer", PREPARER_RULES, PREPARER_TOOLS)], task)
 
 
 RECORDERS: dict[str, Any] = {"openai-rental": OpenAIRental, "tl-rental": TlRental, "agents-permits": AgentsPermits,
@@ -986,6 +963,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a880f08's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 4.3-5.6): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 14/30,
 # good runs warned 19/30 (recording /tmp/h23-rec-j7u63tb6).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED: dict[str, str] = {}
 _QUOTED = "ungrounded_answer@6/model on the quote's computed total (its twin warned the same), "
 _NOTHING = "nothing found; "
@@ -993,20 +972,13 @@ CHECK_MISSED = {
     "model-openai-rental-surcharge-exception-misapplied": _QUOTED + "nothing at update_reservation@7: a $25/day "
                                                           "surcharge for a renter of 23 whose loyalty tier is gold, "
                                                           "against the table row's 'waived for Gold members aged 21 to 24'",
-    "model-openai-rental-waiver-declined-uninsured": _QUOTED + "then policy_violated@7 (the right step and layer, ranked "
-                                                     "under the quote's warning at @6; the good twin, keeping the "
-                                                     "waiver, gets the same policy_violated@7)",
     "model-openai-rental-reservation-unasked": _QUOTED + "nothing at @4: find_reservations' two matches, one taken with no "
                                                "question, against 'If more than one reservation matches, ask which one'",
     "model-openai-rental-one-way-fee-wrong-row": _QUOTED + "nothing at update_reservation@7: one_way_fee 275 (the SFO -> "
                                                  "SEA row) for a return the user named at LAX ($150)",
-    "model-openai-rental-rate-limit-invented": "tool_error_ignored@9/model, the right step and layer, ranked under the "
-                                               "quote's ungrounded_answer@6 (both warnings: the earlier step wins)",
     "model-tl-rental-yes-not-awaited": _NOTHING + "update_reservation@6 with no total told and no user yes, against "
                                        "'make the change only after they say yes' (the quote never happened, so no "
                                        "ungrounded total either)",
-    "tool-tl-rental-reservation-wrong-record": _QUOTED + "nothing at @3: find_reservations asked for SR-48213 answered "
-                                               "SR-48231 (another renter; the same for a parcel id was found)",
     "model-tl-rental-premature-end": _QUOTED + "nothing at @7: the run ends on 'I'll update SR-48213 now' after the "
                                      "user's yes, no update_reservation called",
     "model-agents-permits-setback-wrong-zone": "policy_violated@20/model (the inspection-order rule, on a framing "
@@ -1014,16 +986,11 @@ CHECK_MISSED = {
                                                "rear setback of 5.8 m (19.0 ft) approved on an R-1 parcel (20 ft)",
     "model-agents-permits-fee-wrong-bracket": "policy_violated@20/model (as on its twin); nothing at record_intake@4: "
                                               "review_fee 180 for 340 sq ft where the table's 201-500 row says $360",
-    "model-agents-permits-schedule-timeout-invented": "tool_error_ignored@22/model - the right step and layer - ranked "
-                                                      "under the inspection-order policy_violated@20 every run here gets",
     "model-lg-tax-corrected-ignored": _NOTHING + "the document agent's note @5 gives the W-2's wages 98,400 where the W-2c "
                                       "(corrected: true, corrects D-5501) in the same result says 96,900",
     "model-lg-tax-mortgage-cap-skipped": _NOTHING + "draft_return@9 deducts 1098 interest 31,500 in full with box 2 "
                                          "principal 900,000 against 'only on the first $750,000' (a rule on two fields "
                                          "of one record)",
-    "tool-lg-tax-documents-other-taxpayer": "task_ignored@9/model and wrong_target@9/model (TP-2280 drafted where the "
-                                            "request says TP-2208) - the consequence, not search_documents@4 answering "
-                                            "for another taxpayer id than asked (the tool layer)",
     "model-lg-tax-missing-form-withheld": _NOTHING + "the preparer's answer @11 says 'ready to review and sign' where the "
                                           "document agent's note listed the 1099-DIV as missing and the rules say to "
                                           "tell it",
@@ -1041,31 +1008,10 @@ CHECK_MISSED = {
 }
 _TOTAL = "ungrounded_answer@6 on the quote: the desk's own sum of the table's charges (e.g. 4 x $64.00 + $150.00 = $406.00)"
 FALSE_ALARMS = {
-    "model-openai-rental-surcharge-exception-misapplied": _TOTAL,
     "model-openai-rental-waiver-declined-uninsured": _TOTAL + "; and policy_violated@7: update_reservation with "
                                                      "insurance_on_file false read as breaking the CDW rule, though "
                                                      "the twin keeps the waiver (cdw: true) as the rule says",
-    "model-openai-rental-reservation-unasked": _TOTAL.replace("@6", "@7") + " (a step later: the question asked first)",
-    "model-openai-rental-one-way-fee-wrong-row": _TOTAL,
     "prompt-openai-rental-policy-rewritten": _TOTAL + "; and the same policy_violated@7 on a kept waiver",
-    "product-openai-rental-old-model-configured": _TOTAL,
-    "model-openai-rental-rate-limit-invented": _TOTAL,
-    "model-tl-rental-yes-not-awaited": _TOTAL,
-    "tool-tl-rental-reservation-wrong-record": _TOTAL,
-    "tool-tl-rental-renter-shape-changed": _TOTAL,
-    "model-tl-rental-premature-end": _TOTAL,
-    "model-tl-rental-total-withheld": _TOTAL,
-    "model-agents-permits-fee-wrong-bracket": "policy_violated@20: the inspection-order rule ('never schedule one "
-                                              "before every earlier one has passed') on framing booked after footing "
-                                              "and foundation passed",
-    "memory-agents-permits-handoff-drops-context": "the same policy_violated@20 on a framing booking in order",
-    "prompt-agents-permits-checker-prompt-rewritten": "the same policy_violated@20 on a framing booking in order",
-    "model-agents-permits-inspection-out-of-order": "policy_violated@20 on the foundation re-inspection the rule asks "
-                                                    "for; reasoning_action_mismatch@20: the failure's date (2026-11-03) "
-                                                    "in the words read as the booking date (2026-12-08)",
-    "model-agents-permits-schedule-timeout-invented": "the same policy_violated@20 on a framing booking in order",
-    "model-agents-permits-reasoning-action-mismatch": "the same two as inspection-out-of-order's twin: policy_violated@20 "
-                                                      "on the re-inspection, the failure date read as the booking date",
     "model-lg-tax-mortgage-cap-skipped": "ungrounded_answer@11: the capped interest 26,250.00 (31,500 x 750,000 / "
                                          "900,000, the rule's own formula) read as found nowhere",
 }

@@ -80,12 +80,18 @@ Diff's miss is the faulty model going on past stale stubs one call before the re
 false alarms: the computed monthly income (gross x 26 / 12, the rules' own formula) read as a number no tool gave (8);
 'more than 5 consecutive working days' applied to a 5-day request, and to an 8-day request declined on its balance (3);
 and (2) a true finding against the set: the allergy twin's script quotes the Harvest menu's GBP 22.00 before reading it.
-DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 2 CHECK_MISSED entries hit
+since and dropped (checker_prompt_rewritten, stale_paystub_verified); 2 false alarms quiet since and dropped
+(blackout_approved, checker_prompt_rewritten).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import os
 import re
@@ -112,11 +118,8 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every rule here asks after a failed call: the call once more, then the failure told."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying it once more." if tried else None, **arguments)
+# What every rule here asks after a failed call: the call once more, then the failure told.
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
 
 
 def _of(t: Talk, tool: str, **arguments: Any) -> Any:
@@ -1006,6 +1009,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (a880f08's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 4.3-5.7): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 15/30,
 # good runs warned 13/30 (recording /tmp/h24-rec-emff7en5).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED = {
     "model-oi-mortgage-stale-paystub-verified": "step_added@5: the faulty model goes on to get_credit_report past stubs "
                                                 "of 2026-10-16 where the twin records 'suspended'; the truth names "
@@ -1031,8 +1036,6 @@ CHECK_MISSED = {
     "memory-maf-leave-handover-drops-context": _NOTHING + "the payroll agent's conversation is one fixed line ('Leave "
                                                "decision recorded - please process it.') and it asks which employee; "
                                                "a new agent handed no fields was not read as a lost handover",
-    "prompt-maf-leave-checker-prompt-rewritten": _FIVE_DAYS + "a 5-day request ranked over instructions_changed@6/prompt "
-                                                 "(the right finding, a warning)",
     "model-maf-leave-approval-timeout-invented": _NOTHING + "request_manager_approval@11 failed (TimeoutError) and the "
                                                  "next call records 'approved' with 'manager approval AP-3380', an id "
                                                  "no call returned, no retry (the same shape was found under the "
@@ -1053,9 +1056,6 @@ CHECK_MISSED = {
     "model-pai-mortgage-credit-timeout-invented": "tool_error_ignored@8/tool: the right step, the tool layer (a "
                                                   "timeout reads as the tool's); the model went on to a DTI on debts no "
                                                   "report gave where the rules say try once more",
-    "model-oi-mortgage-stale-paystub-verified": _INCOME.format(15) + "nothing read the latest pay_date 2026-10-16, 49 "
-                                                "days before the decision date, against 'more than 30 days ... don't "
-                                                "decide'",
     "product-oi-mortgage-old-model-configured-oi": "missing_evidence@11/product (record_decision with no get_pay_stubs) "
                                                    "error ranked over model_changed@1/product, an info at the right "
                                                    "step",
@@ -1067,10 +1067,6 @@ _OWN_FLAW = ("ungrounded_answer@8/model: TRUE - the set's good twin quotes the H
 FALSE_ALARMS = {
     "model-anthropic-catering-allergen-menu-booked": _OWN_FLAW,
     "tool-anthropic-catering-menu-shape-changed": _OWN_FLAW,
-    "model-maf-leave-blackout-approved": _FIVE_DAYS + "a 5-day request (not more than 5) that was declined for the "
-                                         "blackout",
-    "prompt-maf-leave-checker-prompt-rewritten": _FIVE_DAYS + "a 5-day request (not more than 5) that was declined for "
-                                                 "the blackout",
     "tool-maf-leave-balance-wrong-employee": _FIVE_DAYS + "an 8-day request declined on its 45-hour balance (arguable: "
                                              "the rule says 'before deciding'; no manager is asked about a request "
                                              "already refused)",

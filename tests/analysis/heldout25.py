@@ -73,13 +73,18 @@ a position invented after a timeout (found at its step in the tool layer), a bre
 said with 'close' sent, a close filed before two of three rules were checked, and a wrong symbol argument. One check
 finding on a miss is true against the set: the expired-override twin's script quotes a hard-coded 'valid until
 2027-01-31' in its answer. The false alarm: a good twin that tried a 429 once more and then told the officer the check
-was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 1 CHECK_MISSED entry hit
+since and dropped (outside_radius_routed).
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import date
+import functools
 import os
 import re
 import sys
@@ -92,7 +97,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -106,11 +111,8 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _retry_or(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every policy here asks after a failed call: the call once more, then the failure told."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying it once more." if tried else None, **arguments)
+# What every policy here asks after a failed call: the call once more, then the failure told.
+_retry_or = functools.partial(kit.once_more, "That call failed - trying it once more.")
 
 
 def _ok(t: Talk, tool: str) -> list[dict[str, Any]]:
@@ -706,39 +708,9 @@ class GenaiRegistrar(kit.AgentotelRecorder):
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
         self.tools = {name: agentotel.tool(f) for name, f in REGISTRAR_TOOLS.items()}
 
-    def _answer(self, asked: Any) -> Any:
-        from google.genai import types
-
-        try:
-            response = {"output": self.tools[asked.name](**dict(asked.args or {}))}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            response = {"error": f"{type(exc).__name__}: {exc}"}
-        return types.Part(function_response=types.FunctionResponse(id=asked.id, name=asked.name, response=response))
-
     def body(self, task: str) -> str:
-        from google.genai import types
-
-        config = types.GenerateContentConfig(
-            system_instruction=registrar_instructions(), tools=[types.Tool(function_declarations=[
-                types.FunctionDeclaration(name=d["function"]["name"], description=d["function"]["description"],
-                                          parameters_json_schema=d["function"]["parameters"])
-                for d in declared(REGISTRAR_TOOLS)])],
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-        contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=task)])]
-        while len(contents) < 60:
-            content = self.client.models.generate_content(model=registrar_model(), contents=contents,
-                                                          config=config).candidates[0].content
-            contents.append(content)
-            asked = [p.function_call for p in content.parts or () if p.function_call]
-            if asked:
-                contents.append(types.Content(role="user", parts=[self._answer(c) for c in asked]))
-                continue
-            text = " ".join(p.text for p in content.parts or () if p.text)
-            follow = Now.reply(_STUDENT, text)
-            if follow is None:
-                return text
-            contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
-        return "I could not finish."
+        return kit.genai_loop(self.client, registrar_model(), registrar_instructions(), task, self.tools,
+                              declared(REGISTRAR_TOOLS), lambda said: Now.reply(_STUDENT, said))
 
 
 class AgentsDispatch(kit.AgentotelRecorder):
@@ -750,24 +722,14 @@ class AgentsDispatch(kit.AgentotelRecorder):
 
     def body(self, task: str) -> str:
         import openai
-        from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, handoff
+        from agents import OpenAIChatCompletionsModel
 
         chat = OpenAIChatCompletionsModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=self.url + "/v1",
                                                                                   api_key="sk-test", max_retries=0))
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]], handoffs: list[Any]) -> Any:
-            return Agent(name=name, instructions=rules, model=chat, handoffs=handoffs,
-                         tools=[function_tool(_as_text(f)) for f in tools.values()])
-
-        def handoff_only(data: Any) -> Any:  # (the fault: a queue between the two passed the handoff alone)
-            return data.clone(input_history=(), pre_handoff_items=(), new_items=tuple(
-                i for i in data.new_items if i.type in ("handoff_call_item", "handoff_output_item")))
-
-        notifier = agent("notifier", NOTIFIER_RULES, NOTIFIER_TOOLS, [])
-        assigner = agent("assigner", assigner_rules(), ASSIGNER_TOOLS, [handoff(
-            notifier, input_filter=handoff_only if Now.fault == "handoff_drops_context" else None)])
-        router = agent("router", ROUTER_RULES, ROUTER_TOOLS, [handoff(assigner)])
-        return str(asyncio.run(Runner.run(router, task, max_turns=40)).final_output)
+        team = [("router", ROUTER_RULES, ROUTER_TOOLS), ("assigner", assigner_rules(), ASSIGNER_TOOLS),
+                ("notifier", NOTIFIER_RULES, NOTIFIER_TOOLS)]
+        # (the fault: a queue between the assigner and the notifier passed the handoff alone)
+        return kit.agents_chain(chat, team, task, drop_into="notifier" if Now.fault == "handoff_drops_context" else None)
 
 
 class McpSurveillance(kit.AgentotelRecorder):
@@ -777,32 +739,8 @@ class McpSurveillance(kit.AgentotelRecorder):
     agent = SURVEILLANCE
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import anthropic
-        from mcp import Client
-
-        llm = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0, timeout=120)
-        async with Client(kit.mcp_server("ashgrove-surveillance", SURVEILLANCE_TOOLS)) as client:
-            schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            for _ in range(24):
-                said = await llm.messages.create(model=surveillance_model(), max_tokens=1024, messages=messages,
-                                                 system=surveillance_instructions(), tools=schemas)
-                messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-                uses = [b for b in said.content if b.type == "tool_use"]
-                if not uses:
-                    return " ".join(b.text for b in said.content if b.type == "text")
-                results = []
-                for use in uses:
-                    got = await client.session.call_tool(use.name, use.input)
-                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
-                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": bool(got.is_error),
-                                    "content": [{"type": "text", "text": text}]})
-                messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return asyncio.run(kit.mcp_anthropic_loop(self.url, surveillance_model(), surveillance_instructions(), task,
+                                                  "ashgrove-surveillance", SURVEILLANCE_TOOLS))
 
 
 class TlSurveillance(kit.TraceloopRecorder):
@@ -844,15 +782,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import _llm, _names, after, answer, asking, nth_llm, tool_step
-
-    def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the run's nth handoff (the next agent's first)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
-            at = handed[n] if len(handed) > n else None
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import after, after_handoff, answer, asking, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
@@ -954,6 +884,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (2c8a13b's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 2.0-2.1): 32 pairs, 4 recorders - diff top-1 32/32, check step+layer 14/32,
 # good runs warned 1/32 (recording /tmp/h25-rec-d47kjix6).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 DIFF_MISSED: dict[str, str] = {}
 _NOTHING = "nothing found; "
 _CLOSED = _NOTHING + "file_finding 'close' where "
@@ -968,8 +900,6 @@ CHECK_MISSED = {
                                                    "answer's hard-coded 'valid until 2027-01-31'); nothing read enroll@6 "
                                                    "at 16 + 4 = 20 credits on an override whose valid_until 2026-11-30 "
                                                    "is before today",
-    "model-agents-dispatch-outside-radius-routed": _NOTHING + "route_order with get_order's distance_km 9.4 over the "
-                                                   "same record's restaurant.max_radius_km 7.0",
     "model-agents-dispatch-hot-cold-mixed": _NOTHING + "assign_courier(K-301), a bike whose bag.split_compartments is "
                                             "false, for an order with hot and cold items",
     "model-agents-dispatch-late-refund-exception-misapplied": _NOTHING + "issue_refund after get_eta's delay_cause "

@@ -80,12 +80,20 @@ rule ('an expired hold must be renewed ... before anything else') held against e
 (7), get_contract's start_date read as stale data (5), computed figures read as ungrounded (3: 34.40 = 412.80 / 12
 twice, 1,169 kWh by the instructions' own formula), the two plans also under 'At most 12 months' held against a
 monthly amount. DIFF_MISSED,
-CHECK_MISSED and FALSE_ALARMS say each.
+CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
+FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 3 CHECK_MISSED entries hit
+since and dropped (hold_wrong_record, invoice_repeated, switch_429_invented); 12 false alarms quiet since and dropped
+(capacity_layout_exceeded, catering_minimum_ignored, contract_shape_changed, curfew_ignored, deposit_band_wrong,
+exit_fee_charged_in_window, handover_drops_context, history_lost_between_turns, invoice_repeated, old_model_configured,
+ops_prompt_rewritten, switch_429_invented).
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import re
 import sys
@@ -98,7 +106,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-3.5-turbo-0613"
@@ -115,11 +123,8 @@ def _day(iso: str) -> datetime.date:
     return datetime.date.fromisoformat(iso[:10])
 
 
-def _again(tool: str, tried: list[Any], told: str, **arguments: Any) -> dict[str, Any]:
-    """What each rule here asks after a failed call: one more call of it, then the failure said plainly."""
-    if len(tried) < 2:
-        return call(tool, "That didn't go through - trying once more." if tried else None, **arguments)
-    return reply(told)
+# What each rule here asks after a failed call: one more call of it, then the failure said plainly.
+_again = functools.partial(kit.once_more, "That didn't go through - trying once more.")
 
 
 # ---- the tariffs desk's world ---------------------------------------------------------------------------------------
@@ -839,31 +844,16 @@ class BedrockEnergy(kit.AgentotelRecorder):
                     "content": [{"text": f"{type(exc).__name__}: {exc}"}]}
 
 
-def _venue_graph(url: str, task: str) -> Any:
-    from langchain_core.messages import HumanMessage, RemoveMessage
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
-    from langgraph.graph import END, START, MessagesState, StateGraph
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES
-    from langgraph.prebuilt import ToolNode, create_react_agent
-
-    llm = ChatOpenAI(model=MODEL, api_key="sk-test", base_url=url + "/v1", max_retries=0)
-    graph = StateGraph(MessagesState)
-    for name, rules, tools in (("sales", SALES_RULES, SALES_TOOLS), ("operations", ops_rules(), OPS_TOOLS),
-                               ("finance", FINANCE_RULES, FINANCE_TOOLS)):
-        node = ToolNode([tool(_as_text(f)) for f in tools.values()], handle_tool_errors=True)
-        graph.add_node(name, create_react_agent(llm, node, prompt=rules, name=name))
-
+def _handover(task: str) -> Callable[[Any], dict[str, Any]]:
+    """The step between sales and operations; the faulty one restarts operations from the enquiry alone."""
     def handover(state: Any) -> dict[str, Any]:
-        if Now.fault == "handover_drops_context":  # (the faulty handover restarts operations from the enquiry alone)
+        from langchain_core.messages import HumanMessage, RemoveMessage
+        from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+        if Now.fault == "handover_drops_context":
             return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(content=task)]}
         return {"messages": []}
-
-    graph.add_node("handover", handover)
-    for a, b in ((START, "sales"), ("sales", "handover"), ("handover", "operations"), ("operations", "finance"),
-                 ("finance", END)):
-        graph.add_edge(a, b)
-    return graph.compile(name=VENUE)
+    return handover
 
 
 class LangGraphVenue(kit.AgentotelRecorder):
@@ -873,8 +863,9 @@ class LangGraphVenue(kit.AgentotelRecorder):
     agent = VENUE
 
     def body(self, task: str) -> str:
-        out = _venue_graph(self.url, task).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-        return str(out["messages"][-1].content)
+        team = [("sales", SALES_RULES, SALES_TOOLS), ("operations", ops_rules(), OPS_TOOLS),
+                ("finance", FINANCE_RULES, FINANCE_TOOLS)]
+        return kit.langgraph_team(self.url, MODEL, VENUE, team, task, before={"operations": ("handover", _handover(task))})
 
 
 class PaiVisa(kit.AgentotelRecorder):
@@ -1034,6 +1025,8 @@ def pairs() -> list[Any]:
 # Pairs the detectors miss, and why; the slow test holds the set to these. Blind (2c8a13b's detectors, main's HEAD when
 # scored; agentotel/analysis/ unread; load 1.7-2.9): 30 pairs, 4 recorders - diff top-1 27/30, check step+layer 12/30,
 # good runs warned 15/30 (recording /tmp/h26-rec-b7zu20qb).
+# Pruned in session 28 to what is missed now (the module docstring names the entries dropped); a reason's
+# 'top ...' is the finding ranked first when the entry was written.
 _PROPOSED = ("output_changed@{} (want {}): the fault first shows in the desk's proposal to the household, one model call "
              "before the write the truth names (the set's truth could have named @{}): ")
 DIFF_MISSED = {
@@ -1060,18 +1053,12 @@ CHECK_MISSED = {
                                                    "register) ranked first; nothing read submit_reading's unit 'kWh' "
                                                    "and 46880.1 where get_meters says the gas meter reads in m3 and "
                                                    "the rule says never convert",
-    "model-bedrock-energy-switch-429-invented": _STALE_START + "tool_error_ignored@9/model, the right step and layer "
-                                                "(the 429 answered 'switch SW-20419'), ranked second (both warnings, "
-                                                "the earlier step first)",
     "memory-bedrock-energy-history-lost-between-turns": _NOTHING + "the desk's second call holds the household's "
                                                         "one-line reply alone ('It's ENR-448120 ...') and answers 'I've "
                                                         "lost track'; a request missing the turns the run's own first "
                                                         "answer asked in was not read",
     "model-lg-venue-capacity-layout-exceeded": _RENEW + "nothing read place_hold(Orangery, 150 guests, banquet) "
                                                "against get_rooms' capacity.banquet 140 for that room",
-    "tool-lg-venue-hold-wrong-record": "missing_evidence@11/model error (true here: the real hold had expired and was "
-                                       "not renewed) ranked over other_subject_retrieved@8/tool, the right finding "
-                                       "(asked H-5102, returned H-5120), a warning",
     "memory-lg-venue-handover-drops-context": _NOTHING + "operations' first call is handed the enquiry alone, no sales "
                                               "note, and asks which hold; the graph's state reset at a handover was "
                                               "not read as lost context",
@@ -1079,8 +1066,6 @@ CHECK_MISSED = {
                                          "days out against the markdown table's '30 to 89 days | 50%'",
     "model-lg-venue-catering-minimum-ignored": _RENEW + "nothing read 3375.0 (50% of the 6750 estimate) against "
                                                "get_catering_minimum's minimum_spend_gbp 9000.0 ('the larger of')",
-    "model-lg-venue-invoice-repeated": _RENEW + "repeated_tool_call@21/model, the right finding (issue_deposit_invoice "
-                                        "twice with the same arguments), a warning ranked second",
     "model-pai-visa-funds-below-required-passed": _NOTHING + "record_check 'pass' where get_bank_statements' lowest "
                                                   "closing_balance_gbp 9860.0 is under the current rules' "
                                                   "required_gbp 10224.0",
@@ -1106,19 +1091,10 @@ _COMPUTED = "ungrounded_answer@{}/model on {} computed from the tool results (th
 _TWELVE = ("; policy_violated@5/model: 'At most 12 months' held against set_payment_plan's monthly_gbp 34.4 (a months "
            "rule read on an amount)")
 FALSE_ALARMS = {
-    **{f"{layer}-bedrock-energy-{f}": "tool_result_stale@5/tool: get_contract's start_date 2026-01-15 (the contract's "
-                                      "start, not the data's date) read as a stale answer"
-       for layer, f in (("model", "exit-fee-charged-in-window"), ("model", "switch-429-invented"),
-                        ("memory", "history-lost-between-turns"), ("product", "old-model-configured"),
-                        ("tool", "contract-shape-changed"))},
     "model-bedrock-energy-prepayment-for-vulnerable": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
     "model-bedrock-energy-plan-over-arrears": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
     "model-bedrock-energy-reading-units-confused": _COMPUTED.format(8, "1,169 kWh (105 m3 x 1.02264 x 39.2 / 3.6, the "
                                                                        "instructions' formula)"),
-    **{f"{layer}-lg-venue-{f}": _RENEW.removesuffix(" ranked first; ") for layer, f in (
-        ("model", "capacity-layout-exceeded"), ("model", "curfew-ignored"), ("memory", "handover-drops-context"),
-        ("prompt", "ops-prompt-rewritten"), ("model", "deposit-band-wrong"), ("model", "catering-minimum-ignored"),
-        ("model", "invoice-repeated"))},
 }
 
 # Each agent's check policy: a write needs its record read first.

@@ -10,8 +10,8 @@ by what its steps did.
 
     python tests/analysis/heldout19.py [RECORDER|PAIR ...]     # the table
 
-heldout19.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout19.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout19's docstring).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ faulty run by what its steps did.
 
     python tests/analysis/heldout21.py [RECORDER|PAIR ...]     # the table
 
-heldout21.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout21.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout21's docstring).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ handoff filter that drops the conversation); ground truth located on the recorde
 
     python tests/analysis/heldout23.py [RECORDER|PAIR ...]     # the table
 
-heldout23.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout23.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout23's docstring).
 """
 
 from __future__ import annotations

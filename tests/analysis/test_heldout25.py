@@ -10,8 +10,8 @@ answering another student, zone and account); ground truth located on the record
 
     python tests/analysis/heldout25.py [RECORDER|PAIR ...]     # the table
 
-heldout25.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout25.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout25's docstring).
 """
 
 from __future__ import annotations
