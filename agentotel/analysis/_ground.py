@@ -288,6 +288,19 @@ def _shares(numbers: list[float], sources: str) -> set[float]:
     return {n * f for n in numbers[:_MAX_NUMBERS] for s in shares for f in (s, 1 - s)}
 
 
+# A factor the sources write as a formula: "biweekly gross x 26 / 12", "weekly pay * 52 / 12".
+_WRITTEN_FACTOR = re.compile(r"[x×*]\s*(\d+(?:\.\d+)?)\s*[/÷]\s*(\d+(?:\.\d+)?)")
+
+
+def _by_written_factor(numbers: list[float], sources: str) -> set[float]:
+    """Each number of the results times a factor a formula of the sources writes (5192.31 x 26 / 12 = 11,250.00),
+    and the mean of two of them so scaled (two pay stubs' gross, averaged, then annualised and made monthly)."""
+    factors = {a / b for x, y in _WRITTEN_FACTOR.findall(sources)[:10] if (a := float(x)) and (b := float(y))}
+    out = {n * f for n in numbers[:_MAX_NUMBERS] for f in factors}
+    out |= {(a + b) / 2 * f for a, b in itertools.combinations(numbers[:_MAX_NUMBERS], 2) for f in factors}
+    return out
+
+
 # A field in a minor unit (net_cents 1973657, latency_ms 5120, fee_bps 25): the figure in the major unit is read out.
 _MINOR_KEY = re.compile(r"(?:^|_)(cents?|pence|minor|ct|ms|millis|bps)$", re.I)
 _MINOR = {"cent": 100, "cents": 100, "pence": 100, "minor": 100, "ct": 100, "ms": 1000, "millis": 1000, "bps": 100}
@@ -388,6 +401,9 @@ def _ahead(date: tuple[int | None, int, int], day: dt.date) -> bool:
     return False
 
 
+_TIMES_PREFIX = re.compile(r"(?<![\w-])[x×](?=\d+(?:\.\d+)?(?![\w-]))", re.I)
+
+
 def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today: Any = None) -> list[str]:
     """The ids, numbers, dates, URLs and e-mail addresses of `answer` that `sources` neither contains nor
     trivially gives (`outputs`: the tool results as data, for counts and totals; `today`: when the run
@@ -439,6 +455,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             if not set(_times(match)) & worked_out:
                 missing.append(match.group(0).strip())
     rest = _TIME.sub(" ", rest)
+    rest = _TIMES_PREFIX.sub(" ", rest)  # a count written "x130" (PLB-12 x130) is the number 130, no id
     for token in _ID.findall(rest):
         if not _UNIT.match(token) and token.lower() not in haystack:
             missing.append(token)
@@ -470,16 +487,55 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
         known |= _worked_in_answer(answer, stated | known)
-        known |= _shares(numbers, haystack) | _minor_units(outputs)
+        known |= _shares(numbers, haystack) | _minor_units(outputs) | _by_written_factor(numbers, haystack)
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
         # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
         plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(
             c[3] for c in candidates) else known
-        for token, value, tolerance, percent in candidates:
-            pool = plain if percent else known
-            if not _matches(value, tolerance, pool) and not _matches(value / 100, tolerance / 100, pool):
-                missing.append(token.strip())
+        unmatched = [(token, value, tolerance, percent) for token, value, tolerance, percent in candidates
+                     if not _matches(value, tolerance, plain if percent else known) and not _matches(value / 100, tolerance / 100, plain if percent else known)]
+        if unmatched:
+            # (a percentage is a measure or a rate, no line of a quote; a small figure is a sum of anything)
+            worked = [(token, value, tolerance) for token, value, tolerance, percent in unmatched if not percent and value > _SMALL]
+            left = set(_worked_through(worked, [value for _t, value, tolerance, _p in candidates if _matches(value, tolerance, known)],
+                                       sorted(stated | set(numbers))))
+            unmatched = [u for u in unmatched if u[3] or u[1] <= _SMALL or u[:3] in left]
+        missing += [token.strip() for token, _v, _t, _p in unmatched]
     return list(dict.fromkeys(missing))
+
+
+def _one_step(a: float, b: float) -> tuple[float, ...]:
+    """What one step of a quote's arithmetic makes of a figure and a number: a small number only scales it (3 floors
+    x 35) or is a rate (1.5% of it) - added, any figure is a sum of two."""
+    if b > _SMALL:
+        return (a * b, a + b, a - b, b - a, a * b / 100, a / b)
+    return (a * b / 100, a * b, a / b) if b >= 2 else (a * b / 100,)
+
+
+def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float]) -> list[tuple[str, float, float]]:
+    """The answer's figures still unfounded once each is tried as one step of arithmetic on a figure the answer states
+    and grounds (or has worked out) and a number of the sources: a quote's lines worked from a rate the instructions
+    give ("35.00 m3 at EUR 42.00/m3: EUR 1470.00", "3 floors" x "EUR 35 per floor"), a value less an excluded part,
+    a percentage of a figure worked out before it, the total of the lines. Only from figures the answer itself
+    grounds: any two numbers of the sources combine into too much."""
+    base = base[:_MAX_NUMBERS]
+    chain = list(dict.fromkeys(grounded))
+    for _round in range(3):  # a figure worked from one worked out later in the text
+        left = []
+        for token, value, tolerance in unmatched:
+            tol = tolerance + 1e-9
+            # (a small number only scales: "3 floors" x 35; added, any figure is a sum of two)
+            if any(abs(r - value) <= tol for a in chain for b in (*base, *chain) if (a != b or a in base) and b > 0
+                   for r in (_one_step(a, b))):
+                chain.append(value)
+            elif len(chain) >= 2 and any(abs(sum(c) - value) <= tol for size in (3, 4, 5, 6) for c in itertools.combinations(chain[-8:], size)):
+                chain.append(value)  # the total of the lines before it
+            else:
+                left.append((token, value, tolerance))
+        if len(left) == len(unmatched):
+            break
+        unmatched = left
+    return unmatched
 
 
 

@@ -880,6 +880,8 @@ def _particular_invented(run: _Run) -> list[Finding]:
 # eligible for a refund".
 _REFUSED = re.compile(r"\b(?:cannot|can't|can\s+not|is\s+not\s+able\s+to|am\s+not\s+able\s+to|unable\s+to|not\s+(?:be\s+)?eligible\s+"
                       r"(?:for\s+(?:an?\s+)?)?|isn't\s+eligible\s+(?:for\s+(?:an?\s+)?)?)\s*(?:be\s+)?([a-z]{4,})", re.I)
+_COUNTER_OFFER = re.compile(r"\b(?:would\s+you\s+like|shall\s+i|should\s+i|do\s+you\s+want|want\s+me\s+to|i\s+can\s+(?:offer|do|issue|"
+                            r"give|book|refund|credit)|instead)\b", re.I)
 _REFUSAL_HEDGE = re.compile(r"\b(?:until|unless|without\s+your|before\s+you|yet|first|need\s+your|once)\b", re.I)
 
 
@@ -896,6 +898,10 @@ def _refusal_reversed(run: _Run) -> list[Finding]:
             refused = _REFUSED.search(sentence)
             if refused is None or _REFUSAL_HEDGE.search(sentence):
                 continue
+            # a refusal that offers what it can do ("I can't issue 10. Would you like the 6?"): only the refused
+            # amount or record taken after it reverses it
+            offered = _COUNTER_OFFER.search(text) is not None
+            denied = {_canonical_mark(m) for m in _OBJECT_MARK.findall(sentence[refused.end():])}
             stem = refused.group(1).lower()[:4]
             idents = {c for c in _RECORD_CODE.findall(sentence) if not _ISO_DAY.fullmatch(c)}
             seen = {text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"]}
@@ -910,6 +916,8 @@ def _refusal_reversed(run: _Run) -> list[Finding]:
                     if action is None or not action[0].startswith(stem[:4]) and not stem.startswith(action[0][:4]):
                         continue
                     if idents and not idents & set(_strings(call.arguments)):
+                        continue
+                    if offered and not denied & {_canonical_mark(str(v)) for v in _leaves(call.arguments)}:
                         continue
                     return [_finding("policy_violated", "model", later["index"], [step["index"], later["index"]],
                                      f"step {step['index']} refused ({sentence.strip()[:100]!r}); step {later['index']} called "
@@ -963,9 +971,6 @@ def _flag_misread(run: _Run) -> list[Finding]:
                                      + (f"; step {at['index']} acted on it" if later else ""),
                                      tool=str(tool_name(source)), field=key, result_step=source["index"])]
     return []
-
-
-_SENDS = frozenset("send message sms email mail notify text".split())
 
 
 def _code_not_matched(run: _Run) -> list[Finding]:
@@ -2250,8 +2255,13 @@ def _object_marks(text: str, forms: Iterable[str], words: int = 4) -> set[str]:
     found: set[str] = set()
     for form in forms:
         for match in re.finditer(r"\b" + re.escape(form) + r"\b((?:\W+\S+){1,%d})" % words, text, re.I):
+            if _WILL_NOT.search(text, max(0, match.start() - 16), match.start()):
+                continue  # what it will not do: "I can't issue 10. Would you like the 6?"
             found.update(_canonical_mark(m) for m in _OBJECT_MARK.findall(match.group(1)))
     return found
+
+
+_WILL_NOT = re.compile(r"\b(?:can(?:'|no)?t|cannot|won'?t|will\s+not|unable\s+to|not\s+able\s+to|never)\s+$", re.I)
 
 
 def _shown_mark(mark: str) -> str:
@@ -2482,6 +2492,17 @@ def _names_another_action(word: str, name: str) -> bool:
     return is_deed and not any(word.startswith(s[:5]) or s.startswith(word[:5]) for s in stems | forms if len(s) >= 3)
 
 
+def _names_another_tool(word: str, name: str, tools: Iterable[str]) -> bool:
+    """Whether a rule's "before <word>" names the deed of another tool the agent has ("before delivery" and
+    deliver_translation, said of send_quote), by the word's stem and none of the call's own name words."""
+    if len(word) < 5 or word in _ANY_ACTION:
+        return False
+    # (the call's own deed by another form: "before any payment" of pay_salary)
+    if any(word.startswith(w.lower()) or w.lower().startswith(word[:5]) for w in _NAME_WORDS.findall(name) if len(w) >= 3):
+        return False
+    return any(w.lower()[:5] == word[:5] for t in tools if t != name for w in _NAME_WORDS.findall(t) if len(w) >= 4)
+
+
 def _check_skipped(run: _Run) -> list[Finding]:
     """The instructions name a check to make before acting ("Check the executor's work with check_health before you
     approve it") and the agent took an action with no call of that check before it: it approved
@@ -2513,7 +2534,8 @@ def _check_skipped(run: _Run) -> list[Finding]:
                     continue
                 # "... before any transfer": before that action only ("before acting", "before any change": any)
                 named = re.match(r"[^.\n]*?\bbefore\s+(?:any\s+|a\s+|an\s+|the\s+|each\s+|every\s+)?([a-z]+)", rule.group(0)[len(check):], re.I)
-                if named is not None and _names_another_action(named.group(1).lower(), call.name):
+                if named is not None and (_names_another_action(named.group(1).lower(), call.name)
+                                          or _names_another_tool(named.group(1).lower(), call.name, tools)):
                     continue
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
@@ -2602,6 +2624,12 @@ def _skipped_before_answer(run: _Run) -> list[Finding]:
 
 _ATTACHED = re.compile(r"\b(?:(?:please\s+)?find\s+attached|attached\s+(?:is|are|you'?ll\s+find|please\s+find)|i(?:'ve|\s+have)\s+attached|"
                        r"i\s+attach|in\s+the\s+attachment|enclosed\s+(?:is|are|please\s+find))\b", re.I)
+
+
+# A deed the model says it is doing now: "I'm ordering a new one", "I'll book MV-40912 now".
+_DOING_NOW = re.compile(r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to)|let\s+me|i'?m)\s+(?:now\s+|just\s+|go\s+ahead\s+and\s+)?"
+                        r"(?P<verb>[a-z]{3,})\b", re.I)
+_NOT_NOW = re.compile(r"\?|\b(?:once|after|when|if|as\s+soon\s+as|tomorrow|later|next\s+week)\b", re.I)
 
 
 def _attachment_promised(run: _Run) -> list[Finding]:
@@ -4095,6 +4123,9 @@ def _which_unasked(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> 
                 if len(listed) < 2:
                     continue
         picks = {str(i) for r in listed if isinstance(r, Mapping) and (i := _ident(r))} | {str(r) for r in listed if _id_like(r)}
+        said_by_user = "\n".join([run.request(), *(message_text(m) for m in run.messages(step) if m.get("role") == "user")])
+        if _named_by_name(said_by_user, tool_payload(listing.get("output")), sorted(picks)):
+            continue  # the user's words fit one of them ("a refill for Max")
         reads = _first_word(call.name) in _READING and _action(call.name) is None
         if not (_deed_of(call.name, verb) or any(w.lower()[:4] == verb[:4] for w in _NAME_WORDS.findall(call.name))
                 or not reads and picks & {str(v) for v in _leaves(call.arguments)}):
@@ -4256,9 +4287,6 @@ def _too_old_used(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> F
                             f"{source['index']}), {(today - latest).days} days before {today.isoformat()}, where the instructions "
                             f"say {said[:160]!r}", tool=call.name, rule=said[:200], result_step=source["index"])
     return None
-
-
-_OUTCOME_KEYS = frozenset({"result", "outcome", "verdict"})
 
 
 def _out_of_order(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Finding | None:
@@ -4430,8 +4458,8 @@ def _stop_holds(stop: Any, payload: Any, call: Any) -> str | None:
                 found = found or f"{k} {v!r}"
             elif isinstance(v, str) and v.lower() in words and _id_like(v):
                 found = found or f"{k} {v!r}"  # the id the rule names, listed ("lists you (R-07)")
-            elif (isinstance(v, list) and v or v is True) and any(key in (w, w + "s", w + "es") for w in words):
-                found = found or f"{k} {_brief(v)}"
+            elif (isinstance(v, list) and _same_subject(stop.said, v, call) or v is True) and any(key in (w, w + "s", w + "es") for w in words):
+                found = found or f"{k} {_brief(_same_subject(stop.said, v, call) if isinstance(v, list) else v)}"
     if stop.bounds:
         for noun, above, bound in stop.bounds:
             held = [(str(k), v) for o in _objects(payload) for k, v in o.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -4441,6 +4469,32 @@ def _stop_holds(stop: Any, payload: Any, call: Any) -> str | None:
                 return None
             found = f"{found}, {hit[0]} {_fmt(float(hit[1]))}" if found else f"{hit[0]} {_fmt(float(hit[1]))}"
     return found
+
+
+# A stop rule written for the call's own subject: "never issue a resident permit for a registration that already has
+# an active permit" - the registration the call issues for.
+_FOR_THE_SAME = re.compile(r"\bfor\s+(?:a|an|the|any)\s+(?P<noun>[a-z]{4,})\s+(?:that|which|whose|with)\b", re.I)
+_LIVE_STATES = frozenset("active open valid current pending live".split())
+
+
+def _same_subject(said: str, items: list[Any], call: Any) -> list[Any]:
+    """The listed records a stop rule speaks of: when it names the call's subject by a field the call gives ("for a
+    registration that already has an active permit": registration 'WX22 LPK'), those with that value (and in the state
+    it names, when they carry one); else all of them."""
+    m = _FOR_THE_SAME.search(said)
+    if m is None or not isinstance(call.arguments, Mapping):
+        return items
+    noun = m.group("noun").lower()[:5]
+    key = next((str(k) for k in call.arguments if str(k).lower().startswith(noun)), None)
+    if key is None and items and all(isinstance(o, Mapping) and any(str(k).lower().startswith(noun) for k in o) for o in items):
+        return []  # a call for no such subject (visitor permits, no registration): the rule is not about it
+    if key is None or not all(isinstance(o, Mapping) and key in o for o in items):
+        return items
+    want = str(call.arguments[key]).strip().lower()
+    same = [o for o in items if str(o.get(key)).strip().lower() == want]
+    states = {w for w in re.findall(r"[a-z]+", said.lower()) if w in _LIVE_STATES}
+    return [o for o in same if not states or not any(str(k).lower() in _STATUS_KEYS for k in o)
+            or any(str(v).lower() in states for k, v in o.items() if str(k).lower() in _STATUS_KEYS)]
 
 
 def _brief(value: Any) -> str:
@@ -5034,7 +5088,6 @@ def _format_violated(run: _Run) -> list[Finding]:
     return out + _form_named(run)
 
 
-_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 # "Give me three sources", "cite at least 2 references", "with five examples".
 _COUNT_ASKED = re.compile(r"\b(?:give|cite|list|find|name|show|provide|include|with|use|quote|link)\b[^.?!\n]{0,30}?\b(?:at\s+least\s+)?"
                           r"(?P<n>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+(?:different\s+|distinct\s+|separate\s+)?"
@@ -5360,7 +5413,7 @@ _ACTIONS = frozenset(
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
     # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
     "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze promote swap draft "
-    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice record".split())
+    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice record deliver".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
               "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
@@ -5465,7 +5518,9 @@ def _claimed_not_taken(run: _Run, step: Mapping[str, Any], text: str, *, check: 
         for sentence in sentences:
             for clause in _CLAUSE.split(sentence):
                 about = [w for w in objects if re.search(rf"\b{w}", clause, re.I)]
-                if not (about or not objects) or set(about) & done_on:
+                # (or the thing by an id the run knows: "I'll update SR-48213 now")
+                named = not about and any(i.lower() in given for i in _ids_in(clause))
+                if not (about or named or not objects) or set(about) & done_on:
                     continue
                 if claim is not None and (said := claim.search(clause.strip())) and not _NO_CLAIM.search(clause.lower()):
                     claims.append((name, said.group(0).strip()))
@@ -6140,14 +6195,44 @@ def _choices(value: Any) -> list[list[str]]:
 
 
 def _choice_left_to_agent(told: str, payload: Any, listed: list[str]) -> bool:
-    """Whether the instructions leave the pick among a result's list to the agent: they speak of "one of the panel's
-    open slots", "the next open one", "any of the slots" for the key the list is under (open_slots)."""
+    """Whether the instructions leave the pick among a result's list to the agent or make it by a rule: they speak of
+    "one of the panel's open slots", "the next open one", "any of the slots" for the key the list is under
+    (open_slots) or its records' id (truck_id), or order them ("use the soil test with the latest sampled date", "Of
+    the trucks that may go, take the earliest window") - in a sentence that does not ask the user which."""
     keys = [str(k) for o in _objects(payload) for k, v in o.items() if isinstance(v, list)
             and [str(x) for x in v if not isinstance(x, Mapping)] == listed or isinstance(v, list) and v
             and isinstance(v[0], Mapping) and [str(_ident(x)) for x in v if isinstance(x, Mapping)] == listed]
-    words = {w.rstrip("s") for k in keys for w in re.findall(r"[a-z]{4,}", k.lower())}
-    return any(re.search(rf"\b(?:one\s+of|any\s+of|any|the\s+(?:first|next|earliest|soonest))\b[^.;\n]{{0,40}}?\b{re.escape(w)}", told, re.I)
-               for w in words)
+    ids = [str(k) for o in _objects(payload) for k, v in o.items() if isinstance(v, list) and v and isinstance(v[0], Mapping)
+           and [str(_ident(x)) for x in v if isinstance(x, Mapping)] == listed
+           for k in v[0] if re.search(r"(?:^|_)id$", str(k), re.I)]
+    words = {w.rstrip("s") for k in (*keys, *ids) for w in re.findall(r"[a-z]{4,}", k.lower())}
+    for w in words:
+        if re.search(rf"\b(?:one\s+of|any\s+of|any|the\s+(?:first|next|earliest|soonest))\b[^.;\n]{{0,40}}?\b{re.escape(w)}", told, re.I):
+            return True
+        for m in re.finditer(rf"[^.;\n|]*\b{re.escape(w)}[^.;\n|]*", told, re.I):
+            if _ORDERED_PICK.search(m.group(0)) and not re.search(r"\bask\b", m.group(0), re.I):
+                return True
+    return False
+
+
+# Words that order a list so a rule picks from it: "the latest sampled date", "the earliest window", "the cheapest".
+_ORDERED_PICK = re.compile(r"\b(?:latest|earliest|newest|oldest|most\s+recent|least\s+recent|highest|lowest|cheapest|nearest|"
+                           r"soonest|largest|smallest|first\s+in|top[-\s]ranked|best[-\s]ranked)\b", re.I)
+
+
+def _named_by_name(request: str, payload: Any, listed: list[str]) -> bool:
+    """Whether the request names one of a result's listed records by its own name ("refill for Max" of three pets,
+    each {"pet_id": ..., "name": ...}), not by id."""
+    named = set()
+    for record in _objects(payload):
+        ident = _ident(record)
+        if ident not in listed:
+            continue
+        for key in ("name", "title", "label", "nickname", "display_name"):
+            value = record.get(key)
+            if isinstance(value, str) and len(value.strip()) >= 3 and re.search(rf"(?<![\w-]){re.escape(value.strip())}(?![\w-])", request, re.I):
+                named.add(ident)
+    return len(named) == 1
 
 
 def _clarification_skipped(run: _Run) -> list[Finding]:
@@ -6166,8 +6251,9 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
         # ambiguity, which heldout9's mail agents resolve from the request's other words)
         own = [v for v in _leaves(parse_json(step.get("input"))) if _id_like(v) and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request)]
         if own and not is_error(step):
-            candidates += [(step, listed) for listed in _choices(tool_payload(step.get("output")))
-                           if not any(v in request for v in listed)]
+            payload = tool_payload(step.get("output"))
+            candidates += [(step, listed) for listed in _choices(payload)
+                           if not any(v in request for v in listed) and not _named_by_name(request, payload, listed)]
     if not candidates:
         return []
     used = [(step, call, set(_leaves(call.arguments))) for step in run.llm for call in requested_calls(step)]
@@ -6267,6 +6353,11 @@ def _open_choice_made(run: _Run) -> list[Finding]:
 # Verbs and words a tool's name shares with any other: no part of one agent's job.
 _GENERIC_NAME = frozenset({"run", "get", "set", "list", "check", "create", "update", "delete", "make", "do", "call", "send", "tool",
                            "fetch", "read", "write", "find", "search", "query", "lookup", "look", "info", "data", "details"})
+
+
+# A bar on a deed with a condition on its object: "for a registration that already has ...", "orders which are ...".
+_CONDITIONAL_BAR = re.compile(r"\b(?:that|which|whose|who)\s+(?:already\s+|still\s+)?(?:has|have|had|is|are|was|were|carries|holds|lacks)\b|"
+                              r"\b(?:unless|until|already)\b", re.I)
 
 
 def _role_overstepped(run: _Run) -> list[Finding]:
@@ -6382,7 +6473,10 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                         and not any(_in_scope(edited, place) for place in excepted)
                 elif action and verb == action[0]:
                     # the tool's own thing, or a value the call was given named in the rule ("never restart a
-                    # database (orders-db)" and restart_service(orders-db))
+                    # database (orders-db)" and restart_service(orders-db)) - barred outright, not on a condition the
+                    # records decide ("never issue a resident permit for a registration that already has one")
+                    if _CONDITIONAL_BAR.search(clause):
+                        continue
                     hit = any(o.startswith(w[:5]) for o in objects for w in action[1]) or any(
                         re.search(r"(?<![\w-])" + re.escape(v.lower()) + r"(?![\w-])", clause)
                         for v in _strings(call.arguments) if 3 <= len(v) <= 64)
@@ -7086,6 +7180,37 @@ def _reasoning_action_mismatch(run: _Run) -> list[Finding]:
     return []
 
 
+def _deed_said_otherwise(run: _Run) -> list[Finding]:
+    """A model step saying it is doing a deed by its verb alone ("I'm ordering a new one before filing") - the first
+    word of another tool it is offered (order_local_search) - while its calls do none of it (file_report): it said
+    one thing and did another (MAST FM-2.6; model, reasoning_action_mismatch at the step). Reading verbs (get,
+    check, search) and deeds put off (then, after that) say nothing."""
+    for step in run.llm:
+        calls = requested_calls(step)
+        text = _said(step) if calls else ""
+        if not text:
+            continue
+        offered = sorted(tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)))
+        called = {c.name for c in calls}
+        for sentence in _SENTENCE.split(text):
+            if _NOT_THIS.search(sentence) or _LATER.search(sentence) or _NOT_NOW.search(sentence):
+                continue
+            for m in _DOING_NOW.finditer(sentence):
+                verb = m.group("verb").lower()
+                stem = verb[:-3] if verb.endswith("ing") and len(verb) > 5 else verb
+                forms = (verb, stem, stem + "e")
+                if stem in _READING or any(_first_word(c) in forms or _deed_of(c, verb) for c in called):
+                    continue
+                # (a tool named in full - "run the tests" - is _reasoning_action_mismatch's)
+                doers = [t for t in offered if t not in called and _first_word(t) in forms]
+                if doers and not any(re.search(r"(?<![\w-])" + r"[\s_-]+(?:(?:the|a|an|all|my|our|its|this|these|those)\s+)?".join(
+                        map(re.escape, _NAME_WORDS.findall(t))) + r"(?![\w-])", sentence, re.I) for t in doers):
+                    return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                     f"step {step['index']} says {sentence.strip()[:120]!r} but calls {', '.join(sorted(called))}, "
+                                     f"not {doers[0]}", tool=sorted(called)[0], said=doers[0])]
+    return []
+
+
 def _parameter_facts(schema: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
     properties = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
     types = {name: (spec.get("type") if isinstance(spec, Mapping) else None) for name, spec in properties.items()}
@@ -7373,6 +7498,66 @@ def _handed_nothing(run: _Run) -> list[Finding]:
                              f"{agent} took over at step {first['index']} without the conversation: no user message, where "
                              f"its first call in {had[0]} of {had[1]} earlier run(s) had one, the latest among them",
                              agent=agent)]
+    return []
+
+
+# An agent saying it was handed nothing to work on: "I was handed no sales note", "I haven't been given an inspection
+# note", "There is no operations note".
+_NOTHING_HANDED = re.compile(r"\b(?:handed|given|passed|sent)\s+(?:me\s+)?(?:no|nothing)\b|\b(?:haven'?t|hasn'?t|have\s+not|has\s+not|"
+                             r"wasn'?t|was\s+not|weren'?t)\s+(?:been\s+)?(?:handed|given|passed|sent)\b|\bno\s+(?:[\w-]+\s+){0,2}"
+                             r"(?:note|notes|details|context|handover|hand-?off|brief|summary)\b|\blost\s+track\b", re.I)
+
+
+def _handover_lost(run: _Run) -> list[Finding]:
+    """An agent that took over mid-run (a handoff, a graph's next node) whose first model call holds none of the ids
+    the agent before it found and reported ("Sales note EQ-7731: ... hold H-5188": the hold), and which answers at once, calling nothing,
+    that it was handed nothing or asking which one: the work reached it without what was found (MAST FM-1.4 loss of
+    conversation history at a handoff; memory, history_lost at its first model call). Needs no earlier runs."""
+    firsts: dict[Any, dict[str, Any]] = {}
+    for step in run.llm:
+        firsts.setdefault(agent_of(step, run.by_index), step)
+    for agent, first in firsts.items():
+        if agent is None or first is run.llm[0] or requested_calls(first) or _failed(first):
+            continue
+        said = _said(first)
+        if not (_NOTHING_HANDED.search(said) or "?" in said):
+            continue
+        reports = [s for s in run.llm if s["index"] < first["index"] and agent_of(s, run.by_index) != agent and _said(s).strip()]
+        # the ids it found, not the request's own (a node handed the request alone still has those)
+        ids = set(_ground.ids(_said(reports[-1]))) - set(_ground.ids(run.request())) if reports else set()
+        # (not its instructions: "defect BRK-07 needs BRK-PAD-22 x2" there is no word of this unit's defects)
+        seen = "\n".join(message_text(m) for m in run.messages(first) if m.get("role") not in ("system", "developer"))
+        if not ids or any(i in seen for i in ids):
+            continue
+        named = [str(a or "the agent before it").removeprefix("invoke_agent ") for a in (agent, agent_of(reports[-1], run.by_index))]
+        return [_finding("history_lost", "memory", first["index"], [reports[-1]["index"], first["index"]],
+                         f"{named[0]} took over at step {first['index']} with none of {', '.join(sorted(ids)[:4])} that "
+                         f"{named[1]} reported at step {reports[-1]['index']}, "
+                         f"and said {said.strip()[:100]!r}", agent=agent)]
+    return []
+
+
+def _brief_cut(run: _Run) -> list[Finding]:
+    """A sub-agent run by a tool call (ask_translator(brief=...), a delegation) whose first model call was sent only
+    part of the brief: ids and dates the call's arguments hold (the glossary GL-HAL-03, the deadline) are in none of
+    its messages (MAST FM-1.4 loss of context at a handoff; memory, history_lost at its first model call)."""
+    for agent in (s for s in run.steps if s.get("type") == "agent"):
+        caller = run.by_index.get(agent.get("parent_index"))
+        if caller is None or caller.get("type") != TOOL:
+            continue
+        brief = " ".join(v for v in _strings(parse_json(caller.get("input"))) if len(v) >= 40)
+        first = next((s for s in run.llm if s.get("parent_index") == agent["index"]), None)
+        if not brief or first is None or first.get("input") is None:
+            continue
+        marks = {i for i in _ground.ids(brief) if not _ISO_DAY.match(i)} | set(_ISO_DAY.findall(brief))
+        seen = "\n".join(message_text(m) for m in run.messages(first) if m.get("role") not in ("system", "developer"))
+        lost = sorted(m for m in marks if m not in seen)
+        if not seen.strip() or not lost:
+            continue
+        name = str(agent.get("name") or "the sub-agent").removeprefix("invoke_agent ")
+        return [_finding("history_lost", "memory", first["index"], [caller["index"], first["index"]],
+                         f"{tool_name(caller)} at step {caller['index']} was given a brief holding {', '.join(lost[:4])}; "
+                         f"{name}'s first model call (step {first['index']}) was sent none of it", agent=name, lost=lost[:10])]
     return []
 
 
@@ -7707,6 +7892,13 @@ def _another_item(run: _Run, old: list[tuple[str, str]], asked: list[tuple[str, 
     return False
 
 
+# A user message that answers the question the model just asked ("It's ENR-448120, and the postcode is BS3 4QT."), not
+# a new item of a batch: the questions that close every answer ("anything else?") ask nothing.
+_REPLY = re.compile(r"\s*(?:it'?s|it\s+is|they'?re|that'?s|yes|yeah|no|nope|sure|ok(?:ay)?|my\s|mine|the\s+(?:account|number|order|"
+                    r"reference|postcode|date)|sorry|here)\b", re.I)
+_ANYTHING_ELSE = re.compile(r"\b(?:anything|something)\s+else\b|\bother\s+(?:questions?|requests?)\b", re.I)
+
+
 def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any], old: list[tuple[str, str]],
                   new: list[tuple[str, str]]) -> Finding | None:
     """A model call that starts a new conversation at a new user message, where the same agent (same
@@ -7721,7 +7913,9 @@ def _started_over(run: _Run, before: Mapping[str, Any], step: Mapping[str, Any],
     asked = [m for m in new if m[0] == "user" and m not in set(old)]
     if not asked:
         return None
-    if sum(1 for m in old if m[0] == "user") == 1 and _another_item(run, old, asked):
+    question = (final_text(before) or "").rsplit("?", 1)[0]
+    replied = asked_back and not _ANYTHING_ELSE.search(question[-80:]) and all(_REPLY.match(text) for _role, text in asked)
+    if sum(1 for m in old if m[0] == "user") == 1 and not replied and _another_item(run, old, asked):
         return None  # a batch: each item in a fresh conversation (a conversation of several turns is no batch)
     given = [(instructions(run.record, s, run.messages(s)), _offered_key(run.record.attribute(s, semconv.GEN_AI_TOOL_DEFINITIONS)))
              for s in (before, step)]
@@ -8517,6 +8711,9 @@ def _kept_going_after_submit(run: _Run) -> list[Finding]:
                 continue
             if run.user_said(later) - heard:
                 break  # the user spoke again: a new turn
+            handed = parse_json(step.get("input"))
+            if requested_calls(later) and all(c.name == tool_name(step) and c.arguments != handed for c in requested_calls(later)):
+                continue  # the same hand-in for the next item (one submit_pay per performer), not going on past it
             if requested_calls(later) and not all(_asked_for(run, c.name) for c in requested_calls(later)):
                 return [_finding("kept_going_after_answer", "model", later["index"], [step["index"], later["index"]],
                                  f"{tool_name(step)} handed the work in at step {step['index']} "
@@ -9080,6 +9277,114 @@ def _present(value: Any, said: str) -> bool:
     return bool(words) and 2 * sum(w in said for w in words) >= len(words) and len(words) >= 2
 
 
+# What the instructions say the answer must hold: "answer ... with the disposition and each breach", "every criterion
+# that failed", "always tell the customer the prorated charge".
+_TELL_EVERY = re.compile(r"\b(?:answer|tell|reply|report|respond|inform|say|give|list|name)\b[^.\n]{0,120}?\b(?:every|each|all(?:\s+the)?)\s+"
+                         r"(?P<noun>[a-z]{4,})", re.I)
+_TELL_ALWAYS = re.compile(r"\b(?:always|must)\s+(?:tell|give|state|quote|show|say)\s+(?:(?:the\s+)?[a-z]+\s+)?(?:the|their|its)\s+"
+                          r"(?P<noun>[a-z]{4,}(?:\s+[a-z]{4,})?)", re.I)
+# A thing the rules name and the words a record's field names it by ("every criterion that failed": reasons).
+_NAMED_AS = {"crite": ("crite", "reaso"), "reaso": ("reaso", "crite"), "findi": ("findi", "issue"), "breac": ("breac", "viola"),
+             "viola": ("viola", "breac"), "issue": ("issue", "findi", "probl")}
+
+
+# An item that says there is nothing to tell: "all inclusion criteria met, no exclusion", "none".
+_NOTHING_OF_NOTE = re.compile(r"^\s*(?:none|n/?a|nil|nothing)\b|\ball\b[^.;]{0,40}\b(?:met|passed|clear(?:ed)?|satisfied|ok)\b|"
+                              r"^\s*no\s+(?:exclusions?|issues?|findings?|breach(?:es)?|problems?|deviations?)\b", re.I)
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4}
+
+
+def _mentioned(value: Any, answer: str) -> bool:
+    """Whether the answer gives a value: an id by itself, a number as any figure of the same amount, a sentence by its
+    ids and figures (or half its words)."""
+    if isinstance(value, Mapping):
+        named = [v for v in value.values() if isinstance(v, str) and _id_like(v)]
+        return not named or any(_mentioned(v, answer) for v in named)
+    if isinstance(value, bool) or value is None:
+        return True
+    numbers = {_ground._number(t) for t in re.findall(r"\d[\d,]*(?:\.\d+)?", answer)}
+    if isinstance(value, (int, float)):
+        return float(value) in numbers
+    text = str(value).strip()
+    if not text or re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", answer, re.I):
+        return True
+    if _id_like(text) and len(text.split()) == 1:
+        return False
+    named = set(_ground.ids(text))
+    # its amounts, not the parts of its dates and ids (2026-11-10, T-60388)
+    amounts = {_ground._number(t) for t in _AMOUNT.findall(text)} - {None}
+    amounts = {a for a in amounts if not (a.is_integer() and 1900 <= a <= 2100)}
+    if named or amounts:
+        return all(re.search(rf"(?<![\w-]){re.escape(i)}(?![\w-])", answer, re.I) for i in named) and amounts <= numbers
+    return _present(text, answer.lower())
+
+
+_AMOUNT = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w/-]|[.,]\d)")
+
+
+def _told_less_than_asked(run: _Run) -> list[Finding]:
+    """The instructions say what the answer must give ("answer ... with the disposition and each breach", "always
+    tell the customer the prorated charge"), a call the run made holds it in a field named for it (file_finding's
+    breaching_trades, change_plan's proration.charge), and the answer after it leaves some of it out: withheld from
+    whoever reads it (MAST FM-2.4; model, information_withheld at the answer)."""
+    asked: dict[str, tuple[str, set[str], bool]] = {}
+    for step, _answer in run.finals:
+        told = run.told(step)
+        for m in itertools.chain(_TELL_EVERY.finditer(told), _TELL_ALWAYS.finditer(told)):
+            noun = m.group("noun").lower()
+            stems = _stems(noun)
+            if m.re is _TELL_EVERY:
+                stems = {w for st in stems for w in _NAMED_AS.get(st, (st,))}
+            if stems and noun not in asked:
+                asked[noun] = (_rules._said(told, m), stems, m.re is _TELL_EVERY)
+    if not asked:
+        return []
+    for noun, (rule, stems, every) in asked.items():
+        held: tuple[Mapping[str, Any], str, Any] | None = None
+        for step in run.record.tool_steps():
+            if is_error(step) or _action(str(tool_name(step))) is None:
+                continue  # what the agent recorded or did, not all a search listed
+            for payload in (parse_json(step.get("input")), tool_payload(step.get("output"))):
+                for path, value in _fields_by_path(payload, ()):
+                    # each of a list is the field named for it (breaching_trades); a figure, its whole path (proration.charge)
+                    if every and _stems(path[-1].replace("_", " ")) & stems \
+                            or not every and stems <= _stems(" ".join(path).replace("_", " ")) and not isinstance(value, (Mapping, list)):
+                        if value not in (None, "", [], {}):
+                            held = (step, ".".join(path), value)
+        if held is None:
+            continue
+        source, key, value = held
+        final = next(((s, text) for s, text in run.finals if s["index"] > source["index"]), None)
+        if final is None:
+            continue
+        step, answer = final
+        items = value if isinstance(value, list) else [value]
+        missing = [v for v in items if not _mentioned(v, answer) and not (isinstance(v, str) and _NOTHING_OF_NOTE.search(v))]
+        if missing:
+            shown = missing[0] if not isinstance(missing[0], Mapping) else next(iter(missing[0].values()))
+            return [_finding("information_withheld", "model", step["index"], [step["index"], source["index"]],
+                             f"the instructions say {rule[:120]!r}; {tool_name(source)} at step {source['index']} holds {key} "
+                             f"{str(shown)[:80]!r}, and the answer at step {step['index']} leaves it out",
+                             tool=str(tool_name(source)), field=key, rule=rule[:200])]
+    return []
+
+
+def _fields_by_path(value: Any, path: tuple[str, ...]) -> Iterable[tuple[tuple[str, ...], Any]]:
+    """Every field of a nested record with its key path (a list's items under the list's own key)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield (*path, str(k)), v
+            if isinstance(v, Mapping):
+                yield from _fields_by_path(v, (*path, str(k)))
+            elif isinstance(v, list):
+                for item in v:
+                    if isinstance(item, Mapping):
+                        yield from _fields_by_path(item, (*path, str(k)))
+
+
 def _brief_withheld(run: _Run) -> list[Finding]:
     """The instructions say what to give the agent or tool they name ("ask repro_agent to reproduce it - give it the
     version, the platform and the steps"), an earlier result of the caller's own held those (version 4.3.0, platform
@@ -9135,10 +9440,96 @@ def _said_otherwise(run: _Run) -> list[Finding]:
         for call in calls:
             if isinstance(call.arguments, Mapping):
                 found = (_field_said_otherwise(run, step, own, call) or _object_said_otherwise(run, step, own, call)
-                         or _id_said_otherwise(step, own, call) or _person_said_otherwise(run, step, own, call))
+                         or _id_said_otherwise(step, own, call) or _person_said_otherwise(run, step, own, call)
+                         or _choice_said_otherwise(run, step, own, call) or _left_out_yet_sent(step, own, call))
                 if found is not None:
                     return [found]
     return []
+
+
+# A list of a field's choices as a description or rule writes them: "(pass, refer or fail)", "escalate or close".
+_CHOICES = re.compile(r"[\"'`]?[a-z][a-z_-]{1,20}[\"'`]?(?:\s*,\s*[\"'`]?[a-z][a-z_-]{1,20}[\"'`]?)*,?\s+or\s+[\"'`]?[a-z][a-z_-]{1,20}[\"'`]?", re.I)
+
+
+def _field_choices(run: _Run, step: Mapping[str, Any], call: Any, key: str, value: str) -> set[str]:
+    """The values a call's field chooses among, the one given among them: the parameter's enum, a list in the tool's
+    description ("Records the outcome (pass, refer or fail)"), or the words the instructions quote in the sentence
+    that quotes this one ('disposition "escalate" if any trade breaches, "close" only when ...')."""
+    low = value.lower()
+    spec = tool_definitions(run.record.attribute(step, semconv.GEN_AI_TOOL_DEFINITIONS)).get(call.name) or {}
+    params = spec.get("parameters") if isinstance(spec.get("parameters"), Mapping) else {}
+    prop = (params.get("properties") or {}).get(key) if isinstance(params.get("properties"), Mapping) else None
+    enum = prop.get("enum") if isinstance(prop, Mapping) else None
+    if isinstance(enum, list) and low in {str(e).lower() for e in enum}:
+        return {str(e).lower() for e in enum}
+    for m in _CHOICES.finditer(str(spec.get("description") or "")):
+        words = {w.lower() for w in re.findall(r"[a-z][a-z_-]+", m.group(0), re.I)} - {"or"}
+        if low in words and 2 <= len(words) <= 6:
+            return words
+    for sentence in _SENTENCE.split(run.told(step)):
+        quoted = {q.lower() for q in re.findall(r"[\"'`]([a-z][a-z_-]{1,20})[\"'`]", sentence, re.I)}
+        if low in quoted and 2 <= len(quoted) <= 6:
+            return quoted
+    return set()
+
+
+def _choice_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
+    """The words beside the call give one of a field's choices ("Recording refer for VA-20931.", "Escalating
+    ALR-5590: T-60388 breaches the policy.") and the call sends another of them (outcome "pass", disposition
+    "close"), the one sent said nowhere: the model decided one thing and did another (MAST FM-2.6; model,
+    reasoning_action_mismatch at the step). A clause that puts a choice aside ("not escalating") says nothing."""
+    for key, value in call.arguments.items():
+        if not isinstance(value, str) or not re.fullmatch(r"[a-z][a-z_-]{1,20}", value.strip(), re.I):
+            continue
+        choices = _field_choices(run, step, call, str(key), value.strip())
+        if not choices:
+            continue
+        forms = {c: re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(_verb_forms(c), key=len, reverse=True))
+                               + r")(?![\w-])", re.I) for c in choices}
+        if forms[value.strip().lower()].search(own):
+            continue
+        for clause in NOTE_CLAUSE.split(own):
+            said = sorted(c for c, pattern in forms.items() if pattern.search(clause))
+            if len(said) == 1 and not _PUT_ASIDE.search(clause):
+                return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                f"step {step['index']} says {clause.strip()[:80]!r} and calls {call.name} with "
+                                f"{key}={value!r}, not {said[0]!r}", tool=call.name, argument=str(key), said=said[0], called=value)
+    return None
+
+
+# Words that leave ids out of what a call does: "Leaving out C-1003, C-1010 (suppression list) and scheduling the rest".
+_LEFT_OUT_WORDS = re.compile(r"\b(?:(?:leav|keep|kept|left)\w*\s+out|exclud\w*|omit\w*|skipp\w*|dropp\w*|remov\w*|withhold\w*|"
+                          r"without)\b(?P<ids>[^.;!?\n]*?)(?=\band\s+\w+ing\b|\bbut\b|\bthen\b|[.;!?\n]|$)", re.I)
+_LEAVE_OUT_KEY = re.compile(r"exclu|omit|skip|drop|remov|suppress|withh|block|deny|ignore", re.I)
+
+
+def _left_out_yet_sent(step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
+    """The words beside the call leave ids out of it ("Leaving out C-1003, C-1010 (suppression list) and scheduling
+    the rest") and the call's arguments hold one of them, not under a field that lists what to leave out
+    (exclude_ids): it said one thing and did another (MAST FM-2.6; model, reasoning_action_mismatch at the step).
+    A call whose own deed is leaving out (remove_contact) is that deed, not a slip."""
+    if _LEAVE_OUT_KEY.search(call.name):
+        return None
+    left = {i for m in _LEFT_OUT_WORDS.finditer(own) for i in _ids_in(m.group("ids"))}
+    if not left:
+        return None
+
+    def sent(value: Any, keys: tuple[str, ...]) -> Iterable[str]:
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                yield from sent(v, keys + (str(k),))
+        elif isinstance(value, list):
+            for v in value:
+                yield from sent(v, keys)
+        elif isinstance(value, str) and value.strip() in left and not any(_LEAVE_OUT_KEY.search(k) for k in keys):
+            yield value.strip()
+
+    found = sorted(set(sent(call.arguments, ())))
+    if not found:
+        return None
+    return _finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                    f"step {step['index']} says {own.strip()[:80]!r} and calls {call.name} with {', '.join(found)} in it",
+                    tool=call.name, said=found[0], called=found[0])
 
 
 def _field_said_otherwise(run: _Run, step: Mapping[str, Any], own: str, call: Any) -> Finding | None:
@@ -9713,7 +10104,7 @@ _PROGRESS_WORDS = frozenset("status progress job jobs poll state build deploy de
 _DONE_COUNT = re.compile(r"^(.*?)_?(?:loaded|processed|done|copied|written|synced|migrated|imported|completed|sent)$", re.I)
 _WANTED_COUNT = ("expected", "total", "requested", "planned", "target")
 # Tools that send what the agent says to people: their text is said as an answer is.
-_SENDS = frozenset("send notify post email mail message reply announce comment slack".split())
+_SENDS = frozenset("send notify post email mail message reply announce comment slack sms text".split())
 
 
 def _not_done_yet(record: Mapping[str, Any]) -> str | None:
@@ -10136,7 +10527,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,

@@ -359,3 +359,19 @@ def test_an_action_asked_for_again_with_the_same_arguments_after_it_worked_is_a_
     assert twice == [("repeated_tool_call", 3, "model")], shown  # a new ticket id each time: the side effect done twice
     other, shown = desk({"summary": "Printer jam on PR-2"})
     assert other == [], shown
+
+
+@pytest.mark.parametrize("last,broken", [("Great - I'll renew L-3381 for another 12 months now.", True),
+                                         ("I'll renew L-3381 once you confirm the new rent.", False),
+                                         ("Shall I renew L-3381 for another 12 months?", False),
+                                         ("Great - I'll note that down.", False)])  # no tool does it
+def test_a_run_ending_on_a_deed_the_model_says_it_is_doing_now_stopped_before_acting(last, broken):
+    from test_data_agent import _conversation
+    built = _conversation(("user", "Please renew my lease L-3381."),
+                          ("get_lease", {"lease_id": "L-3381"}, {"lease_id": "L-3381", "ends": "2027-01-31", "rent": 1450}),
+                          ("assistant", "L-3381 ends 2027-01-31; a 12-month renewal keeps the rent at 1,450. Go ahead?"),
+                          ("user", "Yes please."), system="You renew leases with renew_lease after the tenant's yes.", answer=last)
+    offered = definitions_attr(("get_lease", {"type": "object"}), ("renew_lease", {"type": "object"}))
+    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task="Please renew my lease L-3381.")
+    found = [(f.index, f.layer) for f in detect(run) if f.kind == "action_not_taken"]
+    assert found == ([(4, "model")] if broken else []), format_findings(detect(run))

@@ -156,6 +156,22 @@ def test_a_batch_of_independent_requests_is_not_a_lost_history(store):
     assert store.findings(run.id) == []
 
 
+def test_a_reply_to_the_question_asked_sent_alone_lost_the_history_but_a_next_item_after_anything_else_did_not(store):
+    """The model asked for the account and the reply names it (an id the first turn never did): the same
+    conversation going, whatever new id it brings; after a closing "anything else?" a new id is the next item."""
+    def two_turns(first_answer: str, second: str) -> str:
+        store.model.script(says(first_answer), says("Thanks - which room did you want?"))
+        with agentotel.run("room-desk", user="E-20417") as run:
+            for question in ("I'd like to move my booking, please.", second):
+                store.client.chat.completions.create(model="gpt-4o-mini", messages=[
+                    {"role": "system", "content": PROMPT}, {"role": "user", "content": question}])
+        agentotel.flush()
+        return run.id
+    lost = two_turns("Sure - what's the booking reference?", "It's BK-55102.")
+    assert cause(store.findings(lost), "history_lost") == (2, "memory")
+    assert store.findings(two_turns("Moved. Anything else I can help with?", "Is BK-55102 confirmed?")) == []
+
+
 def test_a_short_window_that_cut_the_question_lost_the_history(store):
     cut = store.run(calls(FIND), calls(BOOK), says(BOOKED), fault="window")
     assert cause(store.findings(cut), "history_lost") == (5, "memory")

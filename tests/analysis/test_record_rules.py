@@ -13,6 +13,7 @@ import json
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
+from agentotel import semconv
 from runs_build import definitions_attr, record
 from test_data_agent import _conversation
 
@@ -305,6 +306,36 @@ def test_a_total_the_answer_sums_from_its_own_grounded_parts_is_grounded():
                               [{"daily_rate": 64.0, "days": 4}]) == ["436.00"]
 
 
+def test_a_quote_worked_line_by_line_from_the_rules_rates_is_grounded():
+    """Each line one step of arithmetic on a figure the answer grounds and a number of the sources (a rate the
+    instructions give, a value a tool returned), the total their sum, the deposit a share of it."""
+    from agentotel.analysis import _ground
+    survey = {"volume_ft3": 1236, "floors": 3, "declared_value_eur": 30000, "jewellery_eur": 2500}
+    sources = ("We price per cubic metre: EUR 42.00 per m3 (1 m3 = 35.315 ft3). Stairs: EUR 35 per floor. Cover costs 1.5% "
+               "of the declared value; jewellery is excluded. A deposit of 20% of the total. " + json.dumps(survey))
+    quote = ("Volume: 1236 ft3 = 35.00 m3 at EUR 42.00/m3: EUR 1470.00. Stairs (3 floors): EUR 105.00. Cover on EUR 27,500 "
+             "(jewellery of EUR 2,500 excluded): EUR 412.50. Total: EUR 1987.50. Deposit: EUR 397.50.")
+    assert _ground.ungrounded(quote, sources, [survey]) == []
+    # a line no step of arithmetic on the answer's own figures gives stays ungrounded
+    # (and the total no longer the sum of the lines, nor the deposit a share of a grounded total)
+    assert _ground.ungrounded(quote.replace("EUR 105.00", "EUR 118.00"), sources, [survey]) == ["118.00", "1987.50", "397.50"]
+
+
+def test_a_count_written_with_a_times_prefix_is_a_number_not_an_id():
+    from agentotel.analysis import _ground
+    priced = '{"lines": [{"sku": "PLB-12", "quantity": 130}]}'
+    assert _ground.ungrounded("PLB-12 x130", priced) == []
+    assert _ground.ungrounded("PLB-12 x131", priced) == ["131"]
+
+
+def test_a_figure_by_a_formula_the_instructions_write_is_grounded():
+    from agentotel.analysis import _ground
+    stubs = {"stubs": [{"gross": 2884.62}, {"gross": 2884.62}]}
+    sources = "Monthly income is weekly gross x 52 / 12 from the latest stubs. " + json.dumps(stubs)
+    assert _ground.ungrounded("Monthly income: USD 12,500.02.", sources, [stubs]) == []
+    assert _ground.ungrounded("Monthly income: USD 12,750.00.", sources, [stubs]) == ["12,750.00"]
+
+
 CLINIC_ORDER = ("You book vaccination appointments. Read the patient's record with get_record. Doses go in this order: "
                 "first, second, booster - never book one before every earlier one has been given; if one was missed, book "
                 "it first. Book with book_dose.")
@@ -412,3 +443,114 @@ def test_a_date_of_the_thing_described_is_not_the_datas_age(key, stale):
                         answer="You are on Fix 24.")
     found, shown = _found(run, "tool_result_stale")
     assert found == ([(2, "tool")] if stale else []), shown
+
+
+def _said_beside(system, reads, said, name, arguments, result, answer, offered=None):
+    """A run whose model says `said` in the step that calls `name`: the reads first (each a call and its result), then
+    the call with its words, then the answer. `offered` is the tool definitions every model step is given."""
+    built = _conversation(("user", "Please handle it."), *reads, (name, arguments, result), system=system, answer=answer)
+    steps = [dict(s) for s in built.steps]
+    output = json.loads(steps[-3]["output"])
+    output[0]["parts"].insert(0, {"type": "text", "content": said})
+    steps[-3]["output"] = json.dumps(output)
+    attributes = {s["span_id"]: {semconv.GEN_AI_TOOL_DEFINITIONS: json.dumps(offered)} for s in steps if s["type"] == "llm"} if offered else None
+    return record(*steps, attributes=attributes, task="Please handle it.")
+
+
+INSPECTION = "You are the food-safety inspection assistant. Read the visit with get_visit, then record its outcome with record_outcome."
+OUTCOME_TOOLS = [{"type": "function", "name": "get_visit", "parameters": {"type": "object"}},
+                 {"type": "function", "name": "record_outcome", "description": "Records a visit's outcome (compliant, conditional "
+                  "or closure) with the inspector's notes.", "parameters": {"type": "object", "properties": {
+                      "visit_id": {"type": "string"}, "outcome": {"type": "string"}}}}]
+VISIT = ("get_visit", {"visit_id": "V-118"}, {"visit_id": "V-118", "premises": "Harbour Noodle Bar", "cold_store_c": 9.5})
+
+
+@pytest.mark.parametrize("sent,broken", [("conditional", False), ("compliant", True)])
+def test_words_beside_a_call_choosing_one_of_its_fields_choices_while_it_sends_another(sent, broken):
+    """The choices come from the tool's description: "(compliant, conditional or closure)"."""
+    run = _said_beside(INSPECTION, [VISIT], "Cold store at 9.5 C: issuing conditional for V-118.", "record_outcome",
+                       {"visit_id": "V-118", "outcome": sent}, {"visit_id": "V-118", "status": "recorded"},
+                       f"V-118 recorded as {sent}.", OUTCOME_TOOLS)
+    found, shown = _found(run, "reasoning_action_mismatch")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+LENDING = ('You review micro-loan applications. Read it with get_application, then call decide with verdict "approve" when '
+           'the applicant\'s income covers three instalments, "decline" otherwise.')
+APPLICATION = ("get_application", {"application_id": "L-77"}, {"application_id": "L-77", "monthly_income": 900, "instalment": 410})
+
+
+@pytest.mark.parametrize("said,broken", [("Declining L-77: income covers only two instalments.", True),
+                                         ("Not declining L-77 after all: approving it.", False),
+                                         ("Approving L-77.", False)])
+def test_a_choice_the_instructions_quote_said_and_another_sent(said, broken):
+    """The choices come from the quoted words of the rule's sentence; a clause putting one aside says nothing."""
+    run = _said_beside(LENDING, [APPLICATION], said, "decide", {"application_id": "L-77", "verdict": "approve"},
+                       {"application_id": "L-77", "status": "decided"}, "L-77 decided.")
+    found, shown = _found(run, "reasoning_action_mismatch")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+NEWSLETTER = "You send the parish newsletter. Read the mailing list with get_list and the opt-outs with get_opt_outs, never send to an opt-out."
+MAILING = ("get_list", {"list_id": "ML-3"}, {"list_id": "ML-3", "members": ["M-201", "M-204", "M-208", "M-215"]})
+OPT_OUTS = ("get_opt_outs", {"list_id": "ML-3"}, {"list_id": "ML-3", "opted_out": ["M-204", "M-208"]})
+
+
+@pytest.mark.parametrize("name,arguments,broken", [
+    ("send_newsletter", {"issue": "Advent", "recipients": ["M-201", "M-215"]}, False),
+    ("send_newsletter", {"issue": "Advent", "recipients": ["M-201", "M-208", "M-215"]}, True),
+    # the call's field lists what is left out: that is the words' deed, not a slip
+    ("send_newsletter", {"issue": "Advent", "recipients": ["M-201", "M-215"], "exclude": ["M-204", "M-208"]}, False),
+    ("remove_members", {"list_id": "ML-3", "member_ids": ["M-204", "M-208"]}, False)])
+def test_ids_the_words_leave_out_of_the_call_it_sends_anyway(name, arguments, broken):
+    run = _said_beside(NEWSLETTER, [MAILING, OPT_OUTS], "Leaving out M-204 and M-208 (opted out) and sending to the rest.",
+                       name, arguments, {"status": "sent"}, "Sent.")
+    found, shown = _found(run, "reasoning_action_mismatch")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+QC = ("You are the QC assistant of a contract brewery. Read the batch with get_batch, log the QC review with record_qc, "
+      "then reply to the lab manager with the batch status and every deviation you logged.")
+QC_LOGGED = ("record_qc", {"batch_id": "B-902", "status": "hold", "deviations": ["DEV-311 dissolved oxygen 145 ppb", "DEV-318 pH 4.9"]},
+             {"qc_id": "QC-5520", "status": "recorded"})
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("B-902 is on hold: DEV-311 (dissolved oxygen 145 ppb) and DEV-318 (pH 4.9). Logged as QC-5520.", False),
+    ("B-902 is on hold: DEV-311, dissolved oxygen at 145 ppb. Logged as QC-5520.", True),
+    ("B-902 is on hold; the deviations are in QC-5520.", True)])
+def test_an_answer_leaving_out_part_of_what_the_rules_say_to_tell_every_of(answer, broken):
+    run = _conversation(("user", "QC review for B-902 please."),
+                        ("get_batch", {"batch_id": "B-902"}, {"batch_id": "B-902", "style": "lager", "do_ppb": 145, "ph": 4.9}),
+                        QC_LOGGED, system=QC, answer=answer)
+    found, shown = _found(run, "information_withheld")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+FERRY = ("You are the ferry line's booking assistant. Cancel with cancel_booking when asked; always tell the passenger "
+         "the cancellation fee it returns and when the refund arrives.")
+
+
+@pytest.mark.parametrize("answer,broken", [("Cancelled FB-4410. A cancellation fee of EUR 18.50 applies; the refund arrives in 5 days.", False),
+                                           ("Cancelled FB-4410; the refund arrives in 5 days.", True)])
+def test_an_answer_leaving_out_the_figure_the_rules_say_always_to_tell(answer, broken):
+    run = _conversation(("user", "Please cancel my crossing FB-4410."),
+                        ("cancel_booking", {"booking_id": "FB-4410"},
+                         {"booking_id": "FB-4410", "status": "cancelled", "cancellation": {"fee": 18.5, "currency": "EUR"},
+                          "refund": {"amount": 55.5, "days": 5}}),
+                        system=FERRY, answer=answer)
+    found, shown = _found(run, "information_withheld")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+SURVEYS = [{"type": "function", "name": n, "parameters": {"type": "object"}} for n in ("get_search", "order_search", "file_report")]
+
+
+@pytest.mark.parametrize("said,broken", [("The drainage search is 9 months old, so I'm ordering a new one before filing.", True),
+                                         ("The drainage search is current, so I'm filing the report.", False),
+                                         ("I'll order a new search after the report is filed.", False)])
+def test_words_doing_another_offered_tools_deed_by_its_verb_while_the_call_does_another(said, broken):
+    run = _said_beside("You file conveyancing reports.", [("get_search", {"case_id": "CV-71"}, {"issued": "2026-03-02"})],
+                       said, "file_report", {"case_id": "CV-71", "result": "clear"}, {"report_id": "RP-5"}, "Filed RP-5.", SURVEYS)
+    found, shown = _found(run, "reasoning_action_mismatch")
+    assert found == ([(3, "model")] if broken else []), shown

@@ -279,3 +279,42 @@ def test_a_listing_of_versions_without_the_one_the_runs_other_results_show_runni
                  ("check_health", {"service": "checkout-api"}, {"version": "v2.15.0", "error_rate_percent": 0.2})),
     ):
         assert _found(run, "tool_result_stale")[0] == [], _found(run, "tool_result_stale")[1]
+
+
+KENNEL = ("get_kennel", {"kennel_id": "K-12"}, {"kennel_id": "K-12", "dog_id": "D-4471", "issues": ["EAR-03"]})
+
+
+def _kennel_team(handed: bool, reply: str):
+    team = Team(task="Kennel K-12 was flagged at the morning round. Check the dog and book the vet.")
+    team.turn("caretaker", KENNEL, report="Checked K-12: dog D-4471, issue EAR-03 (ear infection signs).", parent=team.agent("caretaker"))
+    if not handed:
+        team.said = [text_message("user", "Vet visit: book it.")]  # the graph's state reset at the handover
+    team.turn("scheduler", report=reply, parent=team.agent("scheduler"))
+    return team.run(offered=("get_kennel", "book_vet"))
+
+
+def test_an_agent_taking_over_without_what_the_one_before_found_and_asking_for_it_lost_the_handover():
+    lost = _kennel_team(False, "I haven't been given the caretaker's note - which dog should I book?")
+    found, report = _found(lost, "history_lost")
+    assert found == [(6, "memory")], report
+    # handed the note, a question about the booking itself is no loss; nor the request alone when nothing was found
+    assert _found(_kennel_team(True, "D-4471 (EAR-03): morning or afternoon slot?"), "history_lost")[0] == []
+    said = Team(task="Check kennel K-12.").turn("caretaker", report="K-12 looks fine.", parent=0)
+    assert _found(said.run(), "history_lost")[0] == []
+
+
+def _delegated(sent: str):
+    brief = "Write the product page for SKU-4410 (oak bench).\nStyle guide: SG-22 - follow it.\nDue: 2026-12-11."
+    steps = [llm(1, calls=[("ask_writer", {"writer_id": "W-3", "brief": brief}, "c1")], messages=[text_message("user", "Get SKU-4410's page written.")]),
+             tool(2, "ask_writer", {"writer_id": "W-3", "brief": brief}, {"reply": "Submitted PG-90."}, requested_by=1, call_id="c1"),
+             dict(agent(3, "writer"), parent_index=2),
+             llm(4, text="Submitted PG-90.", messages=[text_message("system", "You are a copywriter."), text_message("user", sent)], parent=3),
+             llm(5, text="The page is written (PG-90).", messages=[text_message("user", "Get SKU-4410's page written.")])]
+    return record(*steps, task="Get SKU-4410's page written.")
+
+
+def test_a_sub_agent_sent_only_part_of_the_brief_its_delegating_call_carried_lost_it():
+    found, report = _found(_delegated("Write the product page for SKU-4410 (oak bench)."), "history_lost")
+    assert found == [(4, "memory")], report
+    whole = "Write the product page for SKU-4410 (oak bench).\nStyle guide: SG-22 - follow it.\nDue: 2026-12-11."
+    assert _found(_delegated(whole), "history_lost")[0] == []
