@@ -1280,6 +1280,30 @@ def _in_domain_phrase(text: str, match: re.Match[str], domain: str) -> bool:
     return False
 
 
+def _said_and_sent(step: Mapping[str, Any]) -> str:
+    """A model step's words and the fields of the calls it asks for, as text."""
+    return "\n".join([_said(step) or "", *(str(v) for c in requested_calls(step) if isinstance(c.arguments, Mapping)
+                                             for v in c.arguments.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool))])
+
+
+def _names_made_up(step: Mapping[str, Any]) -> list[str]:
+    """The names a model step's calls send (a product, "Verdacor 250 EC": two words or more, one capitalised) that
+    nothing it was given holds."""
+    given = _raw(step, "input").lower()
+    # (a name: every word capitalised or a code - "Verdacor 250 EC", "Ridgeline Freight" - not a sentence)
+    return [v for c in requested_calls(step) if isinstance(c.arguments, Mapping) for v in c.arguments.values()
+            if isinstance(v, str) and 2 <= len(v.split()) <= 4 and len(v) <= 40 and re.search(r"\b[A-Z][a-z]", v)
+            and all(re.fullmatch(r"[A-Z][\w&'.-]*|[\d.,-]+[A-Za-z%]*", w) for w in v.split()) and v.lower() not in given]
+
+
+def _made_up(run: _Run, step: Mapping[str, Any], text: str) -> list[str]:
+    """The ids and figures (past a count) of a model step's text that nothing it was given holds, nor works out from
+    the results before it."""
+    outputs = [tool_payload(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]
+    return [t for t in _ground.ungrounded(text, _raw(step, "input"), outputs)
+            if _ground.ids(t) or (n := _ground._number(t)) is not None and n > 10]
+
+
 def _ignored_errors(run: _Run) -> list[Finding]:
     """A failed tool call the agent went on past as if it had worked: at the model step that went on.
     `model` when the error reached the model, `workflow` when the loop kept it from the model."""
@@ -1325,13 +1349,16 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         retry = _RETRY_HINT.search(error) if layer == "tool" else None
         if retry is not None:
             layer = "model"
-        # An answer giving an id nothing the model was given holds ("order RF-771020" after the refill timed out): the
-        # outcome is the model's invention (TRAIL's hallucinated tool output), the tool failed honestly.
-        # (ids only: a figure the answer gives past a failure stays the tool's, as the older held-out sets file it; what
-        # the step that went on said or sent - an e-mail's body - counts as much as the answer)
-        went = "\n".join([_said(went_on) or "", *(v for c in requested_calls(went_on) for v in _strings(c.arguments))])
-        invented = ([i for i in _ground.ids(answers[0][1]) if i.lower() not in _raw(answers[0][0], "input").lower()]
-                    or [i for i in _ground.ids(went) if i.lower() not in _raw(went_on, "input").lower()]) if layer == "tool" else []
+        # An answer giving an id or a figure nothing the model was given holds ("order RF-771020", "arriving about 19:40",
+        # "a deductible of 500" after the call timed out): the outcome is the model's invention (TRAIL's hallucinated
+        # tool output), the tool failed honestly - as heldout14-30 file it (heldout.py and heldout2 file the timeout's
+        # layer). What the step that went on said or sent - an e-mail's body, a record's fields - counts as the answer.
+        # (and the first action after it that acts on what the failed call should have given: a recommendation of a
+        # product no label search returned)
+        acting = [went_on, *(s for s in run.llm if went_on["index"] < s["index"] < answers[0][0]["index"] and s.get("parent_index") == level
+                            and any(_action(c.name) for c in requested_calls(s)))][:2]
+        invented = [] if layer != "tool" else _made_up(run, answers[0][0], answers[0][1]) or next(
+            (made for s in acting if (made := _made_up(run, s, _said_and_sent(s)) or _names_made_up(s))), [])
         if invented:
             layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
@@ -1339,7 +1366,7 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             f"without saying so" + ("" if layer != "workflow" else " (the error never reached it)")
                             + (f" - the tool answered about the call's own {refused!r}" if refused else "")
                             + (f" - nor tried again, as the error asked ({retry.group(0)!r})" if retry else "")
-                            + (f" - its answer gives {invented[0]!r}, which nothing it was given holds" if invented else ""),
+                            + (f" - it then gives {invented[0]!r}, which nothing it was given holds" if invented else ""),
                             tool=name, error=error, failed_step=at))
     return out
 

@@ -697,10 +697,10 @@ class Pair:
 
 # Pairs the default test run records (each exercises a rule added for this set); the slow test records all.
 FAST = ("prompt-netdesk-specialist-given-triage-prompt", "memory-netdesk-handoff-drops-conversation",
-        "tool-oncall-metrics-timeout-ignored", "tool-oncall-alerts-api-429-retried-forever",
+        "model-oncall-metrics-timeout-invented", "tool-oncall-alerts-api-429-retried-forever",
         "workflow-oncall-stops-before-verifying", "workflow-kb-retrieved-context-never-sent",
         "model-oncall-claims-unverified-recovery", "model-oncall-restarts-another-service",
-        "model-expenses-ignores-asked-currency", "product-kb-answer-from-weak-hits", "tool-netdesk-ping-error-ignored")
+        "model-expenses-ignores-asked-currency", "product-kb-answer-from-weak-hits", "model-netdesk-ping-error-invented")
 
 
 PAIRS: list[Pair] = [
@@ -709,7 +709,9 @@ PAIRS: list[Pair] = [
          agent_first_llm("network")),
     Pair("prompt-ledger-prompt-swapped-mid-run", "ledger", "prompt", "swap_prompt", "MAST FM-1.1 Disobey task specification", nth_llm(10)),
     # tool
-    Pair("tool-oncall-metrics-timeout-ignored", "oncall", "tool", "metrics_timeout", "TRAIL Timeouts (error ignored)", asking("restart_service"),
+    # (the model goes on with metrics no call returned after the timeout: its invention, as heldout14-30 file a value
+    # made up after a failure - was "tool-", the timeout's layer)
+    Pair("model-oncall-metrics-timeout-invented", "oncall", "model", "metrics_timeout", "TRAIL Timeouts (error ignored)", asking("restart_service"),
          diff_where=tool_step("get_metrics")),
     Pair("tool-oncall-restart-403-unreported", "oncall", "tool", "restart_forbidden", "TRAIL Authentication errors", tool_step("restart_service")),
     Pair("tool-oncall-window-not-in-enum", "oncall", "tool", "bad_window", "ToolScan IAV Invalid argument value", asking("get_metrics")),
@@ -717,7 +719,8 @@ PAIRS: list[Pair] = [
     # ('I will restart checkout-api now.', restart_service(service='payments-worker')): the model's words at the call
     # name its object, so the slip is the model's, as every later set has FM-2.6 (was "tool-": the invented name)
     Pair("model-oncall-restarts-another-service", "oncall", "model", "wrong_target", "MAST FM-2.6 Reasoning-action mismatch", asking("restart_service")),
-    Pair("tool-netdesk-ping-error-ignored", "netdesk", "tool", "ping_down", "AgentErrorTaxonomy Reflection: tool error ignored", answer,
+    # ("answers pings in 12 ms" after the probe failed: a figure made up, the model's - was "tool-")
+    Pair("model-netdesk-ping-error-invented", "netdesk", "model", "ping_down", "AgentErrorTaxonomy Reflection: tool error ignored", answer,
          diff_where=tool_step("ping_host")),
     Pair("tool-expenses-missing-target-currency", "expenses", "tool", "missing_to", "ToolScan Missing required argument", asking("convert_currency")),
     Pair("tool-expenses-receipts-401-uncaught", "expenses", "tool", "receipts_401", "TRAIL Authentication errors", failed_step),

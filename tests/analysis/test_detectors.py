@@ -104,6 +104,30 @@ def test_a_tool_error_the_model_went_on_past_is_found_at_the_model_step():
     assert detect(admitted) == []
 
 
+def _timed_out_then(sent: dict, answer: str):
+    shown = [text_message("user", "Book the cheapest courier for parcel P-7.")]
+    response = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "TimeoutError: rates did not answer"}]}
+    return record(
+        llm(1, calls=[("get_rates", {"route": "LDN-MAN"}, "c1")], messages=shown),
+        tool(2, "get_rates", {"route": "LDN-MAN"}, None, status="error", call_id="c1", requested_by=1, error="TimeoutError: rates did not answer"),
+        llm(3, calls=[("book_courier", sent, "c2")], messages=[*shown, response]),
+        tool(4, "book_courier", sent, {"booking": "BK-1", "status": "booked"}, call_id="c2", requested_by=3),
+        llm(5, text=answer, messages=[*shown, response, {"role": "assistant", "parts": [
+            {"type": "tool_call", "id": "c2", "name": "book_courier", "arguments": sent}]}, {"role": "tool", "parts": [
+            {"type": "tool_call_response", "id": "c2", "response": '{"booking": "BK-1", "status": "booked"}'}]}]))
+
+
+def test_a_value_sent_or_said_after_a_timeout_that_nothing_gave_is_the_models_invention():
+    """The tool failed honestly; a carrier, a price or an id no call returned, sent by the next action or said in the
+    answer, is the model's (TRAIL's hallucinated tool output): the layer goes with the invention."""
+    invented = only(detect(_timed_out_then({"parcel": "P-7", "carrier": "Ridgeline Freight"}, "Booked BK-1.")), "tool_error_ignored")
+    assert (invented.index, invented.layer) == (3, "model") and "Ridgeline Freight" in invented.message
+    priced = only(detect(_timed_out_then({"parcel": "P-7"}, "Booked BK-1 at 48.50 EUR.")), "tool_error_ignored")
+    assert (priced.index, priced.layer) == (3, "model") and "48.50" in priced.message
+    honest = only(detect(_timed_out_then({"parcel": "P-7"}, "Booked BK-1.")), "tool_error_ignored")
+    assert (honest.index, honest.layer) == (3, "tool")  # nothing made up: the failure went unsaid, the tool's
+
+
 def test_a_failed_run_always_gets_a_finding_with_its_error():
     crashed = record(llm(1, calls=[("charge_card", {"amount": 5}, "c1")]),
                      tool(2, "charge_card", {"amount": 5}, None, status="error", error="PaymentError: declined"), status="error")

@@ -60,8 +60,8 @@ def test_diff_and_check_put_the_fault_at_its_step_and_layer_and_the_good_run_get
 
 
 def test_a_failure_word_about_something_else_is_no_admission_of_the_failed_ping(fast):
-    s = fast["tool-netdesk-ping-error-ignored"]  # "...; the problem must be on the client side."
-    assert s.top is not None and (s.top.kind, s.top.index, s.top.layer) == ("tool_error_ignored", s.expected, "tool"), table([s])
+    s = fast["model-netdesk-ping-error-invented"]  # "...; the problem must be on the client side."
+    assert s.top is not None and (s.top.kind, s.top.index, s.top.layer) == ("tool_error_ignored", s.expected, "model"), table([s])
 
 
 @pytest.mark.slow
