@@ -254,6 +254,9 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}
     out = [f for f in out if unique[(f.kind, f.index, f.message)] is f]
+    # (and one repetition read by two readers - a call asked again, a deed done again - is one finding)
+    repeats = {(f.index, f.evidence.get("tool")): f for f in reversed(out) if f.kind == "repeated_tool_call"}
+    out = [f for f in out if f.kind != "repeated_tool_call" or repeats[(f.index, f.evidence.get("tool"))] is f]
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
 
@@ -1020,6 +1023,10 @@ def _acted_after_closing(run: _Run) -> list[Finding]:
     return []
 
 
+# Deeds that undo an earlier one: after them, the same deed again is a new attempt.
+_UNDOING = frozenset("cancel revert rollback delete remove release void unassign unblock unlock refund withdraw".split())
+
+
 def _done_again(run: _Run) -> list[Finding]:
     """An action that worked (a patch applied, a form submitted) asked for again by the model with the same arguments,
     with only reads and checks between (run_tests, git_diff): the model repeats a deed already done, whatever the
@@ -1031,14 +1038,20 @@ def _done_again(run: _Run) -> list[Finding]:
         if _action(name) is None or is_error(step) or run.requester(step) is None or _not_all_done(step.get("output"), name):
             continue  # (done in part, or refused: asking again is a retry of what is left)
         key = call_key(name, parse_json(step.get("input")))
+        own = {v for v in _leaves(parse_json(step.get("input"))) if _id_like(v)}
         for between, later in enumerate(tools[n + 1:]):
             later_name = str(tool_name(later))
             if _action(later_name) is None:
                 continue  # a read or a check between
             asker = run.requester(later)
+            same = call_key(later_name, parse_json(later.get("input"))) == key
+            # the same deed on another record (the next performer's hold) is no new attempt at this one; an undo, or
+            # an action on this record, is
+            if not same and later_name == name and own and not own & set(_leaves(parse_json(later.get("input")))) \
+                    and _action(later_name)[0] not in _UNDOING:
+                continue
             # (right after it, with nothing between: _repetition's)
-            if call_key(later_name, parse_json(later.get("input"))) != key or asker is None or asker is run.requester(step) \
-                    or not between:
+            if not same or asker is None or asker is run.requester(step) or not between:
                 break
             return [_finding("repeated_tool_call", "model", asker["index"], [step["index"], later["index"]],
                              f"the model asked at step {asker['index']} for {name} again with the same arguments, after it "
@@ -5477,10 +5490,14 @@ def _past_forms(verb: str) -> tuple[str, ...]:
     return (verb + "ed", verb + verb[-1] + "ed") if verb[-1] not in "aeiouwxy" else (verb + "ed",)
 
 
+# Deeds whose word is a noun too (get_hold, list_holds): an action only as the name's first word (hold_performer).
+_VERBS_FIRST = frozenset({"hold"})
+
+
 def _action(name: str) -> tuple[str, tuple[str, ...]] | None:
     """(verb, object words) of a tool named for an action (cancel_order, sendEmail, issue-refund), else None."""
     words = [w.lower() for w in _NAME_WORDS.findall(name)]
-    verbs = [w for w in words if w in _ACTIONS]
+    verbs = [w for w in words if w in _ACTIONS] or [w for w in words[:1] if w in _VERBS_FIRST]
     if not verbs:
         return None
     return verbs[0], tuple(w for w in words if w != verbs[0] and w not in FILLER and len(w) >= 3)

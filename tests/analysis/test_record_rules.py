@@ -554,3 +554,12 @@ def test_words_doing_another_offered_tools_deed_by_its_verb_while_the_call_does_
                        said, "file_report", {"case_id": "CV-71", "result": "clear"}, {"report_id": "RP-5"}, "Filed RP-5.", SURVEYS)
     found, shown = _found(run, "reasoning_action_mismatch")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("again,repeated", [("T-1", True), ("T-4", False)])
+def test_a_deed_done_again_on_the_same_record_after_the_same_deed_on_others(again, repeated):
+    holds = [("hold_table", {"table_id": t, "time": "19:30"}, {"hold_id": f"H-{t}", "status": "held"}) for t in ("T-1", "T-2", "T-3", again)]
+    run = _conversation(("user", "Hold the tables for the Okafor party tonight at 19:30."), *holds,
+                        system="You hold restaurant tables with hold_table; one hold per table.", answer="Held.")
+    found, shown = _found(run, "repeated_tool_call")
+    assert found == ([(7, "model")] if repeated else []), shown
