@@ -26,7 +26,20 @@ the embargo the later of the authors' request and decision + 14 days. Each recor
 - `tl-journal` (editorial office): a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools
   traceloop tool spans, through agentotel-collector.
 
-BLIND SCORE: see the comment above DIFF_MISSED (filled after the one blind run).
+Ground truth is located on the recorded faulty run by what its steps did (heldout.py's locators). Good twins: a
+clarifying question asked (which ride), a refund computed from the plan's own rate (52 min x $0.15 = $7.80) to the card,
+a timeout retried once, a pause refused with the days left offered, a climb refused for wind, a qualified crew chosen
+over the first listed, a similarity score over 25% turned into major_revision, an editor's COI waiver applied.
+
+Built and scored blind, once (main's HEAD 5a88e31fd50bba5bd9d1831155b12b4eb6488a79, the branch rebased onto it; the
+set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load average 2.75 at the
+start, 4.72 at the end, other helpers running; recording /tmp/h31-rec-qaox95gb): 26 pairs, 4 recorders (google-genai,
+a LangGraph StateGraph of three agents, pydantic-ai under agentotel alone, OpenLLMetry through the collector) - diff
+top-1 26/26, check step+layer 12/26, good runs with a warning 1/26. Check's hits: outside the model 9/9 (two
+instructions rewritten, two old models, two APIs answering another record, a stock API's drift, a stale review index,
+the planner's handover reset), a repeated dispatch and a repeated decision, and coi_review_counted - a hit by chance:
+its finding (wrong_target, 'record_decision with 2 where the words say 418', the version read as a sibling id) is not
+the conflict of interest, and the same finding warns a good run. Its 14 misses are in CHECK_MISSED, each with why.
 """
 
 from __future__ import annotations
@@ -732,9 +745,56 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main 5a88e31's detectors; load
+# 2.75-4.72): 26 pairs, 4 recorders - diff top-1 26/26, check step+layer 12/26, good runs warned 1/26 (recording
+# /tmp/h31-rec-qaox95gb). The reasons are read from `agentotel check` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-genai-bikes-which-ride-unasked": _NOTHING + "'one of my rides' and find_rider's two recent_rides, "
+                                            "get_ride(RD-88093) called with no question asked",
+    "model-genai-bikes-refund-to-credit": _NOTHING + "refund_ride(destination='wallet_credit') against 'Refunds go back "
+                                          "to the original payment method ... never to wallet credit unless the rider "
+                                          "asks'",
+    "model-genai-bikes-pause-over-limit": _NOTHING + "pause_membership(days=30) after get_membership's pause_days_used "
+                                          "45, against 'at most 60 days ... only pause if the days used plus the days "
+                                          "asked stay within 60'",
+    "model-genai-bikes-refund-timeout-invented": "action_not_taken@12/model (an error: 'I've refunded' in the answer) "
+                                                 "ranked over tool_error_ignored@8/model (a warning, the right step: "
+                                                 "went on past the timeout with the invented RF-40877)",
+    "model-genai-bikes-premature-end-bikes": _NOTHING + "the rider's 'pause my membership for 30 days' never acted on "
+                                             "nor answered; the run ends after the refund",
+    "model-lg-wind-climb-over-wind": _NOTHING + "get_wind's gust_ms 14.6 against 'Nobody climbs when the hub-height "
+                                     "wind or gust is above 12 m/s', the lockout issued and the job handed on",
+    "model-lg-wind-unqualified-crew": _NOTHING + "book_work(crew_id='CR-A') where get_crews shows K. Moyo's HV-AP "
+                                      "expired 2026-11-30, against the markdown table's 'every member holds every "
+                                      "qualification, unexpired'",
+    "model-lg-wind-premature-end-wind": _NOTHING + "the planner's answer 'Booked JOB-7720' without the hand-over note "
+                                        "its rules ask for; the dispatcher then says no plan reached it",
+    "model-pai-journal-similarity-over-limit": _NOTHING + "record_decision(decision='accept') after run_sql answered "
+                                               "score_pct 31.5, against 'A score above 25 ... cannot be accepted'",
+    "model-pai-journal-embargo-wrong-formula": _NOTHING + "embargo_until 2026-12-10 (the request alone) where 'the "
+                                               "later of the authors' requested embargo date and the decision date + "
+                                               "14 days' gives 2026-12-19",
+    "model-pai-journal-reviewer-429-assumed": _NOTHING + "get_reviewer failed (429, a pydantic-ai retry prompt) and the "
+                                              "model went on without the retry the rules ask for; RV-7 counted "
+                                              "unchecked",
+    "model-tl-journal-withheld-coi": _NOTHING + "the reply leaves out RV-9, excluded for a conflict, where the rules "
+                                     "ask 'any review left out and why'",
+    "model-tl-journal-reasoning-action-mismatch": _NOTHING + "the call's words 'Leaving out RV-9 (conflict of "
+                                                  "interest)' and the same call's decision 'reject', RV-9's own "
+                                                  "recommendation",
+    "model-tl-journal-coi-waiver-ignored": _NOTHING + "RV-9 left out for a conflict although search_reviews gave "
+                                           "coi_waived true (the rule's 'unless the handling editor waived it')",
+}
+FALSE_ALARMS = {
+    "model-tl-journal-coi-waiver-ignored": "wrong_arguments@13/tool: record_decision without embargo_until (a reject "
+                                           "has none) - true to the schema heldout9.declared sent, which marks every "
+                                           "parameter required (the set's declaration, not the app's signature); and "
+                                           "wrong_target@13/model: 'record_decision with 2 where the words say 418' - "
+                                           "the version number read as a sibling of the manuscript id",
+}
 
 POLICIES = {
     "genai-bikes": {"required_before": {"refund_ride": ["find_rider", "get_ride"], "pause_membership": ["get_membership"]}},
