@@ -46,7 +46,29 @@ medical-certificate exception, a timeout tried once more, berths and blocks chos
 the condition report is too old, a venue approved once its Fahrenheit readings are converted. Ground truth is located
 on the recorded faulty run by what its steps did.
 
-SCORES: not yet scored (filled in below when the blind run is done).
+How agentotel recorded the SDKs (not the detectors'): each anthropic messages call is a `chat claude-sonnet-4-5` step
+(the old model's `chat claude-3-haiku-20240307`), the `@agentotel.tool`s tool steps; under the Agents SDK each agent is
+an `invoke_agent <name>` step, each handoff an `execute_tool transfer_to_<agent>` step; the MCP client's call_tool is an
+`execute_tool <tool>` step; the OpenInference run's model calls are `ChatCompletion` steps, its tools OITracer's TOOL
+spans. Nothing recorded wrong was found. (One debug recording before scoring lost a good run to an openai
+APITimeoutError on its first call at load ~3; it did not recur.)
+
+Built and scored blind, once (main's HEAD when scored, 5a88e31fd50bba5bd9d1831155b12b4eb6488a79, the branch rebased onto
+it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 4.2 at the start, 6.2 at the end,
+other helpers running; recording /tmp/h32-rec-pdv8ppru): 27 pairs, 4 recorders (anthropic over several resident turns,
+the Agents SDK with two handoffs, an openai loop over an MCP client session, OpenInference through the collector) -
+diff top-1 26/27, check step+layer 8/27, good runs with a warning 17/27. Check's 8 hits are all the fault's own
+finding: instructions changed (3), an old model configured (2), a household log for another account
+(other_subject_retrieved), a lost handoff (history_lost), a repeated appointment. Missed: every rule comparing two
+records' fields or a date with a written limit (fee by item count, a cut-off, berth length, IMDG segregation, reefer
+plugs, a condition report's age, F vs C, EUR x rate), a vessel API answering a near-named ship, no clarification asked,
+premature termination, withheld condition notes, a said-vs-recorded figure; and six right findings at the right step
+ranked below an earlier false warning (a stale agreement index, a changed venue API, a valuation of another object, a
+timeout answered with an invented reference, a repeated booking; and a timeout answered with an invented valuation, at
+the right step but the tool layer). The false alarms are two warnings: wrong_target at get_object in every loans run (a
+loan id's year read against an accession number's) and ungrounded_answer on the desk's quoted collection date (a fair
+one: the script quotes a date no tool gave) or a cut-off computed by the rule. Diff's one miss is the faulty quote one
+step before the booking. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
 """
 
 from __future__ import annotations
@@ -897,10 +919,78 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled from the blind run's CLI output).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (5a88e31's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 4.2-6.2): 27 pairs, 4 recorders - diff top-1 26/27, check step+layer 8/27,
+# good runs warned 17/27 (recording /tmp/h32-rec-pdv8ppru).
+DIFF_MISSED = {
+    "model-anthropic-waste-bulky-fee-wrong-formula": "output_changed@4: the faulty desk's first different output is the "
+                                                     "GBP 125 quote asking the resident to confirm, one step before the "
+                                                     "book_bulky the truth names (@5) - as arguable a cause",
+}
+_BELOW_TARGET = "wrong_target@3/model ranked first (the loan-id / accession-number 'sibling' warning, in every run)"
+_BELOW_DATE = "ungrounded_answer@4/model ranked first (the collection date the scripted desk quotes, in every bulky run)"
+CHECK_MISSED = {
+    "model-anthropic-waste-bulky-fee-wrong-formula": "only ungrounded_answer@4 (GBP 125 and the date): nothing reads "
+                                                     "the fee table (25 up to three, 8 each after) against the item "
+                                                     "count; the right step is the booking @5",
+    "model-anthropic-waste-missed-after-cutoff": "nothing found: report_missed on the 1 Dec collection at 14:20 on 4 "
+                                                 "Dec - no detector compares a record's date plus the written cut-off "
+                                                 "with the run's now",
+    "model-anthropic-waste-clarification-skipped": "nothing found: order_bin on the first of three bins with no "
+                                                   "question asked - the rule 'if more than one bin, ask' names the "
+                                                   "list find_household returned",
+    "model-anthropic-waste-booking-timeout-invented": "tool_error_ignored@7/model ('BW-71799', which nothing it was "
+                                                      "given holds) is the right finding at the right step, ranked "
+                                                      "below " + _BELOW_DATE,
+    "model-anthropic-waste-booking-repeated": "repeated_tool_call@7/model is right, ranked below " + _BELOW_DATE,
+    "model-agents-terminal-berth-too-short": "nothing found: assign_berth B1 (300 m) for LOA 294.1 m - the rule "
+                                             "compares two records' fields (loa_m + 20 <= length_m)",
+    "tool-agents-terminal-vessel-wrong-record": "nothing found: get_vessel_call(VC-2641) answered 'MSC ARIA' where "
+                                                "the request names MSC ARIANE (a near name; the id matched)",
+    "model-agents-terminal-hazmat-segregation": "nothing found: allocate_yard hazardous (class 3) to Y-A, whose "
+                                                "hazard_classes hold 5.1 - a segregation rule over two records",
+    "model-agents-terminal-reefer-plugs-short": "nothing found: 12 reefers to Y-A with free_reefer_plugs 8 - a "
+                                                "numeric comparison of two records' fields",
+    "tool-mcp-loans-agreement-index-stale": "tool_result_stale@6/tool is the right finding, ranked below "
+                                            + _BELOW_TARGET,
+    "model-mcp-loans-units-confused": "only " + _BELOW_TARGET + "; nothing reads the F readings compared as C (the "
+                                      "answer even says '64.4-71.6 C')",
+    "model-mcp-loans-currency-wrong-way": "only " + _BELOW_TARGET + "; nothing recomputes EUR 1,450,000 x 0.86 "
+                                          "against the GBP 1,686,047 recorded (divided)",
+    "model-mcp-loans-condition-stale": "only " + _BELOW_TARGET + "; nothing compares the report date 2025-11-20 with "
+                                       "loan_start 2027-02-01 under the 12-month rule",
+    "model-mcp-loans-valuation-timeout-invented": "tool_error_ignored@9 is the right step but layer tool (the truth: "
+                                                  "the model used GBP 1,100,000 no tool gave), and ranked below "
+                                                  + _BELOW_TARGET,
+    "tool-oi-loans-valuation-wrong-object": "other_subject_retrieved@8/tool is right, ranked below " + _BELOW_TARGET,
+    "model-oi-loans-premature-termination": "only " + _BELOW_TARGET + "; the answer 'looks in order' with no "
+                                            "valuation, environment or record_loan_decision the rules require",
+    "model-oi-loans-condition-withheld": "only " + _BELOW_TARGET + "; the condition notes read at get_object are "
+                                         "left out of an answer the rules say must list them",
+    "model-oi-loans-reasoning-mismatch": "only " + _BELOW_TARGET + "; 'insured at GBP 1,300,000' said, 1,400,000 "
+                                         "recorded in the same step's call",
+    "tool-oi-loans-venue-shape-changed": "tool_output_drift@10/tool is right, ranked below " + _BELOW_TARGET,
+}
+_TARGET_ALARM = ("wrong_target@3/model: get_object('HM.1932.118') read as a 'sibling' of the request's 2027 because "
+                 "the loan id LN-2027-014 and the accession number carry different years - the object id is "
+                 "get_loan_request's own object_id field, nothing else was offered")
+_DATE_ALARM = ("ungrounded_answer@4/model: the collection date 2026-12-10 the scripted desk quotes comes from no tool "
+               "(a fair alarm on this set's script: a real desk would read the next date from a tool)")
+FALSE_ALARMS = {
+    **{f"model-anthropic-waste-{f}": _DATE_ALARM for f in (
+        "bulky-fee-wrong-formula", "booking-timeout-invented", "booking-repeated")},
+    "product-anthropic-waste-old-model-waste": _DATE_ALARM,
+    "model-anthropic-waste-missed-after-cutoff": ("ungrounded_answer@6/model: the cut-off '2026-12-02' the desk gives "
+                                                  "is computed by the written rule (the working day after the 1 Dec "
+                                                  "collection), not stated by a tool"),
+    **{f"{k}-{r}-{f}": _TARGET_ALARM for k, r, f in (
+        ("tool", "mcp-loans", "agreement-index-stale"), ("model", "mcp-loans", "units-confused"),
+        ("model", "mcp-loans", "currency-wrong-way"), ("model", "mcp-loans", "condition-stale"),
+        ("product", "mcp-loans", "old-model-loans"), ("model", "mcp-loans", "valuation-timeout-invented"),
+        ("tool", "oi-loans", "valuation-wrong-object"), ("prompt", "oi-loans", "loans-prompt-rewritten"),
+        ("model", "oi-loans", "premature-termination"), ("model", "oi-loans", "condition-withheld"),
+        ("model", "oi-loans", "reasoning-mismatch"), ("tool", "oi-loans", "venue-shape-changed"))},
+}
 
 
 # The foreign recorder's spans reach its store through agentotel-collector (OTLP over HTTP).
