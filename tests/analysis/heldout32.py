@@ -50,8 +50,9 @@ How agentotel recorded the SDKs (not the detectors'): each anthropic messages ca
 (the old model's `chat claude-3-haiku-20240307`), the `@agentotel.tool`s tool steps; under the Agents SDK each agent is
 an `invoke_agent <name>` step, each handoff an `execute_tool transfer_to_<agent>` step; the MCP client's call_tool is an
 `execute_tool <tool>` step; the OpenInference run's model calls are `ChatCompletion` steps, its tools OITracer's TOOL
-spans. Nothing recorded wrong was found. (One debug recording before scoring lost a good run to an openai
-APITimeoutError on its first call at load ~3; it did not recur.)
+spans. Nothing recorded wrong was found. (Twice - a debug recording before scoring and the first slow-test run
+after it - an mcp-loans run lost its first model call to an openai APITimeoutError at ~15 s under load; the scored
+recording was not hit. The MCP loop's client now retries (max_retries=2), and the slow test passed with it.)
 
 Built and scored blind, once (main's HEAD when scored, 5a88e31fd50bba5bd9d1831155b12b4eb6488a79, the branch rebased onto
 it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 4.2 at the start, 6.2 at the end,
@@ -774,7 +775,9 @@ class McpLoans(kit.AgentotelRecorder):
         import openai
         from mcp import Client
 
-        llm = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
+        # (retries on: twice a first call here timed out on a loaded machine and lost the run - the SDK retries
+        # inside one recorded call, so the run's steps are the same)
+        llm = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=2)
         async with Client(kit.mcp_server("hollins-loans", LOANS_TOOLS)) as client:
             offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
                                                          "parameters": x.input_schema}}
