@@ -498,7 +498,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             # (a percentage is a measure or a rate, no line of a quote; a small figure is a sum of anything)
             worked = [(token, value, tolerance) for token, value, tolerance, percent in unmatched if not percent and value > _SMALL]
             left = set(_worked_through(worked, [value for _t, value, tolerance, _p in candidates if _matches(value, tolerance, known)],
-                                       sorted(stated | set(numbers))))
+                                       sorted(stated | set(numbers)), sorted({float(p) for p in _PERCENT.findall(haystack)})[:10]))
             unmatched = [u for u in unmatched if u[3] or u[1] <= _SMALL or u[:3] in left]
         missing += [token.strip() for token, _v, _t, _p in unmatched]
     return list(dict.fromkeys(missing))
@@ -512,7 +512,8 @@ def _one_step(a: float, b: float) -> tuple[float, ...]:
     return (a * b / 100, a * b, a / b) if b >= 2 else (a * b / 100,)
 
 
-def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float]) -> list[tuple[str, float, float]]:
+def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float],
+                    percents: list[float] = ()) -> list[tuple[str, float, float]]:
     """The answer's figures still unfounded once each is tried as one step of arithmetic on a figure the answer states
     and grounds (or has worked out) and a number of the sources: a quote's lines worked from a rate the instructions
     give ("35.00 m3 at EUR 42.00/m3: EUR 1470.00", "3 floors" x "EUR 35 per floor"), a value less an excluded part,
@@ -530,6 +531,8 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
                 chain.append(value)
             elif len(chain) >= 2 and any(abs(sum(c) - value) <= tol for size in (3, 4, 5, 6) for c in itertools.combinations(chain[-8:], size)):
                 chain.append(value)  # the total of the lines before it
+            elif any(abs(a * b * p / 100 - value) <= tol for p in percents for a in chain for b in (*base, *chain) if b > 0):
+                chain.append(value)  # a rate of a product: 50% of 13 months at 42
             else:
                 left.append((token, value, tolerance))
         if len(left) == len(unmatched):

@@ -2151,7 +2151,11 @@ def _sibling_opened(run: _Run) -> list[Finding]:
     the request never names: the wrong one of two taken (WebArena-style wrong element; model, wrong_target at the
     call)."""
     # (marks with a digit: X2, Q3, 2026, v5 - an id's letters, PO of PO-5601, name no sibling)
-    wanted_marks = {m for m in _marks(run.request()) if any(c.isdigit() for c in m)}
+    # (a year inside an id names nothing: the request's loan LN-2027-014 is no 2027 of two)
+    request = run.request()
+    for ident in _ground.ids(request):
+        request = request.replace(ident, " ")
+    wanted_marks = {m for m in _marks(request) if any(c.isdigit() for c in m)}
     if not wanted_marks:
         return []
     for step in run.llm:
@@ -2166,6 +2170,8 @@ def _sibling_opened(run: _Run) -> list[Finding]:
                 # the marks of the value itself (a URL writes them in lower case: .../x1/specs), else of the title of
                 # the item it stands in ({"id": "R-7", "title": "Q2 2026 report"})
                 marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value))
+                if "/" not in value and _ground.ids(value) == [value.strip()]:
+                    marks = set()  # an id's own digits (accession HM.1932.118) are no year of it: its title's are
                 if not marks:
                     item = next(iter(_records_of(tool_payload(offered[-1].get("output")), value)), {})
                     marks = _marks(" ".join(str(v) for k, v in item.items() if str(k).lower() in ("title", "name", "label")))
@@ -6311,6 +6317,8 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
             continue
         step, call, hit = picked[0]
         value = next(iter(hit))
+        if any(result["index"] < s["index"] < step["index"] and "?" in text for s, text in run.finals):
+            continue  # it asked the user between the listing and the pick ("Which address is the installation for?")
         if _choice_left_to_agent(run.told(step), tool_payload(result.get("output")), listed):
             continue  # "Book with book_interview on one of the panel's open slots": the pick is the agent's to make
         owed = next((s for s in run.llm if result["index"] < s["index"] <= step["index"]), step)

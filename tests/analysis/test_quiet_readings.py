@@ -8,6 +8,8 @@ runs."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
@@ -115,3 +117,33 @@ def test_a_refusal_that_offers_what_is_left_is_a_yes_to_that_when_taken(sold, br
     found, shown = _found(run, "policy_violated")
     assert found == ([(4, "model")] if broken else []), shown
     assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
+
+
+def test_a_year_inside_an_id_names_no_sibling():
+    loan = {"loan_id": "LN-2027-014", "object_id": "HM.1932.118", "borrower": "Musee d'Arles", "loan_start": "2027-02-01"}
+    run = _conversation(("user", "Check loan LN-2027-014 before it goes out."), ("get_loan", {"loan_id": "LN-2027-014"}, loan),
+                        ("get_object", {"object_id": "HM.1932.118"}, {"object_id": "HM.1932.118", "title": "Harbour at Dusk"}),
+                        system="You are the loans registrar.", answer="LN-2027-014: Harbour at Dusk, ready to go.")
+    assert _found(run, "wrong_target")[0] == [], _found(run, "wrong_target")[1]
+
+
+@pytest.mark.parametrize("asked,owed", [(True, False), (False, True)])
+def test_a_pick_after_asking_the_user_which_is_no_question_skipped(asked, owed):
+    account = {"account": "ACC-552", "addresses": [{"address_id": "AD-1", "line1": "88 Harrow Road"},
+                                                   {"address_id": "AD-2", "line1": "Flat 5, 2 Quay Street"}]}
+    turns = [("user", "Book my broadband install - account ACC-552."), ("find_customer", {"account": "ACC-552"}, account)]
+    if asked:
+        turns += [("assistant", "I see 88 Harrow Road and Flat 5, 2 Quay Street. Which address is it for?"),
+                  ("user", "The flat on Quay Street.")]
+    turns += [("book_install", {"account": "ACC-552", "address_id": "AD-2"}, {"booking": "IN-7", "status": "booked"})]
+    run = _conversation(*turns, system="You book installs.", answer="Booked IN-7 at Flat 5, 2 Quay Street.")
+    found, shown = _found(run, "clarification_skipped")
+    assert bool(found) == owed, shown
+
+
+def test_a_fee_by_a_rate_of_a_product_the_rules_give_is_grounded():
+    from agentotel.analysis import _ground
+    contract = {"monthly_price": 42.0, "months_left": 13}
+    rules = "Leaving early costs 50% of the monthly price for each month left. " + json.dumps(contract)
+    assert _ground.ungrounded("13 months left at GBP 42.00: the fee is GBP 273.00.", rules, [contract]) == []
+    assert _ground.ungrounded("13 months left at GBP 42.00: the fee is GBP 546.50.", rules, [contract]) == ["546.50"]
