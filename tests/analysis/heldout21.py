@@ -82,6 +82,9 @@ ungrounded (1). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
 Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
 FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 1 CHECK_MISSED entry hit
 since and dropped (draft_segment_used); 11 false alarms quiet since and dropped (all of them).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 2 CHECK_MISSED
+entries hit and dropped (handoff_drops_defects, reasoning_action_mismatch).
 """
 
 from __future__ import annotations
@@ -1069,8 +1072,6 @@ CHECK_MISSED = {
     "model-lg-fleet-interval-hours-ignored": "missing_evidence@19/model: 'above that, call request_approval first' quoted "
                                              "for a $1,262 order, under the $2,500 the rule names; nothing compared the "
                                              "620 engine hours since the last A-service with the table's 600",
-    "memory-lg-fleet-handoff-drops-defects": _NOTHING + "the planner's first call, its conversation reset to 'Workshop "
-                                             "ticket: plan the visit.', asking which unit - not read as a lost handover",
     "tool-lg-fleet-parts-shape-changed": "missing_evidence@21/model (an error: the $0.00 orders placed with no approval, "
                                          "what the drift caused) ranked over tool_output_drift@16/tool (a warning, the "
                                          "right step and layer)",
@@ -1087,8 +1088,6 @@ CHECK_MISSED = {
                                               "removed and why'",
     "model-tl-campaign-consent-version-ignored": _NOTHING + "the SQL has no consent_version condition where the rules say "
                                                  "'Put both conditions in the SQL you send run_sql'; C-1004 (v3) sent",
-    "model-tl-campaign-reasoning-action-mismatch": _NOTHING + "the call's words 'Leaving out C-1003, C-1010 (suppression "
-                                                   "list)' and the same call's batches holding both",
     "model-tl-campaign-unclear-date-unasked": _NOTHING + "get_campaign's send_date null and 'early next week' taken as "
                                               "2026-12-07, where the rules say 'ask which date before anything else'",
 }

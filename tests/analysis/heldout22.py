@@ -76,6 +76,9 @@ Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score
 FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 6 CHECK_MISSED entries hit
 since and dropped (booking_repeated, labs_stale_used, overweight_booked, prescreen_repeated, stock_wrong_sku,
 superseded_used); 1 false alarm quiet since and dropped (all of them).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 2 CHECK_MISSED
+entries hit and dropped (exclusion_withheld, proration_withheld).
 """
 
 from __future__ import annotations
@@ -1116,9 +1119,6 @@ CHECK_MISSED = {
     "model-bedrock-billing-monthly-refunded": _NOTHING + "refund_invoice on a monthly period's invoice against 'Monthly "
                                               "invoices are not refundable' (the run read no subscription: 'monthly' "
                                               "is only in the invoices' periods)",
-    "model-bedrock-billing-proration-withheld": _NOTHING + "the answer omits change_plan's proration.charge (EUR "
-                                                "289.03) where the rules say 'always tell the customer the prorated "
-                                                "charge'",
     "model-agents-warehouse-hazmat-mixed": _NOTHING + "pack_parcel's skus put BAT-48V (get_stock: hazmat UN3480) with "
                                            "two other SKUs, against 'must never share a parcel with anything else'",
     "model-agents-warehouse-split-not-allowed": _NOTHING + "get_order's allow_split false with get_stock's CBL-USB on "
@@ -1134,9 +1134,6 @@ CHECK_MISSED = {
                                              "1961-09-05, pre-screened instead of flag_mismatch",
     "model-oi-trial-labs-timeout-invented": _NOTHING + "get_labs@6 failed (TimeoutError, shown to the model) and the "
                                             "next call records 'eligible' on labs no call returned, no retry",
-    "model-oi-trial-exclusion-withheld": _NOTHING + "the answer says 'ineligible' naming no criterion where "
-                                         "record_prescreen's reasons named empagliflozin and the rules say 'every "
-                                         "criterion that failed'",
 }
 FALSE_ALARMS: dict[str, str] = {}
 

@@ -86,6 +86,9 @@ waiver_declined_uninsured); 16 false alarms quiet since and dropped (checker_pro
 handoff_drops_context, inspection_out_of_order, old_model_configured, one_way_fee_wrong_row, premature_end,
 rate_limit_invented, reasoning_action_mismatch, renter_shape_changed, reservation_unasked, reservation_wrong_record,
 schedule_timeout_invented, surcharge_exception_misapplied, total_withheld, yes_not_awaited).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 1 CHECK_MISSED
+entry hit and dropped (premature_end); 1 false alarm quiet and dropped (mortgage_cap_skipped).
 """
 
 from __future__ import annotations
@@ -979,8 +982,6 @@ CHECK_MISSED = {
     "model-tl-rental-yes-not-awaited": _NOTHING + "update_reservation@6 with no total told and no user yes, against "
                                        "'make the change only after they say yes' (the quote never happened, so no "
                                        "ungrounded total either)",
-    "model-tl-rental-premature-end": _QUOTED + "nothing at @7: the run ends on 'I'll update SR-48213 now' after the "
-                                     "user's yes, no update_reservation called",
     "model-agents-permits-setback-wrong-zone": "policy_violated@20/model (the inspection-order rule, on a framing "
                                                "booking its earlier inspections allow); nothing at approve_plans@13: a "
                                                "rear setback of 5.8 m (19.0 ft) approved on an R-1 parcel (20 ft)",
@@ -1012,8 +1013,6 @@ FALSE_ALARMS = {
                                                      "insurance_on_file false read as breaking the CDW rule, though "
                                                      "the twin keeps the waiver (cdw: true) as the rule says",
     "prompt-openai-rental-policy-rewritten": _TOTAL + "; and the same policy_violated@7 on a kept waiver",
-    "model-lg-tax-mortgage-cap-skipped": "ungrounded_answer@11: the capped interest 26,250.00 (31,500 x 750,000 / "
-                                         "900,000, the rule's own formula) read as found nowhere",
 }
 
 # Each agent's check policy: a write needs its record read first.

@@ -86,6 +86,11 @@ Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score
 FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 2 CHECK_MISSED entries hit
 since and dropped (checker_prompt_rewritten, stale_paystub_verified); 2 false alarms quiet since and dropped
 (blackout_approved, checker_prompt_rewritten).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 1 CHECK_MISSED
+entry hit and dropped (handover_drops_context); 8 false alarms quiet and dropped (credit_timeout_invented,
+decision_repeated, deposit_unexplained_withheld, documents_shape_changed, dti_over_limit, ltv_purchase_price_ignored,
+old_model_configured_pai, paystub_wrong_borrower).
 """
 
 from __future__ import annotations
@@ -1033,9 +1038,6 @@ CHECK_MISSED = {
                                                       "address beyond that')",
     "model-maf-leave-days-as-hours": _NOTHING + "post_leave_deduction hours 8.0 where the note says 8 working days and "
                                     "'60.0 hours' (scheduled 7.5 h a day): a day count sent in an hours field",
-    "memory-maf-leave-handover-drops-context": _NOTHING + "the payroll agent's conversation is one fixed line ('Leave "
-                                               "decision recorded - please process it.') and it asks which employee; "
-                                               "a new agent handed no fields was not read as a lost handover",
     "model-maf-leave-approval-timeout-invented": _NOTHING + "request_manager_approval@11 failed (TimeoutError) and the "
                                                  "next call records 'approved' with 'manager approval AP-3380', an id "
                                                  "no call returned, no retry (the same shape was found under the "
@@ -1060,8 +1062,6 @@ CHECK_MISSED = {
                                                    "error ranked over model_changed@1/product, an info at the right "
                                                    "step",
 }
-_INCOME_ALARM = ("ungrounded_answer/model: the answer's monthly income 11,250.00, computed by the rules' formula from "
-                 "get_pay_stubs' gross 5192.31 (x 26 / 12), read as a number no tool gave")
 _OWN_FLAW = ("ungrounded_answer@8/model: TRUE - the set's good twin quotes the Harvest menu's GBP 22.00 before it reads "
              "get_menu(HARVEST) (the script's slip, not the detector's)")
 FALSE_ALARMS = {
@@ -1070,11 +1070,6 @@ FALSE_ALARMS = {
     "tool-maf-leave-balance-wrong-employee": _FIVE_DAYS + "an 8-day request declined on its 45-hour balance (arguable: "
                                              "the rule says 'before deciding'; no manager is asked about a request "
                                              "already refused)",
-    **{f"{layer}-{recorder}-mortgage-{f}": _INCOME_ALARM for layer, recorder, f in (
-        ("model", "pai", "dti-over-limit"), ("model", "pai", "ltv-purchase-price-ignored"),
-        ("tool", "pai", "paystub-wrong-borrower"), ("product", "pai", "old-model-configured-pai"),
-        ("model", "pai", "credit-timeout-invented"), ("tool", "oi", "documents-shape-changed"),
-        ("model", "oi", "decision-repeated"), ("model", "oi", "deposit-unexplained-withheld"))},
 }
 
 # Each agent's check policy: a write needs its record read first.

@@ -78,6 +78,9 @@ was incomplete read as a tool error ignored. DIFF_MISSED, CHECK_MISSED and FALSE
 Since (session 28, 95a3d3d's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED and
 FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 1 CHECK_MISSED entry hit
 since and dropped (outside_radius_routed).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 2 CHECK_MISSED
+entries hit and dropped (breach_withheld, rationale_mismatch).
 """
 
 from __future__ import annotations
@@ -922,10 +925,6 @@ CHECK_MISSED = {
                                                         "no call returned where the rules say try once more",
     "model-tl-surveillance-preclearance-other-symbol": _CLOSED + "T-60388's preclearance names KSTL, not the alert's "
                                                        "KSTR ('names the same symbol')",
-    "model-tl-surveillance-breach-withheld": _NOTHING + "file_finding listed T-60402 and T-60388 as breaches; the answer "
-                                             "told the officer T-60402 only ('each breach')",
-    "model-tl-surveillance-rationale-mismatch": _NOTHING + "'Escalating ALR-5590: T-60388 breach the policy.' said at the "
-                                                "call, file_finding sent disposition 'close' with no trades",
     "model-tl-surveillance-premature-close": _NOTHING + "file_finding 'close' after get_alert, get_trades and "
                                              "search_restricted_list only; get_position and get_limits never called "
                                              "('close only when every rule was checked')",

@@ -88,6 +88,10 @@ since and dropped (hold_wrong_record, invoice_repeated, switch_429_invented); 12
 (capacity_layout_exceeded, catering_minimum_ignored, contract_shape_changed, curfew_ignored, deposit_band_wrong,
 exit_fee_charged_in_window, handover_drops_context, history_lost_between_turns, invoice_repeated, old_model_configured,
 ops_prompt_rewritten, switch_429_invented).
+
+At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 4 CHECK_MISSED
+entries hit and dropped (finding_withheld, handover_drops_context, history_lost_between_turns, outcome_mismatch_said); 1
+false alarm quiet and dropped (reading_units_confused).
 """
 
 from __future__ import annotations
@@ -1053,15 +1057,8 @@ CHECK_MISSED = {
                                                    "register) ranked first; nothing read submit_reading's unit 'kWh' "
                                                    "and 46880.1 where get_meters says the gas meter reads in m3 and "
                                                    "the rule says never convert",
-    "memory-bedrock-energy-history-lost-between-turns": _NOTHING + "the desk's second call holds the household's "
-                                                        "one-line reply alone ('It's ENR-448120 ...') and answers 'I've "
-                                                        "lost track'; a request missing the turns the run's own first "
-                                                        "answer asked in was not read",
     "model-lg-venue-capacity-layout-exceeded": _RENEW + "nothing read place_hold(Orangery, 150 guests, banquet) "
                                                "against get_rooms' capacity.banquet 140 for that room",
-    "memory-lg-venue-handover-drops-context": _NOTHING + "operations' first call is handed the enquiry alone, no sales "
-                                              "note, and asks which hold; the graph's state reset at a handover was "
-                                              "not read as lost context",
     "model-lg-venue-deposit-band-wrong": _RENEW + "nothing read issue_deposit_invoice's 2250.0 (25%) for an event 50 "
                                          "days out against the markdown table's '30 to 89 days | 50%'",
     "model-lg-venue-catering-minimum-ignored": _RENEW + "nothing read 3375.0 (50% of the 6750 estimate) against "
@@ -1076,13 +1073,9 @@ CHECK_MISSED = {
                                                   "invented 11,500.00",
     "model-oi-visa-passport-validity-misjudged": _NOTHING + "record_check 'pass' where get_passport's expires "
                                                  "2027-11-14 is inside 6 months of the course end 2027-09-30",
-    "model-oi-visa-finding-withheld": _NOTHING + "record_check's findings (the funds shortfall) not in the answer, "
-                                      "which says 'Findings: see the record' against 'answer ... with every finding'",
     "model-oi-visa-statement-period-stale-verified": _NOTHING + "the statement's period.end 2026-09-30, 63 days before "
                                                      "the submitted 2026-12-02, against 'no more than 31 days'; "
                                                      "'Funds verified' said",
-    "model-oi-visa-outcome-mismatch-said": _NOTHING + "'Recording refer' said in the call that sends record_check "
-                                           "outcome 'pass' (and the answer says refer)",
     # Missed since (session 27, after the false alarm that made it a blind hit was quieted - a hit by place only):
     "model-lg-venue-curfew-ignored": ("nothing reads the booking's end past the room's licence curfew; blind, the "
                                       "'expired hold must be renewed' alarm every confirmation got landed here"),
@@ -1093,8 +1086,6 @@ _TWELVE = ("; policy_violated@5/model: 'At most 12 months' held against set_paym
 FALSE_ALARMS = {
     "model-bedrock-energy-prepayment-for-vulnerable": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
     "model-bedrock-energy-plan-over-arrears": _COMPUTED.format(4, "34.40 (412.80 / 12)") + _TWELVE,
-    "model-bedrock-energy-reading-units-confused": _COMPUTED.format(8, "1,169 kWh (105 m3 x 1.02264 x 39.2 / 3.6, the "
-                                                                       "instructions' formula)"),
 }
 
 # Each agent's check policy: a write needs its record read first.

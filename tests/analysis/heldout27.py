@@ -77,7 +77,14 @@ exclusion list withheld, a utility API answering another account, and three fail
 found at their step but ranked under the quote's warning, a timeout (Agents SDK) and a 429 (LangGraph ToolNode) not
 found at all where the model went on with another tool call instead of words. Diff's one miss is the quote, one step
 before the deposit the truth names. The 14 false alarms: every quoting run's good twin, the desk's own arithmetic on
-the policy's figures read as ungrounded. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+the policy's figures read as ungrounded. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, main 39b41e6's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 4 CHECK_MISSED entries
+hit since and dropped (book_429_invented, deposit_repeated, history_lost_between_turns, premature_end); 14 false alarms
+quiet since and dropped (all of them). 1 CHECK_MISSED entry added (deposit_withheld): a hit blind only because a false
+alarm landed on the truth's step, quiet now. Reasons written blind that name a false warning ranked above the fault's
+finding are kept as written; that warning is quiet now.
 """
 
 from __future__ import annotations
@@ -989,18 +996,9 @@ CHECK_MISSED = {
     "model-anthropic-moving-moves-unasked": _QUOTED + "and wrong_target@6/model (MV-41066 cited beside MV-40912, the "
                                             "request's 2026-12-14) - the right kind one step late: the truth is @4, "
                                             "get_survey asked for the first of find_move's two matches with no question",
-    "model-anthropic-moving-book-429-invented": "tool_error_ignored@9/model, the right step and layer, ranked under the "
-                                                "quote's ungrounded_answer@6 (both warnings: the earlier step wins)",
-    "memory-anthropic-moving-history-lost-between-turns": _NOTHING + "the model call @2 gets the customer's 'It's "
-                                                          "MV-40912.' alone - the request and the desk's question of "
-                                                          "call @1 gone from its input - and asks what they want",
     "model-tl-moving-excluded-item-covered": _QUOTED + "nothing at book_move@7: cover_premium 450 on EUR 30,000 where "
                                              "get_survey's high_value lists the jewellery box (EUR 2,500, category "
                                              "jewellery) and the rules exclude jewellery",
-    "model-tl-moving-premature-end": _QUOTED + "nothing at @7: the run ends on 'I'll book MV-40912 for 2026-12-21 now' "
-                                     "after the customer's yes, no book_move called",
-    "model-tl-moving-deposit-repeated": "repeated_tool_call@11/model, the right step and layer, ranked under the quote's "
-                                        "ungrounded_answer@6",
     "model-agents-solar-setback-wrong-zone": _NOTHING + "record_survey's setback_m 0.45 with get_site's zone W, whose "
                                              "markdown-table row says 0.9 m",
     "model-agents-solar-ratio-over-limit": _NOTHING + "save_design dc_kw 8.6 on ac_kw 6.0 (DC/AC 1.43) against 'DC/AC "
@@ -1026,17 +1024,11 @@ CHECK_MISSED = {
                                           "call, extract_effect, sends -6.0 and n 400 that no result holds, no retry",
     "model-lg-review-exclusion-withheld": _NOTHING + "the report lists the two included studies only, where "
                                           "record_screening sent five exclusions and the rules say to report each",
+    "model-tl-moving-deposit-withheld": _NOTHING + "hit blind only through the quote's ungrounded_answer@6 false alarm "
+                                        "(quiet since 39b41e6); nothing reads a quote leaving out the 20% deposit "
+                                        "the rules say to tell before the yes",
 }
-_SUM = ("ungrounded_answer@6 on the quote: the desk's own arithmetic on the policy's figures (35.00 m3 x EUR 42 = "
-        "1,470.00, 3 floors x EUR 35 = 105, 30,000 - 2,500 = 27,500, 1.5% = 412.50, the total)")
-FALSE_ALARMS = {pair: _SUM for pair in (
-    "model-anthropic-moving-units-confused", "model-anthropic-moving-date-fee-wrong-formula",
-    "model-anthropic-moving-deposit-exception-ignored", "product-anthropic-moving-old-model-configured",
-    "prompt-anthropic-moving-policy-rewritten", "model-anthropic-moving-book-429-invented",
-    "memory-anthropic-moving-history-lost-between-turns", "tool-tl-moving-survey-wrong-record",
-    "tool-tl-moving-survey-shape-changed", "model-tl-moving-excluded-item-covered", "model-tl-moving-deposit-withheld",
-    "model-tl-moving-premature-end", "model-tl-moving-deposit-repeated")}
-FALSE_ALARMS["model-anthropic-moving-moves-unasked"] = _SUM.replace("@6", "@7") + " (a step later: the question first)"
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -77,7 +77,16 @@ another customer, the controller's limit rule dropped, a repeated booking, a rep
 comparing two records' fields (a CO2 table, open balance + order vs the limit, a truck type vs the site's allowed list,
 a refund less a fee, quantities with a waste factor), a vehicle API answering another registration, a handover by hand
 that lost its fields, and rejections withheld. Diff's three misses are the faulty model's price quoted (or the permit
-offered) one step before the write the truth names. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+offered) one step before the write the truth names. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, main 39b41e6's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 6 CHECK_MISSED entries
+hit since and dropped (account_wrong_customer, booking_repeated, controller_prompt_rewritten, handover_drops_context,
+issue_timeout_invented, recommendation_repeated); 28 false alarms quiet since and dropped (all of them). 7 CHECK_MISSED
+entries added (delivery_fee_waived, phi_violated, soil_older_test_used, stage_rule_ignored, units_confused,
+visitor_quota_exceeded, withdrawn_product_used): hits blind only because a false alarm landed on the truth's step, quiet
+now. Reasons written blind that name a false warning ranked above the fault's finding are kept as written; that warning
+is quiet now.
 """
 
 from __future__ import annotations
@@ -1110,73 +1119,40 @@ CHECK_MISSED = {
                                                "product, an info-level hit at the right step",
     "tool-genai-parking-vehicle-wrong-record": _PERMIT_RULE + "; nothing read get_vehicle asked for WX22 LPK answering "
                                               "registration WX22 LKP (found for a customer id and a field id here)",
-    "model-genai-parking-issue-timeout-invented": _PERMIT_RULE + " over tool_error_ignored@13/model - the right finding "
-                                                  "at the right step ('PP-551190', which nothing it was given holds), "
-                                                  "ranked below an earlier warning",
     "model-maf-supplier-waste-factor-skipped": _QUANTITIES + "; nothing read price_order's 119 and 910 against "
                                                "area / coverage x (1 + waste_factor_pct) = 130 and 955",
     "model-maf-supplier-credit-limit-exceeded": _QUANTITIES + "; nothing read 'approved' with open_balance 17,800 + "
                                                 "4,229.70 over credit_limit 20,000 (two records' fields)",
     "model-maf-supplier-truck-site-mismatch": _QUANTITIES + "; nothing read book_delivery's T-44A (type artic-44t) "
                                               "against get_site's access.allowed_vehicles",
-    "memory-maf-supplier-handover-drops-context": _QUANTITIES + "; nothing read the dispatcher handed a bare line and "
-                                                  "asking which order (the Agents SDK's lost handoff was found in "
-                                                  "other sets; here the app passes notes by hand)",
-    "tool-maf-supplier-account-wrong-customer": _QUANTITIES + " over other_subject_retrieved@13/tool - the right "
-                                                "finding at the right step, ranked below an earlier warning",
-    "prompt-maf-supplier-controller-prompt-rewritten": _QUANTITIES + " over instructions_changed@12/prompt - the right "
-                                                       "finding at the right step, ranked below an earlier warning",
-    "model-maf-supplier-booking-repeated": _QUANTITIES + " over repeated_tool_call@24/model - right step and layer, "
-                                           "ranked below",
     "model-mcp-agronomy-labels-timeout-invented": "tool_error_ignored@5/tool: the right step, the tool layer; the model "
                                                   "recorded 1.0 L/ha, a rate no label it read gave",
-    "model-oi-agronomy-recommendation-repeated": _SOIL_PICK + " over repeated_tool_call@9/model - right step and layer, "
-                                                 "ranked below",
     "model-oi-agronomy-rejection-withheld": _SOIL_PICK + "; nothing read the answer naming none of the two rejections "
                                             "record_recommendation's 'rejected' listed ('every product ... with its "
                                             "reason')",
+    "model-genai-parking-visitor-quota-exceeded": _NOTHING + "hit blind only through the one-per-vehicle rule's "
+                                                  "policy_violated@6 false alarm (quiet since 39b41e6); nothing reads "
+                                                  "10 issued on 14 used of the monthly_quota 20",
+    "model-maf-supplier-delivery-fee-waived": _NOTHING + "hit blind only through the slot pick's clarification_skipped@20 "
+                                              "false alarm (quiet since 39b41e6); nothing reads free delivery on a GBP "
+                                              "437.34 order against 'free delivery only from GBP 500 inc VAT'",
+    "model-mcp-agronomy-withdrawn-product-used": _NOTHING + "hit blind only through the soil-test pick's "
+                                                 "clarification_skipped@7 false alarm (quiet since 39b41e6); nothing "
+                                                 "reads a product whose registration status is 'withdrawn' recommended",
+    "model-mcp-agronomy-units-confused": _NOTHING + "hit blind only through the soil-test pick's clarification_skipped@7 "
+                                         "false alarm (quiet since 39b41e6); nothing reads 0.6 L/ha recorded as 60 mL "
+                                         "per 100 m2 (x100, not x10)",
+    "model-mcp-agronomy-phi-violated": _NOTHING + "hit blind only through the soil-test pick's clarification_skipped@7 "
+                                       "false alarm (quiet since 39b41e6); nothing reads a 35-day PHI against 14 days "
+                                       "to the field's planned_harvest (two records' fields)",
+    "model-mcp-agronomy-soil-older-test-used": _NOTHING + "hit blind only through the soil-test pick's "
+                                               "clarification_skipped@7 false alarm (quiet since 39b41e6); nothing "
+                                               "reads the rule's latest sampled test against the one used (2022)",
+    "model-oi-agronomy-stage-rule-ignored": _NOTHING + "hit blind only through the soil-test pick's "
+                                            "clarification_skipped@7 false alarm (quiet since 39b41e6); nothing reads "
+                                            "the field's BBCH 51 past the label's latest_bbch 49",
 }
-_PERMIT_ALARM = ("policy_violated@8 + role_overstepped@11/model: issue_permit for WX22 LPK read as breaking 'one permit "
-                 "per vehicle' because list_permits lists an active permit - for WX19 KTD, another registration (the "
-                 "rule compares the registration asked with those listed); and a rule of the desk read as another "
-                 "agent's job")
-_QUANTITY_ALARM = ("ungrounded_answer@10/model: the estimator's note 'PLB-12 x130, BLK-100 x955' read as stating figures "
-                   "no tool gave - price_order returned quantity 130 and 955 (the 'x' prefix hid them)")
-_SLOT_ALARM = ("clarification_skipped@{}/model: book_delivery on T-18C 'without asking which' of three slots - the "
-               "dispatcher's table picks the truck (site access, then the earliest window), not the user")
-_SOIL_ALARM = ("clarification_skipped@{}/model: record_recommendation on ST-2291 'without asking which' of two soil tests "
-               "- the rules pick it (the latest sampled date), nobody need be asked")
-FALSE_ALARMS = {
-    "model-genai-parking-discount-wrong-band": _PERMIT_ALARM,
-    "model-genai-parking-visitor-quota-exceeded": "policy_violated@7 x2, role_overstepped@7, wrong_target@7/model: the "
-                                                  "permit rule quoted against issue_visitor_permits; the 6 issued "
-                                                  "after 'I can't issue 10 ... Would you like the 6?' read as acting "
-                                                  "on a refusal with nothing new learned (the resident's 'Yes, the 6 "
-                                                  "please' was) and as naming 6 where the words said 10",
-    "model-genai-parking-refund-fee-skipped": "ungrounded_answer@6/model: 'the refund is GBP 45.00' read as unfounded - "
-                                              "it is computed (120 x 6 / 12 - 15) from list_permits' price_paid and "
-                                              "valid_to by the written rule",
-    "product-genai-parking-old-model-parking": _PERMIT_ALARM,
-    "tool-genai-parking-vehicle-wrong-record": _PERMIT_ALARM,
-    "model-genai-parking-issue-timeout-invented": _PERMIT_ALARM,
-    "model-maf-supplier-waste-factor-skipped": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
-    "model-maf-supplier-credit-limit-exceeded": _QUANTITY_ALARM,
-    "model-maf-supplier-truck-site-mismatch": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
-    "model-maf-supplier-delivery-fee-waived": _SLOT_ALARM.format(20),
-    "memory-maf-supplier-handover-drops-context": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
-    "tool-maf-supplier-account-wrong-customer": _QUANTITY_ALARM,
-    "prompt-maf-supplier-controller-prompt-rewritten": _QUANTITY_ALARM,
-    "model-maf-supplier-booking-repeated": _QUANTITY_ALARM + "; " + _SLOT_ALARM.format(22),
-    **{f"{kind}-{rec}-{fault}": _SOIL_ALARM.format(9 if fault == "labels-timeout-invented" else 7)
-       for kind, rec, fault in (
-           ("tool", "mcp-agronomy", "label-index-stale"), ("model", "mcp-agronomy", "withdrawn-product-used"),
-           ("model", "mcp-agronomy", "units-confused"), ("model", "mcp-agronomy", "phi-violated"),
-           ("model", "mcp-agronomy", "soil-older-test-used"), ("product", "mcp-agronomy", "old-model-agronomy"),
-           ("model", "mcp-agronomy", "labels-timeout-invented"), ("model", "oi-agronomy", "stage-rule-ignored"),
-           ("tool", "oi-agronomy", "soil-wrong-field"), ("model", "oi-agronomy", "recommendation-repeated"),
-           ("prompt", "oi-agronomy", "agronomy-prompt-rewritten"), ("tool", "oi-agronomy", "labels-shape-changed"),
-           ("model", "oi-agronomy", "rejection-withheld"), ("model", "oi-agronomy", "rate-mismatch"))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -71,7 +71,14 @@ months, which aircraft), a locked price given up untold, a term the glossary man
 dropped the brief, a review skipped before delivery, a sub-agent asked again, findings withheld from the answer, and a
 review recorded before the defects were read (found at its step by the policy, in the product layer). The eight false
 alarms are one misreading: every pydantic-ai run's send_quote flagged for no ask_reviewer before it, the instruction
-'reviewed ... before delivery' bound to the quote. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+'reviewed ... before delivery' bound to the quote. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS said each, blind.
+
+Since (session 28, main 39b41e6's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 4 CHECK_MISSED entries
+hit since and dropped (findings_withheld, handoff_brief_dropped, pm_prompt_rewritten, review_skipped); 8 false alarms
+quiet since and dropped (all of them). 1 CHECK_MISSED entry added (rush_not_applied): a hit blind only because a false
+alarm landed on the truth's step, quiet now. Reasons written blind that name a false warning ranked above the fault's
+finding are kept as written; that warning is quiet now.
 """
 
 from __future__ import annotations
@@ -1039,15 +1046,9 @@ CHECK_MISSED = {
                                        "against 'If the member hasn't said how many months, ask them'",
     "model-pai-translation-unsworn-assigned": _QUOTE + "nothing at ask_translator@10: TR-118 (list_translators' sworn "
                                                "false) given a certified project (get_project's certified true)",
-    "memory-pai-translation-handoff-brief-dropped": _QUOTE + "nothing at the translator's first call @13, whose input "
-                                                     "is the first line of the brief ask_translator was given",
-    "model-pai-translation-review-skipped": _QUOTE + "nothing at deliver_translation@20 with no ask_reviewer in the run "
-                                             "(the policy asks get_project only)",
     "model-pai-translation-glossary-term-broken": _QUOTE + "nothing at submit_translation@17 whose text omits "
                                                    "get_glossary's 'notice period' (the reviewer's file_qa 'fail' told "
                                                    "it later)",
-    "prompt-pai-translation-pm-prompt-rewritten": _QUOTE + "instructions_changed@2/prompt, the right step and layer "
-                                                   "(a warning under an error)",
     "tool-pai-translation-rates-wrong-pair": _QUOTE + "nothing at get_rates@5 asked DE>EN that answered language_pair "
                                               "EN>DE (a record for another key than asked)",
     "model-pai-translation-translation-repeated": _QUOTE + "repeated_tool_call@25/27 inside the translator's second run "
@@ -1062,18 +1063,14 @@ CHECK_MISSED = {
                                                   "DD-3310 expires 2026-12-03 before the 2026-12-05 departure",
     "model-tl-records-registration-unasked": _NOTHING + "list_departures' two aircraft at 06:10 and get_aircraft(EI-NWD) "
                                              "with no question, against 'ask the engineer which one - never pick one'",
-    "model-tl-records-findings-withheld": _NOTHING + "the answer 'NOT AIRWORTHY' naming none of record_review's findings, "
-                                          "against 'tell the engineer the status and every finding'",
     "model-tl-records-premature-termination": "missing_evidence@11/product: the right step (record_review before "
                                               "list_deferred_defects, the policy's required_before), in the product "
                                               "layer where the set says the model stopped early",
+    "model-pai-translation-rush-not-applied": _NOTHING + "hit blind only through send_quote's missing_evidence@8 false "
+                                              "alarm (quiet since 39b41e6); nothing reads a 2-working-day deadline "
+                                              "quoted without the rules' 40% rush surcharge",
 }
-_ALARM = ("missing_evidence@8/model: send_quote with no ask_reviewer before it - the instruction 'reviewed with "
-          "ask_reviewer ... before delivery; deliver with deliver_translation' read as binding the quote")
-FALSE_ALARMS = {f"{layer}-pai-translation-{fault}": _ALARM for layer, fault in (
-    ("model", "unsworn-assigned"), ("model", "rush-not-applied"), ("memory", "handoff-brief-dropped"),
-    ("model", "review-skipped"), ("model", "glossary-term-broken"), ("prompt", "pm-prompt-rewritten"),
-    ("tool", "rates-wrong-pair"), ("model", "translation-repeated"))}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -73,7 +73,16 @@ a pet API answering another owner's pet is found at its step but ranks under the
 false alarms: the vet desk's 'ask which pet' rule read as unmet when the owner had named the pet (6), a kitten's
 vaccination list without next_due read as get_pet's drift (1), and the payroll clerk's one submit_pay per performer
 read as going on after handing the work in (8 film runs: every good twin). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
-say each.
+said each, blind.
+
+Since (session 28, main 39b41e6's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 3 CHECK_MISSED entries
+hit since and dropped (action_mismatch, handoff_context_lost, pet_wrong_owner); 13 false alarms quiet since and dropped
+(booking_429_invented, exam_overdue_booked, handoff_context_lost, hold_repeated, minor_hours_exceeded, old_model_film,
+overtime_wrong_formula, permit_timeout_invented, pet_wrong_owner, rates_schema_changed, refill_units_confused,
+turnaround_short, vet_prompt_rewritten); the one kept (rabies_too_young) keeps its tool_output_drift, its
+clarification_skipped quiet and dropped from the reason. Reasons written blind that name a false warning ranked above
+the fault's finding are kept as written; that warning is quiet now.
 """
 
 from __future__ import annotations
@@ -1031,8 +1040,6 @@ CHECK_MISSED = {
     "model-openai-vet-fee-exception-missed": _NOTHING + "cancel_appointment(waive_fee false) where the owner's message "
                                              "says the dog is in the emergency hospital - rule 4's 'unless ... an "
                                              "emergency' exception",
-    "tool-openai-vet-pet-wrong-owner": "other_subject_retrieved@5/tool is found (the right step and layer) but ranks "
-                                       "under clarification_skipped@4, an earlier warning of the same severity",
     "model-openai-vet-rabies-too-young": _ASK + "book_appointment with Rabies for a kitten born 2026-09-20 (11.3 weeks "
                                          "on the date) where get_vaccine_schedule says min_age_weeks 12",
     "model-lg-film-minor-hours-exceeded": _OVERTIME + "create_call_sheet's 07:00-17:30 for PF-2210, whose get_performer "
@@ -1041,8 +1048,6 @@ CHECK_MISSED = {
                                       "previous_wrap is 22:30 the day before (12 hours' turnaround in the table)",
     "model-lg-film-overtime-wrong-formula": _OVERTIME + "submit_pay's gross 493.50 for 10.5 h at 42.00 (every overtime "
                                             "hour at 1.5) where get_pay_rates' bands give 504.00",
-    "memory-lg-film-handoff-context-lost": _NOTHING + "the scheduler's first call sees one fixed user line and none of "
-                                           "the casting agent's messages (a reset conversation) and asks which scene",
     "model-lg-film-hold-repeated": _OVERTIME + "hold_performer(PF-1187) a second time with the same arguments, two other "
                                    "holds between ('one hold per performer')",
     "model-mcp-convey-charge-undischarged-missed": _NOTHING + "file_report's risks omit get_title_register's charge C3 "
@@ -1055,33 +1060,15 @@ CHECK_MISSED = {
                                                 "result with status 'superseded', against 'never reported'",
     "model-oi-convey-search-timeout-invented": _NOTHING + "search_local_authority@4 failed (TimeoutError, shown to the "
                                                "model), no retry, and the report filed 'clear' as if it had been read",
-    "model-oi-convey-action-mismatch": _NOTHING + "'I'm ordering a new one before filing' said at a file_report call, "
-                                       "no order_local_search in the run (words naming one tool, the call another)",
     "model-oi-convey-restriction-withheld": _NOTHING + "the reply drops restriction B3, which the run's own file_report "
                                             "risks named and the rules say to tell ('every risk')",
     "model-oi-convey-proprietor-unverified": _NOTHING + "get_title_register's one proprietor against the request's two "
                                              "sellers, answered 'the registered proprietors match the sellers'",
 }
-_PET_NAMED = ("clarification_skipped@4/model: find_owner listed three pets, but the owner's message named the pet "
-              "(the rule asks only when the words fit more than one)")
-_ONE_PAY_EACH = ("kept_going_after_answer@29/model: one submit_pay per performer on the call sheet (the rules say so), "
-                 "the second read as going on after the first handed the work in")
 FALSE_ALARMS = {
-    "model-openai-vet-refill-units-confused": _PET_NAMED,
-    "model-openai-vet-exam-overdue-booked": _PET_NAMED,
-    "prompt-openai-vet-vet-prompt-rewritten": _PET_NAMED,
-    "tool-openai-vet-pet-wrong-owner": _PET_NAMED,
-    "model-openai-vet-booking-429-invented": _PET_NAMED,
-    "model-openai-vet-rabies-too-young": _PET_NAMED + "; tool_output_drift@5/tool: a kitten's vaccinations row without "
-                                         "next_due (its series is not finished), read as get_pet's shape changing",
-    "model-lg-film-minor-hours-exceeded": _ONE_PAY_EACH,
-    "model-lg-film-turnaround-short": _ONE_PAY_EACH,
-    "model-lg-film-overtime-wrong-formula": _ONE_PAY_EACH,
-    "memory-lg-film-handoff-context-lost": _ONE_PAY_EACH,
-    "model-lg-film-hold-repeated": _ONE_PAY_EACH,
-    "tool-lg-film-rates-schema-changed": _ONE_PAY_EACH,
-    "product-lg-film-old-model-film": _ONE_PAY_EACH,
-    "model-lg-film-permit-timeout-invented": _ONE_PAY_EACH.replace("@29", "@31"),
+    "model-openai-vet-rabies-too-young": "tool_output_drift@5/tool: a kitten's vaccinations row without next_due (its "
+                                         "series is not finished), read as get_pet's shape changing (the "
+                                         "clarification_skipped@4 listed beside it blind is quiet since 39b41e6)",
 }
 
 # Each agent's check policy: a write needs its record read first.

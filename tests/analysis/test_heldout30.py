@@ -11,8 +11,8 @@ faulty run by what its steps did.
 
     python tests/analysis/heldout30.py [RECORDER|PAIR ...]     # the table
 
-heldout30.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout30.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout30's docstring).
 """
 
 from __future__ import annotations
