@@ -1417,6 +1417,22 @@ def _refused_input(run: _Run, step: Mapping[str, Any], error: str) -> str | None
 _NOT_THERE = re.compile(r"not found|does ?n[o']t (?:exist|have)|unknown|missing|\bno (?!longer\b|more\b|need\b)\w+", re.I)
 
 
+# A failure of the moment, not of the call's arguments: only the same call again retries it.
+_TRANSIENT = re.compile(r"\b429\b|rate.?limit|too\s+many\s+requests|timed?\s?out|timeout|\b50[234]\b|unavailable|temporarily|"
+                        r"connection\s+(?:reset|refused|error)|try\s+again", re.I)
+
+
+def _next_item(run: _Run, failed: Mapping[str, Any], later: Mapping[str, Any]) -> bool:
+    """Whether a later call of a failed tool is for the next item of a list an earlier result gave both from (the
+    reviews' REV-301, then REV-344): not the failed one's retry."""
+    mine = {v for v in _leaves(parse_json(failed.get("input"))) if _id_like(v)}
+    theirs = {v for v in _leaves(parse_json(later.get("input"))) if _id_like(v)} - mine
+    if not mine or not theirs:
+        return False
+    return any(any(v in shown for v in mine) and any(v in shown for v in theirs)
+               for shown in (text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < failed["index"] and not is_error(s)))
+
+
 def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any] | None) -> bool:
     """Whether a failed tool call was made again: with the same arguments, or (other arguments: corrected)
     by the model step given the failure, or by the loop before the model call after that one, or after other
@@ -1434,6 +1450,8 @@ def _tried_again(run: _Run, failed: Mapping[str, Any], went_on: Mapping[str, Any
         asker = run.requester(s)
         if own is not None and asker is not None and asker["index"] == own["index"] and not is_error(s):
             return True  # a parallel call of the tool in the same turn worked: one of several failing is a partial result
+        if _TRANSIENT.search(run.error(failed) or "") and _next_item(run, failed, s):
+            continue  # a rate limit or a timeout says nothing of the arguments: the next reviewer's lookup is no retry of this one
         if went_on is None or (asker is not None and asker["index"] == went_on["index"]):
             return True
         if asker is None and (then is None or s["index"] < then["index"]):

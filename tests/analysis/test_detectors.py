@@ -128,6 +128,26 @@ def test_a_value_sent_or_said_after_a_timeout_that_nothing_gave_is_the_models_in
     assert (honest.index, honest.layer) == (3, "tool")  # nothing made up: the failure went unsaid, the tool's
 
 
+def test_a_lookup_of_the_next_item_after_a_rate_limited_one_is_no_retry_of_it():
+    def run_of(second: str):
+        reviews = {"reviews": [{"review_id": "RV-7", "reviewer_id": "REV-301"}, {"review_id": "RV-8", "reviewer_id": "REV-344"}]}
+        shown = [text_message("user", "Check the reviewers of JAH-418.")]
+        steps = [llm(1, calls=[("search_reviews", {"manuscript_id": "JAH-418"}, "c0")], messages=shown),
+                 tool(2, "search_reviews", {"manuscript_id": "JAH-418"}, reviews, call_id="c0", requested_by=1),
+                 llm(3, calls=[("get_reviewer", {"reviewer_id": "REV-301"}, "c1")], messages=shown),
+                 tool(4, "get_reviewer", {"reviewer_id": "REV-301"}, None, status="error", call_id="c1", requested_by=3,
+                      error="RuntimeError: 429 Too Many Requests, retry after 1s")]
+        shown = [*shown, {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_reviewer", "arguments": {"reviewer_id": "REV-301"}}]},
+                 {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "429 Too Many Requests, retry after 1s"}]}]
+        steps += [llm(5, calls=[("get_reviewer", {"reviewer_id": second}, "c2")], messages=shown),
+                  tool(6, "get_reviewer", {"reviewer_id": second}, {"reviewer_id": second, "name": "Dr. Lind"}, call_id="c2", requested_by=5),
+                  llm(7, text="Both reviews checked: no conflicts.", messages=shown)]
+        return record(*steps)
+    moved_on = only(detect(run_of("REV-344")), "tool_error_ignored")
+    assert (moved_on.index, moved_on.layer) == (5, "model")  # the error said to retry
+    assert [f for f in detect(run_of("REV-301")) if f.kind == "tool_error_ignored"] == []  # retried
+
+
 def test_a_failed_run_always_gets_a_finding_with_its_error():
     crashed = record(llm(1, calls=[("charge_card", {"amount": 5}, "c1")]),
                      tool(2, "charge_card", {"amount": 5}, None, status="error", error="PaymentError: declined"), status="error")
