@@ -63,6 +63,14 @@ only, a thing on file, someone carried past an age, a call asked for after an ac
 its sibling, a tool asked about one kind answering another, a source the request's limits rule out located where the
 limit was lost, and an id made up right after the call that would have given it failed: check 30/30, 1 good run warned
 (the same history_lost).
+
+Since (session 28, main f561b41's detectors; the kept recording /tmp/h15-rec-b2wtoz5t and a fresh one score alike)
+DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS name what is missed now, each entry with the reason written when it was
+listed: 11 CHECK_MISSED entries hit since and dropped (all of them: dispute_wrong_tx, double_booked,
+handoff_filter_drops_request, minor_no_guardian, other_department_slots, plan_drops_constraint, preprint_cited,
+referral_missing_booked, reminder_skipped, slots_timeout_hallucinated, wrong_cancel); 3 false alarms quiet since and
+dropped (sanctions_rule_missing x2, sanctions_transferred); the one kept (plan_drops_constraint's history_lost) still
+warns.
 """
 
 from __future__ import annotations
@@ -757,50 +765,9 @@ def pairs() -> list[Any]:
 # agentotel/analysis/ unread; load ~2.0-2.8): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 16/30, good
 # runs warned 4/30 (recording /tmp/h15-rec-65c_w6ir).
 DIFF_MISSED: dict[str, str] = {}
-_TOLD = "nothing found; "
-CHECK_MISSED: dict[str, str] = {
-    "model-pydantic-ai-dispute-wrong-tx": (_TOLD + "'Opening a dispute on TX-88041' with open_dispute(TX-88014)@6; "
-                                           "TX-88014 is in the tool result (the grocery payment), so no invented id, "
-                                           "and the said-vs-done mismatch is not read (the clinic's wrong_cancel, "
-                                           "an id given nowhere, is found)"),
-    "model-agents-handoff-referral-missing-booked": (_TOLD + "get_referral@8 answers referral null, cardiology booked "
-                                                     "@11 (rule 2: a specialist needs a referral on file)"),
-    "model-agents-handoff-double-booked": (_TOLD + "list_slots@10 shows S-710 'booked', book_appointment(S-710)@11 "
-                                           "(rule 1: only a free slot)"),
-    "model-agents-handoff-minor-no-guardian": (_TOLD + "find_patient@3 answers age 15, guardian 'Mei Chen'; "
-                                               "book_appointment(guardian='')@11 (rule 3)"),
-    "model-agents-handoff-wrong-cancel": ("invented_argument@7/tool: the step, but layer tool where the model slipped "
-                                          "('Cancelling APT-5521 now.' with APT-5512; no tool misbehaved)"),
-    "model-agents-handoff-slots-timeout-hallucinated": ("missing_evidence@11/product ('book_appointment before "
-                                                        "list_slots, which the policy requires first': list_slots ran "
-                                                        "and timed out @10); the step, but layer product where the "
-                                                        "model booked an invented slot S-701 (ungrounded_answer@15/"
-                                                        "model ranks below)"),
-    "model-agents-handoff-reminder-skipped": (_TOLD + "booked @11 and answered @13 with no send_reminder (rule 5: after "
-                                              "booking, send a reminder; the answer even says one is on its way)"),
-    "tool-agents-handoff-other-department-slots": (_TOLD + "list_slots('cardiology')@10 answers specialty 'dermatology' "
-                                                   "(Dr. Rosa Marin) where every earlier run's answered the specialty "
-                                                   "asked"),
-    "model-agents-team-plan-drops-constraint": (_TOLD + "the planner's plan @2 leaves out the request's 'from 2022 or "
-                                                "later'; the searcher, given only the plan, searches with no year and "
-                                                "the brief cites a 2017 study and a preprint"),
-    "memory-agents-team-handoff-filter-drops-request": (_TOLD + "the searcher @5 took over with only the plan, no user "
-                                                        "message; history_lost, which fires on plan-drops-constraint's "
-                                                        "good run, is silent here - by its message it compares with "
-                                                        "the agent's earlier runs, which by then include that pair's "
-                                                        "two plan-only runs"),
-    "model-agents-team-preprint-cited": (_TOLD + "save_brief@10 cites ARX-2405.1187, whose search result says "
-                                         "peer_reviewed false, venue 'arXiv (preprint)', against the request's 'only "
-                                         "peer-reviewed studies'"),
-}
-_FREEZE = ("missing_evidence@{}/error: freeze_account with no verify_document before it, rule 2 ('verify ... before "
-           "any transfer') read as a gate on a freeze, which is no transfer; task_ignored@{}/warning: the closing "
-           "answer never names EXT-5530 - the twin refused that transfer and said so a turn earlier")
+CHECK_MISSED: dict[str, str] = {}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 FALSE_ALARMS: dict[str, str] = {
-    "model-pydantic-ai-sanctions-transferred": _FREEZE.format(6, 10),
-    "prompt-pydantic-ai-sanctions-rule-missing": _FREEZE.format(6, 10),
-    "prompt-tl-openai-sanctions-rule-missing": _FREEZE.format(5, 8),
     "model-agents-team-plan-drops-constraint": ("history_lost@5/memory: this pair's deployment passes the searcher only "
                                                 "the plan in both runs, and the good plan carries every constraint "
                                                 "(the brief is right); a true change from the history runs, no fault "

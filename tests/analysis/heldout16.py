@@ -65,6 +65,15 @@ the call past it, 'once ... locked it stays as it is', conditions an 'only' sent
 action, a field in words given otherwise, the person named beside another's address, a date told under a label a
 result holds otherwise, an id made up after a failed call): check 21/30, 1 good run warned (the advance figure
 computed from the payslip). The lists below stay as measured blind.
+
+Since (session 28, main f561b41's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 20 CHECK_MISSED entries
+hit since and dropped (all of them: advance_over_cap, approval_timeout_invented, bank_unverified, booking_repeated,
+clause_index_stale, conflict_check_skipped, conflict_hit_ignored, customer_not_notified, deprecated_clause_used,
+draft_repeated, eta_misreported, governing_law_wrong, late_carrier, locked_period_adjusted, no_clarification,
+non_adr_carrier, other_shipment_answered, over_capacity, payslip_not_sent, wrong_signatory); 19 false alarms quiet since
+and dropped (all of them: the payroll runs' approval, arithmetic and follow-up readings, and the freight runs' 'said CR,
+called SH' wrong_target).
 """
 
 from __future__ import annotations
@@ -940,87 +949,9 @@ def pairs() -> list[Any]:
 # agentotel/analysis/ unread; load 4.8-6.0): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 10/30, good
 # runs warned 19/30 (recording /tmp/h16-rec-r78k4c4q).
 DIFF_MISSED: dict[str, str] = {}
-_TOLD = "nothing found; "
-_CR_SH = ("wrong_target@{}/model ('said CR, called SH': the words 'Booking Rhone Cargo (CR-31) on quote Q-90411' read "
-          "against book_carrier's first id argument, shipment_id SH-5521 - on the good twin too) ranks first; ")
-CHECK_MISSED: dict[str, str] = {
-    "model-pydantic-ai-bank-unverified": (_TOLD + "update_bank_details@5 right after get_employee, no "
-                                          "send_verification_code, against 'Before you call update_bank_details, "
-                                          "text the employee a one-time code with send_verification_code'"),
-    "model-pydantic-ai-approval-timeout-invented": ("policy_violated@8/model (the request_manager_approval the good "
-                                                    "twin makes too) ranks first; tool_error_ignored@10/tool is the "
-                                                    "step, but layer tool where the model filed a made-up MA-8800 that "
-                                                    "no result holds"),
-    "model-pydantic-ai-locked-period-adjusted": (_TOLD + "get_pay_period@5 answers status 'locked', "
-                                                 "submit_adjustment(PP-2026-24)@8 (rule: 'Once a pay period is locked "
-                                                 "it stays as it is')"),
-    "model-pydantic-ai-advance-over-cap": (_TOLD + "issue_advance(900)@6 where get_payslip@5 answers net_pay 1318.62 and "
-                                           "the rules cap an advance at 'half of the employee's last net pay'"),
-    "model-pydantic-ai-no-clarification": ("clarification_skipped@8/model: the right kind, at the submit_adjustment "
-                                           "that used AS-101 unasked, where the truth is the call after get_employee "
-                                           "@4 (where the twin asks which of the two assignments)"),
-    "model-pydantic-ai-payslip-not-sent": (_TOLD + "the request asks 'email me the updated payslip', the answer @10 "
-                                           "says 'the updated payslip is in your inbox', email_payslip never called"),
-    "model-agents-contract-deprecated-clause-used": (_TOLD + "draft_document@6 with CONF-07, which search_clauses@5 "
-                                                     "answered status 'deprecated', superseded_by CONF-12 (rule: only "
-                                                     "'approved' clauses)"),
-    "model-agents-contract-governing-law-wrong": (_TOLD + "get_matter@3 answers governing_law 'Germany', "
-                                                  "draft_document(governing_law='England and Wales')@6"),
-    "tool-agents-contract-clause-index-stale": (_TOLD + "search_clauses@5 answers index_built 2024-03-02 (earlier "
-                                                "runs 2026-11-20), CONF-12 gone and CONF-07 shown approved - no error, "
-                                                "no drift reported"),
-    "model-agents-contract-draft-repeated": (_TOLD + "draft_document@8 asked again with the same arguments, DR-5530 "
-                                             "in hand (a second draft DR-5531 made); repeated_tool_call is silent, "
-                                             "the two answers differ by their new id"),
-    "model-agents-contract-conflict-check-skipped": (_TOLD + "send_for_signature@11 with no check_conflicts (rule: "
-                                                     "'Nothing leaves the building before check_conflicts has been "
-                                                     "run on the counterparty')"),
-    "model-agents-contract-conflict-hit-ignored": (_TOLD + "check_conflicts@12 answers conflict true (LIT-0412, "
-                                                   "adverse), send_for_signature@13 (rule: 'a hit goes to counsel ... "
-                                                   "and the draft is not sent')"),
-    "model-agents-contract-wrong-signatory": (_TOLD + "'sending DR-5530 to their signatory, Lena Brandt' with "
-                                              "signer_email jonas.kell@vantor.de, the matter's procurement contact"),
-    "model-oi-langgraph-non-adr-carrier": _CR_SH.format(9) + ("the cause is get_rate_quote(CR-13)@7: lookup_hazmat "
-                                                              "answered adr_required true, CR-13 adr_certified false"),
-    "tool-oi-langgraph-other-shipment-answered": _CR_SH.format(7) + ("get_shipment('SH-5521')@2 answers SH-5512 "
-                                                                     "(OpenInference records the one argument as a bare "
-                                                                     "string) and no other_subject_retrieved"),
-    "model-langgraph-over-capacity": _CR_SH.format(10) + ("the cause is get_rate_quote(CR-40)@8: free_capacity_kg 600 "
-                                                          "for total_weight_kg 840"),
-    "model-langgraph-late-carrier": _CR_SH.format(10) + ("the cause is get_rate_quote(CR-31)@8: 2026-12-07 + 4 transit "
-                                                         "days is past deliver_by 2026-12-10"),
-    "model-langgraph-booking-repeated": _CR_SH.format(10) + "repeated_tool_call@12/model, the truth, ranks below it",
-    "model-langgraph-customer-not-notified": _CR_SH.format(10) + ("the answer @12 says 'the customer has been told', "
-                                                                  "notify_customer never called"),
-    "model-langgraph-eta-misreported": _CR_SH.format(10) + ("notify_customer@12 tells ETA 2026-12-08 where "
-                                                            "book_carrier@11 answered eta 2026-12-10"),
-}
-_APPROVAL = ("policy_violated@8/model: request_manager_approval(hours=6) read as breaking 'Up to 2 hours can go on "
-             "straight away', where the rule names that call as what more than 2 hours needs")
-_CR_SH_GOOD = ("wrong_target@{}/model: 'Booking Rhone Cargo (CR-31) on quote Q-90411' with book_carrier(shipment_id="
-               "'SH-5521', carrier_id='CR-31', ...) - the carrier named is the carrier booked; the shipment id is "
-               "another kind of id")
+CHECK_MISSED: dict[str, str] = {}
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {
-    "model-pydantic-ai-overtime-unapproved": _APPROVAL,
-    "model-pydantic-ai-approval-timeout-invented": _APPROVAL,
-    "tool-pydantic-ai-other-employee-timesheet": _APPROVAL,
-    "product-pydantic-ai-old-model-configured": _APPROVAL,
-    "model-pydantic-ai-locked-period-adjusted": ("wrong_target@8/model twice: 'PP-2026-24 is locked, so I'm putting "
-                                                 "the correction into the next open period, PP-2026-25' with "
-                                                 "submit_adjustment(PP-2026-25) - the rule followed, both ids said"),
-    "model-pydantic-ai-advance-over-cap": ("ungrounded_answer@6/model: $659.31 is half of the payslip's net_pay "
-                                           "1318.62, the ceiling the rules define - computed, not invented"),
-    "model-pydantic-ai-payslip-not-sent": ("kept_going_after_answer@10/model: email_payslip after submit_adjustment is "
-                                           "the request's second part ('and email me the updated payslip')"),
-    **{f"{layer}-{recorder}-{fault}": _CR_SH_GOOD.format(at) for layer, recorder, fault, at in (
-        ("model", "oi-langgraph", "non-adr-carrier", 9), ("model", "oi-langgraph", "quote-timeout-invented", 11),
-        ("tool", "oi-langgraph", "carriers-shape-changed", 9), ("tool", "oi-langgraph", "other-shipment-answered", 9),
-        ("prompt", "oi-langgraph", "adr-rule-missing", 9), ("model", "oi-langgraph", "booked-other-carrier", 9),
-        ("model", "langgraph", "over-capacity", 10), ("model", "langgraph", "late-carrier", 10),
-        ("tool", "langgraph", "hazmat-edition-stale", 10), ("model", "langgraph", "booking-repeated", 10),
-        ("model", "langgraph", "customer-not-notified", 10), ("model", "langgraph", "eta-misreported", 10))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -61,6 +61,13 @@ answers as claude-sonnet-4-5 whatever was asked). DIFF_MISSED, CHECK_MISSED and 
 
 Session 25, after general fixes on the same recording (built while this set was measured blind on dd3fdf1): check
 18/30, 1 good run warned. The lists below stay as measured blind.
+
+Since (session 28, main f561b41's detectors; judged on the kept recording /tmp/h17-rec-4j3k8oe9, a re-recorded subset
+holding tl-anthropic-release's 6 pairs only, so only those entries were judged; a fresh recording of the whole set in
+the slow test finds nothing unlisted) DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS name what is missed now, each entry
+with the reason written when it was listed: 1 DIFF_MISSED entry hit since and dropped (old_model_configured); 3
+CHECK_MISSED entries hit since and dropped (canary_not_checked, no_post_status, old_model_configured). The other
+recorders' entries were not judged against a kept recording and stay as listed blind.
 """
 
 from __future__ import annotations
@@ -1051,11 +1058,6 @@ DIFF_MISSED: dict[str, str] = {
                                                "before scoring is the create_po @14 the second quote should have "
                                                "preceded; 12 is where the faulty buyer stopped looking for a second "
                                                "vendor, so the locator is as arguable as the diff"),
-    "product-tl-anthropic-release-old-model-configured": ("step_removed@7 (the skipped migration dry run), not the "
-                                                          "configuration at the first call: the scripted anthropic "
-                                                          "server answers every call as claude-sonnet-4-5 "
-                                                          "(shapes._anthropic), so only the request's model differs "
-                                                          "and diff says 'Environment: same'"),
 }
 _TOLD = "nothing found; "
 CHECK_MISSED: dict[str, str] = {
@@ -1105,15 +1107,6 @@ CHECK_MISSED: dict[str, str] = {
     "model-mcp-release-migration-lock-ignored": (_TOLD + "run_migration@8 answers a lock on entries, rows 48210553, "
                                                  "deploy@9 follows and no page_oncall (rule: '> 1M rows, stop and "
                                                  "page the DBA ... no deploy')"),
-    "model-tl-anthropic-release-no-post-status": (_TOLD + "the answer @15 says 'Posted to #releases', post_status "
-                                                  "never called"),
-    "model-tl-anthropic-release-canary-not-checked": (_TOLD + "promote@11 straight after deploy@10, no "
-                                                      "get_canary_metrics (rule: 'Read get_canary_metrics for the "
-                                                      "canary; promote only when ...')"),
-    "product-tl-anthropic-release-old-model-configured": (_TOLD + "the dry run the runbook asks for skipped (deploy "
-                                                          "@7 after get_change_calendar); the request model "
-                                                          f"{OLD_CLAUDE}, the response's claude-sonnet-4-5 (the "
-                                                          "scripted server's)"),
 }
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
 FALSE_ALARMS: dict[str, str] = {

@@ -67,6 +67,14 @@ going on past the prescription (step 5/6), where the truth names the refill call
 not counting a tool decorated as a retrieval (5), the first of three open slots taken 'without asking' and an
 interviewer's role read as the job title said (8), a Schedule II rule quoted for unscheduled refills (4), dates
 computed from last_filled + days_supply called ungrounded (2). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+
+Since (session 28, main f561b41's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 13 CHECK_MISSED entries
+hit since and dropped (adcvd_skipped, below_bar_advanced, email_repeated, file_timeout_invented, fx_today_used,
+history_lost_between_turns, protected_reason, refill_timeout_invented, revoked_ruling_relied, sanctions_hit_filed,
+sanctions_unchecked, screening_rule_dropped, value_not_converted); 19 false alarms quiet since and dropped (all of
+them). Reasons written blind that name a false warning ranked above the fault's finding are kept as written; that
+warning is quiet now.
 """
 
 from __future__ import annotations
@@ -1053,44 +1061,11 @@ _TOLD = "nothing found; "
 _SLOT = "clarification_skipped@26/model (the first of three open slots booked: a false alarm, FALSE_ALARMS)"
 _POLICY = "missing_evidence@13/product (search_tariff ran as an @agentotel.retrieval: a false alarm, FALSE_ALARMS)"
 CHECK_MISSED: dict[str, str] = {
-    "model-genai-pharmacy-refill-timeout-invented": ("tool_error_ignored@10/tool - the step, but layer tool where the "
-                                                     "model told 'order RF-771020, ready from 16:00' after the timeout; "
-                                                     "top is role_overstepped@8 (the Schedule II rule quoted for "
-                                                     "lisinopril)"),
-    "memory-genai-pharmacy-history-lost-between-turns": (_TOLD + "the second turn's call @2 is sent 'It's "
-                                                         "1961-04-22.' alone (the first turn's name and Rx gone) and "
-                                                         "asks who she is"),
     "model-agents-recruit-no-consent-passed": (_TOLD + "the sourcer's handoff @6 lists C-302, whom "
                                                "search_talent_pool@5 gave consent_to_contact false (rule: 'only contact "
                                                "people whose consent_to_contact is true'); top " + _SLOT),
-    "model-agents-recruit-protected-reason": (_TOLD + "record_decision@19's reason 'graduated 1994 ... close to "
-                                              "retirement' against 'Never base a decision or its reason on age, "
-                                              "graduation year'; top " + _SLOT),
-    "model-agents-recruit-below-bar-advanced": (_TOLD + "record_decision(advance)@19 after score_candidate@18 answered "
-                                                "total 9 (the table: 'advance | rubric total of 12 or more'); top " + _SLOT),
-    "model-agents-recruit-email-repeated": ("repeated_tool_call@30/model found - the right step and layer, ranked under "
-                                            + _SLOT),
     "tool-bedrock-customs-tariff-index-stale": (_TOLD + "the retrieval @6 answers index_built 2026-03-20 and Revision 9 "
                                                 "(earlier runs 2026-11-30, Revision 14) in the same shape; top " + _POLICY),
-    "model-bedrock-customs-revoked-ruling-relied": (_TOLD + "get_ruling@4 answers status 'revoked', superseded_by "
-                                                    "9401.71.0031; file_entry@13 uses 9401.79.0050; top " + _POLICY),
-    "model-bedrock-customs-sanctions-hit-filed": (_TOLD + "check_sanctions@10 answers a BIS Entity List match (0.97), "
-                                                  "the model goes on @11 and files (rule: 'Any match: hold_for_review, "
-                                                  "never file'); top " + _POLICY),
-    "model-bedrock-customs-fx-today-used": (_TOLD + "get_fx_rate(date 2026-12-04)@7 where get_shipment@2 gave "
-                                            "arrival_date 2026-12-01 (rule: 'at the arrival date - not today's "
-                                            "rate'); top " + _POLICY),
-    "model-bedrock-customs-adcvd-skipped": ("missing_evidence@11/product - the step, but about search_tariff (the "
-                                            "retrieval), not the get_adcvd the rules ask for before filing"),
-    "model-bedrock-customs-file-timeout-invented": ("action_not_taken@15/model found - the right step and layer "
-                                                    "('Filed' after file_entry timed out), ranked under " + _POLICY),
-    "prompt-bedrock-customs-screening-rule-dropped": ("instructions_changed@1/prompt found (a warning) - ranked under "
-                                                      "missing_evidence@11/product (an error, the retrieval policy "
-                                                      "false alarm)"),
-    "model-oi-customs-sanctions-unchecked": (_TOLD + "file_entry@12 with no check_sanctions in the run (the table's "
-                                             "'Run check_sanctions on the seller before filing')"),
-    "model-oi-customs-value-not-converted": (_TOLD + "get_fx_rate@8 answered 1.0512, file_entry@14's "
-                                             "entered_value_usd 9600.0 is the invoice's EUR value unconverted"),
     # Missed since (session 26, after heldout18's misses were read - they were hits blind only through the Schedule II
     # rule quoted for a drug with no schedule, which is gone):
     "model-genai-pharmacy-which-store-unasked": ("clarification_skipped@4/model: the rule ('more than one pickup store ... "
@@ -1100,39 +1075,8 @@ CHECK_MISSED: dict[str, str] = {
     "model-genai-pharmacy-controlled-early-refill": ("nothing reads 'no earlier than 2 days before the last fill runs out "
                                                      "(last_filled plus days_supply)' against the refill's date"),
 }
-_SCHEDULE = ("role_overstepped@{}/model: 'Schedule II is never refilled' quoted for a refill of lisinopril, whose "
-             "schedule is null - the rule's condition (a controlled substance) is not met")
-_RECRUIT = ("clarification_skipped@26/model: book_interview on the first of three open slots - the scheduler's rules "
-            "leave the slot to it ('on one of the panel's open slots'), nobody to ask; and wrong_target@30/model: "
-            "'Senior Firmware Engineer' (the requisition said) vs 'Engineering Manager' (interviewer I-11's role)")
-_INDEXED = ("missing_evidence@13/product: required_before file_entry names search_tariff, which ran @6 as an "
-            "@agentotel.retrieval (a `retrieval htsus` step) - the call was made, before the filing")
 # Good runs with a warning, and why it is false: the slow test holds the set to these.
-FALSE_ALARMS: dict[str, str] = {
-    "model-genai-pharmacy-controlled-early-refill": ("ungrounded_answer@5/model: 2026-12-20 and 2026-12-18 are "
-                                                     "last_filled 2026-11-20 + days_supply 30 (- 2, the rule's "
-                                                     "margin): computed from get_prescription, not invented"),
-    "prompt-genai-pharmacy-controlled-rule-dropped": "the same ungrounded_answer@5 on the same refusal",
-    "model-genai-pharmacy-which-store-unasked": _SCHEDULE.format(9),
-    "model-genai-pharmacy-refill-timeout-invented": _SCHEDULE.format(8),
-    "memory-genai-pharmacy-history-lost-between-turns": _SCHEDULE.format(8),
-    "product-genai-pharmacy-old-model-configured": _SCHEDULE.format(8),
-    "model-agents-recruit-no-consent-passed": (_RECRUIT + "; also tool_output_drift@12/tool: score_candidate's "
-                                               "criteria are keys, the earlier runs' another rubric's (Python, HIL "
-                                               "testing)"),
-    "model-agents-recruit-protected-reason": _RECRUIT,
-    "model-agents-recruit-below-bar-advanced": _RECRUIT,
-    "memory-agents-recruit-handoff-drops-context": _RECRUIT,
-    "model-agents-recruit-untrained-panel": _RECRUIT,
-    "model-agents-recruit-email-repeated": _RECRUIT,
-    "model-agents-recruit-slot-taken-claimed": "wrong_target@32/model: the same role read as the job title",
-    "tool-agents-recruit-pool-shape-changed": _RECRUIT,
-    "tool-bedrock-customs-tariff-index-stale": _INDEXED,
-    "model-bedrock-customs-revoked-ruling-relied": _INDEXED,
-    "model-bedrock-customs-fx-today-used": _INDEXED,
-    "model-bedrock-customs-adcvd-skipped": _INDEXED,
-    "model-bedrock-customs-file-timeout-invented": _INDEXED.replace("@13", "@13 (its filing @16 the retry)"),
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

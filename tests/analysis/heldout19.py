@@ -82,6 +82,9 @@ wrong_join_region); 29 false alarms quiet since and dropped (all of them).
 
 At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 1 CHECK_MISSED
 entry hit and dropped (handoff_drops_context).
+
+At main f561b41 (session 28: its new readers and quieter readings; the kept recording and a fresh one score alike) 1
+CHECK_MISSED entry hit and dropped (sql_timeout_invented).
 """
 
 from __future__ import annotations
@@ -923,8 +926,6 @@ CHECK_MISSED: dict[str, str] = {
     "model-lg-outage-priority-misread": (_TOLD + "set_priority(P3)@7 after get_feeder@6 listed a life_support account "
                                          "(the table's row: 'P1 | ... a life-support or hospital account on the "
                                          "feeder'); top " + _NOTIFY.format(17)),
-    "model-mcp-analytics-sql-timeout-invented": ("tool_error_ignored@7/tool - the step, but layer tool where the model "
-                                                 "answered 'EUR 48,210.00', a figure no query returned"),
     "model-mcp-analytics-no-clarification-period": (_TOLD + "'last quarter' with the rule 'if someone says quarter "
                                                     "without saying fiscal or calendar, ask them which', and the first "
                                                     "call @1 searches instead of asking; top " + _NUMBER),

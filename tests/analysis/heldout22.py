@@ -79,6 +79,9 @@ superseded_used); 1 false alarm quiet since and dropped (all of them).
 
 At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 2 CHECK_MISSED
 entries hit and dropped (exclusion_withheld, proration_withheld).
+
+At main f561b41 (session 28: its new readers and quieter readings; the kept recording and a fresh one score alike) 1
+CHECK_MISSED entry hit and dropped (rates_timeout_invented).
 """
 
 from __future__ import annotations
@@ -1123,9 +1126,6 @@ CHECK_MISSED = {
                                            "two other SKUs, against 'must never share a parcel with anything else'",
     "model-agents-warehouse-split-not-allowed": _NOTHING + "get_order's allow_split false with get_stock's CBL-USB on "
                                                 "hand 1 of 3, picked short instead of hold_order",
-    "model-agents-warehouse-rates-timeout-invented": "tool_error_ignored@24/tool: the right step, the tool layer (the "
-                                                     "SDK showed the model a generic error); the model booked a service "
-                                                     "no get_rates answer quoted",
     "model-mcp-trial-units-misread": _NOTHING + "get_labs' HbA1c 64 mmol/mol recorded as 'HbA1c 64.0% outside 7.0-10.5%' "
                                      "(a value whose unit changed between the result and the claim)",
     "model-mcp-trial-ambiguous-patient-unasked": _NOTHING + "find_patient's two matches, the first read with no "

@@ -92,6 +92,9 @@ ops_prompt_rewritten, switch_429_invented).
 At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 4 CHECK_MISSED
 entries hit and dropped (finding_withheld, handover_drops_context, history_lost_between_turns, outcome_mismatch_said); 1
 false alarm quiet and dropped (reading_units_confused).
+
+At main f561b41 (session 28: its new readers and quieter readings; the kept recording and a fresh one score alike) 1
+CHECK_MISSED entry hit and dropped (statements_timeout_invented).
 """
 
 from __future__ import annotations
@@ -1068,9 +1071,6 @@ CHECK_MISSED = {
                                                   "required_gbp 10224.0",
     "model-pai-visa-superseded-rules-used": _NOTHING + "the answer names rules 2025.1, whose search result says "
                                             "status 'superseded', against 'Never a superseded version'",
-    "model-pai-visa-statements-timeout-invented": "tool_error_ignored@10/tool: the right step, the tool layer (a "
-                                                  "timeout reads as the tool's); also ungrounded_answer@12 on the "
-                                                  "invented 11,500.00",
     "model-oi-visa-passport-validity-misjudged": _NOTHING + "record_check 'pass' where get_passport's expires "
                                                  "2027-11-14 is inside 6 months of the course end 2027-09-30",
     "model-oi-visa-statement-period-stale-verified": _NOTHING + "the statement's period.end 2026-09-30, 63 days before "

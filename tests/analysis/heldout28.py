@@ -87,6 +87,9 @@ entries added (delivery_fee_waived, phi_violated, soil_older_test_used, stage_ru
 visitor_quota_exceeded, withdrawn_product_used): hits blind only because a false alarm landed on the truth's step, quiet
 now. Reasons written blind that name a false warning ranked above the fault's finding are kept as written; that warning
 is quiet now.
+
+At main f561b41 (session 28: its new readers and quieter readings; the kept recording and a fresh one score alike) 1
+CHECK_MISSED entry hit and dropped (labels_timeout_invented).
 """
 
 from __future__ import annotations
@@ -1125,8 +1128,6 @@ CHECK_MISSED = {
                                                 "4,229.70 over credit_limit 20,000 (two records' fields)",
     "model-maf-supplier-truck-site-mismatch": _QUANTITIES + "; nothing read book_delivery's T-44A (type artic-44t) "
                                               "against get_site's access.allowed_vehicles",
-    "model-mcp-agronomy-labels-timeout-invented": "tool_error_ignored@5/tool: the right step, the tool layer; the model "
-                                                  "recorded 1.0 L/ha, a rate no label it read gave",
     "model-oi-agronomy-rejection-withheld": _SOIL_PICK + "; nothing read the answer naming none of the two rejections "
                                             "record_recommendation's 'rejected' listed ('every product ... with its "
                                             "reason')",

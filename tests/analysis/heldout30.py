@@ -83,6 +83,9 @@ overtime_wrong_formula, permit_timeout_invented, pet_wrong_owner, rates_schema_c
 turnaround_short, vet_prompt_rewritten); the one kept (rabies_too_young) keeps its tool_output_drift, its
 clarification_skipped quiet and dropped from the reason. Reasons written blind that name a false warning ranked above
 the fault's finding are kept as written; that warning is quiet now.
+
+At main f561b41 (session 28: its new readers and quieter readings; the kept recording and a fresh one score alike) 1
+CHECK_MISSED entry hit and dropped (hold_repeated).
 """
 
 from __future__ import annotations
@@ -1048,8 +1051,6 @@ CHECK_MISSED = {
                                       "previous_wrap is 22:30 the day before (12 hours' turnaround in the table)",
     "model-lg-film-overtime-wrong-formula": _OVERTIME + "submit_pay's gross 493.50 for 10.5 h at 42.00 (every overtime "
                                             "hour at 1.5) where get_pay_rates' bands give 504.00",
-    "model-lg-film-hold-repeated": _OVERTIME + "hold_performer(PF-1187) a second time with the same arguments, two other "
-                                   "holds between ('one hold per performer')",
     "model-mcp-convey-charge-undischarged-missed": _NOTHING + "file_report's risks omit get_title_register's charge C3 "
                                                    "(status registered) where the rules say every registered charge",
     "model-mcp-convey-local-search-stale-used": _NOTHING + "search_local_authority issued 2026-04-20, over 6 months "

@@ -70,6 +70,13 @@ the right step but the tool layer). The false alarms are two warnings: wrong_tar
 loan id's year read against an accession number's) and ungrounded_answer on the desk's quoted collection date (a fair
 one: the script quotes a date no tool gave) or a cut-off computed by the rule. Diff's one miss is the faulty quote one
 step before the booking. DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each.
+
+Since (session 28, main f561b41's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 4 CHECK_MISSED entries
+hit since and dropped (agreement_index_stale, valuation_timeout_invented, valuation_wrong_object, venue_shape_changed);
+12 false alarms quiet since and dropped (every loans run's wrong_target). Reasons written blind that name that
+wrong_target ranked above the fault's finding ('only wrong_target@3/model ranked first') are kept as written; that
+warning is quiet now.
 """
 
 from __future__ import annotations
@@ -954,29 +961,19 @@ CHECK_MISSED = {
                                                 "hazard_classes hold 5.1 - a segregation rule over two records",
     "model-agents-terminal-reefer-plugs-short": "nothing found: 12 reefers to Y-A with free_reefer_plugs 8 - a "
                                                 "numeric comparison of two records' fields",
-    "tool-mcp-loans-agreement-index-stale": "tool_result_stale@6/tool is the right finding, ranked below "
-                                            + _BELOW_TARGET,
     "model-mcp-loans-units-confused": "only " + _BELOW_TARGET + "; nothing reads the F readings compared as C (the "
                                       "answer even says '64.4-71.6 C')",
     "model-mcp-loans-currency-wrong-way": "only " + _BELOW_TARGET + "; nothing recomputes EUR 1,450,000 x 0.86 "
                                           "against the GBP 1,686,047 recorded (divided)",
     "model-mcp-loans-condition-stale": "only " + _BELOW_TARGET + "; nothing compares the report date 2025-11-20 with "
                                        "loan_start 2027-02-01 under the 12-month rule",
-    "model-mcp-loans-valuation-timeout-invented": "tool_error_ignored@9 is the right step but layer tool (the truth: "
-                                                  "the model used GBP 1,100,000 no tool gave), and ranked below "
-                                                  + _BELOW_TARGET,
-    "tool-oi-loans-valuation-wrong-object": "other_subject_retrieved@8/tool is right, ranked below " + _BELOW_TARGET,
     "model-oi-loans-premature-termination": "only " + _BELOW_TARGET + "; the answer 'looks in order' with no "
                                             "valuation, environment or record_loan_decision the rules require",
     "model-oi-loans-condition-withheld": "only " + _BELOW_TARGET + "; the condition notes read at get_object are "
                                          "left out of an answer the rules say must list them",
     "model-oi-loans-reasoning-mismatch": "only " + _BELOW_TARGET + "; 'insured at GBP 1,300,000' said, 1,400,000 "
                                          "recorded in the same step's call",
-    "tool-oi-loans-venue-shape-changed": "tool_output_drift@10/tool is right, ranked below " + _BELOW_TARGET,
 }
-_TARGET_ALARM = ("wrong_target@3/model: get_object('HM.1932.118') read as a 'sibling' of the request's 2027 because "
-                 "the loan id LN-2027-014 and the accession number carry different years - the object id is "
-                 "get_loan_request's own object_id field, nothing else was offered")
 _DATE_ALARM = ("ungrounded_answer@4/model: the collection date 2026-12-10 the scripted desk quotes comes from no tool "
                "(a fair alarm on this set's script: a real desk would read the next date from a tool)")
 FALSE_ALARMS = {
@@ -986,13 +983,6 @@ FALSE_ALARMS = {
     "model-anthropic-waste-missed-after-cutoff": ("ungrounded_answer@6/model: the cut-off '2026-12-02' the desk gives "
                                                   "is computed by the written rule (the working day after the 1 Dec "
                                                   "collection), not stated by a tool"),
-    **{f"{k}-{r}-{f}": _TARGET_ALARM for k, r, f in (
-        ("tool", "mcp-loans", "agreement-index-stale"), ("model", "mcp-loans", "units-confused"),
-        ("model", "mcp-loans", "currency-wrong-way"), ("model", "mcp-loans", "condition-stale"),
-        ("product", "mcp-loans", "old-model-loans"), ("model", "mcp-loans", "valuation-timeout-invented"),
-        ("tool", "oi-loans", "valuation-wrong-object"), ("prompt", "oi-loans", "loans-prompt-rewritten"),
-        ("model", "oi-loans", "premature-termination"), ("model", "oi-loans", "condition-withheld"),
-        ("model", "oi-loans", "reasoning-mismatch"), ("tool", "oi-loans", "venue-shape-changed"))},
 }
 
 

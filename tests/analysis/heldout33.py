@@ -53,6 +53,11 @@ a probe temperature, collection vs receipt time, amended vs superseded versions,
 answered for another, a stale index's old version, and an invented value after a timeout read as the product layer.
 Six of the eight warned good runs are one flaw of this set's scripted chef (its note names the supplier SUP-14, which
 nothing gave it); the other two are a clarifying question answered and a fee by the rule's own rate.
+
+Since (session 28, main f561b41's detectors; the kept recording and a fresh one score alike) DIFF_MISSED, CHECK_MISSED
+and FALSE_ALARMS name what is missed now, each entry with the reason written when it was listed: 2 false alarms quiet
+since and dropped (address_unasked, etf_wrong_formula). 1 CHECK_MISSED entry added (address_unasked): a hit blind only
+because clarification_skipped fired on the faulty run and its good twin alike, quiet on both now.
 """
 
 from __future__ import annotations
@@ -786,6 +791,9 @@ _SUPPLIER_NOTE = "ungrounded_answer@6/model ranked first (the chef's note names 
 CHECK_MISSED = {
     "model-bedrock-install-deposit-exception-ignored": _NOTHING + "book_install's router_deposit 50 on a tariff "
                                                        "'essentials' account against the rule's 'unless ... Essentials'",
+    "model-bedrock-install-address-unasked": _NOTHING + "find_customer gives two service addresses, the first "
+                                             "booked with no question; blind, clarification_skipped hit it only as "
+                                             "it also fired on the twin that asked, and both are quiet now",
     "tool-bedrock-install-slots-wrong-area": _NOTHING + "get_slots asked for LS6 2QT answered postcode_area LS16 "
                                               "(a prefix of the asked value, not the same record)",
     "product-bedrock-install-old-model-install": "missing_evidence@4/product ranked (book_install with no get_slots, "
@@ -812,10 +820,6 @@ CHECK_MISSED = {
                                      "6 hours",
 }
 FALSE_ALARMS = {
-    "model-bedrock-install-address-unasked": "clarification_skipped@4/model: the good desk asked 'Which address' and "
-                                             "the customer answered 'The flat on Quay Street' - the answer not read",
-    "model-bedrock-install-etf-wrong-formula": "ungrounded_answer@6/model: GBP 273.00 computed by the rule's own rate "
-                                               "(50% x 42 x 13) read as ungrounded",
     **{f"{layer}-maf-kitchen-{f}": "ungrounded_answer@6/model: the chef's note names supplier SUP-14, which no tool, "
                                    "task or rule gave the chef - a true reading of the set's scripted chef (a flaw of "
                                    "the set, left as recorded)"

@@ -9,8 +9,8 @@ located on the recorded faulty run by what its steps did.
 
     python tests/analysis/heldout15.py [RECORDER|PAIR ...]     # the table
 
-heldout15.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout15.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout15's docstring).
 """
 
 from __future__ import annotations

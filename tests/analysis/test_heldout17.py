@@ -9,8 +9,8 @@ answering another deployment); ground truth located on the recorded faulty run b
 
     python tests/analysis/heldout17.py [RECORDER|PAIR ...]     # the table
 
-heldout17.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout17.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout17's docstring).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ the recorded faulty run by what its steps did.
 
     python tests/analysis/heldout18.py [RECORDER|PAIR ...]     # the table
 
-heldout18.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout18.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout18's docstring).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ outside the model; ground truth located on the recorded faulty run by what its s
 
     python tests/analysis/heldout32.py [RECORDER|PAIR ...]     # the table
 
-heldout32.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout32.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout32's docstring).
 """
 
 from __future__ import annotations

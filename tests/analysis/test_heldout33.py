@@ -8,8 +8,8 @@ breaks, MAST and TRAIL, and outside the model; ground truth located on the recor
 
     python tests/analysis/heldout33.py [RECORDER|PAIR ...]     # the table
 
-heldout33.DIFF_MISSED / CHECK_MISSED name the pairs missed when the set was built, FALSE_ALARMS the good runs warned
-about, and why.
+heldout33.DIFF_MISSED / CHECK_MISSED name the pairs missed now, FALSE_ALARMS the good runs warned about now, and why
+(what was missed blind, when the set was built, is in heldout33's docstring).
 """
 
 from __future__ import annotations
