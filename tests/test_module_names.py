@@ -1,6 +1,7 @@
-"""A module-level name bound twice in one of the package's modules: the second silently replaces the first for every
-reader, the first one's among them (detectors.py's _NOT_YET once made 'draft' a not-done state that way; pyflakes
-does not flag a constant bound twice)."""
+"""A module-level name bound twice in one of the project's modules: the second silently replaces the first for every
+reader, the first one's among them (detectors.py's _NOT_YET once made 'draft' a not-done state that way, a test's
+KITCHEN once gave an earlier test another system prompt, heldout14's older CHECK_MISSED once hid its pruned one;
+pyflakes does not flag a constant bound twice)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = sorted([*(ROOT / "agentotel").rglob("*.py"), *(ROOT / "collector").rglob("*.py")])
+MODULES = sorted(p for part in ("agentotel", "collector", "tests", "benchmarks") for p in (ROOT / part).rglob("*.py"))
 
 
 def _bound_twice(source: str) -> list[str]:

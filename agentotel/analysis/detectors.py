@@ -7250,6 +7250,55 @@ def _reasoning_action_mismatch(run: _Run) -> list[Finding]:
     return []
 
 
+# A deed a figure of a record bars past a threshold: "Nobody climbs when the hub-height wind or gust is above 12 m/s",
+# "A score above 25 (per cent) means the manuscript cannot be accepted".
+_OVER = r"(?P<op>above|over|more\s+than|greater\s+than|higher\s+than|exceeding|exceeds|below|under|less\s+than|lower\s+than)"
+_THRESHOLD_BARS = (
+    re.compile(r"\b(?:nobody|no\s+one|never|do\s+not|don'?t|must\s+not|cannot|can'?t|may\s+not)\s+(?P<verb>[a-z]{3,})\b[^.;\n]{0,60}?"
+               r"\b(?:when|while|if|whenever)\s+(?:the\s+|its\s+|their\s+|a\s+)?(?P<field>[a-z][a-z -]{2,40}?)\s+(?:is|are)\s+"
+               + _OVER + r"\s+(?P<n>\d+(?:\.\d+)?)", re.I),
+    re.compile(r"\b(?:a|an|any)\s+(?P<field>[a-z][a-z -]{2,40}?)\s+" + _OVER + r"\s+(?P<n>\d+(?:\.\d+)?)[^.;\n]{0,60}?\b(?:cannot|can'?t|"
+               r"may\s+not|must\s+not|is\s+never|are\s+never|will\s+not)\s+be\s+(?P<verb>[a-z]{3,})", re.I))
+_BELOW_OPS = ("below", "under", "less than", "lower than")
+_SPAN_UNIT = re.compile(r"\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h\b|days?|weeks?|months?|years?)\b", re.I)
+_THRESHOLD_FILLER = frozenset("nobody never cannot must when while whenever above over more than greater higher exceeding exceeds below "
+                              "under less lower means mean whatever that this with their will".split())
+
+
+def _threshold_crossed(run: _Run) -> list[Finding]:
+    """A deed the instructions bar while a figure is past a threshold ("A score above 25 means the manuscript cannot
+    be accepted"), done - by a tool of that verb or a call whose field gives it (decision 'accept') - after a result
+    gave the figure past it (similarity score_pct 31.5): tau-bench's policy violations; model, policy_violated at
+    the call."""
+    for step in run.llm:
+        text = run.told(step)
+        if not any(w in text for w in (" above ", " over ", " below ", " under ", " more than ", " less than ")):
+            continue
+        for pattern in _THRESHOLD_BARS:
+            for m in pattern.finditer(text):
+                verb = _rules._stem(m.group("verb").lower())
+                # the figure's words: the field named, and the words around it ("a delivery above 5 C at the probe")
+                words = {w[:5] for w in re.findall(r"[a-z]{4,}", m.group(0).lower()) if w not in _THRESHOLD_FILLER}
+                bound, below = float(m.group("n")), re.sub(r"\s+", " ", m.group("op").lower()) in _BELOW_OPS
+                if _SPAN_UNIT.match(text, m.end("n")):
+                    continue  # a time on duty, an age: a span in its own unit (_too_long reads those)
+                for call in requested_calls(step):
+                    values = {_rules._stem(str(v).lower()) for v in _leaves(call.arguments) if isinstance(v, str) and re.fullmatch(r"[a-z_]{3,20}", str(v).lower())}
+                    if not (verb in {_rules._stem(w.lower()) for w in _NAME_WORDS.findall(call.name)} or verb in values):
+                        continue
+                    figure = next(((s, k, v) for s, o in reversed(_objects_before(run, step)) for k, v in o.items()
+                                   if isinstance(v, (int, float)) and not isinstance(v, bool)
+                                   and {w[:5] for w in _NAME_WORDS.findall(str(k)) if len(w) >= 4} & words), None)
+                    if figure is None or not (figure[2] < bound if below else figure[2] > bound):
+                        continue
+                    said = _rules._said(text, m)
+                    return [_finding("policy_violated", "model", step["index"], [step["index"], figure[0]["index"]],
+                                     f"step {step['index']} calls {call.name} where {tool_name(figure[0])} at step {figure[0]['index']} "
+                                     f"gave {figure[1]} {_fmt(float(figure[2]))} and the instructions say {said[:140]!r}",
+                                     tool=call.name, rule=said[:200], result_step=figure[0]["index"])]
+    return []
+
+
 def _deed_said_otherwise(run: _Run) -> list[Finding]:
     """A model step saying it is doing a deed by its verb alone ("I'm ordering a new one before filing") - the first
     word of another tool it is offered (order_local_search) - while its calls do none of it (file_report): it said
@@ -10597,7 +10646,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
     _record_contradicted, _retried_unchecked, _request_item_dropped,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
-    _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
+    _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _threshold_crossed, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,
     _particular_invented, _sibling_opened, _refusal_reversed, _flag_misread, _model_changed, _code_not_matched, _acted_after_closing,
     _path_not_as_asked, _column_mislabelled, _user_condition_unheeded,

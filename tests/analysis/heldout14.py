@@ -920,40 +920,15 @@ DIFF_MISSED: dict[str, str] = {
                                    "comes first - the truth, not diff, is the likelier one wrong here (kept as set)"),
 }
 _TOLD = "nothing found; "
-_TOOL_LAYER = "tool_error_ignored@{}/tool has the step but layer tool: the tool failed honestly ({}), the model "
 CHECK_MISSED: dict[str, str] = {
     "model-langgraph-late-excuse-ignored": (_TOLD + "a late claim whose notes record a hospital stay denied @6 (rule 5's "
                                             "exception ignored; the rule is read for payouts only, not for a refusal)"),
-    "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
-                                            "policy requires first': get_policy ran and timed out); "
-                                            + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "
-                                            "never read"),
     "tool-maf-column-renamed": (_TOLD + "create_table_as@8 failed ('Binder Error: ... no column named customer_id. "
                                 "Candidate bindings: c.cust_id') after describe_table showed customer_id; the model "
                                 "reported it"),
     "tool-agents-kb-stale-index": ("output_changed@3, the search_kb tool step, where the truth set before scoring says "
                                    "the retrieval step @4 it holds; both carry the stale v2 text, and the tool step "
                                    "comes first - the truth, not diff, is the likelier one wrong here (kept as set)"),
-}
-_TOLD = "nothing found; "
-_TOOL_LAYER = "tool_error_ignored@{}/tool has the step but layer tool: the tool failed honestly ({}), the model "
-CHECK_MISSED: dict[str, str] = {
-    "model-langgraph-late-filing-approved": (_TOLD + "rule 5: filed_date 2026-11-02 is 45 days after loss_date "
-                                             "2026-09-18, no hospital stay in the notes, approve_claim@8 (a window between "
-                                             "two of the record's dates, and an 'unless' exception: not read)"),
-    "model-langgraph-late-excuse-ignored": (_TOLD + "a late claim whose notes record a hospital stay denied @6 (rule 5's "
-                                            "exception ignored; the rule is read for payouts only, not for a refusal)"),
-    "model-langgraph-hallucinated-policy": ("missing_evidence@8/product ('approve_claim before get_policy, which the "
-                                            "policy requires first': get_policy ran and timed out); "
-                                            + _TOOL_LAYER.format(6, "a timeout") + "settled with a deductible of 500 it "
-                                            "never read"),
-    "tool-maf-column-renamed": (_TOLD + "create_table_as@8 failed ('Binder Error: ... no column named customer_id. "
-                                "Candidate bindings: c.cust_id') after describe_table showed customer_id; the model "
-                                "reported it"),
-    "model-maf-wrong-join-key": (_TOLD + "create_table_as@7 joins ON o.order_id = c.customer_id (rule 2: customer_id); "
-                                 "6120 rows where earlier builds made 412"),
-    "tool-agents-kb-stale-index": (_TOLD + "the retrieval @4 answers KB-101 with version 2's procedure (the reset pin) "
-                                   "where the earlier runs' KB-101 said the pairing button; answered from it"),
     "model-agents-kb-not-in-passages": (_TOLD + "'Yes - water damage is covered ...' @5, where KB-220, the one "
                                         "passage, says nothing of water damage (rule 4: say so, open a ticket)"),
     "model-agents-kb-poor-query": (_TOLD + "asked how to factory reset a Hub 2, the model searched 'Lumen account "
@@ -961,6 +936,9 @@ CHECK_MISSED: dict[str, str] = {
     "model-agents-kb-weak-hits": (_TOLD + "the only hit, KB-412 (LED colours), answered @5 to 'how do I wipe it and "
                                   "start over' (the twin searches again)"),
 }
+# (session 28) This module bound CHECK_MISSED twice, the blind list after a pruned one, so the blind list held: lax on
+# late-filing-approved, wrong-join-key and hallucinated-policy (hit now - the deductible made up past the timeout is
+# the model's) and wrong on the three kb pairs the pruned list had dropped (missed now). One list, what is missed now.
 # Good runs with a warning, and why it is false: the slow test holds the set to these. Blind there were 19 (a rule
 # asking for send_letter 'before you answer' read as a gate on the decision; '$5,450.00' read as 450; the claimant's
 # policy number taken for a task item): none since session 24's rules.

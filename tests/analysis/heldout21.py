@@ -85,6 +85,8 @@ since and dropped (draft_segment_used); 11 false alarms quiet since and dropped 
 
 At main 39b41e6 (its new readers and quieter readings; the kept recording and a fresh one score alike) 2 CHECK_MISSED
 entries hit and dropped (handoff_drops_defects, reasoning_action_mismatch).
+
+Later in session 28 (main 9a7bb50's readers): CHECK_MISSED's lg-fleet order_timeout_invented hit and dropped.
 """
 
 from __future__ import annotations
@@ -1075,9 +1077,6 @@ CHECK_MISSED = {
     "tool-lg-fleet-parts-shape-changed": "missing_evidence@21/model (an error: the $0.00 orders placed with no approval, "
                                          "what the drift caused) ranked over tool_output_drift@16/tool (a warning, the "
                                          "right step and layer)",
-    "model-lg-fleet-order-timeout-invented": "ungrounded_answer@27/model: the invented PO-48117 found in the buyer's "
-                                             "answer; the truth is the call @25 that went on to the next supplier "
-                                             "without the retry the rules ask for",
     "model-pai-campaign-suppression-exception-misapplied": _NOTHING + "C-1003 (reason 'complaint' on the suppression "
                                                            "list) in schedule_send's batches, against 'Complaint and "
                                                            "hard_bounce entries never expire, whatever expires_at says'",

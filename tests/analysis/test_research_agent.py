@@ -359,7 +359,7 @@ def test_an_id_no_search_returned_cited_is_the_models_and_fetched_the_tools(name
     assert _found(_run(*kept, answer="Up to 3 days a week."), "invented_argument")[0] == []
 
 
-REPORTS = {"results": [{"url": "https://intranet.example/reports/q2-2026", "title": "Q2 2026 report"},
+CHURN_REPORTS = {"results": [{"url": "https://intranet.example/reports/q2-2026", "title": "Q2 2026 report"},
                        {"url": "https://intranet.example/reports/q3-2026", "title": "Q3 2026 report"}]}
 
 
@@ -371,6 +371,6 @@ REPORTS = {"results": [{"url": "https://intranet.example/reports/q2-2026", "titl
      "Opening the Q2 report first, to compare.", False),  # said why
 ])
 def test_the_sibling_of_what_the_request_names_opened_silently_is_a_wrong_target(ask, url, said, wrong):
-    turns = [("search_docs", {"query": "churn report"}, REPORTS), ("fetch_page", {"url": url}, "Churn: 2.1%", *([said] if said else []))]
+    turns = [("search_docs", {"query": "churn report"}, CHURN_REPORTS), ("fetch_page", {"url": url}, "Churn: 2.1%", *([said] if said else []))]
     found, shown = _found(_run(*turns, answer="Churn was 2.1%.", ask=ask), "wrong_target")
     assert found == ([(3, "model")] if wrong else []), shown
