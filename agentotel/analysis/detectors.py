@@ -1309,12 +1309,12 @@ def _names_made_up(step: Mapping[str, Any]) -> list[str]:
             and all(re.fullmatch(r"[A-Z][\w&'.-]*|[\d.,-]+[A-Za-z%]*", w) for w in v.split()) and v.lower() not in given]
 
 
-def _made_up(run: _Run, step: Mapping[str, Any], text: str) -> list[str]:
-    """The ids and figures (past a count) of a model step's text that nothing it was given holds, nor works out from
-    the results before it."""
+def _made_up(run: _Run, step: Mapping[str, Any], text: str, figures: bool = True) -> list[str]:
+    """The ids and (with `figures`) the figures past a count of a model step's text that nothing it was given holds,
+    nor works out from the results before it."""
     outputs = [tool_payload(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)]
     return [t for t in _ground.ungrounded(text, _raw(step, "input"), outputs)
-            if _ground.ids(t) or (n := _ground._number(t)) is not None and n > 10]
+            if _ground.ids(t) or figures and (n := _ground._number(t)) is not None and n > 10]
 
 
 def _ignored_errors(run: _Run) -> list[Finding]:
@@ -1370,8 +1370,11 @@ def _ignored_errors(run: _Run) -> list[Finding]:
         # product no label search returned)
         acting = [went_on, *(s for s in run.llm if went_on["index"] < s["index"] < answers[0][0]["index"] and s.get("parent_index") == level
                             and any(_action(c.name) for c in requested_calls(s)))][:2]
-        invented = [] if layer != "tool" else _made_up(run, answers[0][0], answers[0][1]) or next(
-            (made for s in acting if (made := _made_up(run, s, _said_and_sent(s)) or _names_made_up(s))), [])
+        # (a figure or a name only past a failure of the moment - a timeout, a rate limit - that a retry would have
+        # mended; past a refusal that stays - 403, permission denied - the tool's fault stands, as heldout3/4 file it)
+        transient = _TRANSIENT.search(f"{error} {text_of(step.get('output'))}") is not None  # (MCP: 'tool_error', the text in the result)
+        invented = [] if layer != "tool" else _made_up(run, answers[0][0], answers[0][1], transient) or next(
+            (made for s in acting if (made := _made_up(run, s, _said_and_sent(s), transient) or transient and _names_made_up(s))), [])
         if invented:
             layer = "model"
         out.append(_finding("tool_error_ignored", layer, went_on["index"], [at, went_on["index"], answers[-1][0]["index"]],
@@ -5586,8 +5589,9 @@ def _claimed_not_taken(run: _Run, step: Mapping[str, Any], text: str, *, check: 
         for sentence in sentences:
             for clause in _CLAUSE.split(sentence):
                 about = [w for w in objects if re.search(rf"\b{w}", clause, re.I)]
-                # (or the thing by an id the run knows: "I'll update SR-48213 now")
-                named = not about and any(i.lower() in given for i in _ids_in(clause))
+                # (or the thing by an id the run knows: "I'll update SR-48213 now" - when no deed of that verb was done,
+                # else the id is that deed's: "your MFA is reset (ticket SEC-4417)" after reset_mfa)
+                named = not about and not any(v == verb for v, _o in acted) and any(i.lower() in given for i in _ids_in(clause))
                 if not (about or named or not objects) or set(about) & done_on:
                     continue
                 if claim is not None and (said := claim.search(clause.strip())) and not _NO_CLAIM.search(clause.lower()):

@@ -207,8 +207,8 @@ def test_a_figure_the_answer_works_out_as_a_count_times_a_named_item_is_grounded
 
 def test_an_action_claimed_right_after_an_ignored_failure_is_folded_into_the_failure():
     # the query was denied; the answer makes up a figure and says it was published, with no publish call: the
-    # ignored failure is the cause - the model's, as the figure it made up past it is (heldout14-30's convention) -
-    # and the claim what followed (kept in its evidence)
+    # ignored failure is the cause (tool: a refusal that stays, not a failure of the moment a retry mends), the claim
+    # what followed (kept in its evidence)
     ask = "Publish EMEA's Q3 revenue to dashboard D-7 and tell me the figure."
     steps = [llm(1, calls=[("run_sql", {"query": "SELECT SUM(revenue) FROM sales"}, "c1")],
                  messages=[text_message("system", "You are the data analyst. Publish what you report with publish."),
@@ -224,5 +224,5 @@ def test_an_action_claimed_right_after_an_ignored_failure_is_folded_into_the_fai
     offered = definitions_attr(*((n, {"type": "object"}) for n in ("run_sql", "publish")))
     found = detect(record(*steps, attributes={s["span_id"]: offered for s in steps if s["type"] == "llm"}, task=ask))
     kinds = [(f.kind, f.layer) for f in found if f.kind in ("tool_error_ignored", "action_not_taken")]
-    assert kinds == [("tool_error_ignored", "model")], format_findings(found)
+    assert kinds == [("tool_error_ignored", "tool")], format_findings(found)
     assert next(f for f in found if f.kind == "tool_error_ignored").evidence["explains"] == [("action_not_taken", 3)]
