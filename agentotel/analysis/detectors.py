@@ -1372,7 +1372,8 @@ def _ignored_errors(run: _Run) -> list[Finding]:
                             and any(_action(c.name) for c in requested_calls(s)))][:2]
         # (a figure or a name only past a failure of the moment - a timeout, a rate limit - that a retry would have
         # mended; past a refusal that stays - 403, permission denied - the tool's fault stands, as heldout3/4 file it)
-        transient = _TRANSIENT.search(f"{error} {text_of(step.get('output'))}") is not None  # (MCP: 'tool_error', the text in the result)
+        # (MCP's bare 'tool_error' says it in the result's text; a framework's generic "please try again" is no word of it)
+        transient = _TRANSIENT.search(error if len(error) > 16 else f"{error} {text_of(step.get('output'))}") is not None
         invented = [] if layer != "tool" else _made_up(run, answers[0][0], answers[0][1], transient) or next(
             (made for s in acting if (made := _made_up(run, s, _said_and_sent(s), transient) or transient and _names_made_up(s))), [])
         if invented:
