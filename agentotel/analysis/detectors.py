@@ -2694,12 +2694,6 @@ _ATTACHED = re.compile(r"\b(?:(?:please\s+)?find\s+attached|attached\s+(?:is|are
                        r"i\s+attach|in\s+the\s+attachment|enclosed\s+(?:is|are|please\s+find))\b", re.I)
 
 
-# A deed the model says it is doing now: "I'm ordering a new one", "I'll book MV-40912 now".
-_DOING_NOW = re.compile(r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to)|let\s+me|i'?m)\s+(?:now\s+|just\s+|go\s+ahead\s+and\s+)?"
-                        r"(?P<verb>[a-z]{3,})\b", re.I)
-_NOT_NOW = re.compile(r"\?|\b(?:once|after|when|if|as\s+soon\s+as|tomorrow|later|next\s+week)\b", re.I)
-
-
 def _attachment_promised(run: _Run) -> list[Finding]:
     """A message the model sends says something is attached ("please find attached the Q1 proposal") and the call's
     own attachments are empty: its words and its action part (MAST FM-2.6 reasoning-action mismatch; model, at the
@@ -7302,6 +7296,12 @@ def _threshold_crossed(run: _Run) -> list[Finding]:
                                      f"gave {figure[1]} {_fmt(float(figure[2]))} and the instructions say {said[:140]!r}",
                                      tool=call.name, rule=said[:200], result_step=figure[0]["index"])]
     return []
+
+
+# A deed the model says it is doing now: "I'm ordering a new one", "I'll book MV-40912 now".
+_DOING_NOW = re.compile(r"\b(?:i\s*(?:'ll|will|am\s+going\s+to|'m\s+going\s+to)|let\s+me|i'?m)\s+(?:now\s+|just\s+|go\s+ahead\s+and\s+)?"
+                        r"(?P<verb>[a-z]{3,})\b", re.I)
+_NOT_NOW = re.compile(r"\?|\b(?:once|after|when|if|as\s+soon\s+as|tomorrow|later|next\s+week)\b", re.I)
 
 
 def _deed_said_otherwise(run: _Run) -> list[Finding]:
