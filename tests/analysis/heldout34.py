@@ -43,7 +43,35 @@ timeout and a 429 tried once more, a vendor with a short cancellation window pas
 committed plus the quote passes the category cap, a band paid within the music row's cap, a basic salary capped at
 GBP 60,000, a not-yet-vested member's employer pot left out, the transfer basis in force (not the newest) used.
 
-Blind score: not yet recorded (filled in when the set is scored once).
+How agentotel recorded the SDKs (not the detectors'): the anthropic loop's calls are `chat <model>` steps (the old
+model's `chat claude-3-haiku-20240307`), the `@agentotel.tool`s tool steps, the owner's turns inside the model calls'
+input; the OpenInference run (an AGENT root, `ChatCompletion` LLM spans and TOOL spans, through the collector) has the
+same step shape; under the Agents SDK on the Responses API each agent is an `invoke_agent <agent>` step and each handoff
+an `execute_tool transfer_to_<agent>` step, a failed function tool an error step holding the SDK's 'An error occurred
+while running the tool' text; the LangGraph graph is an `invoke_agent halden-pension-desk` step holding `invoke_agent
+records` and `invoke_agent calculator`, each with its model and tool steps. Nothing recorded wrong was found.
+
+Built and scored blind, once (main's HEAD d48ead4e5f2373085c7498a9b60de2fc21a6c0e2, the branch rebased onto it - up to
+date; the set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load average
+2.44 at the start, 5.98 at the end, other helpers running; recording /tmp/h34-rec-eskoy0sw). Before it, development
+recordings only printed each faulty run's locator indices and trajectories (no table, no check, no diff). 31 pairs, 4
+recorders (a plain anthropic loop, an openai loop under OpenInference through the collector, the Agents SDK on the
+Responses API with two handoffs, a LangGraph StateGraph of two create_react_agents) - diff top-1 31/31, check
+step+layer 12/31, good runs with a warning 23/31. Check's hits: outside the model 9/9 (the instructions rewritten twice,
+two old models, a berth API's changed shape, a stale document index, two APIs answering another record - a wedding
+and a member; the vessel answering another boat is missed), the handoff that lost the conversation, a repeated
+deposit, a timeout answered with an invented salary, and deposit_withheld - a hit by place only (the quote's
+ungrounded 156.00, which every marina good twin gets too). Its 19 misses are rules in a record's terms (a berth shorter
+than the converted boat, a price on the berth's length, an exception the owner's words do not give, a deposit floor,
+winter nights used plus asked over 28, a category cap read as committed plus quote, a cap from the wrong table row, a
+cancellation window, a document version in force on a date, an age band on a date, a salary cap, a vesting date
+against the leaving date), a question the rules ask for (two boats of one name), a question left unanswered (the fuel
+dock), a 429 answered with an invented hold id, a vessel lookup answering another boat, and three found at their step
+but ranked under the quote's earlier warning (a timeout, a repeated booking, a reasoning-action mismatch read on the
+wrong fields). The 23 false alarms: every marina good run (the quote's own sum of the rules' rate table, and the
+fuel-dock sentence's '14 December' read as a berth's length) and every pension good run (the note's 'v2026.1' version
+labels, and the statement's leaving date read against the date of birth). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS
+say each, blind.
 """
 
 from __future__ import annotations
@@ -924,10 +952,90 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the blind score).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main d48ead4's detectors; load
+# 2.44-5.98): 31 pairs, 4 recorders - diff top-1 31/31, check step+layer 12/31, good runs warned 23/31 (recording
+# /tmp/h34-rec-eskoy0sw). The reasons are read from `agentotel check` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_QUOTED = "ungrounded_answer@5/model on the quote's 156.00 (its twin warned the same) ranked first; "
+_MISREAD = "answer_misread@8/model ('Monday 14 December' read as a berth's length_m 14, as on its twin); "
+_NOTE = "ungrounded_answer@9/model on the records note's 'v2026'/'v2025' labels (as on its twin) ranked first; "
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-anthropic-marina-feet-not-converted": _QUOTED + "nothing at book_berth@6: berth C-11 (11.5 m) for a boat of "
+                                                 "loa_ft 38 (11.58 m at the rules' 0.3048) against 'a berth at least as "
+                                                 "long as the boat' (a wrong_target@5 reads C-11 beside D-03 against a "
+                                                 "'D' in the request - not the rule)",
+    "model-anthropic-marina-quote-berth-length": _MISREAD + "nothing at the quote @5 nor book_berth@6: 162.50 = the "
+                                                 "berth's 12.5 m x 2.60 x 5 where the rules charge the boat's length "
+                                                 "rounded up (12 m), 'never on the berth's length' (the ungrounded sum "
+                                                 "its twin gets is absent: 12.5 is in a result, 12 is not)",
+    "model-anthropic-marina-aboard-exception-claimed": _QUOTED + "nothing at book_berth@6: sleeping_aboard true in "
+                                                       "December with owner.member false; the quote's 'as a former "
+                                                       "berth-holder' is an exception the owner's words ('we kept her "
+                                                       "on your D pontoon years ago') do not give",
+    "tool-anthropic-marina-vessel-wrong-record": "wrong_target@5/model (C-07 beside D-03 against a 'D' in the request) "
+                                                 "ranked first; nothing at find_vessel@2: asked query 'GBR-4471', "
+                                                 "answered registration GBR-4417 (another boat and owner) - the lookup "
+                                                 "key is a free 'query' argument, not a field named like the record's",
+    "model-anthropic-marina-booking-timeout-invented": "tool_error_ignored@8/model (the right step: 'KPB-88213' after "
+                                                       "book_berth's timeout) ranked under ungrounded_answer@5 (the "
+                                                       "quote's sum, as on its twin) - both warnings, the earlier first",
+    "model-anthropic-marina-fuel-question-dropped": _QUOTED + "nothing reads the owner's 'what time does the fuel dock "
+                                                    "open' as never answered: the answer after the booking @8 leaves "
+                                                    "it out and the run ends",
+    "model-oi-marina-deposit-minimum-skipped": _QUOTED + "nothing at book_berth@6: deposit_gbp 46.8 (30% of 156.00) "
+                                              "against 'never less than GBP 75.00'",
+    "model-oi-marina-aboard-nights-over-limit": _MISREAD + "nothing at book_berth@6: sleeping_aboard true with "
+                                                "liveaboard_nights_used 26 + 5 nights asked past the rules' 28",
+    "model-oi-marina-boat-unasked": "wrong_target@5/model (C-07 beside D-03 against a 'D' in the request) - a step "
+                                    "late and not the cause; nothing at @3: find_vessel's two matches named Sea "
+                                    "Thistle, the first (another owner's) taken with no question, against 'If more "
+                                    "than one vessel matches, ask the owner which one'",
+    "model-oi-marina-repeat-booking": "repeated_tool_call@8/model (the right step) ranked under ungrounded_answer@5 "
+                                      "(the quote's sum, as on its twin) - both warnings, the earlier first",
+    "model-oi-marina-reasoning-action-mismatch": _QUOTED + "wrong_target@6/model is at the right step but reads the "
+                                                 "call's 156.0 and 75 against the words' '12.5', not berth_id C-11 "
+                                                 "against the words' 'Booking D-03'",
+    "model-agents-wedding-cap-used-ignored": _NOTHING + "pay_deposit@14 with committed photography 1,400 + the 2,150 "
+                                             "quote past the Photography row's 10% x total_gbp 32,000 = 3,200",
+    "model-agents-wedding-cap-wrong-row": _NOTHING + "release_hold@14 'over its cap by GBP 180' where the Music row's "
+                                          "7% x 32,000 = 2,240 holds the 2,100 quote (the Flowers row's 6% read)",
+    "model-agents-wedding-cancel-window-ignored": _NOTHING + "hold_date@9 on V-PH-131, whose cancel_free_until "
+                                                  "2027-01-15 is before the wedding date minus 60 days (2027-04-20)",
+    "model-agents-wedding-hold-429-invented": _NOTHING + "hold_date@10 failed (429) and the booker's note @11 passes on "
+                                              "'Hold HLD-7688', which no call returned, beside its handoff call",
+    "model-lg-pension-tv-basis-wrong-version": _NOTE + "nothing at record_statement@11: DOC-TV-3 (effective_from "
+                                               "2027-03-01, factor 0.92) used for leaving_date 2027-01-31, where "
+                                               "DOC-TV-2 (0.96) is the version in force",
+    "model-lg-pension-age-band-wrong": _NOTE + "nothing at record_statement@11: employer_rate_pct 8 (age 40 today) "
+                                       "where the age on 6 April 2026 (39) gives the 30-39 row's 6%",
+    "model-lg-pension-salary-cap-skipped": _NOTE + "nothing at record_statement@11: pensionable_salary_gbp 72,000 "
+                                           "above the table's salary_cap_gbp 60,000",
+    "model-lg-pension-vesting-date-wrong": _NOTE + "nothing at record_statement@11: vested true with vesting_date "
+                                           "2027-03-01 after leaving_date 2027-01-31, the employer pot counted",
+}
+_QUOTE_SUM = ("ungrounded_answer on the quote: 156.00 = 12 m (38 ft x 0.3048 = 11.58, rounded up) x GBP 2.60 x 5 nights, "
+              "the desk's own sum of the rules' rate table; and answer_misread on the answer after the booking: the "
+              "fuel-dock sentence's 'Monday 14 December' read as D-03's length_m 14 (E-02's)")
+_PENSION_NOTE = ("ungrounded_answer on the records note: 'v2026.1' / 'v2025.1', the documents' version '2026.1' written "
+                 "with a 'v'; and wrong_target on record_statement: its leaving_date '2027-01-31' (the task's) read "
+                 "against the member's date_of_birth '1986-09-14'")
+FALSE_ALARMS = {
+    **{f"{layer}-anthropic-marina-{fault}": _QUOTE_SUM for layer, fault in (
+        ("model", "feet-not-converted"), ("model", "quote-berth-length"), ("model", "aboard-exception-claimed"),
+        ("tool", "vessel-wrong-record"), ("model", "booking-timeout-invented"), ("prompt", "aboard-rule-dropped"),
+        ("product", "old-model-marina"), ("model", "fuel-question-dropped"))},
+    **{f"{layer}-oi-marina-{fault}": _QUOTE_SUM for layer, fault in (
+        ("model", "deposit-minimum-skipped"), ("model", "boat-unasked"), ("tool", "berths-shape-changed"),
+        ("model", "repeat-booking"), ("model", "reasoning-action-mismatch"), ("model", "deposit-withheld"))},
+    "model-oi-marina-aboard-nights-over-limit": "answer_misread@8 alone: the fuel-dock sentence's 'Monday 14 "
+                                                "December' read as D-03's length_m 14 (the quote, which refuses the "
+                                                "nights aboard, is not warned)",
+    **{f"{layer}-lg-pension-{fault}": _PENSION_NOTE for layer, fault in (
+        ("tool", "table-index-stale"), ("model", "tv-basis-wrong-version"), ("model", "age-band-wrong"),
+        ("model", "salary-cap-skipped"), ("model", "vesting-date-wrong"), ("model", "sql-timeout-invented"),
+        ("tool", "member-wrong-record"), ("product", "old-model-pension"))},
+}
 
 POLICIES = {
     "anthropic-marina": {"required_before": {"book_berth": ["find_vessel", "check_berths"]}},
