@@ -38,8 +38,16 @@ timeout tried once more, an order refused for an expired licence, a late order s
 with a 48-minute excursion (9.4 C = 48.9 F) passed over and reported, a usage peak inside the grace allowance
 (364 <= 350 + 17) recorded as no true-up, a rate-limited query tried once more.
 
-Built and scored blind, once (main's HEAD MAIN_COMMIT, the branch rebased onto it; the set's commit touches only
-tests; agentotel/analysis/, git log and the detectors' tests unread; load average LOAD; recording REC_DIR): SCORES.
+Built and scored blind, once (main's HEAD d48ead4e5f2373085c7498a9b60de2fc21a6c0e2, the branch rebased onto it; the set's commit touches only
+tests; agentotel/analysis/, git log and the detectors' tests unread; load average 5.96 at the start, 8.19 at the end, other helpers running; recording /tmp/h36-rec-__gvhutf): 30 pairs,
+4 recorders (google-genai, a LangGraph StateGraph of three agents, the OpenAI Agents SDK under agentotel, an openai loop
+under OpenInference through the collector) - diff top-1 29/30, check step+layer 14/30, good runs with a warning 9/30.
+Check's hits: outside the model 6/6 (an old Gemini, an old GPT, a rewritten prompt, a stale document index, a contract
+API answering another record, a lot API's v2 shape), the handover reset, two repeated writes, a held lesson slot booked
+(policy_violated), a rate-limited query answered with an invented peak (tool_error_ignored) - and three by chance:
+lb_as_kg, discount_wrong_formula and rental_past_checkout are "hit" by the same wrong_target finding at Erik's rental
+that warns all nine ski good runs (G-20931, the party's shared guest id, read as Maja's record), not by their faults.
+Counted honestly, check finds 11/30. Its 16 misses are in CHECK_MISSED, each with why.
 """
 
 from __future__ import annotations
@@ -826,10 +834,67 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Filled from the one blind score.
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main d48ead4's detectors; load
+# 5.96-8.19): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 14/30, good runs warned 9/30 (recording
+# /tmp/h36-rec-__gvhutf). The reasons are read from `agentotel check` / `diff` on the recorded runs.
+DIFF_MISSED = {
+    "model-lg-coldchain-withheld-quarantine": "output_changed@13 (want 15): the faulty picker's pick_lot call at 13 "
+                                              "leaves out the words 'Passing over L24-0913 (48 min ...)' the good one "
+                                              "says beside the same call - the first silence; the set places the fault "
+                                              "at the note 'Passed over: none' (15)",
+}
+
+_NOTHING = "nothing found; "
+_PARTY = "top wrong_target@{0} (the party false alarm below, on Erik's rental), "
+CHECK_MISSED = {
+    "model-genai-ski-weight-unasked": _PARTY.format(7) + "nothing at 3, the call after find_guest that went on with no "
+                                      "question where the rules say 'never guess a weight: ask'; create_rental's "
+                                      "weight_kg 27.0 is in no tool result, task or message",
+    "model-genai-ski-rental-timeout-invented": _PARTY.format(8) + "ranked over ungrounded_answer@12 ('RN-55120' in no "
+                                               "tool result); nothing at 10, the call that went past create_rental's "
+                                               "timeout without the retry the rules ask",
+    "model-genai-ski-helmet-waiver-claimed": _PARTY.format(8) + "nothing at 10: its words 'As Maja brings her own "
+                                             "certified helmet' are in no guest message, and helmet false for a "
+                                             "9-year-old rests on them ('unless a parent tells you')",
+    "model-genai-ski-premature-end-ski": _NOTHING + "'set up rentals for 5 days ... Sport for me and Junior for Maja' "
+                                         "never acted on nor answered; the desk ends after the lesson",
+    "model-lg-coldchain-licence-mismatch": _NOTHING + "create_order(ship_date 2026-12-08) where get_product's "
+                                           "controlled_schedule 'II' meets get_customer's Schedule II licence "
+                                           "expiring 2026-11-30 ('unexpired on the ship date')",
+    "model-lg-coldchain-cutoff-ignored": _NOTHING + "'received 15:20' and ship_date today against 'at or after 14:00 "
+                                         "ship the next business day'",
+    "model-lg-coldchain-fahrenheit-unconverted": _NOTHING + "pick_lot(L24-0913) whose logger peak_c 9.4 (48.9 F) is "
+                                                 "above get_product's max_f 46 for 48 minutes; the rules give the "
+                                                 "F = C x 9/5 + 32 conversion",
+    "model-lg-coldchain-excursion-total-over": _NOTHING + "pick_lot(L24-0913) with events of 18 + 17 = 35 minutes "
+                                               "above the range, against 'add up to 30 minutes or less in total'",
+    "model-lg-coldchain-withheld-quarantine": _NOTHING + "the hand-over note says 'Passed over: none' while pick_lot "
+                                              "took the later-expiring L24-1102 over L24-0913 (a 48-minute "
+                                              "excursion) - the rules ask every lot passed over reported",
+    "model-agents-licence-superseded-amendment": _NOTHING + "'Amendment No. 1 (2026-03-01) sets the licensed seats: "
+                                                 "300' where the same search gave Amendment No. 2 (2026-08-15, "
+                                                 "'superseding Amendment No. 1', 350); licensed_seats 300 recorded",
+    "model-agents-licence-grace-cap-wrong": _NOTHING + "grace_seats 0 recorded on a Professional contract where the "
+                                            "table's Professional row gives 5% x 350 = 17; a peak of 364 billed",
+    "model-agents-licence-window-outside-year": _NOTHING + "run_sql with no month filter, rows of 2025-11 (410) and "
+                                                "2026-12 outside term_start 2025-12-01 .. anniversary 2026-12-01 read; "
+                                                "410 recorded as the peak",
+    "model-oi-licence-trueup-wrong-formula": _NOTHING + "true_up_usd 7680 = 32 x 240 where the rules' 'x 0.5' gives "
+                                             "3840",
+    "model-oi-licence-reasoning-action-mismatch": _NOTHING + "the call's words 'Amendment No. 2 ... sets the licensed "
+                                                  "seats: 350' and the same call's licensed_seats 300",
+    "model-oi-licence-withheld-module-use": _NOTHING + "the reply leaves out run_sql's governance_users 12 on a "
+                                            "Professional contract, which the rules ask reported as non-compliant use",
+    "model-oi-licence-grace-cap-wrong": _NOTHING + "grace_seats 0 recorded on a Professional contract (the table's row: "
+                                        "5% x 350 = 17); 14 overage seats billed for a peak inside the grace",
+}
+_PARTY_ALARM = ("wrong_target@8/model: 'create_rental for guest_id G-20931 with skier_name Erik Lindgren; G-20931's "
+                "record (book_lesson, step 7) says Maja Lindgren' - G-20931 is the booking's guest id, shared by the "
+                "whole party; Maja's lesson booked under it read as the id's own record")
+FALSE_ALARMS = {f"{layer}-genai-ski-{fault}": _PARTY_ALARM for layer, fault in (
+    ("model", "weight-unasked"), ("model", "lb-as-kg"), ("model", "discount-wrong-formula"),
+    ("model", "rental-past-checkout"), ("model", "held-slot-booked"), ("model", "rental-timeout-invented"),
+    ("model", "helmet-waiver-claimed"), ("model", "premature-end-ski"), ("product", "old-model-ski"))}
 
 POLICIES = {
     "genai-ski": {"required_before": {"create_rental": ["find_guest"], "book_lesson": ["get_lesson_slots"]}},
