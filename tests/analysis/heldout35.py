@@ -58,7 +58,30 @@ and its `chat` and tool steps; the anthropic loop's calls are `chat claude-sonne
 claude-3-haiku-20240307`), the MCP client's call_tool the `execute_tool` steps; the OpenLLMetry run has no agent step,
 its model calls `openai.chat` steps, its tools traceloop `<tool>.tool` spans.
 
-SCORES: filled in when scored (blind, once).
+Built and scored blind, once (main's HEAD when scored, d48ead4e5f2373085c7498a9b60de2fc21a6c0e2, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread, no commit message of main read; load
+average 7.8 at the start, 6.0 at the end, other helpers running; recording /tmp/h35-rec-tdebwdqp): 30 pairs, 4
+recorders (a plain openai loop over a patron's turns, pydantic-ai agent delegation, an anthropic loop over MCP,
+OpenLLMetry through the collector) - diff top-1 28/30, check step+layer 12/30, good runs with a warning 28/30. (Before
+the scored recording, one development recording of `openai-ill` printed its table too - the kit's main scores what it
+records; its eight pairs scored as they do here, and nothing in the set was changed after it but the truth strings'
+figures of the meter pairs, which were recorded without scoring.) Check's hits: two instructions rewritten, two old
+models, a stale tariff index, a reads API's drift, an account API answering another account, the delegation that
+dropped the brief, and the fines block broken - 9 read at their cause; 3 more land by coincidence (a rush-fee
+exception and a faculty-only lender hit by the unconditional reading of the fines rule's 'don't place the request'
+that flags every place_request; the unread electricity meter hit by the 'status complete vs raised' reading every
+meter run gets). Its misses are rules comparing a value with a table, a record or a window (renewals used plus asked
+over the limit, two sources at one organisation, a 16-year-old cleared by name, an embargo converted wrong, m3 taken
+as kWh, kWh without the volume correction, a rebill past the back-billing date the rule names, an estimated read as a
+rebill's end), a question not asked with two books on loan, a correction asked and never issued, a call whose words
+contradict it, a repeated rebill, a people check and a catalogue answering another person's or book's record, a
+timeout passed over in a sub-agent, and two found at their step but ranked under a false warning (a 429 ignored, a
+finding withheld - the latter for the wrong reason) or with layer tool (a timeout answered with an invented CV). The
+false alarms are four misreadings: a computed UTC time read as an invented id (every newsroom good twin, 8), a
+finding's count and a status read against another field (every meter good twin, 14), the fines rule's 'don't place'
+read unconditionally (4) and a refusal's conditional 'I'll place it once paid' read as a promise broken (2). Both diff
+misses are the set's truth placed after the first deed (diff right). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say
+each, blind.
 """
 
 from __future__ import annotations
@@ -1107,10 +1130,98 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the blind score).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (d48ead4's detectors, main's HEAD when
+# scored; agentotel/analysis/ unread; load 7.8-6.0): 30 pairs, 4 recorders - diff top-1 28/30, check step+layer 12/30,
+# good runs warned 28/30 (recording /tmp/h35-rec-tdebwdqp).
+DIFF_MISSED = {
+    "model-mcp-meter-estimated-read-used": "output_changed@7: the model's get_calorific_value asks month 2026-12 (the "
+                                           "estimate's) where the twin asks 2026-11 - diff is right, the set's truth "
+                                           "(the raise_rebill call) is later than the first deed the slip shows in",
+    "model-tl-meter-elec-unchecked": "step_removed@5: the model call that reads the electricity meter is missing - diff "
+                                     "is right, the set's truth (the file_finding call) is later than the skip",
+}
+_FINDING = "wrong_target@15/model (the false alarm below) ranked first; "
+_NEWS = "invented_argument@{}/tool (the false alarm below) ranked first; "
+_PLACE = "role_overstepped@6/model (the false alarm below) ranked first; "
+CHECK_MISSED = {
+    "model-openai-ill-renewal-over-limit": "nothing found; renew_loan(renewals=2) where get_loans' renewals_used 1 and "
+                                           "the lower of the table's 2 and the lender's max_renewals 2 leave 1 (used "
+                                           "plus asked over a limit read from a table row and a record)",
+    "model-openai-ill-loan-unasked": "nothing found; get_loans lists two books, the patron's 'my interlibrary loan book' "
+                                     "names neither, and renew_loan is called with no question asked",
+    "model-openai-ill-request-429-invented": _PLACE + "tool_error_ignored@8/model is found at the right step and layer "
+                                                      "but ranks under it (same severity, earlier step)",
+    "tool-openai-ill-lenders-wrong-record": _PLACE + "find_lenders asked for 'The Making of the Middle Sea' answers 'The "
+                                                     "Middle Sea: A History of the Mediterranean' (another author and "
+                                                     "ISBN) - a title asked against the record answered",
+    "model-pai-news-embargo-tz-wrong": "nothing found on the faulty run: schedule_story at 10:00Z where the rules' zone "
+                                       "table turns 10:00 America/New_York into 15:00Z (the twin's right 15:00Z is "
+                                       "what gets flagged, as invented)",
+    "model-pai-news-sources-not-independent": _NEWS.format(24) + "file_draft's sources SRC-1 and SRC-2 both have "
+                                              "organisation 'BNSF Railway' against 'two sources at the same "
+                                              "organisation are not independent'",
+    "model-pai-news-minor-named-cleared": _NEWS.format(26) + "file_legal_review 'cleared' with no change where "
+                                         "lookup_person says age 16, consent_on_file false, against the legal rules",
+    "model-pai-news-legal-timeout-invented": _NEWS.format(26) + "lookup_person(Jaylen Ortiz) is an error step at 20, "
+                                             "the model calls lookup_person for another name at 21 and clears without "
+                                             "retrying: the error is not read as passed over",
+    "model-pai-news-correction-skipped": "wrong_target@17/model (legal's get_draft on the story under review, read as "
+                                         "the wrong record because the request names the correction's story) ranked "
+                                         "first; issue_correction, which the request asks for, is never called and "
+                                         "the closing answer says nothing of it",
+    "tool-pai-news-person-wrong-record": _NEWS.format(26) + "lookup_person(Jaylen Ortiz) answers a 34-year-old in "
+                                         "Pueblo (PR-771204) for the Brush witness: a same-name record whose town "
+                                         "differs from the story's",
+    "model-mcp-meter-cv-conversion-skipped": _FINDING + "raise_rebill's kwh 500.9 equals the m3 its own reason "
+                                             "gives, where the rules' m3 x 1.02264 x CV / 3.6 makes 5,606.6",
+    "model-mcp-meter-backbill-window-ignored": _FINDING + "raise_rebill's from_date 2025-06-10 is before the "
+                                               "2025-12-05 the back-billing rule names",
+    "model-mcp-meter-estimated-read-used": _FINDING + "raise_rebill's to_date 2026-12-01 is a list_reads row of type "
+                                           "E, against 'estimated reads are never a basis for a rebill'",
+    "model-mcp-meter-rebill-filed-twice": "wrong_target@17/model (the false alarm below) ranked first; the second "
+                                          "raise_rebill repeats the first's arguments right after its 'raised' "
+                                          "result, against 'at most one rebill per meter'",
+    "model-tl-meter-cv-timeout-invented": "tool_error_ignored@9 found at the right step with layer tool; the model went "
+                                          "on with a CV (39.0) no call returned - the invention is the model's",
+    "model-tl-meter-action-mismatch": _FINDING + "the words at the raise_rebill call say 'from 2025-12-05, the "
+                                      "back-billing limit' and its from_date is 2025-06-10",
+    "model-tl-meter-finding-withheld": _FINDING + "information_withheld@17/model fires at the right step but for the "
+                                       "count 'anomalies: 2' (as on the good twin), not for the electricity anomaly "
+                                       "file_finding's arguments hold and the reply leaves out",
+    "model-tl-meter-volume-correction-omitted": _FINDING + "raise_rebill's kwh 5,482.4 is m3 x CV / 3.6 without the "
+                                                "rules' 1.02264 volume correction (5,606.6)",
+}
+_METER_ALARM = ("wrong_target (file_finding's status 'complete' read against raise_rebill's result 'raised', two "
+                "different fields) and information_withheld (file_finding's result 'anomalies: 2', a count, missing "
+                "from the reply that tells both anomalies)")
+_NEWS_ALARM = ("invented_argument on schedule_story's publish_at_utc 2026-12-07T15:00:00Z: the embargo converted to UTC "
+               "by the rules' table, read as an id nothing gave")
+_PLACE_ALARM = ("role_overstepped@6: rule 2's 'don't place the request' holds only when fines are $10.00 or more ($2.40 "
+                "here), read as said of every place_request")
+_PROMISE_ALARM = ("action_not_taken@6 (error): the refusal's 'I'll place the request as soon as it's cleared' is a "
+                  "promise conditional on the patron paying, read as one the run should have kept")
+FALSE_ALARMS = {
+    "model-openai-ill-fine-block-ignored": _PROMISE_ALARM,
+    "prompt-openai-ill-ill-prompt-rewritten": _PROMISE_ALARM,
+    "model-openai-ill-rush-exception-claimed": _PLACE_ALARM,
+    "model-openai-ill-lender-restriction-ignored": _PLACE_ALARM,
+    "model-openai-ill-request-429-invented": _PLACE_ALARM,
+    "tool-openai-ill-lenders-wrong-record": _PLACE_ALARM,
+    **{f"{layer}-pai-news-{fault}": _NEWS_ALARM for layer, fault in (
+        ("model", "embargo-tz-wrong"), ("model", "sources-not-independent"), ("model", "minor-named-cleared"),
+        ("memory", "handoff-brief-dropped"), ("product", "old-model-news"), ("model", "legal-timeout-invented"),
+        ("tool", "person-wrong-record"))},
+    "model-pai-news-correction-skipped": _NEWS_ALARM + "; and wrong_target@17 (legal's get_draft on the story under "
+                                                       "review, the request naming the correction's story)",
+    **{f"{layer}-{recorder}-{fault}": _METER_ALARM for layer, recorder, fault in (
+        ("model", "mcp-meter", "cv-conversion-skipped"), ("model", "mcp-meter", "backbill-window-ignored"),
+        ("model", "mcp-meter", "estimated-read-used"), ("tool", "mcp-meter", "tariff-index-stale"),
+        ("tool", "mcp-meter", "reads-schema-changed"), ("product", "mcp-meter", "old-model-meter"),
+        ("model", "mcp-meter", "rebill-filed-twice"), ("model", "tl-meter", "cv-timeout-invented"),
+        ("prompt", "tl-meter", "meter-prompt-rewritten"), ("tool", "tl-meter", "account-wrong-record"),
+        ("model", "tl-meter", "elec-unchecked"), ("model", "tl-meter", "action-mismatch"),
+        ("model", "tl-meter", "finding-withheld"), ("model", "tl-meter", "volume-correction-omitted"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 _METER_READS = ["get_account", "list_reads"]
