@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -41,6 +42,8 @@ _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MONTH + r
 # to the run's end in many ways, and check took minutes.
 _ID = re.compile(r"\b(?!\d+(?:\.\d+)?-[a-z]+\b)(?=(?:[^\W\d]|-){0,40}\d(?:[^\W\d]|-){0,40}\d)"
                  r"(?=(?:[^\WA-Za-z]|-){0,40}[A-Za-z])[A-Za-z0-9][\w-]{3,}\b")
+# A date and hour as a timestamp starts ("2026-12-07T15:00:00Z" gives the token 2026-12-07T15): a time, no id.
+_ISO_HOUR = re.compile(r"\d{4}-\d\d-\d\d[T_]\d\d", re.I)
 _UNIT = re.compile(r"^\d+(?:st|nd|rd|th|am|pm|h|hrs?|min|s|ms|kg|g|km|m|cm|mm|mb|gb|kb|tb|x|k|px|d)$", re.I)
 # A duration ("about 30 minutes", "within 14 days", "the 30-day window"): service terms and common knowledge, not a
 # fact to fabricate.
@@ -336,7 +339,8 @@ def _matches(value: float, tolerance: float, known: list[float]) -> bool:
 
 def ids(text: str) -> list[str]:
     """The identifiers in a text (letters and at least two digits in one token: A-1042, doc-0001), units aside."""
-    return [t for t in _ID.findall(_URL.sub(" ", text)) if not _UNIT.match(t) and not _ISO_DATE.fullmatch(t)]
+    return [t for t in _ID.findall(_URL.sub(" ", text)) if not _UNIT.match(t) and not _ISO_DATE.fullmatch(t)
+            and not _ISO_HOUR.fullmatch(t)]
 
 
 # A product the answer works out itself: "3 passengers x $50", "2 × 49.90", "4 nights at 120 EUR".
@@ -457,7 +461,9 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
     rest = _TIME.sub(" ", rest)
     rest = _TIMES_PREFIX.sub(" ", rest)  # a count written "x130" (PLB-12 x130) is the number 130, no id
     for token in _ID.findall(rest):
-        if not _UNIT.match(token) and token.lower() not in haystack:
+        # (a version written with its mark - v2026.1 for version 2026.1 - is the version)
+        if not _UNIT.match(token) and token.lower() not in haystack and not (token[:1] in "vV" and token[1:2].isdigit()
+                                                                              and token[1:].lower() in haystack):
             missing.append(token)
     rest = _DURATION.sub(" ", _ID.sub(" ", rest))
     candidates = []
@@ -498,7 +504,8 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             # (a percentage is a measure or a rate, no line of a quote; a small figure is a sum of anything)
             worked = [(token, value, tolerance) for token, value, tolerance, percent in unmatched if not percent and value > _SMALL]
             left = set(_worked_through(worked, [value for _t, value, tolerance, _p in candidates if _matches(value, tolerance, known)],
-                                       sorted(stated | set(numbers)), sorted({float(p) for p in _PERCENT.findall(haystack)})[:10]))
+                                       sorted(stated | set(numbers)), sorted({float(p) for p in _PERCENT.findall(haystack)})[:10],
+                                       [v for t in _NUMBER.findall(rest) if (v := _number(t)) is not None]))
             unmatched = [u for u in unmatched if u[3] or u[1] <= _SMALL or u[:3] in left]
         missing += [token.strip() for token, _v, _t, _p in unmatched]
     return list(dict.fromkeys(missing))
@@ -513,16 +520,21 @@ def _one_step(a: float, b: float) -> tuple[float, ...]:
 
 
 def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float],
-                    percents: list[float] = ()) -> list[tuple[str, float, float]]:
+                    percents: list[float] = (), said: list[float] = ()) -> list[tuple[str, float, float]]:
     """The answer's figures still unfounded once each is tried as one step of arithmetic on a figure the answer states
     and grounds (or has worked out) and a number of the sources: a quote's lines worked from a rate the instructions
     give ("35.00 m3 at EUR 42.00/m3: EUR 1470.00", "3 floors" x "EUR 35 per floor"), a value less an excluded part,
-    a percentage of a figure worked out before it, the total of the lines. Only from figures the answer itself
-    grounds: any two numbers of the sources combine into too much."""
+    a percentage of a figure worked out before it, the total of the lines, or a product of two or three factors the
+    answer writes out ("5 nights at GBP 2.60 per metre on 12 m: GBP 156.00"), each grounded or a whole number a
+    grounded one rounds to (11.58 m charged as 12). Only from figures the answer itself grounds: any two numbers of
+    the sources combine into too much."""
     base = base[:_MAX_NUMBERS]
     chain = list(dict.fromkeys(grounded))
+    sources = set(base)
     for _round in range(3):  # a figure worked from one worked out later in the text
         left = []
+        whole = {float(f(a)) for a in chain for f in (math.floor, math.ceil)}
+        factors = [v for v in dict.fromkeys(said) if v > 0 and (v in sources or v in whole or v in chain)]
         for token, value, tolerance in unmatched:
             tol = tolerance + 1e-9
             # (a small number only scales: "3 floors" x 35; added, any figure is a sum of two)
@@ -533,6 +545,8 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
                 chain.append(value)  # the total of the lines before it
             elif any(abs(a * b * p / 100 - value) <= tol for p in percents for a in chain for b in (*base, *chain) if b > 0):
                 chain.append(value)  # a rate of a product: 50% of 13 months at 42
+            elif any(abs(math.prod(c) - value) <= tol for size in (2, 3) for c in itertools.combinations(factors[:12], size)):
+                chain.append(value)  # the factors written out beside it
             else:
                 left.append((token, value, tolerance))
         if len(left) == len(unmatched):

@@ -748,6 +748,12 @@ def _request_target_swapped(run: _Run) -> list[Finding]:
                 # (another record the run had found - an id nothing gave is invented_argument's)
                 if not like or value in said or any(a in call.arguments.values() for a in like) or not any(value in r for r in results):
                     continue
+                # (a sub-agent's own brief naming it: "Please review KV-20261207-031" handed to the reviewer; a record
+                # a deed of the run made - file_draft's new story - is no other record put in the asked one's place)
+                if any(value in message_text(m) for m in run.messages(step) if m.get("role") == "user") or any(
+                        _action(str(tool_name(s))) is not None and value in text_of(s.get("output")) and value not in _raw(s, "input")
+                        for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)):
+                    continue
                 before, _confirmed_it = _said_before_acting(run, step)
                 if _SUBSTITUTE_SAID.search(before) or any(a in before for a in like):
                     continue
@@ -1159,6 +1165,17 @@ def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return (start_b - start_a).total_seconds() * 1000 < took
     except TypeError:
         return False
+
+
+def _search_where(words: tuple[str, ...], pattern: re.Pattern[str], text: str,
+                  prepare: Callable[[str], str] | None = None) -> re.Match[str] | None:
+    """`pattern`'s first match in `text` (as `prepare` leaves it, which only takes words out), sought only where the
+    text holds one of `words` (lower case; every match of the pattern holds one): a case-blind regex tried at every
+    character of every result is most of `check`'s time on long runs, and a test for a few words costs a tenth of it."""
+    lowered = text.lower()
+    if not any(word in lowered for word in words):
+        return None
+    return pattern.search(prepare(text) if prepare else text)
 
 
 def _raw(step: Mapping[str, Any], column: str) -> str:
@@ -2413,6 +2430,10 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                         text_of(s.get("output")) for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s))
                     if re.fullmatch(r"[A-Z]{1,3}-?\d{2,}", value) and value not in results:  # a record's id, not a version
                         continue
+                    # (a date handed on is the record's, not what the deed acts on: a leaving date set beside the
+                    # date of birth a records note gave)
+                    if _ISO_DAY.fullmatch(value):
+                        continue
                     # a value the instructions give (a cap: "discount codes up to 30%") put in place of the user's
                     told = run.told(step) if told is None else told
                     if re.search(rf"(?<![\w.]){re.escape(_shown_mark(value))}(?![\w])", told):
@@ -3092,6 +3113,12 @@ _SETS_ANEW = frozenset("update modify change edit set assign reassign move renam
                        "downgrade escalate merge close cancel revert rollback restore".split())
 
 
+def _echoed(step: Mapping[str, Any], key: str, value: Any) -> bool:
+    """Whether a tool step's own arguments gave `key` this value (its result repeating it is no reading of it)."""
+    arguments = parse_json(step.get("input"))
+    return isinstance(arguments, Mapping) and arguments.get(key) == value
+
+
 def _record_contradicted(run: _Run) -> list[Finding]:
     """An action call names a record the run read by its id (invoice_id BL-7781) and gives another of that record's id
     fields another value (vendor_id V-207 where the invoice names V-220): the model mixed up two records (model,
@@ -3129,9 +3156,14 @@ def _record_contradicted(run: _Run) -> list[Finding]:
                 # a field the record holds in words (governing_law 'Germany') given otherwise under its own name
                 # ('England and Wales'), the words at the call not naming the record's
                 for other, given in call.arguments.items():
-                    if other == key or not isinstance(given, str) or not _KIND_WORD.fullmatch(given) or str(other).lower() in _FORM_KEYS:
+                    # (a status is a deed's state, not what the record is: 'complete' filed after a rebill 'raised')
+                    if other == key or not isinstance(given, str) or not _KIND_WORD.fullmatch(given) or str(other).lower() in _FORM_KEYS \
+                            or str(other).lower() in _STATUS_KEYS:
                         continue
-                    held = {str(r[other]) for _s, r in records if isinstance(r.get(other), str) and _KIND_WORD.fullmatch(r[other])}
+                    # (a result echoing its own call's words - a call-back logged for the accession's potassium - says
+                    # what that call was about, not what the id holds)
+                    held = {str(r[other]) for s, r in records if isinstance(r.get(other), str) and _KIND_WORD.fullmatch(r[other])
+                            and not _echoed(s, other, r[other])}
                     if held and given.lower() not in {h.lower() for h in held} and not any(
                             h.lower() in given.lower() or given.lower() in h.lower() or h.lower() in _said(step).lower() for h in held):
                         source = next(s for s, r in reversed(records) if str(r.get(other)) in held)
@@ -3193,10 +3225,16 @@ def _retried_unchecked(run: _Run) -> list[Finding]:
     looked at between: a blind retry that can do the deed twice (model, input_ignored at the retry)."""
     tools = run.record.tool_steps()
     known = set(run.offered()) | set(run.record.declared_tools()) | {str(tool_name(s)) for s in tools}
+    asked = [(s["index"], {c.name for c in requested_calls(s)}) for s in run.llm]
     for n, step in enumerate(tools):
+        name = str(tool_name(step))
+        # (either reading needs the tool called again: reading every result's words is the cost)
+        if not (n + 1 < len(tools) and str(tool_name(tools[n + 1])) == name) and not any(
+                name in names for at, names in asked if at > step["index"]):
+            continue
         said = " ".join(filter(None, (text_of(step.get("output")) if step.get("output") is not None else "", run.error(step))))
-        rule = _FIRST_CHECK.search(said)
-        maybe = _MAYBE_DONE.search(said) if rule is None else None
+        rule = _search_where(("before",), _FIRST_CHECK, said)
+        maybe = _search_where(("may", "might", "unknown", "could"), _MAYBE_DONE, said) if rule is None else None
         if maybe is None and rule is None and _action(str(tool_name(step))) is not None and (
                 is_error(step) or re.match(r"\W*(?:error|exception|failed)\b", said, re.I)) and n + 1 < len(tools) \
                 and _twice_forbidden(run, step, tools[n + 1]):
@@ -3446,9 +3484,13 @@ def _confidential_sent(run: _Run) -> list[Finding]:
     sends that figure to an address outside the record's organisation (a reply to the vendor: "our budget is cut by
     20%"): the model leaked what it was told to keep in (model, policy_violated at the call). The marked record's
     own addresses say which organisation is inside; a record without addresses says nothing of who may read it."""
+    # (a call sending to an address first: it is rare, and reading every result for a marker is the cost)
+    if not any("@" in str(v) for step in run.llm for call in requested_calls(step) if isinstance(call.arguments, Mapping)
+               for k in _RECIPIENT_KEYS for v in _leaves(call.arguments.get(k))):
+        return []
     tools = [s for s in run.record.tool_steps() if not is_error(s)]
     marked = [s for s in tools if _CONFIDENTIAL.search(_raw(s, "output"))]
-    if not marked or not run.llm:
+    if not marked:
         return []
     secrets: list[tuple[Mapping[str, Any], set[str], set[str], str]] = []  # (source, figures, inside domains, marker)
     # What anyone may say: the user's words, the instructions, every unmarked result and unmarked record.
@@ -3510,9 +3552,19 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
                 continue  # another currency: not compared here
         stem = unit[:5].rstrip("s")
         for key, value in arguments.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= limit:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
             if not (stem in str(key).lower() if currency is None else str(key).lower() in _MONEY_KEYS):
+                continue
+            if value <= limit:
+                # a limit in total ("at most 60 days in a membership year in total"): what the record says is
+                # used already counts with what is asked
+                used = _used_already(run, step, call, text, rule, str(key), stem) if currency is None else None
+                if used is not None and used[0] + value > limit:
+                    return _finding("policy_violated", "model", step["index"], [step["index"], used[1]["index"]],
+                                    f"{call.name}({key}={value:g}) at step {step['index']} where {tool_name(used[1])} at step "
+                                    f"{used[1]['index']} gives {used[2]} {used[0]:g} already used and the instructions say "
+                                    f"{rule!r} ({used[0] + value:g} in all)", tool=call.name, rule=rule, fact=f"{used[0] + value:g}")
                 continue
             shown = f"{value:g}"
             said = re.compile(rf"(?<![\d.]){re.escape(shown)}\s*{re.escape(unit[:4])}" if unit else rf"(?<![\d.,]){re.escape(shown)}(?![\d])", re.I)
@@ -3522,6 +3574,47 @@ def _over_limit(run: _Run, step: Mapping[str, Any], call: Any, text: str) -> Fin
                             f"{call.name}({key}={shown}) at step {step['index']} where the instructions say "
                             f"{rule!r}" + (f"; the number was put to it at step {first['index']}"
                                            if first is not step else ""), tool=call.name, rule=rule, fact=shown)
+    return None
+
+
+# A limit's sentence counting what was used before: "in total", "count the freezes already taken", "used plus asked".
+_IN_TOTAL = re.compile(r"\b(?:in\s+total|total|plus|already|combined|altogether|so\s+far|cumulative(?:ly)?|count(?:s|ing)?\s+(?:the|this|all|every|any))\b", re.I)
+_USED_KEY = re.compile(r"used|taken|so_?far|to_?date|consumed|already", re.I)
+
+
+def _used_already(run: _Run, step: Mapping[str, Any], call: Any, text: str, rule: str, key: str,
+                  stem: str) -> tuple[float, Mapping[str, Any], str] | None:
+    """What the records of the call's subject say is used of a limit in total before this call: a field of the
+    limit's unit that says so (pause_days_used 45), else the deed's earlier items listed with the call's own field
+    (freezes [{months: 2}], those inside the record's period when it gives one); (amount, tool step, field)."""
+    at = text.find(rule)
+    if at < 0:
+        return None
+    start, end = _rules.sentence_at(text, at, at + len(rule))
+    if not _IN_TOTAL.search(text[start:end]):
+        return None
+    deed = {_rules._stem(w.lower()) for w in _NAME_WORDS.findall(call.name)}
+    for source, record in reversed(_records_read(run, step, call)):
+        for name, value in record.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and stem in str(name).lower() \
+                    and _USED_KEY.search(str(name)):
+                # (a call that turns the counted thing off - sleeping_aboard false against liveaboard_nights_used -
+                # uses none of it)
+                if isinstance(call.arguments, Mapping) and any(v is False and any(w in str(name).lower() for w in re.findall(
+                        r"[a-z]{4,}", str(k).lower())) for k, v in call.arguments.items()):
+                    return None
+                return float(value), source, str(name)
+        for name, value in record.items():
+            if not isinstance(value, list) or _rules._stem(str(name).lower()) not in deed:
+                continue
+            period = next(((v["start"], v["end"]) for v in record.values() if isinstance(v, Mapping)
+                           and isinstance(v.get("start"), str) and isinstance(v.get("end"), str)), None)
+            items = [i for i in value if isinstance(i, Mapping) and isinstance(i.get(key), (int, float)) and not isinstance(i.get(key), bool)
+                     and (period is None or not (day := next((str(d)[:10] for d in i.values() if isinstance(d, str)
+                                                                and _ISO_DAY.fullmatch(str(d)[:10])), None))
+                          or period[0][:10] <= day <= period[1][:10])]
+            if items:
+                return float(sum(i[key] for i in items)), source, f"{name} ({len(items)}, {key})"
     return None
 
 
@@ -5044,8 +5137,9 @@ def _rows_misattributed(run: _Run) -> list[Finding]:
                     if len(named) != 1:
                         continue
                     label, own, found = named[0]
-                    # the figures after the label, dates and small counts ("the top 3") aside
-                    after = _ISO_DAY.sub(" ", re.sub(r"\b\d{4}-\d\d\b", " ", clause[found.end():]))
+                    # the figures after the label, dates and small counts ("the top 3") aside (a whole date before
+                    # its month: 2026-12-14 is no "-14")
+                    after = _DAY_IN_WORDS.sub(" ", re.sub(r"\b\d{4}-\d\d\b", " ", _ISO_DAY.sub(" ", clause[found.end():])))
                     for match in _ground._NUMBER.finditer(after):
                         value = float(match.group(0).replace(",", ""))
                         if value in own.values() or (value.is_integer() and value <= _ground._SMALL):
@@ -5196,6 +5290,8 @@ _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
 _MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+# A day written with its month's name, with no year: "14 December", "Dec 14th".
+_DAY_IN_WORDS = re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\b\.?|\b(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b", re.I)
 
 
 _DOTTED_DATE = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])")
@@ -5215,6 +5311,10 @@ def _date_swapped(run: _Run) -> list[Finding]:
     """A call passes a date that is a date of the request, or of a result it read, with day and month swapped (3
     April 2026 filled as 2026-03-04; an invoice due 04.01.2027 paid on 2027-04-01) and that nothing gave: the model
     misread the date (task_ignored, model). At that call."""
+    # (a call's date that could be one swapped first: reading every result for dates is the cost)
+    if not any(m != d and m <= 12 and d <= 12 for step in run.llm for call in requested_calls(step)
+               for value in _leaves(call.arguments) for _y, m, d in _dates(value)):
+        return []
     asked = _dates(run.request())
     # (results before the call only: a form echoing the value it was given is no source of it)
     results = [(s["index"], _dates(text_of(s.get("output")))) for s in run.record.tool_steps()]
@@ -5512,8 +5612,9 @@ def _past_forms(verb: str) -> tuple[str, ...]:
     return (verb + "ed", verb + verb[-1] + "ed") if verb[-1] not in "aeiouwxy" else (verb + "ed",)
 
 
-# Deeds whose word is a noun too (get_hold, list_holds): an action only as the name's first word (hold_performer).
-_VERBS_FIRST = frozenset({"hold"})
+# Deeds whose word is a noun too (get_hold, list_holds, get_report): an action only as the name's first word
+# (hold_performer, report_result).
+_VERBS_FIRST = frozenset({"hold", "report"})
 
 
 def _action(name: str) -> tuple[str, tuple[str, ...]] | None:
@@ -5687,7 +5788,9 @@ def _promised_at_end(run: _Run) -> list[Finding]:
                              f"came after it", tool=name, said=said.group(0).strip(), tools=[name], promised=True)]
     return []
 
-_CONDITION = re.compile(r"\b(?:if|once|when|after|before|until|unless|whether|would|could|can|may|might)\b", re.I)
+_CONDITION = re.compile(r"\b(?:if|once|when|after|before|until|unless|whether|would|could|can|may|might|as\s+soon\s+as)\b", re.I)
+
+
 def _other_action(run: _Run) -> list[Finding]:
     """The request asks for an action one offered tool does (reset ... password: reset_password) and the model asked
     for another tool of that verb instead (reset_mfa), whose own thing the request never names, while the asked-for
@@ -6528,7 +6631,7 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
             for start, end, verb, _after in _prohibitions(text, forms):
                 first = max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, start)), default=0)
                 last = next((m.start() for m in NOTE_CLAUSE.finditer(text, end)), len(text))
-                if _IF.search(text[first:last]):
+                if _IF.search(text[first:last]) or _said_on_condition(text, first, last, forms):
                     continue
                 clause, excepted = _places_excepted(text[end:last])
                 objects = set(re.findall(r"[a-z]+", clause))
@@ -6569,6 +6672,16 @@ def _own_rule_broken(run: _Run) -> list[Finding]:
                                  f"the instructions of the agent at step {step['index']} say {said[:100]!r}, and it called "
                                  f"{call.name} there itself", tool=call.name, rule=said[:200])]
     return []
+
+
+def _said_on_condition(text: str, first: int, last: int, forms: Mapping[str, str]) -> bool:
+    """Whether the rule a prohibition closes states the deed's condition in a sentence of its own before it: "A patron
+    whose unpaid fines are $10.00 or more may not place new requests until they pay. ...; don't place the request."
+    (the same line, the same verb)."""
+    line = text[text.rfind("\n", 0, first) + 1:first]
+    verb = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b")
+    return any(verb.search(sentence) and (_IF.search(sentence) or re.search(r"\bwhose\b", sentence))
+               for sentence in re.split(r"(?<=[.;!?])\s+", line))
 
 
 # "Only the refunds agent issues refunds", "only a manager may approve", "only the verifier declares an incident
@@ -7257,8 +7370,12 @@ _THRESHOLD_BARS = (
                r"\b(?:when|while|if|whenever)\s+(?:the\s+|its\s+|their\s+|a\s+)?(?P<field>[a-z][a-z -]{2,40}?)\s+(?:is|are)\s+"
                + _OVER + r"\s+(?P<n>\d+(?:\.\d+)?)", re.I),
     re.compile(r"\b(?:a|an|any)\s+(?P<field>[a-z][a-z -]{2,40}?)\s+" + _OVER + r"\s+(?P<n>\d+(?:\.\d+)?)[^.;\n]{0,60}?\b(?:cannot|can'?t|"
-               r"may\s+not|must\s+not|is\s+never|are\s+never|will\s+not)\s+be\s+(?P<verb>[a-z]{3,})", re.I))
-_BELOW_OPS = ("below", "under", "less than", "lower than")
+               r"may\s+not|must\s+not|is\s+never|are\s+never|will\s+not)\s+be\s+(?P<verb>[a-z]{3,})", re.I),
+    # "A patron whose unpaid fines are $10.00 or more may not place new requests"
+    re.compile(r"\b(?:a|an|any)\s+[a-z]+\s+whose\s+(?P<field>[a-z][a-z -]{2,40}?)\s+(?:is|are)\s+[$\u20ac\u00a3]?\s*(?P<n>\d+(?:\.\d+)?)\s+"
+               r"(?P<op>or\s+(?:more|above|over|higher|less|fewer|below|under|lower))\b[^.;\n]{0,40}?\b(?:cannot|can'?t|may\s+not|"
+               r"must\s+not|is\s+not\s+allowed\s+to|are\s+not\s+allowed\s+to)\s+(?P<verb>[a-z]{3,})", re.I))
+_BELOW_OPS = ("below", "under", "less than", "lower than", "or less", "or fewer", "or below", "or under", "or lower")
 _SPAN_UNIT = re.compile(r"\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|h\b|days?|weeks?|months?|years?)\b", re.I)
 _THRESHOLD_FILLER = frozenset("nobody never cannot must when while whenever above over more than greater higher exceeding exceeds below "
                               "under less lower means mean whatever that this with their will".split())
@@ -7269,32 +7386,38 @@ def _threshold_crossed(run: _Run) -> list[Finding]:
     be accepted"), done - by a tool of that verb or a call whose field gives it (decision 'accept') - after a result
     gave the figure past it (similarity score_pct 31.5): tau-bench's policy violations; model, policy_violated at
     the call."""
+    bars: dict[str, list[re.Match[str]]] = {}  # (most steps are told the same: read each text once)
     for step in run.llm:
         text = run.told(step)
-        if not any(w in text for w in (" above ", " over ", " below ", " under ", " more than ", " less than ")):
+        if not requested_calls(step) or not any(w in text for w in (" above ", " over ", " below ", " under ", " more than ",
+                                                                     " less than ", " or more", " or less", " or fewer")):
             continue
-        for pattern in _THRESHOLD_BARS:
-            for m in pattern.finditer(text):
-                verb = _rules._stem(m.group("verb").lower())
-                # the figure's words: the field named, and the words around it ("a delivery above 5 C at the probe")
-                words = {w[:5] for w in re.findall(r"[a-z]{4,}", m.group(0).lower()) if w not in _THRESHOLD_FILLER}
-                bound, below = float(m.group("n")), re.sub(r"\s+", " ", m.group("op").lower()) in _BELOW_OPS
-                if _SPAN_UNIT.match(text, m.end("n")):
-                    continue  # a time on duty, an age: a span in its own unit (_too_long reads those)
-                for call in requested_calls(step):
-                    values = {_rules._stem(str(v).lower()) for v in _leaves(call.arguments) if isinstance(v, str) and re.fullmatch(r"[a-z_]{3,20}", str(v).lower())}
-                    if not (verb in {_rules._stem(w.lower()) for w in _NAME_WORDS.findall(call.name)} or verb in values):
-                        continue
-                    figure = next(((s, k, v) for s, o in reversed(_objects_before(run, step)) for k, v in o.items()
-                                   if isinstance(v, (int, float)) and not isinstance(v, bool)
-                                   and {w[:5] for w in _NAME_WORDS.findall(str(k)) if len(w) >= 4} & words), None)
-                    if figure is None or not (figure[2] < bound if below else figure[2] > bound):
-                        continue
-                    said = _rules._said(text, m)
-                    return [_finding("policy_violated", "model", step["index"], [step["index"], figure[0]["index"]],
-                                     f"step {step['index']} calls {call.name} where {tool_name(figure[0])} at step {figure[0]['index']} "
-                                     f"gave {figure[1]} {_fmt(float(figure[2]))} and the instructions say {said[:140]!r}",
-                                     tool=call.name, rule=said[:200], result_step=figure[0]["index"])]
+        if text not in bars:
+            bars[text] = [m for pattern in _THRESHOLD_BARS for m in pattern.finditer(text)]
+        for m in bars[text]:
+            verb = _rules._stem(m.group("verb").lower())
+            # the figure's words: the field named, and the words around it ("a delivery above 5 C at the probe")
+            words = {w[:5] for w in re.findall(r"[a-z]{4,}", m.group(0).lower()) if w not in _THRESHOLD_FILLER}
+            bound, below = float(m.group("n")), re.sub(r"\s+", " ", m.group("op").lower()) in _BELOW_OPS
+            if _SPAN_UNIT.match(text, m.end("n")):
+                continue  # a time on duty, an age: a span in its own unit (_too_long reads those)
+            for call in requested_calls(step):
+                values = {_rules._stem(str(v).lower()) for v in _leaves(call.arguments) if isinstance(v, str) and re.fullmatch(r"[a-z_]{3,20}", str(v).lower())}
+                if not (verb in {_rules._stem(w.lower()) for w in _NAME_WORDS.findall(call.name)} or verb in values):
+                    continue
+                figure = next(((s, k, v) for s, o in reversed(_objects_before(run, step)) for k, v in o.items()
+                               if isinstance(v, (int, float)) and not isinstance(v, bool)
+                               and {w[:5] for w in _NAME_WORDS.findall(str(k)) if len(w) >= 4} & words), None)
+                # ("or more" holds the bound itself)
+                inclusive = m.group("op").lower().startswith("or")
+                if figure is None or not (figure[2] < bound or inclusive and figure[2] == bound if below
+                                          else figure[2] > bound or inclusive and figure[2] == bound):
+                    continue
+                said = _rules._said(text, m)
+                return [_finding("policy_violated", "model", step["index"], [step["index"], figure[0]["index"]],
+                                 f"step {step['index']} calls {call.name} where {tool_name(figure[0])} at step {figure[0]['index']} "
+                                 f"gave {figure[1]} {_fmt(float(figure[2]))} and the instructions say {said[:140]!r}",
+                                 tool=call.name, rule=said[:200], result_step=figure[0]["index"])]
     return []
 
 
@@ -9473,8 +9596,9 @@ def _told_less_than_asked(run: _Run) -> list[Finding]:
                 continue  # what the agent recorded or did, not all a search listed
             for payload in (parse_json(step.get("input")), tool_payload(step.get("output"))):
                 for path, value in _fields_by_path(payload, ()):
-                    # each of a list is the field named for it (breaching_trades); a figure, its whole path (proration.charge)
-                    if every and _stems(path[-1].replace("_", " ")) & stems \
+                    # each of a list is the field named for it (breaching_trades - not a receipt's count of them,
+                    # anomalies 2); a figure, its whole path (proration.charge)
+                    if every and isinstance(value, list) and _stems(path[-1].replace("_", " ")) & stems \
                             or not every and stems <= _stems(" ".join(path).replace("_", " ")) and not isinstance(value, (Mapping, list)):
                         if value not in (None, "", [], {}):
                             held = (step, ".".join(path), value)
@@ -10149,6 +10273,14 @@ _CAVEAT = re.compile(r"\b(?:drafts?|not\s+(?:yet\s+)?(?:approved|final|confirmed
 # From a word's start only: tried at every character, a long word with no slash (a base64 blob, minified JSON)
 # cost quadratic time (a 100 KB one: 73 s of `agentotel check`); the matches are the same.
 _PATHLIKE = re.compile(r"(?<!\S)\S*[/\\]\S*")
+# A word each of _CAVEAT's forms holds (a new form needs its own here).
+_CAVEAT_WORDS = ("draft", "approved", "final", "confirmed", "official", "binding", "proposed", "preliminary", "unverified",
+                 "tentative", "deprecated", "superseded", "rumo", "speculative", "provisional", "review", "pending")
+
+
+def _caveat(text: str) -> re.Match[str] | None:
+    """A passage's caveat, paths aside (a caveat word inside "/drafts/q3.md" is no word of the passage's own)."""
+    return _search_where(_CAVEAT_WORDS, _CAVEAT, text, lambda t: _PATHLIKE.sub(" ", t) if "/" in t or "\\" in t else t)
 
 
 def _caveat_dropped(run: _Run) -> list[Finding]:
@@ -10161,7 +10293,7 @@ def _caveat_dropped(run: _Run) -> list[Finding]:
         if s.get("type") not in (TOOL, RETRIEVAL) or is_error(s):
             continue
         for text in _leaves(tool_payload(s.get("output"))):
-            if isinstance(text, str) and _CAVEAT.search(_PATHLIKE.sub(" ", text)) and (found := _ground.figures(text)):
+            if isinstance(text, str) and _caveat(text) and (found := _ground.figures(text)):
                 caveated.append((s, text, [(v, u) for v, u, _at in found]))
     if not caveated:
         return []
@@ -10171,13 +10303,15 @@ def _caveat_dropped(run: _Run) -> list[Finding]:
             continue
         plain = _PATHLIKE.sub(" ", text)
         said = [(v, u) for v, u, _at in _ground.figures(plain)]
+        if not said:
+            continue
         for source, passage, figures in caveated:
-            if source["index"] > step["index"] or _CAVEAT.search(plain) or re.search(r"\b(?:would|could|might|plan(?:ned|s)?)\b", plain, re.I):
+            if source["index"] > step["index"] or _caveat(text) or re.search(r"\b(?:would|could|might|plan(?:ned|s)?)\b", plain, re.I):
                 continue
             same = next(((v, u) for v, u in said for w, x in figures if v == w and _ground.same_unit(u, x)), None)
             if same is None:
                 continue
-            caveat = _CAVEAT.search(_PATHLIKE.sub(" ", passage)).group(0)
+            caveat = _caveat(passage).group(0)
             return [_finding("information_withheld", "model", step["index"], [step["index"], source["index"]],
                              f"step {step['index']} passes on {_fmt(same[0])} {' '.join(same[1])} from step {source['index']}, "
                              f"whose passage says {caveat!r}, without a word of it", caveat=caveat, source_step=source["index"])]
@@ -10300,6 +10434,59 @@ def _retired_by(record: Mapping[str, Any]) -> str | None:
     return None
 
 
+# A later version's word for the record it replaces: supersedes: 1, corrects: "D-5501", amends: "NPH-204-v2".
+_PREDECESSOR_KEY = re.compile(r"^(?:supersedes|replaces|amends|corrects|(?:amended|corrected|replaced)_from)(?:_id|_version)?$", re.I)
+# A version mark ending an id: "EASA AD 2026-0148R1", "NPH-204-v2", "24/03318/FUL v3".
+_REVISION_MARK = re.compile(r"[\s_-]*(?:r|rev|v|version)\.?\s*\d{1,3}$", re.I)
+_VERSION_KEYS = frozenset({"version", "revision", "rev", "amendment", "issue"})
+
+
+def _retirement(record: Mapping[str, Any], siblings: tuple) -> tuple[str, Mapping[str, Any]] | None:
+    """How a record listed among others says it is no longer the version in force, and the version that is: a mark
+    of its own (status 'superseded', superseded_by, a draft beside the published one) with its successor found,
+    or a version beside it naming it as the one it replaces (the W-2c whose corrects is 'D-5501'; the amended
+    result whose supersedes is 1, of the same analyte)."""
+    why = _retired_by(record) or _not_yet(record, siblings)
+    if why is not None:
+        newer = _successor(record, siblings)
+        return (why, newer) if newer is not None else None
+    ids = {_compact(str(v)) for k, v in record.items() if _ID_KEY.search(str(k)) and isinstance(v, (str, int)) and not isinstance(v, bool)}
+    versions = {str(v) for k, v in record.items() if str(k).lower() in _VERSION_KEYS and isinstance(v, (str, int)) and not isinstance(v, bool)}
+    for other in siblings:
+        if other is record or _retired_by(other):
+            continue
+        for key, value in other.items():
+            if not _PREDECESSOR_KEY.match(str(key)) or not isinstance(value, (str, int)) or isinstance(value, bool):
+                continue
+            # (an id names one record; a bare version number only one of the same series - every result's first
+            # version is 1)
+            if (len(_compact(str(value))) >= 4 and _compact(str(value)) in ids) or (
+                    str(value) in versions and _same_series(record, other, siblings)):
+                return f"replaced by the version beside it whose {key} is {value!r}", other
+    return None
+
+
+def _same_series(record: Mapping[str, Any], other: Mapping[str, Any], siblings: tuple) -> bool:
+    """Whether two records listed together are versions of one thing: the same title, metric or name; ids equal
+    but for a version mark (2026-0148R1, 2026-0148R2); or the same text in a field whose values tell the listed
+    records apart (analyte 'potassium' of three results, two of them potassium)."""
+    if any(other.get(k) == record.get(k) and record.get(k) not in (None, "") for k in _SERIES_OF):
+        return True
+    for key, mine in record.items():
+        theirs = other.get(key)
+        if not isinstance(mine, str) or not isinstance(theirs, str) or not mine.strip():
+            continue
+        if _ID_KEY.search(str(key)) or str(key).lower() in ("reference", "ref", "number", "code"):
+            stem = _REVISION_MARK.sub("", mine)
+            if stem != mine and _compact(stem) == _compact(_REVISION_MARK.sub("", theirs)) and len(_compact(stem)) >= 4:
+                return True
+        if mine != theirs or str(key).lower() in _STATUS_KEYS or _ID_KEY.search(str(key)) or re.match(r"\d{4}-\d\d", mine):
+            continue
+        if any(isinstance(s, Mapping) and s.get(key) not in (None, mine) for s in siblings):
+            return True
+    return False
+
+
 def _retired_value_used(run: _Run) -> list[Finding]:
     """A call given a value from a record that says it is no longer current, where its successor gives another: the
     successor held in the record (hts_code '9401.79.0050' from ruling N318204, status 'revoked', superseded_by H329911
@@ -10312,11 +10499,25 @@ def _retired_value_used(run: _Run) -> list[Finding]:
         if is_error(source):
             continue
         for record, siblings in _listed(tool_payload(source.get("output"))):
-            if (why := _retired_by(record) or _not_yet(record, siblings)) and (newer := _successor(record, siblings)) is not None:
-                retired.append((source, record, why, newer))
+            if (found := _retirement(record, siblings)) is not None:
+                retired.append((source, record, *found))
     if not retired:
         return []
     for step in run.llm:
+        if (text := _said(step)) and not _RETIRED_SAID.search(text):
+            # a figure of the old version written on (a note handed to the next agent, an answer), the version in
+            # force's never: "box 1 wages 98,400.00" where the W-2c beside the W-2 gives 96,900
+            written = {round(n, 4) for token in re.findall(r"\d[\d,]*(?:\.\d+)?", text) if (n := _ground._number(token)) is not None}
+            for source, record, why, newer in retired:
+                now = {_plain(v) for _p, v in _paths(newer)}
+                for path, old in _paths(record):
+                    new = _at(newer, path)
+                    if source["index"] < step["index"] and isinstance(old, (int, float)) and isinstance(new, (int, float)) \
+                            and abs(old) >= 10 and _plain(old) not in now and _plain(old) in written and _plain(new) not in written:
+                        return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
+                                         f"step {step['index']} writes {'.'.join(path)} {_brief_value(old)} from a record "
+                                         f"{tool_name(source)} at step {source['index']} marks {why}; the version in force "
+                                         f"gives {_brief_value(new)}", result_step=source["index"], said=str(old))]
         for call in requested_calls(step):
             if not isinstance(call.arguments, Mapping):
                 continue
@@ -10337,8 +10538,10 @@ def _retired_value_used(run: _Run) -> list[Finding]:
                 now = {_plain(v) for _p, v in _paths(newer)}
                 for path, old in _paths(record):
                     new = _at(newer, path)
-                    if new is None or _plain(new) == _plain(old) or _plain(old) in now or not _carries(old, leaves, acts) \
-                            or _carries(new, leaves, acts):
+                    # (a small figure counts when the call puts it in a field of the record's own name: value 5.0)
+                    if new is None or _plain(new) == _plain(old) or _plain(old) in now or not (
+                            _carries(old, leaves, acts) or acts and _keyed(call.arguments, path[-1], old)) \
+                            or _carries(new, leaves, acts) or _keyed(call.arguments, path[-1], new):
                         continue
                     key = ".".join(path)
                     return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
@@ -10346,6 +10549,14 @@ def _retired_value_used(run: _Run) -> list[Finding]:
                                      f"{tool_name(source)} at step {source['index']} marks {why}; the version in force gives "
                                      f"{_brief_value(new)}", tool=call.name, result_step=source["index"], said=str(old)[:200])]
     return []
+
+
+def _keyed(arguments: Any, key: str, value: Any) -> bool:
+    """Whether a call's arguments give a figure under a field of that name, at any depth."""
+    if isinstance(arguments, Mapping):
+        return any((k == key and isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(value, (int, float))
+                    and abs(float(v) - float(value)) < 0.005) or _keyed(v, key, value) for k, v in arguments.items())
+    return isinstance(arguments, list) and any(_keyed(v, key, value) for v in arguments)
 
 
 def _listed(value: Any, siblings: tuple = ()) -> Iterable[tuple[Mapping[str, Any], tuple]]:
@@ -10384,9 +10595,11 @@ def _successor(record: Mapping[str, Any], siblings: tuple) -> Mapping[str, Any] 
                 return value
             named = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
     live = [s for s in siblings if s is not record and not _retired_by(s)]
-    if named is not None:
-        return next((s for s in live if named in {str(v) for v in s.values() if isinstance(v, (str, int))}), None)
-    same = [s for s in live if any(s.get(k) == record.get(k) and record.get(k) not in (None, "") for k in _SERIES_OF)]
+    if named is not None and (whole := next((s for s in live if named in {str(v) for v in s.values() if isinstance(v, (str, int))}), None)):
+        return whole
+    # (named by parts - '24/03318/FUL v3' for reference '24/03318/FUL', version 3 - or not named: of its series)
+    same = [s for s in live if _same_series(record, s, siblings) and (named is None or any(
+        len(_compact(str(v))) >= 4 and _compact(str(v)) in _compact(named) for v in s.values() if isinstance(v, (str, int))))]
     return same[0] if len(same) == 1 else None
 
 
@@ -10514,16 +10727,22 @@ def _retired_cited(run: _Run) -> list[Finding]:
         for source in run.steps:
             if source["index"] >= step["index"] or source.get("type") not in (TOOL, RETRIEVAL) or is_error(source):
                 continue
-            records = list(_objects(tool_payload(source.get("output"))))
+            listed = list(_listed(tool_payload(source.get("output"))))
+            records = [record for record, _siblings in listed]
             current = {str(v) for r in records if _retired_by(r) is None for k, v in r.items()
                        if re.fullmatch(r"(?:\w+_)?id", str(k), re.I) and isinstance(v, (str, int))}
-            for record in records:
+            for record, siblings in listed:
                 retired = _retired_by(record)
                 own = next((str(v) for k, v in record.items() if re.fullmatch(r"(?:\w+_)?id", str(k), re.I) and isinstance(v, (str, int))), None)
                 if retired is None or own is None or len(own) < 3 or not current:
                     continue
+                # (its successor found, only that one's id clears it: an answer citing another current record
+                # beside the old one still cites the old one)
+                newer = _successor(record, siblings)
+                clears = {str(v) for k, v in (newer or {}).items() if re.fullmatch(r"(?:\w+_)?id", str(k), re.I)
+                          and isinstance(v, (str, int))} or current
                 if re.search(rf"(?<![\w-]){re.escape(own)}(?![\w-])", text) and not any(
-                        re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in current):
+                        re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", text) for c in clears):
                     return [_finding("input_ignored", "model", step["index"], [step["index"], source["index"]],
                                      f"the answer at step {step['index']} cites {own}, which {tool_name(source)} at step "
                                      f"{source['index']} marks {retired}, beside the current one", tool=str(tool_name(source)),

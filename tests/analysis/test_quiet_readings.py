@@ -3,7 +3,8 @@ that the rules make by an order ("use the sample with the latest collection date
 make by the record's name; a check written "before delivery" that binds the delivering tool, not a quote sent
 earlier; a bar written for the call's own subject ("never renew a licence for a boat that already has an active
 one") read against that subject's records only, and not as a role the agent must never play; one hand-in per item
-(a payslip per crew member) that is no going on past the first. Each beside the run that breaks the rule. Hand-built
+(a payslip per crew member) that is no going on past the first; a result echoing its own call's words (a call-back
+logged for one analyte) that is no record of what the id holds. Each beside the run that breaks the rule. Hand-built
 runs."""
 
 from __future__ import annotations
@@ -147,3 +148,17 @@ def test_a_fee_by_a_rate_of_a_product_the_rules_give_is_grounded():
     rules = "Leaving early costs 50% of the monthly price for each month left. " + json.dumps(contract)
     assert _ground.ungrounded("13 months left at GBP 42.00: the fee is GBP 273.00.", rules, [contract]) == []
     assert _ground.ungrounded("13 months left at GBP 42.00: the fee is GBP 546.50.", rules, [contract]) == ["546.50"]
+
+
+@pytest.mark.parametrize("read,broken", [(False, False), (True, True)])
+def test_a_result_echoing_its_own_calls_words_is_no_record_of_the_id(read, broken):
+    # log_callback(accession, analyte='potassium') answers them back: what that call was about, not what the
+    # accession holds; a read that gives the accession's analyte (one specimen, one test) still binds a later call
+    logged = {"callback_id": "CB-1", "accession": "L-240871", "analyte": "potassium", "logged": True}
+    turns = [("user", "Report L-240871."),
+             ("log_callback", {"accession": "L-240871", "analyte": "potassium"}, logged)]
+    turns += [("get_order", {"accession": "L-240871"}, {"accession": "L-240871", "analyte": "potassium", "ward": "12"})] if read else []
+    turns += [("report_result", {"accession": "L-240871", "analyte": "glucose", "value": 7.9}, {"report_id": "RPT-2"})]
+    run = _conversation(*turns, system="You report lab results with report_result.", answer="Reported.")
+    found, shown = _found(run, "wrong_target")
+    assert found == ([(5, "model")] if broken else []), shown

@@ -1,0 +1,155 @@
+"""Readings of heldout34-36's first-contact false alarms and misses, in other trades: a quote whose factors the
+answer writes out (a length rounded up to whole metres), a date in words that is no row's figure, a version written
+with its mark, a timestamp that is no id, a deed's status that is no record's kind, a count that is no list of
+what the rules ask told, a promise made on a condition, a record the run made or a sub-agent's brief named that is
+no swap, a prohibition whose rule states its condition a sentence before, a bar on those "whose fines are $10.00 or
+more", and a limit in total on a deed the call turns off. Each beside the run that breaks it. Hand-built runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentotel.analysis.detectors import detect, format_findings
+from runs_build import definitions_attr, record
+from test_data_agent import _conversation
+
+
+def _found(run, kind):
+    found = detect(run)
+    return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+MARINA = ("You run the marina's berth desk. Berths are charged per metre of the boat's length (rounded up to the next "
+          "whole metre) per night: low season GBP 2.60. 1 ft = 0.3048 m.")
+BERTHS = {"berths": [{"berth_id": "C-11", "length_m": 11.5}, {"berth_id": "D-03", "length_m": 12.5},
+                     {"berth_id": "E-02", "length_m": 14.0}]}
+
+
+@pytest.mark.parametrize("total,broken", [("156.00", False), ("171.00", True)])
+def test_a_quote_worked_from_factors_the_answer_writes_out_is_grounded(total, broken):
+    # 38 ft is 11.58 m, charged as 12: 5 x 2.60 x 12 = 156.00 (171.00 is no product of what it writes)
+    run = _conversation(("user", "Berth for Sea Thistle (GBR-4471) from 2026-12-14 for 5 nights?"),
+                        ("find_vessel", {"registration": "GBR-4471"}, {"registration": "GBR-4471", "loa_ft": 38.0}),
+                        ("check_berths", {"arrival": "2026-12-14", "nights": 5}, BERTHS), system=MARINA,
+                        answer=f"Sea Thistle is 38 ft, 11.58 m, so D-03 (12.5 m) fits. 5 nights at GBP 2.60 per metre per "
+                               f"night on 12 m is GBP {total}. Shall I book it?")
+    found, shown = _found(run, "ungrounded_answer")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("Booked D-03 from 2026-12-14 for 5 nights. The fuel dock on Monday 14 December opens at 09:00.", False),
+    ("Booked D-03 (14 m) for 5 nights.", True),
+])
+def test_a_day_written_with_its_month_is_no_rows_figure(answer, broken):
+    run = _conversation(("user", "Book D-03 for Sea Thistle from 2026-12-14 for 5 nights."),
+                        ("check_berths", {"arrival": "2026-12-14", "nights": 5}, BERTHS), system=MARINA, answer=answer)
+    found, shown = _found(run, "answer_misread")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("label,broken", [("v2026.1", False), ("v2027.4", True)])
+def test_a_version_written_with_its_mark_is_the_version(label, broken):
+    docs = {"hits": [{"doc_id": "DOC-CT-2026", "title": "Employer contribution table", "version": "2026.1"}]}
+    run = _conversation(("user", "Which contribution table applies to M-30418?"),
+                        ("search_plan_documents", {"query": "contribution table"}, docs),
+                        system="You answer pension members from the plan documents.",
+                        answer=f"DOC-CT-2026, the Employer contribution table {label}.")
+    found, shown = _found(run, "ungrounded_answer")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_timestamp_set_from_a_zone_table_is_no_invented_id():
+    run = _conversation(("user", "Schedule KV-031 for when the 10:00 New York embargo lifts."),
+                        ("get_story", {"story_id": "KV-031"}, {"story_id": "KV-031", "embargo": "2026-12-07T10:00",
+                                                                "zone": "America/New_York"}),
+                        ("schedule_story", {"story_id": "KV-031", "publish_at_utc": "2026-12-07T15:00:00Z"},
+                         {"story_id": "KV-031", "status": "scheduled"}),
+                        system="You schedule stories; publish_at_utc is UTC (New York is UTC-5 in December).",
+                        answer="KV-031 is scheduled for 2026-12-07T15:00:00Z.")
+    found, shown = _found(run, "invented_argument")
+    assert found == [], shown
+
+
+def test_a_status_filed_after_another_deeds_status_is_no_other_record():
+    run = _conversation(("user", "Check account NE-40417's gas reads and settle it."),
+                        ("raise_rebill", {"account_id": "NE-40417", "amount": 86.1},
+                         {"rebill_id": "RB-7", "account_id": "NE-40417", "status": "raised"}),
+                        ("file_finding", {"account_id": "NE-40417", "status": "complete", "anomalies": ["estimated read"]},
+                         {"finding_id": "FF-2", "status": "complete"}),
+                        system="You settle meter anomalies.", answer="Rebill RB-7 raised; finding FF-2 filed (estimated read).")
+    found, shown = _found(run, "wrong_target")
+    assert found == [], shown
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("Filed FF-2: the estimated read of 2026-09 and the unapplied volume correction.", False),
+    ("Filed FF-2: the estimated read of 2026-09.", True),
+])
+def test_a_receipts_count_is_no_list_of_what_the_rules_ask_told(answer, broken):
+    filed = {"finding_id": "FF-2", "anomalies": 2}
+    anomalies = ["estimated read of 2026-09", "unapplied volume correction"]
+    run = _conversation(("user", "Review account NE-40417."),
+                        ("file_finding", {"account_id": "NE-40417", "anomalies": anomalies}, filed),
+                        system="You review meter reads. Answer with every anomaly you filed.", answer=answer)
+    found, shown = _found(run, "information_withheld")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("Your account has $14.60 in unpaid fines; I'll place the request as soon as it's cleared.", False),
+    ("I'll place the request now.", True),
+])
+def test_a_promise_made_on_a_condition_is_no_deed_left_undone(answer, broken):
+    built = _conversation(("user", "Please request 'The Railway Age' through ILL for me - patron P-118."),
+                          ("find_patron", {"patron_id": "P-118"}, {"patron_id": "P-118", "fines_usd": 14.6}),
+                          system="You run the interlibrary-loan desk (find_patron, place_request).", answer=answer)
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("find_patron", "place_request")))
+    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
+    found, shown = _found(run, "action_not_taken")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+FINES = ("You run the interlibrary-loan desk.\n"
+         "1. Look the patron up with find_patron.\n"
+         "2. A patron whose unpaid fines are $10.00 or more may not place new requests until they pay. Tell them the "
+         "amount; don't place the request.")
+
+
+@pytest.mark.parametrize("fines,broken", [(2.4, False), (10.0, True), (14.6, True)])
+def test_a_bar_on_those_whose_figure_is_at_or_past_a_bound_holds_the_rule_a_sentence_before_states(fines, broken):
+    run = _conversation(("user", "Please request 'The Railway Age' through ILL - patron P-118."),
+                        ("find_patron", {"patron_id": "P-118"}, {"patron_id": "P-118", "fines_usd": fines}),
+                        ("place_request", {"patron_id": "P-118", "title": "The Railway Age"}, {"request_id": "ILL-5", "status": "placed"}),
+                        system=FINES, answer="Placed ILL-5.")
+    found = detect(run)
+    assert [(f.kind, f.index) for f in found if f.layer == "model" and f.severity in ("warning", "error")] == (
+        [("policy_violated", 3)] if broken else []), format_findings(found)
+
+
+@pytest.mark.parametrize("aboard,broken", [(True, True), (False, False)])
+def test_a_limit_in_total_binds_only_the_deed_that_uses_it(aboard, broken):
+    rules = ("You run the marina's berth desk. Members may sleep aboard at most 28 nights in the winter in total - "
+             "liveaboard_nights_used counts this winter's nights so far.")
+    run = _conversation(("user", "Book GBR-4471 for 5 nights from 2026-12-14, sleeping aboard if I can."),
+                        ("find_vessel", {"registration": "GBR-4471"}, {"registration": "GBR-4471", "liveaboard_nights_used": 26}),
+                        ("book_berth", {"registration": "GBR-4471", "nights": 5, "sleeping_aboard": aboard},
+                         {"booking_ref": "KPB-9", "status": "confirmed"}),
+                        system=rules, answer="Booked KPB-9.")
+    found, shown = _found(run, "policy_violated")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("created,broken", [(True, False), (False, True)])
+def test_a_record_a_deed_of_the_run_made_is_no_other_record_put_in_the_asked_ones_place(created, broken):
+    # file_draft makes KV-031 and the run schedules it; the correction the user asked for on KV-118 is another
+    # matter. A KV-031 the run only found (get_draft's answer for another story) put in KV-118's place is a swap.
+    made = ("file_draft", {"slug": "brush-derailment", "body": "..."}, {"story_id": "KV-20261207-031", "status": "awaiting legal"})
+    found_only = ("get_drafts", {"desk": "web"}, {"drafts": [{"story_id": "KV-20261207-031", "slug": "brush-derailment"}]})
+    run = _conversation(("user", "File the Brush derailment story for noon and correct KV-20261206-118 (Route 6, not 36)."),
+                        made if created else found_only,
+                        ("schedule_story", {"story_id": "KV-20261207-031", "publish_at_utc": "2026-12-07T15:00:00Z"},
+                         {"story_id": "KV-20261207-031", "status": "scheduled"}),
+                        system="You run the web desk.", answer="KV-20261207-031 is scheduled.")
+    found, shown = _found(run, "wrong_target")
+    assert found == ([(3, "model")] if broken else []), shown
