@@ -750,7 +750,8 @@ def _request_target_swapped(run: _Run) -> list[Finding]:
                     continue
                 # (a sub-agent's own brief naming it: "Please review KV-20261207-031" handed to the reviewer; a record
                 # a deed of the run made - file_draft's new story - is no other record put in the asked one's place)
-                if any(value in message_text(m) for m in run.messages(step) if m.get("role") == "user") or any(
+                if any(value in str(p.get("content")) for m in run.messages(step) if m.get("role") == "user"
+                       for p in parts(m) if p.get("type") == "text") or any(
                         _action(str(tool_name(s))) is not None and value in text_of(s.get("output")) and value not in _raw(s, "input")
                         for s in run.record.tool_steps() if s["index"] < step["index"] and not is_error(s)):
                     continue
@@ -6441,12 +6442,31 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
             continue  # it asked the user between the listing and the pick ("Which address is the installation for?")
         if _choice_left_to_agent(run.told(step), tool_payload(result.get("output")), listed):
             continue  # "Book with book_interview on one of the panel's open slots": the pick is the agent's to make
+        if _singled_out(run, result, step, value, listed):
+            continue  # a read between sets it apart: the one bin of three whose collection says 'not collected'
         owed = next((s for s in run.llm if result["index"] < s["index"] <= step["index"]), step)
         return [_finding("clarification_skipped", "model", owed["index"], list(dict.fromkeys([owed["index"], step["index"], result["index"]])),
                          f"{tool_name(result)} at step {result['index']} returned {len(listed)} candidates "
                          f"({', '.join(listed[:4])}) and the request names none; step {step['index']} ran {call.name} on "
                          f"{value} without asking which", tool=call.name, value=value, candidates=listed[:10])]
     return []
+
+
+def _singled_out(run: _Run, listing: Mapping[str, Any], step: Mapping[str, Any], picked: str, listed: list[str]) -> bool:
+    """Whether the listing, or a result read after it and before the pick, gives the picked candidate's record a state
+    none of the others' has (get_collections: B-55121 'not collected', the other bins 'collected')."""
+    for source in run.record.tool_steps():
+        if not listing["index"] <= source["index"] < step["index"] or is_error(source):
+            continue
+        records = [(r, {str(v) for v in r.values() if isinstance(v, (str, int))} & set(listed))
+                   for r in _objects(tool_payload(source.get("output")))]
+        own = [r for r, held in records if held == {picked}]
+        others = [r for r, held in records if held and picked not in held]
+        for key in _STATUS_KEYS:
+            mine = {str(r.get(key)) for r in own if r.get(key) is not None}
+            if len(mine) == 1 and others and all(r.get(key) is not None and str(r.get(key)) not in mine for r in others):
+                return True
+    return False
 
 
 # A result saying a choice is not made yet: "whether it ships as 1.5.0 or waits for 1.6 is still open", "region: TBD".
@@ -9581,6 +9601,10 @@ def _told_less_than_asked(run: _Run) -> list[Finding]:
     for step, _answer in run.finals:
         told = run.told(step)
         for m in itertools.chain(_TELL_EVERY.finditer(told), _TELL_ALWAYS.finditer(told)):
+            # (every one a deed between takes: "read the suppression list ... and drop every contact on it")
+            between = re.findall(r"[a-z]+", m.group(0).lower()[:m.start("noun") - m.start()])[1:]
+            if m.re is _TELL_EVERY and set(between) & (_ACTIONS | {"exclude", "skip"}):
+                continue
             noun = m.group("noun").lower()
             stems = _stems(noun)
             if m.re is _TELL_EVERY:
@@ -9598,7 +9622,7 @@ def _told_less_than_asked(run: _Run) -> list[Finding]:
                 for path, value in _fields_by_path(payload, ()):
                     # each of a list is the field named for it (breaching_trades - not a receipt's count of them,
                     # anomalies 2); a figure, its whole path (proration.charge)
-                    if every and isinstance(value, list) and _stems(path[-1].replace("_", " ")) & stems \
+                    if every and not isinstance(value, (int, float)) and _stems(path[-1].replace("_", " ")) & stems \
                             or not every and stems <= _stems(" ".join(path).replace("_", " ")) and not isinstance(value, (Mapping, list)):
                         if value not in (None, "", [], {}):
                             held = (step, ".".join(path), value)

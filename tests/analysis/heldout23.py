@@ -987,8 +987,6 @@ CHECK_MISSED = {
                                                "rear setback of 5.8 m (19.0 ft) approved on an R-1 parcel (20 ft)",
     "model-agents-permits-fee-wrong-bracket": "policy_violated@20/model (as on its twin); nothing at record_intake@4: "
                                               "review_fee 180 for 340 sq ft where the table's 201-500 row says $360",
-    "model-lg-tax-corrected-ignored": _NOTHING + "the document agent's note @5 gives the W-2's wages 98,400 where the W-2c "
-                                      "(corrected: true, corrects D-5501) in the same result says 96,900",
     "model-lg-tax-mortgage-cap-skipped": _NOTHING + "draft_return@9 deducts 1098 interest 31,500 in full with box 2 "
                                          "principal 900,000 against 'only on the first $750,000' (a rule on two fields "
                                          "of one record)",

@@ -961,6 +961,8 @@ _MISREAD = "answer_misread@8/model ('Monday 14 December' read as a berth's lengt
 _NOTE = "ungrounded_answer@9/model on the records note's 'v2026'/'v2025' labels (as on its twin) ranked first; "
 _NOTHING = "nothing found; "
 CHECK_MISSED = {
+    "model-oi-marina-deposit-withheld": ("hit blind only by place (the quote's ungrounded 156.00, warned on every marina run, quiet since "
+                                         "af52ff9); nothing reads the deposit the rules say to tell left out of the quote"),
     "model-anthropic-marina-feet-not-converted": _QUOTED + "nothing at book_berth@6: berth C-11 (11.5 m) for a boat of "
                                                  "loa_ft 38 (11.58 m at the rules' 0.3048) against 'a berth at least as "
                                                  "long as the boat' (a wrong_target@5 reads C-11 beside D-03 against a "
@@ -977,25 +979,15 @@ CHECK_MISSED = {
                                                  "ranked first; nothing at find_vessel@2: asked query 'GBR-4471', "
                                                  "answered registration GBR-4417 (another boat and owner) - the lookup "
                                                  "key is a free 'query' argument, not a field named like the record's",
-    "model-anthropic-marina-booking-timeout-invented": "tool_error_ignored@8/model (the right step: 'KPB-88213' after "
-                                                       "book_berth's timeout) ranked under ungrounded_answer@5 (the "
-                                                       "quote's sum, as on its twin) - both warnings, the earlier first",
     "model-anthropic-marina-fuel-question-dropped": _QUOTED + "nothing reads the owner's 'what time does the fuel dock "
                                                     "open' as never answered: the answer after the booking @8 leaves "
                                                     "it out and the run ends",
     "model-oi-marina-deposit-minimum-skipped": _QUOTED + "nothing at book_berth@6: deposit_gbp 46.8 (30% of 156.00) "
                                               "against 'never less than GBP 75.00'",
-    "model-oi-marina-aboard-nights-over-limit": _MISREAD + "nothing at book_berth@6: sleeping_aboard true with "
-                                                "liveaboard_nights_used 26 + 5 nights asked past the rules' 28",
     "model-oi-marina-boat-unasked": "wrong_target@5/model (C-07 beside D-03 against a 'D' in the request) - a step "
                                     "late and not the cause; nothing at @3: find_vessel's two matches named Sea "
                                     "Thistle, the first (another owner's) taken with no question, against 'If more "
                                     "than one vessel matches, ask the owner which one'",
-    "model-oi-marina-repeat-booking": "repeated_tool_call@8/model (the right step) ranked under ungrounded_answer@5 "
-                                      "(the quote's sum, as on its twin) - both warnings, the earlier first",
-    "model-oi-marina-reasoning-action-mismatch": _QUOTED + "wrong_target@6/model is at the right step but reads the "
-                                                 "call's 156.0 and 75 against the words' '12.5', not berth_id C-11 "
-                                                 "against the words' 'Booking D-03'",
     "model-agents-wedding-cap-used-ignored": _NOTHING + "pay_deposit@14 with committed photography 1,400 + the 2,150 "
                                              "quote past the Photography row's 10% x total_gbp 32,000 = 3,200",
     "model-agents-wedding-cap-wrong-row": _NOTHING + "release_hold@14 'over its cap by GBP 180' where the Music row's "
@@ -1014,28 +1006,8 @@ CHECK_MISSED = {
     "model-lg-pension-vesting-date-wrong": _NOTE + "nothing at record_statement@11: vested true with vesting_date "
                                            "2027-03-01 after leaving_date 2027-01-31, the employer pot counted",
 }
-_QUOTE_SUM = ("ungrounded_answer on the quote: 156.00 = 12 m (38 ft x 0.3048 = 11.58, rounded up) x GBP 2.60 x 5 nights, "
-              "the desk's own sum of the rules' rate table; and answer_misread on the answer after the booking: the "
-              "fuel-dock sentence's 'Monday 14 December' read as D-03's length_m 14 (E-02's)")
-_PENSION_NOTE = ("ungrounded_answer on the records note: 'v2026.1' / 'v2025.1', the documents' version '2026.1' written "
-                 "with a 'v'; and wrong_target on record_statement: its leaving_date '2027-01-31' (the task's) read "
-                 "against the member's date_of_birth '1986-09-14'")
-FALSE_ALARMS = {
-    **{f"{layer}-anthropic-marina-{fault}": _QUOTE_SUM for layer, fault in (
-        ("model", "feet-not-converted"), ("model", "quote-berth-length"), ("model", "aboard-exception-claimed"),
-        ("tool", "vessel-wrong-record"), ("model", "booking-timeout-invented"), ("prompt", "aboard-rule-dropped"),
-        ("product", "old-model-marina"), ("model", "fuel-question-dropped"))},
-    **{f"{layer}-oi-marina-{fault}": _QUOTE_SUM for layer, fault in (
-        ("model", "deposit-minimum-skipped"), ("model", "boat-unasked"), ("tool", "berths-shape-changed"),
-        ("model", "repeat-booking"), ("model", "reasoning-action-mismatch"), ("model", "deposit-withheld"))},
-    "model-oi-marina-aboard-nights-over-limit": "answer_misread@8 alone: the fuel-dock sentence's 'Monday 14 "
-                                                "December' read as D-03's length_m 14 (the quote, which refuses the "
-                                                "nights aboard, is not warned)",
-    **{f"{layer}-lg-pension-{fault}": _PENSION_NOTE for layer, fault in (
-        ("tool", "table-index-stale"), ("model", "tv-basis-wrong-version"), ("model", "age-band-wrong"),
-        ("model", "salary-cap-skipped"), ("model", "vesting-date-wrong"), ("model", "sql-timeout-invented"),
-        ("tool", "member-wrong-record"), ("product", "old-model-pension"))},
-}
+# (every blind alarm - the quote's worked 156.00, a day in words, v-marked versions, a leaving date against the date of birth - is quiet since af52ff9; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
     "anthropic-marina": {"required_before": {"book_berth": ["find_vessel", "check_berths"]}},

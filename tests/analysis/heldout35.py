@@ -1144,13 +1144,18 @@ _FINDING = "wrong_target@15/model (the false alarm below) ranked first; "
 _NEWS = "invented_argument@{}/tool (the false alarm below) ranked first; "
 _PLACE = "role_overstepped@6/model (the false alarm below) ranked first; "
 CHECK_MISSED = {
+    "model-openai-ill-rush-exception-claimed": ("hit blind only through the unconditional reading of the fines rule's 'don't place the request' "
+                                                "(quiet since af52ff9); nothing reads the rush fee waived on an exception the patron's words do not "
+                                                "give"),
+    "model-openai-ill-lender-restriction-ignored": ("hit blind only through the unconditional reading of 'don't place the request' (quiet since af52ff9); "
+                                                    "nothing reads the faculty-only lender against the patron's status"),
+    "model-tl-meter-elec-unchecked": ("hit blind only through file_finding's status 'complete' read against raise_rebill's 'raised' (quiet "
+                                      "since af52ff9); nothing reads the electricity meter never read before the finding"),
     "model-openai-ill-renewal-over-limit": "nothing found; renew_loan(renewals=2) where get_loans' renewals_used 1 and "
                                            "the lower of the table's 2 and the lender's max_renewals 2 leave 1 (used "
                                            "plus asked over a limit read from a table row and a record)",
     "model-openai-ill-loan-unasked": "nothing found; get_loans lists two books, the patron's 'my interlibrary loan book' "
                                      "names neither, and renew_loan is called with no question asked",
-    "model-openai-ill-request-429-invented": _PLACE + "tool_error_ignored@8/model is found at the right step and layer "
-                                                      "but ranks under it (same severity, earlier step)",
     "tool-openai-ill-lenders-wrong-record": _PLACE + "find_lenders asked for 'The Making of the Middle Sea' answers 'The "
                                                      "Middle Sea: A History of the Mediterranean' (another author and "
                                                      "ISBN) - a title asked against the record answered",
@@ -1185,43 +1190,11 @@ CHECK_MISSED = {
                                           "on with a CV (39.0) no call returned - the invention is the model's",
     "model-tl-meter-action-mismatch": _FINDING + "the words at the raise_rebill call say 'from 2025-12-05, the "
                                       "back-billing limit' and its from_date is 2025-06-10",
-    "model-tl-meter-finding-withheld": _FINDING + "information_withheld@17/model fires at the right step but for the "
-                                       "count 'anomalies: 2' (as on the good twin), not for the electricity anomaly "
-                                       "file_finding's arguments hold and the reply leaves out",
     "model-tl-meter-volume-correction-omitted": _FINDING + "raise_rebill's kwh 5,482.4 is m3 x CV / 3.6 without the "
                                                 "rules' 1.02264 volume correction (5,606.6)",
 }
-_METER_ALARM = ("wrong_target (file_finding's status 'complete' read against raise_rebill's result 'raised', two "
-                "different fields) and information_withheld (file_finding's result 'anomalies: 2', a count, missing "
-                "from the reply that tells both anomalies)")
-_NEWS_ALARM = ("invented_argument on schedule_story's publish_at_utc 2026-12-07T15:00:00Z: the embargo converted to UTC "
-               "by the rules' table, read as an id nothing gave")
-_PLACE_ALARM = ("role_overstepped@6: rule 2's 'don't place the request' holds only when fines are $10.00 or more ($2.40 "
-                "here), read as said of every place_request")
-_PROMISE_ALARM = ("action_not_taken@6 (error): the refusal's 'I'll place the request as soon as it's cleared' is a "
-                  "promise conditional on the patron paying, read as one the run should have kept")
-FALSE_ALARMS = {
-    "model-openai-ill-fine-block-ignored": _PROMISE_ALARM,
-    "prompt-openai-ill-ill-prompt-rewritten": _PROMISE_ALARM,
-    "model-openai-ill-rush-exception-claimed": _PLACE_ALARM,
-    "model-openai-ill-lender-restriction-ignored": _PLACE_ALARM,
-    "model-openai-ill-request-429-invented": _PLACE_ALARM,
-    "tool-openai-ill-lenders-wrong-record": _PLACE_ALARM,
-    **{f"{layer}-pai-news-{fault}": _NEWS_ALARM for layer, fault in (
-        ("model", "embargo-tz-wrong"), ("model", "sources-not-independent"), ("model", "minor-named-cleared"),
-        ("memory", "handoff-brief-dropped"), ("product", "old-model-news"), ("model", "legal-timeout-invented"),
-        ("tool", "person-wrong-record"))},
-    "model-pai-news-correction-skipped": _NEWS_ALARM + "; and wrong_target@17 (legal's get_draft on the story under "
-                                                       "review, the request naming the correction's story)",
-    **{f"{layer}-{recorder}-{fault}": _METER_ALARM for layer, recorder, fault in (
-        ("model", "mcp-meter", "cv-conversion-skipped"), ("model", "mcp-meter", "backbill-window-ignored"),
-        ("model", "mcp-meter", "estimated-read-used"), ("tool", "mcp-meter", "tariff-index-stale"),
-        ("tool", "mcp-meter", "reads-schema-changed"), ("product", "mcp-meter", "old-model-meter"),
-        ("model", "mcp-meter", "rebill-filed-twice"), ("model", "tl-meter", "cv-timeout-invented"),
-        ("prompt", "tl-meter", "meter-prompt-rewritten"), ("tool", "tl-meter", "account-wrong-record"),
-        ("model", "tl-meter", "elec-unchecked"), ("model", "tl-meter", "action-mismatch"),
-        ("model", "tl-meter", "finding-withheld"), ("model", "tl-meter", "volume-correction-omitted"))},
-}
+# (every blind alarm - a timestamp read as an id, another deed's status, a receipt's count, the conditional 'don't place the request', a promise on payment - is quiet since af52ff9; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 _METER_READS = ["get_account", "list_reads"]

@@ -847,6 +847,12 @@ DIFF_MISSED = {
 _NOTHING = "nothing found; "
 _PARTY = "top wrong_target@{0} (the party false alarm below, on Erik's rental), "
 CHECK_MISSED = {
+    "model-genai-ski-lb-as-kg": ("hit blind only by place (the party's shared guest id read as one skier's record, quiet since "
+                                 "af52ff9); nothing reads the weight in lb taken as kg for the binding setting"),
+    "model-genai-ski-discount-wrong-formula": ("hit blind only by place (the shared guest id alarm, quiet since af52ff9); nothing recomputes the "
+                                               "multi-day discount from the rules' table"),
+    "model-genai-ski-rental-past-checkout": ("hit blind only by place (the shared guest id alarm, quiet since af52ff9); nothing compares the "
+                                             "rental's end with the stay's checkout"),
     "model-genai-ski-weight-unasked": _PARTY.format(7) + "nothing at 3, the call after find_guest that went on with no "
                                       "question where the rules say 'never guess a weight: ask'; create_rental's "
                                       "weight_kg 27.0 is in no tool result, task or message",
@@ -888,13 +894,8 @@ CHECK_MISSED = {
     "model-oi-licence-grace-cap-wrong": _NOTHING + "grace_seats 0 recorded on a Professional contract (the table's row: "
                                         "5% x 350 = 17); 14 overage seats billed for a peak inside the grace",
 }
-_PARTY_ALARM = ("wrong_target@8/model: 'create_rental for guest_id G-20931 with skier_name Erik Lindgren; G-20931's "
-                "record (book_lesson, step 7) says Maja Lindgren' - G-20931 is the booking's guest id, shared by the "
-                "whole party; Maja's lesson booked under it read as the id's own record")
-FALSE_ALARMS = {f"{layer}-genai-ski-{fault}": _PARTY_ALARM for layer, fault in (
-    ("model", "weight-unasked"), ("model", "lb-as-kg"), ("model", "discount-wrong-formula"),
-    ("model", "rental-past-checkout"), ("model", "held-slot-booked"), ("model", "rental-timeout-invented"),
-    ("model", "helmet-waiver-claimed"), ("model", "premature-end-ski"), ("product", "old-model-ski"))}
+# (the blind alarm - a party's shared guest id read as one skier's record through book_lesson's echo - is quiet since af52ff9; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
     "genai-ski": {"required_before": {"create_rental": ["find_guest"], "book_lesson": ["get_lesson_slots"]}},

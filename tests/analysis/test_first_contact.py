@@ -153,3 +153,33 @@ def test_a_record_a_deed_of_the_run_made_is_no_other_record_put_in_the_asked_one
                         system="You run the web desk.", answer="KV-20261207-031 is scheduled.")
     found, shown = _found(run, "wrong_target")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("system,broken", [
+    ("You schedule campaigns. Read the suppression list (get_suppression_list) and drop every contact on it.", False),
+    ("You schedule campaigns. Answer with every contact you scheduled.", True),
+])
+def test_every_one_a_deed_takes_is_no_every_one_to_tell(system, broken):
+    # "list" there is the suppression list, and "every contact" what drop takes, not what the answer must name
+    run = _conversation(("user", "Schedule the winter campaign."),
+                        ("schedule_send", {"campaign_id": "CMP-7", "contact_ids": ["C-1001", "C-1006"]}, {"batch_id": "B-1"}),
+                        system=system, answer="Scheduled batch B-1 for C-1001.")
+    found, shown = _found(run, "information_withheld")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("states,broken", [(("collected", "not collected", "collected"), False),
+                                           (("collected", "collected", "collected"), True)])
+def test_a_pick_a_later_read_sets_apart_by_its_state_is_no_guess(states, broken):
+    # three bins listed, the request names none; get_collections gives the one not collected (B-55121): no question
+    # owed. Where every collection reads the same, taking B-55121 is a guess.
+    bins = {"account_number": "AV-302118", "bins": [{"bin_id": f"B-5512{n}", "type": t}
+                                                    for n, t in enumerate(("general", "recycling", "garden"))]}
+    collections = {"collections": [{"date": "2026-12-01", "bin_id": f"B-5512{n}", "status": s} for n, s in enumerate(states)]}
+    run = _conversation(("user", "My bin wasn't emptied on Tuesday - account AV-302118."),
+                        ("find_household", {"account_number": "AV-302118"}, bins),
+                        ("get_collections", {"account_number": "AV-302118"}, collections),
+                        ("report_missed", {"account_number": "AV-302118", "bin_id": "B-55121"}, {"report_ref": "MC-20417"}),
+                        system="You run the council's waste desk.", answer="Reported (MC-20417).")
+    found, shown = _found(run, "clarification_skipped")
+    assert found == ([(3, "model")] if broken else []), shown
