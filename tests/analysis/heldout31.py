@@ -588,12 +588,11 @@ class GenaiBikes(kit.AgentotelRecorder):
     agent = BIKES
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
         from google import genai
 
         super().__init__(options, url)
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
-        self.tools = {name: agentotel.tool(f) for name, f in BIKES_TOOLS.items()}
+        self.tools = kit.agentotel_tools(BIKES_TOOLS)
 
     def body(self, task: str) -> str:
         return kit.genai_loop(self.client, bikes_model(), bikes_instructions(), task, self.tools,
@@ -629,23 +628,9 @@ class PydanticJournal(kit.AgentotelRecorder):
                                  task, lambda said: None)
 
 
-class TlJournal(kit.TraceloopRecorder):
-    """The editorial office as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop
-    tool spans, through agentotel-collector."""
-
-    agent = JOURNAL
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), JOURNAL_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, journal_model(), journal_instructions(), task, self.tools, declared(JOURNAL_TOOLS))
+# The editorial office as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
+# spans, through agentotel-collector.
+TlJournal = kit.chat_app(kit.TraceloopRecorder, JOURNAL, JOURNAL_TOOLS, journal_model, journal_instructions)
 
 
 RECORDERS: dict[str, Any] = {"genai-bikes": GenaiBikes, "lg-wind": LangGraphWind, "pai-journal": PydanticJournal,
@@ -665,14 +650,7 @@ def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def pairs() -> list[Any]:
-    from heldout import _asked, _llm, after, asking, nth_llm, tool_step
-
-    def answering(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The run's nth model call that asked for no tool (a hand-over note or a reply)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            hits = [s["index"] for s in _llm(steps) if not _asked(s)]
-            return hits[n] if len(hits) > n else None
-        return find
+    from heldout import after, asking, nth_answer as answering, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
