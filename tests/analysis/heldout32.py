@@ -81,8 +81,7 @@ warning is quiet now.
 
 from __future__ import annotations
 
-import asyncio
-import json
+import functools
 import os
 import re
 import sys
@@ -107,13 +106,9 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every rule here asks after a failed call: the call once more, then the failure told."""
-    return kit.once_more("That call failed - trying it once more.", tool, tried, gave_up, **arguments)
-
-
-def _ok(t: Talk, tool: str) -> list[Any]:
-    return [v for _, v in t.got(tool) if isinstance(v, (dict, list))]
+# What every rule here asks after a failed call: the call once more, then the failure told.
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
+_ok = kit.succeeded  # the successful results of a tool so far
 
 
 # ---- the waste desk's world -----------------------------------------------------------------------------------------
@@ -740,10 +735,8 @@ class AnthropicWaste(kit.AgentotelRecorder):
     agent = WASTE
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
-
         super().__init__(options, url)
-        self.tools = {name: agentotel.tool(f) for name, f in WASTE_TOOLS.items()}
+        self.tools = kit.agentotel_tools(WASTE_TOOLS)
 
     def body(self, task: str) -> str:
         return kit.anthropic_loop(self.url, waste_model(), waste_instructions(), task, self.tools,
@@ -776,51 +769,15 @@ class McpLoans(kit.AgentotelRecorder):
     agent = LOANS
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import openai
-        from mcp import Client
-
         # (retries on: twice a first call here timed out on a loaded machine and lost the run - the SDK retries
         # inside one recorded call, so the run's steps are the same)
-        llm = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=2)
-        async with Client(kit.mcp_server("hollins-loans", LOANS_TOOLS)) as client:
-            offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
-                                                         "parameters": x.input_schema}}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "system", "content": loans_instructions()},
-                                              {"role": "user", "content": task}]
-            for _ in range(24):
-                said = (await llm.chat.completions.create(model=loans_model(), messages=messages,
-                                                          tools=offered)).choices[0].message
-                messages.append(said.model_dump(exclude_none=True))
-                if not said.tool_calls:
-                    return said.content or ""
-                for asked in said.tool_calls:
-                    got = await client.session.call_tool(asked.function.name, json.loads(asked.function.arguments))
-                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
-                    messages.append({"role": "tool", "tool_call_id": asked.id, "content": text})
-        return "I could not finish."
+        return kit.mcp_chat_loop(self.url + "/v1", loans_model(), loans_instructions(), task, "hollins-loans",
+                                 LOANS_TOOLS, max_retries=2)
 
 
-class OiLoans(kit.OpenInferenceRecorder):
-    """The registrar as a plain openai SDK loop (kit.chat_loop) under OpenInference's openai instrumentation, the tools
-    OITracer TOOL spans, through agentotel-collector."""
-
-    agent = LOANS
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from openinference.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), LOANS_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, loans_model(), loans_instructions(), task, self.tools, declared(LOANS_TOOLS))
+# The registrar as a plain openai SDK loop under OpenInference's openai instrumentation, the tools OITracer TOOL spans,
+# through agentotel-collector.
+OiLoans = kit.chat_app(kit.OpenInferenceRecorder, LOANS, LOANS_TOOLS, loans_model, loans_instructions)
 
 
 RECORDERS: dict[str, Any] = {"anthropic-waste": AnthropicWaste, "agents-terminal": AgentsTerminal,
