@@ -229,6 +229,21 @@ def produce_runs(options: dict[str, Any], model: Callable[[dict[str, Any]], dict
     return manifest
 
 
+def produce_served(options: dict[str, Any], model: Callable[[dict[str, Any]], dict[str, Any]], recorders: dict[str, Any],
+                   world: type[World], request: Callable[[int, str | None], str], history: tuple[int, ...] = (0, 1),
+                   **environ: str) -> list[dict[str, Any]]:
+    """A set's `produce` as most are: the messages captured by every instrumentation (`environ` more variables - a
+    traceloop recorder's TRACELOOP_TRACE_CONTENT), no OpenAI key in the process (an Agents SDK's own trace export stays
+    off: no key, no network; every client here is given its key), `world.recorder` named and `produce_runs` behind
+    shapes.serve_models (chat completions, Anthropic messages, Gemini, Bedrock Converse, the Responses API)."""
+    from shapes import serve_models
+
+    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", **environ)
+    os.environ.pop("OPENAI_API_KEY", None)
+    world.recorder = options["recorder"]
+    return produce_runs(options, model, recorders, world.start, request, history, serve=serve_models)
+
+
 def answering(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """`model` answering a bug of its script's as an API's 500, the bug shown in the recorder's stderr (a scripted
     model failing quietly would record a run nobody meant)."""

@@ -92,7 +92,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
 import sys
 from pathlib import Path
@@ -855,13 +854,8 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (the searches agent speaks
-    Anthropic messages too)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: the searches agent speaks Anthropic messages too)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------

@@ -48,7 +48,6 @@ reviewer_429_assumed hit and dropped; the lists name what is missed now.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import sys
 from pathlib import Path
@@ -638,12 +637,8 @@ RECORDERS: dict[str, Any] = {"genai-bikes": GenaiBikes, "lg-wind": LangGraphWind
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (it speaks Gemini too)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, (0, 1), serve=serve_models)
+    """The recorder's runs (kit.produce_served: it speaks Gemini too)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, (0, 1), TRACELOOP_TRACE_CONTENT="true")
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -----------------------------------------

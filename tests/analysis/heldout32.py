@@ -82,7 +82,6 @@ warning is quiet now.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import sys
 from pathlib import Path
@@ -786,12 +785,8 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: Anthropic messages and the Agents SDK's chat completions there)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
