@@ -541,19 +541,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "parking-permit assistant at Wexcombe": lambda: _parking(t, asked == OLD_GEMINI),
         "estimator on Brackenfield": lambda: _estimator(t),
         "credit controller at Brackenfield": lambda: _controller(t),
         "dispatcher at Brackenfield": lambda: _dispatcher(t),
         "advisory agent at Tamarisk": lambda: _agronomy(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan and t.users else reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    })
 
 
 _ANYTHING = " Is there anything else I can help you with?"

@@ -515,22 +515,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    if "membership desk assistant for Harbour Lane" in t.system and t.users:
-        out = _gym(t, asked == OLD_NOVA)
-    elif "project manager at Lindqvist" in t.system and t.users:
-        out = _pm(t)
-    elif "translator at Lindqvist" in t.system and t.users:
-        out = _translator(t)
-    elif "QA reviewer at Lindqvist" in t.system and t.users:
-        out = _reviewer(t)
-    elif "maintenance records for Northwind" in t.system and t.users:
-        out = _records(t, asked == OLD_MODEL)
-    else:
-        out = reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    return kit.by_role(body, MODEL, lambda t, asked: {
+        "membership desk assistant for Harbour Lane": lambda: _gym(t, asked == OLD_NOVA),
+        "project manager at Lindqvist": lambda: _pm(t),
+        "translator at Lindqvist": lambda: _translator(t),
+        "QA reviewer at Lindqvist": lambda: _reviewer(t),
+        "maintenance records for Northwind": lambda: _records(t, asked == OLD_MODEL),
+    })
 
 
 _ANYTHING = " Is there anything else I can help with?"

@@ -51,7 +51,7 @@ import datetime as dt
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -555,16 +555,13 @@ def _journal(t: Talk, old: bool) -> dict[str, Any]:
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
     """The script whose role the system prompt names, answering as the model the request asked for."""
-    t, asked = Talk(body.get("messages") or []), body.get("model") or MODEL
-    scripts: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "Spokewise Bikes' rider support": lambda: _bikes(t, asked == OLD_GEMINI),
         "You are the turbine inspector": lambda: _inspector(t),
         "You plan turbine work": lambda: _planner(t),
         "You dispatch crews for Northgale": lambda: _dispatcher(t),
         "editorial office assistant of the Journal": lambda: _journal(t, asked == OLD_MODEL),
-    }
-    role = next((r for r in scripts if r in t.system), None)
-    return {**(scripts[role]() if role and t.users else reply("Hello! How can I help?")), "model": asked}
+    })
 
 
 def request(v: int, pair: str | None) -> str:

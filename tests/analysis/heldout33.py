@@ -68,7 +68,7 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -362,19 +362,13 @@ def customer_replies(said: str) -> str | None:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "installation desk assistant for Fibrelane": lambda: _install(t, asked == OLD_BEDROCK),
         "chef on Copperpot": lambda: _chef(t),
         "purchaser at Copperpot": lambda: _purchaser(t),
         "receiver at Copperpot": lambda: _receiver(t),
         "reporting agent at Halden": lambda: _lab(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan and t.users else reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    })
 
 
 _ANYTHING = " Is there anything else I can help with?"
