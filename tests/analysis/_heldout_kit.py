@@ -308,19 +308,23 @@ def once_more(retrying: str, tool: str, tried: list[Any], gave_up: str, say: str
     return call(tool, retrying if tried else say, **arguments)
 
 
-def by_role(body: dict[str, Any], default: str,
-            plans: Callable[[Any, str], dict[str, Callable[[], dict[str, Any]]]]) -> dict[str, Any]:
+def by_role(body: dict[str, Any], default: str, plans: Callable[[Any, str], dict[str, Callable[[], dict[str, Any]]]],
+            waiting: str | None = "Hello! How can I help?") -> dict[str, Any]:
     """A set's scripted model answering a chat.completions request `body`: `plans(t, asked)` (t the conversation as
     heldout9's `Talk` reads it, asked the model the request names, `default` when it names none) gives each role's
-    plan by a cue its system prompt holds; the first whose cue the request's holds answers once a person has spoken,
-    else a greeting. The answer names the model asked for, as an API's does."""
+    plan by a cue its system prompt holds; the first whose cue the request's holds answers once a person has spoken
+    (before, it says `waiting`; None: it answers anyway), a request no cue fits is greeted. The answer names the model
+    asked for, as an API's does."""
     from heldout9 import Talk
     from shapes import reply
 
     t = Talk(body.get("messages") or [])
     asked = body.get("model") or default
     plan = next((p for cue, p in plans(t, asked).items() if cue in t.system), None)
-    out = plan() if plan and t.users else reply("Hello! How can I help?")
+    if plan is None:
+        out = reply("Hello! How can I help?")
+    else:
+        out = plan() if t.users or waiting is None else reply(waiting)
     out["model"] = asked
     return out
 

@@ -510,19 +510,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    out = reply("Hello! How can I help?")
-    for cue, plan in (("front-desk assistant for Hollybrook", lambda: _vet(t)),
-                      ("casting coordinator for Lantern Hill", lambda: _casting(t)),
-                      ("You are the 2nd AD on 'The Salt Road'", lambda: _scheduler(t, asked == OLD_MODEL)),
-                      ("You are the payroll clerk for Lantern Hill", lambda: _payroll(t)),
-                      ("pre-exchange search reports for Marlow", lambda: _convey(t, asked == OLD_CLAUDE))):
-        if cue in t.system:
-            out = plan() if t.users else reply("What can I do for you?")
-            break
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    return kit.by_role(body, MODEL, lambda t, asked: {
+        "front-desk assistant for Hollybrook": lambda: _vet(t),
+        "casting coordinator for Lantern Hill": lambda: _casting(t),
+        "You are the 2nd AD on 'The Salt Road'": lambda: _scheduler(t, asked == OLD_MODEL),
+        "You are the payroll clerk for Lantern Hill": lambda: _payroll(t),
+        "pre-exchange search reports for Marlow": lambda: _convey(t, asked == OLD_CLAUDE),
+    }, waiting="What can I do for you?")
 
 
 _ANYTHING = " Is there anything else I can help with?"

@@ -454,20 +454,14 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
     offered = {x.get("function", {}).get("name") for x in body.get("tools") or ()}
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "waste and recycling desk": lambda: _waste(t, asked == OLD_CLAUDE),
         "berth planner on Port Calder": lambda: _berth(t, offered),
         "yard planner on Port Calder": lambda: _yard(t, offered),
         "gate clerk on Port Calder": lambda: _gate(t),
         "loans registrar agent at Hollins": lambda: _loans(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan else reply("Hello! How can I help?")  # (a gate clerk handed nothing still answers)
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    }, waiting=None)  # (a gate clerk handed nothing still answers)
 
 
 _ANYTHING = " Is there anything else I can help you with?"
