@@ -45,7 +45,25 @@ waived for an A&E visit, the estimate capped at the annual maximum left, a short
 with the rest escalated and told. Ground truth is located on the recorded faulty run by what its steps did
 (heldout.py's locators).
 
-Built and scored blind, once: SCORES_PENDING
+Built and scored blind, once (main's HEAD when scored, af52ff9e36b0a6267fe74508b83faf027ae3055a, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 4.0 at the start, 5.6 at the
+end, other helpers running; recording /tmp/h37-rec-6c1i39w1): 30 pairs, 4 recorders (boto3 Bedrock converse over
+several patient turns, Agent Framework with three agents, LangGraph create_react_agent, OpenLLMetry through the
+collector) - diff top-1 27/30, check step+layer 15/30, good runs with a warning 14/30. Seven of check's 15 hits are
+coincidental, the same finding firing on the good twin at the same step: wrong_target 'PR, not CO' on every permit
+run (the gas test's 'CO 6 ppm' read as a sibling of PR-3310: lel_conversion_wrong, expired_cert_accepted,
+reasoning_action_mismatch), missing_evidence for search_notices before a refund the 'Energy disputes:' rule does not
+cover (refund_over_cap, tariff_band_wrong, goodwill_wrong_tier_row), and idle_grace_skipped's ungrounded_answer on
+'52' (the idle minutes, derived from two timestamps, right in both runs) - 8/30 hit for the fault's own reason
+(instructions changed x2, another member's coverage, the handover losing the request, a stale index, a superseded
+notice used, a rate limit answered with an invented refund, a repeated refund). The misses are rules comparing a
+record's field with a rule, a table row or another record (a guardian for an age, a slot's length for a type, a cap of
+maximum minus used, a window's end, an exception's condition in the user's words), a write repeated with no answer
+between, a tool answering another location / account, a result's shape changed, a request's second item left
+unanswered, an amount over a cap neither escalated nor told; two old models found (model_changed) but ranked below the
+missing read they caused, and a rewritten manager prompt found at the right step ranked below the false wrong_target.
+All 14 warned good runs are those two false readings: wrong_target 'PR, not CO' on the 8 permit twins (one also an
+answer_misread of 'expires before 2026-12-08'), missing_evidence on the 6 charging twins whose dispute is not energy.
 """
 
 from __future__ import annotations
@@ -1052,10 +1070,70 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled from the blind run).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind, scored once (af52ff9's detectors,
+# main's HEAD when scored; agentotel/analysis/ unread; load 4.0 -> 5.6): 30 pairs, 4 recorders - diff top-1 27/30, check
+# step+layer 15/30 (7 of them coincidental: see the docstring), good runs warned 14/30 (recording /tmp/h37-rec-6c1i39w1).
+_QUOTED = ("output_changed@6: the faulty model's first different output is what it tells the patient before the write "
+           "the truth names (@{}) - as arguable a cause")
+DIFF_MISSED = {
+    "model-bedrock-dental-slot-length-mismatch": _QUOTED.format(8) + " (the offer listing the 30-minute slot first)",
+    "model-bedrock-dental-cancel-exception-claimed": _QUOTED.format(7) + " (the fee waived 'as a medical emergency')",
+    "model-bedrock-dental-emergency-fee-charged": _QUOTED.format(7) + " (the GBP 40 late fee quoted)",
+}
+_NOTHING = "nothing found; "
+_CO = "wrong_target@12/model ranked first (the gas test's 'CO 6 ppm' read as a sibling of PR-3310, in every permit run)"
+_ENERGY = ("missing_evidence@5/model ranked first (the 'Energy disputes:' rule's search_notices asked before a refund it "
+           "does not cover, the twin alike)")
+CHECK_MISSED = {
+    "model-bedrock-dental-guardian-unasked": _NOTHING + "find_patient's age 9 under the rule's 16, book_appointment's "
+                                             "guardian_name '' and no question asked",
+    "model-bedrock-dental-slot-length-mismatch": _NOTHING + "SL-1208-0900's length_min 30 against the table's filling "
+                                                 "60 minutes",
+    "product-bedrock-dental-old-model-dental": "missing_evidence@4/product (book_appointment with no get_slots, by the "
+                                               "policy) ranked first; model_changed@1, right, ranked below",
+    "model-bedrock-dental-cancel-exception-claimed": _NOTHING + "fee 0 'as this is a medical emergency' where the "
+                                                     "patient said a work meeting, which the rule names as no emergency",
+    "model-bedrock-dental-emergency-fee-charged": _NOTHING + "fee 40 where the patient's 'taken to A&E' meets the "
+                                                  "rule's exception",
+    "model-bedrock-dental-estimate-over-annual-max": _NOTHING + "insurer_pays 502 where annual_maximum 1000 minus "
+                                                    "used_this_year 800 leaves 200",
+    "model-maf-permit-assessment-repeated": _CO + "; assess_permit called twice with the same arguments, no answer "
+                                            "between, unflagged",
+    "tool-maf-permit-readings-wrong-location": _CO + "; get_gas_readings(Tank T-2) answered location Tank T-4 unread",
+    "model-maf-permit-permit-window-exceeded": _CO + "; valid_to 18:30 against the rule's 'end by 17:00', 'at most 8 "
+                                               "hours' unread",
+    "prompt-maf-permit-permit-prompt-rewritten": _CO + "; instructions_changed@16/prompt, right, ranked below it",
+    "product-lg-ev-old-model-ev": "missing_evidence@4/product (issue_refund with no get_account, by the policy) ranked "
+                                  "first; model_changed@2, right, ranked below",
+    "tool-lg-ev-sessions-wrong-account": "wrong_target@8/model: the refund naming S-88110 of EVA-20471 seen at the "
+                                         "model's call, not at query_sessions @5 answering rows of another account "
+                                         "than its WHERE account_id",
+    "model-lg-ev-premature-termination": _NOTHING + "the request names S-88101 and S-88140; the answer and the calls "
+                                         "cover S-88101 alone",
+    "model-tl-ev-escalation-withheld": _ENERGY + "; 10.80 due, 9.00 refunded, the 1.80 over the cap neither escalated "
+                                       "nor told",
+    "tool-tl-ev-notice-schema-drift": _NOTHING + "search_notices' results lost overreport_percent (energy_adjustment "
+                                      "new) against earlier runs, and the agent then found no notice; diff saw the shape",
+}
+FALSE_ALARMS = {
+    **{f"{layer}-maf-permit-{f}": "wrong_target@12/model: 'CO 6 ppm' (carbon monoxide) in the officer's gas summary "
+                                  "read as an id sibling of the call's PR-3310"
+       for layer, f in (("model", "lel-conversion-wrong"), ("model", "reasoning-action-mismatch"),
+                        ("model", "assessment-repeated"), ("memory", "handover-context-lost"),
+                        ("tool", "readings-wrong-location"), ("model", "permit-window-exceeded"),
+                        ("prompt", "permit-prompt-rewritten"))},
+    "model-maf-permit-expired-cert-accepted": "wrong_target@12/model ('CO 6 ppm' as a sibling of PR-3310) and "
+                                              "answer_misread@14: 'a certification expires before 2026-12-08' read as "
+                                              "stating the expiry, which get_certifications gives as 2026-12-03",
+    **{f"{layer}-{rec}-{f}": "missing_evidence@{}/model: the rule 'Energy disputes: search the firmware notices ... "
+                             "before refunding' applied to a refund for an idle-fee / peak-rate / charger-fault "
+                             "dispute".format(at)
+       for layer, rec, f, at in (("model", "lg-ev", "idle-grace-skipped", 6), ("model", "lg-ev", "refund-over-cap", 6),
+                                 ("model", "tl-ev", "tariff-band-wrong", 5),
+                                 ("model", "tl-ev", "goodwill-wrong-tier-row", 5),
+                                 ("model", "tl-ev", "escalation-withheld", 5),
+                                 ("prompt", "tl-ev", "ev-prompt-rewritten", 5))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
