@@ -7,7 +7,56 @@ quota, used hours from SQL rows and versioned maintenance notices, run through r
     python tests/analysis/heldout38.py [RECORDER|PAIR ...]     # records the pairs, prints the table
     python tests/analysis/heldout38.py --score DIR [...]       # the runs a call left in DIR, scored again
 
-SCORES_GO_HERE
+Northsound Ferries' bookings desk (find_booking, get_sailings, amend_leg, cancel_leg) serves a traveller by written rules:
+the reference and surname first; vehicle bands from a markdown table by length AND height in metres (feet and inches
+converted at 0.3048 / 0.0254, a size never guessed: asked); passenger fares by age on the day of the sailing travelled;
+dogs only in the vehicle or a pet cabin; the earliest sailing whose check-in closes at or after the time the traveller
+can reach the port; an amendment fee and a cancellation refund from one table by days before the sailing changed, the
+fee waived only on the booking's operator_change; the quote told and a yes before acting; a failure tried once more,
+never a number a tool did not return. The traveller's replies are scripted, said when the desk's message holds their
+cue ('length and height', 'Shall I go ahead', 'anything else'). St Brannock's Hospital's bed team on the Agents SDK: a
+bed manager (get_patient, get_site_occupancy, raise_escalation: OPEL levels from a table of (occupied + awaiting_bed) /
+open_beds) hands to a ward coordinator (get_ward_beds, allocate_bed: isolation in a side room, C. difficile only after an
+enhanced HPV clean, single-sex bays, never a bed awaiting its clean), who hands to patient transport
+(get_transport_slots, book_transport: pickup at or after the bed's ready time and within 4 hours of the decision to
+admit, an infection-control crew for isolation, a 429 tried once more). The Aldgate Structural Biology Core Facility's
+booking agent (get_user, get_project, search_notices: maintenance notices reissued in versions, run_sql over a DuckDB
+bookings table, book_instrument) books by the project's quarterly quota (completed + booked hours in the period, plus the
+hours asked), a training record unexpired on the session date (else an assisted session at GBP 45/h staff time, and
+the user told to re-certify), the hourly rate from a table row by the user's user_type, and the latest notice version's
+maintenance window. Each recorder in a process of its own:
+
+- `genai-ferry` (ferry desk): a google-genai generate_content loop with function declarations over several traveller
+  turns (kit.genai_loop), the tools `@agentotel.tool`s, under `agentotel.instrument()`;
+- `agents-beds` (bed team): the OpenAI Agents SDK on the Responses API (`OpenAIResponsesModel`), bed_manager ->
+  ward_coordinator -> patient_transport by two handoffs in one Runner.run (kit.agents_chain), under agentotel;
+- `pai-core` (booking agent): a pydantic-ai Agent on an openai chat model (kit.pydantic_chat), under agentotel;
+- `oi-core` (booking agent): a plain openai chat loop under OpenInference's openai instrumentation, the tools OITracer
+  TOOL spans, sent by OTLP through agentotel-collector.
+
+The model on 127.0.0.1 (shapes.serve_models: chat completions and Gemini; the Responses API read and answered in chat
+form by heldout20's converters; the model asked for echoed back) reads the conversation it is sent and decides as a
+model would. Ground truth is located on the recorded faulty run by what its steps did (heldout.py's locators). Good
+twins: a clarifying question asked (the camper van's size), 19 ft 6 in x 7 ft 11 in converted to 5.94 x 2.41 m (Tall
+camper, not Van), a 15-year-old charged as an adult because he is 16 on the sailing day, the 13:30 sailing chosen over
+the 10:00 whose check-in closes before the traveller arrives, the quote computed from the rules' own tables (164 + 3 x
+34 + 15 = GBP 281, difference 92 + fee 25; refund 50% of 189 = 94.50), a dog refused the lounge, a timeout and a 429
+tried once more, an escalation raised at 96.0%, a side room held for its enhanced clean and the transfer timed after
+it, a man put in the male bay, a booking refused with 4 quota hours left, a session moved off a reissued maintenance
+day, an expired certification booked as assisted at GBP 163/h and told.
+
+Built and scored blind, once (main's HEAD af52ff9e36b0a6267fe74508b83faf027ae3055a, the branch rebased onto it - up to
+date; the set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load average
+3.18 at the start, 5.47 at the end, other helpers running; recording /tmp/h38-rec-fflkt4ui). Before it, development
+recordings only printed each faulty run's locator indices, tool calls and answers (no table, no check, no diff). 32
+pairs, 4 recorders (google-genai over traveller turns, the Agents SDK on the Responses API with two handoffs,
+pydantic-ai, an openai loop under OpenInference through the collector) - diff top-1 32/32, check step+layer 10/32,
+good runs with a warning 10/32. Check's hits: outside the model 5/7 (two old models, a patient API and a user API
+answering another record, a rewritten rates table; missed: the ward coordinator's rewritten rules mid-run, the stale
+notice index), the handover that lost the conversation, two repeated writes, a 429 answered with an invented transport
+id, and reasoning_action_mismatch - a hit by place only: its wrong_target reads 'PRJ-117' against the words' 'GBP', not
+the rate 62 against the words' 118. Counted honestly, check finds 9/32. Its 22 misses are in CHECK_MISSED, each with
+why; the 10 false alarms (every ferry good run's quote, and one bed good run) in FALSE_ALARMS.
 """
 
 from __future__ import annotations
@@ -890,10 +939,95 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main af52ff9's detectors; load
+# 3.18-5.47): 32 pairs, 4 recorders - diff top-1 32/32, check step+layer 10/32, good runs warned 10/32 (recording
+# /tmp/h38-rec-fflkt4ui). The reasons are read from `agentotel check` / `diff` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+
+_NOTHING = "nothing found; "
+_QUOTED = "top ungrounded_answer@6/model on the quote's sums (its twin warned the same, see FALSE_ALARMS); "
+CHECK_MISSED = {
+    "model-genai-ferry-dims-unasked": _NOTHING + "the call @3 after find_booking went on to get_sailings saying 'I'll "
+                                      "take the camper van as a typical 6.0 m long and 2.4 m high' where the rules say "
+                                      "'Never guess a vehicle's size - ... ask'; 6.0 and 2.4 are in no message or result",
+    "model-genai-ferry-feet-wrong-factor": _NOTHING + "amend_leg@7 with vehicle_height_m 2.38 (7 ft 11 in at 0.3 m a "
+                                           "foot) where the rules' 0.3048 / 0.0254 give 2.41 m, past the Van or "
+                                           "camper row's 2.40 (the faulty quote's 255.00 / 66.00 / 91.00 is not "
+                                           "flagged where the good quote's sums are)",
+    "model-genai-ferry-age-on-today": _NOTHING + "amend_leg@7 with adults 2, children 1: Dara's dob 2011-01-06 makes "
+                                     "him 16 on the sailing date 2027-01-08 ('by the passenger's age on the day of the "
+                                     "sailing they travel on, not today')",
+    "model-genai-ferry-cutoff-missed": _QUOTED + "nothing at amend_leg@7: sailing NS-0108-1000 whose checkin_closes "
+                                      "09:15 is before the traveller's '09:30' (the rules: check-in closing at or "
+                                      "after the arrival time)",
+    "model-genai-ferry-fee-waiver-claimed": _QUOTED + "nothing at amend_leg@7: amendment_fee_gbp 0 on the quote's 'As "
+                                            "your original sailing was retimed by us', where find_booking says "
+                                            "operator_change false and the traveller said nothing of it",
+    "model-genai-ferry-refund-wrong-row": _QUOTED + "nothing at cancel_leg@9: refund_gbp 170.1 = 90% of 189 for a leg "
+                                          "29 days away (2026-12-05 to 2027-01-03), where the table's 14-29 row "
+                                          "gives 50%",
+    "model-genai-ferry-amend-timeout-invented": "tool_error_ignored@9/model (the right step: 'AM-30988' after "
+                                                "amend_leg's timeout) ranked under ungrounded_answer@6 (the quote's "
+                                                "sums, as on its twin) - both warnings, the earlier first",
+    "model-genai-ferry-premature-end-ferry": _QUOTED + "nothing reads the traveller's 'Please cancel the return on 3 "
+                                             "January too' (and the quote's refund the traveller said yes to) as "
+                                             "never done: no cancel_leg, the answer @9 ends the conversation",
+    "model-agents-beds-escalation-sum-skipped": _NOTHING + "the bed manager handed over @6 with no raise_escalation "
+                                                "where get_site_occupancy's (occupied 452 + awaiting_bed 9) / "
+                                                "open_beds 480 = 96.0% is the table's OPEL 3 row ('raise_escalation "
+                                                "before any placement'); its note says '94.2% - OPEL 2'",
+    "model-agents-beds-clean-type-ignored": _NOTHING + "allocate_bed@13 on W7-SR2, whose clean type is 'standard', for "
+                                            "a patient whose isolation organism is 'C. difficile' (the rules: 'a side "
+                                            "room whose last clean was enhanced (HPV)') - and the call's own words "
+                                            "say 'needs a side room after an enhanced clean'",
+    "model-agents-beds-bay-sex-mismatch": _NOTHING + "allocate_bed@13 on W7-A3, bay_sex 'F', for a patient of sex 'M' "
+                                          "('a bay bed only if the bay's sex is the patient's sex')",
+    "model-agents-beds-pickup-before-ready": _NOTHING + "book_transport@20 on slot PTS-1500 (pickup 15:00) for W7-SR4, "
+                                             "whose clean's ready_at is 15:30 in get_ward_beds and the hand-over note "
+                                             "('Pickup at or after the bed's ready_at time')",
+    "prompt-agents-beds-rules-rewritten": _NOTHING + "the ward coordinator's instructions @11 differ from its earlier "
+                                          "runs' (diff: instructions_changed@11, '... allocate the first clean bed "
+                                          "...'); check flags a changed prompt on oi-core's first call, not on the "
+                                          "second agent of a handoff chain",
+    "model-pai-core-quota-sum-over": _NOTHING + "book_instrument@10 for 6 hours where run_sql's rows sum to 36 of "
+                                     "get_project's 40 CRYO-1 quota hours (36 + 6 = 42; 'hours used plus hours asked "
+                                     "stay within the quota'); the answer's '34 of its 40 hours left' is not read "
+                                     "against them",
+    "model-pai-core-window-outside-quarter": _NOTHING + "run_sql@8 with no session_date filter where get_project's "
+                                             "quota period is 2026-10-01..2026-12-31; the answer refuses on 52 hours "
+                                             "(last quarter's 30 in them)",
+    "model-pai-core-rate-wrong-row": _NOTHING + "book_instrument@10 with rate_gbp_per_hour 62 (the internal_academic "
+                                     "row) where get_user's user_type external_academic gives the table's 118",
+    "model-pai-core-cert-expired-ignored": _NOTHING + "book_instrument@10 with assisted false where the CRYO-1 "
+                                           "training expires 2026-12-10, before session_date 2026-12-16",
+    "model-pai-core-superseded-notice": _NOTHING + "book_instrument@10 on session_date 2026-12-15, inside the window "
+                                        "of MN-CRYO-0412 version 2 (2026-12-15 08:00-18:00), which replaces version "
+                                        "1's 17 December in the same search result",
+    "model-pai-core-sql-timeout-invented": "tool_error_ignored@10/tool: the right step, read as the tool's layer; the "
+                                           "cause is the model's - it went on to book and told '14 of its 40 hours "
+                                           "left' from hours it never read",
+    "tool-oi-core-notices-index-stale": _NOTHING + "search_notices@6 answered index_built 2026-11-30 (older than the "
+                                        "reissue the good run's index_built 2026-12-05 holds), version 2 missing; the "
+                                        "session booked on a maintenance day",
+    "model-oi-core-withheld-cert-expiry": _NOTHING + "the answer @11 books an assisted session (assisted true, GBP "
+                                          "163/h) and leaves out that the certification expired on 2026-12-10 and "
+                                          "she must re-certify, which the rules say to tell",
+    "model-oi-core-quota-sum-over": _NOTHING + "book_instrument@9 for 6 hours with 36 of 40 quota hours used in "
+                                    "run_sql's rows (42 > 40)",
+}
+_FERRY_QUOTE = ("ungrounded_answer@6/model: 'the answer states 281.00, 92.00, 117.00, found in no tool result' - the "
+                "desk's own sums of the rules' fare tables (Tall camper 164 + 3 adults x 34 + 1 pet x 15 = 281; 281 - "
+                "189 paid = 92; 92 + the 14-29 row's 25 = 117)")
+FALSE_ALARMS = {
+    **{f"{layer}-genai-ferry-{fault}": _FERRY_QUOTE for layer, fault in (
+        ("model", "dims-unasked"), ("model", "feet-wrong-factor"), ("model", "age-on-today"), ("model", "cutoff-missed"),
+        ("model", "fee-waiver-claimed"), ("model", "refund-wrong-row"), ("model", "amend-timeout-invented"),
+        ("model", "premature-end-ferry"), ("product", "old-model-ferry"))},
+    "model-agents-beds-bay-sex-mismatch": ("tool_output_drift@3/tool: get_patient's isolation {required: false} "
+                                           "carries no organism/precautions/side_room (a patient needing no "
+                                           "isolation, not a changed API); and wrong_target@22: 'the request names "
+                                           "A' - the article in 'needs a General Medicine bed' read as bay A"),
+}
 
 POLICIES = {
     "genai-ferry": {"required_before": {"amend_leg": ["find_booking", "get_sailings"], "cancel_leg": ["find_booking"]}},
