@@ -229,6 +229,21 @@ def produce_runs(options: dict[str, Any], model: Callable[[dict[str, Any]], dict
     return manifest
 
 
+def produce_served(options: dict[str, Any], model: Callable[[dict[str, Any]], dict[str, Any]], recorders: dict[str, Any],
+                   world: type[World], request: Callable[[int, str | None], str], history: tuple[int, ...] = (0, 1),
+                   **environ: str) -> list[dict[str, Any]]:
+    """A set's `produce` as most are: the messages captured by every instrumentation (`environ` more variables - a
+    traceloop recorder's TRACELOOP_TRACE_CONTENT), no OpenAI key in the process (an Agents SDK's own trace export stays
+    off: no key, no network; every client here is given its key), `world.recorder` named and `produce_runs` behind
+    shapes.serve_models (chat completions, Anthropic messages, Gemini, Bedrock Converse, the Responses API)."""
+    from shapes import serve_models
+
+    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", **environ)
+    os.environ.pop("OPENAI_API_KEY", None)
+    world.recorder = options["recorder"]
+    return produce_runs(options, model, recorders, world.start, request, history, serve=serve_models)
+
+
 def answering(model: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """`model` answering a bug of its script's as an API's 500, the bug shown in the recorder's stderr (a scripted
     model failing quietly would record a run nobody meant)."""
@@ -291,6 +306,27 @@ def once_more(retrying: str, tool: str, tried: list[Any], gave_up: str, say: str
     if len(tried) >= 2:
         return reply(gave_up)
     return call(tool, retrying if tried else say, **arguments)
+
+
+def by_role(body: dict[str, Any], default: str, plans: Callable[[Any, str], dict[str, Callable[[], dict[str, Any]]]],
+            waiting: str | None = "Hello! How can I help?") -> dict[str, Any]:
+    """A set's scripted model answering a chat.completions request `body`: `plans(t, asked)` (t the conversation as
+    heldout9's `Talk` reads it, asked the model the request names, `default` when it names none) gives each role's
+    plan by a cue its system prompt holds; the first whose cue the request's holds answers once a person has spoken
+    (before, it says `waiting`; None: it answers anyway), a request no cue fits is greeted. The answer names the model
+    asked for, as an API's does."""
+    from heldout9 import Talk
+    from shapes import reply
+
+    t = Talk(body.get("messages") or [])
+    asked = body.get("model") or default
+    plan = next((p for cue, p in plans(t, asked).items() if cue in t.system), None)
+    if plan is None:
+        out = reply("Hello! How can I help?")
+    else:
+        out = plan() if t.users or waiting is None else reply(waiting)
+    out["model"] = asked
+    return out
 
 
 # ---- the apps' tool loops: how the recorded apps call their tools and tell the model a tool failed ------------------
@@ -520,6 +556,13 @@ def langgraph_team(url: str, model: str, name: str, team: list[tuple[str, str, d
     """A team as a LangGraph StateGraph (compiled as `name`) of `team`'s (name, rules, tools) create_react_agents
     (ChatOpenAI `model` at `url`), one after the other; `before[agent]` = (node, step) a plain node entered before that
     agent (a handover that may reset the conversation). The last message's text."""
+    out = team_graph(url, model, name, team, before).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
+    return str(out["messages"][-1].content)
+
+
+def team_graph(url: str, model: str, name: str, team: list[tuple[str, str, dict[str, Callable[..., Any]]]],
+               before: dict[str, tuple[str, Callable[[Any], dict[str, Any]]]] | None = None) -> Any:
+    """langgraph_team's compiled graph, for an app that invokes it itself (another recursion limit)."""
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from langgraph.graph import END, START, MessagesState, StateGraph
@@ -541,8 +584,134 @@ def langgraph_team(url: str, model: str, name: str, team: list[tuple[str, str, d
         graph.add_edge(previous, agent)
         previous = agent
     graph.add_edge(previous, END)
-    out = graph.compile(name=name).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-    return str(out["messages"][-1].content)
+    return graph.compile(name=name)
+
+
+def mcp_chat_loop(base_url: str, model: str, system: str, task: str, server: str, tools: dict[str, Callable[..., Any]],
+                  max_retries: int = 0) -> str:
+    """A plain async openai SDK chat.completions loop whose tools are an MCP server's (`mcp_server(server, tools)`, in
+    process), each call through the MCP client's session, its result's text sent back (an error's too); one request,
+    no person replying. `max_retries` the SDK's own (inside one recorded call)."""
+    import asyncio
+
+    import openai
+    from mcp import Client
+
+    async def turns() -> str:
+        llm = openai.AsyncOpenAI(base_url=base_url, api_key="sk-test", max_retries=max_retries)
+        async with Client(mcp_server(server, tools)) as client:
+            offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
+                                                         "parameters": x.input_schema}}
+                       for x in (await client.session.list_tools()).tools]
+            messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+            for _ in range(24):
+                said = (await llm.chat.completions.create(model=model, messages=messages,
+                                                          tools=offered)).choices[0].message
+                messages.append(said.model_dump(exclude_none=True))
+                if not said.tool_calls:
+                    return said.content or ""
+                for asked in said.tool_calls:
+                    got = await client.session.call_tool(asked.function.name, json.loads(asked.function.arguments))
+                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
+                    messages.append({"role": "tool", "tool_call_id": asked.id, "content": text})
+        return "I could not finish."
+
+    return asyncio.run(turns())
+
+
+def bedrock_client(url: str, region: str) -> Any:
+    """A boto3 Bedrock Runtime client at `url` (test credentials, one attempt: a failure is the run's)."""
+    import boto3
+    from botocore.config import Config
+
+    os.environ.update(AWS_ACCESS_KEY_ID="AKIATESTTESTTEST", AWS_SECRET_ACCESS_KEY="test-secret",
+                      AWS_DEFAULT_REGION=region)
+    return boto3.client("bedrock-runtime", region_name=region, endpoint_url=url, config=Config(retries={"max_attempts": 1}))
+
+
+def converse_loop(client: Any, model: str, system: str, task: str, tools: dict[str, Callable[..., Any]],
+                  offered: list[dict[str, Any]], replies: Callable[[str], str | None]) -> str:
+    """A plain boto3 Bedrock Runtime converse loop with a toolConfig, as apps write one: every asked call run
+    (`tools[name]`, its result as a json block, an exception's words as an error result), the person's
+    `replies(answer)` appended while it gives one; `offered` the tools as chat.completions declarations. The answer's
+    text blocks, joined."""
+    def result(use: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {"toolUseId": use["toolUseId"], "content": [{"json": tools[use["name"]](**use["input"])}]}
+        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
+            return {"toolUseId": use["toolUseId"], "content": [{"text": f"{type(exc).__name__}: {exc}"}], "status": "error"}
+
+    specs = [{"toolSpec": {"name": d["function"]["name"], "description": d["function"]["description"],
+                           "inputSchema": {"json": d["function"]["parameters"]}}} for d in offered]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": task}]}]
+    for _ in range(30):
+        message = client.converse(modelId=model, messages=messages, system=[{"text": system}],
+                                  toolConfig={"tools": specs}, inferenceConfig={"maxTokens": 1024})["output"]["message"]
+        messages.append(message)
+        uses = [b["toolUse"] for b in message["content"] if "toolUse" in b]
+        if not uses:
+            text = " ".join(b["text"] for b in message["content"] if "text" in b)
+            follow = replies(text)
+            if follow is None:
+                return text
+            messages.append({"role": "user", "content": [{"text": follow}]})
+            continue
+        messages.append({"role": "user", "content": [{"toolResult": result(use)} for use in uses]})
+    return "I could not finish."
+
+
+def maf_team(url: str, model: str, team: list[tuple[str, str, dict[str, Callable[..., Any]]]]) -> list[Any]:
+    """`team`'s (name, rules, tools) as Microsoft Agent Framework `Agent`s on one openai chat client at `url` (a tool's
+    error detail shown to the model), in order; the app runs them (see `MafRecorder`)."""
+    import inspect
+
+    from agent_framework import Agent, tool as af_tool
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    from heldout9 import _as_text
+
+    client = OpenAIChatCompletionClient(model, api_key="sk-test", base_url=url + "/v1")
+    client.function_invocation_configuration["include_detailed_errors"] = True
+    return [Agent(client=client, name=role, instructions=rules, tools=[
+                af_tool(name=n, description=inspect.getdoc(f))(_as_text(f)) for n, f in tools.items()])
+            for role, rules, tools in team]
+
+
+def succeeded(t: Any, tool: str, kinds: tuple[type, ...] = (dict, list)) -> list[Any]:
+    """A scripted model's reading of its conversation (heldout9's `Talk` `t`): the successful results of `tool` so far,
+    those of `kinds` (a failed call's is its error's text)."""
+    return [v for _, v in t.got(tool) if isinstance(v, kinds)]
+
+
+def agentotel_tools(tools: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """`tools` as `@agentotel.tool`s, by name (wrapping one registers it: the next run's environment lists it)."""
+    import agentotel
+
+    return {name: agentotel.tool(f) for name, f in tools.items()}
+
+
+def chat_app(recorder: type, agent: str, tools: dict[str, Callable[..., Any]], model: Callable[[], str],
+             instructions: Callable[[], str], replies: Callable[[str], str | None] | None = None) -> type:
+    """A recorder (`OpenInferenceRecorder` or `TraceloopRecorder`) of an app that is a plain openai chat loop
+    (`chat_loop`, `model()` under `instructions()`), set up as apps under that instrumentation are: its openai
+    instrumentor on, `tools` its tool spans."""
+
+    class ChatApp(recorder):  # type: ignore[misc, valid-type]
+        def __init__(self, options: dict[str, Any], url: str) -> None:
+            super().__init__(options, url)
+            self.tools = self.instrumented(self.openai_instrumentor(), tools)
+
+        def body(self, task: str) -> str:
+            import openai
+
+            from heldout9 import declared
+
+            client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
+            return chat_loop(client, model(), instructions(), task, self.tools, declared(tools), replies)
+
+    ChatApp.agent = agent
+    ChatApp.__name__ = ChatApp.__qualname__ = f"{recorder.__name__.removesuffix('Recorder')}Chat[{agent}]"
+    return ChatApp
 
 
 # ---- the recorders' roots (one run a root span: agentotel's own, OpenInference's AGENT, traceloop's workflow) ------
@@ -576,6 +745,17 @@ class AgentotelRecorder:
         import agentotel
 
         agentotel.shutdown()
+
+
+class MafRecorder(AgentotelRecorder):
+    """A recorder under agentotel of an app on Microsoft Agent Framework (`maf_team`'s agents), the framework's own
+    telemetry on with the messages."""
+
+    def __init__(self, options: dict[str, Any], url: str) -> None:
+        from agent_framework.observability import enable_instrumentation
+
+        super().__init__(options, url)
+        enable_instrumentation(enable_sensitive_data=True)
 
 
 class _ForeignRecorder:
@@ -658,9 +838,21 @@ class OpenInferenceRecorder(_ForeignRecorder):
         """`f` as an OITracer TOOL span."""
         return self.tracer.tool(f)
 
+    def openai_instrumentor(self) -> Any:
+        """OpenInference's instrumentor of the openai SDK (for `instrumented`)."""
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        return OpenAIInstrumentor()
+
 
 class TraceloopRecorder(_ForeignRecorder):
     """The app's root and tools as traceloop workflow / tool spans (what traceloop-sdk's @workflow and @tool write)."""
+
+    def openai_instrumentor(self) -> Any:
+        """OpenLLMetry's instrumentor of the openai SDK (for `instrumented`)."""
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+        return OpenAIInstrumentor()
 
     def _root(self, task: str) -> Any:
         return self.tracer.start_as_current_span(f"{self.agent}.workflow", attributes={

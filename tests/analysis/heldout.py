@@ -683,6 +683,30 @@ def last_step(steps: list[dict[str, Any]]) -> int | None:
     return steps[-1]["index"] if steps else None
 
 
+def last_llm(steps: list[dict[str, Any]]) -> int | None:
+    """The run's last model call (the answer it ended on)."""
+    llm = _llm(steps)
+    return llm[-1]["index"] if llm else None
+
+
+def nth_answer(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
+    """The run's nth model call that asked for no tool (an agent's hand-over note or a reply)."""
+    def find(steps: list[dict[str, Any]]) -> int | None:
+        hits = [s["index"] for s in _llm(steps) if not _asked(s)]
+        return hits[n] if len(hits) > n else None
+    return find
+
+
+def next_agent(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
+    """The model call after the run's nth hand-over note (a call asking for no tool): the next agent's first, in a team
+    the app runs one agent after another."""
+    def find(steps: list[dict[str, Any]]) -> int | None:
+        llm = _llm(steps)
+        notes = [i for i, s in enumerate(llm) if not _asked(s)]
+        return llm[notes[n] + 1]["index"] if len(notes) > n and len(llm) > notes[n] + 1 else None
+    return find
+
+
 @dataclass(frozen=True)
 class Pair:
     id: str

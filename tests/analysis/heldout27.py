@@ -89,7 +89,7 @@ finding are kept as written; that warning is quiet now.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import math
 import os
 import re
@@ -103,7 +103,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -118,16 +118,9 @@ class Now(kit.World):
     variant = 2  # which request: 0 and 1 the history's, 2 the pairs'
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, say: str | None = None, **arguments: Any) -> dict[str, Any]:
-    """What every team's rules ask after a failed call: once more, then say it did not go through."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That didn't go through - trying once more." if tried else say, **arguments)
-
-
-def _ok(t: Talk, tool: str) -> list[dict[str, Any]]:
-    """The successful results of `tool` so far."""
-    return [v for _, v in t.got(tool) if isinstance(v, dict)]
+# What every team's rules ask after a failed call: once more, then say it did not go through.
+_once_more = functools.partial(kit.once_more, "That didn't go through - trying once more.")
+_ok = functools.partial(kit.succeeded, kinds=(dict,))  # the successful results of a tool so far
 
 
 def _days(a: str, b: str) -> int:
@@ -749,10 +742,8 @@ class AnthropicMoving(kit.AgentotelRecorder):
     agent = MOVING
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
-
         super().__init__(options, url)
-        self.tools = {name: agentotel.tool(f) for name, f in MOVING_TOOLS.items()}
+        self.tools = kit.agentotel_tools(MOVING_TOOLS)
 
     def body(self, task: str) -> str:
         return kit.anthropic_loop(self.url, moving_model(), moving_instructions(), task, self.tools,
@@ -760,21 +751,9 @@ class AnthropicMoving(kit.AgentotelRecorder):
                                   forget=Now.fault == "history_lost_between_turns")
 
 
-class TlMoving(kit.TraceloopRecorder):
-    """The quoting desk as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop
-    tool spans, through agentotel-collector."""
-
-    agent = MOVING
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        import openai
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        tools = self.instrumented(OpenAIInstrumentor(), MOVING_TOOLS)
-        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0)
-        self.body = lambda task: kit.chat_loop(client, moving_model(), moving_instructions(), task, tools,  # type: ignore[method-assign]
-                                               declared(MOVING_TOOLS), customer_replies)
+# The quoting desk as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
+# spans, through agentotel-collector.
+TlMoving = kit.chat_app(kit.TraceloopRecorder, MOVING, MOVING_TOOLS, moving_model, moving_instructions, customer_replies)
 
 
 class AgentsSolar(kit.AgentotelRecorder):
@@ -786,24 +765,14 @@ class AgentsSolar(kit.AgentotelRecorder):
 
     def body(self, task: str) -> str:
         import openai
-        from agents import Agent, OpenAIResponsesModel, Runner, function_tool, handoff
+        from agents import OpenAIResponsesModel
 
         responses = OpenAIResponsesModel(MODEL, openai_client=openai.AsyncOpenAI(base_url=self.url + "/v1",
                                                                                  api_key="sk-test", max_retries=0))
-
-        def agent(name: str, rules: str, tools: dict[str, Callable[..., Any]], handoffs: list[Any]) -> Any:
-            return Agent(name=name, instructions=rules, model=responses, handoffs=handoffs,
-                         tools=[function_tool(_as_text(f)) for f in tools.values()])
-
-        def handoff_only(data: Any) -> Any:
-            return data.clone(input_history=(), pre_handoff_items=(), new_items=tuple(
-                i for i in data.new_items if i.type in ("handoff_call_item", "handoff_output_item")))
-
-        filer = agent("filer", FILER_RULES, FILER_TOOLS, [])
-        designer = agent("designer", designer_rules(), DESIGNER_TOOLS, [handoff(filer)])
-        surveyor = agent("surveyor", SURVEYOR_RULES, SURVEYOR_TOOLS, [handoff(
-            designer, input_filter=handoff_only if Now.fault == "handoff_drops_context" else None)])
-        return str(asyncio.run(Runner.run(surveyor, task, max_turns=40)).final_output)
+        team = [("surveyor", SURVEYOR_RULES, SURVEYOR_TOOLS), ("designer", designer_rules(), DESIGNER_TOOLS),
+                ("filer", FILER_RULES, FILER_TOOLS)]
+        return kit.agents_chain(responses, team, task,
+                                drop_into="designer" if Now.fault == "handoff_drops_context" else None)
 
 
 class LangGraphReview(kit.AgentotelRecorder):
@@ -813,20 +782,7 @@ class LangGraphReview(kit.AgentotelRecorder):
     agent = REVIEW
 
     def body(self, task: str) -> str:
-        from langchain_core.tools import tool
-        from langchain_openai import ChatOpenAI
-        from langgraph.graph import END, START, MessagesState, StateGraph
-        from langgraph.prebuilt import ToolNode, create_react_agent
-
-        llm = ChatOpenAI(model=MODEL, api_key="sk-test", base_url=self.url + "/v1", max_retries=0)
-        screener = create_react_agent(llm, ToolNode([tool(_as_text(f)) for f in REVIEW_TOOLS.values()],
-                                                    handle_tool_errors=True), prompt=REVIEW_RULES, name="screener")
-        graph = StateGraph(MessagesState)
-        graph.add_node("screener", screener)
-        graph.add_edge(START, "screener")
-        graph.add_edge("screener", END)
-        out = graph.compile(name=REVIEW).invoke({"messages": [("user", task)]}, {"recursion_limit": 60})
-        return str(out["messages"][-1].content)
+        return kit.langgraph_team(self.url, MODEL, REVIEW, [("screener", REVIEW_RULES, REVIEW_TOOLS)], task)
 
 
 RECORDERS: dict[str, Any] = {"anthropic-moving": AnthropicMoving, "tl-moving": TlMoving, "agents-solar": AgentsSolar,
@@ -848,34 +804,16 @@ def request(v: int, pair: str | None) -> str:
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (the Responses API read here)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)  # (the Agents SDK's own trace export stays off: no key, no network)
+    """The recorder's runs (kit.produce_served: the Responses API read here)."""
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY, TRACELOOP_TRACE_CONTENT="true")
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run ---------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import _llm, _names, after, asking, nth_llm, tool_step
-
-    def final(steps: list[dict[str, Any]]) -> int | None:
-        """The run's last model call (the answer it ended on)."""
-        llm = _llm(steps)
-        return llm[-1]["index"] if llm else None
-
-    def after_handoff(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The first model call after the run's nth handoff (the next agent's first)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            handed = [s["index"] for s in _llm(steps) if any(c.startswith("transfer_to") for c in _names(s))]
-            at = handed[n] if len(handed) > n else None
-            return next((s["index"] for s in _llm(steps) if at is not None and s["index"] > at), None)
-        return find
+    from heldout import after, after_handoff, asking, last_llm as final, nth_llm, tool_step
 
     # the desk's quote (the model call after the survey): where a wrong figure first shows, before the booking
     quote = after(tool_step("get_survey"))

@@ -95,10 +95,8 @@ CHECK_MISSED entry hit and dropped (labels_timeout_invented).
 from __future__ import annotations
 
 import asyncio
-import inspect
-import json
+import functools
 import math
-import os
 import re
 import sys
 from datetime import date
@@ -111,7 +109,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-4-0613"
@@ -124,16 +122,9 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every rule here asks after a failed call: the call once more, then the failure told."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying it once more." if tried else None, **arguments)
-
-
-def _ok(t: Talk, tool: str) -> list[dict[str, Any]]:
-    """The successful results of `tool` so far."""
-    return [v for _, v in t.got(tool) if isinstance(v, (dict, list))]
+# What every rule here asks after a failed call: the call once more, then the failure told.
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
+_ok = kit.succeeded  # the successful results of a tool so far
 
 
 # ---- the parking desk's world ---------------------------------------------------------------------------------------
@@ -550,19 +541,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "parking-permit assistant at Wexcombe": lambda: _parking(t, asked == OLD_GEMINI),
         "estimator on Brackenfield": lambda: _estimator(t),
         "credit controller at Brackenfield": lambda: _controller(t),
         "dispatcher at Brackenfield": lambda: _dispatcher(t),
         "advisory agent at Tamarisk": lambda: _agronomy(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan and t.users else reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    })
 
 
 _ANYTHING = " Is there anything else I can help you with?"
@@ -840,73 +825,28 @@ class GenaiParking(kit.AgentotelRecorder):
     agent = PARKING
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
         from google import genai
 
         super().__init__(options, url)
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
-        self.tools = {name: agentotel.tool(f) for name, f in PARKING_TOOLS.items()}
-
-    def _answer(self, asked: Any) -> Any:
-        from google.genai import types
-
-        try:
-            response = {"output": self.tools[asked.name](**dict(asked.args or {}))}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            response = {"error": f"{type(exc).__name__}: {exc}"}
-        return types.Part(function_response=types.FunctionResponse(id=asked.id, name=asked.name, response=response))
+        self.tools = kit.agentotel_tools(PARKING_TOOLS)
 
     def body(self, task: str) -> str:
-        from google.genai import types
-
-        config = types.GenerateContentConfig(
-            system_instruction=parking_instructions(), tools=[types.Tool(function_declarations=[
-                types.FunctionDeclaration(name=d["function"]["name"], description=d["function"]["description"],
-                                          parameters_json_schema=d["function"]["parameters"])
-                for d in declared(PARKING_TOOLS)])],
-            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
-        contents: list[Any] = [types.Content(role="user", parts=[types.Part(text=task)])]
-        while len(contents) < 60:
-            content = self.client.models.generate_content(model=parking_model(), contents=contents,
-                                                          config=config).candidates[0].content
-            contents.append(content)
-            asked = [p.function_call for p in content.parts or () if p.function_call]
-            if asked:
-                contents.append(types.Content(role="user", parts=[self._answer(c) for c in asked]))
-                continue
-            text = " ".join(p.text for p in content.parts or () if p.text)
-            follow = Now.reply(_RESIDENT, text)
-            if follow is None:
-                return text
-            contents.append(types.Content(role="user", parts=[types.Part(text=follow)]))
-        return "I could not finish."
+        return kit.genai_loop(self.client, parking_model(), parking_instructions(), task, self.tools,
+                              declared(PARKING_TOOLS), lambda said: Now.reply(_RESIDENT, said))
 
 
-class MafSupplier(kit.AgentotelRecorder):
+class MafSupplier(kit.MafRecorder):
     """The supplier team on Microsoft Agent Framework: estimator, credit controller and dispatcher `Agent`s run one
     after the other by the app, each handed the earlier notes, under agentotel (the framework's telemetry on, with the
     messages). The faulty app's handover to the dispatcher passes a fixed line alone (its template lost its fields)."""
 
     agent = SUPPLIER
 
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from agent_framework.observability import enable_instrumentation
-
-        super().__init__(options, url)
-        enable_instrumentation(enable_sensitive_data=True)
-
     def body(self, task: str) -> str:
-        from agent_framework import Agent, tool as af_tool
-        from agent_framework.openai import OpenAIChatCompletionClient
-
-        client = OpenAIChatCompletionClient(MODEL, api_key="sk-test", base_url=self.url + "/v1")
-        client.function_invocation_configuration["include_detailed_errors"] = True
-        estimator, controller, dispatcher = (
-            Agent(client=client, name=role, instructions=rules, tools=[
-                af_tool(name=n, description=inspect.getdoc(f))(_as_text(f)) for n, f in tools.items()])
-            for role, rules, tools in (("estimator", ESTIMATOR_RULES, ESTIMATOR_TOOLS),
-                                       ("credit_controller", controller_rules(), CONTROLLER_TOOLS),
-                                       ("dispatcher", DISPATCHER_RULES, DISPATCHER_TOOLS)))
+        estimator, controller, dispatcher = kit.maf_team(self.url, MODEL, [
+            ("estimator", ESTIMATOR_RULES, ESTIMATOR_TOOLS), ("credit_controller", controller_rules(), CONTROLLER_TOOLS),
+            ("dispatcher", DISPATCHER_RULES, DISPATCHER_TOOLS)])
 
         async def team() -> str:
             estimate = (await estimator.run(task)).text
@@ -925,50 +865,13 @@ class McpAgronomy(kit.AgentotelRecorder):
     agent = AGRONOMY
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import openai
-        from mcp import Client
-
-        llm = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        async with Client(kit.mcp_server("tamarisk-agronomy", AGRONOMY_TOOLS)) as client:
-            offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
-                                                         "parameters": x.input_schema}}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "system", "content": agronomy_instructions()},
-                                              {"role": "user", "content": task}]
-            for _ in range(24):
-                said = (await llm.chat.completions.create(model=agronomy_model(), messages=messages,
-                                                          tools=offered)).choices[0].message
-                messages.append(said.model_dump(exclude_none=True))
-                if not said.tool_calls:
-                    return said.content or ""
-                for asked in said.tool_calls:
-                    got = await client.session.call_tool(asked.function.name, json.loads(asked.function.arguments))
-                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
-                    messages.append({"role": "tool", "tool_call_id": asked.id, "content": text})
-        return "I could not finish."
+        return kit.mcp_chat_loop(self.url + "/v1", agronomy_model(), agronomy_instructions(), task, "tamarisk-agronomy",
+                                 AGRONOMY_TOOLS)
 
 
-class OiAgronomy(kit.OpenInferenceRecorder):
-    """The agronomy agent as a plain openai SDK loop (kit.chat_loop) under OpenInference's openai instrumentation, the
-    tools OITracer TOOL spans, through agentotel-collector."""
-
-    agent = AGRONOMY
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from openinference.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), AGRONOMY_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, agronomy_model(), agronomy_instructions(), task, self.tools,
-                             declared(AGRONOMY_TOOLS))
+# The agronomy agent as a plain openai SDK loop under OpenInference's openai instrumentation, the tools OITracer TOOL
+# spans, through agentotel-collector.
+OiAgronomy = kit.chat_app(kit.OpenInferenceRecorder, AGRONOMY, AGRONOMY_TOOLS, agronomy_model, agronomy_instructions)
 
 
 RECORDERS: dict[str, Any] = {"genai-parking": GenaiParking, "maf-supplier": MafSupplier,
@@ -977,28 +880,15 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (Gemini there)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: Gemini there)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import _asked, _llm, after, answer, asking, nth_llm, tool_step
-
-    def next_agent(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The model call after the run's nth hand-over note (a call asking for no tool): the next agent's first."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            llm = _llm(steps)
-            notes = [i for i, s in enumerate(llm) if not _asked(s)]
-            return llm[notes[n] + 1]["index"] if len(notes) > n and len(llm) > notes[n] + 1 else None
-        return find
+    from heldout import after, answer, asking, next_agent, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {

@@ -84,8 +84,8 @@ finding are kept as written; that warning is quiet now.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -113,11 +113,8 @@ class Now(kit.World):
     submitted = ""  # the translation text last submitted (the reviewer's get_translation reads it)
 
 
-def _retry_or(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What the rules ask after a failed call: once more, then say it did not go through."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying once more." if tried else None, **arguments)
+# What the rules ask after a failed call: once more, then say it did not go through.
+_retry_or = functools.partial(kit.once_more, "That call failed - trying once more.")
 
 
 # ---- the membership desk's world -----------------------------------------------------------------------------------
@@ -518,22 +515,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    if "membership desk assistant for Harbour Lane" in t.system and t.users:
-        out = _gym(t, asked == OLD_NOVA)
-    elif "project manager at Lindqvist" in t.system and t.users:
-        out = _pm(t)
-    elif "translator at Lindqvist" in t.system and t.users:
-        out = _translator(t)
-    elif "QA reviewer at Lindqvist" in t.system and t.users:
-        out = _reviewer(t)
-    elif "maintenance records for Northwind" in t.system and t.users:
-        out = _records(t, asked == OLD_MODEL)
-    else:
-        out = reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    return kit.by_role(body, MODEL, lambda t, asked: {
+        "membership desk assistant for Harbour Lane": lambda: _gym(t, asked == OLD_NOVA),
+        "project manager at Lindqvist": lambda: _pm(t),
+        "translator at Lindqvist": lambda: _translator(t),
+        "QA reviewer at Lindqvist": lambda: _reviewer(t),
+        "maintenance records for Northwind": lambda: _records(t, asked == OLD_MODEL),
+    })
 
 
 _ANYTHING = " Is there anything else I can help with?"
@@ -796,40 +784,13 @@ class BedrockGym(kit.AgentotelRecorder):
     agent = GYM
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
-        import boto3
-        from botocore.config import Config
-
         super().__init__(options, url)
-        os.environ.update(AWS_ACCESS_KEY_ID="AKIATESTTESTTEST", AWS_SECRET_ACCESS_KEY="test-secret",
-                          AWS_DEFAULT_REGION="eu-west-2")
-        self.client = boto3.client("bedrock-runtime", region_name="eu-west-2", endpoint_url=url,
-                                   config=Config(retries={"max_attempts": 1}))
-        self.tools = {name: agentotel.tool(f) for name, f in GYM_TOOLS.items()}
+        self.client = kit.bedrock_client(url, "eu-west-2")
+        self.tools = kit.agentotel_tools(GYM_TOOLS)
 
     def body(self, task: str) -> str:
-        specs = [{"toolSpec": {"name": d["function"]["name"], "description": d["function"]["description"],
-                               "inputSchema": {"json": d["function"]["parameters"]}}} for d in declared(GYM_TOOLS)]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": task}]}]
-        for _ in range(30):
-            message = self.client.converse(modelId=gym_model(), messages=messages, system=[{"text": gym_instructions()}],
-                                           toolConfig={"tools": specs}, inferenceConfig={"maxTokens": 1024})["output"]["message"]
-            messages.append(message)
-            uses = [b["toolUse"] for b in message["content"] if "toolUse" in b]
-            if not uses:
-                follow = Now.reply(_MEMBER, " ".join(b["text"] for b in message["content"] if "text" in b))
-                if follow is None:
-                    return message["content"][0].get("text", "")
-                messages.append({"role": "user", "content": [{"text": follow}]})
-                continue
-            messages.append({"role": "user", "content": [{"toolResult": self._result(use)} for use in uses]})
-        return "I could not finish."
-
-    def _result(self, use: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return {"toolUseId": use["toolUseId"], "content": [{"json": self.tools[use["name"]](**use["input"])}]}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            return {"toolUseId": use["toolUseId"], "content": [{"text": f"{type(exc).__name__}: {exc}"}], "status": "error"}
+        return kit.converse_loop(self.client, gym_model(), gym_instructions(), task, self.tools, declared(GYM_TOOLS),
+                                 lambda said: Now.reply(_MEMBER, said))
 
 
 def _pai_agent(url: str, name: str, instructions: str, tools: dict[str, Callable[..., Any]]) -> Any:
@@ -890,24 +851,10 @@ class AgentsRecords(kit.AgentotelRecorder):
         return str(asyncio.run(Runner.run(agent, task, max_turns=30)).final_output)
 
 
-class TlRecords(kit.TraceloopRecorder):
-    """The records agent as a plain openai SDK chat loop under OpenLLMetry's openai instrumentation, the tools
-    traceloop tool spans, through agentotel-collector; the engineer's reply appended on its cue."""
-
-    agent = RECORDS
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), RECORDS_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, records_model(), records_instructions(), task, self.tools, declared(RECORDS_TOOLS),
-                             lambda said: Now.reply(_ENGINEER, said))
+# The records agent as a plain openai SDK chat loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
+# spans, through agentotel-collector; the engineer's reply appended on its cue.
+TlRecords = kit.chat_app(kit.TraceloopRecorder, RECORDS, RECORDS_TOOLS, records_model, records_instructions,
+                         lambda said: Now.reply(_ENGINEER, said))
 
 
 RECORDERS: dict[str, Any] = {"bedrock-gym": BedrockGym, "pai-translation": PaiTranslation,
@@ -916,14 +863,8 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (the desk speaks Bedrock
-    Converse)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)  # (the Agents SDK's own trace export stays off: no key, no network)
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: the desk speaks Bedrock Converse)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY, TRACELOOP_TRACE_CONTENT="true")
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------

@@ -91,7 +91,7 @@ CHECK_MISSED entry hit and dropped (hold_repeated).
 from __future__ import annotations
 
 import asyncio
-import os
+import functools
 import re
 import sys
 from pathlib import Path
@@ -103,7 +103,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, call, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, call, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-4-0613"
@@ -118,11 +118,8 @@ class Now(kit.World):
     variant = 2  # which request: 0 and 1 the history's, 2 the pairs'
 
 
-def _retry_or(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What the rules ask after a failed call: once more, then say it did not go through."""
-    if len(tried) >= 2:
-        return reply(gave_up)
-    return call(tool, "That call failed - trying once more." if tried else None, **arguments)
+# What the rules ask after a failed call: once more, then say it did not go through.
+_retry_or = functools.partial(kit.once_more, "That call failed - trying once more.")
 
 
 # ---- the vet desk's world ------------------------------------------------------------------------------------------
@@ -513,19 +510,13 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    out = reply("Hello! How can I help?")
-    for cue, plan in (("front-desk assistant for Hollybrook", lambda: _vet(t)),
-                      ("casting coordinator for Lantern Hill", lambda: _casting(t)),
-                      ("You are the 2nd AD on 'The Salt Road'", lambda: _scheduler(t, asked == OLD_MODEL)),
-                      ("You are the payroll clerk for Lantern Hill", lambda: _payroll(t)),
-                      ("pre-exchange search reports for Marlow", lambda: _convey(t, asked == OLD_CLAUDE))):
-        if cue in t.system:
-            out = plan() if t.users else reply("What can I do for you?")
-            break
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    return kit.by_role(body, MODEL, lambda t, asked: {
+        "front-desk assistant for Hollybrook": lambda: _vet(t),
+        "casting coordinator for Lantern Hill": lambda: _casting(t),
+        "You are the 2nd AD on 'The Salt Road'": lambda: _scheduler(t, asked == OLD_MODEL),
+        "You are the payroll clerk for Lantern Hill": lambda: _payroll(t),
+        "pre-exchange search reports for Marlow": lambda: _convey(t, asked == OLD_CLAUDE),
+    }, waiting="What can I do for you?")
 
 
 _ANYTHING = " Is there anything else I can help with?"
@@ -806,49 +797,32 @@ class OpenAIVet(kit.AgentotelRecorder):
     agent = VET
 
     def body(self, task: str) -> str:
-        import agentotel
         import openai
 
         client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, MODEL, vet_instructions(), task, {n: agentotel.tool(f) for n, f in VET_TOOLS.items()},
-                             declared(VET_TOOLS), owner_replies)
-
-
-def _film_graph(url: str) -> Any:
-    """Casting -> scheduler -> payroll, three create_react_agent nodes of one StateGraph sharing the conversation; the
-    faulty deployment enters the scheduler through a queue step that resets the conversation to a fixed line."""
-    from langchain_core.messages import HumanMessage, RemoveMessage
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
-    from langgraph.graph import END, START, MessagesState, StateGraph
-    from langgraph.graph.message import REMOVE_ALL_MESSAGES
-    from langgraph.prebuilt import ToolNode, create_react_agent
-
-    llm = ChatOpenAI(model=OLD_MODEL if Now.fault == "old_model_film" else MODEL, api_key="sk-test",
-                     base_url=url + "/v1", max_retries=0)
-    team = (("casting", CASTING_RULES, CASTING_TOOLS), ("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS),
-            ("payroll", PAYROLL_RULES, PAYROLL_TOOLS))
-    graph = StateGraph(MessagesState)
-    previous = START
-    for name, rules, tools in team:
-        graph.add_node(name, create_react_agent(llm, ToolNode([tool(_as_text(f)) for f in tools.values()],
-                                                              handle_tool_errors=True), prompt=rules, name=name))
-        if name == "scheduler" and Now.fault == "handoff_context_lost":  # (the queue between them kept its own line)
-            graph.add_node("queue", lambda state: {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES),
-                                                                HumanMessage(content="Scheduling: build the call sheet.")]})
-            graph.add_edge(previous, "queue")
-            previous = "queue"
-        graph.add_edge(previous, name)
-        previous = name
-    graph.add_edge(previous, END)
-    return graph.compile(name=FILM)
+        return kit.chat_loop(client, MODEL, vet_instructions(), task, kit.agentotel_tools(VET_TOOLS), declared(VET_TOOLS),
+                             owner_replies)
 
 
 class LangGraphFilm(kit.AgentotelRecorder):
+    """Casting -> scheduler -> payroll, three create_react_agent nodes of one StateGraph sharing the conversation
+    (kit.team_graph); the faulty deployment enters the scheduler through a queue step that resets the conversation to a
+    fixed line."""
+
     agent = FILM
 
     def body(self, task: str) -> str:
-        out = _film_graph(self.url).invoke({"messages": [("user", task)]}, {"recursion_limit": 80})
+        before = None
+        if Now.fault == "handoff_context_lost":  # (the queue between them kept its own line)
+            from langchain_core.messages import HumanMessage, RemoveMessage
+            from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+            before = {"scheduler": ("queue", lambda state: {"messages": [
+                RemoveMessage(id=REMOVE_ALL_MESSAGES), HumanMessage(content="Scheduling: build the call sheet.")]})}
+        team = [("casting", CASTING_RULES, CASTING_TOOLS), ("scheduler", SCHEDULER_RULES, SCHEDULER_TOOLS),
+                ("payroll", PAYROLL_RULES, PAYROLL_TOOLS)]
+        graph = kit.team_graph(self.url, OLD_MODEL if Now.fault == "old_model_film" else MODEL, FILM, team, before)
+        out = graph.invoke({"messages": [("user", task)]}, {"recursion_limit": 80})
         return str(out["messages"][-1].content)
 
 
@@ -859,51 +833,13 @@ class McpConvey(kit.AgentotelRecorder):
     agent = CONVEY
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import anthropic
-        from mcp import Client
-
-        llm = anthropic.AsyncAnthropic(base_url=self.url, api_key="sk-ant-test", max_retries=0, timeout=120)
-        async with Client(kit.mcp_server("marlow-pike-searches", CONVEY_TOOLS)) as client:
-            schemas = [{"name": x.name, "description": x.description or "", "input_schema": x.input_schema}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
-            for _ in range(24):
-                said = await llm.messages.create(model=convey_model(True), max_tokens=1024, messages=messages,
-                                                 system=convey_instructions(), tools=schemas)
-                messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in said.content]})
-                uses = [b for b in said.content if b.type == "tool_use"]
-                if not uses:
-                    return " ".join(b.text for b in said.content if b.type == "text")
-                results = []
-                for use in uses:
-                    got = await client.session.call_tool(use.name, use.input)
-                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
-                    results.append({"type": "tool_result", "tool_use_id": use.id, "is_error": bool(got.is_error),
-                                    "content": [{"type": "text", "text": text}]})
-                messages.append({"role": "user", "content": results})
-        return "I could not finish."
+        return asyncio.run(kit.mcp_anthropic_loop(self.url, convey_model(True), convey_instructions(), task, CONVEY,
+                                                  CONVEY_TOOLS))
 
 
-class OiConvey(kit.OpenInferenceRecorder):
-    """The searches agent as a plain openai SDK chat loop under OpenInference's openai instrumentation, the tools
-    OITracer TOOL spans, through agentotel-collector."""
-
-    agent = CONVEY
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from openinference.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), CONVEY_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, convey_model(False), convey_instructions(), task, self.tools, declared(CONVEY_TOOLS))
+# The searches agent as a plain openai SDK chat loop under OpenInference's openai instrumentation, the tools OITracer
+# TOOL spans, through agentotel-collector.
+OiConvey = kit.chat_app(kit.OpenInferenceRecorder, CONVEY, CONVEY_TOOLS, lambda: convey_model(False), convey_instructions)
 
 
 RECORDERS: dict[str, Any] = {"openai-vet": OpenAIVet, "lg-film": LangGraphFilm, "mcp-convey": McpConvey,
@@ -912,27 +848,15 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (the searches agent speaks
-    Anthropic messages too)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: the searches agent speaks Anthropic messages too)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import _asked, _llm, after, answer, asking, nth_llm, tool_step
-
-    def answering(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The run's nth model call that asked for no tool (an agent's hand-over note or a reply)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            hits = [s["index"] for s in _llm(steps) if not _asked(s)]
-            return hits[n] if len(hits) > n else None
-        return find
+    from heldout import after, answer, asking, nth_answer as answering, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {

@@ -48,11 +48,10 @@ reviewer_429_assumed hit and dropped; the lists name what is missed now.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -556,16 +555,13 @@ def _journal(t: Talk, old: bool) -> dict[str, Any]:
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
     """The script whose role the system prompt names, answering as the model the request asked for."""
-    t, asked = Talk(body.get("messages") or []), body.get("model") or MODEL
-    scripts: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "Spokewise Bikes' rider support": lambda: _bikes(t, asked == OLD_GEMINI),
         "You are the turbine inspector": lambda: _inspector(t),
         "You plan turbine work": lambda: _planner(t),
         "You dispatch crews for Northgale": lambda: _dispatcher(t),
         "editorial office assistant of the Journal": lambda: _journal(t, asked == OLD_MODEL),
-    }
-    role = next((r for r in scripts if r in t.system), None)
-    return {**(scripts[role]() if role and t.users else reply("Hello! How can I help?")), "model": asked}
+    })
 
 
 def request(v: int, pair: str | None) -> str:
@@ -588,12 +584,11 @@ class GenaiBikes(kit.AgentotelRecorder):
     agent = BIKES
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
         from google import genai
 
         super().__init__(options, url)
         self.client = genai.Client(api_key="test-key", http_options={"base_url": url})
-        self.tools = {name: agentotel.tool(f) for name, f in BIKES_TOOLS.items()}
+        self.tools = kit.agentotel_tools(BIKES_TOOLS)
 
     def body(self, task: str) -> str:
         return kit.genai_loop(self.client, bikes_model(), bikes_instructions(), task, self.tools,
@@ -629,23 +624,9 @@ class PydanticJournal(kit.AgentotelRecorder):
                                  task, lambda said: None)
 
 
-class TlJournal(kit.TraceloopRecorder):
-    """The editorial office as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop
-    tool spans, through agentotel-collector."""
-
-    agent = JOURNAL
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), JOURNAL_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, journal_model(), journal_instructions(), task, self.tools, declared(JOURNAL_TOOLS))
+# The editorial office as a plain openai chat loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
+# spans, through agentotel-collector.
+TlJournal = kit.chat_app(kit.TraceloopRecorder, JOURNAL, JOURNAL_TOOLS, journal_model, journal_instructions)
 
 
 RECORDERS: dict[str, Any] = {"genai-bikes": GenaiBikes, "lg-wind": LangGraphWind, "pai-journal": PydanticJournal,
@@ -653,26 +634,15 @@ RECORDERS: dict[str, Any] = {"genai-bikes": GenaiBikes, "lg-wind": LangGraphWind
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (it speaks Gemini too)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, (0, 1), serve=serve_models)
+    """The recorder's runs (kit.produce_served: it speaks Gemini too)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, (0, 1), TRACELOOP_TRACE_CONTENT="true")
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -----------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import _asked, _llm, after, asking, nth_llm, tool_step
-
-    def answering(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The run's nth model call that asked for no tool (a hand-over note or a reply)."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            hits = [s["index"] for s in _llm(steps) if not _asked(s)]
-            return hits[n] if len(hits) > n else None
-        return find
+    from heldout import after, asking, nth_answer as answering, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {

@@ -81,9 +81,7 @@ warning is quiet now.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
+import functools
 import re
 import sys
 from pathlib import Path
@@ -107,13 +105,9 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-def _once_more(tool: str, tried: list[Any], gave_up: str, **arguments: Any) -> dict[str, Any]:
-    """What every rule here asks after a failed call: the call once more, then the failure told."""
-    return kit.once_more("That call failed - trying it once more.", tool, tried, gave_up, **arguments)
-
-
-def _ok(t: Talk, tool: str) -> list[Any]:
-    return [v for _, v in t.got(tool) if isinstance(v, (dict, list))]
+# What every rule here asks after a failed call: the call once more, then the failure told.
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
+_ok = kit.succeeded  # the successful results of a tool so far
 
 
 # ---- the waste desk's world -----------------------------------------------------------------------------------------
@@ -460,20 +454,14 @@ def request(v: int, pair: str | None) -> str:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
     offered = {x.get("function", {}).get("name") for x in body.get("tools") or ()}
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "waste and recycling desk": lambda: _waste(t, asked == OLD_CLAUDE),
         "berth planner on Port Calder": lambda: _berth(t, offered),
         "yard planner on Port Calder": lambda: _yard(t, offered),
         "gate clerk on Port Calder": lambda: _gate(t),
         "loans registrar agent at Hollins": lambda: _loans(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan else reply("Hello! How can I help?")  # (a gate clerk handed nothing still answers)
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    }, waiting=None)  # (a gate clerk handed nothing still answers)
 
 
 _ANYTHING = " Is there anything else I can help you with?"
@@ -740,10 +728,8 @@ class AnthropicWaste(kit.AgentotelRecorder):
     agent = WASTE
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
-
         super().__init__(options, url)
-        self.tools = {name: agentotel.tool(f) for name, f in WASTE_TOOLS.items()}
+        self.tools = kit.agentotel_tools(WASTE_TOOLS)
 
     def body(self, task: str) -> str:
         return kit.anthropic_loop(self.url, waste_model(), waste_instructions(), task, self.tools,
@@ -776,51 +762,15 @@ class McpLoans(kit.AgentotelRecorder):
     agent = LOANS
 
     def body(self, task: str) -> str:
-        return asyncio.run(self._turns(task))
-
-    async def _turns(self, task: str) -> str:
-        import openai
-        from mcp import Client
-
         # (retries on: twice a first call here timed out on a loaded machine and lost the run - the SDK retries
         # inside one recorded call, so the run's steps are the same)
-        llm = openai.AsyncOpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=2)
-        async with Client(kit.mcp_server("hollins-loans", LOANS_TOOLS)) as client:
-            offered = [{"type": "function", "function": {"name": x.name, "description": x.description or "",
-                                                         "parameters": x.input_schema}}
-                       for x in (await client.session.list_tools()).tools]
-            messages: list[dict[str, Any]] = [{"role": "system", "content": loans_instructions()},
-                                              {"role": "user", "content": task}]
-            for _ in range(24):
-                said = (await llm.chat.completions.create(model=loans_model(), messages=messages,
-                                                          tools=offered)).choices[0].message
-                messages.append(said.model_dump(exclude_none=True))
-                if not said.tool_calls:
-                    return said.content or ""
-                for asked in said.tool_calls:
-                    got = await client.session.call_tool(asked.function.name, json.loads(asked.function.arguments))
-                    text = " ".join(x.text for x in got.content if hasattr(x, "text"))
-                    messages.append({"role": "tool", "tool_call_id": asked.id, "content": text})
-        return "I could not finish."
+        return kit.mcp_chat_loop(self.url + "/v1", loans_model(), loans_instructions(), task, "hollins-loans",
+                                 LOANS_TOOLS, max_retries=2)
 
 
-class OiLoans(kit.OpenInferenceRecorder):
-    """The registrar as a plain openai SDK loop (kit.chat_loop) under OpenInference's openai instrumentation, the tools
-    OITracer TOOL spans, through agentotel-collector."""
-
-    agent = LOANS
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from openinference.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), LOANS_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, loans_model(), loans_instructions(), task, self.tools, declared(LOANS_TOOLS))
+# The registrar as a plain openai SDK loop under OpenInference's openai instrumentation, the tools OITracer TOOL spans,
+# through agentotel-collector.
+OiLoans = kit.chat_app(kit.OpenInferenceRecorder, LOANS, LOANS_TOOLS, loans_model, loans_instructions)
 
 
 RECORDERS: dict[str, Any] = {"anthropic-waste": AnthropicWaste, "agents-terminal": AgentsTerminal,
@@ -829,12 +779,8 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: Anthropic messages and the Agents SDK's chat completions there)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY)
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------

@@ -63,13 +63,12 @@ because clarification_skipped fired on the faulty run and its good twin alike, q
 from __future__ import annotations
 
 import asyncio
-import inspect
+import functools
 import math
-import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -77,7 +76,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # this tree's agentotel scores the runs, whatever the installed one is
 
 import _heldout_kit as kit  # noqa: E402
-from heldout9 import Talk, _as_text, declared  # noqa: E402  (how a scripted model reads a conversation)
+from heldout9 import Talk, declared  # noqa: E402  (how a scripted model reads a conversation)
 from shapes import reply  # noqa: E402
 
 MODEL, OLD_MODEL = "gpt-4o-mini", "gpt-4-0613"
@@ -89,7 +88,7 @@ class Now(kit.World):
     """The world of the run being recorded."""
 
 
-_once_more = __import__("functools").partial(kit.once_more, "That call failed - trying it once more.")
+_once_more = functools.partial(kit.once_more, "That call failed - trying it once more.")
 
 
 # ---- the installation desk's world ----------------------------------------------------------------------------------
@@ -363,19 +362,13 @@ def customer_replies(said: str) -> str | None:
 
 
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    t = Talk(body.get("messages") or [])
-    asked = body.get("model") or MODEL
-    plans: dict[str, Callable[[], dict[str, Any]]] = {
+    return kit.by_role(body, MODEL, lambda t, asked: {
         "installation desk assistant for Fibrelane": lambda: _install(t, asked == OLD_BEDROCK),
         "chef on Copperpot": lambda: _chef(t),
         "purchaser at Copperpot": lambda: _purchaser(t),
         "receiver at Copperpot": lambda: _receiver(t),
         "reporting agent at Halden": lambda: _lab(t, asked == OLD_MODEL),
-    }
-    plan = next((p for cue, p in plans.items() if cue in t.system), None)
-    out = plan() if plan and t.users else reply("Hello! How can I help?")
-    out["model"] = asked  # (an API answers with the model it served)
-    return out
+    })
 
 
 _ANYTHING = " Is there anything else I can help with?"
@@ -585,68 +578,26 @@ class BedrockInstall(kit.AgentotelRecorder):
     agent = INSTALL
 
     def __init__(self, options: dict[str, Any], url: str) -> None:
-        import agentotel
-        import boto3
-        from botocore.config import Config
-
         super().__init__(options, url)
-        os.environ.update(AWS_ACCESS_KEY_ID="AKIATESTTESTTEST", AWS_SECRET_ACCESS_KEY="test-secret",
-                          AWS_DEFAULT_REGION="eu-west-2")
-        self.client = boto3.client("bedrock-runtime", region_name="eu-west-2", endpoint_url=url,
-                                   config=Config(retries={"max_attempts": 1}))
-        self.tools = {name: agentotel.tool(f) for name, f in INSTALL_TOOLS.items()}
+        self.client = kit.bedrock_client(url, "eu-west-2")
+        self.tools = kit.agentotel_tools(INSTALL_TOOLS)
 
     def body(self, task: str) -> str:
-        specs = [{"toolSpec": {"name": d["function"]["name"], "description": d["function"]["description"],
-                               "inputSchema": {"json": d["function"]["parameters"]}}} for d in declared(INSTALL_TOOLS)]
-        messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": task}]}]
-        for _ in range(30):
-            message = self.client.converse(modelId=install_model(), messages=messages,
-                                           system=[{"text": install_instructions()}], toolConfig={"tools": specs},
-                                           inferenceConfig={"maxTokens": 1024})["output"]["message"]
-            messages.append(message)
-            uses = [b["toolUse"] for b in message["content"] if "toolUse" in b]
-            if not uses:
-                text = " ".join(b["text"] for b in message["content"] if "text" in b)
-                follow = customer_replies(text)
-                if follow is None:
-                    return text
-                messages.append({"role": "user", "content": [{"text": follow}]})
-                continue
-            messages.append({"role": "user", "content": [{"toolResult": self._result(use)} for use in uses]})
-        return "I could not finish."
-
-    def _result(self, use: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return {"toolUseId": use["toolUseId"], "content": [{"json": self.tools[use["name"]](**use["input"])}]}
-        except Exception as exc:  # noqa: BLE001 - the model reads the error, as most loops do
-            return {"toolUseId": use["toolUseId"], "content": [{"text": f"{type(exc).__name__}: {exc}"}], "status": "error"}
+        return kit.converse_loop(self.client, install_model(), install_instructions(), task, self.tools,
+                                 declared(INSTALL_TOOLS), customer_replies)
 
 
-class MafKitchen(kit.AgentotelRecorder):
+class MafKitchen(kit.MafRecorder):
     """The kitchen team on Microsoft Agent Framework: chef, purchaser and receiver `Agent`s run one after the other by
     the app, each handed the earlier note, under agentotel. The faulty app's handover to the purchaser passes a fixed
     line alone (its template lost the requisition)."""
 
     agent = KITCHEN
 
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from agent_framework.observability import enable_instrumentation
-
-        super().__init__(options, url)
-        enable_instrumentation(enable_sensitive_data=True)
-
     def body(self, task: str) -> str:
-        from agent_framework import Agent, tool as af_tool
-        from agent_framework.openai import OpenAIChatCompletionClient
-
-        client = OpenAIChatCompletionClient(MODEL, api_key="sk-test", base_url=self.url + "/v1")
-        client.function_invocation_configuration["include_detailed_errors"] = True
-        chef, purchaser, receiver = (
-            Agent(client=client, name=role, instructions=rules, tools=[
-                af_tool(name=n, description=inspect.getdoc(f))(_as_text(f)) for n, f in tools.items()])
-            for role, rules, tools in (("chef", CHEF_RULES, CHEF_TOOLS), ("purchaser", PURCHASER_RULES, PURCHASER_TOOLS),
-                                       ("receiver", RECEIVER_RULES, RECEIVER_TOOLS)))
+        chef, purchaser, receiver = kit.maf_team(self.url, MODEL, [
+            ("chef", CHEF_RULES, CHEF_TOOLS), ("purchaser", PURCHASER_RULES, PURCHASER_TOOLS),
+            ("receiver", RECEIVER_RULES, RECEIVER_TOOLS)])
 
         async def team() -> str:
             requisition = (await chef.run(task)).text
@@ -668,23 +619,9 @@ class LgLab(kit.AgentotelRecorder):
         return kit.langgraph_team(self.url, lab_model(), LAB, [("lab_reporter", lab_instructions(), LAB_TOOLS)], task)
 
 
-class TlLab(kit.TraceloopRecorder):
-    """The lab agent as a plain openai SDK chat loop under OpenLLMetry's openai instrumentation, the tools traceloop
-    tool spans, through agentotel-collector."""
-
-    agent = LAB
-
-    def __init__(self, options: dict[str, Any], url: str) -> None:
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-
-        super().__init__(options, url)
-        self.tools = self.instrumented(OpenAIInstrumentor(), LAB_TOOLS)
-
-    def body(self, task: str) -> str:
-        import openai
-
-        client = openai.OpenAI(base_url=self.url + "/v1", api_key="sk-test", max_retries=0)
-        return kit.chat_loop(client, lab_model(), lab_instructions(), task, self.tools, declared(LAB_TOOLS))
+# The lab agent as a plain openai SDK chat loop under OpenLLMetry's openai instrumentation, the tools traceloop tool
+# spans, through agentotel-collector.
+TlLab = kit.chat_app(kit.TraceloopRecorder, LAB, LAB_TOOLS, lab_model, lab_instructions)
 
 
 RECORDERS: dict[str, Any] = {"bedrock-install": BedrockInstall, "maf-kitchen": MafKitchen, "lg-lab": LgLab,
@@ -693,28 +630,15 @@ HISTORY = (0, 1)  # earlier healthy runs: other requests
 
 
 def produce(options: dict[str, Any]) -> list[dict[str, Any]]:
-    """The recorder's runs (kit.produce_runs), the model behind shapes.serve_models (Bedrock Converse there)."""
-    from shapes import serve_models
-
-    os.environ.update(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true", TRACELOOP_TRACE_CONTENT="true")
-    os.environ.pop("OPENAI_API_KEY", None)
-    Now.recorder = options["recorder"]
-    return kit.produce_runs(options, model, RECORDERS, Now.start, request, HISTORY, serve=serve_models)
+    """The recorder's runs (kit.produce_served: Bedrock Converse there)."""
+    return kit.produce_served(options, model, RECORDERS, Now, request, HISTORY, TRACELOOP_TRACE_CONTENT="true")
 
 
 # ---- the pairs; where each fault's cause shows on the recorded faulty run -------------------------------------------
 
 
 def pairs() -> list[Any]:
-    from heldout import _asked, _llm, after, asking, nth_llm, tool_step
-
-    def next_agent(n: int) -> Callable[[list[dict[str, Any]]], int | None]:
-        """The model call after the run's nth hand-over note (a call asking for no tool): the next agent's first."""
-        def find(steps: list[dict[str, Any]]) -> int | None:
-            llm = _llm(steps)
-            notes = [i for i, s in enumerate(llm) if not _asked(s)]
-            return llm[notes[n] + 1]["index"] if len(notes) > n and len(llm) > notes[n] + 1 else None
-        return find
+    from heldout import after, asking, next_agent, nth_llm, tool_step
 
     tau, mast, trail = "tau-bench-style policy", "MAST (Cemri et al. 2025)", "TRAIL"
     truth: dict[str, tuple[Any, ...]] = {
