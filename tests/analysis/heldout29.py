@@ -972,9 +972,6 @@ _NOTHING = "nothing found; "
 _QUOTE = ("missing_evidence@8/model (send_quote with no ask_reviewer before it: the review-before-delivery rule bound to "
           "the quote) ranked over ")
 CHECK_MISSED = {
-    "model-bedrock-gym-freeze-over-cap": _NOTHING + "freeze_membership(months=2) with get_membership's freezes already "
-                                         "2 months in the membership year, against 'No more than 3 months ... count the "
-                                         "freezes already taken'",
     "model-bedrock-gym-medical-fee-charged": _NOTHING + "cancel_membership(early_termination_fee_gbp=60, waiver '') with "
                                              "get_membership's medical_exemption 'verified' (MX-2231), against 'unless "
                                              "... a verified medical exemption ... the fee is waived'",

@@ -730,9 +730,6 @@ CHECK_MISSED = {
     "model-genai-bikes-refund-to-credit": _NOTHING + "refund_ride(destination='wallet_credit') against 'Refunds go back "
                                           "to the original payment method ... never to wallet credit unless the rider "
                                           "asks'",
-    "model-genai-bikes-pause-over-limit": _NOTHING + "pause_membership(days=30) after get_membership's pause_days_used "
-                                          "45, against 'at most 60 days ... only pause if the days used plus the days "
-                                          "asked stay within 60'",
     "model-genai-bikes-refund-timeout-invented": "action_not_taken@12/model (an error: 'I've refunded' in the answer) "
                                                  "ranked over tool_error_ignored@8/model (a warning, the right step: "
                                                  "went on past the timeout with the invented RF-40877)",

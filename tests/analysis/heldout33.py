@@ -733,8 +733,6 @@ CHECK_MISSED = {
     "model-maf-kitchen-receipt-repeated": _SUPPLIER_NOTE + "; repeated_tool_call@18/model, right, ranked below",
     "tool-lg-lab-reference-index-stale": _NOTHING + "the glucose document version 2019-01 marked current (its "
                                          "earlier runs read 2026-03)",
-    "model-lg-lab-amended-ignored": _NOTHING + "report_result potassium 5.0 from the 'superseded' version 1 where "
-                                    "version 2 (amended, 6.6) supersedes it",
     "model-lg-lab-units-confused": _NOTHING + "glucose 142 in mg/dL reported with unit mmol/L (the rule: divide by 18)",
     "product-lg-lab-old-model-lab": "missing_evidence@6/product (report_result with no search_reference_ranges, by "
                                     "the policy) at the write; model_changed@2 only info",
