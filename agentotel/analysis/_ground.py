@@ -505,7 +505,8 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             worked = [(token, value, tolerance) for token, value, tolerance, percent in unmatched if not percent and value > _SMALL]
             left = set(_worked_through(worked, [value for _t, value, tolerance, _p in candidates if _matches(value, tolerance, known)],
                                        sorted(stated | set(numbers)), sorted({float(p) for p in _PERCENT.findall(haystack)})[:10],
-                                       [v for t in _NUMBER.findall(rest) if (v := _number(t)) is not None]))
+                                       [v for t in _NUMBER.findall(rest) if (v := _number(t)) is not None],
+                                       _priced(rest, haystack)))
             unmatched = [u for u in unmatched if u[3] or u[1] <= _SMALL or u[:3] in left]
         missing += [token.strip() for token, _v, _t, _p in unmatched]
     return list(dict.fromkeys(missing))
@@ -519,15 +520,37 @@ def _one_step(a: float, b: float) -> tuple[float, ...]:
     return (a * b / 100, a * b, a / b) if b >= 2 else (a * b / 100,)
 
 
+# A count and what it counts in an answer ("3 adults"), and a money rate the sources give beside a word ("Adult (16
+# and over) GBP 34.00", "Pets GBP 15.00 each").
+_COUNTED = re.compile(r"(?<![\d.,])(\d{1,2})\s+([a-z]{3,})", re.I)
+_RATE = r"\b{}[a-z]*\b[^.\n]{{0,60}}?(?:gbp|usd|eur|chf|[$\u20ac\u00a3])\s?(\d[\d,]*(?:\.\d+)?)"
+_MONEY_RATE = re.compile(r"(?:gbp|usd|eur|chf|[$\u20ac\u00a3])\s?(\d[\d,]*(?:\.\d+)?)")
+
+
+def _priced(answer: str, haystack: str) -> tuple[list[float], list[float]]:
+    """The lines an answer counts at the sources' rates (3 adults at the adult fare: 102.0), and the sources' money
+    rates (at most 40): what a total of a quote's lines is made of."""
+    lines = []
+    for count, word in _COUNTED.findall(answer):
+        rate = re.search(_RATE.format(re.escape(word.lower()[:5])), haystack)
+        if rate is not None and (value := _number(rate.group(1))) is not None:
+            lines.append(int(count) * value)
+    rates = [v for t in dict.fromkeys(_MONEY_RATE.findall(haystack)) if (v := _number(t)) is not None][:40]
+    return lines[:8], rates
+
+
 def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float],
-                    percents: list[float] = (), said: list[float] = ()) -> list[tuple[str, float, float]]:
+                    percents: list[float] = (), said: list[float] = (), priced: tuple[list[float], list[float]] = ((), ())
+                    ) -> list[tuple[str, float, float]]:
     """The answer's figures still unfounded once each is tried as one step of arithmetic on a figure the answer states
     and grounds (or has worked out) and a number of the sources: a quote's lines worked from a rate the instructions
     give ("35.00 m3 at EUR 42.00/m3: EUR 1470.00", "3 floors" x "EUR 35 per floor"), a value less an excluded part,
     a percentage of a figure worked out before it, the total of the lines, or a product of two or three factors the
     answer writes out ("5 nights at GBP 2.60 per metre on 12 m: GBP 156.00"), each grounded or a whole number a
-    grounded one rounds to (11.58 m charged as 12). Only from figures the answer itself grounds: any two numbers of
-    the sources combine into too much."""
+    grounded one rounds to (11.58 m charged as 12), or a total of lines the answer counts at the sources' rates and
+    figures it grounds, with at most one more line at a rate the sources give ("Tall camper (GBP 164.00) plus 3
+    adults and the dog = GBP 281.00": 164 + 3 x 34 + 15). Only from figures the answer itself grounds: any two
+    numbers of the sources combine into too much."""
     base = base[:_MAX_NUMBERS]
     chain = list(dict.fromkeys(grounded))
     sources = set(base)
@@ -547,6 +570,10 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
                 chain.append(value)  # a rate of a product: 50% of 13 months at 42
             elif any(abs(math.prod(c) - value) <= tol for size in (2, 3) for c in itertools.combinations(factors[:12], size)):
                 chain.append(value)  # the factors written out beside it
+            elif priced[0] and any(abs(sum(c) + extra - value) <= tol for size in (1, 2, 3)
+                                   for c in itertools.combinations([*priced[0], *chain[-8:]], size) if set(c) & set(priced[0])
+                                   for extra in (0.0, *priced[1])):
+                chain.append(value)  # the lines counted at the rules' rates
             else:
                 left.append((token, value, tolerance))
         if len(left) == len(unmatched):

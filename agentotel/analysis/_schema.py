@@ -169,7 +169,10 @@ class OutputSchema:
                 expected = required_by_parent.get(path, ())
                 # (an array's items are judged together, below; an object keyed by data - a rubric's criteria,
                 # "embedded C": 5 - holds other keys for other records, none of them a field)
-                if not path.endswith("[]") and not _keyed_by_data(list(node) + [r.rsplit(".", 1)[1] for r in expected]):
+                # (nor one a flag switched off empties - isolation {"required": false} holds no organism, a record's
+                # variant and no changed API)
+                if not path.endswith("[]") and not _keyed_by_data(list(node) + [r.rsplit(".", 1)[1] for r in expected]) \
+                        and not (len(node) <= 2 and any(v is False for v in node.values())):
                     for required in expected:
                         if required.rsplit(".", 1)[1] not in node:
                             gone.add(required)

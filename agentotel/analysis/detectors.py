@@ -2168,8 +2168,22 @@ _MARK = re.compile(r"(?<![A-Za-z0-9$€£])(?<!\d,)(?:[A-Z]{1,2}\d{1,2}|(?:19|20
                    r"(?![A-Za-z0-9]|,\d{3})")
 
 
+# A quantity's symbol with its reading: "CO 6 ppm", "O2 20.6%", "H2S: 1 ppm" - a gas, no code of a record.
+_QUANTITY_READ = re.compile(r"\s*[:=]?\s*\d+(?:[.,]\d+)?\s*(?:ppm|ppb|%|mg|ug|\u00b5g|g|kg|ml|l|mmol|mol|m3|\u00b0\s?[cf]|k?pa|bar|db)(?![a-z])", re.I)
+
+
+_UNIT_AFTER = re.compile(r"\s*(?:ppm|ppb|%|mg|ug|\u00b5g|kg|ml|mmol|mol|m3|\u00b0\s?[cf]|k?pa|bar|db)(?![a-z])", re.I)
+
+
 def _marks(text: str) -> set[str]:
-    return set(_MARK.findall(text))
+    """The marks a text names things by (Q3, 2026, v5, X2, a code), a gas with its level aside ("CO 6 ppm"); a level
+    with its unit as its number says it ("6.40% LEL" is the 6.4 a call gives)."""
+    return {_as_number(m.group(0)) if re.fullmatch(r"\d+\.\d+", m.group(0)) and _UNIT_AFTER.match(text, m.end()) else m.group(0)
+            for m in _MARK.finditer(text) if not _QUANTITY_READ.match(text, m.end())}
+
+
+def _as_number(mark: str) -> str:
+    return mark.rstrip("0").rstrip(".") if "." in mark else mark
 
 
 def _label_of(run: _Run, before: int, value: str) -> str:
@@ -2593,6 +2607,22 @@ def _names_another_tool(word: str, name: str, tools: Iterable[str]) -> bool:
     return any(w.lower()[:5] == word[:5] for t in tools if t != name for w in _NAME_WORDS.findall(t) if len(w) >= 4)
 
 
+# A rule's heading: "4. Energy disputes: ...", "**Refunds:** ...".
+_HEADING = re.compile(r"\s*(?:[-*]\s*|\d+[.)]\s*)?(?:\*\*)?(?P<topic>[A-Za-z][A-Za-z' -]{2,40}?)(?:\*\*)?\s*:(?:\*\*)?\s")
+
+
+def _other_case(run: _Run, text: str, at: int) -> bool:
+    """Whether the rule at `at` stands under a heading of its line ("Energy disputes: search the notices before
+    refunding") whose words the user's own words do not all say: a rule for another case than the run's."""
+    start = text.rfind("\n", 0, at) + 1
+    heading = _HEADING.match(text, start)
+    if heading is None or heading.end() > at:
+        return False
+    words = {w[:5] for w in re.findall(r"[a-z]{4,}", heading.group("topic").lower())}
+    users = " ".join([run.request(), *(message_text(m) for s in run.llm for m in run.messages(s) if m.get("role") == "user")]).lower()
+    return bool(words) and not all(re.search(rf"\b{w}", users) for w in words)
+
+
 def _check_skipped(run: _Run) -> list[Finding]:
     """The instructions name a check to make before acting ("Check the executor's work with check_health before you
     approve it") and the agent took an action with no call of that check before it: it approved
@@ -2631,9 +2661,10 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
                 said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
-                if _under_scope(said, call) or _not_in_state(run, step, said, text):
+                if _under_scope(said, call) or _not_in_state(run, step, said, text) or _other_case(run, text, rule.start()):
                     continue  # written for longer ones ("A request of more than 5 consecutive working days needs ..."),
-                    # or for a record in a state the run's is not in ("an expired hold must be renewed ... before")
+                    # for a record in a state the run's is not in ("an expired hold must be renewed ... before"), or
+                    # under a heading of a case the user's words are not ("Energy disputes: ..." for an idle fee)
                 return [_finding("missing_evidence", "model", step["index"], [step["index"]],
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
@@ -5031,6 +5062,7 @@ def _said_to_people(run: _Run) -> list[tuple[Mapping[str, Any], str]]:
 
 
 _DATE_WORDS = frozenset({"date", "day", "time", "when", "the", "and"})
+_BOUND_BEFORE = re.compile(r"\b(?:before|after|until|till|since|than|prior\s+to|ahead\s+of)\s*$", re.I)
 
 
 def _date_misreported(run: _Run) -> list[Finding]:
@@ -5047,6 +5079,8 @@ def _date_misreported(run: _Run) -> list[Finding]:
                      if isinstance(v, str) and _iso_day(v) is not None and not str(k).lower().startswith(("today", "now", "as_of"))]
         dated = [d for d in every if d[0]["index"] < step["index"]]
         for m in re.finditer(r"(?<![\d-])(\d{4}-\d{2}-\d{2})(?![\d-])", text):
+            if _BOUND_BEFORE.search(text, max(0, m.start() - 16), m.start()):
+                continue  # a bound the label is set against ("expires before 2026-12-08"), not the label's date
             near = re.findall(r"[a-z]+", text[max(0, m.start() - 24):m.start()].lower())[-2:]
             # the results' dates under a label the words say (ETA: eta; "activated on": line_activated_on)
             labelled = [(source, key, day) for source, key, day in dated
@@ -10801,7 +10835,9 @@ def _cited_sibling(run: _Run) -> list[Finding]:
                                 and mine.lower() != theirs.lower()) or re.search(r"id$", str(key), re.I):
                             continue
                         # the request names theirs: the longer of the two it holds ("Hub 2", not the "Hub" in it)
-                        held = [v for v in (mine, theirs) if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request, re.I)]
+                        # (a letter or two as written: bay "A" is not the article of "needs a bed")
+                        held = [v for v in (mine, theirs) if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request,
+                                                                      re.I if len(v) > 2 else 0)]
                         if theirs in held and (mine not in held or len(theirs) > len(mine)):
                             return [_finding("wrong_target", "model", step["index"], [step["index"], source["index"]],
                                              f"the request names {theirs}; the answer at step {step['index']} cites {ids[id(record)]} "

@@ -1085,6 +1085,18 @@ _CO = "wrong_target@12/model ranked first (the gas test's 'CO 6 ppm' read as a s
 _ENERGY = ("missing_evidence@5/model ranked first (the 'Energy disputes:' rule's search_notices asked before a refund it "
            "does not cover, the twin alike)")
 CHECK_MISSED = {
+    "model-maf-permit-lel-conversion-wrong": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads 3200 ppm "
+                                              "methane as 6.4% LEL against the rules' 5% limit"),
+    "model-maf-permit-reasoning-action-mismatch": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads the "
+                                                   "words' reading against the call's"),
+    "model-maf-permit-expired-cert-accepted": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads the "
+                                               "certification's expires_on 2026-12-03 before the work date"),
+    "model-lg-ev-refund-over-cap": ("hit blind only by place (the 'Energy disputes:' rule bound to every refund, quiet since this "
+                                    "session); nothing reads refunds_this_month plus the refund past the tier's cap"),
+    "model-tl-ev-tariff-band-wrong": ("hit blind only by place (the 'Energy disputes:' rule bound to every refund, quiet since this "
+                                      "session); nothing reads the session's start time against the band table"),
+    "model-tl-ev-goodwill-wrong-tier-row": ("hit blind only by place (the 'Energy disputes:' rule bound to every refund, quiet since this "
+                                            "session); nothing reads the goodwill rate from the account's tier row"),
     "model-bedrock-dental-guardian-unasked": _NOTHING + "find_patient's age 9 under the rule's 16, book_appointment's "
                                              "guardian_name '' and no question asked",
     "model-bedrock-dental-slot-length-mismatch": _NOTHING + "SL-1208-0900's length_min 30 against the table's filling "
@@ -1102,7 +1114,6 @@ CHECK_MISSED = {
     "tool-maf-permit-readings-wrong-location": _CO + "; get_gas_readings(Tank T-2) answered location Tank T-4 unread",
     "model-maf-permit-permit-window-exceeded": _CO + "; valid_to 18:30 against the rule's 'end by 17:00', 'at most 8 "
                                                "hours' unread",
-    "prompt-maf-permit-permit-prompt-rewritten": _CO + "; instructions_changed@16/prompt, right, ranked below it",
     "product-lg-ev-old-model-ev": "missing_evidence@4/product (issue_refund with no get_account, by the policy) ranked "
                                   "first; model_changed@2, right, ranked below",
     "tool-lg-ev-sessions-wrong-account": "wrong_target@8/model: the refund naming S-88110 of EVA-20471 seen at the "
@@ -1115,25 +1126,8 @@ CHECK_MISSED = {
     "tool-tl-ev-notice-schema-drift": _NOTHING + "search_notices' results lost overreport_percent (energy_adjustment "
                                       "new) against earlier runs, and the agent then found no notice; diff saw the shape",
 }
-FALSE_ALARMS = {
-    **{f"{layer}-maf-permit-{f}": "wrong_target@12/model: 'CO 6 ppm' (carbon monoxide) in the officer's gas summary "
-                                  "read as an id sibling of the call's PR-3310"
-       for layer, f in (("model", "lel-conversion-wrong"), ("model", "reasoning-action-mismatch"),
-                        ("model", "assessment-repeated"), ("memory", "handover-context-lost"),
-                        ("tool", "readings-wrong-location"), ("model", "permit-window-exceeded"),
-                        ("prompt", "permit-prompt-rewritten"))},
-    "model-maf-permit-expired-cert-accepted": "wrong_target@12/model ('CO 6 ppm' as a sibling of PR-3310) and "
-                                              "answer_misread@14: 'a certification expires before 2026-12-08' read as "
-                                              "stating the expiry, which get_certifications gives as 2026-12-03",
-    **{f"{layer}-{rec}-{f}": "missing_evidence@{}/model: the rule 'Energy disputes: search the firmware notices ... "
-                             "before refunding' applied to a refund for an idle-fee / peak-rate / charger-fault "
-                             "dispute".format(at)
-       for layer, rec, f, at in (("model", "lg-ev", "idle-grace-skipped", 6), ("model", "lg-ev", "refund-over-cap", 6),
-                                 ("model", "tl-ev", "tariff-band-wrong", 5),
-                                 ("model", "tl-ev", "goodwill-wrong-tier-row", 5),
-                                 ("model", "tl-ev", "escalation-withheld", 5),
-                                 ("prompt", "tl-ev", "ev-prompt-rewritten", 5))},
-}
+# (every blind alarm - 'CO 6 ppm' read as an id, 'expires before' read as the expiry, the 'Energy disputes:' rule bound to other refunds - is quiet since this session's e710f25+; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -966,9 +966,6 @@ CHECK_MISSED = {
     "model-genai-ferry-refund-wrong-row": _QUOTED + "nothing at cancel_leg@9: refund_gbp 170.1 = 90% of 189 for a leg "
                                           "29 days away (2026-12-05 to 2027-01-03), where the table's 14-29 row "
                                           "gives 50%",
-    "model-genai-ferry-amend-timeout-invented": "tool_error_ignored@9/model (the right step: 'AM-30988' after "
-                                                "amend_leg's timeout) ranked under ungrounded_answer@6 (the quote's "
-                                                "sums, as on its twin) - both warnings, the earlier first",
     "model-genai-ferry-premature-end-ferry": _QUOTED + "nothing reads the traveller's 'Please cancel the return on 3 "
                                              "January too' (and the quote's refund the traveller said yes to) as "
                                              "never done: no cancel_leg, the answer @9 ends the conversation",
@@ -1015,19 +1012,8 @@ CHECK_MISSED = {
     "model-oi-core-quota-sum-over": _NOTHING + "book_instrument@9 for 6 hours with 36 of 40 quota hours used in "
                                     "run_sql's rows (42 > 40)",
 }
-_FERRY_QUOTE = ("ungrounded_answer@6/model: 'the answer states 281.00, 92.00, 117.00, found in no tool result' - the "
-                "desk's own sums of the rules' fare tables (Tall camper 164 + 3 adults x 34 + 1 pet x 15 = 281; 281 - "
-                "189 paid = 92; 92 + the 14-29 row's 25 = 117)")
-FALSE_ALARMS = {
-    **{f"{layer}-genai-ferry-{fault}": _FERRY_QUOTE for layer, fault in (
-        ("model", "dims-unasked"), ("model", "feet-wrong-factor"), ("model", "age-on-today"), ("model", "cutoff-missed"),
-        ("model", "fee-waiver-claimed"), ("model", "refund-wrong-row"), ("model", "amend-timeout-invented"),
-        ("model", "premature-end-ferry"), ("product", "old-model-ferry"))},
-    "model-agents-beds-bay-sex-mismatch": ("tool_output_drift@3/tool: get_patient's isolation {required: false} "
-                                           "carries no organism/precautions/side_room (a patient needing no "
-                                           "isolation, not a changed API); and wrong_target@22: 'the request names "
-                                           "A' - the article in 'needs a General Medicine bed' read as bay A"),
-}
+# (every blind alarm - the desk's own fare sums, an isolation flag switched off, bay 'A' read in the article - is quiet since this session's e710f25+; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
     "genai-ferry": {"required_before": {"amend_leg": ["find_booking", "get_sailings"], "cancel_leg": ["find_booking"]}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from agentotel.analysis.detectors import detect, format_findings
-from runs_build import definitions_attr, record
+from runs_build import definitions_attr, llm, record, text_message, tool
 from test_data_agent import _conversation
 
 
@@ -182,4 +182,71 @@ def test_a_pick_a_later_read_sets_apart_by_its_state_is_no_guess(states, broken)
                         ("report_missed", {"account_number": "AV-302118", "bin_id": "B-55121"}, {"report_ref": "MC-20417"}),
                         system="You run the council's waste desk.", answer="Reported (MC-20417).")
     found, shown = _found(run, "clarification_skipped")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("said,broken", [
+    ("Gas test: O2 20.6%, methane 6.40% LEL, CO 6 ppm. Rejecting PR-3310.", False),
+    ("Assessing the CO permit.", True),
+])
+def test_a_gas_and_its_reading_is_no_mark_of_a_record(said, broken):
+    shown = [text_message("system", "You are the site safety officer."), text_message("user", "Assess hot-work permit PR-3310.")]
+    call = ("assess_permit", {"permit_id": "PR-3310", "decision": "reject"}, "c1")
+    run = record(llm(1, text=said, calls=[call], messages=shown), tool(2, *call[:2], {"assessment_id": "AS-1"}, requested_by=1,
+                                                                      call_id="c1"),
+                 llm(3, text="Rejected.", messages=shown), task="Assess hot-work permit PR-3310.")
+    found = [f for f in detect(run) if f.kind == "wrong_target"]
+    assert bool(found) == broken, format_findings(found)
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("Rejected: K. Moyo's gas-tester certification expires before 2026-12-08, the work date.", False),
+    ("Rejected: K. Moyo's certification expires on 2026-12-08.", True),
+])
+def test_a_date_a_label_is_set_against_is_no_misread_of_the_labels_date(answer, broken):
+    run = _conversation(("user", "Check the crew for PR-3310 on 2026-12-08."),
+                        ("get_certifications", {"crew": "CR-A"}, {"holder": "K. Moyo", "expires_on": "2026-12-03"}),
+                        system="You are the site safety officer.", answer=answer)
+    found, shown = _found(run, "answer_misread")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+EV = ("You are the charging support agent.\n"
+      "1. Read the session with get_session.\n"
+      "2. Energy disputes: search the firmware notices with search_notices before refunding.\n"
+      "3. Idle fees: GBP 0.10 a minute after a 10-minute grace.")
+
+
+@pytest.mark.parametrize("kind,broken", [("idle fee", False), ("energy overcharge", True)])
+def test_a_rule_under_a_heading_of_another_case_binds_no_call(kind, broken):
+    built = _conversation(("user", f"Account EVA-20417 disputes session S-88140 ({kind})."),
+                          ("get_session", {"session_id": "S-88140"}, {"session_id": "S-88140", "idle_fee": 5.2}),
+                          ("issue_refund", {"account_id": "EVA-20417", "amount": 1.0}, {"refund_id": "RF-1"}),
+                          system=EV, answer="Refunded GBP 1.00.")
+    offered = definitions_attr(*((n, {"type": "object"}) for n in ("get_session", "search_notices", "issue_refund")))
+    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
+    found, shown = _found(run, "missing_evidence")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_bay_letter_is_no_article_of_the_request():
+    beds = {"beds": [{"bed_id": "W7-A3", "bay": "A", "sex": "F"}, {"bed_id": "W7-B2", "bay": "B", "sex": "M"}]}
+    run = _conversation(("user", "Patient P-448120 (male) needs a General Medicine bed - please place him."),
+                        ("get_ward_beds", {"ward": "W7"}, beds),
+                        system="You are the ward coordinator.", answer="P-448120 goes to W7-B2 (bay B).")
+    found, shown = _found(run, "wrong_target")
+    assert found == [], shown
+
+
+FERRY = ("You run the ferry bookings desk. PASSENGERS. Adult (16 and over) GBP 34.00, child (4-15) GBP 17.00. "
+         "Pets GBP 15.00 each.")
+
+
+@pytest.mark.parametrize("total,broken", [("281.00", False), ("289.00", True)])
+def test_a_total_of_lines_counted_at_the_rules_rates_is_grounded(total, broken):
+    # 164 (the band's fare the answer grounds) + 3 adults x 34 + the dog's 15 = 281
+    run = _conversation(("user", "Move booking NS-58214 to the 13:30 - 3 adults and our dog Biscuit."),
+                        ("get_fares", {"band": "Tall camper"}, {"band": "Tall camper", "fare_gbp": 164.0}),
+                        system=FERRY, answer=f"Tall camper (GBP 164.00) plus 3 adults and Biscuit = GBP {total}. Shall I?")
+    found, shown = _found(run, "ungrounded_answer")
     assert found == ([(3, "model")] if broken else []), shown

@@ -61,3 +61,15 @@ def test_file_paths_given_the_other_way_are_a_drift_and_a_field_of_mixed_text_is
     for value in ("/repo/a.py", "see the README", "/repo/b.py"):
         mixed.learn({"note": value})
     assert mixed.drift({"note": "src/a.py"}) is None  # a field that is not always a path: nothing to compare
+
+
+@pytest.mark.parametrize(("now", "drifted"), [
+    ({"patient_id": "P-2", "isolation": {"required": False}}, False),  # a flag switched off: the record's variant
+    ({"patient_id": "P-2", "isolation": {"required": True}}, True),  # the flag on and its fields gone: a change
+    ({"patient_id": "P-2", "isolation": {"needed": "yes"}}, True),
+])
+def test_an_object_a_flag_switched_off_empties_is_no_drift(now, drifted):
+    schema = OutputSchema()
+    for n in range(3):
+        schema.learn({"patient_id": f"P-{n}", "isolation": {"required": True, "organism": "MRSA", "side_room": True}})
+    assert (schema.drift(now) is not None) == drifted
