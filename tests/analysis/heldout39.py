@@ -43,7 +43,19 @@ class 5.1 ULD passed over for a clear one; 22.4 US gallons converted to 84.8 L a
 later review cleared left alone, a day's 61.2 + 38.0 L flagged, a Sunday 02:40 purchase flagged, a rate-limited query
 tried once more.
 
-SCORING: not yet scored (filled in below once the blind run is made).
+Built and scored blind, once (main's HEAD d8ba46753df13561d704508c5566f43df03243c6, the branch rebased onto it; the
+set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread - main's HEAD subject was
+seen once, printed by `git worktree add`; load average 6.49 at the start, 6.78 at the end, other helpers running;
+recording /tmp/h39-rec-1r8isskb): 30 pairs, 4 recorders (a plain anthropic messages loop over a student's turns, a
+LangGraph StateGraph of three agents, an openai loop over an MCP server's tools, all under agentotel; an openai loop
+under OpenLLMetry through agentotel-collector) - diff top-1 30/30, check step+layer 11/30, good runs with a warning 0/30.
+Check's hits: outside the model 6/8 (an old Claude, an old GPT, a rewritten prompt, a stale alerts index, a card API
+answering another card, a DG list API's v2 shape; the flight API answering the freighter missed), the checker's lost
+hand-over, two repeated writes, an invented booking id after a timeout (action_not_taken), a flag left out of the reply
+(information_withheld). The sql_429 pair is found at its step but layered tool (invented_argument ranked over the
+model-layer tool_error_ignored at the same step). Its 19 misses are in CHECK_MISSED, each with why; 18 of them have no
+finding at all: every rule that needs reading a table row, converting a unit, comparing two records' fields, a date
+window, or the user's own words against a claimed exception.
 """
 
 from __future__ import annotations
@@ -875,9 +887,59 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled from the one blind run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main d8ba467's detectors; load
+# 6.49-6.78): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 11/30, good runs warned 0/30 (recording
+# /tmp/h39-rec-1r8isskb). The reasons are read from `agentotel check` / `diff` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
+
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-anthropic-exam-pct-wrong-row": _NOTHING + "the proposal's '30 minutes extra time (25%, Visual impairment)' "
+                                          "where the rules' table row for find_student's category gives 50% x "
+                                          "list_exams' duration_min 120 = 60",
+    "model-anthropic-exam-letter-expired": _NOTHING + "arrangements offered and booked for an exam on 2026-12-18 while "
+                                           "find_student's evidence.expires is 2026-12-10 ('must not expire before "
+                                           "the exam date')",
+    "model-anthropic-exam-late-diagnosis-claimed": _NOTHING + "'As this follows a late diagnosis' is in no student "
+                                                   "message (she said 'I only remembered this week') and the letter's "
+                                                   "issued 2025-09-15 is before the 2026-11-25 deadline",
+    "model-anthropic-exam-rest-breaks-dropped": _NOTHING + "'no rest breaks' / rest_break_minutes 0 for a Chronic "
+                                                "condition record whose table row gives 10 minutes per full hour "
+                                                "(20 for 120 minutes)",
+    "model-anthropic-exam-clarify-unasked": _NOTHING + "'my psychology exam in December' matches two list_exams "
+                                            "rows; PSYC2110 proposed and booked without asking which",
+    "model-anthropic-exam-premature-end-exam": _NOTHING + "'both of my December exams, PSYC2040 and PSYC2110' proposed "
+                                               "and confirmed, book_arrangements called for PSYC2040 only, the reply "
+                                               "ends as if done",
+    "model-anthropic-exam-separate-room-wrong-category": _NOTHING + "separate_room true booked for a 'Specific "
+                                                         "learning difference' record whose letter has "
+                                                         "recommends.separate_room false ('only for the Mental health "
+                                                         "category')",
+    "model-lg-cargo-kg-unconverted": _NOTHING + "record_dg_check's notes 'UN1263 6.0 kg <= 11 lb' compare kilograms "
+                                     "with a pound limit; the rules' 1 kg = 2.20462 lb gives 13.2 lb, over",
+    "model-lg-cargo-pg-row-wrong": _NOTHING + "accepted with '<= 11 lb' for a class 8 PG II line the table's (8, II) "
+                                   "row limits to 2.2 lb on a passenger aircraft",
+    "model-lg-cargo-segregation-ignored": _NOTHING + "assign_position(21P) whose get_load_plan neighbour holds class "
+                                          "5.1 beside our class 3 ('keep apart class 3 and class 5.1')",
+    "model-lg-cargo-declaration-mismatch": _NOTHING + "'Accepted for DG check' with UN1266 from get_declaration where "
+                                           "get_booking lists UN1263 (the rules: each UN number must match)",
+    "tool-lg-cargo-flight-wrong-record": _NOTHING + "get_flight(flight_number 'KA 418') answered flight 'KA 9082' "
+                                         "(B777F, cargo): a result naming another record than the one asked for",
+    "model-mcp-fuel-gallons-unconverted": _NOTHING + "T-88177's 22.4 USG left unflagged against an 80 L tank; the "
+                                          "rules' 1 USG = 3.785 L gives 84.8 L, over",
+    "model-mcp-fuel-superseded-alert-reflagged": _NOTHING + "T-88231 flagged off-shift although search_alerts holds "
+                                                 "RV-2207 (2026-11-17, outcome cleared) superseding AL-5512",
+    "model-mcp-fuel-window-outside": _NOTHING + "run_sql with no ts bounds; October's T-87990 (2026-10-28) flagged "
+                                     "against 'from 2026-11-01 up to 2026-12-01 - never count one outside it'",
+    "model-mcp-fuel-sql-429-invented": "top invented_argument@9 layered tool (the id T-88177 in no result) ranked over "
+                                       "tool_error_ignored@9, the model-layer reading at the same step",
+    "model-tl-fuel-shift-window-ignored": _NOTHING + "T-88299 on Sunday 02:40 unflagged where get_card's shift is "
+                                          "Mon-Fri 06:00-20:00",
+    "model-tl-fuel-daily-sum-over": _NOTHING + "2026-11-19's 61.2 + 38.0 = 99.2 L over the 80 L tank, T-88262 "
+                                    "unflagged (the rules sum a day's litres)",
+    "model-tl-fuel-reasoning-action-mismatch": _NOTHING + "the call's words 'Flagging T-88177 ...' and the same call's "
+                                               "flagged_txn_ids without T-88177",
+}
 FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
