@@ -48,7 +48,24 @@ corrected birth date used, a transfer inside a new window approved, one for frie
 computed from the rules' own rates. Ground truth is located on the recorded faulty run by what its steps did
 (heldout.py's locators).
 
-Built and scored blind, once: SCORES_PENDING
+Built and scored blind, once (main's HEAD when scored, d8ba46753df13561d704508c5566f43df03243c6, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 5.1 at the start, 6.9 at
+the end, other helpers running; recording /tmp/h40-rec-xw15asle): 30 pairs, 4 recorders (boto3 Bedrock converse over
+several traveller turns, the OpenAI Agents SDK with two handoffs, pydantic-ai, OpenInference through the collector) -
+diff top-1 30/30, check step+layer 11/30, good runs with a warning 10/30. Check's hits are the faults outside the
+model and the shapes it knows: instructions changed x3, a tool answering another departure, a stale index, a bulletin
+schema changed, a handoff that lost the conversation, a repeated write, a reasoning-action mismatch, an id invented
+after a timeout, and an old model (pydantic-ai; the Bedrock one found but ranked below the missing read it caused).
+Missed: every rule comparing a record's field with a table row or another record (an age against the minimum, a
+child's price, a weight in pounds, contamination summed against the code's maximum, a roster at its maximum, the
+day's tonnage plus this load, an age on the cut-off date, a superseded row read, a fee from the wrong division row,
+sibling discounts by the wrong formula), an exception claimed that the user's words do not give (a grey forecast, a
+transfer 'as a relocation'), a tool answering another site or family, a question left unasked, a request's second
+half left unanswered and a returned condition withheld. The 10 warned good runs are four readings: ungrounded_answer
+on a figure the answer derives (93.0 kg from 205 lb; 27.62 t from the day's loads plus this one), wrong_target on the
+permit officer's reject_load naming the ticket where the sampler's note also names its sample ref SR-4411,
+answer_misread of an approved transfer's 'from 2026-12-07' against a bulletin window's 'from 2027-01-01', and
+tool_output_drift on a SQL tool whose columns follow each query's SELECT list.
 """
 
 from __future__ import annotations
@@ -1020,10 +1037,81 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Blind, scored once (see the docstring).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind, scored once (d8ba467's detectors,
+# main's HEAD when scored; agentotel/analysis/ unread; load 5.1 -> 6.9): 30 pairs, 4 recorders - diff top-1 30/30, check
+# step+layer 11/30, good runs warned 10/30 (recording /tmp/h40-rec-xw15asle).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_TONNES = ("ungrounded_answer@22/model ranked first (the answer's day total in tonnes, derived from the loads listed "
+           "plus this one, the good twins alike)")
+CHECK_MISSED = {
+    "model-bedrock-tours-weight-lb-unconverted": _NOTHING + "the traveller's '205 lb' answered as '205.0 kg is over' the "
+                                                 "table's 95 kg, the rule's 1 kg = 2.2046 lb unapplied",
+    "model-bedrock-tours-under-min-age-booked": _NOTHING + "find_booking's Ines Silva, age 7, booked on the zipline whose "
+                                                "row in the table says minimum age 8",
+    "model-bedrock-tours-child-price-wrong": _NOTHING + "ages 10 and 9 priced at the adult 85.00, the table's child "
+                                             "column (under 12) 60.00 unread; total 340.00 where 290.00",
+    "model-bedrock-tours-medical-unasked": _NOTHING + "the prompt's 'before booking it, ask whether anyone ... record "
+                                           "the answer with record_medical_declaration' and book_excursion with no "
+                                           "question asked and that tool never called",
+    "product-bedrock-tours-old-model-tours": "missing_evidence@4/product (book_excursion with no get_departure, by the "
+                                             "policy) ranked first; model_changed@1 (info), right, ranked below",
+    "model-bedrock-tours-weather-claimed": _NOTHING + "refund 110.00 'as a weather cancellation' where "
+                                           "get_weather_status says operating and the rule names a poor forecast as "
+                                           "no weather cancellation (29.8 h ahead: 50%)",
+    "model-agents-intake-tonnes-to-kg-wrong": _TONNES + "; record_weighbridge net_kg 742 from 18.64 t - 11.22 t, the "
+                                              "rule's 1 t = 1000 kg giving 7420",
+    "model-agents-intake-contamination-over-accepted": _TONNES + "; record_sample verdict 'pass' with contaminants "
+                                                       "2.4 + 2.7 + 1.2 = 6.3% over the table's 5.0% for 15 01 01",
+    "model-agents-intake-daily-limit-exceeded": _NOTHING + "get_accepted_today's loads (38,500 kg) plus this 7,420 kg "
+                                                "past the permit's daily_limit_t 45 for the code, accepted",
+    "tool-agents-intake-permit-wrong-site": _NOTHING + "get_site_permit(site KMR-NORTH) answered site KMR-SOUTH's "
+                                            "permit (another key value in its result); a code off the site's permit "
+                                            "accepted",
+    "model-pai-league-superseded-registration-used": _NOTHING + "the row read (REG-5101, status 'superseded') where "
+                                                    "REG-5188 supersedes it; the prompt says never to use a superseded "
+                                                    "row",
+    "model-pai-league-age-on-wrong-date": _NOTHING + "born 2016-11-20 is 9 on the rule's 31 August 2026 cut-off; the "
+                                          "answer says 10 and registers U12 (the table's row for 10-11)",
+    "model-pai-league-roster-full-ignored": _NOTHING + "register_player on T-OWL whose roster_count 14 is the U12 "
+                                            "roster maximum 14 in the table",
+    "model-pai-league-sibling-discount-wrong": _NOTHING + "record_invoice's discount_pct 15/15/15 where the rule gives "
+                                               "0/15/25 by fee order; total 191.25 where 198.75",
+    "model-oi-league-transfer-exception-claimed": ("answer_misread@5/model ranked first (an approved transfer's "
+                                                   "'from 2026-12-07' against a window's 'from 2027-01-01', the good "
+                                                   "twins alike); approve_transfer @3 with today outside every window "
+                                                   "and the parent's 'we still live in the same house' against the "
+                                                   "30-mile exception"),
+    "tool-oi-league-players-wrong-family": _NOTHING + "query_league WHERE family_id = 'F-204' (the Okafors) answered "
+                                           "two Grant children; rows carry no family_id, only names other than the "
+                                           "task's",
+    "model-oi-league-premature-termination": _NOTHING + "the request asks a registration and a transfer; calls and "
+                                             "answer cover the registration alone",
+    "model-oi-league-condition-withheld": _NOTHING + "register_player's conditions (no matches until the medical "
+                                          "consent form is uploaded) absent from the answer, which the prompt says "
+                                          "to tell",
+    "model-oi-league-fee-wrong-division-row": _NOTHING + "Ada's line division U14 with fee 110.00, the table's U16 "
+                                              "row; U14's fee is 90.00",
+}
+_DERIVED = "ungrounded_answer on {} - a figure the answer derives by the rules from figures the tools gave"
+_SR = ("wrong_target@20: reject_load names the ticket WB-50232 where the sampler's note beside it also names its sample "
+       "ref SR-4411 (both right)")
+_FROM = ("answer_misread@{}: the approved transfer's 'from 2026-12-07' (approve_transfer's own effective date) read "
+         "against a bulletin window's 'from 2027-01-01'")
+FALSE_ALARMS = {
+    "model-bedrock-tours-weight-lb-unconverted": _DERIVED.format("'93.0' (kg, 205 lb / 2.2046)"),
+    "model-agents-intake-tonnes-to-kg-wrong": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
+    "model-agents-intake-sample-repeated": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
+    "memory-agents-intake-handoff-context-lost": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
+    "model-agents-intake-contamination-over-accepted": _SR,
+    "model-agents-intake-reasoning-action-mismatch": _SR,
+    "model-pai-league-sibling-discount-wrong": ("tool_output_drift@3: query_league's rows lack club, submitted_on, "
+                                                "version - the columns of a SQL tool follow each query's SELECT list "
+                                                "(the history's register query selected them)"),
+    "tool-pai-league-index-stale": _FROM.format(6),
+    "model-oi-league-premature-termination": _FROM.format(11),
+    "tool-oi-league-bulletin-schema-drift": _FROM.format(5),
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
