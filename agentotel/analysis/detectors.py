@@ -2347,7 +2347,7 @@ def _unconfirmed_action(run: _Run) -> list[Finding]:
 # The thing right after an action's verb in the model's words: "cancel order #1066", "refund 15.00 USD of it".
 # (an amount with thousands separators is one mark: "$5,450.00" is 5450, not 5 and 450; a sentence's stop ends one)
 _OBJECT_MARK = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|#\d{2,}|\bv\d+(?:\.\d+){1,3}\b|(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w|\.\d)|"
-                          r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)|\b[A-Z]{1,3}-?\d{2,}\b")
+                          r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)|\b[A-Z]{1,3}-?\d{2,}(?:-\d+)*\b")
 
 
 def _object_marks(text: str, forms: Iterable[str], words: int = 4) -> set[str]:
@@ -3310,7 +3310,9 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     shapes = Counter(_qualifier_shape(i) for i in ids)
     # a list of them ("KO-4501, KO-4502 and KO-4503"), not ids in roles of one request ("from ACC-1001 to EXT-5530")
     request = run.request()
-    joined = [m.group(0) for m in re.finditer(r"(?:#|(?<![\w-]))(?:[^\W\d]|-)*\d[\w-]*(?:\s*(?:,|\band\b|&|/|\bor\b)\s*#?(?:[^\W\d]|-)*\d[\w-]*)+", request)]
+    # (each with a word of its own in brackets: "S-88101 (energy overcharge) and S-88140 (idle fee)")
+    joined = [m.group(0) for m in re.finditer(r"(?:#|(?<![\w-]))(?:[^\W\d]|-)*\d[\w-]*(?:\s*\([^()\n]{0,60}\))?(?:\s*(?:,|\band\b|&|/|\bor\b)"
+                                              r"\s*#?(?:[^\W\d]|-)*\d[\w-]*(?:\s*\([^()\n]{0,60}\))?)+", request)]
     listed = [i for i in ids if shapes[_qualifier_shape(i)] >= 2 and any(i in group for group in joined)]
     if len(listed) < 2:
         return []
@@ -3332,6 +3334,60 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
     return [_finding("task_ignored", "model", step["index"], [step["index"]],
                      f"the request names {', '.join(listed)}; the run acted on {', '.join(sorted(acted))} and the answer at step "
                      f"{step['index']} ends without a word of {', '.join(left)}", left=left)]
+
+
+# An end saying the work could not go on: "couldn't reach", "isn't answering right now", "please try again later".
+_NOT_NOW_SAID = re.compile(r"\b(?:couldn'?t|could\s+not|wasn'?t\s+able|was\s+not\s+able|were\s+unable|isn'?t\s+(?:answering|responding|"
+                           r"available|working)|(?:try|call)\s+(?:again|back)\s+(?:later|in\b))", re.I)
+# Verbs said of many kinds of thing: the tool's thing must be named too.
+_MANY_THINGS = frozenset("add send create update change modify make submit file post issue record apply set place write edit".split())
+# The user's words asking for a deed: "I'd like to pause my membership", "please cancel the return", "and cancel".
+_ASKING = (r"\b(?:please|can\s+you|could\s+you|would\s+you|i'?d\s+(?:also\s+)?like\s+(?:you\s+)?to|i\s+(?:also\s+)?(?:want|need)\s+"
+           r"(?:you\s+)?to|also|and|then)\s+(?:also\s+)?(?:{})\b")
+
+
+def _ask_left_undone(run: _Run) -> list[Finding]:
+    """The user asks for a deed an offered tool does ("Also I'd like to pause my membership for 30 days":
+    pause_membership), the run never calls it nor another tool of that verb, and no answer says a word of the deed
+    (its verb or its noun): part of the request neither done nor answered (MAST FM-3.1 premature termination; model,
+    task_ignored at the first answer after the run's last deed)."""
+    if not run.finals or not run.llm:
+        return []
+    offered = run.offered() or frozenset(run.record.declared_tools())
+    called = {c.name for s in run.llm for c in requested_calls(s)} | {str(tool_name(s)) for s in run.record.tool_steps()}
+    done = {found[0] for name in called if (found := _action(name))}
+    users = [message_text(m) for m in run.messages(run.llm[-1]) if m.get("role") == "user"]
+    deeds = [s["index"] for s in run.llm if any(_action(c.name) for c in requested_calls(s))]
+    # (what the user was told once the run's deeds were done: a quote offering the deed before them is no word of it)
+    answers = " ".join(text for s, text in run.finals if not deeds or s["index"] > deeds[-1]).lower()
+    if _REFUSED.search(answers) or _NOT_NOW_SAID.search(answers):
+        return []  # the end says what could not be done ("I can't make payments from ACC-1001", "the system isn't
+        # answering right now; please call again")
+    actions = {name: found for name in sorted(offered) if (found := _action(name))}
+    for name, action in actions.items():
+        verbs = (action[0], *_SYNONYMS.get(action[0], ()), *(("set up",) if action[0] == "create" else ()))
+        if name in called or done & set(verbs):
+            continue
+        if any(re.search(rf"\b{re.escape(v)}", answers) for v in (*verbs, *_ACTION_NOUNS.get(action[0], ()))):
+            continue  # said of, done or not (a refusal, a question back)
+        asking = re.compile(_ASKING.format("|".join(re.escape(v).replace(r"\ ", r"\s+") for v in verbs)), re.I)
+        said, text = next(((m, t) for t in users if (m := asking.search(t))
+                           and not re.search(r"\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s*$", t[max(0, m.start() - 16):m.start()], re.I)),
+                          (None, ""))
+        if said is None:
+            continue
+        # a verb of many things ("add a section", "email me the payslip") is this tool's only when its sentence
+        # names the tool's thing; a verb one tool alone has is that tool's
+        sharing = [n for n, (v, _o) in actions.items() if v in verbs]
+        start, end = _rules.sentence_at(text, said.start(), said.end())
+        if (len(sharing) > 1 or action[0] in _MANY_THINGS) and not any(
+                re.search(rf"\b{re.escape(o[:5])}", text[start:end], re.I) for o in action[1]):
+            continue
+        step = next((s for s, _t in run.finals if deeds and s["index"] > deeds[-1]), run.finals[-1][0])
+        return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                         f"the user asks {said.group(0).strip()!r} ({name}); the run never called it nor another tool that "
+                         f"{action[0]}s, and no answer says a word of it", tool=name, said=said.group(0).strip())]
+    return []
 
 
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
@@ -5610,7 +5666,8 @@ _ACTIONS = frozenset(
     "downgrade renew rename install uninstall restart reboot rollback revert confirm dispatch ship replace "
     # other trades' deeds: a loan extended, a fee waived, an account credited or frozen, a claim settled, a table dropped
     "extend waive credit debit void adjust settle reimburse compensate award withdraw deposit release freeze unfreeze promote swap draft "
-    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice record deliver".split())
+    "reopen reinstate override authorize authorise decline drop truncate overwrite rotate provision allocate reprice record deliver "
+    "pause resume amend".split())
 _IRREGULAR = {"send": ("sent",), "pay": ("paid",), "write": ("wrote", "written"), "reset": ("reset",), "buy": ("bought",),
               "sell": ("sold",), "rebook": ("rebooked",), "give": ("gave", "given"), "withdraw": ("withdrew", "withdrawn"),
               "freeze": ("froze", "frozen"), "unfreeze": ("unfroze", "unfrozen"), "override": ("overrode", "overridden"),
@@ -6733,8 +6790,10 @@ def _said_on_condition(text: str, first: int, last: int, forms: Mapping[str, str
     whose unpaid fines are $10.00 or more may not place new requests until they pay. ...; don't place the request."
     (the same line, the same verb)."""
     line = text[text.rfind("\n", 0, first) + 1:first]
-    verb = re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b")
-    return any(verb.search(sentence) and (_IF.search(sentence) or re.search(r"\bwhose\b", sentence))
+    # (the deed barred there itself, on its condition: "may not place ... until", not "make every change ... after")
+    barred = re.compile(r"\b(?:may\s+not|must\s+not|cannot|can'?t|are\s+not\s+to|is\s+not\s+to|not\s+allowed\s+to)\s+(?:\w+\s+)?(?:"
+                        + "|".join(re.escape(f) for f in forms) + r")\b")
+    return any(barred.search(sentence) and (_IF.search(sentence) or re.search(r"\bwhose\b", sentence))
                for sentence in re.split(r"(?<=[.;!?])\s+", line))
 
 
@@ -7966,16 +8025,19 @@ def _may_fill_prompt(run: _Run, fetch: Mapping[str, Any], agent: str | None) -> 
     return any(len(value) >= _FETCHED_TEXT for value in _strings(tool_payload(fetch.get("output"))))
 
 
-def _before_fetched(run: _Run, step: Mapping[str, Any], text: str) -> str:
+def _before_fetched(run: _Run, step: Mapping[str, Any], text: str, before: Iterable[str] = ()) -> str:
     """Masked instructions up to where text fetched earlier in the run (a document, a remembered fact, a
-    tool's result) first appears in them: what follows is this run's data, not the agent's instructions."""
+    tool's result) first appears in them: what follows is this run's data, not the agent's instructions. Text every
+    earlier run's instructions (`before`) hold too is theirs ("Ward 7 (General Medicine)" beside a patient's
+    specialty 'General Medicine')."""
     cut = len(text)
+    before = list(before)
     for earlier in run.steps:
         if earlier["index"] >= step["index"] or earlier.get("type") not in (RETRIEVAL, TOOL):
             continue
         for value in _strings(tool_payload(earlier.get("output"))):
             value = _DIGITS.sub("0", _words(value))
-            if len(value) >= _FETCHED_TEXT and (at := text.find(value, 0, cut)) >= 0:
+            if len(value) >= _FETCHED_TEXT and (at := text.find(value, 0, cut)) >= 0 and not (before and all(value in b for b in before)):
                 cut = at
     return text[:cut]
 
@@ -8007,7 +8069,7 @@ def _prompt_changed(run: _Run, first: Mapping[str, Any], earlier: list[tuple[str
                             f"(run {agreed[1][:8]})", earlier_run=agreed[1], before=agreed[0][:500], after=mine[:500]))
     elif mine and not agreed:
         learned = Template.learn([text for _r, text, _t in earlier_instructions])
-        head = _before_fetched(run, first, mine)
+        head = _before_fetched(run, first, mine, [text for _r, text, _t in earlier_instructions])
         # Fetched text in the prompt, or a fetch that found nothing to put in it: the prompt's data part
         # differs from earlier runs' by design, only its head is compared.
         found_nothing = any(s.get("type") in (RETRIEVAL, TOOL) and not is_error(s) and tool_payload(s.get("output")) in ([], {}, "", None)
@@ -8441,7 +8503,27 @@ def _other_subject(run: _Run) -> list[Finding]:
                                     f"{tool_name(step)} at step {step['index']} was asked for {key} {value!r} and answered for "
                                     f"{key} {other!r}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
                 break
+            # ... or a named thing by its code ('Tank T-2') answered with another of the same name and code's form
+            # ('Tank T-4'), the one asked for nowhere in it
+            if _coded_other(value, other) and str(key).lower() not in _FORM_KEYS \
+                    and not re.search(rf"(?<![\w-]){re.escape(str(value))}(?![\w-])", text_of(step.get("output"))):
+                out.append(_finding("other_subject_retrieved", "tool", step["index"], [step["index"]],
+                                    f"{tool_name(step)} at step {step['index']} was asked for {key} {value!r} and answered for "
+                                    f"{key} {other!r}", tool=str(tool_name(step)), asked=str(value), returned=[str(other)]))
+                break
     return out
+
+
+def _coded_other(value: Any, other: Any) -> bool:
+    """Whether two short names differ in one code of the same form only: 'Tank T-2' and 'Tank T-4', 'Berth C-11' and
+    'Berth C-07'."""
+    if not isinstance(value, str) or not isinstance(other, str) or len(value) > 40 or len(other) > 40:
+        return False
+    mine, theirs = value.split(), other.split()
+    if len(mine) != len(theirs) or len(mine) < 2:
+        return False
+    apart = [(a, b) for a, b in zip(mine, theirs) if a != b]
+    return len(apart) == 1 and any(c.isdigit() for c in apart[0][0]) and _qualifier_shape(apart[0][0]) == _qualifier_shape(apart[0][1])
 
 
 _QUERY_KEYS = frozenset({"query", "q", "search", "term", "keyword", "lookup", "text"})
@@ -10928,7 +11010,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _source_limit_broken, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _date_misreported, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped,
+    _record_contradicted, _retried_unchecked, _request_item_dropped, _ask_left_undone,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
     _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _threshold_crossed, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,

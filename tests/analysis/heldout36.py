@@ -862,8 +862,6 @@ CHECK_MISSED = {
     "model-genai-ski-helmet-waiver-claimed": _PARTY.format(8) + "nothing at 10: its words 'As Maja brings her own "
                                              "certified helmet' are in no guest message, and helmet false for a "
                                              "9-year-old rests on them ('unless a parent tells you')",
-    "model-genai-ski-premature-end-ski": _NOTHING + "'set up rentals for 5 days ... Sport for me and Junior for Maja' "
-                                         "never acted on nor answered; the desk ends after the lesson",
     "model-lg-coldchain-licence-mismatch": _NOTHING + "create_order(ship_date 2026-12-08) where get_product's "
                                            "controlled_schedule 'II' meets get_customer's Schedule II licence "
                                            "expiring 2026-11-30 ('unexpired on the ship date')",

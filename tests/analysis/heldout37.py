@@ -1111,7 +1111,6 @@ CHECK_MISSED = {
                                                     "used_this_year 800 leaves 200",
     "model-maf-permit-assessment-repeated": _CO + "; assess_permit called twice with the same arguments, no answer "
                                             "between, unflagged",
-    "tool-maf-permit-readings-wrong-location": _CO + "; get_gas_readings(Tank T-2) answered location Tank T-4 unread",
     "model-maf-permit-permit-window-exceeded": _CO + "; valid_to 18:30 against the rule's 'end by 17:00', 'at most 8 "
                                                "hours' unread",
     "product-lg-ev-old-model-ev": "missing_evidence@4/product (issue_refund with no get_account, by the policy) ranked "
@@ -1119,8 +1118,6 @@ CHECK_MISSED = {
     "tool-lg-ev-sessions-wrong-account": "wrong_target@8/model: the refund naming S-88110 of EVA-20471 seen at the "
                                          "model's call, not at query_sessions @5 answering rows of another account "
                                          "than its WHERE account_id",
-    "model-lg-ev-premature-termination": _NOTHING + "the request names S-88101 and S-88140; the answer and the calls "
-                                         "cover S-88101 alone",
     "model-tl-ev-escalation-withheld": _ENERGY + "; 10.80 due, 9.00 refunded, the 1.80 over the cap neither escalated "
                                        "nor told",
     "tool-tl-ev-notice-schema-drift": _NOTHING + "search_notices' results lost overreport_percent (energy_adjustment "

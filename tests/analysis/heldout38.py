@@ -966,9 +966,6 @@ CHECK_MISSED = {
     "model-genai-ferry-refund-wrong-row": _QUOTED + "nothing at cancel_leg@9: refund_gbp 170.1 = 90% of 189 for a leg "
                                           "29 days away (2026-12-05 to 2027-01-03), where the table's 14-29 row "
                                           "gives 50%",
-    "model-genai-ferry-premature-end-ferry": _QUOTED + "nothing reads the traveller's 'Please cancel the return on 3 "
-                                             "January too' (and the quote's refund the traveller said yes to) as "
-                                             "never done: no cancel_leg, the answer @9 ends the conversation",
     "model-agents-beds-escalation-sum-skipped": _NOTHING + "the bed manager handed over @6 with no raise_escalation "
                                                 "where get_site_occupancy's (occupied 452 + awaiting_bed 9) / "
                                                 "open_beds 480 = 96.0% is the table's OPEL 3 row ('raise_escalation "
@@ -982,10 +979,6 @@ CHECK_MISSED = {
     "model-agents-beds-pickup-before-ready": _NOTHING + "book_transport@20 on slot PTS-1500 (pickup 15:00) for W7-SR4, "
                                              "whose clean's ready_at is 15:30 in get_ward_beds and the hand-over note "
                                              "('Pickup at or after the bed's ready_at time')",
-    "prompt-agents-beds-rules-rewritten": _NOTHING + "the ward coordinator's instructions @11 differ from its earlier "
-                                          "runs' (diff: instructions_changed@11, '... allocate the first clean bed "
-                                          "...'); check flags a changed prompt on oi-core's first call, not on the "
-                                          "second agent of a handoff chain",
     "model-pai-core-quota-sum-over": _NOTHING + "book_instrument@10 for 6 hours where run_sql's rows sum to 36 of "
                                      "get_project's 40 CRYO-1 quota hours (36 + 6 = 42; 'hours used plus hours asked "
                                      "stay within the quota'); the answer's '34 of its 40 hours left' is not read "

@@ -250,3 +250,81 @@ def test_a_total_of_lines_counted_at_the_rules_rates_is_grounded(total, broken):
                         system=FERRY, answer=f"Tall camper (GBP 164.00) plus 3 adults and Biscuit = GBP {total}. Shall I?")
     found, shown = _found(run, "ungrounded_answer")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("rules,changed", [
+    ("Allocate exactly one bed; bays are single-sex and isolation goes only in a side room.", False),
+    ("Allocate the first clean bed.", True),
+])
+def test_a_prompts_words_every_earlier_prompt_holds_are_no_fetched_data(rules, changed):
+    # the patient read before the first call says 'General Medicine', which the ward's own prompt also says: the
+    # prompt is compared past it, and a rewritten rule there is found
+    from agentotel.analysis._record import History
+
+    def run(said):
+        system = f"You are the ward coordinator for Ward 7 (General Medicine) at St Brannock's Hospital. {said}"
+        shown = [text_message("system", system), text_message("user", "Place P-448120.")]
+        patient = {"patient_id": "P-448120", "specialty": "General Medicine", "location": "ED majors cubicle 9"}
+        return record(tool(1, "get_patient", {"patient_id": "P-448120"}, patient),
+                      llm(2, text="Placed in W7-B2.", messages=shown), task="Place P-448120.")
+
+    history = History()
+    usual = "Allocate exactly one bed; bays are single-sex and isolation goes only in a side room."
+    history.first_calls = [(f"earlier-{n}", next(s for s in run(usual).steps if s["type"] == "llm")) for n in range(3)]
+    found = [(f.kind, f.index) for f in detect(run(rules), history) if f.kind == "instructions_changed"]
+    assert found == ([("instructions_changed", 2)] if changed else []), found
+
+
+@pytest.mark.parametrize("answered,broken", [("Tank T-2", False), ("Tank T-4", True)])
+def test_a_named_thing_asked_by_its_code_answered_for_another_code_is_another_subject(answered, broken):
+    run = _conversation(("user", "Check the gas readings at Tank T-2 for permit PR-3310."),
+                        ("get_gas_readings", {"location": "Tank T-2"}, {"location": answered, "co_ppm": 2, "oxygen_pct": 20.9}),
+                        system="You are the site safety officer.", answer="Readings are within limits.")
+    found, shown = _found(run, "other_subject_retrieved")
+    assert found == ([(2, "tool")] if broken else []), shown
+
+
+def _offering(built, *names):
+    offered = definitions_attr(*((n, {"type": "object"}) for n in names))
+    return record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
+
+
+@pytest.mark.parametrize("answer,paused,broken", [
+    ("Refunded $7.80 (RF-40912).", False, True),
+    ("Refunded $7.80 (RF-40912). I can't pause it now: you have used 45 of your 60 pause days.", False, False),
+    ("Refunded $7.80 (RF-40912) and paused your membership for 30 days.", True, False),
+])
+def test_a_deed_the_user_asks_for_neither_done_nor_answered_is_the_request_left_undone(answer, paused, broken):
+    turns = [("user", "Ride RD-88120 overcharged me. Also I'd like to pause my membership for 30 days."),
+             ("refund_ride", {"ride_id": "RD-88120", "amount_usd": 7.8}, {"refund_id": "RF-40912"})]
+    turns += [("pause_membership", {"rider_id": "R-5", "days": 30}, {"status": "paused"})] if paused else []
+    run = _offering(_conversation(*turns, system="You run the bike-share desk.", answer=answer),
+                    "refund_ride", "pause_membership")
+    found, shown = _found(run, "task_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_deed_the_quote_offered_and_the_end_never_names_is_left_undone():
+    # the quote said "cancelling the return"; the user said yes; only the amendment was made and the end says nothing
+    run = _offering(_conversation(("user", "Move our outbound to 8 January. Please cancel the return on 3 January too."),
+                                  ("assistant", "Amending the outbound (GBP 117.00) and cancelling the return (GBP 94.50 back). OK?"),
+                                  ("user", "Yes, please go ahead."),
+                                  ("amend_leg", {"booking_ref": "NS-58214", "leg_id": "L1", "sailing_id": "NS-0108-1330"},
+                                   {"amendment_id": "AM-31057", "status": "amended"}),
+                                  system="You run the ferry bookings desk.", answer="Done: your outbound is now the 13:30 on 8 January."),
+                    "amend_leg", "cancel_leg")
+    found, shown = _found(run, "task_ignored")
+    assert found == [(4, "model")], shown
+
+
+def test_another_deeds_condition_in_the_line_leaves_a_prohibition_unconditional():
+    # "Make every change the reviewer requests ... only after the reviewer approves. Never edit files under legacy/":
+    # the condition is the pull request's; the bar on legacy/ stands (heldout12's wrong file)
+    system = ("You are the fixer. Change the code with apply_patch. Make every change the reviewer requests, and open the pull "
+              "request with submit_pr only after the reviewer approves. Never edit files under legacy/ (deprecated).")
+    run = _conversation(("user", "Fix BUG-412 in the billing dates."),
+                        ("apply_patch", {"path": "/repo/legacy/billing/dates.py", "old": "days = 30", "new": "days = 31"},
+                         {"path": "/repo/legacy/billing/dates.py", "applied": True, "lines_changed": 1}),
+                        system=system, answer="Patched.")
+    found, shown = _found(run, "role_overstepped")
+    assert found == [(1, "model")], shown
