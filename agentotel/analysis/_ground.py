@@ -304,6 +304,32 @@ def _by_written_factor(numbers: list[float], sources: str) -> set[float]:
     return out
 
 
+# A conversion the sources state: "1 kg = 2.2046 lb", "1 ft = 0.3048 m", "(1 gallon is 3.785 l)".
+_STATED_UNIT = re.compile(r"\b1\s*([a-z\u00b0]{1,8})\.?\s*(?:=|is|equals)\s*(\d+(?:\.\d+)?)\s*([a-z\u00b0]{1,8})\b")
+
+
+def _by_stated_unit(haystack: str) -> set[float]:
+    """Each figure the sources give in a unit a stated conversion names, in the other unit (205 lb with "1 kg =
+    2.2046 lb": 92.99 kg; 38 ft with "1 ft = 0.3048 m": 11.58 m). `haystack` is lower case."""
+    out: set[float] = set()
+    for one, factor, other in _STATED_UNIT.findall(haystack)[:10]:
+        rate = float(factor)
+        if not rate:
+            continue
+        for unit, scale in ((one, rate), (other, 1 / rate)):
+            for token in re.findall(rf"(\d[\d,]*(?:\.\d+)?)\s*{re.escape(unit)}\b", haystack)[:_MAX_NUMBERS]:
+                if (value := _number(token)) is not None:
+                    out.add(value * scale)
+    return out
+
+
+def _in_thousands(totals: set[float], numbers: list[float]) -> set[float]:
+    """A list's total, alone or with one more figure of the results, a thousandth of it: the day's loads in kg and
+    this one, told in tonnes (9800 + 10400 + 7420 kg: 27.62 t)."""
+    listed = sorted(totals)[:_MAX_NUMBERS]
+    return {t / 1000 for t in listed} | {(t + n) / 1000 for t in listed for n in numbers[:_MAX_NUMBERS]}
+
+
 # A field in a minor unit (net_cents 1973657, latency_ms 5120, fee_bps 25): the figure in the major unit is read out.
 _MINOR_KEY = re.compile(r"(?:^|_)(cents?|pence|minor|ct|ms|millis|bps)$", re.I)
 _MINOR = {"cent": 100, "cents": 100, "pence": 100, "minor": 100, "ct": 100, "ms": 1000, "millis": 1000, "bps": 100}
@@ -493,7 +519,8 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
         known |= _worked_in_answer(answer, stated | known)
-        known |= _shares(numbers, haystack) | _minor_units(outputs) | _by_written_factor(numbers, haystack)
+        known |= _shares(numbers, haystack) | _minor_units(outputs) | _by_written_factor(numbers, haystack) | _by_stated_unit(haystack)
+        known |= _in_thousands(totals, numbers)
         known = sorted(known | {-v for v in known if v < 0})  # an answer says "-12.5" or "12.5 below zero": unsigned
         # A percentage is no quantity in other units: it is stated, or a ratio, change, sum or difference.
         plain = sorted((k := stated | _derivable(numbers, ratios, units=False) | totals) | {-v for v in k if v < 0}) if any(

@@ -2455,6 +2455,10 @@ def _action_object_mismatch(run: _Run) -> list[Finding]:
                         continue
                 shape = _qualifier_shape(value.replace(".", "", 1) if value[0].isdigit() else value)
                 alike = sorted(m for m in said if _qualifier_shape(m.replace(".", "", 1) if m[0].isdigit() else m) == shape)
+                if whose == "the words it was given say":
+                    # (an id of another series a note names - the sample SR-4411 beside the ticket WB-50232 - is
+                    # another kind of record, not the one the deed was handed)
+                    alike = [m for m in alike if re.match(r"[A-Za-z]*", m).group(0) == re.match(r"[A-Za-z]*", value).group(0)]
                 if alike and not set(alike) & given:
                     return [_finding("wrong_target", "model", step["index"], [step["index"]],
                                      f"step {step['index']} calls {call.name} with {_shown_mark(value)!r} where {whose} "
@@ -5117,7 +5121,7 @@ def _said_to_people(run: _Run) -> list[tuple[Mapping[str, Any], str]]:
     return sorted(said, key=lambda item: item[0]["index"])
 
 
-_DATE_WORDS = frozenset({"date", "day", "time", "when", "the", "and"})
+_DATE_WORDS = frozenset({"date", "day", "time", "when", "the", "and", "from", "until", "since"})
 _BOUND_BEFORE = re.compile(r"\b(?:before|after|until|till|since|than|prior\s+to|ahead\s+of)\s*$", re.I)
 
 
@@ -5509,11 +5513,21 @@ def _shape_asked_for(run: _Run, name: str, step: Mapping[str, Any], drift: Any) 
         return re.split(r"[.\[\]]+", path.rstrip("[]"))[-1].lower()
 
     now = _raw(step, "input").lower()
-    before = " ".join(json.dumps(a, default=str) if not isinstance(a, str) else a
-                      for _run_id, a in run.history.inputs.get(name, ())[:20]).lower()
+    earlier = [json.dumps(a, default=str) if not isinstance(a, str) else a for _run_id, a in run.history.inputs.get(name, ())[:20]]
+    before = " ".join(earlier).lower()
     changed = [*drift.new_types, *drift.new_structures]
+    # A query's columns are its SELECT list's (not its ORDER BY's); an earlier SELECT * gave every column.
+    selected = _SELECT_LIST.search(now)
+    if selected is not None and "*" not in selected.group(1):
+        lists = [m.group(1) for text in earlier if (m := _SELECT_LIST.search(text.lower()))]
+        now = selected.group(1)
+        if lists and any("*" in cols for cols in lists):
+            return bool(drift.gone) and not changed and not any(named(field(p), now) for p in drift.gone)
     return bool(drift.gone or changed) and all(named(field(p), before) and not named(field(p), now) for p in drift.gone) \
         and all(named(field(p), now) for p in changed)
+
+
+_SELECT_LIST = re.compile(r"\bselect\b(.*?)\bfrom\b", re.S)
 
 
 def _interface_drift(run: _Run) -> list[Finding]:

@@ -1093,25 +1093,8 @@ CHECK_MISSED = {
     "model-oi-league-fee-wrong-division-row": _NOTHING + "Ada's line division U14 with fee 110.00, the table's U16 "
                                               "row; U14's fee is 90.00",
 }
-_DERIVED = "ungrounded_answer on {} - a figure the answer derives by the rules from figures the tools gave"
-_SR = ("wrong_target@20: reject_load names the ticket WB-50232 where the sampler's note beside it also names its sample "
-       "ref SR-4411 (both right)")
-_FROM = ("answer_misread@{}: the approved transfer's 'from 2026-12-07' (approve_transfer's own effective date) read "
-         "against a bulletin window's 'from 2027-01-01'")
-FALSE_ALARMS = {
-    "model-bedrock-tours-weight-lb-unconverted": _DERIVED.format("'93.0' (kg, 205 lb / 2.2046)"),
-    "model-agents-intake-tonnes-to-kg-wrong": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
-    "model-agents-intake-sample-repeated": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
-    "memory-agents-intake-handoff-context-lost": _DERIVED.format("'27.62' (t today: 20,200 kg listed + 7,420 kg)"),
-    "model-agents-intake-contamination-over-accepted": _SR,
-    "model-agents-intake-reasoning-action-mismatch": _SR,
-    "model-pai-league-sibling-discount-wrong": ("tool_output_drift@3: query_league's rows lack club, submitted_on, "
-                                                "version - the columns of a SQL tool follow each query's SELECT list "
-                                                "(the history's register query selected them)"),
-    "tool-pai-league-index-stale": _FROM.format(6),
-    "model-oi-league-premature-termination": _FROM.format(11),
-    "tool-oi-league-bulletin-schema-drift": _FROM.format(5),
-}
+# (every blind alarm - 93.0 kg by the stated 2.2046, the day's tonnes, the sample ref beside the ticket, a narrower SELECT, 'from' read as a label - is quiet since this session's later commits; see the docstring)
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -328,3 +328,70 @@ def test_another_deeds_condition_in_the_line_leaves_a_prohibition_unconditional(
                         system=system, answer="Patched.")
     found, shown = _found(run, "role_overstepped")
     assert found == [(1, "model")], shown
+
+
+TOURS = "You run the excursions desk. Weights are in kg (1 kg = 2.2046 lb); the horse trek takes riders up to 95 kg."
+
+
+@pytest.mark.parametrize("said,broken", [("93.0 kg", False), ("97.0 kg", True)])
+def test_a_figure_converted_by_the_rules_stated_factor_is_grounded(said, broken):
+    run = _conversation(("user", "Book the horse trek for Dan Reyes, 205 lb, booking TB-204611."),
+                        ("get_excursion", {"excursion_id": "HT-1"}, {"excursion_id": "HT-1", "max_weight_kg": 95}),
+                        system=TOURS, answer=f"Dan Reyes ({said}) can ride the horse trek. Shall I book it?")
+    found, shown = _found(run, "ungrounded_answer")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("said,broken", [("27.62 t", False), ("29.62 t", True)])
+def test_a_days_total_and_this_load_told_in_tonnes_is_grounded(said, broken):
+    run = _conversation(("user", "Accept ticket WB-50231 at KMR-NORTH."),
+                        ("get_ticket", {"ticket_id": "WB-50231"}, {"ticket_id": "WB-50231", "net_kg": 7420}),
+                        ("get_accepted_today", {"site": "KMR-NORTH"}, {"loads": [{"ticket_id": "WB-50110", "net_kg": 9800},
+                                                                                 {"ticket_id": "WB-50111", "net_kg": 10400}]}),
+                        system="You run the weighbridge. The site takes at most 45.0 t a day.", answer=f"WB-50231 accepted: {said} of 45.0 t today.")
+    found, shown = _found(run, "ungrounded_answer")
+    assert found == ([(5, "model")] if broken else []), shown
+
+
+def test_a_query_that_selects_fewer_columns_than_earlier_select_stars_is_no_drift():
+    from agentotel.analysis._record import History
+    from agentotel.analysis._schema import OutputSchema
+
+    def run(sql, rows):
+        return _conversation(("user", "Which players does family F-204 have?"), ("query_league", {"sql": sql}, {"rows": rows}),
+                             system="You answer from the league database.", answer="Mia and Leo.")
+
+    wide = [{"player_id": "P-1", "first_name": "Mia", "club": "Northfield", "version": 1}]
+    history = History()
+    schema = OutputSchema()
+    for n in range(3):
+        schema.learn({"rows": wide})
+    history.outputs["query_league"] = schema
+    history.inputs["query_league"] = [(f"r{n}", {"sql": "SELECT r.*, p.club FROM registrations r JOIN players p USING (player_id)"})
+                                      for n in range(3)]
+    history.runs["query_league"] = ["r0", "r1", "r2"]
+    narrow = run("SELECT p.player_id, p.first_name FROM players p ORDER BY r.version", [{"player_id": "P-1", "first_name": "Mia"}])
+    assert [f.kind for f in detect(narrow, history) if f.kind == "tool_output_drift"] == []
+    # the same columns asked for and one gone: drift
+    same = run("SELECT r.*, p.club FROM registrations r JOIN players p USING (player_id)", [{"player_id": "P-1", "first_name": "Mia"}])
+    assert [f.kind for f in detect(same, history) if f.kind == "tool_output_drift"] == ["tool_output_drift"]
+
+
+def test_a_preposition_is_no_label_of_a_results_date():
+    run = _conversation(("user", "Transfer P-3104 to Northfield Juniors."),
+                        ("search_bulletins", {"query": "transfer window"}, {"bulletins": [{"id": "B-7", "window": {"from": "2027-01-01"}}]}),
+                        ("approve_transfer", {"player_id": "P-3104", "club": "Northfield Juniors", "effective": "2026-12-07"},
+                         {"transfer_id": "TR-88", "effective": "2026-12-07"}),
+                        system="You run league registrations.", answer="P-3104 plays for Northfield Juniors from 2026-12-07 (TR-88).")
+    found, shown = _found(run, "answer_misread")
+    assert found == [], shown
+
+
+def test_an_id_of_another_series_a_note_names_is_no_other_target():
+    # the sampler's note names its sample SR-4411; the officer rejects the load by its ticket WB-50232
+    note = "Sample SR-4411 of ticket WB-50232: contamination 6.3%, over the code's 5.0%. Please reject the load."
+    run = _conversation(("user", note),
+                        ("reject_load", {"ticket_id": "WB-50232", "reason": "contamination 6.3% over 5.0%"}, {"rejection_id": "RJ-1"}),
+                        system="You are the permit officer; reject loads with reject_load.", answer="Rejected (RJ-1).")
+    found, shown = _found(run, "wrong_target")
+    assert found == [], shown
