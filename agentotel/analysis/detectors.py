@@ -250,6 +250,11 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
         if cause is not None:
             out = [dataclasses.replace(f, message=f"{f.message}; then {claim.message}", evidence={
                 **f.evidence, "explains": [(claim.kind, claim.index)]}) if f is cause else f for f in out if f is not claim]
+    # An id made up past a failure the model went on from ("run_sql failed ... it then gives 'T-88177'"): the ignored
+    # failure is the cause, the id what followed from it (the tool's invented_argument at that call folds into it).
+    for gap in [f for f in out if f.kind == "tool_error_ignored"]:
+        out = [f for f in out if not (f.kind == "invented_argument" and f.index == gap.index
+                                      and any(f"'{v}'" in gap.message for v in f.evidence.get("values", ())))]
     run_id = record.run_id
     # One finding per cause: two calls of one step judged alike (both parallel queries given the wrong region) say it once.
     unique = {(f.kind, f.index, f.message): f for f in reversed(out)}

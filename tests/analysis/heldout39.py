@@ -931,8 +931,6 @@ CHECK_MISSED = {
                                                  "RV-2207 (2026-11-17, outcome cleared) superseding AL-5512",
     "model-mcp-fuel-window-outside": _NOTHING + "run_sql with no ts bounds; October's T-87990 (2026-10-28) flagged "
                                      "against 'from 2026-11-01 up to 2026-12-01 - never count one outside it'",
-    "model-mcp-fuel-sql-429-invented": "top invented_argument@9 layered tool (the id T-88177 in no result) ranked over "
-                                       "tool_error_ignored@9, the model-layer reading at the same step",
     "model-tl-fuel-shift-window-ignored": _NOTHING + "T-88299 on Sunday 02:40 unflagged where get_card's shift is "
                                           "Mon-Fri 06:00-20:00",
     "model-tl-fuel-daily-sum-over": _NOTHING + "2026-11-19's 61.2 + 38.0 = 99.2 L over the 80 L tank, T-88262 "

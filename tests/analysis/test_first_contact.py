@@ -395,3 +395,19 @@ def test_an_id_of_another_series_a_note_names_is_no_other_target():
                         system="You are the permit officer; reject loads with reject_load.", answer="Rejected (RJ-1).")
     found, shown = _found(run, "wrong_target")
     assert found == [], shown
+
+
+def test_an_id_made_up_past_a_failure_the_model_went_on_from_is_that_failures():
+    task = "Review card C-7 transactions T-87950 and T-88231 and flag the suspicious one."
+    shown = [text_message("system", "You review fuel-card transactions (run_sql, record_review)."), text_message("user", task)]
+    sql = ("run_sql", {"sql": "SELECT * FROM tx WHERE card = 'C-7'"}, "c1")
+    review = ("record_review", {"card": "C-7", "flagged": ["T-88177"]}, "c2")
+    after_sql = shown + [{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "run_sql", "arguments": sql[1]}]},
+                         {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "429 Too Many Requests"}]}]
+    run = record(llm(1, calls=[sql], messages=shown),
+                 tool(2, "run_sql", sql[1], None, status="error", error="429 Too Many Requests", requested_by=1, call_id="c1"),
+                 llm(3, calls=[review], messages=after_sql),
+                 tool(4, "record_review", review[1], {"review_id": "RV-1"}, requested_by=3, call_id="c2"),
+                 llm(5, text="Flagged T-88177 (RV-1).", messages=after_sql), task=task)
+    found = [(f.kind, f.index, f.layer) for f in detect(run) if f.kind in ("tool_error_ignored", "invented_argument")]
+    assert found == [("tool_error_ignored", 3, "model")], format_findings(detect(run))
