@@ -3348,6 +3348,7 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
 # An end saying the work could not go on: "couldn't reach", "isn't answering right now", "please try again later".
 _NOT_NOW_SAID = re.compile(r"\b(?:couldn'?t|could\s+not|wasn'?t\s+able|was\s+not\s+able|were\s+unable|isn'?t\s+(?:answering|responding|"
                            r"available|working)|(?:try|call)\s+(?:again|back)\s+(?:later|in\b))", re.I)
+_CHANGED_MIND = re.compile(r"\b(?:instead|actually|never\s+mind|forget\s+(?:it|that|the)|changed\s+my\s+mind|no\s+longer|rather\s+not)\b", re.I)
 # Verbs said of many kinds of thing: the tool's thing must be named too.
 _MANY_THINGS = frozenset("add send create update change modify make submit file post issue record apply set place write edit".split())
 # The user's words asking for a deed: "I'd like to pause my membership", "please cancel the return", "and cancel".
@@ -3377,18 +3378,21 @@ def _ask_left_undone(run: _Run) -> list[Finding]:
         verbs = (action[0], *_SYNONYMS.get(action[0], ()), *(("set up",) if action[0] == "create" else ()))
         if name in called or done & set(verbs):
             continue
-        if any(re.search(rf"\b{re.escape(v)}", answers) for v in (*verbs, *_ACTION_NOUNS.get(action[0], ()))):
-            continue  # said of, done or not (a refusal, a question back)
+        if any(re.search(rf"\b{re.escape(v)}", answers) for v in (*verbs, *_ACTION_NOUNS.get(action[0], ()),
+                                                                   *(o[:5] for o in action[1] if len(o) >= 4))):
+            continue  # said of, done or not (a refusal, a question back, "no ticket is needed")
         asking = re.compile(_ASKING.format("|".join(re.escape(v).replace(r"\ ", r"\s+") for v in verbs)), re.I)
         said, text = next(((m, t) for t in users if (m := asking.search(t))
                            and not re.search(r"\b(?:don'?t|do\s+not|never|no\s+need\s+to)\s*$", t[max(0, m.start() - 16):m.start()], re.I)),
                           (None, ""))
-        if said is None:
-            continue
+        if said is None or any(_CHANGED_MIND.search(t) for t in users[users.index(text) + 1:]):
+            continue  # (asked, then taken back: "Actually, cancel it instead")
         # a verb of many things ("add a section", "email me the payslip") is this tool's only when its sentence
         # names the tool's thing; a verb one tool alone has is that tool's
         sharing = [n for n, (v, _o) in actions.items() if v in verbs]
         start, end = _rules.sentence_at(text, said.start(), said.end())
+        if _IF.search(text, said.end(), end):
+            continue  # asked on a condition ("and open a ticket if it still fails"): the run may find it unmet
         if (len(sharing) > 1 or action[0] in _MANY_THINGS) and not any(
                 re.search(rf"\b{re.escape(o[:5])}", text[start:end], re.I) for o in action[1]):
             continue

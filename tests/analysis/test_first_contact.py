@@ -411,3 +411,15 @@ def test_an_id_made_up_past_a_failure_the_model_went_on_from_is_that_failures():
                  llm(5, text="Flagged T-88177 (RV-1).", messages=after_sql), task=task)
     found = [(f.kind, f.index, f.layer) for f in detect(run) if f.kind in ("tool_error_ignored", "invented_argument")]
     assert found == [("tool_error_ignored", 3, "model")], format_findings(detect(run))
+
+
+@pytest.mark.parametrize("later,broken", [("Actually, cancel it instead - I found one in a shop.", False), ("Yes please.", True)])
+def test_an_ask_taken_back_is_no_request_left_undone(later, broken):
+    run = _offering(_conversation(("user", "I'd like to exchange the rain jacket in order #1066 for a size M."),
+                                  ("get_order", {"order_id": "#1066"}, {"order_id": "#1066", "status": "processing"}),
+                                  ("assistant", "Order #1066 has not shipped. Shall I go ahead?"), ("user", later),
+                                  ("cancel", {"order_id": "#1066"}, {"status": "cancelled"}),
+                                  system="You run the shop's support desk.", answer="Done: order #1066 is cancelled."),
+                    "get_order", "exchange", "cancel")
+    found, shown = _found(run, "task_ignored")
+    assert found == ([(6, "model")] if broken else []), shown
