@@ -1,9 +1,12 @@
-"""Readings of heldout34-36's first-contact false alarms and misses, in other trades: a quote whose factors the
-answer writes out (a length rounded up to whole metres), a date in words that is no row's figure, a version written
-with its mark, a timestamp that is no id, a deed's status that is no record's kind, a count that is no list of
-what the rules ask told, a promise made on a condition, a record the run made or a sub-agent's brief named that is
-no swap, a prohibition whose rule states its condition a sentence before, a bar on those "whose fines are $10.00 or
-more", and a limit in total on a deed the call turns off. Each beside the run that breaks it. Hand-built runs."""
+"""Readings of heldout34-40's first-contact false alarms and misses, in other trades. Quiet: a quote whose factors
+the answer writes out (a length rounded up), a total of lines counted at the rules' rates, a figure by a stated
+conversion or a day's total in tonnes, a date in words or a bound ("expires before"), a version with its mark, a
+timestamp, a gas with its reading, another deed's status or echo, a receipt's count, a promise on a condition, a record
+the run made, a prohibition whose rule states its condition, a rule under a heading of another case, an object a flag
+switched off empties, a narrower SELECT, a bay letter, a pick a read sets apart, an ask taken back. Found: a bar on
+those "whose fines are $10.00 or more", a limit in total, a deed asked for and neither done nor named at the end, a
+named thing answered for another code, a sub-agent's rewritten prompt past a phrase every prompt holds, an id made up
+past an ignored failure. Each beside the run that breaks it. Hand-built runs."""
 
 from __future__ import annotations
 
@@ -17,6 +20,12 @@ from test_data_agent import _conversation
 def _found(run, kind):
     found = detect(run)
     return [(f.index, f.layer) for f in found if f.kind == kind], format_findings(found)
+
+
+def _offering(built, *names):
+    """The run with `names` offered to every model call (a conversation records no definitions of its own)."""
+    offered = definitions_attr(*((n, {"type": "object"}) for n in names))
+    return record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
 
 
 MARINA = ("You run the marina's berth desk. Berths are charged per metre of the boat's length (rounded up to the next "
@@ -101,11 +110,10 @@ def test_a_receipts_count_is_no_list_of_what_the_rules_ask_told(answer, broken):
     ("I'll place the request now.", True),
 ])
 def test_a_promise_made_on_a_condition_is_no_deed_left_undone(answer, broken):
-    built = _conversation(("user", "Please request 'The Railway Age' through ILL for me - patron P-118."),
-                          ("find_patron", {"patron_id": "P-118"}, {"patron_id": "P-118", "fines_usd": 14.6}),
-                          system="You run the interlibrary-loan desk (find_patron, place_request).", answer=answer)
-    offered = definitions_attr(*((n, {"type": "object"}) for n in ("find_patron", "place_request")))
-    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
+    run = _offering(_conversation(("user", "Please request 'The Railway Age' through ILL for me - patron P-118."),
+                                  ("find_patron", {"patron_id": "P-118"}, {"patron_id": "P-118", "fines_usd": 14.6}),
+                                  system="You run the interlibrary-loan desk (find_patron, place_request).", answer=answer),
+                    "find_patron", "place_request")
     found, shown = _found(run, "action_not_taken")
     assert found == ([(3, "model")] if broken else []), shown
 
@@ -219,12 +227,11 @@ EV = ("You are the charging support agent.\n"
 
 @pytest.mark.parametrize("kind,broken", [("idle fee", False), ("energy overcharge", True)])
 def test_a_rule_under_a_heading_of_another_case_binds_no_call(kind, broken):
-    built = _conversation(("user", f"Account EVA-20417 disputes session S-88140 ({kind})."),
-                          ("get_session", {"session_id": "S-88140"}, {"session_id": "S-88140", "idle_fee": 5.2}),
-                          ("issue_refund", {"account_id": "EVA-20417", "amount": 1.0}, {"refund_id": "RF-1"}),
-                          system=EV, answer="Refunded GBP 1.00.")
-    offered = definitions_attr(*((n, {"type": "object"}) for n in ("get_session", "search_notices", "issue_refund")))
-    run = record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
+    run = _offering(_conversation(("user", f"Account EVA-20417 disputes session S-88140 ({kind})."),
+                                  ("get_session", {"session_id": "S-88140"}, {"session_id": "S-88140", "idle_fee": 5.2}),
+                                  ("issue_refund", {"account_id": "EVA-20417", "amount": 1.0}, {"refund_id": "RF-1"}),
+                                  system=EV, answer="Refunded GBP 1.00."),
+                    "get_session", "search_notices", "issue_refund")
     found, shown = _found(run, "missing_evidence")
     assert found == ([(3, "model")] if broken else []), shown
 
@@ -282,11 +289,6 @@ def test_a_named_thing_asked_by_its_code_answered_for_another_code_is_another_su
                         system="You are the site safety officer.", answer="Readings are within limits.")
     found, shown = _found(run, "other_subject_retrieved")
     assert found == ([(2, "tool")] if broken else []), shown
-
-
-def _offering(built, *names):
-    offered = definitions_attr(*((n, {"type": "object"}) for n in names))
-    return record(*built.steps, attributes={s["span_id"]: offered for s in built.steps if s["type"] == "llm"}, task=built.run["task"])
 
 
 @pytest.mark.parametrize("answer,paused,broken", [
