@@ -580,7 +580,7 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
     numbers of the sources combine into too much."""
     base = base[:_MAX_NUMBERS]
     chain = list(dict.fromkeys(grounded))
-    sources = set(base)
+    sources, lines = set(base), set(priced[0])
     for _round in range(3):  # a figure worked from one worked out later in the text
         left = []
         whole = {float(f(a)) for a in chain for f in (math.floor, math.ceil)}
@@ -597,9 +597,9 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
                 chain.append(value)  # a rate of a product: 50% of 13 months at 42
             elif any(abs(math.prod(c) - value) <= tol for size in (2, 3) for c in itertools.combinations(factors[:12], size)):
                 chain.append(value)  # the factors written out beside it
-            elif priced[0] and any(abs(sum(c) + extra - value) <= tol for size in (1, 2, 3)
-                                   for c in itertools.combinations([*priced[0], *chain[-8:]], size) if set(c) & set(priced[0])
-                                   for extra in (0.0, *priced[1])):
+            elif lines and any(abs(sum(c) + extra - value) <= tol for size in (1, 2, 3)
+                               for c in itertools.combinations([*priced[0], *chain[-8:]], size) if lines.intersection(c)
+                               for extra in (0.0, *priced[1])):
                 chain.append(value)  # the lines counted at the rules' rates
             else:
                 left.append((token, value, tolerance))

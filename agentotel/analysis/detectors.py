@@ -2173,11 +2173,11 @@ _MARK = re.compile(r"(?<![A-Za-z0-9$€£])(?<!\d,)(?:[A-Z]{1,2}\d{1,2}|(?:19|20
                    r"(?![A-Za-z0-9]|,\d{3})")
 
 
+# The unit of a measured level: 6 ppm, 20.6%, 8.4 \u00b0C, 101 kPa.
+_LEVEL_UNIT = r"(?:ppm|ppb|%|mg|ug|\u00b5g|kg|ml|mmol|mol|m3|\u00b0\s?[cf]|k?pa|bar|db)"
+_UNIT_AFTER = re.compile(r"\s*" + _LEVEL_UNIT + r"(?![a-z])", re.I)
 # A quantity's symbol with its reading: "CO 6 ppm", "O2 20.6%", "H2S: 1 ppm" - a gas, no code of a record.
-_QUANTITY_READ = re.compile(r"\s*[:=]?\s*\d+(?:[.,]\d+)?\s*(?:ppm|ppb|%|mg|ug|\u00b5g|g|kg|ml|l|mmol|mol|m3|\u00b0\s?[cf]|k?pa|bar|db)(?![a-z])", re.I)
-
-
-_UNIT_AFTER = re.compile(r"\s*(?:ppm|ppb|%|mg|ug|\u00b5g|kg|ml|mmol|mol|m3|\u00b0\s?[cf]|k?pa|bar|db)(?![a-z])", re.I)
+_QUANTITY_READ = re.compile(r"\s*[:=]?\s*\d+(?:[.,]\d+)?\s*(?:" + _LEVEL_UNIT + r"|g|l)(?![a-z])", re.I)
 
 
 def _marks(text: str) -> set[str]:
