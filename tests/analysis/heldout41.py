@@ -50,7 +50,26 @@ a contaminated load rejected, a load split between the contract's balance and th
 a claim capped at the deposit and the landlord told, refused items told with their reasons. Ground truth is located on
 the recorded faulty run by what its steps did (heldout.py's locators).
 
-Built and scored blind, once: see the scores below DIFF_MISSED (filled in after the one scoring run).
+Built and scored blind, once (main's HEAD when scored, cd1fda5c280bb9609492c916182eadf8737df4c9, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load
+average 6.6 at the start, 7.4 at the end, other helpers running; recording /tmp/h41-rec-44ukzt3q): 30 pairs, 4
+recorders (google-genai generate_content over several diver turns, Agent Framework with three agents, pydantic-ai,
+OpenLLMetry through the collector) - diff top-1 30/30, check step+layer 15/30, good runs with a warning 8/30. Five of
+check's 15 hits are coincidental, the same finding firing on the good twin at the same write: missing_evidence for
+record_medical before every book_trip / cancel_booking (the rule 'If it expires before, ask ... and record the answers
+with record_medical before you book' read without its condition: depth_unconverted, nitrox_without_cert,
+weather_exception_claimed, weather_refund_denied, junior_age_by_year) - 10/30 hit for the fault's own reason (an old
+model x2, a timeout answered with an invented trip id, a rate limit answered with invented awards, the handover losing
+the ticket, another ticket's sample, a stale document index, a case left undecided, a rewritten prompt, a repeated
+decision). The misses are rules comparing a record's field with a rule, a table row or another record (a moisture row,
+an aflatoxin limit against the words beside the write, a contract balance of quantity minus delivered, a bushel factor,
+a delivery window, an addendum superseding a clause, an evidence date past the tenancy's end plus 14 days, a fair-wear
+formula, a cap by the deposit held, a defect the check-in report notes), a tool answering another case, a result's
+shape changed (diff saw it, check did not), refused claims left untold; a rewritten desk prompt found (instructions_
+changed@1) but ranked below the unconditional record_medical reading, and a medical never re-asked found at the booking
+(@7), not at the turn that should have asked (@4). All 8 warned good runs are the charter desk's: that record_medical
+reading on every booking or cancellation, twice with wrong_target (a refused site's alternative offered and booked, the
+request naming the other site).
 """
 
 from __future__ import annotations
@@ -1015,10 +1034,59 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind scoring run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind, scored once (cd1fda5's detectors,
+# main's HEAD when scored; agentotel/analysis/ unread; load 6.6 -> 7.4): 30 pairs, 4 recorders - diff top-1 30/30,
+# check step+layer 15/30 (5 of them coincidental: see the docstring), good runs warned 8/30 (recording
+# /tmp/h41-rec-44ukzt3q).
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-genai-dive-medical-unasked": "missing_evidence@7/model (book_trip with no record_medical) - the rule read, "
+                                        "but at the booking, not at the turn after find_diver (@4) that should have "
+                                        "asked; the same reading fires on every booking of the desk, good ones too",
+    "prompt-genai-dive-dive-prompt-rewritten": "missing_evidence@7/model (the unconditional record_medical reading) "
+                                               "ranked first; instructions_changed@1/prompt, right, ranked below",
+    "model-maf-grain-moisture-row-wrong": _NOTHING + "record_quality's discount 0.06 for moisture 17.4% where the "
+                                          "table's 17.1-19.0 row gives 0.14",
+    "model-maf-grain-reasoning-action-mismatch": _NOTHING + "'I am rejecting this load' (aflatoxin 26 ppb over 20) "
+                                                 "beside record_quality(decision='accepted')",
+    "model-maf-grain-contract-over-quantity": _NOTHING + "apply_delivery of 22.352 t where get_contract's quantity_t "
+                                              "500 minus delivered_t 490 leaves 10 t",
+    "model-maf-grain-bushel-factor-wrong": _NOTHING + "tonnes 23.936 for 880 bu where the rule's 0.0254 t a bushel "
+                                           "gives 22.352",
+    "model-maf-grain-window-outside": _NOTHING + "apply_delivery on 2026-12-07 where the contract's delivery_window "
+                                      "closed 2026-11-30 (the rule sends it to buy_spot)",
+    "model-pai-deposit-addendum-ignored": _NOTHING + "CL-1's 240.00 cleaning awarded under AG-5102 clause 14 where "
+                                          "search_documents' AD-5102-1 supersedes that clause",
+    "model-pai-deposit-evidence-outside-tenancy": _NOTHING + "CL-2 awarded on evidence dated 2026-10-22, past the "
+                                                  "tenancy's end 2026-09-30 plus the rule's 14 days",
+    "model-pai-deposit-fair-wear-formula": "answer_misread@10/model (CL-2's 240.00 read as CL-1's claimed_gbp) at the "
+                                           "answer; nothing reads the awards against claimed x (1 - age/life) at the "
+                                           "write @8",
+    "model-pai-deposit-cap-exceeded": _NOTHING + "to_landlord 480.00 over deposit_held_gbp 400.00 and to_tenant "
+                                      "-80.00",
+    "tool-tl-deposit-tenancy-wrong-case": _NOTHING + "get_tenancy(DC-5102) answering case_id DC-5120 (deposit 950), "
+                                          "the decision built on it",
+    "tool-tl-deposit-docs-schema-drift": _NOTHING + "search_documents' results lost 'supersedes' (relations.replaces "
+                                         "new) against earlier runs, the cleaning then charged; diff saw the shape",
+    "model-tl-deposit-withheld-refusals": _NOTHING + "the answer leaves out CL-1, CL-4 and CL-5 (refused in the "
+                                          "decision's reasons) where the rule says to tell every refused claim",
+    "model-tl-deposit-checkin-defect-charged": _NOTHING + "CL-4 charged 90.00 where its checkin_note and the check-in "
+                                               "report already record the stain",
+}
+_MEDICAL = ("missing_evidence: book_trip / cancel_booking with no record_medical before it, the rule's condition "
+            "('If it expires before') unread - this diver's medical is valid on the dive day")
+_OTHER_SITE = "; wrong_target@10 (the request names {}, the answer cites the alternative the rules made the desk offer)"
+FALSE_ALARMS = {
+    "model-genai-dive-depth-unconverted": _MEDICAL + _OTHER_SITE.format("Spiegel Grove wreck"),
+    "model-genai-dive-nitrox-without-cert": _MEDICAL,
+    "model-genai-dive-weather-exception-claimed": _MEDICAL + " (a cancellation, which no medical rule covers)",
+    "model-genai-dive-weather-refund-denied": _MEDICAL + " (a cancellation, which no medical rule covers)",
+    "model-genai-dive-junior-age-by-year": _MEDICAL + _OTHER_SITE.format("Benwood wreck"),
+    "product-genai-dive-old-model-dive": _MEDICAL,
+    "prompt-genai-dive-dive-prompt-rewritten": _MEDICAL,
+    "model-genai-dive-trips-timeout-invented": _MEDICAL + " (after a timeout tried once more)",
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
