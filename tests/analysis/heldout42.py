@@ -7,8 +7,6 @@ and a versioned crop-threshold table, run through real SDKs and frameworks.
     python tests/analysis/heldout42.py [RECORDER|PAIR ...]     # records the pairs, prints the table
     python tests/analysis/heldout42.py --score DIR [...]       # the runs a call left in DIR, scored again
 
-SCORES: filled in after the one blind scoring (see the end of this docstring).
-
 Redvale Blood Donor Centre's desk (find_donor, check_slots, book_appointment) books a whole-blood donation by written
 rules: the donor looked up first and their date of birth asked when two donors match; a weight in pounds converted at
 0.4536 and at least 50 kg; the record's last haemoglobin in g/L read as g/dL against a threshold by sex (a markdown
@@ -47,6 +45,34 @@ a doctor's note on the record applied as the exception, a donor's own 'my GP sai
 moving the date to the next open day, a question asked when two donors share a name, a timeout and a 429 tried once
 more, a re-consigned lot's new number used, a reserve lowered to the low estimate, an export licence asked for, a
 commission from the right band, deg F converted, gallons converted, a superseded alarm left out, water over its cap told.
+
+How agentotel recorded the SDKs (not the detectors'): the anthropic loop's calls are `chat <model>` steps, the
+`@agentotel.tool`s tool steps, the donor's turns inside the model calls' input; the OpenInference run (an AGENT root,
+LLM and TOOL spans, through the collector) has the same step shape; under the Agents SDK on the Responses API each
+agent is an `invoke_agent <agent>` step and each handoff an `execute_tool transfer_to_<agent>` step, a failed function
+tool an error step holding the SDK's 'An error occurred while running the tool' text; the LangGraph graph is an
+`invoke_agent brackenfield-climate-desk` step holding `invoke_agent data` and `invoke_agent reporter`, a ToolNode's
+failed call an error tool step. Nothing recorded wrong was found.
+
+Built and scored blind, once (main's HEAD cd1fda5c280bb9609492c916182eadf8737df4c9, the branch rebased onto it - up
+to date; the set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load
+average 7.38 at the start, 7.00 at the end, other helpers running; recording /tmp/h42-rec-le7_3jgh). Before it,
+development recordings only printed each faulty run's locator indices and steps (no table, no check, no diff). 31
+pairs, 4 recorders - diff top-1 31/31, check step+layer 11/31, good runs with a warning 10/31. Check's hits: outside
+the model 7/8 (the desk's deferral table dropped - the auction editor's dropped licence rule is the one missed, found
+at its step but ranked second -, two old models, a slots API's changed shape, a stale guide index, a donor and a consignment
+answered for another record), the handoff that lost the conversation, a timeout answered with an invented booking
+reference, a repeated booking and a reasoning-action mismatch. Its 20 misses: rules in a record's terms (a weight in
+lb under 50 kg, a date inside a tattoo deferral, an exception the donor's words do not give, a threshold from the
+wrong sex's row, a count in 365 days plus this one over a limit, a commission band, a reserve above the low estimate,
+an age-and-value licence threshold, deg F read as deg C, a day reading counted in the night window, gallons summed as
+litres, a cap from the wrong crop row x the zone's area, a superseded alarm reported open), a question left unanswered
+(parking), a figure the rules say to tell left out, a question the rules ask for (two donors of one name), a withdrawn
+lot's number handed on (found only at the final answer), a 429 and a LangGraph timeout answered with invented values
+(the Agents SDK's and the ToolNode's error steps not read as 'went on without saying so'), and the editor's rewritten
+rules ranked under an earlier false alarm. The 10 false alarms: every auction good run (a sale year read against a
+title's '1962' as a version sibling) and both refusals of a fourth donation (no word of booking in the refusal; its
+date computed by the rules' own window). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each, blind.
 """
 
 from __future__ import annotations
@@ -964,10 +990,79 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these. Filled in from the one blind scoring.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main cd1fda5's detectors; load
+# 7.38-7.00): 31 pairs, 4 recorders - diff top-1 31/31, check step+layer 11/31, good runs warned 10/31 (recording
+# /tmp/h42-rec-le7_3jgh). The reasons are read from `agentotel check` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_SIBLING = ("wrong_target@7/model ('the request names 2027' - the sale date - read against the title's '1962' as a "
+            "version sibling of L-0587; on every auction good run too) ranked first; ")
+CHECK_MISSED = {
+    "model-anthropic-donor-weight-lb-skipped": _NOTHING + "book_appointment@6 for a donor whose '104 lb' is 47.2 kg at "
+                                               "the rules' 0.4536, under 'at least 50 kg' (the offer's '104.0 kg' is a "
+                                               "lb figure relabelled)",
+    "model-anthropic-donor-tattoo-window-wrong": _NOTHING + "book_appointment@6 on 2026-12-15, before a 20 August "
+                                                 "tattoo + the table's 4 months (2026-12-20)",
+    "model-anthropic-donor-note-exception-claimed": _NOTHING + "book_appointment@6 inside the 7-day antibiotics "
+                                                    "deferral on 'my GP said it's fine', with doctor_note null, where "
+                                                    "the rules say a donor's word is not a note",
+    "model-anthropic-donor-parking-question-dropped": _NOTHING + "the donor's 'is there anywhere to park' never "
+                                                      "answered: the answer after the booking @8 leaves it out and the "
+                                                      "run ends",
+    "model-oi-donor-hb-row-wrong": _NOTHING + "book_appointment@6 for sex M with last_hb 131 g/L (13.1 g/dL) against "
+                                   "the table's M row 13.5 (the F row's 12.5 read)",
+    "model-oi-donor-donations-over-limit": _NOTHING + "book_appointment@6 with 3 donations in the 365 days before "
+                                           "2026-12-15 plus this one over the women's limit of 3",
+    "model-oi-donor-donor-unasked": ("ungrounded_answer@5/model on '12.8' (the other donor's 128 g/L / 10, the rules' "
+                                     "own conversion) - a step late and not the cause; nothing at @3: find_donor's two "
+                                     "matches named Maya Osei, the first (born 1987) taken with no question, against "
+                                     "'If more than one donor matches, ask for their date of birth'"),
+    "model-oi-donor-next-date-withheld": _NOTHING + "the offer @5 leaves out the next possible donation date the rules "
+                                         "say to tell before booking (the good twins' 'Tuesday 6 April 2027')",
+    "model-agents-auction-commission-wrong-row": _SIBLING + "nothing at catalogue_lot@12: commission_pct 10 for "
+                                                 "low_gbp 48,000, in the table's '5,000.01 to 50,000 | 12%' row",
+    "model-agents-auction-reserve-over-low": _SIBLING + "nothing at the appraiser's note @9: reserve GBP 52,000 above "
+                                             "the low estimate 48,000 ('a reserve may never be above the low estimate')",
+    "model-agents-auction-export-licence-skipped": _SIBLING + "nothing at catalogue_lot@12: made 1962 (65 years at a "
+                                                  "2027 sale), low_gbp 70,000 >= the 65,000 threshold, "
+                                                  "export_licence 'not required', request_export_licence never called",
+    "model-agents-auction-withdrawn-lot-used": ("input_ignored@14/model (error: the answer cites L-0412, marked "
+                                               "withdrawn by get_consignment) ranked first - the right fact, at the "
+                                               "last step; the clerk's note @4 that hands on L-0412 beside "
+                                               "reconsigned_as L-0587 is where it begins"),
+    "model-agents-auction-appraisal-429-invented": _SIBLING + "nothing at @9: get_lot_appraisal@8 failed (the SDK's "
+                                                   "'An error occurred while running the tool') and the note passes on "
+                                                   "an estimate GBP 45,000-65,000 no call returned",
+    "prompt-agents-auction-editor-rules-rewritten": _SIBLING + "instructions_changed@12/prompt (the export-licence "
+                                                    "paragraph gone) found at the right step but ranked second by index",
+    "model-lg-greenhouse-f-not-converted": _NOTHING + "file_zone_report@15 with no night breach where the old "
+                                           "sensor's 59.0 F (temp_unit 'F') is 15.0 C, under the tomato row's 16.0",
+    "model-lg-greenhouse-night-window-wrong": _NOTHING + "file_zone_report@15 lists a 19:00 reading as a night "
+                                              "breach, outside the rules' 20:00-06:00",
+    "model-lg-greenhouse-gallons-not-converted": _NOTHING + "file_zone_report@15 water_l 390 where the rows' 60 'gal' "
+                                                 "at 3.785 L give 557.1, over the 480 L cap",
+    "model-lg-greenhouse-cap-wrong-row": _NOTHING + "file_zone_report@15 water_cap_l 600 (the cucumber row's 5.0 x "
+                                         "area_m2 120) where zone B3's crop tomato row gives 4.0 x 120 = 480",
+    "model-lg-greenhouse-superseded-alarm-reported": _NOTHING + "file_zone_report@15 lists AL-9004 as open, whose "
+                                                     "row has superseded_by AL-9009",
+    "model-lg-greenhouse-sql-timeout-invented": ("ungrounded_answer@13/model on the data note's '03:00, GH-S12' (the "
+                                                 "invented reading) - a step late; nothing at @5, where run_sql@4 "
+                                                 "failed (a LangGraph ToolNode error) and the agent went on to the "
+                                                 "next query without trying it once more or saying so"),
+}
+_BOOKING_WORDS = ("task_ignored@4/model ('I'd like to book' never booked - the refusal says 'a donation then would be "
+                  "one too many', no word of booking) and ungrounded_answer@3 on '23 December 2026' (the oldest "
+                  "donation + 366 days, the rules' own window)")
+FALSE_ALARMS = {
+    "product-anthropic-donor-old-model-donor": _BOOKING_WORDS,
+    "model-oi-donor-donations-over-limit": _BOOKING_WORDS,
+    **{f"{kind}-agents-auction-{fault}": "wrong_target@7/model: the request's sale year 2027 read against the lot "
+                                         "title's '1962' as a version sibling of L-0587"
+       for kind, fault in (("model", "commission-wrong-row"), ("model", "reserve-over-low"),
+                           ("model", "export-licence-skipped"), ("model", "withdrawn-lot-used"),
+                           ("memory", "handoff-context-lost"), ("tool", "consignment-wrong-record"),
+                           ("model", "appraisal-429-invented"), ("prompt", "editor-rules-rewritten"))},
+}
 
 POLICIES = {
     "anthropic-donor": {"required_before": {"book_appointment": ["find_donor", "check_slots"]}},
