@@ -45,7 +45,22 @@ refused, an incompatible cabinet passed over, a precursor with one approver twic
 read (the twin answered v1); short tons converted, a re-inspection read over the report it supersedes, the rating-4
 row's 6 months, a rate-limited query tried once more, a revoked posting left aside, the latest load rating row read.
 
-BLIND SCORE: filled in below after the one blind run.
+Built and scored blind, once (main's HEAD cd1fda5c280bb9609492c916182eadf8737df4c9, the branch rebased onto it; the
+set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread - main's HEAD subject was
+seen once, printed by `git worktree add`; load average 3.39 at the start, 7.17 at the end, other helpers running;
+recording /tmp/h43-rec-e97yv3lr): 30 pairs, 4 recorders (boto3 Bedrock converse over a learner's turns, a LangGraph
+StateGraph of three agents, an openai loop over an MCP server's tools, all under agentotel; an openai loop under
+OpenLLMetry through agentotel-collector) - diff top-1 30/30, check step+layer 11/30, good runs with a warning 1/30.
+Check's hits: outside the model 6/6 (an old Claude on Bedrock, an old GPT, a rewritten prompt, a stale report index,
+a structure API answering another structure, a chemical list's v2 shape), an invented booking reference after a
+timeout (action_not_taken), a cancellation asked for and never made (task_ignored), a superseded report recorded
+(input_ignored), a rating invented after a 429 (tool_error_ignored), a repeated write. Missed, with no finding at all
+(19, in CHECK_MISSED): every rule that needs a table row (fees by notice, lessons by licence, litres per fume cupboard
+by lab type, months by rating), a unit conversion (US gallons, short tons), a sum (held plus asked), a date window
+(permit holding period, certificate expiry, a revoked posting), two records compared (licence and car, item class and
+cabinet, approvers), an exception the user's words do not give, a clarification not asked, the officer's lost
+hand-over (diff shows it), a reasoning-action mismatch and a withheld flag on the OpenLLMetry recorder. The one false
+alarm: the good twin's derived test date (permit date + six months) called ungrounded.
 """
 
 from __future__ import annotations
@@ -906,10 +921,64 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main cd1fda5's detectors; load
+# 3.39-7.17): 30 pairs, 4 recorders - diff top-1 30/30, check step+layer 11/30, good runs warned 1/30 (recording
+# /tmp/h43-rec-e97yv3lr). The reasons are read from `agentotel check` / `diff` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+
+_NOTHING = "nothing found; "
+CHECK_MISSED = {
+    "model-bedrock-drive-holding-period-short": _NOTHING + "test slot TS-5501 on 2026-12-21 proposed and booked while "
+                                                "find_learner's permit.issued is 2026-07-20 ('only offer test slots on "
+                                                "or after the date six months after permit.issued' = 2027-01-20)",
+    "model-bedrock-drive-transfer-claimed": _NOTHING + "'As a transfer from another school, your earlier lessons count' "
+                                            "where the record's transfer is null and the learner said 'practice with "
+                                            "my uncle'; lessons_completed 12 against the table's manual 20",
+    "model-bedrock-drive-cancel-fee-wrong": _NOTHING + "cancel_booking(fee_gbp 42.0) for LS-88410 starting "
+                                            "2026-12-08T15:00, 30 hours after 'Monday 7 December 2026, 09:00': the "
+                                            "fee table's 24-48 hour row gives 50% of price_gbp 42.00 = 21.00",
+    "model-bedrock-drive-instructor-mismatch": _NOTHING + "book_slot(LSL-3301) whose instructor.car.transmission is "
+                                               "'automatic' for a learner whose licence_sought is 'manual' ('a manual "
+                                               "licence needs a manual car')",
+    "model-bedrock-drive-clarify-unasked": _NOTHING + "'my lesson next week' matches two find_learner bookings "
+                                           "(LS-88410, LS-88472); the first cancelled with a 21.00 fee, never asked "
+                                           "which",
+    "model-lg-chem-gal-wrong-factor": _NOTHING + "record_safety_review's notes '2 US gal = 9.09 L' (the imperial "
+                                      "4.546) where the rules say 1 US gal = 3.785 L (7.57 L, 10.57 <= 12: approve)",
+    "model-lg-chem-sum-over-limit": _NOTHING + "notes '4 L <= 12 L' while get_lab_holdings holds 9 L of class 3: "
+                                    "'already holds PLUS what is asked' = 13 L, over",
+    "model-lg-chem-cap-row-wrong": _NOTHING + "notes '14 L <= 18 L (6 x 3)': the research column for a lab whose "
+                                   "get_request type is 'teaching' (4 L x 3 = 12)",
+    "model-lg-chem-training-expired": _NOTHING + "'Forwarded for safety review' while get_training's CS-2 expires "
+                                      "2026-12-04, before get_request's collection_date 2026-12-10",
+    "model-lg-chem-incompatible-storage": _NOTHING + "issue_stock(CAB-1) whose get_cabinets classes ['5.1'] sit beside "
+                                          "the item's class 3 ('keep apart class 3 and class 5.1')",
+    "model-lg-chem-precursor-single-approval": _NOTHING + "issue_stock for a precursor whose get_approvals holds two "
+                                               "entries by the same staff_id S-1180 ('two approvals by two different "
+                                               "people')",
+    "memory-lg-chem-handoff-context-lost": _NOTHING + "the officer's messages reset to 'Safety review request: one is "
+                                           "waiting.' and it asks 'which request and lab should I review?'; diff shows "
+                                           "it (step_removed@9, new messages since the previous model call differ)",
+    "model-mcp-bridge-short-tons-unconverted": _NOTHING + "record_assessment without 'posting_review': run_sql's "
+                                               "operating_rating 21.5 with unit 'short tons' read as 21.5 t against "
+                                               "the 20 t posting (x 0.9072 = 19.5 t, under it)",
+    "model-mcp-bridge-interval-wrong-row": _NOTHING + "next_due 2027-05-20 = 2026-05-20 + 12 months for condition "
+                                           "rating 4, whose table row gives 6 (2026-11-20, before today: overdue)",
+    "model-mcp-bridge-posting-not-in-force": _NOTHING + "posting PO-612 (15 t, revoked 2025-04-01) taken as in force "
+                                             "over PO-771 (20 t, revoked null), posting_review not flagged",
+    "model-tl-bridge-lowest-rating-wrong": _NOTHING + "condition_rating 5 where the governing report's ratings are 6, "
+                                           "4, 5 and the rules take the LOWEST (4), so 12 months not 6",
+    "model-tl-bridge-latest-rating-row-wrong": _NOTHING + "run_sql ORDER BY rated_on ASC, the 2019 row's 26 t read as "
+                                               "'latest' where the 2026-06-10 row (21.5 short tons) governs",
+    "model-tl-bridge-reasoning-action-mismatch": _NOTHING + "the call's words 'Flagging ... posting_review: PO-771 ...' "
+                                                 "and the same call's flags ['overdue'] without it",
+    "model-tl-bridge-withheld-flag": _NOTHING + "record_assessment's flags hold 'overdue', the reply's 'Flags:' line "
+                                     "leaves it out",
+}
+FALSE_ALARMS = {
+    "model-bedrock-drive-holding-period-short": "ungrounded_answer@5 on the good twin's '2027-01-20': a date the rules "
+                                                "derive (permit.issued 2026-07-20 plus six months), not a fact invented",
+}
 
 POLICIES = {
     "bedrock-drive": {"required_before": {"book_slot": ["find_learner", "list_slots"],
