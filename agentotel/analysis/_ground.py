@@ -103,7 +103,9 @@ def _times(match: re.Match[str]) -> list[tuple[int, int]]:
 
 # A period the sources state ("within 30 days", "a 14-day window", "2 weeks"): a date that far from a date they
 # hold is worked out from them (delivered 2026-11-10, refunds within 30 days: open until 2026-12-10).
-_PERIOD = re.compile(r"(?<![\w.])(\d{1,3})[\s-]*(?:calendar\s+|business\s+|working\s+)?(day|week)s?\b", re.I)
+_PERIOD = re.compile(r"(?<![\w.])(\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)[\s-]*"
+                     r"(?:calendar\s+|business\s+|working\s+|full\s+)?(day|week|month|year)s?\b", re.I)
+_NUMBER_WORDS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 
 
 _DAYS_FIELD = re.compile(r"\"[a-z_]*days?(?:_[a-z]+)*\"\s*:\s*(\d{1,3})\b", re.I)
@@ -111,7 +113,9 @@ _DAYS_FIELD = re.compile(r"\"[a-z_]*days?(?:_[a-z]+)*\"\s*:\s*(\d{1,3})\b", re.I
 
 def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple[int | None, int, int]]:
     """The known dates moved by each period the sources state, either way (a few dates, a few periods)."""
-    periods = {int(n) * (7 if unit.lower() == "week" else 1) for n, unit in _PERIOD.findall(sources)[:20]} - {0}
+    stated = [(int(n) if n.isdigit() else _NUMBER_WORDS[n.lower()], unit.lower()) for n, unit in _PERIOD.findall(sources)[:20]]
+    periods = {n * (7 if unit == "week" else 1) for n, unit in stated if unit in ("day", "week")} - {0}
+    months = {n * (12 if unit == "year" else 1) for n, unit in stated if unit in ("month", "year")} - {0}
     # a record's day count ("days_supply": 30), and that with another period on top: a last fill of 2026-11-20 with 30
     # days' supply runs out 2026-12-20, and "no earlier than 2 days before" it is 2026-12-18
     counts = {int(n) for n in _DAYS_FIELD.findall(sources)[:10]} - {0}
@@ -125,7 +129,20 @@ def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple
         for days in sorted(periods)[:40]:
             for moved in (start + dt.timedelta(days=days), start - dt.timedelta(days=days)):
                 out.add((moved.year, moved.month, moved.day))
+                # (and the day after a window closes: "3 in any 365 days" from 2025-12-22 frees 2026-12-23)
+                after = moved + dt.timedelta(days=1)
+                out.add((after.year, after.month, after.day))
+        for count in sorted(months)[:10]:  # "held six months": issued 2026-07-20, a test from 2027-01-20
+            for sign in (1, -1):
+                total = start.year * 12 + start.month - 1 + sign * count
+                year2, month2 = divmod(total, 12)
+                moved = dt.date(year2, month2 + 1, min(day, _month_days(year2, month2 + 1)))
+                out.add((moved.year, moved.month, moved.day))
     return out
+
+
+def _month_days(year: int, month: int) -> int:
+    return ((dt.date(year + month // 12, month % 12 + 1, 1)) - dt.date(year, month, 1)).days
 
 
 # A length the sources or the answer give ("a 30-minute call", "minutes": 30, "1 hour"): a time that far from a time
@@ -666,3 +683,53 @@ def same_unit(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     seat" do; "EUR a month" and "EUR a year" do not)."""
     k = min(len(a), len(b))
     return k > 0 and a[:k] == b[:k]
+
+
+# ---- figures in a unit of measure ---------------------------------------------------------------------------------
+# Units of one dimension a figure may be written in, as texts and field names spell them: a figure carried from one
+# into another unchanged ("205 lb" booked as weight_kg 205) or compared with one in another ("6.0 kg <= 11 lb") skipped
+# a conversion. Bare "tons" is left out: it is a short ton to some writers and a tonne to others.
+_MEASURE_UNITS = {
+    "kg": ("mass", r"kgs?|kilos?|kilograms?"), "lb": ("mass", r"lbs?|pounds?"),
+    "t": ("mass", r"t|tonnes?|metric\s+tons?"), "short ton": ("mass", r"short\s+tons?"),
+    "m": ("length", r"m|metres?|meters?"), "ft": ("length", r"ft|foot|feet"),
+    "cm": ("length", r"cm|centimet(?:re|er)s?"), "in": ("length", r"inch(?:es)?"),
+    "km": ("distance", r"km|kilomet(?:re|er)s?"), "mi": ("distance", r"mi|miles?"),
+    "l": ("volume", r"l|litres?|liters?"), "gal": ("volume", r"gal|gallons?|usg|us\s+gallons?"),
+    "c": ("temperature", r"°\s?c|º\s?c|deg(?:rees)?\s+c|celsius"), "f": ("temperature", r"°\s?f|º\s?f|deg(?:rees)?\s+f|fahrenheit"),
+}
+_UNIT_NAMES = {alias: unit for unit, (_dim, forms) in _MEASURE_UNITS.items() for alias in forms.replace("\\s+", " ").split("|")}
+_QUANTITY = re.compile(r"(?<![\w.$£€])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s?(" + "|".join(
+    forms for _unit, (_dim, forms) in sorted(_MEASURE_UNITS.items(), key=lambda u: -len(u[1][1]))) + r")(?![\w/])", re.I)
+# A field named for its unit: weight_kg, loa_ft, peak_c, tank_capacity_l, net_tonnes ("_in" is no unit: check_in).
+_KEY_UNITS = {"kg": "kg", "kgs": "kg", "lb": "lb", "lbs": "lb", "t": "t", "tonnes": "t", "m": "m", "metres": "m",
+              "meters": "m", "ft": "ft", "feet": "ft", "cm": "cm", "inches": "in", "km": "km", "mi": "mi",
+              "miles": "mi", "l": "l", "litres": "l", "liters": "l", "gal": "gal", "gallons": "gal", "usg": "gal",
+              "c": "c", "celsius": "c", "f": "f", "fahrenheit": "f"}
+
+
+def unit_of(name: str) -> str | None:
+    """The unit a written unit ("pounds", "°C") or a field's name (weight_kg, loa_ft) stands for, or None."""
+    low = re.sub(r"\s+", " ", name.lower().strip())
+    if low in _UNIT_NAMES:
+        return _UNIT_NAMES[low]
+    for alias, unit in _UNIT_NAMES.items():
+        if re.fullmatch(_MEASURE_UNITS[unit][1], low):
+            return unit
+    tail = re.split(r"[_.\s-]", low)[-1] if re.search(r"[_.\s-]", low) else None
+    return _KEY_UNITS.get(tail) if tail else None
+
+
+def dimension(unit: str) -> str:
+    return _MEASURE_UNITS[unit][0]
+
+
+def quantities(text: str) -> list[tuple[float, str, int, int]]:
+    """(value, unit, start, end) of each figure of `text` written with a unit of measure ("205 lb", "22.4 USG", "9.4 °C")."""
+    out = []
+    for m in _QUANTITY.finditer(text):
+        unit = unit_of(m.group(2))
+        value = _number(m.group(1))
+        if unit is not None and value is not None:
+            out.append((value, unit, m.start(), m.end()))
+    return out

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from agentotel.analysis._ground import SHARE_WORDS, _number
 
-__all__ = ["Rules", "Stop", "MINUTES", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
+__all__ = ["Rules", "Row", "Stop", "tables", "MINUTES", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
 
 # Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
 NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -260,6 +260,12 @@ class Rules(NamedTuple):
     # days before the screening date can't be used: call request_labs and record the pre-screen as pending"
     too_old: tuple[tuple[str, tuple[str, ...], int, tuple[str, ...], tuple[str, ...]], ...]
     say_more: tuple[str, ...]  # a rule asking a message to say when a thing costs more than before: "saying plainly when it costs more"
+    # (said, the exception's words, the reasons it names as none - each its words): "Work, travel or a busy diary are
+    # not emergencies" - ("emergencies",), ("work", "travel", "busy diary")
+    not_reasons: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+    # (said, the exception's words, the record's field it rests on, the value it needs): "The amendment fee is waived
+    # only when the booking's operator_change is true" - ("waived",), "operator_change", "true"
+    field_grants: tuple[tuple[str, tuple[str, ...], str, str], ...]
 
 
 @functools.lru_cache(maxsize=64)
@@ -345,6 +351,8 @@ def read(text: str) -> Rules:
                         _stem(m.group("verb")), m.group("state").lower()) for m in _IN_ORDER.finditer(text)) if " order" in text else (),
         too_old=tuple(_too_old(text)) if "more than" in text else (),
         say_more=tuple(_said(text, m) for m in _SAY_MORE.finditer(text)) if "more" in text else (),
+        not_reasons=tuple(_not_reasons(text)) if _NOT_REASON_GATE.search(text) else (),
+        field_grants=tuple(_field_grants(text)) if " only " in text else (),
         instead_of=tuple((_said(text, m), m.group("good").lower(), m.group("bad").lower()) for m in _INSTEAD_OF.finditer(text)
                          if m.group("good").lower() != m.group("bad").lower()) if ", not " in text else (),
     )
@@ -406,6 +414,58 @@ def _stem(word: str) -> str:
         if word.endswith(end) and len(word) - len(end) >= 3:
             return word[: -len(end)]
     return word
+
+
+def _not_reasons(text: str):
+    """The reasons a rule names as none for its exception, and the exception's words: "Work, travel or a busy diary
+    are not emergencies" (an exception the rules grant elsewhere: "unless ... because of a medical emergency"), "It is
+    waived only for patrons whose type is faculty - not for teaching assistants, thesis deadlines or any other reason"
+    (the exception: waived)."""
+    for m in _NOT_REASONS.finditer(text):
+        what = tuple(w for w in re.findall(r"[a-z]{4,}", m.group("what").lower()) if w not in FILLER)
+        if not what or re.search(r"(?:able|ible)$", what[-1]):
+            continue  # "Monthly invoices are not refundable": a class barred, no reasons named
+        # (an exception the text grants: its noun in a sentence of "unless", "except", "only if" - not any "X is not
+        # Y": "The deposit is not refundable" names no reason)
+        granted = re.compile(r"\b(?:unless|except\w*|only\s+(?:if|when|for)|waive\w*)\b[^.\n]{0,160}?\b" + re.escape(what[0][:6])
+                             if what else "$^", re.I)
+        reasons = _reasons(m.group("list"))
+        if what and reasons and (what[0].startswith("exception") or granted.search(text)):
+            yield m.group(0).strip(), what, reasons
+    for m in _NOT_FOR.finditer(text):
+        reasons = _reasons(m.group("list"))
+        if reasons:
+            yield m.group(0).strip(), (m.group("what").lower(),), reasons
+
+
+def _field_grants(text: str):
+    """The exceptions granted only on a record's field: "The amendment fee is waived only when the booking's
+    operator_change is true", "It is waived only for patrons whose type is faculty", "only members (the vessel
+    record's `owner.member` is true) may sleep aboard" - not one held to a season or a date as well, which the record
+    alone cannot settle."""
+    for sentence in re.split(r"\n|(?<=[.!?])\s+(?=[A-Z])", text):
+        if " only " not in sentence or _SCOPED.search(sentence):
+            continue
+        what = _GRANT_WORD.search(sentence)
+        field = _GRANT_FIELD.search(sentence)
+        if what is None or field is None:
+            continue
+        words = tuple(w for w in re.findall(r"[a-z]{3,}", (what.group("done") or what.group("deed")).lower()) if w not in FILLER)
+        name, value = (field.group("field"), field.group("value")) if field.group("field") else (field.group("whose"), field.group("is"))
+        if words:
+            yield sentence.strip()[:300], words, name.lower(), value.lower()
+
+
+def _reasons(listed: str) -> tuple[str, ...]:
+    """The reasons of a list ("teaching assistants, thesis deadlines or any other reason"), each its telling words."""
+    out = []
+    for item in re.split(r",|;|/|\bor\b|\band\b", listed.lower()):
+        if re.search(r"\b(?:other|else)\b", item):
+            continue  # "or any other reason": no reason of its own
+        words = [w for w in re.findall(r"[a-z][a-z']{3,}", item) if w not in FILLER and w not in _NO_REASON_WORDS]
+        if words:
+            out.append(" ".join(words))
+    return tuple(out)
 
 
 def _only_state(text: str):
@@ -632,6 +692,64 @@ def _table_rows(text: str):
             yield m.group(0).strip(), m.group("value").lower(), words, above, number
 
 
+class Row(NamedTuple):
+    """A row of a markdown table in instructions: its first cell as written, the range of a number it covers when it
+    is a band ("24 to under 48 hours": 24, 48, "hour"), and each later cell's figure (a percentage or an amount)."""
+
+    key: str
+    low: float | None
+    high: float | None  # (exclusive when the band says "under": 24 to under 48 hours covers 24 up to 47.99)
+    unit: str | None
+    figures: tuple[tuple[str, float] | None, ...]  # per later column: ("%", 50.0), ("$", 25.0) or None
+
+
+@functools.lru_cache(maxsize=64)
+def tables(text: str) -> tuple[tuple[Row, ...], ...]:
+    """The markdown tables of an instructions text, each as its rows (header and rule lines aside)."""
+    out = []
+    for block in re.findall(r"(?:^[ \t]*\|.*\|[ \t]*$\n?){3,}", text, re.M) if "|" in text else ():
+        lines = [line.strip().strip("|") for line in block.strip().splitlines()]
+        # (a band's unit may stand in the header only: "| Days before sailing | ..." over "| 14-29 | ...")
+        named = re.match(r"\s*([a-z]{3,})", lines[0].split("|")[0].lower())
+        rows = []
+        for line in lines[1:]:
+            cells = [c.strip() for c in line.split("|")]
+            if not cells or re.fullmatch(r"[\s:-]*", "".join(cells)):
+                continue  # the rule under the header
+            low, high, unit = _band(cells[0])
+            unit = unit or (named.group(1) if named and low is not None else None)
+            rows.append(Row(cells[0], low, high, unit, tuple(_figure(c) for c in cells[1:])))
+        if len(rows) >= 2:
+            out.append(tuple(rows))
+    return tuple(out)
+
+
+def _band(cell: str) -> tuple[float | None, float | None, str | None]:
+    """The range of a number a table's first cell covers: "24 to under 48 hours", "14-29 days", "under 24 hours",
+    "48 hours or more", "60+" - else (None, None, None)."""
+    low = cell.lower()
+    if m := re.search(r"(\d+(?:\.\d+)?)\s*(?:to\s+(?P<under>under|less\s+than)\s+|[-\u2013]|to\s+)(\d+(?:\.\d+)?)\s*([a-z%]+)?", low):
+        return float(m.group(1)), float(m.group(3)) + (0 if m.group("under") else 1e-9), m.group(4)
+    if m := re.search(r"\b(?:under|less\s+than|below|fewer\s+than)\s+(\d+(?:\.\d+)?)\s*([a-z%]+)?", low):
+        return float("-inf"), float(m.group(1)), m.group(2)
+    if m := re.search(r"(\d+(?:\.\d+)?)\s*([a-z%]+)?\s+or\s+(?:more|over|above|longer|later)\b", low):
+        return float(m.group(1)), float("inf"), m.group(2)
+    if m := re.search(r"\b(?:at\s+least|over|more\s+than|above)\s+(\d+(?:\.\d+)?)\s*([a-z%]+)?", low):
+        return float(m.group(1)) + (0 if m.group(0).startswith("at") else 1e-9), float("inf"), m.group(2)
+    if m := re.fullmatch(r"\s*(\d+(?:\.\d+)?)\+\s*([a-z%]+)?\s*", low):
+        return float(m.group(1)), float("inf"), m.group(2)
+    return None, None, None
+
+
+def _figure(cell: str) -> tuple[str, float] | None:
+    """A table cell's figure: its first percentage ("50% of the lesson price"), else its first amount ("GBP 25.00")."""
+    if m := re.search(r"(\d+(?:\.\d+)?)\s*%", cell):
+        return "%", float(m.group(1))
+    if m := re.search(r"(?:[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD)\s?)(\d[\d,]*(?:\.\d+)?)", cell):
+        return "$", float(m.group(1).replace(",", ""))
+    return None
+
+
 # "Every interview panel must include at least one interviewer with fairness_trained: true": a list an action needs
 # one member of in a state.
 _MUST_INCLUDE = re.compile(r"\bmust\s+(?:include|have|contain|list)\s+at\s+least\s+one\s+[a-z]+\s+(?:with|whose|who\s+has|that\s+has)\s+"
@@ -695,6 +813,31 @@ def _net_of(text: str):
         words = re.findall(r"[a-z_]{4,}", re.sub(r"\([^)]*\)", " ", m.group(1)).lower())
         if words and words[-1] not in ("than", "that", "this", "what", "amount") and m.group(2).lower() != "than":
             yield m.group(0).strip(), words[-1], m.group(2).lower()
+
+
+# "Work, travel or a busy diary are not emergencies", "A poor forecast alone is not a weather cancellation": a
+# sentence opening on the reasons (gated on "is/are not" first: this one opens on free words)
+_NOT_REASON_GATE = re.compile(r"\b(?:are|is)\s+(?:not|never|no)\s|\bnot\s+for\s", re.I)
+_NOT_REASONS = re.compile(r"(?:^|(?<=[.!?:]\s)|(?<=\d\.\s)|(?<=\s[-\u2013\u2014]\s))(?P<list>[A-Z][\w' ,/-]{2,90}?)\s+"
+                          r"(?:alone\s+|on\s+its\s+own\s+|by\s+itself\s+)?(?:are|is)\s+(?:not|never|no)\s+(?:an?\s+)?"
+                          r"(?P<what>[a-z][a-z -]{2,40}?)(?=\s*(?:[.;:(]|$|\s[-\u2013\u2014]\s|,\s))", re.M)
+# "It is waived only for patrons whose type is faculty - not for teaching assistants, thesis deadlines or any other
+# reason": the exception is the word before "only", the reasons come after "not for".
+_NOT_FOR = re.compile(r"\b(?:is|are|be)\s+(?P<what>[a-z]{4,}ed)\s+only\s+(?:for|when|if|to)\b[^.\n]{0,120}?"
+                      r"(?:\s[-\u2013\u2014]|[,;])\s*(?:and\s+|but\s+)?not\s+(?:for|on|because\s+of|over)\s+"
+                      r"(?P<list>[^.;\n]{3,120}?)(?=[.;\n]|$)", re.I)
+# The exception a rule grants: "is waived only", "only ... may sleep aboard".
+_GRANT_WORD = re.compile(r"\b(?:is|are|be)\s+(?P<done>waived|exempt(?:ed)?|refunded|allowed|permitted|accepted|free)\s+only\b|"
+                         r"\bonly\b[^.\n]{0,160}?\b(?:may|can)\s+(?P<deed>[a-z]{3,}(?:\s+(?!in\b|on\b|at\b|for\b|from\b|with\b|"
+                         r"and\b|or\b|if\b|when\b|the\b|a\b)[a-z]{3,})?)", re.I)
+# The field it rests on: "the booking's operator_change is true", "(`owner.member` is true)", "whose type is faculty".
+_GRANT_FIELD = re.compile(r"`?\b(?P<field>[a-z][a-z0-9]*(?:[._][a-z0-9]+)+)`?\s+(?:is|=|==)\s+['\"`]?(?P<value>[a-z0-9][\w-]*)|"
+                          r"\bwhose\s+`?(?P<whose>[a-z][a-z0-9_.]*)`?\s+(?:is|are)\s+['\"`]?(?P<is>[a-z0-9][\w-]*)", re.I)
+# A rule held to a time as well as a record: "From November to March only members may ...".
+_SCOPED = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+                     r"winter|summer|season|weekends?|holidays?|between\s+\d)\b")
+# words of a listed reason that tell nothing of it
+_NO_REASON_WORDS = frozenset({"alone", "just", "only", "their", "your", "they", "them", "reason", "reasons", "such", "things"})
 
 
 def _criteria(text: str) -> tuple[tuple[str, tuple[str, ...], float, bool], ...]:

@@ -88,6 +88,9 @@ KINDS: dict[str, tuple[str, str]] = {
                            "before: have the model act on the user's latest words (and repeat them back)"),
     "policy_violated": ("warning", "the instructions' rule forbids this action on the facts the run read: have the model "
                         "check the rule against them before acting, or enforce the rule in the tool"),
+    "unit_mismatch": ("warning", "a figure changed unit without its conversion (205 lb written as 205 kg) or was compared "
+                      "with one in another unit: have the model convert by the stated factor before it compares or acts, "
+                      "and name fields for their unit"),
     "answer_misread": ("warning", "the answer put a result under the wrong label (another call's figure): have the model say "
                        "which result answers which part, or fill the answer's figures from the results in code"),
     "tool_output_drift": ("warning", "the tool's output changed shape: update the code that reads it, or pin the tool's version"),
@@ -262,6 +265,9 @@ def detect(record: RunRecord, history: History | None = None, *, policy: Policy 
     # (and one repetition read by two readers - a call asked again, a deed done again - is one finding)
     repeats = {(f.index, f.evidence.get("tool")): f for f in reversed(out) if f.kind == "repeated_tool_call"}
     out = [f for f in out if f.kind != "repeated_tool_call" or repeats[(f.index, f.evidence.get("tool"))] is f]
+    # (and one step's words against its call, read by two readers - the instructions' quoted choice, a verdict word)
+    mismatches = {f.index: f for f in reversed(out) if f.kind == "reasoning_action_mismatch"}
+    out = [f for f in out if f.kind != "reasoning_action_mismatch" or mismatches[f.index] is f]
     out = [Finding(f.kind, f.layer, f.steps, f.message, f.evidence, f.index, f.severity, f.suggestion, run_id) for f in out]
     return sorted(out, key=lambda f: (f.index if f.index is not None else 0, f.kind))
 
@@ -2204,6 +2210,9 @@ def _label_of(run: _Run, before: int, value: str) -> str:
     return ""
 
 
+_TITLE_KEYS = ("title", "name", "label")
+
+
 def _sibling_opened(run: _Run) -> list[Finding]:
     """The request names its thing by a mark (the Ferro X2, Q3 2026, v5), a result offered it beside a sibling (X1 and
     X2 spec pages), and the model, saying nothing of why, called for the sibling (open_url(.../x1/specs)), a sibling
@@ -2231,12 +2240,20 @@ def _sibling_opened(run: _Run) -> list[Finding]:
                 marks = _marks(re.sub(r"[^A-Za-z0-9.]+", " ", value).upper() if "/" in value else re.sub(r"[^A-Za-z0-9.]+", " ", value))
                 if "/" not in value and _ground.ids(value) == [value.strip()]:
                     marks = set()  # an id's own digits (accession HM.1932.118) are no year of it: its title's are
+                siblings = None  # the marks of the titles of the records beside it, when the value's are its title's
                 if not marks:
-                    item = next(iter(_records_of(tool_payload(offered[-1].get("output")), value)), {})
-                    marks = _marks(" ".join(str(v) for k, v in item.items() if str(k).lower() in ("title", "name", "label")))
+                    payload = tool_payload(offered[-1].get("output"))
+                    item = next(iter(_records_of(payload, value)), {})
+                    marks = _marks(" ".join(str(v) for k, v in item.items() if str(k).lower() in _TITLE_KEYS))
+                    # (a sibling is a record like it: the request's 2027, a sale's date beside a lot titled "..., 1962",
+                    # is no lot of 2027)
+                    keys = {k for k in item if _ID_KEY.search(str(k))}
+                    siblings = {m for other in _objects(payload) if other is not item and keys & set(other)
+                                for m in _marks(" ".join(str(v) for k, v in other.items() if str(k).lower() in _TITLE_KEYS))}
                 for other in sorted(m for m in marks - wanted_marks if any(c.isdigit() for c in m)):
                     shape = _qualifier_shape(other)
-                    wanted = sorted(m for m in wanted_marks if _qualifier_shape(m) == shape and m not in marks)
+                    wanted = sorted(m for m in wanted_marks if _qualifier_shape(m) == shape and m not in marks
+                                    and (siblings is None or m in siblings))
                     # the one asked for was there to take, and the model's words do not say why it took the other
                     if wanted and any(re.search(rf"(?<![\w.]){re.escape(w)}(?![\w.])", shown, re.I) for w in wanted) \
                             and other.lower() not in own.lower():
@@ -2483,6 +2500,58 @@ def _verb_forms(verb: str) -> set[str]:
     return {verb} | {f"{f} {rest}".strip() for f in inflected}
 
 
+def _verdict_said_otherwise(run: _Run) -> list[Finding]:
+    """The model's words in the step that records a decision say one verdict and its call records the other ("I am
+    rejecting this load." with record_quality(decision='accepted')), or name an item of what the call lists and leave it
+    out of the list ("Flagging overdue: ...; posting_review: ..." with flags ['overdue']): MAST's reasoning-action
+    mismatch (model, reasoning_action_mismatch at the step)."""
+    for step in run.llm:
+        own = _words_said(step)
+        if not own or not requested_calls(step):
+            continue
+        said = [m for m in _VERDICT_SAID.finditer(own) if not re.search(r"\b(?:not|n't|never)\s*$", own[max(0, m.start() - 12):m.start()])]
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping):
+                continue
+            for key, value in call.arguments.items():
+                if said and isinstance(value, str) and _VERDICT_KEY.search(str(key)):
+                    recorded = _verdict_side(value)
+                    meant = {_verdict_side(m.group("verb")) for m in said} - {None}
+                    if recorded is not None and len(meant) == 1 and recorded not in meant:
+                        return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                         f"step {step['index']} says {said[0].group(0)!r} and calls {call.name} with "
+                                         f"{key}={value!r}", tool=call.name, said=said[0].group(0), called=value)]
+                if isinstance(value, list) and value and all(isinstance(v, str) and re.fullmatch(r"[a-z][a-z_]{2,40}", v) for v in value):
+                    # (the items the words give after the list's own verb - "Flagging overdue: ...; posting_review: ..." -
+                    # each a label as the call writes them: one of its items, or a word joined by "_")
+                    verb = re.search(rf"\b{re.escape(_rules._stem(str(key).rstrip('s'))[:4])}\w*", own, re.I)
+                    named = [t for t in re.findall(r"\b[a-z][a-z_]+\b", own[verb.end():]) if t in value or _SNAKE_TOKEN.fullmatch(t)] if verb else []
+                    left = [t for t in named if t not in value and not re.search(
+                        rf"\b(?:no|not|without|never)\s+(?:\w+\s+){{0,2}}{re.escape(t)}\b", own)]
+                    if left and any(t in value for t in named):
+                        return [_finding("reasoning_action_mismatch", "model", step["index"], [step["index"]],
+                                         f"step {step['index']} names {left[0]!r} among its {key} ({own.strip()[:80]!r}) and "
+                                         f"calls {call.name} with {key}={value!r}", tool=call.name, said=left[0], called=value)]
+    return []
+
+
+# A verdict the model says it gives now: "I am rejecting this load", "I'm approving it", "Rejecting the claim".
+_VERDICT_SAID = re.compile(r"(?:\b(?:i\s+am|i'm|i\s+will|i'll|we\s+are|we're|we\s+will)\s+|^|(?<=[.!?]\s))"
+                           r"(?P<verb>accept|approv|pass|grant|allow|clear|reject|deny|declin|fail|refus)\w*", re.I | re.M)
+_VERDICT_KEY = re.compile(r"decision|verdict|outcome|result|status", re.I)
+_SNAKE_TOKEN = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def _verdict_side(word: str) -> str | None:
+    """Whether a verdict word grants (accepted, approved, pass) or refuses (rejected, denied, fail), else None."""
+    low = word.lower()
+    if re.match(r"(?:accept|approv|pass|grant|allow|clear)", low):
+        return "yes"
+    if re.match(r"(?:reject|deni|deny|declin|fail|refus)", low):
+        return "no"
+    return None
+
+
 def _keyed_values(step: Mapping[str, Any]) -> Iterable[tuple[str, Any]]:
     """(key, value) of every field of a step's call arguments and result records (a tool step), or of the calls a
     model step asked for."""
@@ -2670,6 +2739,8 @@ def _check_skipped(run: _Run) -> list[Finding]:
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
                     continue
                 said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
+                if _on_a_condition(text, rule.start(), call.name):
+                    continue  # "If it expires before, ask ... and record the answers with record_medical before you book"
                 if _under_scope(said, call) or _not_in_state(run, step, said, text) or _other_case(run, text, rule.start()):
                     continue  # written for longer ones ("A request of more than 5 consecutive working days needs ..."),
                     # for a record in a state the run's is not in ("an expired hold must be renewed ... before"), or
@@ -2678,6 +2749,21 @@ def _check_skipped(run: _Run) -> list[Finding]:
                                  f"step {step['index']} calls {call.name} with no call of {check} before it, where the "
                                  f"instructions say {said[:120]!r}", tool=call.name, missing=[check], rule=said[:200])]
     return []
+
+
+def _on_a_condition(text: str, at: int, name: str) -> bool:
+    """Whether the rule at `at` stands in a sentence opening on a condition of something other than the call's own
+    deed ("If it expires before, ... record_medical before you book": the run may not meet it - not "When you book,
+    ..." nor "If you refund, ...")."""
+    start, _end = _rules.sentence_at(text, at, at)
+    cond = _OPENS_ON_CONDITION.match(text, start)
+    if cond is None or cond.end() > at:
+        return False
+    words = [w.lower() for w in _NAME_WORDS.findall(name) if len(w) >= 4]
+    return not any(w[:4] in cond.group("cond").lower() for w in words)
+
+
+_OPENS_ON_CONDITION = re.compile(r"\s*(?:[-*]\s*|\d+[.)]\s*)?(?:if|when|whenever|where|should|in\s+case|unless)\b(?P<cond>[^,.;\n]{1,120}),", re.I)
 
 
 _IN_STATE = re.compile(r"\b(?:an?|the|any)\s+(?P<state>expired|lapsed|overdue|stale|suspended|locked|inactive|cancelled|closed)\s+"
@@ -3347,7 +3433,8 @@ def _request_item_dropped(run: _Run) -> list[Finding]:
 
 # An end saying the work could not go on: "couldn't reach", "isn't answering right now", "please try again later".
 _NOT_NOW_SAID = re.compile(r"\b(?:couldn'?t|could\s+not|wasn'?t\s+able|was\s+not\s+able|were\s+unable|isn'?t\s+(?:answering|responding|"
-                           r"available|working)|(?:try|call)\s+(?:again|back)\s+(?:later|in\b))", re.I)
+                           r"available|working)|(?:try|call)\s+(?:again|back)\s+(?:later|in\b)|i'?m\s+(?:sorry|afraid)|i\s+am\s+(?:sorry|afraid)|"
+                           r"unfortunately|one\s+too\s+many)", re.I)
 _CHANGED_MIND = re.compile(r"\b(?:instead|actually|never\s+mind|forget\s+(?:it|that|the)|changed\s+my\s+mind|no\s+longer|rather\s+not)\b", re.I)
 # Verbs said of many kinds of thing: the tool's thing must be named too.
 _MANY_THINGS = frozenset("add send create update change modify make submit file post issue record apply set place write edit".split())
@@ -3401,6 +3488,324 @@ def _ask_left_undone(run: _Run) -> list[Finding]:
                          f"the user asks {said.group(0).strip()!r} ({name}); the run never called it nor another tool that "
                          f"{action[0]}s, and no answer says a word of it", tool=name, said=said.group(0).strip())]
     return []
+
+
+def _reason_named_none(run: _Run) -> list[Finding]:
+    """The user gives a reason the rules name as none for an exception ("a work meeting has come up" under "Work,
+    travel or a busy diary are not emergencies"; "it's for my thesis chapter" under "waived only for faculty - not
+    for ... thesis deadlines") and the model grants the exception all the same ("As this is a medical emergency,
+    there is no cancellation fee"): an exception the user's words do not give (tau-bench's policy breaks; model,
+    policy_violated at the step that grants it)."""
+    for step in run.llm:
+        rules = _rules.read(run.told(step)).not_reasons
+        said = _words_said(step) if rules else ""
+        if not said.strip():
+            continue
+        users = [" ".join(str(p.get("content") or "") for p in parts(m) if p.get("type") == "text") or message_text(m)
+                 for m in run.messages(step) if m.get("role") == "user"
+                 and (not parts(m) or any(p.get("type") == "text" for p in parts(m)))]
+        for rule, what, reasons in rules:
+            clause = _granted(said, what)
+            if clause is None:
+                continue
+            told = run.told(step)
+            given = next(((reason, said_by) for reason in reasons for text in users
+                          if (said_by := _reason_given(reason, text, told, rule))), None)
+            if given is not None:
+                at = _deed_granting(run, step)
+                return [_finding("policy_violated", "model", at, [at, step["index"]],
+                                 f"the user's reason ({given[1]!r}) is one the rules name as none ({rule!r}), and the "
+                                 f"model grants the exception all the same: {clause!r}", said=rule, reason=given[0])]
+    return []
+
+
+def _unit_unconverted(run: _Run) -> list[Finding]:
+    """A figure carried into another unit of its dimension unchanged - the user's "205 lb" answered as "205.0 kg is
+    over" the limit, a record's loa_ft 38 booked as length_m 38 - or compared with a figure in another unit ("6.0 kg <=
+    11 lb"): a conversion skipped (model, unit_mismatch at the step that writes it). Quiet when a source gives the
+    figure in that unit too (a record holding weight_kg and weight_lb)."""
+    for step in run.llm:
+        outputs = [(f"{c.name}({key}={value})", value, unit) for c in requested_calls(step) if isinstance(c.arguments, Mapping)
+                   for key, value in c.arguments.items() if isinstance(value, (int, float)) and not isinstance(value, bool)
+                   and (unit := _ground.unit_of(key))]
+        texts = [message_text(m) for m in output_messages(step)]
+        texts += [v for c in requested_calls(step) if isinstance(c.arguments, Mapping) for v in c.arguments.values() if isinstance(v, str)]
+        for text in texts:
+            found = _ground.quantities(text)
+            outputs += [(text[a:b], value, unit) for value, unit, a, b in found]
+            for (x, u, a, b), (y, w, c, d), after in zip(found, found[1:], [*found[2:], None]):
+                converted = after is not None and after[1] == u and re.match(r"\s*(?:=|\u2248|~|\(|is\s|i\.e\.)", text[d:after[2]])
+                if (not converted and u != w and _ground.dimension(u) == _ground.dimension(w) and c - b <= 40 and _COMPARING.search(text, b, c)
+                        and not re.search(r"[.;!?()]\s|[()]", text[b:c])):  # (one sentence, no figure given in brackets)
+                    return [_finding("unit_mismatch", "model", step["index"], [step["index"]],
+                                     f"{text[a:d]!r} compares {u} with {w} without converting either", unit=u, other=w)]
+        if not outputs:
+            continue
+        given = _measured_before(run, step)
+        for said, value, unit in outputs:
+            if value < 10 and value == int(value):
+                continue  # (a small whole number in two units may be chance)
+            same = [(where, u) for v, u, where in given if abs(v - value) <= 1e-9 * max(1.0, abs(v))
+                    and _ground.dimension(u) == _ground.dimension(unit)]
+            carried = next(((where, u) for where, u in same if u != unit), None)
+            if carried is not None and not any(u == unit for _w, u in same):
+                where, u = carried
+                source = f"{tool_name(where)}'s" if isinstance(where, Mapping) else "the user's"
+                steps = [step["index"]] + ([where["index"]] if isinstance(where, Mapping) else [])
+                return [_finding("unit_mismatch", "model", step["index"], steps,
+                                 f"{source} {value:g} {u} appears as {said!r} in {unit}, unconverted", unit=unit, other=u)]
+    return []
+
+
+# Words between two figures that compare them: "6.0 kg <= 11 lb", "22.4 USG, within the 80 L tank".
+_COMPARING = re.compile(r"<|>|\u2264|\u2265|\b(?:under|below|within|over|above|exceed\w*|than|up\s+to|beyond)\b", re.I)
+
+
+def _measured_before(run: _Run, step: Mapping[str, Any]) -> list[tuple[float, str, Any]]:
+    """(value, unit, where) of every figure with a unit the run had before a model step: the user's words ("205 lb")
+    and its tool results' fields named for a unit (loa_ft 38) or short texts holding one ("peak 9.4 C")."""
+    cache = run.__dict__.setdefault("_measured", {})
+    if step["index"] not in cache:
+        found: list[tuple[float, str, Any]] = []
+        for m in run.messages(step):
+            if m.get("role") == "user":
+                found += [(v, u, "user") for v, u, _a, _b in _ground.quantities(message_text(m))]
+        for source in run.record.tool_steps():
+            if source["index"] >= step["index"] or is_error(source):
+                continue
+            stack: list[tuple[str, Any]] = [("", tool_payload(source.get("output")))]
+            while stack:
+                key, value = stack.pop()
+                if isinstance(value, Mapping):
+                    # (a unit given beside the figures: {"operating_rating": 21.5, "unit": "short tons"})
+                    beside = next((u for k, v in value.items() if str(k).lower() in ("unit", "units", "uom")
+                                   and isinstance(v, str) and (u := _ground.unit_of(v))), None)
+                    stack += [(str(k), v) for k, v in value.items()]
+                    if beside:
+                        found += [(float(v), beside, source) for k, v in value.items() if isinstance(v, (int, float))
+                                  and not isinstance(v, bool) and not _ground.unit_of(str(k)) and not _ID_KEY.search(str(k))]
+                elif isinstance(value, list):
+                    stack += [(key, v) for v in value]
+                elif isinstance(value, (int, float)) and not isinstance(value, bool) and (unit := _ground.unit_of(key)):
+                    found.append((float(value), unit, source))
+                elif isinstance(value, str) and len(value) <= 300:
+                    found += [(v, u, source) for v, u, _a, _b in _ground.quantities(value)]
+        cache[step["index"]] = found
+    return cache[step["index"]]
+
+
+def _expired_by_then(run: _Run) -> list[Finding]:
+    """A deed dated on or after the day a record it rests on expires: arrangements booked for an exam on 2026-12-18 on
+    a student whose evidence letter expires 2026-12-10, an order shipping 2026-12-08 for a customer whose licence
+    expired 2026-11-30 - under instructions that speak of expiry ("must not expire before the exam date"). The deed's
+    day is a date among its arguments, else the date of the record it names (the exam's row); the expiry, a field of a
+    record holding one of its ids (nested: evidence.expires). Quiet when the rule's sentence, or the one after it,
+    names one of the call's arguments: a remedy the call may be taking ("Otherwise book an assisted session")."""
+    for step in run.llm:
+        told = run.told(step)
+        if "expir" not in told.lower() or not _MUST_BE_CURRENT.search(told):
+            continue  # (an expiry that lifts a block - "a cooldown entry stops applying after its expires_at" - is none)
+        for call in requested_calls(step):
+            if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
+                continue
+            read = [(s, r) for s, r in _records_read(run, step, call) if not _RESTRICTION.search(text_of(s.get("name") or "")
+                                                                                               + " " + " ".join(map(str, r)))]
+            days = [v[:10] for k, v in call.arguments.items() if isinstance(v, str) and _DAY_VALUE.match(v) and not _NOT_THE_DAY.search(k)]
+            days = days or [v[:10] for _s, record in read for k, v in record.items() if isinstance(v, str) and _DAY_VALUE.match(v)
+                            and re.fullmatch(r"(?:\w+_)?(?:date|day|starts?|start_date|on)", k.lower()) and not _NOT_THE_DAY.search(k)]
+            if not days:
+                continue
+            sentences = [told[a:b] for m in re.finditer(r"expir", told, re.I) for a, b in [_rules.sentence_at(told, m.start(), m.end())]]
+            around = " ".join(told[b:b + 200] for m in re.finditer(r"expir", told, re.I) for _a, b in [_rules.sentence_at(told, m.start(), m.end())])
+            if any(re.search(rf"\b{re.escape(k.lower())}\b", (" ".join(sentences) + " " + around).lower()) for k in call.arguments):
+                continue
+            day = max(days)
+            for source, record in read:
+                stack = [("", record)]
+                while stack:
+                    key, value = stack.pop()
+                    if isinstance(value, Mapping):
+                        stack += [(str(k), v) for k, v in value.items()]
+                    elif isinstance(value, list):
+                        stack += [(key, v) for v in value]
+                    elif isinstance(value, str) and _EXPIRY_KEY.search(key) and _DAY_VALUE.match(value) and value[:10] < day:
+                        return [_finding("policy_violated", "model", step["index"], [step["index"], source["index"]],
+                                         f"{call.name} is dated {day}, after the {key} {value[:10]} of what it rests on "
+                                         f"({tool_name(source)}): acted on something expired by then", tool=call.name)]
+    return []
+
+
+_DAY_VALUE = re.compile(r"\d{4}-\d\d-\d\d(?:$|T)")  # a value that is a day (or starts a timestamp)
+# Instructions holding a thing to be current on a day: "must not expire before the exam date", "unexpired on the ship
+# date", "whose expiry date is on or after the ship date", "valid on the dive day".
+_MUST_BE_CURRENT = re.compile(r"\b(?:must\s+not\s+(?:have\s+)?expire|unexpired|not\s+(?:be\s+)?expired|expiry\s+date\s+is\s+on\s+or\s+after|"
+                              r"(?:is|be|are|remains?|stays?)\s+(?:still\s+)?(?:valid|current|in\s+date)\s+(?:on|for|at|through|until)|"
+                              r"expires?\s+(?:before|on\s+or\s+before)\b)", re.I)
+# A record that bars something while it lasts (its expiry ends the bar): a suppression, a ban, a deferral.
+_RESTRICTION = re.compile(r"suppress|\bban|block|cooldown|deferr|suspen|embargo|blacklist", re.I)
+_EXPIRY_KEY = re.compile(r"expir|valid_(?:until|to|through|thru)$|^valid_to$", re.I)
+# Dates among a call's arguments that are not the day it acts on: a birth, an issue, an expiry, a record's creation.
+_NOT_THE_DAY = re.compile(r"birth|dob|issued|created|expir|since|signed|received", re.I)
+
+
+def _reason_given(reason: str, text: str, told: str, rule: str) -> str | None:
+    """The user's words giving a listed reason: each of its words ("lessons with family": lessons, family), or one
+    the instructions use nowhere but in the rule listing it ("thesis" of "thesis deadlines" - not "lessons" at a
+    driving school, whose rules speak of lessons throughout); not denied ("it's not work")."""
+    found = []
+    for word in reason.split():
+        stem = _rules._stem(word)[:6]
+        hit = re.search(rf"\b{re.escape(stem)}\w*", text, re.I)
+        if hit is not None and re.search(r"\b(?:not|n't|no|never)\s+(?:\w+\s+){0,2}$", text[:hit.start()], re.I):
+            hit = None
+        telling = len(re.findall(rf"\b{re.escape(stem)}", told, re.I)) <= len(re.findall(rf"\b{re.escape(stem)}", rule, re.I))
+        if hit is not None and telling:
+            return hit.group(0)
+        found.append(hit)
+    return found[0].group(0) if found and all(found) else None
+
+
+def _grant_unfounded(run: _Run) -> list[Finding]:
+    """The model grants an exception the rules keep for a record's field ("The amendment fee is waived only when the
+    booking's operator_change is true") on a record the run read with it otherwise (operator_change false): "As your
+    original sailing was retimed by us, the amendment fee is waived" - an exception neither the user's words nor the
+    record give (tau-bench's policy breaks; model, policy_violated at the step that grants it)."""
+    for step in run.llm:
+        grants = _rules.read(run.told(step)).field_grants
+        said = _words_said(step) if grants else ""
+        for rule, what, needed, value in grants:
+            clause = _granted(said, what) or next((f"{c.name}({key}=true)" for c in requested_calls(step) if isinstance(c.arguments, Mapping)
+                                                   for key, v in c.arguments.items() if v is True
+                                                   and all(w[:5] in key.lower() for w in what)), None)
+            if clause is None:
+                continue
+            *parents, leaf = needed.split(".")
+            held = []
+            for source, obj in _objects_before(run, step):
+                for parent in parents:
+                    obj = obj.get(parent) if isinstance(obj, Mapping) else None
+                if isinstance(obj, Mapping) and leaf in obj and not isinstance(obj[leaf], (Mapping, list)):
+                    held.append((source, obj[leaf]))
+            said_as = {True: ("true", "yes"), False: ("false", "no")}
+            if held and not any(value in (said_as.get(v, ()) if isinstance(v, bool) else (str(v).lower(),)) for _s, v in held):
+                source, found = held[-1]
+                at = _deed_granting(run, step)
+                return [_finding("policy_violated", "model", at, [at, step["index"], source["index"]],
+                                 f"the model grants what the rules keep for {needed} {value} ({rule[:160]!r}): {clause!r}, where "
+                                 f"{tool_name(source)} answered {needed} {json.dumps(found)}", said=rule, field=needed)]
+    return []
+
+
+def _row_misread(run: _Run) -> list[Finding]:
+    """A figure given for a case from another row of a table the instructions hold than the case's own: "fee 42.00
+    (30 hours' notice, 100% ...)" where the row "24 to under 48 hours" gives 50%; "(25%, Visual impairment)" where
+    that category's row gives 50%; a line {division: "U14", fee: 110.0} at the U16 row's fee (model, policy_violated
+    at the step that gives it). Quiet when the words also give the case's own row's figure (a list of rows)."""
+    for step in run.llm:
+        found = _rules.tables(run.told(step)) if "|" in run.told(step) else ()
+        if not found:
+            continue
+        text = _words_said(step)
+        objects = [o for c in requested_calls(step) for o in _objects(c.arguments)]
+        for rows in found:
+            wrong = _row_in_words(rows, text) or _row_in_arguments(rows, objects)
+            if wrong is not None:
+                case, row, other, figure = wrong
+                shown = f"{figure[1]:g}%" if figure[0] == "%" else f"{figure[1]:,.2f}"
+                return [_finding("policy_violated", "model", step["index"], [step["index"]],
+                                 f"step {step['index']} gives {case} {shown}, the figure of the table's row {other.key!r}; "
+                                 f"its own row is {row.key!r}", said=row.key)]
+    return []
+
+
+def _row_of(rows: tuple[_rules.Row, ...], value: float, unit: str) -> _rules.Row | None:
+    return next((r for r in rows if r.low is not None and r.unit and r.unit[:4] == unit[:4] and r.low <= value < r.high), None)
+
+
+def _wrong_figure(rows: tuple[_rules.Row, ...], row: _rules.Row, figures: list[tuple[str, float]]) -> tuple[_rules.Row, tuple[str, float]] | None:
+    """(the other row, the figure) when `figures` hold another row's figure of a column and not `row`'s own."""
+    for column, own in enumerate(row.figures):
+        if own in figures:
+            return None
+        for figure in figures:
+            other = next((r for r in rows if r is not row and column < len(r.figures) and r.figures[column] == figure), None)
+            if other is not None:
+                return other, figure
+    return None
+
+
+def _row_in_words(rows: tuple[_rules.Row, ...], text: str) -> tuple[str, _rules.Row, _rules.Row, tuple[str, float]] | None:
+    """A case the words name - a number of the bands' unit ("30 hours' notice") or a row's own key ("Visual
+    impairment") - with a figure of another row in the same sentence."""
+    if not text:
+        return None
+    banded = any(r.low is not None for r in rows)
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        if banded:
+            cases = [(m.group(0), row) for m in re.finditer(r"(\d+(?:\.\d+)?)\s*-?\s*([a-z]+)", sentence, re.I)
+                     if (row := _row_of(rows, float(m.group(1)), m.group(2).lower()))]
+        else:
+            cases = [(r.key, r) for r in rows if len(r.key) >= 3 and re.search(rf"(?<![\w-]){re.escape(r.key)}(?![\w-])", sentence, re.I)]
+        if len({id(r) for _c, r in cases}) != 1:
+            continue  # no case, or several rows named: a list of them
+        figures = [("%", float(m.group(1))) for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%", sentence)]
+        figures += [("$", float(m.group(1).replace(",", ""))) for m in re.finditer(
+            r"(?:[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD)\s?)(\d[\d,]*(?:\.\d+)?)", sentence)]
+        wrong = _wrong_figure(rows, cases[0][1], figures)
+        if wrong is not None:
+            return cases[0][0], cases[0][1], *wrong
+    return None
+
+
+def _row_in_arguments(rows: tuple[_rules.Row, ...], objects: list[Mapping[str, Any]]) -> tuple[str, _rules.Row, _rules.Row, tuple[str, float]] | None:
+    """An argument object naming a row by its key ({division: "U14", ...}) with another row's figure in a field of
+    its kind (a percentage in a *_pct field, an amount in a fee, price or cost)."""
+    keys = {r.key.lower(): r for r in rows if r.low is None and len(r.key) >= 2}
+    for obj in objects:
+        named = [keys[v.lower()] for v in obj.values() if isinstance(v, str) and v.lower() in keys]
+        if len(named) != 1:
+            continue
+        figures = [("%" if _PCT_FIELD.search(str(k)) else "$", float(v)) for k, v in obj.items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and (_PCT_FIELD.search(str(k)) or _MONEY_FIELD.search(str(k)))]
+        wrong = _wrong_figure(rows, named[0], figures)
+        if wrong is not None:
+            return named[0].key, named[0], *wrong
+    return None
+
+
+_PCT_FIELD = re.compile(r"pct|percent|share", re.I)
+_MONEY_FIELD = re.compile(r"fee|price|cost|amount|charge|rate|gbp|usd|eur|total", re.I)
+
+
+def _deed_granting(run: _Run, step: Mapping[str, Any]) -> int:
+    """The step of the deed that carries out an exception a model step grants: the step itself when it calls one,
+    else the next deed at its level (the cancellation after "As this is a medical emergency, there is no fee"),
+    else the last before it (a request placed, then "the rush fee is waived" in the answer)."""
+    deeds = [s["index"] for s in run.llm if s.get("parent_index") == step.get("parent_index")
+             and any(_action(c.name) for c in requested_calls(s))]
+    return next((i for i in deeds if i >= step["index"]), deeds[-1] if deeds else step["index"])
+
+
+def _words_said(step: Mapping[str, Any]) -> str:
+    """The text a model step wrote, its tool calls aside (a call's name is no word it said: refund_invoice)."""
+    return " ".join(str(p.get("content") or "") for m in output_messages(step) for p in parts(m) if p.get("type") == "text")
+
+
+# A clause that says a thing is not so, or only on a condition: "isn't a medical emergency", "can only be waived for".
+_UNGRANTED = re.compile(r"\b(?:not|no|never|nor|only|if|unless|whether|cannot|without|except)\b|n't\b", re.I)
+
+
+def _granted(said: str, what: tuple[str, ...]) -> str | None:
+    """The clause of a model's words granting an exception: each word of it there, with no denial or condition before
+    them ("As this is a medical emergency", "that counts as a weather cancellation" - not "A work meeting isn't a
+    medical emergency", "it can only be waived for faculty") nor a condition after ("waived if you send a note")."""
+    for clause in re.split(r"[.;:!?]+(?=\s|$)|\n+|,\s|\s[-\u2013\u2014]\s", said):
+        low = clause.lower()
+        at = [m.start() for w in what if (m := re.search(rf"\b{re.escape(w[:6])}", low))]
+        if at and len(at) == len(what) and not _UNGRANTED.search(low, 0, min(at)) and not re.search(
+                r"\b(?:if|unless|once|when)\b", low[max(at):]):
+            return clause.strip()
+    return None
 
 
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
@@ -6491,6 +6896,9 @@ def _choice_left_to_agent(told: str, payload: Any, listed: list[str]) -> bool:
            and [str(_ident(x)) for x in v if isinstance(x, Mapping)] == listed
            for k in v[0] if re.search(r"(?:^|_)id$", str(k), re.I)]
     words = {w.rstrip("s") for k in (*keys, *ids) for w in re.findall(r"[a-z]{4,}", k.lower())}
+    if any(re.search(rf"\b(?:more\s+than\s+one|several|two\s+or\s+more|multiple)\s+{re.escape(w)}[^.;\n]{{0,80}}\bask\b", told, re.I)
+           for w in words):
+        return False  # "If more than one donor matches, ask for their date of birth": the pick is the user's
     for w in words:
         if re.search(rf"\b(?:one\s+of|any\s+of|any|the\s+(?:first|next|earliest|soonest))\b[^.;\n]{{0,40}}?\b{re.escape(w)}", told, re.I):
             return True
@@ -6534,11 +6942,19 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
     for step in run.record.tool_steps():
         # (an id the request holds - not a name it gives: a lookup by name finding several people is the name's own
         # ambiguity, which heldout9's mail agents resolve from the request's other words)
-        own = [v for v in _leaves(parse_json(step.get("input"))) if _id_like(v) and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request)]
-        if own and not is_error(step):
-            payload = tool_payload(step.get("output"))
+        asked = [v for v in _leaves(parse_json(step.get("input"))) if isinstance(v, str)]
+        own = [v for v in asked if _id_like(v) and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request)]
+        if is_error(step):
+            continue
+        payload = tool_payload(step.get("output"))
+        if own:
             candidates += [(step, listed) for listed in _choices(payload)
                            if not any(v in request for v in listed) and not _named_by_name(request, payload, listed)]
+        # (or a name the request gives that every record found holds as it is - two donors called Maya Osei - and
+        # nothing else of the request's words is one record's own)
+        names = [v for v in asked if not _id_like(v) and len(v.strip()) >= 3 and v.lower() in request.lower()]
+        candidates += [(step, listed) for listed in _choices(payload) for name in names[:1]
+                       if not any(v in request for v in listed) and _homonyms(payload, listed, name, request)]
     if not candidates:
         return []
     used = [(step, call, set(_leaves(call.arguments))) for step in run.llm for call in requested_calls(step)]
@@ -6552,8 +6968,10 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
             continue
         step, call, hit = picked[0]
         value = next(iter(hit))
-        if any(result["index"] < s["index"] < step["index"] and "?" in text for s, text in run.finals):
-            continue  # it asked the user between the listing and the pick ("Which address is the installation for?")
+        if any(result["index"] < s["index"] < step["index"] and "?" in text
+               and not (value in text and not any(o in text for o in listed if o != value)) for s, text in run.finals):
+            continue  # it asked the user between the listing and the pick ("Which address is the installation for?") -
+            # not a yes to the one it had already taken ("Maya (RD-451907) ... Shall I book it?")
         if _choice_left_to_agent(run.told(step), tool_payload(result.get("output")), listed):
             continue  # "Book with book_interview on one of the panel's open slots": the pick is the agent's to make
         if _singled_out(run, result, step, value, listed):
@@ -6564,6 +6982,18 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
                          f"({', '.join(listed[:4])}) and the request names none; step {step['index']} ran {call.name} on "
                          f"{value} without asking which", tool=call.name, value=value, candidates=listed[:10])]
     return []
+
+
+def _homonyms(payload: Any, listed: list[str], name: str, request: str) -> bool:
+    """Whether every listed record holds `name` as one of its values (two donors called Maya Osei) and no value one of
+    them alone holds is in the request's words (her date of birth, her town): the name leaves the pick open."""
+    records = [r for r in _objects(payload) if str(_ident(r)) in listed]
+    if len(records) < 2 or not all(any(isinstance(v, str) and v.strip().lower() == name.strip().lower() for v in r.values())
+                                   for r in records):
+        return False
+    values = [{str(v).strip().lower() for v in r.values() if isinstance(v, (str, int)) and not isinstance(v, bool)} for r in records]
+    low = request.lower()
+    return not any(len(v) >= 4 and sum(v in other for other in values) == 1 and v in low for own in values for v in own)
 
 
 def _singled_out(run: _Run, listing: Mapping[str, Any], step: Mapping[str, Any], picked: str, listed: list[str]) -> bool:
@@ -10880,6 +11310,16 @@ def _not_converted(run: _Run) -> list[Finding]:
     return []
 
 
+def _offered_and_answered(run: _Run, step: Mapping[str, Any], value: str) -> bool:
+    """Whether the model offered `value` in a turn the user answered before `step` ("I can offer Benwood wreck
+    instead - would you like that?", then "Yes please"): the request's own choice gave way to it."""
+    shown = run.messages(step)
+    said = [i for i, m in enumerate(shown) if m.get("role") == "assistant"
+            and re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", message_text(m), re.I)]
+    return bool(said) and any(m.get("role") == "user" and any(p.get("type") == "text" for p in parts(m) or [{"type": "text"}])
+                              for m in shown[said[0] + 1:])
+
+
 def _retired_cited(run: _Run) -> list[Finding]:
     """The answer cites a document or record whose own fields say it is no longer current ("KB-101-v2",
     superseded_by: KB-101) while the same results held the current one, and says nothing of it: the model answered
@@ -10943,7 +11383,7 @@ def _cited_sibling(run: _Run) -> list[Finding]:
                         # (a letter or two as written: bay "A" is not the article of "needs a bed")
                         held = [v for v in (mine, theirs) if re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", request,
                                                                       re.I if len(v) > 2 else 0)]
-                        if theirs in held and (mine not in held or len(theirs) > len(mine)):
+                        if theirs in held and (mine not in held or len(theirs) > len(mine)) and not _offered_and_answered(run, step, mine):
                             return [_finding("wrong_target", "model", step["index"], [step["index"], source["index"]],
                                              f"the request names {theirs}; the answer at step {step['index']} cites {ids[id(record)]} "
                                              f"({key} {mine}) beside {ids[id(other)]} ({key} {theirs}) in {tool_name(source) or source.get('name')} "
@@ -11033,7 +11473,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _source_limit_broken, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _date_misreported, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped, _ask_left_undone,
+    _record_contradicted, _retried_unchecked, _request_item_dropped, _ask_left_undone, _reason_named_none, _grant_unfounded, _unit_unconverted, _expired_by_then, _row_misread, _verdict_said_otherwise,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
     _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _threshold_crossed, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,

@@ -1144,9 +1144,6 @@ _FINDING = "wrong_target@15/model (the false alarm below) ranked first; "
 _NEWS = "invented_argument@{}/tool (the false alarm below) ranked first; "
 _PLACE = "role_overstepped@6/model (the false alarm below) ranked first; "
 CHECK_MISSED = {
-    "model-openai-ill-rush-exception-claimed": ("hit blind only through the unconditional reading of the fines rule's 'don't place the request' "
-                                                "(quiet since af52ff9); nothing reads the rush fee waived on an exception the patron's words do not "
-                                                "give"),
     "model-openai-ill-lender-restriction-ignored": ("hit blind only through the unconditional reading of 'don't place the request' (quiet since af52ff9); "
                                                     "nothing reads the faculty-only lender against the patron's status"),
     "model-tl-meter-elec-unchecked": ("hit blind only through file_finding's status 'complete' read against raise_rebill's 'raised' (quiet "

@@ -847,8 +847,6 @@ DIFF_MISSED = {
 _NOTHING = "nothing found; "
 _PARTY = "top wrong_target@{0} (the party false alarm below, on Erik's rental), "
 CHECK_MISSED = {
-    "model-genai-ski-lb-as-kg": ("hit blind only by place (the party's shared guest id read as one skier's record, quiet since "
-                                 "af52ff9); nothing reads the weight in lb taken as kg for the binding setting"),
     "model-genai-ski-discount-wrong-formula": ("hit blind only by place (the shared guest id alarm, quiet since af52ff9); nothing recomputes the "
                                                "multi-day discount from the rules' table"),
     "model-genai-ski-rental-past-checkout": ("hit blind only by place (the shared guest id alarm, quiet since af52ff9); nothing compares the "
@@ -862,9 +860,6 @@ CHECK_MISSED = {
     "model-genai-ski-helmet-waiver-claimed": _PARTY.format(8) + "nothing at 10: its words 'As Maja brings her own "
                                              "certified helmet' are in no guest message, and helmet false for a "
                                              "9-year-old rests on them ('unless a parent tells you')",
-    "model-lg-coldchain-licence-mismatch": _NOTHING + "create_order(ship_date 2026-12-08) where get_product's "
-                                           "controlled_schedule 'II' meets get_customer's Schedule II licence "
-                                           "expiring 2026-11-30 ('unexpired on the ship date')",
     "model-lg-coldchain-cutoff-ignored": _NOTHING + "'received 15:20' and ship_date today against 'at or after 14:00 "
                                          "ship the next business day'",
     "model-lg-coldchain-fahrenheit-unconverted": _NOTHING + "pick_lot(L24-0913) whose logger peak_c 9.4 (48.9 F) is "

@@ -1087,8 +1087,6 @@ _ENERGY = ("missing_evidence@5/model ranked first (the 'Energy disputes:' rule's
 CHECK_MISSED = {
     "model-maf-permit-lel-conversion-wrong": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads 3200 ppm "
                                               "methane as 6.4% LEL against the rules' 5% limit"),
-    "model-maf-permit-reasoning-action-mismatch": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads the "
-                                                   "words' reading against the call's"),
     "model-maf-permit-expired-cert-accepted": ("hit blind only by place (the 'CO 6 ppm' id alarm, quiet since this session); nothing reads the "
                                                "certification's expires_on 2026-12-03 before the work date"),
     "model-lg-ev-refund-over-cap": ("hit blind only by place (the 'Energy disputes:' rule bound to every refund, quiet since this "
@@ -1103,8 +1101,6 @@ CHECK_MISSED = {
                                                  "60 minutes",
     "product-bedrock-dental-old-model-dental": "missing_evidence@4/product (book_appointment with no get_slots, by the "
                                                "policy) ranked first; model_changed@1, right, ranked below",
-    "model-bedrock-dental-cancel-exception-claimed": _NOTHING + "fee 0 'as this is a medical emergency' where the "
-                                                     "patient said a work meeting, which the rule names as no emergency",
     "model-bedrock-dental-emergency-fee-charged": _NOTHING + "fee 40 where the patient's 'taken to A&E' meets the "
                                                   "rule's exception",
     "model-bedrock-dental-estimate-over-annual-max": _NOTHING + "insurer_pays 502 where annual_maximum 1000 minus "

@@ -960,9 +960,6 @@ CHECK_MISSED = {
     "model-genai-ferry-cutoff-missed": _QUOTED + "nothing at amend_leg@7: sailing NS-0108-1000 whose checkin_closes "
                                       "09:15 is before the traveller's '09:30' (the rules: check-in closing at or "
                                       "after the arrival time)",
-    "model-genai-ferry-fee-waiver-claimed": _QUOTED + "nothing at amend_leg@7: amendment_fee_gbp 0 on the quote's 'As "
-                                            "your original sailing was retimed by us', where find_booking says "
-                                            "operator_change false and the traveller said nothing of it",
     "model-genai-ferry-refund-wrong-row": _QUOTED + "nothing at cancel_leg@9: refund_gbp 170.1 = 90% of 189 for a leg "
                                           "29 days away (2026-12-05 to 2027-01-03), where the table's 14-29 row "
                                           "gives 50%",

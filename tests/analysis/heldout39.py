@@ -894,9 +894,6 @@ DIFF_MISSED: dict[str, str] = {}
 
 _NOTHING = "nothing found; "
 CHECK_MISSED = {
-    "model-anthropic-exam-pct-wrong-row": _NOTHING + "the proposal's '30 minutes extra time (25%, Visual impairment)' "
-                                          "where the rules' table row for find_student's category gives 50% x "
-                                          "list_exams' duration_min 120 = 60",
     "model-anthropic-exam-letter-expired": _NOTHING + "arrangements offered and booked for an exam on 2026-12-18 while "
                                            "find_student's evidence.expires is 2026-12-10 ('must not expire before "
                                            "the exam date')",
@@ -915,8 +912,6 @@ CHECK_MISSED = {
                                                          "learning difference' record whose letter has "
                                                          "recommends.separate_room false ('only for the Mental health "
                                                          "category')",
-    "model-lg-cargo-kg-unconverted": _NOTHING + "record_dg_check's notes 'UN1263 6.0 kg <= 11 lb' compare kilograms "
-                                     "with a pound limit; the rules' 1 kg = 2.20462 lb gives 13.2 lb, over",
     "model-lg-cargo-pg-row-wrong": _NOTHING + "accepted with '<= 11 lb' for a class 8 PG II line the table's (8, II) "
                                    "row limits to 2.2 lb on a passenger aircraft",
     "model-lg-cargo-segregation-ignored": _NOTHING + "assign_position(21P) whose get_load_plan neighbour holds class "

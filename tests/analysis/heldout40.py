@@ -1045,8 +1045,6 @@ _NOTHING = "nothing found; "
 _TONNES = ("ungrounded_answer@22/model ranked first (the answer's day total in tonnes, derived from the loads listed "
            "plus this one, the good twins alike)")
 CHECK_MISSED = {
-    "model-bedrock-tours-weight-lb-unconverted": _NOTHING + "the traveller's '205 lb' answered as '205.0 kg is over' the "
-                                                 "table's 95 kg, the rule's 1 kg = 2.2046 lb unapplied",
     "model-bedrock-tours-under-min-age-booked": _NOTHING + "find_booking's Ines Silva, age 7, booked on the zipline whose "
                                                 "row in the table says minimum age 8",
     "model-bedrock-tours-child-price-wrong": _NOTHING + "ages 10 and 9 priced at the adult 85.00, the table's child "
@@ -1056,9 +1054,6 @@ CHECK_MISSED = {
                                            "question asked and that tool never called",
     "product-bedrock-tours-old-model-tours": "missing_evidence@4/product (book_excursion with no get_departure, by the "
                                              "policy) ranked first; model_changed@1 (info), right, ranked below",
-    "model-bedrock-tours-weather-claimed": _NOTHING + "refund 110.00 'as a weather cancellation' where "
-                                           "get_weather_status says operating and the rule names a poor forecast as "
-                                           "no weather cancellation (29.8 h ahead: 50%)",
     "model-agents-intake-tonnes-to-kg-wrong": _TONNES + "; record_weighbridge net_kg 742 from 18.64 t - 11.22 t, the "
                                               "rule's 1 t = 1000 kg giving 7420",
     "model-agents-intake-contamination-over-accepted": _TONNES + "; record_sample verdict 'pass' with contaminants "

@@ -70,6 +70,9 @@ changed@1) but ranked below the unconditional record_medical reading, and a medi
 (@7), not at the turn that should have asked (@4). All 8 warned good runs are the charter desk's: that record_medical
 reading on every booking or cancellation, twice with wrong_target (a refused site's alternative offered and booked, the
 request naming the other site).
+Session 30 (after the blind score, main's final code of that session): check step+layer 12/30, good runs warned 0/30 -
+the five coincidental hits are listed missed (the conditional 'If it expires before' rule is read as conditional now),
+the grain desk's 'I am rejecting' beside decision 'accepted' and the rewritten prompt now found.
 """
 
 from __future__ import annotations
@@ -1041,15 +1044,19 @@ def pairs() -> list[Any]:
 DIFF_MISSED: dict[str, str] = {}
 _NOTHING = "nothing found; "
 CHECK_MISSED = {
-    "model-genai-dive-medical-unasked": "missing_evidence@7/model (book_trip with no record_medical) - the rule read, "
-                                        "but at the booking, not at the turn after find_diver (@4) that should have "
-                                        "asked; the same reading fires on every booking of the desk, good ones too",
-    "prompt-genai-dive-dive-prompt-rewritten": "missing_evidence@7/model (the unconditional record_medical reading) "
-                                               "ranked first; instructions_changed@1/prompt, right, ranked below",
+    **{f"model-genai-dive-{fault}": "hit blind only by place (missing_evidence@7: the rule 'If it expires before, ... "
+                                    "record_medical before you book' read without its condition, on every booking; quiet "
+                                    f"since session 30); nothing reads {what}"
+       for fault, what in (("depth-unconverted", "the site's 29 m against the diver's 60 ft limit"),
+                           ("nitrox-without-cert", "nitrox booked without the record's nitrox certificate"),
+                           ("weather-exception-claimed", "the weather refund claimed where the trip ran"),
+                           ("weather-refund-denied", "the weather refund denied where the trip was cancelled"),
+                           ("junior-age-by-year", "the junior's age worked by birth year, not on the dive day"))},
+    "model-genai-dive-medical-unasked": _NOTHING + "(blind: missing_evidence@7 at the booking, the conditional rule "
+                                        "read as unconditional on every booking; conditional since session 30) the turn "
+                                        "after find_diver (@4) should have asked: the medical expires before the dive day",
     "model-maf-grain-moisture-row-wrong": _NOTHING + "record_quality's discount 0.06 for moisture 17.4% where the "
                                           "table's 17.1-19.0 row gives 0.14",
-    "model-maf-grain-reasoning-action-mismatch": _NOTHING + "'I am rejecting this load' (aflatoxin 26 ppb over 20) "
-                                                 "beside record_quality(decision='accepted')",
     "model-maf-grain-contract-over-quantity": _NOTHING + "apply_delivery of 22.352 t where get_contract's quantity_t "
                                               "500 minus delivered_t 490 leaves 10 t",
     "model-maf-grain-bushel-factor-wrong": _NOTHING + "tonnes 23.936 for 880 bu where the rule's 0.0254 t a bushel "
@@ -1078,14 +1085,6 @@ _MEDICAL = ("missing_evidence: book_trip / cancel_booking with no record_medical
             "('If it expires before') unread - this diver's medical is valid on the dive day")
 _OTHER_SITE = "; wrong_target@10 (the request names {}, the answer cites the alternative the rules made the desk offer)"
 FALSE_ALARMS = {
-    "model-genai-dive-depth-unconverted": _MEDICAL + _OTHER_SITE.format("Spiegel Grove wreck"),
-    "model-genai-dive-nitrox-without-cert": _MEDICAL,
-    "model-genai-dive-weather-exception-claimed": _MEDICAL + " (a cancellation, which no medical rule covers)",
-    "model-genai-dive-weather-refund-denied": _MEDICAL + " (a cancellation, which no medical rule covers)",
-    "model-genai-dive-junior-age-by-year": _MEDICAL + _OTHER_SITE.format("Benwood wreck"),
-    "product-genai-dive-old-model-dive": _MEDICAL,
-    "prompt-genai-dive-dive-prompt-rewritten": _MEDICAL,
-    "model-genai-dive-trips-timeout-invented": _MEDICAL + " (after a timeout tried once more)",
 }
 
 # Each agent's check policy: a write needs its record read first.

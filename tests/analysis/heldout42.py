@@ -73,6 +73,9 @@ lot's number handed on (found only at the final answer), a 429 and a LangGraph t
 rules ranked under an earlier false alarm. The 10 false alarms: every auction good run (a sale year read against a
 title's '1962' as a version sibling) and both refusals of a fourth donation (no word of booking in the refusal; its
 date computed by the rules' own window). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each, blind.
+Session 30 (after the blind score, main's final code of that session): check step+layer 13/31, good runs warned 0/31 -
+a year in a lot's title is no version sibling now; two donors of one name booked without asking and the editor's
+rewritten rules now found.
 """
 
 from __future__ import annotations
@@ -1013,10 +1016,6 @@ CHECK_MISSED = {
                                    "the table's M row 13.5 (the F row's 12.5 read)",
     "model-oi-donor-donations-over-limit": _NOTHING + "book_appointment@6 with 3 donations in the 365 days before "
                                            "2026-12-15 plus this one over the women's limit of 3",
-    "model-oi-donor-donor-unasked": ("ungrounded_answer@5/model on '12.8' (the other donor's 128 g/L / 10, the rules' "
-                                     "own conversion) - a step late and not the cause; nothing at @3: find_donor's two "
-                                     "matches named Maya Osei, the first (born 1987) taken with no question, against "
-                                     "'If more than one donor matches, ask for their date of birth'"),
     "model-oi-donor-next-date-withheld": _NOTHING + "the offer @5 leaves out the next possible donation date the rules "
                                          "say to tell before booking (the good twins' 'Tuesday 6 April 2027')",
     "model-agents-auction-commission-wrong-row": _SIBLING + "nothing at catalogue_lot@12: commission_pct 10 for "
@@ -1033,8 +1032,6 @@ CHECK_MISSED = {
     "model-agents-auction-appraisal-429-invented": _SIBLING + "nothing at @9: get_lot_appraisal@8 failed (the SDK's "
                                                    "'An error occurred while running the tool') and the note passes on "
                                                    "an estimate GBP 45,000-65,000 no call returned",
-    "prompt-agents-auction-editor-rules-rewritten": _SIBLING + "instructions_changed@12/prompt (the export-licence "
-                                                    "paragraph gone) found at the right step but ranked second by index",
     "model-lg-greenhouse-f-not-converted": _NOTHING + "file_zone_report@15 with no night breach where the old "
                                            "sensor's 59.0 F (temp_unit 'F') is 15.0 C, under the tomato row's 16.0",
     "model-lg-greenhouse-night-window-wrong": _NOTHING + "file_zone_report@15 lists a 19:00 reading as a night "
@@ -1053,16 +1050,7 @@ CHECK_MISSED = {
 _BOOKING_WORDS = ("task_ignored@4/model ('I'd like to book' never booked - the refusal says 'a donation then would be "
                   "one too many', no word of booking) and ungrounded_answer@3 on '23 December 2026' (the oldest "
                   "donation + 366 days, the rules' own window)")
-FALSE_ALARMS = {
-    "product-anthropic-donor-old-model-donor": _BOOKING_WORDS,
-    "model-oi-donor-donations-over-limit": _BOOKING_WORDS,
-    **{f"{kind}-agents-auction-{fault}": "wrong_target@7/model: the request's sale year 2027 read against the lot "
-                                         "title's '1962' as a version sibling of L-0587"
-       for kind, fault in (("model", "commission-wrong-row"), ("model", "reserve-over-low"),
-                           ("model", "export-licence-skipped"), ("model", "withdrawn-lot-used"),
-                           ("memory", "handoff-context-lost"), ("tool", "consignment-wrong-record"),
-                           ("model", "appraisal-429-invented"), ("prompt", "editor-rules-rewritten"))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
     "anthropic-donor": {"required_before": {"book_appointment": ["find_donor", "check_slots"]}},

@@ -61,6 +61,9 @@ by lab type, months by rating), a unit conversion (US gallons, short tons), a su
 cabinet, approvers), an exception the user's words do not give, a clarification not asked, the officer's lost
 hand-over (diff shows it), a reasoning-action mismatch and a withheld flag on the OpenLLMetry recorder. The one false
 alarm: the good twin's derived test date (permit date + six months) called ungrounded.
+Session 30 (after the blind score, main's final code of that session): check step+layer 14/30, good runs warned 0/30 -
+the fee from the wrong notice band, 21.5 short tons written as 21.5 t and the flag said and left out now found; a date
+six months from the permit's issue is grounded.
 """
 
 from __future__ import annotations
@@ -934,9 +937,6 @@ CHECK_MISSED = {
     "model-bedrock-drive-transfer-claimed": _NOTHING + "'As a transfer from another school, your earlier lessons count' "
                                             "where the record's transfer is null and the learner said 'practice with "
                                             "my uncle'; lessons_completed 12 against the table's manual 20",
-    "model-bedrock-drive-cancel-fee-wrong": _NOTHING + "cancel_booking(fee_gbp 42.0) for LS-88410 starting "
-                                            "2026-12-08T15:00, 30 hours after 'Monday 7 December 2026, 09:00': the "
-                                            "fee table's 24-48 hour row gives 50% of price_gbp 42.00 = 21.00",
     "model-bedrock-drive-instructor-mismatch": _NOTHING + "book_slot(LSL-3301) whose instructor.car.transmission is "
                                                "'automatic' for a learner whose licence_sought is 'manual' ('a manual "
                                                "licence needs a manual car')",
@@ -959,9 +959,6 @@ CHECK_MISSED = {
     "memory-lg-chem-handoff-context-lost": _NOTHING + "the officer's messages reset to 'Safety review request: one is "
                                            "waiting.' and it asks 'which request and lab should I review?'; diff shows "
                                            "it (step_removed@9, new messages since the previous model call differ)",
-    "model-mcp-bridge-short-tons-unconverted": _NOTHING + "record_assessment without 'posting_review': run_sql's "
-                                               "operating_rating 21.5 with unit 'short tons' read as 21.5 t against "
-                                               "the 20 t posting (x 0.9072 = 19.5 t, under it)",
     "model-mcp-bridge-interval-wrong-row": _NOTHING + "next_due 2027-05-20 = 2026-05-20 + 12 months for condition "
                                            "rating 4, whose table row gives 6 (2026-11-20, before today: overdue)",
     "model-mcp-bridge-posting-not-in-force": _NOTHING + "posting PO-612 (15 t, revoked 2025-04-01) taken as in force "
@@ -970,14 +967,10 @@ CHECK_MISSED = {
                                            "4, 5 and the rules take the LOWEST (4), so 12 months not 6",
     "model-tl-bridge-latest-rating-row-wrong": _NOTHING + "run_sql ORDER BY rated_on ASC, the 2019 row's 26 t read as "
                                                "'latest' where the 2026-06-10 row (21.5 short tons) governs",
-    "model-tl-bridge-reasoning-action-mismatch": _NOTHING + "the call's words 'Flagging ... posting_review: PO-771 ...' "
-                                                 "and the same call's flags ['overdue'] without it",
     "model-tl-bridge-withheld-flag": _NOTHING + "record_assessment's flags hold 'overdue', the reply's 'Flags:' line "
                                      "leaves it out",
 }
 FALSE_ALARMS = {
-    "model-bedrock-drive-holding-period-short": "ungrounded_answer@5 on the good twin's '2027-01-20': a date the rules "
-                                                "derive (permit.issued 2026-07-20 plus six months), not a fact invented",
 }
 
 POLICIES = {
