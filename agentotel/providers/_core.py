@@ -379,7 +379,7 @@ class ModelCall:
     # the request and the end of a call the SDK runs long enough to push our code out of the CPU
     # caches, and a function run cold costs several times what it costs in a loop (measured around the
     # benchmark's streamed call: 30 distinct small functions added ~25 µs, one called 30 times ~0).
-    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "ended", "_response_reader", "_parent", "_inputs")
+    __slots__ = ("request", "span", "payload", "run", "start", "first_chunk", "stopped", "ended", "_response_reader", "_context", "_inputs")
 
     def __init__(self, patch: Patch, request: Request, parent: otel_context.Context | None = None) -> None:
         self.request = request
@@ -394,20 +394,25 @@ class ModelCall:
             attributes[GEN_AI_REQUEST_MODEL] = request.model
         attributes.update(request.attributes)
         name = f"{request.operation} {request.model}" if request.model else request.operation
-        # The context the wrapper found current, passed on: the SDK would look it up twice more.
-        self._parent = parent
         # `_tracer(request.provider)`, its usual case inline (see the note above on what a call costs).
         tracer = _tracers.get((_tracing._tracer_provider or trace.get_tracer_provider(), request.provider))
         if tracer is None:
             tracer = _tracer(request.provider)
+        # The context the wrapper found current, passed on: the SDK would look it up twice more.
         span = self.span = tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
+        # The context the SDK call runs in (`context()`), made here: no method entered for it on the call's path.
+        # One new Context with both values (set_span_in_context, then set_value, would copy it twice).
+        values = dict(_get_current() if parent is None else parent)
+        values[_SPAN_KEY] = span
+        values[_IN_MODEL_CALL] = True
+        self._context = otel_context.Context(values)
         self._inputs: dict[str, str] | None = None
         try:
             payload = self.payload = Payload()
             # (an SDK span just started records: no method call for it)
             if type(span) is _tracing._SdkSpan or span.is_recording():
                 # Encoded now (the request as it was sent, first in the span's budget), set on the span
-                # with the response's attributes in `_record`: one SDK call for all of them.
+                # with the response's attributes in `finish`: one SDK call for all of them.
                 inputs = self._inputs = {}
                 if request.input_messages:
                     # Messages are bounded one by one: the store keeps each once (store/messages.py).
@@ -447,11 +452,7 @@ class ModelCall:
         Built on the context current when the call began, its span's parent context (the wrappers attach
         it at once; a stream manager's request, sent later in `__enter__`, runs under it too).
         """
-        # One new Context with both values (set_span_in_context, then set_value, would copy it twice).
-        values = dict(_get_current() if self._parent is None else self._parent)
-        values[_SPAN_KEY] = self.span
-        values[_IN_MODEL_CALL] = True
-        return otel_context.Context(values)
+        return self._context
 
     def read_response(self, result: Any) -> Response | None:
         # Plain try/except on the per-call path: the internal_errors context manager costs more.
@@ -492,10 +493,83 @@ class ModelCall:
             run = self.run
             if self.first_chunk is not None and not (run is not None and run.failed):
                 error_kind, left = None, True
+        # What the call recorded, here rather than in a method of its own (see the note on the per-call path above).
         try:
-            self._record(response, error, error_kind)
+            span, request = self.span, self.request
+            duration = time.monotonic() - self.start
+            usage = response.usage if response is not None else None
+            cost = None
+            if response is not None:
+                if response.tool_calls and self.run is not None:
+                    self.run.record_tool_calls(response.tool_calls)
+                if usage is not None and usage.input_tokens is not None:
+                    cost = cost_usd(
+                        request.provider,
+                        response.model or request.model,
+                        input_tokens=usage.input_tokens or 0,
+                        output_tokens=usage.output_tokens or 0,
+                        cache_read_tokens=usage.cache_read_tokens or 0,
+                        cache_write_tokens=usage.cache_write_tokens or 0,
+                    )
+            kind = error_kind or (error_type(error) if error is not None else None)
+            if span.is_recording():
+                payload = self.payload
+                attributes = self._inputs
+                if attributes is None:  # (the span did not record when the call began)
+                    attributes = {}
+                if response is not None:
+                    # The response's attributes: straight-line tests, no loop over (name, value) pairs, and
+                    # no function of their own (see the note on the per-call path above).
+                    if response.id:
+                        attributes[GEN_AI_RESPONSE_ID] = response.id
+                    if response.model:
+                        attributes[GEN_AI_RESPONSE_MODEL] = response.model
+                    if response.finish_reasons:
+                        # The response's own list: the SDK copies a sequence into a tuple as it sets it.
+                        attributes[GEN_AI_RESPONSE_FINISH_REASONS] = response.finish_reasons
+                    if usage is not None:
+                        if usage.input_tokens is not None:
+                            attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
+                        if usage.output_tokens is not None:
+                            attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
+                        if usage.cache_read_tokens is not None:
+                            attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
+                        if usage.cache_write_tokens is not None:
+                            attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
+                        if usage.reasoning_tokens is not None:
+                            attributes[GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
+                    if response.attributes:
+                        attributes.update(response.attributes)
+                    if response.output_messages:
+                        encoded = payload.encode(response.output_messages)
+                        if encoded is not None:
+                            attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
+                if self.first_chunk is not None:
+                    attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
+                if cost is not None:
+                    attributes[AGENTOTEL_COST_USD] = cost
+                if attributes:
+                    _tracing.set_attributes(span, attributes)  # one call for all of them, uncleaned when plain
+                if error is not None:
+                    # The message and traceback may quote the request: content, so they follow the policy.
+                    record_error(span, error, self.payload)
+                    if error_kind is not None:
+                        span.set_attribute(ERROR_TYPE, error_kind)
+                elif kind is not None:
+                    span.set_attribute(ERROR_TYPE, kind)
+                    span.set_status(Status(StatusCode.ERROR, kind))
+                if payload.redactions or payload.truncated:
+                    payload.apply_markers(span)
+            # `_metrics()`, its usual case inline: the instruments kept while neither meter provider changed.
+            cached, api = _instruments, _tracing._metrics_api
+            if cached is not None and cached[2] is _tracing._meter_provider and api is not None and cached[3] is getattr(api, "_METER_PROVIDER", None):
+                instruments = cached[1]
+            else:
+                instruments = _metrics()
+            if instruments is not None:
+                self._record_metrics(instruments, response, usage, cost, duration, kind)
             if left:
-                self.span.set_attribute(AGENTOTEL_STREAM_ABANDONED, True)
+                span.set_attribute(AGENTOTEL_STREAM_ABANDONED, True)
         except Exception as exc:  # noqa: BLE001
             report_internal_error("providers.finish", exc)
         finally:
@@ -503,81 +577,6 @@ class ModelCall:
                 self.span.end(end_time)
             except Exception as exc:  # noqa: BLE001 - a failing span processor must not reach the caller
                 report_internal_error("providers.end", exc)
-
-    def _record(self, response: Response | None, error: BaseException | None, error_kind: str | None) -> None:
-        span, request = self.span, self.request
-        duration = time.monotonic() - self.start
-        usage = response.usage if response is not None else None
-        cost = None
-        if response is not None:
-            if response.tool_calls and self.run is not None:
-                self.run.record_tool_calls(response.tool_calls)
-            if usage is not None and usage.input_tokens is not None:
-                cost = cost_usd(
-                    request.provider,
-                    response.model or request.model,
-                    input_tokens=usage.input_tokens or 0,
-                    output_tokens=usage.output_tokens or 0,
-                    cache_read_tokens=usage.cache_read_tokens or 0,
-                    cache_write_tokens=usage.cache_write_tokens or 0,
-                )
-        kind = error_kind or (error_type(error) if error is not None else None)
-        if span.is_recording():
-            payload = self.payload
-            attributes = self._inputs
-            if attributes is None:  # (the span did not record when the call began)
-                attributes = {}
-            if response is not None:
-                # The response's attributes: straight-line tests, no loop over (name, value) pairs, and
-                # no function of their own (see the note on the per-call path above).
-                if response.id:
-                    attributes[GEN_AI_RESPONSE_ID] = response.id
-                if response.model:
-                    attributes[GEN_AI_RESPONSE_MODEL] = response.model
-                if response.finish_reasons:
-                    # The response's own list: the SDK copies a sequence into a tuple as it sets it.
-                    attributes[GEN_AI_RESPONSE_FINISH_REASONS] = response.finish_reasons
-                if usage is not None:
-                    if usage.input_tokens is not None:
-                        attributes[GEN_AI_USAGE_INPUT_TOKENS] = usage.input_tokens
-                    if usage.output_tokens is not None:
-                        attributes[GEN_AI_USAGE_OUTPUT_TOKENS] = usage.output_tokens
-                    if usage.cache_read_tokens is not None:
-                        attributes[GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cache_read_tokens
-                    if usage.cache_write_tokens is not None:
-                        attributes[GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = usage.cache_write_tokens
-                    if usage.reasoning_tokens is not None:
-                        attributes[GEN_AI_USAGE_REASONING_OUTPUT_TOKENS] = usage.reasoning_tokens
-                if response.attributes:
-                    attributes.update(response.attributes)
-                if response.output_messages:
-                    encoded = payload.encode(response.output_messages)
-                    if encoded is not None:
-                        attributes[GEN_AI_OUTPUT_MESSAGES] = encoded
-            if self.first_chunk is not None:
-                attributes[GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = self.first_chunk - self.start
-            if cost is not None:
-                attributes[AGENTOTEL_COST_USD] = cost
-            if attributes:
-                _tracing.set_attributes(span, attributes)  # one call for all of them, uncleaned when plain
-            if error is not None:
-                # The message and traceback may quote the request: content, so they follow the policy.
-                record_error(span, error, self.payload)
-                if error_kind is not None:
-                    span.set_attribute(ERROR_TYPE, error_kind)
-            elif kind is not None:
-                span.set_attribute(ERROR_TYPE, kind)
-                span.set_status(Status(StatusCode.ERROR, kind))
-            if payload.redactions or payload.truncated:
-                payload.apply_markers(span)
-        # `_metrics()`, its usual case inline: the instruments kept while neither meter provider changed.
-        cached, api = _instruments, _tracing._metrics_api
-        if cached is not None and cached[2] is _tracing._meter_provider and api is not None and cached[3] is getattr(api, "_METER_PROVIDER", None):
-            instruments = cached[1]
-        else:
-            instruments = _metrics()
-        if instruments is not None:
-            self._record_metrics(instruments, response, usage, cost, duration, kind)
 
     def _record_metrics(
         self,
@@ -697,7 +696,7 @@ def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = _attach(call.context())
+        token = _attach(call._context)  # (call.context(), read directly)
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as exc:
@@ -708,6 +707,15 @@ def _sync_wrapper(patch: Patch) -> Callable[..., Any]:
                 _reset(token)
             except Exception:  # noqa: BLE001 - reset in another context: the API's detach logs it
                 otel_context.detach(token)
+        if patch.returned is None and _result_kinds.get(type(result)) == _RESPONSE:
+            # `_returned`, its usual case inline (see ModelCall on what a call costs).
+            try:
+                response = patch.response(result)
+            except Exception as exc:  # noqa: BLE001 - telemetry must not break the call
+                report_internal_error("providers.read_response", exc)
+                response = None
+            call.finish(response)
+            return result
         return _returned(call, patch, result)
 
     return wrapper
@@ -718,7 +726,7 @@ def _async_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return await wrapped(*args, **kwargs)
-        token = _attach(call.context())
+        token = _attach(call._context)  # (call.context(), read directly)
         try:
             result = await wrapped(*args, **kwargs)
         except BaseException as exc:
@@ -739,7 +747,7 @@ def _manager_wrapper(patch: Patch) -> Callable[..., Any]:
         call = _begin(patch, instance, args, kwargs)
         if call is None:
             return wrapped(*args, **kwargs)
-        token = _attach(call.context())
+        token = _attach(call._context)  # (call.context(), read directly)
         try:
             manager = wrapped(*args, **kwargs)
         except BaseException as exc:

@@ -352,7 +352,15 @@ def _client_attributes(instance: Any) -> tuple[str, dict[str, Any]]:
 
 
 def _request(instance: Any, kwargs: dict[str, Any], stream: bool = False) -> Request:
-    provider, attributes = _client_attributes(instance)
+    # `_client_attributes(instance)`, its usual case inline (each function this path enters costs more than its
+    # body, see providers/_core.ModelCall): the client's entry, found by its base URL object.
+    client = getattr(instance, "_api_client", None)
+    base_url = getattr(getattr(client, "_http_options", None), "base_url", None)
+    entry = _clients.get(id(base_url))
+    if entry is not None and entry[0] is base_url and entry[1] is bool(getattr(client, "vertexai", False)):
+        provider, attributes = entry[2], dict(entry[3])
+    else:
+        provider, attributes = _client_attributes(instance)
     config = kwargs.get("config")
     # A GenerateContentConfig keeps its fields in __dict__ (pydantic), every one of its ~40 present,
     # nearly all None: only those the caller set (model_fields_set) are read. A dict config is read as it is.

@@ -88,9 +88,10 @@ def capture_off() -> Iterator[None]:
     _config.reset()
 
 
-def cassette(path: str) -> Any:
-    """Replay `tests/providers/cassettes/<path>.yaml` (e.g. "openai/test_chat_completion_streaming")."""
-    return _vcr.use_cassette(f"{path}.yaml")
+def cassette(path: str, **options: Any) -> Any:
+    """Replay `tests/providers/cassettes/<path>.yaml` (e.g. "openai/test_chat_completion_streaming"); `options` go
+    to vcrpy (`allow_playback_repeats=True`: each recorded answer as often as it is asked for)."""
+    return _vcr.use_cassette(f"{path}.yaml", **options)
 
 
 # --- a scripted model server on 127.0.0.1 -----------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+from pathlib import Path
 
 import google.oauth2.credentials
 import pytest
@@ -431,3 +432,44 @@ def test_patched_when_imported_later_and_removed_by_uninstrument():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(root)})  # fmt: skip
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# Every attribute of the four recorded calls' spans (but the time to the first chunk, a clock's), as recorded
+# by the code before the per-call caches (a client's attributes, a prompt's and an instruction's text, an
+# output's pieces): those caches change what a call costs, never what it records.
+PINNED = Path(__file__).parent / "cassettes" / "google-genai" / "span_attributes.json"
+
+
+@pytest.mark.parametrize("kind", ["call", "stream", "async call", "async stream"])
+def test_vertex_spans_carry_the_pinned_attributes(telemetry, kind):
+    """Each recorded call made twice, with a plain-string prompt and a dict config's system instruction: the
+    first span and the second (a prompt, an instruction and a client seen before) both carry exactly the
+    pinned attributes, in the same order."""
+    config = {"system_instruction": "Rhyme.", "temperature": 0.5}
+    name = {"call": "vertex_generate_content", "stream": "vertex_generate_content_stream",
+            "async call": "vertex_generate_content_async", "async stream": "vertex_generate_content_stream_async"}[kind]  # fmt: skip
+    client = vertex()
+
+    async def twice_async():
+        for _ in range(2):
+            if kind == "async call":
+                await client.aio.models.generate_content(model=MODEL, contents=POEM, config=config)
+            else:
+                [c async for c in await client.aio.models.generate_content_stream(model=MODEL, contents=POEM, config=config)]
+
+    with cassette(f"google-genai/{name}", allow_playback_repeats=True):
+        if kind.startswith("async"):
+            asyncio.run(twice_async())
+        else:
+            for _ in range(2):
+                if kind == "call":
+                    client.models.generate_content(model=MODEL, contents=POEM, config=config)
+                else:
+                    list(client.models.generate_content_stream(model=MODEL, contents=POEM, config=config))
+    pinned = json.loads(PINNED.read_text())[kind]
+    spans = telemetry.model_spans()
+    assert len(spans) == 2
+    for span in spans:
+        recorded = {k: list(v) if isinstance(v, tuple) else v for k, v in span.attributes.items() if k != GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK}
+        assert list(recorded) == list(pinned)
+        assert recorded == {**pinned, AGENTOTEL_COST_USD: pytest.approx(pinned[AGENTOTEL_COST_USD])}

@@ -550,3 +550,114 @@ def test_a_long_value_with_a_lone_surrogate_is_recorded(settings):
     assert json.loads(text) == {"result": output} and (redactions, truncated) == (0, False)
     text, _, truncated = _encode({"result": output * 3})  # past the limit: cut, as any other value
     assert truncated and json.loads(text)["result"].startswith("bad \udcff byte")
+
+
+# A prompt and an instruction of one text each, as an adapter builds them from plain strings, and texts
+# around the limits that decide whether one is recorded as it is (a secret, a cut, non-ASCII, a lone surrogate).
+_ONE_TEXTS = {
+    "prose": "Count to thirty.",
+    "a secret": "key sk-abcdefghijklmnopqrstuvwx1234",
+    "non-ASCII": "Réponds en français, s'il te plaît: 日本",
+    "JSON escapes": 'a "quoted"\n\\ path \u2028',
+    "a lone surrogate": "x\ud800y",
+    "long": "word " * 3_000,
+}
+
+
+def _one_text_values(text: str) -> tuple[Any, Any]:
+    return [{"role": "user", "parts": [{"type": "text", "content": text}]}], [{"type": "text", "content": text}]
+
+
+@pytest.mark.parametrize("name", _ONE_TEXTS)
+@pytest.mark.parametrize("limits", [{}, {"max_value_bytes": 64}, {"max_span_payload_bytes": 200}])
+def test_a_prompt_and_an_instruction_sent_again_encode_as_the_first_time(settings, name, limits):
+    """The second time a prompt or an instruction of one text is sent (known by its text, `_Policy.one_texts`),
+    it is recorded exactly as the first time: same text, redactions, truncation and span budget left."""
+    settings(capture_content=True, **limits)
+    messages, instructions = _one_text_values(_ONE_TEXTS[name])
+
+    def record() -> tuple[Any, ...]:
+        payload = Payload()
+        first = payload.encode_messages(messages)
+        second = payload.encode(instructions, repeated=True)
+        third = payload.encode(instructions, repeated=True)  # the budget now smaller: a cut where the first fit
+        return first, second, third, payload.redactions, payload.truncated, payload._budget
+
+    fresh = record()
+    for _ in range(2):
+        assert record() == fresh
+    # New objects of the same texts, and a new policy (a settings change) that knows none of them: the same.
+    messages, instructions = _one_text_values("".join(_ONE_TEXTS[name]))
+    assert record() == fresh
+    settings(capture_content=True, **limits)
+    assert record() == fresh
+
+
+def test_a_prompt_and_an_instruction_sent_again_are_not_encoded_again(settings):
+    """Known by their text, a prompt and an instruction sent again enter neither `_known_json` (the encoder)
+    nor `_as_is` (the walk): what an agent sends on every call costs a look-up."""
+    import sys
+
+    settings(capture_content=True)
+    messages, instructions = _one_text_values("You are terse.")
+    first = Payload().encode_messages(messages), Payload().encode(instructions, repeated=True)
+    entered = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in (content._known_json.__code__, content._as_is.__code__):
+            entered.append(frame.f_code.co_name)
+
+    again_messages, again_instructions = _one_text_values("You are " + "terse.")  # equal, not the same objects
+    sys.setprofile(profile)
+    try:
+        again = Payload().encode_messages(again_messages), Payload().encode(again_instructions, repeated=True)
+    finally:
+        sys.setprofile(None)
+    assert again == first == ('[{"role":"user","parts":[{"type":"text","content":"You are terse."}]}]', '[{"type":"text","content":"You are terse."}]')
+    assert entered == []
+
+
+def test_a_known_prompt_is_redacted_once_a_user_rule_covers_it(settings):
+    settings(capture_content=True)
+    messages, instructions = _one_text_values("You run on cluster-internal-7.")
+    for _ in range(2):
+        assert "internal-7" in Payload().encode_messages(messages) and "internal-7" in Payload().encode(instructions, repeated=True)
+    settings(capture_content=True, redact_patterns=(r"internal-\d+",))
+    payload = Payload()
+    assert "internal-7" not in payload.encode_messages(messages) and "internal-7" not in payload.encode(instructions, repeated=True)
+    assert payload.redactions == 2
+
+
+def test_the_memory_of_prompts_and_instructions_is_bounded(settings):
+    settings(capture_content=True)
+    policy = content._policy()
+    for i in range(300):
+        Payload().encode_messages(_one_text_values(f"prompt {i}")[0])
+    assert 0 < len(policy.one_texts) <= 256
+    Payload().encode(_one_text_values("x" * (content._CLEAN_CHARS // 16))[1], repeated=True)
+    assert all(len(text) <= content._CLEAN_CHARS // 16 for text in policy.one_texts.values())
+
+
+def test_an_output_message_of_one_text_is_written_as_the_encoder_writes_it(settings):
+    """`_text_json` writes one message of one text part around its text (`_output_pieces`): the encoder's own
+    text, for roles, part types, finish reasons and texts drawn at random (JSON escapes, control characters,
+    lone surrogates, the pieces' own `"content":""`)."""
+    import random
+
+    settings(capture_content=True)
+    policy = content._policy()
+    content._as_is(_OUTPUT, policy, policy.max_value_bytes)  # the shapes' keys learnt
+    rng = random.Random(30)
+    alphabet = ["a", "é", "\n", '"', "\\", ":", "\u2028", "\ud800", "\U0001f600", "\x00", "\x1f", " ", '"content":""', "content"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+
+    for _ in range(2000):
+        role, kind, body = rng.choice(["assistant", text()]), rng.choice(["text", "reasoning", text()]), text()
+        finish = rng.choice(["stop", None, text()])
+        value = [{"role": role, "parts": [{"type": kind, "content": body}], "finish_reason": finish}]
+        for piece in (role, kind, body, finish):
+            if piece is not None:
+                policy.remember_clean(piece)  # (the straight path takes texts known clean)
+        assert content._text_json(value, policy, 10_000) == content._dumps(value)
