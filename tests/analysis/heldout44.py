@@ -47,7 +47,25 @@ passed over, a timed-out roster and a rate-limited work-order list tried once mo
 district's threshold used, an ambiguous district name asked about, a valve notice told. Ground truth is located on the
 recorded faulty run by what its steps did (heldout.py's locators).
 
-Built and scored blind, once: SCORES_PENDING
+Built and scored blind, once (main's HEAD when scored, 8fb16fac7fd9d1e2f3e4d1ada59de35ed02d11d6, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/ unread; load average 7.7 at the start, 10.1 at
+the end, other helpers running; recording /tmp/h44-rec-vb4wgnpd): 30 pairs, 4 recorders (a plain openai chat loop over
+several guest turns, pydantic-ai delegation to two sub-agents, LangGraph, OpenInference through the collector) - diff
+top-1 30/30, check step+layer 17/30, good runs with a warning 15/30. Of check's 17, six RV hits (a too-long rig, a dog
+on a no-pets pitch, seven on a six-person pitch, a short peak stay, a cold refunded as an emergency, a documented
+emergency refused) are missing_evidence at the write, from the prompt's 'read a reservation with find_reservation and
+a pitch with check_availability' read as both reads before every write - the good twins that write get it too, so the
+step is right for a reason that is not the fault's; two charter hits (kg read as lb, a runway divided by 3) are
+ungrounded_answer on the operations agent's figures, which fires on good twins alike. Hits for the fault's own reason:
+instructions changed, a stale index, a SQL API's shape changed, a handoff that lost the brief, a rate limit ignored, a
+superseded work order cited, and the three old models (found by a missing read under the policy, or model_changed).
+Missed: every rule comparing a record's field with the instructions (duty flown plus the trip over 12 h, a deposit
+from the wrong band, a superseded quote revision issued, gpm taken as m3/h, the whole day averaged outside the night
+window, a threshold from the wrong row), a crew invented after a timeout, a repeated work order, a tool answering
+another reservation or district, a notice withheld, a second district left unanswered and a question left unasked.
+The 15 warned good runs are three readings: missing_evidence from the paired-reads rule above (6), ungrounded_answer on
+the operations agent's kg sum and its lb conversion (7), and ungrounded_answer on a threshold that is a table rate
+times the district's mains_km (2).
 """
 
 from __future__ import annotations
@@ -981,10 +999,61 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these.
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind, scored once (8fb16fa's detectors,
+# main's HEAD when scored; agentotel/analysis/ unread; load 7.7 -> 10.1): 30 pairs, 4 recorders - diff top-1 30/30,
+# check step+layer 17/30, good runs warned 15/30 (recording /tmp/h44-rec-vb4wgnpd). Reasons from `agentotel check`.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+_NOTHING = "nothing found; "
+_OPS_SUM = ("ungrounded_answer@11/model ranked first (the operations agent's kg total and its lb conversion, derived from "
+            "the brief by the stated 1 kg = 2.2046 lb; the good twins alike)")
+CHECK_MISSED = {
+    "tool-openai-rv-reservation-wrong-record": "missing_evidence@4/model ranked first (the over-read 'read a reservation "
+                                               "... and a pitch ...' rule, the good twin alike); find_reservation("
+                                               "PC-40112) answered confirmation PC-40121, another guest",
+    "model-pai-charter-crew-duty-over": _OPS_SUM + "; assign_crew C-ALPHA whose duty_hours_flown 7.5 plus the trip's "
+                                        "4.2 + 1.5 h is 13.2 h, over the rules' 12.0 h",
+    "model-pai-charter-deposit-wrong-band": _OPS_SUM + "; issue_quote deposit 4,180 = 10% of 41,800, the table's row "
+                                            "for 25,000.01-60,000 says 20%",
+    "model-pai-charter-superseded-quote-used": _OPS_SUM + "; revision 1, status 'superseded' in get_quote, briefed and "
+                                               "issued where revision 2 is current",
+    "model-pai-charter-timeout-invented": _OPS_SUM + "; after get_crew_roster timed out, assign_crew names C-DELTA, a "
+                                          "crew no tool result gave",
+    "model-lg-leak-gpm-unconverted": _NOTHING + "the flows rows' unit is 'gpm' and raise_work_order's night_flow_m3h 40.0 "
+                                     "is their raw mean; the stated 0.2271 gives 9.08, under 12.0",
+    "model-lg-leak-daytime-window": _NOTHING + "the flows SELECT takes reading_at LIKE '2027-06-01%' (24 rows) where the "
+                                    "rules' window is 02:00-04:00; 29.24 m3/h raised",
+    "model-lg-leak-threshold-wrong-row": _NOTHING + "threshold_m3h 12.5 is the mixed row's 2.5 x 5.0 km for a district "
+                                         "the table and note call industrial (4.0 x 5.0 = 20.0)",
+    "model-lg-leak-duplicate-order": _NOTHING + "raise_work_order called twice with the same arguments, the rules "
+                                     "saying raise exactly one",
+    "tool-oi-leak-meters-wrong-district": _NOTHING + "the flows SELECT WHERE district_id = 'DMA-44' answered rows whose "
+                                          "district_id is DMA-40",
+    "model-oi-leak-notice-withheld": _NOTHING + "raise_work_order's notices (PRV-40 faulty, flows may read high) absent "
+                                     "from the answer the rules say must tell every notice",
+    "model-oi-leak-premature-termination": _NOTHING + "the task names DMA-40 and DMA-07; calls and answer cover DMA-40 "
+                                           "alone",
+    "model-oi-leak-clarification-not-asked": _NOTHING + "the name lookup returned two districts for 'Harbourside' and the "
+                                             "rules say ask which; the run went on with DMA-21",
+}
+_READ_BOTH = ("missing_evidence: 'Always read a reservation with find_reservation and a pitch with check_availability "
+              "before acting on them' read as both reads before every write (a booking reads no reservation, a "
+              "cancellation no pitch)")
+_DERIVED = "ungrounded_answer on a figure the rules derive: "
+FALSE_ALARMS = {
+    "model-openai-rv-rig-conversion-wrong": _READ_BOTH,
+    "model-openai-rv-min-stay-peak": _READ_BOTH,
+    "product-openai-rv-old-model-rv": _READ_BOTH,
+    "model-openai-rv-medical-claimed": _READ_BOTH,
+    "model-openai-rv-medical-doc-ignored": _READ_BOTH + " (at record_medical_document)",
+    "tool-openai-rv-reservation-wrong-record": _READ_BOTH,
+    **{f"{layer}-pai-charter-{fault}": _DERIVED + "the operations agent's kg total of the brief's weights and its lb "
+       "conversion by the stated 1 kg = 2.2046 lb (564, 1,243.4; 255, 562.2)"
+       for layer, fault in (("model", "runway-ft-conversion"), ("model", "crew-duty-over"), ("model", "deposit-wrong-band"),
+                            ("model", "superseded-quote-used"), ("memory", "handoff-context-lost"),
+                            ("product", "old-model-charter"), ("model", "timeout-invented"))},
+    "tool-lg-leak-reclass-stale-index": _DERIVED + "threshold 15.0 = the mixed rate 2.5 x mains_km 6.0",
+    "tool-oi-leak-meters-wrong-district": _DERIVED + "threshold 12.0 = the residential rate 1.5 x mains_km 8.0",
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
