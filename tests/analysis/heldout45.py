@@ -45,7 +45,21 @@ a withdrawn submission's resubmission followed, a film screened in Cork sent to 
 and passed, a severity-A defect closed by a later repair left alone, a TEA tank's 6 months read from its row, a
 query timeout tried once more, an out-of-service wagon refused, two wagons both assessed.
 
-BLIND SCORE: not yet run (filled in once, after the single blind scoring run).
+Built and scored blind, once (main's HEAD 8fb16fac7fd9d1e2f3e4d1ada59de35ed02d11d6, the branch rebased onto it; the
+set's commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread - main's HEAD subject was
+seen once, printed by `git worktree add`; load average 7.67 at the start, 9.71 at the end, other helpers running;
+recording /tmp/h45-rec-pb3aqflb): 31 pairs, 4 recorders (a plain anthropic messages loop over a student's turns, an
+Agents SDK team of three on chat completions, an anthropic loop over an MCP server's tools, all under agentotel; an
+openai loop under OpenLLMetry through agentotel-collector) - diff top-1 31/31, check step+layer 12/31, good runs with a
+warning 10/31. Check's hits: outside the model 6/6 (an old Claude twice, a rewritten prompt, a stale defects index, a
+submissions API and a wagon API answering another record), an invented enrolment id after a timeout, a skipped
+clarifying question, a refusal letter on the record ignored, a 44-minute Short let through and a waiver without proof
+(both policy_violated), miles read as km (unit_mismatch). The festival's good runs are all warned (8 of the 10 alarms):
+a rule conditioned on status 'withdrawn' is read as forbidding record_intake on a 'received' submission, and that
+false warning at step 4 outranks the true findings of the lost hand-over (history_lost) and the repeated booking
+(repeated_tool_call). The 19 misses are in CHECK_MISSED, each with why; 13 of them have no finding at all: a table row,
+a unit, two records' fields, a date window, a superseding repair, a status, a said-versus-recorded verdict, a reason
+withheld, a second wagon never assessed, an exception the student's words do not give.
 """
 
 from __future__ import annotations
@@ -945,10 +959,76 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled in from the one blind scoring run).
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main 8fb16fa's detectors; load
+# 7.67-9.71): 31 pairs, 4 recorders - diff top-1 31/31, check step+layer 12/31, good runs warned 10/31 (recording
+# /tmp/h45-rec-pb3aqflb). The reasons are read from `agentotel check` / `diff` on the recorded runs.
 DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+
+_NOTHING = "nothing found; "
+_WITHDRAWN = ("outranked by the false policy_violated at step 4 (the rule on a 'withdrawn' submission read as forbidding "
+              "record_intake on a 'received' one); ")
+CHECK_MISSED = {
+    "model-anthropic-lang-level-wrong-row": _NOTHING + "list_classes(level B2) for get_placement_test's total 68, which "
+                                            "the instructions' table puts in the 50-69 row (B1)",
+    "model-anthropic-lang-class-full-ignored": _NOTHING + "B1-GE-M1 offered and enrolled while list_classes gives it "
+                                               "enrolled 14 = capacity 14 ('enrolled must be below capacity')",
+    "model-anthropic-lang-visa-hours-ignored": _NOTHING + "a 10-hour class for a record whose visa.type is 'Student "
+                                               "visa' ('only a class of at least 15 hours per week'), the 90% "
+                                               "attendance rule never told",
+    "model-anthropic-lang-refund-weeks-wrong": _NOTHING + "GBP 1105 (the 4-weeks row) for a start 23 days away - 3 "
+                                               "full weeks, the 50% row (GBP 590)",
+    "model-anthropic-lang-visa-exception-claimed": _NOTHING + "the visa exception granted on 'I don't think I'll get "
+                                                   "the visa in time' with no visa_refusal document in find_student's "
+                                                   "documents (the rules: the student's telling is not a letter)",
+    "model-agents-fest-resubmission-old-id": "found a step late (input_ignored at the answer, step 6): record_intake "
+                                             "at step 4 on FS-2210, which get_submission marks withdrawn with "
+                                             "resubmitted_as FS-2297, is where the rule was broken",
+    "model-agents-fest-premiere-rule-broken": _WITHDRAWN + "nothing at record_selection(Competition) for a film "
+                                              "get_screenings shows screened publicly in Cork, Ireland",
+    "memory-agents-fest-handoff-context-lost": _WITHDRAWN + "history_lost at step 16 is found, ranked below it",
+    "model-agents-fest-slot-length-wrong": _WITHDRAWN + "nothing at book_screening of a 90-minute slot for an 88-minute "
+                                           "Competition film that needs 88 + 15 = 103",
+    "model-agents-fest-repeat-book": _WITHDRAWN + "repeated_tool_call at step 20 is found, ranked below it",
+    "model-mcp-wagon-short-tons-unconverted": _NOTHING + "run_sql rows with unit 'sht' compared as tonnes (24.6 > "
+                                              "22.5, wagon unfit); the rules' 0.9072 gives 22.32 t, within",
+    "model-mcp-wagon-superseded-defect-reflagged": _NOTHING + "DR-5521 called open although search_defects holds "
+                                                   "RP-3310 (2026-11-28) listing it in 'closes'",
+    "model-mcp-wagon-interval-wrong-row": _NOTHING + "a TEA wagon given the HTA row's 12 months (next by 2027-05-30); "
+                                          "its own row's 6 months from 2026-05-30 fall due before the train",
+    "model-mcp-wagon-sql-timeout-invented": "found at its step, layered tool (tool_error_ignored): the loads the "
+                                            "model then recorded (21.0 t) are in no tool result - a model-layer "
+                                            "invention after a failure",
+    "model-tl-wagon-out-of-service-ignored": _NOTHING + "fit_to_run true recorded for a wagon get_wagon gives status "
+                                             "out_of_service ('never fit, whatever its other records say')",
+    "model-tl-wagon-reasoning-action-mismatch": _NOTHING + "the call's words 'NOT fit: inspection due' and the same "
+                                                "call's fit_to_run true",
+    "model-tl-wagon-withheld-defect": _NOTHING + "record_assessment's reason 'open severity-A defect DR-5604' left "
+                                      "out of the reply that says 'not fit'",
+    "model-tl-wagon-date-outside-window": _NOTHING + "'next by 2026-12-07' and 'fit to run' for a train on 9 December "
+                                          "('due on or before the train date')",
+    "model-tl-wagon-premature-termination": _NOTHING + "two wagons asked ('Record an assessment for each'), one "
+                                            "get_wagon / record_assessment, the reply ends on the first",
+}
+_WITHDRAWN_ALARM = ("policy_violated at record_intake: the rule 'a submission whose status is withdrawn ... work only "
+                    "on the new one' read as forbidding the call when the status is 'received' - the rule's condition "
+                    "does not hold, so it does not apply")
+FALSE_ALARMS = {
+    "model-anthropic-lang-visa-hours-ignored": "tool_output_drift on find_student: this record's visa is a Student "
+                                               "visa (cas_number, expires) where earlier runs' was a Visitor's "
+                                               "(entered) - another kind of record, not a changed interface",
+    "model-anthropic-lang-exception-ignored": "policy_violated: the student's 'refused' taken for the reason the rules "
+                                              "exclude, while the exception is granted on the visa_refusal letter "
+                                              "find_student holds (the ground the rules name)",
+    "model-agents-fest-runtime-over-limit": _WITHDRAWN_ALARM,
+    "model-agents-fest-waiver-without-proof": _WITHDRAWN_ALARM,
+    "model-agents-fest-resubmission-old-id": _WITHDRAWN_ALARM + "; and task_ignored: the work moved from the asked "
+                                             "FS-2210 to its resubmitted_as FS-2297, as the rules say",
+    "model-agents-fest-premiere-rule-broken": _WITHDRAWN_ALARM,
+    "memory-agents-fest-handoff-context-lost": _WITHDRAWN_ALARM,
+    "model-agents-fest-slot-length-wrong": _WITHDRAWN_ALARM,
+    "model-agents-fest-repeat-book": _WITHDRAWN_ALARM,
+    "tool-agents-fest-submission-wrong-record": _WITHDRAWN_ALARM,
+}
 
 POLICIES = {
     "anthropic-lang": {"required_before": {"enrol": ["find_student", "get_placement_test", "list_classes"],
