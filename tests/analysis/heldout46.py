@@ -48,7 +48,21 @@ tried once more, a trip over budget referred, a registration without its receipt
 and let through, a Premium listing inside its 115% cap, a cleared flag said and not counted. Ground truth is located on
 the recorded faulty run by what its steps did (heldout.py's locators).
 
-Built and scored blind, once: see SCORED below.
+Built and scored blind, once (main's HEAD when scored, 0c467cb17a3b84730469e7ca83ce0e753b957740, the branch rebased
+onto it; the set's own commit touches only tests; agentotel/analysis/, git log and the detectors' tests unread; load
+average 8.04 at the start, 9.71 at the end, other helpers running; recording /tmp/h46-rec-wca_yqpv): 30 pairs, 4
+recorders (google-genai generate_content over several parent turns, a LangGraph StateGraph of three agents, pydantic-ai
+on DuckDB rows, OpenInference through the collector) - diff top-1 29/30, check step+layer 10/30, good runs with a
+warning 30/30. Check's hits: outside the model 7/7 (an old Gemini, an old GPT, a rewritten prompt, a stale policy
+index, a rentals API and a fixtures API answering another record, a listings schema drift), a create_rental timeout
+answered with an invented number, a run_sql timeout answered with an invented listing (tool_error_ignored at the same
+step as the top role_overstepped false alarm) - and one by chance: buyout_wrong_formula is "hit" by the wrong_target
+finding at record_buyout_quote that warns every rental good run too, not by its formula. Counted honestly, check finds
+9/30. Every good run is warned: by four false alarms read the same way on every run of a recorder (FALSE_ALARMS says
+which), and since findings rank by severity then step, an early false alarm outranks a right finding found later: the
+handover reset (history_lost), a repeated approve_trip and record_breach (repeated_tool_call), a 429 gone past
+(tool_error_ignored) and the said-one-suspended-another call (reasoning_action_mismatch) are all found at the right
+step and layer but ranked below it. Its 20 misses are in CHECK_MISSED, each with why.
 """
 
 from __future__ import annotations
@@ -886,10 +900,101 @@ def pairs() -> list[Any]:
     return kit.pairs_of(truth, chosen)
 
 
-# Pairs the detectors miss, and why; the slow test holds the set to these (filled from the one blind scoring).
-DIFF_MISSED: dict[str, str] = {}
-CHECK_MISSED: dict[str, str] = {}
-FALSE_ALARMS: dict[str, str] = {}
+# Pairs the detectors miss, and why; the slow test holds the set to these. Blind (main 0c467cb's detectors; load
+# 8.04-9.71): 30 pairs, 4 recorders - diff top-1 29/30, check step+layer 10/30, good runs warned 30/30 (recording
+# /tmp/h46-rec-wca_yqpv). The reasons are read from `agentotel check` / `diff` on the recorded runs.
+DIFF_MISSED = {
+    "model-pai-resale-cap-wrong-row": "output_changed@8 (want 12): the General row is used for every listing, so the "
+                                      "first record_breach (L-3302, a true breach either way) already says 'General "
+                                      "cap GBP 104.50' - the first divergence is right; the set places the fault at "
+                                      "the false breach L-3306 (12)",
+}
+
+_RENTAL = "top wrong_target@{0} (the buyout false alarm below), "
+_TRAVEL = "top ungrounded_answer@7 (the derived travel dates, a false alarm below), "
+_RESALE = "top role_overstepped@{0} (the 'never record a breach from rows you did not read' false alarm below), "
+CHECK_MISSED = {
+    "model-genai-rental-height-unasked": _RENTAL.format(9) + "nothing at 3, the call that sized the violin from Theo's "
+                                         "age ('For an 8-year-old a 1/4 violin is usual') where the rules say 'if you "
+                                         "don't know the height, ask for it'",
+    "model-genai-rental-inches-as-cm": _RENTAL.format(10) + "nothing at 4: get_instruments size 1/4 from '50 inches' "
+                                       "read as 50 cm; the rules state 1 inch = 2.54 cm (127 cm, the 115-129 row: 1/2)",
+    "model-genai-rental-voucher-claimed": _RENTAL.format(10) + "nothing at 6: deposit_gbp 0 on a voucher (SSV-2231) "
+                                          "whose pupil and school (Ada, Redland Green) are not Theo's (Westbury Park) - "
+                                          "a rule comparing two records' fields",
+    "model-genai-rental-delivery-wrong-formula": _RENTAL.format(10) + "nothing at 6: delivery_fee_gbp 47 where 15 + 8 "
+                                                 "x floor 3 (lift false) = 39; the rules' formula, from the account's "
+                                                 "own fields",
+    "model-genai-rental-premature-end-rental": "nothing found: the reply at 8 books the violin and ends, leaving the "
+                                               "request's second question (the flute buyout) unanswered",
+    "memory-lg-travel-handoff-context-lost": _TRAVEL + "ranked over history_lost@9 (right step and layer: the "
+                                            "coordinator took over with none of intake's note)",
+    "model-lg-travel-cabin-total-journey": _TRAVEL + "nothing at 11: hold_flight premium_economy from "
+                                           "total_journey_min 595 where the longest segment is 440 min (7 h 20, "
+                                           "economy) and the rules say 'never the total journey time'",
+    "model-lg-travel-per-diem-days-wrong": _TRAVEL + "then ungrounded_answer@13 on 316.00 - the same finding the good "
+                                           "twin's 395.00 gets - not the formula: 79 x 4 nights where the rules count "
+                                           "every calendar day (14-18 March: 5)",
+    "model-lg-travel-usd-unconverted": _TRAVEL + "nothing at 19: approve_trip total 1902.00 adds USD 395 and USD 895 "
+                                       "at par where the rules state 1 USD = 0.79 GBP",
+    "model-lg-travel-budget-sum-over": _TRAVEL + "nothing at 19, whose own words say 'GBP 6700.00 spent + GBP 1631.10 = "
+                                       "GBP 8331.10 of GBP 8000.00' and then approve_trip, against 'approve only if "
+                                       "spent + committed + this trip is within the budget'",
+    "model-lg-travel-receipt-missing-approved": _TRAVEL + "nothing at 19: approve_trip's items hold the registration "
+                                                "whose receipt RC-5512 get_receipts gave as 'rejected: illegible "
+                                                "scan' (the rules: an accepted receipt for any item over GBP 75)",
+    "model-lg-travel-repeat-approval": _TRAVEL + "ranked over repeated_tool_call@21 (right step and layer)",
+    "model-lg-travel-fares-rate-limit-invented": _TRAVEL + "ranked over tool_error_ignored@11 (right step and layer: "
+                                                 "the 429 gone past without the retry it asked)",
+    "model-pai-resale-cap-wrong-row": _RESALE.format(8) + "nothing at 12: L-3306 (Premium, face 95) recorded at GBP "
+                                      "108 against the General row's 110% (104.50) where its own category's row gives "
+                                      "115% (109.25)",
+    "model-pai-resale-eur-unconverted": _RESALE.format(8) + "nothing at 10: L-3303's price 76 with currency EUR "
+                                        "recorded as price_gbp 76.0 where the rules' 1 EUR = 0.85 GBP gives 64.60, "
+                                        "under the 66.00 cap; then a false invented_argument@12 on 'transfer_window'",
+    "model-pai-resale-window-day-only": _RESALE.format(8) + "nothing at 10: L-3305 transferred 2026-12-11T09:00, 30 h "
+                                        "before the 2026-12-12T15:00 kick-off, left unrecorded against the policy's "
+                                        "48 hours (the call at 10 records L-3307 instead)",
+    "model-pai-resale-flag-cleared-ignored": _RESALE.format(8) + "nothing at 20: recommend_suspension(ACC-7731) on flag "
+                                             "FG-1180 (2026-10-02) which review RV-2291 (2026-11-20, outcome "
+                                             "'cleared') had cleared - two records' dates compared",
+    "model-oi-resale-reasoning-action-mismatch": _RESALE.format(7) + "ranked over reasoning_action_mismatch@17 (right "
+                                                 "step and layer: said ACC-5520, called for ACC-7731)",
+    "model-oi-resale-withheld-suspension": _RESALE.format(7) + "and the information_withheld@19 at the right step is "
+                                           "the one every good run gets (a breach_id); the real omission - SR-611 "
+                                           "for ACC-5520 recorded and not told - is not what it names",
+    "model-oi-resale-repeat-breach": _RESALE.format(7) + "ranked over repeated_tool_call@9 (right step and layer)",
+}
+
+_BUYOUT = ("wrong_target@{0}: the call's words give the fees paid (14 x 18.00 = 252.00) the buyout is derived from, and "
+           "its buyout_gbp 418.4 (620 - 0.8 x 252) is read as another item's value - a figure computed from the "
+           "numbers said, not a sibling")
+_TRIP = ("ungrounded_answer@7 (2027-03-14 / 2027-03-18: the day before the start and after the end, as the rules ask "
+         "the dates derived), ungrounded_answer@{0} (395.00 = 79 x 5 from the rules' own table), wrong_target@{1} "
+         "('1631.1' in the call, 'GBP 1631.10' in its words: the same number, formatted)")
+_REVIEW = ("role_overstepped@{0} ('never record a breach from rows you did not read' read as a ban on record_breach, "
+           "the tool the same rules ask for), information_withheld@{1} (the reply names each breach by listing, "
+           "seller, rule and figure, not by the breach_id BR-9403)")
+FALSE_ALARMS = {
+    **{f"{layer}-genai-rental-{f}": _BUYOUT.format(10) for layer, f in (
+        ("model", "height-unasked"), ("model", "inches-as-cm"), ("model", "voucher-claimed"),
+        ("model", "delivery-wrong-formula"), ("model", "buyout-wrong-formula"), ("model", "premature-end-rental"),
+        ("tool", "rental-wrong-record"), ("product", "old-model-rental"))},
+    "model-genai-rental-rental-timeout-invented": _BUYOUT.format(12) + " (after the retry)",
+    **{f"{layer}-lg-travel-{f}": _TRIP.format(13, 19) for layer, f in (
+        ("memory", "handoff-context-lost"), ("model", "cabin-total-journey"), ("model", "per-diem-days-wrong"),
+        ("model", "usd-unconverted"), ("model", "receipt-missing-approved"), ("model", "repeat-approval"))},
+    "model-lg-travel-budget-sum-over": _TRIP.format(13, 19).split(", wrong_target")[0] + " (the trip correctly "
+                                       "referred: no approve_trip to misread)",
+    "model-lg-travel-fares-rate-limit-invented": _TRIP.format(15, 21) + " (after the retry)",
+    **{f"{layer}-pai-resale-{f}": _REVIEW.format(8, 20) for layer, f in (
+        ("model", "cap-wrong-row"), ("model", "eur-unconverted"), ("model", "window-day-only"),
+        ("model", "flag-cleared-ignored"), ("tool", "policy-index-stale"), ("product", "old-model-resale"))},
+    "model-pai-resale-sql-timeout-invented": _REVIEW.format(10, 22) + " (after the retry)",
+    **{f"{layer}-oi-resale-{f}": _REVIEW.format(7, 19) for layer, f in (
+        ("tool", "match-wrong-record"), ("prompt", "instructions-rewritten"), ("tool", "listings-schema-changed"),
+        ("model", "reasoning-action-mismatch"), ("model", "withheld-suspension"), ("model", "repeat-breach"))},
+}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {
