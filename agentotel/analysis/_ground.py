@@ -108,6 +108,11 @@ _PERIOD = re.compile(r"(?<![\w.])(\d{1,3}|one|two|three|four|five|six|seven|eigh
 _NUMBER_WORDS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
 
 
+# A count an answer multiplies by - never judged itself, it scales only a figure the answer grounds: "x 5 days",
+# "for 3 nights", "2 adults".
+_COUNT_OF = re.compile(r"(?:[x\u00d7]\s*|\bfor\s+)?\b(\d{1,2})\s+(?:calendar\s+)?(?:days?|nights?|people|persons?|guests?|adults?|"
+                       r"children|items?|units?|months?|weeks?|seats?|rooms?|tickets?|pieces?|hours?)\b", re.I)
+_DAY_NEXT = re.compile(r"\bthe\s+(?:day|night)\s+(?:before|after)\b|\b(?:next|previous|following)\s+day\b", re.I)
 _DAYS_FIELD = re.compile(r"\"[a-z_]*days?(?:_[a-z]+)*\"\s*:\s*(\d{1,3})\b", re.I)
 
 
@@ -118,6 +123,8 @@ def _shifted(known: set[tuple[int | None, int, int]], sources: str) -> set[tuple
     months = {n * (12 if unit == "year" else 1) for n, unit in stated if unit in ("month", "year")} - {0}
     # a record's day count ("days_supply": 30), and that with another period on top: a last fill of 2026-11-20 with 30
     # days' supply runs out 2026-12-20, and "no earlier than 2 days before" it is 2026-12-18
+    if _DAY_NEXT.search(sources):  # "out the day before the conference starts, back the day after it ends"
+        periods.add(1)
     counts = {int(n) for n in _DAYS_FIELD.findall(sources)[:10]} - {0}
     periods |= counts | {c + p for c in counts for p in periods} | {c - p for c in counts for p in periods if c > p}
     out: set[tuple[int | None, int, int]] = set()
@@ -270,6 +277,17 @@ def _data_numbers(values: Iterable[Any]) -> list[float]:
     for value in values:
         walk(value, True)
     return list(dict.fromkeys(found))
+
+
+# A list of figures a text writes out: "Passengers (kg): 92, 78, 85, 70, 88, 64".
+_PROSE_LIST = re.compile(r"(?<![\w.,])\d+(?:\.\d+)?(?:\s*,\s*\d+(?:\.\d+)?){2,}(?![\w.]|,\d)")
+
+
+def _prose_totals(sources: str) -> set[float]:
+    """The total of each list of figures the sources write out, and of two such lists together (the passengers' and
+    the bags' kilograms of one brief: 564)."""
+    sums = [sum(float(n) for n in re.findall(r"\d+(?:\.\d+)?", m.group(0))) for m in _PROSE_LIST.finditer(sources)][:10]
+    return set(sums) | {a + b for a, b in itertools.combinations(sums, 2)}
 
 
 def _derivable(numbers: list[float], totals: Iterable[float] = (), *, units: bool = True) -> set[float]:
@@ -532,7 +550,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
     if candidates:
         outputs = list(outputs)
         stated = {v for t in _NUMBER.findall(sources) if (v := _number(t)) is not None}
-        totals = _counts_and_totals(outputs)
+        totals = _counts_and_totals(outputs) | _prose_totals(sources)
         numbers, ratios = _data_numbers(outputs), sorted(totals - {0.0})
         known = stated | _derivable(numbers, ratios) | totals
         known |= _worked_in_answer(answer, stated | known)
@@ -550,7 +568,7 @@ def ungrounded(answer: str, sources: str, outputs: Iterable[Any] = (), *, today:
             left = set(_worked_through(worked, [value for _t, value, tolerance, _p in candidates if _matches(value, tolerance, known)],
                                        sorted(stated | set(numbers)), sorted({float(p) for p in _PERCENT.findall(haystack)})[:10],
                                        [v for t in _NUMBER.findall(rest) if (v := _number(t)) is not None],
-                                       _priced(rest, haystack)))
+                                       _priced(rest, haystack), [float(n) for n in _COUNT_OF.findall(answer)][:8]))
             unmatched = [u for u in unmatched if u[3] or u[1] <= _SMALL or u[:3] in left]
         missing += [token.strip() for token, _v, _t, _p in unmatched]
     return list(dict.fromkeys(missing))
@@ -584,8 +602,8 @@ def _priced(answer: str, haystack: str) -> tuple[list[float], list[float]]:
 
 
 def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[float], base: list[float],
-                    percents: list[float] = (), said: list[float] = (), priced: tuple[list[float], list[float]] = ((), ())
-                    ) -> list[tuple[str, float, float]]:
+                    percents: list[float] = (), said: list[float] = (), priced: tuple[list[float], list[float]] = ((), ()),
+                    counts: list[float] = ()) -> list[tuple[str, float, float]]:
     """The answer's figures still unfounded once each is tried as one step of arithmetic on a figure the answer states
     and grounds (or has worked out) and a number of the sources: a quote's lines worked from a rate the instructions
     give ("35.00 m3 at EUR 42.00/m3: EUR 1470.00", "3 floors" x "EUR 35 per floor"), a value less an excluded part,
@@ -614,6 +632,8 @@ def _worked_through(unmatched: list[tuple[str, float, float]], grounded: list[fl
                 chain.append(value)  # a rate of a product: 50% of 13 months at 42
             elif any(abs(math.prod(c) - value) <= tol for size in (2, 3) for c in itertools.combinations(factors[:12], size)):
                 chain.append(value)  # the factors written out beside it
+            elif any(abs(a * n - value) <= tol for a in factors[:12] for n in counts):
+                chain.append(value)  # a grounded rate times a count the answer writes ("USD 79.00 x 5 days")
             elif lines and any(abs(sum(c) + extra - value) <= tol for size in (1, 2, 3)
                                for c in itertools.combinations([*priced[0], *chain[-8:]], size) if lines.intersection(c)
                                for extra in (0.0, *priced[1])):

@@ -459,7 +459,9 @@ def _field_grants(text: str):
 def _reasons(listed: str) -> tuple[str, ...]:
     """The reasons of a list ("teaching assistants, thesis deadlines or any other reason"), each its telling words."""
     out = []
-    for item in re.split(r",|;|/|\bor\b|\band\b", listed.lower()):
+    # (a list has commas: "Work, travel or a busy diary"; one reason may hold an "or" of its own: "A student telling you
+    # their visa may be late or refused")
+    for item in re.split(r",|;|/|\bor\b|\band\b", listed.lower()) if "," in listed else [listed.lower()]:
         if re.search(r"\b(?:other|else)\b", item):
             continue  # "or any other reason": no reason of its own
         words = [w for w in re.findall(r"[a-z][a-z']{3,}", item) if w not in FILLER and w not in _NO_REASON_WORDS]
@@ -491,7 +493,11 @@ def _conditions(text: str):
         conds: list[tuple[str, str, object]] = []
         conds += [(m.group("field").lower(), "eq", m.group("value").lower()) for m in _COND_EQ.finditer(sentence)]
         conds += [(m.group("field").lower(), "eq", m.group("value").lower()) for m in _COND_WITH.finditer(sentence)]
-        conds += [(m.group("field").lower().split()[-1], "eq", m.group("value").lower()) for m in _COND_WHOSE.finditer(sentence)]
+        # (not the case the sentence opens on: "A submission whose status is 'withdrawn' and that names resubmitted_as
+        # ... work only on the new one" says what to do with such a one, not that only such a one may be worked on)
+        opening = re.match(r"\s*(?:\d+[.)]\s*|[-*]\s*)?(?:a|an|any|each|every|the)\s+[a-z]+\s+whose\b", sentence, re.I)
+        conds += [(m.group("field").lower().split()[-1], "eq", m.group("value").lower()) for m in _COND_WHOSE.finditer(sentence)
+                  if not (opening and m.start() < only.start() and m.start() <= opening.end())]
         conds += [(m.group("field").lower(), "current", None) for m in _COND_CURRENT.finditer(sentence)]
         for m in _COND_BOUND.finditer(sentence):
             op = m.group("op").lower().split()[0]

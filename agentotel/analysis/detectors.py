@@ -2264,6 +2264,17 @@ def _sibling_opened(run: _Run) -> list[Finding]:
     return []
 
 
+def _amounts_not_marks(one: str, other: str, text: str) -> bool:
+    """Whether two decimal "marks" are figures, not versions: the same number written two ways (1631.1, 1631.10), or
+    numbers among amounts of money ("14 months at GBP 18.00 paid so far" beside a buyout of 418.4)."""
+    if not (re.fullmatch(r"\d+\.\d+", one) and re.fullmatch(r"\d+\.\d+", other)):
+        return False
+    return float(one) == float(other) or bool(_MONEY_WORD.search(text)) and not re.search(r"\b(?:version|release|v\d)", text, re.I)
+
+
+_MONEY_WORD = re.compile(r"[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD|CHF|JPY)\b")
+
+
 def _wrong_target(run: _Run) -> list[Finding]:
     """A model step whose words say what it acts on ("Opening the Q3 2026 report", "the full 2024 policy page")
     while its call names a sibling ("[e13] Q2 2026 report", .../remote-2021): a mark of the same kind (quarter,
@@ -2286,6 +2297,8 @@ def _wrong_target(run: _Run) -> list[Finding]:
                 for other in marks - said:
                     shape = _qualifier_shape(other)
                     wanted = sorted(m for m in said if _qualifier_shape(m) == shape and m not in marks and m not in held)
+                    if wanted and _amounts_not_marks(other, wanted[0], text):
+                        continue
                     if wanted:
                         return [_finding("wrong_target", "model", step["index"], [step["index"]],
                                          f"step {step['index']} says {text.strip()[:100]!r} but its {call.name} call names "
@@ -2737,6 +2750,14 @@ def _check_skipped(run: _Run) -> list[Finding]:
                     continue
                 # (by any agent of the run: a triage agent identifies the user, the refunds agent then refunds)
                 if any(str(tool_name(s)) == check and s["index"] < step["index"] for s in run.record.tool_steps()):
+                    continue
+                # "read a reservation with find_reservation and a pitch with check_availability before acting on them":
+                # each read for an action on its own thing - a new booking of a pitch names no reservation
+                thing = re.search(rf"\b(?:a|an|the|each|every)\s+([a-z]{{4,}})\s+with\s+`?{re.escape(check)}", text)
+                paired = thing is not None and len(re.findall(r"\b(?:a|an|the|each|every)\s+[a-z]{4,}\s+with\s+`?[a-z]+_[a-z_]+",
+                                                              text[max(0, thing.start() - 150):thing.end() + 150])) >= 2
+                if paired and not any(thing.group(1)[:5] in w for w in [call.name.lower(), *map(str.lower, map(str, call.arguments))]
+                                     if isinstance(call.arguments, Mapping)):
                     continue
                 said = text[max((m.end() for m in NOTE_CLAUSE.finditer(text, 0, rule.start())), default=0):rule.end()].strip()
                 if _on_a_condition(text, rule.start(), call.name):
@@ -3506,8 +3527,8 @@ def _reason_named_none(run: _Run) -> list[Finding]:
                  and (not parts(m) or any(p.get("type") == "text" for p in parts(m)))]
         for rule, what, reasons in rules:
             clause = _granted(said, what)
-            if clause is None:
-                continue
+            if clause is None or _ON_RECORD.search(clause):
+                continue  # ("as your visa refusal letter is on your record": granted on the record, not the user's word)
             told = run.told(step)
             given = next(((reason, said_by) for reason in reasons for text in users
                           if (said_by := _reason_given(reason, text, told, rule))), None)
@@ -3791,6 +3812,9 @@ def _words_said(step: Mapping[str, Any]) -> str:
     return " ".join(str(p.get("content") or "") for m in output_messages(step) for p in parts(m) if p.get("type") == "text")
 
 
+_ON_RECORD = re.compile(r"\bon\s+(?:your|the|their|his|her)\s+(?:record|file|account)\b|\bon\s+file\b|\brecord\s+shows\b", re.I)
+
+
 # A clause that says a thing is not so, or only on a condition: "isn't a medical emergency", "can only be waived for".
 _UNGRANTED = re.compile(r"\b(?:not|no|never|nor|only|if|unless|whether|cannot|without|except)\b|n't\b", re.I)
 
@@ -3806,6 +3830,50 @@ def _granted(said: str, what: tuple[str, ...]) -> str | None:
                 r"\b(?:if|unless|once|when)\b", low[max(at):]):
             return clause.strip()
     return None
+
+
+def _question_unanswered(run: _Run) -> list[Finding]:
+    """A question the user asks beside the request ("And is there anywhere to park at the centre?", "what time does
+    the fuel dock open?") that nothing the model says or calls after it speaks to - not one of its telling words: part
+    of what was asked left without an answer (MAST FM-3.1; model, task_ignored at the first answer after the run's
+    last deed)."""
+    if not run.finals or len({s.get("parent_index") for s, _t in run.finals}) != 1:
+        return []
+    last = run.llm[-1]
+    shown = list(run.messages(last)) + [{"role": "assistant", "parts": list(parts(m))} for m in output_messages(last)]
+    for at, message in enumerate(shown):
+        if message.get("role") != "user" or (parts(message) and not any(p.get("type") == "text" for p in parts(message))):
+            continue
+        later = " ".join(message_text(m) for m in shown[at + 1:] if m.get("role") == "assistant").lower()
+        said = message_text(message)
+        opening = re.match(r"\s*[^.!?\n]*[.!?\n]", said)
+        for found in re.finditer(r"[^.!?\n]*\?", said):
+            sentence = found.group(0)
+            # (a question beside the request, not the request itself: "... for 5 nights. And what time does the fuel
+            # dock open?" - the message's opening sentence is its ask, answered in its own words or figures)
+            if opening is None or found.start() < opening.end() - 1 or "/" in sentence:
+                continue
+            # (its last clause: "Money's a bit tight this year; could the $45 fee be waived?" asks of the fee)
+            question = re.split(r"[;:,]\s|\s[-\u2013\u2014]\s", sentence)[-1]
+            words = {w for w in re.findall(r"[a-z]{4,}", question.lower()) if w not in _QUESTION_FILLER}
+            # (spoken to when two of its telling words come back, or half of a short one's: "The fuel dock opens at
+            # 08:00" - not the "arrival" of a quote that leaves the fuel dock out)
+            if len(words) < 2 or sum(bool(re.search(rf"\b{re.escape(w[:5])}", later)) for w in words) >= min(2, (len(words) + 1) // 2):
+                continue
+            deeds = [s["index"] for s in run.llm if any(_action(c.name) for c in requested_calls(s))]
+            step = next((s for s, _t in run.finals if deeds and s["index"] > deeds[-1]), run.finals[-1][0])
+            return [_finding("task_ignored", "model", step["index"], [step["index"]],
+                             f"the user asks {question.strip()!r} and nothing the run says or does after it speaks to it",
+                             said=question.strip())]
+    return []
+
+
+# Words of a question that say nothing of what it is about.
+_QUESTION_FILLER = frozenset("""this that there these those what when where which while with would could should about
+anywhere anything something someone somewhere please thanks thank help know tell need want like also just have does
+your yours their them they will from into onto then than much many more some here able okay sure right make made still
+even ever again back being been were it's that's what's there's is it can you any also and the for are how why who
+whom whose time today tomorrow one two three four five six seven eight nine ten twelve""".split())
 
 
 def _records_of(value: Any, ident: str) -> Iterable[Mapping[str, Any]]:
@@ -5885,7 +5953,7 @@ def _output_drift(run: _Run) -> list[Finding]:
                 for earlier in alike:
                     schema.learn(earlier)
         drift = schema.drift(output)
-        if drift is None or _shape_asked_for(run, name, step, drift):
+        if drift is None or _shape_asked_for(run, name, step, drift) or _another_kind(run, name, output, drift):
             continue
         seen.add(name)  # one finding per tool: the first step whose output departs from the learned schema
         learned = run.history.runs.get(name, [])
@@ -5904,6 +5972,29 @@ def _output_drift(run: _Run) -> list[Finding]:
     return out
 
 
+def _another_kind(run: _Run, name: str, output: Any, drift: Any) -> bool:
+    """Whether every field gone is under an object whose kind (its type, kind or category) no earlier result of the
+    tool had there: a Student visa's fields are not a Visitor's (missing $.visa.entered), another kind of record,
+    no changed interface."""
+    if not drift.gone or drift.new_types or drift.new_structures:
+        return False
+    earlier = [o for calls in run.history.results.values() for n, _a, o in calls if n == name]
+
+    def at(value: Any, path: list[str]) -> Any:
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        return value
+
+    for gone in drift.gone:
+        parent = [p for p in re.split(r"[.\[\]]+", gone.lstrip("$")) if p][:-1]
+        here = at(output, parent)
+        kind = next((k for k in _KIND_KEYS if isinstance(here, Mapping) and isinstance(here.get(k), str)), None)
+        if kind is None or any(isinstance(o := at(e, parent), Mapping) and o.get(kind) == here[kind] for e in earlier):
+            return False
+    return True
+
+
+_KIND_KEYS = ("type", "kind", "category", "class", "variant")
 _OUTCOME_KEYS = ("status", "state", "outcome", "result", "ok", "success")
 
 
@@ -6370,7 +6461,8 @@ def _subject_swapped(run: _Run) -> list[Finding]:
                     continue
                 if value != mine and mine in passed[name] and value not in task and _action(call.name):
                     source = _given_under(run, step, value)
-                    if source is not None and source != name:
+                    # (a successor the record names is the request's thing under its new id: resubmitted_as FS-2297)
+                    if source is not None and source != name and not _SUCCESSOR_KEY.match(str(source)):
                         return [_finding("task_ignored", "model", step["index"], [step["index"]],
                                          f"the request is about {mine}; the model called {call.name} at step {step['index']} "
                                          f"with {name}={value!r}, a result's {source!r} field", tool=call.name, argument=name,
@@ -6984,6 +7076,9 @@ def _clarification_skipped(run: _Run) -> list[Finding]:
     return []
 
 
+_BY_ORDER = re.compile(r"\b(?:latest|newest|most\s+recent|last|earliest|oldest|first|previous|next|current|older|newer)\b")
+
+
 def _homonyms(payload: Any, listed: list[str], name: str, request: str) -> bool:
     """Whether every listed record holds `name` as one of its values (two donors called Maya Osei) and no value one of
     them alone holds is in the request's words (her date of birth, her town): the name leaves the pick open."""
@@ -6993,7 +7088,14 @@ def _homonyms(payload: Any, listed: list[str], name: str, request: str) -> bool:
         return False
     values = [{str(v).strip().lower() for v in r.values() if isinstance(v, (str, int)) and not isinstance(v, bool)} for r in records]
     low = request.lower()
-    return not any(len(v) >= 4 and sum(v in other for other in values) == 1 and v in low for own in values for v in own)
+    if any(len(v) >= 4 and sum(v in other for other in values) == 1 and v in low for own in values for v in own):
+        return False
+    if _BY_ORDER.search(low):
+        return False  # "Reply to Alex Chen's latest email about the Q1 proposal": the request picks by date
+    # (nor do the request's other words lean to one of them: "the thread about the Q3 offsite" of two Alexes' threads)
+    asked = set(re.findall(r"[a-z]{4,}", low)) - set(re.findall(r"[a-z]{4,}", name.lower()))
+    leaning = sorted((len(asked & set(re.findall(r"[a-z]{4,}", " ".join(own)))) for own in values), reverse=True)
+    return leaning[0] == leaning[1]
 
 
 def _singled_out(run: _Run, listing: Mapping[str, Any], step: Mapping[str, Any], picked: str, listed: list[str]) -> bool:
@@ -7093,7 +7195,9 @@ _GENERIC_NAME = frozenset({"run", "get", "set", "list", "check", "create", "upda
 
 # A bar on a deed with a condition on its object: "for a registration that already has ...", "orders which are ...".
 _CONDITIONAL_BAR = re.compile(r"\b(?:that|which|whose|who)\s+(?:already\s+|still\s+)?(?:has|have|had|is|are|was|were|carries|holds|lacks)\b|"
-                              r"\b(?:unless|until|already)\b", re.I)
+                              r"\b(?:unless|until|already)\b|"
+                              # "never record a breach from rows you did not read": a condition on what it rests on
+                              r"\b(?:you|they|we|it)\s+(?:did|do|does|have|has|had)(?:\s+not|n't)\b|\bnot\s+yet\b", re.I)
 
 
 def _role_overstepped(run: _Run) -> list[Finding]:
@@ -10204,6 +10308,12 @@ def _told_less_than_asked(run: _Run) -> list[Finding]:
         step, answer = final
         items = value if isinstance(value, list) else [value]
         missing = [v for v in items if not _mentioned(v, answer) and not (isinstance(v, str) and _NOTHING_OF_NOTE.search(v))]
+        # (a record's own id the deed made - breach_id BR-9403 - is told by another id the deed was given for it: the
+        # listing L-3302 the answer names the breach by)
+        if missing == [value] and _id_like(value) and any(
+                _id_like(v) and re.search(rf"(?<![\w-]){re.escape(str(v))}(?![\w-])", answer)
+                for v in _leaves(parse_json(source.get("input")))):
+            missing = []
         if missing:
             shown = missing[0] if not isinstance(missing[0], Mapping) else next(iter(missing[0].values()))
             return [_finding("information_withheld", "model", step["index"], [step["index"], source["index"]],
@@ -11011,7 +11121,8 @@ def _done_while_pending(run: _Run) -> list[Finding]:
 
 
 # A record's word that it is no longer the current one: superseded_by: KB-101, status: deprecated, archived: true.
-_SUCCESSOR_KEY = re.compile(r"^(?:superseded|replaced|obsoleted)_?by$|^successor(?:_id)?$", re.I)
+_SUCCESSOR_KEY = re.compile(r"^(?:superseded|replaced|obsoleted)_?by$|^successor(?:_id)?$|"
+                            r"^(?:resubmitted|reconsigned|reissued|renumbered|replaced|moved|renamed|rebooked)_?(?:as|to|with)$", re.I)
 _RETIRED = frozenset({"superseded", "deprecated", "obsolete", "archived", "retired", "withdrawn", "outdated", "revoked", "rescinded"})
 _RETIRED_SAID = re.compile(r"\b(?:superseded|deprecated|obsolete|archived|retired|outdated|older\s+version|no\s+longer\s+current)\b", re.I)
 
@@ -11473,7 +11584,7 @@ _DETECTORS: tuple[Callable[[_Run], list[Finding]], ...] = (
     _namesake_edited, _read_claimed, _promised_at_end, _count_asked, _date_swapped, _answers_against_passages, _constraint_dropped, _source_limit_broken, _stale_value, _wrong_target, _action_object_mismatch, _said_otherwise, _correction_ignored, _fewer_rows_asked, _user_forbade, _check_skipped, _attachment_promised, _policy_broken, _after_skipped, _date_misreported, _other_owner_revealed, _confidential_sent, _unconfirmed_action, _claimed_despite_refusal, _rows_misattributed, _check_of_id_claimed, _fix_unverified, _unneeded_change, _task_derailed, _asked_file_untouched, _handoff_withheld,
     _plan_step_skipped, _partial_told_as_done, _handover_dropped, _slot_taken,
     _day_misread, _their_time_misread, _older_picked, _namesake_addressed, _invitee_dropped,
-    _record_contradicted, _retried_unchecked, _request_item_dropped, _ask_left_undone, _reason_named_none, _grant_unfounded, _unit_unconverted, _expired_by_then, _row_misread, _verdict_said_otherwise,
+    _record_contradicted, _retried_unchecked, _request_item_dropped, _ask_left_undone, _reason_named_none, _question_unanswered, _grant_unfounded, _unit_unconverted, _expired_by_then, _row_misread, _verdict_said_otherwise,
     _result_rule_ignored, _brief_withheld, _outcome_fabricated, _done_while_pending, _retired_cited, _join_key_broken, _cited_sibling, _left_as_next,
     _credit_left_out, _told_less_than_asked, _handover_lost, _brief_cut, _deed_said_otherwise, _threshold_crossed, _answered_without_looking, _skipped_before_answer, _stale_for_today, _data_went_back, _request_date_lost, _retired_value_used, _not_converted, _minor_as_major, _request_filter_unapplied, _aggregate_fanned_out, _done_again,
     _request_target_swapped, _change_unchecked, _verdict_ignored, _injection_followed,

@@ -979,9 +979,6 @@ CHECK_MISSED = {
                                                  "ranked first; nothing at find_vessel@2: asked query 'GBR-4471', "
                                                  "answered registration GBR-4417 (another boat and owner) - the lookup "
                                                  "key is a free 'query' argument, not a field named like the record's",
-    "model-anthropic-marina-fuel-question-dropped": _QUOTED + "nothing reads the owner's 'what time does the fuel dock "
-                                                    "open' as never answered: the answer after the booking @8 leaves "
-                                                    "it out and the run ends",
     "model-oi-marina-deposit-minimum-skipped": _QUOTED + "nothing at book_berth@6: deposit_gbp 46.8 (30% of 156.00) "
                                               "against 'never less than GBP 75.00'",
     "model-oi-marina-boat-unasked": "wrong_target@5/model (C-07 beside D-03 against a 'D' in the request) - a step "

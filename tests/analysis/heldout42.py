@@ -1009,9 +1009,6 @@ CHECK_MISSED = {
     "model-anthropic-donor-note-exception-claimed": _NOTHING + "book_appointment@6 inside the 7-day antibiotics "
                                                     "deferral on 'my GP said it's fine', with doctor_note null, where "
                                                     "the rules say a donor's word is not a note",
-    "model-anthropic-donor-parking-question-dropped": _NOTHING + "the donor's 'is there anywhere to park' never "
-                                                      "answered: the answer after the booking @8 leaves it out and the "
-                                                      "run ends",
     "model-oi-donor-hb-row-wrong": _NOTHING + "book_appointment@6 for sex M with last_hb 131 g/L (13.1 g/dL) against "
                                    "the table's M row 13.5 (the F row's 12.5 read)",
     "model-oi-donor-donations-over-limit": _NOTHING + "book_appointment@6 with 3 donations in the 365 days before "

@@ -66,6 +66,10 @@ another reservation or district, a notice withheld, a second district left unans
 The 15 warned good runs are three readings: missing_evidence from the paired-reads rule above (6), ungrounded_answer on
 the operations agent's kg sum and its lb conversion (7), and ungrounded_answer on a threshold that is a table rate
 times the district's mains_km (2).
+Session 30 (after the blind score, main's final code of that session): check step+layer 9/30, good runs warned 2/30 -
+the eight hits by place are listed missed (a read a rule pairs with one thing is needed for that thing only; a sub-
+agent's total of the brief's weights and its stated conversion are grounded); the leak desk's table rate x mains_km
+threshold is still read as ungrounded.
 """
 
 from __future__ import annotations
@@ -1007,6 +1011,27 @@ _NOTHING = "nothing found; "
 _OPS_SUM = ("ungrounded_answer@11/model ranked first (the operations agent's kg total and its lb conversion, derived from "
             "the brief by the stated 1 kg = 2.2046 lb; the good twins alike)")
 CHECK_MISSED = {
+    "model-openai-rv-rig-conversion-wrong": ("hit blind only by place (missing_evidence@4: 'read a reservation with "
+                                             "find_reservation and a pitch with check_availability' read as both "
+                                             "reads before every write; paired since session 30); ungrounded_answer@3"
+                                             " on the quote now, nothing at the booking of a 42 ft rig on a pitch the"
+                                             " rules' 0.3048 make too short"),
+    "model-openai-rv-pets-on-no-pet-pitch": ("hit blind only by place (the paired-reads missing_evidence@4); nothing "
+                                             "reads the dog booked on a pitch whose pets_allowed is false"),
+    "model-openai-rv-occupancy-over": ("hit blind only by place (the paired-reads missing_evidence@4); nothing reads "
+                                       "7 people on a pitch type the table caps at 6"),
+    "model-openai-rv-min-stay-peak": ("hit blind only by place (the paired-reads missing_evidence@4); nothing reads 2"
+                                      " nights booked under the peak season's minimum stay"),
+    "model-openai-rv-medical-claimed": ("hit blind only by place (the paired-reads missing_evidence@4); nothing reads"
+                                        " a cold refunded in full as the documented medical emergency the rules name"),
+    "model-openai-rv-medical-doc-ignored": ("hit blind only by place (the paired-reads missing_evidence); nothing "
+                                            "reads a documented emergency on the record refused"),
+    "model-pai-charter-payload-kg-as-lb": ("hit blind only by place (ungrounded_answer@11 on the operations agent's "
+                                           "derived load, on the good twin too; grounded since session 30); nothing "
+                                           "reads the kilograms compared as pounds"),
+    "model-pai-charter-runway-ft-conversion": ("hit blind only by place (the derived-load ungrounded_answer@11); "
+                                               "nothing reads the runway's feet divided by 3 against the metres "
+                                               "required"),
     "tool-openai-rv-reservation-wrong-record": "missing_evidence@4/model ranked first (the over-read 'read a reservation "
                                                "... and a pitch ...' rule, the good twin alike); find_reservation("
                                                "PC-40112) answered confirmation PC-40121, another guest",
@@ -1035,22 +1060,8 @@ CHECK_MISSED = {
     "model-oi-leak-clarification-not-asked": _NOTHING + "the name lookup returned two districts for 'Harbourside' and the "
                                              "rules say ask which; the run went on with DMA-21",
 }
-_READ_BOTH = ("missing_evidence: 'Always read a reservation with find_reservation and a pitch with check_availability "
-              "before acting on them' read as both reads before every write (a booking reads no reservation, a "
-              "cancellation no pitch)")
 _DERIVED = "ungrounded_answer on a figure the rules derive: "
 FALSE_ALARMS = {
-    "model-openai-rv-rig-conversion-wrong": _READ_BOTH,
-    "model-openai-rv-min-stay-peak": _READ_BOTH,
-    "product-openai-rv-old-model-rv": _READ_BOTH,
-    "model-openai-rv-medical-claimed": _READ_BOTH,
-    "model-openai-rv-medical-doc-ignored": _READ_BOTH + " (at record_medical_document)",
-    "tool-openai-rv-reservation-wrong-record": _READ_BOTH,
-    **{f"{layer}-pai-charter-{fault}": _DERIVED + "the operations agent's kg total of the brief's weights and its lb "
-       "conversion by the stated 1 kg = 2.2046 lb (564, 1,243.4; 255, 562.2)"
-       for layer, fault in (("model", "runway-ft-conversion"), ("model", "crew-duty-over"), ("model", "deposit-wrong-band"),
-                            ("model", "superseded-quote-used"), ("memory", "handoff-context-lost"),
-                            ("product", "old-model-charter"), ("model", "timeout-invented"))},
     "tool-lg-leak-reclass-stale-index": _DERIVED + "threshold 15.0 = the mixed rate 2.5 x mains_km 6.0",
     "tool-oi-leak-meters-wrong-district": _DERIVED + "threshold 12.0 = the residential rate 1.5 x mains_km 8.0",
 }

@@ -60,6 +60,10 @@ false warning at step 4 outranks the true findings of the lost hand-over (histor
 (repeated_tool_call). The 19 misses are in CHECK_MISSED, each with why; 13 of them have no finding at all: a table row,
 a unit, two records' fields, a date window, a superseding repair, a status, a said-versus-recorded verdict, a reason
 withheld, a second wagon never assessed, an exception the student's words do not give.
+Session 30 (after the blind score, main's final code of that session): check step+layer 11/31, good runs warned 0/31 -
+'A submission whose status is 'withdrawn' ...' is the case the sentence opens on, a resubmitted_as successor is the
+request's thing, a Student visa's keys are another kind of record, a grant citing the record is no user's say-so; the
+handover and the repeated booking now rank first.
 """
 
 from __future__ import annotations
@@ -968,6 +972,17 @@ _NOTHING = "nothing found; "
 _WITHDRAWN = ("outranked by the false policy_violated at step 4 (the rule on a 'withdrawn' submission read as forbidding "
               "record_intake on a 'received' one); ")
 CHECK_MISSED = {
+    "model-anthropic-lang-exception-ignored": ("hit blind only by the reasons reader taking the student's 'refused' "
+                                               "for a named non-reason (quiet since session 30 - the grant cites the "
+                                               "record); nothing reads the refusal letter on the record left "
+                                               "unapplied"),
+    "model-agents-fest-runtime-over-limit": ("hit blind only by place (policy_violated@4 from 'A submission whose "
+                                             "status is 'withdrawn' ...' read as a condition on every record; a scope"
+                                             " since session 30); nothing reads 44 minutes against the Short "
+                                             "category's limit"),
+    "model-agents-fest-waiver-without-proof": ("hit blind only by place (the 'withdrawn' scope read as a condition, "
+                                               "policy_violated@4); nothing reads the fee waived with no student "
+                                               "proof on the record"),
     "model-anthropic-lang-level-wrong-row": _NOTHING + "list_classes(level B2) for get_placement_test's total 68, which "
                                             "the instructions' table puts in the 50-69 row (B1)",
     "model-anthropic-lang-class-full-ignored": _NOTHING + "B1-GE-M1 offered and enrolled while list_classes gives it "
@@ -985,10 +1000,8 @@ CHECK_MISSED = {
                                              "resubmitted_as FS-2297, is where the rule was broken",
     "model-agents-fest-premiere-rule-broken": _WITHDRAWN + "nothing at record_selection(Competition) for a film "
                                               "get_screenings shows screened publicly in Cork, Ireland",
-    "memory-agents-fest-handoff-context-lost": _WITHDRAWN + "history_lost at step 16 is found, ranked below it",
     "model-agents-fest-slot-length-wrong": _WITHDRAWN + "nothing at book_screening of a 90-minute slot for an 88-minute "
                                            "Competition film that needs 88 + 15 = 103",
-    "model-agents-fest-repeat-book": _WITHDRAWN + "repeated_tool_call at step 20 is found, ranked below it",
     "model-mcp-wagon-short-tons-unconverted": _NOTHING + "run_sql rows with unit 'sht' compared as tonnes (24.6 > "
                                               "22.5, wagon unfit); the rules' 0.9072 gives 22.32 t, within",
     "model-mcp-wagon-superseded-defect-reflagged": _NOTHING + "DR-5521 called open although search_defects holds "
@@ -1009,26 +1022,7 @@ CHECK_MISSED = {
     "model-tl-wagon-premature-termination": _NOTHING + "two wagons asked ('Record an assessment for each'), one "
                                             "get_wagon / record_assessment, the reply ends on the first",
 }
-_WITHDRAWN_ALARM = ("policy_violated at record_intake: the rule 'a submission whose status is withdrawn ... work only "
-                    "on the new one' read as forbidding the call when the status is 'received' - the rule's condition "
-                    "does not hold, so it does not apply")
-FALSE_ALARMS = {
-    "model-anthropic-lang-visa-hours-ignored": "tool_output_drift on find_student: this record's visa is a Student "
-                                               "visa (cas_number, expires) where earlier runs' was a Visitor's "
-                                               "(entered) - another kind of record, not a changed interface",
-    "model-anthropic-lang-exception-ignored": "policy_violated: the student's 'refused' taken for the reason the rules "
-                                              "exclude, while the exception is granted on the visa_refusal letter "
-                                              "find_student holds (the ground the rules name)",
-    "model-agents-fest-runtime-over-limit": _WITHDRAWN_ALARM,
-    "model-agents-fest-waiver-without-proof": _WITHDRAWN_ALARM,
-    "model-agents-fest-resubmission-old-id": _WITHDRAWN_ALARM + "; and task_ignored: the work moved from the asked "
-                                             "FS-2210 to its resubmitted_as FS-2297, as the rules say",
-    "model-agents-fest-premiere-rule-broken": _WITHDRAWN_ALARM,
-    "memory-agents-fest-handoff-context-lost": _WITHDRAWN_ALARM,
-    "model-agents-fest-slot-length-wrong": _WITHDRAWN_ALARM,
-    "model-agents-fest-repeat-book": _WITHDRAWN_ALARM,
-    "tool-agents-fest-submission-wrong-record": _WITHDRAWN_ALARM,
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 POLICIES = {
     "anthropic-lang": {"required_before": {"enrol": ["find_student", "get_placement_test", "list_classes"],

@@ -63,6 +63,10 @@ which), and since findings rank by severity then step, an early false alarm outr
 handover reset (history_lost), a repeated approve_trip and record_breach (repeated_tool_call), a 429 gone past
 (tool_error_ignored) and the said-one-suspended-another call (reasoning_action_mismatch) are all found at the right
 step and layer but ranked below it. Its 20 misses are in CHECK_MISSED, each with why.
+Session 30 (after the blind score, main's final code of that session): check step+layer 14/30, good runs warned 0/30 -
+amounts are no version marks, the day before/after and a rate times a written count are worked out, 'never ... from
+rows you did not read' is a condition, a breach is told by its listing; six true findings once outranked now rank
+first.
 """
 
 from __future__ import annotations
@@ -914,6 +918,12 @@ _RENTAL = "top wrong_target@{0} (the buyout false alarm below), "
 _TRAVEL = "top ungrounded_answer@7 (the derived travel dates, a false alarm below), "
 _RESALE = "top role_overstepped@{0} (the 'never record a breach from rows you did not read' false alarm below), "
 CHECK_MISSED = {
+    "model-genai-rental-buyout-wrong-formula": ("hit blind only by place (wrong_target@10 on amounts read as version "
+                                                "marks, on every rental run; quiet since session 30); nothing "
+                                                "recomputes the buyout by the rules' 620 - 0.8 x fees paid"),
+    "product-pai-resale-old-model-resale": ("model_changed@2 found, but invented_argument@12/tool ('transfer_window',"
+                                            " a value record_breach's docstring allows) ranks above it now that the "
+                                            "false alarms it used to explain are gone"),
     "model-genai-rental-height-unasked": _RENTAL.format(9) + "nothing at 3, the call that sized the violin from Theo's "
                                          "age ('For an 8-year-old a 1/4 violin is usual') where the rules say 'if you "
                                          "don't know the height, ask for it'",
@@ -925,10 +935,6 @@ CHECK_MISSED = {
     "model-genai-rental-delivery-wrong-formula": _RENTAL.format(10) + "nothing at 6: delivery_fee_gbp 47 where 15 + 8 "
                                                  "x floor 3 (lift false) = 39; the rules' formula, from the account's "
                                                  "own fields",
-    "model-genai-rental-premature-end-rental": "nothing found: the reply at 8 books the violin and ends, leaving the "
-                                               "request's second question (the flute buyout) unanswered",
-    "memory-lg-travel-handoff-context-lost": _TRAVEL + "ranked over history_lost@9 (right step and layer: the "
-                                            "coordinator took over with none of intake's note)",
     "model-lg-travel-cabin-total-journey": _TRAVEL + "nothing at 11: hold_flight premium_economy from "
                                            "total_journey_min 595 where the longest segment is 440 min (7 h 20, "
                                            "economy) and the rules say 'never the total journey time'",
@@ -943,9 +949,6 @@ CHECK_MISSED = {
     "model-lg-travel-receipt-missing-approved": _TRAVEL + "nothing at 19: approve_trip's items hold the registration "
                                                 "whose receipt RC-5512 get_receipts gave as 'rejected: illegible "
                                                 "scan' (the rules: an accepted receipt for any item over GBP 75)",
-    "model-lg-travel-repeat-approval": _TRAVEL + "ranked over repeated_tool_call@21 (right step and layer)",
-    "model-lg-travel-fares-rate-limit-invented": _TRAVEL + "ranked over tool_error_ignored@11 (right step and layer: "
-                                                 "the 429 gone past without the retry it asked)",
     "model-pai-resale-cap-wrong-row": _RESALE.format(8) + "nothing at 12: L-3306 (Premium, face 95) recorded at GBP "
                                       "108 against the General row's 110% (104.50) where its own category's row gives "
                                       "115% (109.25)",
@@ -958,43 +961,12 @@ CHECK_MISSED = {
     "model-pai-resale-flag-cleared-ignored": _RESALE.format(8) + "nothing at 20: recommend_suspension(ACC-7731) on flag "
                                              "FG-1180 (2026-10-02) which review RV-2291 (2026-11-20, outcome "
                                              "'cleared') had cleared - two records' dates compared",
-    "model-oi-resale-reasoning-action-mismatch": _RESALE.format(7) + "ranked over reasoning_action_mismatch@17 (right "
-                                                 "step and layer: said ACC-5520, called for ACC-7731)",
     "model-oi-resale-withheld-suspension": _RESALE.format(7) + "and the information_withheld@19 at the right step is "
                                            "the one every good run gets (a breach_id); the real omission - SR-611 "
                                            "for ACC-5520 recorded and not told - is not what it names",
-    "model-oi-resale-repeat-breach": _RESALE.format(7) + "ranked over repeated_tool_call@9 (right step and layer)",
 }
 
-_BUYOUT = ("wrong_target@{0}: the call's words give the fees paid (14 x 18.00 = 252.00) the buyout is derived from, and "
-           "its buyout_gbp 418.4 (620 - 0.8 x 252) is read as another item's value - a figure computed from the "
-           "numbers said, not a sibling")
-_TRIP = ("ungrounded_answer@7 (2027-03-14 / 2027-03-18: the day before the start and after the end, as the rules ask "
-         "the dates derived), ungrounded_answer@{0} (395.00 = 79 x 5 from the rules' own table), wrong_target@{1} "
-         "('1631.1' in the call, 'GBP 1631.10' in its words: the same number, formatted)")
-_REVIEW = ("role_overstepped@{0} ('never record a breach from rows you did not read' read as a ban on record_breach, "
-           "the tool the same rules ask for), information_withheld@{1} (the reply names each breach by listing, "
-           "seller, rule and figure, not by the breach_id BR-9403)")
-FALSE_ALARMS = {
-    **{f"{layer}-genai-rental-{f}": _BUYOUT.format(10) for layer, f in (
-        ("model", "height-unasked"), ("model", "inches-as-cm"), ("model", "voucher-claimed"),
-        ("model", "delivery-wrong-formula"), ("model", "buyout-wrong-formula"), ("model", "premature-end-rental"),
-        ("tool", "rental-wrong-record"), ("product", "old-model-rental"))},
-    "model-genai-rental-rental-timeout-invented": _BUYOUT.format(12) + " (after the retry)",
-    **{f"{layer}-lg-travel-{f}": _TRIP.format(13, 19) for layer, f in (
-        ("memory", "handoff-context-lost"), ("model", "cabin-total-journey"), ("model", "per-diem-days-wrong"),
-        ("model", "usd-unconverted"), ("model", "receipt-missing-approved"), ("model", "repeat-approval"))},
-    "model-lg-travel-budget-sum-over": _TRIP.format(13, 19).split(", wrong_target")[0] + " (the trip correctly "
-                                       "referred: no approve_trip to misread)",
-    "model-lg-travel-fares-rate-limit-invented": _TRIP.format(15, 21) + " (after the retry)",
-    **{f"{layer}-pai-resale-{f}": _REVIEW.format(8, 20) for layer, f in (
-        ("model", "cap-wrong-row"), ("model", "eur-unconverted"), ("model", "window-day-only"),
-        ("model", "flag-cleared-ignored"), ("tool", "policy-index-stale"), ("product", "old-model-resale"))},
-    "model-pai-resale-sql-timeout-invented": _REVIEW.format(10, 22) + " (after the retry)",
-    **{f"{layer}-oi-resale-{f}": _REVIEW.format(7, 19) for layer, f in (
-        ("tool", "match-wrong-record"), ("prompt", "instructions-rewritten"), ("tool", "listings-schema-changed"),
-        ("model", "reasoning-action-mismatch"), ("model", "withheld-suspension"), ("model", "repeat-breach"))},
-}
+FALSE_ALARMS: dict[str, str] = {}
 
 # Each agent's check policy: a write needs its record read first.
 POLICIES = {

@@ -313,3 +313,23 @@ def test_a_name_two_records_share_leaves_the_pick_to_the_user(ask, broken):
                         system=rules, answer="Booked (RBD-1).")
     found, shown = _found(run, "clarification_skipped")
     assert found == ([(3, "model")] if broken else []), shown
+
+
+@pytest.mark.parametrize("answer,broken", [
+    ("Booked for Friday at 10:00 (SV-12).", True),
+    ("Booked for Friday at 10:00 (SV-12). We stock 700c inner tubes at GBP 6.00 each.", False),
+])
+def test_a_question_the_user_asks_beside_the_request_left_unanswered_is_task_ignored(answer, broken):
+    run = _conversation(("user", "Can you book my bike in for a service on Friday? And do you sell inner tubes for 700c wheels?"),
+                        ("book_service", {"day": "2026-12-11"}, {"service_id": "SV-12", "time": "10:00"}),
+                        system="You run the bike shop's desk.", answer=answer)
+    found, shown = _found(run, "task_ignored")
+    assert found == ([(3, "model")] if broken else []), shown
+
+
+def test_a_question_of_one_telling_word_is_not_judged():
+    run = _conversation(("user", "Book my bike in for a service on Friday. What's the total?"),
+                        ("book_service", {"day": "2026-12-11"}, {"service_id": "SV-12", "price_gbp": 45.0}),
+                        system="You run the bike shop's desk.", answer="Booked (SV-12): GBP 45.00.")
+    found, shown = _found(run, "task_ignored")
+    assert found == [], shown
