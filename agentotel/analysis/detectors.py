@@ -3845,13 +3845,11 @@ def _question_unanswered(run: _Run) -> list[Finding]:
         if message.get("role") != "user" or (parts(message) and not any(p.get("type") == "text" for p in parts(message))):
             continue
         later = " ".join(message_text(m) for m in shown[at + 1:] if m.get("role") == "assistant").lower()
-        said = message_text(message)
-        opening = re.match(r"\s*[^.!?\n]*[.!?\n]", said)
-        for found in re.finditer(r"[^.!?\n]*\?", said):
+        for found in re.finditer(r"[^.!?\n]*\?", message_text(message)):
             sentence = found.group(0)
-            # (a question beside the request, not the request itself: "... for 5 nights. And what time does the fuel
-            # dock open?" - the message's opening sentence is its ask, answered in its own words or figures)
-            if opening is None or found.start() < opening.end() - 1 or "/" in sentence:
+            # (a question put beside the request, not the request itself: "... for 5 nights. And what time does the
+            # fuel dock open?" - a request's own question is answered by its deed and figures, not its words)
+            if not _BESIDE.match(sentence) or "/" in sentence:
                 continue
             # (its last clause: "Money's a bit tight this year; could the $45 fee be waived?" asks of the fee)
             question = re.split(r"[;:,]\s|\s[-\u2013\u2014]\s", sentence)[-1]
@@ -3868,6 +3866,9 @@ def _question_unanswered(run: _Run) -> list[Finding]:
     return []
 
 
+# A question put beside the request: "And is there anywhere to park?", "Also, do you sell inner tubes?".
+_BESIDE = re.compile(r"\s*(?:and|also|plus|oh,?\s+and|by\s+the\s+way|one\s+more\s+(?:thing|question)|separately|while\s+i\s+have\s+you)\b",
+                     re.I)
 # Words of a question that say nothing of what it is about.
 _QUESTION_FILLER = frozenset("""this that there these those what when where which while with would could should about
 anywhere anything something someone somewhere please thanks thank help know tell need want like also just have does
