@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from agentotel.analysis._ground import SHARE_WORDS, _number
 
-__all__ = ["Rules", "Row", "Stop", "tables", "MINUTES", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
+__all__ = ["Rules", "Row", "Stop", "tables", "MONEY_FIGURE", "MINUTES", "read", "window", "count", "TODAY", "PERIOD_DAYS", "NOTE_CLAUSE", "FILLER", "TOOL_NAME", "sentence_at"]
 
 # Where a clause of an instructions text (or a note) ends: a sentence's stop, a semicolon, a dash between words.
 NOTE_CLAUSE = re.compile(r"[;.!?\n]+|\s[-\u2013\u2014]\s")
@@ -751,9 +751,13 @@ def _figure(cell: str) -> tuple[str, float] | None:
     """A table cell's figure: its first percentage ("50% of the lesson price"), else its first amount ("GBP 25.00")."""
     if m := re.search(r"(\d+(?:\.\d+)?)\s*%", cell):
         return "%", float(m.group(1))
-    if m := re.search(r"(?:[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD)\s?)(\d[\d,]*(?:\.\d+)?)", cell):
+    if m := MONEY_FIGURE.search(cell):
         return "$", float(m.group(1).replace(",", ""))
     return None
+
+
+# An amount of money as texts write it: "$12.00", "GBP 25.00", "\u00a31,250".
+MONEY_FIGURE = re.compile(r"(?:[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD)\s?)(\d[\d,]*(?:\.\d+)?)")
 
 
 # "Every interview panel must include at least one interviewer with fairness_trained: true": a list an action needs

@@ -2519,7 +2519,7 @@ def _verdict_said_otherwise(run: _Run) -> list[Finding]:
     out of the list ("Flagging overdue: ...; posting_review: ..." with flags ['overdue']): MAST's reasoning-action
     mismatch (model, reasoning_action_mismatch at the step)."""
     for step in run.llm:
-        own = _words_said(step)
+        own = _said(step)
         if not own or not requested_calls(step):
             continue
         said = [m for m in _VERDICT_SAID.finditer(own) if not re.search(r"\b(?:not|n't|never)\s*$", own[max(0, m.start() - 12):m.start()])]
@@ -3519,7 +3519,7 @@ def _reason_named_none(run: _Run) -> list[Finding]:
     policy_violated at the step that grants it)."""
     for step in run.llm:
         rules = _rules.read(run.told(step)).not_reasons
-        said = _words_said(step) if rules else ""
+        said = _said(step) if rules else ""
         if not said.strip():
             continue
         users = [" ".join(str(p.get("content") or "") for p in parts(m) if p.get("type") == "text") or message_text(m)
@@ -3693,7 +3693,7 @@ def _grant_unfounded(run: _Run) -> list[Finding]:
     record give (tau-bench's policy breaks; model, policy_violated at the step that grants it)."""
     for step in run.llm:
         grants = _rules.read(run.told(step)).field_grants
-        said = _words_said(step) if grants else ""
+        said = _said(step) if grants else ""
         for rule, what, needed, value in grants:
             clause = _granted(said, what) or next((f"{c.name}({key}=true)" for c in requested_calls(step) if isinstance(c.arguments, Mapping)
                                                    for key, v in c.arguments.items() if v is True
@@ -3726,7 +3726,7 @@ def _row_misread(run: _Run) -> list[Finding]:
         found = _rules.tables(run.told(step)) if "|" in run.told(step) else ()
         if not found:
             continue
-        text = _words_said(step)
+        text = _said(step)
         objects = [o for c in requested_calls(step) for o in _objects(c.arguments)]
         for rows in found:
             wrong = _row_in_words(rows, text) or _row_in_arguments(rows, objects)
@@ -3770,8 +3770,7 @@ def _row_in_words(rows: tuple[_rules.Row, ...], text: str) -> tuple[str, _rules.
         if len({id(r) for _c, r in cases}) != 1:
             continue  # no case, or several rows named: a list of them
         figures = [("%", float(m.group(1))) for m in re.finditer(r"(\d+(?:\.\d+)?)\s*%", sentence)]
-        figures += [("$", float(m.group(1).replace(",", ""))) for m in re.finditer(
-            r"(?:[$\u00a3\u20ac]|\b(?:GBP|USD|EUR|CAD|AUD)\s?)(\d[\d,]*(?:\.\d+)?)", sentence)]
+        figures += [("$", float(m.group(1).replace(",", ""))) for m in _rules.MONEY_FIGURE.finditer(sentence)]
         wrong = _wrong_figure(rows, cases[0][1], figures)
         if wrong is not None:
             return cases[0][0], cases[0][1], *wrong
@@ -3805,11 +3804,6 @@ def _deed_granting(run: _Run, step: Mapping[str, Any]) -> int:
     deeds = [s["index"] for s in run.llm if s.get("parent_index") == step.get("parent_index")
              and any(_action(c.name) for c in requested_calls(s))]
     return next((i for i in deeds if i >= step["index"]), deeds[-1] if deeds else step["index"])
-
-
-def _words_said(step: Mapping[str, Any]) -> str:
-    """The text a model step wrote, its tool calls aside (a call's name is no word it said: refund_invoice)."""
-    return " ".join(str(p.get("content") or "") for m in output_messages(step) for p in parts(m) if p.get("type") == "text")
 
 
 _ON_RECORD = re.compile(r"\bon\s+(?:your|the|their|his|her)\s+(?:record|file|account)\b|\bon\s+file\b|\brecord\s+shows\b", re.I)

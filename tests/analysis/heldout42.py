@@ -73,9 +73,9 @@ lot's number handed on (found only at the final answer), a 429 and a LangGraph t
 rules ranked under an earlier false alarm. The 10 false alarms: every auction good run (a sale year read against a
 title's '1962' as a version sibling) and both refusals of a fourth donation (no word of booking in the refusal; its
 date computed by the rules' own window). DIFF_MISSED, CHECK_MISSED and FALSE_ALARMS say each, blind.
-Session 30 (after the blind score, main's final code of that session): check step+layer 13/31, good runs warned 0/31 -
-a year in a lot's title is no version sibling now; two donors of one name booked without asking and the editor's
-rewritten rules now found.
+Session 30 (after the blind score, main's final code of that session): check step+layer 14/31, good runs warned 0/31 -
+a year in a lot's title is no version sibling now; two donors of one name booked without asking, the editor's
+rewritten rules and the parking question left unanswered now found.
 """
 
 from __future__ import annotations
