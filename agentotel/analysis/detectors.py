@@ -3585,34 +3585,36 @@ _COMPARING = re.compile(r"<|>|\u2264|\u2265|\b(?:under|below|within|over|above|e
 def _measured_before(run: _Run, step: Mapping[str, Any]) -> list[tuple[float, str, Any]]:
     """(value, unit, where) of every figure with a unit the run had before a model step: the user's words ("205 lb")
     and its tool results' fields named for a unit (loa_ft 38) or short texts holding one ("peak 9.4 C")."""
+    found = [(v, u, "user") for m in run.messages(step) if m.get("role") == "user"
+             for v, u, _a, _b in _ground.quantities(message_text(m))]
+    return found + [q for source in run.record.tool_steps() if source["index"] < step["index"] and not is_error(source)
+                    for q in _measured_in(run, source)]
+
+
+def _measured_in(run: _Run, source: Mapping[str, Any]) -> list[tuple[float, str, Any]]:
+    """The figures with a unit one tool result holds, read once per run (every later model step asks)."""
     cache = run.__dict__.setdefault("_measured", {})
-    if step["index"] not in cache:
+    if source["index"] not in cache:
         found: list[tuple[float, str, Any]] = []
-        for m in run.messages(step):
-            if m.get("role") == "user":
-                found += [(v, u, "user") for v, u, _a, _b in _ground.quantities(message_text(m))]
-        for source in run.record.tool_steps():
-            if source["index"] >= step["index"] or is_error(source):
-                continue
-            stack: list[tuple[str, Any]] = [("", tool_payload(source.get("output")))]
-            while stack:
-                key, value = stack.pop()
-                if isinstance(value, Mapping):
-                    # (a unit given beside the figures: {"operating_rating": 21.5, "unit": "short tons"})
-                    beside = next((u for k, v in value.items() if str(k).lower() in ("unit", "units", "uom")
-                                   and isinstance(v, str) and (u := _ground.unit_of(v))), None)
-                    stack += [(str(k), v) for k, v in value.items()]
-                    if beside:
-                        found += [(float(v), beside, source) for k, v in value.items() if isinstance(v, (int, float))
-                                  and not isinstance(v, bool) and not _ground.unit_of(str(k)) and not _ID_KEY.search(str(k))]
-                elif isinstance(value, list):
-                    stack += [(key, v) for v in value]
-                elif isinstance(value, (int, float)) and not isinstance(value, bool) and (unit := _ground.unit_of(key)):
-                    found.append((float(value), unit, source))
-                elif isinstance(value, str) and len(value) <= 300:
-                    found += [(v, u, source) for v, u, _a, _b in _ground.quantities(value)]
-        cache[step["index"]] = found
-    return cache[step["index"]]
+        stack: list[tuple[str, Any]] = [("", tool_payload(source.get("output")))]
+        while stack:
+            key, value = stack.pop()
+            if isinstance(value, Mapping):
+                # (a unit given beside the figures: {"operating_rating": 21.5, "unit": "short tons"})
+                beside = next((u for k, v in value.items() if str(k).lower() in ("unit", "units", "uom")
+                               and isinstance(v, str) and (u := _ground.unit_of(v))), None)
+                stack += [(str(k), v) for k, v in value.items()]
+                if beside:
+                    found += [(float(v), beside, source) for k, v in value.items() if isinstance(v, (int, float))
+                              and not isinstance(v, bool) and not _ground.unit_of(str(k)) and not _ID_KEY.search(str(k))]
+            elif isinstance(value, list):
+                stack += [(key, v) for v in value]
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and (unit := _ground.unit_of(key)):
+                found.append((float(value), unit, source))
+            elif isinstance(value, str) and len(value) <= 300:
+                found += [(v, u, source) for v, u, _a, _b in _ground.quantities(value)]
+        cache[source["index"]] = found
+    return cache[source["index"]]
 
 
 def _expired_by_then(run: _Run) -> list[Finding]:
@@ -3626,6 +3628,9 @@ def _expired_by_then(run: _Run) -> list[Finding]:
         told = run.told(step)
         if "expir" not in told.lower() or not _MUST_BE_CURRENT.search(told):
             continue  # (an expiry that lifts a block - "a cooldown entry stops applying after its expires_at" - is none)
+        # (the expiry rule's sentences and what follows each: where a remedy would name the call's argument)
+        spans = [_rules.sentence_at(told, m.start(), m.end()) for m in re.finditer(r"expir", told, re.I)]
+        rule_words = " ".join(told[a:b] + " " + told[b:b + 200] for a, b in spans).lower()
         for call in requested_calls(step):
             if not isinstance(call.arguments, Mapping) or _action(call.name) is None:
                 continue
@@ -3636,9 +3641,7 @@ def _expired_by_then(run: _Run) -> list[Finding]:
                             and re.fullmatch(r"(?:\w+_)?(?:date|day|starts?|start_date|on)", k.lower()) and not _NOT_THE_DAY.search(k)]
             if not days:
                 continue
-            sentences = [told[a:b] for m in re.finditer(r"expir", told, re.I) for a, b in [_rules.sentence_at(told, m.start(), m.end())]]
-            around = " ".join(told[b:b + 200] for m in re.finditer(r"expir", told, re.I) for _a, b in [_rules.sentence_at(told, m.start(), m.end())])
-            if any(re.search(rf"\b{re.escape(k.lower())}\b", (" ".join(sentences) + " " + around).lower()) for k in call.arguments):
+            if any(re.search(rf"\b{re.escape(k.lower())}\b", rule_words) for k in call.arguments):
                 continue
             day = max(days)
             for source, record in read:
@@ -3686,6 +3689,9 @@ def _reason_given(reason: str, text: str, told: str, rule: str) -> str | None:
     return found[0].group(0) if found and all(found) else None
 
 
+_SAID_AS = {True: ("true", "yes"), False: ("false", "no")}  # how a rule writes a flag's value
+
+
 def _grant_unfounded(run: _Run) -> list[Finding]:
     """The model grants an exception the rules keep for a record's field ("The amendment fee is waived only when the
     booking's operator_change is true") on a record the run read with it otherwise (operator_change false): "As your
@@ -3707,8 +3713,7 @@ def _grant_unfounded(run: _Run) -> list[Finding]:
                     obj = obj.get(parent) if isinstance(obj, Mapping) else None
                 if isinstance(obj, Mapping) and leaf in obj and not isinstance(obj[leaf], (Mapping, list)):
                     held.append((source, obj[leaf]))
-            said_as = {True: ("true", "yes"), False: ("false", "no")}
-            if held and not any(value in (said_as.get(v, ()) if isinstance(v, bool) else (str(v).lower(),)) for _s, v in held):
+            if held and not any(value in (_SAID_AS.get(v, ()) if isinstance(v, bool) else (str(v).lower(),)) for _s, v in held):
                 source, found = held[-1]
                 at = _deed_granting(run, step)
                 return [_finding("policy_violated", "model", at, [at, step["index"], source["index"]],
